@@ -1,0 +1,41 @@
+//===- Passes.td - pp conversion passes --------------------*- tablegen -*-===//
+//
+// Conversions out of the pp dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_CONVERSION_PASSES_TD
+#define PP_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
+  let summary = "Lower a verified schedule to per-rank calls into libpprt";
+  let description = [{
+    Turns the `pp.schedule` into two C-callable functions that the runtime
+    (`runtime/`, C ABI `pprt_*`) drives: `pp_define_program`, which declares
+    every buffer named by a `pp.slot` of the stage functions, and
+    `pp_run_step`, which runs the ordered actions of one rank for one step.
+    A compute action becomes a call of its stage function on memrefs that
+    view runtime buffers; transfers, collectives and the optimizer step
+    become `pprt_*` calls. The stage functions must already be bufferized
+    with results as out-parameters (`one-shot-bufferize` with
+    `bufferize-function-boundaries`, then `buffer-results-to-out-params`).
+    The training-step function and the schedule are erased.
+
+    ```mlir
+    // pp.compute forward stage 0 mb 1 becomes
+    %c1 = arith.constant 1 : i32
+    %p = func.call @pprt_buffer(%ctx, %c3, %c1) : (!llvm.ptr, i32, i32) -> !llvm.ptr
+    ...
+    func.call @train_step_s0_forward(%x, %w, %out) : (memref<2x16xf32>, ...) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+#endif // PP_CONVERSION_PASSES_TD

@@ -1,0 +1,199 @@
+//===- PPOps.td - pp dialect operations --------------------*- tablegen -*-===//
+//
+// Stages, stage markers, schedules and the actions a schedule orders.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_IR_PPOPS_TD
+#define PP_DIALECT_PP_IR_PPOPS_TD
+
+include "pp/Dialect/PP/IR/PPDialect.td"
+include "pp/Dialect/PP/IR/PPAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Model-level ops
+//===----------------------------------------------------------------------===//
+
+def PP_BoundaryOp : PP_Op<"boundary", [SameOperandsAndResultType]> {
+  let summary = "user marker: a pipeline stage ends here";
+  let description = [{
+    An identity on its operand that tells `pp-partition-stages` to start a
+    new stage after the value it marks. Markers are hard constraints: with N
+    markers the model is cut into N + 1 stages.
+
+    ```mlir
+    %h = linalg.max ins(%a, %zero : ...) outs(%init : ...) -> tensor<8x32xf32>
+    %cut = pp.boundary %h : tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def PP_StageOp : PP_Op<"stage", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "one pipeline stage of a model";
+  let description = [{
+    A region isolated from above that computes one pipeline stage. Operands
+    are the values the stage reads (activations of the previous stage, data
+    and parameters); the region's arguments bind them in order, and
+    `pp.yield` returns the values later stages or the loss need. The
+    location of the op is the location of the first model op it holds, so
+    diagnostics point at the user's model.
+
+    ```mlir
+    %h = pp.stage 0 (%x, %w, %b) : (tensor<8x16xf32>, tensor<16x32xf32>,
+                                     tensor<32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%x0: tensor<8x16xf32>, %w0: tensor<16x32xf32>, %b0: tensor<32xf32>):
+      ...
+      pp.yield %r : tensor<8x32xf32>
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
+                       Variadic<AnyType>:$inputs);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $stage ` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
+    $body
+  }];
+  let hasVerifier = 1;
+}
+
+def PP_YieldOp : PP_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"StageOp">]> {
+  let summary = "returns the outputs of a stage";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+//===----------------------------------------------------------------------===//
+// Schedule-level ops
+//===----------------------------------------------------------------------===//
+
+def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
+    SingleBlock, NoRegionArguments]> {
+  let summary = "a materialised pipeline schedule";
+  let description = [{
+    Who runs what, in which order, on which rank. The body holds one
+    `pp.rank` op per rank (ranks 0 .. n-1 in order); each holds the ordered
+    actions of that rank. `stage_rank[s]` is the rank that owns stage `s`;
+    `name` is the generator that produced it (`gpipe`, `1f1b`, ...) and
+    `pipeline` names the model function whose stages are scheduled.
+
+    ```mlir
+    pp.schedule @train_step_schedule "1f1b" for @train_step microbatches 2
+        stage_rank [0, 1] {
+      pp.rank 0 {
+        pp.compute forward stage 0 mb 0
+        pp.send activation stage 0 mb 0 to 1
+        ...
+      }
+      pp.rank 1 { ... }
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$name,
+                       FlatSymbolRefAttr:$pipeline,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_microbatches,
+                       DenseI64ArrayAttr:$stage_rank);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name $name `for` $pipeline `microbatches` $num_microbatches
+    `stage_rank` $stage_rank attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumStages() { return getStageRank().size(); }
+    int64_t getNumRanks();
+  }];
+}
+
+def PP_RankOp : PP_Op<"rank", [NoTerminator, SingleBlock, NoRegionArguments,
+    HasParent<"ScheduleOp">]> {
+  let summary = "the ordered actions of one rank";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$rank);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$rank attr-dict-with-keyword $body";
+}
+
+class PP_ActionOp<string mnemonic, list<Trait> traits = []>
+    : PP_Op<mnemonic, !listconcat(traits, [HasParent<"RankOp">])> {
+  let hasVerifier = 1;
+}
+
+def PP_ComputeOp : PP_ActionOp<"compute"> {
+  let summary = "run one phase of a stage on one micro-batch";
+  let description = [{
+    PyTorch's `F`, `I`, `W` and `B` actions: the forward, the input-gradient
+    backward (B), the weight-gradient backward (W) or the fused backward of
+    stage `stage` on micro-batch `mb`.
+
+    ```mlir
+    pp.compute backward_input stage 2 mb 5
+    ```
+  }];
+  let arguments = (ins PP_PhaseAttr:$phase,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$mb);
+  let assemblyFormat = "$phase `stage` $stage `mb` $mb attr-dict";
+}
+
+def PP_SendOp : PP_ActionOp<"send"> {
+  let summary = "post a non-blocking send to another rank";
+  let description = [{
+    `activation`: the output of forward(stage, mb), sent to the rank of
+    stage + 1 (PyTorch `SEND_F`). `gradient`: the input gradient computed by
+    the backward of (stage, mb), sent to the rank of stage - 1 (`SEND_B`).
+
+    ```mlir
+    pp.send activation stage 0 mb 3 to 1
+    ```
+  }];
+  let arguments = (ins PP_TransferKindAttr:$kind,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer);
+  let assemblyFormat = "$kind `stage` $stage `mb` $mb `to` $peer attr-dict";
+}
+
+def PP_RecvOp : PP_ActionOp<"recv"> {
+  let summary = "block until a matching send arrives";
+  let description = [{
+    `activation`: the input of forward(stage, mb) from the rank of
+    stage - 1 (PyTorch `RECV_F`). `gradient`: the output gradient that the
+    backward of (stage, mb) needs, from the rank of stage + 1 (`RECV_B`).
+
+    ```mlir
+    pp.recv activation stage 1 mb 3 from 0
+    ```
+  }];
+  let arguments = (ins PP_TransferKindAttr:$kind,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer);
+  let assemblyFormat = "$kind `stage` $stage `mb` $mb `from` $peer attr-dict";
+}
+
+def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {
+  let summary = "sum a stage's weight gradients across data-parallel replicas";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage);
+  let assemblyFormat = "`stage` $stage attr-dict";
+}
+
+def PP_OptimizerStepOp : PP_ActionOp<"optimizer_step"> {
+  let summary = "apply the accumulated gradients to a stage's weights";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage);
+  let assemblyFormat = "`stage` $stage attr-dict";
+}
+
+#endif // PP_DIALECT_PP_IR_PPOPS_TD

@@ -1,0 +1,175 @@
+//===- Passes.td - pp dialect transformation passes --------*- tablegen -*-===//
+//
+// The passes that take a model to a verified, materialised pipeline schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_TRANSFORMS_PASSES_TD
+#define PP_DIALECT_PP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
+  let summary = "Rewrite a training step to run on one micro-batch";
+  let description = [{
+    Divides the batch dimension (dimension 0 of every data argument, i.e.
+    every argument without `pp.param`) by `num-microbatches` and propagates
+    the new shape through the model's linalg ops and their `tensor.empty`
+    and `linalg.fill` destinations. Constants keep their values, so a loss
+    written as a batch sum times a constant (a mean over the whole batch)
+    becomes a per-micro-batch term whose sum over micro-batches is the
+    whole-batch loss.
+
+    ```mlir
+    // before, num-microbatches=4
+    func.func @train_step(%x: tensor<8x16xf32>, %w: tensor<16x4xf32> {pp.param})
+    // after
+    func.func @train_step(%x: tensor<2x16xf32>, %w: tensor<16x4xf32> {pp.param})
+    ```
+  }];
+  let options = [
+    Option<"numMicrobatches", "num-microbatches", "int64_t", "1",
+           "Number of micro-batches the batch is split into">,
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Name of the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
+  let summary = "Cut a training step into pipeline stages";
+  let description = [{
+    Moves the ops of the training-step function into `num-stages`
+    consecutive `pp.stage` ops. User markers (`pp.boundary`) are honoured
+    as the only cut points when present; without markers the ops are split
+    so that each stage gets about the same estimated FLOPs. Values used by a
+    later stage are threaded through the stages in between, so data only
+    flows from stage s to stage s + 1 (or comes from function arguments).
+
+    ```mlir
+    // input
+    %a = linalg.matmul ins(%x, %w0 : ...) outs(%f0 : ...) -> tensor<8x32xf32>
+    %b = linalg.matmul ins(%a, %w1 : ...) outs(%f1 : ...) -> tensor<8x4xf32>
+    // output with num-stages=2
+    %s0 = pp.stage 0 (%x, %w0) : (...) -> tensor<8x32xf32> { ... }
+    %s1 = pp.stage 1 (%s0, %w1) : (...) -> tensor<8x4xf32> { ... }
+    ```
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int64_t", "0",
+           "Number of stages; 0 means one more than the number of markers">,
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Name of the training-step function">,
+  ];
+}
+
+def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
+  let summary = "Differentiate each stage into forward, B, W and fused backward";
+  let description = [{
+    Reverse-mode differentiation of every `pp.stage` of the training step.
+    Each stage is outlined into four functions tagged with `pp.stage` and
+    `pp.phase`: `forward` (returns the stage outputs and the activations
+    the backward needs), `backward_input` (gradients of the stage inputs,
+    and what the weight gradient needs from it), `backward_weight`
+    (gradients of the parameters) and the fused `backward`. Every argument
+    and result carries a `pp.slot` naming the runtime buffer it lives in.
+    Linalg ops are differentiated by one rule over their indexing maps and
+    scalar payload, so matmuls (any operand transposition), elementwise
+    ops, broadcasts and sum reductions share it.
+
+    ```mlir
+    func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = "data:0"}, ...)
+        -> (tensor<2x32xf32> {pp.slot = "act:0:0"}, ...)
+        attributes {pp.phase = #pp.phase<forward>, pp.stage = 0 : i64}
+    func.func @train_step_s0_backward_weight(...)
+        attributes {pp.phase = #pp.phase<backward_weight>, pp.stage = 0 : i64}
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Name of the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
+  let summary = "Materialise a pipeline schedule";
+  let description = [{
+    Emits a `pp.schedule` with one `pp.rank` per rank holding the ordered
+    compute actions of that rank. Stage s runs on rank s. Schedules:
+    `gpipe` (all forwards, then all backwards) and `1f1b` (PipeDream-Flush:
+    p - r - 1 warm-up forwards on rank r, then one forward, one backward).
+    The number of stages is read from the `pp.stage` functions of
+    `function`.
+
+    ```mlir
+    pp.schedule @train_step_schedule "gpipe" for @train_step microbatches 2
+        stage_rank [0, 1] {
+      pp.rank 0 {
+        pp.compute forward stage 0 mb 0
+        pp.compute forward stage 0 mb 1
+        pp.compute backward stage 0 mb 0
+        pp.compute backward stage 0 mb 1
+      }
+      pp.rank 1 { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "Schedule to generate: gpipe or 1f1b">,
+    Option<"numMicrobatches", "num-microbatches", "int64_t", "1",
+           "Number of micro-batches per step">,
+    Option<"numStages", "num-stages", "int64_t", "0",
+           "Number of stages; 0 reads it from the derived stage functions">,
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Name of the training-step function">,
+  ];
+}
+
+def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
+  let summary = "Make every cross-rank dependency an explicit send/recv";
+  let description = [{
+    After each forward whose stage feeds a stage on another rank, inserts a
+    `pp.send activation`; before each forward that needs one, a
+    `pp.recv activation`; likewise `pp.send gradient` after each backward
+    (or backward_input) and `pp.recv gradient` before it. Appends an
+    `pp.optimizer_step` per stage on its rank. Dependencies between stages
+    on the same rank get no transfer.
+
+    ```mlir
+    pp.rank 0 {
+      pp.compute forward stage 0 mb 0
+      pp.send activation stage 0 mb 0 to 1
+      pp.recv gradient stage 0 mb 0 from 1
+      pp.compute backward stage 0 mb 0
+      pp.optimizer_step stage 0
+    }
+    ```
+  }];
+}
+
+def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
+  let summary = "Check that a schedule is complete, ordered and deadlock free";
+  let description = [{
+    Rejects a `pp.schedule` with a diagnostic at the offending action when
+    an action is missing or duplicated, runs on a rank that does not own
+    its stage, comes before an action it depends on, a transfer has no
+    matching partner or goes to the wrong peer, or the ranks deadlock
+    (sends do not block, receives block until their send was posted).
+
+    ```mlir
+    pp.rank 1 {
+      // error: 'pp.compute' op forward of stage 1 micro-batch 0 needs its
+      // input from rank 0, but no 'pp.recv activation' precedes it
+      pp.compute forward stage 1 mb 0
+    }
+    ```
+  }];
+}
+
+#endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,100 @@
+//===- PPOps.cpp - pp dialect op verifiers --------------------------------===//
+//
+// Per-op invariants of stages, schedules and schedule actions. Properties of
+// a whole schedule (order, matching, deadlock) live in pp-verify-schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/IR/PPOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+LogicalResult StageOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("region has ")
+           << body.getNumArguments() << " arguments but the stage has "
+           << getInputs().size() << " inputs";
+  for (auto [i, arg, input] : llvm::enumerate(body.getArguments(), getInputs()))
+    if (arg.getType() != input.getType())
+      return emitOpError("region argument #")
+             << i << " has type " << arg.getType() << " but input #" << i
+             << " has type " << input.getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return yield.emitOpError("yields types that differ from the results of "
+                             "its stage");
+  return success();
+}
+
+int64_t ScheduleOp::getNumRanks() {
+  return llvm::range_size(getBody().front().getOps<RankOp>());
+}
+
+LogicalResult ScheduleOp::verify() {
+  if (getStageRank().empty())
+    return emitOpError("needs at least one stage in 'stage_rank'");
+  int64_t expected = 0;
+  for (Operation &op : getBody().front()) {
+    auto rank = dyn_cast<RankOp>(op);
+    if (!rank)
+      return op.emitOpError("is not allowed directly in a schedule; "
+                            "actions belong inside 'pp.rank'");
+    if (rank.getRank() != expected)
+      return rank.emitOpError("expected rank ")
+             << expected << ", ranks must be numbered 0, 1, ... in order";
+    ++expected;
+  }
+  for (auto [stage, rank] : llvm::enumerate(getStageRank()))
+    if (rank < 0 || rank >= expected)
+      return emitOpError("stage ")
+             << stage << " is placed on rank " << rank
+             << ", but the schedule has " << expected << " ranks";
+  return success();
+}
+
+/// Checks the stage, micro-batch and peer of an action against its schedule.
+static LogicalResult verifyAction(Operation *op, int64_t stage, int64_t mb,
+                                  std::optional<int64_t> peer = std::nullopt) {
+  auto schedule = op->getParentOfType<ScheduleOp>();
+  if (!schedule)
+    return success();
+  if (stage >= schedule.getNumStages())
+    return op->emitOpError("stage ")
+           << stage << " out of range: the schedule has "
+           << schedule.getNumStages() << " stages";
+  if (mb >= schedule.getNumMicrobatches())
+    return op->emitOpError("micro-batch ")
+           << mb << " out of range: the schedule has "
+           << schedule.getNumMicrobatches() << " micro-batches";
+  if (peer && *peer >= schedule.getNumRanks())
+    return op->emitOpError("peer ")
+           << *peer << " out of range: the schedule has "
+           << schedule.getNumRanks() << " ranks";
+  return success();
+}
+
+LogicalResult ComputeOp::verify() {
+  return verifyAction(*this, getStage(), getMb());
+}
+
+LogicalResult SendOp::verify() {
+  return verifyAction(*this, getStage(), getMb(), getPeer());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyAction(*this, getStage(), getMb(), getPeer());
+}
+
+LogicalResult AllReduceOp::verify() { return verifyAction(*this, getStage(), 0); }
+
+LogicalResult OptimizerStepOp::verify() {
+  return verifyAction(*this, getStage(), 0);
+}
+
+#define GET_OP_CLASSES
+#include "pp/Dialect/PP/IR/PPOps.cpp.inc"

@@ -1,0 +1,168 @@
+/* Public C ABI between pp-generated training programs and the pprt runtime. */
+#ifndef PPRT_PPRT_H
+#define PPRT_PPRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Overview
+ * --------
+ * A program compiled by pp-compile is an object file that defines the two
+ * entry points below and calls the pprt_* functions. It is linked against
+ * libpprt.a, which provides main(), and run as
+ *
+ *   mpirun -np P ./train [--steps N] [--lr F] [--seed N] [--timeout S]
+ *                        [--print-params]
+ *
+ * The world of P processes is split into P / num_ranks data-parallel
+ * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
+ * num_ranks, replica = world rank / num_ranks. Every `rank`/`peer` argument
+ * in this ABI is a *pipeline* rank; the runtime maps it into the caller's
+ * replica.
+ *
+ * All buffer elements are f32. pprt_buffer returns the storage the stage
+ * functions compute on; a future accelerator backend returns device memory
+ * here, so generated code must not assume host-accessible pointers beyond
+ * what its own stage functions do.
+ *
+ * Errors (unknown buffer id, micro-batch out of range, bad shapes, transfer
+ * timeouts, ...) print one line "pprt: rank R: ..." to stderr and abort the
+ * whole job with exit status 1.
+ */
+
+/* Opaque runtime state; one per process. */
+typedef struct pprt_context pprt_context;
+
+/* What a buffer holds; decides its slot count, init and lifetime. */
+typedef enum pprt_buffer_kind {
+  /* Persistent weights of a stage, deterministically initialised. */
+  PPRT_PARAM = 0,
+  /* Persistent gradient accumulator of the PARAM with the same `index`;
+     zeroed at the start of every step. */
+  PPRT_PARAM_GRAD = 1,
+  /* Training data for model argument `index`; one slot per micro-batch,
+     dims are the micro-batch shape (dim 0 = rows). Refilled every step. */
+  PPRT_INPUT = 2,
+  PPRT_TARGET = 3,
+  /* Per-micro-batch scratch (activations, gradients, saved values); zero
+     initialised once, reused across steps. */
+  PPRT_MICROBATCH = 4,
+  /* Per-micro-batch scalar loss (1 element). */
+  PPRT_LOSS = 5,
+  /* Scalar constant 1.0 seeding the backward pass; the total loss is the
+     SUM of the micro-batch losses. Persistent. */
+  PPRT_LOSS_GRAD = 6,
+} pprt_buffer_kind;
+
+/* What a transfer carries; only used in diagnostics. */
+typedef enum pprt_transfer_kind {
+  PPRT_ACTIVATION = 0,
+  PPRT_GRADIENT = 1,
+} pprt_transfer_kind;
+
+/* ---- Entry points the generated object must define. ------------------- */
+
+/* Calls pprt_set_program once, then pprt_define_buffer for every buffer.
+   Runs once on every process before the first step. */
+void pp_define_program(pprt_context *ctx);
+
+/* Runs one training step's ordered actions for pipeline rank `rank`. */
+void pp_run_step(pprt_context *ctx, int32_t rank);
+
+/* ---- Program definition. ----------------------------------------------- */
+
+/* Declares the pipeline shape. All arguments must be >= 1. */
+void pprt_set_program(pprt_context *ctx, int32_t num_ranks,
+                      int32_t num_stages, int32_t num_microbatches);
+
+/* Declares buffer `id` (>= 0, unique) of `kind` owned by `stage`. `ndims`
+   is 0..4, followed by the dims (unused ones 0). For PARAM, PARAM_GRAD,
+   INPUT and TARGET, `index` is the model argument index the buffer stands
+   for; otherwise it is free (pass 0). Defining a buffer allocates nothing:
+   storage is created on first touch, so ranks only pay for what they use. */
+void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
+                        int32_t stage, int32_t index, int32_t ndims,
+                        int64_t d0, int64_t d1, int64_t d2, int64_t d3);
+
+/* ---- Step actions. ----------------------------------------------------- */
+/* `mb` selects the micro-batch slot, 0 <= mb < num_microbatches; it is
+   ignored for persistent kinds (PARAM, PARAM_GRAD, LOSS_GRAD). */
+
+/* Returns the f32 storage of slot (id, mb), allocating it on first use. */
+void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb);
+
+/* Starts sending slot (id, mb) to pipeline rank `peer` and returns at once.
+   `stage` is the stage that consumes the value and `kind` a
+   pprt_transfer_kind; both only feed diagnostics.
+   Contract: the caller must not write the slot again until the step ends
+   (all sends are completed after pp_run_step returns). Runtime operations
+   that write a slot (pprt_recv, pprt_accumulate, ...) wait for its
+   in-flight sends themselves. */
+void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
+               int32_t stage, int32_t kind);
+
+/* Receives slot (id, mb) from pipeline rank `peer`, blocking until it
+   arrives. Aborts the job if nothing arrives within the timeout
+   (--timeout, env PPRT_TIMEOUT, default 60 s). */
+void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
+               int32_t stage, int32_t kind);
+
+/* dst(persistent) += src(src_id, mb), element-wise; shapes must match. */
+void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
+                     int32_t mb);
+
+/* Adds the scalar in slot (id, mb) to this step's loss. */
+void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb);
+
+/* Sums the PARAM_GRAD buffers of `stage` over the data-parallel group
+   (same pipeline rank in every replica). A SUM, not a mean: each replica
+   trains on its own slice of the data, like extra micro-batches. */
+void pprt_all_reduce(pprt_context *ctx, int32_t stage);
+
+/* SGD on the params of `stage`: param -= lr * grad, then zeroes the grads. */
+void pprt_optimizer_step(pprt_context *ctx, int32_t stage);
+
+/* ---- Queries. ---------------------------------------------------------- */
+
+int32_t pprt_rank(const pprt_context *ctx);             /* pipeline rank */
+int32_t pprt_num_ranks(const pprt_context *ctx);        /* pipeline depth */
+int32_t pprt_replica(const pprt_context *ctx);          /* data-parallel index */
+int32_t pprt_num_replicas(const pprt_context *ctx);
+int32_t pprt_num_microbatches(const pprt_context *ctx);
+int64_t pprt_step(const pprt_context *ctx);             /* 0-based */
+
+/* ---- Training data. ---------------------------------------------------- */
+
+/*
+ * Fills `out` (num_rows * row_size floats, row-major) with rows
+ * [first_row, first_row + num_rows) of the data for model argument `index`
+ * (`kind` is PPRT_INPUT or PPRT_TARGET) at 0-based `step`. Rows are global:
+ * per step, replica r owns rows [r*B, (r+1)*B) of a num_replicas*B batch,
+ * and micro-batch mb of a replica is its mb-th block of rows. Must return
+ * the same values on every process.
+ *
+ * The built-in generator draws inputs from uniform(-1, 1) and targets as
+ * tanh(x0 @ T), x0 being the 2-D INPUT with the lowest index and T a fixed
+ * random [din, dout] "teacher" matrix (targets that do not fit this are
+ * drawn like inputs).
+ */
+void pprt_builtin_load_data(const pprt_context *ctx, int32_t kind,
+                            int32_t index, int64_t step, int64_t first_row,
+                            int64_t num_rows, int64_t row_size, float *out);
+
+/* Optional user hook with the same contract. The runtime references it
+   weakly: link an object defining it to replace the built-in generator
+   (it may call pprt_builtin_load_data for arguments it does not handle). */
+void pprt_user_load_data(const pprt_context *ctx, int32_t kind,
+                         int32_t index, int64_t step, int64_t first_row,
+                         int64_t num_rows, int64_t row_size, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PPRT_PPRT_H */

@@ -1,0 +1,234 @@
+/* Runtime context: program and buffer definitions, lazy storage, errors. */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+    "param", "param-grad", "input", "target", "micro-batch", "loss",
+    "loss-grad",
+};
+
+_Noreturn void pprt_fatal(const pprt_context *ctx, const char *fmt, ...) {
+  int32_t rank = ctx && ctx->transport ? ctx->transport->world_rank : -1;
+  va_list ap;
+  va_start(ap, fmt);
+  /* Build the line first so concurrent ranks do not interleave pieces. */
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "pprt: rank %d: %s\n", rank, msg);
+  fflush(stderr);
+  if (ctx && ctx->transport)
+    ctx->transport->ops->abort(ctx->transport, 1);
+  exit(1);
+}
+
+void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p)
+    pprt_fatal(ctx, "out of memory allocating %zu x %zu bytes", n, size);
+  return p;
+}
+
+pprt_context *pprt_context_create(pprt_transport *t, const pprt_options *o) {
+  pprt_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) {
+    fprintf(stderr, "pprt: rank %d: out of memory\n", t->world_rank);
+    t->ops->abort(t, 1);
+  }
+  ctx->transport = t;
+  ctx->opts = *o;
+  ctx->num_replicas = 1;
+  return ctx;
+}
+
+void pprt_context_destroy(pprt_context *ctx) {
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    pprt_buffer_desc *b = &ctx->buffers[id];
+    for (int32_t s = 0; s < b->num_slots; ++s)
+      free(b->slots[s].data);
+    free(b->slots);
+  }
+  free(ctx->buffers);
+  free(ctx->pending);
+  free(ctx->teacher);
+  free(ctx);
+}
+
+/* Reports a start-up problem once (from rank 0) instead of P times. */
+static bool start_error(const pprt_context *ctx, const char *msg) {
+  if (ctx->transport->world_rank == 0) {
+    fprintf(stderr, "pprt: %s\n", msg);
+    fflush(stderr);
+  }
+  return false;
+}
+
+bool pprt_context_start(pprt_context *ctx) {
+  pprt_transport *t = ctx->transport;
+  if (!ctx->program_set)
+    return start_error(ctx, "pp_define_program did not call pprt_set_program");
+  if (t->world_size % ctx->num_ranks != 0) {
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "world size %d is not a multiple of the program's %d pipeline "
+             "ranks; run with mpirun -np <k * %d>",
+             t->world_size, ctx->num_ranks, ctx->num_ranks);
+    return start_error(ctx, msg);
+  }
+  ctx->pipeline_rank = t->world_rank % ctx->num_ranks;
+  ctx->replica = t->world_rank / ctx->num_ranks;
+  ctx->num_replicas = t->world_size / ctx->num_ranks;
+  t->ops->split_groups(t, ctx->pipeline_rank, ctx->replica);
+  pprt_prepare_teacher(ctx);
+  return true;
+}
+
+void pprt_set_program(pprt_context *ctx, int32_t num_ranks,
+                      int32_t num_stages, int32_t num_microbatches) {
+  if (ctx->program_set)
+    pprt_fatal(ctx, "pprt_set_program called twice");
+  if (num_ranks < 1 || num_stages < 1 || num_microbatches < 1)
+    pprt_fatal(ctx,
+               "pprt_set_program: invalid shape (ranks %d, stages %d, "
+               "micro-batches %d); all must be >= 1",
+               num_ranks, num_stages, num_microbatches);
+  ctx->num_ranks = num_ranks;
+  ctx->num_stages = num_stages;
+  ctx->num_microbatches = num_microbatches;
+  ctx->program_set = true;
+}
+
+bool pprt_kind_is_persistent(int32_t kind) {
+  return kind == PPRT_PARAM || kind == PPRT_PARAM_GRAD ||
+         kind == PPRT_LOSS_GRAD;
+}
+
+/* Grows the id-indexed buffer table so that `id` is a valid index. */
+static void reserve_id(pprt_context *ctx, int32_t id) {
+  if (id < ctx->num_buffers)
+    return;
+  int32_t n = ctx->num_buffers ? ctx->num_buffers : 16;
+  while (n <= id)
+    n = n > INT32_MAX / 2 ? INT32_MAX : 2 * n;
+  pprt_buffer_desc *grown = realloc(ctx->buffers, (size_t)n * sizeof *grown);
+  if (!grown)
+    pprt_fatal(ctx, "out of memory defining buffer %d", id);
+  memset(grown + ctx->num_buffers, 0,
+         (size_t)(n - ctx->num_buffers) * sizeof *grown);
+  ctx->buffers = grown;
+  ctx->num_buffers = n;
+}
+
+/* Checks the shape and returns its element count. */
+static int64_t checked_numel(const pprt_context *ctx, int32_t id,
+                             int32_t ndims, const int64_t *dims) {
+  if (ndims < 0 || ndims > PPRT_MAX_DIMS)
+    pprt_fatal(ctx, "buffer %d: ndims %d out of range 0..%d", id, ndims,
+               PPRT_MAX_DIMS);
+  int64_t numel = 1;
+  for (int32_t i = 0; i < ndims; ++i) {
+    if (dims[i] < 1)
+      pprt_fatal(ctx, "buffer %d: dim %d is %lld; dims must be >= 1", id, i,
+                 (long long)dims[i]);
+    if (numel > (INT64_MAX / (int64_t)sizeof(float)) / dims[i])
+      pprt_fatal(ctx, "buffer %d: shape too large", id);
+    numel *= dims[i];
+  }
+  return numel;
+}
+
+void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
+                        int32_t stage, int32_t index, int32_t ndims,
+                        int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+  if (!ctx->program_set)
+    pprt_fatal(ctx, "pprt_define_buffer(%d) before pprt_set_program", id);
+  if (id < 0)
+    pprt_fatal(ctx, "buffer id %d is negative", id);
+  if (kind < PPRT_PARAM || kind > PPRT_LOSS_GRAD)
+    pprt_fatal(ctx, "buffer %d: unknown kind %d", id, kind);
+  if (stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "buffer %d: stage %d out of range 0..%d", id, stage,
+               ctx->num_stages - 1);
+  int64_t dims[PPRT_MAX_DIMS] = {d0, d1, d2, d3};
+  int64_t numel = checked_numel(ctx, id, ndims, dims);
+  if ((kind == PPRT_LOSS || kind == PPRT_LOSS_GRAD) && numel != 1)
+    pprt_fatal(ctx, "buffer %d: a %s buffer must hold one element, not %lld",
+               id, kind_names[kind], (long long)numel);
+  reserve_id(ctx, id);
+  pprt_buffer_desc *b = &ctx->buffers[id];
+  if (b->defined)
+    pprt_fatal(ctx, "buffer %d defined twice", id);
+  b->defined = true;
+  b->kind = kind;
+  b->stage = stage;
+  b->index = index;
+  b->ndims = ndims;
+  for (int32_t i = 0; i < PPRT_MAX_DIMS; ++i)
+    b->dims[i] = i < ndims ? dims[i] : 0;
+  b->numel = numel;
+  b->num_slots = pprt_kind_is_persistent(kind) ? 1 : ctx->num_microbatches;
+  b->slots = pprt_xcalloc(ctx, (size_t)b->num_slots, sizeof *b->slots);
+  for (int32_t s = 0; s < b->num_slots; ++s)
+    b->slots[s].data_step = -1;
+}
+
+pprt_buffer_desc *pprt_lookup(pprt_context *ctx, int32_t id) {
+  if (id < 0 || id >= ctx->num_buffers || !ctx->buffers[id].defined)
+    pprt_fatal(ctx, "unknown buffer id %d", id);
+  return &ctx->buffers[id];
+}
+
+int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
+                        int32_t id, int32_t mb) {
+  if (pprt_kind_is_persistent(b->kind))
+    return 0;
+  if (mb < 0 || mb >= ctx->num_microbatches)
+    pprt_fatal(ctx, "buffer %d (%s): micro-batch %d out of range 0..%d", id,
+               kind_names[b->kind], mb, ctx->num_microbatches - 1);
+  return mb;
+}
+
+/* Gives freshly allocated storage its kind's initial contents. */
+static void init_storage(const pprt_context *ctx, const pprt_buffer_desc *b,
+                         float *data) {
+  if (b->kind == PPRT_PARAM)
+    pprt_init_param(ctx, b, data);
+  else if (b->kind == PPRT_LOSS_GRAD)
+    data[0] = 1.0f;
+}
+
+float *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
+                      int32_t slot) {
+  pprt_slot *s = &b->slots[slot];
+  if (!s->data) {
+    s->data = pprt_xcalloc(ctx, (size_t)b->numel, sizeof(float));
+    init_storage(ctx, b, s->data);
+  }
+  bool is_data = b->kind == PPRT_INPUT || b->kind == PPRT_TARGET;
+  if (is_data && s->data_step != ctx->step) {
+    pprt_wait_slot_sends(ctx, id, slot);
+    pprt_load_slot_data(ctx, b, slot, s->data);
+    s->data_step = ctx->step;
+  }
+  return s->data;
+}
+
+void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb) {
+  pprt_buffer_desc *b = pprt_lookup(ctx, id);
+  return pprt_slot_data(ctx, b, id, pprt_slot_index(ctx, b, id, mb));
+}
+
+int32_t pprt_rank(const pprt_context *ctx) { return ctx->pipeline_rank; }
+int32_t pprt_num_ranks(const pprt_context *ctx) { return ctx->num_ranks; }
+int32_t pprt_replica(const pprt_context *ctx) { return ctx->replica; }
+int32_t pprt_num_replicas(const pprt_context *ctx) {
+  return ctx->num_replicas;
+}
+int32_t pprt_num_microbatches(const pprt_context *ctx) {
+  return ctx->num_microbatches;
+}
+int64_t pprt_step(const pprt_context *ctx) { return ctx->step; }

@@ -1,0 +1,115 @@
+/* Runtime state and helpers shared by the pprt translation units. */
+#ifndef PPRT_INTERNAL_H
+#define PPRT_INTERNAL_H
+
+#include "pprt/pprt.h"
+#include "transport.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PPRT_MAX_DIMS 4
+
+/* One allocation of a buffer: the only slot of a persistent buffer or the
+   slot of one micro-batch. */
+typedef struct pprt_slot {
+  float *data;       /* NULL until first touch */
+  int64_t data_step; /* step whose training data `data` holds; -1 if none */
+} pprt_slot;
+
+typedef struct pprt_buffer_desc {
+  bool defined;
+  int32_t kind;
+  int32_t stage;
+  int32_t index;
+  int32_t ndims;
+  int64_t dims[PPRT_MAX_DIMS];
+  int64_t numel;
+  int32_t num_slots;
+  pprt_slot *slots;
+} pprt_buffer_desc;
+
+/* A send still in flight from slot `slot` of buffer `id`. */
+typedef struct pprt_pending_send {
+  int32_t id;
+  int32_t slot;
+  int32_t handle;
+} pprt_pending_send;
+
+/* Run options, shared by every process. */
+typedef struct pprt_options {
+  int64_t steps;
+  float lr;
+  uint64_t seed;
+  double timeout_s;
+  bool print_params;
+} pprt_options;
+
+struct pprt_context {
+  pprt_transport *transport;
+  pprt_options opts;
+
+  bool program_set;
+  int32_t num_ranks;
+  int32_t num_stages;
+  int32_t num_microbatches;
+  int32_t pipeline_rank;
+  int32_t replica;
+  int32_t num_replicas;
+
+  int64_t step;
+  double step_loss;
+
+  pprt_buffer_desc *buffers; /* indexed by id */
+  int32_t num_buffers;       /* 1 + highest id slot allocated in `buffers` */
+
+  pprt_pending_send *pending;
+  int32_t num_pending;
+  int32_t pending_cap;
+
+  int32_t x0_index; /* model argument of the teacher's input; -1 if none */
+  float *teacher;   /* cached [teacher_din, teacher_dout] matrix */
+  int64_t teacher_din;
+  int64_t teacher_dout;
+};
+
+/* ---- context.c ---- */
+pprt_context *pprt_context_create(pprt_transport *t, const pprt_options *o);
+void pprt_context_destroy(pprt_context *ctx);
+/* Validates the program against the world; returns false (after rank 0
+   reported why) if the job cannot run. */
+bool pprt_context_start(pprt_context *ctx);
+_Noreturn void pprt_fatal(const pprt_context *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+pprt_buffer_desc *pprt_lookup(pprt_context *ctx, int32_t id);
+bool pprt_kind_is_persistent(int32_t kind);
+/* Maps (desc, mb) to its slot index, aborting on a bad mb. */
+int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
+                        int32_t id, int32_t mb);
+/* Returns the slot's storage, allocating and initialising it if needed. */
+float *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
+                      int32_t slot);
+void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size);
+
+/* ---- data.c ---- */
+/* Caches the teacher matrix once all buffers are defined. */
+void pprt_prepare_teacher(pprt_context *ctx);
+void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
+                     float *out);
+void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
+                         int32_t slot, float *out);
+
+/* ---- transfer.c ---- */
+/* Completes the in-flight sends of slot (id, slot) before it is written. */
+void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot);
+void pprt_wait_all_sends(pprt_context *ctx);
+
+/* ---- driver.c ---- */
+void pprt_begin_step(pprt_context *ctx, int64_t step);
+/* Finishes the step and returns the loss summed over the world (valid on
+   world rank 0 only). */
+double pprt_end_step(pprt_context *ctx);
+void pprt_print_params(pprt_context *ctx);
+
+#endif /* PPRT_INTERNAL_H */

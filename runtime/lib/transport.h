@@ -1,0 +1,51 @@
+/* Internal interface between the runtime core and its communication backend. */
+#ifndef PPRT_TRANSPORT_H
+#define PPRT_TRANSPORT_H
+
+#include <stdint.h>
+
+/* Keeps the core free of MPI so that e.g. an NCCL backend moving device
+   memory can replace it. Ranks here are world ranks. */
+typedef struct pprt_transport pprt_transport;
+
+typedef enum pprt_recv_status {
+  PPRT_RECV_OK,
+  PPRT_RECV_TIMEOUT,
+  PPRT_RECV_SIZE_MISMATCH,
+} pprt_recv_status;
+
+typedef struct pprt_transport_ops {
+  /* Groups processes with equal `color` for allreduce_group. */
+  void (*split_groups)(pprt_transport *t, int32_t color, int32_t key);
+  /* Starts a send and returns a handle for wait(). */
+  int32_t (*isend)(pprt_transport *t, const float *buf, int64_t count,
+                   int32_t peer, int32_t tag);
+  void (*wait)(pprt_transport *t, int32_t handle);
+  /* Completes every outstanding send; invalidates all handles. */
+  void (*wait_all)(pprt_transport *t);
+  pprt_recv_status (*recv)(pprt_transport *t, float *buf, int64_t count,
+                           int32_t peer, int32_t tag, double timeout_s);
+  /* In-place sum over the caller's group. */
+  void (*allreduce_group_f32)(pprt_transport *t, float *buf, int64_t count);
+  /* In-place sum over the world into rank 0 (others' results undefined). */
+  void (*reduce_world_f64)(pprt_transport *t, double *vals, int32_t n);
+  /* In-place element-wise minimum over the world, result on every rank. */
+  void (*allreduce_world_min_i32)(pprt_transport *t, int32_t *vals,
+                                  int32_t n);
+  /* Ends every process of the job with `code`; does not return. */
+  void (*abort)(pprt_transport *t, int code);
+  /* Releases the transport and shuts the communication layer down. */
+  void (*destroy)(pprt_transport *t);
+} pprt_transport_ops;
+
+struct pprt_transport {
+  const pprt_transport_ops *ops;
+  int32_t world_rank;
+  int32_t world_size;
+  int64_t max_tag;
+};
+
+/* Initialises MPI and returns the MPI transport. */
+pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv);
+
+#endif /* PPRT_TRANSPORT_H */

@@ -1,0 +1,43 @@
+# Lit configuration for pp's regression tests.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "PP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".json", ".csv"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pp_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%pp_src_root", config.pp_src_root))
+config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.pp_tools_dir, append_path=False)
+
+tools = [
+    ToolSubst("pp-opt", unresolved="fatal"),
+    ToolSubst("pp-translate", unresolved="ignore"),
+    ToolSubst("pp-compile", unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, [config.pp_tools_dir])
+
+# Optional tools become features so tests that need them skip, not break.
+if shutil.which("mpirun") or (config.mpiexec and os.path.exists(config.mpiexec)):
+    config.available_features.add("mpi")
+if shutil.which("python3"):
+    config.available_features.add("python3")
+mlir_runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
+if os.path.exists(mlir_runner):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(("%mlir_runner", mlir_runner))
+    config.substitutions.append(
+        ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib"))
+    )

@@ -1,0 +1,18 @@
+//===- pp-opt.cpp - the pp optimizer driver -------------------------------===//
+//
+// mlir-opt for pipeline programs: the pp dialect and passes plus the upstream
+// dialects and passes a model and its lowering use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/InitAll.h"
+
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::pp::registerAllDialects(registry);
+  mlir::pp::registerAllPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "pp optimizer driver\n", registry));
+}
