@@ -1,11 +1,515 @@
-// Placeholder: being written.
+//===- VerifySchedule.cpp - check a materialised pipeline schedule --------===//
+//
+// pp-verify-schedule: rejects a `pp.schedule` that is incomplete, places an
+// action on the wrong rank, orders an action before one it depends on, has
+// transfers without a partner, or deadlocks, with one diagnostic per problem
+// at the action that causes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPVERIFYSCHEDULE
 #include "pp/Dialect/PP/Transforms/Passes.h.inc"
+} // namespace mlir::pp
+
+using namespace mlir;
+using namespace mlir::pp;
+
 namespace {
-struct VerifySchedulePass : impl::PPVerifyScheduleBase<VerifySchedulePass> {
-  void runOnOperation() override {}
+
+/// (phase or kind, stage, micro-batch): the key of computes and transfers.
+using ActionKey = std::tuple<int32_t, int64_t, int64_t>;
+
+ActionKey getKey(Phase phase, int64_t stage, int64_t mb) {
+  return {static_cast<int32_t>(phase), stage, mb};
+}
+
+/// The stage an action belongs to, or -1 for an op that is not an action.
+int64_t getActionStage(Operation *op) {
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case<ComputeOp, SendOp, RecvOp, AllReduceOp, OptimizerStepOp>(
+          [](auto action) { return action.getStage(); })
+      .Default([](Operation *) { return -1; });
+}
+
+std::string describe(Phase phase, int64_t stage, int64_t mb) {
+  return llvm::formatv("{0} of stage {1} micro-batch {2}", stringifyPhase(phase),
+                       stage, mb);
+}
+
+std::string describe(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([](ComputeOp compute) {
+        return describe(compute.getPhase(), compute.getStage(),
+                        compute.getMb());
+      })
+      .Case<SendOp, RecvOp>([](auto transfer) {
+        return llvm::formatv("{0} {1} of stage {2} micro-batch {3}",
+                             stringifyTransferKind(transfer.getKind()),
+                             isa<SendOp>(transfer.getOperation()) ? "send"
+                                                                  : "recv",
+                             transfer.getStage(), transfer.getMb())
+            .str();
+      })
+      .Case<AllReduceOp, OptimizerStepOp>([](auto action) {
+        return llvm::formatv("{0} of stage {1}",
+                             action->getName().stripDialect(),
+                             action.getStage())
+            .str();
+      })
+      .Default([](Operation *op) { return op->getName().getStringRef().str(); });
+}
+
+/// Checks one `pp.schedule`. Each `check*` function looks for one class of
+/// error and reports every instance it finds; `check` runs them in an order
+/// that keeps one mistake from being reported again as a consequence.
+class ScheduleChecker {
+public:
+  explicit ScheduleChecker(ScheduleOp schedule);
+
+  LogicalResult check();
+
+private:
+  void checkPlacement();
+  void checkTransferEndpoints();
+  void checkCompleteness();
+  void checkComputeDependencies();
+  void checkSendsFollowProducers();
+  void checkOptimizerSteps();
+  void checkTransferMatching();
+  void checkDeadlockFreedom();
+
+  /// Checks that the same-rank dependency `dep` of `op` runs before it.
+  void checkRunsAfter(ComputeOp op, ComputeOp dep);
+  /// Checks that `op` on rank `stageRank[stage]` gets what the neighbour
+  /// stage of the transfer `key` produces through a preceding receive.
+  void checkReceivedBefore(ComputeOp op, TransferKind kind,
+                           int64_t producerStage);
+
+  /// The first compute of (phase, stage, mb), or null.
+  ComputeOp lookupCompute(Phase phase, int64_t stage, int64_t mb) const;
+  /// The first of B and BW of (stage, mb), or null.
+  ComputeOp lookupBackward(int64_t stage, int64_t mb) const;
+  bool precedes(Operation *first, Operation *second) const {
+    return rankOf.lookup(first) == rankOf.lookup(second) &&
+           positionOf.lookup(first) < positionOf.lookup(second);
+  }
+  /// Whether `a` comes before `b` in (rank, position) order.
+  bool isReportedFirst(Operation *a, Operation *b) const {
+    return std::make_pair(rankOf.lookup(a), positionOf.lookup(a)) <
+           std::make_pair(rankOf.lookup(b), positionOf.lookup(b));
+  }
+  InFlightDiagnostic fail(Operation *op) {
+    failed = true;
+    return op->emitOpError();
+  }
+  /// Reports an error at `op` with a note at `related`, the other action
+  /// involved.
+  void fail(Operation *op, const Twine &message, Operation *related,
+            const Twine &note) {
+    InFlightDiagnostic diag = fail(op) << message;
+    diag.attachNote(related->getLoc()) << note;
+  }
+  void reportDuplicate(Operation *duplicate, Operation *first) {
+    fail(duplicate, "duplicate " + describe(duplicate), first,
+         "first occurrence here");
+  }
+
+  ScheduleOp schedule;
+  ArrayRef<int64_t> stageRank;
+  int64_t numStages;
+  int64_t numMicrobatches;
+  SmallVector<RankOp> ranks;
+  llvm::DenseMap<Operation *, int64_t> rankOf;
+  llvm::DenseMap<Operation *, int64_t> positionOf;
+  /// All actions, indexed by (phase/kind, stage, mb) in rank-major order.
+  /// Transfers are indexed by TransferKey, so a matching send and recv share
+  /// a key.
+  llvm::DenseMap<ActionKey, SmallVector<ComputeOp, 1>> computes;
+  llvm::DenseMap<ActionKey, SmallVector<SendOp, 1>> sends;
+  llvm::DenseMap<ActionKey, SmallVector<RecvOp, 1>> recvs;
+  llvm::DenseMap<int64_t, SmallVector<OptimizerStepOp, 1>> optimizerSteps;
+  bool failed = false;
+};
+
+} // namespace
+
+ScheduleChecker::ScheduleChecker(ScheduleOp schedule)
+    : schedule(schedule), stageRank(schedule.getStageRank()),
+      numStages(schedule.getNumStages()),
+      numMicrobatches(schedule.getNumMicrobatches()) {
+  for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
+    int64_t position = 0;
+    for (Operation &op : rank.getBody().front()) {
+      rankOf[&op] = ranks.size();
+      positionOf[&op] = position++;
+      llvm::TypeSwitch<Operation *>(&op)
+          .Case([&](ComputeOp compute) {
+            computes[getKey(compute.getPhase(), compute.getStage(),
+                            compute.getMb())]
+                .push_back(compute);
+          })
+          .Case([&](SendOp send) {
+            sends[TransferKey::get(send).asTuple()].push_back(send);
+          })
+          .Case([&](RecvOp recv) {
+            recvs[TransferKey::get(recv).asTuple()].push_back(recv);
+          })
+          .Case([&](OptimizerStepOp step) {
+            optimizerSteps[step.getStage()].push_back(step);
+          });
+    }
+    ranks.push_back(rank);
+  }
+}
+
+LogicalResult ScheduleChecker::check() {
+  checkPlacement();
+  checkTransferEndpoints();
+  bool wellPlaced = !failed;
+  checkCompleteness();
+  // Order and matching are only meaningful once every action sits on the
+  // rank of its stage and every transfer names the right neighbour.
+  if (!wellPlaced)
+    return failure();
+  checkComputeDependencies();
+  checkSendsFollowProducers();
+  checkOptimizerSteps();
+  bool failedBeforeMatching = failed;
+  checkTransferMatching();
+  bool matched = failed == failedBeforeMatching;
+  // An unmatched receive blocks forever; that is not news.
+  if (matched)
+    checkDeadlockFreedom();
+  return failure(failed);
+}
+
+ComputeOp ScheduleChecker::lookupCompute(Phase phase, int64_t stage,
+                                         int64_t mb) const {
+  auto it = computes.find(getKey(phase, stage, mb));
+  return it == computes.end() ? ComputeOp() : it->second.front();
+}
+
+ComputeOp ScheduleChecker::lookupBackward(int64_t stage, int64_t mb) const {
+  if (ComputeOp fused = lookupCompute(Phase::backward, stage, mb))
+    return fused;
+  return lookupCompute(Phase::backward_input, stage, mb);
+}
+
+//===----------------------------------------------------------------------===//
+// a. Placement
+//===----------------------------------------------------------------------===//
+
+void ScheduleChecker::checkPlacement() {
+  for (auto [rank, rankOp] : llvm::enumerate(ranks)) {
+    for (Operation &op : rankOp.getBody().front()) {
+      int64_t stage = getActionStage(&op);
+      if (stage < 0) {
+        fail(&op) << "is not a schedule action";
+        continue;
+      }
+      if (stageRank[stage] != static_cast<int64_t>(rank))
+        fail(&op) << describe(&op) << " is on rank " << rank << ", but stage "
+                  << stage << " is placed on rank " << stageRank[stage];
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// c/d. Transfer endpoints: neighbour exists, is on another rank, is the peer
+//===----------------------------------------------------------------------===//
+
+void ScheduleChecker::checkTransferEndpoints() {
+  auto checkEndpoint = [&](Operation *op, TransferKind kind, bool isSend,
+                           int64_t stage, int64_t peer) {
+    int64_t neighbour = getNeighbourStage(kind, isSend, stage);
+    StringRef role = (kind == TransferKind::activation) == isSend
+                         ? "consumer"
+                         : "producer";
+    if (neighbour < 0 || neighbour >= numStages) {
+      fail(op) << describe(op) << " has no " << role << ": stage " << stage
+               << " is the " << (neighbour < 0 ? "first" : "last") << " stage";
+      return;
+    }
+    if (stageRank[neighbour] == stageRank[stage]) {
+      fail(op) << describe(op) << " connects stages " << stage << " and "
+               << neighbour << ", which are both on rank " << stageRank[stage]
+               << "; dependencies within a rank must not use transfers";
+      return;
+    }
+    if (peer != stageRank[neighbour])
+      fail(op) << describe(op) << (isSend ? " goes to" : " comes from")
+               << " rank " << peer << ", but its " << role << " stage "
+               << neighbour << " is on rank " << stageRank[neighbour];
+  };
+  for (RankOp rankOp : ranks) {
+    for (Operation &op : rankOp.getBody().front()) {
+      if (auto send = dyn_cast<SendOp>(op))
+        checkEndpoint(send, send.getKind(), /*isSend=*/true, send.getStage(),
+                      send.getPeer());
+      else if (auto recv = dyn_cast<RecvOp>(op))
+        checkEndpoint(recv, recv.getKind(), /*isSend=*/false, recv.getStage(),
+                      recv.getPeer());
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// b. Completeness: one F and one BW or one B and one W per (stage, mb)
+//===----------------------------------------------------------------------===//
+
+void ScheduleChecker::checkCompleteness() {
+  // Duplicates, in program order.
+  for (RankOp rankOp : ranks) {
+    for (ComputeOp compute : rankOp.getBody().front().getOps<ComputeOp>()) {
+      ComputeOp first = lookupCompute(compute.getPhase(), compute.getStage(),
+                                      compute.getMb());
+      if (first == compute)
+        continue;
+      reportDuplicate(compute, first);
+    }
+  }
+
+  // Missing actions. Stop after a few: a schedule that lacks a whole phase
+  // would otherwise report stages times micro-batches errors (and this loop
+  // would run for as long as the micro-batch count is large).
+  constexpr int kMaxMissingReports = 16;
+  int numMissing = 0;
+  auto reportMissing = [&](StringRef what, int64_t stage, int64_t mb) {
+    if (++numMissing > kMaxMissingReports)
+      return;
+    InFlightDiagnostic diag = fail(ranks[stageRank[stage]]);
+    diag << "missing " << what << " of stage " << stage << " micro-batch "
+         << mb;
+    if (numMissing == kMaxMissingReports)
+      diag.attachNote() << "further missing actions are not reported";
+  };
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
+      if (numMissing >= kMaxMissingReports)
+        return;
+      ComputeOp forward = lookupCompute(Phase::forward, stage, mb);
+      ComputeOp fused = lookupCompute(Phase::backward, stage, mb);
+      ComputeOp input = lookupCompute(Phase::backward_input, stage, mb);
+      ComputeOp weight = lookupCompute(Phase::backward_weight, stage, mb);
+      if (!forward)
+        reportMissing("forward", stage, mb);
+      if (fused && (input || weight)) {
+        ComputeOp split = input ? input : weight;
+        if (weight && isReportedFirst(weight, split))
+          split = weight;
+        auto [later, earlier] = isReportedFirst(fused, split)
+                                    ? std::make_pair(split, fused)
+                                    : std::make_pair(fused, split);
+        fail(later,
+             describe(later) + " mixes the fused and the split backward of "
+                               "the same micro-batch",
+             earlier, describe(earlier) + " here");
+        continue;
+      }
+      if (fused)
+        continue;
+      if (!input && !weight)
+        reportMissing("backward", stage, mb);
+      else if (!input)
+        reportMissing("backward_input", stage, mb);
+      else if (!weight)
+        reportMissing("backward_weight", stage, mb);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// c. Dependencies of computations
+//===----------------------------------------------------------------------===//
+
+void ScheduleChecker::checkRunsAfter(ComputeOp op, ComputeOp dep) {
+  if (!dep || precedes(dep, op))
+    return; // A missing dependency is reported as missing.
+  fail(op, describe(op) + " runs before the " + describe(dep) +
+               " it depends on",
+       dep, describe(dep) + " here");
+}
+
+void ScheduleChecker::checkReceivedBefore(ComputeOp op, TransferKind kind,
+                                          int64_t producerStage) {
+  ActionKey key = TransferKey{kind, producerStage, op.getMb()}.asTuple();
+  auto recvIt = recvs.find(key);
+  RecvOp recv = recvIt == recvs.end() ? RecvOp() : recvIt->second.front();
+  if (recv && precedes(recv, op))
+    return;
+  // A send whose receive is missing is reported at the send.
+  if (!recv && sends.count(key))
+    return;
+  InFlightDiagnostic diag =
+      fail(op) << describe(op) << " needs its "
+               << (kind == TransferKind::activation ? "input"
+                                                    : "output gradient")
+               << " from rank " << stageRank[producerStage]
+               << ", but no 'pp.recv " << stringifyTransferKind(kind)
+               << "' precedes it";
+  if (recv)
+    diag.attachNote(recv.getLoc()) << "the receive comes only here";
+}
+
+void ScheduleChecker::checkComputeDependencies() {
+  for (RankOp rankOp : ranks) {
+    for (ComputeOp op : rankOp.getBody().front().getOps<ComputeOp>()) {
+      int64_t stage = op.getStage(), mb = op.getMb();
+      if (lookupCompute(op.getPhase(), stage, mb) != op)
+        continue; // Duplicates are reported as such.
+      switch (op.getPhase()) {
+      case Phase::forward: {
+        if (stage == 0)
+          break;
+        if (stageRank[stage - 1] == stageRank[stage])
+          checkRunsAfter(op, lookupCompute(Phase::forward, stage - 1, mb));
+        else
+          checkReceivedBefore(op, TransferKind::activation, stage - 1);
+        break;
+      }
+      case Phase::backward_input:
+      case Phase::backward: {
+        checkRunsAfter(op, lookupCompute(Phase::forward, stage, mb));
+        if (stage + 1 == numStages)
+          break;
+        if (stageRank[stage + 1] == stageRank[stage])
+          checkRunsAfter(op, lookupBackward(stage + 1, mb));
+        else
+          checkReceivedBefore(op, TransferKind::gradient, stage + 1);
+        break;
+      }
+      case Phase::backward_weight:
+        checkRunsAfter(op, lookupCompute(Phase::backward_input, stage, mb));
+        break;
+      }
+    }
+  }
+}
+
+void ScheduleChecker::checkSendsFollowProducers() {
+  for (RankOp rankOp : ranks) {
+    for (SendOp send : rankOp.getBody().front().getOps<SendOp>()) {
+      ComputeOp producer =
+          send.getKind() == TransferKind::activation
+              ? lookupCompute(Phase::forward, send.getStage(), send.getMb())
+              : lookupBackward(send.getStage(), send.getMb());
+      if (!producer || precedes(producer, send))
+        continue;
+      fail(send,
+           describe(send) + " is posted before the " + describe(producer) +
+               " that produces it",
+           producer, describe(producer) + " here");
+    }
+  }
+}
+
+/// An optimizer step applies the weight gradients of every micro-batch, so
+/// it comes after all of them, and at most once per stage.
+void ScheduleChecker::checkOptimizerSteps() {
+  for (RankOp rankOp : ranks) {
+    for (OptimizerStepOp step :
+         rankOp.getBody().front().getOps<OptimizerStepOp>()) {
+      int64_t stage = step.getStage();
+      OptimizerStepOp first = optimizerSteps.lookup(stage).front();
+      if (first != step) {
+        reportDuplicate(step, first);
+        continue;
+      }
+      for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
+        ComputeOp weight = lookupCompute(Phase::backward, stage, mb);
+        if (!weight)
+          weight = lookupCompute(Phase::backward_weight, stage, mb);
+        if (!weight || precedes(weight, step))
+          continue;
+        fail(step,
+             describe(step) + " runs before the " + describe(weight) +
+                 " whose gradient it applies",
+             weight, describe(weight) + " here");
+        break;
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// d. Matching transfers
+//===----------------------------------------------------------------------===//
+
+void ScheduleChecker::checkTransferMatching() {
+  for (RankOp rankOp : ranks) {
+    for (Operation &op : rankOp.getBody().front()) {
+      if (auto send = dyn_cast<SendOp>(op)) {
+        ActionKey key = TransferKey::get(send).asTuple();
+        SendOp first = sends.lookup(key).front();
+        if (first != send) {
+          reportDuplicate(send, first);
+          continue;
+        }
+        if (recvs.count(key))
+          continue;
+        int64_t consumer = getNeighbourStage(send.getKind(), /*isSend=*/true,
+                                             send.getStage());
+        fail(send) << describe(send) << " has no matching 'pp.recv "
+                   << stringifyTransferKind(send.getKind()) << " stage "
+                   << consumer << " mb " << send.getMb() << " from "
+                   << stageRank[send.getStage()] << "' on rank "
+                   << send.getPeer();
+      } else if (auto recv = dyn_cast<RecvOp>(op)) {
+        ActionKey key = TransferKey::get(recv).asTuple();
+        RecvOp first = recvs.lookup(key).front();
+        if (first != recv) {
+          reportDuplicate(recv, first);
+          continue;
+        }
+        if (sends.count(key))
+          continue;
+        int64_t producer = getNeighbourStage(recv.getKind(), /*isSend=*/false,
+                                             recv.getStage());
+        fail(recv) << describe(recv) << " has no matching 'pp.send "
+                   << stringifyTransferKind(recv.getKind()) << " stage "
+                   << producer << " mb " << recv.getMb() << " to "
+                   << stageRank[recv.getStage()] << "' on rank "
+                   << recv.getPeer();
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// e. Deadlock freedom
+//===----------------------------------------------------------------------===//
+
+void ScheduleChecker::checkDeadlockFreedom() {
+  ScheduleSimulator simulator(schedule);
+  if (succeeded(simulator.run()))
+    return;
+  failed = true;
+  simulator.emitDeadlockError();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct VerifySchedulePass
+    : mlir::pp::impl::PPVerifyScheduleBase<VerifySchedulePass> {
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation().walk([&](ScheduleOp schedule) {
+      failed |= ScheduleChecker(schedule).check().failed();
+    });
+    if (failed)
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
 };
 } // namespace
-} // namespace mlir::pp

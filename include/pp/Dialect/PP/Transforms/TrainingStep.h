@@ -1,0 +1,34 @@
+//===- TrainingStep.h - conventions of a training-step function -*- C++ -*-===//
+//
+// How pp reads a model: a func.func whose `pp.param` arguments are weights,
+// whose other arguments are batch data, and whose single result is the loss.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
+#define PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::pp {
+
+/// Attribute marking a weight argument of the training step.
+inline constexpr llvm::StringLiteral kParamAttr = "pp.param";
+/// Attributes tagging a derived stage function.
+inline constexpr llvm::StringLiteral kStageAttr = "pp.stage";
+inline constexpr llvm::StringLiteral kPhaseAttr = "pp.phase";
+/// Argument/result attribute naming the runtime buffer a value lives in.
+inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";
+
+/// Finds the training-step function `name`, or emits an error on `module`.
+func::FuncOp lookupTrainingStep(ModuleOp module, StringRef name);
+
+/// Whether argument `index` of the training step is a weight.
+inline bool isParameter(func::FuncOp func, unsigned index) {
+  return static_cast<bool>(func.getArgAttr(index, kParamAttr));
+}
+
+} // namespace mlir::pp
+
+#endif // PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
