@@ -1,12 +1,76 @@
-// Placeholder: being written.
+//===- Schedule.cpp - materialise a pipeline schedule ---------------------===//
+//
+// Emits a pp.schedule whose per-rank action lists follow a named schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+#include "pp/Dialect/PP/Transforms/TrainingStep.h"
+
+#include "mlir/IR/Builders.h"
+
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSCHEDULE
 #include "pp/Dialect/PP/Transforms/Passes.h.inc"
+} // namespace mlir::pp
+
+using namespace mlir;
+using namespace mlir::pp;
+
+/// The number of stages of the derived stage functions in `module`.
+static int64_t countStages(ModuleOp module) {
+  int64_t count = 0;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr))
+      count = std::max(count, stage.getInt() + 1);
+  return count;
+}
+
 namespace {
-struct SchedulePass : impl::PPScheduleBase<SchedulePass> {
+struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
   using Base::Base;
-  void runOnOperation() override {}
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    const ScheduleGenerator *generator = lookupScheduleGenerator(schedule);
+    if (!generator) {
+      module.emitError("unknown schedule '")
+          << schedule << "'; expected one of: " << listScheduleGenerators();
+      return signalPassFailure();
+    }
+    int64_t stages = numStages > 0 ? numStages : countStages(module);
+    if (stages < 1) {
+      module.emitError("no stages to schedule: run pp-derive-backward first "
+                       "or pass num-stages");
+      return signalPassFailure();
+    }
+    if (numMicrobatches < 1) {
+      module.emitError("num-microbatches must be at least 1, got ")
+          << numMicrobatches;
+      return signalPassFailure();
+    }
+    ScheduleProblem problem{stages, numMicrobatches};
+    SmallVector<SmallVector<ScheduledAction>> ranks = generator->generate(problem);
+
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = module.getLoc();
+    SmallVector<int64_t> stageRank =
+        llvm::to_vector(llvm::seq<int64_t>(0, stages));
+    auto op = ScheduleOp::create(
+        builder, loc, builder.getStringAttr(function + "_schedule"),
+        builder.getStringAttr(generator->name),
+        FlatSymbolRefAttr::get(builder.getContext(), function),
+        builder.getI64IntegerAttr(numMicrobatches),
+        builder.getDenseI64ArrayAttr(stageRank));
+    builder.createBlock(&op.getBody());
+    for (auto [rank, actions] : llvm::enumerate(ranks)) {
+      auto rankOp = RankOp::create(builder, loc, rank);
+      OpBuilder::InsertionGuard guard(builder);
+      builder.createBlock(&rankOp.getBody());
+      for (const ScheduledAction &action : actions)
+        ComputeOp::create(builder, loc, action.phase, action.stage, action.mb);
+    }
+  }
 };
 } // namespace
-} // namespace mlir::pp

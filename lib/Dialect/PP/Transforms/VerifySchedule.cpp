@@ -230,9 +230,7 @@ void ScheduleChecker::checkTransferEndpoints() {
   auto checkEndpoint = [&](Operation *op, TransferKind kind, bool isSend,
                            int64_t stage, int64_t peer) {
     int64_t neighbour = getNeighbourStage(kind, isSend, stage);
-    StringRef role = (kind == TransferKind::activation) == isSend
-                         ? "consumer"
-                         : "producer";
+    StringRef role = isSend ? "consumer" : "producer";
     if (neighbour < 0 || neighbour >= numStages) {
       fail(op) << describe(op) << " has no " << role << ": stage " << stage
                << " is the " << (neighbour < 0 ? "first" : "last") << " stage";
@@ -285,7 +283,9 @@ void ScheduleChecker::checkCompleteness() {
   auto reportMissing = [&](StringRef what, int64_t stage, int64_t mb) {
     if (++numMissing > kMaxMissingReports)
       return;
-    InFlightDiagnostic diag = fail(ranks[stageRank[stage]]);
+    // Not emitOpError: that would print the whole rank with the error.
+    failed = true;
+    InFlightDiagnostic diag = mlir::emitError(ranks[stageRank[stage]].getLoc());
     diag << "missing " << what << " of stage " << stage << " micro-batch "
          << mb;
     if (numMissing == kMaxMissingReports)
@@ -340,7 +340,7 @@ void ScheduleChecker::checkRunsAfter(ComputeOp op, ComputeOp dep) {
 
 void ScheduleChecker::checkReceivedBefore(ComputeOp op, TransferKind kind,
                                           int64_t producerStage) {
-  ActionKey key = TransferKey{kind, producerStage, op.getMb()}.asTuple();
+  ActionKey key = TransferKey{kind, producerStage, static_cast<int64_t>(op.getMb())}.asTuple();
   auto recvIt = recvs.find(key);
   RecvOp recv = recvIt == recvs.end() ? RecvOp() : recvIt->second.front();
   if (recv && precedes(recv, op))

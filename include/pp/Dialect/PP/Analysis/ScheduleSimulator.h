@@ -53,13 +53,14 @@ struct TransferKey {
   int64_t mb;
 
   static TransferKey get(SendOp send) {
-    return {send.getKind(), send.getStage(), send.getMb()};
+    return {send.getKind(), static_cast<int64_t>(send.getStage()),
+            static_cast<int64_t>(send.getMb())};
   }
   static TransferKey get(RecvOp recv) {
     return {recv.getKind(),
             getNeighbourStage(recv.getKind(), /*isSend=*/false,
-                              recv.getStage()),
-            recv.getMb()};
+                              static_cast<int64_t>(recv.getStage())),
+            static_cast<int64_t>(recv.getMb())};
   }
   /// Packs the key for use in a DenseMap.
   std::tuple<int32_t, int64_t, int64_t> asTuple() const {
@@ -145,7 +146,8 @@ public:
           continue;
         auto it = sendIds.find(TransferKey::get(recv).asTuple());
         bool fromPeer = it != sendIds.end() &&
-                        getRankOf(it->second) == recv.getPeer();
+                        getRankOf(it->second) ==
+                            static_cast<int64_t>(recv.getPeer());
         matchingSend[id] = fromPeer ? it->second : kNoSend;
       }
     }

@@ -1,0 +1,22 @@
+//===- GPipe.cpp - the GPipe schedule -------------------------------------===//
+//
+// All forwards of every micro-batch, then all fused backwards (GPipe).
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+
+using namespace mlir::pp;
+
+llvm::SmallVector<llvm::SmallVector<ScheduledAction>>
+mlir::pp::generateGPipe(const ScheduleProblem &problem) {
+  llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks(
+      problem.numStages);
+  for (int64_t stage = 0; stage < problem.numStages; ++stage) {
+    for (int64_t mb = 0; mb < problem.numMicrobatches; ++mb)
+      ranks[stage].push_back({Phase::forward, stage, mb});
+    for (int64_t mb = 0; mb < problem.numMicrobatches; ++mb)
+      ranks[stage].push_back({Phase::backward, stage, mb});
+  }
+  return ranks;
+}
