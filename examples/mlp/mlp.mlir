@@ -1,10 +1,10 @@
 // A 4-layer MLP training step: three ReLU/tanh hidden layers and a linear
 // head, mean-squared-error loss over the whole batch of 16 rows.
-// Weights carry `pp.param`; the other arguments are batch data (dim 0).
+// Weights carry `pp.param`, the targets `pp.target`; data is batched on dim 0.
 // The loss is sum((pred - y)^2) * 1/(rows*cols): a batch sum times a
 // constant, so per-micro-batch losses add up to the whole-batch loss.
 func.func @train_step(%x: tensor<16x16xf32>,
-                      %y: tensor<16x4xf32>,
+                      %y: tensor<16x4xf32> {pp.target},
                       %w0: tensor<16x32xf32> {pp.param},
                       %b0: tensor<32xf32> {pp.param},
                       %w1: tensor<32x32xf32> {pp.param},

@@ -42,6 +42,7 @@ pprt_context *pprt_context_create(pprt_transport *t, const pprt_options *o) {
   ctx->transport = t;
   ctx->opts = *o;
   ctx->num_replicas = 1;
+  ctx->x0_index = -1;
   return ctx;
 }
 

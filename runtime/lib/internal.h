@@ -105,6 +105,9 @@ void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
 void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot);
 void pprt_wait_all_sends(pprt_context *ctx);
 
+/* ---- update.c ---- */
+void pprt_zero_grads(pprt_context *ctx);
+
 /* ---- driver.c ---- */
 void pprt_begin_step(pprt_context *ctx, int64_t step);
 /* Finishes the step and returns the loss summed over the world (valid on

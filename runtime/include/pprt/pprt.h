@@ -79,7 +79,8 @@ void pp_run_step(pprt_context *ctx, int32_t rank);
 void pprt_set_program(pprt_context *ctx, int32_t num_ranks,
                       int32_t num_stages, int32_t num_microbatches);
 
-/* Declares buffer `id` (>= 0, unique) of `kind` owned by `stage`. `ndims`
+/* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
+   small and dense) of `kind` owned by `stage`. `ndims`
    is 0..4, followed by the dims (unused ones 0). For PARAM, PARAM_GRAD,
    INPUT and TARGET, `index` is the model argument index the buffer stands
    for; otherwise it is free (pass 0). Defining a buffer allocates nothing:
@@ -130,7 +131,7 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage);
 
 int32_t pprt_rank(const pprt_context *ctx);             /* pipeline rank */
 int32_t pprt_num_ranks(const pprt_context *ctx);        /* pipeline depth */
-int32_t pprt_replica(const pprt_context *ctx);          /* data-parallel index */
+int32_t pprt_replica(const pprt_context *ctx);          /* data-parallel copy */
 int32_t pprt_num_replicas(const pprt_context *ctx);
 int32_t pprt_num_microbatches(const pprt_context *ctx);
 int64_t pprt_step(const pprt_context *ctx);             /* 0-based */

@@ -154,9 +154,13 @@ private:
 } // namespace
 
 std::string StageDifferentiator::operandSlot(Value operand) {
-  if (auto arg = dyn_cast<BlockArgument>(operand))
-    return (isParameter(step, arg.getArgNumber()) ? "param:" : "data:") +
-           std::to_string(arg.getArgNumber());
+  if (auto arg = dyn_cast<BlockArgument>(operand)) {
+    unsigned index = arg.getArgNumber();
+    StringRef kind = isParameter(step, index)           ? "param:"
+                     : step.getArgAttr(index, kTargetAttr) ? "target:"
+                                                           : "data:";
+    return kind.str() + std::to_string(index);
+  }
   auto result = cast<OpResult>(operand);
   auto producer = cast<StageOp>(result.getOwner());
   return "act:" + std::to_string(producer.getStage()) + ":" +
@@ -182,7 +186,8 @@ void StageDifferentiator::buildJoint() {
   for (auto [arg, slot, local] :
        llvm::zip(body.getArguments(), argSlots, entry->getArguments())) {
     mapping.map(arg, local);
-    if (!StringRef(slot).starts_with("data:"))
+    if (StringRef(slot).starts_with("act:") ||
+        StringRef(slot).starts_with("param:"))
       active.insert(local);
   }
   builder.setInsertionPointToStart(entry);
@@ -348,7 +353,7 @@ LogicalResult StageDifferentiator::run() {
   SmallVector<std::string> inputGradSlots, weightGradSlots;
   for (auto [i, operand] : llvm::enumerate(stage.getInputs())) {
     StringRef slot = argSlots[i];
-    if (slot.starts_with("data:"))
+    if (slot.starts_with("data:") || slot.starts_with("target:"))
       continue;
     Value arg = joint.getArgument(i);
     Value grad = adjoint.lookup(arg);

@@ -15,6 +15,8 @@ namespace mlir::pp {
 
 /// Attribute marking a weight argument of the training step.
 inline constexpr llvm::StringLiteral kParamAttr = "pp.param";
+/// Attribute marking the data argument that holds the training targets.
+inline constexpr llvm::StringLiteral kTargetAttr = "pp.target";
 /// Attributes tagging a derived stage function.
 inline constexpr llvm::StringLiteral kStageAttr = "pp.stage";
 inline constexpr llvm::StringLiteral kPhaseAttr = "pp.phase";

@@ -1,0 +1,165 @@
+/* main() of every pp training executable: options, then the step loop. */
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PARSE_OK, PARSE_HELP, PARSE_ERROR };
+
+static void usage(FILE *f, const char *prog) {
+  fprintf(f,
+          "usage: %s [options]\n"
+          "  --steps N          training steps to run (default 10)\n"
+          "  --lr F             SGD learning rate (default 0.01)\n"
+          "  --seed N           seed of init and synthetic data (default 1)\n"
+          "  --timeout SECONDS  receive timeout (default $PPRT_TIMEOUT or 60)\n"
+          "  --print-params     print per-parameter sums after training\n"
+          "  --help             show this help\n",
+          prog);
+}
+
+static bool parse_i64(const char *s, int64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  *out = v;
+  return errno == 0 && end != s && *end == '\0';
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  *out = v;
+  return errno == 0 && end != s && *end == '\0' && s[0] != '-';
+}
+
+static bool parse_f64(const char *s, double *out) {
+  char *end = NULL;
+  errno = 0;
+  *out = strtod(s, &end);
+  return errno == 0 && end != s && *end == '\0' && isfinite(*out);
+}
+
+/* Reads the value of `name` from "--name=V" or "--name V". */
+static const char *option_value(int argc, char **argv, int *i,
+                                const char *name) {
+  const char *arg = argv[*i] + 2;
+  size_t len = strlen(name);
+  if (strncmp(arg, name, len) != 0)
+    return NULL;
+  if (arg[len] == '=')
+    return arg + len + 1;
+  if (arg[len] != '\0' || *i + 1 >= argc)
+    return NULL;
+  return argv[++*i];
+}
+
+static bool parse_timeout(const char *s, double *out) {
+  return parse_f64(s, out) && *out > 0.0;
+}
+
+static void default_options(pprt_options *o) {
+  o->steps = 10;
+  o->lr = 0.01f;
+  o->seed = 1;
+  o->timeout_s = 60.0;
+  o->print_params = false;
+}
+
+/* Applies one value option; returns false if `argv[*i]` is not one of them
+   or its value is invalid. */
+static bool parse_value_option(int argc, char **argv, int *i,
+                               pprt_options *o) {
+  const char *v;
+  double d;
+  if ((v = option_value(argc, argv, i, "steps")))
+    return parse_i64(v, &o->steps) && o->steps >= 0;
+  if ((v = option_value(argc, argv, i, "lr"))) {
+    bool ok = parse_f64(v, &d);
+    o->lr = (float)d;
+    return ok;
+  }
+  if ((v = option_value(argc, argv, i, "seed")))
+    return parse_u64(v, &o->seed);
+  if ((v = option_value(argc, argv, i, "timeout")))
+    return parse_timeout(v, &o->timeout_s);
+  return false;
+}
+
+static int parse_options(int argc, char **argv, pprt_options *o, char *err,
+                         size_t err_size) {
+  default_options(o);
+  const char *env = getenv("PPRT_TIMEOUT");
+  if (env && *env && !parse_timeout(env, &o->timeout_s)) {
+    snprintf(err, err_size, "invalid PPRT_TIMEOUT '%s'", env);
+    return PARSE_ERROR;
+  }
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+      return PARSE_HELP;
+    if (strcmp(arg, "--print-params") == 0) {
+      o->print_params = true;
+      continue;
+    }
+    if (strncmp(arg, "--", 2) == 0 && parse_value_option(argc, argv, &i, o))
+      continue;
+    snprintf(err, err_size, "invalid or unknown option '%s'", arg);
+    return PARSE_ERROR;
+  }
+  return PARSE_OK;
+}
+
+static void train(pprt_context *ctx) {
+  bool root = ctx->transport->world_rank == 0;
+  for (int64_t step = 0; step < ctx->opts.steps; ++step) {
+    pprt_begin_step(ctx, step);
+    pp_run_step(ctx, ctx->pipeline_rank);
+    double loss = pprt_end_step(ctx);
+    if (root) {
+      printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
+      fflush(stdout);
+    }
+  }
+}
+
+/* Every process parses the same argv, so all agree on how to exit. */
+static int handle_bad_options(pprt_transport *t, int status, const char *prog,
+                              const char *err) {
+  if (t->world_rank == 0) {
+    if (status == PARSE_HELP) {
+      usage(stdout, prog);
+    } else {
+      fprintf(stderr, "%s: %s\n", prog, err);
+      usage(stderr, prog);
+    }
+  }
+  t->ops->destroy(t);
+  return status == PARSE_HELP ? 0 : 2;
+}
+
+int main(int argc, char **argv) {
+  pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
+  pprt_options opts;
+  char err[256] = "";
+  int status = parse_options(argc, argv, &opts, err, sizeof err);
+  if (status != PARSE_OK)
+    return handle_bad_options(t, status, argv[0], err);
+
+  pprt_context *ctx = pprt_context_create(t, &opts);
+  pp_define_program(ctx);
+  int rc = 1;
+  if (pprt_context_start(ctx)) {
+    train(ctx);
+    if (opts.print_params)
+      pprt_print_params(ctx);
+    rc = 0;
+  }
+  pprt_context_destroy(ctx);
+  t->ops->destroy(t);
+  return rc;
+}

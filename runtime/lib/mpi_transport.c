@@ -1,0 +1,229 @@
+/* MPI implementation of the runtime's transport interface (host memory). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "transport.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct mpi_transport {
+  pprt_transport base; /* first, so the two pointers convert */
+  MPI_Comm comm;       /* private dup of MPI_COMM_WORLD */
+  MPI_Comm group_comm; /* data-parallel group, MPI_COMM_NULL until split */
+  MPI_Request *reqs;   /* outstanding sends; index = handle */
+  int32_t num_reqs;
+  int32_t cap_reqs;
+} mpi_transport;
+
+static mpi_transport *as_mpi(pprt_transport *t) { return (mpi_transport *)t; }
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sleep_ns(long ns) {
+  struct timespec ts = {0, ns};
+  nanosleep(&ts, NULL);
+}
+
+_Noreturn static void mpi_abort(pprt_transport *t, int code) {
+  (void)t;
+  /* The launcher kills the job without draining its output pipes, so give
+     it a moment to forward the message just printed. */
+  fflush(NULL);
+  sleep_ns(300L * 1000 * 1000);
+  /* MPI_COMM_WORLD, not our dup: MPICH 4 only ends the calling process
+     when aborting any other communicator, leaving the job hung. */
+  MPI_Abort(MPI_COMM_WORLD, code);
+  exit(code); /* MPI_Abort does not return; keep the promise anyway */
+}
+
+_Noreturn static void fail(mpi_transport *m, const char *what,
+                           const char *detail) {
+  fprintf(stderr, "pprt: rank %d: %s: %s\n", m->base.world_rank, what,
+          detail);
+  fflush(stderr);
+  mpi_abort(&m->base, 1);
+}
+
+/* Errors return to us (MPI_ERRORS_RETURN) so they can be reported here. */
+static void check(mpi_transport *m, int rc, const char *what) {
+  if (rc == MPI_SUCCESS)
+    return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  fail(m, what, text);
+}
+
+static int count_of(mpi_transport *m, int64_t count) {
+  if (count > INT_MAX)
+    fail(m, "transfer", "message too large for one MPI call");
+  return (int)count;
+}
+
+static void mpi_split_groups(pprt_transport *t, int32_t color, int32_t key) {
+  mpi_transport *m = as_mpi(t);
+  check(m, MPI_Comm_split(m->comm, color, key, &m->group_comm),
+        "MPI_Comm_split");
+  MPI_Comm_set_errhandler(m->group_comm, MPI_ERRORS_RETURN);
+}
+
+static int32_t mpi_isend(pprt_transport *t, const float *buf, int64_t count,
+                         int32_t peer, int32_t tag) {
+  mpi_transport *m = as_mpi(t);
+  if (m->num_reqs == m->cap_reqs) {
+    int32_t cap = m->cap_reqs ? 2 * m->cap_reqs : 16;
+    MPI_Request *r = realloc(m->reqs, (size_t)cap * sizeof *r);
+    if (!r)
+      fail(m, "MPI_Isend", "out of memory");
+    m->reqs = r;
+    m->cap_reqs = cap;
+  }
+  MPI_Request *req = &m->reqs[m->num_reqs];
+  check(m,
+        MPI_Isend(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm, req),
+        "MPI_Isend");
+  return m->num_reqs++;
+}
+
+static void mpi_wait(pprt_transport *t, int32_t handle) {
+  mpi_transport *m = as_mpi(t);
+  /* Leaves MPI_REQUEST_NULL behind, which the final Waitall skips. */
+  check(m, MPI_Wait(&m->reqs[handle], MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
+/* GCC 12 mistakes MPICH's MPI_STATUSES_IGNORE sentinel for an array. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+static void mpi_wait_all(pprt_transport *t) {
+  mpi_transport *m = as_mpi(t);
+  check(m, MPI_Waitall(m->num_reqs, m->reqs, MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
+  m->num_reqs = 0;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/* Polls instead of blocking so that a lost peer turns into a timeout;
+   the backoff keeps idle ranks from stealing cores from busy ones. */
+static pprt_recv_status mpi_recv(pprt_transport *t, float *buf,
+                                 int64_t count, int32_t peer, int32_t tag,
+                                 double timeout_s) {
+  mpi_transport *m = as_mpi(t);
+  MPI_Request req;
+  check(m,
+        MPI_Irecv(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm,
+                  &req),
+        "MPI_Irecv");
+  double deadline = now_s() + timeout_s;
+  long backoff_ns = 50 * 1000;
+  MPI_Status status;
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Test(&req, &done, &status);
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+      MPI_Error_class(rc, &cls);
+    if (cls == MPI_ERR_TRUNCATE)
+      return PPRT_RECV_SIZE_MISMATCH;
+    check(m, rc, "MPI_Test");
+    if (done)
+      break;
+    if (now_s() >= deadline)
+      return PPRT_RECV_TIMEOUT; /* the caller aborts the job */
+    sleep_ns(backoff_ns);
+    backoff_ns = backoff_ns * 2 > 1000 * 1000 ? 1000 * 1000 : backoff_ns * 2;
+  }
+  int got = 0;
+  MPI_Get_count(&status, MPI_FLOAT, &got);
+  return got == count ? PPRT_RECV_OK : PPRT_RECV_SIZE_MISMATCH;
+}
+
+static void mpi_allreduce_group_f32(pprt_transport *t, float *buf,
+                                    int64_t count) {
+  mpi_transport *m = as_mpi(t);
+  check(m,
+        MPI_Allreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT,
+                      MPI_SUM, m->group_comm),
+        "MPI_Allreduce");
+}
+
+static void mpi_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
+  mpi_transport *m = as_mpi(t);
+  int rc = m->base.world_rank == 0
+               ? MPI_Reduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, 0,
+                            m->comm)
+               : MPI_Reduce(vals, NULL, n, MPI_DOUBLE, MPI_SUM, 0, m->comm);
+  check(m, rc, "MPI_Reduce");
+}
+
+static void mpi_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
+                                        int32_t n) {
+  mpi_transport *m = as_mpi(t);
+  check(m,
+        MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_INT32_T, MPI_MIN, m->comm),
+        "MPI_Allreduce");
+}
+
+static void mpi_destroy(pprt_transport *t) {
+  mpi_transport *m = as_mpi(t);
+  if (m->group_comm != MPI_COMM_NULL)
+    MPI_Comm_free(&m->group_comm);
+  MPI_Comm_free(&m->comm);
+  free(m->reqs);
+  free(m);
+  MPI_Finalize();
+}
+
+static const pprt_transport_ops mpi_ops = {
+    .split_groups = mpi_split_groups,
+    .isend = mpi_isend,
+    .wait = mpi_wait,
+    .wait_all = mpi_wait_all,
+    .recv = mpi_recv,
+    .allreduce_group_f32 = mpi_allreduce_group_f32,
+    .reduce_world_f64 = mpi_reduce_world_f64,
+    .allreduce_world_min_i32 = mpi_allreduce_world_min_i32,
+    .abort = mpi_abort,
+    .destroy = mpi_destroy,
+};
+
+static int64_t tag_upper_bound(void) {
+  int *ub = NULL;
+  int flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+  return flag && ub ? *ub : 32767; /* 32767: the minimum MPI guarantees */
+}
+
+pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
+  MPI_Init(argc, argv);
+  mpi_transport *m = calloc(1, sizeof *m);
+  if (!m) {
+    fprintf(stderr, "pprt: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+  }
+  /* A private communicator keeps our tags apart from any other MPI user. */
+  MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+  MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+  m->group_comm = MPI_COMM_NULL;
+  m->base.ops = &mpi_ops;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(m->comm, &rank);
+  MPI_Comm_size(m->comm, &size);
+  m->base.world_rank = rank;
+  m->base.world_size = size;
+  m->base.max_tag = tag_upper_bound();
+  return &m->base;
+}

@@ -1,0 +1,43 @@
+/* The few math functions the runtime needs, so libpprt.a never needs -lm. */
+#ifndef PPRT_MATH_H
+#define PPRT_MATH_H
+
+/* Square root of x >= 0 by Newton's method; exact enough for init scales. */
+static inline double pprt_sqrt(double x) {
+  if (x <= 0.0)
+    return 0.0;
+  double r = x > 1.0 ? x : 1.0;
+  for (int i = 0; i < 200; ++i) {
+    double next = 0.5 * (r + x / r);
+    if (next >= r)
+      break;
+    r = next;
+  }
+  return r;
+}
+
+/* exp(-y) for 0 <= y <= 64: exp(-r) * 2^-k with |r| <= ln2/2. */
+static inline double pprt_exp_neg(double y) {
+  const double ln2 = 0.69314718055994530942;
+  int k = (int)(y / ln2 + 0.5);
+  double r = y - k * ln2;
+  double term = 1.0, sum = 1.0;
+  for (int n = 1; n <= 18; ++n) {
+    term *= -r / n;
+    sum += term;
+  }
+  for (int i = 0; i < k; ++i)
+    sum *= 0.5;
+  return sum;
+}
+
+static inline double pprt_tanh(double x) {
+  double ax = x < 0 ? -x : x;
+  if (ax > 20.0)
+    return x < 0 ? -1.0 : 1.0;
+  double e = pprt_exp_neg(2.0 * ax);
+  double t = (1.0 - e) / (1.0 + e);
+  return x < 0 ? -t : t;
+}
+
+#endif /* PPRT_MATH_H */

@@ -1,0 +1,128 @@
+/* Point-to-point transfers and gradient all-reduce of the generated ABI. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static const char *transfer_name(int32_t kind) {
+  switch (kind) {
+  case PPRT_ACTIVATION:
+    return "activation";
+  case PPRT_GRADIENT:
+    return "gradient";
+  default:
+    return "data";
+  }
+}
+
+/* Where one transfer goes: the local slot and the remote endpoint. */
+typedef struct endpoint {
+  pprt_buffer_desc *b;
+  int32_t slot;
+  int32_t world_peer;
+  int32_t tag;
+} endpoint;
+
+static endpoint resolve(pprt_context *ctx, const char *op, int32_t id,
+                        int32_t mb, int32_t peer) {
+  endpoint e;
+  e.b = pprt_lookup(ctx, id);
+  e.slot = pprt_slot_index(ctx, e.b, id, mb);
+  if (peer < 0 || peer >= ctx->num_ranks)
+    pprt_fatal(ctx, "%s of buffer %d: peer rank %d out of range 0..%d", op,
+               id, peer, ctx->num_ranks - 1);
+  /* Peers are pipeline ranks of the caller's own replica. */
+  e.world_peer = ctx->replica * ctx->num_ranks + peer;
+  int64_t tag = (int64_t)id * ctx->num_microbatches + e.slot;
+  if (tag > ctx->transport->max_tag)
+    pprt_fatal(ctx,
+               "%s of buffer %d micro-batch %d: tag %lld exceeds the "
+               "transport's limit %lld",
+               op, id, mb, (long long)tag, (long long)ctx->transport->max_tag);
+  e.tag = (int32_t)tag;
+  return e;
+}
+
+static void push_pending(pprt_context *ctx, int32_t id, int32_t slot,
+                         int32_t handle) {
+  if (ctx->num_pending == ctx->pending_cap) {
+    int32_t cap = ctx->pending_cap ? 2 * ctx->pending_cap : 16;
+    pprt_pending_send *p = realloc(ctx->pending, (size_t)cap * sizeof *p);
+    if (!p)
+      pprt_fatal(ctx, "out of memory tracking sends");
+    ctx->pending = p;
+    ctx->pending_cap = cap;
+  }
+  ctx->pending[ctx->num_pending++] = (pprt_pending_send){id, slot, handle};
+}
+
+void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot) {
+  pprt_transport *t = ctx->transport;
+  for (int32_t i = 0; i < ctx->num_pending;) {
+    pprt_pending_send *p = &ctx->pending[i];
+    if (p->id != id || p->slot != slot) {
+      ++i;
+      continue;
+    }
+    t->ops->wait(t, p->handle);
+    *p = ctx->pending[--ctx->num_pending];
+  }
+}
+
+void pprt_wait_all_sends(pprt_context *ctx) {
+  ctx->transport->ops->wait_all(ctx->transport);
+  ctx->num_pending = 0;
+}
+
+void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
+               int32_t stage, int32_t kind) {
+  (void)stage;
+  (void)kind;
+  endpoint e = resolve(ctx, "send", id, mb, peer);
+  const float *data = pprt_slot_data(ctx, e.b, id, e.slot);
+  pprt_transport *t = ctx->transport;
+  int32_t handle = t->ops->isend(t, data, e.b->numel, e.world_peer, e.tag);
+  push_pending(ctx, id, e.slot, handle);
+}
+
+void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
+               int32_t stage, int32_t kind) {
+  endpoint e = resolve(ctx, "recv", id, mb, peer);
+  float *data = pprt_slot_data(ctx, e.b, id, e.slot);
+  pprt_wait_slot_sends(ctx, id, e.slot);
+  pprt_transport *t = ctx->transport;
+  double timeout = ctx->opts.timeout_s;
+  switch (t->ops->recv(t, data, e.b->numel, e.world_peer, e.tag, timeout)) {
+  case PPRT_RECV_OK:
+    return;
+  case PPRT_RECV_TIMEOUT:
+    pprt_fatal(ctx,
+               "timed out after %.1f s waiting for %s of stage %d "
+               "micro-batch %d from rank %d",
+               timeout, transfer_name(kind), stage, mb, e.world_peer);
+  case PPRT_RECV_SIZE_MISMATCH:
+    pprt_fatal(ctx,
+               "%s of stage %d micro-batch %d from rank %d does not have "
+               "the %lld elements of buffer %d",
+               transfer_name(kind), stage, mb, e.world_peer,
+               (long long)e.b->numel, id);
+  }
+}
+
+void pprt_all_reduce(pprt_context *ctx, int32_t stage) {
+  if (stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "pprt_all_reduce: stage %d out of range 0..%d", stage,
+               ctx->num_stages - 1);
+  if (ctx->num_replicas == 1)
+    return;
+  /* Every replica walks the same ids in the same order, and untouched
+     gradients are allocated (as zeros) so that the collectives match. */
+  pprt_transport *t = ctx->transport;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!b->defined || b->kind != PPRT_PARAM_GRAD || b->stage != stage)
+      continue;
+    float *data = pprt_slot_data(ctx, b, id, 0);
+    pprt_wait_slot_sends(ctx, id, 0);
+    t->ops->allreduce_group_f32(t, data, b->numel);
+  }
+}

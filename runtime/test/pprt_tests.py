@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the pprt runtime, driving the toy pipeline program."""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+STEP_RE = re.compile(r"^step (\d+) loss (\S+)$")
+PARAM_RE = re.compile(r"^param (\d+) sum (\S+) sumsq (\S+)$")
+# `timeout` around every job, so that a runtime bug can never hang CI.
+JOB_LIMIT_S = 60
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg, proc=None):
+    if cond:
+        return
+    if proc is not None:
+        msg += f"\n--- exit {proc.returncode}\n--- stdout\n{proc.stdout}" \
+               f"\n--- stderr\n{proc.stderr}"
+    raise Failure(msg)
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PPRT_TOY_", "PPRT_TIMEOUT"))}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def mpirun(args, np, prog, *prog_args, env=None):
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, str(np),
+           prog, *prog_args]
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, capture_output=True, text=True,
+                          env=env or clean_env())
+
+
+def parse_run(proc):
+    """Returns ([losses], {index: (sum, sumsq)}) of a successful run."""
+    check(proc.returncode == 0, "run failed", proc)
+    losses, params = [], {}
+    for line in proc.stdout.splitlines():
+        if m := STEP_RE.match(line):
+            check(int(m[1]) == len(losses) + 1, f"bad step line {line!r}", proc)
+            losses.append(float(m[2]))
+        elif m := PARAM_RE.match(line):
+            params[int(m[1])] = (float(m[2]), float(m[3]))
+        else:
+            raise Failure(f"unexpected output line {line!r}")
+    return losses, params
+
+
+def close(a, b, rel=1e-5, abs_tol=1e-6):
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + abs_tol
+
+
+def compare_runs(pipe, ref, steps):
+    losses, params = parse_run(pipe)
+    ref_losses, ref_params = parse_run(ref)
+    check(len(losses) == steps, f"expected {steps} step lines", pipe)
+    check(losses[-1] < losses[0], f"loss does not fall: {losses}", pipe)
+    for i, (a, b) in enumerate(zip(losses, ref_losses)):
+        check(close(a, b, abs_tol=0.0),
+              f"step {i + 1}: pipeline loss {a} != reference {b}")
+    check(sorted(params) == [2, 3], f"expected params 2 and 3: {params}")
+    check(params.keys() == ref_params.keys(), "param sets differ")
+    for k in params:
+        for a, b in zip(params[k], ref_params[k]):
+            check(close(a, b), f"param {k}: {params[k]} != {ref_params[k]}")
+    print("losses:", losses)
+
+
+def test_compare(args):
+    """2-rank pipeline with 2 micro-batches == 1 rank, whole batch."""
+    flags = ["--steps", "5", "--lr", "0.2", "--print-params"]
+    compare_runs(mpirun(args, 2, args.toy, *flags),
+                 mpirun(args, 1, args.ref, *flags), 5)
+
+
+def test_data_parallel(args):
+    """2 replicas of the 2-rank pipeline == 2 replicas of the reference."""
+    flags = ["--steps", "5", "--lr", "0.2", "--print-params"]
+    compare_runs(mpirun(args, 4, args.toy, *flags),
+                 mpirun(args, 2, args.ref, *flags), 5)
+
+
+def test_user_data(args):
+    """A linked pprt_user_load_data replaces the built-in generator."""
+    flags = ["--steps", "5", "--lr", "0.2"]
+    losses, _ = parse_run(mpirun(args, 2, args.user, *flags))
+    builtin, _ = parse_run(mpirun(args, 2, args.toy, *flags))
+    check(len(losses) == 5 and losses[-1] < losses[0],
+          f"zero-target loss does not fall: {losses}")
+    check(all(a != b for a, b in zip(losses, builtin)),
+          f"hook ignored: {losses} vs built-in {builtin}")
+    print("losses:", losses)
+
+
+def test_timeout(args):
+    """A sender that never sends makes the receiver abort the whole job."""
+    start = time.monotonic()
+    proc = mpirun(args, 2, args.toy, "--steps", "5", "--timeout", "1",
+                  env=clean_env(PPRT_TOY_STALL_STEP=2))
+    elapsed = time.monotonic() - start
+    check(proc.returncode not in (0, 124), "job did not fail by itself", proc)
+    check(elapsed < 10, f"took {elapsed:.1f} s to fail", proc)
+    check("rank 1: timed out after 1.0 s" in proc.stderr,
+          "no timeout message from rank 1", proc)
+    check("stage 1 micro-batch 0 from rank 0" in proc.stderr,
+          "timeout message lacks the stage/micro-batch", proc)
+    check(proc.stderr.count("timed out after") == 1,
+          "expected exactly one timeout line", proc)
+    check(proc.stdout.startswith("step 1 loss"), "step 1 did not run", proc)
+    print(f"failed after {elapsed:.1f} s as expected")
+
+
+def children_of(pid):
+    """All descendants of `pid`, read from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The command name may contain spaces; fields resume after ')'.
+        parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(
+            int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def exe_of(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
+
+
+def wait_for_file_text(path, text, limit_s):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        with open(path) as f:
+            if text in f.read():
+                return True
+        time.sleep(0.1)
+    return False
+
+
+def test_kill(args):
+    """kill -9 of one rank ends the whole job with a failure."""
+    out_path = os.path.join(args.work, "kill.out")
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, "--steps", "100000"]
+    print("+", " ".join(cmd), flush=True)
+    with open(out_path, "w") as out:
+        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                               env=clean_env(PPRT_TOY_SLEEP_MS=50),
+                               start_new_session=True)
+    try:
+        check(wait_for_file_text(out_path, "step 2 loss", 20),
+              "training did not start")
+        time.sleep(1)  # let both ranks settle into steady training
+        toy = os.path.realpath(args.toy)
+        ranks = [p for p in children_of(job.pid) if exe_of(p) == toy]
+        check(len(ranks) == 2, f"expected 2 toy processes, found {ranks}")
+        os.kill(ranks[-1], signal.SIGKILL)
+        killed_at = time.monotonic()
+        rc = job.wait(timeout=30)
+        print(f"job exited {rc} {time.monotonic() - killed_at:.1f} s "
+              f"after the kill")
+        check(rc != 0, "job succeeded after a rank was killed")
+    except subprocess.TimeoutExpired:
+        raise Failure("job still running 30 s after a rank was killed")
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+
+
+def test_bad_option(args):
+    """Unknown options and bad values exit 2 with the usage text."""
+    for flags in (["--bogus"], ["--steps", "x"], ["--timeout", "0"]):
+        for np in (None, 1):
+            if np is None:
+                proc = subprocess.run(["timeout", str(JOB_LIMIT_S), args.toy,
+                                       *flags], capture_output=True, text=True,
+                                      env=clean_env())
+            else:
+                proc = mpirun(args, np, args.toy, *flags)
+            check(proc.returncode == 2, f"{flags}: expected exit 2", proc)
+            check("usage:" in proc.stderr, f"{flags}: no usage text", proc)
+    proc = mpirun(args, 1, args.toy, "--steps", "1",
+                  env=clean_env(PPRT_TIMEOUT="soon"))
+    check(proc.returncode == 2 and "PPRT_TIMEOUT" in proc.stderr,
+          "bad PPRT_TIMEOUT accepted", proc)
+    proc = subprocess.run([args.toy, "--help"], capture_output=True,
+                          text=True, env=clean_env())
+    check(proc.returncode == 0 and "usage:" in proc.stdout, "--help", proc)
+
+
+def test_world_size(args):
+    """3 processes cannot run a 2-rank pipeline."""
+    proc = mpirun(args, 3, args.toy, "--steps", "1")
+    check(proc.returncode != 0, "3-process run of a 2-rank program ran", proc)
+    check(proc.stderr.count("world size 3 is not a multiple of") == 1,
+          "expected one clear world-size message", proc)
+
+
+def test_errors(args):
+    """Program bugs abort the whole job with one line naming the rank."""
+    cases = {
+        "none": None,
+        "ndims": "pprt: rank 0: buffer 0: ndims 5 out of range 0..4",
+        "id": "pprt: rank 1: unknown buffer id 7",
+        "mb": "pprt: rank 1: buffer 0 (micro-batch): micro-batch 16384 out "
+              "of range 0..16383",
+        "tag": "pprt: rank 1: send of buffer 131072 micro-batch 1: tag "
+               "2147483649 exceeds",
+    }
+    for case, message in cases.items():
+        proc = mpirun(args, 2, args.error, "--steps", "2",
+                      env=clean_env(PPRT_ERR=case))
+        if message is None:
+            check(proc.returncode == 0, "correct program failed", proc)
+            continue
+        check(proc.returncode not in (0, 124), f"{case}: did not fail", proc)
+        check(message in proc.stderr, f"{case}: no {message!r}", proc)
+
+
+def test_link_mpicc(args):
+    """`train.o libpprt.a -lmpi` links with plain cc and with mpicc."""
+    src = os.path.join(os.path.dirname(__file__), "toy_program.c")
+    obj = os.path.join(args.work, "link_toy.o")
+    cc = os.environ.get("CC", "cc")
+    subprocess.run([cc, "-std=c11", "-c", f"-I{args.include}", src, "-o",
+                    obj], check=True)
+    links = [[cc, obj, args.lib, "-lmpi"]]
+    if args.mpicc:
+        links.append([args.mpicc, obj, args.lib])
+    for i, link in enumerate(links):
+        exe = os.path.join(args.work, f"link_toy{i}")
+        print("+", " ".join(link + ["-o", exe]), flush=True)
+        subprocess.run(link + ["-o", exe], check=True)
+        losses, _ = parse_run(mpirun(args, 2, exe, "--steps", "2"))
+        check(len(losses) == 2, f"{exe}: expected 2 steps")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "lib", "include",
+                "mpicc", "work"):
+        p.add_argument(f"--{opt}", default="")
+    p.add_argument("test")
+    args = p.parse_args()
+    try:
+        globals()[f"test_{args.test}"](args)
+    except Failure as e:
+        print(f"FAIL {args.test}: {e}", file=sys.stderr)
+        return 1
+    print(f"PASS {args.test}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+/* Hand-written stand-in for pp-compile output: a 2-stage linear model. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "pprt/pprt.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+/*
+ * Model: h = x @ W0 (stage 0), p = h @ W1 and
+ * loss = sum((p - y)^2) / (BATCH * DOUT) (stage 1), GPipe schedule.
+ *
+ * Built twice: pprt-toy runs the stages on 2 ranks with 2 micro-batches;
+ * pprt-toy-ref (TOY_REFERENCE) runs both stages on 1 rank over the whole
+ * batch as one micro-batch, so its losses must match pprt-toy's.
+ * pprt-toy-user (TOY_USER_DATA) overrides the data through the
+ * pprt_user_load_data hook.
+ *
+ * Test hooks (env): PPRT_TOY_SLEEP_MS sleeps that long every step;
+ * PPRT_TOY_STALL_STEP=N makes pipeline rank 0 hang instead of sending in
+ * (1-based) step N.
+ */
+
+enum { DIN = 8, DH = 16, DOUT = 4, BATCH = 32 };
+
+#ifdef TOY_REFERENCE
+enum { NUM_RANKS = 1, NUM_MB = 1 };
+#else
+enum { NUM_RANKS = 2, NUM_MB = 2 };
+#endif
+enum { ROWS = BATCH / NUM_MB }; /* rows per micro-batch */
+
+/* Buffer ids; model arguments are (x, y, W0, W1) = indices 0..3. */
+enum {
+  W0, W1, GW0, GW1, X, Y, H, DH_, DW0_MB, DW1_MB, LOSS, LOSS_GRAD, P,
+};
+
+void pp_define_program(pprt_context *ctx) {
+  pprt_set_program(ctx, NUM_RANKS, 2, NUM_MB);
+  pprt_define_buffer(ctx, W0, PPRT_PARAM, 0, 2, 2, DIN, DH, 0, 0);
+  pprt_define_buffer(ctx, W1, PPRT_PARAM, 1, 3, 2, DH, DOUT, 0, 0);
+  pprt_define_buffer(ctx, GW0, PPRT_PARAM_GRAD, 0, 2, 2, DIN, DH, 0, 0);
+  pprt_define_buffer(ctx, GW1, PPRT_PARAM_GRAD, 1, 3, 2, DH, DOUT, 0, 0);
+  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, 2, ROWS, DIN, 0, 0);
+  pprt_define_buffer(ctx, Y, PPRT_TARGET, 1, 1, 2, ROWS, DOUT, 0, 0);
+  pprt_define_buffer(ctx, H, PPRT_MICROBATCH, 0, 0, 2, ROWS, DH, 0, 0);
+  pprt_define_buffer(ctx, DH_, PPRT_MICROBATCH, 1, 0, 2, ROWS, DH, 0, 0);
+  pprt_define_buffer(ctx, DW0_MB, PPRT_MICROBATCH, 0, 0, 2, DIN, DH, 0, 0);
+  pprt_define_buffer(ctx, DW1_MB, PPRT_MICROBATCH, 1, 0, 2, DH, DOUT, 0, 0);
+  pprt_define_buffer(ctx, LOSS, PPRT_LOSS, 1, 0, 0, 0, 0, 0, 0);
+  pprt_define_buffer(ctx, LOSS_GRAD, PPRT_LOSS_GRAD, 1, 0, 0, 0, 0, 0, 0);
+  pprt_define_buffer(ctx, P, PPRT_MICROBATCH, 1, 0, 2, ROWS, DOUT, 0, 0);
+}
+
+#ifdef TOY_USER_DATA
+/* Replaces the built-in targets by zeros, keeping the built-in inputs. */
+void pprt_user_load_data(const pprt_context *ctx, int32_t kind,
+                         int32_t index, int64_t step, int64_t first_row,
+                         int64_t num_rows, int64_t row_size, float *out) {
+  if (kind == PPRT_INPUT) {
+    pprt_builtin_load_data(ctx, kind, index, step, first_row, num_rows,
+                           row_size, out);
+    return;
+  }
+  for (int64_t i = 0; i < num_rows * row_size; ++i)
+    out[i] = 0.0f;
+}
+#endif
+
+static float *buf(pprt_context *ctx, int32_t id, int32_t mb) {
+  return pprt_buffer(ctx, id, mb);
+}
+
+/* c[m][n] = a[m][k] @ b[k][n] */
+static void matmul(const float *a, const float *b, float *c, int m, int k,
+                   int n) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int l = 0; l < k; ++l)
+        acc += a[i * k + l] * b[l * n + j];
+      c[i * n + j] = acc;
+    }
+}
+
+/* c[k][n] = a[m][k]^T @ b[m][n] */
+static void matmul_tn(const float *a, const float *b, float *c, int m, int k,
+                      int n) {
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int l = 0; l < m; ++l)
+        acc += a[l * k + i] * b[l * n + j];
+      c[i * n + j] = acc;
+    }
+}
+
+/* c[m][k] = a[m][n] @ b[k][n]^T */
+static void matmul_nt(const float *a, const float *b, float *c, int m, int n,
+                      int k) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < k; ++j) {
+      float acc = 0.0f;
+      for (int l = 0; l < n; ++l)
+        acc += a[i * n + l] * b[j * n + l];
+      c[i * k + j] = acc;
+    }
+}
+
+static void forward0(pprt_context *ctx, int mb) {
+  matmul(buf(ctx, X, mb), buf(ctx, W0, 0), buf(ctx, H, mb), ROWS, DIN, DH);
+}
+
+static void forward1(pprt_context *ctx, int mb) {
+  float *p = buf(ctx, P, mb);
+  const float *y = buf(ctx, Y, mb);
+  matmul(buf(ctx, H, mb), buf(ctx, W1, 0), p, ROWS, DH, DOUT);
+  float loss = 0.0f;
+  for (int i = 0; i < ROWS * DOUT; ++i)
+    loss += (p[i] - y[i]) * (p[i] - y[i]);
+  buf(ctx, LOSS, mb)[0] = loss / (BATCH * DOUT);
+}
+
+static void backward1(pprt_context *ctx, int mb) {
+  const float *p = buf(ctx, P, mb), *y = buf(ctx, Y, mb);
+  float scale = 2.0f * buf(ctx, LOSS_GRAD, 0)[0] / (BATCH * DOUT);
+  float dp[ROWS * DOUT];
+  for (int i = 0; i < ROWS * DOUT; ++i)
+    dp[i] = scale * (p[i] - y[i]);
+  matmul_tn(buf(ctx, H, mb), dp, buf(ctx, DW1_MB, mb), ROWS, DH, DOUT);
+  matmul_nt(dp, buf(ctx, W1, 0), buf(ctx, DH_, mb), ROWS, DOUT, DH);
+}
+
+static void backward0(pprt_context *ctx, int mb) {
+  matmul_tn(buf(ctx, X, mb), buf(ctx, DH_, mb), buf(ctx, DW0_MB, mb), ROWS,
+            DIN, DH);
+}
+
+static long env_long(const char *name) {
+  const char *v = getenv(name);
+  return v ? strtol(v, NULL, 10) : 0;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Simulates a lost sender for the timeout test. */
+static void maybe_stall(pprt_context *ctx, int32_t rank, bool local) {
+  long stall = env_long("PPRT_TOY_STALL_STEP");
+  if (local || rank != 0 || stall != pprt_step(ctx) + 1)
+    return;
+  for (;;)
+    sleep_ms(1000);
+}
+
+static int32_t owner(int stage) { return stage % NUM_RANKS; }
+
+static void forward_mb(pprt_context *ctx, int mb, bool s0, bool s1,
+                       bool local) {
+  if (s0) {
+    forward0(ctx, mb);
+    if (!local)
+      pprt_send(ctx, H, mb, owner(1), 1, PPRT_ACTIVATION);
+  }
+  if (s1) {
+    if (!local)
+      pprt_recv(ctx, H, mb, owner(0), 1, PPRT_ACTIVATION);
+    forward1(ctx, mb);
+    pprt_record_loss(ctx, LOSS, mb);
+  }
+}
+
+static void backward_mb(pprt_context *ctx, int mb, bool s0, bool s1,
+                        bool local) {
+  if (s1) {
+    backward1(ctx, mb);
+    pprt_accumulate(ctx, GW1, DW1_MB, mb);
+    if (!local)
+      pprt_send(ctx, DH_, mb, owner(0), 0, PPRT_GRADIENT);
+  }
+  if (s0) {
+    if (!local)
+      pprt_recv(ctx, DH_, mb, owner(1), 0, PPRT_GRADIENT);
+    backward0(ctx, mb);
+    pprt_accumulate(ctx, GW0, DW0_MB, mb);
+  }
+}
+
+void pp_run_step(pprt_context *ctx, int32_t rank) {
+  bool s0 = owner(0) == rank, s1 = owner(1) == rank, local = s0 && s1;
+  sleep_ms(env_long("PPRT_TOY_SLEEP_MS"));
+  maybe_stall(ctx, rank, local);
+  for (int mb = 0; mb < NUM_MB; ++mb)
+    forward_mb(ctx, mb, s0, s1, local);
+  for (int mb = NUM_MB - 1; mb >= 0; --mb)
+    backward_mb(ctx, mb, s0, s1, local);
+  for (int stage = 0; stage < 2; ++stage) {
+    if (owner(stage) != rank)
+      continue;
+    pprt_all_reduce(ctx, stage);
+    pprt_optimizer_step(ctx, stage);
+  }
+}
