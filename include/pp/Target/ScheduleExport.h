@@ -1,0 +1,38 @@
+//===- ScheduleExport.h - pp.schedule to external formats -------*- C++ -*-===//
+//
+// Writes a materialised `pp.schedule` in the formats tools outside the
+// compiler read: the `pp-schedule-v1` JSON contract
+// (shared/spec/schedule-json.md) and Chrome trace events (Perfetto).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_TARGET_SCHEDULEEXPORT_H
+#define PP_TARGET_SCHEDULEEXPORT_H
+
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class Operation;
+namespace pp {
+class ScheduleOp;
+
+/// Writes `schedule` as a `pp-schedule-v1` JSON document.
+LogicalResult exportScheduleToJSON(ScheduleOp schedule, raw_ostream &os);
+
+/// Writes the unit-cost timeline of `schedule` (see ScheduleSimulator) as
+/// Chrome trace event JSON, one track per rank. Fails with a diagnostic if
+/// the schedule deadlocks.
+LogicalResult exportScheduleToChromeTrace(ScheduleOp schedule,
+                                          raw_ostream &os);
+
+/// The one `pp.schedule` nested in `root`; emits an error if there is none
+/// or more than one.
+FailureOr<ScheduleOp> findExportedSchedule(Operation *root);
+
+/// Registers `--pp-schedule-to-json` and `--pp-schedule-to-chrome-trace`.
+void registerScheduleExportTranslations();
+
+} // namespace pp
+} // namespace mlir
+
+#endif // PP_TARGET_SCHEDULEEXPORT_H

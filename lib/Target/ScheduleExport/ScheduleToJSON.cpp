@@ -1,0 +1,85 @@
+//===- ScheduleToJSON.cpp - pp.schedule to pp-schedule-v1 JSON ------------===//
+//
+// Writes the JSON contract of shared/spec/schedule-json.md: the header
+// fields, then each rank's ordered actions, one compact object per line so
+// that the document stays readable and diffable.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Target/ScheduleExport.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+/// Writes one action as {"op": ..., "stage": ..., "mb": ..., "peer": ...},
+/// with the fields the spec gives its op, in the spec's order.
+static void writeAction(Operation *op, raw_ostream &os) {
+  llvm::json::OStream json(os);
+  json.object([&] {
+    json.attribute("op", getActionMnemonic(op));
+    llvm::TypeSwitch<Operation *>(op)
+        .Case([&](ComputeOp compute) {
+          json.attribute("stage", static_cast<int64_t>(compute.getStage()));
+          json.attribute("mb", static_cast<int64_t>(compute.getMb()));
+        })
+        .Case<SendOp, RecvOp>([&](auto transfer) {
+          json.attribute("stage", static_cast<int64_t>(transfer.getStage()));
+          json.attribute("mb", static_cast<int64_t>(transfer.getMb()));
+          json.attribute("peer", static_cast<int64_t>(transfer.getPeer()));
+        })
+        .Case<AllReduceOp, OptimizerStepOp>([&](auto action) {
+          json.attribute("stage", static_cast<int64_t>(action.getStage()));
+        });
+  });
+}
+
+/// Checks that every op in the ranks is an action the format can express.
+static LogicalResult checkExportable(ScheduleOp schedule) {
+  WalkResult result = schedule.walk([](Operation *op) {
+    if (isa<ScheduleOp, RankOp, ComputeOp, SendOp, RecvOp, AllReduceOp,
+            OptimizerStepOp>(op))
+      return WalkResult::advance();
+    op->emitOpError("cannot be exported: not a schedule action");
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
+                                             raw_ostream &os) {
+  if (failed(checkExportable(schedule)))
+    return failure();
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  json.object([&] {
+    json.attribute("format", "pp-schedule-v1");
+    json.attribute("name", schedule.getName());
+    json.attribute("num_ranks", schedule.getNumRanks());
+    json.attribute("num_stages", schedule.getNumStages());
+    json.attribute("num_microbatches",
+                   static_cast<int64_t>(schedule.getNumMicrobatches()));
+    json.attributeBegin("stage_rank");
+    json.rawValue([&](raw_ostream &os) {
+      llvm::json::OStream compact(os);
+      compact.array([&] {
+        for (int64_t rank : schedule.getStageRank())
+          compact.value(rank);
+      });
+    });
+    json.attributeEnd();
+    json.attributeArray("ranks", [&] {
+      for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
+        json.array([&] {
+          for (Operation &op : rank.getBody().front())
+            json.rawValue([&](raw_ostream &os) { writeAction(&op, os); });
+        });
+      }
+    });
+  });
+  os << "\n";
+  return success();
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configures and builds pp into ./build (Ninja, lld, ccache when present).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+  -DLLVM_USE_LINKER=lld "${launcher[@]}"
+ninja -C build -j "$(nproc)"

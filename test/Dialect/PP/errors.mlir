@@ -1,0 +1,104 @@
+// RUN: pp-opt %s -split-input-file -verify-diagnostics
+
+func.func @arg_count(%x: tensor<4xf32>) {
+  // expected-error @+1 {{region has 0 arguments but the stage has 1 inputs}}
+  %r = pp.stage 0 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    %c = arith.constant dense<0.0> : tensor<4xf32>
+    pp.yield %c : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @arg_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{region argument #0 has type 'tensor<2xf32>' but input #0 has type 'tensor<4xf32>'}}
+  %r = pp.stage 0 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<2xf32>):
+    %c = arith.constant dense<0.0> : tensor<4xf32>
+    pp.yield %c : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @yield_type(%x: tensor<4xf32>) {
+  %r = pp.stage 0 (%x) : (tensor<4xf32>) -> tensor<2xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{yields types that differ from the results of its stage}}
+    pp.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_stage(%x: tensor<4xf32>) {
+  // expected-error @+1 {{attribute 'stage' failed to satisfy constraint}}
+  %r = pp.stage -1 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    pp.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{stage 1 is placed on rank 3, but the schedule has 2 ranks}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 3] {
+  pp.rank 0 {}
+  pp.rank 1 {}
+}
+
+// -----
+
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] {
+  pp.rank 0 {}
+  // expected-error @+1 {{expected rank 1, ranks must be numbered 0, 1, ... in order}}
+  pp.rank 2 {}
+}
+
+// -----
+
+pp.schedule @s "x" for @f microbatches 2 stage_rank [0, 1] {
+  pp.rank 0 {
+    // expected-error @+1 {{stage 2 out of range: the schedule has 2 stages}}
+    pp.compute forward stage 2 mb 0
+  }
+  pp.rank 1 {}
+}
+
+// -----
+
+pp.schedule @s "x" for @f microbatches 2 stage_rank [0, 1] {
+  pp.rank 0 {
+    // expected-error @+1 {{micro-batch 2 out of range: the schedule has 2 micro-batches}}
+    pp.compute forward stage 0 mb 2
+  }
+  pp.rank 1 {}
+}
+
+// -----
+
+pp.schedule @s "x" for @f microbatches 2 stage_rank [0, 1] {
+  pp.rank 0 {
+    // expected-error @+1 {{peer 5 out of range: the schedule has 2 ranks}}
+    pp.send activation stage 0 mb 0 to 5
+  }
+  pp.rank 1 {}
+}
+
+// -----
+
+// expected-error @+1 {{needs at least one stage in 'stage_rank'}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [] {
+}
+
+// -----
+
+func.func @action_outside_rank() {
+  // expected-error @+1 {{expects parent op 'pp.rank'}}
+  pp.compute forward stage 0 mb 0
+  return
+}

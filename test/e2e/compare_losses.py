@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The correctness oracle: a pipelined model must train exactly like the
+unpipelined one. Compiles the model with 1 stage and 1 micro-batch as the
+reference, then with every requested schedule and micro-batch count, runs
+each under mpirun and compares per-step losses and final weights."""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, timeout=300):
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def train(args, workdir, stages, microbatches, schedule):
+    exe = os.path.join(workdir, f"train_{stages}_{microbatches}_{schedule}")
+    run([args.pp_compile, args.model, "--stages", str(stages),
+         "--microbatches", str(microbatches), "--schedule", schedule, "-o", exe])
+    out = run(["mpirun", "-np", str(stages), exe, "--steps", str(args.steps),
+               "--lr", str(args.lr), "--print-params", "--timeout", "60"])
+    losses = [float(m) for m in re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
+    params = re.findall(r"^param (\d+) sum (\S+) sumsq (\S+)$", out, re.M)
+    if len(losses) != args.steps or not params:
+        sys.exit(f"unexpected output of {exe}:\n{out}")
+    return losses, {int(i): (float(s), float(q)) for i, s, q in params}
+
+
+def close(a, b, rtol):
+    return abs(a - b) <= rtol * max(abs(a), abs(b), 1e-12)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pp-compile", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--stages", type=int, default=4)
+    parser.add_argument("--microbatches", default="1,4,8")
+    parser.add_argument("--schedules", default="gpipe,1f1b")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--rtol", type=float, default=1e-5)
+    args = parser.parse_args()
+
+    failed = passed = 0
+    with tempfile.TemporaryDirectory() as workdir:
+        ref_losses, ref_params = train(args, workdir, 1, 1, "gpipe")
+        head, tail = ref_losses[:5], ref_losses[-5:]
+        if not sum(tail) < sum(head):
+            print(f"FAIL: the reference loss does not fall: {ref_losses}")
+            failed += 1
+        for schedule in args.schedules.split(","):
+            for mb in map(int, args.microbatches.split(",")):
+                losses, params = train(args, workdir, args.stages, mb, schedule)
+                worst = max(abs(a - b) / max(abs(b), 1e-12)
+                            for a, b in zip(losses, ref_losses))
+                ok = all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))
+                ok = ok and params.keys() == ref_params.keys() and all(
+                    close(params[i][k], ref_params[i][k], args.rtol * 10)
+                    for i in params for k in (0, 1))
+                name = f"{schedule} stages={args.stages} microbatches={mb}"
+                print(f"{'PASS' if ok else 'FAIL'}: {name}: max relative loss "
+                      f"difference {worst:.2e} over {args.steps} steps")
+                passed, failed = passed + ok, failed + (not ok)
+    print(f"reference losses: first {ref_losses[0]:.6f} last {ref_losses[-1]:.6f}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+//===- pp-compile.cpp - ahead-of-time compiler for pipelined training -----===//
+//
+// Compiles a training-step function into a native program that trains it
+// across pipeline stages: runs pp's passes and upstream lowering in
+// process, emits an object with LLVM and links it against libpprt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/InitAll.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"),
+                                       cl::init("train"));
+static cl::opt<int64_t> numStages("stages", cl::desc("Pipeline stages"),
+                                  cl::init(1));
+static cl::opt<int64_t> numMicrobatches("microbatches",
+                                        cl::desc("Micro-batches per step"),
+                                        cl::init(1));
+static cl::opt<std::string> scheduleName("schedule",
+                                         cl::desc("Schedule: gpipe or 1f1b"),
+                                         cl::init("1f1b"));
+static cl::opt<std::string> function("function",
+                                     cl::desc("Training-step function"),
+                                     cl::init("train_step"));
+enum class Emit { Schedule, MLIR, LLVM, Obj, Exe };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to produce"), cl::init(Emit::Exe),
+    cl::values(clEnumValN(Emit::Schedule, "schedule",
+                          "verified schedule and stage functions (MLIR)"),
+               clEnumValN(Emit::MLIR, "mlir", "LLVM-dialect MLIR"),
+               clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
+               clEnumValN(Emit::Obj, "obj", "object file"),
+               clEnumValN(Emit::Exe, "exe", "executable linked with libpprt")));
+
+/// The pass pipeline from a model to a verified schedule.
+static std::string schedulePipeline() {
+  std::string fn = "function=" + function;
+  return llvm::formatv(
+      "pp-split-microbatches{{num-microbatches={0} {2}},"
+      "pp-partition-stages{{num-stages={1} {2}},pp-derive-backward{{{2}},"
+      "pp-schedule{{schedule={3} num-microbatches={0} {2}},"
+      "pp-insert-transfers,pp-verify-schedule,canonicalize,cse",
+      numMicrobatches.getValue(), numStages.getValue(), fn,
+      scheduleName.getValue())
+      .str();
+}
+
+/// From a verified schedule to the LLVM dialect.
+static const char *kLoweringPipeline =
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs "
+    "modify-public-functions},buffer-deallocation-pipeline,"
+    "convert-pp-to-runtime,convert-linalg-to-loops,lower-affine,"
+    "convert-scf-to-cf,expand-strided-metadata,finalize-memref-to-llvm,"
+    "convert-to-llvm,reconcile-unrealized-casts";
+
+static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+  PassManager pm(module.getContext());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return failure();
+  return pm.run(module);
+}
+
+/// The pp attributes have no meaning in LLVM IR.
+static void dropPPAttributes(ModuleOp module) {
+  module.walk([](Operation *op) {
+    for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+      if (attr.getName().strref().starts_with("pp."))
+        op->removeDiscardableAttr(attr.getName());
+  });
+}
+
+static LogicalResult emitObject(llvm::Module &module, StringRef path) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    llvm::errs() << "pp-compile: " << error << "\n";
+    return failure();
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+  module.setTargetTriple(triple);
+  module.setDataLayout(machine->createDataLayout());
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    llvm::errs() << "pp-compile: cannot write " << path << ": "
+                 << ec.message() << "\n";
+    return failure();
+  }
+  llvm::legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, out.os(), nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    llvm::errs() << "pp-compile: the target cannot emit object files\n";
+    return failure();
+  }
+  pm.run(module);
+  out.keep();
+  return success();
+}
+
+static LogicalResult linkExecutable(StringRef object, StringRef path) {
+  llvm::ErrorOr<std::string> mpicc =
+      llvm::sys::findProgramByName(PP_MPI_C_COMPILER);
+  if (!mpicc) {
+    llvm::errs() << "pp-compile: cannot find the MPI compiler wrapper '"
+                 << PP_MPI_C_COMPILER << "' to link with\n";
+    return failure();
+  }
+  SmallVector<StringRef> args = {*mpicc, object, PP_RUNTIME_LIBRARY,
+                                 "-lm", "-o", path};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*mpicc, args, std::nullopt, {}, 0, 0,
+                                     &error);
+  if (rc != 0) {
+    llvm::errs() << "pp-compile: linking failed: " << error << "\n";
+    return failure();
+  }
+  return success();
+}
+
+static LogicalResult writeText(StringRef path,
+                               llvm::function_ref<void(raw_ostream &)> print) {
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out) {
+    llvm::errs() << "pp-compile: " << error << "\n";
+    return failure();
+  }
+  print(out->os());
+  out->keep();
+  return success();
+}
+
+static LogicalResult compile(MLIRContext &context) {
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  if (!module)
+    return failure();
+  if (failed(runPipeline(*module, schedulePipeline())))
+    return failure();
+  if (emit == Emit::Schedule)
+    return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
+  if (failed(runPipeline(*module, kLoweringPipeline)))
+    return failure();
+  if (emit == Emit::MLIR)
+    return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
+  dropPPAttributes(*module);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext);
+  if (!llvmModule)
+    return module->emitError("translation to LLVM IR failed");
+  if (emit == Emit::LLVM)
+    return writeText(outputFile,
+                     [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
+  std::string object = emit == Emit::Obj ? outputFile.getValue()
+                                         : outputFile.getValue() + ".o";
+  if (failed(emitObject(*llvmModule, object)))
+    return failure();
+  if (emit == Emit::Obj)
+    return success();
+  LogicalResult linked = linkExecutable(object, outputFile);
+  llvm::sys::fs::remove(object);
+  return linked;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "pp-compile: compile a training step into a pipelined MPI program\n\n"
+      "  pp-compile model.mlir --stages 4 --microbatches 8 --schedule 1f1b "
+      "-o train\n  mpirun -np 4 ./train --steps 20\n");
+  if (numStages < 1 || numMicrobatches < 1) {
+    llvm::errs() << "pp-compile: --stages and --microbatches must be at "
+                    "least 1\n";
+    return 2;
+  }
+  DialectRegistry registry;
+  pp::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  pp::registerAllPasses();
+  MLIRContext context(registry);
+  return failed(compile(context)) ? 1 : 0;
+}
