@@ -19,8 +19,10 @@ config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
 
 llvm_config.use_default_substitutions()
+# pp-compile links through mpicc, which needs the system tools on PATH.
+llvm_config.with_system_environment(["PATH", "HOME"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.pp_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.pp_tools_dir, append_path=True)
 
 tools = [
     ToolSubst("pp-opt", unresolved="fatal"),

@@ -44,6 +44,7 @@ typedef struct pprt_options {
   uint64_t seed;
   double timeout_s;
   bool print_params;
+  bool check_gradients;
 } pprt_options;
 
 struct pprt_context {
@@ -60,6 +61,7 @@ struct pprt_context {
 
   int64_t step;
   double step_loss;
+  bool freeze_params; /* optimizer steps keep weights and gradients */
 
   pprt_buffer_desc *buffers; /* indexed by id */
   int32_t num_buffers;       /* 1 + highest id slot allocated in `buffers` */
@@ -107,6 +109,13 @@ void pprt_wait_all_sends(pprt_context *ctx);
 
 /* ---- update.c ---- */
 void pprt_zero_grads(pprt_context *ctx);
+/* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
+pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
+                               int32_t *gid);
+
+/* ---- gradcheck.c ---- */
+/* Compares gradients with finite differences; returns the exit status. */
+int pprt_check_gradients(pprt_context *ctx);
 
 /* ---- driver.c ---- */
 void pprt_begin_step(pprt_context *ctx, int64_t step);

@@ -17,6 +17,8 @@ static void usage(FILE *f, const char *prog) {
           "  --seed N           seed of init and synthetic data (default 1)\n"
           "  --timeout SECONDS  receive timeout (default $PPRT_TIMEOUT or 60)\n"
           "  --print-params     print per-parameter sums after training\n"
+          "  --check-gradients  compare gradients with finite differences\n"
+          "                     (one-stage programs) instead of training\n"
           "  --help             show this help\n",
           prog);
 }
@@ -68,6 +70,7 @@ static void default_options(pprt_options *o) {
   o->seed = 1;
   o->timeout_s = 60.0;
   o->print_params = false;
+  o->check_gradients = false;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -104,6 +107,10 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
       return PARSE_HELP;
     if (strcmp(arg, "--print-params") == 0) {
       o->print_params = true;
+      continue;
+    }
+    if (strcmp(arg, "--check-gradients") == 0) {
+      o->check_gradients = true;
       continue;
     }
     if (strncmp(arg, "--", 2) == 0 && parse_value_option(argc, argv, &i, o))
@@ -154,10 +161,14 @@ int main(int argc, char **argv) {
   pp_define_program(ctx);
   int rc = 1;
   if (pprt_context_start(ctx)) {
-    train(ctx);
-    if (opts.print_params)
-      pprt_print_params(ctx);
-    rc = 0;
+    if (opts.check_gradients) {
+      rc = pprt_check_gradients(ctx);
+    } else {
+      train(ctx);
+      if (opts.print_params)
+        pprt_print_params(ctx);
+      rc = 0;
+    }
   }
   pprt_context_destroy(ctx);
   t->ops->destroy(t);

@@ -32,8 +32,8 @@ void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb) {
 }
 
 /* Returns the PARAM_GRAD belonging to param `p`, preferring its stage. */
-static pprt_buffer_desc *grad_of(pprt_context *ctx,
-                                 const pprt_buffer_desc *p, int32_t *gid) {
+pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
+                               int32_t *gid) {
   pprt_buffer_desc *found = NULL;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *g = &ctx->buffers[id];
@@ -41,7 +41,8 @@ static pprt_buffer_desc *grad_of(pprt_context *ctx,
       continue;
     if (!found || g->stage == p->stage) {
       found = g;
-      *gid = id;
+      if (gid)
+        *gid = id;
     }
     if (g->stage == p->stage)
       break;
@@ -59,7 +60,7 @@ static void zero_grad(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
 
 static void sgd(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
   int32_t gid = -1;
-  pprt_buffer_desc *g = grad_of(ctx, p, &gid);
+  pprt_buffer_desc *g = pprt_grad_of(ctx, p, &gid);
   /* An untouched gradient is all zeros: the param stays as it is. */
   if (!g || !g->slots[0].data)
     return;
@@ -78,6 +79,8 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
   if (stage < 0 || stage >= ctx->num_stages)
     pprt_fatal(ctx, "pprt_optimizer_step: stage %d out of range 0..%d", stage,
                ctx->num_stages - 1);
+  if (ctx->freeze_params)
+    return;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *b = &ctx->buffers[id];
     if (b->defined && b->kind == PPRT_PARAM && b->stage == stage)

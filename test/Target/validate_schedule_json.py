@@ -5,7 +5,7 @@ Independent of the compiler on purpose: it reads only the JSON and the
 semantics the spec states. Prints one line per violation to stderr and exits
 with 1 if there is any, else prints a one-line summary and exits with 0.
 
-    validate_schedule_json.py schedule.json [more.json ...]
+    validate_schedule_json.py schedule.json [more.json ...]   (- for stdin)
 """
 
 import json
@@ -329,8 +329,11 @@ def main(argv):
     status = 0
     for path in argv[1:]:
         try:
-            with open(path) as f:
-                doc = json.load(f)
+            if path == "-":
+                doc = json.load(sys.stdin)
+            else:
+                with open(path) as f:
+                    doc = json.load(f)
         except (OSError, ValueError) as e:
             print(f"{path}: error: cannot read JSON: {e}", file=sys.stderr)
             status = 1

@@ -22,8 +22,7 @@ LogicalResult exportScheduleToJSON(ScheduleOp schedule, raw_ostream &os);
 /// Writes the unit-cost timeline of `schedule` (see ScheduleSimulator) as
 /// Chrome trace event JSON, one track per rank. Fails with a diagnostic if
 /// the schedule deadlocks.
-LogicalResult exportScheduleToChromeTrace(ScheduleOp schedule,
-                                          raw_ostream &os);
+LogicalResult exportScheduleToChromeTrace(ScheduleOp schedule, raw_ostream &os);
 
 /// The one `pp.schedule` nested in `root`; emits an error if there is none
 /// or more than one.

@@ -34,7 +34,8 @@ static std::string getEventName(Operation *op) {
                              action.getStage())
             .str();
       })
-      .Default([](Operation *op) { return op->getName().getStringRef().str(); });
+      .Default(
+          [](Operation *op) { return op->getName().getStringRef().str(); });
 }
 
 static StringRef getEventCategory(Operation *op) {

@@ -48,8 +48,7 @@ void mlir::pp::registerScheduleExportTranslations() {
     mlir::pp::registerAllDialects(registry);
   };
   static TranslateFromMLIRRegistration toJSON(
-      "pp-schedule-to-json",
-      "Export the pp.schedule as pp-schedule-v1 JSON",
+      "pp-schedule-to-json", "Export the pp.schedule as pp-schedule-v1 JSON",
       translateSchedule<exportScheduleToJSON>, registerDialects);
   static TranslateFromMLIRRegistration toChromeTrace(
       "pp-schedule-to-chrome-trace",

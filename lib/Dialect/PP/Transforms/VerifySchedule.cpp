@@ -40,8 +40,8 @@ int64_t getActionStage(Operation *op) {
 }
 
 std::string describe(Phase phase, int64_t stage, int64_t mb) {
-  return llvm::formatv("{0} of stage {1} micro-batch {2}", stringifyPhase(phase),
-                       stage, mb);
+  return llvm::formatv("{0} of stage {1} micro-batch {2}",
+                       stringifyPhase(phase), stage, mb);
 }
 
 std::string describe(Operation *op) {
@@ -64,7 +64,8 @@ std::string describe(Operation *op) {
                              action.getStage())
             .str();
       })
-      .Default([](Operation *op) { return op->getName().getStringRef().str(); });
+      .Default(
+          [](Operation *op) { return op->getName().getStringRef().str(); });
 }
 
 /// Checks one `pp.schedule`. Each `check*` function looks for one class of
@@ -88,8 +89,8 @@ private:
 
   /// Checks that the same-rank dependency `dep` of `op` runs before it.
   void checkRunsAfter(ComputeOp op, ComputeOp dep);
-  /// Checks that `op` on rank `stageRank[stage]` gets what the neighbour
-  /// stage of the transfer `key` produces through a preceding receive.
+  /// Checks that `op` gets what `producerStage`, on another rank, made for
+  /// its micro-batch through a `pp.recv` of `kind` that precedes it.
   void checkReceivedBefore(ComputeOp op, TransferKind kind,
                            int64_t producerStage);
 
@@ -333,14 +334,16 @@ void ScheduleChecker::checkCompleteness() {
 void ScheduleChecker::checkRunsAfter(ComputeOp op, ComputeOp dep) {
   if (!dep || precedes(dep, op))
     return; // A missing dependency is reported as missing.
-  fail(op, describe(op) + " runs before the " + describe(dep) +
-               " it depends on",
+  fail(op,
+       describe(op) + " runs before the " + describe(dep) + " it depends on",
        dep, describe(dep) + " here");
 }
 
 void ScheduleChecker::checkReceivedBefore(ComputeOp op, TransferKind kind,
                                           int64_t producerStage) {
-  ActionKey key = TransferKey{kind, producerStage, static_cast<int64_t>(op.getMb())}.asTuple();
+  ActionKey key =
+      TransferKey{kind, producerStage, static_cast<int64_t>(op.getMb())}
+          .asTuple();
   auto recvIt = recvs.find(key);
   RecvOp recv = recvIt == recvs.end() ? RecvOp() : recvIt->second.front();
   if (recv && precedes(recv, op))
@@ -455,8 +458,8 @@ void ScheduleChecker::checkTransferMatching() {
         }
         if (recvs.count(key))
           continue;
-        int64_t consumer = getNeighbourStage(send.getKind(), /*isSend=*/true,
-                                             send.getStage());
+        int64_t consumer =
+            getNeighbourStage(send.getKind(), /*isSend=*/true, send.getStage());
         fail(send) << describe(send) << " has no matching 'pp.recv "
                    << stringifyTransferKind(send.getKind()) << " stage "
                    << consumer << " mb " << send.getMb() << " from "

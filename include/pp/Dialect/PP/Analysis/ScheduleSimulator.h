@@ -145,9 +145,9 @@ public:
         if (!recv)
           continue;
         auto it = sendIds.find(TransferKey::get(recv).asTuple());
-        bool fromPeer = it != sendIds.end() &&
-                        getRankOf(it->second) ==
-                            static_cast<int64_t>(recv.getPeer());
+        bool fromPeer =
+            it != sendIds.end() &&
+            getRankOf(it->second) == static_cast<int64_t>(recv.getPeer());
         matchingSend[id] = fromPeer ? it->second : kNoSend;
       }
     }
@@ -198,9 +198,10 @@ public:
         }
       }
     }
-    return success(llvm::all_of(llvm::seq<int64_t>(0, numRanks), [&](int64_t r) {
-      return position[r] == rankBegin[r + 1];
-    }));
+    return success(
+        llvm::all_of(llvm::seq<int64_t>(0, numRanks), [&](int64_t r) {
+          return position[r] == rankBegin[r + 1];
+        }));
   }
 
   /// The actions of `rank` in order.
@@ -257,7 +258,8 @@ public:
   InFlightDiagnostic emitDeadlockError() const {
     SmallVector<int64_t> chain = getWaitChain();
     ArrayRef<int64_t> waiting = chain;
-    if (chain.size() > 1 && llvm::is_contained(waiting.drop_back(), chain.back()))
+    if (chain.size() > 1 &&
+        llvm::is_contained(waiting.drop_back(), chain.back()))
       waiting = waiting.drop_back();
     RecvOp first = getBlockedRecv(waiting.front());
     InFlightDiagnostic diag = first.emitError("deadlock: rank ")
@@ -275,7 +277,8 @@ public:
       if (neverSent) {
         diag << ", which waits at a 'pp.recv' that has no matching 'pp.send'";
         diag.attachNote(recv.getLoc())
-            << "rank " << rank << " waits here for a 'pp.send' that never comes";
+            << "rank " << rank
+            << " waits here for a 'pp.send' that never comes";
         continue;
       }
       diag << ", which waits for rank " << recv.getPeer();

@@ -162,6 +162,18 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     matching partner or goes to the wrong peer, or the ranks deadlock
     (sends do not block, receives block until their send was posted).
 
+    Every (stage, micro-batch) needs one `forward` and either one fused
+    `backward` or one `backward_input` followed by one `backward_weight`.
+    A dependency between stages on the same rank is an order within the
+    rank; between ranks it must go through a `pp.send` after the producer
+    and a `pp.recv` before the consumer, and between stages on the same
+    rank it must not. Deadlock freedom is checked by running the ranks
+    against each other (ScheduleSimulator, linear in the number of
+    actions, the same model `pp-translate` draws timelines with). All
+    independent errors are reported; checks that would only repeat an
+    earlier error (order after misplacement, deadlock after an unmatched
+    receive) are skipped.
+
     ```mlir
     pp.rank 1 {
       // error: 'pp.compute' op forward of stage 1 micro-batch 0 needs its

@@ -1,0 +1,23 @@
+// RUN: pp-translate --pp-schedule-to-json -split-input-file -verify-diagnostics %s
+
+// expected-error @below {{no 'pp.schedule' to export}}
+module {
+  func.func private @train_step()
+}
+
+// -----
+
+// expected-note @below {{the first one is here}}
+pp.schedule @a "gpipe" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+  }
+}
+// expected-error @below {{expected exactly one 'pp.schedule' to export, found 2}}
+pp.schedule @b "1f1b" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+  }
+}
