@@ -7,8 +7,8 @@
 #include <string.h>
 
 static const char *const kind_names[] = {
-    "param", "param-grad", "input", "target", "micro-batch", "loss",
-    "loss-grad",
+    "param",       "param-grad", "input",     "target",
+    "micro-batch", "loss",       "loss-grad",
 };
 
 _Noreturn void pprt_fatal(const pprt_context *ctx, const char *fmt, ...) {
@@ -88,8 +88,8 @@ bool pprt_context_start(pprt_context *ctx) {
   return true;
 }
 
-void pprt_set_program(pprt_context *ctx, int32_t num_ranks,
-                      int32_t num_stages, int32_t num_microbatches) {
+void pprt_set_program(pprt_context *ctx, int32_t num_ranks, int32_t num_stages,
+                      int32_t num_microbatches) {
   if (ctx->program_set)
     pprt_fatal(ctx, "pprt_set_program called twice");
   if (num_ranks < 1 || num_stages < 1 || num_microbatches < 1)
@@ -125,8 +125,8 @@ static void reserve_id(pprt_context *ctx, int32_t id) {
 }
 
 /* Checks the shape and returns its element count. */
-static int64_t checked_numel(const pprt_context *ctx, int32_t id,
-                             int32_t ndims, const int64_t *dims) {
+static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t ndims,
+                             const int64_t *dims) {
   if (ndims < 0 || ndims > PPRT_MAX_DIMS)
     pprt_fatal(ctx, "buffer %d: ndims %d out of range 0..%d", id, ndims,
                PPRT_MAX_DIMS);
@@ -143,8 +143,8 @@ static int64_t checked_numel(const pprt_context *ctx, int32_t id,
 }
 
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
-                        int32_t stage, int32_t index, int32_t ndims,
-                        int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+                        int32_t stage, int32_t index, int32_t ndims, int64_t d0,
+                        int64_t d1, int64_t d2, int64_t d3) {
   if (!ctx->program_set)
     pprt_fatal(ctx, "pprt_define_buffer(%d) before pprt_set_program", id);
   if (id < 0)
@@ -226,9 +226,7 @@ void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb) {
 int32_t pprt_rank(const pprt_context *ctx) { return ctx->pipeline_rank; }
 int32_t pprt_num_ranks(const pprt_context *ctx) { return ctx->num_ranks; }
 int32_t pprt_replica(const pprt_context *ctx) { return ctx->replica; }
-int32_t pprt_num_replicas(const pprt_context *ctx) {
-  return ctx->num_replicas;
-}
+int32_t pprt_num_replicas(const pprt_context *ctx) { return ctx->num_replicas; }
 int32_t pprt_num_microbatches(const pprt_context *ctx) {
   return ctx->num_microbatches;
 }

@@ -45,10 +45,10 @@ void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
   }
 }
 
-static float input_value(const pprt_context *ctx, int32_t index,
-                         int64_t step, int64_t row, int64_t col) {
-  uint64_t keys[] = {TAG_DATA, (uint64_t)step, (uint32_t)index,
-                     (uint64_t)row, (uint64_t)col};
+static float input_value(const pprt_context *ctx, int32_t index, int64_t step,
+                         int64_t row, int64_t col) {
+  uint64_t keys[] = {TAG_DATA, (uint64_t)step, (uint32_t)index, (uint64_t)row,
+                     (uint64_t)col};
   return uniform_pm1(hash(ctx->opts.seed, keys, 5));
 }
 
@@ -62,8 +62,8 @@ static float teacher_value(const pprt_context *ctx, int64_t k, int64_t j,
 }
 
 /* Returns the buffer standing for data argument (kind, index), if any. */
-static const pprt_buffer_desc *find_data(const pprt_context *ctx,
-                                         int32_t kind, int32_t index) {
+static const pprt_buffer_desc *find_data(const pprt_context *ctx, int32_t kind,
+                                         int32_t index) {
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
     if (b->defined && b->kind == kind && b->index == index)
@@ -109,8 +109,7 @@ void pprt_prepare_teacher(pprt_context *ctx) {
 
 /* Fills one row of a target as tanh(x0[row] @ T). */
 static void teacher_row(const pprt_context *ctx, int64_t din, int64_t step,
-                        int64_t row, int64_t dout, float *x0_row,
-                        float *out) {
+                        int64_t row, int64_t dout, float *x0_row, float *out) {
   for (int64_t k = 0; k < din; ++k)
     x0_row[k] = input_value(ctx, ctx->x0_index, step, row, k);
   for (int64_t j = 0; j < dout; ++j) {
@@ -160,6 +159,6 @@ void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
     pprt_user_load_data(ctx, b->kind, b->index, ctx->step, first_row, rows,
                         row_size, out);
   else
-    pprt_builtin_load_data(ctx, b->kind, b->index, ctx->step, first_row,
-                           rows, row_size, out);
+    pprt_builtin_load_data(ctx, b->kind, b->index, ctx->step, first_row, rows,
+                           row_size, out);
 }

@@ -2,11 +2,14 @@
 #include "internal.h"
 
 #include <float.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Local helpers keep libpprt.a free of -lm. */
+static double abs_of(double x) { return x < 0 ? -x : x; }
+static double max_of(double a, double b) { return a > b ? a : b; }
 
 /* Elements probed per parameter: all of a small one, else evenly spread. */
 #define PPRT_GRADCHECK_SAMPLES 24
@@ -34,9 +37,9 @@ static double central_difference(pprt_context *ctx, float *w, int64_t i,
    confirms `analytic`. The loss is computed in f32, so its rounding noise,
    divided by the step, sets the absolute floor. */
 static bool agrees(double analytic, double numeric, double loss, double eps) {
-  double noise = 8.0 * fabs(loss) * FLT_EPSILON / eps;
-  double scale = fmax(fabs(numeric), fabs(analytic));
-  return fabs(numeric - analytic) <= 1e-4 + noise + 1e-2 * scale;
+  double noise = 8.0 * abs_of(loss) * FLT_EPSILON / eps;
+  double scale = max_of(abs_of(numeric), abs_of(analytic));
+  return abs_of(numeric - analytic) <= 1e-4 + noise + 1e-2 * scale;
 }
 
 /* Compares one param's analytic gradient with central differences at two
@@ -54,21 +57,22 @@ static int check_param(pprt_context *ctx, int32_t pid, const float *grad,
   int bad = 0;
   for (int64_t k = 0; k < samples; ++k) {
     int64_t i = k * p->numel / samples;
-    double best = INFINITY, numeric = 0.0;
+    double best = DBL_MAX, numeric = 0.0;
     bool ok = false;
     for (int s = 0; s < 2 && !ok; ++s) {
       double n = central_difference(ctx, w, i, steps[s]);
       ok = agrees(grad[i], n, loss, steps[s]);
-      double err = fabs(n - grad[i]) / fmax(fmax(fabs(n), fabs(grad[i])), 1e-6);
+      double err = abs_of(n - grad[i]) /
+                   max_of(max_of(abs_of(n), abs_of(grad[i])), 1e-6);
       if (err < best) {
         best = err;
         numeric = n;
       }
     }
-    worst = fmax(worst, best);
+    worst = max_of(worst, best);
     if (!ok && bad++ < 3)
-      printf("  param %d element %lld: analytic %.6g numeric %.6g\n",
-             p->index, (long long)i, grad[i], numeric);
+      printf("  param %d element %lld: analytic %.6g numeric %.6g\n", p->index,
+             (long long)i, grad[i], numeric);
   }
   printf("gradcheck param %d: %lld elements, max relative difference %.3g%s\n",
          p->index, (long long)samples, worst, bad ? " FAILED" : "");

@@ -75,8 +75,7 @@ static void default_options(pprt_options *o) {
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
    or its value is invalid. */
-static bool parse_value_option(int argc, char **argv, int *i,
-                               pprt_options *o) {
+static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
   const char *v;
   double d;
   if ((v = option_value(argc, argv, i, "steps")))

@@ -47,8 +47,7 @@ _Noreturn static void mpi_abort(pprt_transport *t, int code) {
 
 _Noreturn static void fail(mpi_transport *m, const char *what,
                            const char *detail) {
-  fprintf(stderr, "pprt: rank %d: %s: %s\n", m->base.world_rank, what,
-          detail);
+  fprintf(stderr, "pprt: rank %d: %s: %s\n", m->base.world_rank, what, detail);
   fflush(stderr);
   mpi_abort(&m->base, 1);
 }
@@ -117,14 +116,12 @@ static void mpi_wait_all(pprt_transport *t) {
 
 /* Polls instead of blocking so that a lost peer turns into a timeout;
    the backoff keeps idle ranks from stealing cores from busy ones. */
-static pprt_recv_status mpi_recv(pprt_transport *t, float *buf,
-                                 int64_t count, int32_t peer, int32_t tag,
-                                 double timeout_s) {
+static pprt_recv_status mpi_recv(pprt_transport *t, float *buf, int64_t count,
+                                 int32_t peer, int32_t tag, double timeout_s) {
   mpi_transport *m = as_mpi(t);
   MPI_Request req;
   check(m,
-        MPI_Irecv(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm,
-                  &req),
+        MPI_Irecv(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm, &req),
         "MPI_Irecv");
   double deadline = now_s() + timeout_s;
   long backoff_ns = 50 * 1000;
@@ -154,25 +151,24 @@ static void mpi_allreduce_group_f32(pprt_transport *t, float *buf,
                                     int64_t count) {
   mpi_transport *m = as_mpi(t);
   check(m,
-        MPI_Allreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT,
-                      MPI_SUM, m->group_comm),
+        MPI_Allreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT, MPI_SUM,
+                      m->group_comm),
         "MPI_Allreduce");
 }
 
 static void mpi_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
   mpi_transport *m = as_mpi(t);
-  int rc = m->base.world_rank == 0
-               ? MPI_Reduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, 0,
-                            m->comm)
-               : MPI_Reduce(vals, NULL, n, MPI_DOUBLE, MPI_SUM, 0, m->comm);
+  int rc =
+      m->base.world_rank == 0
+          ? MPI_Reduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, 0, m->comm)
+          : MPI_Reduce(vals, NULL, n, MPI_DOUBLE, MPI_SUM, 0, m->comm);
   check(m, rc, "MPI_Reduce");
 }
 
 static void mpi_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
                                         int32_t n) {
   mpi_transport *m = as_mpi(t);
-  check(m,
-        MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_INT32_T, MPI_MIN, m->comm),
+  check(m, MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_INT32_T, MPI_MIN, m->comm),
         "MPI_Allreduce");
 }
 

@@ -30,8 +30,7 @@ typedef struct pprt_transport_ops {
   /* In-place sum over the world into rank 0 (others' results undefined). */
   void (*reduce_world_f64)(pprt_transport *t, double *vals, int32_t n);
   /* In-place element-wise minimum over the world, result on every rank. */
-  void (*allreduce_world_min_i32)(pprt_transport *t, int32_t *vals,
-                                  int32_t n);
+  void (*allreduce_world_min_i32)(pprt_transport *t, int32_t *vals, int32_t n);
   /* Ends every process of the job with `code`; does not return. */
   void (*abort)(pprt_transport *t, int code);
   /* Releases the transport and shuts the communication layer down. */

@@ -19,8 +19,8 @@ enum { BIG_ID = 1 << 17, NUM_MB = 1 << 14 };
 
 void pp_define_program(pprt_context *ctx) {
   pprt_set_program(ctx, 2, 2, NUM_MB);
-  pprt_define_buffer(ctx, 0, PPRT_MICROBATCH, 0, 0, is_case("ndims") ? 5 : 1,
-                     4, 0, 0, 0);
+  pprt_define_buffer(ctx, 0, PPRT_MICROBATCH, 0, 0, is_case("ndims") ? 5 : 1, 4,
+                     0, 0, 0);
   pprt_define_buffer(ctx, BIG_ID, PPRT_MICROBATCH, 1, 0, 1, 4, 0, 0, 0);
 }
 

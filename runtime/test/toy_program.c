@@ -35,7 +35,19 @@ enum { ROWS = BATCH / NUM_MB }; /* rows per micro-batch */
 
 /* Buffer ids; model arguments are (x, y, W0, W1) = indices 0..3. */
 enum {
-  W0, W1, GW0, GW1, X, Y, H, DH_, DW0_MB, DW1_MB, LOSS, LOSS_GRAD, P,
+  W0,
+  W1,
+  GW0,
+  GW1,
+  X,
+  Y,
+  H,
+  DH_,
+  DW0_MB,
+  DW1_MB,
+  LOSS,
+  LOSS_GRAD,
+  P,
 };
 
 void pp_define_program(pprt_context *ctx) {
@@ -57,9 +69,9 @@ void pp_define_program(pprt_context *ctx) {
 
 #ifdef TOY_USER_DATA
 /* Replaces the built-in targets by zeros, keeping the built-in inputs. */
-void pprt_user_load_data(const pprt_context *ctx, int32_t kind,
-                         int32_t index, int64_t step, int64_t first_row,
-                         int64_t num_rows, int64_t row_size, float *out) {
+void pprt_user_load_data(const pprt_context *ctx, int32_t kind, int32_t index,
+                         int64_t step, int64_t first_row, int64_t num_rows,
+                         int64_t row_size, float *out) {
   if (kind == PPRT_INPUT) {
     pprt_builtin_load_data(ctx, kind, index, step, first_row, num_rows,
                            row_size, out);
@@ -135,8 +147,8 @@ static void backward1(pprt_context *ctx, int mb) {
 }
 
 static void backward0(pprt_context *ctx, int mb) {
-  matmul_tn(buf(ctx, X, mb), buf(ctx, DH_, mb), buf(ctx, DW0_MB, mb), ROWS,
-            DIN, DH);
+  matmul_tn(buf(ctx, X, mb), buf(ctx, DH_, mb), buf(ctx, DW0_MB, mb), ROWS, DIN,
+            DH);
 }
 
 static long env_long(const char *name) {

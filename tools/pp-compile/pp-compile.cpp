@@ -64,12 +64,13 @@ static cl::opt<Emit> emit(
 static std::string schedulePipeline() {
   std::string fn = "function=" + function;
   return llvm::formatv(
-      "pp-split-microbatches{{num-microbatches={0} {2}},"
-      "pp-partition-stages{{num-stages={1} {2}},pp-derive-backward{{{2}},"
-      "pp-schedule{{schedule={3} num-microbatches={0} {2}},"
-      "pp-insert-transfers,pp-verify-schedule,canonicalize,cse",
-      numMicrobatches.getValue(), numStages.getValue(), fn,
-      scheduleName.getValue())
+             "pp-split-microbatches{{num-microbatches={0} {2}},"
+             "pp-partition-stages{{num-stages={1} "
+             "{2}},pp-derive-backward{{{2}},"
+             "pp-schedule{{schedule={3} num-microbatches={0} {2}},"
+             "pp-insert-transfers,pp-verify-schedule,canonicalize,cse",
+             numMicrobatches.getValue(), numStages.getValue(), fn,
+             scheduleName.getValue())
       .str();
 }
 
@@ -117,8 +118,8 @@ static LogicalResult emitObject(llvm::Module &module, StringRef path) {
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
-    llvm::errs() << "pp-compile: cannot write " << path << ": "
-                 << ec.message() << "\n";
+    llvm::errs() << "pp-compile: cannot write " << path << ": " << ec.message()
+                 << "\n";
     return failure();
   }
   llvm::legacy::PassManager pm;
@@ -141,10 +142,10 @@ static LogicalResult linkExecutable(StringRef object, StringRef path) {
     return failure();
   }
   SmallVector<StringRef> args = {*mpicc, object, PP_RUNTIME_LIBRARY,
-                                 "-lm", "-o", path};
+                                 "-lm",  "-o",   path};
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*mpicc, args, std::nullopt, {}, 0, 0,
-                                     &error);
+  int rc =
+      llvm::sys::ExecuteAndWait(*mpicc, args, std::nullopt, {}, 0, 0, &error);
   if (rc != 0) {
     llvm::errs() << "pp-compile: linking failed: " << error << "\n";
     return failure();
@@ -189,8 +190,8 @@ static LogicalResult compile(MLIRContext &context) {
   if (emit == Emit::LLVM)
     return writeText(outputFile,
                      [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
-  std::string object = emit == Emit::Obj ? outputFile.getValue()
-                                         : outputFile.getValue() + ".o";
+  std::string object =
+      emit == Emit::Obj ? outputFile.getValue() : outputFile.getValue() + ".o";
   if (failed(emitObject(*llvmModule, object)))
     return failure();
   if (emit == Emit::Obj)

@@ -2,7 +2,8 @@
 //
 // Writes a materialised `pp.schedule` in the formats tools outside the
 // compiler read: the `pp-schedule-v1` JSON contract
-// (shared/spec/schedule-json.md) and Chrome trace events (Perfetto).
+// (shared/spec/schedule-json.md), Chrome trace events (Perfetto) and an
+// ASCII timeline for terminals.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,11 +25,18 @@ LogicalResult exportScheduleToJSON(ScheduleOp schedule, raw_ostream &os);
 /// the schedule deadlocks.
 LogicalResult exportScheduleToChromeTrace(ScheduleOp schedule, raw_ostream &os);
 
+/// Draws the unit-cost timeline of `schedule` (see ScheduleSimulator) as
+/// text: one row per rank, one fixed-width cell per time unit, then the
+/// makespan and each rank's bubble fraction. Fails with a diagnostic if the
+/// schedule deadlocks.
+LogicalResult exportScheduleToASCII(ScheduleOp schedule, raw_ostream &os);
+
 /// The one `pp.schedule` nested in `root`; emits an error if there is none
 /// or more than one.
 FailureOr<ScheduleOp> findExportedSchedule(Operation *root);
 
-/// Registers `--pp-schedule-to-json` and `--pp-schedule-to-chrome-trace`.
+/// Registers `--pp-schedule-to-json`, `--pp-schedule-to-chrome-trace` and
+/// `--pp-schedule-to-ascii`.
 void registerScheduleExportTranslations();
 
 } // namespace pp

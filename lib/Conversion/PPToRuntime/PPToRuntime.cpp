@@ -178,12 +178,15 @@ void RuntimeProgramBuilder::emitDefineProgram() {
        {ctx, i32(schedule.getNumRanks()), i32(schedule.getNumStages()),
         i32(schedule.getNumMicrobatches())});
   for (auto &[slot, buffer] : buffers) {
-    SmallVector<Value> args = {ctx, i32(buffer.id), i32(buffer.kind),
-                               i32(buffer.stage), i32(buffer.index),
+    SmallVector<Value> args = {ctx,
+                               i32(buffer.id),
+                               i32(buffer.kind),
+                               i32(buffer.stage),
+                               i32(buffer.index),
                                i32(buffer.type.getRank())};
     for (unsigned d = 0; d < 4; ++d)
-      args.push_back(i64(d < buffer.type.getRank() ? buffer.type.getDimSize(d)
-                                                   : 0));
+      args.push_back(
+          i64(d < buffer.type.getRank() ? buffer.type.getDimSize(d) : 0));
     call("pprt_define_buffer", args);
   }
   func::ReturnOp::create(b, loc);
@@ -205,8 +208,8 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
         b, loc, lookup, ValueRange{ctx, i32(buffer.id), mb});
     MemRefDescriptor descriptor = MemRefDescriptor::fromStaticShape(
         b, loc, converter, buffer.type, data.getResult(0));
-    operands.push_back(UnrealizedConversionCastOp::create(
-                           b, loc, buffer.type, Value(descriptor))
+    operands.push_back(UnrealizedConversionCastOp::create(b, loc, buffer.type,
+                                                          Value(descriptor))
                            .getResult(0));
     if (slot.starts_with("param_grad:"))
       accumulations.push_back(
@@ -227,10 +230,10 @@ void RuntimeProgramBuilder::emitTransfer(Operation *op, bool isSend,
                                          int64_t mb, int64_t peer) {
   // The producing stage's slots name the values on the edge.
   bool activation = kind == TransferKind::activation;
-  int64_t producer = activation ? (isSend ? stage : stage - 1)
-                                : (isSend ? stage - 1 : stage);
-  int64_t receiver = activation ? (isSend ? stage + 1 : stage)
-                                : (isSend ? stage - 1 : stage);
+  int64_t producer =
+      activation ? (isSend ? stage : stage - 1) : (isSend ? stage - 1 : stage);
+  int64_t receiver =
+      activation ? (isSend ? stage + 1 : stage) : (isSend ? stage - 1 : stage);
   std::string prefix =
       (activation ? "act:" : "grad:") + std::to_string(producer) + ":";
   for (auto &[slot, buffer] : buffers) {
@@ -276,11 +279,11 @@ void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
 void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(b, loc, "pp_run_step",
-                                   b.getFunctionType({ptr, b.getI32Type()}, {}));
+  auto func = func::FuncOp::create(
+      b, loc, "pp_run_step", b.getFunctionType({ptr, b.getI32Type()}, {}));
   b.setInsertionPointToStart(func.addEntryBlock());
-  Value rank = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                          func.getArgument(1));
+  Value rank =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), func.getArgument(1));
   auto cases = llvm::to_vector(llvm::seq<int64_t>(0, numRanks));
   auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange(), rank, cases,
                                              cases.size());

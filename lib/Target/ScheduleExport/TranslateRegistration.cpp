@@ -54,4 +54,8 @@ void mlir::pp::registerScheduleExportTranslations() {
       "pp-schedule-to-chrome-trace",
       "Export the unit-cost timeline of the pp.schedule as a Chrome trace",
       translateSchedule<exportScheduleToChromeTrace>, registerDialects);
+  static TranslateFromMLIRRegistration toASCII(
+      "pp-schedule-to-ascii",
+      "Draw the unit-cost timeline of the pp.schedule as ASCII art",
+      translateSchedule<exportScheduleToASCII>, registerDialects);
 }

@@ -76,8 +76,8 @@ void pp_run_step(pprt_context *ctx, int32_t rank);
 /* ---- Program definition. ----------------------------------------------- */
 
 /* Declares the pipeline shape. All arguments must be >= 1. */
-void pprt_set_program(pprt_context *ctx, int32_t num_ranks,
-                      int32_t num_stages, int32_t num_microbatches);
+void pprt_set_program(pprt_context *ctx, int32_t num_ranks, int32_t num_stages,
+                      int32_t num_microbatches);
 
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
    small and dense) of `kind` owned by `stage`. `ndims`
@@ -86,8 +86,8 @@ void pprt_set_program(pprt_context *ctx, int32_t num_ranks,
    for; otherwise it is free (pass 0). Defining a buffer allocates nothing:
    storage is created on first touch, so ranks only pay for what they use. */
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
-                        int32_t stage, int32_t index, int32_t ndims,
-                        int64_t d0, int64_t d1, int64_t d2, int64_t d3);
+                        int32_t stage, int32_t index, int32_t ndims, int64_t d0,
+                        int64_t d1, int64_t d2, int64_t d3);
 
 /* ---- Step actions. ----------------------------------------------------- */
 /* `mb` selects the micro-batch slot, 0 <= mb < num_microbatches; it is
@@ -129,12 +129,12 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage);
 
 /* ---- Queries. ---------------------------------------------------------- */
 
-int32_t pprt_rank(const pprt_context *ctx);             /* pipeline rank */
-int32_t pprt_num_ranks(const pprt_context *ctx);        /* pipeline depth */
-int32_t pprt_replica(const pprt_context *ctx);          /* data-parallel copy */
+int32_t pprt_rank(const pprt_context *ctx);      /* pipeline rank */
+int32_t pprt_num_ranks(const pprt_context *ctx); /* pipeline depth */
+int32_t pprt_replica(const pprt_context *ctx);   /* data-parallel copy */
 int32_t pprt_num_replicas(const pprt_context *ctx);
 int32_t pprt_num_microbatches(const pprt_context *ctx);
-int64_t pprt_step(const pprt_context *ctx);             /* 0-based */
+int64_t pprt_step(const pprt_context *ctx); /* 0-based */
 
 /* ---- Training data. ---------------------------------------------------- */
 
@@ -158,9 +158,9 @@ void pprt_builtin_load_data(const pprt_context *ctx, int32_t kind,
 /* Optional user hook with the same contract. The runtime references it
    weakly: link an object defining it to replace the built-in generator
    (it may call pprt_builtin_load_data for arguments it does not handle). */
-void pprt_user_load_data(const pprt_context *ctx, int32_t kind,
-                         int32_t index, int64_t step, int64_t first_row,
-                         int64_t num_rows, int64_t row_size, float *out);
+void pprt_user_load_data(const pprt_context *ctx, int32_t kind, int32_t index,
+                         int64_t step, int64_t first_row, int64_t num_rows,
+                         int64_t row_size, float *out);
 
 #ifdef __cplusplus
 }

@@ -44,7 +44,7 @@ LogicalResult ScheduleOp::verify() {
     if (!rank)
       return op.emitOpError("is not allowed directly in a schedule; "
                             "actions belong inside 'pp.rank'");
-    if (rank.getRank() != expected)
+    if (static_cast<int64_t>(rank.getRank()) != expected)
       return rank.emitOpError("expected rank ")
              << expected << ", ranks must be numbered 0, 1, ... in order";
     ++expected;
@@ -67,7 +67,7 @@ static LogicalResult verifyAction(Operation *op, int64_t stage, int64_t mb,
     return op->emitOpError("stage ")
            << stage << " out of range: the schedule has "
            << schedule.getNumStages() << " stages";
-  if (mb >= schedule.getNumMicrobatches())
+  if (mb >= static_cast<int64_t>(schedule.getNumMicrobatches()))
     return op->emitOpError("micro-batch ")
            << mb << " out of range: the schedule has "
            << schedule.getNumMicrobatches() << " micro-batches";
@@ -90,7 +90,9 @@ LogicalResult RecvOp::verify() {
   return verifyAction(*this, getStage(), getMb(), getPeer());
 }
 
-LogicalResult AllReduceOp::verify() { return verifyAction(*this, getStage(), 0); }
+LogicalResult AllReduceOp::verify() {
+  return verifyAction(*this, getStage(), 0);
+}
 
 LogicalResult OptimizerStepOp::verify() {
   return verifyAction(*this, getStage(), 0);

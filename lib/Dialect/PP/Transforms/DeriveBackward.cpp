@@ -101,7 +101,8 @@ static FailureOr<Value> buildOperandGradient(OpBuilder &builder,
         Value term = arith::MulFOp::create(b, bodyLoc, args[args.size() - 2],
                                            *derivative);
         linalg::YieldOp::create(
-            b, bodyLoc, arith::AddFOp::create(b, bodyLoc, acc, term).getResult());
+            b, bodyLoc,
+            arith::AddFOp::create(b, bodyLoc, acc, term).getResult());
       });
   if (failed(bodyStatus))
     return op.emitOpError("cannot be differentiated: its body uses an "
@@ -144,7 +145,7 @@ private:
 
   func::FuncOp joint;
   SmallVector<std::string> argSlots; // slot of each joint argument
-  DenseSet<Value> active;            // values that depend on a weight or activation
+  DenseSet<Value> active; // values that depend on a weight or activation
   SmallVector<Operation *> forwardOps;
   SmallVector<Value> outputs;
   DenseMap<Value, Value> adjoint;
@@ -156,7 +157,7 @@ private:
 std::string StageDifferentiator::operandSlot(Value operand) {
   if (auto arg = dyn_cast<BlockArgument>(operand)) {
     unsigned index = arg.getArgNumber();
-    StringRef kind = isParameter(step, index)           ? "param:"
+    StringRef kind = isParameter(step, index)              ? "param:"
                      : step.getArgAttr(index, kTargetAttr) ? "target:"
                                                            : "data:";
     return kind.str() + std::to_string(index);
@@ -208,8 +209,8 @@ void StageDifferentiator::accumulate(OpBuilder &builder, Value value,
   if (inserted)
     return;
   auto type = cast<RankedTensorType>(grad.getType());
-  Value empty = tensor::EmptyOp::create(builder, grad.getLoc(),
-                                        type.getShape(), type.getElementType());
+  Value empty = tensor::EmptyOp::create(builder, grad.getLoc(), type.getShape(),
+                                        type.getElementType());
   it->second = linalg::AddOp::create(builder, grad.getLoc(), type,
                                      ValueRange{it->second, grad}, empty)
                    .getResult(0);
@@ -227,15 +228,14 @@ LogicalResult StageDifferentiator::differentiate() {
       continue;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
     if (!linalgOp || op->getNumResults() != 1)
-      return stage.emitError("pp-derive-backward cannot differentiate '")
-                 .attachNote(op->getLoc())
+      return emitError(op->getLoc(),
+                       "pp-derive-backward cannot differentiate '")
              << op->getName() << "' in stage " << id();
     Value resultGrad = adjoint.lookup(op->getResult(0));
     for (OpOperand &operand : op->getOpOperands()) {
       if (!active.contains(operand.get()))
         continue;
-      if (linalgOp.isDpsInit(&operand) &&
-          linalgOp.getNumReductionLoops() > 0)
+      if (linalgOp.isDpsInit(&operand) && linalgOp.getNumReductionLoops() > 0)
         return op->emitOpError("cannot be differentiated: it accumulates "
                                "into a value that needs a gradient");
       FailureOr<Value> grad =
@@ -330,10 +330,9 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
     builder.clone(*op, mapping);
   }
   llvm::for_each(results, recreate);
-  func::ReturnOp::create(builder, stage.getLoc(),
-                         llvm::map_to_vector(results, [&](Value v) {
-                           return mapping.lookup(v);
-                         }));
+  func::ReturnOp::create(
+      builder, stage.getLoc(),
+      llvm::map_to_vector(results, [&](Value v) { return mapping.lookup(v); }));
   for (auto [i, slot] : llvm::enumerate(resultSlots))
     func.setResultAttr(i, kSlotAttr, builder.getStringAttr(slot));
   func->setAttr(kStageAttr, builder.getI64IntegerAttr(id()));
@@ -378,7 +377,8 @@ LogicalResult StageDifferentiator::run() {
   // reads from B are stashed by B.
   DenseSet<Operation *> forwardSet(forwardOps.begin(), forwardOps.end());
   SmallVector<Value> saved, stashed;
-  auto record = [&](ArrayRef<Operation *> ops, const DenseSet<Operation *> &from,
+  auto record = [&](ArrayRef<Operation *> ops,
+                    const DenseSet<Operation *> &from,
                     SmallVector<Value> &values, StringRef kind) {
     for (Operation *op : ops)
       for (Value operand : op->getOperands()) {
@@ -386,9 +386,8 @@ LogicalResult StageDifferentiator::run() {
         if (!def || !from.contains(def) || isRecomputable(def) ||
             namedSlots.count(operand))
           continue;
-        namedSlots[operand] = (kind + ":" + Twine(id()) + ":" +
-                               Twine(values.size()))
-                                  .str();
+        namedSlots[operand] =
+            (kind + ":" + Twine(id()) + ":" + Twine(values.size())).str();
         values.push_back(operand);
       }
   };
@@ -425,8 +424,7 @@ LogicalResult StageDifferentiator::run() {
 }
 
 namespace {
-struct DeriveBackwardPass
-    : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
+struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp step = lookupTrainingStep(getOperation(), function);
@@ -447,8 +445,8 @@ struct DeriveBackwardPass
       return signalPassFailure();
     }
     for (StageOp stage : stages)
-      if (failed(StageDifferentiator(stage, step, stage == stages.back())
-                     .run()))
+      if (failed(
+              StageDifferentiator(stage, step, stage == stages.back()).run()))
         return signalPassFailure();
     step.erase();
   }

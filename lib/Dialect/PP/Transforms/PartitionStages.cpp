@@ -47,7 +47,8 @@ static double estimateFlops(Operation *op) {
   double iterations = 1.0;
   for (int64_t range : linalgOp.getStaticLoopRanges())
     iterations *= ShapedType::isDynamic(range) ? 1.0 : double(range);
-  double payload = std::max<size_t>(linalgOp.getBlock()->getOperations().size() - 1, 1);
+  double payload =
+      std::max<size_t>(linalgOp.getBlock()->getOperations().size() - 1, 1);
   return iterations * payload;
 }
 
@@ -169,12 +170,12 @@ void StagePartitioner::buildStages(int64_t numStages) {
   for (Operation *op : work)
     for (Value result : op->getResults())
       for (Operation *user : result.getUsers())
-        lastUse[result] = std::max(
-            lastUse.lookup(result),
-            user == terminator ? numStages : stageOf.lookup(user));
+        lastUse[result] =
+            std::max(lastUse.lookup(result),
+                     user == terminator ? numStages : stageOf.lookup(user));
 
   OpBuilder builder(terminator);
-  SmallVector<Value> carried; // values flowing from the previous stage
+  SmallVector<Value> carried;   // values flowing from the previous stage
   DenseMap<Value, Value> outer; // original value -> value outside the stages
   for (int64_t stage = 0; stage < numStages; ++stage) {
     SmallVector<Operation *> ops = llvm::filter_to_vector(
@@ -208,8 +209,8 @@ void StagePartitioner::buildStages(int64_t numStages) {
     SmallVector<Value> operands = llvm::map_to_vector(
         inputs, [&](Value v) { return outer.lookup(v) ? outer.lookup(v) : v; });
     Location loc = ops.empty() ? func.getLoc() : ops.front()->getLoc();
-    auto stageOp = StageOp::create(
-        builder, loc, ValueRange(outputs).getTypes(), stage, operands);
+    auto stageOp = StageOp::create(builder, loc, ValueRange(outputs).getTypes(),
+                                   stage, operands);
     Block *body = builder.createBlock(&stageOp.getBody());
     IRMapping mapping;
     for (Value input : inputs)
@@ -220,8 +221,7 @@ void StagePartitioner::buildStages(int64_t numStages) {
           materialize(operand, mapping, builder);
       builder.clone(*op, mapping);
     }
-    YieldOp::create(builder, loc,
-                    llvm::map_to_vector(outputs, [&](Value v) {
+    YieldOp::create(builder, loc, llvm::map_to_vector(outputs, [&](Value v) {
                       return mapping.lookup(v);
                     }));
     builder.setInsertionPoint(terminator);
@@ -243,6 +243,9 @@ LogicalResult StagePartitioner::checkWeightsUnshared() {
     for (Operation *user : arg.getUsers())
       if (auto stage = dyn_cast<StageOp>(user))
         users.push_back(stage);
+    llvm::sort(users, [](StageOp a, StageOp b) {
+      return a.getStage() < b.getStage();
+    });
     if (users.size() > 1)
       return users[1].emitError("weight argument #")
              << arg.getArgNumber() << " is used by stages "

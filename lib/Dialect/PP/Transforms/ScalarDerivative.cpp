@@ -68,9 +68,8 @@ static FailureOr<Value> tangentOf(TangentBuilder &tb, Operation *op,
       .Case<arith::ConstantOp>([](auto) { return Value(); })
       .Case<arith::AddFOp>([&](auto) { return tb.add(t[0], t[1]); })
       .Case<arith::SubFOp>([&](auto) { return tb.sub(t[0], t[1]); })
-      .Case<arith::MulFOp>([&](auto) {
-        return tb.add(tb.mul(t[0], x[1]), tb.mul(x[0], t[1]));
-      })
+      .Case<arith::MulFOp>(
+          [&](auto) { return tb.add(tb.mul(t[0], x[1]), tb.mul(x[0], t[1])); })
       .Case<arith::DivFOp>([&](auto) {
         // d(x/y) = dx/y - (x/y) * dy/y
         return tb.sub(tb.div(t[0], x[1]), tb.div(tb.mul(result, t[1]), x[1]));
@@ -120,8 +119,8 @@ FailureOr<Value> mlir::pp::differentiatePayload(OpBuilder &builder,
       continue;
     FailureOr<Value> dt = tangentOf(tb, clone, x, t, clone->getResult(0));
     if (failed(dt)) {
-      emitError(op.getLoc()) << "no derivative rule for '" << op.getName()
-                             << "'";
+      emitError(op.getLoc())
+          << "no derivative rule for '" << op.getName() << "'";
       return failure();
     }
     tangent[op.getResult(0)] = *dt;

@@ -47,11 +47,12 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     }
     if (numMicrobatches < 1) {
       module.emitError("num-microbatches must be at least 1, got ")
-          << numMicrobatches;
+          << numMicrobatches.getValue();
       return signalPassFailure();
     }
     ScheduleProblem problem{stages, numMicrobatches};
-    SmallVector<SmallVector<ScheduledAction>> ranks = generator->generate(problem);
+    SmallVector<SmallVector<ScheduledAction>> ranks =
+        generator->generate(problem);
 
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();

@@ -10,8 +10,8 @@
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSPLITMICROBATCHES
@@ -32,7 +32,7 @@ public:
   LogicalResult run(func::FuncOp func);
 
 private:
-  LogicalResult splitValue(Value value, unsigned dim, Operation *user);
+  LogicalResult splitValue(Value value, unsigned dim);
   LogicalResult visitLinalgOp(linalg::LinalgOp op);
   Value freshInit(OpBuilder &builder, Value init, RankedTensorType type);
 
@@ -43,11 +43,10 @@ private:
 } // namespace
 
 /// Gives `value` the micro-batch shape, its batch dimension being `dim`.
-LogicalResult BatchShapeRewriter::splitValue(Value value, unsigned dim,
-                                             Operation *user) {
+LogicalResult BatchShapeRewriter::splitValue(Value value, unsigned dim) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getDimSize(dim) % numMicrobatches != 0)
-    return user->emitOpError("batch dimension of size ")
+    return emitError(value.getLoc(), "batch dimension of size ")
            << type.getDimSize(dim) << " is not divisible into "
            << numMicrobatches << " micro-batches";
   SmallVector<int64_t> shape(type.getShape());
@@ -100,8 +99,8 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
   OpBuilder builder(op);
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
-    std::optional<unsigned> pos = map.getResultPosition(
-        getAffineDimExpr(*loop, op->getContext()));
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(*loop, op->getContext()));
     auto it = batchDim.find(operand.get());
     if (!pos) {
       if (it != batchDim.end())
@@ -140,8 +139,7 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
 
 LogicalResult BatchShapeRewriter::run(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments())
-    if (!isParameter(func, arg.getArgNumber()) &&
-        failed(splitValue(arg, 0, func)))
+    if (!isParameter(func, arg.getArgNumber()) && failed(splitValue(arg, 0)))
       return failure();
   WalkResult walk = func.walk([&](Operation *op) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
@@ -168,9 +166,9 @@ LogicalResult BatchShapeRewriter::run(func::FuncOp func) {
   for (Operation *op : llvm::reverse(ops))
     if (isOpTriviallyDead(op))
       op->erase();
-  func.setType(FunctionType::get(
-      func.getContext(), func.front().getArgumentTypes(),
-      func.front().getTerminator()->getOperandTypes()));
+  func.setType(
+      FunctionType::get(func.getContext(), func.front().getArgumentTypes(),
+                        func.front().getTerminator()->getOperandTypes()));
   return success();
 }
 
@@ -181,7 +179,7 @@ struct SplitMicrobatchesPass
   void runOnOperation() override {
     if (numMicrobatches < 1) {
       getOperation().emitError("num-microbatches must be at least 1, got ")
-          << numMicrobatches;
+          << numMicrobatches.getValue();
       return signalPassFailure();
     }
     func::FuncOp func = lookupTrainingStep(getOperation(), function);

@@ -16,7 +16,8 @@ static const ScheduleGenerator kGenerators[] = {
     {"1f1b", generateOneFOneB},
 };
 
-const ScheduleGenerator *mlir::pp::lookupScheduleGenerator(llvm::StringRef name) {
+const ScheduleGenerator *
+mlir::pp::lookupScheduleGenerator(llvm::StringRef name) {
   for (const ScheduleGenerator &generator : kGenerators)
     if (generator.name == name)
       return &generator;
@@ -24,9 +25,8 @@ const ScheduleGenerator *mlir::pp::lookupScheduleGenerator(llvm::StringRef name)
 }
 
 std::string mlir::pp::listScheduleGenerators() {
-  return llvm::join(llvm::map_range(kGenerators,
-                                    [](const ScheduleGenerator &g) {
-                                      return g.name.str();
-                                    }),
-                    ", ");
+  return llvm::join(
+      llvm::map_range(kGenerators,
+                      [](const ScheduleGenerator &g) { return g.name.str(); }),
+      ", ");
 }

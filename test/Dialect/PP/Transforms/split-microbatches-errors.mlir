@@ -1,0 +1,34 @@
+// RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-split-microbatches=num-microbatches=3
+
+// expected-error @+1 {{batch dimension of size 4 is not divisible into 3 micro-batches}}
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3x2xf32> {pp.param}) -> tensor<4x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<4x3xf32>, tensor<3x2xf32>) outs(%z : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %h : tensor<4x2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{no training-step function named 'train_step'}}
+module {
+  func.func @other() { return }
+}
+
+// -----
+
+func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<3x2xf32> {pp.param}) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'tensor.extract_slice' op uses batch data but is not supported by pp-split-microbatches}}
+  %s = tensor.extract_slice %x[0, 0] [2, 2] [1, 1] : tensor<6x3xf32> to tensor<2x2xf32>
+  return %s : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<6x3xf32> {pp.param}) -> tensor<6x3xf32> {
+  %e = tensor.empty() : tensor<6x3xf32>
+  // expected-error @+1 {{operand #1 is indexed by the batch dimension but is neither batch data nor built from a tensor.empty}}
+  %a = linalg.add ins(%x, %w : tensor<6x3xf32>, tensor<6x3xf32>) outs(%e : tensor<6x3xf32>) -> tensor<6x3xf32>
+  return %a : tensor<6x3xf32>
+}
