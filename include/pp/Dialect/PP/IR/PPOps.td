@@ -145,7 +145,7 @@ def PP_ComputeOp : PP_ActionOp<"compute"> {
   let arguments = (ins PP_PhaseAttr:$phase,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb);
-  let assemblyFormat = "$phase `stage` $stage `mb` $mb attr-dict";
+  let assemblyFormat = "`` $phase `stage` $stage `mb` $mb attr-dict";
 }
 
 def PP_SendOp : PP_ActionOp<"send"> {
@@ -163,7 +163,7 @@ def PP_SendOp : PP_ActionOp<"send"> {
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer);
-  let assemblyFormat = "$kind `stage` $stage `mb` $mb `to` $peer attr-dict";
+  let assemblyFormat = "`` $kind `stage` $stage `mb` $mb `to` $peer attr-dict";
 }
 
 def PP_RecvOp : PP_ActionOp<"recv"> {
@@ -181,7 +181,7 @@ def PP_RecvOp : PP_ActionOp<"recv"> {
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer);
-  let assemblyFormat = "$kind `stage` $stage `mb` $mb `from` $peer attr-dict";
+  let assemblyFormat = "`` $kind `stage` $stage `mb` $mb `from` $peer attr-dict";
 }
 
 def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {

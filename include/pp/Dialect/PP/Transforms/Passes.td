@@ -81,9 +81,9 @@ def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
     ```mlir
     func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = "data:0"}, ...)
         -> (tensor<2x32xf32> {pp.slot = "act:0:0"}, ...)
-        attributes {pp.phase = #pp.phase<forward>, pp.stage = 0 : i64}
+        attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
     func.func @train_step_s0_backward_weight(...)
-        attributes {pp.phase = #pp.phase<backward_weight>, pp.stage = 0 : i64}
+        attributes {pp.phase = #pp<phase backward_weight>, pp.stage = 0 : i64}
     ```
   }];
   let options = [
