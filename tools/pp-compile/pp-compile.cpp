@@ -36,9 +36,11 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                       cl::Required);
-static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("file"),
-                                       cl::init("train"));
+static cl::opt<std::string>
+    outputFile("o",
+               cl::desc("Output file (default: 'train' for executables, "
+                        "'-' for text)"),
+               cl::value_desc("file"));
 static cl::opt<int64_t> numStages("stages", cl::desc("Pipeline stages"),
                                   cl::init(1));
 static cl::opt<int64_t> numMicrobatches("microbatches",
@@ -208,6 +210,10 @@ int main(int argc, char **argv) {
       "pp-compile: compile a training step into a pipelined MPI program\n\n"
       "  pp-compile model.mlir --stages 4 --microbatches 8 --schedule 1f1b "
       "-o train\n  mpirun -np 4 ./train --steps 20\n");
+  if (outputFile.empty())
+    outputFile = emit == Emit::Exe   ? "train"
+                 : emit == Emit::Obj ? "train.o"
+                                     : "-";
   if (numStages < 1 || numMicrobatches < 1) {
     llvm::errs() << "pp-compile: --stages and --microbatches must be at "
                     "least 1\n";

@@ -61,8 +61,8 @@ private:
   void emitRankStep(RankOp rank);
   void emitRunStep(int64_t numRanks);
   void emitCompute(ComputeOp op);
-  void emitTransfer(Operation *op, bool isSend, TransferKind kind,
-                    int64_t stage, int64_t mb, int64_t peer);
+  void emitTransfer(bool isSend, TransferKind kind, int64_t stage, int64_t mb,
+                    int64_t peer);
 
   ModuleOp module;
   ScheduleOp schedule;
@@ -225,9 +225,9 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
 }
 
 /// One send or receive per activation (or gradient) slot crossing the edge.
-void RuntimeProgramBuilder::emitTransfer(Operation *op, bool isSend,
-                                         TransferKind kind, int64_t stage,
-                                         int64_t mb, int64_t peer) {
+void RuntimeProgramBuilder::emitTransfer(bool isSend, TransferKind kind,
+                                         int64_t stage, int64_t mb,
+                                         int64_t peer) {
   // The producing stage's slots name the values on the edge.
   bool activation = kind == TransferKind::activation;
   int64_t producer =
@@ -259,11 +259,11 @@ void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
     llvm::TypeSwitch<Operation *, void>(&action)
         .Case<ComputeOp>([&](ComputeOp op) { emitCompute(op); })
         .Case<SendOp>([&](SendOp op) {
-          emitTransfer(op, true, op.getKind(), op.getStage(), op.getMb(),
+          emitTransfer(true, op.getKind(), op.getStage(), op.getMb(),
                        op.getPeer());
         })
         .Case<RecvOp>([&](RecvOp op) {
-          emitTransfer(op, false, op.getKind(), op.getStage(), op.getMb(),
+          emitTransfer(false, op.getKind(), op.getStage(), op.getMb(),
                        op.getPeer());
         })
         .Case<AllReduceOp>([&](AllReduceOp op) {

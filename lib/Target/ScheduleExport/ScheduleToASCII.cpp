@@ -76,11 +76,8 @@ static std::string getRuler(int64_t makespan, int64_t cellWidth) {
 LogicalResult mlir::pp::exportScheduleToASCII(ScheduleOp schedule,
                                               raw_ostream &os) {
   ScheduleSimulator simulator(schedule);
-  if (failed(simulator.run())) {
-    simulator.emitDeadlockError().attachNote(schedule.getLoc())
-        << "while simulating this schedule for its timeline";
+  if (failed(simulator.runForTimeline(schedule)))
     return failure();
-  }
 
   int64_t numRanks = simulator.getNumRanks();
   bool withStage = schedule.getNumStages() > numRanks;

@@ -76,11 +76,8 @@ static void writeEvent(llvm::json::OStream &json, Fn &&fields) {
 LogicalResult mlir::pp::exportScheduleToChromeTrace(ScheduleOp schedule,
                                                     raw_ostream &os) {
   ScheduleSimulator simulator(schedule);
-  if (failed(simulator.run())) {
-    simulator.emitDeadlockError().attachNote(schedule.getLoc())
-        << "while simulating this schedule for its timeline";
+  if (failed(simulator.runForTimeline(schedule)))
     return failure();
-  }
 
   llvm::json::OStream json(os, /*IndentSize=*/2);
   json.object([&] {

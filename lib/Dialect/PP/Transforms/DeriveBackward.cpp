@@ -93,7 +93,8 @@ static FailureOr<Value> buildOperandGradient(OpBuilder &builder,
             differentiatePayload(b, *payload, wrt, mapping);
         Value acc = args.back();
         if (failed(derivative) || !*derivative) {
-          bodyStatus = failure(failed(derivative));
+          // No rule (reported below), or a derivative that is exactly zero.
+          bodyStatus = failed(derivative) ? failure() : success();
           isZero = succeeded(derivative);
           linalg::YieldOp::create(b, bodyLoc, acc);
           return;

@@ -252,6 +252,16 @@ public:
     return chain;
   }
 
+  /// Runs with unit costs for an exported timeline, reporting a deadlock
+  /// with a note at the schedule.
+  LogicalResult runForTimeline(Operation *schedule) {
+    if (succeeded(run()))
+      return success();
+    emitDeadlockError().attachNote(schedule->getLoc())
+        << "while simulating this schedule for its timeline";
+    return failure();
+  }
+
   /// After a failed run, reports the deadlock at the receive the lowest
   /// blocked rank waits at, naming the chain of ranks that wait for each
   /// other, with a note at each other receive in the chain.
