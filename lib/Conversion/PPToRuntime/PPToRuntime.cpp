@@ -302,10 +302,15 @@ void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
 LogicalResult RuntimeProgramBuilder::build() {
   if (failed(collectBuffers()))
     return failure();
-  for (ComputeOp op : llvm::to_vector(schedule.getOps<ComputeOp>()))
-    if (!stageFuncs.lookup({op.getStage(), op.getPhase()}))
-      return op.emitOpError("has no stage function for stage ")
-             << op.getStage() << " phase " << stringifyPhase(op.getPhase());
+  WalkResult missing = schedule.walk([&](ComputeOp op) {
+    if (stageFuncs.lookup({op.getStage(), op.getPhase()}))
+      return WalkResult::advance();
+    op.emitOpError("has no stage function for stage ")
+        << op.getStage() << " phase " << stringifyPhase(op.getPhase());
+    return WalkResult::interrupt();
+  });
+  if (missing.wasInterrupted())
+    return failure();
   emitDefineProgram();
   for (RankOp rank : schedule.getBody().getOps<RankOp>())
     emitRankStep(rank);

@@ -446,6 +446,14 @@ struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
       return signalPassFailure();
     }
     for (StageOp stage : stages)
+      for (auto [i, input] : llvm::enumerate(stage.getInputs()))
+        if (!isa<BlockArgument>(input) && !input.getDefiningOp<StageOp>()) {
+          stage.emitOpError("input #")
+              << i << " must be a training-step argument or a result of an "
+              << "earlier stage";
+          return signalPassFailure();
+        }
+    for (StageOp stage : stages)
       if (failed(
               StageDifferentiator(stage, step, stage == stages.back()).run()))
         return signalPassFailure();

@@ -169,10 +169,13 @@ void StagePartitioner::buildStages(int64_t numStages) {
   Operation *terminator = func.front().getTerminator();
   for (Operation *op : work)
     for (Value result : op->getResults())
-      for (Operation *user : result.getUsers())
+      for (Operation *user : result.getUsers()) {
+        // A use inside a region counts for the op that holds the region.
+        Operation *owner = func.front().findAncestorOpInBlock(*user);
         lastUse[result] =
             std::max(lastUse.lookup(result),
-                     user == terminator ? numStages : stageOf.lookup(user));
+                     owner == terminator ? numStages : stageOf.lookup(owner));
+      }
 
   OpBuilder builder(terminator);
   SmallVector<Value> carried;   // values flowing from the previous stage
@@ -216,9 +219,13 @@ void StagePartitioner::buildStages(int64_t numStages) {
     for (Value input : inputs)
       mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
     for (Operation *op : ops) {
-      for (Value operand : op->getOperands())
-        if (!mapping.contains(operand))
-          materialize(operand, mapping, builder);
+      // Operands, including values the op's regions capture from the step.
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (operand.getParentBlock() == &func.front() &&
+              !mapping.contains(operand))
+            materialize(operand, mapping, builder);
+      });
       builder.clone(*op, mapping);
     }
     YieldOp::create(builder, loc, llvm::map_to_vector(outputs, [&](Value v) {

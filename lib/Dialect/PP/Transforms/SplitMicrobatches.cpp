@@ -44,7 +44,11 @@ private:
 
 /// Gives `value` the micro-batch shape, its batch dimension being `dim`.
 LogicalResult BatchShapeRewriter::splitValue(Value value, unsigned dim) {
-  auto type = cast<RankedTensorType>(value.getType());
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() <= dim)
+    return emitError(value.getLoc(), "batch data must be a ranked tensor with "
+                                     "a batch dimension, got ")
+           << value.getType();
   if (type.getDimSize(dim) % numMicrobatches != 0)
     return emitError(value.getLoc(), "batch dimension of size ")
            << type.getDimSize(dim) << " is not divisible into "

@@ -52,3 +52,15 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  %c = arith.constant dense<1.0> : tensor<4xf32>
+  // expected-error @+1 {{'pp.stage' op input #1 must be a training-step argument or a result of an earlier stage}}
+  %r = pp.stage 0 (%x, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    pp.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

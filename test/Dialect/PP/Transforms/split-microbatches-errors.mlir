@@ -32,3 +32,10 @@ func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<6x3xf32> {pp.param}) -> te
   %a = linalg.add ins(%x, %w : tensor<6x3xf32>, tensor<6x3xf32>) outs(%e : tensor<6x3xf32>) -> tensor<6x3xf32>
   return %a : tensor<6x3xf32>
 }
+
+// -----
+
+// expected-error @+1 {{batch data must be a ranked tensor with a batch dimension, got 'f32'}}
+func.func @train_step(%lr: f32, %w: tensor<3x2xf32> {pp.param}) -> tensor<3x2xf32> {
+  return %w : tensor<3x2xf32>
+}

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
+#include "pp/Dialect/PP/IR/PPDialect.h"
 
 namespace mlir {
 namespace pp {

@@ -62,6 +62,7 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];
+  let dependentDialects = ["::mlir::pp::PPDialect"];
 }
 
 def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
@@ -90,7 +91,8 @@ def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::pp::PPDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
@@ -129,6 +131,7 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];
+  let dependentDialects = ["::mlir::pp::PPDialect"];
 }
 
 def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {

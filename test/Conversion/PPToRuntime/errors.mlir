@@ -1,0 +1,45 @@
+// RUN: pp-opt %s -split-input-file -verify-diagnostics --convert-pp-to-runtime
+
+// expected-error @+1 {{convert-pp-to-runtime needs exactly one pp.schedule, found 0}}
+module {
+}
+
+// -----
+
+// expected-error @+1 {{stage functions must be bufferized with results as out-parameters before convert-pp-to-runtime}}
+func.func @m_s0_forward(%x: tensor<4xf32> {pp.slot = "data:0"}) -> tensor<4xf32>
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return %x : tensor<4xf32>
+}
+pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+  }
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 needs a 'pp.slot' and a static memref type of rank at most 4}}
+func.func @m_s0_forward(%x: memref<4xf32>)
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+  }
+}
+
+// -----
+
+func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "data:0"})
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    // expected-error @+1 {{has no stage function for stage 0 phase backward}}
+    pp.compute backward stage 0 mb 0
+  }
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""pp-opt never crashes: runs every pp pass (and the whole pipeline) on every
+split of every .mlir file in the test suite, valid or not, and fails if a
+run dies by a signal instead of succeeding or reporting a diagnostic."""
+
+import argparse
+import concurrent.futures
+import os
+import pathlib
+import subprocess
+import sys
+
+PASSES = [
+    "--pp-split-microbatches=num-microbatches=2",
+    "--pp-partition-stages=num-stages=2",
+    "--pp-partition-stages",
+    "--pp-derive-backward",
+    "--pp-schedule=schedule=1f1b num-microbatches=2",
+    "--pp-schedule=schedule=gpipe num-stages=2 num-microbatches=2",
+    "--pp-insert-transfers",
+    "--pp-verify-schedule",
+    "--convert-pp-to-runtime",
+]
+PIPELINE = [
+    "--pp-split-microbatches=num-microbatches=2", "--pp-partition-stages=num-stages=2",
+    "--pp-derive-backward", "--pp-schedule=schedule=1f1b num-microbatches=2",
+    "--pp-insert-transfers", "--pp-verify-schedule",
+]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pp-opt", required=True)
+    parser.add_argument("--tests", required=True)
+    args = parser.parse_args()
+    jobs = [(path, chunk, flags)
+            for path in sorted(pathlib.Path(args.tests).rglob("*.mlir"))
+            for chunk in path.read_text().split("// -----")
+            for flags in [[p] for p in PASSES] + [PIPELINE]]
+
+    def run(job):
+        path, chunk, flags = job
+        proc = subprocess.run([args.pp_opt, "-", *flags], input=chunk,
+                              capture_output=True, text=True, timeout=60)
+        return path, flags, proc
+
+    runs = crashes = 0
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        for path, flags, proc in pool.map(run, jobs):
+            runs += 1
+            if proc.returncode < 0 or proc.returncode > 1:
+                crashes += 1
+                print(f"CRASH ({proc.returncode}): {path} {' '.join(flags)}")
+                print(proc.stderr[-2000:])
+    print(f"{runs - crashes} passed, {crashes} failed")
+    return 1 if crashes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
