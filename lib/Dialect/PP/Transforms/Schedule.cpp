@@ -39,8 +39,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
           << schedule << "'; expected one of: " << listScheduleGenerators();
       return signalPassFailure();
     }
-    int64_t stages =
-        numStages > 0 ? numStages.getValue() : countStages(module);
+    int64_t stages = numStages > 0 ? numStages.getValue() : countStages(module);
     if (stages < 1) {
       module.emitError("no stages to schedule: run pp-derive-backward first "
                        "or pass num-stages");
