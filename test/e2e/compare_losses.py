@@ -20,9 +20,12 @@ def run(cmd, timeout=300):
 
 
 def train(args, workdir, stages, microbatches, schedule):
-    exe = os.path.join(workdir, f"train_{stages}_{microbatches}_{schedule}")
+    """Trains with `schedule`; a ":split" suffix splits backwards into B, W."""
+    name, _, variant = schedule.partition(":")
+    exe = os.path.join(workdir, f"train_{stages}_{microbatches}_{name}_{variant}")
     run([args.pp_compile, args.model, "--stages", str(stages),
-         "--microbatches", str(microbatches), "--schedule", schedule, "-o", exe])
+         "--microbatches", str(microbatches), "--schedule", name, "-o", exe]
+        + (["--split-backward"] if variant == "split" else []))
     out = run(["mpirun", "-np", str(stages), exe, "--steps", str(args.steps),
                "--lr", str(args.lr), "--print-params", "--timeout", "60"])
     losses = [float(m) for m in re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
@@ -42,7 +45,7 @@ def main():
     parser.add_argument("--model", required=True)
     parser.add_argument("--stages", type=int, default=4)
     parser.add_argument("--microbatches", default="1,4,8")
-    parser.add_argument("--schedules", default="gpipe,1f1b")
+    parser.add_argument("--schedules", default="gpipe,1f1b,1f1b:split")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)

@@ -49,6 +49,11 @@ static cl::opt<int64_t> numMicrobatches("microbatches",
 static cl::opt<std::string> scheduleName("schedule",
                                          cl::desc("Schedule: gpipe or 1f1b"),
                                          cl::init("1f1b"));
+static cl::opt<bool> splitBackward(
+    "split-backward",
+    cl::desc("Run each backward as input gradient (B) then weight gradient "
+             "(W)"),
+    cl::init(false));
 static cl::opt<std::string> function("function",
                                      cl::desc("Training-step function"),
                                      cl::init("train_step"));
@@ -69,10 +74,12 @@ static std::string schedulePipeline() {
              "pp-split-microbatches{{num-microbatches={0} {2}},"
              "pp-partition-stages{{num-stages={1} "
              "{2}},pp-derive-backward{{{2}},"
-             "pp-schedule{{schedule={3} num-microbatches={0} {2}},"
+             "pp-schedule{{schedule={3} num-microbatches={0} "
+             "split-backward={4} "
+             "{2}},"
              "pp-insert-transfers,pp-verify-schedule,canonicalize,cse",
              numMicrobatches.getValue(), numStages.getValue(), fn,
-             scheduleName.getValue())
+             scheduleName.getValue(), splitBackward ? "true" : "false")
       .str();
 }
 

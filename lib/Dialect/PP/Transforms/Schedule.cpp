@@ -50,7 +50,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
           << numMicrobatches.getValue();
       return signalPassFailure();
     }
-    ScheduleProblem problem{stages, numMicrobatches};
+    ScheduleProblem problem{stages, numMicrobatches, splitBackward};
     SmallVector<SmallVector<ScheduledAction>> ranks =
         generator->generate(problem);
 

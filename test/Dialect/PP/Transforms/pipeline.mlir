@@ -4,6 +4,7 @@
 // RUN: pp-opt %s --pp-split-microbatches=num-microbatches=2 --pp-partition-stages --pp-derive-backward | FileCheck %s --check-prefix=GRAD
 // RUN: pp-opt %s --pp-partition-stages --pp-derive-backward --pp-schedule="schedule=1f1b num-microbatches=3" | FileCheck %s --check-prefix=ONEFONEB
 // RUN: pp-opt %s --pp-partition-stages --pp-derive-backward --pp-schedule="schedule=gpipe num-microbatches=2" --pp-insert-transfers | FileCheck %s --check-prefix=XFER
+// RUN: pp-opt %s --pp-partition-stages --pp-derive-backward --pp-schedule="schedule=1f1b num-microbatches=1 split-backward=true" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=SPLITBW
 
 // SPLIT: func.func @train_step(%{{.*}}: tensor<2x3xf32>, %{{.*}}: tensor<2x2xf32> {pp.target}, %{{.*}}: tensor<3x5xf32> {pp.param}, %{{.*}}: tensor<5x2xf32> {pp.param}) -> tensor<f32>
 // SPLIT: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3x5xf32>) outs(%{{.*}} : tensor<2x5xf32>) -> tensor<2x5xf32>
@@ -61,6 +62,21 @@
 // XFER-NEXT: pp.compute forward stage 1 mb 1
 // XFER-NEXT: pp.compute backward stage 1 mb 0
 // XFER-NEXT: pp.send gradient stage 1 mb 0 to 0
+
+// The gradient leaves right after B; W runs after it.
+// SPLITBW: pp.rank 0 {
+// SPLITBW-NEXT: pp.compute forward stage 0 mb 0
+// SPLITBW-NEXT: pp.send activation stage 0 mb 0 to 1
+// SPLITBW-NEXT: pp.recv gradient stage 0 mb 0 from 1
+// SPLITBW-NEXT: pp.compute backward_input stage 0 mb 0
+// SPLITBW-NEXT: pp.compute backward_weight stage 0 mb 0
+// SPLITBW-NEXT: pp.optimizer_step stage 0
+// SPLITBW: pp.rank 1 {
+// SPLITBW-NEXT: pp.recv activation stage 1 mb 0 from 0
+// SPLITBW-NEXT: pp.compute forward stage 1 mb 0
+// SPLITBW-NEXT: pp.compute backward_input stage 1 mb 0
+// SPLITBW-NEXT: pp.send gradient stage 1 mb 0 to 0
+// SPLITBW-NEXT: pp.compute backward_weight stage 1 mb 0
 
 func.func @train_step(%x: tensor<4x3xf32>, %y: tensor<4x2xf32> {pp.target},
                       %w0: tensor<3x5xf32> {pp.param},

@@ -105,6 +105,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     compute actions of that rank. Stage s runs on rank s. Schedules:
     `gpipe` (all forwards, then all backwards) and `1f1b` (PipeDream-Flush:
     p - r - 1 warm-up forwards on rank r, then one forward, one backward).
+    With `split-backward`, each backward is a `backward_input` (B)
+    immediately followed by its `backward_weight` (W).
     The number of stages is read from the `pp.stage` functions of
     `function`.
 
@@ -128,6 +130,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
            "Number of micro-batches per step">,
     Option<"numStages", "num-stages", "int64_t", "0",
            "Number of stages; 0 reads it from the derived stage functions">,
+    Option<"splitBackward", "split-backward", "bool", "false",
+           "Run each backward as backward_input then backward_weight">,
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];

@@ -19,6 +19,9 @@ namespace mlir::pp {
 struct ScheduleProblem {
   int64_t numStages;
   int64_t numMicrobatches;
+  /// Run each backward as B (input gradient) then W (weight gradient)
+  /// instead of the fused backward.
+  bool splitBackward = false;
 };
 
 /// One compute action of a rank.
@@ -27,6 +30,18 @@ struct ScheduledAction {
   int64_t stage;
   int64_t mb;
 };
+
+/// Appends the backward of (stage, mb): fused, or B immediately followed by W.
+inline void appendBackward(llvm::SmallVectorImpl<ScheduledAction> &actions,
+                           const ScheduleProblem &problem, int64_t stage,
+                           int64_t mb) {
+  if (!problem.splitBackward) {
+    actions.push_back({Phase::backward, stage, mb});
+    return;
+  }
+  actions.push_back({Phase::backward_input, stage, mb});
+  actions.push_back({Phase::backward_weight, stage, mb});
+}
 
 /// A named generator of per-rank compute orders.
 struct ScheduleGenerator {

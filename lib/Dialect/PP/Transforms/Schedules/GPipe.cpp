@@ -1,6 +1,6 @@
 //===- GPipe.cpp - the GPipe schedule -------------------------------------===//
 //
-// All forwards of every micro-batch, then all fused backwards (GPipe).
+// All forwards of every micro-batch, then all backwards (GPipe).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +16,7 @@ mlir::pp::generateGPipe(const ScheduleProblem &problem) {
     for (int64_t mb = 0; mb < problem.numMicrobatches; ++mb)
       ranks[stage].push_back({Phase::forward, stage, mb});
     for (int64_t mb = 0; mb < problem.numMicrobatches; ++mb)
-      ranks[stage].push_back({Phase::backward, stage, mb});
+      appendBackward(ranks[stage], problem, stage, mb);
   }
   return ranks;
 }

@@ -23,10 +23,10 @@ mlir::pp::generateOneFOneB(const ScheduleProblem &problem) {
       actions.push_back({Phase::forward, stage, forward});
     while (forward < m) {
       actions.push_back({Phase::forward, stage, forward++});
-      actions.push_back({Phase::backward, stage, backward++});
+      appendBackward(actions, problem, stage, backward++);
     }
     while (backward < m)
-      actions.push_back({Phase::backward, stage, backward++});
+      appendBackward(actions, problem, stage, backward++);
   }
   return ranks;
 }
