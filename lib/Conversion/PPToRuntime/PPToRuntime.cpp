@@ -133,11 +133,18 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto slot = func.getArgAttrOfType<StringAttr>(i, kSlotAttr);
       auto type = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
-      if (!slot || !type || !type.hasStaticShape() || type.getRank() > 4)
+      // The runtime holds dense f32 buffers of up to 4 dimensions.
+      if (!slot || slot.getValue().empty() || !type || !type.hasStaticShape() ||
+          type.getRank() > 4 || !type.getElementType().isF32() ||
+          !type.getLayout().isIdentity())
         return func.emitError("argument #")
-               << i << " needs a 'pp.slot' and a static memref type of rank "
-               << "at most 4";
-      bufferFor(slot.getValue(), type, stage.getInt());
+               << i << " needs a 'pp.slot' and a static, identity-layout f32 "
+               << "memref of rank at most 4";
+      const Buffer &buffer = bufferFor(slot.getValue(), type, stage.getInt());
+      if (buffer.type != type)
+        return func.emitError("argument #")
+               << i << " has type " << type << " but slot '" << slot.getValue()
+               << "' is " << buffer.type << " elsewhere";
       // Weight gradients of one micro-batch are summed into an accumulator.
       if (slot.getValue().starts_with("param_grad:"))
         accumulatorSlots.push_back(accumulatorOf(slot.getValue()));

@@ -19,7 +19,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a 'pp.slot' and a static memref type of rank at most 4}}
+// expected-error @+1 {{argument #0 needs a 'pp.slot' and a static, identity-layout f32 memref of rank at most 4}}
 func.func @m_s0_forward(%x: memref<4xf32>)
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
@@ -41,5 +41,35 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
     pp.compute forward stage 0 mb 0
     // expected-error @+1 {{has no stage function for stage 0 phase backward}}
     pp.compute backward stage 0 mb 0
+  }
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 needs a 'pp.slot' and a static, identity-layout f32 memref of rank at most 4}}
+func.func @m_s0_forward(%x: memref<4xf64> {pp.slot = "data:0"})
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+  }
+}
+
+// -----
+
+func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "data:0"})
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+// expected-error @+1 {{argument #0 has type 'memref<2xf32>' but slot 'data:0' is 'memref<4xf32>' elsewhere}}
+func.func @m_s0_backward(%x: memref<2xf32> {pp.slot = "data:0"})
+    attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
   }
 }

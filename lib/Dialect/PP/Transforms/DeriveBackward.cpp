@@ -33,16 +33,20 @@ static Value createZeros(OpBuilder &builder, Location loc, Type type) {
   return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
 }
 
-/// Values that are cheap to re-create wherever they are needed.
-static bool isRecomputable(Operation *op) {
-  if (!op)
+/// Whether the body of `op` reduces by summing: it yields `out + f(ins)`
+/// with `f` independent of `out`. The one gradient rule assumes this for
+/// every op with reduction loops.
+static bool isSumReduction(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  auto add =
+      body->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || op.getNumDpsInits() != 1)
     return false;
-  if (op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op))
-    return true;
-  return isa<linalg::FillOp>(op) &&
-         llvm::all_of(op->getOperands(), [](Value v) {
-           return isRecomputable(v.getDefiningOp());
-         });
+  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  Value other = add.getLhs() == out   ? add.getRhs()
+                : add.getRhs() == out ? add.getLhs()
+                                      : Value();
+  return other && out.hasOneUse();
 }
 
 /// The gradient of the linalg op's operand `target` given the gradient
@@ -196,9 +200,12 @@ void StageDifferentiator::buildJoint() {
   for (Operation &op : body.without_terminator()) {
     Operation *clone = builder.clone(op, mapping);
     forwardOps.push_back(clone);
+    // Only float tensors carry gradients; masks and indices do not.
     if (llvm::any_of(clone->getOperands(),
                      [&](Value v) { return active.contains(v); }))
-      active.insert(clone->result_begin(), clone->result_end());
+      for (Value result : clone->getResults())
+        if (isDifferentiableTensor(result.getType()))
+          active.insert(result);
   }
   for (Value value : body.getTerminator()->getOperands())
     outputs.push_back(mapping.lookup(value));
@@ -225,13 +232,20 @@ LogicalResult StageDifferentiator::differentiate() {
     if (active.contains(output))
       accumulate(builder, output, entry->getArgument(numInputs + i));
   for (Operation *op : llvm::reverse(forwardOps)) {
-    if (op->getNumResults() == 0 || !adjoint.count(op->getResult(0)))
+    if (llvm::none_of(op->getResults(),
+                      [&](Value v) { return adjoint.count(v); }))
       continue;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (!linalgOp || op->getNumResults() != 1)
+    if (!linalgOp)
       return emitError(op->getLoc(),
                        "pp-derive-backward cannot differentiate '")
              << op->getName() << "' in stage " << id();
+    if (op->getNumResults() != 1)
+      return op->emitOpError("cannot be differentiated: ops with several "
+                             "results are not supported");
+    if (linalgOp.getNumReductionLoops() > 0 && !isSumReduction(linalgOp))
+      return op->emitOpError("cannot be differentiated: reductions must sum "
+                             "(yield `out + f(ins)`)");
     Value resultGrad = adjoint.lookup(op->getResult(0));
     for (OpOperand &operand : op->getOpOperands()) {
       if (!active.contains(operand.get()))
@@ -289,7 +303,7 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
     Operation *def = value.getDefiningOp();
     if (def && inside.contains(def))
       return;
-    if (isRecomputable(def))
+    if (isCheapToRecreate(def))
       llvm::for_each(def->getOperands(), collect);
     else
       arguments.insert(value);
@@ -337,6 +351,8 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
   for (auto [i, slot] : llvm::enumerate(resultSlots))
     func.setResultAttr(i, kSlotAttr, builder.getStringAttr(slot));
   func->setAttr(kStageAttr, builder.getI64IntegerAttr(id()));
+  if (Attribute microbatches = step->getAttr(kMicrobatchesAttr))
+    func->setAttr(kMicrobatchesAttr, microbatches);
   func->setAttr(kPhaseAttr, PhaseAttr::get(builder.getContext(), phase));
   return func;
 }
@@ -381,16 +397,19 @@ LogicalResult StageDifferentiator::run() {
   auto record = [&](ArrayRef<Operation *> ops,
                     const DenseSet<Operation *> &from,
                     SmallVector<Value> &values, StringRef kind) {
+    // Operands of the ops and values their bodies capture.
     for (Operation *op : ops)
-      for (Value operand : op->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        if (!def || !from.contains(def) || isRecomputable(def) ||
-            namedSlots.count(operand))
-          continue;
-        namedSlots[operand] =
-            (kind + ":" + Twine(id()) + ":" + Twine(values.size())).str();
-        values.push_back(operand);
-      }
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!def || !from.contains(def) || isCheapToRecreate(def) ||
+              namedSlots.count(operand))
+            continue;
+          namedSlots[operand] =
+              (kind + ":" + Twine(id()) + ":" + Twine(values.size())).str();
+          values.push_back(operand);
+        }
+      });
   };
   record(backwardOps, forwardSet, saved, "saved");
   record(weightOps, inputSet, stashed, "stash");
@@ -424,6 +443,33 @@ LogicalResult StageDifferentiator::run() {
   return success();
 }
 
+/// The runtime moves static f32 tensors between neighbouring stages only:
+/// stage `index` reads step arguments and results of stage `index - 1`.
+static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
+  if (static_cast<int64_t>(stage.getStage()) != index)
+    return stage.emitOpError("has stage id ")
+           << stage.getStage() << ", expected " << index
+           << ": stages must be numbered 0, 1, ... in program order";
+  for (auto [i, input] : llvm::enumerate(stage.getInputs())) {
+    auto producer = input.getDefiningOp<StageOp>();
+    if (!isa<BlockArgument>(input) &&
+        (!producer || static_cast<int64_t>(producer.getStage()) != index - 1))
+      return stage.emitOpError("input #")
+             << i << " must be a training-step argument or a result of stage "
+             << index - 1;
+    if (!isDifferentiableTensor(input.getType()))
+      return stage.emitOpError("input #")
+             << i << " has type " << input.getType()
+             << "; stages exchange static f32 tensors only";
+  }
+  for (auto [i, type] : llvm::enumerate(stage.getResultTypes()))
+    if (!isDifferentiableTensor(type))
+      return stage.emitOpError("result #")
+             << i << " has type " << type
+             << "; stages exchange static f32 tensors only";
+  return success();
+}
+
 namespace {
 struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
   using Base::Base;
@@ -445,14 +491,9 @@ struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
                     "computed by its last stage");
       return signalPassFailure();
     }
-    for (StageOp stage : stages)
-      for (auto [i, input] : llvm::enumerate(stage.getInputs()))
-        if (!isa<BlockArgument>(input) && !input.getDefiningOp<StageOp>()) {
-          stage.emitOpError("input #")
-              << i << " must be a training-step argument or a result of an "
-              << "earlier stage";
-          return signalPassFailure();
-        }
+    for (auto [index, stage] : llvm::enumerate(stages))
+      if (failed(checkStageInterface(stage, index)))
+        return signalPassFailure();
     for (StageOp stage : stages)
       if (failed(
               StageDifferentiator(stage, step, stage == stages.back()).run()))

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::pp {
@@ -22,21 +23,32 @@ using namespace mlir;
 using namespace mlir::pp;
 
 /// Ops re-created in every stage that uses them instead of being sent
-/// between stages: constants, empty tensors, and linalg ops computed only
-/// from those and from weights (fills, broadcasts of a bias). Keeping the
-/// latter next to their consumers keeps every weight in a single stage.
+/// between stages: cheap producers, and linalg ops computed only from those
+/// and from weights (a broadcast bias). Keeping the latter next to their
+/// consumers keeps every weight in a single stage.
 static bool isRematerializable(Operation *op) {
-  if (op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op))
+  if (isCheapToRecreate(op))
     return true;
   if (!isa<linalg::LinalgOp>(op))
     return false;
-  return llvm::all_of(op->getOperands(), [](Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      return func && isParameter(func, arg.getArgNumber());
-    }
-    return isRematerializable(v.getDefiningOp());
-  });
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  return captured.empty() && llvm::all_of(op->getOperands(), [](Value v) {
+           if (auto arg = dyn_cast<BlockArgument>(v)) {
+             auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+             return func && isParameter(func, arg.getArgNumber());
+           }
+           return v.getDefiningOp() && isRematerializable(v.getDefiningOp());
+         });
+}
+
+/// Whether `op` belongs to a stage: it does real work, or computes a value
+/// the step returns (which the last stage must then produce).
+static bool isStageWork(Operation &op) {
+  return !isRematerializable(&op) ||
+         llvm::any_of(op.getUsers(), [](Operation *user) {
+           return user->hasTrait<OpTrait::IsTerminator>();
+         });
 }
 
 /// Estimated floating-point work of an op: iterations times payload ops.
@@ -112,11 +124,13 @@ LogicalResult StagePartitioner::assignStages(int64_t numStages) {
   for (Operation &op : func.front().without_terminator()) {
     if (auto marker = dyn_cast<BoundaryOp>(op))
       markers.push_back(marker);
-    else if (!isRematerializable(&op))
+    else if (isStageWork(op))
       work.push_back(&op);
   }
   if (work.empty())
     return func.emitError("the training step has no ops to partition");
+  if (!func.front().getOps<StageOp>().empty())
+    return func.emitError("the training step is already partitioned");
   if (!markers.empty()) {
     if (numStages != 0 && numStages != int64_t(markers.size()) + 1)
       return markers.front().emitError("the model has ")
@@ -127,7 +141,7 @@ LogicalResult StagePartitioner::assignStages(int64_t numStages) {
     for (Operation &op : func.front().without_terminator()) {
       if (isa<BoundaryOp>(op))
         ++stage;
-      else if (!isRematerializable(&op))
+      else if (isStageWork(op))
         stageOf[&op] = stage;
     }
     for (BoundaryOp marker : markers) {
@@ -192,7 +206,7 @@ void StagePartitioner::buildStages(int64_t numStages) {
         return;
       }
       Operation *def = value.getDefiningOp();
-      if (isRematerializable(def))
+      if (!stageOf.count(def) && isRematerializable(def))
         llvm::for_each(def->getOperands(), collect);
     };
     for (Operation *op : ops)

@@ -31,6 +31,30 @@ static int64_t countStages(ModuleOp module) {
 namespace {
 struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
   using Base::Base;
+
+  /// The micro-batch count: the option, which must agree with the count the
+  /// stage functions were split into; without the option, that count or 1.
+  FailureOr<int64_t> resolveMicrobatches(ModuleOp module) {
+    if (numMicrobatches < 0) {
+      module.emitError("num-microbatches must be at least 1, got ")
+          << numMicrobatches.getValue();
+      return failure();
+    }
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto split = func->getAttrOfType<IntegerAttr>(kMicrobatchesAttr);
+      if (!split)
+        continue;
+      if (numMicrobatches != 0 && split.getInt() != numMicrobatches) {
+        func.emitError("the stage functions are split into ")
+            << split.getInt() << " micro-batches, but num-microbatches is "
+            << numMicrobatches.getValue();
+        return failure();
+      }
+      return split.getInt();
+    }
+    return numMicrobatches == 0 ? int64_t(1) : numMicrobatches.getValue();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     const ScheduleGenerator *generator = lookupScheduleGenerator(schedule);
@@ -45,12 +69,10 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
                        "or pass num-stages");
       return signalPassFailure();
     }
-    if (numMicrobatches < 1) {
-      module.emitError("num-microbatches must be at least 1, got ")
-          << numMicrobatches.getValue();
+    FailureOr<int64_t> microbatches = resolveMicrobatches(module);
+    if (failed(microbatches))
       return signalPassFailure();
-    }
-    ScheduleProblem problem{stages, numMicrobatches, splitBackward};
+    ScheduleProblem problem{stages, *microbatches, splitBackward};
     SmallVector<SmallVector<ScheduledAction>> ranks =
         generator->generate(problem);
 
@@ -62,7 +84,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         builder, loc, builder.getStringAttr(function + "_schedule"),
         builder.getStringAttr(generator->name),
         FlatSymbolRefAttr::get(builder.getContext(), function),
-        builder.getI64IntegerAttr(numMicrobatches),
+        builder.getI64IntegerAttr(*microbatches),
         builder.getDenseI64ArrayAttr(stageRank));
     builder.createBlock(&op.getBody());
     for (auto [rank, actions] : llvm::enumerate(ranks)) {

@@ -45,9 +45,9 @@ private:
 /// Gives `value` the micro-batch shape, its batch dimension being `dim`.
 LogicalResult BatchShapeRewriter::splitValue(Value value, unsigned dim) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getRank() <= dim)
+  if (!type || type.getRank() <= dim || type.isDynamicDim(dim))
     return emitError(value.getLoc(), "batch data must be a ranked tensor with "
-                                     "a batch dimension, got ")
+                                     "a static batch dimension, got ")
            << value.getType();
   if (type.getDimSize(dim) % numMicrobatches != 0)
     return emitError(value.getLoc(), "batch dimension of size ")
@@ -189,10 +189,16 @@ struct SplitMicrobatchesPass
     func::FuncOp func = lookupTrainingStep(getOperation(), function);
     if (!func)
       return signalPassFailure();
-    if (numMicrobatches == 1)
-      return;
-    if (failed(BatchShapeRewriter(numMicrobatches).run(func)))
-      signalPassFailure();
+    if (func->hasAttr(kMicrobatchesAttr)) {
+      func.emitError("the training step is already split into micro-batches");
+      return signalPassFailure();
+    }
+    if (numMicrobatches > 1 &&
+        failed(BatchShapeRewriter(numMicrobatches).run(func)))
+      return signalPassFailure();
+    func->setAttr(kMicrobatchesAttr,
+                  IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                   numMicrobatches.getValue()));
   }
 };
 } // namespace

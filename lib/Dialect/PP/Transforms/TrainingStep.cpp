@@ -6,6 +6,10 @@
 
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+
 using namespace mlir;
 
 func::FuncOp mlir::pp::lookupTrainingStep(ModuleOp module, StringRef name) {
@@ -19,4 +23,23 @@ func::FuncOp mlir::pp::lookupTrainingStep(ModuleOp module, StringRef name) {
     return nullptr;
   }
   return func;
+}
+
+bool mlir::pp::isCheapToRecreate(Operation *op) {
+  if (!op)
+    return false;
+  if (op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op))
+    return true;
+  if (!isa<linalg::FillOp>(op))
+    return false;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  return captured.empty() && llvm::all_of(op->getOperands(), [](Value v) {
+           return isCheapToRecreate(v.getDefiningOp());
+         });
+}
+
+bool mlir::pp::isDifferentiableTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }

@@ -57,10 +57,73 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
 
 func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
   %c = arith.constant dense<1.0> : tensor<4xf32>
-  // expected-error @+1 {{'pp.stage' op input #1 must be a training-step argument or a result of an earlier stage}}
+  // expected-error @+1 {{'pp.stage' op input #1 must be a training-step argument or a result of stage -1}}
   %r = pp.stage 0 (%x, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
     pp.yield %a : tensor<4xf32>
   }
   return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  %a = pp.stage 0 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    pp.yield %i : tensor<4xf32>
+  }
+  %b = pp.stage 1 (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    pp.yield %i : tensor<4xf32>
+  }
+  // expected-error @+1 {{'pp.stage' op input #0 must be a training-step argument or a result of stage 1}}
+  %c = pp.stage 2 (%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>, %j: tensor<4xf32>):
+    pp.yield %j : tensor<4xf32>
+  }
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<4xf32>, %s: f32 {pp.param}) -> tensor<4xf32> {
+  // expected-error @+1 {{'pp.stage' op input #1 has type 'f32'; stages exchange static f32 tensors only}}
+  %a = pp.stage 0 (%x, %s) : (tensor<4xf32>, f32) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>, %j: f32):
+    pp.yield %i : tensor<4xf32>
+  }
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'pp.stage' op has stage id 3, expected 0: stages must be numbered 0, 1, ... in program order}}
+  %a = pp.stage 3 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    pp.yield %i : tensor<4xf32>
+  }
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3xf32> {pp.param}) -> tensor<f32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<4x3xf32>, %b: tensor<3xf32>):
+    %e = tensor.empty() : tensor<4x3xf32>
+    %bb = linalg.broadcast ins(%b : tensor<3xf32>) outs(%e : tensor<4x3xf32>) dimensions = [0]
+    %p = linalg.mul ins(%a, %bb : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %ninf = arith.constant 0xFF800000 : f32
+    %es = tensor.empty() : tensor<f32>
+    %init = linalg.fill ins(%ninf : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    // expected-error @+1 {{cannot be differentiated: reductions must sum (yield `out + f(ins)`)}}
+    %m = linalg.reduce ins(%p : tensor<4x3xf32>) outs(%init : tensor<f32>) dimensions = [0, 1]
+      (%in: f32, %acc: f32) {
+        %v = arith.maximumf %in, %acc : f32
+        linalg.yield %v : f32
+      }
+    pp.yield %m : tensor<f32>
+  }
+  return %r : tensor<f32>
 }

@@ -18,8 +18,8 @@
 // MARKERS: return %[[S1]] : tensor<f32>
 
 // GRAD-NOT: func.func @train_step(
-// GRAD: func.func @train_step_s0_forward(%{{.*}}: tensor<2x3xf32> {pp.slot = "data:0"}, %{{.*}}: tensor<3x5xf32> {pp.slot = "param:2"}) -> (tensor<2x5xf32> {pp.slot = "act:0:0"}, {{.*}}pp.slot = "saved:0:0"{{.*}}) attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
-// GRAD: func.func @train_step_s0_backward_input() attributes {pp.phase = #pp<phase backward_input>
+// GRAD: func.func @train_step_s0_forward(%{{.*}}: tensor<2x3xf32> {pp.slot = "data:0"}, %{{.*}}: tensor<3x5xf32> {pp.slot = "param:2"}) -> (tensor<2x5xf32> {pp.slot = "act:0:0"}, {{.*}}pp.slot = "saved:0:0"{{.*}}) attributes {pp.microbatches = 2 : i64, pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
+// GRAD: func.func @train_step_s0_backward_input() attributes {pp.microbatches = 2 : i64, pp.phase = #pp<phase backward_input>
 // GRAD: func.func @train_step_s0_backward_weight({{.*}}"grad:0:0"{{.*}}) -> (tensor<3x5xf32> {pp.slot = "param_grad:2"})
 // tanh' recomputes tanh; the weight gradient of x @ w reduces over the
 // batch loop m of the matmul's (m, n, k) loops.

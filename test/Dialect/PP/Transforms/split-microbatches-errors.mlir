@@ -35,7 +35,7 @@ func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<6x3xf32> {pp.param}) -> te
 
 // -----
 
-// expected-error @+1 {{batch data must be a ranked tensor with a batch dimension, got 'f32'}}
+// expected-error @+1 {{batch data must be a ranked tensor with a static batch dimension, got 'f32'}}
 func.func @train_step(%lr: f32, %w: tensor<3x2xf32> {pp.param}) -> tensor<3x2xf32> {
   return %w : tensor<3x2xf32>
 }

@@ -126,8 +126,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: gpipe or 1f1b">,
-    Option<"numMicrobatches", "num-microbatches", "int64_t", "1",
-           "Number of micro-batches per step">,
+    Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
+           "Number of micro-batches per step; 0 takes the count "
+           "pp-split-microbatches used (1 if it did not run)">,
     Option<"numStages", "num-stages", "int64_t", "0",
            "Number of stages; 0 reads it from the derived stage functions">,
     Option<"splitBackward", "split-backward", "bool", "false",

@@ -20,11 +20,23 @@ inline constexpr llvm::StringLiteral kTargetAttr = "pp.target";
 /// Attributes tagging a derived stage function.
 inline constexpr llvm::StringLiteral kStageAttr = "pp.stage";
 inline constexpr llvm::StringLiteral kPhaseAttr = "pp.phase";
+/// The number of micro-batches pp-split-microbatches split the step into,
+/// on the step and on the stage functions derived from it.
+inline constexpr llvm::StringLiteral kMicrobatchesAttr = "pp.microbatches";
 /// Argument/result attribute naming the runtime buffer a value lives in.
 inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";
 
 /// Finds the training-step function `name`, or emits an error on `module`.
 func::FuncOp lookupTrainingStep(ModuleOp module, StringRef name);
+
+/// Whether `op` is cheap enough to re-create wherever its value is needed
+/// instead of storing or sending it: constants, empty tensors and fills of
+/// those, with no values captured from outside.
+bool isCheapToRecreate(Operation *op);
+
+/// Whether `type` is a tensor pp can differentiate and store: ranked, static
+/// and of f32 elements.
+bool isDifferentiableTensor(Type type);
 
 /// Whether argument `index` of the training step is a weight.
 inline bool isParameter(func::FuncOp func, unsigned index) {
