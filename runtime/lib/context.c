@@ -147,8 +147,9 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
                         int64_t d1, int64_t d2, int64_t d3) {
   if (!ctx->program_set)
     pprt_fatal(ctx, "pprt_define_buffer(%d) before pprt_set_program", id);
-  if (id < 0)
-    pprt_fatal(ctx, "buffer id %d is negative", id);
+  if (id < 0 || id >= PPRT_MAX_BUFFERS)
+    pprt_fatal(ctx, "buffer id %d out of range 0..%d", id,
+               PPRT_MAX_BUFFERS - 1);
   if (kind < PPRT_PARAM || kind > PPRT_LOSS_GRAD)
     pprt_fatal(ctx, "buffer %d: unknown kind %d", id, kind);
   if (stage < 0 || stage >= ctx->num_stages)

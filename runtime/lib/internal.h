@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #define PPRT_MAX_DIMS 4
+/* Buffer ids index a table; generated code keeps them small and dense. */
+#define PPRT_MAX_BUFFERS (1 << 20)
 
 /* One allocation of a buffer: the only slot of a persistent buffer or the
    slot of one micro-batch. */

@@ -37,3 +37,14 @@ pp.schedule @unmatched "gpipe" for @f microbatches 1 stage_rank [0, 1] {
     pp.compute backward stage 1 mb 0
   }
 }
+
+// -----
+
+// Only schedule actions have a place on a timeline.
+pp.schedule @foreign "gpipe" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    // expected-error @below {{'arith.constant' op cannot be exported: not a schedule action}}
+    %c = arith.constant 0 : i32
+  }
+}

@@ -32,7 +32,7 @@ LogicalResult exportScheduleToChromeTrace(ScheduleOp schedule, raw_ostream &os);
 LogicalResult exportScheduleToASCII(ScheduleOp schedule, raw_ostream &os);
 
 /// The one `pp.schedule` nested in `root`; emits an error if there is none
-/// or more than one.
+/// or more than one, or if its ranks hold an op that is not an action.
 FailureOr<ScheduleOp> findExportedSchedule(Operation *root);
 
 /// Registers `--pp-schedule-to-json`, `--pp-schedule-to-chrome-trace` and

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Conversion/Passes.h"
+#include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
@@ -235,14 +236,14 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
 void RuntimeProgramBuilder::emitTransfer(bool isSend, TransferKind kind,
                                          int64_t stage, int64_t mb,
                                          int64_t peer) {
-  // The producing stage's slots name the values on the edge.
+  // Activations are named by the stage that produces them, gradients by the
+  // stage whose output they differentiate: the receiver.
   bool activation = kind == TransferKind::activation;
-  int64_t producer =
-      activation ? (isSend ? stage : stage - 1) : (isSend ? stage - 1 : stage);
-  int64_t receiver =
-      activation ? (isSend ? stage + 1 : stage) : (isSend ? stage - 1 : stage);
+  int64_t other = getNeighbourStage(kind, isSend, stage);
+  int64_t receiver = isSend ? other : stage;
+  int64_t named = activation ? (isSend ? stage : other) : receiver;
   std::string prefix =
-      (activation ? "act:" : "grad:") + std::to_string(producer) + ":";
+      (activation ? "act:" : "grad:") + std::to_string(named) + ":";
   for (auto &[slot, buffer] : buffers) {
     if (!slot.starts_with(prefix))
       continue;
@@ -318,6 +319,13 @@ LogicalResult RuntimeProgramBuilder::build() {
   });
   if (missing.wasInterrupted())
     return failure();
+  // Without an optimizer step a stage would train nothing.
+  DenseSet<int64_t> updated;
+  schedule.walk([&](OptimizerStepOp op) { updated.insert(op.getStage()); });
+  for (int64_t stage = 0; stage < schedule.getNumStages(); ++stage)
+    if (!updated.contains(stage))
+      return schedule.emitOpError("has no optimizer step for stage ")
+             << stage << "; run pp-insert-transfers to add them";
   emitDefineProgram();
   for (RankOp rank : schedule.getBody().getOps<RankOp>())
     emitRankStep(rank);

@@ -38,22 +38,8 @@ static void writeAction(Operation *op, raw_ostream &os) {
   });
 }
 
-/// Checks that every op in the ranks is an action the format can express.
-static LogicalResult checkExportable(ScheduleOp schedule) {
-  WalkResult result = schedule.walk([](Operation *op) {
-    if (isa<ScheduleOp, RankOp, ComputeOp, SendOp, RecvOp, AllReduceOp,
-            OptimizerStepOp>(op))
-      return WalkResult::advance();
-    op->emitOpError("cannot be exported: not a schedule action");
-    return WalkResult::interrupt();
-  });
-  return failure(result.wasInterrupted());
-}
-
 LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
                                              raw_ostream &os) {
-  if (failed(checkExportable(schedule)))
-    return failure();
   llvm::json::OStream json(os, /*IndentSize=*/2);
   json.object([&] {
     json.attribute("format", "pp-schedule-v1");

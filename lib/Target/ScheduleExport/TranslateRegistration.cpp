@@ -15,6 +15,18 @@
 using namespace mlir;
 using namespace mlir::pp;
 
+/// Checks that every op in the ranks is an action the format can express.
+static LogicalResult checkExportable(ScheduleOp schedule) {
+  WalkResult result = schedule.walk([](Operation *op) {
+    if (isa<ScheduleOp, RankOp, ComputeOp, SendOp, RecvOp, AllReduceOp,
+            OptimizerStepOp>(op))
+      return WalkResult::advance();
+    op->emitOpError("cannot be exported: not a schedule action");
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 FailureOr<ScheduleOp> mlir::pp::findExportedSchedule(Operation *root) {
   SmallVector<ScheduleOp, 1> schedules;
   root->walk([&](ScheduleOp schedule) { schedules.push_back(schedule); });
@@ -30,6 +42,8 @@ FailureOr<ScheduleOp> mlir::pp::findExportedSchedule(Operation *root) {
     diag.attachNote(schedules[0].getLoc()) << "the first one is here";
     return diag;
   }
+  if (failed(checkExportable(schedules.front())))
+    return failure();
   return schedules.front();
 }
 

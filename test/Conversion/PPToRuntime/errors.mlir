@@ -73,3 +73,16 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
     pp.compute forward stage 0 mb 0
   }
 }
+
+// -----
+
+func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "data:0"})
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+// expected-error @+1 {{'pp.schedule' op has no optimizer step for stage 0; run pp-insert-transfers to add them}}
+pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+  }
+}

@@ -52,7 +52,16 @@ namespace {
 struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
   void runOnOperation() override {
-    getOperation().walk([](ScheduleOp schedule) {
+    WalkResult result = getOperation().walk([](ScheduleOp schedule) {
+      WalkResult existing = schedule.walk([](Operation *op) {
+        if (!isa<SendOp, RecvOp, OptimizerStepOp>(op))
+          return WalkResult::advance();
+        op->emitOpError("is already in the schedule: pp-insert-transfers "
+                        "expects compute actions only");
+        return WalkResult::interrupt();
+      });
+      if (existing.wasInterrupted())
+        return WalkResult::interrupt();
       ArrayRef<int64_t> stageRank = schedule.getStageRank();
       for (RankOp rank : schedule.getBody().getOps<RankOp>()) {
         Block &body = rank.getBody().front();
@@ -64,7 +73,10 @@ struct InsertTransfersPass
           if (owner == rank.getRank())
             OptimizerStepOp::create(builder, rank.getLoc(), stage);
       }
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

@@ -76,12 +76,18 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     SmallVector<SmallVector<ScheduledAction>> ranks =
         generator->generate(problem);
 
+    std::string name = function + "_schedule";
+    if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
+      existing->emitOpError("already defines @")
+          << name << "; pp-schedule adds one schedule per training step";
+      return signalPassFailure();
+    }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();
     SmallVector<int64_t> stageRank =
         llvm::to_vector(llvm::seq<int64_t>(0, stages));
     auto op = ScheduleOp::create(
-        builder, loc, builder.getStringAttr(function + "_schedule"),
+        builder, loc, builder.getStringAttr(name),
         builder.getStringAttr(generator->name),
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),

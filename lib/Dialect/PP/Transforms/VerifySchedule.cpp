@@ -426,6 +426,14 @@ void ScheduleChecker::checkOptimizerSteps() {
         reportDuplicate(step, first);
         continue;
       }
+      // Gradients are reduced across replicas before they are applied.
+      for (AllReduceOp reduce : rankOp.getBody().front().getOps<AllReduceOp>())
+        if (static_cast<int64_t>(reduce.getStage()) == stage &&
+            precedes(step, reduce))
+          fail(reduce,
+               describe(reduce) + " comes after the " + describe(step) +
+                   " that applies the gradients it reduces",
+               step, describe(step) + " here");
       for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
         ComputeOp weight = lookupCompute(Phase::backward, stage, mb);
         if (!weight)

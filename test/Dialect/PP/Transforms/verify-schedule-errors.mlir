@@ -404,3 +404,17 @@ pp.schedule @several "gpipe" for @f microbatches 2 stage_rank [0] {
     pp.compute forward stage 0 mb 1
   }
 }
+
+// -----
+
+// Gradients are reduced across replicas before they are applied.
+pp.schedule @late_all_reduce "gpipe" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    // expected-note @+1 {{optimizer_step of stage 0 here}}
+    pp.optimizer_step stage 0
+    // expected-error @+1 {{all_reduce of stage 0 comes after the optimizer_step of stage 0 that applies the gradients it reduces}}
+    pp.all_reduce stage 0
+  }
+}
