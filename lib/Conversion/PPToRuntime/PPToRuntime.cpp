@@ -9,6 +9,7 @@
 #include "pp/Conversion/Passes.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/Slot.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
@@ -29,12 +30,13 @@ using namespace mlir::pp;
 
 namespace {
 
-/// A runtime buffer: one named slot of the stage functions.
+/// A runtime buffer: one slot of the stage functions, or the sum of a
+/// weight's per-micro-batch gradients.
 struct Buffer {
   int32_t id;
   pprt_buffer_kind kind;
   int64_t stage;
-  int64_t index;
+  Slot slot;
   MemRefType type;
 };
 
@@ -49,7 +51,8 @@ public:
 
 private:
   LogicalResult collectBuffers();
-  const Buffer &bufferFor(StringRef slot, MemRefType type, int64_t stage);
+  LogicalResult collectArgument(func::FuncOp func, unsigned i, int64_t stage);
+  const Buffer &slotBuffer(func::FuncOp func, unsigned i);
   func::FuncOp declare(StringRef name, TypeRange args, TypeRange results = {});
   Value i32(int64_t value) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
@@ -58,6 +61,7 @@ private:
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
   }
   void call(StringRef callee, ArrayRef<Value> args);
+  void emitDefineBuffer(const Buffer &buffer);
   void emitDefineProgram();
   void emitRankStep(RankOp rank);
   void emitRunStep(int64_t numRanks);
@@ -71,54 +75,61 @@ private:
   LLVMTypeConverter converter;
   Location loc = UnknownLoc::get(module.getContext());
   Value ctx;
-  llvm::MapVector<StringRef, Buffer> buffers;
+  using SlotKey = std::tuple<unsigned, int64_t, int64_t>;
+  static SlotKey keyOf(const Slot &slot) {
+    return {static_cast<unsigned>(slot.kind), slot.stage, slot.index};
+  }
+  llvm::MapVector<SlotKey, Buffer> buffers;      // by slot
+  llvm::MapVector<int64_t, Buffer> gradientSums; // by weight argument
   DenseMap<std::pair<int64_t, Phase>, func::FuncOp> stageFuncs;
-  std::vector<std::string> accumulatorSlots; // owns the "param_acc:" names
 };
 
 } // namespace
 
-/// Splits "kind:a[:b]" into its kind and numbers.
-static std::pair<StringRef, SmallVector<int64_t>> parseSlot(StringRef slot) {
-  SmallVector<StringRef> parts;
-  slot.split(parts, ':');
-  SmallVector<int64_t> numbers;
-  for (StringRef part : llvm::drop_begin(parts)) {
-    int64_t n = 0;
-    part.getAsInteger(10, n);
-    numbers.push_back(n);
+static pprt_buffer_kind kindOf(SlotKind kind) {
+  switch (kind) {
+  case SlotKind::Param:
+    return PPRT_PARAM;
+  case SlotKind::Data:
+    return PPRT_INPUT;
+  case SlotKind::Target:
+    return PPRT_TARGET;
+  case SlotKind::Loss:
+    return PPRT_LOSS;
+  case SlotKind::LossGrad:
+    return PPRT_LOSS_GRAD;
+  default:
+    return PPRT_MICROBATCH;
   }
-  return {parts.front(), numbers};
 }
 
-/// The accumulator of a per-micro-batch weight gradient slot, and back.
-static std::string accumulatorOf(StringRef gradSlot) {
-  return ("param_acc:" + gradSlot.drop_front(strlen("param_grad:"))).str();
-}
-static std::string gradientOf(StringRef accSlot) {
-  return ("param_grad:" + accSlot.drop_front(strlen("param_acc:"))).str();
-}
-
-static pprt_buffer_kind kindOfSlot(StringRef kind) {
-  return llvm::StringSwitch<pprt_buffer_kind>(kind)
-      .Case("param", PPRT_PARAM)
-      .Case("param_acc", PPRT_PARAM_GRAD)
-      .Case("data", PPRT_INPUT)
-      .Case("target", PPRT_TARGET)
-      .Case("loss", PPRT_LOSS)
-      .Case("loss_grad", PPRT_LOSS_GRAD)
-      .Default(PPRT_MICROBATCH);
-}
-
-const Buffer &RuntimeProgramBuilder::bufferFor(StringRef slot, MemRefType type,
-                                               int64_t stage) {
-  auto it = buffers.find(slot);
-  if (it != buffers.end())
-    return it->second;
-  auto [kind, numbers] = parseSlot(slot);
-  Buffer buffer{int32_t(buffers.size()), kindOfSlot(kind), stage,
-                numbers.empty() ? 0 : numbers.front(), type};
-  return buffers.insert({slot, buffer}).first->second;
+/// Records the buffer of argument `i` of a stage function, checking that the
+/// runtime can hold it: a dense f32 memref of up to 4 dimensions whose slot
+/// has the same type everywhere.
+LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
+                                                     unsigned i,
+                                                     int64_t stage) {
+  auto name = func.getArgAttrOfType<StringAttr>(i, kSlotAttr);
+  std::optional<Slot> slot =
+      name ? Slot::parse(name.getValue()) : std::optional<Slot>();
+  auto type = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
+  if (!slot || !type || !type.hasStaticShape() || type.getRank() > 4 ||
+      !type.getElementType().isF32() || !type.getLayout().isIdentity())
+    return func.emitError("argument #")
+           << i << " needs a valid 'pp.slot' and a static, identity-layout "
+           << "f32 memref of rank at most 4";
+  auto [it, inserted] = buffers.try_emplace(
+      keyOf(*slot),
+      Buffer{int32_t(buffers.size()), kindOf(slot->kind), stage, *slot, type});
+  if (it->second.type != type)
+    return func.emitError("argument #")
+           << i << " has type " << type << " but slot '" << name.getValue()
+           << "' is " << it->second.type << " elsewhere";
+  // Weight gradients of one micro-batch are summed into a persistent buffer.
+  if (inserted && slot->kind == SlotKind::ParamGrad)
+    gradientSums.try_emplace(slot->index,
+                             Buffer{0, PPRT_PARAM_GRAD, stage, *slot, type});
+  return success();
 }
 
 LogicalResult RuntimeProgramBuilder::collectBuffers() {
@@ -131,31 +142,20 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
     if (func.getNumResults() != 0)
       return func.emitError("stage functions must be bufferized with results "
                             "as out-parameters before convert-pp-to-runtime");
-    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      auto slot = func.getArgAttrOfType<StringAttr>(i, kSlotAttr);
-      auto type = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
-      // The runtime holds dense f32 buffers of up to 4 dimensions.
-      if (!slot || slot.getValue().empty() || !type || !type.hasStaticShape() ||
-          type.getRank() > 4 || !type.getElementType().isF32() ||
-          !type.getLayout().isIdentity())
-        return func.emitError("argument #")
-               << i << " needs a 'pp.slot' and a static, identity-layout f32 "
-               << "memref of rank at most 4";
-      const Buffer &buffer = bufferFor(slot.getValue(), type, stage.getInt());
-      if (buffer.type != type)
-        return func.emitError("argument #")
-               << i << " has type " << type << " but slot '" << slot.getValue()
-               << "' is " << buffer.type << " elsewhere";
-      // Weight gradients of one micro-batch are summed into an accumulator.
-      if (slot.getValue().starts_with("param_grad:"))
-        accumulatorSlots.push_back(accumulatorOf(slot.getValue()));
-    }
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (failed(collectArgument(func, i, stage.getInt())))
+        return failure();
   }
-  for (const std::string &slot : accumulatorSlots) {
-    const Buffer &grad = buffers.find(gradientOf(slot))->second;
-    bufferFor(slot, grad.type, grad.stage);
-  }
+  // The sums take the ids after the slots.
+  for (auto &[index, sum] : gradientSums)
+    sum.id = buffers.size() + (&sum - &gradientSums.front().second);
   return success();
+}
+
+/// The buffer of argument `i` of a stage function (collected before).
+const Buffer &RuntimeProgramBuilder::slotBuffer(func::FuncOp func, unsigned i) {
+  StringRef name = func.getArgAttrOfType<StringAttr>(i, kSlotAttr).getValue();
+  return buffers.find(keyOf(*Slot::parse(name)))->second;
 }
 
 func::FuncOp RuntimeProgramBuilder::declare(StringRef name, TypeRange args,
@@ -175,6 +175,25 @@ void RuntimeProgramBuilder::call(StringRef callee, ArrayRef<Value> args) {
   func::CallOp::create(b, loc, callee, TypeRange(), args);
 }
 
+/// Declares a buffer: id, kind, owning stage, the step argument it holds
+/// (weights and data), and its shape.
+void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
+  bool isArgument = buffer.slot.kind == SlotKind::Param ||
+                    buffer.slot.kind == SlotKind::ParamGrad ||
+                    buffer.slot.kind == SlotKind::Data ||
+                    buffer.slot.kind == SlotKind::Target;
+  SmallVector<Value> args = {ctx,
+                             i32(buffer.id),
+                             i32(buffer.kind),
+                             i32(buffer.stage),
+                             i32(isArgument ? buffer.slot.index : 0),
+                             i32(buffer.type.getRank())};
+  for (unsigned d = 0; d < 4; ++d)
+    args.push_back(
+        i64(d < buffer.type.getRank() ? buffer.type.getDimSize(d) : 0));
+  call("pprt_define_buffer", args);
+}
+
 void RuntimeProgramBuilder::emitDefineProgram() {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   b.setInsertionPointToEnd(module.getBody());
@@ -185,18 +204,10 @@ void RuntimeProgramBuilder::emitDefineProgram() {
   call("pprt_set_program",
        {ctx, i32(schedule.getNumRanks()), i32(schedule.getNumStages()),
         i32(schedule.getNumMicrobatches())});
-  for (auto &[slot, buffer] : buffers) {
-    SmallVector<Value> args = {ctx,
-                               i32(buffer.id),
-                               i32(buffer.kind),
-                               i32(buffer.stage),
-                               i32(buffer.index),
-                               i32(buffer.type.getRank())};
-    for (unsigned d = 0; d < 4; ++d)
-      args.push_back(
-          i64(d < buffer.type.getRank() ? buffer.type.getDimSize(d) : 0));
-    call("pprt_define_buffer", args);
-  }
+  for (auto &entry : buffers)
+    emitDefineBuffer(entry.second);
+  for (auto &entry : gradientSums)
+    emitDefineBuffer(entry.second);
   func::ReturnOp::create(b, loc);
 }
 
@@ -208,8 +219,7 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
   SmallVector<int32_t> losses;
   Value mb = i32(op.getMb());
   for (unsigned i = 0; i < callee.getNumArguments(); ++i) {
-    StringRef slot = callee.getArgAttrOfType<StringAttr>(i, kSlotAttr);
-    const Buffer &buffer = buffers.find(slot)->second;
+    const Buffer &buffer = slotBuffer(callee, i);
     func::FuncOp lookup =
         declare("pprt_buffer", {ptr, b.getI32Type(), b.getI32Type()}, {ptr});
     func::CallOp data = func::CallOp::create(
@@ -219,10 +229,10 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
     operands.push_back(UnrealizedConversionCastOp::create(b, loc, buffer.type,
                                                           Value(descriptor))
                            .getResult(0));
-    if (slot.starts_with("param_grad:"))
+    if (buffer.slot.kind == SlotKind::ParamGrad)
       accumulations.push_back(
-          {buffers.find(accumulatorOf(slot))->second.id, buffer.id});
-    if (slot == "loss")
+          {gradientSums.find(buffer.slot.index)->second.id, buffer.id});
+    if (buffer.slot.kind == SlotKind::Loss)
       losses.push_back(buffer.id);
   }
   func::CallOp::create(b, loc, callee, operands);
@@ -242,10 +252,9 @@ void RuntimeProgramBuilder::emitTransfer(bool isSend, TransferKind kind,
   int64_t other = getNeighbourStage(kind, isSend, stage);
   int64_t receiver = isSend ? other : stage;
   int64_t named = activation ? (isSend ? stage : other) : receiver;
-  std::string prefix =
-      (activation ? "act:" : "grad:") + std::to_string(named) + ":";
-  for (auto &[slot, buffer] : buffers) {
-    if (!slot.starts_with(prefix))
+  SlotKind carried = activation ? SlotKind::Activation : SlotKind::Gradient;
+  for (auto &[name, buffer] : buffers) {
+    if (buffer.slot.kind != carried || buffer.slot.stage != named)
       continue;
     call(isSend ? "pprt_send" : "pprt_recv",
          {ctx, i32(buffer.id), i32(mb), i32(peer), i32(receiver),

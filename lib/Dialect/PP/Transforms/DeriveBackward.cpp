@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/Slot.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Dialect/PP/Transforms/ScalarDerivative.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
@@ -131,7 +132,7 @@ public:
   LogicalResult run();
 
 private:
-  std::string operandSlot(Value operand);
+  Slot operandSlot(Value operand);
   void buildJoint();
   LogicalResult differentiate();
   void accumulate(OpBuilder &builder, Value value, Value grad);
@@ -139,8 +140,8 @@ private:
                                    const DenseSet<Operation *> &exclude);
   func::FuncOp outline(StringRef phaseName, Phase phase,
                        ArrayRef<Operation *> ops, ArrayRef<Value> results,
-                       ArrayRef<std::string> resultSlots);
-  std::string slotOf(Value value);
+                       ArrayRef<Slot> resultSlots);
+  Slot slotOf(Value value);
 
   StageOp stage;
   func::FuncOp step;
@@ -149,28 +150,27 @@ private:
   int64_t id() { return stage.getStage(); }
 
   func::FuncOp joint;
-  SmallVector<std::string> argSlots; // slot of each joint argument
-  DenseSet<Value> active; // values that depend on a weight or activation
+  SmallVector<Slot> argSlots; // slot of each joint argument
+  DenseSet<Value> active;     // values that depend on a weight or activation
   SmallVector<Operation *> forwardOps;
   SmallVector<Value> outputs;
   DenseMap<Value, Value> adjoint;
-  DenseMap<Value, std::string> namedSlots; // saved and stashed values
+  DenseMap<Value, Slot> namedSlots; // saved and stashed values
 };
 
 } // namespace
 
-std::string StageDifferentiator::operandSlot(Value operand) {
+Slot StageDifferentiator::operandSlot(Value operand) {
   if (auto arg = dyn_cast<BlockArgument>(operand)) {
     unsigned index = arg.getArgNumber();
-    StringRef kind = isParameter(step, index)              ? "param:"
-                     : step.getArgAttr(index, kTargetAttr) ? "target:"
-                                                           : "data:";
-    return kind.str() + std::to_string(index);
+    if (isParameter(step, index))
+      return Slot::param(index);
+    return step.getArgAttr(index, kTargetAttr) ? Slot::target(index)
+                                               : Slot::data(index);
   }
   auto result = cast<OpResult>(operand);
   auto producer = cast<StageOp>(result.getOwner());
-  return "act:" + std::to_string(producer.getStage()) + ":" +
-         std::to_string(result.getResultNumber());
+  return Slot::activation(producer.getStage(), result.getResultNumber());
 }
 
 /// Clones the stage into a function over (stage inputs, output gradients).
@@ -184,16 +184,14 @@ void StageDifferentiator::buildJoint() {
   for (Value operand : stage.getInputs())
     argSlots.push_back(operandSlot(operand));
   for (unsigned i = 0; i < stage.getNumResults(); ++i)
-    argSlots.push_back(isLast ? "loss_grad"
-                              : "grad:" + std::to_string(id()) + ":" +
-                                    std::to_string(i));
+    argSlots.push_back(isLast ? Slot{SlotKind::LossGrad}
+                              : Slot::gradient(id(), i));
   IRMapping mapping;
   Block &body = stage.getBody().front();
   for (auto [arg, slot, local] :
        llvm::zip(body.getArguments(), argSlots, entry->getArguments())) {
     mapping.map(arg, local);
-    if (StringRef(slot).starts_with("act:") ||
-        StringRef(slot).starts_with("param:"))
+    if (slot.kind == SlotKind::Activation || slot.kind == SlotKind::Param)
       active.insert(local);
   }
   builder.setInsertionPointToStart(entry);
@@ -285,7 +283,7 @@ StageDifferentiator::sliceOf(ArrayRef<Value> roots,
   return ops;
 }
 
-std::string StageDifferentiator::slotOf(Value value) {
+Slot StageDifferentiator::slotOf(Value value) {
   if (auto arg = dyn_cast<BlockArgument>(value))
     return argSlots[arg.getArgNumber()];
   return namedSlots.lookup(value);
@@ -296,7 +294,7 @@ std::string StageDifferentiator::slotOf(Value value) {
 func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
                                           ArrayRef<Operation *> ops,
                                           ArrayRef<Value> results,
-                                          ArrayRef<std::string> resultSlots) {
+                                          ArrayRef<Slot> resultSlots) {
   DenseSet<Operation *> inside(ops.begin(), ops.end());
   llvm::SetVector<Value> arguments;
   std::function<void(Value)> collect = [&](Value value) {
@@ -326,7 +324,7 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
   IRMapping mapping;
   for (auto [i, value] : llvm::enumerate(arguments)) {
     mapping.map(value, entry->getArgument(i));
-    func.setArgAttr(i, kSlotAttr, builder.getStringAttr(slotOf(value)));
+    func.setArgAttr(i, kSlotAttr, builder.getStringAttr(slotOf(value).str()));
   }
   builder.setInsertionPointToStart(entry);
   std::function<void(Value)> recreate = [&](Value value) {
@@ -349,7 +347,7 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
       builder, stage.getLoc(),
       llvm::map_to_vector(results, [&](Value v) { return mapping.lookup(v); }));
   for (auto [i, slot] : llvm::enumerate(resultSlots))
-    func.setResultAttr(i, kSlotAttr, builder.getStringAttr(slot));
+    func.setResultAttr(i, kSlotAttr, builder.getStringAttr(slot.str()));
   func->setAttr(kStageAttr, builder.getI64IntegerAttr(id()));
   if (Attribute microbatches = step->getAttr(kMicrobatchesAttr))
     func->setAttr(kMicrobatchesAttr, microbatches);
@@ -366,21 +364,21 @@ LogicalResult StageDifferentiator::run() {
   // Gradients of activations (B's results) and of weights (W's results).
   OpBuilder builder = OpBuilder::atBlockEnd(&joint.front());
   SmallVector<Value> inputGrads, weightGrads;
-  SmallVector<std::string> inputGradSlots, weightGradSlots;
+  SmallVector<Slot> inputGradSlots, weightGradSlots;
   for (auto [i, operand] : llvm::enumerate(stage.getInputs())) {
-    StringRef slot = argSlots[i];
-    if (slot.starts_with("data:") || slot.starts_with("target:"))
+    Slot slot = argSlots[i];
+    if (slot.kind != SlotKind::Activation && slot.kind != SlotKind::Param)
       continue;
     Value arg = joint.getArgument(i);
     Value grad = adjoint.lookup(arg);
     if (!grad)
       grad = createZeros(builder, stage.getLoc(), arg.getType());
-    if (slot.starts_with("act:")) {
+    if (slot.kind == SlotKind::Activation) {
       inputGrads.push_back(grad);
-      inputGradSlots.push_back(("grad:" + slot.drop_front(4)).str());
+      inputGradSlots.push_back(Slot::gradient(slot.stage, slot.index));
     } else {
       weightGrads.push_back(grad);
-      weightGradSlots.push_back(("param_grad:" + slot.drop_front(6)).str());
+      weightGradSlots.push_back(Slot::paramGrad(slot.index));
     }
   }
   SmallVector<Operation *> inputOps = sliceOf(inputGrads, {});
@@ -396,7 +394,7 @@ LogicalResult StageDifferentiator::run() {
   SmallVector<Value> saved, stashed;
   auto record = [&](ArrayRef<Operation *> ops,
                     const DenseSet<Operation *> &from,
-                    SmallVector<Value> &values, StringRef kind) {
+                    SmallVector<Value> &values, SlotKind kind) {
     // Operands of the ops and values their bodies capture.
     for (Operation *op : ops)
       op->walk([&](Operation *nested) {
@@ -405,27 +403,25 @@ LogicalResult StageDifferentiator::run() {
           if (!def || !from.contains(def) || isCheapToRecreate(def) ||
               namedSlots.count(operand))
             continue;
-          namedSlots[operand] =
-              (kind + ":" + Twine(id()) + ":" + Twine(values.size())).str();
+          namedSlots[operand] = Slot{kind, id(), int64_t(values.size())};
           values.push_back(operand);
         }
       });
   };
-  record(backwardOps, forwardSet, saved, "saved");
-  record(weightOps, inputSet, stashed, "stash");
+  record(backwardOps, forwardSet, saved, SlotKind::Saved);
+  record(weightOps, inputSet, stashed, SlotKind::Stash);
 
   SmallVector<Value> forwardResults(outputs);
-  SmallVector<std::string> forwardSlots;
+  SmallVector<Slot> forwardSlots;
   for (unsigned i = 0; i < outputs.size(); ++i)
-    forwardSlots.push_back(isLast ? "loss"
-                                  : "act:" + std::to_string(id()) + ":" +
-                                        std::to_string(i));
+    forwardSlots.push_back(isLast ? Slot{SlotKind::Loss}
+                                  : Slot::activation(id(), i));
   for (Value value : saved) {
     forwardResults.push_back(value);
     forwardSlots.push_back(namedSlots.lookup(value));
   }
   SmallVector<Value> inputResults(inputGrads);
-  SmallVector<std::string> inputSlots(inputGradSlots);
+  SmallVector<Slot> inputSlots(inputGradSlots);
   for (Value value : stashed) {
     inputResults.push_back(value);
     inputSlots.push_back(namedSlots.lookup(value));
@@ -437,8 +433,7 @@ LogicalResult StageDifferentiator::run() {
           weightGradSlots);
   outline("backward", Phase::backward, backwardOps,
           llvm::to_vector(llvm::concat<Value>(inputGrads, weightGrads)),
-          llvm::to_vector(
-              llvm::concat<std::string>(inputGradSlots, weightGradSlots)));
+          llvm::to_vector(llvm::concat<Slot>(inputGradSlots, weightGradSlots)));
   joint.erase();
   return success();
 }
