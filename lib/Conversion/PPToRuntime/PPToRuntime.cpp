@@ -147,8 +147,9 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
         return failure();
   }
   // The sums take the ids after the slots.
-  for (auto &[index, sum] : gradientSums)
-    sum.id = buffers.size() + (&sum - &gradientSums.front().second);
+  int32_t id = buffers.size();
+  for (auto &entry : gradientSums)
+    entry.second.id = id++;
   return success();
 }
 
