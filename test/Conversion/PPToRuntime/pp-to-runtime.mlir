@@ -51,17 +51,25 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // 6 loss seed.
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
-// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : i32
-// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : i32
-// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : i32
-// CHECK: call @pprt_set_program(%[[CTX]], %[[C2]], %[[C2]], %[[C1]])
-// data:0 -> input buffer 0 of argument 0, 4x3
-// CHECK: call @pprt_define_buffer(%[[CTX]], %[[C0]], %[[C2]], %[[C0]], %[[C0]], %[[C2]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
-// CHECK-COUNT-7: call @pprt_define_buffer
-// The accumulator of param:2, owned by stage 0: id 8, kind 1, index 2.
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %{{.*}}, %[[C1]], %[[C0]], %[[C2]], %[[C2]],
-// CHECK-NOT: call @pprt_define_buffer
-// CHECK: return
+// CHECK: call @pprt_set_program(%[[CTX]], %c2_i32, %c2_i32, %c1_i32)
+// One buffer per slot, in order of first use: (id, kind, stage, argument,
+// rank, dims).
+// data:0, the input batch of argument 0, 4x3
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c0_i32, %c2_i32, %c0_i32, %c0_i32, %c2_i32, %c4_i64, %c3_i64, %c0_i64, %c0_i64)
+// param:2, stage 0, 3x5
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c1_i32, %c0_i32, %c0_i32, %c2_i32, %c2_i32, %c3_i64, %c5_i64, %c0_i64, %c0_i64)
+// act:0:0 and grad:0:0, per micro-batch
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c2_i32, %c4_i32, %c0_i32, %c0_i32, %c2_i32, %c4_i64, %c5_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c3_i32, %c4_i32, %c0_i32, %c0_i32, %c2_i32, %c4_i64, %c5_i64,
+// param_grad:2, one micro-batch's weight gradient
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c4_i32, %c4_i32, %c0_i32, %c2_i32, %c2_i32, %c3_i64, %c5_i64,
+// target:1 on stage 1, the loss and its seed
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c5_i32, %c3_i32, %c1_i32, %c1_i32, %c2_i32, %c4_i64, %c5_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c6_i32, %c5_i32, %c1_i32, %c0_i32, %c0_i32,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c7_i32, %c6_i32, %c1_i32, %c0_i32, %c0_i32,
+// The sum of param:2's gradients: id 8, kind 1, stage 0, argument 2.
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c8_i32, %c1_i32, %c0_i32, %c2_i32, %c2_i32, %c3_i64, %c5_i64,
+// CHECK-NEXT: return
 
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
@@ -71,15 +79,15 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-NEXT: call @pprt_send(%[[CTX]]
 // CHECK: call @pprt_recv(%[[CTX]]
 // CHECK: call @m_s0_backward(
-// The micro-batch's weight gradient is summed into its accumulator.
-// CHECK-NEXT: call @pprt_accumulate(%[[CTX]]
+// The micro-batch's weight gradient (id 4) is summed into its sum (id 8).
+// CHECK-NEXT: call @pprt_accumulate(%[[CTX]], %c8_i32, %c4_i32, %c0_i32)
 // CHECK-NEXT: call @pprt_optimizer_step(%[[CTX]]
 // CHECK-NEXT: return
 
 // CHECK-LABEL: func.func private @pp_run_step_rank1(
 // CHECK: call @pprt_recv(
 // CHECK: call @m_s1_forward(
-// CHECK-NEXT: call @pprt_record_loss(
+// CHECK-NEXT: call @pprt_record_loss(%{{.*}}, %c6_i32, %c0_i32)
 // CHECK: call @m_s1_backward(
 // CHECK-NEXT: call @pprt_send(
 // CHECK-NEXT: call @pprt_optimizer_step(
