@@ -72,9 +72,17 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<int64_t> microbatches = resolveMicrobatches(module);
     if (failed(microbatches))
       return signalPassFailure();
-    ScheduleProblem problem{stages, *microbatches, splitBackward};
-    SmallVector<SmallVector<ScheduledAction>> ranks =
-        generator->generate(problem);
+    int64_t ranks = numRanks > 0 ? numRanks.getValue() : stages;
+    if (numRanks < 0 || stages % ranks != 0) {
+      module.emitError("num-ranks must divide the ")
+          << stages << " stages, got " << numRanks.getValue();
+      return signalPassFailure();
+    }
+    ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
+    FailureOr<GeneratedSchedule> generated =
+        generator->generate(problem, [&] { return module.emitError(); });
+    if (failed(generated))
+      return signalPassFailure();
 
     std::string name = function + "_schedule";
     if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
@@ -84,16 +92,14 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();
-    SmallVector<int64_t> stageRank =
-        llvm::to_vector(llvm::seq<int64_t>(0, stages));
     auto op = ScheduleOp::create(
         builder, loc, builder.getStringAttr(name),
         builder.getStringAttr(generator->name),
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),
-        builder.getDenseI64ArrayAttr(stageRank));
+        builder.getDenseI64ArrayAttr(generated->stageRank));
     builder.createBlock(&op.getBody());
-    for (auto [rank, actions] : llvm::enumerate(ranks)) {
+    for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
       auto rankOp = RankOp::create(builder, loc, rank);
       OpBuilder::InsertionGuard guard(builder);
       builder.createBlock(&rankOp.getBody());

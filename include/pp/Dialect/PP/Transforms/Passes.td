@@ -131,6 +131,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
            "pp-split-microbatches used (1 if it did not run)">,
     Option<"numStages", "num-stages", "int64_t", "0",
            "Number of stages; 0 reads it from the derived stage functions">,
+    Option<"numRanks", "num-ranks", "int64_t", "0",
+           "Number of ranks; 0 means one rank per stage">,
     Option<"splitBackward", "split-backward", "bool", "false",
            "Run each backward as backward_input then backward_weight">,
     Option<"function", "function", "std::string", "\"train_step\"",

@@ -10,15 +10,21 @@
 
 #include "pp/Dialect/PP/IR/PPDialect.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::pp {
 
-/// What a schedule is built for: stage s runs on rank s.
+/// What a schedule is built for.
 struct ScheduleProblem {
   int64_t numStages;
   int64_t numMicrobatches;
+  /// Ranks the stages are placed on; a divisor of numStages (several stages
+  /// per rank for interleaved and V-shaped schedules).
+  int64_t numRanks;
   /// Run each backward as B (input gradient) then W (weight gradient)
   /// instead of the fused backward.
   bool splitBackward = false;
@@ -43,12 +49,30 @@ inline void appendBackward(llvm::SmallVectorImpl<ScheduledAction> &actions,
   actions.push_back({Phase::backward_weight, stage, mb});
 }
 
-/// A named generator of per-rank compute orders.
+/// A generated schedule: where each stage runs and what each rank does.
+struct GeneratedSchedule {
+  llvm::SmallVector<int64_t> stageRank;
+  llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks;
+};
+
+/// Reports why a problem cannot be scheduled.
+using ScheduleErrorFn = llvm::function_ref<InFlightDiagnostic()>;
+
+/// A named generator of schedules. It fails, after reporting why through
+/// `emitError`, on problems it cannot schedule.
 struct ScheduleGenerator {
   llvm::StringLiteral name;
-  llvm::SmallVector<llvm::SmallVector<ScheduledAction>> (*generate)(
-      const ScheduleProblem &problem);
+  FailureOr<GeneratedSchedule> (*generate)(const ScheduleProblem &problem,
+                                           ScheduleErrorFn emitError);
 };
+
+/// Stage s on rank s, the placement of one stage per rank.
+llvm::SmallVector<int64_t> identityPlacement(const ScheduleProblem &problem);
+
+/// Fails unless every rank runs exactly one stage.
+LogicalResult requireOneStagePerRank(const ScheduleProblem &problem,
+                                     llvm::StringRef schedule,
+                                     ScheduleErrorFn emitError);
 
 /// The generator called `name`, or null.
 const ScheduleGenerator *lookupScheduleGenerator(llvm::StringRef name);
@@ -57,10 +81,10 @@ const ScheduleGenerator *lookupScheduleGenerator(llvm::StringRef name);
 std::string listScheduleGenerators();
 
 /// The built-in generators, one file each.
-llvm::SmallVector<llvm::SmallVector<ScheduledAction>>
-generateGPipe(const ScheduleProblem &problem);
-llvm::SmallVector<llvm::SmallVector<ScheduledAction>>
-generateOneFOneB(const ScheduleProblem &problem);
+FailureOr<GeneratedSchedule> generateGPipe(const ScheduleProblem &problem,
+                                           ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule> generateOneFOneB(const ScheduleProblem &problem,
+                                              ScheduleErrorFn emitError);
 
 } // namespace mlir::pp
 

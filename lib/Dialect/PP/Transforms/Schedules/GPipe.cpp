@@ -8,8 +8,11 @@
 
 using namespace mlir::pp;
 
-llvm::SmallVector<llvm::SmallVector<ScheduledAction>>
-mlir::pp::generateGPipe(const ScheduleProblem &problem) {
+mlir::FailureOr<GeneratedSchedule>
+mlir::pp::generateGPipe(const ScheduleProblem &problem,
+                        ScheduleErrorFn emitError) {
+  if (failed(requireOneStagePerRank(problem, "gpipe", emitError)))
+    return mlir::failure();
   llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks(
       problem.numStages);
   for (int64_t stage = 0; stage < problem.numStages; ++stage) {
@@ -18,5 +21,5 @@ mlir::pp::generateGPipe(const ScheduleProblem &problem) {
     for (int64_t mb = 0; mb < problem.numMicrobatches; ++mb)
       appendBackward(ranks[stage], problem, stage, mb);
   }
-  return ranks;
+  return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
 }

@@ -11,8 +11,11 @@
 
 using namespace mlir::pp;
 
-llvm::SmallVector<llvm::SmallVector<ScheduledAction>>
-mlir::pp::generateOneFOneB(const ScheduleProblem &problem) {
+mlir::FailureOr<GeneratedSchedule>
+mlir::pp::generateOneFOneB(const ScheduleProblem &problem,
+                           ScheduleErrorFn emitError) {
+  if (failed(requireOneStagePerRank(problem, "1f1b", emitError)))
+    return mlir::failure();
   int64_t p = problem.numStages, m = problem.numMicrobatches;
   llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks(p);
   for (int64_t stage = 0; stage < p; ++stage) {
@@ -28,5 +31,5 @@ mlir::pp::generateOneFOneB(const ScheduleProblem &problem) {
     while (backward < m)
       appendBackward(actions, problem, stage, backward++);
   }
-  return ranks;
+  return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
 }

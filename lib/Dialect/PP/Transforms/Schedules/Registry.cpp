@@ -7,6 +7,7 @@
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir::pp;
@@ -29,4 +30,21 @@ std::string mlir::pp::listScheduleGenerators() {
       llvm::map_range(kGenerators,
                       [](const ScheduleGenerator &g) { return g.name.str(); }),
       ", ");
+}
+
+llvm::SmallVector<int64_t>
+mlir::pp::identityPlacement(const ScheduleProblem &problem) {
+  return llvm::to_vector(llvm::seq<int64_t>(0, problem.numStages));
+}
+
+mlir::LogicalResult
+mlir::pp::requireOneStagePerRank(const ScheduleProblem &problem,
+                                 llvm::StringRef schedule,
+                                 ScheduleErrorFn emitError) {
+  if (problem.numRanks == problem.numStages)
+    return mlir::success();
+  return emitError() << "schedule '" << schedule
+                     << "' runs one stage per rank, but there are "
+                     << problem.numStages << " stages on " << problem.numRanks
+                     << " ranks";
 }
