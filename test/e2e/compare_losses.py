@@ -19,14 +19,23 @@ def run(cmd, timeout=300):
     return proc.stdout
 
 
-def train(args, workdir, stages, microbatches, schedule):
-    """Trains with `schedule`; a ":split" suffix splits backwards into B, W."""
-    name, _, variant = schedule.partition(":")
-    exe = os.path.join(workdir, f"train_{stages}_{microbatches}_{name}_{variant}")
-    run([args.pp_compile, args.model, "--stages", str(stages),
-         "--microbatches", str(microbatches), "--schedule", name, "-o", exe]
-        + (["--split-backward"] if variant == "split" else []))
-    out = run(["mpirun", "-np", str(stages), exe, "--steps", str(args.steps),
+def parse_schedule(spec, ranks):
+    """'name[:split][@stages]': the schedule, whether to split backwards into
+    B and W, and the stage count (default: one stage per rank)."""
+    spec, _, stages = spec.partition("@")
+    name, _, variant = spec.partition(":")
+    return name, variant == "split", int(stages) if stages else ranks
+
+
+def train(args, workdir, stages, microbatches, schedule, ranks=None,
+          split=False):
+    ranks = ranks or stages
+    exe = os.path.join(workdir, f"train_{stages}_{ranks}_{microbatches}_"
+                       f"{schedule}_{int(split)}")
+    run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
+         str(ranks), "--microbatches", str(microbatches), "--schedule",
+         schedule, "-o", exe] + (["--split-backward"] if split else []))
+    out = run(["mpirun", "-np", str(ranks), exe, "--steps", str(args.steps),
                "--lr", str(args.lr), "--print-params", "--timeout", "60"])
     losses = [float(m) for m in re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
     params = re.findall(r"^param (\d+) sum (\S+) sumsq (\S+)$", out, re.M)
@@ -43,9 +52,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pp-compile", required=True)
     parser.add_argument("--model", required=True)
-    parser.add_argument("--stages", type=int, default=4)
+    parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--microbatches", default="1,4,8")
-    parser.add_argument("--schedules", default="gpipe,1f1b,1f1b:split")
+    parser.add_argument(
+        "--schedules",
+        default="gpipe,1f1b,1f1b:split,zb-h1,zb-h2,interleaved-1f1b@8,looped-bfs@8")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)
@@ -58,16 +69,22 @@ def main():
         if not sum(tail) < sum(head):
             print(f"FAIL: the reference loss does not fall: {ref_losses}")
             failed += 1
-        for schedule in args.schedules.split(","):
+        for spec in args.schedules.split(","):
+            schedule, split, stages = parse_schedule(spec, args.ranks)
             for mb in map(int, args.microbatches.split(",")):
-                losses, params = train(args, workdir, args.stages, mb, schedule)
+                # Megatron's interleaving needs whole groups of p micro-batches.
+                if schedule == "interleaved-1f1b" and mb % args.ranks:
+                    continue
+                losses, params = train(args, workdir, stages, mb, schedule,
+                                       args.ranks, split)
                 worst = max(abs(a - b) / max(abs(b), 1e-12)
                             for a, b in zip(losses, ref_losses))
                 ok = all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))
                 ok = ok and params.keys() == ref_params.keys() and all(
                     close(params[i][k], ref_params[i][k], args.rtol * 10)
                     for i in params for k in (0, 1))
-                name = f"{schedule} stages={args.stages} microbatches={mb}"
+                name = (f"{spec} stages={stages} ranks={args.ranks} "
+                        f"microbatches={mb}")
                 print(f"{'PASS' if ok else 'FAIL'}: {name}: max relative loss "
                       f"difference {worst:.2e} over {args.steps} steps")
                 passed, failed = passed + ok, failed + (not ok)

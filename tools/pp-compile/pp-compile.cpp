@@ -43,12 +43,19 @@ static cl::opt<std::string>
                cl::value_desc("file"));
 static cl::opt<int64_t> numStages("stages", cl::desc("Pipeline stages"),
                                   cl::init(1));
+static cl::opt<int64_t>
+    numRanks("ranks",
+             cl::desc("Pipeline ranks (default: one per stage; fewer for "
+                      "interleaved schedules)"),
+             cl::init(0));
 static cl::opt<int64_t> numMicrobatches("microbatches",
                                         cl::desc("Micro-batches per step"),
                                         cl::init(1));
-static cl::opt<std::string> scheduleName("schedule",
-                                         cl::desc("Schedule: gpipe or 1f1b"),
-                                         cl::init("1f1b"));
+static cl::opt<std::string> scheduleName(
+    "schedule",
+    cl::desc("Schedule: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, "
+             "zb-h2"),
+    cl::init("1f1b"));
 static cl::opt<bool> splitBackward(
     "split-backward",
     cl::desc("Run each backward as input gradient (B) then weight gradient "
@@ -75,11 +82,11 @@ static std::string schedulePipeline() {
              "pp-partition-stages{{num-stages={1} "
              "{2}},pp-derive-backward{{{2}},"
              "pp-schedule{{schedule={3} num-microbatches={0} "
-             "split-backward={4} "
-             "{2}},"
+             "num-ranks={5} split-backward={4} {2}},"
              "pp-insert-transfers,pp-verify-schedule,canonicalize,cse",
              numMicrobatches.getValue(), numStages.getValue(), fn,
-             scheduleName.getValue(), splitBackward ? "true" : "false")
+             scheduleName.getValue(), splitBackward ? "true" : "false",
+             numRanks.getValue())
       .str();
 }
 
@@ -221,7 +228,7 @@ int main(int argc, char **argv) {
     outputFile = emit == Emit::Exe   ? "train"
                  : emit == Emit::Obj ? "train.o"
                                      : "-";
-  if (numStages < 1 || numMicrobatches < 1) {
+  if (numStages < 1 || numMicrobatches < 1 || numRanks < 0) {
     llvm::errs() << "pp-compile: --stages and --microbatches must be at "
                     "least 1\n";
     return 2;

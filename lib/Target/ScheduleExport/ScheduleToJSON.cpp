@@ -38,6 +38,21 @@ static void writeAction(Operation *op, raw_ostream &os) {
   });
 }
 
+/// Writes `name: [v, ...]` on one line.
+template <typename T>
+static void writeCompactArray(llvm::json::OStream &json, StringRef name,
+                              ArrayRef<T> values) {
+  json.attributeBegin(name);
+  json.rawValue([&](raw_ostream &os) {
+    llvm::json::OStream compact(os);
+    compact.array([&] {
+      for (T value : values)
+        compact.value(value);
+    });
+  });
+  json.attributeEnd();
+}
+
 LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
                                              raw_ostream &os) {
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -48,15 +63,20 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
     json.attribute("num_stages", schedule.getNumStages());
     json.attribute("num_microbatches",
                    static_cast<int64_t>(schedule.getNumMicrobatches()));
-    json.attributeBegin("stage_rank");
-    json.rawValue([&](raw_ostream &os) {
-      llvm::json::OStream compact(os);
-      compact.array([&] {
-        for (int64_t rank : schedule.getStageRank())
-          compact.value(rank);
+    writeCompactArray(json, "stage_rank", schedule.getStageRank());
+    if (CostAttr cost = schedule.getCostAttr())
+      json.attributeObject("cost", [&] {
+        writeCompactArray(json, "F", cost.getForward().asArrayRef());
+        writeCompactArray(json, "B", cost.getBackwardInput().asArrayRef());
+        writeCompactArray(json, "W", cost.getBackwardWeight().asArrayRef());
+        json.attribute("comm", cost.getComm().getValueAsDouble());
+        writeCompactArray(json, "activation",
+                          cost.getActivation().asArrayRef());
+        writeCompactArray(json, "weight_grad_stash",
+                          cost.getStash().asArrayRef());
       });
-    });
-    json.attributeEnd();
+    if (FloatAttr cap = schedule.getMemoryCapAttr())
+      json.attribute("memory_cap", cap.getValueAsDouble());
     json.attributeArray("ranks", [&] {
       for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
         json.array([&] {

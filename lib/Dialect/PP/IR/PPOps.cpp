@@ -9,6 +9,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -31,6 +33,12 @@ LogicalResult StageOp::verify() {
   return success();
 }
 
+CostAttr ScheduleOp::getCostOrUnit() {
+  if (CostAttr cost = getCostAttr())
+    return cost;
+  return CostAttr::getUnit(getContext(), getNumStages());
+}
+
 int64_t ScheduleOp::getNumRanks() {
   return llvm::range_size(getBody().front().getOps<RankOp>());
 }
@@ -49,6 +57,15 @@ LogicalResult ScheduleOp::verify() {
              << expected << ", ranks must be numbered 0, 1, ... in order";
     ++expected;
   }
+  if (CostAttr cost = getCostAttr();
+      cost && cost.getNumStages() != getNumStages())
+    return emitOpError("has costs for ")
+           << cost.getNumStages() << " stages but " << getNumStages()
+           << " stages";
+  if (FloatAttr cap = getMemoryCapAttr(); cap && cap.getValueAsDouble() <= 0)
+    return emitOpError("memory_cap must be positive, got ")
+           << llvm::formatv("{0}", llvm::format("%g", cap.getValueAsDouble()))
+                  .str();
   for (auto [stage, rank] : llvm::enumerate(getStageRank()))
     if (rank < 0 || rank >= expected)
       return emitOpError("stage ")

@@ -97,7 +97,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         builder.getStringAttr(generator->name),
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),
-        builder.getDenseI64ArrayAttr(generated->stageRank));
+        builder.getDenseI64ArrayAttr(generated->stageRank), /*cost=*/nullptr,
+        /*memory_cap=*/nullptr);
     builder.createBlock(&op.getBody());
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
       auto rankOp = RankOp::create(builder, loc, rank);

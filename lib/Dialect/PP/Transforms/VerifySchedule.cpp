@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -73,7 +74,7 @@ std::string describe(Operation *op) {
 /// that keeps one mistake from being reported again as a consequence.
 class ScheduleChecker {
 public:
-  explicit ScheduleChecker(ScheduleOp schedule);
+  ScheduleChecker(ScheduleOp schedule, bool rendezvous);
 
   LogicalResult check();
 
@@ -86,6 +87,8 @@ private:
   void checkOptimizerSteps();
   void checkTransferMatching();
   void checkDeadlockFreedom();
+  void checkRendezvousDeadlockFreedom();
+  void checkMemoryCap();
 
   /// Checks that the same-rank dependency `dep` of `op` runs before it.
   void checkRunsAfter(ComputeOp op, ComputeOp dep);
@@ -124,6 +127,7 @@ private:
   }
 
   ScheduleOp schedule;
+  bool rendezvous; // also check deadlock freedom with rendezvous transfers
   ArrayRef<int64_t> stageRank;
   int64_t numStages;
   int64_t numMicrobatches;
@@ -142,9 +146,9 @@ private:
 
 } // namespace
 
-ScheduleChecker::ScheduleChecker(ScheduleOp schedule)
-    : schedule(schedule), stageRank(schedule.getStageRank()),
-      numStages(schedule.getNumStages()),
+ScheduleChecker::ScheduleChecker(ScheduleOp schedule, bool rendezvous)
+    : schedule(schedule), rendezvous(rendezvous),
+      stageRank(schedule.getStageRank()), numStages(schedule.getNumStages()),
       numMicrobatches(schedule.getNumMicrobatches()) {
   for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
     int64_t position = 0;
@@ -189,6 +193,9 @@ LogicalResult ScheduleChecker::check() {
   // An unmatched receive blocks forever; that is not news.
   if (matched)
     checkDeadlockFreedom();
+  if (matched && !failed && rendezvous)
+    checkRendezvousDeadlockFreedom();
+  checkMemoryCap();
   return failure(failed);
 }
 
@@ -506,6 +513,43 @@ void ScheduleChecker::checkDeadlockFreedom() {
   simulator.emitDeadlockError();
 }
 
+/// Under rendezvous semantics a send waits for its receive too, so a
+/// schedule that only works with buffered sends deadlocks there.
+void ScheduleChecker::checkRendezvousDeadlockFreedom() {
+  ScheduleSimulator simulator(schedule);
+  if (succeeded(simulator.run(ScheduleSimulator::unitCost,
+                              ScheduleSimulator::Semantics::Rendezvous)))
+    return;
+  failed = true;
+  simulator.emitDeadlockError().attachNote(schedule.getLoc())
+      << "the ranks wait for each other only with rendezvous transfers, "
+         "where a send waits for its receive";
+}
+
+//===----------------------------------------------------------------------===//
+// f. Memory
+//===----------------------------------------------------------------------===//
+
+/// No rank may ever hold more activation memory than the schedule's cap.
+void ScheduleChecker::checkMemoryCap() {
+  FloatAttr cap = schedule.getMemoryCapAttr();
+  if (!cap)
+    return;
+  ScheduleCosts costs(schedule);
+  for (auto [rank, rankOp] : llvm::enumerate(ranks)) {
+    SmallVector<Operation *> actions = llvm::map_to_vector(
+        rankOp.getBody().front(), [](Operation &op) { return &op; });
+    MemoryPeak peak = findMemoryPeak(costs, actions, cap.getValueAsDouble());
+    if (peak.peak <= cap.getValueAsDouble() + 1e-9)
+      continue;
+    failed = true;
+    peak.at->emitOpError("leaves rank ")
+        << rank << " holding " << formatQuantity(peak.peak)
+        << " units of activation memory, above the schedule's memory_cap of "
+        << formatQuantity(cap.getValueAsDouble());
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -513,10 +557,17 @@ void ScheduleChecker::checkDeadlockFreedom() {
 namespace {
 struct VerifySchedulePass
     : mlir::pp::impl::PPVerifyScheduleBase<VerifySchedulePass> {
+  using Base::Base;
   void runOnOperation() override {
+    if (semantics != "async" && semantics != "rendezvous") {
+      getOperation().emitError("unknown semantics '")
+          << semantics << "'; expected async or rendezvous";
+      return signalPassFailure();
+    }
     bool failed = false;
     getOperation().walk([&](ScheduleOp schedule) {
-      failed |= ScheduleChecker(schedule).check().failed();
+      failed |=
+          ScheduleChecker(schedule, semantics == "rendezvous").check().failed();
     });
     if (failed)
       signalPassFailure();

@@ -155,47 +155,89 @@ public:
 
   int64_t getNumRanks() const { return rankBegin.size() - 1; }
 
+  /// How point-to-point transfers synchronise.
+  enum class Semantics {
+    /// A send never blocks; a receive waits for its send (the
+    /// `pp-schedule-v1` contract, MPI's buffered sends).
+    Async,
+    /// A send also waits until its receive is reached (NCCL send/recv).
+    Rendezvous,
+  };
+
   /// Runs every rank as far as it gets. Succeeds if all ranks finish; fails
-  /// silently on a deadlock (see emitDeadlockError).
-  LogicalResult run(CostFn cost = unitCost) {
+  /// silently on a deadlock (see emitDeadlockError). A transfer's data
+  /// arrives `transferTime` after it is sent; both ends are recorded at the
+  /// moment the transfer completes.
+  LogicalResult run(CostFn cost = unitCost,
+                    Semantics semantics = Semantics::Async,
+                    double transferTime = 0.0) {
     int64_t numRanks = getNumRanks();
     intervals.assign(actions.size(), Interval());
-    std::vector<double> postedAt(actions.size(), 0.0);
-    std::vector<bool> posted(actions.size(), false);
+    // Per send: when its rank reached it, when its receive was reached, and
+    // when the transfer completes (negative: not yet known).
+    std::vector<double> sendReached(actions.size(), -1.0);
+    std::vector<double> recvReached(actions.size(), -1.0);
+    std::vector<double> completes(actions.size(), -1.0);
     // Ranks parked on a send, as singly linked lists through `nextWaiter`.
     std::vector<int64_t> firstWaiter(actions.size(), -1);
     std::vector<int64_t> nextWaiter(numRanks, -1);
     std::vector<double> clock(numRanks, 0.0);
     position.assign(rankBegin.begin(), rankBegin.end() - 1);
-
     SmallVector<int64_t> worklist;
+    auto park = [&](int64_t rank, int64_t send) {
+      nextWaiter[rank] = firstWaiter[send];
+      firstWaiter[send] = rank;
+    };
+    auto wake = [&](int64_t send) {
+      for (int64_t w = firstWaiter[send]; w >= 0; w = nextWaiter[w])
+        worklist.push_back(w);
+      firstWaiter[send] = -1;
+    };
+    // A transfer completes once both ends are known; returns when, or a
+    // negative time while it cannot.
+    auto tryComplete = [&](int64_t send) {
+      if (completes[send] >= 0)
+        return completes[send];
+      bool ready = sendReached[send] >= 0 &&
+                   (semantics == Semantics::Async || recvReached[send] >= 0);
+      if (!ready)
+        return -1.0;
+      double start = semantics == Semantics::Async
+                         ? sendReached[send]
+                         : std::max(sendReached[send], recvReached[send]);
+      completes[send] = start + transferTime;
+      wake(send);
+      return completes[send];
+    };
+
     for (int64_t rank = numRanks - 1; rank >= 0; --rank)
       worklist.push_back(rank);
     while (!worklist.empty()) {
       int64_t rank = worklist.pop_back_val();
       for (; position[rank] < rankBegin[rank + 1]; ++position[rank]) {
         int64_t id = position[rank];
-        double start = clock[rank];
-        int64_t send = matchingSend[id];
+        double now = clock[rank];
+        int64_t send = isa<SendOp>(actions[id]) ? id : matchingSend[id];
         if (send == kNoSend)
           break; // Blocked forever.
         if (send != kNotARecv) {
-          if (!posted[send]) {
-            nextWaiter[rank] = firstWaiter[send];
-            firstWaiter[send] = rank;
+          bool isSend = send == id;
+          std::vector<double> &reached = isSend ? sendReached : recvReached;
+          if (reached[send] < 0)
+            reached[send] = now;
+          double done = tryComplete(send);
+          // An async send returns at once; everything else waits for the
+          // transfer to complete.
+          if (isSend && semantics == Semantics::Async)
+            done = now;
+          if (done < 0) {
+            park(rank, send);
             break;
           }
-          start = std::max(start, postedAt[send]);
+          now = std::max(now, done);
         }
-        intervals[id] = {start, start + cost(actions[id])};
+        intervals[id] = {now, now + cost(actions[id])};
         clock[rank] = intervals[id].end;
-        if (isa<SendOp>(actions[id])) {
-          posted[id] = true;
-          postedAt[id] = start;
-          for (int64_t w = firstWaiter[id]; w >= 0; w = nextWaiter[w])
-            worklist.push_back(w);
-          firstWaiter[id] = -1;
-        }
       }
     }
     return success(
@@ -224,11 +266,12 @@ public:
     return makespan;
   }
 
-  /// After a run, the receive `rank` is stuck at, or null if it finished.
-  RecvOp getBlockedRecv(int64_t rank) const {
+  /// After a run, the action `rank` is stuck at (a receive, or under
+  /// rendezvous semantics a send), or null if it finished.
+  Operation *getBlockedAction(int64_t rank) const {
     if (position[rank] == rankBegin[rank + 1])
       return nullptr;
-    return cast<RecvOp>(actions[position[rank]]);
+    return actions[position[rank]];
   }
 
   /// After a failed run, the ranks that wait for each other, starting at the
@@ -238,14 +281,14 @@ public:
   SmallVector<int64_t> getWaitChain() const {
     SmallVector<int64_t> chain;
     int64_t rank = 0;
-    while (rank < getNumRanks() && !getBlockedRecv(rank))
+    while (rank < getNumRanks() && !getBlockedAction(rank))
       ++rank;
     llvm::SmallDenseSet<int64_t> seen;
     while (rank < getNumRanks() && seen.insert(rank).second) {
       chain.push_back(rank);
-      if (matchingSend[position[rank]] == kNoSend)
+      if (waitsForever(rank))
         return chain;
-      rank = getBlockedRecv(rank).getPeer();
+      rank = getPeer(getBlockedAction(rank));
     }
     if (rank < getNumRanks())
       chain.push_back(rank);
@@ -262,38 +305,39 @@ public:
     return failure();
   }
 
-  /// After a failed run, reports the deadlock at the receive the lowest
+  /// After a failed run, reports the deadlock at the transfer the lowest
   /// blocked rank waits at, naming the chain of ranks that wait for each
-  /// other, with a note at each other receive in the chain.
+  /// other, with a note at each other blocked transfer in the chain.
   InFlightDiagnostic emitDeadlockError() const {
     SmallVector<int64_t> chain = getWaitChain();
     ArrayRef<int64_t> waiting = chain;
     if (chain.size() > 1 &&
         llvm::is_contained(waiting.drop_back(), chain.back()))
       waiting = waiting.drop_back();
-    RecvOp first = getBlockedRecv(waiting.front());
-    InFlightDiagnostic diag = first.emitError("deadlock: rank ")
-                              << waiting.front() << " waits at this 'pp.recv'";
+    Operation *first = getBlockedAction(waiting.front());
+    InFlightDiagnostic diag = first->emitError("deadlock: rank ")
+                              << waiting.front() << " waits at this '"
+                              << first->getName() << "'";
     for (auto [i, rank] : llvm::enumerate(waiting)) {
-      RecvOp recv = getBlockedRecv(rank);
-      bool neverSent = matchingSend[position[rank]] == kNoSend;
+      Operation *blocked = getBlockedAction(rank);
+      bool neverSent = waitsForever(rank);
       if (i == 0) {
         if (neverSent)
           diag << ", which has no matching 'pp.send'";
         else
-          diag << " for rank " << recv.getPeer();
+          diag << " for rank " << getPeer(blocked);
         continue;
       }
       if (neverSent) {
         diag << ", which waits at a 'pp.recv' that has no matching 'pp.send'";
-        diag.attachNote(recv.getLoc())
+        diag.attachNote(blocked->getLoc())
             << "rank " << rank
             << " waits here for a 'pp.send' that never comes";
         continue;
       }
-      diag << ", which waits for rank " << recv.getPeer();
-      diag.attachNote(recv.getLoc())
-          << "rank " << rank << " waits here for rank " << recv.getPeer();
+      diag << ", which waits for rank " << getPeer(blocked);
+      diag.attachNote(blocked->getLoc())
+          << "rank " << rank << " waits here for rank " << getPeer(blocked);
     }
     return diag;
   }
@@ -301,6 +345,19 @@ public:
 private:
   static constexpr int64_t kNotARecv = -1;
   static constexpr int64_t kNoSend = -2;
+
+  /// Whether `rank` is blocked at a receive that has no send at all.
+  bool waitsForever(int64_t rank) const {
+    return isa<RecvOp>(actions[position[rank]]) &&
+           matchingSend[position[rank]] == kNoSend;
+  }
+
+  /// The rank on the other end of a blocked transfer.
+  static int64_t getPeer(Operation *transfer) {
+    if (auto recv = dyn_cast<RecvOp>(transfer))
+      return recv.getPeer();
+    return cast<SendOp>(transfer).getPeer();
+  }
 
   int64_t getRankOf(int64_t id) const {
     return std::upper_bound(rankBegin.begin(), rankBegin.end(), id) -

@@ -9,6 +9,7 @@
 
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributes.td"
 include "pp/Dialect/PP/IR/PPDialect.td"
 
 def PP_PhaseForward : I32EnumAttrCase<"forward", 0>;
@@ -37,5 +38,38 @@ def PP_TransferKind : I32EnumAttr<"TransferKind",
 }
 
 def PP_TransferKindAttr : EnumAttr<PP_Dialect, PP_TransferKind, "transfer">;
+
+def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
+  let mnemonic = "cost";
+  let summary = "what a schedule is built for: per-stage times and memory";
+  let description = [{
+    Per-stage times of the forward (F), input-gradient (B) and
+    weight-gradient (W) computations in any unit (a fused backward takes
+    B + W), the time of one activation or gradient transfer, the activation
+    memory one micro-batch's forward of a stage holds until its backward,
+    and the part of it still held after B until W. Arrays have one entry
+    per stage. The same fields as the `cost` block of `pp-schedule-v1`.
+
+    ```mlir
+    #pp.cost<forward = [1.0, 1.0], backward_input = [1.0, 1.0],
+             backward_weight = [1.0, 1.0], comm = 0.1,
+             activation = [1.0, 1.0], stash = [0.5, 0.5]>
+    ```
+  }];
+  let parameters = (ins "::mlir::DenseF64ArrayAttr":$forward,
+                        "::mlir::DenseF64ArrayAttr":$backward_input,
+                        "::mlir::DenseF64ArrayAttr":$backward_weight,
+                        "::mlir::FloatAttr":$comm,
+                        "::mlir::DenseF64ArrayAttr":$activation,
+                        "::mlir::DenseF64ArrayAttr":$stash);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Unit costs for `numStages` stages: F = B = W = 1, no transfer time,
+    /// one unit of activation per micro-batch, none kept for W.
+    static CostAttr getUnit(::mlir::MLIRContext *context, int64_t numStages);
+    int64_t getNumStages() const { return getForward().size(); }
+  }];
+}
 
 #endif // PP_DIALECT_PP_IR_PPATTRS_TD

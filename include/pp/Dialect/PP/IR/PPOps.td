@@ -88,7 +88,10 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     `pp.rank` op per rank (ranks 0 .. n-1 in order); each holds the ordered
     actions of that rank. `stage_rank[s]` is the rank that owns stage `s`;
     `name` is the generator that produced it (`gpipe`, `1f1b`, ...) and
-    `pipeline` names the model function whose stages are scheduled.
+    `pipeline` names the model function whose stages are scheduled. The
+    optional `cost` (a `#pp.cost`) says what the schedule was built for
+    (unit costs when absent) and `memory_cap` bounds the activation memory
+    each rank may hold, in the units of `cost`'s `activation`.
 
     ```mlir
     pp.schedule @train_step_schedule "1f1b" for @train_step microbatches 2
@@ -105,7 +108,9 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$name,
                        FlatSymbolRefAttr:$pipeline,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_microbatches,
-                       DenseI64ArrayAttr:$stage_rank);
+                       DenseI64ArrayAttr:$stage_rank,
+                       OptionalAttr<PP_CostAttr>:$cost,
+                       OptionalAttr<F64Attr>:$memory_cap);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name $name `for` $pipeline `microbatches` $num_microbatches
@@ -115,6 +120,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
   let extraClassDeclaration = [{
     int64_t getNumStages() { return getStageRank().size(); }
     int64_t getNumRanks();
+    /// The costs the schedule was built for, unit costs if it has none.
+    CostAttr getCostOrUnit();
   }];
 }
 

@@ -102,11 +102,30 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let summary = "Materialise a pipeline schedule";
   let description = [{
     Emits a `pp.schedule` with one `pp.rank` per rank holding the ordered
-    compute actions of that rank. Stage s runs on rank s. Schedules:
-    `gpipe` (all forwards, then all backwards) and `1f1b` (PipeDream-Flush:
-    p - r - 1 warm-up forwards on rank r, then one forward, one backward).
+    compute actions of that rank, for p ranks and m micro-batches.
+
+    Schedules with one stage per rank (stage s on rank s):
+
+    - `gpipe`: all forwards, then all backwards.
+    - `1f1b` (PipeDream-Flush): p - r - 1 warm-up forwards on rank r, then
+      one forward, one backward.
+    - `zb-h1` (Zero Bubble H1): 1F1B's memory, backwards always split, the
+      weight gradients (W) deferred into the cool-down.
+    - `zb-h2` (Zero Bubble H2): up to 2p - 1 micro-batches in flight, so
+      that no rank idles between its first and last action once m >= 2p - 1.
+
+    Schedules with v = num-stages / num-ranks stages per rank, stage s on
+    rank s mod p:
+
+    - `interleaved-1f1b` (Megatron-LM): depth first in groups of p
+      micro-batches, 2(p - r - 1) + (v - 1)p warm-up forwards on rank r;
+      needs v >= 2 and m a multiple of p.
+    - `looped-bfs` (breadth first): every micro-batch through one local
+      stage before the next, then the backwards in reverse.
+
     With `split-backward`, each backward is a `backward_input` (B)
-    immediately followed by its `backward_weight` (W).
+    immediately followed by its `backward_weight` (W); the zero-bubble
+    schedules split and place W themselves.
     The number of stages is read from the `pp.stage` functions of
     `function`.
 
@@ -125,7 +144,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
-           "Schedule to generate: gpipe or 1f1b">,
+           "Schedule to generate: gpipe, 1f1b, interleaved-1f1b, "
+           "looped-bfs, zb-h1 or zb-h2">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,
@@ -163,6 +183,34 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
   }];
 }
 
+def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
+  let summary = "Simulate a schedule: makespan, bubble and peak memory";
+  let description = [{
+    Runs every `pp.schedule` as a discrete-event simulation with the costs
+    of its `#pp.cost` (unit costs without one): each rank executes its
+    actions in order, compute actions take their cost, a transfer's data
+    arrives `comm` after it is sent. With `semantics=async` (the
+    `pp-schedule-v1` contract) sends never block; with `rendezvous` (how
+    NCCL point-to-point behaves) a send also waits for its receive. Reports
+    the makespan, each rank's idle time and the bubble fraction, and each
+    rank's peak activation memory as a remark, and records them on the
+    schedule as `pp.makespan`, `pp.idle` and `pp.peak_memory`. A schedule
+    that deadlocks is an error naming the ranks that wait for each other.
+
+    ```mlir
+    // remark: makespan 12, bubble 25.0% (idle per rank: 3, 3),
+    //         peak activation memory per rank: 2, 1
+    pp.schedule @s "1f1b" for @f microbatches 3 stage_rank [0, 1]
+        attributes {pp.idle = array<f64: 3.0, 3.0>, pp.makespan = 12.0 : f64,
+                    pp.peak_memory = array<f64: 2.0, 1.0>} { ... }
+    ```
+  }];
+  let options = [
+    Option<"semantics", "semantics", "std::string", "\"async\"",
+           "Transfer semantics: async (sends never block) or rendezvous">,
+  ];
+}
+
 def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
   let summary = "Check that a schedule is complete, ordered and deadlock free";
   let description = [{
@@ -182,7 +230,10 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     actions, the same model `pp-translate` draws timelines with). All
     independent errors are reported; checks that would only repeat an
     earlier error (order after misplacement, deadlock after an unmatched
-    receive) are skipped.
+    receive) are skipped. With `semantics=rendezvous` the ranks must also
+    make progress when a send waits for its receive (NCCL point-to-point).
+    With a `memory_cap` on the schedule, no rank may hold more activation
+    memory (in the units of its `#pp.cost`) after any action.
 
     ```mlir
     pp.rank 1 {
@@ -192,6 +243,11 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"semantics", "semantics", "std::string", "\"async\"",
+           "Also prove deadlock freedom with rendezvous transfers (a send "
+           "waits for its receive) when 'rendezvous'">,
+  ];
 }
 
 #endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD

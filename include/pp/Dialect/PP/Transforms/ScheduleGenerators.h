@@ -69,6 +69,10 @@ struct ScheduleGenerator {
 /// Stage s on rank s, the placement of one stage per rank.
 llvm::SmallVector<int64_t> identityPlacement(const ScheduleProblem &problem);
 
+/// Stage s on rank s mod p: v = numStages / numRanks stages per rank in
+/// loops over the ranks (interleaved and breadth-first schedules).
+llvm::SmallVector<int64_t> loopedPlacement(const ScheduleProblem &problem);
+
 /// Fails unless every rank runs exactly one stage.
 LogicalResult requireOneStagePerRank(const ScheduleProblem &problem,
                                      llvm::StringRef schedule,
@@ -85,6 +89,15 @@ FailureOr<GeneratedSchedule> generateGPipe(const ScheduleProblem &problem,
                                            ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateOneFOneB(const ScheduleProblem &problem,
                                               ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule>
+generateInterleavedOneFOneB(const ScheduleProblem &problem,
+                            ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule> generateLoopedBFS(const ScheduleProblem &problem,
+                                               ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule>
+generateZeroBubbleH1(const ScheduleProblem &problem, ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule>
+generateZeroBubbleH2(const ScheduleProblem &problem, ScheduleErrorFn emitError);
 
 } // namespace mlir::pp
 

@@ -15,6 +15,10 @@ using namespace mlir::pp;
 static const ScheduleGenerator kGenerators[] = {
     {"gpipe", generateGPipe},
     {"1f1b", generateOneFOneB},
+    {"interleaved-1f1b", generateInterleavedOneFOneB},
+    {"looped-bfs", generateLoopedBFS},
+    {"zb-h1", generateZeroBubbleH1},
+    {"zb-h2", generateZeroBubbleH2},
 };
 
 const ScheduleGenerator *
@@ -35,6 +39,13 @@ std::string mlir::pp::listScheduleGenerators() {
 llvm::SmallVector<int64_t>
 mlir::pp::identityPlacement(const ScheduleProblem &problem) {
   return llvm::to_vector(llvm::seq<int64_t>(0, problem.numStages));
+}
+
+llvm::SmallVector<int64_t>
+mlir::pp::loopedPlacement(const ScheduleProblem &problem) {
+  return llvm::to_vector(
+      llvm::map_range(llvm::seq<int64_t>(0, problem.numStages),
+                      [&](int64_t stage) { return stage % problem.numRanks; }));
 }
 
 mlir::LogicalResult

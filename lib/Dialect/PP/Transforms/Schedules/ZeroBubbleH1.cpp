@@ -1,0 +1,36 @@
+//===- ZeroBubbleH1.cpp - the ZB-H1 zero-bubble schedule ------------------===//
+//
+// Zero Bubble H1 (Qi et al., ICLR 2024): 1F1B with split backwards whose
+// weight gradients are deferred into the cool-down, at 1F1B's peak memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+
+using namespace mlir::pp;
+
+mlir::FailureOr<GeneratedSchedule>
+mlir::pp::generateZeroBubbleH1(const ScheduleProblem &problem,
+                               ScheduleErrorFn emitError) {
+  if (failed(requireOneStagePerRank(problem, "zb-h1", emitError)))
+    return mlir::failure();
+  int64_t p = problem.numStages, m = problem.numMicrobatches;
+  llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks(p);
+  for (int64_t stage = 0; stage < p; ++stage) {
+    // Step x runs F x, B x - (p-1-stage) and W x - (p-1), each if in range:
+    // the B lag is 1F1B's warm-up, so at most p - stage micro-batches are
+    // in flight; every rank's W lags by p - 1, so rank r defers r of them
+    // to the end, where they fill the bubbles the B's leave.
+    int64_t backwardLag = p - 1 - stage, weightLag = p - 1;
+    auto inRange = [&](int64_t mb) { return mb >= 0 && mb < m; };
+    for (int64_t x = 0; x < m + weightLag; ++x) {
+      if (inRange(x))
+        ranks[stage].push_back({Phase::forward, stage, x});
+      if (inRange(x - backwardLag))
+        ranks[stage].push_back({Phase::backward_input, stage, x - backwardLag});
+      if (inRange(x - weightLag))
+        ranks[stage].push_back({Phase::backward_weight, stage, x - weightLag});
+    }
+  }
+  return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
+}

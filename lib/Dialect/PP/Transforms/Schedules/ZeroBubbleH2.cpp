@@ -1,0 +1,42 @@
+//===- ZeroBubbleH2.cpp - the ZB-H2 zero-bubble schedule ------------------===//
+//
+// Zero Bubble H2 (Qi et al., ICLR 2024): split backwards with twice 1F1B's
+// warm-up forwards, so that no rank idles between its first and last action.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+
+#include <algorithm>
+
+using namespace mlir::pp;
+
+mlir::FailureOr<GeneratedSchedule>
+mlir::pp::generateZeroBubbleH2(const ScheduleProblem &problem,
+                               ScheduleErrorFn emitError) {
+  if (failed(requireOneStagePerRank(problem, "zb-h2", emitError)))
+    return mlir::failure();
+  int64_t p = problem.numStages, m = problem.numMicrobatches;
+  llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks(p);
+  // With fewer than 2p - 1 micro-batches rank 0 cannot stay busy until its
+  // first backward arrives; lags beyond m - 1 would only delay the B's.
+  auto warmup = [&](int64_t stage) {
+    return std::min(2 * (p - 1 - stage), m - 1);
+  };
+  for (int64_t stage = 0; stage < p; ++stage) {
+    // Step x runs F x, B x - 2(p-1-stage) and W x - 2(p-1), each if in range:
+    // rank r's first B arrives 2(p-1-r) forwards after its first F, and its
+    // 2r deferred W's keep it busy after its last B.
+    int64_t backwardLag = warmup(stage), weightLag = warmup(0);
+    auto inRange = [&](int64_t mb) { return mb >= 0 && mb < m; };
+    for (int64_t x = 0; x < m + weightLag; ++x) {
+      if (inRange(x))
+        ranks[stage].push_back({Phase::forward, stage, x});
+      if (inRange(x - backwardLag))
+        ranks[stage].push_back({Phase::backward_input, stage, x - backwardLag});
+      if (inRange(x - weightLag))
+        ranks[stage].push_back({Phase::backward_weight, stage, x - weightLag});
+    }
+  }
+  return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
+}
