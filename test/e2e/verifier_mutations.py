@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Differential mutation test of pp-verify-schedule: valid schedules from
+every generator are mutated (an action dropped, duplicated, moved past its
+neighbour, misrouted to another peer, or renumbered), and the verifier must
+reject exactly the mutants that an independent validator of the JSON
+contract (test/Target/validate_schedule_json.py, shared/spec) rejects."""
+
+import argparse
+import concurrent.futures
+import os
+import random
+import re
+import subprocess
+import sys
+
+# (schedule, stages, ranks, micro-batches, split backward)
+SCHEDULES = [
+    ("gpipe", 3, 3, 3, False), ("1f1b", 3, 3, 4, False),
+    ("1f1b", 3, 3, 4, True), ("zb-h1", 3, 3, 4, False),
+    ("zb-h2", 3, 3, 4, False), ("interleaved-1f1b", 6, 3, 3, False),
+]
+ACTION = re.compile(r"^\s*pp\.(compute|send|recv|all_reduce)\b")
+
+
+def generate(args, name, stages, ranks, microbatches, split):
+    spec = (f"schedule={name} num-stages={stages} num-ranks={ranks} "
+            f"num-microbatches={microbatches} "
+            f"split-backward={'true' if split else 'false'}")
+    out = subprocess.run([args.pp_opt, "-", f"--pp-schedule={spec}",
+                          "--pp-insert-transfers"], input="module {}",
+                         capture_output=True, text=True, check=True).stdout
+    # Optimizer steps are outside the JSON contract: leave them out.
+    return [l for l in out.splitlines() if "pp.optimizer_step" not in l]
+
+
+def mutate(lines, rng):
+    """One random mutation of an action line; None if it changed nothing."""
+    actions = [i for i, l in enumerate(lines) if ACTION.match(l)]
+    i = rng.choice(actions)
+    kind = rng.choice(["drop", "duplicate", "swap", "peer", "mb", "stage"])
+    out = list(lines)
+    if kind == "drop":
+        del out[i]
+    elif kind == "duplicate":
+        out.insert(i, out[i])
+    elif kind == "swap":
+        if i + 1 >= len(out) or not ACTION.match(out[i + 1]):
+            return None
+        out[i], out[i + 1] = out[i + 1], out[i]
+    else:
+        field = {"peer": r"(to|from) (\d+)", "mb": r"(mb) (\d+)",
+                 "stage": r"(stage) (\d+)"}[kind]
+        m = re.search(field, out[i])
+        if not m:
+            return None
+        value = max(0, int(m.group(2)) + rng.choice([-1, 1]))
+        out[i] = out[i][:m.start(2)] + str(value) + out[i][m.end(2):]
+    return None if out == lines else "\n".join(out)
+
+
+def judge(args, text):
+    """(verifier rejects, validator rejects) for one schedule."""
+    verify = subprocess.run([args.pp_opt, "-", "--pp-verify-schedule"],
+                            input=text, capture_output=True, text=True)
+    if verify.returncode not in (0, 1):
+        return "crash", None
+    export = subprocess.run([args.pp_translate, "-", "--pp-schedule-to-json"],
+                            input=text, capture_output=True, text=True)
+    if export.returncode != 0:  # malformed beyond JSON: both must reject
+        return verify.returncode != 0, True
+    check = subprocess.run([sys.executable, args.validator, "-"],
+                           input=export.stdout, capture_output=True, text=True)
+    return verify.returncode != 0, check.returncode != 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pp-opt", required=True)
+    parser.add_argument("--pp-translate", required=True)
+    parser.add_argument("--validator", required=True)
+    parser.add_argument("--mutants", type=int, default=60,
+                        help="mutants per schedule")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    jobs = []
+    for name, stages, ranks, microbatches, split in SCHEDULES:
+        lines = generate(args, name, stages, ranks, microbatches, split)
+        valid = "\n".join(lines)
+        jobs.append((f"{name} (unmutated)", valid))
+        while sum(1 for j in jobs if j[0].startswith(name + " ")) < args.mutants:
+            mutant = mutate(lines, rng)
+            if mutant:
+                jobs.append((f"{name} mutant", mutant))
+    passed = failed = rejected = 0
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        for (label, text), (verifier, oracle) in zip(
+                jobs, pool.map(lambda j: judge(args, j[1]), jobs)):
+            ok = verifier == oracle
+            rejected += bool(oracle)
+            if not ok:
+                print(f"MISMATCH {label}: verifier rejects={verifier}, "
+                      f"validator rejects={oracle}\n{text}\n")
+            passed, failed = passed + ok, failed + (not ok)
+    print(f"{len(jobs)} schedules, {rejected} broken by the validator's "
+          f"judgement, verifier agreed on {passed}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
