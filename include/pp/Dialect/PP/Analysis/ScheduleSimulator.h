@@ -7,8 +7,7 @@
 // receive blocks until its matching send was posted, and computations,
 // all-reduces and optimizer steps take their cost and never block.
 //
-// Header-only so that both the transform library (pp-verify-schedule) and the
-// export library (pp-translate) can use it without a library of its own.
+// Used by pp-verify-schedule, pp-simulate and the timeline exporters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,34 +123,7 @@ public:
 
   /// Collects the actions of every rank and pairs each receive with the
   /// first send of the same transfer on the receive's peer rank.
-  explicit ScheduleSimulator(ScheduleOp schedule) {
-    for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
-      rankBegin.push_back(actions.size());
-      for (Operation &op : rank.getBody().front())
-        actions.push_back(&op);
-    }
-    rankBegin.push_back(actions.size());
-
-    llvm::DenseMap<std::tuple<int32_t, int64_t, int64_t>, int64_t> sendIds;
-    for (int64_t rank = 0, e = getNumRanks(); rank < e; ++rank)
-      for (int64_t id = rankBegin[rank]; id < rankBegin[rank + 1]; ++id)
-        if (auto send = dyn_cast<SendOp>(actions[id]))
-          sendIds.try_emplace(TransferKey::get(send).asTuple(), id);
-
-    matchingSend.assign(actions.size(), kNotARecv);
-    for (int64_t rank = 0, e = getNumRanks(); rank < e; ++rank) {
-      for (int64_t id = rankBegin[rank]; id < rankBegin[rank + 1]; ++id) {
-        auto recv = dyn_cast<RecvOp>(actions[id]);
-        if (!recv)
-          continue;
-        auto it = sendIds.find(TransferKey::get(recv).asTuple());
-        bool fromPeer =
-            it != sendIds.end() &&
-            getRankOf(it->second) == static_cast<int64_t>(recv.getPeer());
-        matchingSend[id] = fromPeer ? it->second : kNoSend;
-      }
-    }
-  }
+  explicit ScheduleSimulator(ScheduleOp schedule);
 
   int64_t getNumRanks() const { return rankBegin.size() - 1; }
 
@@ -170,81 +142,7 @@ public:
   /// moment the transfer completes.
   LogicalResult run(CostFn cost = unitCost,
                     Semantics semantics = Semantics::Async,
-                    double transferTime = 0.0) {
-    int64_t numRanks = getNumRanks();
-    intervals.assign(actions.size(), Interval());
-    // Per send: when its rank reached it, when its receive was reached, and
-    // when the transfer completes (negative: not yet known).
-    std::vector<double> sendReached(actions.size(), -1.0);
-    std::vector<double> recvReached(actions.size(), -1.0);
-    std::vector<double> completes(actions.size(), -1.0);
-    // Ranks parked on a send, as singly linked lists through `nextWaiter`.
-    std::vector<int64_t> firstWaiter(actions.size(), -1);
-    std::vector<int64_t> nextWaiter(numRanks, -1);
-    std::vector<double> clock(numRanks, 0.0);
-    position.assign(rankBegin.begin(), rankBegin.end() - 1);
-    SmallVector<int64_t> worklist;
-    auto park = [&](int64_t rank, int64_t send) {
-      nextWaiter[rank] = firstWaiter[send];
-      firstWaiter[send] = rank;
-    };
-    auto wake = [&](int64_t send) {
-      for (int64_t w = firstWaiter[send]; w >= 0; w = nextWaiter[w])
-        worklist.push_back(w);
-      firstWaiter[send] = -1;
-    };
-    // A transfer completes once both ends are known; returns when, or a
-    // negative time while it cannot.
-    auto tryComplete = [&](int64_t send) {
-      if (completes[send] >= 0)
-        return completes[send];
-      bool ready = sendReached[send] >= 0 &&
-                   (semantics == Semantics::Async || recvReached[send] >= 0);
-      if (!ready)
-        return -1.0;
-      double start = semantics == Semantics::Async
-                         ? sendReached[send]
-                         : std::max(sendReached[send], recvReached[send]);
-      completes[send] = start + transferTime;
-      wake(send);
-      return completes[send];
-    };
-
-    for (int64_t rank = numRanks - 1; rank >= 0; --rank)
-      worklist.push_back(rank);
-    while (!worklist.empty()) {
-      int64_t rank = worklist.pop_back_val();
-      for (; position[rank] < rankBegin[rank + 1]; ++position[rank]) {
-        int64_t id = position[rank];
-        double now = clock[rank];
-        int64_t send = isa<SendOp>(actions[id]) ? id : matchingSend[id];
-        if (send == kNoSend)
-          break; // Blocked forever.
-        if (send != kNotARecv) {
-          bool isSend = send == id;
-          std::vector<double> &reached = isSend ? sendReached : recvReached;
-          if (reached[send] < 0)
-            reached[send] = now;
-          double done = tryComplete(send);
-          // An async send returns at once; everything else waits for the
-          // transfer to complete.
-          if (isSend && semantics == Semantics::Async)
-            done = now;
-          if (done < 0) {
-            park(rank, send);
-            break;
-          }
-          now = std::max(now, done);
-        }
-        intervals[id] = {now, now + cost(actions[id])};
-        clock[rank] = intervals[id].end;
-      }
-    }
-    return success(
-        llvm::all_of(llvm::seq<int64_t>(0, numRanks), [&](int64_t r) {
-          return position[r] == rankBegin[r + 1];
-        }));
-  }
+                    double transferTime = 0.0);
 
   /// The actions of `rank` in order.
   ArrayRef<Operation *> getActions(int64_t rank) const {
@@ -278,69 +176,16 @@ public:
   /// lowest blocked rank and following "waits for" until a rank repeats
   /// (which is the last element) or a rank is reached that can never post
   /// the send (its receive has no matching send; it is the last element).
-  SmallVector<int64_t> getWaitChain() const {
-    SmallVector<int64_t> chain;
-    int64_t rank = 0;
-    while (rank < getNumRanks() && !getBlockedAction(rank))
-      ++rank;
-    llvm::SmallDenseSet<int64_t> seen;
-    while (rank < getNumRanks() && seen.insert(rank).second) {
-      chain.push_back(rank);
-      if (waitsForever(rank))
-        return chain;
-      rank = getPeer(getBlockedAction(rank));
-    }
-    if (rank < getNumRanks())
-      chain.push_back(rank);
-    return chain;
-  }
+  SmallVector<int64_t> getWaitChain() const;
 
   /// Runs with unit costs for an exported timeline, reporting a deadlock
   /// with a note at the schedule.
-  LogicalResult runForTimeline(Operation *schedule) {
-    if (succeeded(run()))
-      return success();
-    emitDeadlockError().attachNote(schedule->getLoc())
-        << "while simulating this schedule for its timeline";
-    return failure();
-  }
+  LogicalResult runForTimeline(Operation *schedule);
 
   /// After a failed run, reports the deadlock at the transfer the lowest
   /// blocked rank waits at, naming the chain of ranks that wait for each
   /// other, with a note at each other blocked transfer in the chain.
-  InFlightDiagnostic emitDeadlockError() const {
-    SmallVector<int64_t> chain = getWaitChain();
-    ArrayRef<int64_t> waiting = chain;
-    if (chain.size() > 1 &&
-        llvm::is_contained(waiting.drop_back(), chain.back()))
-      waiting = waiting.drop_back();
-    Operation *first = getBlockedAction(waiting.front());
-    InFlightDiagnostic diag = first->emitError("deadlock: rank ")
-                              << waiting.front() << " waits at this '"
-                              << first->getName() << "'";
-    for (auto [i, rank] : llvm::enumerate(waiting)) {
-      Operation *blocked = getBlockedAction(rank);
-      bool neverSent = waitsForever(rank);
-      if (i == 0) {
-        if (neverSent)
-          diag << ", which has no matching 'pp.send'";
-        else
-          diag << " for rank " << getPeer(blocked);
-        continue;
-      }
-      if (neverSent) {
-        diag << ", which waits at a 'pp.recv' that has no matching 'pp.send'";
-        diag.attachNote(blocked->getLoc())
-            << "rank " << rank
-            << " waits here for a 'pp.send' that never comes";
-        continue;
-      }
-      diag << ", which waits for rank " << getPeer(blocked);
-      diag.attachNote(blocked->getLoc())
-          << "rank " << rank << " waits here for rank " << getPeer(blocked);
-    }
-    return diag;
-  }
+  InFlightDiagnostic emitDeadlockError() const;
 
 private:
   static constexpr int64_t kNotARecv = -1;
