@@ -1,16 +1,19 @@
 //===- pp-translate.cpp - move pipeline schedules out of MLIR -------------===//
 //
 // mlir-translate for pipeline programs: exports a materialised pp.schedule
-// as pp-schedule-v1 JSON or as a Chrome trace of its timeline.
+// (pp-schedule-v1 JSON, PyTorch pipelining CSV, Chrome trace, ASCII) and
+// imports schedules written elsewhere (pp-schedule-v1 JSON, PyTorch CSV).
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/Target/ScheduleExport.h"
+#include "pp/Target/ScheduleImport.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
 int main(int argc, char **argv) {
   mlir::pp::registerScheduleExportTranslations();
+  mlir::pp::registerScheduleImportTranslations();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "pp translation driver\n"));
 }

@@ -2,8 +2,8 @@
 //
 // Writes a materialised `pp.schedule` in the formats tools outside the
 // compiler read: the `pp-schedule-v1` JSON contract
-// (shared/spec/schedule-json.md), Chrome trace events (Perfetto) and an
-// ASCII timeline for terminals.
+// (shared/spec/schedule-json.md), PyTorch pipelining's action CSV, Chrome
+// trace events (Perfetto) and an ASCII timeline for terminals.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,13 @@ class ScheduleOp;
 /// Writes `schedule` as a `pp-schedule-v1` JSON document.
 LogicalResult exportScheduleToJSON(ScheduleOp schedule, raw_ostream &os);
 
+/// Writes `schedule` as torch.distributed.pipelining's schedule CSV
+/// (`_load_csv`): one row per rank of `{stage}{op}{micro-batch}` actions,
+/// op F, I (backward_input), W, B (fused backward), SEND_F, RECV_F, SEND_B
+/// or RECV_B. All-reduces and optimizer steps have no PyTorch action and are
+/// left out.
+LogicalResult exportScheduleToPyTorchCSV(ScheduleOp schedule, raw_ostream &os);
+
 /// Writes the unit-cost timeline of `schedule` (see ScheduleSimulator) as
 /// Chrome trace event JSON, one track per rank. Fails with a diagnostic if
 /// the schedule deadlocks.
@@ -35,8 +42,8 @@ LogicalResult exportScheduleToASCII(ScheduleOp schedule, raw_ostream &os);
 /// or more than one, or if its ranks hold an op that is not an action.
 FailureOr<ScheduleOp> findExportedSchedule(Operation *root);
 
-/// Registers `--pp-schedule-to-json`, `--pp-schedule-to-chrome-trace` and
-/// `--pp-schedule-to-ascii`.
+/// Registers `--pp-schedule-to-json`, `--pp-schedule-to-csv`,
+/// `--pp-schedule-to-chrome-trace` and `--pp-schedule-to-ascii`.
 void registerScheduleExportTranslations();
 
 } // namespace pp

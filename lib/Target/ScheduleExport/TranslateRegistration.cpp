@@ -64,6 +64,10 @@ void mlir::pp::registerScheduleExportTranslations() {
   static TranslateFromMLIRRegistration toJSON(
       "pp-schedule-to-json", "Export the pp.schedule as pp-schedule-v1 JSON",
       translateSchedule<exportScheduleToJSON>, registerDialects);
+  static TranslateFromMLIRRegistration toCSV(
+      "pp-schedule-to-csv",
+      "Export the pp.schedule as a PyTorch pipelining schedule CSV",
+      translateSchedule<exportScheduleToPyTorchCSV>, registerDialects);
   static TranslateFromMLIRRegistration toChromeTrace(
       "pp-schedule-to-chrome-trace",
       "Export the unit-cost timeline of the pp.schedule as a Chrome trace",

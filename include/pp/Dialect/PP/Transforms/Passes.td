@@ -123,6 +123,20 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     - `looped-bfs` (breadth first): every micro-batch through one local
       stage before the next, then the backwards in reverse.
 
+    V-shaped schedules, with exactly two stages per rank, stages r and
+    2p - 1 - r on rank r, and backwards always split. Memory is counted in
+    one micro-batch's activations of one chunk (half a stage), time in unit
+    costs:
+
+    - `zbv` (Zero Bubble V, PyTorch ScheduleZBVZeroBubble): no bubble but
+      the p - 1 units of start-up once m >= 2p - 1, at 1F1B's peak of 2p
+      chunks.
+    - `v-half`, `v-min` (Pipeline Parallelism with Controllable Memory):
+      at most p + 2 and 2(p + 4) / 3 chunks per rank, about a half and a
+      third of 1F1B's; each is the faster under unit costs of the paper's
+      building block repeated every 6 slots and a greedy schedule under that
+      limit (backwards first, forwards while they fit, W's in the gaps).
+
     With `split-backward`, each backward is a `backward_input` (B)
     immediately followed by its `backward_weight` (W); the zero-bubble
     schedules split and place W themselves.
@@ -145,7 +159,7 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: gpipe, 1f1b, interleaved-1f1b, "
-           "looped-bfs, zb-h1 or zb-h2">,
+           "looped-bfs, zb-h1, zb-h2, zbv, v-half or v-min">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,

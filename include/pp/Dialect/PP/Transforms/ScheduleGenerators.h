@@ -73,6 +73,11 @@ llvm::SmallVector<int64_t> identityPlacement(const ScheduleProblem &problem);
 /// loops over the ranks (interleaved and breadth-first schedules).
 llvm::SmallVector<int64_t> loopedPlacement(const ScheduleProblem &problem);
 
+/// Stages r and 2p - 1 - r on rank r, the V placement of two stages per
+/// rank: a micro-batch goes down the ranks through its first p stages and
+/// back up through the last p, so that rank 0 holds both ends.
+llvm::SmallVector<int64_t> vShapePlacement(const ScheduleProblem &problem);
+
 /// Fails unless every rank runs exactly one stage.
 LogicalResult requireOneStagePerRank(const ScheduleProblem &problem,
                                      llvm::StringRef schedule,
@@ -98,6 +103,12 @@ FailureOr<GeneratedSchedule>
 generateZeroBubbleH1(const ScheduleProblem &problem, ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule>
 generateZeroBubbleH2(const ScheduleProblem &problem, ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule> generateZeroBubbleV(const ScheduleProblem &problem,
+                                                 ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule> generateVHalf(const ScheduleProblem &problem,
+                                           ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule> generateVMin(const ScheduleProblem &problem,
+                                          ScheduleErrorFn emitError);
 
 } // namespace mlir::pp
 

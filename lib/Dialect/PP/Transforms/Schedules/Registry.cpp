@@ -19,6 +19,9 @@ static const ScheduleGenerator kGenerators[] = {
     {"looped-bfs", generateLoopedBFS},
     {"zb-h1", generateZeroBubbleH1},
     {"zb-h2", generateZeroBubbleH2},
+    {"zbv", generateZeroBubbleV},
+    {"v-half", generateVHalf},
+    {"v-min", generateVMin},
 };
 
 const ScheduleGenerator *
@@ -46,6 +49,14 @@ mlir::pp::loopedPlacement(const ScheduleProblem &problem) {
   return llvm::to_vector(
       llvm::map_range(llvm::seq<int64_t>(0, problem.numStages),
                       [&](int64_t stage) { return stage % problem.numRanks; }));
+}
+
+llvm::SmallVector<int64_t>
+mlir::pp::vShapePlacement(const ScheduleProblem &problem) {
+  int64_t p = problem.numRanks;
+  return llvm::to_vector(llvm::map_range(
+      llvm::seq<int64_t>(0, problem.numStages),
+      [&](int64_t stage) { return stage < p ? stage : 2 * p - 1 - stage; }));
 }
 
 mlir::LogicalResult

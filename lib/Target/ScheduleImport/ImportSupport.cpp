@@ -1,0 +1,64 @@
+//===- ImportSupport.cpp - pieces the schedule importers share ------------===//
+//
+// Source locations and the schedule skeleton used by both importers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportSupport.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::importer;
+
+SourceLocator::SourceLocator(llvm::SourceMgr &sourceMgr, MLIRContext *context)
+    : sourceMgr(sourceMgr),
+      buffer(sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())),
+      filename(StringAttr::get(context, buffer->getBufferIdentifier())) {}
+
+FileLineColLoc SourceLocator::getLoc(size_t offset) const {
+  StringRef text = getText();
+  offset = std::min(offset, text.size());
+  auto [line, column] = sourceMgr.getLineAndColumn(
+      llvm::SMLoc::getFromPointer(text.data() + offset),
+      sourceMgr.getMainFileID());
+  return FileLineColLoc::get(filename, line, column);
+}
+
+StringRef SourceLocator::getFileStem() const {
+  StringRef name = filename.getValue();
+  // mlir-translate names standard input "<stdin>".
+  if (name.empty() || name == "-" || name.starts_with("<"))
+    return "";
+  return llvm::sys::path::stem(name);
+}
+
+std::string importer::getImportedScheduleSymbol(StringRef name) {
+  if (name.empty())
+    return "imported_schedule";
+  std::string symbol;
+  // A bare MLIR identifier starts with a letter or an underscore.
+  if (!llvm::isAlpha(name.front()) && name.front() != '_')
+    symbol += '_';
+  for (char c : name)
+    symbol += llvm::isAlnum(c) ? c : '_';
+  return symbol + "_schedule";
+}
+
+OwningOpRef<ModuleOp> importer::createImportedSchedule(
+    OpBuilder &builder, Location loc, StringRef name, int64_t numMicrobatches,
+    ArrayRef<int64_t> stageRank, CostAttr cost, FloatAttr memoryCap) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto schedule = ScheduleOp::create(
+      builder, loc, builder.getStringAttr(getImportedScheduleSymbol(name)),
+      builder.getStringAttr(name.empty() ? "imported" : name),
+      FlatSymbolRefAttr::get(builder.getContext(), "train_step"),
+      builder.getI64IntegerAttr(numMicrobatches),
+      builder.getDenseI64ArrayAttr(stageRank), cost, memoryCap);
+  builder.createBlock(&schedule.getBody());
+  return module;
+}

@@ -1,0 +1,55 @@
+//===- ImportSupport.h - pieces the schedule importers share ----*- C++ -*-===//
+//
+// Locations in the imported file and the skeleton of the `pp.schedule` that
+// both importers fill in.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_TARGET_SCHEDULEIMPORT_IMPORTSUPPORT_H
+#define LIB_TARGET_SCHEDULEIMPORT_IMPORTSUPPORT_H
+
+#include "pp/Dialect/PP/IR/PPOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace mlir::pp::importer {
+
+/// Turns byte offsets into the main buffer of a source manager into
+/// file:line:column locations, so that diagnostics and the imported ops
+/// point at the text they came from.
+class SourceLocator {
+public:
+  SourceLocator(llvm::SourceMgr &sourceMgr, MLIRContext *context);
+
+  /// The text of the imported file.
+  StringRef getText() const { return buffer->getBuffer(); }
+  /// The location of the byte at `offset` (clamped to the end of the text).
+  FileLineColLoc getLoc(size_t offset) const;
+  /// The name of the file without directories and extension, or "" if the
+  /// input has no file name (stdin).
+  StringRef getFileStem() const;
+
+private:
+  llvm::SourceMgr &sourceMgr;
+  const llvm::MemoryBuffer *buffer;
+  StringAttr filename;
+};
+
+/// The symbol name of an imported schedule called `name`:
+/// `<name>_schedule` in identifier characters, `imported_schedule` for an
+/// empty name.
+std::string getImportedScheduleSymbol(StringRef name);
+
+/// Creates a module at `loc` holding an empty `pp.schedule` of `name` for
+/// `@train_step`, and points `builder` into the schedule's body for the
+/// caller to add its `pp.rank` ops.
+OwningOpRef<ModuleOp>
+createImportedSchedule(OpBuilder &builder, Location loc, StringRef name,
+                       int64_t numMicrobatches, ArrayRef<int64_t> stageRank,
+                       CostAttr cost, FloatAttr memoryCap);
+
+} // namespace mlir::pp::importer
+
+#endif // LIB_TARGET_SCHEDULEIMPORT_IMPORTSUPPORT_H

@@ -1,0 +1,612 @@
+//===- JSONToSchedule.cpp - pp-schedule-v1 JSON to pp.schedule ------------===//
+//
+// Reads the JSON contract of shared/spec/schedule-json.md back into IR.
+// llvm::json parses the document but forgets where its values were, so a
+// small scan of the (then known valid) text records where each value begins,
+// and every error points at the value or object that caused it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportSupport.h"
+
+#include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Target/ScheduleImport.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::importer;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// JSONPositions
+//===----------------------------------------------------------------------===//
+
+/// Where each value of a valid JSON text begins: a tree of the same shape as
+/// the llvm::json::Value parsed from that text.
+class JSONPositions {
+public:
+  using NodeId = unsigned;
+  static constexpr NodeId root = 0;
+
+  /// Scans `text`, which llvm::json::parse has accepted.
+  explicit JSONPositions(StringRef text) : text(text) { scanValue(); }
+
+  size_t getOffset(NodeId node) const { return nodes[node].offset; }
+
+  /// The value of `key` in the object at `node`, or the object itself if
+  /// the scan did not record the key: keys are compared as written, without
+  /// decoding escapes, which no key of the format needs.
+  NodeId getMember(NodeId node, StringRef key) const {
+    for (auto [name, child] : nodes[node].members)
+      if (name == key)
+        return child;
+    return node;
+  }
+
+  /// Element `index` of the array at `node`, or the array itself.
+  NodeId getElement(NodeId node, size_t index) const {
+    if (index >= nodes[node].elements.size())
+      return node;
+    return nodes[node].elements[index];
+  }
+
+private:
+  struct Node {
+    size_t offset;
+    SmallVector<std::pair<StringRef, NodeId>, 0> members;
+    SmallVector<NodeId, 0> elements;
+  };
+
+  bool atEnd() const { return pos >= text.size(); }
+  void skipWhitespace() {
+    while (!atEnd() && StringRef(" \t\r\n").contains(text[pos]))
+      ++pos;
+  }
+  /// Skips `c` if it comes next.
+  bool consume(char c) {
+    skipWhitespace();
+    if (atEnd() || text[pos] != c)
+      return false;
+    ++pos;
+    return true;
+  }
+  /// Skips a string starting at `pos` and returns its raw contents.
+  StringRef scanString() {
+    skipWhitespace();
+    size_t begin = ++pos;
+    while (!atEnd() && text[pos] != '"')
+      pos += text[pos] == '\\' ? 2 : 1;
+    StringRef contents = text.slice(begin, pos);
+    ++pos;
+    return contents;
+  }
+
+  NodeId scanValue() {
+    skipWhitespace();
+    NodeId node = nodes.size();
+    nodes.push_back({pos, {}, {}});
+    if (atEnd())
+      return node;
+    switch (text[pos]) {
+    case '{':
+      ++pos;
+      if (consume('}'))
+        return node;
+      do {
+        StringRef key = scanString();
+        consume(':');
+        NodeId child = scanValue();
+        nodes[node].members.emplace_back(key, child);
+      } while (consume(','));
+      consume('}');
+      return node;
+    case '[':
+      ++pos;
+      if (consume(']'))
+        return node;
+      do {
+        NodeId child = scanValue();
+        nodes[node].elements.push_back(child);
+      } while (consume(','));
+      consume(']');
+      return node;
+    case '"':
+      scanString();
+      return node;
+    default:
+      // A number, true, false or null.
+      do
+        ++pos;
+      while (!atEnd() && !StringRef(",]} \t\r\n").contains(text[pos]));
+      return node;
+    }
+  }
+
+  StringRef text;
+  size_t pos = 0;
+  std::vector<Node> nodes;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// JSONScheduleImporter
+//===----------------------------------------------------------------------===//
+
+/// "a string", "an array", ... for diagnostics.
+static StringRef describeKind(const llvm::json::Value &value) {
+  switch (value.kind()) {
+  case llvm::json::Value::Null:
+    return "null";
+  case llvm::json::Value::Boolean:
+    return "a boolean";
+  case llvm::json::Value::Number:
+    return "a number";
+  case llvm::json::Value::String:
+    return "a string";
+  case llvm::json::Value::Array:
+    return "an array";
+  case llvm::json::Value::Object:
+    return "an object";
+  }
+  llvm_unreachable("unknown JSON kind");
+}
+
+namespace {
+/// A JSON value and the node of JSONPositions that says where it is.
+struct Located {
+  const llvm::json::Value *value;
+  JSONPositions::NodeId node;
+};
+
+/// The `op` of a pp-schedule-v1 action and the IR it becomes.
+enum class ActionKind {
+  F,
+  B,
+  W,
+  BW,
+  SendF,
+  RecvF,
+  SendB,
+  RecvB,
+  AllReduce,
+  Opt
+};
+
+class JSONScheduleImporter {
+public:
+  JSONScheduleImporter(llvm::SourceMgr &sourceMgr, MLIRContext *context)
+      : context(context), locator(sourceMgr, context) {}
+
+  OwningOpRef<ModuleOp> import();
+
+private:
+  Location getLoc(JSONPositions::NodeId node) const {
+    return locator.getLoc(positions->getOffset(node));
+  }
+  InFlightDiagnostic emitError(JSONPositions::NodeId node) const {
+    return mlir::emitError(getLoc(node));
+  }
+
+  // Each getter reads a field of an object, or an element of an array, and
+  // emits an error prefixed with `where` ("action 3 of rank 0: ") at the
+  // value, or at the object for a missing field, if it has the wrong kind.
+  FailureOr<Located> getField(Located object, StringRef key, StringRef where);
+  std::optional<Located> getOptionalField(Located object, StringRef key);
+  FailureOr<int64_t> getInteger(Located value, const Twine &what,
+                                StringRef where);
+  /// An integer field in [0, bound): `what` names the bound ("stages").
+  FailureOr<int64_t> getIndexField(Located object, StringRef key,
+                                   StringRef where, int64_t bound,
+                                   StringRef what);
+  FailureOr<double> getNumber(Located value, const Twine &what,
+                              StringRef where);
+  FailureOr<Located> getArray(Located value, const Twine &what,
+                              StringRef where);
+  Located getElement(Located array, size_t index) const {
+    return {&(*array.value->getAsArray())[index],
+            positions->getElement(array.node, index)};
+  }
+
+  LogicalResult parseHeader(Located root);
+  FailureOr<CostAttr> parseCost(Located cost);
+  LogicalResult parseRank(Located actions, int64_t rank, OpBuilder &builder);
+  LogicalResult parseAction(Located action, StringRef where,
+                            OpBuilder &builder);
+
+  MLIRContext *context;
+  SourceLocator locator;
+  std::optional<JSONPositions> positions;
+
+  // The header, once parsed.
+  std::string name;
+  int64_t numRanks = 0, numStages = 0, numMicrobatches = 0;
+  SmallVector<int64_t> stageRank;
+  CostAttr cost;
+  FloatAttr memoryCap;
+};
+} // namespace
+
+FailureOr<Located> JSONScheduleImporter::getField(Located object, StringRef key,
+                                                  StringRef where) {
+  if (std::optional<Located> field = getOptionalField(object, key))
+    return *field;
+  return emitError(object.node) << where << "missing field '" << key << "'";
+}
+
+std::optional<Located> JSONScheduleImporter::getOptionalField(Located object,
+                                                              StringRef key) {
+  const llvm::json::Value *value = object.value->getAsObject()->get(key);
+  if (!value)
+    return std::nullopt;
+  return Located{value, positions->getMember(object.node, key)};
+}
+
+FailureOr<int64_t> JSONScheduleImporter::getInteger(Located value,
+                                                    const Twine &what,
+                                                    StringRef where) {
+  if (std::optional<int64_t> integer = value.value->getAsInteger())
+    return *integer;
+  return emitError(value.node) << where << what << " must be an integer, got "
+                               << describeKind(*value.value);
+}
+
+FailureOr<int64_t> JSONScheduleImporter::getIndexField(Located object,
+                                                       StringRef key,
+                                                       StringRef where,
+                                                       int64_t bound,
+                                                       StringRef what) {
+  FailureOr<Located> field = getField(object, key, where);
+  if (failed(field))
+    return failure();
+  FailureOr<int64_t> index = getInteger(*field, "'" + key + "'", where);
+  if (failed(index))
+    return failure();
+  if (*index < 0 || *index >= bound)
+    return emitError(field->node)
+           << where << key << " " << *index
+           << " out of range: the schedule has " << bound << " " << what;
+  return *index;
+}
+
+FailureOr<double> JSONScheduleImporter::getNumber(Located value,
+                                                  const Twine &what,
+                                                  StringRef where) {
+  if (std::optional<double> number = value.value->getAsNumber())
+    return *number;
+  return emitError(value.node) << where << what << " must be a number, got "
+                               << describeKind(*value.value);
+}
+
+FailureOr<Located> JSONScheduleImporter::getArray(Located value,
+                                                  const Twine &what,
+                                                  StringRef where) {
+  if (value.value->getAsArray())
+    return value;
+  return emitError(value.node) << where << what << " must be an array, got "
+                               << describeKind(*value.value);
+}
+
+LogicalResult JSONScheduleImporter::parseHeader(Located root) {
+  FailureOr<Located> format = getField(root, "format", "");
+  if (failed(format))
+    return failure();
+  std::optional<StringRef> formatName = format->value->getAsString();
+  if (!formatName || *formatName != "pp-schedule-v1") {
+    InFlightDiagnostic diag = emitError(format->node)
+                              << "'format' must be \"pp-schedule-v1\", got ";
+    if (formatName)
+      diag << "\"" << *formatName << "\"";
+    else
+      diag << describeKind(*format->value);
+    return diag;
+  }
+
+  if (std::optional<Located> nameField = getOptionalField(root, "name")) {
+    std::optional<StringRef> value = nameField->value->getAsString();
+    if (!value)
+      return emitError(nameField->node) << "'name' must be a string, got "
+                                        << describeKind(*nameField->value);
+    name = value->str();
+  }
+
+  std::pair<StringRef, int64_t *> counts[] = {
+      {"num_ranks", &numRanks},
+      {"num_stages", &numStages},
+      {"num_microbatches", &numMicrobatches}};
+  for (auto [key, field] : counts) {
+    FailureOr<Located> count = getField(root, key, "");
+    if (failed(count))
+      return failure();
+    FailureOr<int64_t> value = getInteger(*count, "'" + key + "'", "");
+    if (failed(value))
+      return failure();
+    if (*value <= 0)
+      return emitError(count->node)
+             << "'" << key << "' must be positive, got " << *value;
+    *field = *value;
+  }
+
+  FailureOr<Located> placementField = getField(root, "stage_rank", "");
+  if (failed(placementField))
+    return failure();
+  FailureOr<Located> placement = getArray(*placementField, "'stage_rank'", "");
+  if (failed(placement))
+    return failure();
+  size_t placed = placement->value->getAsArray()->size();
+  if (static_cast<int64_t>(placed) != numStages)
+    return emitError(placement->node)
+           << "'num_stages' is " << numStages << " but 'stage_rank' places "
+           << placed << " stages";
+  for (size_t stage = 0; stage < placed; ++stage) {
+    Located entry = getElement(*placement, stage);
+    FailureOr<int64_t> rank =
+        getInteger(entry, "stage_rank[" + Twine(stage) + "]", "");
+    if (failed(rank))
+      return failure();
+    if (*rank < 0 || *rank >= numRanks)
+      return emitError(entry.node)
+             << "stage " << stage << " is placed on rank " << *rank
+             << ", but the schedule has " << numRanks << " ranks";
+    stageRank.push_back(*rank);
+  }
+
+  if (std::optional<Located> costField = getOptionalField(root, "cost")) {
+    FailureOr<CostAttr> parsed = parseCost(*costField);
+    if (failed(parsed))
+      return failure();
+    cost = *parsed;
+  }
+
+  if (std::optional<Located> capField = getOptionalField(root, "memory_cap")) {
+    FailureOr<double> cap = getNumber(*capField, "'memory_cap'", "");
+    if (failed(cap))
+      return failure();
+    if (*cap <= 0)
+      return emitError(capField->node)
+             << "'memory_cap' must be positive, got " << *cap;
+    memoryCap = FloatAttr::get(Float64Type::get(context), *cap);
+  }
+  return success();
+}
+
+FailureOr<CostAttr> JSONScheduleImporter::parseCost(Located cost) {
+  if (!cost.value->getAsObject())
+    return emitError(cost.node)
+           << "'cost' must be an object, got " << describeKind(*cost.value);
+  StringRef where = "cost: ";
+  auto parseTimes = [&](StringRef key) -> FailureOr<DenseF64ArrayAttr> {
+    FailureOr<Located> field = getField(cost, key, where);
+    if (failed(field))
+      return failure();
+    FailureOr<Located> array = getArray(*field, "'" + key + "'", where);
+    if (failed(array))
+      return failure();
+    size_t size = array->value->getAsArray()->size();
+    if (static_cast<int64_t>(size) != numStages)
+      return emitError(array->node)
+             << where << "'" << key << "' has " << size
+             << " entries but the schedule has " << numStages << " stages";
+    SmallVector<double> values;
+    for (size_t stage = 0; stage < size; ++stage) {
+      Located entry = getElement(*array, stage);
+      FailureOr<double> value =
+          getNumber(entry, "'" + key + "'[" + Twine(stage) + "]", where);
+      if (failed(value))
+        return failure();
+      if (*value < 0)
+        return emitError(entry.node) << where << "'" << key << "'[" << stage
+                                     << "] must not be negative";
+      values.push_back(*value);
+    }
+    return DenseF64ArrayAttr::get(context, values);
+  };
+  FailureOr<DenseF64ArrayAttr> forward = parseTimes("F");
+  if (failed(forward))
+    return failure();
+  FailureOr<DenseF64ArrayAttr> backwardInput = parseTimes("B");
+  if (failed(backwardInput))
+    return failure();
+  FailureOr<DenseF64ArrayAttr> backwardWeight = parseTimes("W");
+  if (failed(backwardWeight))
+    return failure();
+  FailureOr<Located> commField = getField(cost, "comm", where);
+  if (failed(commField))
+    return failure();
+  FailureOr<double> comm = getNumber(*commField, "'comm'", where);
+  if (failed(comm))
+    return failure();
+  if (*comm < 0)
+    return emitError(commField->node) << where << "'comm' must not be negative";
+  FailureOr<DenseF64ArrayAttr> activation = parseTimes("activation");
+  if (failed(activation))
+    return failure();
+  FailureOr<DenseF64ArrayAttr> stash = parseTimes("weight_grad_stash");
+  if (failed(stash))
+    return failure();
+  // The attribute's own verifier checks what is left (stash <= activation).
+  CostAttr attr = CostAttr::getChecked(
+      [&] { return emitError(cost.node) << where; }, context, *forward,
+      *backwardInput, *backwardWeight,
+      FloatAttr::get(Float64Type::get(context), *comm), *activation, *stash);
+  if (!attr)
+    return failure();
+  return attr;
+}
+
+LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
+                                                OpBuilder &builder) {
+  if (!action.value->getAsObject())
+    return emitError(action.node) << where << "expected an action object, got "
+                                  << describeKind(*action.value);
+  FailureOr<Located> opField = getField(action, "op", where);
+  if (failed(opField))
+    return failure();
+  std::optional<StringRef> opName = opField->value->getAsString();
+  if (!opName)
+    return emitError(opField->node) << where << "'op' must be a string, got "
+                                    << describeKind(*opField->value);
+  std::optional<ActionKind> kind =
+      llvm::StringSwitch<std::optional<ActionKind>>(*opName)
+          .Case("F", ActionKind::F)
+          .Case("B", ActionKind::B)
+          .Case("W", ActionKind::W)
+          .Case("BW", ActionKind::BW)
+          .Case("SEND_F", ActionKind::SendF)
+          .Case("RECV_F", ActionKind::RecvF)
+          .Case("SEND_B", ActionKind::SendB)
+          .Case("RECV_B", ActionKind::RecvB)
+          .Case("ALLREDUCE", ActionKind::AllReduce)
+          .Case("OPT", ActionKind::Opt)
+          .Default(std::nullopt);
+  if (!kind)
+    return emitError(opField->node)
+           << where << "unknown op '" << *opName
+           << "'; expected F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, "
+              "ALLREDUCE or OPT";
+
+  FailureOr<int64_t> stage =
+      getIndexField(action, "stage", where, numStages, "stages");
+  if (failed(stage))
+    return failure();
+  Location loc = getLoc(action.node);
+  if (*kind == ActionKind::AllReduce) {
+    AllReduceOp::create(builder, loc, *stage);
+    return success();
+  }
+  if (*kind == ActionKind::Opt) {
+    OptimizerStepOp::create(builder, loc, *stage);
+    return success();
+  }
+
+  FailureOr<int64_t> mb =
+      getIndexField(action, "mb", where, numMicrobatches, "micro-batches");
+  if (failed(mb))
+    return failure();
+  std::optional<Phase> phase;
+  switch (*kind) {
+  case ActionKind::F:
+    phase = Phase::forward;
+    break;
+  case ActionKind::B:
+    phase = Phase::backward_input;
+    break;
+  case ActionKind::W:
+    phase = Phase::backward_weight;
+    break;
+  case ActionKind::BW:
+    phase = Phase::backward;
+    break;
+  default:
+    break;
+  }
+  if (phase) {
+    ComputeOp::create(builder, loc, *phase, *stage, *mb);
+    return success();
+  }
+
+  FailureOr<int64_t> peer =
+      getIndexField(action, "peer", where, numRanks, "ranks");
+  if (failed(peer))
+    return failure();
+  TransferKind transfer =
+      *kind == ActionKind::SendF || *kind == ActionKind::RecvF
+          ? TransferKind::activation
+          : TransferKind::gradient;
+  if (*kind == ActionKind::SendF || *kind == ActionKind::SendB)
+    SendOp::create(builder, loc, transfer, *stage, *mb, *peer);
+  else
+    RecvOp::create(builder, loc, transfer, *stage, *mb, *peer);
+  return success();
+}
+
+LogicalResult JSONScheduleImporter::parseRank(Located actions, int64_t rank,
+                                              OpBuilder &builder) {
+  if (failed(getArray(actions, "rank " + Twine(rank), "")))
+    return failure();
+  auto rankOp = RankOp::create(builder, getLoc(actions.node), rank);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.createBlock(&rankOp.getBody());
+  for (size_t i = 0, e = actions.value->getAsArray()->size(); i < e; ++i) {
+    std::string where =
+        ("action " + Twine(i) + " of rank " + Twine(rank) + ": ").str();
+    if (failed(parseAction(getElement(actions, i), where, builder)))
+      return failure();
+  }
+  return success();
+}
+
+/// The byte offset and message of an llvm::json::parse error, whose fields
+/// are private but whose message is "[line:column, byte=offset]: message".
+static std::pair<size_t, std::string> getSyntaxError(llvm::Error error) {
+  std::string message = llvm::toString(std::move(error));
+  SmallVector<StringRef, 3> match;
+  size_t offset = 0;
+  if (llvm::Regex("byte=([0-9]+)\\]: (.*)").match(message, &match)) {
+    match[1].getAsInteger(10, offset);
+    return {offset, match[2].str()};
+  }
+  return {offset, message};
+}
+
+OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
+  StringRef text = locator.getText();
+  llvm::Expected<llvm::json::Value> document = llvm::json::parse(text);
+  if (!document) {
+    auto [offset, message] = getSyntaxError(document.takeError());
+    // The parser reports most errors just after the character it rejected.
+    if (offset > 0 && offset <= text.size() &&
+        !StringRef(" \t\r\n").contains(text[offset - 1]))
+      --offset;
+    mlir::emitError(locator.getLoc(offset)) << "invalid JSON: " << message;
+    return nullptr;
+  }
+  positions.emplace(text);
+  Located root{&*document, JSONPositions::root};
+  if (!document->getAsObject()) {
+    emitError(root.node) << "expected a pp-schedule-v1 object, got "
+                         << describeKind(*document);
+    return nullptr;
+  }
+  if (failed(parseHeader(root)))
+    return nullptr;
+
+  FailureOr<Located> ranksField = getField(root, "ranks", "");
+  if (failed(ranksField))
+    return nullptr;
+  FailureOr<Located> ranks = getArray(*ranksField, "'ranks'", "");
+  if (failed(ranks))
+    return nullptr;
+  size_t numRankLists = ranks->value->getAsArray()->size();
+  if (static_cast<int64_t>(numRankLists) != numRanks) {
+    emitError(ranks->node) << "'num_ranks' is " << numRanks
+                           << " but 'ranks' holds " << numRankLists
+                           << " action lists";
+    return nullptr;
+  }
+
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> module =
+      createImportedSchedule(builder, getLoc(root.node), name, numMicrobatches,
+                             stageRank, cost, memoryCap);
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    if (failed(parseRank(getElement(*ranks, rank), rank, builder)))
+      return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp>
+mlir::pp::importScheduleFromJSON(llvm::SourceMgr &sourceMgr,
+                                 MLIRContext *context) {
+  context->loadDialect<PPDialect>();
+  return JSONScheduleImporter(sourceMgr, context).import();
+}

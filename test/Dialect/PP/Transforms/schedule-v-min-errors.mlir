@@ -1,0 +1,9 @@
+// RUN: pp-opt %s -verify-diagnostics --pp-schedule="schedule=v-min num-stages=12 num-ranks=4"
+// RUN: not pp-opt %s --pp-schedule="schedule=v-min num-stages=8 num-microbatches=4" 2>&1 | FileCheck %s
+
+// Without num-ranks every rank runs one stage, and there is no V.
+// CHECK: error: v-min needs two stages per rank (16 stages on 8 ranks), got 8
+
+// expected-error @+1 {{v-min needs two stages per rank (8 stages on 4 ranks), got 12}}
+module {
+}
