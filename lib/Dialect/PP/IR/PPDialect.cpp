@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -59,7 +61,10 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "costs must not be negative";
   for (size_t s = 0; s < stages; ++s)
     if (stash[s] > activation[s])
-      return emitError() << "stage " << s << " stashes " << stash[s]
-                         << " for W but holds only " << activation[s];
+      return emitError()
+             << "stage " << s << " stashes "
+             << llvm::formatv("{0}", llvm::format("%g", stash[s])).str()
+             << " for W but holds only "
+             << llvm::formatv("{0}", llvm::format("%g", activation[s])).str();
   return success();
 }

@@ -55,6 +55,51 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     return numMicrobatches == 0 ? int64_t(1) : numMicrobatches.getValue();
   }
 
+  /// The per-stage values of a cost option: one value for every stage, or
+  /// one per stage; `fallback` when the option is not given.
+  FailureOr<DenseF64ArrayAttr> perStage(ModuleOp module, StringRef name,
+                                        ArrayRef<double> values, int64_t stages,
+                                        double fallback) {
+    Builder b(module.getContext());
+    if (values.empty())
+      values = SmallVector<double>(stages, fallback);
+    else if (values.size() == 1)
+      values = SmallVector<double>(stages, values.front());
+    if (int64_t(values.size()) != stages) {
+      module.emitError(name)
+          << " has " << values.size()
+          << " values, expected 1 or one per stage (" << stages << ")";
+      return failure();
+    }
+    return b.getDenseF64ArrayAttr(values);
+  }
+
+  /// The #pp.cost the options describe, or null when none is given.
+  FailureOr<CostAttr> buildCost(ModuleOp module, int64_t stages) {
+    if (forwardCost.empty() && backwardInputCost.empty() &&
+        backwardWeightCost.empty() && activationMemory.empty() &&
+        stashMemory.empty() && commCost == 0.0)
+      return CostAttr();
+    auto f = perStage(module, "forward-cost", forwardCost, stages, 1.0);
+    auto bi =
+        perStage(module, "backward-input-cost", backwardInputCost, stages, 1.0);
+    auto bw = perStage(module, "backward-weight-cost", backwardWeightCost,
+                       stages, 1.0);
+    auto act =
+        perStage(module, "activation-memory", activationMemory, stages, 1.0);
+    auto stash = perStage(module, "stash-memory", stashMemory, stages, 0.0);
+    if (failed(f) || failed(bi) || failed(bw) || failed(act) || failed(stash))
+      return failure();
+    auto emit = [&] { return module.emitError(); };
+    Builder b(module.getContext());
+    CostAttr cost =
+        CostAttr::getChecked(emit, module.getContext(), *f, *bi, *bw,
+                             b.getF64FloatAttr(commCost), *act, *stash);
+    if (!cost)
+      return failure();
+    return cost;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     const ScheduleGenerator *generator = lookupScheduleGenerator(schedule);
@@ -90,6 +135,13 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
           << name << "; pp-schedule adds one schedule per training step";
       return signalPassFailure();
     }
+    FailureOr<CostAttr> cost = buildCost(module, stages);
+    if (failed(cost))
+      return signalPassFailure();
+    if (memoryCap < 0) {
+      module.emitError("memory-cap must not be negative");
+      return signalPassFailure();
+    }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();
     auto op = ScheduleOp::create(
@@ -97,8 +149,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         builder.getStringAttr(generator->name),
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),
-        builder.getDenseI64ArrayAttr(generated->stageRank), /*cost=*/nullptr,
-        /*memory_cap=*/nullptr);
+        builder.getDenseI64ArrayAttr(generated->stageRank), *cost,
+        memoryCap > 0 ? builder.getF64FloatAttr(memoryCap) : FloatAttr());
     builder.createBlock(&op.getBody());
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
       auto rankOp = RankOp::create(builder, loc, rank);
