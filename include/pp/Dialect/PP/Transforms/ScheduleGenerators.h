@@ -49,6 +49,14 @@ inline void appendBackward(llvm::SmallVectorImpl<ScheduledAction> &actions,
   actions.push_back({Phase::backward_weight, stage, mb});
 }
 
+/// The zero-bubble pattern for one stage: step x runs F x, then B of
+/// x - backwardLag, then W of x - weightLag, each if that micro-batch
+/// exists. The lags set how many micro-batches are in flight and how many
+/// weight gradients are deferred to fill the cool-down.
+void appendLaggedSteps(llvm::SmallVectorImpl<ScheduledAction> &actions,
+                       int64_t stage, int64_t numMicrobatches,
+                       int64_t backwardLag, int64_t weightLag);
+
 /// A generated schedule: where each stage runs and what each rank does.
 struct GeneratedSchedule {
   llvm::SmallVector<int64_t> stageRank;

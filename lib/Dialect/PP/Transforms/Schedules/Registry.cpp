@@ -70,3 +70,17 @@ mlir::pp::requireOneStagePerRank(const ScheduleProblem &problem,
                      << problem.numStages << " stages on " << problem.numRanks
                      << " ranks";
 }
+
+void mlir::pp::appendLaggedSteps(
+    llvm::SmallVectorImpl<ScheduledAction> &actions, int64_t stage,
+    int64_t numMicrobatches, int64_t backwardLag, int64_t weightLag) {
+  auto inRange = [&](int64_t mb) { return mb >= 0 && mb < numMicrobatches; };
+  for (int64_t x = 0; x < numMicrobatches + weightLag; ++x) {
+    if (inRange(x))
+      actions.push_back({Phase::forward, stage, x});
+    if (inRange(x - backwardLag))
+      actions.push_back({Phase::backward_input, stage, x - backwardLag});
+    if (inRange(x - weightLag))
+      actions.push_back({Phase::backward_weight, stage, x - weightLag});
+  }
+}

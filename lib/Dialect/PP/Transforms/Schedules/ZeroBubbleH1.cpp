@@ -22,15 +22,7 @@ mlir::pp::generateZeroBubbleH1(const ScheduleProblem &problem,
     // in flight; every rank's W lags by p - 1, so rank r defers r of them
     // to the end, where they fill the bubbles the B's leave.
     int64_t backwardLag = p - 1 - stage, weightLag = p - 1;
-    auto inRange = [&](int64_t mb) { return mb >= 0 && mb < m; };
-    for (int64_t x = 0; x < m + weightLag; ++x) {
-      if (inRange(x))
-        ranks[stage].push_back({Phase::forward, stage, x});
-      if (inRange(x - backwardLag))
-        ranks[stage].push_back({Phase::backward_input, stage, x - backwardLag});
-      if (inRange(x - weightLag))
-        ranks[stage].push_back({Phase::backward_weight, stage, x - weightLag});
-    }
+    appendLaggedSteps(ranks[stage], stage, m, backwardLag, weightLag);
   }
   return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
 }

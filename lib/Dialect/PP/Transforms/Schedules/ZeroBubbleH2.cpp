@@ -28,15 +28,7 @@ mlir::pp::generateZeroBubbleH2(const ScheduleProblem &problem,
     // rank r's first B arrives 2(p-1-r) forwards after its first F, and its
     // 2r deferred W's keep it busy after its last B.
     int64_t backwardLag = warmup(stage), weightLag = warmup(0);
-    auto inRange = [&](int64_t mb) { return mb >= 0 && mb < m; };
-    for (int64_t x = 0; x < m + weightLag; ++x) {
-      if (inRange(x))
-        ranks[stage].push_back({Phase::forward, stage, x});
-      if (inRange(x - backwardLag))
-        ranks[stage].push_back({Phase::backward_input, stage, x - backwardLag});
-      if (inRange(x - weightLag))
-        ranks[stage].push_back({Phase::backward_weight, stage, x - weightLag});
-    }
+    appendLaggedSteps(ranks[stage], stage, m, backwardLag, weightLag);
   }
   return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
 }
