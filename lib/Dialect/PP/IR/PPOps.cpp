@@ -40,7 +40,16 @@ CostAttr ScheduleOp::getCostOrUnit() {
 }
 
 int64_t ScheduleOp::getNumRanks() {
-  return llvm::range_size(getBody().front().getOps<RankOp>());
+  // Ranks are numbered 0, 1, ... in order (the verifier checks it), so the
+  // last one tells the count without a walk; actions ask for every peer.
+  Block &body = getBody().front();
+  if (body.empty())
+    return 0;
+  if (auto last = dyn_cast<RankOp>(body.back());
+      last && static_cast<int64_t>(last.getRank()) + 1 ==
+                  static_cast<int64_t>(body.getOperations().size()))
+    return last.getRank() + 1;
+  return llvm::range_size(body.getOps<RankOp>());
 }
 
 LogicalResult ScheduleOp::verify() {
