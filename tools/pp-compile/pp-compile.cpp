@@ -53,8 +53,8 @@ static cl::opt<int64_t> numMicrobatches("microbatches",
                                         cl::init(1));
 static cl::opt<std::string> scheduleName(
     "schedule",
-    cl::desc("Schedule: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, "
-             "zb-h2"),
+    cl::desc("Schedule: auto, gpipe, 1f1b, interleaved-1f1b, looped-bfs, "
+             "zb-h1, zb-h2, zbv, v-half, v-min"),
     cl::init("1f1b"));
 static cl::opt<bool> splitBackward(
     "split-backward",

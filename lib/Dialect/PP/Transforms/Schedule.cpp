@@ -123,23 +123,29 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
           << stages << " stages, got " << numRanks.getValue();
       return signalPassFailure();
     }
-    ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
-    FailureOr<GeneratedSchedule> generated =
-        generator->generate(problem, [&] { return module.emitError(); });
-    if (failed(generated))
-      return signalPassFailure();
-
-    std::string name = function + "_schedule";
-    if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
-      existing->emitOpError("already defines @")
-          << name << "; pp-schedule adds one schedule per training step";
-      return signalPassFailure();
-    }
     FailureOr<CostAttr> cost = buildCost(module, stages);
     if (failed(cost))
       return signalPassFailure();
     if (memoryCap < 0) {
       module.emitError("memory-cap must not be negative");
+      return signalPassFailure();
+    }
+    ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
+    problem.cost = *cost;
+    problem.context = module.getContext();
+    if (memoryCap > 0)
+      problem.memoryCap = memoryCap;
+    FailureOr<GeneratedSchedule> generated =
+        generator->generate(problem, [&] { return module.emitError(); });
+    if (failed(generated))
+      return signalPassFailure();
+    if (!generated->note.empty())
+      emitRemark(module.getLoc()) << generated->note;
+
+    std::string name = function + "_schedule";
+    if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
+      existing->emitOpError("already defines @")
+          << name << "; pp-schedule adds one schedule per training step";
       return signalPassFailure();
     }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());

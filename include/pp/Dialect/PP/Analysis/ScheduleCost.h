@@ -30,42 +30,32 @@ inline std::string formatQuantity(double value) {
 /// Costs of the actions of one schedule.
 class ScheduleCosts {
 public:
+  explicit ScheduleCosts(CostAttr cost) : cost(cost) {}
   explicit ScheduleCosts(ScheduleOp schedule)
       : cost(schedule.getCostOrUnit()) {}
 
-  /// How long `op` keeps its rank busy: compute actions their cost, a fused
-  /// backward B + W; transfers and collectives take no compute time.
-  double duration(Operation *op) const {
-    auto compute = dyn_cast<ComputeOp>(op);
-    if (!compute)
-      return 0.0;
-    int64_t s = compute.getStage();
-    switch (compute.getPhase()) {
+  /// How long a compute action keeps its rank busy; a fused backward takes
+  /// B + W.
+  double duration(Phase phase, int64_t stage) const {
+    switch (phase) {
     case Phase::forward:
-      return cost.getForward()[s];
+      return cost.getForward()[stage];
     case Phase::backward_input:
-      return cost.getBackwardInput()[s];
+      return cost.getBackwardInput()[stage];
     case Phase::backward_weight:
-      return cost.getBackwardWeight()[s];
+      return cost.getBackwardWeight()[stage];
     case Phase::backward:
-      return cost.getBackwardInput()[s] + cost.getBackwardWeight()[s];
+      return cost.getBackwardInput()[stage] + cost.getBackwardWeight()[stage];
     }
     return 0.0;
   }
 
-  /// The time one activation or gradient takes to arrive.
-  double transferTime() const { return cost.getComm().getValueAsDouble(); }
-
-  /// How the activation memory its rank holds changes after `op`: a forward
-  /// holds its stage's activation, B releases all but the stash W needs, W
-  /// the stash, and a fused backward everything.
-  double memoryDelta(Operation *op) const {
-    auto compute = dyn_cast<ComputeOp>(op);
-    if (!compute)
-      return 0.0;
-    int64_t s = compute.getStage();
-    double held = cost.getActivation()[s], stash = cost.getStash()[s];
-    switch (compute.getPhase()) {
+  /// How the activation memory its rank holds changes after a compute
+  /// action: a forward holds its stage's activation, B releases all but the
+  /// stash W needs, W the stash, and a fused backward everything.
+  double memoryDelta(Phase phase, int64_t stage) const {
+    double held = cost.getActivation()[stage], stash = cost.getStash()[stage];
+    switch (phase) {
     case Phase::forward:
       return held;
     case Phase::backward_input:
@@ -77,6 +67,23 @@ public:
     }
     return 0.0;
   }
+
+  /// The same for any action; transfers and collectives take no compute
+  /// time and hold no activations.
+  double duration(Operation *op) const {
+    auto compute = dyn_cast<ComputeOp>(op);
+    return compute ? duration(compute.getPhase(), compute.getStage()) : 0.0;
+  }
+  double memoryDelta(Operation *op) const {
+    auto compute = dyn_cast<ComputeOp>(op);
+    return compute ? memoryDelta(compute.getPhase(), compute.getStage())
+                   : 0.0;
+  }
+
+  /// The time one activation or gradient takes to arrive.
+  double transferTime() const { return cost.getComm().getValueAsDouble(); }
+
+  CostAttr getAttr() const { return cost; }
 
 private:
   CostAttr cost;

@@ -143,6 +143,14 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     The number of stages is read from the `pp.stage` functions of
     `function`.
 
+    `auto` searches: it evaluates every schedule above that fits the
+    problem (as generated and with split backwards) and greedy list
+    schedules (split backward, in-flight memory bounded, weight gradients
+    filling idle time) under the costs and memory cap given by the options,
+    keeps the fastest within the cap, and reports its makespan, the lower
+    bound it proves (each rank's work after the first forward can reach it;
+    one micro-batch's forward-backward chain) and the gap.
+
     ```mlir
     pp.schedule @train_step_schedule "gpipe" for @train_step microbatches 2
         stage_rank [0, 1] {
@@ -158,7 +166,7 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
-           "Schedule to generate: gpipe, 1f1b, interleaved-1f1b, "
+           "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
            "looped-bfs, zb-h1, zb-h2, zbv, v-half or v-min">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "

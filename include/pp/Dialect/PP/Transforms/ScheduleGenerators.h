@@ -9,6 +9,7 @@
 #define PP_DIALECT_PP_TRANSFORMS_SCHEDULEGENERATORS_H
 
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/LLVM.h"
@@ -28,6 +29,11 @@ struct ScheduleProblem {
   /// Run each backward as B (input gradient) then W (weight gradient)
   /// instead of the fused backward.
   bool splitBackward = false;
+  /// What the stages cost (unit costs when null), and how much activation
+  /// memory a rank may hold (no cap when absent); `auto` searches with them.
+  CostAttr cost = nullptr;
+  std::optional<double> memoryCap = std::nullopt;
+  MLIRContext *context = nullptr;
 };
 
 /// One compute action of a rank.
@@ -61,6 +67,8 @@ void appendLaggedSteps(llvm::SmallVectorImpl<ScheduledAction> &actions,
 struct GeneratedSchedule {
   llvm::SmallVector<int64_t> stageRank;
   llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks;
+  /// What the generator wants the user to know (reported as a remark).
+  std::string note;
 };
 
 /// Reports why a problem cannot be scheduled.
@@ -91,6 +99,9 @@ LogicalResult requireOneStagePerRank(const ScheduleProblem &problem,
                                      llvm::StringRef schedule,
                                      ScheduleErrorFn emitError);
 
+/// Every registered generator.
+llvm::ArrayRef<ScheduleGenerator> getScheduleGenerators();
+
 /// The generator called `name`, or null.
 const ScheduleGenerator *lookupScheduleGenerator(llvm::StringRef name);
 
@@ -98,6 +109,8 @@ const ScheduleGenerator *lookupScheduleGenerator(llvm::StringRef name);
 std::string listScheduleGenerators();
 
 /// The built-in generators, one file each.
+FailureOr<GeneratedSchedule> generateAuto(const ScheduleProblem &problem,
+                                          ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateGPipe(const ScheduleProblem &problem,
                                            ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateOneFOneB(const ScheduleProblem &problem,

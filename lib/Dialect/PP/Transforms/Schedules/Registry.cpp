@@ -22,7 +22,12 @@ static const ScheduleGenerator kGenerators[] = {
     {"zbv", generateZeroBubbleV},
     {"v-half", generateVHalf},
     {"v-min", generateVMin},
+    {"auto", generateAuto},
 };
+
+llvm::ArrayRef<ScheduleGenerator> mlir::pp::getScheduleGenerators() {
+  return kGenerators;
+}
 
 const ScheduleGenerator *
 mlir::pp::lookupScheduleGenerator(llvm::StringRef name) {

@@ -1,0 +1,329 @@
+//===- Auto.cpp - search for the fastest schedule under a memory cap ------===//
+//
+// `auto` evaluates every built-in schedule that fits the problem and a family
+// of greedy list schedules (split backward, each rank's in-flight memory
+// bounded, weight gradients filling idle time), all under the problem's
+// costs, and keeps the fastest one within the memory cap. It reports the
+// lower bound it proves and its gap to it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pp;
+
+namespace {
+
+/// How a compute-only schedule performs under the problem's costs.
+struct Evaluation {
+  double makespan = std::numeric_limits<double>::infinity();
+  double peak = 0.0; // the most activation memory any rank holds
+};
+
+/// Times the actions of `schedule`: each rank runs its list in order, an
+/// action starts when its rank is free and its inputs are there (a
+/// transfer's time later across ranks). Fails if the ranks wait for each
+/// other forever.
+class ScheduleEvaluator {
+public:
+  ScheduleEvaluator(const ScheduleProblem &problem, const ScheduleCosts &costs,
+                    ArrayRef<int64_t> stageRank)
+      : problem(problem), costs(costs), stageRank(stageRank) {}
+
+  /// Forgets every recorded action.
+  void reset() {
+    int64_t size = problem.numStages * problem.numMicrobatches;
+    forwardEnd.assign(size, -1.0);
+    backwardEnd.assign(size, -1.0);
+  }
+
+  FailureOr<Evaluation> evaluate(const GeneratedSchedule &schedule) {
+    reset();
+    SmallVector<size_t> next(schedule.ranks.size(), 0);
+    SmallVector<double> clock(schedule.ranks.size(), 0.0);
+    Evaluation result;
+    result.makespan = 0.0;
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (auto [rank, actions] : llvm::enumerate(schedule.ranks)) {
+        double held = 0.0;
+        for (size_t i = 0; i < next[rank]; ++i)
+          held += costs.memoryDelta(actions[i].phase, actions[i].stage);
+        for (; next[rank] < actions.size(); ++next[rank]) {
+          const ScheduledAction &a = actions[next[rank]];
+          std::optional<double> ready = readyTime(a);
+          if (!ready)
+            break;
+          double end =
+              std::max(clock[rank], *ready) + costs.duration(a.phase, a.stage);
+          clock[rank] = end;
+          record(a, end);
+          held += costs.memoryDelta(a.phase, a.stage);
+          result.peak = std::max(result.peak, held);
+          result.makespan = std::max(result.makespan, end);
+          progress = true;
+        }
+      }
+    }
+    for (auto [rank, actions] : llvm::enumerate(schedule.ranks))
+      if (next[rank] != actions.size())
+        return failure();
+    return result;
+  }
+
+  /// When the inputs of `a` are available, if they are known yet.
+  std::optional<double> readyTime(const ScheduledAction &a) const {
+    int64_t s = a.stage, m = problem.numMicrobatches;
+    auto arrival = [&](int64_t from, double time) {
+      return stageRank[from] == stageRank[s] ? time
+                                             : time + costs.transferTime();
+    };
+    switch (a.phase) {
+    case Phase::forward:
+      if (s == 0)
+        return 0.0;
+      if (forwardEnd[(s - 1) * m + a.mb] < 0)
+        return std::nullopt;
+      return arrival(s - 1, forwardEnd[(s - 1) * m + a.mb]);
+    case Phase::backward:
+    case Phase::backward_input: {
+      double own = forwardEnd[s * m + a.mb];
+      if (own < 0)
+        return std::nullopt;
+      if (s == problem.numStages - 1)
+        return own;
+      double next = backwardEnd[(s + 1) * m + a.mb];
+      if (next < 0)
+        return std::nullopt;
+      return std::max(own, arrival(s + 1, next));
+    }
+    case Phase::backward_weight:
+      if (backwardEnd[s * m + a.mb] < 0)
+        return std::nullopt;
+      return backwardEnd[s * m + a.mb];
+    }
+    return std::nullopt;
+  }
+
+  void record(const ScheduledAction &a, double end) {
+    int64_t index = a.stage * problem.numMicrobatches + a.mb;
+    if (a.phase == Phase::forward)
+      forwardEnd[index] = end;
+    else if (a.phase != Phase::backward_weight)
+      backwardEnd[index] = end;
+  }
+
+private:
+  const ScheduleProblem &problem;
+  const ScheduleCosts &costs;
+  ArrayRef<int64_t> stageRank;
+  std::vector<double> forwardEnd, backwardEnd;
+};
+
+/// A list schedule: ranks take the next action whose inputs are there,
+/// backwards first, then forwards (of later stages first, within
+/// `memoryLimit`), then deferred weight gradients, which otherwise wait for
+/// idle time unless `eagerWeights`.
+class GreedyScheduler {
+public:
+  GreedyScheduler(const ScheduleProblem &problem, const ScheduleCosts &costs,
+                  ArrayRef<int64_t> stageRank)
+      : problem(problem), costs(costs), stageRank(stageRank),
+        evaluator(problem, costs, stageRank) {}
+
+  FailureOr<GeneratedSchedule> build(double memoryLimit, bool eagerWeights) {
+    int64_t stages = problem.numStages, m = problem.numMicrobatches;
+    evaluator.reset();
+    GeneratedSchedule schedule{SmallVector<int64_t>(stageRank), {}, ""};
+    schedule.ranks.resize(problem.numRanks);
+    SmallVector<double> clock(problem.numRanks, 0.0),
+        held(problem.numRanks, 0.0);
+    SmallVector<int64_t> nextForward(stages, 0);
+    // Backwards and weight gradients that may run, per stage, by mb.
+    std::vector<std::vector<bool>> backwardDone(stages,
+                                                std::vector<bool>(m, false));
+    std::vector<SmallVector<int64_t>> pendingWeights(stages);
+    int64_t remaining = stages * m * 3;
+    while (remaining > 0) {
+      // The action that can start first anywhere, by priority on ties.
+      struct Choice {
+        int64_t rank = -1;
+        ScheduledAction action{};
+        double start = std::numeric_limits<double>::infinity();
+        int priority = 0;
+      } best;
+      auto consider = [&](int64_t rank, ScheduledAction a, int priority) {
+        std::optional<double> ready = evaluator.readyTime(a);
+        if (!ready)
+          return;
+        double start = std::max(clock[rank], *ready);
+        if (start < best.start - 1e-12 ||
+            (start < best.start + 1e-12 && priority < best.priority))
+          best = {rank, a, start, priority};
+      };
+      for (int64_t s = stages - 1; s >= 0; --s) {
+        int64_t rank = stageRank[s];
+        for (int64_t mb = 0; mb < m; ++mb)
+          if (!backwardDone[s][mb] &&
+              evaluator.readyTime({Phase::backward_input, s, mb}))
+            consider(rank, {Phase::backward_input, s, mb}, 0);
+        int64_t mb = nextForward[s];
+        if (mb < m && held[rank] + costs.memoryDelta(Phase::forward, s) <=
+                          memoryLimit + 1e-9)
+          consider(rank, {Phase::forward, s, mb}, 1 + int(stages - 1 - s));
+        for (int64_t w : pendingWeights[s])
+          consider(rank, {Phase::backward_weight, s, w},
+                   eagerWeights ? -1 : int(stages) + 1);
+      }
+      // Weight gradients wait for idle time: prefer any other action that
+      // starts no later.
+      if (best.rank < 0)
+        return failure(); // the memory limit leaves no rank anything to do
+      schedule.ranks[best.rank].push_back(best.action);
+      double end =
+          best.start + costs.duration(best.action.phase, best.action.stage);
+      clock[best.rank] = end;
+      held[best.rank] +=
+          costs.memoryDelta(best.action.phase, best.action.stage);
+      evaluator.record(best.action, end);
+      int64_t s = best.action.stage, mb = best.action.mb;
+      switch (best.action.phase) {
+      case Phase::forward:
+        ++nextForward[s];
+        break;
+      case Phase::backward_input:
+        backwardDone[s][mb] = true;
+        pendingWeights[s].push_back(mb);
+        break;
+      case Phase::backward_weight:
+        llvm::erase(pendingWeights[s], mb);
+        break;
+      case Phase::backward:
+        break;
+      }
+      --remaining;
+    }
+    return schedule;
+  }
+
+private:
+  const ScheduleProblem &problem;
+  const ScheduleCosts &costs;
+  ArrayRef<int64_t> stageRank;
+  ScheduleEvaluator evaluator;
+};
+
+} // namespace
+
+/// A bound no schedule beats: each rank must do all of its work, and cannot
+/// start before the first micro-batch's forward reaches its first stage;
+/// one micro-batch's forwards and backwards form a chain through all stages.
+static double lowerBound(const ScheduleProblem &problem,
+                         const ScheduleCosts &costs,
+                         ArrayRef<int64_t> stageRank) {
+  int64_t stages = problem.numStages, m = problem.numMicrobatches;
+  SmallVector<double> work(problem.numRanks, 0.0);
+  SmallVector<double> head(problem.numRanks,
+                           std::numeric_limits<double>::infinity());
+  double reach = 0.0, chain = 0.0;
+  for (int64_t s = 0; s < stages; ++s) {
+    int64_t r = stageRank[s];
+    head[r] = std::min(head[r], reach);
+    work[r] += m * costs.duration(Phase::backward, s) +
+               m * costs.duration(Phase::forward, s);
+    reach +=
+        costs.duration(Phase::forward, s) +
+        (s + 1 < stages && stageRank[s + 1] != r ? costs.transferTime() : 0.0);
+    chain += costs.duration(Phase::forward, s) +
+             costs.duration(Phase::backward_input, s);
+  }
+  chain += costs.duration(Phase::backward_weight, 0) +
+           2 * (stages - 1) * costs.transferTime();
+  double bound = chain;
+  for (int64_t r = 0; r < problem.numRanks; ++r)
+    bound = std::max(bound, head[r] + work[r]);
+  return bound;
+}
+
+FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
+                                                    ScheduleErrorFn emitError) {
+  ScheduleProblem problem = in;
+  MLIRContext *context = problem.context;
+  if (!problem.cost)
+    problem.cost = CostAttr::getUnit(context, problem.numStages);
+  ScheduleCosts costs(problem.cost);
+  double cap =
+      problem.memoryCap.value_or(std::numeric_limits<double>::infinity());
+
+  // Candidates: every built-in that can schedule the problem, as it is and
+  // with split backwards, and greedy schedules on the placements they use.
+  std::optional<GeneratedSchedule> best;
+  Evaluation bestEval;
+  std::string bestName;
+  SmallVector<SmallVector<int64_t>> placements;
+  auto offer = [&](GeneratedSchedule candidate, StringRef name) {
+    ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
+    FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
+    if (failed(eval) || eval->peak > cap + 1e-9)
+      return;
+    if (!best || eval->makespan < bestEval.makespan - 1e-9) {
+      best = std::move(candidate);
+      bestEval = *eval;
+      bestName = name.str();
+    }
+  };
+  for (const ScheduleGenerator &generator : getScheduleGenerators()) {
+    if (generator.name == "auto")
+      continue;
+    for (bool split : {false, true}) {
+      ScheduleProblem variant = problem;
+      variant.splitBackward = split;
+      // Problems a generator rejects are not candidates: silence it.
+      ScopedDiagnosticHandler quiet(context,
+                                    [](Diagnostic &) { return success(); });
+      FailureOr<GeneratedSchedule> candidate =
+          generator.generate(variant, [&] { return emitError(); });
+      if (failed(candidate))
+        continue;
+      if (!llvm::is_contained(placements, candidate->stageRank))
+        placements.push_back(candidate->stageRank);
+      offer(std::move(*candidate),
+            split ? (generator.name + " (split)").str() : generator.name.str());
+    }
+  }
+  double largest = 0.0;
+  for (int64_t s = 0; s < problem.numStages; ++s)
+    largest = std::max(largest, costs.memoryDelta(Phase::forward, s));
+  for (ArrayRef<int64_t> placement : placements) {
+    GreedyScheduler greedy(problem, costs, placement);
+    int64_t perRank = problem.numStages / problem.numRanks;
+    for (int64_t inFlight = perRank; inFlight <= 2 * problem.numStages;
+         ++inFlight)
+      for (bool eager : {false, true}) {
+        double limit = std::min(cap, inFlight * largest);
+        FailureOr<GeneratedSchedule> candidate = greedy.build(limit, eager);
+        if (succeeded(candidate))
+          offer(std::move(*candidate), llvm::formatv("greedy, memory limit {0}",
+                                                     llvm::format("%g", limit))
+                                           .str());
+      }
+  }
+  if (!best)
+    return emitError() << "auto found no schedule within the memory cap of "
+                       << llvm::formatv("{0}", llvm::format("%g", cap)).str();
+  double bound = lowerBound(problem, costs, best->stageRank);
+  best->note = llvm::formatv(
+      "auto: makespan {0} ({1}), peak activation memory {2}; lower bound {3}, "
+      "gap {4:P1}",
+      llvm::format("%g", bestEval.makespan), bestName,
+      llvm::format("%g", bestEval.peak), llvm::format("%g", bound),
+      bound > 0 ? (bestEval.makespan - bound) / bound : 0.0);
+  return std::move(*best);
+}
