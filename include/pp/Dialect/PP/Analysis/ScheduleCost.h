@@ -76,8 +76,7 @@ public:
   }
   double memoryDelta(Operation *op) const {
     auto compute = dyn_cast<ComputeOp>(op);
-    return compute ? memoryDelta(compute.getPhase(), compute.getStage())
-                   : 0.0;
+    return compute ? memoryDelta(compute.getPhase(), compute.getStage()) : 0.0;
   }
 
   /// The time one activation or gradient takes to arrive.
