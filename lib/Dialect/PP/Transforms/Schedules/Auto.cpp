@@ -46,16 +46,14 @@ public:
   FailureOr<Evaluation> evaluate(const GeneratedSchedule &schedule) {
     reset();
     SmallVector<size_t> next(schedule.ranks.size(), 0);
-    SmallVector<double> clock(schedule.ranks.size(), 0.0);
+    SmallVector<double> clock(schedule.ranks.size(), 0.0),
+        held(schedule.ranks.size(), 0.0);
     Evaluation result;
     result.makespan = 0.0;
     bool progress = true;
     while (progress) {
       progress = false;
       for (auto [rank, actions] : llvm::enumerate(schedule.ranks)) {
-        double held = 0.0;
-        for (size_t i = 0; i < next[rank]; ++i)
-          held += costs.memoryDelta(actions[i].phase, actions[i].stage);
         for (; next[rank] < actions.size(); ++next[rank]) {
           const ScheduledAction &a = actions[next[rank]];
           std::optional<double> ready = readyTime(a);
@@ -65,8 +63,8 @@ public:
               std::max(clock[rank], *ready) + costs.duration(a.phase, a.stage);
           clock[rank] = end;
           record(a, end);
-          held += costs.memoryDelta(a.phase, a.stage);
-          result.peak = std::max(result.peak, held);
+          held[rank] += costs.memoryDelta(a.phase, a.stage);
+          result.peak = std::max(result.peak, held[rank]);
           result.makespan = std::max(result.makespan, end);
           progress = true;
         }
@@ -171,19 +169,18 @@ public:
       for (int64_t s = stages - 1; s >= 0; --s) {
         int64_t rank = stageRank[s];
         for (int64_t mb = 0; mb < m; ++mb)
-          if (!backwardDone[s][mb] &&
-              evaluator.readyTime({Phase::backward_input, s, mb}))
+          if (!backwardDone[s][mb])
             consider(rank, {Phase::backward_input, s, mb}, 0);
         int64_t mb = nextForward[s];
         if (mb < m && held[rank] + costs.memoryDelta(Phase::forward, s) <=
                           memoryLimit + 1e-9)
           consider(rank, {Phase::forward, s, mb}, 1 + int(stages - 1 - s));
+        // Unless eager, weight gradients wait for idle time: any other
+        // action that starts no later goes first.
         for (int64_t w : pendingWeights[s])
           consider(rank, {Phase::backward_weight, s, w},
                    eagerWeights ? -1 : int(stages) + 1);
       }
-      // Weight gradients wait for idle time: prefer any other action that
-      // starts no later.
       if (best.rank < 0)
         return failure(); // the memory limit leaves no rank anything to do
       schedule.ranks[best.rank].push_back(best.action);
