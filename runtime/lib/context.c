@@ -56,6 +56,7 @@ void pprt_context_destroy(pprt_context *ctx) {
   free(ctx->buffers);
   free(ctx->pending);
   free(ctx->teacher);
+  pprt_corpus_free(ctx->corpus);
   free(ctx);
 }
 
@@ -85,6 +86,9 @@ bool pprt_context_start(pprt_context *ctx) {
   ctx->num_replicas = t->world_size / ctx->num_ranks;
   t->ops->split_groups(t, ctx->pipeline_rank, ctx->replica);
   pprt_prepare_teacher(ctx);
+  char err[320];
+  if (ctx->opts.corpus_path && !pprt_corpus_load(ctx, err, sizeof err))
+    return start_error(ctx, err);
   return true;
 }
 

@@ -14,22 +14,6 @@ enum {
   TAG_TEACHER = 0x54434852, /* "TCHR" */
 };
 
-static uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-/* Counter-based: a value depends only on its coordinates, so every
-   process derives identical numbers without sharing any state. */
-static uint64_t hash(uint64_t seed, const uint64_t *keys, int n) {
-  uint64_t h = splitmix64(seed);
-  for (int i = 0; i < n; ++i)
-    h = splitmix64(h ^ keys[i]);
-  return h;
-}
-
 /* Maps a hash to a float in [-1, 1). */
 static float uniform_pm1(uint64_t h) {
   return (float)((double)(h >> 11) * 0x1.0p-52 - 1.0);
@@ -41,7 +25,7 @@ void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
   float a = (float)(1.0 / pprt_sqrt((double)d0));
   for (int64_t i = 0; i < b->numel; ++i) {
     uint64_t keys[] = {TAG_PARAM, (uint32_t)b->index, (uint64_t)i};
-    out[i] = a * uniform_pm1(hash(ctx->opts.seed, keys, 3));
+    out[i] = a * uniform_pm1(pprt_hash(ctx->opts.seed, keys, 3));
   }
 }
 
@@ -49,7 +33,7 @@ static float input_value(const pprt_context *ctx, int32_t index, int64_t step,
                          int64_t row, int64_t col) {
   uint64_t keys[] = {TAG_DATA, (uint64_t)step, (uint32_t)index, (uint64_t)row,
                      (uint64_t)col};
-  return uniform_pm1(hash(ctx->opts.seed, keys, 5));
+  return uniform_pm1(pprt_hash(ctx->opts.seed, keys, 5));
 }
 
 static float teacher_value(const pprt_context *ctx, int64_t k, int64_t j,
@@ -57,7 +41,7 @@ static float teacher_value(const pprt_context *ctx, int64_t k, int64_t j,
   if (ctx->teacher && k < ctx->teacher_din && j < ctx->teacher_dout)
     return ctx->teacher[k * ctx->teacher_dout + j];
   uint64_t keys[] = {TAG_TEACHER, (uint64_t)k, (uint64_t)j};
-  return uniform_pm1(hash(ctx->opts.seed, keys, 3)) /
+  return uniform_pm1(pprt_hash(ctx->opts.seed, keys, 3)) /
          (float)pprt_sqrt((double)din);
 }
 
@@ -155,7 +139,9 @@ void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
   /* Replica r owns rows [r*B, (r+1)*B) of the step's global batch. */
   int64_t batch = rows * ctx->num_microbatches;
   int64_t first_row = ctx->replica * batch + slot * rows;
-  if (pprt_user_load_data)
+  if (ctx->corpus)
+    pprt_corpus_fill(ctx, b, ctx->step, first_row, out);
+  else if (pprt_user_load_data)
     pprt_user_load_data(ctx, b->kind, b->index, ctx->step, first_row, rows,
                         row_size, out);
   else

@@ -39,12 +39,16 @@ typedef struct pprt_pending_send {
   int32_t handle;
 } pprt_pending_send;
 
+/* Character-level text for --corpus (corpus.c). */
+typedef struct pprt_corpus pprt_corpus;
+
 /* Run options, shared by every process. */
 typedef struct pprt_options {
   int64_t steps;
   float lr;
   uint64_t seed;
   double timeout_s;
+  const char *corpus_path; /* --corpus; NULL for synthetic data */
   bool print_params;
   bool check_gradients;
 } pprt_options;
@@ -74,6 +78,7 @@ struct pprt_context {
 
   int32_t x0_index; /* model argument of the teacher's input; -1 if none */
   float *teacher;   /* cached [teacher_din, teacher_dout] matrix */
+  pprt_corpus *corpus; /* --corpus text; NULL for synthetic data */
   int64_t teacher_din;
   int64_t teacher_dout;
 };
@@ -103,6 +108,16 @@ void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
                      float *out);
 void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
                          int32_t slot, float *out);
+
+/* ---- corpus.c ---- */
+/* Reads --corpus and checks the program's data arguments against it;
+   false, with the reason in `err`, if they cannot be filled from it. */
+bool pprt_corpus_load(pprt_context *ctx, char *err, size_t err_size);
+void pprt_corpus_free(pprt_corpus *c);
+/* Fills INPUT/TARGET buffer `b`'s rows [first_row, first_row + dims[0])
+   with one-hot windows of the corpus (targets: the next characters). */
+void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
+                      int64_t step, int64_t first_row, float *out);
 
 /* ---- transfer.c ---- */
 /* Completes the in-flight sends of slot (id, slot) before it is written. */

@@ -16,6 +16,8 @@ static void usage(FILE *f, const char *prog) {
           "  --lr F             SGD learning rate (default 0.01)\n"
           "  --seed N           seed of init and synthetic data (default 1)\n"
           "  --timeout SECONDS  receive timeout (default $PPRT_TIMEOUT or 60)\n"
+          "  --corpus FILE      train on one-hot character windows of FILE\n"
+          "                     instead of synthetic data\n"
           "  --print-params     print per-parameter sums after training\n"
           "  --check-gradients  compare gradients with finite differences\n"
           "                     (one-stage programs) instead of training\n"
@@ -69,6 +71,7 @@ static void default_options(pprt_options *o) {
   o->lr = 0.01f;
   o->seed = 1;
   o->timeout_s = 60.0;
+  o->corpus_path = NULL;
   o->print_params = false;
   o->check_gradients = false;
 }
@@ -85,6 +88,8 @@ static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
     o->lr = (float)d;
     return ok;
   }
+  if ((v = option_value(argc, argv, i, "corpus")))
+    return *(o->corpus_path = v) != '\0';
   if ((v = option_value(argc, argv, i, "seed")))
     return parse_u64(v, &o->seed);
   if ((v = option_value(argc, argv, i, "timeout")))

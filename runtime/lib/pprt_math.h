@@ -40,4 +40,20 @@ static inline double pprt_tanh(double x) {
   return x < 0 ? -t : t;
 }
 
+static inline uint64_t pprt_splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/* Counter-based: a value depends only on its coordinates, so every
+   process derives identical numbers without sharing any state. */
+static inline uint64_t pprt_hash(uint64_t seed, const uint64_t *keys, int n) {
+  uint64_t h = pprt_splitmix64(seed);
+  for (int i = 0; i < n; ++i)
+    h = pprt_splitmix64(h ^ keys[i]);
+  return h;
+}
+
 #endif /* PPRT_MATH_H */

@@ -259,10 +259,104 @@ def test_link_mpicc(args):
         check(len(losses) == 2, f"{exe}: expected 2 steps")
 
 
+CORPUS_TEXT = (
+    "the river starts high in the hills, where the snow lies late into "
+    "spring.\nin the morning the water is cold and clear, and it runs fast "
+    "over the stones.\n")
+DATA_RE = re.compile(r"^data step (\d+) replica (\d+) mb (\d+) row (\d+) "
+                     r"in ([-\d ]+) target ([-\d ]+)$")
+CORPUS_ROWS = 2  # rows per micro-batch of corpus_program.c
+
+
+def write_corpus(args, name, text):
+    path = os.path.join(args.work, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def corpus_windows(args, np, *flags, mb=2):
+    """Runs the corpus program; returns {(step, global row): (in, target)}
+    with the windows decoded through the corpus's sorted vocabulary."""
+    path = write_corpus(args, "corpus.txt", CORPUS_TEXT)
+    vocab = sorted(set(CORPUS_TEXT))
+    proc = mpirun(args, np, args.corpus_prog, "--steps", "3", "--corpus",
+                  path, *flags, env=clean_env(PPRT_CORPUS_MB=mb))
+    check(proc.returncode == 0, "corpus run failed", proc)
+    windows = {}
+    for line in proc.stdout.splitlines():
+        if STEP_RE.match(line):
+            continue
+        m = DATA_RE.match(line)
+        check(m, f"unexpected output line {line!r}", proc)
+        step, replica, slot, row = map(int, m.groups()[:4])
+        chars = []
+        for field in m[5], m[6]:
+            ids = list(map(int, field.split()))
+            check(all(0 <= i < len(vocab) for i in ids),
+                  f"not one-hot or outside the vocabulary: {line!r}")
+            chars.append("".join(vocab[i] for i in ids))
+        global_row = (replica * mb + slot) * CORPUS_ROWS + row
+        windows[step, global_row] = tuple(chars)
+    check(len(windows) == 3 * np * mb * CORPUS_ROWS,
+          f"expected a line per step and row: {sorted(windows)}", proc)
+    return windows
+
+
+def test_corpus(args):
+    """--corpus fills one-hot windows of the text; targets are the next
+    characters; the windows are deterministic, move with step and seed."""
+    windows = corpus_windows(args, 1)
+    for (step, row), (x, y) in windows.items():
+        check(x[1:] == y[:-1], f"target is not the shifted input: {x!r} "
+              f"{y!r}")
+        check(x + y[-1] in CORPUS_TEXT, f"{x + y[-1]!r} is not in the corpus")
+    steps = [{w for (s, _), w in windows.items() if s == k} for k in (1, 2, 3)]
+    check(steps[0] != steps[1] != steps[2], "steps repeat the same windows")
+    check(corpus_windows(args, 1) == windows, "the windows are not "
+          "deterministic")
+    check(corpus_windows(args, 1, "--seed", "2") != windows,
+          "--seed does not change the windows")
+    print("windows of step 1:", sorted(steps[0]))
+
+
+def test_corpus_replicas(args):
+    """2 data-parallel replicas with 1 micro-batch each read the same global
+    rows as 1 process with 2 micro-batches."""
+    check(corpus_windows(args, 2, mb=1) == corpus_windows(args, 1, mb=2),
+          "replicas do not split the global batch like micro-batches")
+
+
+def test_corpus_errors(args):
+    """Unusable corpora stop the job with one clear line from rank 0."""
+    many = "".join(chr(c) for c in range(ord("0"), ord("0") + 40)) * 2
+    cases = [
+        (args.corpus_prog, os.path.join(args.work, "missing.txt"),
+         "missing.txt: cannot read: No such file or directory"),
+        (args.corpus_prog, write_corpus(args, "short.txt", "abcdefgh"),
+         "the corpus has 8 characters; a context of 8 positions needs at "
+         "least 9"),
+        (args.corpus_prog, write_corpus(args, "wide.txt", many),
+         "the corpus has 40 distinct characters, but input argument 0 has "
+         "room for 32"),
+        (args.toy, write_corpus(args, "toy.txt", CORPUS_TEXT),
+         "input argument 0 is 2-D; the corpus loader fills one-hot"),
+    ]
+    for prog, path, message in cases:
+        proc = mpirun(args, 2, prog, "--steps", "1", "--corpus", path,
+                      env=clean_env(PPRT_CORPUS_MB=1))
+        check(proc.returncode not in (0, 124), f"{path}: did not fail", proc)
+        check(proc.stderr.count(message) == 1,
+              f"{path}: expected one {message!r}", proc)
+    proc = mpirun(args, 1, args.corpus_prog, "--corpus=")
+    check(proc.returncode == 2 and "usage:" in proc.stderr,
+          "empty --corpus accepted", proc)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "lib", "include",
-                "mpicc", "work"):
+    for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",
+                "corpus-prog", "lib", "include", "mpicc", "work"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()

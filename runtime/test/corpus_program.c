@@ -1,0 +1,74 @@
+/* Prints the one-hot character data the --corpus loader hands a program. */
+#include "pprt/pprt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A 1-rank, 1-stage program with a one-hot input [ROWS, SEQ, VOCAB]
+ * (argument 0) and target (argument 1) that computes nothing: every step it
+ * prints, for each micro-batch and row, the character index at each
+ * position of the input and of the target:
+ *
+ *   data step S replica R mb M row I in A B C ... target B C D ...
+ *
+ * A position that is not exactly one-hot prints as -1. The micro-batch
+ * count comes from env PPRT_CORPUS_MB (default 2).
+ */
+
+enum { ROWS = 2, SEQ = 8, VOCAB = 32 };
+enum { X, Y };
+
+static int num_microbatches(void) {
+  const char *env = getenv("PPRT_CORPUS_MB");
+  int mb = env ? atoi(env) : 2;
+  return mb > 0 ? mb : 1;
+}
+
+void pp_define_program(pprt_context *ctx) {
+  pprt_set_program(ctx, 1, 1, num_microbatches());
+  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, 3, ROWS, SEQ, VOCAB, 0);
+  pprt_define_buffer(ctx, Y, PPRT_TARGET, 0, 1, 3, ROWS, SEQ, VOCAB, 0);
+}
+
+/* The index of the single 1 in `v`, or -1 if `v` is not one-hot. */
+static int one_hot_index(const float *v) {
+  int index = -1;
+  for (int k = 0; k < VOCAB; ++k) {
+    if (v[k] == 0.0f)
+      continue;
+    if (v[k] != 1.0f || index >= 0)
+      return -1;
+    index = k;
+  }
+  return index;
+}
+
+static int append_row(char *line, int len, const char *label,
+                      const float *row) {
+  len += snprintf(line + len, 16, " %s", label);
+  for (int t = 0; t < SEQ; ++t)
+    len += snprintf(line + len, 8, " %d", one_hot_index(row + t * VOCAB));
+  return len;
+}
+
+void pp_run_step(pprt_context *ctx, int32_t rank) {
+  (void)rank;
+  for (int32_t mb = 0; mb < pprt_num_microbatches(ctx); ++mb) {
+    const float *x = pprt_buffer(ctx, X, mb);
+    const float *y = pprt_buffer(ctx, Y, mb);
+    for (int r = 0; r < ROWS; ++r) {
+      char line[512];
+      int len =
+          snprintf(line, 64, "data step %lld replica %d mb %d row %d",
+                   (long long)pprt_step(ctx) + 1, pprt_replica(ctx), mb, r);
+      len = append_row(line, len, "in", x + r * SEQ * VOCAB);
+      len = append_row(line, len, "target", y + r * SEQ * VOCAB);
+      line[len++] = '\n';
+      /* One write per line keeps the ranks' lines whole. */
+      fwrite(line, 1, (size_t)len, stdout);
+      fflush(stdout);
+    }
+  }
+}
