@@ -52,6 +52,7 @@ void pprt_context_destroy(pprt_context *ctx) {
     for (int32_t s = 0; s < b->num_slots; ++s)
       free(b->slots[s].data);
     free(b->slots);
+    free(b->moments);
   }
   free(ctx->buffers);
   free(ctx->pending);
@@ -73,8 +74,17 @@ bool pprt_context_start(pprt_context *ctx) {
   pprt_transport *t = ctx->transport;
   if (!ctx->program_set)
     return start_error(ctx, "pp_define_program did not call pprt_set_program");
+  char msg[320];
+  int32_t declared = ctx->declared_replicas;
+  if (declared && t->world_size != ctx->num_ranks * declared) {
+    snprintf(msg, sizeof msg,
+             "world size %d does not match the program: %d pipeline ranks x "
+             "%d data-parallel replicas; run with mpirun -np %d",
+             t->world_size, ctx->num_ranks, declared,
+             ctx->num_ranks * declared);
+    return start_error(ctx, msg);
+  }
   if (t->world_size % ctx->num_ranks != 0) {
-    char msg[256];
     snprintf(msg, sizeof msg,
              "world size %d is not a multiple of the program's %d pipeline "
              "ranks; run with mpirun -np <k * %d>",
@@ -105,6 +115,15 @@ void pprt_set_program(pprt_context *ctx, int32_t num_ranks, int32_t num_stages,
   ctx->num_stages = num_stages;
   ctx->num_microbatches = num_microbatches;
   ctx->program_set = true;
+}
+
+void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas) {
+  if (!ctx->program_set)
+    pprt_fatal(ctx, "pprt_set_data_parallel before pprt_set_program");
+  if (num_replicas < 1)
+    pprt_fatal(ctx, "pprt_set_data_parallel: %d replicas; must be >= 1",
+               num_replicas);
+  ctx->declared_replicas = num_replicas;
 }
 
 bool pprt_kind_is_persistent(int32_t kind) {
@@ -180,6 +199,8 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   b->slots = pprt_xcalloc(ctx, (size_t)b->num_slots, sizeof *b->slots);
   for (int32_t s = 0; s < b->num_slots; ++s)
     b->slots[s].data_step = -1;
+  b->reduce_handle = -1;
+  b->reduced_step = -1;
 }
 
 pprt_buffer_desc *pprt_lookup(pprt_context *ctx, int32_t id) {
@@ -215,10 +236,12 @@ float *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
     init_storage(ctx, b, s->data);
   }
   bool is_data = b->kind == PPRT_INPUT || b->kind == PPRT_TARGET;
-  if (is_data && s->data_step != ctx->step) {
+  int32_t replica = pprt_data_replica(ctx);
+  if (is_data && (s->data_step != ctx->step || s->data_replica != replica)) {
     pprt_wait_slot_sends(ctx, id, slot);
     pprt_load_slot_data(ctx, b, slot, s->data);
     s->data_step = ctx->step;
+    s->data_replica = replica;
   }
   return s->data;
 }
@@ -230,8 +253,16 @@ void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb) {
 
 int32_t pprt_rank(const pprt_context *ctx) { return ctx->pipeline_rank; }
 int32_t pprt_num_ranks(const pprt_context *ctx) { return ctx->num_ranks; }
-int32_t pprt_replica(const pprt_context *ctx) { return ctx->replica; }
-int32_t pprt_num_replicas(const pprt_context *ctx) { return ctx->num_replicas; }
+int32_t pprt_data_replica(const pprt_context *ctx) {
+  return ctx->replica * ctx->opts.sequential_replicas + ctx->pass;
+}
+int32_t pprt_num_data_replicas(const pprt_context *ctx) {
+  return ctx->num_replicas * ctx->opts.sequential_replicas;
+}
+int32_t pprt_replica(const pprt_context *ctx) { return pprt_data_replica(ctx); }
+int32_t pprt_num_replicas(const pprt_context *ctx) {
+  return pprt_num_data_replicas(ctx);
+}
 int32_t pprt_num_microbatches(const pprt_context *ctx) {
   return ctx->num_microbatches;
 }

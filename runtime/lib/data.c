@@ -138,7 +138,7 @@ void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
   int64_t row_size = b->numel / rows;
   /* Replica r owns rows [r*B, (r+1)*B) of the step's global batch. */
   int64_t batch = rows * ctx->num_microbatches;
-  int64_t first_row = ctx->replica * batch + slot * rows;
+  int64_t first_row = pprt_data_replica(ctx) * batch + slot * rows;
   if (ctx->corpus)
     pprt_corpus_fill(ctx, b, ctx->step, first_row, out);
   else if (pprt_user_load_data)

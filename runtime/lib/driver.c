@@ -12,7 +12,19 @@ void pprt_begin_step(pprt_context *ctx, int64_t step) {
      pprt_slot_data), so ranks only generate the data they use. */
 }
 
+void pprt_run_step(pprt_context *ctx) {
+  int32_t passes = ctx->opts.sequential_replicas;
+  for (ctx->pass = 0; ctx->pass < passes; ++ctx->pass) {
+    /* Gradients accumulate over the passes; the last one applies them. */
+    ctx->defer_update = ctx->pass + 1 < passes;
+    pp_run_step(ctx, ctx->pipeline_rank);
+  }
+  ctx->pass = passes - 1;
+  ctx->defer_update = false;
+}
+
 double pprt_end_step(pprt_context *ctx) {
+  pprt_wait_reductions(ctx, -1);
   pprt_wait_all_sends(ctx);
   double loss = ctx->step_loss;
   ctx->transport->ops->reduce_world_f64(ctx->transport, &loss, 1);
@@ -54,12 +66,49 @@ static void elect_owners(pprt_context *ctx, const param_report *params,
   ctx->transport->ops->allreduce_world_min_i32(ctx->transport, owner, n);
 }
 
-void pprt_print_params(pprt_context *ctx) {
+/* A 31-bit fingerprint of a param's bits. */
+static int32_t fingerprint(const float *w, int64_t n) {
+  uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a */
+  const unsigned char *bytes = (const unsigned char *)w;
+  for (size_t i = 0; i < (size_t)n * sizeof(float); ++i)
+    h = (h ^ bytes[i]) * 0x100000001B3ull;
+  return (int32_t)(h % INT32_MAX);
+}
+
+/* Data-parallel replicas apply the same summed gradients, so they must
+   hold bit-identical weights; returns the index of a param on which they
+   differ, or -1. Identical on every rank. */
+static int32_t find_diverged_param(pprt_context *ctx,
+                                   const param_report *params, int32_t n) {
+  if (ctx->num_replicas == 1)
+    return -1;
+  /* min over the holders of h and of ~h: they agree iff min h == max h. */
+  int32_t *lo = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *lo);
+  int32_t *not_hi = lo + n;
+  for (int32_t i = 0; i < n; ++i) {
+    pprt_buffer_desc *b = &ctx->buffers[params[i].id];
+    lo[i] = not_hi[i] = INT32_MAX;
+    if (b->slots[0].data) {
+      lo[i] = fingerprint(b->slots[0].data, b->numel);
+      not_hi[i] = ~lo[i];
+    }
+  }
+  ctx->transport->ops->allreduce_world_min_i32(ctx->transport, lo, 2 * n);
+  int32_t diverged = -1;
+  for (int32_t i = 0; i < n && diverged < 0; ++i)
+    if (lo[i] != INT32_MAX && lo[i] != ~not_hi[i])
+      diverged = params[i].index;
+  free(lo);
+  return diverged;
+}
+
+bool pprt_print_params(pprt_context *ctx) {
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
   param_report *params = pprt_xcalloc(ctx, (size_t)cap, sizeof *params);
   int32_t *owner = pprt_xcalloc(ctx, (size_t)cap, sizeof *owner);
   double *stats = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *stats);
   int32_t n = collect_params(ctx, params);
+  int32_t diverged = find_diverged_param(ctx, params, n);
   elect_owners(ctx, params, n, owner);
   int32_t me = ctx->transport->world_rank;
   for (int32_t i = 0; i < n; ++i) {
@@ -86,8 +135,14 @@ void pprt_print_params(pprt_context *ctx) {
       printf("param %d sum %.9g sumsq %.9g\n", params[i].index, params[i].sum,
              params[i].sumsq);
     fflush(stdout);
+    if (diverged >= 0)
+      fprintf(stderr,
+              "pprt: the data-parallel replicas hold different values of "
+              "param %d\n",
+              diverged);
   }
   free(stats);
   free(owner);
   free(params);
+  return diverged < 0;
 }

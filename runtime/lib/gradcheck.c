@@ -17,7 +17,7 @@ static double max_of(double a, double b) { return a > b ? a : b; }
 /* The loss of step 0's batch with the current weights. */
 static double loss_at_step0(pprt_context *ctx) {
   pprt_begin_step(ctx, 0);
-  pp_run_step(ctx, ctx->pipeline_rank);
+  pprt_run_step(ctx);
   return pprt_end_step(ctx);
 }
 

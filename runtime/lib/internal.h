@@ -16,8 +16,9 @@
 /* One allocation of a buffer: the only slot of a persistent buffer or the
    slot of one micro-batch. */
 typedef struct pprt_slot {
-  float *data;       /* NULL until first touch */
-  int64_t data_step; /* step whose training data `data` holds; -1 if none */
+  float *data;          /* NULL until first touch */
+  int64_t data_step;    /* step whose training data `data` holds; -1 if none */
+  int32_t data_replica; /* replica whose rows `data` holds */
 } pprt_slot;
 
 typedef struct pprt_buffer_desc {
@@ -30,6 +31,14 @@ typedef struct pprt_buffer_desc {
   int64_t numel;
   int32_t num_slots;
   pprt_slot *slots;
+  /* PARAM_GRAD: the in-flight all-reduce (transport handle, -1 if none)
+     and the step it was last started in (-1 if never). */
+  int32_t reduce_handle;
+  int64_t reduced_step;
+  /* PARAM: optimizer state (Adam's m then v, NULL until first needed) and
+     the number of updates applied. */
+  float *moments;
+  int64_t num_updates;
 } pprt_buffer_desc;
 
 /* A send still in flight from slot `slot` of buffer `id`. */
@@ -39,13 +48,23 @@ typedef struct pprt_pending_send {
   int32_t handle;
 } pprt_pending_send;
 
+typedef enum pprt_optimizer {
+  PPRT_SGD,
+  PPRT_ADAM,
+} pprt_optimizer;
+
 /* Character-level text for --corpus (corpus.c). */
 typedef struct pprt_corpus pprt_corpus;
 
 /* Run options, shared by every process. */
 typedef struct pprt_options {
   int64_t steps;
+  pprt_optimizer optimizer;
   float lr;
+  float beta1; /* Adam */
+  float beta2;
+  float eps;
+  int32_t sequential_replicas; /* replicas each process plays in turn */
   uint64_t seed;
   double timeout_s;
   const char *corpus_path; /* --corpus; NULL for synthetic data */
@@ -62,12 +81,15 @@ struct pprt_context {
   int32_t num_stages;
   int32_t num_microbatches;
   int32_t pipeline_rank;
-  int32_t replica;
-  int32_t num_replicas;
+  int32_t replica;      /* this process's replica: world rank / num_ranks */
+  int32_t num_replicas; /* process replicas: world size / num_ranks */
+  int32_t declared_replicas; /* pprt_set_data_parallel; 0 if undeclared */
+  int32_t pass;              /* sequential replica being played, 0..K-1 */
 
   int64_t step;
   double step_loss;
   bool freeze_params; /* optimizer steps keep weights and gradients */
+  bool defer_update;  /* like freeze_params, for all but the last pass */
 
   pprt_buffer_desc *buffers; /* indexed by id */
   int32_t num_buffers;       /* 1 + highest id slot allocated in `buffers` */
@@ -76,8 +98,8 @@ struct pprt_context {
   int32_t num_pending;
   int32_t pending_cap;
 
-  int32_t x0_index; /* model argument of the teacher's input; -1 if none */
-  float *teacher;   /* cached [teacher_din, teacher_dout] matrix */
+  int32_t x0_index;    /* model argument of the teacher's input; -1 if none */
+  float *teacher;      /* cached [teacher_din, teacher_dout] matrix */
   pprt_corpus *corpus; /* --corpus text; NULL for synthetic data */
   int64_t teacher_din;
   int64_t teacher_dout;
@@ -109,6 +131,10 @@ void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
 void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
                          int32_t slot, float *out);
 
+/* The replica whose rows the current pass computes on, and their count. */
+int32_t pprt_data_replica(const pprt_context *ctx);
+int32_t pprt_num_data_replicas(const pprt_context *ctx);
+
 /* ---- corpus.c ---- */
 /* Reads --corpus and checks the program's data arguments against it;
    false, with the reason in `err`, if they cannot be filled from it. */
@@ -124,6 +150,10 @@ void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
 void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot);
 void pprt_wait_all_sends(pprt_context *ctx);
 
+/* ---- all_reduce.c ---- */
+/* Completes the in-flight all-reduces of `stage` (every stage if -1). */
+void pprt_wait_reductions(pprt_context *ctx, int32_t stage);
+
 /* ---- update.c ---- */
 void pprt_zero_grads(pprt_context *ctx);
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
@@ -136,9 +166,13 @@ int pprt_check_gradients(pprt_context *ctx);
 
 /* ---- driver.c ---- */
 void pprt_begin_step(pprt_context *ctx, int64_t step);
+/* Runs this process's actions of the step: once per sequential replica. */
+void pprt_run_step(pprt_context *ctx);
 /* Finishes the step and returns the loss summed over the world (valid on
    world rank 0 only). */
 double pprt_end_step(pprt_context *ctx);
-void pprt_print_params(pprt_context *ctx);
+/* Prints per-param sums (from replica 0); false if the replicas' weights
+   differ. */
+bool pprt_print_params(pprt_context *ctx);
 
 #endif /* PPRT_INTERNAL_H */

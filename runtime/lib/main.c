@@ -13,9 +13,16 @@ static void usage(FILE *f, const char *prog) {
   fprintf(f,
           "usage: %s [options]\n"
           "  --steps N          training steps to run (default 10)\n"
-          "  --lr F             SGD learning rate (default 0.01)\n"
+          "  --optimizer NAME   sgd (default) or adam\n"
+          "  --lr F             learning rate (default 0.01)\n"
+          "  --beta1 F          Adam's first-moment decay (default 0.9)\n"
+          "  --beta2 F          Adam's second-moment decay (default 0.999)\n"
+          "  --eps F            Adam's denominator term (default 1e-8)\n"
           "  --seed N           seed of init and synthetic data (default 1)\n"
           "  --timeout SECONDS  receive timeout (default $PPRT_TIMEOUT or 60)\n"
+          "  --sequential-replicas K\n"
+          "                     each process also plays K data-parallel\n"
+          "                     replicas in turn per step (default 1)\n"
           "  --corpus FILE      train on one-hot character windows of FILE\n"
           "                     instead of synthetic data\n"
           "  --print-params     print per-parameter sums after training\n"
@@ -68,7 +75,12 @@ static bool parse_timeout(const char *s, double *out) {
 
 static void default_options(pprt_options *o) {
   o->steps = 10;
+  o->optimizer = PPRT_SGD;
   o->lr = 0.01f;
+  o->beta1 = 0.9f;
+  o->beta2 = 0.999f;
+  o->eps = 1e-8f;
+  o->sequential_replicas = 1;
   o->seed = 1;
   o->timeout_s = 60.0;
   o->corpus_path = NULL;
@@ -78,14 +90,42 @@ static void default_options(pprt_options *o) {
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
    or its value is invalid. */
+/* Parses a float in [lo, hi). */
+static bool parse_f32_in(const char *s, double lo, double hi, float *out) {
+  double d;
+  bool ok = parse_f64(s, &d) && d >= lo && d < hi;
+  *out = (float)d;
+  return ok;
+}
+
+static bool parse_optimizer(const char *s, pprt_optimizer *out) {
+  if (strcmp(s, "sgd") == 0)
+    *out = PPRT_SGD;
+  else if (strcmp(s, "adam") == 0)
+    *out = PPRT_ADAM;
+  else
+    return false;
+  return true;
+}
+
 static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
   const char *v;
-  double d;
+  int64_t n;
   if ((v = option_value(argc, argv, i, "steps")))
     return parse_i64(v, &o->steps) && o->steps >= 0;
-  if ((v = option_value(argc, argv, i, "lr"))) {
-    bool ok = parse_f64(v, &d);
-    o->lr = (float)d;
+  if ((v = option_value(argc, argv, i, "optimizer")))
+    return parse_optimizer(v, &o->optimizer);
+  if ((v = option_value(argc, argv, i, "lr")))
+    return parse_f32_in(v, -HUGE_VAL, HUGE_VAL, &o->lr);
+  if ((v = option_value(argc, argv, i, "beta1")))
+    return parse_f32_in(v, 0.0, 1.0, &o->beta1);
+  if ((v = option_value(argc, argv, i, "beta2")))
+    return parse_f32_in(v, 0.0, 1.0, &o->beta2);
+  if ((v = option_value(argc, argv, i, "eps")))
+    return parse_f32_in(v, 0.0, HUGE_VAL, &o->eps) && o->eps > 0.0f;
+  if ((v = option_value(argc, argv, i, "sequential-replicas"))) {
+    bool ok = parse_i64(v, &n) && n >= 1 && n <= INT32_MAX;
+    o->sequential_replicas = (int32_t)n;
     return ok;
   }
   if ((v = option_value(argc, argv, i, "corpus")))
@@ -129,7 +169,7 @@ static void train(pprt_context *ctx) {
   bool root = ctx->transport->world_rank == 0;
   for (int64_t step = 0; step < ctx->opts.steps; ++step) {
     pprt_begin_step(ctx, step);
-    pp_run_step(ctx, ctx->pipeline_rank);
+    pprt_run_step(ctx);
     double loss = pprt_end_step(ctx);
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
@@ -169,9 +209,7 @@ int main(int argc, char **argv) {
       rc = pprt_check_gradients(ctx);
     } else {
       train(ctx);
-      if (opts.print_params)
-        pprt_print_params(ctx);
-      rc = 0;
+      rc = opts.print_params && !pprt_print_params(ctx) ? 1 : 0;
     }
   }
   pprt_context_destroy(ctx);

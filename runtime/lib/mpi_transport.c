@@ -75,18 +75,23 @@ static void mpi_split_groups(pprt_transport *t, int32_t color, int32_t key) {
   MPI_Comm_set_errhandler(m->group_comm, MPI_ERRORS_RETURN);
 }
 
-static int32_t mpi_isend(pprt_transport *t, const float *buf, int64_t count,
-                         int32_t peer, int32_t tag) {
-  mpi_transport *m = as_mpi(t);
+/* A free request slot; its index is the handle. */
+static MPI_Request *new_request(mpi_transport *m, const char *what) {
   if (m->num_reqs == m->cap_reqs) {
     int32_t cap = m->cap_reqs ? 2 * m->cap_reqs : 16;
     MPI_Request *r = realloc(m->reqs, (size_t)cap * sizeof *r);
     if (!r)
-      fail(m, "MPI_Isend", "out of memory");
+      fail(m, what, "out of memory");
     m->reqs = r;
     m->cap_reqs = cap;
   }
-  MPI_Request *req = &m->reqs[m->num_reqs];
+  return &m->reqs[m->num_reqs];
+}
+
+static int32_t mpi_isend(pprt_transport *t, const float *buf, int64_t count,
+                         int32_t peer, int32_t tag) {
+  mpi_transport *m = as_mpi(t);
+  MPI_Request *req = new_request(m, "MPI_Isend");
   check(m,
         MPI_Isend(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm, req),
         "MPI_Isend");
@@ -114,8 +119,26 @@ static void mpi_wait_all(pprt_transport *t) {
 #pragma GCC diagnostic pop
 #endif
 
-/* Polls instead of blocking so that a lost peer turns into a timeout;
-   the backoff keeps idle ranks from stealing cores from busy ones. */
+/* Polls `req` until it completes (MPI_SUCCESS), fails (the MPI error) or
+   `timeout_s` passes (MPI_ERR_PENDING). Polling instead of blocking turns a
+   lost peer into a timeout; the backoff keeps idle ranks from stealing
+   cores from busy ones. */
+static int poll_request(MPI_Request *req, MPI_Status *status,
+                        double timeout_s) {
+  double deadline = now_s() + timeout_s;
+  long backoff_ns = 50 * 1000;
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Test(req, &done, status);
+    if (rc != MPI_SUCCESS || done)
+      return rc;
+    if (now_s() >= deadline)
+      return MPI_ERR_PENDING;
+    sleep_ns(backoff_ns);
+    backoff_ns = backoff_ns * 2 > 1000 * 1000 ? 1000 * 1000 : backoff_ns * 2;
+  }
+}
+
 static pprt_recv_status mpi_recv(pprt_transport *t, float *buf, int64_t count,
                                  int32_t peer, int32_t tag, double timeout_s) {
   mpi_transport *m = as_mpi(t);
@@ -123,37 +146,39 @@ static pprt_recv_status mpi_recv(pprt_transport *t, float *buf, int64_t count,
   check(m,
         MPI_Irecv(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm, &req),
         "MPI_Irecv");
-  double deadline = now_s() + timeout_s;
-  long backoff_ns = 50 * 1000;
   MPI_Status status;
-  for (;;) {
-    int done = 0;
-    int rc = MPI_Test(&req, &done, &status);
-    int cls = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-      MPI_Error_class(rc, &cls);
-    if (cls == MPI_ERR_TRUNCATE)
-      return PPRT_RECV_SIZE_MISMATCH;
-    check(m, rc, "MPI_Test");
-    if (done)
-      break;
-    if (now_s() >= deadline)
-      return PPRT_RECV_TIMEOUT; /* the caller aborts the job */
-    sleep_ns(backoff_ns);
-    backoff_ns = backoff_ns * 2 > 1000 * 1000 ? 1000 * 1000 : backoff_ns * 2;
-  }
+  int rc = poll_request(&req, &status, timeout_s);
+  if (rc == MPI_ERR_PENDING)
+    return PPRT_RECV_TIMEOUT; /* the caller aborts the job */
+  int cls = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS)
+    MPI_Error_class(rc, &cls);
+  if (cls == MPI_ERR_TRUNCATE)
+    return PPRT_RECV_SIZE_MISMATCH;
+  check(m, rc, "MPI_Test");
   int got = 0;
   MPI_Get_count(&status, MPI_FLOAT, &got);
   return got == count ? PPRT_RECV_OK : PPRT_RECV_SIZE_MISMATCH;
 }
 
-static void mpi_allreduce_group_f32(pprt_transport *t, float *buf,
-                                    int64_t count) {
+static int32_t mpi_iallreduce_group_f32(pprt_transport *t, float *buf,
+                                        int64_t count) {
   mpi_transport *m = as_mpi(t);
+  MPI_Request *req = new_request(m, "MPI_Iallreduce");
   check(m,
-        MPI_Allreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT, MPI_SUM,
-                      m->group_comm),
-        "MPI_Allreduce");
+        MPI_Iallreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT,
+                       MPI_SUM, m->group_comm, req),
+        "MPI_Iallreduce");
+  return m->num_reqs++;
+}
+
+static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
+  mpi_transport *m = as_mpi(t);
+  int rc = poll_request(&m->reqs[handle], MPI_STATUS_IGNORE, timeout_s);
+  if (rc == MPI_ERR_PENDING)
+    return false;
+  check(m, rc, "MPI_Test");
+  return true;
 }
 
 static void mpi_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
@@ -188,7 +213,8 @@ static const pprt_transport_ops mpi_ops = {
     .wait = mpi_wait,
     .wait_all = mpi_wait_all,
     .recv = mpi_recv,
-    .allreduce_group_f32 = mpi_allreduce_group_f32,
+    .iallreduce_group_f32 = mpi_iallreduce_group_f32,
+    .wait_for = mpi_wait_for,
     .reduce_world_f64 = mpi_reduce_world_f64,
     .allreduce_world_min_i32 = mpi_allreduce_world_min_i32,
     .abort = mpi_abort,

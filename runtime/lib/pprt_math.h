@@ -2,11 +2,21 @@
 #ifndef PPRT_MATH_H
 #define PPRT_MATH_H
 
-/* Square root of x >= 0 by Newton's method; exact enough for init scales. */
+#include <stdint.h>
+
+/* Square root of x >= 0 by Newton's method from above, which stops where
+   an iteration no longer decreases (within an ulp of the exact root). */
 static inline double pprt_sqrt(double x) {
   if (x <= 0.0)
     return 0.0;
-  double r = x > 1.0 ? x : 1.0;
+  /* Halving the exponent bits guesses within a factor of 1.1, so a few
+     iterations suffice; one iteration from any guess lands above. */
+  union {
+    double d;
+    uint64_t u;
+  } guess = {x};
+  guess.u = (guess.u >> 1) + 0x1FF8000000000000ull;
+  double r = 0.5 * (guess.d + x / guess.d);
   for (int i = 0; i < 200; ++i) {
     double next = 0.5 * (r + x / r);
     if (next >= r)
@@ -38,6 +48,15 @@ static inline double pprt_tanh(double x) {
   double e = pprt_exp_neg(2.0 * ax);
   double t = (1.0 - e) / (1.0 + e);
   return x < 0 ? -t : t;
+}
+
+/* base^n for n >= 0 by repeated squaring. */
+static inline double pprt_powi(double base, int64_t n) {
+  double result = 1.0;
+  for (; n > 0; n >>= 1, base *= base)
+    if (n & 1)
+      result *= base;
+  return result;
 }
 
 static inline uint64_t pprt_splitmix64(uint64_t x) {

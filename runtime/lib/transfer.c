@@ -1,4 +1,4 @@
-/* Point-to-point transfers and gradient all-reduce of the generated ABI. */
+/* Point-to-point transfers of the generated ABI. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -105,24 +105,5 @@ void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                "the %lld elements of buffer %d",
                transfer_name(kind), stage, mb, e.world_peer,
                (long long)e.b->numel, id);
-  }
-}
-
-void pprt_all_reduce(pprt_context *ctx, int32_t stage) {
-  if (stage < 0 || stage >= ctx->num_stages)
-    pprt_fatal(ctx, "pprt_all_reduce: stage %d out of range 0..%d", stage,
-               ctx->num_stages - 1);
-  if (ctx->num_replicas == 1)
-    return;
-  /* Every replica walks the same ids in the same order, and untouched
-     gradients are allocated (as zeros) so that the collectives match. */
-  pprt_transport *t = ctx->transport;
-  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
-    pprt_buffer_desc *b = &ctx->buffers[id];
-    if (!b->defined || b->kind != PPRT_PARAM_GRAD || b->stage != stage)
-      continue;
-    float *data = pprt_slot_data(ctx, b, id, 0);
-    pprt_wait_slot_sends(ctx, id, 0);
-    t->ops->allreduce_group_f32(t, data, b->numel);
   }
 }

@@ -2,6 +2,7 @@
 #ifndef PPRT_TRANSPORT_H
 #define PPRT_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Keeps the core free of MPI so that e.g. an NCCL backend moving device
@@ -25,8 +26,11 @@ typedef struct pprt_transport_ops {
   void (*wait_all)(pprt_transport *t);
   pprt_recv_status (*recv)(pprt_transport *t, float *buf, int64_t count,
                            int32_t peer, int32_t tag, double timeout_s);
-  /* In-place sum over the caller's group. */
-  void (*allreduce_group_f32)(pprt_transport *t, float *buf, int64_t count);
+  /* Starts an in-place sum over the caller's group and returns a handle
+     for wait()/wait_for(); the buffer must stay untouched until then. */
+  int32_t (*iallreduce_group_f32)(pprt_transport *t, float *buf, int64_t count);
+  /* Completes a handle within `timeout_s`; false if it timed out. */
+  bool (*wait_for)(pprt_transport *t, int32_t handle, double timeout_s);
   /* In-place sum over the world into rank 0 (others' results undefined). */
   void (*reduce_world_f64)(pprt_transport *t, double *vals, int32_t n);
   /* In-place element-wise minimum over the world, result on every rank. */

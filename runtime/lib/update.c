@@ -1,5 +1,6 @@
-/* Gradient accumulation, loss recording and the SGD optimizer step. */
+/* Gradient accumulation, loss recording and the optimizer step (SGD, Adam). */
 #include "internal.h"
+#include "pprt_math.h"
 
 #include <string.h>
 
@@ -10,6 +11,12 @@ void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
   if (!pprt_kind_is_persistent(dst->kind))
     pprt_fatal(ctx, "pprt_accumulate: destination buffer %d is not persistent",
                dst_id);
+  if (dst->reduce_handle >= 0)
+    pprt_fatal(ctx,
+               "pprt_accumulate: gradient buffer %d of stage %d is being "
+               "all-reduced; every weight gradient of a stage must come "
+               "before its all-reduce",
+               dst_id, dst->stage);
   if (dst->numel != src->numel)
     pprt_fatal(ctx,
                "pprt_accumulate: buffer %d has %lld elements but buffer %d "
@@ -58,20 +65,49 @@ static void zero_grad(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
   memset(g->slots[0].data, 0, (size_t)g->numel * sizeof(float));
 }
 
-static void sgd(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
+/* param -= lr * grad. */
+static void sgd(const pprt_context *ctx, pprt_buffer_desc *p, float *w,
+                const float *dw) {
+  float lr = ctx->opts.lr;
+  for (int64_t i = 0; i < p->numel; ++i)
+    w[i] -= lr * dw[i];
+}
+
+/* Bias-corrected Adam; p->num_updates is already this update's t. */
+static void adam(const pprt_context *ctx, pprt_buffer_desc *p, float *w,
+                 const float *dw) {
+  if (!p->moments)
+    p->moments = pprt_xcalloc(ctx, 2 * (size_t)p->numel, sizeof(float));
+  float *m = p->moments, *v = p->moments + p->numel;
+  const pprt_options *o = &ctx->opts;
+  double b1t = pprt_powi(o->beta1, p->num_updates);
+  double b2t = pprt_powi(o->beta2, p->num_updates);
+  double step = o->lr / (1.0 - b1t), v_scale = 1.0 / (1.0 - b2t);
+  for (int64_t i = 0; i < p->numel; ++i) {
+    m[i] = o->beta1 * m[i] + (1.0f - o->beta1) * dw[i];
+    v[i] = o->beta2 * v[i] + (1.0f - o->beta2) * dw[i] * dw[i];
+    w[i] -= (float)(step * m[i] / (pprt_sqrt(v[i] * v_scale) + o->eps));
+  }
+}
+
+/* Applies the gradient of param `pid` and zeroes it. */
+static void update_param(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
   int32_t gid = -1;
   pprt_buffer_desc *g = pprt_grad_of(ctx, p, &gid);
-  /* An untouched gradient is all zeros: the param stays as it is. */
-  if (!g || !g->slots[0].data)
+  /* An untouched gradient is all zeros: SGD keeps the param as it is, and
+     so does Adam before the param's first gradient. */
+  if (!g || (!g->slots[0].data && !p->moments))
     return;
   if (g->numel != p->numel)
     pprt_fatal(ctx, "param %d and its gradient %d differ in size", pid, gid);
   float *w = pprt_slot_data(ctx, p, pid, 0);
   pprt_wait_slot_sends(ctx, pid, 0);
-  const float *dw = g->slots[0].data;
-  float lr = ctx->opts.lr;
-  for (int64_t i = 0; i < p->numel; ++i)
-    w[i] -= lr * dw[i];
+  const float *dw = pprt_slot_data(ctx, g, gid, 0);
+  ++p->num_updates;
+  if (ctx->opts.optimizer == PPRT_ADAM)
+    adam(ctx, p, w, dw);
+  else
+    sgd(ctx, p, w, dw);
   zero_grad(ctx, g, gid);
 }
 
@@ -79,12 +115,13 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
   if (stage < 0 || stage >= ctx->num_stages)
     pprt_fatal(ctx, "pprt_optimizer_step: stage %d out of range 0..%d", stage,
                ctx->num_stages - 1);
-  if (ctx->freeze_params)
+  pprt_wait_reductions(ctx, stage);
+  if (ctx->freeze_params || ctx->defer_update)
     return;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *b = &ctx->buffers[id];
     if (b->defined && b->kind == PPRT_PARAM && b->stage == stage)
-      sgd(ctx, b, id);
+      update_param(ctx, b, id);
   }
 }
 

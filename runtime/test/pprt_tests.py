@@ -91,6 +91,51 @@ def test_data_parallel(args):
                  mpirun(args, 2, args.ref, *flags), 5)
 
 
+def test_sequential_replicas(args):
+    """2 replicas of the 2-rank pipeline == 1 process of the reference
+    playing both replicas in turn, under SGD and Adam."""
+    for opt in (["--lr", "0.2"], ["--optimizer", "adam", "--lr", "0.05"]):
+        flags = ["--steps", "5", "--print-params", *opt]
+        compare_runs(mpirun(args, 4, args.toy, *flags,
+                            env=clean_env(PPRT_TOY_REPLICAS=2)),
+                     mpirun(args, 1, args.ref, "--sequential-replicas", "2",
+                            *flags), 5)
+    # One process replica less, played in sequence, is the same again.
+    flags = ["--steps", "5", "--print-params", "--lr", "0.2"]
+    compare_runs(mpirun(args, 2, args.ref, "--sequential-replicas", "2",
+                        *flags),
+                 mpirun(args, 1, args.ref, "--sequential-replicas", "4",
+                        *flags), 5)
+
+
+def test_adam(args):
+    """Adam: the 2-rank pipeline == the reference, and differs from SGD."""
+    flags = ["--steps", "5", "--optimizer", "adam", "--lr", "0.05",
+             "--beta1", "0.8", "--beta2", "0.99", "--eps", "1e-6",
+             "--print-params"]
+    compare_runs(mpirun(args, 2, args.toy, *flags),
+                 mpirun(args, 1, args.ref, *flags), 5)
+    adam, _ = parse_run(mpirun(args, 1, args.ref, *flags))
+    sgd, _ = parse_run(mpirun(args, 1, args.ref, "--steps", "5", "--lr",
+                              "0.05"))
+    check(adam[1:] != sgd[1:], f"--optimizer adam ignored: {adam}")
+
+
+def test_reduce_errors(args):
+    """Misplaced all-reduces abort the job clearly; skipping one lets the
+    replicas drift apart, which --print-params reports."""
+    cases = {
+        "twice": "the gradients of stage 0 are reduced twice in step 1",
+        "late": "gradient buffer 2 of stage 0 is being all-reduced",
+        "skip": "the data-parallel replicas hold different values of param",
+    }
+    for case, message in cases.items():
+        proc = mpirun(args, 4, args.toy, "--steps", "2", "--print-params",
+                      env=clean_env(PPRT_TOY_REDUCE=case))
+        check(proc.returncode not in (0, 124), f"{case}: did not fail", proc)
+        check(message in proc.stderr, f"{case}: no {message!r}", proc)
+
+
 def test_user_data(args):
     """A linked pprt_user_load_data replaces the built-in generator."""
     flags = ["--steps", "5", "--lr", "0.2"]
@@ -193,7 +238,9 @@ def test_kill(args):
 
 def test_bad_option(args):
     """Unknown options and bad values exit 2 with the usage text."""
-    for flags in (["--bogus"], ["--steps", "x"], ["--timeout", "0"]):
+    for flags in (["--bogus"], ["--steps", "x"], ["--timeout", "0"],
+                  ["--optimizer", "rmsprop"], ["--beta1", "1"],
+                  ["--eps", "0"], ["--sequential-replicas", "0"]):
         for np in (None, 1):
             if np is None:
                 proc = subprocess.run(["timeout", str(JOB_LIMIT_S), args.toy,
@@ -213,11 +260,18 @@ def test_bad_option(args):
 
 
 def test_world_size(args):
-    """3 processes cannot run a 2-rank pipeline."""
+    """3 processes cannot run a 2-rank pipeline, nor 2 one declared for 2
+    data-parallel replicas."""
     proc = mpirun(args, 3, args.toy, "--steps", "1")
     check(proc.returncode != 0, "3-process run of a 2-rank program ran", proc)
     check(proc.stderr.count("world size 3 is not a multiple of") == 1,
           "expected one clear world-size message", proc)
+    proc = mpirun(args, 2, args.toy, "--steps", "1",
+                  env=clean_env(PPRT_TOY_REPLICAS=2))
+    check(proc.returncode != 0, "2-process run of a 2x2 program ran", proc)
+    message = ("world size 2 does not match the program: 2 pipeline ranks x "
+               "2 data-parallel replicas; run with mpirun -np 4")
+    check(proc.stderr.count(message) == 1, "expected one clear message", proc)
 
 
 def test_errors(args):

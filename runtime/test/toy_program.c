@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /*
@@ -21,7 +22,9 @@
  *
  * Test hooks (env): PPRT_TOY_SLEEP_MS sleeps that long every step;
  * PPRT_TOY_STALL_STEP=N makes pipeline rank 0 hang instead of sending in
- * (1-based) step N.
+ * (1-based) step N; PPRT_TOY_REPLICAS=D declares D data-parallel replicas;
+ * PPRT_TOY_REDUCE=skip|twice|late skips the gradient all-reduce, runs it
+ * twice, or accumulates a gradient after it.
  */
 
 enum { DIN = 8, DH = 16, DOUT = 4, BATCH = 32 };
@@ -50,8 +53,20 @@ enum {
   P,
 };
 
+static long env_long(const char *name) {
+  const char *v = getenv(name);
+  return v ? strtol(v, NULL, 10) : 0;
+}
+
+static bool reduce_bug(const char *name) {
+  const char *v = getenv("PPRT_TOY_REDUCE");
+  return v && strcmp(v, name) == 0;
+}
+
 void pp_define_program(pprt_context *ctx) {
   pprt_set_program(ctx, NUM_RANKS, 2, NUM_MB);
+  if (getenv("PPRT_TOY_REPLICAS"))
+    pprt_set_data_parallel(ctx, (int32_t)env_long("PPRT_TOY_REPLICAS"));
   pprt_define_buffer(ctx, W0, PPRT_PARAM, 0, 2, 2, DIN, DH, 0, 0);
   pprt_define_buffer(ctx, W1, PPRT_PARAM, 1, 3, 2, DH, DOUT, 0, 0);
   pprt_define_buffer(ctx, GW0, PPRT_PARAM_GRAD, 0, 2, 2, DIN, DH, 0, 0);
@@ -151,11 +166,6 @@ static void backward0(pprt_context *ctx, int mb) {
             DH);
 }
 
-static long env_long(const char *name) {
-  const char *v = getenv(name);
-  return v ? strtol(v, NULL, 10) : 0;
-}
-
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
@@ -214,7 +224,13 @@ void pp_run_step(pprt_context *ctx, int32_t rank) {
   for (int stage = 0; stage < 2; ++stage) {
     if (owner(stage) != rank)
       continue;
-    pprt_all_reduce(ctx, stage);
+    if (!reduce_bug("skip"))
+      pprt_all_reduce(ctx, stage);
+    if (reduce_bug("twice"))
+      pprt_all_reduce(ctx, stage);
+    if (reduce_bug("late"))
+      pprt_accumulate(ctx, stage == 0 ? GW0 : GW1, stage == 0 ? DW0_MB : DW1_MB,
+                      0);
     pprt_optimizer_step(ctx, stage);
   }
 }

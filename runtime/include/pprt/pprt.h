@@ -15,14 +15,22 @@ extern "C" {
  * entry points below and calls the pprt_* functions. It is linked against
  * libpprt.a, which provides main(), and run as
  *
- *   mpirun -np P ./train [--steps N] [--lr F] [--seed N] [--timeout S]
+ *   mpirun -np P ./train [--steps N] [--optimizer sgd|adam] [--lr F]
+ *                        [--beta1 F] [--beta2 F] [--eps F] [--seed N]
+ *                        [--timeout S] [--sequential-replicas K]
  *                        [--print-params]
  *
  * The world of P processes is split into P / num_ranks data-parallel
  * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
  * num_ranks, replica = world rank / num_ranks. Every `rank`/`peer` argument
  * in this ABI is a *pipeline* rank; the runtime maps it into the caller's
- * replica.
+ * replica. A program that declares its replica count (pprt_set_data_parallel)
+ * must run on exactly num_ranks * num_replicas processes.
+ *
+ * With --sequential-replicas K every process also plays K replicas one
+ * after the other in each step (accumulating their gradients, applying
+ * the optimizer once), so one process can compute what K processes would:
+ * the unpipelined reference of a data-parallel run.
  *
  * All buffer elements are f32. pprt_buffer returns the storage the stage
  * functions compute on; a future accelerator backend returns device memory
@@ -79,6 +87,14 @@ void pp_run_step(pprt_context *ctx, int32_t rank);
 void pprt_set_program(pprt_context *ctx, int32_t num_ranks, int32_t num_stages,
                       int32_t num_microbatches);
 
+/* Declares that the program was compiled for `num_replicas` (>= 1)
+   data-parallel replicas, i.e. its schedule all-reduces every stage's
+   weight gradients: the job must then run on exactly num_ranks *
+   num_replicas processes, and fails at start-up otherwise. A program that
+   does not call it runs with any multiple of num_ranks. Call after
+   pprt_set_program. */
+void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas);
+
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
    small and dense) of `kind` owned by `stage`. `ndims`
    is 0..4, followed by the dims (unused ones 0). For PARAM, PARAM_GRAD,
@@ -119,19 +135,33 @@ void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
 /* Adds the scalar in slot (id, mb) to this step's loss. */
 void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb);
 
-/* Sums the PARAM_GRAD buffers of `stage` over the data-parallel group
-   (same pipeline rank in every replica). A SUM, not a mean: each replica
-   trains on its own slice of the data, like extra micro-batches. */
+/* Starts summing the PARAM_GRAD buffers of `stage` over the data-parallel
+   group (same pipeline rank in every replica) and returns at once, so the
+   reduction overlaps with the rest of the step; the stage's optimizer step
+   (or the end of the step) completes it. A SUM, not a mean: each replica
+   trains on its own slice of the data, like extra micro-batches, and the
+   summed gradient is the gradient of the global batch's loss (the sum of
+   the replicas' losses). Accumulating into a gradient of `stage` while its
+   reduction is in flight, or reducing a stage twice in one step, aborts.
+   Waits at most the receive timeout for the other replicas. */
 void pprt_all_reduce(pprt_context *ctx, int32_t stage);
 
-/* SGD on the params of `stage`: param -= lr * grad, then zeroes the grads. */
+/* Completes the stage's all-reduce, then updates the params of `stage`
+   with their gradients and zeroes the gradients. --optimizer sgd (default):
+   param -= lr * grad. --optimizer adam (Kingma & Ba, bias-corrected, no
+   weight decay), with t the param's 1-based update count:
+     m = beta1 m + (1 - beta1) grad,  v = beta2 v + (1 - beta2) grad^2,
+     param -= lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps). */
 void pprt_optimizer_step(pprt_context *ctx, int32_t stage);
 
 /* ---- Queries. ---------------------------------------------------------- */
 
 int32_t pprt_rank(const pprt_context *ctx);      /* pipeline rank */
 int32_t pprt_num_ranks(const pprt_context *ctx); /* pipeline depth */
-int32_t pprt_replica(const pprt_context *ctx);   /* data-parallel copy */
+/* The data-parallel replica whose data the current step pass computes on
+   (with --sequential-replicas K, process replica * K + pass), and the
+   number of replicas, K times the process replicas. */
+int32_t pprt_replica(const pprt_context *ctx);
 int32_t pprt_num_replicas(const pprt_context *ctx);
 int32_t pprt_num_microbatches(const pprt_context *ctx);
 int64_t pprt_step(const pprt_context *ctx); /* 0-based */

@@ -1,0 +1,59 @@
+/* Data-parallel gradient all-reduce: started by pp.all_reduce, completed by
+   the stage's optimizer step, so it overlaps with the rest of the step. */
+#include "internal.h"
+
+/* Completes the in-flight reduction of gradient buffer `id`. */
+static void wait_reduction(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
+  if (g->reduce_handle < 0)
+    return;
+  pprt_transport *t = ctx->transport;
+  if (!t->ops->wait_for(t, g->reduce_handle, ctx->opts.timeout_s))
+    pprt_fatal(ctx,
+               "timed out after %.1f s in the all-reduce of gradient buffer "
+               "%d (stage %d) over %d replicas",
+               ctx->opts.timeout_s, id, g->stage, ctx->num_replicas);
+  g->reduce_handle = -1;
+}
+
+void pprt_wait_reductions(pprt_context *ctx, int32_t stage) {
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    pprt_buffer_desc *g = &ctx->buffers[id];
+    if (g->defined && g->kind == PPRT_PARAM_GRAD &&
+        (stage < 0 || g->stage == stage))
+      wait_reduction(ctx, g, id);
+  }
+}
+
+/* Starts the reduction of one gradient buffer. */
+static void start_reduction(pprt_context *ctx, pprt_buffer_desc *g,
+                            int32_t id) {
+  if (g->reduced_step == ctx->step)
+    pprt_fatal(ctx,
+               "pprt_all_reduce: the gradients of stage %d are reduced twice "
+               "in step %lld",
+               g->stage, (long long)ctx->step + 1);
+  g->reduced_step = ctx->step;
+  /* Untouched gradients are allocated (as zeros) so that every replica
+     takes part in the same collectives. */
+  float *data = pprt_slot_data(ctx, g, id, 0);
+  pprt_wait_slot_sends(ctx, id, 0);
+  pprt_transport *t = ctx->transport;
+  g->reduce_handle = t->ops->iallreduce_group_f32(t, data, g->numel);
+}
+
+void pprt_all_reduce(pprt_context *ctx, int32_t stage) {
+  if (stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "pprt_all_reduce: stage %d out of range 0..%d", stage,
+               ctx->num_stages - 1);
+  /* Sequential replicas accumulate locally; only the sum of all of a
+     process's passes is reduced across processes. */
+  if (ctx->num_replicas == 1 || ctx->pass + 1 < ctx->opts.sequential_replicas)
+    return;
+  /* Every replica walks the same ids in the same order, so the collectives
+     match. */
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    pprt_buffer_desc *g = &ctx->buffers[id];
+    if (g->defined && g->kind == PPRT_PARAM_GRAD && g->stage == stage)
+      start_reduction(ctx, g, id);
+  }
+}
