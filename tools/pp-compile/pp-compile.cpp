@@ -8,6 +8,9 @@
 
 #include "pp/InitAll.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -116,6 +119,28 @@ static void dropPPAttributes(ModuleOp module) {
   });
 }
 
+/// Gives every repeat of a value in a func.return its own copy. A stage
+/// function may return one tensor twice (an activation it also saves for
+/// its backward, or two input gradients that CSE merged), but
+/// buffer-results-to-out-params needs a distinct buffer per result.
+static void copyRepeatedResults(ModuleOp module) {
+  module.walk([](func::ReturnOp ret) {
+    OpBuilder builder(ret);
+    DenseSet<Value> seen;
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || seen.insert(operand.get()).second)
+        continue;
+      Value empty = tensor::EmptyOp::create(
+          builder, ret.getLoc(), type.getShape(), type.getElementType());
+      operand.set(linalg::CopyOp::create(builder, ret.getLoc(), TypeRange{type},
+                                         ValueRange{operand.get()},
+                                         ValueRange{empty})
+                      .getResult(0));
+    }
+  });
+}
+
 static LogicalResult emitObject(llvm::Module &module, StringRef path) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -193,6 +218,7 @@ static LogicalResult compile(MLIRContext &context) {
     return failure();
   if (emit == Emit::Schedule)
     return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
+  copyRepeatedResults(*module);
   if (failed(runPipeline(*module, kLoweringPipeline)))
     return failure();
   if (emit == Emit::MLIR)
