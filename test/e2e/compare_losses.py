@@ -35,8 +35,10 @@ def train(args, workdir, stages, microbatches, schedule, ranks=None,
     run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
          str(ranks), "--microbatches", str(microbatches), "--schedule",
          schedule, "-o", exe] + (["--split-backward"] if split else []))
+    data = ["--corpus", args.corpus] if args.corpus else []
     out = run(["mpirun", "-np", str(ranks), exe, "--steps", str(args.steps),
-               "--lr", str(args.lr), "--print-params", "--timeout", "60"])
+               "--lr", str(args.lr), "--print-params", "--timeout", "60"] +
+              data)
     losses = [float(m) for m in re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
     params = re.findall(r"^param (\d+) sum (\S+) sumsq (\S+)$", out, re.M)
     if len(losses) != args.steps or not params:
@@ -61,6 +63,9 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--corpus",
+                        help="train on this text (the program's --corpus) "
+                        "instead of synthetic data")
     args = parser.parse_args()
 
     failed = passed = 0
