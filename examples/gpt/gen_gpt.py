@@ -238,18 +238,27 @@ def block_params(l):
         ("bproj", "d")]]
 
 
+def parameters(layers):
+    """(name, index letters) of every weight, in argument order."""
+    params = [("wte", "vd"), ("wpe", "td")]
+    for l in range(layers):
+        params += block_params(l)
+    return params + [("lnf_g", "d"), ("lnf_b", "d"), ("whead", "dv")]
+
+
+def loop_sizes(args):
+    """The size of each loop letter (see Model)."""
+    return {"b": args.batch, "t": args.seq, "u": args.seq, "h": args.heads,
+            "e": args.dim // args.heads, "d": args.dim, "f": 4 * args.dim,
+            "v": args.vocab}
+
+
 def generate(args):
     if args.dim % args.heads:
         sys.exit(f"gen_gpt.py: --dim {args.dim} is not divisible by "
                  f"--heads {args.heads}")
-    sizes = {"b": args.batch, "t": args.seq, "u": args.seq, "h": args.heads,
-             "e": args.dim // args.heads, "d": args.dim, "f": 4 * args.dim,
-             "v": args.vocab}
-    m = Model(sizes)
-    params = [("wte", "vd"), ("wpe", "td")]
-    for l in range(args.layers):
-        params += block_params(l)
-    params += [("lnf_g", "d"), ("lnf_b", "d"), ("whead", "dv")]
+    m = Model(loop_sizes(args))
+    params = parameters(args.layers)
 
     m.comment("token embedding (one-hot contraction) plus positions")
     tok = m.contract("emb_tok", "btdv", ("%tokens", "btv"), ("%wte", "vd"),
@@ -301,8 +310,8 @@ def options_text(args):
             f"--seq {args.seq} --batch {args.batch} --vocab {args.vocab}")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_model_options(parser):
+    """The model options, shared with gpt_reference.py."""
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--dim", type=int, default=32)
     parser.add_argument("--heads", type=int, default=2)
@@ -314,13 +323,23 @@ def main():
                         help="vocabulary size V (default: the distinct "
                         "characters of --corpus)")
     parser.add_argument("--corpus", default=os.path.join(HERE, "corpus.txt"))
-    parser.add_argument("-o", "--output", default="-")
+
+
+def parse_model_options(parser):
     args = parser.parse_args()
     if args.vocab is None:
         args.vocab = corpus_vocab_size(args.corpus)
     for name in ("layers", "dim", "heads", "seq", "batch", "vocab"):
         if getattr(args, name) < 1:
             sys.exit(f"gen_gpt.py: --{name} must be at least 1")
+    return args
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_model_options(parser)
+    parser.add_argument("-o", "--output", default="-")
+    args = parse_model_options(parser)
     text = generate(args)
     if args.output == "-":
         sys.stdout.write(text)

@@ -18,7 +18,7 @@ extern "C" {
  *   mpirun -np P ./train [--steps N] [--optimizer sgd|adam] [--lr F]
  *                        [--beta1 F] [--beta2 F] [--eps F] [--seed N]
  *                        [--timeout S] [--sequential-replicas K]
- *                        [--print-params]
+ *                        [--corpus FILE] [--print-params]
  *
  * The world of P processes is split into P / num_ranks data-parallel
  * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
@@ -180,6 +180,13 @@ int64_t pprt_step(const pprt_context *ctx); /* 0-based */
  * tanh(x0 @ T), x0 being the 2-D INPUT with the lowest index and T a fixed
  * random [din, dout] "teacher" matrix (targets that do not fit this are
  * drawn like inputs).
+ *
+ * With --corpus FILE the runtime fills every INPUT and TARGET from the text
+ * instead: both must be one-hot [rows, T, V] with V at least the number of
+ * distinct bytes of the file (the vocabulary, in increasing order). Row r
+ * of a step is the window of T characters at a position hashed from (seed,
+ * step, r); the target holds the window's next characters. The corpus takes
+ * precedence over pprt_user_load_data.
  */
 void pprt_builtin_load_data(const pprt_context *ctx, int32_t kind,
                             int32_t index, int64_t step, int64_t first_row,
