@@ -10,7 +10,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -93,15 +95,54 @@ static std::string schedulePipeline() {
       .str();
 }
 
-/// From a verified schedule to the LLVM dialect.
-static const char *kLoweringPipeline =
+/// TOSA models are first lowered to the linalg, tensor and arith ops that
+/// pp differentiates.
+static const char *kTosaPipeline = "tosa-to-linalg-pipeline,func.func(tosa-"
+                                   "to-tensor,tosa-to-arith),canonicalize";
+/// Elementwise arith and math ops on tensors become linalg.generic ops.
+static const char *kElementwisePipeline =
+    "func.func(convert-elementwise-to-linalg)";
+
+/// From a verified schedule to buffers.
+static const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs "
-    "modify-public-functions},buffer-deallocation-pipeline,"
+    "modify-public-functions},buffer-deallocation-pipeline";
+
+/// From buffers to the LLVM dialect; math functions that LLVM has no
+/// intrinsic for (erf) become libm calls.
+static const char *kLoweringPipeline =
     "convert-pp-to-runtime,convert-linalg-to-loops,lower-affine,"
     "convert-scf-to-cf,expand-strided-metadata,finalize-memref-to-llvm,"
-    "convert-to-llvm,reconcile-unrealized-casts";
+    "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
+    "reconcile-unrealized-casts";
+
+static bool hasTosaOps(ModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        return isa<tosa::TosaDialect>(op->getDialect())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Copies into or out of slices become loops: lowered as is, a copy between
+/// strided buffers calls `memrefCopy`, which libpprt does not provide.
+static void lowerStridedCopies(ModuleOp module) {
+  module.walk([](memref::CopyOp copy) {
+    auto isDense = [](Value buffer) {
+      return cast<MemRefType>(buffer.getType()).getLayout().isIdentity();
+    };
+    if (isDense(copy.getSource()) && isDense(copy.getTarget()))
+      return;
+    OpBuilder builder(copy);
+    linalg::CopyOp::create(builder, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  });
+}
 
 static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
   PassManager pm(module.getContext());
@@ -214,11 +255,18 @@ static LogicalResult compile(MLIRContext &context) {
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   if (!module)
     return failure();
+  if (hasTosaOps(*module) && failed(runPipeline(*module, kTosaPipeline)))
+    return failure();
+  if (failed(runPipeline(*module, kElementwisePipeline)))
+    return failure();
   if (failed(runPipeline(*module, schedulePipeline())))
     return failure();
   if (emit == Emit::Schedule)
     return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
   copyRepeatedResults(*module);
+  if (failed(runPipeline(*module, kBufferizePipeline)))
+    return failure();
+  lowerStridedCopies(*module);
   if (failed(runPipeline(*module, kLoweringPipeline)))
     return failure();
   if (emit == Emit::MLIR)

@@ -8,8 +8,8 @@
 
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
+#include "pp/Dialect/PP/Transforms/Adjoints.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScalarDerivative.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
@@ -24,100 +24,27 @@ namespace mlir::pp {
 using namespace mlir;
 using namespace mlir::pp;
 
-/// A zero tensor of `type`, built from tensor.empty and linalg.fill.
-static Value createZeros(OpBuilder &builder, Location loc, Type type) {
-  auto tensorType = cast<RankedTensorType>(type);
-  Value empty = tensor::EmptyOp::create(builder, loc, tensorType.getShape(),
-                                        tensorType.getElementType());
-  Value zero = arith::ConstantOp::create(
-      builder, loc, builder.getZeroAttr(tensorType.getElementType()));
-  return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
-}
-
-/// Whether the body of `op` reduces by summing: it yields `out + f(ins)`
-/// with `f` independent of `out`. The one gradient rule assumes this for
-/// every op with reduction loops.
-static bool isSumReduction(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  auto add =
-      body->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || op.getNumDpsInits() != 1)
-    return false;
-  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
-  Value other = add.getLhs() == out   ? add.getRhs()
-                : add.getRhs() == out ? add.getLhs()
-                                      : Value();
-  return other && out.hasOneUse();
-}
-
-/// The gradient of the linalg op's operand `target` given the gradient
-/// `resultGrad` of its result: one linalg.generic over the op's iteration
-/// space that reduces over the loops the operand does not index.
-static FailureOr<Value> buildOperandGradient(OpBuilder &builder,
-                                             linalg::LinalgOp op,
-                                             OpOperand &target,
-                                             Value resultGrad) {
-  Location loc = op.getLoc();
-  SmallVector<AffineMap> opMaps = op.getIndexingMapsArray();
-  AffineMap targetMap = op.getMatchingIndexingMap(&target);
-  if (!targetMap.isProjectedPermutation())
-    return op.emitOpError("cannot be differentiated: operand #")
-           << target.getOperandNumber()
-           << " is not indexed by a projected permutation";
-  Block *payload = op.getBlock();
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  SmallVector<BlockArgument> usedArgs;
-  for (OpOperand &operand : op->getOpOperands()) {
-    BlockArgument arg = op.getMatchingBlockArgument(&operand);
-    if (arg.use_empty())
-      continue;
-    inputs.push_back(operand.get());
-    maps.push_back(op.getMatchingIndexingMap(&operand));
-    usedArgs.push_back(arg);
-  }
-  inputs.push_back(resultGrad);
-  maps.push_back(op.getIndexingMapMatchingResult(op->getResult(0)));
-  maps.push_back(targetMap);
-  SmallVector<utils::IteratorType> iterators;
-  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
-    iterators.push_back(targetMap.isFunctionOfDim(loop)
-                            ? utils::IteratorType::parallel
-                            : utils::IteratorType::reduction);
-  Value init = createZeros(builder, loc, target.get().getType());
-  LogicalResult bodyStatus = success();
-  bool isZero = false;
-  auto generic = linalg::GenericOp::create(
-      builder, loc, init.getType(), inputs, init, maps, iterators,
-      [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
-        IRMapping mapping;
-        for (auto [arg, local] : llvm::zip(usedArgs, args))
-          mapping.map(arg, local);
-        BlockArgument wrt = op.getMatchingBlockArgument(&target);
-        FailureOr<Value> derivative =
-            differentiatePayload(b, *payload, wrt, mapping);
-        Value acc = args.back();
-        if (failed(derivative) || !*derivative) {
-          // No rule (reported below), or a derivative that is exactly zero.
-          bodyStatus = failed(derivative) ? failure() : success();
-          isZero = succeeded(derivative);
-          linalg::YieldOp::create(b, bodyLoc, acc);
-          return;
-        }
-        Value term = arith::MulFOp::create(b, bodyLoc, args[args.size() - 2],
-                                           *derivative);
-        linalg::YieldOp::create(
-            b, bodyLoc,
-            arith::AddFOp::create(b, bodyLoc, acc, term).getResult());
-      });
-  if (failed(bodyStatus))
-    return op.emitOpError("cannot be differentiated: its body uses an "
-                          "operation pp-derive-backward has no rule for");
-  if (isZero) {
-    generic.erase();
-    return Value();
-  }
-  return generic.getResult(0);
+/// Clones `op` at the builder; an aggregate such as linalg.softmax becomes
+/// the linalg ops it stands for, which the gradient rules cover. Returns
+/// the new ops.
+static SmallVector<Operation *>
+cloneDecomposed(OpBuilder &builder, Operation &op, IRMapping &mapping) {
+  Operation *clone = builder.clone(op, mapping);
+  auto aggregate = dyn_cast<linalg::AggregatedOpInterface>(clone);
+  if (!aggregate)
+    return {clone};
+  Block *block = clone->getBlock();
+  Operation *before = clone->getPrevNode();
+  builder.setInsertionPoint(clone);
+  FailureOr<SmallVector<Value>> values = aggregate.decomposeOperation(builder);
+  builder.setInsertionPointToEnd(block);
+  if (failed(values))
+    return {clone};
+  mapping.map(op.getResults(), *values);
+  clone->erase();
+  auto first = before ? std::next(before->getIterator()) : block->begin();
+  return llvm::map_to_vector(llvm::make_range(first, block->end()),
+                             [](Operation &o) { return &o; });
 }
 
 namespace {
@@ -142,6 +69,7 @@ private:
                        ArrayRef<Operation *> ops, ArrayRef<Value> results,
                        ArrayRef<Slot> resultSlots);
   Slot slotOf(Value value);
+  SmallVector<Value> valuesReadBy(Operation *op);
 
   StageOp stage;
   func::FuncOp step;
@@ -196,14 +124,17 @@ void StageDifferentiator::buildJoint() {
   }
   builder.setInsertionPointToStart(entry);
   for (Operation &op : body.without_terminator()) {
-    Operation *clone = builder.clone(op, mapping);
-    forwardOps.push_back(clone);
-    // Only float tensors carry gradients; masks and indices do not.
-    if (llvm::any_of(clone->getOperands(),
-                     [&](Value v) { return active.contains(v); }))
-      for (Value result : clone->getResults())
-        if (isDifferentiableTensor(result.getType()))
-          active.insert(result);
+    for (Operation *forward : cloneDecomposed(builder, op, mapping)) {
+      forwardOps.push_back(forward);
+      // Float values carry gradients; masks and indices do not. A float
+      // that no rule can carry one to (an extracted scalar) stays active,
+      // so that its use is diagnosed instead of its gradient dropped.
+      if (llvm::any_of(forward->getOperands(),
+                       [&](Value v) { return active.contains(v); }))
+        for (Value result : forward->getResults())
+          if (isa<FloatType>(getElementTypeOrSelf(result.getType())))
+            active.insert(result);
+    }
   }
   for (Value value : body.getTerminator()->getOperands())
     outputs.push_back(mapping.lookup(value));
@@ -230,34 +161,15 @@ LogicalResult StageDifferentiator::differentiate() {
     if (active.contains(output))
       accumulate(builder, output, entry->getArgument(numInputs + i));
   for (Operation *op : llvm::reverse(forwardOps)) {
-    if (llvm::none_of(op->getResults(),
-                      [&](Value v) { return adjoint.count(v); }))
+    SmallVector<Value> resultGrads = llvm::map_to_vector(
+        op->getResults(), [&](Value v) { return adjoint.lookup(v); });
+    if (llvm::none_of(resultGrads, [](Value v) { return bool(v); }))
       continue;
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (!linalgOp)
-      return emitError(op->getLoc(),
-                       "pp-derive-backward cannot differentiate '")
-             << op->getName() << "' in stage " << id();
-    if (op->getNumResults() != 1)
-      return op->emitOpError("cannot be differentiated: ops with several "
-                             "results are not supported");
-    if (linalgOp.getNumReductionLoops() > 0 && !isSumReduction(linalgOp))
-      return op->emitOpError("cannot be differentiated: reductions must sum "
-                             "(yield `out + f(ins)`)");
-    Value resultGrad = adjoint.lookup(op->getResult(0));
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!active.contains(operand.get()))
-        continue;
-      if (linalgOp.isDpsInit(&operand) && linalgOp.getNumReductionLoops() > 0)
-        return op->emitOpError("cannot be differentiated: it accumulates "
-                               "into a value that needs a gradient");
-      FailureOr<Value> grad =
-          buildOperandGradient(builder, linalgOp, operand, resultGrad);
-      if (failed(grad))
-        return failure();
-      if (*grad)
-        accumulate(builder, operand.get(), *grad);
-    }
+    if (failed(buildAdjoint(
+            builder, op, resultGrads,
+            [&](Value v) { return active.contains(v); },
+            [&](Value v, Value grad) { accumulate(builder, v, grad); }, id())))
+      return failure();
   }
   return success();
 }
@@ -289,8 +201,28 @@ Slot StageDifferentiator::slotOf(Value value) {
   return namedSlots.lookup(value);
 }
 
+/// The values of the joint function that `op` reads, in its regions too.
+SmallVector<Value> StageDifferentiator::valuesReadBy(Operation *op) {
+  SmallVector<Value> values;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (operand.getParentBlock() == &joint.front())
+        values.push_back(operand);
+  });
+  return values;
+}
+
+/// Whether a phase function re-computes `value` from what it reads instead
+/// of receiving it: cheap values, and values the runtime cannot store
+/// (masks, indices, scalars).
+static bool isRecomputed(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def &&
+         (isCheapToRecreate(def) || !isDifferentiableTensor(value.getType()));
+}
+
 /// Creates `<prefix>_<phase>` computing `results` with `ops`; values from
-/// outside become arguments unless they are cheap to re-create.
+/// outside become arguments unless they are re-computed.
 func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
                                           ArrayRef<Operation *> ops,
                                           ArrayRef<Value> results,
@@ -301,17 +233,13 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
     Operation *def = value.getDefiningOp();
     if (def && inside.contains(def))
       return;
-    if (isCheapToRecreate(def))
-      llvm::for_each(def->getOperands(), collect);
+    if (isRecomputed(value))
+      llvm::for_each(valuesReadBy(def), collect);
     else
       arguments.insert(value);
   };
   for (Operation *op : ops)
-    op->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (operand.getParentBlock() == &joint.front())
-          collect(operand);
-    });
+    llvm::for_each(valuesReadBy(op), collect);
   for (Value result : results)
     collect(result);
 
@@ -331,15 +259,11 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
     if (mapping.contains(value))
       return;
     Operation *def = value.getDefiningOp();
-    llvm::for_each(def->getOperands(), recreate);
+    llvm::for_each(valuesReadBy(def), recreate);
     builder.clone(*def, mapping);
   };
   for (Operation *op : ops) {
-    op->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (operand.getParentBlock() == &joint.front())
-          recreate(operand);
-    });
+    llvm::for_each(valuesReadBy(op), recreate);
     builder.clone(*op, mapping);
   }
   llvm::for_each(results, recreate);
@@ -395,18 +319,21 @@ LogicalResult StageDifferentiator::run() {
   auto record = [&](ArrayRef<Operation *> ops,
                     const DenseSet<Operation *> &from,
                     SmallVector<Value> &values, SlotKind kind) {
-    // Operands of the ops and values their bodies capture.
+    DenseSet<Value> seen;
+    std::function<void(Value)> visit = [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      if (!def || !from.contains(def) || !seen.insert(value).second ||
+          namedSlots.count(value))
+        return;
+      if (isRecomputed(value)) {
+        llvm::for_each(valuesReadBy(def), visit);
+        return;
+      }
+      namedSlots[value] = Slot{kind, id(), int64_t(values.size())};
+      values.push_back(value);
+    };
     for (Operation *op : ops)
-      op->walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands()) {
-          Operation *def = operand.getDefiningOp();
-          if (!def || !from.contains(def) || isCheapToRecreate(def) ||
-              namedSlots.count(operand))
-            continue;
-          namedSlots[operand] = Slot{kind, id(), int64_t(values.size())};
-          values.push_back(operand);
-        }
-      });
+      llvm::for_each(valuesReadBy(op), visit);
   };
   record(backwardOps, forwardSet, saved, SlotKind::Saved);
   record(weightOps, inputSet, stashed, SlotKind::Stash);

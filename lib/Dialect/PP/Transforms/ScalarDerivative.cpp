@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace {
@@ -56,7 +58,7 @@ struct TangentBuilder {
 
 } // namespace
 
-/// The tangent of `op`'s result from its operands' tangents `t`; `orig` are
+/// The tangent of `op`'s result from its operands' tangents `t`; `x` are
 /// the cloned operands and `result` the cloned result.
 static FailureOr<Value> tangentOf(TangentBuilder &tb, Operation *op,
                                   ArrayRef<Value> x, ArrayRef<Value> t,
@@ -96,28 +98,91 @@ static FailureOr<Value> tangentOf(TangentBuilder &tb, Operation *op,
       .Case<math::SqrtOp>([&](auto) {
         return tb.div(t[0], tb.mul(tb.constant(type, 2.0), result));
       })
+      .Case<math::RsqrtOp>([&](auto) {
+        // d(x^-1/2) = -1/2 x^-3/2 dx
+        Value cube = tb.mul(result, tb.mul(result, result));
+        return tb.mul(t[0], tb.mul(tb.constant(type, -0.5), cube));
+      })
+      .Case<math::ErfOp>([&](auto) {
+        // d erf(x) = 2/sqrt(pi) exp(-x^2) dx
+        Value gauss = math::ExpOp::create(
+            b, loc, arith::NegFOp::create(b, loc, tb.mul(x[0], x[0])));
+        return tb.mul(t[0], tb.mul(tb.constant(type, M_2_SQRTPI), gauss));
+      })
+      .Case<math::AbsFOp>([&](auto) {
+        Value negative = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OLT, x[0], tb.constant(type, 0.0));
+        return tb.select(negative, tb.sub(Value(), t[0]), t[0], type);
+      })
+      .Case<math::PowFOp>([&](auto) {
+        // d(x^y) = y x^(y-1) dx + log(x) x^y dy
+        Value lowered = math::PowFOp::create(
+            b, loc, x[0], tb.sub(x[1], tb.constant(type, 1.0)));
+        Value dx = t[0] ? tb.mul(t[0], tb.mul(x[1], lowered)) : Value();
+        Value dy = t[1] ? tb.mul(t[1], tb.mul(math::LogOp::create(b, loc, x[0]),
+                                              result))
+                        : Value();
+        return tb.add(dx, dy);
+      })
+      .Case<math::Log1pOp>([&](auto) {
+        return tb.div(t[0], tb.add(x[0], tb.constant(type, 1.0)));
+      })
+      .Case<math::ExpM1Op>([&](auto) {
+        return tb.mul(t[0], tb.add(result, tb.constant(type, 1.0)));
+      })
+      .Case<math::FmaOp>([&](auto) {
+        return tb.add(tb.add(tb.mul(t[0], x[1]), tb.mul(x[0], t[1])), t[2]);
+      })
       .Default([](Operation *) { return failure(); });
 }
 
-FailureOr<Value> mlir::pp::differentiatePayload(OpBuilder &builder,
-                                                Block &payload,
-                                                BlockArgument wrt,
-                                                IRMapping &mapping) {
+/// The ops of `payload` that `values` depend on, nested uses included.
+static DenseSet<Operation *> payloadSlice(Block &payload,
+                                          ArrayRef<Value> values) {
+  DenseSet<Operation *> slice;
+  SmallVector<Value> worklist(values);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val().getDefiningOp();
+    if (!op || op->getBlock() != &payload || !slice.insert(op).second)
+      continue;
+    op->walk([&](Operation *nested) {
+      llvm::append_range(worklist, nested->getOperands());
+    });
+  }
+  return slice;
+}
+
+void mlir::pp::clonePayload(OpBuilder &builder, Block &payload,
+                            ArrayRef<Value> values, IRMapping &mapping) {
+  DenseSet<Operation *> slice = payloadSlice(payload, values);
+  for (Operation &op : payload.without_terminator())
+    if (slice.contains(&op))
+      builder.clone(op, mapping);
+}
+
+FailureOr<SmallVector<Value>>
+mlir::pp::differentiatePayload(OpBuilder &builder, Block &payload,
+                               BlockArgument wrt, ArrayRef<Value> values,
+                               IRMapping &mapping) {
   TangentBuilder tb{builder, wrt.getLoc()};
   DenseMap<Value, Value> tangent;
   tangent[wrt] = tb.constant(wrt.getType(), 1.0);
+  DenseSet<Operation *> slice = payloadSlice(payload, values);
   for (Operation &op : payload.without_terminator()) {
+    if (!slice.contains(&op))
+      continue;
     Operation *clone = builder.clone(op, mapping);
-    if (clone->getNumResults() != 1)
-      return failure();
-    SmallVector<Value> x(clone->getOperands());
     SmallVector<Value> t = llvm::map_to_vector(
         op.getOperands(), [&](Value v) { return tangent.lookup(v); });
     // Comparisons and other non-float results carry no derivative.
     if (llvm::none_of(t, [](Value v) { return bool(v); }) ||
-        !isa<FloatType>(clone->getResult(0).getType()))
+        llvm::none_of(clone->getResultTypes(),
+                      [](Type type) { return isa<FloatType>(type); }))
       continue;
-    FailureOr<Value> dt = tangentOf(tb, clone, x, t, clone->getResult(0));
+    FailureOr<Value> dt = failure();
+    if (clone->getNumResults() == 1)
+      dt = tangentOf(tb, clone, SmallVector<Value>(clone->getOperands()), t,
+                     clone->getResult(0));
     if (failed(dt)) {
       emitError(op.getLoc())
           << "no derivative rule for '" << op.getName() << "'";
@@ -125,5 +190,6 @@ FailureOr<Value> mlir::pp::differentiatePayload(OpBuilder &builder,
     }
     tangent[op.getResult(0)] = *dt;
   }
-  return tangent.lookup(payload.getTerminator()->getOperand(0));
+  return llvm::map_to_vector(values,
+                             [&](Value v) { return tangent.lookup(v); });
 }

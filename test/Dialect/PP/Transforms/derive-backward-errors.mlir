@@ -25,8 +25,9 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
   ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
     %e = tensor.empty() : tensor<4xf32>
     %s = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-    // expected-error @+1 {{pp-derive-backward cannot differentiate 'tensor.extract_slice' in stage 0}}
-    %t = tensor.extract_slice %s[0] [2] [1] : tensor<4xf32> to tensor<2xf32>
+    // expected-error @+1 {{pp-derive-backward cannot differentiate 'arith.mulf' in stage 0 (see docs/Autodiff.md for the supported ops)}}
+    %m = arith.mulf %s, %s : tensor<4xf32>
+    %t = tensor.extract_slice %m[0] [2] [1] : tensor<4xf32> to tensor<2xf32>
     pp.yield %t : tensor<2xf32>
   }
   return %r : tensor<2xf32>
@@ -39,7 +40,7 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
   %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
     %e = tensor.empty() : tensor<4xf32>
-    // expected-error @+1 {{cannot be differentiated: its body uses an operation pp-derive-backward has no rule for}}
+    // expected-error @+1 {{'linalg.generic' op in stage 0 cannot be differentiated: its body uses an operation pp-derive-backward has no rule for}}
     %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
         ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
       ^bb0(%p: f32, %q: f32, %o: f32):
@@ -114,16 +115,106 @@ func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3xf32> {pp.param}) -> tens
     %e = tensor.empty() : tensor<4x3xf32>
     %bb = linalg.broadcast ins(%b : tensor<3xf32>) outs(%e : tensor<4x3xf32>) dimensions = [0]
     %p = linalg.mul ins(%a, %bb : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
-    %ninf = arith.constant 0xFF800000 : f32
+    %one = arith.constant 1.0 : f32
     %es = tensor.empty() : tensor<f32>
-    %init = linalg.fill ins(%ninf : f32) outs(%es : tensor<f32>) -> tensor<f32>
-    // expected-error @+1 {{cannot be differentiated: reductions must sum (yield `out + f(ins)`)}}
+    %init = linalg.fill ins(%one : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    // expected-error @+1 {{'linalg.reduce' op in stage 0 cannot be differentiated: result #0 must reduce by a sum or a max or min (yield `out + f(ins)` or `max(out, f(ins))`)}}
     %m = linalg.reduce ins(%p : tensor<4x3xf32>) outs(%init : tensor<f32>) dimensions = [0, 1]
+      (%in: f32, %acc: f32) {
+        %v = arith.mulf %in, %acc : f32
+        linalg.yield %v : f32
+      }
+    pp.yield %m : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A max reduction into a value that itself needs a gradient.
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x3xf32>, %b: tensor<4xf32>):
+    // expected-error @+1 {{'linalg.reduce' op in stage 0 cannot be differentiated: it takes a max or min into an init that needs a gradient}}
+    %m = linalg.reduce ins(%a : tensor<4x3xf32>) outs(%b : tensor<4xf32>) dimensions = [1]
       (%in: f32, %acc: f32) {
         %v = arith.maximumf %in, %acc : f32
         linalg.yield %v : f32
       }
-    pp.yield %m : tensor<f32>
+    pp.yield %m : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The diagonal of a weight: an operand map that repeats a loop.
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4x4xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4x4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4x4xf32>):
+    %e = tensor.empty() : tensor<4xf32>
+    // expected-error @+1 {{'linalg.generic' op in stage 0 cannot be differentiated: operand #1 is not indexed by a projected permutation}}
+    %d = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i, i)>, affine_map<(i) -> (i)>],
+                         iterator_types = ["parallel"]}
+        ins(%a, %b : tensor<4xf32>, tensor<4x4xf32>) outs(%e : tensor<4xf32>) {
+      ^bb0(%p: f32, %q: f32, %o: f32):
+        %m = arith.mulf %p, %q : f32
+        linalg.yield %m : f32
+    } -> tensor<4xf32>
+    pp.yield %d : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A slice at a position known only at run time.
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<2xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<2xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %c0 = arith.constant 0 : index
+    %e = tensor.empty() : tensor<4xf32>
+    %s = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %f = tensor.extract %a[%c0] : tensor<4xf32>
+    %i = arith.fptoui %f : f32 to i32
+    %o = arith.index_cast %i : i32 to index
+    // expected-error @+1 {{'tensor.extract_slice' op in stage 0 cannot be differentiated: offsets, sizes and strides must be static}}
+    %t = tensor.extract_slice %s[%o] [2] [1] : tensor<4xf32> to tensor<2xf32>
+    pp.yield %t : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+// A scalar taken out of a tensor that depends on a weight.
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<f32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %c0 = arith.constant 0 : index
+    %e = tensor.empty() : tensor<4xf32>
+    %s = linalg.mul ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %f = tensor.extract %s[%c0] : tensor<4xf32>
+    %es = tensor.empty() : tensor<f32>
+    // expected-error @+1 {{'linalg.fill' op in stage 0 cannot be differentiated: operand #0 is a scalar that depends on a weight}}
+    %l = linalg.fill ins(%f : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    pp.yield %l : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<f32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %c0 = arith.constant 0 : index
+    %e = tensor.empty() : tensor<4xf32>
+    %s = linalg.mul ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %f = tensor.extract %s[%c0] : tensor<4xf32>
+    // expected-error @+1 {{pp-derive-backward cannot differentiate 'tensor.from_elements' in stage 0}}
+    %l = tensor.from_elements %f : tensor<f32>
+    pp.yield %l : tensor<f32>
   }
   return %r : tensor<f32>
 }

@@ -13,12 +13,18 @@
 
 namespace mlir::pp {
 
-/// Clones `payload` (a linalg body, without its yield) at the builder using
-/// `mapping` for its arguments, and returns the derivative of the yielded
-/// value with respect to `wrt`: a null Value when it is identically zero,
-/// failure when the body holds an op without a derivative rule.
-FailureOr<Value> differentiatePayload(OpBuilder &builder, Block &payload,
-                                      BlockArgument wrt, IRMapping &mapping);
+/// Clones at the builder the ops of `payload` (a linalg body) that `values`
+/// depend on, using `mapping` for the block arguments, and records the
+/// clones in `mapping`.
+void clonePayload(OpBuilder &builder, Block &payload, ArrayRef<Value> values,
+                  IRMapping &mapping);
+
+/// Like clonePayload, and returns the derivatives of `values` with respect
+/// to `wrt`: a null Value where one is identically zero, failure (after an
+/// error) when an op on the way has no derivative rule.
+FailureOr<SmallVector<Value>>
+differentiatePayload(OpBuilder &builder, Block &payload, BlockArgument wrt,
+                     ArrayRef<Value> values, IRMapping &mapping);
 
 } // namespace mlir::pp
 

@@ -1,0 +1,497 @@
+//===- Adjoints.cpp - reverse-mode rules of pp-derive-backward ------------===//
+//
+// Gradients of operands from gradients of results. Every linalg op shares
+// one rule over its indexing maps and scalar payload; the tensor ops that
+// only move data (reshapes, slices, concatenation, padding) have their
+// adjoint data movement.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Transforms/Adjoints.h"
+#include "pp/Dialect/PP/Transforms/ScalarDerivative.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+Value mlir::pp::createZeros(OpBuilder &builder, Location loc, Type type) {
+  auto tensorType = cast<RankedTensorType>(type);
+  Value empty = tensor::EmptyOp::create(builder, loc, tensorType.getShape(),
+                                        tensorType.getElementType());
+  Value zero = arith::ConstantOp::create(
+      builder, loc, builder.getZeroAttr(tensorType.getElementType()));
+  return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+}
+
+static Value floatConstant(OpBuilder &builder, Location loc, Type type,
+                           double value) {
+  return arith::ConstantOp::create(builder, loc,
+                                   builder.getFloatAttr(type, value));
+}
+
+//===----------------------------------------------------------------------===//
+// Linalg ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// How a linalg op folds its payload into one result.
+enum class Combiner {
+  None,    // no reduction loops: the result is the payload value
+  Sum,     // out + f(ins)
+  Extremum // max(out, f(ins)) or min(out, f(ins))
+};
+
+/// What the rule knows about one result of the op.
+struct ResultAdjoint {
+  OpResult result;
+  Combiner combiner = Combiner::None;
+  Value payloadValue; // in the op's body: the value folded into the result
+  Value grad;         // the result's gradient; null if it has none
+  // Extremum only: the gradient divided by the number of iterations that
+  // attain the extremum, so that ties share it.
+  Value tieWeight;
+};
+
+/// The gradient rule shared by all linalg ops. With f the payload and
+/// g the gradient of a result, the gradient of operand x is, for every
+/// point of the iteration space, g * df/dx summed over the loops that x
+/// does not index: one linalg.generic over the op's loops with those loops
+/// made reductions. A max or min reduction routes g to the iterations that
+/// attain the extremum, split evenly between ties.
+class LinalgAdjoint {
+public:
+  LinalgAdjoint(OpBuilder &builder, linalg::LinalgOp op, int64_t stage)
+      : builder(builder), op(op), loc(op.getLoc()), stage(stage) {}
+
+  LogicalResult build(ArrayRef<Value> resultGrads,
+                      function_ref<bool(Value)> needsGradient,
+                      function_ref<void(Value, Value)> accumulate);
+
+private:
+  InFlightDiagnostic emitError() {
+    return op->emitOpError("in stage ")
+           << stage << " cannot be differentiated: ";
+  }
+  FailureOr<ResultAdjoint> analyzeResult(OpResult result);
+  SmallVector<BlockArgument> argumentsUsedBy(ArrayRef<Value> values);
+  void bindAllLoops(SmallVector<Value> &inputs, SmallVector<AffineMap> &maps,
+                    AffineMap outputMap);
+  Value countTies(const ResultAdjoint &result);
+  FailureOr<Value> operandGradient(OpOperand &target);
+
+  OpBuilder &builder;
+  linalg::LinalgOp op;
+  Location loc;
+  int64_t stage;
+  SmallVector<ResultAdjoint> results;
+};
+
+} // namespace
+
+FailureOr<ResultAdjoint> LinalgAdjoint::analyzeResult(OpResult result) {
+  Block *body = op.getBlock();
+  unsigned index = result.getResultNumber();
+  Value yielded = body->getTerminator()->getOperand(index);
+  if (op.getNumReductionLoops() == 0)
+    return ResultAdjoint{result, Combiner::None, yielded};
+  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(index));
+  Operation *combine = yielded.getDefiningOp();
+  Value other;
+  if (combine && combine->getNumOperands() == 2 && out.hasOneUse())
+    other = combine->getOperand(0) == out   ? combine->getOperand(1)
+            : combine->getOperand(1) == out ? combine->getOperand(0)
+                                            : Value();
+  if (other && isa<arith::AddFOp>(combine))
+    return ResultAdjoint{result, Combiner::Sum, other};
+  if (other && isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                   arith::MinNumFOp>(combine))
+    return ResultAdjoint{result, Combiner::Extremum, other};
+  return emitError() << "result #" << index
+                     << " must reduce by a sum or a max or min (yield `out + "
+                        "f(ins)` or `max(out, f(ins))`)";
+}
+
+/// The block arguments that computing `values` reads, in order.
+SmallVector<BlockArgument>
+LinalgAdjoint::argumentsUsedBy(ArrayRef<Value> values) {
+  Block *body = op.getBlock();
+  llvm::SetVector<BlockArgument> used;
+  SmallVector<Value> worklist(values);
+  DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() == body)
+        used.insert(arg);
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (def->getBlock() != body || !seen.insert(def).second)
+      continue;
+    def->walk([&](Operation *nested) {
+      llvm::append_range(worklist, nested->getOperands());
+    });
+  }
+  SmallVector<BlockArgument> args = used.takeVector();
+  llvm::sort(args, [](BlockArgument a, BlockArgument b) {
+    return a.getArgNumber() < b.getArgNumber();
+  });
+  return args;
+}
+
+/// Appends operands of the op that bound the loops that neither `maps` nor
+/// `outputMap` index: a derived generic must span every loop of the op even
+/// where the payload ignores the operand that sets a loop's range.
+void LinalgAdjoint::bindAllLoops(SmallVector<Value> &inputs,
+                                 SmallVector<AffineMap> &maps,
+                                 AffineMap outputMap) {
+  llvm::SmallBitVector bound(op.getNumLoops());
+  auto bind = [&](AffineMap map) {
+    for (AffineExpr expr : map.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        bound.set(dim.getPosition());
+  };
+  llvm::for_each(maps, bind);
+  bind(outputMap);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (bound.all())
+      return;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (llvm::none_of(map.getResults(), [&](AffineExpr expr) {
+          auto dim = dyn_cast<AffineDimExpr>(expr);
+          return dim && !bound.test(dim.getPosition());
+        }))
+      continue;
+    inputs.push_back(operand.get());
+    maps.push_back(map);
+    bind(map);
+  }
+}
+
+/// For an extremum result: how many iterations attain it, per element.
+Value LinalgAdjoint::countTies(const ResultAdjoint &result) {
+  OpResult value = result.result;
+  SmallVector<BlockArgument> args = argumentsUsedBy(result.payloadValue);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (BlockArgument arg : args) {
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    inputs.push_back(operand->get());
+    maps.push_back(op.getMatchingIndexingMap(operand));
+  }
+  AffineMap resultMap = op.getIndexingMapMatchingResult(value);
+  inputs.push_back(value);
+  maps.push_back(resultMap);
+  bindAllLoops(inputs, maps, resultMap);
+  maps.push_back(resultMap);
+  Value init = createZeros(builder, loc, value.getType());
+  Block *payload = op.getBlock();
+  auto count = linalg::GenericOp::create(
+      builder, loc, init.getType(), inputs, init, maps,
+      op.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location bodyLoc, ValueRange blockArgs) {
+        IRMapping mapping;
+        for (auto [arg, local] : llvm::zip(args, blockArgs))
+          mapping.map(arg, local);
+        clonePayload(b, *payload, result.payloadValue, mapping);
+        Value attains = arith::CmpFOp::create(
+            b, bodyLoc, arith::CmpFPredicate::OEQ,
+            mapping.lookup(result.payloadValue), blockArgs[args.size()]);
+        Type type = blockArgs.back().getType();
+        Value one = arith::SelectOp::create(
+            b, bodyLoc, attains, floatConstant(b, bodyLoc, type, 1.0),
+            floatConstant(b, bodyLoc, type, 0.0));
+        linalg::YieldOp::create(
+            b, bodyLoc,
+            arith::AddFOp::create(b, bodyLoc, blockArgs.back(), one)
+                .getResult());
+      });
+  return count.getResult(0);
+}
+
+/// The gradient of operand `target` from the results' gradients: null when
+/// it is identically zero.
+FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
+  AffineMap targetMap = op.getMatchingIndexingMap(&target);
+  if (!targetMap.isProjectedPermutation(/*allowZeroInResults=*/true))
+    return emitError() << "operand #" << target.getOperandNumber()
+                       << " is not indexed by a projected permutation";
+  SmallVector<const ResultAdjoint *> seeded;
+  SmallVector<Value> values;
+  for (const ResultAdjoint &result : results)
+    if (result.grad) {
+      seeded.push_back(&result);
+      values.push_back(result.payloadValue);
+    }
+  SmallVector<BlockArgument> args = argumentsUsedBy(values);
+  BlockArgument wrt = op.getMatchingBlockArgument(&target);
+  if (!llvm::is_contained(args, wrt))
+    return Value();
+
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (BlockArgument arg : args) {
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    inputs.push_back(operand->get());
+    maps.push_back(op.getMatchingIndexingMap(operand));
+  }
+  // Per seeded result: its gradient, and for an extremum the result and the
+  // tie-split gradient, all indexed like the result.
+  for (const ResultAdjoint *result : seeded) {
+    AffineMap resultMap = op.getIndexingMapMatchingResult(result->result);
+    if (result->combiner == Combiner::Extremum) {
+      inputs.append({result->result, result->tieWeight});
+      maps.append({resultMap, resultMap});
+    } else {
+      inputs.push_back(result->grad);
+      maps.push_back(resultMap);
+    }
+  }
+  bindAllLoops(inputs, maps, targetMap);
+  maps.push_back(targetMap);
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+    iterators.push_back(targetMap.isFunctionOfDim(loop)
+                            ? utils::IteratorType::parallel
+                            : utils::IteratorType::reduction);
+  Value init = createZeros(builder, loc, target.get().getType());
+  Block *payload = op.getBlock();
+  LogicalResult status = success();
+  bool isZero = true;
+  auto generic = linalg::GenericOp::create(
+      builder, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &b, Location bodyLoc, ValueRange blockArgs) {
+        IRMapping mapping;
+        for (auto [arg, local] : llvm::zip(args, blockArgs))
+          mapping.map(arg, local);
+        Value acc = blockArgs.back();
+        FailureOr<SmallVector<Value>> derivatives =
+            differentiatePayload(b, *payload, wrt, values, mapping);
+        if (failed(derivatives)) {
+          status = failure();
+          linalg::YieldOp::create(b, bodyLoc, acc);
+          return;
+        }
+        unsigned next = args.size();
+        for (auto [result, derivative] : llvm::zip(seeded, *derivatives)) {
+          bool isExtremum = result->combiner == Combiner::Extremum;
+          Value weight = blockArgs[next];
+          next += isExtremum ? 2 : 1;
+          if (!derivative)
+            continue;
+          if (isExtremum) {
+            Value attains = arith::CmpFOp::create(
+                b, bodyLoc, arith::CmpFPredicate::OEQ,
+                mapping.lookup(result->payloadValue), weight);
+            weight = arith::SelectOp::create(
+                b, bodyLoc, attains, blockArgs[next - 1],
+                floatConstant(b, bodyLoc, weight.getType(), 0.0));
+          }
+          isZero = false;
+          Value term = arith::MulFOp::create(b, bodyLoc, weight, derivative);
+          acc = arith::AddFOp::create(b, bodyLoc, acc, term);
+        }
+        linalg::YieldOp::create(b, bodyLoc, acc);
+      });
+  if (failed(status))
+    return emitError() << "its body uses an operation pp-derive-backward has "
+                          "no rule for";
+  if (isZero) {
+    generic.erase();
+    return Value();
+  }
+  return generic.getResult(0);
+}
+
+LogicalResult
+LinalgAdjoint::build(ArrayRef<Value> resultGrads,
+                     function_ref<bool(Value)> needsGradient,
+                     function_ref<void(Value, Value)> accumulate) {
+  for (OpResult result : op->getResults()) {
+    FailureOr<ResultAdjoint> analyzed = analyzeResult(result);
+    if (failed(analyzed))
+      return failure();
+    analyzed->grad = resultGrads[result.getResultNumber()];
+    if (analyzed->grad && analyzed->combiner == Combiner::Extremum) {
+      Value ties = countTies(*analyzed);
+      Value empty = tensor::EmptyOp::create(
+          builder, loc, cast<RankedTensorType>(ties.getType()).getShape(),
+          cast<RankedTensorType>(ties.getType()).getElementType());
+      analyzed->tieWeight =
+          linalg::DivOp::create(builder, loc, ties.getType(),
+                                ValueRange{analyzed->grad, ties}, empty)
+              .getResult(0);
+    }
+    results.push_back(*analyzed);
+  }
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!needsGradient(operand.get()))
+      continue;
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      return emitError() << "operand #" << operand.getOperandNumber()
+                         << " is a scalar that depends on a weight";
+    if (op.isDpsInit(&operand) && op.getNumReductionLoops() > 0) {
+      // A reduction's init enters its result once: through a sum as is,
+      // through a max or min only where it wins, which is not supported.
+      const ResultAdjoint &result =
+          results[op.getTiedOpResult(&operand).getResultNumber()];
+      if (result.combiner == Combiner::Extremum)
+        return emitError() << "it takes a max or min into an init that needs "
+                              "a gradient";
+      if (result.grad)
+        accumulate(operand.get(), result.grad);
+      continue;
+    }
+    FailureOr<Value> grad = operandGradient(operand);
+    if (failed(grad))
+      return failure();
+    if (*grad)
+      accumulate(operand.get(), *grad);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor ops
+//===----------------------------------------------------------------------===//
+
+/// Slices must have static offsets, sizes and strides: their adjoints are
+/// rebuilt in other functions, which only receive tensors.
+static LogicalResult checkStaticSlice(OffsetSizeAndStrideOpInterface slice,
+                                      int64_t stage) {
+  if (llvm::any_of(llvm::concat<const int64_t>(slice.getStaticOffsets(),
+                                               slice.getStaticSizes(),
+                                               slice.getStaticStrides()),
+                   ShapedType::isDynamic))
+    return slice->emitOpError("in stage ")
+           << stage
+           << " cannot be differentiated: offsets, sizes and strides "
+              "must be static";
+  return success();
+}
+
+/// The adjoint of a tensor op that moves data: the same data moved back.
+/// Returns nullopt when `op` is not such an op.
+static std::optional<LogicalResult>
+buildTensorAdjoint(OpBuilder &b, Operation *op, Value grad,
+                   function_ref<bool(Value)> needsGradient,
+                   function_ref<void(Value, Value)> accumulate, int64_t stage) {
+  Location loc = op->getLoc();
+  auto toward = [&](Value operand, llvm::function_ref<Value()> build) {
+    if (needsGradient(operand))
+      accumulate(operand, build());
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](tensor::ExpandShapeOp expand) {
+        toward(expand.getSrc(), [&] {
+          return tensor::CollapseShapeOp::create(
+              b, loc, expand.getSrcType(), grad,
+              expand.getReassociationIndices());
+        });
+        return success();
+      })
+      .Case([&](tensor::CollapseShapeOp collapse) {
+        toward(collapse.getSrc(), [&] {
+          return tensor::ExpandShapeOp::create(
+              b, loc, collapse.getSrcType(), grad,
+              collapse.getReassociationIndices());
+        });
+        return success();
+      })
+      .Case([&](tensor::ReshapeOp reshape) {
+        toward(reshape.getSource(), [&]() -> Value {
+          auto type = cast<RankedTensorType>(reshape.getSource().getType());
+          auto shapeType =
+              RankedTensorType::get({type.getRank()}, b.getIndexType());
+          Value shape = arith::ConstantOp::create(
+              b, loc, DenseIntElementsAttr::get(shapeType, type.getShape()));
+          return tensor::ReshapeOp::create(b, loc, type, grad, shape);
+        });
+        return success();
+      })
+      .Case([&](tensor::ExtractSliceOp slice) -> LogicalResult {
+        if (failed(checkStaticSlice(slice, stage)))
+          return failure();
+        toward(slice.getSource(), [&] {
+          Value zeros = createZeros(b, loc, slice.getSourceType());
+          return tensor::InsertSliceOp::create(
+              b, loc, grad, zeros, slice.getMixedOffsets(),
+              slice.getMixedSizes(), slice.getMixedStrides());
+        });
+        return success();
+      })
+      .Case([&](tensor::InsertSliceOp slice) -> LogicalResult {
+        if (failed(checkStaticSlice(slice, stage)))
+          return failure();
+        toward(slice.getSource(), [&] {
+          return tensor::ExtractSliceOp::create(
+              b, loc, slice.getSourceType(), grad, slice.getMixedOffsets(),
+              slice.getMixedSizes(), slice.getMixedStrides());
+        });
+        toward(slice.getDest(), [&] {
+          Value zeros = createZeros(b, loc, slice.getSourceType());
+          return tensor::InsertSliceOp::create(
+              b, loc, zeros, grad, slice.getMixedOffsets(),
+              slice.getMixedSizes(), slice.getMixedStrides());
+        });
+        return success();
+      })
+      .Case([&](tensor::ConcatOp concat) {
+        int64_t offset = 0;
+        for (Value input : concat.getInputs()) {
+          auto type = cast<RankedTensorType>(input.getType());
+          SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+          offsets[concat.getDim()] = b.getIndexAttr(offset);
+          toward(input, [&] {
+            return tensor::ExtractSliceOp::create(
+                b, loc, type, grad, offsets,
+                getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+                SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+          });
+          offset += type.getDimSize(concat.getDim());
+        }
+        return success();
+      })
+      .Case([&](tensor::PadOp pad) -> LogicalResult {
+        if (llvm::any_of(llvm::concat<const int64_t>(pad.getStaticLow(),
+                                                     pad.getStaticHigh()),
+                         ShapedType::isDynamic))
+          return pad.emitOpError("in stage ")
+                 << stage
+                 << " cannot be differentiated: padding must be static";
+        toward(pad.getSource(), [&] {
+          auto type = pad.getSourceType();
+          return tensor::ExtractSliceOp::create(
+              b, loc, type, grad, pad.getMixedLowPad(),
+              getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+              SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+        });
+        return success();
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+LogicalResult mlir::pp::buildAdjoint(
+    OpBuilder &builder, Operation *op, ArrayRef<Value> resultGrads,
+    function_ref<bool(Value)> needsGradient,
+    function_ref<void(Value, Value)> accumulate, int64_t stage) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return LinalgAdjoint(builder, linalgOp, stage)
+        .build(resultGrads, needsGradient, accumulate);
+  if (op->getNumResults() == 1) {
+    std::optional<LogicalResult> moved = buildTensorAdjoint(
+        builder, op, resultGrads[0], needsGradient, accumulate, stage);
+    if (moved)
+      return *moved;
+  }
+  return emitError(op->getLoc(), "pp-derive-backward cannot differentiate '")
+         << op->getName() << "' in stage " << stage
+         << " (see docs/Autodiff.md for the supported ops)";
+}
