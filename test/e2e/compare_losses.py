@@ -28,17 +28,21 @@ def parse_schedule(spec, ranks):
 
 
 def train(args, workdir, stages, microbatches, schedule, ranks=None,
-          split=False):
+          split=False, replicas=1, sequential=1):
+    """Trains `replicas` data-parallel copies of the pipeline, each process
+    playing `sequential` replicas in turn."""
     ranks = ranks or stages
     exe = os.path.join(workdir, f"train_{stages}_{ranks}_{microbatches}_"
-                       f"{schedule}_{int(split)}")
+                       f"{schedule}_{int(split)}_{replicas}")
     run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
          str(ranks), "--microbatches", str(microbatches), "--schedule",
-         schedule, "-o", exe] + (["--split-backward"] if split else []))
+         schedule, "--data-parallel", str(replicas), "-o", exe] +
+        (["--split-backward"] if split else []))
     data = ["--corpus", args.corpus] if args.corpus else []
-    out = run(["mpirun", "-np", str(ranks), exe, "--steps", str(args.steps),
-               "--lr", str(args.lr), "--print-params", "--timeout", "60"] +
-              data)
+    out = run(["mpirun", "-np", str(ranks * replicas), exe, "--steps",
+               str(args.steps), "--optimizer", args.optimizer, "--lr",
+               str(args.lr), "--sequential-replicas", str(sequential),
+               "--print-params", "--timeout", "60"] + data)
     losses = [float(m) for m in re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
     params = re.findall(r"^param (\d+) sum (\S+) sumsq (\S+)$", out, re.M)
     if len(losses) != args.steps or not params:
@@ -63,6 +67,9 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
+    parser.add_argument("--data-parallel", type=int, default=1,
+                        help="replicas of each pipeline (ranks x D processes)")
     parser.add_argument("--corpus",
                         help="train on this text (the program's --corpus) "
                         "instead of synthetic data")
@@ -70,7 +77,8 @@ def main():
 
     failed = passed = 0
     with tempfile.TemporaryDirectory() as workdir:
-        ref_losses, ref_params = train(args, workdir, 1, 1, "gpipe")
+        ref_losses, ref_params = train(args, workdir, 1, 1, "gpipe",
+                                       sequential=args.data_parallel)
         head, tail = ref_losses[:5], ref_losses[-5:]
         if not sum(tail) < sum(head):
             print(f"FAIL: the reference loss does not fall: {ref_losses}")
@@ -82,7 +90,7 @@ def main():
                 if schedule == "interleaved-1f1b" and mb % args.ranks:
                     continue
                 losses, params = train(args, workdir, stages, mb, schedule,
-                                       args.ranks, split)
+                                       args.ranks, split, args.data_parallel)
                 worst = max(abs(a - b) / max(abs(b), 1e-12)
                             for a, b in zip(losses, ref_losses))
                 ok = all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))
@@ -90,7 +98,8 @@ def main():
                     close(params[i][k], ref_params[i][k], args.rtol * 10)
                     for i in params for k in (0, 1))
                 name = (f"{spec} stages={stages} ranks={args.ranks} "
-                        f"microbatches={mb}")
+                        f"replicas={args.data_parallel} microbatches={mb} "
+                        f"optimizer={args.optimizer}")
                 print(f"{'PASS' if ok else 'FAIL'}: {name}: max relative loss "
                       f"difference {worst:.2e} over {args.steps} steps")
                 passed, failed = passed + ok, failed + (not ok)

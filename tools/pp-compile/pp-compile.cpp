@@ -66,6 +66,12 @@ static cl::opt<bool> splitBackward(
     cl::desc("Run each backward as input gradient (B) then weight gradient "
              "(W)"),
     cl::init(false));
+static cl::opt<int64_t> dataParallel(
+    "data-parallel",
+    cl::desc("Data-parallel replicas of the pipeline: the program then runs "
+             "on ranks x replicas MPI processes and all-reduces each stage's "
+             "weight gradients"),
+    cl::init(1));
 static cl::opt<std::string> function("function",
                                      cl::desc("Training-step function"),
                                      cl::init("train_step"));
@@ -88,10 +94,11 @@ static std::string schedulePipeline() {
              "{2}},pp-derive-backward{{{2}},"
              "pp-schedule{{schedule={3} num-microbatches={0} "
              "num-ranks={5} split-backward={4} {2}},"
-             "pp-insert-transfers,pp-verify-schedule,canonicalize,cse",
+             "pp-insert-transfers{{num-replicas={6}},pp-verify-schedule,"
+             "canonicalize,cse",
              numMicrobatches.getValue(), numStages.getValue(), fn,
              scheduleName.getValue(), splitBackward ? "true" : "false",
-             numRanks.getValue())
+             numRanks.getValue(), dataParallel.getValue())
       .str();
 }
 
@@ -297,7 +304,9 @@ int main(int argc, char **argv) {
       argc, argv,
       "pp-compile: compile a training step into a pipelined MPI program\n\n"
       "  pp-compile model.mlir --stages 4 --microbatches 8 --schedule 1f1b "
-      "-o train\n  mpirun -np 4 ./train --steps 20\n");
+      "-o train\n  mpirun -np 4 ./train --steps 20\n\n"
+      "With --data-parallel D, run on ranks x D processes (mpirun -np 8 for "
+      "4 ranks and D = 2).\n");
   if (outputFile.empty())
     outputFile = emit == Emit::Exe   ? "train"
                  : emit == Emit::Obj ? "train.o"
@@ -305,6 +314,10 @@ int main(int argc, char **argv) {
   if (numStages < 1 || numMicrobatches < 1 || numRanks < 0) {
     llvm::errs() << "pp-compile: --stages and --microbatches must be at "
                     "least 1\n";
+    return 2;
+  }
+  if (dataParallel < 1) {
+    llvm::errs() << "pp-compile: --data-parallel must be at least 1\n";
     return 2;
   }
   DialectRegistry registry;

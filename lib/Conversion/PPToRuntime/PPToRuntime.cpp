@@ -205,6 +205,19 @@ void RuntimeProgramBuilder::emitDefineProgram() {
   call("pprt_set_program",
        {ctx, i32(schedule.getNumRanks()), i32(schedule.getNumStages()),
         i32(schedule.getNumMicrobatches())});
+  // The runtime then insists on exactly ranks x replicas processes. Only a
+  // schedule that reduces gradients without saying over how many replicas
+  // (an imported one) may run as any number of them.
+  std::optional<uint64_t> replicas = schedule.getNumReplicas();
+  bool reduces =
+      schedule->walk([](AllReduceOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (replicas || !reduces)
+    call("pprt_set_data_parallel", {ctx, i32(replicas.value_or(1))});
+  for (auto &entry : buffers)
+    emitDefineBuffer(entry.second);
+  for (auto &entry : gradientSums)
+    emitDefineBuffer(entry.second);
   for (auto &entry : buffers)
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)

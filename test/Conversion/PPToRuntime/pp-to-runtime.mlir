@@ -52,6 +52,8 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
 // CHECK: call @pprt_set_program(%[[CTX]], %c2_i32, %c2_i32, %c1_i32)
+// No all-reduce, no replicas: exactly 2 processes.
+// CHECK-NEXT: call @pprt_set_data_parallel(%[[CTX]], %c1_i32)
 // One buffer per slot, in order of first use: (id, kind, stage, argument,
 // rank, dims).
 // data:0, the input batch of argument 0, 4x3

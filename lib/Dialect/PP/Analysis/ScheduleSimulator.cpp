@@ -53,6 +53,8 @@ LogicalResult ScheduleSimulator::run(CostFn cost, Semantics semantics,
   std::vector<double> clock(numRanks, 0.0);
   position.assign(rankBegin.begin(), rankBegin.end() - 1);
   SmallVector<int64_t> worklist;
+  // When each stage's all-reduce completes.
+  llvm::DenseMap<int64_t, double> reduced;
   auto park = [&](int64_t rank, int64_t send) {
     nextWaiter[rank] = firstWaiter[send];
     firstWaiter[send] = rank;
@@ -105,8 +107,16 @@ LogicalResult ScheduleSimulator::run(CostFn cost, Semantics semantics,
         }
         now = std::max(now, done);
       }
-      intervals[id] = {now, now + cost(actions[id])};
-      clock[rank] = intervals[id].end;
+      Operation *op = actions[id];
+      if (auto step = dyn_cast<OptimizerStepOp>(op))
+        now = std::max(now, reduced.lookup(step.getStage()));
+      intervals[id] = {now, now + cost(op)};
+      // An all-reduce runs in the background; its stage's optimizer step
+      // waits for it.
+      if (auto reduce = dyn_cast<AllReduceOp>(op))
+        reduced[reduce.getStage()] = intervals[id].end;
+      else
+        clock[rank] = intervals[id].end;
     }
   }
   return success(llvm::all_of(llvm::seq<int64_t>(0, numRanks), [&](int64_t r) {

@@ -1,7 +1,8 @@
 //===- InsertTransfers.cpp - explicit send/recv for cross-rank edges ------===//
 //
 // Makes every dependency between stages on different ranks an explicit
-// pp.send / pp.recv pair and appends each stage's optimizer step.
+// pp.send / pp.recv pair, places each stage's data-parallel gradient
+// all-reduce and appends each stage's optimizer step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,13 +49,48 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
                    stageRank[stage - 1]);
 }
 
+/// Inserts the all-reduce of each stage in `stages` (owned by the rank of
+/// `body`) right after the stage's last weight-gradient action and that
+/// action's gradient send: the reduction then overlaps with the rank's
+/// remaining backward, and the previous rank never waits for it. A stage
+/// without a weight-gradient action gets it at the end (the verifier reports
+/// the missing actions).
+static void insertAllReduces(Block &body, ArrayRef<int64_t> stages,
+                             Location rankLoc) {
+  DenseMap<int64_t, ComputeOp> lastWeightGradient;
+  for (ComputeOp compute : body.getOps<ComputeOp>())
+    if (compute.getPhase() == Phase::backward ||
+        compute.getPhase() == Phase::backward_weight)
+      lastWeightGradient[compute.getStage()] = compute;
+  for (int64_t stage : stages) {
+    OpBuilder builder = OpBuilder::atBlockEnd(&body);
+    Location loc = rankLoc;
+    if (ComputeOp last = lastWeightGradient.lookup(stage)) {
+      Operation *after = last;
+      auto send = dyn_cast_or_null<SendOp>(after->getNextNode());
+      if (send && send.getStage() == last.getStage() &&
+          send.getMb() == last.getMb())
+        after = send;
+      builder.setInsertionPointAfter(after);
+      loc = last.getLoc();
+    }
+    AllReduceOp::create(builder, loc, stage);
+  }
+}
+
 namespace {
 struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
+  using Base::Base;
   void runOnOperation() override {
-    WalkResult result = getOperation().walk([](ScheduleOp schedule) {
+    if (numReplicas < 1) {
+      getOperation().emitError("num-replicas must be at least 1, got ")
+          << numReplicas.getValue();
+      return signalPassFailure();
+    }
+    WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
       WalkResult existing = schedule.walk([](Operation *op) {
-        if (!isa<SendOp, RecvOp, OptimizerStepOp>(op))
+        if (!isa<SendOp, RecvOp, AllReduceOp, OptimizerStepOp>(op))
           return WalkResult::advance();
         op->emitOpError("is already in the schedule: pp-insert-transfers "
                         "expects compute actions only");
@@ -63,15 +99,23 @@ struct InsertTransfersPass
       if (existing.wasInterrupted())
         return WalkResult::interrupt();
       ArrayRef<int64_t> stageRank = schedule.getStageRank();
+      if (numReplicas > 1)
+        schedule.setNumReplicasAttr(
+            OpBuilder(schedule).getI64IntegerAttr(numReplicas));
       for (RankOp rank : schedule.getBody().getOps<RankOp>()) {
         Block &body = rank.getBody().front();
         for (ComputeOp compute :
              llvm::make_early_inc_range(body.getOps<ComputeOp>()))
           insertTransfersAround(compute, rank.getRank(), stageRank);
-        OpBuilder builder = OpBuilder::atBlockEnd(&body);
+        SmallVector<int64_t> owned;
         for (auto [stage, owner] : llvm::enumerate(stageRank))
           if (owner == rank.getRank())
-            OptimizerStepOp::create(builder, rank.getLoc(), stage);
+            owned.push_back(stage);
+        if (numReplicas > 1)
+          insertAllReduces(body, owned, rank.getLoc());
+        OpBuilder builder = OpBuilder::atBlockEnd(&body);
+        for (int64_t stage : owned)
+          OptimizerStepOp::create(builder, rank.getLoc(), stage);
       }
       return WalkResult::advance();
     });

@@ -28,12 +28,24 @@ static std::string joinNumbers(ArrayRef<double> values) {
 }
 
 /// Simulates `schedule` and records what it found; fails on a deadlock.
+/// `allReduceCost` has no entry (free), one (every stage) or one per stage.
 static LogicalResult simulate(ScheduleOp schedule,
                               ScheduleSimulator::Semantics semantics,
-                              StringRef semanticsName) {
+                              StringRef semanticsName,
+                              ArrayRef<double> allReduceCost) {
+  int64_t numCosts = allReduceCost.size();
+  if (numCosts > 1 && numCosts != schedule.getNumStages())
+    return schedule.emitError("all-reduce-cost has ")
+           << numCosts << " values but the schedule has "
+           << schedule.getNumStages() << " stages";
   ScheduleCosts costs(schedule);
   ScheduleSimulator simulator(schedule);
-  auto duration = [&](Operation *op) { return costs.duration(op); };
+  auto duration = [&](Operation *op) {
+    auto reduce = dyn_cast<AllReduceOp>(op);
+    if (!reduce || numCosts == 0)
+      return costs.duration(op);
+    return allReduceCost[numCosts == 1 ? 0 : reduce.getStage()];
+  };
   if (failed(simulator.run(duration, semantics, costs.transferTime()))) {
     simulator.emitDeadlockError().attachNote(schedule.getLoc())
         << "while simulating this schedule with " << semanticsName
@@ -81,8 +93,12 @@ struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
           << semantics << "'; expected async or rendezvous";
       return signalPassFailure();
     }
+    if (llvm::any_of(allReduceCost, [](double c) { return c < 0; })) {
+      getOperation().emitError("all-reduce-cost must not be negative");
+      return signalPassFailure();
+    }
     WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
-      return WalkResult(simulate(schedule, *mode, semantics));
+      return WalkResult(simulate(schedule, *mode, semantics, allReduceCost));
     });
     if (result.wasInterrupted())
       signalPassFailure();

@@ -85,6 +85,7 @@ private:
   void checkComputeDependencies();
   void checkSendsFollowProducers();
   void checkOptimizerSteps();
+  void checkAllReduces();
   void checkTransferMatching();
   void checkDeadlockFreedom();
   void checkRendezvousDeadlockFreedom();
@@ -141,6 +142,7 @@ private:
   llvm::DenseMap<ActionKey, SmallVector<SendOp, 1>> sends;
   llvm::DenseMap<ActionKey, SmallVector<RecvOp, 1>> recvs;
   llvm::DenseMap<int64_t, SmallVector<OptimizerStepOp, 1>> optimizerSteps;
+  llvm::DenseMap<int64_t, SmallVector<AllReduceOp, 1>> allReduces;
   bool failed = false;
 };
 
@@ -169,6 +171,9 @@ ScheduleChecker::ScheduleChecker(ScheduleOp schedule, bool rendezvous)
           })
           .Case([&](OptimizerStepOp step) {
             optimizerSteps[step.getStage()].push_back(step);
+          })
+          .Case([&](AllReduceOp reduce) {
+            allReduces[reduce.getStage()].push_back(reduce);
           });
     }
     ranks.push_back(rank);
@@ -187,6 +192,7 @@ LogicalResult ScheduleChecker::check() {
   checkComputeDependencies();
   checkSendsFollowProducers();
   checkOptimizerSteps();
+  checkAllReduces();
   bool failedBeforeMatching = failed;
   checkTransferMatching();
   bool matched = failed == failedBeforeMatching;
@@ -454,6 +460,46 @@ void ScheduleChecker::checkOptimizerSteps() {
         break;
       }
     }
+  }
+}
+
+/// An all-reduce sums the weight gradients of every micro-batch over the
+/// replicas, so it comes after all of them, once per stage; with several
+/// replicas every stage needs one.
+void ScheduleChecker::checkAllReduces() {
+  for (RankOp rankOp : ranks) {
+    for (AllReduceOp reduce : rankOp.getBody().front().getOps<AllReduceOp>()) {
+      int64_t stage = reduce.getStage();
+      AllReduceOp first = allReduces.lookup(stage).front();
+      if (first != reduce) {
+        reportDuplicate(reduce, first);
+        continue;
+      }
+      for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
+        ComputeOp weight = lookupCompute(Phase::backward, stage, mb);
+        if (!weight)
+          weight = lookupCompute(Phase::backward_weight, stage, mb);
+        if (!weight || precedes(weight, reduce))
+          continue;
+        fail(reduce,
+             describe(reduce) + " runs before the " + describe(weight) +
+                 " whose gradient it reduces",
+             weight, describe(weight) + " here");
+        break;
+      }
+    }
+  }
+  std::optional<uint64_t> replicas = schedule.getNumReplicas();
+  if (!replicas || *replicas < 2)
+    return;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    if (allReduces.count(stage))
+      continue;
+    // Not emitOpError: that would print the whole rank with the error.
+    failed = true;
+    mlir::emitError(ranks[stageRank[stage]].getLoc())
+        << "missing all_reduce of stage " << stage << ": the schedule runs as "
+        << *replicas << " data-parallel replicas";
   }
 }
 

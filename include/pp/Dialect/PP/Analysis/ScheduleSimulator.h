@@ -4,8 +4,10 @@
 // `pp-schedule-v1` contract (shared/spec/schedule-json.md) so that the
 // verifier (deadlock freedom) and the exporters (timelines) agree on what a
 // schedule does: each rank runs its actions in order, a send never blocks, a
-// receive blocks until its matching send was posted, and computations,
-// all-reduces and optimizer steps take their cost and never block.
+// receive blocks until its matching send was posted, computations and
+// optimizer steps take their cost, and an all-reduce takes its cost in the
+// background (data-parallel replicas run the same schedule, so it waits for
+// no one), delaying only its stage's optimizer step.
 //
 // Used by pp-verify-schedule, pp-simulate and the timeline exporters.
 //

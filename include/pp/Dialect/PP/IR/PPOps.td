@@ -91,7 +91,10 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     `pipeline` names the model function whose stages are scheduled. The
     optional `cost` (a `#pp.cost`) says what the schedule was built for
     (unit costs when absent) and `memory_cap` bounds the activation memory
-    each rank may hold, in the units of `cost`'s `activation`.
+    each rank may hold, in the units of `cost`'s `activation`. The schedule
+    describes one pipeline; `num_replicas` (when present) says it runs as
+    that many data-parallel replicas, each stage's weight gradients summed
+    over them by a `pp.all_reduce`.
 
     ```mlir
     pp.schedule @train_step_schedule "1f1b" for @train_step microbatches 2
@@ -110,8 +113,22 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_microbatches,
                        DenseI64ArrayAttr:$stage_rank,
                        OptionalAttr<PP_CostAttr>:$cost,
-                       OptionalAttr<F64Attr>:$memory_cap);
+                       OptionalAttr<F64Attr>:$memory_cap,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
+                           $num_replicas);
   let regions = (region SizedRegion<1>:$body);
+  let builders = [
+    // A schedule of one pipeline, without data-parallel replicas.
+    OpBuilder<(ins "::mlir::StringAttr":$sym_name, "::mlir::StringAttr":$name,
+                   "::mlir::FlatSymbolRefAttr":$pipeline,
+                   "::mlir::IntegerAttr":$num_microbatches,
+                   "::mlir::DenseI64ArrayAttr":$stage_rank,
+                   "::mlir::pp::CostAttr":$cost,
+                   "::mlir::FloatAttr":$memory_cap), [{
+      build($_builder, $_state, sym_name, name, pipeline, num_microbatches,
+            stage_rank, cost, memory_cap, /*num_replicas=*/nullptr);
+    }]>,
+  ];
   let assemblyFormat = [{
     $sym_name $name `for` $pipeline `microbatches` $num_microbatches
     `stage_rank` $stage_rank attr-dict-with-keyword $body
@@ -193,6 +210,21 @@ def PP_RecvOp : PP_ActionOp<"recv"> {
 
 def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {
   let summary = "sum a stage's weight gradients across data-parallel replicas";
+  let description = [{
+    Starts summing the accumulated weight gradients of `stage` over the
+    schedule's data-parallel replicas (the same rank in every replica) and
+    lets the rank go on; the stage's `pp.optimizer_step` waits for the sum.
+    It comes after every weight-gradient action (W or fused backward) of its
+    stage, so that it overlaps with the rest of the rank's backward.
+
+    ```mlir
+    pp.compute backward stage 1 mb 7
+    pp.send gradient stage 1 mb 7 to 0
+    pp.all_reduce stage 1
+    ...
+    pp.optimizer_step stage 1
+    ```
+  }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage);
   let assemblyFormat = "`stage` $stage attr-dict";
 }

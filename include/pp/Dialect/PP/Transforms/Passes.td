@@ -208,16 +208,30 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     `pp.optimizer_step` per stage on its rank. Dependencies between stages
     on the same rank get no transfer.
 
+    With `num-replicas` d > 1 the pipeline runs as d data-parallel replicas
+    (p x d processes): the schedule records `num_replicas = d`, and each
+    stage gets a `pp.all_reduce` right after its last weight-gradient action
+    on its rank (W or fused backward, after that action's gradient send so
+    the previous rank is never held up), where the reduction overlaps with
+    the backward of the rank's other stages; the optimizer step waits for
+    it.
+
     ```mlir
     pp.rank 0 {
       pp.compute forward stage 0 mb 0
       pp.send activation stage 0 mb 0 to 1
       pp.recv gradient stage 0 mb 0 from 1
       pp.compute backward stage 0 mb 0
+      pp.all_reduce stage 0          // num-replicas=2 only
       pp.optimizer_step stage 0
     }
     ```
   }];
+  let options = [
+    Option<"numReplicas", "num-replicas", "int64_t", "1",
+           "Data-parallel replicas of the pipeline; above 1, each stage's "
+           "weight gradients are all-reduced over them">,
+  ];
 }
 
 def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
@@ -228,7 +242,11 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     actions in order, compute actions take their cost, a transfer's data
     arrives `comm` after it is sent. With `semantics=async` (the
     `pp-schedule-v1` contract) sends never block; with `rendezvous` (how
-    NCCL point-to-point behaves) a send also waits for its receive. Reports
+    NCCL point-to-point behaves) a send also waits for its receive. A
+    `pp.all_reduce` takes `all-reduce-cost` (per stage; 0 by default) in
+    the background and its stage's `pp.optimizer_step` waits for it, so a
+    reduction hidden behind the rank's remaining backward costs nothing.
+    Reports
     the makespan, each rank's idle time and the bubble fraction, and each
     rank's peak activation memory as a remark, and records them on the
     schedule as `pp.makespan`, `pp.idle` and `pp.peak_memory`. A schedule
@@ -245,6 +263,9 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
   let options = [
     Option<"semantics", "semantics", "std::string", "\"async\"",
            "Transfer semantics: async (sends never block) or rendezvous">,
+    ListOption<"allReduceCost", "all-reduce-cost", "double",
+               "Time of each stage's gradient all-reduce (one value: every "
+               "stage; default 0)">,
   ];
 }
 
@@ -270,7 +291,10 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     receive) are skipped. With `semantics=rendezvous` the ranks must also
     make progress when a send waits for its receive (NCCL point-to-point).
     With a `memory_cap` on the schedule, no rank may hold more activation
-    memory (in the units of its `#pp.cost`) after any action.
+    memory (in the units of its `#pp.cost`) after any action. A
+    `pp.all_reduce` must follow every weight-gradient action (W or fused
+    backward) of its stage and precede its optimizer step, once per stage;
+    a schedule with `num_replicas` above 1 needs one for every stage.
 
     ```mlir
     pp.rank 1 {
