@@ -56,6 +56,7 @@ void pprt_context_destroy(pprt_context *ctx) {
   }
   free(ctx->buffers);
   free(ctx->pending);
+  free(ctx->saved);
   free(ctx->teacher);
   pprt_corpus_free(ctx->corpus);
   free(ctx);

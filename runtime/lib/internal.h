@@ -56,6 +56,17 @@ typedef enum pprt_optimizer {
 /* Character-level text for --corpus (corpus.c). */
 typedef struct pprt_corpus pprt_corpus;
 
+/* Timings of a --profile run (profile.c). */
+typedef struct pprt_profile pprt_profile;
+
+/* A buffer the forward of `stage` holds for its backward until `until`
+   (pprt_define_saved). */
+typedef struct pprt_saved_buffer {
+  int32_t id;
+  int32_t stage;
+  int32_t until; /* a pprt_phase */
+} pprt_saved_buffer;
+
 /* Run options, shared by every process. */
 typedef struct pprt_options {
   int64_t steps;
@@ -70,6 +81,8 @@ typedef struct pprt_options {
   const char *corpus_path; /* --corpus; NULL for synthetic data */
   bool print_params;
   bool check_gradients;
+  const char *profile_path; /* --profile; NULL when training */
+  int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
 } pprt_options;
 
 struct pprt_context {
@@ -93,6 +106,11 @@ struct pprt_context {
 
   pprt_buffer_desc *buffers; /* indexed by id */
   int32_t num_buffers;       /* 1 + highest id slot allocated in `buffers` */
+
+  pprt_saved_buffer *saved; /* pprt_define_saved, in call order */
+  int32_t num_saved;
+  int32_t saved_cap;
+  pprt_profile *profile; /* non-NULL while --profile measures */
 
   pprt_pending_send *pending;
   int32_t num_pending;
@@ -159,6 +177,13 @@ void pprt_zero_grads(pprt_context *ctx);
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);
+
+/* ---- profile.c ---- */
+/* Runs --profile: warm-up and measured steps, then writes the cost profile
+   from world rank 0; returns the exit status. */
+int pprt_profile_run(pprt_context *ctx);
+/* Notes a send of `numel` elements: the transfer probe sends the largest. */
+void pprt_profile_note_send(pprt_context *ctx, int64_t numel);
 
 /* ---- gradcheck.c ---- */
 /* Compares gradients with finite differences; returns the exit status. */

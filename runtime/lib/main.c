@@ -26,6 +26,9 @@ static void usage(FILE *f, const char *prog) {
           "  --corpus FILE      train on one-hot character windows of FILE\n"
           "                     instead of synthetic data\n"
           "  --print-params     print per-parameter sums after training\n"
+          "  --profile FILE     after --warmup steps, time --steps steps and\n"
+          "                     write per-stage costs to FILE (pp-profile-v1)\n"
+          "  --warmup N         unmeasured steps before profiling (default 2)\n"
           "  --check-gradients  compare gradients with finite differences\n"
           "                     (one-stage programs) instead of training\n"
           "  --help             show this help\n",
@@ -86,6 +89,8 @@ static void default_options(pprt_options *o) {
   o->corpus_path = NULL;
   o->print_params = false;
   o->check_gradients = false;
+  o->profile_path = NULL;
+  o->warmup_steps = 2;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -130,6 +135,10 @@ static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
   }
   if ((v = option_value(argc, argv, i, "corpus")))
     return *(o->corpus_path = v) != '\0';
+  if ((v = option_value(argc, argv, i, "profile")))
+    return *(o->profile_path = v) != '\0';
+  if ((v = option_value(argc, argv, i, "warmup")))
+    return parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0;
   if ((v = option_value(argc, argv, i, "seed")))
     return parse_u64(v, &o->seed);
   if ((v = option_value(argc, argv, i, "timeout")))
@@ -160,6 +169,11 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
     if (strncmp(arg, "--", 2) == 0 && parse_value_option(argc, argv, &i, o))
       continue;
     snprintf(err, err_size, "invalid or unknown option '%s'", arg);
+    return PARSE_ERROR;
+  }
+  if (o->profile_path && (o->steps < 1 || o->check_gradients)) {
+    snprintf(err, err_size,
+             "--profile needs --steps >= 1 and excludes --check-gradients");
     return PARSE_ERROR;
   }
   return PARSE_OK;
@@ -207,6 +221,8 @@ int main(int argc, char **argv) {
   if (pprt_context_start(ctx)) {
     if (opts.check_gradients) {
       rc = pprt_check_gradients(ctx);
+    } else if (opts.profile_path) {
+      rc = pprt_profile_run(ctx);
     } else {
       train(ctx);
       rc = opts.print_params && !pprt_print_params(ctx) ? 1 : 0;

@@ -82,6 +82,7 @@ void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
   pprt_transport *t = ctx->transport;
   int32_t handle = t->ops->isend(t, data, e.b->numel, e.world_peer, e.tag);
   push_pending(ctx, id, e.slot, handle);
+  pprt_profile_note_send(ctx, e.b->numel);
 }
 
 void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,

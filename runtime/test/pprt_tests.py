@@ -259,6 +259,46 @@ def test_bad_option(args):
     check(proc.returncode == 0 and "usage:" in proc.stdout, "--help", proc)
 
 
+def test_profile(args):
+    """--profile times every stage call after the warm-up and writes a
+    pp-profile-v1 file with the saved buffers' sizes and the transfer time."""
+    import json
+    out = os.path.join(args.work, "toy-profile.json")
+    if os.path.exists(out):
+        os.remove(out)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--warmup", "1",
+                  "--profile", out)
+    losses, _ = parse_run(proc)
+    check(len(losses) == 4, "expected 1 warm-up and 3 measured steps", proc)
+    with open(out) as f:
+        prof = json.load(f)
+    check(prof["format"] == "pp-profile-v1" and prof["time_unit"] == "ms"
+          and prof["memory_unit"] == "bytes", f"header: {prof}")
+    check([st["stage"] for st in prof["stages"]] == [0, 1], f"{prof}")
+    for st in prof["stages"]:
+        # The toy's backward is fused: all of it is B.
+        check(st["forward"] > 0 and st["backward_input"] > 0
+              and st["backward_weight"] == 0, f"times: {st}")
+    # Stage 0 keeps X (16x8 floats); stage 1 keeps H, P and Y (16x16,
+    # 16x4, 16x4); nothing is held until a W.
+    check([st["activation_memory"] for st in prof["stages"]] == [512, 1536]
+          and all(st["stash_memory"] == 0 for st in prof["stages"]),
+          f"memory: {prof['stages']}")
+    check(prof["transfer"] > 0, f"no transfer time: {prof}")
+    meta = prof["meta"]
+    check(meta["step_time"] > 0 and meta["steps"] == 3
+          and meta["warmup_steps"] == 1 and meta["ranks"] == 2
+          and meta["backward"].startswith("fused"), f"meta: {meta}")
+    for flags in (["--steps", "0"], ["--check-gradients"]):
+        proc = mpirun(args, 1, args.toy, "--profile", out, *flags)
+        check(proc.returncode == 2 and "--profile needs" in proc.stderr,
+              f"{flags} accepted with --profile", proc)
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--profile",
+                  os.path.join(args.work, "no-such-dir", "p.json"))
+    check(proc.returncode != 0 and "cannot write the profile" in proc.stderr,
+          "unwritable profile path accepted", proc)
+
+
 def test_world_size(args):
     """3 processes cannot run a 2-rank pipeline, nor 2 one declared for 2
     data-parallel replicas."""

@@ -80,6 +80,11 @@ void pp_define_program(pprt_context *ctx) {
   pprt_define_buffer(ctx, LOSS, PPRT_LOSS, 1, 0, 0, 0, 0, 0, 0);
   pprt_define_buffer(ctx, LOSS_GRAD, PPRT_LOSS_GRAD, 1, 0, 0, 0, 0, 0, 0);
   pprt_define_buffer(ctx, P, PPRT_MICROBATCH, 1, 0, 2, ROWS, DOUT, 0, 0);
+  /* What each forward leaves for its backward (--profile's memory). */
+  pprt_define_saved(ctx, X, 0, PPRT_BACKWARD);
+  pprt_define_saved(ctx, H, 1, PPRT_BACKWARD);
+  pprt_define_saved(ctx, P, 1, PPRT_BACKWARD);
+  pprt_define_saved(ctx, Y, 1, PPRT_BACKWARD);
 }
 
 #ifdef TOY_USER_DATA
@@ -166,6 +171,14 @@ static void backward0(pprt_context *ctx, int mb) {
             DH);
 }
 
+/* Runs a stage function as generated code does: timed under --profile. */
+static void timed(pprt_context *ctx, void (*fn)(pprt_context *, int),
+                  int32_t phase, int32_t stage, int mb) {
+  pprt_action_begin(ctx, phase, stage, mb);
+  fn(ctx, mb);
+  pprt_action_end(ctx);
+}
+
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
@@ -185,14 +198,14 @@ static int32_t owner(int stage) { return stage % NUM_RANKS; }
 static void forward_mb(pprt_context *ctx, int mb, bool s0, bool s1,
                        bool local) {
   if (s0) {
-    forward0(ctx, mb);
+    timed(ctx, forward0, PPRT_FORWARD, 0, mb);
     if (!local)
       pprt_send(ctx, H, mb, owner(1), 1, PPRT_ACTIVATION);
   }
   if (s1) {
     if (!local)
       pprt_recv(ctx, H, mb, owner(0), 1, PPRT_ACTIVATION);
-    forward1(ctx, mb);
+    timed(ctx, forward1, PPRT_FORWARD, 1, mb);
     pprt_record_loss(ctx, LOSS, mb);
   }
 }
@@ -200,7 +213,7 @@ static void forward_mb(pprt_context *ctx, int mb, bool s0, bool s1,
 static void backward_mb(pprt_context *ctx, int mb, bool s0, bool s1,
                         bool local) {
   if (s1) {
-    backward1(ctx, mb);
+    timed(ctx, backward1, PPRT_BACKWARD, 1, mb);
     pprt_accumulate(ctx, GW1, DW1_MB, mb);
     if (!local)
       pprt_send(ctx, DH_, mb, owner(0), 0, PPRT_GRADIENT);
@@ -208,7 +221,7 @@ static void backward_mb(pprt_context *ctx, int mb, bool s0, bool s1,
   if (s0) {
     if (!local)
       pprt_recv(ctx, DH_, mb, owner(1), 0, PPRT_GRADIENT);
-    backward0(ctx, mb);
+    timed(ctx, backward0, PPRT_BACKWARD, 0, mb);
     pprt_accumulate(ctx, GW0, DW0_MB, mb);
   }
 }

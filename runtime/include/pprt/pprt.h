@@ -19,6 +19,7 @@ extern "C" {
  *                        [--beta1 F] [--beta2 F] [--eps F] [--seed N]
  *                        [--timeout S] [--sequential-replicas K]
  *                        [--corpus FILE] [--print-params]
+ *                        [--profile FILE [--warmup N]]
  *
  * The world of P processes is split into P / num_ranks data-parallel
  * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
@@ -31,6 +32,12 @@ extern "C" {
  * after the other in each step (accumulating their gradients, applying
  * the optimizer once), so one process can compute what K processes would:
  * the unpipelined reference of a data-parallel run.
+ *
+ * With --profile FILE the program runs --warmup steps (default 2), then
+ * --steps measured steps, timing every stage-function call, and world rank
+ * 0 writes the per-stage median F, B and W times (ms), activation memory
+ * (bytes) and the transfer time as a pp-profile-v1 cost profile
+ * (docs/CostProfile.md), with the median step time in its "meta".
  *
  * All buffer elements are f32. pprt_buffer returns the storage the stage
  * functions compute on; a future accelerator backend returns device memory
@@ -65,6 +72,14 @@ typedef enum pprt_buffer_kind {
      SUM of the micro-batch losses. Persistent. */
   PPRT_LOSS_GRAD = 6,
 } pprt_buffer_kind;
+
+/* The phase of a compute action; the values are those of pp's `#pp.phase`. */
+typedef enum pprt_phase {
+  PPRT_FORWARD = 0,
+  PPRT_BACKWARD_INPUT = 1,  /* B: gradient of the stage's inputs */
+  PPRT_BACKWARD_WEIGHT = 2, /* W: gradient of the stage's weights */
+  PPRT_BACKWARD = 3,        /* B and W fused */
+} pprt_phase;
 
 /* What a transfer carries; only used in diagnostics. */
 typedef enum pprt_transfer_kind {
@@ -104,6 +119,14 @@ void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas);
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
                         int32_t stage, int32_t index, int32_t ndims, int64_t d0,
                         int64_t d1, int64_t d2, int64_t d3);
+
+/* Declares that the per-micro-batch buffer `id` (defined before) is what
+   the forward of `stage` leaves for that stage's backward: it is held from
+   a micro-batch's F until its `until` phase (PPRT_BACKWARD_INPUT,
+   PPRT_BACKWARD_WEIGHT or PPRT_BACKWARD) of the same micro-batch. Only
+   feeds the activation memory that --profile reports. */
+void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
+                       int32_t until);
 
 /* ---- Step actions. ----------------------------------------------------- */
 /* `mb` selects the micro-batch slot, 0 <= mb < num_microbatches; it is
@@ -153,6 +176,13 @@ void pprt_all_reduce(pprt_context *ctx, int32_t stage);
      m = beta1 m + (1 - beta1) grad,  v = beta2 v + (1 - beta2) grad^2,
      param -= lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps). */
 void pprt_optimizer_step(pprt_context *ctx, int32_t stage);
+
+/* Bracket every stage-function call of pp_run_step: `phase` is a
+   pprt_phase. With --profile the runtime times the call; otherwise both
+   return at once. Calls do not nest. */
+void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
+                       int32_t mb);
+void pprt_action_end(pprt_context *ctx);
 
 /* ---- Queries. ---------------------------------------------------------- */
 

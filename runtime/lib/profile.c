@@ -1,0 +1,318 @@
+/* --profile: times every stage-function call and writes the measured
+   per-stage costs as a pp-profile-v1 cost profile (docs/CostProfile.md). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { NUM_PHASES = 4 };
+
+/* Round trips of the transfer probe, after as many unmeasured ones. */
+enum { PROBE_ROUND_TRIPS = 20 };
+
+/* A growable list of durations in milliseconds. */
+typedef struct samples {
+  double *v;
+  int64_t n;
+  int64_t cap;
+} samples;
+
+struct pprt_profile {
+  bool measuring; /* false during the warm-up steps */
+  bool in_action;
+  int32_t phase;
+  int32_t stage;
+  double action_start;
+  samples *actions; /* [stage * NUM_PHASES + phase] */
+  samples steps;
+  int64_t max_send_numel;
+};
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static void push_sample(const pprt_context *ctx, samples *s, double v) {
+  if (s->n == s->cap) {
+    int64_t cap = s->cap ? 2 * s->cap : 64;
+    double *p = realloc(s->v, (size_t)cap * sizeof *p);
+    if (!p)
+      pprt_fatal(ctx, "out of memory recording the profile");
+    s->v = p;
+    s->cap = cap;
+  }
+  s->v[s->n++] = v;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of the samples (reorders them); 0 if there are none. */
+static double median(samples *s) {
+  if (s->n == 0)
+    return 0.0;
+  qsort(s->v, (size_t)s->n, sizeof *s->v, compare_doubles);
+  int64_t h = s->n / 2;
+  return s->n % 2 ? s->v[h] : 0.5 * (s->v[h - 1] + s->v[h]);
+}
+
+void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
+                       int32_t until) {
+  const pprt_buffer_desc *b = pprt_lookup(ctx, id);
+  if (pprt_kind_is_persistent(b->kind))
+    pprt_fatal(ctx, "pprt_define_saved: buffer %d is not per micro-batch", id);
+  if (stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "pprt_define_saved: stage %d out of range 0..%d", stage,
+               ctx->num_stages - 1);
+  if (until != PPRT_BACKWARD_INPUT && until != PPRT_BACKWARD_WEIGHT &&
+      until != PPRT_BACKWARD)
+    pprt_fatal(ctx,
+               "pprt_define_saved: buffer %d held until phase %d, not "
+               "a backward phase",
+               id, until);
+  if (ctx->num_saved == ctx->saved_cap) {
+    int32_t cap = ctx->saved_cap ? 2 * ctx->saved_cap : 16;
+    pprt_saved_buffer *p = realloc(ctx->saved, (size_t)cap * sizeof *p);
+    if (!p)
+      pprt_fatal(ctx, "out of memory defining saved buffers");
+    ctx->saved = p;
+    ctx->saved_cap = cap;
+  }
+  ctx->saved[ctx->num_saved++] = (pprt_saved_buffer){id, stage, until};
+}
+
+void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
+                       int32_t mb) {
+  (void)mb;
+  pprt_profile *p = ctx->profile;
+  if (!p || !p->measuring)
+    return;
+  if (p->in_action)
+    pprt_fatal(ctx, "pprt_action_begin: stage %d is already in an action",
+               p->stage);
+  if (phase < 0 || phase >= NUM_PHASES || stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "pprt_action_begin: bad phase %d or stage %d", phase,
+               stage);
+  p->in_action = true;
+  p->phase = phase;
+  p->stage = stage;
+  p->action_start = now_ms();
+}
+
+void pprt_action_end(pprt_context *ctx) {
+  pprt_profile *p = ctx->profile;
+  if (!p || !p->in_action)
+    return;
+  double elapsed = now_ms() - p->action_start;
+  p->in_action = false;
+  push_sample(ctx, &p->actions[p->stage * NUM_PHASES + p->phase], elapsed);
+}
+
+void pprt_profile_note_send(pprt_context *ctx, int64_t numel) {
+  pprt_profile *p = ctx->profile;
+  if (p && numel > p->max_send_numel)
+    p->max_send_numel = numel;
+}
+
+/* Runs the warm-up and measured steps, recording each measured step's
+   duration (rank 0's view: it ends after every rank's loss arrived). */
+static void run_steps(pprt_context *ctx, pprt_profile *p) {
+  bool root = ctx->transport->world_rank == 0;
+  int64_t total = ctx->opts.warmup_steps + ctx->opts.steps;
+  for (int64_t step = 0; step < total; ++step) {
+    p->measuring = step >= ctx->opts.warmup_steps;
+    double start = now_ms();
+    pprt_begin_step(ctx, step);
+    pprt_run_step(ctx);
+    double loss = pprt_end_step(ctx);
+    if (p->measuring)
+      push_sample(ctx, &p->steps, now_ms() - start);
+    if (root) {
+      printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
+      fflush(stdout);
+    }
+  }
+  p->measuring = false;
+}
+
+static void expect_recv(pprt_context *ctx, float *buf, int64_t n,
+                        int32_t peer) {
+  pprt_transport *t = ctx->transport;
+  if (t->ops->recv(t, buf, n, peer, 0, ctx->opts.timeout_s) != PPRT_RECV_OK)
+    pprt_fatal(ctx, "transfer probe: no reply from rank %d", peer);
+}
+
+/* One-way time of the largest message a step sends, between pipeline ranks
+   r and r + 1 of replica 0 (half the median round trip); the slowest pair.
+   Valid on world rank 0; 0 with one rank. Every process takes part. */
+static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
+  pprt_transport *t = ctx->transport;
+  int32_t largest =
+      -(int32_t)(p->max_send_numel < INT32_MAX ? p->max_send_numel : INT32_MAX);
+  t->ops->allreduce_world_min_i32(t, &largest, 1);
+  int64_t n = -(int64_t)largest;
+  if (ctx->num_ranks < 2 || n == 0)
+    return 0.0;
+  float *buf = pprt_xcalloc(ctx, (size_t)n, sizeof *buf);
+  double *one_way = pprt_xcalloc(ctx, (size_t)ctx->num_ranks, sizeof *one_way);
+  int32_t me = t->world_rank;
+  for (int32_t r = 0; r + 1 < ctx->num_ranks; ++r) {
+    if (me != r && me != r + 1)
+      continue;
+    samples trips = {0};
+    for (int32_t k = 0; k < 2 * PROBE_ROUND_TRIPS; ++k) {
+      double start = now_ms();
+      if (me == r) {
+        t->ops->wait(t, t->ops->isend(t, buf, n, r + 1, 0));
+        expect_recv(ctx, buf, n, r + 1);
+      } else {
+        expect_recv(ctx, buf, n, r);
+        t->ops->wait(t, t->ops->isend(t, buf, n, r, 0));
+      }
+      if (k >= PROBE_ROUND_TRIPS)
+        push_sample(ctx, &trips, now_ms() - start);
+    }
+    if (me == r)
+      one_way[r] = 0.5 * median(&trips);
+    free(trips.v);
+  }
+  t->ops->reduce_world_f64(t, one_way, ctx->num_ranks);
+  double slowest = 0.0;
+  for (int32_t r = 0; r < ctx->num_ranks; ++r)
+    slowest = one_way[r] > slowest ? one_way[r] : slowest;
+  free(one_way);
+  free(buf);
+  return slowest;
+}
+
+/* Per (stage, phase): the median on the rank of replica 0 that ran it, and
+   1 where it ran, summed over the world into world rank 0. */
+static double *gather_medians(pprt_context *ctx, pprt_profile *p) {
+  int32_t n = ctx->num_stages * NUM_PHASES;
+  double *out = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *out);
+  for (int32_t i = 0; i < n && ctx->replica == 0; ++i) {
+    if (p->actions[i].n == 0)
+      continue;
+    out[i] = median(&p->actions[i]);
+    out[n + i] = 1.0;
+  }
+  ctx->transport->ops->reduce_world_f64(ctx->transport, out, 2 * n);
+  return out;
+}
+
+/* Bytes each stage's forward holds per micro-batch: all of its saved
+   buffers (`activation`) and those W still reads (`stash`). */
+static void held_bytes(const pprt_context *ctx, double *activation,
+                       double *stash) {
+  for (int32_t i = 0; i < ctx->num_saved; ++i) {
+    const pprt_saved_buffer *s = &ctx->saved[i];
+    double bytes = (double)ctx->buffers[s->id].numel * sizeof(float);
+    activation[s->stage] += bytes;
+    if (s->until == PPRT_BACKWARD_WEIGHT)
+      stash[s->stage] += bytes;
+  }
+}
+
+/* Writes the profile; `medians` as gather_medians returns them. */
+static bool write_profile(pprt_context *ctx, FILE *f, const double *medians,
+                          double transfer, double step_time) {
+  int32_t n = ctx->num_stages * NUM_PHASES;
+  double *activation =
+      pprt_xcalloc(ctx, 2 * (size_t)ctx->num_stages, sizeof *activation);
+  double *stash = activation + ctx->num_stages;
+  held_bytes(ctx, activation, stash);
+  fprintf(f,
+          "{\n  \"format\": \"pp-profile-v1\",\n  \"time_unit\": \"ms\",\n"
+          "  \"memory_unit\": \"bytes\",\n  \"transfer\": %.6g,\n"
+          "  \"stages\": [\n",
+          transfer);
+  bool fused = false;
+  for (int32_t s = 0; s < ctx->num_stages; ++s) {
+    const double *m = medians + s * NUM_PHASES;
+    const double *ran = medians + n + s * NUM_PHASES;
+    /* A fused backward is all B: the profile of a program compiled without
+       --split-backward cannot tell B from W. */
+    bool split = ran[PPRT_BACKWARD_INPUT] > 0 || ran[PPRT_BACKWARD_WEIGHT] > 0;
+    fused |= ran[PPRT_BACKWARD] > 0;
+    double b = split ? m[PPRT_BACKWARD_INPUT] : m[PPRT_BACKWARD];
+    double w = split ? m[PPRT_BACKWARD_WEIGHT] : 0.0;
+    fprintf(f,
+            "    {\"stage\": %d, \"forward\": %.6g, \"backward_input\": %.6g, "
+            "\"backward_weight\": %.6g, \"activation_memory\": %.17g, "
+            "\"stash_memory\": %.17g}%s\n",
+            s, m[PPRT_FORWARD], b, w, activation[s], stash[s],
+            s + 1 < ctx->num_stages ? "," : "");
+  }
+  fprintf(f,
+          "  ],\n  \"meta\": {\"tool\": \"pprt --profile\", \"step_time\": "
+          "%.6g, \"steps\": %lld, \"warmup_steps\": %lld, \"ranks\": %d, "
+          "\"processes\": %d, \"microbatches\": %d, \"backward\": \"%s\"}\n}\n",
+          step_time, (long long)ctx->opts.steps,
+          (long long)ctx->opts.warmup_steps, ctx->num_ranks,
+          ctx->transport->world_size, ctx->num_microbatches,
+          fused ? "fused: backward_input is B + W" : "split");
+  free(activation);
+  return !ferror(f);
+}
+
+static void free_profile(pprt_profile *p, int32_t num_stages) {
+  for (int32_t i = 0; i < num_stages * NUM_PHASES; ++i)
+    free(p->actions[i].v);
+  free(p->actions);
+  free(p->steps.v);
+  free(p);
+}
+
+/* The first stage with no timed forward, or -1: a program built before the
+   action hooks existed times nothing. */
+static int32_t find_untimed_stage(const pprt_context *ctx,
+                                  const double *medians) {
+  int32_t n = ctx->num_stages * NUM_PHASES;
+  for (int32_t s = 0; s < ctx->num_stages; ++s)
+    if (medians[n + s * NUM_PHASES + PPRT_FORWARD] == 0.0)
+      return s;
+  return -1;
+}
+
+int pprt_profile_run(pprt_context *ctx) {
+  pprt_profile *p = pprt_xcalloc(ctx, 1, sizeof *p);
+  p->actions = pprt_xcalloc(ctx, (size_t)ctx->num_stages * NUM_PHASES,
+                            sizeof *p->actions);
+  ctx->profile = p;
+  run_steps(ctx, p);
+  double transfer = measure_transfer(ctx, p);
+  double *medians = gather_medians(ctx, p);
+  double step_time = median(&p->steps);
+  int rc = 0;
+  int32_t untimed = find_untimed_stage(ctx, medians);
+  if (ctx->transport->world_rank == 0 && untimed >= 0) {
+    fprintf(stderr,
+            "pprt: --profile: no forward of stage %d was timed; rebuild the "
+            "program with a pp-compile that brackets stage functions with "
+            "pprt_action_begin/end\n",
+            untimed);
+    rc = 1;
+  } else if (ctx->transport->world_rank == 0) {
+    const char *path = ctx->opts.profile_path;
+    FILE *f = fopen(path, "w");
+    bool ok = f && write_profile(ctx, f, medians, transfer, step_time);
+    if (f && fclose(f) != 0)
+      ok = false;
+    if (!ok) {
+      fprintf(stderr, "pprt: cannot write the profile '%s'\n", path);
+      rc = 1;
+    }
+  }
+  free(medians);
+  ctx->profile = NULL;
+  free_profile(p, ctx->num_stages);
+  return rc;
+}
