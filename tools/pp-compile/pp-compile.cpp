@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -72,6 +73,16 @@ static cl::opt<int64_t> dataParallel(
              "on ranks x replicas MPI processes and all-reduces each stage's "
              "weight gradients"),
     cl::init(1));
+static cl::opt<std::string>
+    device("device",
+           cl::desc("Device the stage planner costs each pipeline rank on: "
+                    "cpu or h200 for every rank, or one per rank, comma "
+                    "separated (default cpu; docs/CostModel.md)"));
+static cl::opt<std::string>
+    deviceFile("device-file",
+               cl::desc("JSON file describing every rank's device for the "
+                        "stage planner (docs/CostModel.md)"),
+               cl::value_desc("file"));
 static cl::opt<std::string> function("function",
                                      cl::desc("Training-step function"),
                                      cl::init("train_step"));
@@ -85,20 +96,34 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Obj, "obj", "object file"),
                clEnumValN(Emit::Exe, "exe", "executable linked with libpprt")));
 
+/// Options of the stage planner: the pipeline it plans for and its devices.
+/// Schedules it does not know (plugins) leave it to its default, 1f1b.
+static std::string plannerOptions() {
+  std::string options = llvm::formatv("num-stages={0} num-ranks={1}",
+                                      numStages.getValue(), numRanks.getValue())
+                            .str();
+  if (mlir::pp::lookupScheduleGenerator(scheduleName))
+    options += " schedule=" + scheduleName;
+  if (!device.empty())
+    options += " device=" + device;
+  if (!deviceFile.empty())
+    options += " device-file=" + deviceFile;
+  return options;
+}
+
 /// The pass pipeline from a model to a verified schedule.
 static std::string schedulePipeline() {
   std::string fn = "function=" + function;
   return llvm::formatv(
              "pp-split-microbatches{{num-microbatches={0} {2}},"
-             "pp-partition-stages{{num-stages={1} "
-             "{2}},pp-derive-backward{{{2}},"
+             "pp-partition-stages{{{7} {2}},pp-derive-backward{{{2}},"
              "pp-schedule{{schedule={3} num-microbatches={0} "
              "num-ranks={5} split-backward={4} {2}},"
              "pp-insert-transfers{{num-replicas={6}},pp-verify-schedule,"
              "canonicalize,cse",
              numMicrobatches.getValue(), numStages.getValue(), fn,
              scheduleName.getValue(), splitBackward ? "true" : "false",
-             numRanks.getValue(), dataParallel.getValue())
+             numRanks.getValue(), dataParallel.getValue(), plannerOptions())
       .str();
 }
 

@@ -1,18 +1,25 @@
 //===- PartitionStages.cpp - cut a training step into pipeline stages -----===//
 //
-// Assigns the ops of a training step to consecutive stages, at user markers
-// or by balancing estimated FLOPs, and wraps each stage in a pp.stage op.
+// Plans the stages of a training step (the cost model's times and memory,
+// the partition planner's optimal cuts, user markers as fixed cuts) and
+// wraps each stage in a pp.stage op.
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/CostModel.h"
+#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPPARTITIONSTAGES
@@ -51,63 +58,43 @@ static bool isStageWork(Operation &op) {
          });
 }
 
-/// Estimated floating-point work of an op: iterations times payload ops.
-static double estimateFlops(Operation *op) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp)
-    return 1.0;
-  double iterations = 1.0;
-  for (int64_t range : linalgOp.getStaticLoopRanges())
-    iterations *= ShapedType::isDynamic(range) ? 1.0 : double(range);
-  double payload =
-      std::max<size_t>(linalgOp.getBlock()->getOperations().size() - 1, 1);
-  return iterations * payload;
-}
-
-/// Splits `costs` into `numStages` contiguous, non-empty parts minimising the
-/// largest part (linear partition by dynamic programming). Returns the index
-/// of the first op of every stage.
-static SmallVector<size_t> balanceStages(ArrayRef<double> costs,
-                                         size_t numStages) {
-  size_t n = costs.size();
-  SmallVector<double> prefix(n + 1, 0.0);
-  for (size_t i = 0; i < n; ++i)
-    prefix[i + 1] = prefix[i] + costs[i];
-  const double inf = std::numeric_limits<double>::infinity();
-  // best[k][i]: the smallest bottleneck for the first i ops in k stages.
-  std::vector<std::vector<double>> best(numStages + 1,
-                                        std::vector<double>(n + 1, inf));
-  std::vector<std::vector<size_t>> cut(numStages + 1,
-                                       std::vector<size_t>(n + 1, 0));
-  best[0][0] = 0.0;
-  for (size_t k = 1; k <= numStages; ++k)
-    for (size_t i = k; i <= n; ++i)
-      for (size_t j = k - 1; j < i; ++j) {
-        double value = std::max(best[k - 1][j], prefix[i] - prefix[j]);
-        if (value < best[k][i]) {
-          best[k][i] = value;
-          cut[k][i] = j;
-        }
-      }
-  SmallVector<size_t> starts(numStages);
-  for (size_t k = numStages, i = n; k > 0; --k) {
-    starts[k - 1] = cut[k][i];
-    i = cut[k][i];
-  }
-  return starts;
-}
-
 namespace {
+
+/// What the planner is asked to optimise for: the pass options.
+struct PlannerOptions {
+  int64_t numStages = 0, numRanks = 0, numMicrobatches = 0;
+  StringRef schedule;
+  ArrayRef<std::string> devices;
+  StringRef deviceFile;
+  double memoryCap = 0.0, parameterCopies = 2.0;
+  bool printTable = false, printCosts = false;
+};
+
+/// The pipeline the stages are planned for: where each stage runs, how many
+/// micro-batches of it a rank holds at most, and the ranks' devices.
+struct PipelineTarget {
+  SmallVector<int64_t> stageRank;
+  SmallVector<double> inFlight;
+  SmallVector<DeviceDescription> devices;
+  SmallVector<double> memoryCap;
+};
 
 /// Builds the pp.stage ops of one training step.
 class StagePartitioner {
 public:
   StagePartitioner(func::FuncOp func) : func(func) {}
 
-  LogicalResult run(int64_t numStages);
+  LogicalResult run(const PlannerOptions &options);
 
 private:
-  LogicalResult assignStages(int64_t numStages);
+  LogicalResult assignStages(const PlannerOptions &options);
+  FailureOr<int64_t> countStages(const PlannerOptions &options,
+                                 ArrayRef<BoundaryOp> markers,
+                                 ArrayRef<int64_t> markerCuts);
+  FailureOr<PipelineTarget> describeTarget(const PlannerOptions &options,
+                                           int64_t numStages);
+  LogicalResult planStages(const PlannerOptions &options, int64_t numStages,
+                           ArrayRef<int64_t> markerCuts);
   void buildStages(int64_t numStages);
   Value materialize(Value value, IRMapping &mapping, OpBuilder &builder);
   LogicalResult checkWeightsUnshared();
@@ -119,48 +106,312 @@ private:
 
 } // namespace
 
-LogicalResult StagePartitioner::assignStages(int64_t numStages) {
+/// The number of stages: the option, or one more than the markers.
+FailureOr<int64_t> StagePartitioner::countStages(const PlannerOptions &options,
+                                                 ArrayRef<BoundaryOp> markers,
+                                                 ArrayRef<int64_t> markerCuts) {
+  int64_t numStages = options.numStages;
+  if (numStages == 0 && markers.empty())
+    return func.emitError("num-stages must be at least 1 without stage "
+                          "markers, got 0");
+  if (numStages == 0)
+    numStages = markers.size() + 1;
+  if (numStages < int64_t(markers.size()) + 1)
+    return markers.front()->emitError("the model has ")
+           << markers.size() << " stage markers, which make at least "
+           << markers.size() + 1 << " stages, but " << numStages
+           << " stages were requested";
+  // Cuts are in program order: equal neighbours enclose an empty stage.
+  for (auto [index, cut] : llvm::enumerate(markerCuts))
+    if (cut == 0 || cut == int64_t(work.size()) ||
+        (index > 0 && markerCuts[index - 1] == cut))
+      return markers[index]->emitError(
+          "stage marker leaves a stage without ops");
+  if (int64_t(work.size()) < numStages)
+    return func.emitError("cannot cut ")
+           << work.size() << " ops into " << numStages << " stages";
+  return numStages;
+}
+
+/// Per stage, the most micro-batches whose activations its rank holds at
+/// once under the schedule: forwards run minus backwards run.
+static SmallVector<double> countInFlight(const GeneratedSchedule &schedule,
+                                         int64_t numStages) {
+  SmallVector<double> held(numStages, 0.0), peak(numStages, 0.0);
+  for (ArrayRef<ScheduledAction> actions : schedule.ranks)
+    for (const ScheduledAction &action : actions) {
+      if (action.phase == Phase::forward)
+        peak[action.stage] = std::max(peak[action.stage], ++held[action.stage]);
+      else if (action.phase != Phase::backward_weight)
+        --held[action.stage];
+    }
+  return peak;
+}
+
+FailureOr<PipelineTarget>
+StagePartitioner::describeTarget(const PlannerOptions &options,
+                                 int64_t numStages) {
+  int64_t microbatches = options.numMicrobatches;
+  if (auto split = func->getAttrOfType<IntegerAttr>(kMicrobatchesAttr);
+      split && microbatches == 0)
+    microbatches = split.getInt();
+  ScheduleProblem problem{numStages, std::max<int64_t>(microbatches, 1),
+                          options.numRanks ? options.numRanks : numStages};
+  problem.context = func.getContext();
+  if (microbatches < 0 || problem.numRanks < 1 ||
+      numStages % problem.numRanks != 0)
+    return func.emitError("cannot place ")
+           << numStages << " stages on " << problem.numRanks << " ranks with "
+           << problem.numMicrobatches << " micro-batches";
+  const ScheduleGenerator *generator =
+      lookupScheduleGenerator(options.schedule);
+  if (!generator)
+    return func.emitError("unknown schedule '")
+           << options.schedule << "'; expected one of "
+           << listScheduleGenerators();
+  FailureOr<GeneratedSchedule> schedule =
+      generator->generate(problem, [&] { return func.emitError(); });
+  if (failed(schedule))
+    return failure();
+
+  PipelineTarget target;
+  target.stageRank = schedule->stageRank;
+  target.inFlight = countInFlight(*schedule, numStages);
+  llvm::Expected<SmallVector<DeviceDescription>> devices =
+      resolveDevices(options.devices, options.deviceFile, problem.numRanks);
+  if (!devices)
+    return func.emitError(llvm::toString(devices.takeError()));
+  target.devices = std::move(*devices);
+  for (const DeviceDescription &device : target.devices)
+    target.memoryCap.push_back(options.memoryCap > 0.0 ? options.memoryCap
+                                                       : device.memoryCapacity);
+  return target;
+}
+
+/// Prints the chain's per-op costs as one JSON document, for tools that
+/// check the planner (test/e2e/partition_oracle.py).
+static void printCosts(raw_ostream &os, const StageCostModel &model,
+                       ArrayRef<int64_t> markerCuts) {
+  llvm::json::OStream json(os);
+  auto ids = [&](ArrayRef<int64_t> list) {
+    json.array(
+        [&] { llvm::for_each(list, [&](int64_t id) { json.value(id); }); });
+  };
+  json.object([&] {
+    json.attributeArray("ops", [&] {
+      for (const StageCostModel::Op &op : model.getOps())
+        json.object([&] {
+          json.attribute("name", op.op->getName().getStringRef());
+          json.attribute("flops", op.cost.flops);
+          json.attribute("bytes", op.cost.bytes);
+          json.attributeBegin("weights");
+          ids(op.weights);
+          json.attributeEnd();
+          json.attributeBegin("reads");
+          ids(op.reads);
+          json.attributeEnd();
+          json.attributeBegin("writes");
+          ids(op.writes);
+          json.attributeEnd();
+        });
+    });
+    json.attributeArray("values", [&] {
+      for (const StageCostModel::ChainValue &value : model.getValues())
+        json.object([&] {
+          json.attribute("bytes", value.bytes);
+          json.attribute("definer", value.definer);
+          json.attribute("last_use", value.lastUse);
+        });
+    });
+    json.attributeArray("weight_bytes", [&] {
+      llvm::for_each(model.getWeightBytes(), [&](double b) { json.value(b); });
+    });
+    json.attributeBegin("markers");
+    ids(markerCuts);
+    json.attributeEnd();
+  });
+  os << "\n";
+}
+
+/// Prints the planned stages and ranks as a table.
+static void printTable(raw_ostream &os, const StageCostModel &model,
+                       const PipelineTarget &target, ArrayRef<int64_t> starts,
+                       ArrayRef<StageLoad> loads, double parameterCopies) {
+  int64_t numStages = starts.size();
+  int64_t numRanks = target.devices.size();
+  os << llvm::format("%-5s %-4s %-9s %-10s %-10s %-10s %-10s %-10s %-10s "
+                     "%-9s %s\n",
+                     "stage", "rank", "ops", "flops", "F(s)", "B(s)", "W(s)",
+                     "params(B)", "acts(B)", "in-flight", "send(B)");
+  SmallVector<double> rankTime(numRanks, 0.0), rankMemory(numRanks, 0.0);
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    int64_t begin = starts[stage];
+    int64_t end = stage + 1 < numStages ? starts[stage + 1] : model.size();
+    int64_t rank = target.stageRank[stage];
+    StageCost cost = model.getStageCost(begin, end, target.devices[rank]);
+    std::string ops = llvm::formatv("{0}-{1}", begin, end - 1).str();
+    os << llvm::format("%-5d %-4d %-9s %-10.4g %-10.4g %-10.4g %-10.4g "
+                       "%-10.4g %-10.4g %-9g %.4g\n",
+                       int(stage), int(rank), ops.c_str(), cost.flops,
+                       cost.forward, cost.backwardInput, cost.backwardWeight,
+                       cost.parameterBytes, cost.activationBytes,
+                       target.inFlight[stage],
+                       end < model.size() ? model.getBoundaryBytes(end) : 0.0);
+    rankTime[rank] += loads[stage].time;
+    rankMemory[rank] += loads[stage].memory;
+  }
+  int64_t bottleneck = llvm::max_element(rankTime) - rankTime.begin();
+  os << llvm::format("%-5s %-8s %-12s %-12s %s\n", "rank", "device", "time(s)",
+                     "memory(B)", "cap(B)");
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    os << llvm::format("%-5d %-8s %-12.6g %-12.6g %-12.6g%s\n", int(rank),
+                       target.devices[rank].name.c_str(), rankTime[rank],
+                       rankMemory[rank], target.memoryCap[rank],
+                       rank == bottleneck ? " bottleneck" : "");
+  os << llvm::format("bottleneck: rank %d, %.9g s per micro-batch "
+                     "(F + B + W and transfers; weights x%g)\n",
+                     int(bottleneck), rankTime[bottleneck], parameterCopies);
+}
+
+/// Reports that no partition fits the memory caps, with the smallest caps
+/// (the given ones scaled by one factor) that some partition fits.
+static void reportMemoryInfeasible(func::FuncOp func, PartitionProblem problem,
+                                   const PipelineTarget &target) {
+  auto memoryLoad = problem.load;
+  SmallVector<double> caps = std::move(problem.memoryCap);
+  auto scaled = [&](int64_t stage, int64_t begin, int64_t end) {
+    return StageLoad{memoryLoad(stage, begin, end).memory /
+                         caps[problem.stageRank[stage]],
+                     0.0};
+  };
+  problem.load = scaled;
+  std::optional<Partition> smallest = planPartition(problem);
+  InFlightDiagnostic diag = func.emitError("no partition into ")
+                            << problem.getNumStages()
+                            << " stages fits the memory caps";
+  if (!smallest)
+    return;
+  double factor = smallest->bottleneck;
+  auto bytes = [](double value) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%.10g", value);
+    return text;
+  };
+  if (llvm::all_equal(caps)) {
+    diag << "; the smallest feasible cap is " << bytes(caps.front() * factor)
+         << " bytes per rank";
+    return;
+  }
+  diag << "; the caps must grow by a factor of " << bytes(factor) << " to";
+  for (double cap : caps)
+    diag << " " << bytes(cap * factor);
+  diag << " bytes";
+}
+
+LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
+                                           int64_t numStages,
+                                           ArrayRef<int64_t> markerCuts) {
+  FailureOr<PipelineTarget> target = describeTarget(options, numStages);
+  if (failed(target))
+    return failure();
+  StageCostModel model(func, work);
+  if (options.printCosts)
+    printCosts(llvm::outs(), model, markerCuts);
+
+  // Per rank, the running F + B + W of the ops on its device.
+  int64_t numRanks = target->devices.size();
+  std::vector<SmallVector<double>> computePrefix(numRanks);
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    computePrefix[rank].push_back(0.0);
+    for (int64_t op = 0; op < model.size(); ++op)
+      computePrefix[rank].push_back(
+          computePrefix[rank].back() +
+          model.getComputeTime(op, target->devices[rank]));
+  }
+  // A transfer (activation forward, gradient backward) keeps both ends of
+  // a boundary between two ranks busy.
+  auto transfer = [&](int64_t stage, int64_t cut, int64_t other) {
+    int64_t from = target->stageRank[stage], to = target->stageRank[other];
+    return from == to ? 0.0
+                      : 2.0 * model.getTransferTime(cut, target->devices[from],
+                                                    target->devices[to]);
+  };
+  auto load = [&](int64_t stage, int64_t begin, int64_t end) {
+    int64_t rank = target->stageRank[stage];
+    StageLoad result;
+    result.time = computePrefix[rank][end] - computePrefix[rank][begin];
+    if (stage > 0)
+      result.time += transfer(stage, begin, stage - 1);
+    if (stage + 1 < numStages)
+      result.time += transfer(stage, end, stage + 1);
+    result.memory =
+        options.parameterCopies * model.getParameterBytes(begin, end) +
+        target->inFlight[stage] * model.getActivationBytes(begin, end);
+    return result;
+  };
+
+  PartitionProblem problem;
+  problem.numOps = model.size();
+  problem.stageRank = target->stageRank;
+  problem.mayCut.assign(model.size() + 1, true);
+  problem.mustCut.assign(model.size() + 1, false);
+  for (int64_t cut = 0; cut <= model.size(); ++cut)
+    problem.mayCut[cut] = !model.splitsWeight(cut);
+  for (int64_t cut : markerCuts)
+    problem.mustCut[cut] = true;
+  problem.load = load;
+  problem.memoryCap = target->memoryCap;
+
+  std::optional<Partition> plan = planPartition(problem);
+  if (!plan) {
+    PartitionProblem uncapped = problem;
+    uncapped.memoryCap.clear();
+    if (planPartition(uncapped)) {
+      reportMemoryInfeasible(func, problem, *target);
+      return failure();
+    }
+    return func.emitError("no partition into ")
+           << numStages
+           << " stages cuts at every stage marker and keeps the users of "
+              "each weight in one stage";
+  }
+  if (options.printTable) {
+    SmallVector<StageLoad> loads;
+    for (int64_t stage = 0; stage < numStages; ++stage)
+      loads.push_back(
+          load(stage, plan->starts[stage],
+               stage + 1 < numStages ? plan->starts[stage + 1] : model.size()));
+    printTable(llvm::outs(), model, *target, plan->starts, loads,
+               options.parameterCopies);
+  }
+  for (auto [index, op] : llvm::enumerate(work))
+    stageOf[op] = llvm::upper_bound(plan->starts, int64_t(index)) -
+                  plan->starts.begin() - 1;
+  return success();
+}
+
+LogicalResult StagePartitioner::assignStages(const PlannerOptions &options) {
   SmallVector<BoundaryOp> markers;
+  SmallVector<int64_t> markerCuts; // markers as cuts before a work op
   for (Operation &op : func.front().without_terminator()) {
-    if (auto marker = dyn_cast<BoundaryOp>(op))
+    if (auto marker = dyn_cast<BoundaryOp>(op)) {
       markers.push_back(marker);
-    else if (isStageWork(op))
+      markerCuts.push_back(work.size());
+    } else if (isStageWork(op)) {
       work.push_back(&op);
+    }
   }
   if (work.empty())
     return func.emitError("the training step has no ops to partition");
   if (!func.front().getOps<StageOp>().empty())
     return func.emitError("the training step is already partitioned");
-  if (!markers.empty()) {
-    if (numStages != 0 && numStages != int64_t(markers.size()) + 1)
-      return markers.front().emitError("the model has ")
-             << markers.size() << " stage markers, which make "
-             << markers.size() + 1 << " stages, but " << numStages
-             << " stages were requested";
-    int64_t stage = 0;
-    for (Operation &op : func.front().without_terminator()) {
-      if (isa<BoundaryOp>(op))
-        ++stage;
-      else if (isStageWork(op))
-        stageOf[&op] = stage;
-    }
-    for (BoundaryOp marker : markers) {
-      marker.getOutput().replaceAllUsesWith(marker.getInput());
-      marker.erase();
-    }
-    return success();
+  FailureOr<int64_t> numStages = countStages(options, markers, markerCuts);
+  if (failed(numStages) || failed(planStages(options, *numStages, markerCuts)))
+    return failure();
+  for (BoundaryOp marker : markers) {
+    marker.getOutput().replaceAllUsesWith(marker.getInput());
+    marker.erase();
   }
-  if (numStages < 1)
-    return func.emitError("num-stages must be at least 1 without stage "
-                          "markers, got ")
-           << numStages;
-  if (int64_t(work.size()) < numStages)
-    return func.emitError("cannot cut ")
-           << work.size() << " ops into " << numStages << " stages";
-  SmallVector<double> costs = llvm::map_to_vector(work, estimateFlops);
-  SmallVector<size_t> starts = balanceStages(costs, numStages);
-  for (auto [index, op] : llvm::enumerate(work))
-    stageOf[op] = llvm::upper_bound(starts, index) - starts.begin() - 1;
   return success();
 }
 
@@ -276,12 +527,12 @@ LogicalResult StagePartitioner::checkWeightsUnshared() {
   return success();
 }
 
-LogicalResult StagePartitioner::run(int64_t numStages) {
-  if (failed(assignStages(numStages)))
+LogicalResult StagePartitioner::run(const PlannerOptions &options) {
+  if (failed(assignStages(options)))
     return failure();
-  numStages = 1 + llvm::max_element(stageOf, [](auto a, auto b) {
-                    return a.second < b.second;
-                  })->second;
+  int64_t numStages = 1 + llvm::max_element(stageOf, [](auto a, auto b) {
+                            return a.second < b.second;
+                          })->second;
   buildStages(numStages);
   if (failed(checkWeightsUnshared()))
     return failure();
@@ -301,7 +552,20 @@ struct PartitionStagesPass
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = lookupTrainingStep(getOperation(), function);
-    if (!func || failed(StagePartitioner(func).run(numStages)))
+    if (!func)
+      return signalPassFailure();
+    PlannerOptions options;
+    options.numStages = numStages;
+    options.numRanks = numRanks;
+    options.numMicrobatches = numMicrobatches;
+    options.schedule = schedule;
+    options.devices = device;
+    options.deviceFile = deviceFile;
+    options.memoryCap = memoryCap;
+    options.parameterCopies = parameterCopies;
+    options.printTable = printTable;
+    options.printCosts = printCosts;
+    if (failed(StagePartitioner(func).run(options)))
       signalPassFailure();
   }
 };

@@ -1,7 +1,8 @@
-// Without markers, stages get about equal estimated FLOPs (iterations times
-// payload ops). Here the matmuls cost 4*64*64*2 = 32768, 32768, 4*64*8*2 =
-// 4096 and 4*8*8*2 = 512: two stages cut after the first matmul (32768 vs
-// 37376), three stages put the two small matmuls together.
+// Without markers, the planner balances estimated time (docs/CostModel.md).
+// Here the matmuls cost 4*64*64*2 = 32768, 32768, 4*64*8*2 = 4096 and
+// 4*8*8*2 = 512 FLOPs and move 19456, 19456, 3328 and 640 bytes: on the
+// default device (memory bound) as by FLOPs, two stages cut after the first
+// matmul, three stages put the two small matmuls together.
 // RUN: pp-opt %s --pp-partition-stages=num-stages=2 | FileCheck %s --check-prefix=TWO
 // RUN: pp-opt %s --pp-partition-stages=num-stages=3 | FileCheck %s --check-prefix=THREE
 

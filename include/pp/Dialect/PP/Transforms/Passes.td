@@ -38,14 +38,36 @@ def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
 }
 
 def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
-  let summary = "Cut a training step into pipeline stages";
+  let summary = "Plan and cut a training step into pipeline stages";
   let description = [{
     Moves the ops of the training-step function into `num-stages`
-    consecutive `pp.stage` ops. User markers (`pp.boundary`) are honoured
-    as the only cut points when present; without markers the ops are split
-    so that each stage gets about the same estimated FLOPs. Values used by a
-    later stage are threaded through the stages in between, so data only
-    flows from stage s to stage s + 1 (or comes from function arguments).
+    consecutive `pp.stage` ops. Values used by a later stage are threaded
+    through the stages in between, so data only flows from stage s to
+    stage s + 1 (or comes from function arguments).
+
+    The cuts are planned: the cost model (docs/CostModel.md) estimates each
+    op's FLOPs and bytes, turns them into forward (F), input-gradient (B)
+    and weight-gradient (W) time on each rank's device, and a dynamic
+    program picks the contiguous partition whose busiest rank is the least
+    busy per micro-batch (F + B + W of its stages, plus twice the transfer
+    time of each boundary it shares with another rank), among those whose
+    memory fits every rank: `param-copies` times the stage's weight bytes
+    plus its activation bytes times the micro-batches the `schedule` keeps
+    in flight on that rank (p - r on rank r for `1f1b`, m for `gpipe`).
+    With `num-ranks` below the number of stages, the schedule's placement
+    decides which stages share a rank (stage s on rank s mod p for
+    `interleaved-1f1b`, stages r and 2p - 1 - r for `zbv`) and a rank's
+    load is the sum of its stages. User markers (`pp.boundary`) are cuts the
+    plan must make; `num-stages` may ask for more stages than the markers
+    make. A cut never separates two users of one weight.
+
+    Devices are built-in (`device=cpu`, `device=h200`, one name for every
+    rank or one per rank) or read from a JSON `device-file`. When no
+    partition fits the memory caps the error names the smallest caps that
+    one would fit. `print-table` prints the plan: per stage its ops, FLOPs,
+    F/B/W, weight and activation bytes, in-flight micro-batches and bytes
+    sent on; per rank its time, memory and cap, and the bottleneck.
+    `print-costs` prints the per-op costs the plan was made from as JSON.
 
     ```mlir
     // input
@@ -55,10 +77,44 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
     %s0 = pp.stage 0 (%x, %w0) : (...) -> tensor<8x32xf32> { ... }
     %s1 = pp.stage 1 (%s0, %w1) : (...) -> tensor<8x4xf32> { ... }
     ```
+
+    With `print-table` (two stages on the default `cpu` device):
+
+    ```
+    stage rank ops       flops      F(s)       B(s)       W(s)       params(B)  acts(B)    in-flight send(B)
+    0     0    0-0       3.277e+04  9.728e-07  9.728e-07  9.728e-07  1.638e+04  1024       1         1024
+    1     1    1-3       3.738e+04  1.171e-06  1.171e-06  1.171e-06  1.869e+04  2176       1         0
+    rank  device   time(s)      memory(B)    cap(B)
+    0     cpu      5.1232e-06   33792        8.58993e+09
+    1     cpu      5.7184e-06   39552        8.58993e+09  bottleneck
+    bottleneck: rank 1, 5.7184e-06 s per micro-batch (F + B + W and transfers; weights x2)
+    ```
   }];
   let options = [
     Option<"numStages", "num-stages", "int64_t", "0",
            "Number of stages; 0 means one more than the number of markers">,
+    Option<"numRanks", "num-ranks", "int64_t", "0",
+           "Number of ranks the stages are placed on; 0 means one per stage">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "Schedule whose placement and in-flight micro-batches the plan "
+           "assumes">,
+    Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
+           "Micro-batches per step; 0 takes the count pp-split-microbatches "
+           "used (1 if it did not run)">,
+    ListOption<"device", "device", "std::string",
+               "Built-in device of every rank, or one per rank: cpu, h200 "
+               "(default cpu)">,
+    Option<"deviceFile", "device-file", "std::string", "\"\"",
+           "JSON file describing the device of every rank or of each rank">,
+    Option<"memoryCap", "memory-cap", "double", "0.0",
+           "Bytes each rank may hold; 0 takes the devices' memory capacity">,
+    Option<"parameterCopies", "param-copies", "double", "2.0",
+           "Copies of each weight a rank holds: weights and gradients (2), "
+           "plus optimizer state (4 with Adam)">,
+    Option<"printTable", "print-table", "bool", "false",
+           "Print the planned stages and ranks to stdout">,
+    Option<"printCosts", "print-costs", "bool", "false",
+           "Print the per-op costs the plan is made from as JSON to stdout">,
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];

@@ -1,0 +1,63 @@
+//===- PartitionPlanner.h - optimal contiguous stage partitions -*- C++ -*-===//
+//
+// Cuts a chain of ops into contiguous stages placed on ranks so that the
+// most loaded rank (the sum of its stages' times) is as light as possible
+// while every rank's memory fits its cap: dynamic programming over
+// (prefix of ops, stages placed) in the PipeDream/Alpa line, exact for any
+// placement of several stages per rank.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_ANALYSIS_PARTITIONPLANNER_H
+#define PP_DIALECT_PP_ANALYSIS_PARTITIONPLANNER_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace mlir::pp {
+
+/// What a stage adds to its rank.
+struct StageLoad {
+  double time = 0.0;
+  double memory = 0.0;
+};
+
+/// A chain of `numOps` ops to cut into `stageRank.size()` non-empty,
+/// contiguous stages, stage k on rank stageRank[k].
+struct PartitionProblem {
+  int64_t numOps = 0;
+  SmallVector<int64_t> stageRank;
+  /// Per cut position i in [0, numOps] (a cut before op i): whether the
+  /// planner may cut there, and whether it must.
+  SmallVector<bool> mayCut, mustCut;
+  /// What stage k holding the ops [begin, end) adds to its rank.
+  function_ref<StageLoad(int64_t stage, int64_t begin, int64_t end)> load;
+  /// The most memory each rank may hold; empty for no caps.
+  SmallVector<double> memoryCap;
+
+  int64_t getNumStages() const { return stageRank.size(); }
+  int64_t getNumRanks() const;
+};
+
+/// A solution: where each stage starts and the load of the busiest rank.
+struct Partition {
+  SmallVector<int64_t> starts;
+  double bottleneck = 0.0;
+};
+
+/// The partition with the smallest bottleneck among those that cut where
+/// they must, only where they may, and fit every cap; none if no partition
+/// does.
+///
+/// Per (prefix, stages placed) it keeps the Pareto set of the ranks' partial
+/// loads and memories (ranks whose last stage is placed contribute only
+/// their load to the bottleneck); with one stage per rank that set is a
+/// single value and this is the linear-partition DP, O(k n^2).
+std::optional<Partition> planPartition(const PartitionProblem &problem);
+
+} // namespace mlir::pp
+
+#endif // PP_DIALECT_PP_ANALYSIS_PARTITIONPLANNER_H

@@ -1,0 +1,185 @@
+//===- DeviceDescription.cpp - built-in devices and device files ----------===//
+//
+// The built-in device descriptions and the JSON device-file reader.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+/// Nominal peaks from the vendors' data sheets; docs/CostModel.md says
+/// where each number comes from.
+static const DeviceDescription kBuiltinDevices[] = {
+    // One x86-64 core at 3 GHz with two 8-wide f32 FMA units; its share of
+    // a socket's DRAM bandwidth; MPI over shared memory to the next core.
+    {"cpu", /*peakFlops=*/96e9, /*memoryBandwidth=*/20e9,
+     /*linkBandwidth=*/10e9, /*linkLatency=*/1e-6,
+     /*memoryCapacity=*/8.0 * (1ull << 30)},
+    // NVIDIA H200 SXM: f32 (not tensor-core) peak, HBM3e, one direction of
+    // NVLink 4, NCCL point-to-point latency, 141 GB of HBM.
+    {"h200", /*peakFlops=*/67e12, /*memoryBandwidth=*/4.8e12,
+     /*linkBandwidth=*/450e9, /*linkLatency=*/5e-6,
+     /*memoryCapacity=*/141e9},
+};
+
+std::optional<DeviceDescription> mlir::pp::lookupBuiltinDevice(StringRef name) {
+  for (const DeviceDescription &device : kBuiltinDevices)
+    if (device.name == name)
+      return device;
+  return std::nullopt;
+}
+
+std::string mlir::pp::listBuiltinDevices() {
+  return llvm::join(llvm::map_range(kBuiltinDevices,
+                                    [](const DeviceDescription &device) {
+                                      return StringRef(device.name);
+                                    }),
+                    ", ");
+}
+
+static llvm::Error deviceError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+namespace {
+/// A numeric field of a device object and where it goes.
+struct DeviceField {
+  StringRef key;
+  double DeviceDescription::*member;
+  bool mayBeZero;
+};
+} // namespace
+
+static const DeviceField kDeviceFields[] = {
+    {"peak_flops", &DeviceDescription::peakFlops, false},
+    {"memory_bandwidth", &DeviceDescription::memoryBandwidth, false},
+    {"link_bandwidth", &DeviceDescription::linkBandwidth, false},
+    {"link_latency", &DeviceDescription::linkLatency, true},
+    {"memory_capacity", &DeviceDescription::memoryCapacity, false},
+};
+
+/// Reads one device object; `where` names it in errors.
+static llvm::Expected<DeviceDescription>
+parseDevice(const llvm::json::Value &value, StringRef where) {
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object)
+    return deviceError(where + " is not an object");
+  DeviceDescription device;
+  std::optional<StringRef> base;
+  if (const llvm::json::Value *baseValue = object->get("base")) {
+    base = baseValue->getAsString();
+    std::optional<DeviceDescription> builtin =
+        base ? lookupBuiltinDevice(*base) : std::nullopt;
+    if (!builtin)
+      return deviceError(where + ": 'base' must be a built-in device (" +
+                         listBuiltinDevices() + ")");
+    device = *builtin;
+  }
+  for (const auto &[key, field] : *object) {
+    if (key == "base")
+      continue;
+    if (key == "name") {
+      std::optional<StringRef> name = field.getAsString();
+      if (!name)
+        return deviceError(where + ": 'name' must be a string");
+      device.name = name->str();
+      continue;
+    }
+    const auto *known = llvm::find_if(kDeviceFields, [&](const DeviceField &f) {
+      return f.key == key.str();
+    });
+    if (known == std::end(kDeviceFields))
+      return deviceError(where + ": unknown field '" + key.str() + "'");
+    std::optional<double> number = field.getAsNumber();
+    if (!number || *number < 0.0 || (*number == 0.0 && !known->mayBeZero))
+      return deviceError(where + ": '" + key.str() + "' must be a " +
+                         (known->mayBeZero ? "non-negative" : "positive") +
+                         " number");
+    device.*(known->member) = *number;
+  }
+  if (!base)
+    for (const DeviceField &field : kDeviceFields)
+      if (!object->get(field.key))
+        return deviceError(where + ": missing '" + field.key +
+                           "' (or a 'base' device to take it from)");
+  if (device.name.empty())
+    device.name = base ? base->str() : "custom";
+  return device;
+}
+
+llvm::Expected<SmallVector<DeviceDescription>>
+mlir::pp::parseDeviceFile(StringRef json) {
+  llvm::Expected<llvm::json::Value> root = llvm::json::parse(json);
+  if (!root)
+    return root.takeError();
+  const llvm::json::Object *object = root->getAsObject();
+  if (!object)
+    return deviceError("the device file must hold a JSON object");
+  const llvm::json::Value *ranks = object->get("ranks");
+  if (!ranks) {
+    llvm::Expected<DeviceDescription> device = parseDevice(*root, "the device");
+    if (!device)
+      return device.takeError();
+    return SmallVector<DeviceDescription>{*device};
+  }
+  const llvm::json::Array *list = ranks->getAsArray();
+  if (!list || list->empty() || object->size() != 1)
+    return deviceError("'ranks' must be a non-empty array of devices and the "
+                       "only field next to it");
+  SmallVector<DeviceDescription> devices;
+  for (auto [index, value] : llvm::enumerate(*list)) {
+    llvm::Expected<DeviceDescription> device =
+        parseDevice(value, llvm::formatv("rank {0}'s device", index).str());
+    if (!device)
+      return device.takeError();
+    devices.push_back(*device);
+  }
+  return devices;
+}
+
+llvm::Expected<SmallVector<DeviceDescription>>
+mlir::pp::resolveDevices(ArrayRef<std::string> names, StringRef deviceFile,
+                         int64_t numRanks) {
+  SmallVector<DeviceDescription> devices;
+  if (!deviceFile.empty()) {
+    if (!names.empty())
+      return deviceError("give either 'device' or 'device-file', not both");
+    auto buffer = llvm::MemoryBuffer::getFile(deviceFile);
+    if (!buffer)
+      return deviceError("cannot read device file '" + deviceFile +
+                         "': " + buffer.getError().message());
+    llvm::Expected<SmallVector<DeviceDescription>> parsed =
+        parseDeviceFile((*buffer)->getBuffer());
+    if (!parsed)
+      return deviceError("device file '" + deviceFile +
+                         "': " + llvm::toString(parsed.takeError()));
+    devices = std::move(*parsed);
+  } else {
+    static const std::string kDefaultDevice = "cpu";
+    for (StringRef name : names.empty() ? ArrayRef(kDefaultDevice) : names) {
+      std::optional<DeviceDescription> device = lookupBuiltinDevice(name);
+      if (!device)
+        return deviceError("unknown device '" + name +
+                           "'; the built-in "
+                           "devices are " +
+                           listBuiltinDevices());
+      devices.push_back(*device);
+    }
+  }
+  if (devices.size() == 1)
+    devices.resize(numRanks, devices.front());
+  if (int64_t(devices.size()) != numRanks)
+    return deviceError(llvm::formatv("{0} devices given for {1} ranks; give "
+                                     "one for every rank or one per rank",
+                                     devices.size(), numRanks)
+                           .str());
+  return devices;
+}

@@ -1,0 +1,29 @@
+// Bad planner options and device files are diagnosed on the training step.
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device=tpu" 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device=cpu,cpu,cpu" 2>&1 | FileCheck %s --check-prefix=COUNT
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/three-devices.json" 2>&1 | FileCheck %s --check-prefix=FILECOUNT
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/bad-device-field.json" 2>&1 | FileCheck %s --check-prefix=FIELD
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/incomplete-device.json" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/none.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device=cpu device-file=%S/Inputs/h200-custom.json" 2>&1 | FileCheck %s --check-prefix=BOTH
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 schedule=fastest" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=3 num-ranks=2" 2>&1 | FileCheck %s --check-prefix=PLACE
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-ranks=1 schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=GENERATOR
+
+// NAME: [[@LINE+10]]:1: error: unknown device 'tpu'; the built-in devices are cpu, h200
+// COUNT: error: 3 devices given for 2 ranks; give one for every rank or one per rank
+// FILECOUNT: error: 3 devices given for 2 ranks
+// FIELD: error: device file '{{.*}}bad-device-field.json': rank 1's device: unknown field 'peak_flop'
+// MISSING: error: device file '{{.*}}incomplete-device.json': the device: missing 'link_bandwidth' (or a 'base' device to take it from)
+// NOFILE: error: cannot read device file '{{.*}}none.json'
+// BOTH: error: give either 'device' or 'device-file', not both
+// SCHEDULE: error: unknown schedule 'fastest'; expected one of
+// PLACE: error: cannot place 3 stages on 2 ranks with 1 micro-batches
+// GENERATOR: error: {{.*}}1f1b
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3x3xf32> {pp.param}) -> tensor<4x3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %a = linalg.add ins(%x, %x : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %b = linalg.exp ins(%a : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %c = linalg.exp ins(%b : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %c : tensor<4x3xf32>
+}
