@@ -86,7 +86,7 @@ static cl::opt<std::string>
 static cl::opt<std::string> function("function",
                                      cl::desc("Training-step function"),
                                      cl::init("train_step"));
-enum class Emit { Schedule, MLIR, LLVM, Obj, Exe };
+enum class Emit { Schedule, MLIR, LLVM, Obj, Exe, Profile };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"), cl::init(Emit::Exe),
     cl::values(clEnumValN(Emit::Schedule, "schedule",
@@ -94,7 +94,23 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::MLIR, "mlir", "LLVM-dialect MLIR"),
                clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
                clEnumValN(Emit::Obj, "obj", "object file"),
-               clEnumValN(Emit::Exe, "exe", "executable linked with libpprt")));
+               clEnumValN(Emit::Exe, "exe", "executable linked with libpprt"),
+               clEnumValN(Emit::Profile, "profile",
+                          "measured per-stage costs (pp-profile-v1 JSON): "
+                          "builds the program with --split-backward and runs "
+                          "it with --profile")));
+static cl::opt<int64_t>
+    profileSteps("profile-steps",
+                 cl::desc("With --emit=profile: measured steps (default 10)"),
+                 cl::init(10));
+static cl::opt<int64_t> profileWarmup(
+    "profile-warmup",
+    cl::desc("With --emit=profile: unmeasured steps first (default 2)"),
+    cl::init(2));
+static cl::list<std::string>
+    runArgs("run-arg",
+            cl::desc("With --emit=profile: an option for the program run "
+                     "(repeatable), e.g. --run-arg=--corpus=text.txt"));
 
 /// Options of the stage planner: the pipeline it plans for and its devices.
 /// Schedules it does not know (plugins) leave it to its default, 1f1b.
@@ -174,6 +190,23 @@ static void lowerStridedCopies(ModuleOp module) {
                            copy.getTarget());
     copy.erase();
   });
+}
+
+/// A profile times B and W apart, and by default runs every stage on one
+/// process (compute times do not need more): all stages on one rank under a
+/// looped schedule. False, after a message, for invalid profiling options.
+static bool configureProfile() {
+  if (profileSteps < 1 || profileWarmup < 0) {
+    llvm::errs() << "pp-compile: --profile-steps must be at least 1 and "
+                    "--profile-warmup at least 0\n";
+    return false;
+  }
+  splitBackward = true;
+  if (!numRanks.getNumOccurrences())
+    numRanks = 1;
+  if (!scheduleName.getNumOccurrences() && numRanks < numStages)
+    scheduleName = "looped-bfs";
+  return true;
 }
 
 static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
@@ -267,6 +300,59 @@ static LogicalResult linkExecutable(StringRef object, StringRef path) {
   return success();
 }
 
+/// Runs the program just built with --profile, on one process per pipeline
+/// rank (and replica), writing the profile to `outputFile`.
+static LogicalResult runProfile(StringRef program, int64_t processes) {
+  std::string steps = "--steps=" + std::to_string(profileSteps);
+  std::string warmup = "--warmup=" + std::to_string(profileWarmup);
+  std::string profile = "--profile=" + outputFile.getValue();
+  std::string np = std::to_string(processes);
+  SmallVector<StringRef> args;
+  std::string launcher = program.str();
+  if (processes > 1) {
+    llvm::ErrorOr<std::string> mpiexec =
+        llvm::sys::findProgramByName(PP_MPIEXEC);
+    if (!mpiexec) {
+      llvm::errs() << "pp-compile: cannot find '" << PP_MPIEXEC
+                   << "' to run the " << np << " processes with\n";
+      return failure();
+    }
+    launcher = *mpiexec;
+    args = {launcher, "-n", np};
+  }
+  args.append({program, steps, warmup, profile});
+  for (const std::string &arg : runArgs)
+    args.push_back(arg);
+  std::string error;
+  int rc =
+      llvm::sys::ExecuteAndWait(launcher, args, std::nullopt, {}, 0, 0, &error);
+  if (rc != 0) {
+    llvm::errs() << "pp-compile: the profiling run failed"
+                 << (error.empty() ? "" : ": " + error) << "\n";
+    return failure();
+  }
+  return success();
+}
+
+/// Builds the executable at a temporary path and profiles it.
+static LogicalResult profileExecutable(llvm::Module &module) {
+  SmallString<128> program;
+  if (llvm::sys::fs::createTemporaryFile("pp-profile", "", program)) {
+    llvm::errs() << "pp-compile: cannot create a temporary file\n";
+    return failure();
+  }
+  std::string object = (program + ".o").str();
+  LogicalResult profiled = emitObject(module, object);
+  if (succeeded(profiled))
+    profiled = linkExecutable(object, program);
+  llvm::sys::fs::remove(object);
+  if (succeeded(profiled))
+    profiled =
+        runProfile(program, (numRanks ? numRanks : numStages) * dataParallel);
+  llvm::sys::fs::remove(program);
+  return profiled;
+}
+
 static LogicalResult writeText(StringRef path,
                                llvm::function_ref<void(raw_ostream &)> print) {
   std::string error;
@@ -312,6 +398,8 @@ static LogicalResult compile(MLIRContext &context) {
   if (emit == Emit::LLVM)
     return writeText(outputFile,
                      [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
+  if (emit == Emit::Profile)
+    return profileExecutable(*llvmModule);
   std::string object =
       emit == Emit::Obj ? outputFile.getValue() : outputFile.getValue() + ".o";
   if (failed(emitObject(*llvmModule, object)))
@@ -333,9 +421,12 @@ int main(int argc, char **argv) {
       "With --data-parallel D, run on ranks x D processes (mpirun -np 8 for "
       "4 ranks and D = 2).\n");
   if (outputFile.empty())
-    outputFile = emit == Emit::Exe   ? "train"
-                 : emit == Emit::Obj ? "train.o"
-                                     : "-";
+    outputFile = emit == Emit::Exe       ? "train"
+                 : emit == Emit::Obj     ? "train.o"
+                 : emit == Emit::Profile ? "profile.json"
+                                         : "-";
+  if (emit == Emit::Profile && !configureProfile())
+    return 2;
   if (numStages < 1 || numMicrobatches < 1 || numRanks < 0) {
     llvm::errs() << "pp-compile: --stages and --microbatches must be at "
                     "least 1\n";

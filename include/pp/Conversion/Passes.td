@@ -23,12 +23,21 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     `bufferize-function-boundaries`, then `buffer-results-to-out-params`).
     The training-step function and the schedule are erased.
 
+    For the runtime's `--profile` (docs/Profiling.md), every stage-function
+    call is bracketed by `pprt_action_begin(ctx, phase, stage, mb)` and
+    `pprt_action_end(ctx)`, and `pp_define_program` declares with
+    `pprt_define_saved(ctx, id, stage, until)` each per-micro-batch buffer a
+    stage's forward leaves for its backward (saved values, stage inputs,
+    data) and the backward phase (W if it reads it) that releases it.
+
     ```mlir
     // pp.compute forward stage 0 mb 1 becomes
     %c1 = arith.constant 1 : i32
     %p = func.call @pprt_buffer(%ctx, %c3, %c1) : (!llvm.ptr, i32, i32) -> !llvm.ptr
     ...
+    func.call @pprt_action_begin(%ctx, %c0, %c0, %c1) : (!llvm.ptr, i32, i32, i32) -> ()
     func.call @train_step_s0_forward(%x, %w, %out) : (memref<2x16xf32>, ...) -> ()
+    func.call @pprt_action_end(%ctx) : (!llvm.ptr) -> ()
     ```
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",

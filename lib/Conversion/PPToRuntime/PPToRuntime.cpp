@@ -18,6 +18,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <map>
+
 #include "pprt/pprt.h"
 
 namespace mlir::pp {
@@ -62,6 +64,7 @@ private:
   }
   void call(StringRef callee, ArrayRef<Value> args);
   void emitDefineBuffer(const Buffer &buffer);
+  void emitDefineSaved();
   void emitDefineProgram();
   void emitRankStep(RankOp rank);
   void emitRunStep(int64_t numRanks);
@@ -218,11 +221,42 @@ void RuntimeProgramBuilder::emitDefineProgram() {
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
     emitDefineBuffer(entry.second);
-  for (auto &entry : buffers)
-    emitDefineBuffer(entry.second);
-  for (auto &entry : gradientSums)
-    emitDefineBuffer(entry.second);
+  emitDefineSaved();
   func::ReturnOp::create(b, loc);
+}
+
+static_assert(PPRT_FORWARD == static_cast<int>(Phase::forward) &&
+                  PPRT_BACKWARD_INPUT ==
+                      static_cast<int>(Phase::backward_input) &&
+                  PPRT_BACKWARD_WEIGHT ==
+                      static_cast<int>(Phase::backward_weight) &&
+                  PPRT_BACKWARD == static_cast<int>(Phase::backward),
+              "pprt_phase mirrors pp::Phase");
+
+/// Tells the runtime which per-micro-batch buffers a stage's forward leaves
+/// for its backward (the values it saved, its inputs, its data) and until
+/// which phase: W if W reads them, else the phase that does. The profiler
+/// reports their size as the stage's activation memory.
+void RuntimeProgramBuilder::emitDefineSaved() {
+  // By buffer, then stage, for a deterministic program.
+  std::map<std::pair<int32_t, int64_t>, Phase> held;
+  for (Phase phase :
+       {Phase::backward, Phase::backward_input, Phase::backward_weight}) {
+    for (auto [key, func] : stageFuncs) {
+      if (key.second != phase)
+        continue;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        const Buffer &buffer = slotBuffer(func, i);
+        SlotKind kind = buffer.slot.kind;
+        if (kind == SlotKind::Saved || kind == SlotKind::Activation ||
+            kind == SlotKind::Data || kind == SlotKind::Target)
+          held[{buffer.id, key.first}] = phase;
+      }
+    }
+  }
+  for (auto &[key, phase] : held)
+    call("pprt_define_saved",
+         {ctx, i32(key.first), i32(key.second), i32(static_cast<int>(phase))});
 }
 
 void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
@@ -249,7 +283,10 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
     if (buffer.slot.kind == SlotKind::Loss)
       losses.push_back(buffer.id);
   }
+  call("pprt_action_begin",
+       {ctx, i32(static_cast<int>(op.getPhase())), i32(op.getStage()), mb});
   func::CallOp::create(b, loc, callee, operands);
+  call("pprt_action_end", {ctx});
   for (auto [acc, grad] : accumulations)
     call("pprt_accumulate", {ctx, i32(acc), i32(grad), mb});
   for (int32_t loss : losses)

@@ -71,16 +71,26 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c7_i32, %c6_i32, %c1_i32, %c0_i32, %c0_i32,
 // The sum of param:2's gradients: id 8, kind 1, stage 0, argument 2.
 // CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c8_i32, %c1_i32, %c0_i32, %c2_i32, %c2_i32, %c3_i64, %c5_i64,
+// What each stage's forward leaves for its backward (id, stage, until phase
+// 3, the fused backward): stage 0's input batch, stage 1's input activation.
+// CHECK-NEXT: call @pprt_define_saved(%[[CTX]], %c0_i32, %c0_i32, %c3_i32)
+// CHECK-NEXT: call @pprt_define_saved(%[[CTX]], %c2_i32, %c1_i32, %c3_i32)
 // CHECK-NEXT: return
 
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
 // CHECK: %[[X:.*]] = call @pprt_buffer(%[[CTX]]
 // CHECK: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<4x3xf32>
-// CHECK: call @m_s0_forward(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x3xf32>, memref<3x5xf32>, memref<4x5xf32>) -> ()
+// Every stage-function call is bracketed for the profiler: (phase, stage,
+// micro-batch).
+// CHECK: call @pprt_action_begin(%[[CTX]], %c0_i32, %c0_i32, %c0_i32)
+// CHECK-NEXT: call @m_s0_forward(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x3xf32>, memref<3x5xf32>, memref<4x5xf32>) -> ()
+// CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_send(%[[CTX]]
 // CHECK: call @pprt_recv(%[[CTX]]
-// CHECK: call @m_s0_backward(
+// CHECK: call @pprt_action_begin(%[[CTX]], %c3_i32, %c0_i32, %c0_i32)
+// CHECK-NEXT: call @m_s0_backward(
+// CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // The micro-batch's weight gradient (id 4) is summed into its sum (id 8).
 // CHECK-NEXT: call @pprt_accumulate(%[[CTX]], %c8_i32, %c4_i32, %c0_i32)
 // CHECK-NEXT: call @pprt_optimizer_step(%[[CTX]]
@@ -89,8 +99,10 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-LABEL: func.func private @pp_run_step_rank1(
 // CHECK: call @pprt_recv(
 // CHECK: call @m_s1_forward(
+// CHECK-NEXT: call @pprt_action_end(
 // CHECK-NEXT: call @pprt_record_loss(%{{.*}}, %c6_i32, %c0_i32)
 // CHECK: call @m_s1_backward(
+// CHECK-NEXT: call @pprt_action_end(
 // CHECK-NEXT: call @pprt_send(
 // CHECK-NEXT: call @pprt_optimizer_step(
 
