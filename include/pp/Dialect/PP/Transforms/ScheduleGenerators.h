@@ -130,6 +130,8 @@ FailureOr<GeneratedSchedule> generateVHalf(const ScheduleProblem &problem,
                                            ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateVMin(const ScheduleProblem &problem,
                                           ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule> generateDualPipeV(const ScheduleProblem &problem,
+                                               ScheduleErrorFn emitError);
 
 } // namespace mlir::pp
 

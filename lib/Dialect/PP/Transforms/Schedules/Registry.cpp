@@ -22,6 +22,7 @@ static const ScheduleGenerator kGenerators[] = {
     {"zbv", generateZeroBubbleV},
     {"v-half", generateVHalf},
     {"v-min", generateVMin},
+    {"dualpipev", generateDualPipeV},
     {"auto", generateAuto},
 };
 
