@@ -3,7 +3,8 @@
 // Writes a materialised `pp.schedule` in the formats tools outside the
 // compiler read: the `pp-schedule-v1` JSON contract
 // (shared/spec/schedule-json.md), PyTorch pipelining's action CSV, Chrome
-// trace events (Perfetto) and an ASCII timeline for terminals.
+// trace events (Perfetto), an ASCII timeline for terminals and an SVG one
+// for documents.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,12 +39,19 @@ LogicalResult exportScheduleToChromeTrace(ScheduleOp schedule, raw_ostream &os);
 /// schedule deadlocks.
 LogicalResult exportScheduleToASCII(ScheduleOp schedule, raw_ostream &os);
 
+/// Draws the unit-cost timeline of `schedule` (see ScheduleSimulator) as an
+/// SVG image: a time axis, one row of boxes per rank coloured by phase and
+/// labelled with the micro-batch, and a legend. Fails with a diagnostic if
+/// the schedule deadlocks.
+LogicalResult exportScheduleToSVG(ScheduleOp schedule, raw_ostream &os);
+
 /// The one `pp.schedule` nested in `root`; emits an error if there is none
 /// or more than one, or if its ranks hold an op that is not an action.
 FailureOr<ScheduleOp> findExportedSchedule(Operation *root);
 
 /// Registers `--pp-schedule-to-json`, `--pp-schedule-to-csv`,
-/// `--pp-schedule-to-chrome-trace` and `--pp-schedule-to-ascii`.
+/// `--pp-schedule-to-chrome-trace`, `--pp-schedule-to-ascii` and
+/// `--pp-schedule-to-svg`.
 void registerScheduleExportTranslations();
 
 } // namespace pp

@@ -76,4 +76,8 @@ void mlir::pp::registerScheduleExportTranslations() {
       "pp-schedule-to-ascii",
       "Draw the unit-cost timeline of the pp.schedule as ASCII art",
       translateSchedule<exportScheduleToASCII>, registerDialects);
+  static TranslateFromMLIRRegistration toSVG(
+      "pp-schedule-to-svg",
+      "Draw the unit-cost timeline of the pp.schedule as an SVG image",
+      translateSchedule<exportScheduleToSVG>, registerDialects);
 }
