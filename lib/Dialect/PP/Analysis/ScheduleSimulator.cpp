@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/Analysis/ActionTable.h"
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -17,11 +18,13 @@ ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule) {
   }
   rankBegin.push_back(actions.size());
 
-  llvm::DenseMap<std::tuple<int32_t, int64_t, int64_t>, int64_t> sendIds;
-  for (int64_t rank = 0, e = getNumRanks(); rank < e; ++rank)
-    for (int64_t id = rankBegin[rank]; id < rankBegin[rank + 1]; ++id)
-      if (auto send = dyn_cast<SendOp>(actions[id]))
-        sendIds.try_emplace(TransferKey::get(send).asTuple(), id);
+  ActionTable<int64_t> sendIds(getMaxEnumValForTransferKind() + 1,
+                               schedule.getNumStages(),
+                               schedule.getNumMicrobatches(), actions.size(),
+                               /*empty=*/-1);
+  for (int64_t id = 0, e = actions.size(); id < e; ++id)
+    if (auto send = dyn_cast<SendOp>(actions[id]))
+      sendIds.insertFirst(TransferKey::get(send).asTuple(), id);
 
   matchingSend.assign(actions.size(), kNotARecv);
   for (int64_t rank = 0, e = getNumRanks(); rank < e; ++rank) {
@@ -29,11 +32,10 @@ ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule) {
       auto recv = dyn_cast<RecvOp>(actions[id]);
       if (!recv)
         continue;
-      auto it = sendIds.find(TransferKey::get(recv).asTuple());
+      int64_t send = sendIds.lookup(TransferKey::get(recv).asTuple());
       bool fromPeer =
-          it != sendIds.end() &&
-          getRankOf(it->second) == static_cast<int64_t>(recv.getPeer());
-      matchingSend[id] = fromPeer ? it->second : kNoSend;
+          send >= 0 && getRankOf(send) == static_cast<int64_t>(recv.getPeer());
+      matchingSend[id] = fromPeer ? send : kNoSend;
     }
   }
 }

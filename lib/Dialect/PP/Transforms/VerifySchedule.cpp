@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/ActionTable.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
@@ -24,9 +25,6 @@ using namespace mlir;
 using namespace mlir::pp;
 
 namespace {
-
-/// (phase or kind, stage, micro-batch): the key of computes and transfers.
-using ActionKey = std::tuple<int32_t, int64_t, int64_t>;
 
 ActionKey getKey(Phase phase, int64_t stage, int64_t mb) {
   return {static_cast<int32_t>(phase), stage, mb};
@@ -102,14 +100,17 @@ private:
   ComputeOp lookupCompute(Phase phase, int64_t stage, int64_t mb) const;
   /// The first of B and BW of (stage, mb), or null.
   ComputeOp lookupBackward(int64_t stage, int64_t mb) const;
-  bool precedes(Operation *first, Operation *second) const {
-    return rankOf.lookup(first) == rankOf.lookup(second) &&
-           positionOf.lookup(first) < positionOf.lookup(second);
+  /// Whether `first` runs before `second` on the same rank. The block
+  /// numbers its ops once, so this takes constant time.
+  static bool precedes(Operation *first, Operation *second) {
+    return first->getBlock() == second->getBlock() &&
+           first->isBeforeInBlock(second);
   }
   /// Whether `a` comes before `b` in (rank, position) order.
-  bool isReportedFirst(Operation *a, Operation *b) const {
-    return std::make_pair(rankOf.lookup(a), positionOf.lookup(a)) <
-           std::make_pair(rankOf.lookup(b), positionOf.lookup(b));
+  static bool isReportedFirst(Operation *a, Operation *b) {
+    if (a->getBlock() == b->getBlock())
+      return a->isBeforeInBlock(b);
+    return a->getParentOp()->isBeforeInBlock(b->getParentOp());
   }
   InFlightDiagnostic fail(Operation *op) {
     failed = true;
@@ -132,42 +133,53 @@ private:
   ArrayRef<int64_t> stageRank;
   int64_t numStages;
   int64_t numMicrobatches;
+  size_t numActions;
   SmallVector<RankOp> ranks;
-  llvm::DenseMap<Operation *, int64_t> rankOf;
-  llvm::DenseMap<Operation *, int64_t> positionOf;
-  /// All actions, indexed by (phase/kind, stage, mb) in rank-major order.
-  /// Transfers are indexed by TransferKey, so a matching send and recv share
-  /// a key.
-  llvm::DenseMap<ActionKey, SmallVector<ComputeOp, 1>> computes;
-  llvm::DenseMap<ActionKey, SmallVector<SendOp, 1>> sends;
-  llvm::DenseMap<ActionKey, SmallVector<RecvOp, 1>> recvs;
+  /// The first of the actions of each (phase/kind, stage, mb) in
+  /// rank-major order. Transfers are indexed by TransferKey, so a matching
+  /// send and recv share a key.
+  ActionTable<ComputeOp> computes;
+  ActionTable<SendOp> sends;
+  ActionTable<RecvOp> recvs;
   llvm::DenseMap<int64_t, SmallVector<OptimizerStepOp, 1>> optimizerSteps;
   llvm::DenseMap<int64_t, SmallVector<AllReduceOp, 1>> allReduces;
   bool failed = false;
 };
+
+/// How many ops the ranks of `schedule` hold.
+size_t countActions(ScheduleOp schedule) {
+  size_t count = 0;
+  for (RankOp rank : schedule.getBody().front().getOps<RankOp>())
+    count += rank.getBody().front().getOperations().size();
+  return count;
+}
 
 } // namespace
 
 ScheduleChecker::ScheduleChecker(ScheduleOp schedule, bool rendezvous)
     : schedule(schedule), rendezvous(rendezvous),
       stageRank(schedule.getStageRank()), numStages(schedule.getNumStages()),
-      numMicrobatches(schedule.getNumMicrobatches()) {
+      numMicrobatches(schedule.getNumMicrobatches()),
+      numActions(countActions(schedule)),
+      computes(getMaxEnumValForPhase() + 1, numStages, numMicrobatches,
+               numActions),
+      sends(getMaxEnumValForTransferKind() + 1, numStages, numMicrobatches,
+            numActions),
+      recvs(getMaxEnumValForTransferKind() + 1, numStages, numMicrobatches,
+            numActions) {
   for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
-    int64_t position = 0;
     for (Operation &op : rank.getBody().front()) {
-      rankOf[&op] = ranks.size();
-      positionOf[&op] = position++;
       llvm::TypeSwitch<Operation *>(&op)
           .Case([&](ComputeOp compute) {
-            computes[getKey(compute.getPhase(), compute.getStage(),
-                            compute.getMb())]
-                .push_back(compute);
+            computes.insertFirst(
+                getKey(compute.getPhase(), compute.getStage(), compute.getMb()),
+                compute);
           })
           .Case([&](SendOp send) {
-            sends[TransferKey::get(send).asTuple()].push_back(send);
+            sends.insertFirst(TransferKey::get(send).asTuple(), send);
           })
           .Case([&](RecvOp recv) {
-            recvs[TransferKey::get(recv).asTuple()].push_back(recv);
+            recvs.insertFirst(TransferKey::get(recv).asTuple(), recv);
           })
           .Case([&](OptimizerStepOp step) {
             optimizerSteps[step.getStage()].push_back(step);
@@ -207,8 +219,7 @@ LogicalResult ScheduleChecker::check() {
 
 ComputeOp ScheduleChecker::lookupCompute(Phase phase, int64_t stage,
                                          int64_t mb) const {
-  auto it = computes.find(getKey(phase, stage, mb));
-  return it == computes.end() ? ComputeOp() : it->second.front();
+  return computes.lookup(getKey(phase, stage, mb));
 }
 
 ComputeOp ScheduleChecker::lookupBackward(int64_t stage, int64_t mb) const {
@@ -357,12 +368,11 @@ void ScheduleChecker::checkReceivedBefore(ComputeOp op, TransferKind kind,
   ActionKey key =
       TransferKey{kind, producerStage, static_cast<int64_t>(op.getMb())}
           .asTuple();
-  auto recvIt = recvs.find(key);
-  RecvOp recv = recvIt == recvs.end() ? RecvOp() : recvIt->second.front();
+  RecvOp recv = recvs.lookup(key);
   if (recv && precedes(recv, op))
     return;
   // A send whose receive is missing is reported at the send.
-  if (!recv && sends.count(key))
+  if (!recv && sends.contains(key))
     return;
   InFlightDiagnostic diag =
       fail(op) << describe(op) << " needs its "
@@ -512,12 +522,12 @@ void ScheduleChecker::checkTransferMatching() {
     for (Operation &op : rankOp.getBody().front()) {
       if (auto send = dyn_cast<SendOp>(op)) {
         ActionKey key = TransferKey::get(send).asTuple();
-        SendOp first = sends.lookup(key).front();
+        SendOp first = sends.lookup(key);
         if (first != send) {
           reportDuplicate(send, first);
           continue;
         }
-        if (recvs.count(key))
+        if (recvs.contains(key))
           continue;
         int64_t consumer =
             getNeighbourStage(send.getKind(), /*isSend=*/true, send.getStage());
@@ -528,12 +538,12 @@ void ScheduleChecker::checkTransferMatching() {
                    << send.getPeer();
       } else if (auto recv = dyn_cast<RecvOp>(op)) {
         ActionKey key = TransferKey::get(recv).asTuple();
-        RecvOp first = recvs.lookup(key).front();
+        RecvOp first = recvs.lookup(key);
         if (first != recv) {
           reportDuplicate(recv, first);
           continue;
         }
-        if (sends.count(key))
+        if (sends.contains(key))
           continue;
         int64_t producer = getNeighbourStage(recv.getKind(), /*isSend=*/false,
                                              recv.getStage());
