@@ -1,34 +1,40 @@
 // `auto` keeps the fastest of every built-in schedule that fits the problem
 // and a family of greedy list schedules, under the problem's costs and
-// memory cap, and reports the lower bound it proves. Its own timing agrees
-// with pp-simulate's. Where the makespan meets the bound it is optimal.
+// memory cap, then searches all schedules on the placements for a faster
+// one. Where that search finishes within its node budget, the result is
+// proven optimal (gap 0); otherwise auto reports the lower bound it proves.
+// Its own timing agrees with pp-simulate's.
 // RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNIT
 // RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=3 num-microbatches=4" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 memory-cap=2" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=CAP
 // RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 forward-cost=1,2,1,1 backward-input-cost=2 comm-cost=0.1" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=HET
 // RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=8 num-ranks=4 num-microbatches=8" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=V
 // RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 memory-cap=0.5" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=2 num-microbatches=2 activation-memory=1,2 memory-cap=1.5" 2>&1 | FileCheck %s --check-prefix=NONE-STAGE
 
 // Unit costs: ZB-H1 reaches the bound 3m + p - 1.
-// UNIT: remark: auto: makespan 27 (zb-h1), peak activation memory 4; lower bound 27, gap 0.0%
+// UNIT: remark: auto: makespan 27 (zb-h1), peak activation memory 4; proven optimal by exhaustive search, lower bound 27, gap 0.0%
 // UNIT: remark: makespan 27,
-// SMALL: remark: auto: makespan 14 (zb-h1), peak activation memory 3; lower bound 14, gap 0.0%
+// SMALL: remark: auto: makespan 14 (zb-h1), peak activation memory 3; proven optimal by exhaustive search, lower bound 14, gap 0.0%
 // SMALL: remark: makespan 14,
 
 // No built-in schedule holds at most 2 micro-batches per rank for p = 4;
-// the greedy one does, and pp-verify-schedule checks the cap.
+// the greedy one does, and pp-verify-schedule checks the cap. The search
+// runs out of nodes here, so auto falls back to its analytic bound.
 // CAP: remark: auto: makespan 35 (greedy, memory limit 2), peak activation memory 2; lower bound 27, gap 29.6%
 // CAP: remark: makespan 35, {{.*}}peak activation memory per rank: 2, 2, 2, 1
 
 // A slow second stage and slow input gradients: ZB-H2 is best among the
-// built-ins (zb-h1 45, 1f1b 51 in this model) and within 0.3% of the
-// bound.
-// HET: remark: auto: makespan 41.2 (zb-h2), peak activation memory 7; lower bound 41.1, gap 0.2%
-// HET: remark: makespan 41.2,
+// built-ins (41.2; zb-h1 45, 1f1b 51 in this model); the search finds a
+// schedule that meets the bound and proves it optimal.
+// HET: remark: auto: makespan 41.1 (exhaustive search), peak activation memory 8; proven optimal by exhaustive search, lower bound 41.1, gap 0.0%
+// HET: remark: makespan 41.1,
 
 // Two stages per rank: the V placement with ZBV.
-// V: remark: auto: makespan 51 (zbv), peak activation memory 8; lower bound 51, gap 0.0%
+// V: remark: auto: makespan 51 (zbv), peak activation memory 8; proven optimal by exhaustive search, lower bound 51, gap 0.0%
 
-// NONE: error: auto found no schedule within the memory cap of 0.5
+// NONE: error: auto found no schedule within the memory cap of 0.5 (none exists: exhaustive search)
+// A stage whose activation alone exceeds the cap.
+// NONE-STAGE: error: auto found no schedule within the memory cap of 1.5 (none exists: exhaustive search)
 module {
 }

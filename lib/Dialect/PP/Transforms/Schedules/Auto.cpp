@@ -3,12 +3,16 @@
 // `auto` evaluates every built-in schedule that fits the problem and a family
 // of greedy list schedules (split backward, each rank's in-flight memory
 // bounded, weight gradients filling idle time), all under the problem's
-// costs, and keeps the fastest one within the memory cap. It reports the
-// lower bound it proves and its gap to it.
+// costs, and keeps the fastest one within the memory cap. Then a branch and
+// bound over all schedules on the standard placements and those the
+// built-ins use looks for a faster one: on small problems it finishes and
+// proves the result optimal. It reports the lower bound it proves and its
+// gap to it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+#include "pp/Dialect/PP/Transforms/ExactScheduleSearch.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -219,6 +223,22 @@ private:
 
 } // namespace
 
+/// How many states the exact search may expand per placement before `auto`
+/// settles for the best schedule found so far.
+static constexpr int64_t kSearchBudget = 100000;
+
+/// The placements searched whichever built-ins fit: one stage per rank, or
+/// looped and (for two stages per rank) V-shaped.
+static SmallVector<SmallVector<int64_t>>
+standardPlacements(const ScheduleProblem &problem) {
+  if (problem.numStages == problem.numRanks)
+    return {identityPlacement(problem)};
+  SmallVector<SmallVector<int64_t>> placements = {loopedPlacement(problem)};
+  if (problem.numStages == 2 * problem.numRanks && problem.numRanks > 1)
+    placements.push_back(vShapePlacement(problem));
+  return placements;
+}
+
 /// A bound no schedule beats: each rank must do all of its work, and cannot
 /// start before the first micro-batch's forward reaches its first stage;
 /// one micro-batch's forwards and backwards form a chain through all stages.
@@ -260,11 +280,12 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
       problem.memoryCap.value_or(std::numeric_limits<double>::infinity());
 
   // Candidates: every built-in that can schedule the problem, as it is and
-  // with split backwards, and greedy schedules on the placements they use.
+  // with split backwards, and greedy schedules on the standard placements
+  // and those the built-ins use.
   std::optional<GeneratedSchedule> best;
   Evaluation bestEval;
   std::string bestName;
-  SmallVector<SmallVector<int64_t>> placements;
+  SmallVector<SmallVector<int64_t>> placements = standardPlacements(problem);
   auto offer = [&](GeneratedSchedule candidate, StringRef name) {
     ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
     FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
@@ -312,15 +333,33 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
                                            .str());
       }
   }
+  // Search every schedule on those placements for a faster one; where the
+  // search finishes everywhere, the fastest found is optimal.
+  bool proven = !placements.empty();
+  for (ArrayRef<int64_t> placement : placements) {
+    double incumbent =
+        best ? bestEval.makespan : std::numeric_limits<double>::infinity();
+    ExactSearchResult found = searchFastestSchedule(
+        problem, costs, placement, cap, incumbent, kSearchBudget);
+    proven &= found.exhaustive;
+    if (found.schedule)
+      offer(std::move(*found.schedule),
+            found.exhaustive ? "exhaustive search" : "branch and bound");
+  }
   if (!best)
     return emitError() << "auto found no schedule within the memory cap of "
-                       << llvm::formatv("{0}", llvm::format("%g", cap)).str();
-  double bound = lowerBound(problem, costs, best->stageRank);
+                       << llvm::formatv("{0}", llvm::format("%g", cap)).str()
+                       << (proven ? " (none exists: exhaustive search)" : "");
+  double bound =
+      proven ? bestEval.makespan : lowerBound(problem, costs, best->stageRank);
   best->note = llvm::formatv(
-      "auto: makespan {0} ({1}), peak activation memory {2}; lower bound {3}, "
-      "gap {4:P1}",
+      "auto: makespan {0} ({1}), peak activation memory {2}; {3} {4}, gap "
+      "{5:P1}",
       llvm::format("%g", bestEval.makespan), bestName,
-      llvm::format("%g", bestEval.peak), llvm::format("%g", bound),
+      llvm::format("%g", bestEval.peak),
+      proven ? "proven optimal by exhaustive search, lower bound"
+             : "lower bound",
+      llvm::format("%g", bound),
       bound > 0 ? (bestEval.makespan - bound) / bound : 0.0);
   return std::move(*best);
 }

@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Checks that `pp-schedule{schedule=auto}` finds optimal schedules.
+
+An independent oracle computes the least makespan of every schedule of
+seeded random small problems (p <= 3 ranks, m <= 4 micro-batches,
+heterogeneous per-stage F, B, W costs and transfer time, with and without a
+memory cap, split backward; one stage per rank and two per rank on the
+looped and V placements), and `pp-opt --pp-schedule{schedule=auto ...}
+--pp-insert-transfers --pp-verify-schedule --pp-simulate` must report exactly
+that makespan (within 1e-9), claim it proven optimal, and pass the verifier
+(which checks the memory cap).
+
+The oracle shares nothing with `auto` but the model. Its only reduction is
+that a stage runs the F's, B's and W's of its micro-batches in increasing
+order (they all cost the same). It runs every order of appending actions to
+ranks, each starting as soon as its rank is free and its inputs are there,
+breadth first by the number of actions run, and merges two states only when
+they have run the same actions (hence hold the same memory) and one has
+every rank clock and every result some action still needs no later than the
+other. On the smallest problems it is itself checked against plain
+enumeration of every order without any merging.
+"""
+
+import argparse
+import concurrent.futures
+import random
+import re
+import struct
+import subprocess
+import sys
+
+F, B, W = 0, 1, 2
+TOLERANCE = 1e-9
+
+
+class Problem:
+    def __init__(self, ranks, stages, mbs, fwd, bwd, wgt, comm, act, stash,
+                 cap):
+        self.ranks, self.stages, self.mbs = ranks, stages, mbs
+        self.duration = [fwd, bwd, wgt]
+        self.delta = [act, [stash[s] - act[s] for s in range(stages)],
+                      [-x for x in stash]]
+        self.comm, self.act, self.stash, self.cap = comm, act, stash, cap
+
+    def placements(self):
+        """The placements auto searches: one stage per rank, or stage s on
+        rank s mod p (looped) and the V (stages r and 2p - 1 - r on r)."""
+        p, n = self.ranks, self.stages
+        if n == p:
+            return [list(range(n))]
+        looped = [s % p for s in range(n)]
+        result = [looped]
+        if n == 2 * p:
+            v = [s if s < p else 2 * p - 1 - s for s in range(n)]
+            if v != looped:
+                result.append(v)
+        return result
+
+
+class Model:
+    """The timing and memory rules of one placement."""
+
+    def __init__(self, problem, placement):
+        self.pb, self.rank = problem, placement
+
+    def arrival(self, src, dst, time):
+        return time if self.rank[src] == self.rank[dst] else time + self.pb.comm
+
+    def inputs(self, phase, s):
+        """(phase, stage) of the inputs of the action (phase, s, mb)."""
+        if phase == F:
+            return [(F, s - 1)] if s > 0 else []
+        if phase == B:
+            return [(F, s)] + ([(B, s + 1)] if s + 1 < self.pb.stages else [])
+        return [(B, s)]
+
+    def consumers(self, phase, s):
+        if phase == F:
+            return [(B, s)] + ([(F, s + 1)] if s + 1 < self.pb.stages else [])
+        if phase == B:
+            return [(W, s)] + ([(B, s - 1)] if s > 0 else [])
+        return []
+
+    def moves(self, done, clock, ends):
+        """Every action the state may append within the cap: (phase, stage,
+        mb, end time). `ends` maps (phase, stage, mb) to end times."""
+        pb = self.pb
+        held = [0.0] * pb.ranks
+        for s in range(pb.stages):
+            for phase in (F, B, W):
+                held[self.rank[s]] += done[phase][s] * pb.delta[phase][s]
+        for s in range(pb.stages):
+            r = self.rank[s]
+            for phase in (F, B, W):
+                mb = done[phase][s]
+                if mb == pb.mbs:
+                    continue
+                if any(done[ph][t] <= mb for ph, t in self.inputs(phase, s)):
+                    continue
+                if held[r] + pb.delta[phase][s] > pb.cap + 1e-9:
+                    continue
+                start = clock[r]
+                for ph, t in self.inputs(phase, s):
+                    start = max(start, self.arrival(t, s, ends[(ph, t, mb)]))
+                yield phase, s, mb, start + pb.duration[phase][s]
+
+    def needed(self, done, key):
+        """Whether the result `key` is still an input of an action not run."""
+        phase, s, mb = key
+        return any(done[ph][t] <= mb for ph, t in self.consumers(phase, s))
+
+
+def after(done, phase, s):
+    return tuple(tuple(row[:s] + (row[s] + 1,) + row[s + 1:])
+                 if ph == phase else row for ph, row in enumerate(done))
+
+
+def pareto_optimum(problem, placement):
+    """The least makespan, breadth first with dominated states merged."""
+    model = Model(problem, placement)
+    start = (tuple([0] * problem.stages),) * 3
+    level = {start: [((0.0,) * problem.ranks, {})]}
+    for _ in range(3 * problem.stages * problem.mbs):
+        following = {}
+        for done, states in level.items():
+            for clock, ends in states:
+                for phase, s, mb, end in model.moves(done, clock, ends):
+                    r = placement[s]
+                    nxt = after(done, phase, s)
+                    new_clock = clock[:r] + (end,) + clock[r + 1:]
+                    new_ends = {k: t for k, t in ends.items()
+                                if model.needed(nxt, k)}
+                    if model.needed(nxt, (phase, s, mb)):
+                        new_ends[(phase, s, mb)] = end
+                    insert(following.setdefault(nxt, []), new_clock,
+                           new_ends)
+        level = following
+    return min((max(clock) for states in level.values()
+                for clock, _ in states), default=float('inf'))
+
+
+def insert(states, clock, ends):
+    """Adds a state to a list of mutually undominated ones (same actions
+    run, so the same results are still needed)."""
+    def no_later(a_clock, a_ends, b_clock, b_ends):
+        return (all(x <= y for x, y in zip(a_clock, b_clock)) and
+                all(a_ends[k] <= b_ends[k] for k in a_ends))
+    for other_clock, other_ends in states:
+        if no_later(other_clock, other_ends, clock, ends):
+            return
+    states[:] = [(c, e) for c, e in states
+                 if not no_later(clock, ends, c, e)]
+    states.append((clock, ends))
+
+
+def enumerated_optimum(problem, placement):
+    """The least makespan over every order of appending actions, nothing
+    merged: only for the smallest problems."""
+    model = Model(problem, placement)
+    total = 3 * problem.stages * problem.mbs
+
+    def walk(done, clock, ends, count):
+        if count == total:
+            return max(clock)
+        best = float('inf')
+        for phase, s, mb, end in list(model.moves(done, clock, ends)):
+            r = placement[s]
+            ends[(phase, s, mb)] = end
+            best = min(best, walk(after(done, phase, s),
+                                  clock[:r] + (end,) + clock[r + 1:], ends,
+                                  count + 1))
+            del ends[(phase, s, mb)]
+        return best
+    start = (tuple([0] * problem.stages),) * 3
+    return walk(start, (0.0,) * problem.ranks, {}, 0)
+
+
+def optimum(problem, oracle=pareto_optimum):
+    return min(oracle(problem, p) for p in problem.placements())
+
+
+def random_problem(rng, ranks, stages, mbs, capped, slack=2.5):
+    def per_stage(lo, hi):
+        return [rng.uniform(lo, hi) for _ in range(stages)]
+    fwd, bwd, wgt = per_stage(0.5, 2), per_stage(0.5, 2), per_stage(0.5, 2)
+    comm = rng.uniform(0, 0.2)
+    act = per_stage(0.5, 1.5)
+    stash = [a * rng.uniform(0, 0.6) for a in act]
+    cap = float('inf')
+    if capped:
+        # Enough for one micro-batch in flight on every placement, and at
+        # most the most any rank can hold.
+        least = max(act[s] + (act[2 * ranks - 1 - s] if stages > ranks
+                              else 0.0) for s in range(ranks))
+        least = max(least, max(sum(act[s] for s in range(stages)
+                                   if s % ranks == r) for r in range(ranks)))
+        cap = least * rng.uniform(1.0, min(mbs, slack))
+    return Problem(ranks, stages, mbs, fwd, bwd, wgt, comm, act, stash, cap)
+
+
+def problems(seed):
+    rng = random.Random(seed)
+    result = []
+    for ranks in (1, 2, 3):
+        for mbs in (1, 2, 3, 4):
+            for capped in (False, True):
+                result.append(random_problem(rng, ranks, ranks, mbs, capped))
+    for ranks, mbs in ((1, 2), (1, 3), (2, 1), (2, 2)):
+        for capped in (False, True):
+            result.append(random_problem(rng, ranks, 2 * ranks, mbs, capped))
+    # Where the built-in and greedy schedules most often miss the optimum.
+    rng = random.Random(seed + 2)
+    for ranks, mbs in ((3, 4),) * 8 + ((2, 3),) * 4 + ((2, 4),) * 2:
+        result.append(random_problem(rng, ranks, ranks, mbs, True))
+    return result
+
+
+def values(xs):
+    return ','.join(repr(x) for x in xs)
+
+
+def parse_f64(text):
+    if text.startswith('0x'):
+        return struct.unpack('>d', bytes.fromhex(text[2:].rjust(16, '0')))[0]
+    return float(text)
+
+
+def run_auto(pp_opt, pb):
+    options = [
+        'schedule=auto', 'split-backward=1', f'num-stages={pb.stages}',
+        f'num-ranks={pb.ranks}', f'num-microbatches={pb.mbs}',
+        f'forward-cost={values(pb.duration[F])}',
+        f'backward-input-cost={values(pb.duration[B])}',
+        f'backward-weight-cost={values(pb.duration[W])}',
+        f'comm-cost={pb.comm!r}', f'activation-memory={values(pb.act)}',
+        f'stash-memory={values(pb.stash)}'
+    ]
+    if pb.cap != float('inf'):
+        options.append(f'memory-cap={pb.cap!r}')
+    cmd = [pp_opt, '-', '--pp-schedule=' + ' '.join(options),
+           '--pp-insert-transfers', '--pp-verify-schedule', '--pp-simulate',
+           '-o', '-']
+    proc = subprocess.run(cmd, input='module {}\n', capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        return None, proc.stderr, cmd
+    match = re.search(r'pp\.makespan = ([0-9a-fA-Fx.eE+-]+)', proc.stdout)
+    makespan = parse_f64(match.group(1)) if match else None
+    return makespan, proc.stderr, cmd
+
+
+def describe(pb):
+    return (f'p={pb.ranks} stages={pb.stages} m={pb.mbs} cap={pb.cap:.4g} '
+            f'F={values(pb.duration[F])} B={values(pb.duration[B])} '
+            f'W={values(pb.duration[W])} comm={pb.comm!r} '
+            f'act={values(pb.act)} stash={values(pb.stash)}')
+
+
+def check(pp_opt, pb):
+    """An error message, or None and whether the search beat the other
+    candidates."""
+    expected = optimum(pb)
+    got, remarks, cmd = run_auto(pp_opt, pb)
+    searched = re.search(r'auto: makespan \S+ \(exhaustive search\)',
+                         remarks) is not None
+    errors = []
+    if got is None:
+        errors.append('pp-opt failed or printed no makespan:\n' + remarks)
+    elif abs(got - expected) > TOLERANCE:
+        errors.append(f'auto makespan {got!r}, optimum {expected!r}')
+    elif 'proven optimal by exhaustive search' not in remarks:
+        errors.append('auto did not claim optimality:\n' + remarks)
+    if errors:
+        return f'{describe(pb)}\n  ' + '\n  '.join(errors) + \
+            '\n  command: ' + ' '.join(cmd), searched
+    return None, searched
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--pp-opt', required=True)
+    parser.add_argument('--seed', type=int, default=20261131)
+    parser.add_argument('--jobs', type=int, default=2)
+    parser.add_argument('--min-searched', type=int, default=3)
+    args = parser.parse_args()
+
+    # The oracle itself: merging dominated states loses no optimum.
+    rng = random.Random(args.seed + 1)
+    for ranks, stages, mbs, capped in (
+            (1, 1, 3, False), (1, 1, 3, True), (2, 2, 2, False),
+            (2, 2, 2, True), (2, 2, 3, True), (3, 3, 1, False),
+            (3, 3, 2, True), (1, 2, 2, False), (2, 4, 1, False),
+            (2, 4, 1, True)):
+        pb = random_problem(rng, ranks, stages, mbs, capped)
+        merged, plain = optimum(pb), optimum(pb, enumerated_optimum)
+        if merged != plain:
+            print(f'FAIL oracle: merged {merged!r}, enumerated {plain!r} '
+                  f'for {describe(pb)}')
+            return 1
+
+    cases = problems(args.seed)
+    with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(check, [args.pp_opt] * len(cases), cases))
+    failures = [f for f, _ in results if f]
+    searched = sum(s for _, s in results)
+    for failure in failures:
+        print('FAIL ' + failure)
+    print(f'{len(cases) - len(failures)} of {len(cases)} problems: auto '
+          f'reports the optimum; on {searched} only its exhaustive search '
+          f'found it')
+    # Otherwise these problems would not test the search at all.
+    if searched < args.min_searched:
+        print(f'FAIL: fewer than {args.min_searched} problems need the search')
+        return 1
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
