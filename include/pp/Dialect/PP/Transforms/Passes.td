@@ -203,9 +203,19 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     problem (as generated and with split backwards) and greedy list
     schedules (split backward, in-flight memory bounded, weight gradients
     filling idle time) under the costs and memory cap given by the options,
-    keeps the fastest within the cap, and reports its makespan, the lower
-    bound it proves (each rank's work after the first forward can reach it;
-    one micro-batch's forward-backward chain) and the gap.
+    and keeps the fastest within the cap. Then an exact branch and bound
+    over every schedule (split backward) on the placements searched (one
+    stage per rank; otherwise looped and, with two stages per rank, V)
+    looks for a faster one, pruning by critical-path and per-rank work
+    bounds and by dominated states. When it finishes within its budget
+    (100000 states per placement; small problems such as p <= 4, m <= 8
+    usually do) the schedule is optimal for those placements and the remark
+    says `proven optimal by exhaustive search, ... gap 0.0%` (or, with no
+    schedule within the cap, that none exists); otherwise auto keeps the
+    fastest schedule found, never slower than the best fitting built-in,
+    and reports the lower bound it proves (each rank's work after the first
+    forward can reach it; one micro-batch's forward-backward chain) and the
+    gap.
 
     ```mlir
     pp.schedule @train_step_schedule "gpipe" for @train_step microbatches 2

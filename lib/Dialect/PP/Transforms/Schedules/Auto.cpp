@@ -147,11 +147,10 @@ public:
     schedule.ranks.resize(problem.numRanks);
     SmallVector<double> clock(problem.numRanks, 0.0),
         held(problem.numRanks, 0.0);
-    SmallVector<int64_t> nextForward(stages, 0);
-    // Backwards and weight gradients that may run, per stage, by mb.
-    std::vector<std::vector<bool>> backwardDone(stages,
-                                                std::vector<bool>(m, false));
-    std::vector<SmallVector<int64_t>> pendingWeights(stages);
+    // Each stage runs its F's, B's and W's in micro-batch order: the
+    // earliest-ready one of each phase is always the next one.
+    SmallVector<int64_t> nextForward(stages, 0), nextBackward(stages, 0),
+        nextWeight(stages, 0);
     int64_t remaining = stages * m * 3;
     while (remaining > 0) {
       // The action that can start first anywhere, by priority on ties.
@@ -172,17 +171,16 @@ public:
       };
       for (int64_t s = stages - 1; s >= 0; --s) {
         int64_t rank = stageRank[s];
-        for (int64_t mb = 0; mb < m; ++mb)
-          if (!backwardDone[s][mb])
-            consider(rank, {Phase::backward_input, s, mb}, 0);
+        if (nextBackward[s] < m)
+          consider(rank, {Phase::backward_input, s, nextBackward[s]}, 0);
         int64_t mb = nextForward[s];
         if (mb < m && held[rank] + costs.memoryDelta(Phase::forward, s) <=
                           memoryLimit + 1e-9)
           consider(rank, {Phase::forward, s, mb}, 1 + int(stages - 1 - s));
         // Unless eager, weight gradients wait for idle time: any other
         // action that starts no later goes first.
-        for (int64_t w : pendingWeights[s])
-          consider(rank, {Phase::backward_weight, s, w},
+        if (nextWeight[s] < nextBackward[s])
+          consider(rank, {Phase::backward_weight, s, nextWeight[s]},
                    eagerWeights ? -1 : int(stages) + 1);
       }
       if (best.rank < 0)
@@ -194,17 +192,16 @@ public:
       held[best.rank] +=
           costs.memoryDelta(best.action.phase, best.action.stage);
       evaluator.record(best.action, end);
-      int64_t s = best.action.stage, mb = best.action.mb;
+      int64_t s = best.action.stage;
       switch (best.action.phase) {
       case Phase::forward:
         ++nextForward[s];
         break;
       case Phase::backward_input:
-        backwardDone[s][mb] = true;
-        pendingWeights[s].push_back(mb);
+        ++nextBackward[s];
         break;
       case Phase::backward_weight:
-        llvm::erase(pendingWeights[s], mb);
+        ++nextWeight[s];
         break;
       case Phase::backward:
         break;
