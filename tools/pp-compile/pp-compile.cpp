@@ -127,6 +127,23 @@ static std::string plannerOptions() {
   return options;
 }
 
+/// The ranks the program runs on: --ranks, except that a profile runs every
+/// stage on one process unless --ranks is given (compute times need no
+/// more). The partition is planned for --ranks and --schedule regardless, so
+/// that the profile measures the stages the real run has.
+static int64_t scheduledRanks() {
+  return emit == Emit::Profile && !numRanks.getNumOccurrences() ? 1 : numRanks;
+}
+
+/// The schedule the program runs: --schedule, or for a profile with several
+/// stages per rank and no --schedule, the looped `looped-bfs`.
+static std::string scheduledName() {
+  bool looped = scheduledRanks() != 0 && scheduledRanks() < numStages;
+  return emit == Emit::Profile && !scheduleName.getNumOccurrences() && looped
+             ? "looped-bfs"
+             : scheduleName.getValue();
+}
+
 /// The pass pipeline from a model to a verified schedule.
 static std::string schedulePipeline() {
   std::string fn = "function=" + function;
@@ -138,8 +155,8 @@ static std::string schedulePipeline() {
              "pp-insert-transfers{{num-replicas={6}},pp-verify-schedule,"
              "canonicalize,cse",
              numMicrobatches.getValue(), numStages.getValue(), fn,
-             scheduleName.getValue(), splitBackward ? "true" : "false",
-             numRanks.getValue(), dataParallel.getValue(), plannerOptions())
+             scheduledName(), splitBackward ? "true" : "false",
+             scheduledRanks(), dataParallel.getValue(), plannerOptions())
       .str();
 }
 
@@ -192,9 +209,8 @@ static void lowerStridedCopies(ModuleOp module) {
   });
 }
 
-/// A profile times B and W apart, and by default runs every stage on one
-/// process (compute times do not need more): all stages on one rank under a
-/// looped schedule. False, after a message, for invalid profiling options.
+/// A profile times B and W apart. False, after a message, for invalid
+/// profiling options.
 static bool configureProfile() {
   if (profileSteps < 1 || profileWarmup < 0) {
     llvm::errs() << "pp-compile: --profile-steps must be at least 1 and "
@@ -202,10 +218,6 @@ static bool configureProfile() {
     return false;
   }
   splitBackward = true;
-  if (!numRanks.getNumOccurrences())
-    numRanks = 1;
-  if (!scheduleName.getNumOccurrences() && numRanks < numStages)
-    scheduleName = "looped-bfs";
   return true;
 }
 
@@ -348,7 +360,8 @@ static LogicalResult profileExecutable(llvm::Module &module) {
   llvm::sys::fs::remove(object);
   if (succeeded(profiled))
     profiled =
-        runProfile(program, (numRanks ? numRanks : numStages) * dataParallel);
+        runProfile(program, (scheduledRanks() ? scheduledRanks() : numStages) *
+                                dataParallel);
   llvm::sys::fs::remove(program);
   return profiled;
 }

@@ -1,8 +1,10 @@
 """Checks a measured pp-profile-v1 file: one entry per stage, in order, with
-positive times and memory (B may be ~0 where a stage has no input to
-differentiate), stash within activation memory, and a measured step. With
+positive forward times and activation memory (B and W may be ~0 where a
+stage has no input to differentiate or no weight), stash within activation
+memory, and a measured step. With
 --schedule, also checks that the #pp.cost of the pp.schedule read from
-stdin carries the profile's numbers."""
+stdin carries the profile's numbers; with --same-memory OTHER, that OTHER
+(a profile of the same stages run another way) reports the same memory."""
 import json
 import re
 import sys
@@ -12,10 +14,11 @@ with open(path) as f:
     prof = json.load(f)
 assert [s["stage"] for s in prof["stages"]] == list(range(stages)), prof
 for s in prof["stages"]:
-    assert s["forward"] > 0 and s["backward_weight"] > 0, s
-    assert s["backward_input"] >= 0, s
-    assert 0 < s["stash_memory"] <= s["activation_memory"], s
-assert sum(s["backward_input"] for s in prof["stages"]) > 0, prof
+    assert s["forward"] > 0 and s["activation_memory"] > 0, s
+    assert s["backward_input"] >= 0 and s["backward_weight"] >= 0, s
+    assert 0 <= s["stash_memory"] <= s["activation_memory"], s
+for key in ("backward_input", "backward_weight", "stash_memory"):
+    assert sum(s[key] for s in prof["stages"]) > 0, (key, prof)
 assert prof["transfer"] >= 0 and prof["meta"]["step_time"] > 0, prof
 print("profile ok: %d stages" % stages)
 
@@ -33,3 +36,12 @@ if "--schedule" in sys.argv:
                    for a, b in zip(got, want)) and len(got) == stages, \
             (attr, got, want)
     print("schedule carries the profile")
+
+if "--same-memory" in sys.argv:
+    with open(sys.argv[sys.argv.index("--same-memory") + 1]) as f:
+        other = json.load(f)
+    for key in ("activation_memory", "stash_memory"):
+        mine = [s[key] for s in prof["stages"]]
+        theirs = [s[key] for s in other["stages"]]
+        assert mine == theirs, (key, mine, theirs)
+    print("same stages")
