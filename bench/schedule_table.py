@@ -34,6 +34,7 @@ KNOWN_CHUNKS = {
     "zbv": 2,
     "v-half": 2,
     "v-min": 2,
+    "dualpipev": 2,
 }
 ORDER = list(KNOWN_CHUNKS)
 
@@ -154,6 +155,9 @@ def closed_forms(name, p, m, f, b, w):
         return m * fbw + (p - 1) * (f + b - w), min(m, p), False
     if name == "interleaved-1f1b":
         return m * fbw + (p - 1) * fbw / 2, min(m, p + (p - 1) / 2), False
+    if name == "dualpipev":
+        # 2p + 1 chunks of half a stage (lit: schedule-dualpipev.mlir).
+        return None, min(m, p + 0.5), False
     approx = {"zbv": p, "v-half": (p + 2) / 2, "v-min": (p + 4) / 3}
     if name in approx:
         return None, min(m, approx[name]), True

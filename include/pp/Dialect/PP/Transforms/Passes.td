@@ -180,7 +180,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
       stage before the next, then the backwards in reverse.
 
     V-shaped schedules, with exactly two stages per rank, stages r and
-    2p - 1 - r on rank r, and backwards always split. Memory is counted in
+    2p - 1 - r on rank r, and backwards split (`dualpipev` splits only
+    those whose W it defers). Memory is counted in
     one micro-batch's activations of one chunk (half a stage), time in unit
     costs:
 
@@ -192,6 +193,12 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
       third of 1F1B's; each is the faster under unit costs of the paper's
       building block repeated every 6 slots and a greedy schedule under that
       limit (backwards first, forwards while they fit, W's in the gaps).
+    - `dualpipev` (DeepSeek's DualPipeV, DualPipe cut in half): chunk-0
+      warm-up forwards, chunk-0/chunk-1 forward pairs, B1 W1 F1 steps, a
+      steady state that runs each chunk's forward next to the other
+      chunk's whole backward (F then BW, for a runtime to overlap them),
+      then a cool-down whose deferred W's fill the bubbles. Needs m >= 2p;
+      `zbv`'s p - 1 units of start-up at 2p + 1 chunks.
 
     With `split-backward`, each backward is a `backward_input` (B)
     immediately followed by its `backward_weight` (W); the zero-bubble
@@ -233,7 +240,7 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
-           "looped-bfs, zb-h1, zb-h2, zbv, v-half or v-min">,
+           "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min or dualpipev">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,
