@@ -17,6 +17,8 @@ config.test_exec_root = os.path.join(config.pp_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
+# Libraries built for tests, such as the example pass plugin.
+config.substitutions.append(("%pp_libs", os.path.join(config.pp_obj_root, "lib")))
 
 llvm_config.use_default_substitutions()
 # pp-compile links through mpicc, which needs the system tools on PATH.

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
@@ -56,13 +57,14 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
   }
 
   /// The per-stage values of a cost option: one value for every stage, or
-  /// one per stage; `fallback` when the option is not given.
+  /// one per stage; `fallback` (one per stage) when the option is not given.
   FailureOr<DenseF64ArrayAttr> perStage(ModuleOp module, StringRef name,
-                                        ArrayRef<double> values, int64_t stages,
-                                        double fallback) {
+                                        ArrayRef<double> values,
+                                        ArrayRef<double> fallback) {
     Builder b(module.getContext());
+    int64_t stages = fallback.size();
     if (values.empty())
-      values = SmallVector<double>(stages, fallback);
+      values = fallback;
     else if (values.size() == 1)
       values = SmallVector<double>(stages, values.front());
     if (int64_t(values.size()) != stages) {
@@ -74,30 +76,78 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     return b.getDenseF64ArrayAttr(values);
   }
 
-  /// The #pp.cost the options describe, or null when none is given.
-  FailureOr<CostAttr> buildCost(ModuleOp module, int64_t stages) {
-    if (forwardCost.empty() && backwardInputCost.empty() &&
+  /// The costs of `cost-file`, or nothing without one.
+  FailureOr<std::optional<CostProfile>> readCostFile(ModuleOp module) {
+    if (costFile.empty())
+      return std::optional<CostProfile>();
+    FailureOr<CostProfile> profile =
+        readCostProfile(costFile, [&] { return module.emitError(); });
+    if (failed(profile))
+      return failure();
+    return std::optional<CostProfile>(std::move(*profile));
+  }
+
+  /// The costs the options start from: the cost file's, which must
+  /// describe `stages` stages, or unit costs.
+  FailureOr<CostProfile> getBaseCosts(ModuleOp module,
+                                      std::optional<CostProfile> file,
+                                      int64_t stages) {
+    if (!file)
+      return CostProfile::getUnit(stages);
+    if (int64_t(file->stages.size()) != stages) {
+      module.emitError("cost file '")
+          << costFile.getValue() << "' describes " << file->stages.size()
+          << " stages, but there are " << stages << " to schedule";
+      return failure();
+    }
+    return std::move(*file);
+  }
+
+  /// The #pp.cost of the cost file with the cost options overriding its
+  /// fields, or null when neither is given.
+  FailureOr<CostAttr> buildCost(ModuleOp module, const CostProfile &profile) {
+    if (costFile.empty() && forwardCost.empty() && backwardInputCost.empty() &&
         backwardWeightCost.empty() && activationMemory.empty() &&
-        stashMemory.empty() && commCost == 0.0)
+        stashMemory.empty() && !commCost.hasValue())
       return CostAttr();
-    auto f = perStage(module, "forward-cost", forwardCost, stages, 1.0);
-    auto bi =
-        perStage(module, "backward-input-cost", backwardInputCost, stages, 1.0);
+    auto column = [&](double StageProfile::*field) {
+      return profile.getColumn(field);
+    };
+    auto f = perStage(module, "forward-cost", forwardCost,
+                      column(&StageProfile::forward));
+    auto bi = perStage(module, "backward-input-cost", backwardInputCost,
+                       column(&StageProfile::backwardInput));
     auto bw = perStage(module, "backward-weight-cost", backwardWeightCost,
-                       stages, 1.0);
-    auto act =
-        perStage(module, "activation-memory", activationMemory, stages, 1.0);
-    auto stash = perStage(module, "stash-memory", stashMemory, stages, 0.0);
+                       column(&StageProfile::backwardWeight));
+    auto act = perStage(module, "activation-memory", activationMemory,
+                        column(&StageProfile::activationMemory));
+    auto stash = perStage(module, "stash-memory", stashMemory,
+                          column(&StageProfile::stashMemory));
     if (failed(f) || failed(bi) || failed(bw) || failed(act) || failed(stash))
       return failure();
+    double comm = commCost.hasValue() ? commCost.getValue() : profile.transfer;
     auto emit = [&] { return module.emitError(); };
     Builder b(module.getContext());
     CostAttr cost =
         CostAttr::getChecked(emit, module.getContext(), *f, *bi, *bw,
-                             b.getF64FloatAttr(commCost), *act, *stash);
+                             b.getF64FloatAttr(comm), *act, *stash);
     if (!cost)
       return failure();
     return cost;
+  }
+
+  /// The memory cap: the option (0 for none), else the cost file's.
+  FailureOr<std::optional<double>>
+  resolveMemoryCap(ModuleOp module, const CostProfile &profile) {
+    if (memoryCap < 0) {
+      module.emitError("memory-cap must not be negative");
+      return failure();
+    }
+    if (!memoryCap.hasValue())
+      return profile.memoryCap;
+    if (memoryCap == 0)
+      return std::optional<double>();
+    return std::optional<double>(memoryCap.getValue());
   }
 
   void runOnOperation() override {
@@ -108,7 +158,12 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
           << schedule << "'; expected one of: " << listScheduleGenerators();
       return signalPassFailure();
     }
+    FailureOr<std::optional<CostProfile>> file = readCostFile(module);
+    if (failed(file))
+      return signalPassFailure();
     int64_t stages = numStages > 0 ? numStages.getValue() : countStages(module);
+    if (stages < 1 && *file)
+      stages = (*file)->stages.size();
     if (stages < 1) {
       module.emitError("no stages to schedule: run pp-derive-backward first "
                        "or pass num-stages");
@@ -123,18 +178,17 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
           << stages << " stages, got " << numRanks.getValue();
       return signalPassFailure();
     }
-    FailureOr<CostAttr> cost = buildCost(module, stages);
-    if (failed(cost))
+    FailureOr<CostProfile> profile = getBaseCosts(module, *file, stages);
+    if (failed(profile))
       return signalPassFailure();
-    if (memoryCap < 0) {
-      module.emitError("memory-cap must not be negative");
+    FailureOr<CostAttr> cost = buildCost(module, *profile);
+    FailureOr<std::optional<double>> cap = resolveMemoryCap(module, *profile);
+    if (failed(cost) || failed(cap))
       return signalPassFailure();
-    }
     ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
     problem.cost = *cost;
     problem.context = module.getContext();
-    if (memoryCap > 0)
-      problem.memoryCap = memoryCap;
+    problem.memoryCap = *cap;
     FailureOr<GeneratedSchedule> generated =
         generator->generate(problem, [&] { return module.emitError(); });
     if (failed(generated))
@@ -156,7 +210,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),
         builder.getDenseI64ArrayAttr(generated->stageRank), *cost,
-        memoryCap > 0 ? builder.getF64FloatAttr(memoryCap) : FloatAttr());
+        *cap ? builder.getF64FloatAttr(**cap) : FloatAttr());
     builder.createBlock(&op.getBody());
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
       auto rankOp = RankOp::create(builder, loc, rank);

@@ -206,6 +206,12 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     The number of stages is read from the `pp.stage` functions of
     `function`.
 
+    Costs come from a `pp-profile-v1` file (`cost-file`, see
+    docs/CostProfile.md), from the cost options, or both: each option given
+    replaces that field of the file for every stage (`memory-cap=0` removes
+    the file's cap). The schedule carries them as its `#pp.cost` and
+    `memory_cap`.
+
     `auto` searches: it evaluates every schedule above that fits the
     problem (as generated and with split backwards) and greedy list
     schedules (split backward, in-flight memory bounded, weight gradients
@@ -245,7 +251,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,
     Option<"numStages", "num-stages", "int64_t", "0",
-           "Number of stages; 0 reads it from the derived stage functions">,
+           "Number of stages; 0 reads it from the derived stage functions "
+           "(without them, from the cost file)">,
     Option<"numRanks", "num-ranks", "int64_t", "0",
            "Number of ranks; 0 means one rank per stage">,
     Option<"splitBackward", "split-backward", "bool", "false",
@@ -265,6 +272,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
                "Part of it held after B until W per stage (default 0)">,
     Option<"memoryCap", "memory-cap", "double", "0.0",
            "Activation memory each rank may hold (0: no cap)">,
+    Option<"costFile", "cost-file", "std::string", "\"\"",
+           "pp-profile-v1 JSON file with the per-stage costs; the cost "
+           "options above override its fields">,
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];

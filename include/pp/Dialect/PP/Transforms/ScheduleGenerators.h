@@ -55,6 +55,12 @@ inline void appendBackward(llvm::SmallVectorImpl<ScheduledAction> &actions,
   actions.push_back({Phase::backward_weight, stage, mb});
 }
 
+/// One stage's 1F1B order: `warmup` forwards (at most all of them), then
+/// one forward and one backward at a time, then the remaining backwards.
+void appendOneFOneBSteps(llvm::SmallVectorImpl<ScheduledAction> &actions,
+                         const ScheduleProblem &problem, int64_t stage,
+                         int64_t warmup);
+
 /// The zero-bubble pattern for one stage: step x runs F x, then B of
 /// x - backwardLag, then W of x - weightLag, each if that micro-batch
 /// exists. The lags set how many micro-batches are in flight and how many
@@ -107,6 +113,11 @@ const ScheduleGenerator *lookupScheduleGenerator(llvm::StringRef name);
 
 /// The names of all generators, comma separated.
 std::string listScheduleGenerators();
+
+/// Adds a generator that pp-schedule (and `auto`) can then use, such as one
+/// a pass plugin brings (docs/Tutorials/NewSchedule.md). Fails if the name
+/// is taken.
+LogicalResult registerScheduleGenerator(ScheduleGenerator generator);
 
 /// The built-in generators, one file each.
 FailureOr<GeneratedSchedule> generateAuto(const ScheduleProblem &problem,

@@ -7,8 +7,6 @@
 
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
-#include <algorithm>
-
 using namespace mlir::pp;
 
 mlir::FailureOr<GeneratedSchedule>
@@ -16,20 +14,9 @@ mlir::pp::generateOneFOneB(const ScheduleProblem &problem,
                            ScheduleErrorFn emitError) {
   if (failed(requireOneStagePerRank(problem, "1f1b", emitError)))
     return mlir::failure();
-  int64_t p = problem.numStages, m = problem.numMicrobatches;
+  int64_t p = problem.numStages;
   llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks(p);
-  for (int64_t stage = 0; stage < p; ++stage) {
-    auto &actions = ranks[stage];
-    int64_t warmup = std::min(p - stage - 1, m);
-    int64_t forward = 0, backward = 0;
-    for (; forward < warmup; ++forward)
-      actions.push_back({Phase::forward, stage, forward});
-    while (forward < m) {
-      actions.push_back({Phase::forward, stage, forward++});
-      appendBackward(actions, problem, stage, backward++);
-    }
-    while (backward < m)
-      appendBackward(actions, problem, stage, backward++);
-  }
+  for (int64_t stage = 0; stage < p; ++stage)
+    appendOneFOneBSteps(ranks[stage], problem, stage, p - stage - 1);
   return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
 }

@@ -1,6 +1,7 @@
 //===- Registry.cpp - the table of built-in schedules ---------------------===//
 //
-// Maps schedule names to their generators.
+// Maps schedule names to their generators: the built-ins and those a pass
+// plugin registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
 
 using namespace mlir::pp;
 
@@ -26,21 +29,36 @@ static const ScheduleGenerator kGenerators[] = {
     {"auto", generateAuto},
 };
 
+/// The built-in generators followed by those registered at run time.
+static llvm::SmallVector<ScheduleGenerator> &getRegistry() {
+  static llvm::SmallVector<ScheduleGenerator> registry(std::begin(kGenerators),
+                                                       std::end(kGenerators));
+  return registry;
+}
+
 llvm::ArrayRef<ScheduleGenerator> mlir::pp::getScheduleGenerators() {
-  return kGenerators;
+  return getRegistry();
 }
 
 const ScheduleGenerator *
 mlir::pp::lookupScheduleGenerator(llvm::StringRef name) {
-  for (const ScheduleGenerator &generator : kGenerators)
+  for (const ScheduleGenerator &generator : getRegistry())
     if (generator.name == name)
       return &generator;
   return nullptr;
 }
 
+mlir::LogicalResult
+mlir::pp::registerScheduleGenerator(ScheduleGenerator generator) {
+  if (lookupScheduleGenerator(generator.name))
+    return mlir::failure();
+  getRegistry().push_back(generator);
+  return mlir::success();
+}
+
 std::string mlir::pp::listScheduleGenerators() {
   return llvm::join(
-      llvm::map_range(kGenerators,
+      llvm::map_range(getRegistry(),
                       [](const ScheduleGenerator &g) { return g.name.str(); }),
       ", ");
 }
@@ -75,6 +93,21 @@ mlir::pp::requireOneStagePerRank(const ScheduleProblem &problem,
                      << "' runs one stage per rank, but there are "
                      << problem.numStages << " stages on " << problem.numRanks
                      << " ranks";
+}
+
+void mlir::pp::appendOneFOneBSteps(
+    llvm::SmallVectorImpl<ScheduledAction> &actions,
+    const ScheduleProblem &problem, int64_t stage, int64_t warmup) {
+  int64_t m = problem.numMicrobatches;
+  int64_t forward = 0, backward = 0;
+  for (; forward < std::min(warmup, m); ++forward)
+    actions.push_back({Phase::forward, stage, forward});
+  while (forward < m) {
+    actions.push_back({Phase::forward, stage, forward++});
+    appendBackward(actions, problem, stage, backward++);
+  }
+  while (backward < m)
+    appendBackward(actions, problem, stage, backward++);
 }
 
 void mlir::pp::appendLaggedSteps(

@@ -1,0 +1,72 @@
+//===- CostProfile.h - per-stage costs read from a profile file -*- C++ -*-===//
+//
+// The `pp-profile-v1` JSON format (docs/CostProfile.md): what each stage of a
+// pipeline costs in time and activation memory, as a profiler measures it
+// and as pp-schedule and the partition planner read it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_ANALYSIS_COSTPROFILE_H
+#define PP_DIALECT_PP_ANALYSIS_COSTPROFILE_H
+
+#include "pp/Dialect/PP/IR/PPDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::pp {
+
+/// What one stage costs; the defaults are unit costs.
+struct StageProfile {
+  double forward = 1.0;
+  double backwardInput = 1.0;
+  double backwardWeight = 1.0;
+  /// Held from a micro-batch's forward until its backward.
+  double activationMemory = 1.0;
+  /// The part of it still held after B until W.
+  double stashMemory = 0.0;
+};
+
+/// A `pp-profile-v1` document.
+struct CostProfile {
+  /// Labels of the units every time and every memory amount is in ("ms",
+  /// "bytes"); the numbers are used as they are.
+  std::string timeUnit = "unit";
+  std::string memoryUnit = "unit";
+  /// Time of one activation or gradient transfer between ranks.
+  double transfer = 0.0;
+  /// Activation memory each rank may hold, if limited.
+  std::optional<double> memoryCap;
+  llvm::SmallVector<StageProfile> stages;
+
+  /// Unit costs for `numStages` stages, no transfer time and no cap.
+  static CostProfile getUnit(int64_t numStages);
+
+  /// One field of every stage, in stage order:
+  /// `profile.getColumn(&StageProfile::forward)`.
+  llvm::SmallVector<double> getColumn(double StageProfile::*field) const;
+
+  /// The costs as a schedule carries them.
+  CostAttr getCostAttr(MLIRContext *context) const;
+};
+
+/// Reports an error; the reader streams the file name, the offending entry
+/// (`stages[1].forward`) and the problem into it.
+using CostProfileErrorFn = llvm::function_ref<InFlightDiagnostic()>;
+
+/// Parses the text of a pp-profile-v1 document read from `fileName`.
+FailureOr<CostProfile> parseCostProfile(llvm::StringRef text,
+                                        llvm::StringRef fileName,
+                                        CostProfileErrorFn emitError);
+
+/// Reads and parses the pp-profile-v1 file at `path`.
+FailureOr<CostProfile> readCostProfile(llvm::StringRef path,
+                                       CostProfileErrorFn emitError);
+
+} // namespace mlir::pp
+
+#endif // PP_DIALECT_PP_ANALYSIS_COSTPROFILE_H

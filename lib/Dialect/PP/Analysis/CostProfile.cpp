@@ -1,0 +1,270 @@
+//===- CostProfile.cpp - read pp-profile-v1 cost files --------------------===//
+//
+// Parses the per-stage cost profile of docs/CostProfile.md. Every error names
+// the file and the offending entry as a JSON path (`stages[1].forward`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+namespace json = llvm::json;
+
+static constexpr llvm::StringLiteral kFormat = "pp-profile-v1";
+static constexpr StringRef kProfileFields[] = {
+    "format",     "time_unit", "memory_unit", "transfer",
+    "memory_cap", "stages",    "meta"};
+static constexpr StringRef kStageFields[] = {
+    "stage",           "forward",           "backward_input",
+    "backward_weight", "activation_memory", "stash_memory"};
+
+CostProfile CostProfile::getUnit(int64_t numStages) {
+  CostProfile profile;
+  profile.stages.resize(numStages);
+  return profile;
+}
+
+SmallVector<double> CostProfile::getColumn(double StageProfile::*field) const {
+  return llvm::to_vector(llvm::map_range(
+      stages, [&](const StageProfile &stage) { return stage.*field; }));
+}
+
+CostAttr CostProfile::getCostAttr(MLIRContext *context) const {
+  Builder b(context);
+  return CostAttr::get(
+      context, b.getDenseF64ArrayAttr(getColumn(&StageProfile::forward)),
+      b.getDenseF64ArrayAttr(getColumn(&StageProfile::backwardInput)),
+      b.getDenseF64ArrayAttr(getColumn(&StageProfile::backwardWeight)),
+      b.getF64FloatAttr(transfer),
+      b.getDenseF64ArrayAttr(getColumn(&StageProfile::activationMemory)),
+      b.getDenseF64ArrayAttr(getColumn(&StageProfile::stashMemory)));
+}
+
+/// `value` as written in a diagnostic, shortened if long.
+static std::string formatValue(const json::Value &value) {
+  std::string text = llvm::formatv("{0}", value).str();
+  if (text.size() > 40)
+    text = text.substr(0, 37) + "...";
+  return text;
+}
+
+namespace {
+/// Reads one parsed document. `entry` arguments are JSON paths of the value
+/// being read, "" for the document itself.
+class CostProfileReader {
+public:
+  CostProfileReader(StringRef fileName, CostProfileErrorFn emitError)
+      : fileName(fileName), emitError(emitError) {}
+
+  FailureOr<CostProfile> read(const json::Value &document);
+
+private:
+  /// An error about `entry`, prefixed with the file.
+  InFlightDiagnostic error(const Twine &entry) {
+    InFlightDiagnostic diag = emitError();
+    diag << "cost file '" << fileName << "': ";
+    if (!entry.isTriviallyEmpty())
+      diag << entry << " ";
+    return diag;
+  }
+
+  /// Fails on a field of `object` that is not in `known`.
+  LogicalResult checkFields(const json::Object &object, const Twine &entry,
+                            ArrayRef<StringRef> known);
+  FailureOr<const json::Value *> getField(const json::Object &object,
+                                          StringRef key, const Twine &entry);
+  FailureOr<StringRef> getString(const json::Object &object, StringRef key);
+  /// A number that must not be negative.
+  FailureOr<double> getAmount(const json::Object &object, StringRef key,
+                              const Twine &entry);
+  FailureOr<StageProfile> readStage(const json::Value &value, size_t index);
+
+  StringRef fileName;
+  CostProfileErrorFn emitError;
+};
+} // namespace
+
+/// `entry.key` as a JSON path.
+static std::string getPath(const Twine &entry, StringRef key) {
+  return entry.isTriviallyEmpty() ? key.str() : (entry + "." + key).str();
+}
+
+LogicalResult CostProfileReader::checkFields(const json::Object &object,
+                                             const Twine &entry,
+                                             ArrayRef<StringRef> known) {
+  for (const auto &[key, value] : object)
+    if (!llvm::is_contained(known, StringRef(key)))
+      return error(entry.isTriviallyEmpty() ? "" : entry + ":")
+             << "has an unknown field '" << StringRef(key)
+             << "'; expected: " << llvm::join(known, ", ");
+  return success();
+}
+
+FailureOr<const json::Value *>
+CostProfileReader::getField(const json::Object &object, StringRef key,
+                            const Twine &entry) {
+  if (const json::Value *value = object.get(key))
+    return value;
+  return error(entry.isTriviallyEmpty() ? "" : entry + ":")
+         << "lacks the field '" << key << "'";
+}
+
+FailureOr<StringRef> CostProfileReader::getString(const json::Object &object,
+                                                  StringRef key) {
+  FailureOr<const json::Value *> value = getField(object, key, "");
+  if (failed(value))
+    return failure();
+  std::optional<StringRef> text = (*value)->getAsString();
+  if (!text || text->empty())
+    return error(key) << "must be a non-empty string, got "
+                      << formatValue(**value);
+  return *text;
+}
+
+FailureOr<double> CostProfileReader::getAmount(const json::Object &object,
+                                               StringRef key,
+                                               const Twine &entry) {
+  FailureOr<const json::Value *> value = getField(object, key, entry);
+  if (failed(value))
+    return failure();
+  std::string path = getPath(entry, key);
+  std::optional<double> number = (*value)->getAsNumber();
+  if (!number)
+    return error(path) << "must be a number, got " << formatValue(**value);
+  if (*number < 0)
+    return error(path) << "must not be negative, got "
+                       << formatQuantity(*number);
+  return *number;
+}
+
+FailureOr<StageProfile> CostProfileReader::readStage(const json::Value &value,
+                                                     size_t index) {
+  std::string entry = ("stages[" + Twine(index) + "]").str();
+  const json::Object *object = value.getAsObject();
+  if (!object)
+    return error(entry) << "must be an object, got " << formatValue(value);
+  if (failed(checkFields(*object, entry, kStageFields)))
+    return failure();
+  FailureOr<const json::Value *> stage = getField(*object, "stage", entry);
+  if (failed(stage))
+    return failure();
+  std::optional<int64_t> number = (*stage)->getAsInteger();
+  if (!number || *number != static_cast<int64_t>(index))
+    return error(entry + ".stage")
+           << "must be " << index << ": stages are listed in order";
+
+  StageProfile profile;
+  std::pair<StringRef, double *> fields[] = {
+      {"forward", &profile.forward},
+      {"backward_input", &profile.backwardInput},
+      {"backward_weight", &profile.backwardWeight},
+      {"activation_memory", &profile.activationMemory},
+      {"stash_memory", &profile.stashMemory}};
+  for (auto [key, field] : fields) {
+    FailureOr<double> amount = getAmount(*object, key, entry);
+    if (failed(amount))
+      return failure();
+    *field = *amount;
+  }
+  if (profile.stashMemory > profile.activationMemory)
+    return error(entry + ".stash_memory")
+           << formatQuantity(profile.stashMemory)
+           << " exceeds the activation_memory "
+           << formatQuantity(profile.activationMemory) << " it is part of";
+  return profile;
+}
+
+FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
+  const json::Object *root = document.getAsObject();
+  if (!root)
+    return error("") << "must hold a " << kFormat << " object, got "
+                     << formatValue(document);
+  if (failed(checkFields(*root, "", kProfileFields)))
+    return failure();
+  FailureOr<StringRef> format = getString(*root, "format");
+  if (failed(format))
+    return failure();
+  if (*format != kFormat)
+    return error("format") << "must be \"" << kFormat << "\", got \"" << *format
+                           << "\"";
+
+  CostProfile profile;
+  std::pair<StringRef, std::string *> units[] = {
+      {"time_unit", &profile.timeUnit}, {"memory_unit", &profile.memoryUnit}};
+  for (auto [key, field] : units) {
+    FailureOr<StringRef> unit = getString(*root, key);
+    if (failed(unit))
+      return failure();
+    *field = unit->str();
+  }
+
+  FailureOr<double> transfer = getAmount(*root, "transfer", "");
+  if (failed(transfer))
+    return failure();
+  profile.transfer = *transfer;
+  if (root->get("memory_cap")) {
+    FailureOr<double> cap = getAmount(*root, "memory_cap", "");
+    if (failed(cap))
+      return failure();
+    if (*cap == 0)
+      return error("memory_cap")
+             << "must be positive (leave it out for no cap)";
+    profile.memoryCap = *cap;
+  }
+
+  FailureOr<const json::Value *> stagesField = getField(*root, "stages", "");
+  if (failed(stagesField))
+    return failure();
+  const json::Array *stages = (*stagesField)->getAsArray();
+  if (!stages || stages->empty())
+    return error("stages") << "must be a non-empty array, got "
+                           << formatValue(**stagesField);
+  for (auto [index, value] : llvm::enumerate(*stages)) {
+    FailureOr<StageProfile> stage = readStage(value, index);
+    if (failed(stage))
+      return failure();
+    profile.stages.push_back(*stage);
+  }
+  return profile;
+}
+
+FailureOr<CostProfile>
+mlir::pp::parseCostProfile(StringRef text, StringRef fileName,
+                           CostProfileErrorFn emitError) {
+  llvm::Expected<json::Value> document = json::parse(text);
+  if (!document) {
+    // llvm::json writes "[line:column, byte=offset]: message".
+    std::string message = llvm::toString(document.takeError());
+    SmallVector<StringRef, 4> match;
+    InFlightDiagnostic diag = emitError();
+    diag << "cost file '" << fileName << "' is not valid JSON: ";
+    if (llvm::Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$")
+            .match(message, &match))
+      diag << "line " << match[1] << ", column " << match[2] << ": "
+           << match[3];
+    else
+      diag << message;
+    return diag;
+  }
+  return CostProfileReader(fileName, emitError).read(*document);
+}
+
+FailureOr<CostProfile> mlir::pp::readCostProfile(StringRef path,
+                                                 CostProfileErrorFn emitError) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError())
+    return emitError() << "cannot read cost file '" << path
+                       << "': " << ec.message();
+  return parseCostProfile((*buffer)->getBuffer(), path, emitError);
+}
