@@ -84,6 +84,10 @@ private:
   void checkSendsFollowProducers();
   void checkOptimizerSteps();
   void checkAllReduces();
+  /// Checks that `op` runs after every weight-gradient action (W or fused
+  /// backward) of `stage`, whose gradient it `uses` ("applies", ...).
+  void checkFollowsWeightGradients(Operation *op, int64_t stage,
+                                   StringRef uses);
   void checkTransferMatching();
   void checkDeadlockFreedom();
   void checkRendezvousDeadlockFreedom();
@@ -457,19 +461,24 @@ void ScheduleChecker::checkOptimizerSteps() {
                describe(reduce) + " comes after the " + describe(step) +
                    " that applies the gradients it reduces",
                step, describe(step) + " here");
-      for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
-        ComputeOp weight = lookupCompute(Phase::backward, stage, mb);
-        if (!weight)
-          weight = lookupCompute(Phase::backward_weight, stage, mb);
-        if (!weight || precedes(weight, step))
-          continue;
-        fail(step,
-             describe(step) + " runs before the " + describe(weight) +
-                 " whose gradient it applies",
-             weight, describe(weight) + " here");
-        break;
-      }
+      checkFollowsWeightGradients(step, stage, "applies");
     }
+  }
+}
+
+void ScheduleChecker::checkFollowsWeightGradients(Operation *op, int64_t stage,
+                                                  StringRef uses) {
+  for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
+    ComputeOp weight = lookupCompute(Phase::backward, stage, mb);
+    if (!weight)
+      weight = lookupCompute(Phase::backward_weight, stage, mb);
+    if (!weight || precedes(weight, op))
+      continue;
+    fail(op,
+         describe(op) + " runs before the " + describe(weight) +
+             " whose gradient it " + uses,
+         weight, describe(weight) + " here");
+    return;
   }
 }
 
@@ -485,18 +494,7 @@ void ScheduleChecker::checkAllReduces() {
         reportDuplicate(reduce, first);
         continue;
       }
-      for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
-        ComputeOp weight = lookupCompute(Phase::backward, stage, mb);
-        if (!weight)
-          weight = lookupCompute(Phase::backward_weight, stage, mb);
-        if (!weight || precedes(weight, reduce))
-          continue;
-        fail(reduce,
-             describe(reduce) + " runs before the " + describe(weight) +
-                 " whose gradient it reduces",
-             weight, describe(weight) + " here");
-        break;
-      }
+      checkFollowsWeightGradients(reduce, stage, "reduces");
     }
   }
   std::optional<uint64_t> replicas = schedule.getNumReplicas();
