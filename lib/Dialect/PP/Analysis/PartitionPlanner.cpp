@@ -7,8 +7,10 @@
 
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <limits>
 #include <vector>
 
 using namespace mlir;
@@ -43,18 +45,37 @@ struct Label {
 
 using LabelSet = SmallVector<Label, 1>;
 
+/// The most partial plans kept per (ops placed, stages placed). With one
+/// stage per rank there is only ever one; beyond the limit the search keeps
+/// the least loaded and is no longer proven optimal.
+constexpr size_t kMaxLabels = 48;
+
+/// The largest load a partial plan already implies.
+double getLoad(const Label &label) {
+  return std::max(label.closedMax, *llvm::max_element(label.time));
+}
+
 /// Adds `label` to `set` unless a label there is at least as good; drops the
-/// labels it beats.
-void insertPareto(LabelSet &set, Label label) {
+/// labels it beats, and the most loaded one if the set grows too large.
+/// Returns false if a label that no other dominates was dropped.
+bool insertPareto(LabelSet &set, Label label) {
   if (llvm::any_of(set, [&](const Label &l) { return l.dominates(label); }))
-    return;
+    return true;
   llvm::erase_if(set, [&](const Label &l) { return label.dominates(l); });
   set.push_back(std::move(label));
+  if (set.size() <= kMaxLabels)
+    return true;
+  set.erase(llvm::max_element(set, [](const Label &a, const Label &b) {
+    return getLoad(a) < getLoad(b);
+  }));
+  return false;
 }
 } // namespace
 
-std::optional<Partition>
-mlir::pp::planPartition(const PartitionProblem &problem) {
+/// The search; drops partial plans whose load reaches `bound`. Clears
+/// `proven` if it had to drop others.
+static std::optional<Partition> search(const PartitionProblem &problem,
+                                       double bound, bool &proven) {
   int64_t n = problem.numOps, numStages = problem.getNumStages();
   int64_t numRanks = problem.getNumRanks();
   SmallVector<int64_t> lastStage(numRanks, -1);
@@ -92,7 +113,7 @@ mlir::pp::planPartition(const PartitionProblem &problem) {
           next.time[rank] += load.time;
           if (!problem.memoryCap.empty())
             next.memory[rank] += load.memory;
-          if (!fits(rank, next.memory[rank]))
+          if (!fits(rank, next.memory[rank]) || next.time[rank] >= bound)
             continue;
           if (lastStage[rank] == stage) {
             next.closedMax = std::max(next.closedMax, next.time[rank]);
@@ -100,7 +121,8 @@ mlir::pp::planPartition(const PartitionProblem &problem) {
           }
           next.prevBegin = begin;
           next.prevLabel = index;
-          insertPareto(labels[stage + 1][end], std::move(next));
+          if (!insertPareto(labels[stage + 1][end], std::move(next)))
+            proven = false;
         }
         if (!atEnd && problem.mustCut[end])
           break;
@@ -123,4 +145,77 @@ mlir::pp::planPartition(const PartitionProblem &problem) {
     best = &labels[stage - 1][best->prevBegin][best->prevLabel];
   }
   return partition;
+}
+
+/// The bottleneck of `starts`, or none if a rank exceeds its cap.
+static std::optional<double> evaluate(const PartitionProblem &problem,
+                                      ArrayRef<int64_t> starts) {
+  SmallVector<double> time(problem.getNumRanks(), 0.0),
+      memory(problem.getNumRanks(), 0.0);
+  for (auto [stage, rank] : llvm::enumerate(problem.stageRank)) {
+    int64_t end =
+        stage + 1 < starts.size() ? starts[stage + 1] : problem.numOps;
+    StageLoad load = problem.load(stage, starts[stage], end);
+    time[rank] += load.time;
+    memory[rank] += load.memory;
+  }
+  for (auto [rank, used] : llvm::enumerate(memory))
+    if (!problem.memoryCap.empty() &&
+        used > problem.memoryCap[rank] * (1.0 + 1e-12))
+      return std::nullopt;
+  return *llvm::max_element(time);
+}
+
+/// Whether no partition can exceed a cap: every rank fits even if each of
+/// its stages held the whole chain (loads grow with a stage's extent).
+static bool capsCannotBind(const PartitionProblem &problem) {
+  SmallVector<double> memory(problem.getNumRanks(), 0.0);
+  for (auto [stage, rank] : llvm::enumerate(problem.stageRank))
+    memory[rank] += problem.load(stage, 0, problem.numOps).memory;
+  return llvm::all_of(llvm::enumerate(memory), [&](auto entry) {
+    return entry.value() <= problem.memoryCap[entry.index()];
+  });
+}
+
+std::optional<Partition>
+mlir::pp::planPartition(const PartitionProblem &original) {
+  PartitionProblem problem = original;
+  if (!problem.memoryCap.empty() && capsCannotBind(problem))
+    problem.memoryCap.clear(); // fewer dimensions to compare partial plans on
+  int64_t numRanks = problem.getNumRanks();
+  const double unbounded = std::numeric_limits<double>::infinity();
+  bool proven = true;
+  auto finish = [&](std::optional<Partition> partition) {
+    if (partition)
+      partition->proven = proven;
+    return partition;
+  };
+  if (numRanks == problem.getNumStages())
+    return finish(search(problem, unbounded, proven));
+
+  // Several stages per rank: the plan that is best when each stage counts
+  // as a rank of its own (a rank's cap split evenly between its stages)
+  // bounds the search, which then only keeps partial plans that can still
+  // beat it.
+  PartitionProblem relaxed = problem;
+  relaxed.stageRank.clear();
+  relaxed.memoryCap.clear();
+  SmallVector<int64_t> stagesOnRank(numRanks, 0);
+  for (int64_t rank : problem.stageRank)
+    ++stagesOnRank[rank];
+  for (auto [stage, rank] : llvm::enumerate(problem.stageRank)) {
+    relaxed.stageRank.push_back(stage);
+    if (!problem.memoryCap.empty())
+      relaxed.memoryCap.push_back(problem.memoryCap[rank] / stagesOnRank[rank]);
+  }
+  bool relaxedProven = true;
+  std::optional<Partition> incumbent =
+      search(relaxed, unbounded, relaxedProven);
+  std::optional<double> bound =
+      incumbent ? evaluate(problem, incumbent->starts) : std::nullopt;
+  if (!bound)
+    return finish(search(problem, unbounded, proven));
+  incumbent->bottleneck = *bound;
+  std::optional<Partition> better = search(problem, *bound, proven);
+  return finish(better ? better : incumbent);
 }

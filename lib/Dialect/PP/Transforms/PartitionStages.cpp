@@ -375,6 +375,10 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
            << " stages cuts at every stage marker and keeps the users of "
               "each weight in one stage";
   }
+  if (!plan->proven)
+    func.emitRemark("the plan is the best a bounded search found over ")
+        << numStages << " stages on " << numRanks
+        << " ranks; it is not proven optimal";
   if (options.printTable) {
     SmallVector<StageLoad> loads;
     for (int64_t stage = 0; stage < numStages; ++stage)

@@ -46,6 +46,9 @@ struct PartitionProblem {
 struct Partition {
   SmallVector<int64_t> starts;
   double bottleneck = 0.0;
+  /// Whether no better partition exists: always with one stage per rank;
+  /// with several, unless the search had to drop partial plans.
+  bool proven = true;
 };
 
 /// The partition with the smallest bottleneck among those that cut where
@@ -55,7 +58,10 @@ struct Partition {
 /// Per (prefix, stages placed) it keeps the Pareto set of the ranks' partial
 /// loads and memories (ranks whose last stage is placed contribute only
 /// their load to the bottleneck); with one stage per rank that set is a
-/// single value and this is the linear-partition DP, O(k n^2).
+/// single value and this is the linear-partition DP, O(k n^2). With several
+/// stages per rank, the plan that is best when every stage counts as a
+/// rank bounds the search, and each set keeps at most a fixed number of the
+/// least loaded partial plans (`proven` says whether it had to drop any).
 std::optional<Partition> planPartition(const PartitionProblem &problem);
 
 } // namespace mlir::pp

@@ -57,7 +57,8 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
     With `num-ranks` below the number of stages, the schedule's placement
     decides which stages share a rank (stage s on rank s mod p for
     `interleaved-1f1b`, stages r and 2p - 1 - r for `zbv`) and a rank's
-    load is the sum of its stages. User markers (`pp.boundary`) are cuts the
+    load is the sum of its stages (a bounded search, with a remark when
+    optimality is not proven). User markers (`pp.boundary`) are cuts the
     plan must make; `num-stages` may ask for more stages than the markers
     make. A cut never separates two users of one weight.
 
