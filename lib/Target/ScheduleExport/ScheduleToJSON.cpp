@@ -77,6 +77,8 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
       });
     if (FloatAttr cap = schedule.getMemoryCapAttr())
       json.attribute("memory_cap", cap.getValueAsDouble());
+    if (std::optional<uint64_t> replicas = schedule.getNumReplicas())
+      json.attribute("num_replicas", static_cast<int64_t>(*replicas));
     json.attributeArray("ranks", [&] {
       for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
         json.array([&] {

@@ -233,6 +233,7 @@ private:
   SmallVector<int64_t> stageRank;
   CostAttr cost;
   FloatAttr memoryCap;
+  IntegerAttr numReplicas;
 };
 } // namespace
 
@@ -375,6 +376,16 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
       return emitError(capField->node)
              << "'memory_cap' must be positive, got " << *cap;
     memoryCap = FloatAttr::get(Float64Type::get(context), *cap);
+  }
+
+  if (std::optional<Located> field = getOptionalField(root, "num_replicas")) {
+    FailureOr<int64_t> replicas = getInteger(*field, "'num_replicas'", "");
+    if (failed(replicas))
+      return failure();
+    if (*replicas <= 0)
+      return emitError(field->node)
+             << "'num_replicas' must be positive, got " << *replicas;
+    numReplicas = IntegerAttr::get(IntegerType::get(context, 64), *replicas);
   }
   return success();
 }
@@ -598,6 +609,8 @@ OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
   OwningOpRef<ModuleOp> module =
       createImportedSchedule(builder, getLoc(root.node), name, numMicrobatches,
                              stageRank, cost, memoryCap);
+  if (numReplicas)
+    (*module->getOps<ScheduleOp>().begin()).setNumReplicasAttr(numReplicas);
   for (int64_t rank = 0; rank < numRanks; ++rank)
     if (failed(parseRank(getElement(*ranks, rank), rank, builder)))
       return nullptr;
