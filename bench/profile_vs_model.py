@@ -40,6 +40,7 @@ def profile(args, tmp, stages):
            "--profile-steps", str(args.steps), "-o", out]
     if args.corpus:
         cmd.append("--run-arg=--corpus=" + args.corpus)
+    cmd.append("--run-arg=--profile-clock=" + args.clock)
     run(cmd)
     with open(out) as f:
         return out, json.load(f)
@@ -78,17 +79,25 @@ def compare_model(prof, model):
     print("scale (measured / model, all stages and phases): %.3g\n" % scale)
     print("| stage | phase | model | measured | raw error | scaled error |")
     print("| --- | --- | --- | --- | --- | --- |")
-    errors = []
+    errors, trivial = [], []
     for s, (m, p) in enumerate(zip(times, measured)):
         for name, est, got in zip("FBW", m, p):
-            if got <= 0:
-                continue
-            raw = (est - got) / got
-            scaled = (est * scale - got) / got
-            errors.append(abs(scaled))
+            raw = (est - got) / got if got > 0 else float("inf")
+            scaled = (est * scale - got) / got if got > 0 else float("inf")
+            # A phase with (almost) nothing to compute, such as the first
+            # stage's B (no input gradient), has no meaningful relative error.
+            if got < 0.05 * p[0]:
+                trivial.append("%d/%s" % (s, name))
+            else:
+                errors.append(abs(scaled))
             print("| %d | %s | %.4g | %.4g | %+.0f%% | %+.0f%% |"
                   % (s, name, est, got, 100 * raw, 100 * scaled))
-    print("\nmean |scaled error|: %.0f%%" % (100 * sum(errors) / len(errors)))
+    errors.sort()
+    print("\n|scaled error| over %d phases: median %.0f%%, max %.0f%%"
+          % (len(errors), 100 * errors[len(errors) // 2], 100 * errors[-1]))
+    if trivial:
+        print("left out (measured under 5%% of the stage's F): %s"
+              % ", ".join(trivial))
     print("\n| stage | model activation bytes | profiled activation_memory "
           "| profiled stash_memory |")
     print("| --- | --- | --- | --- |")
@@ -97,14 +106,15 @@ def compare_model(prof, model):
                                             st["stash_memory"]))
 
 
-def simulate(args, cost_file, stages, schedule):
+def simulate(args, cost_file, stages, schedule, extra=""):
     text = run([args.pp_opt, args.model,
                 "--pp-split-microbatches=num-microbatches=%d"
                 % args.microbatches,
                 "--pp-partition-stages=num-stages=%d" % stages,
                 "--pp-derive-backward",
-                "--pp-schedule=schedule=%s cost-file=%s" % (schedule,
-                                                            cost_file),
+                "--pp-schedule=schedule=%s cost-file=%s%s" % (schedule,
+                                                              cost_file,
+                                                              extra),
                 "--pp-insert-transfers", "--pp-simulate", "-o", os.devnull])
     return float(re.search(r"makespan ([-+0-9.eE]+)", text).group(1))
 
@@ -116,7 +126,7 @@ def measure(args, tmp, stages, schedule):
          "-o", exe])
     out = os.path.join(tmp, "run-%s-%d.json" % (schedule, stages))
     cmd = ["mpirun", "-np", str(stages), exe, "--steps",
-           str(args.steps), "--profile", out]
+           str(args.steps), "--profile", out, "--profile-clock", args.clock]
     if args.corpus:
         cmd += ["--corpus", args.corpus]
     run(cmd)
@@ -127,9 +137,10 @@ def measure(args, tmp, stages, schedule):
 def compare_steps(args, tmp, stages, cost_file):
     print("\n## Simulated vs measured step time, %d stages on %d ranks, "
           "%d micro-batches (ms)\n" % (stages, stages, args.microbatches))
-    print("| schedule | simulated (profile) | measured | error | "
-          "simulated (in-run profile) | error |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| schedule | measured | simulated: profile | error | profile + "
+          "in-run transfer | error | in-run profile | error | in-run "
+          "transfer |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for schedule in args.schedules.split(","):
         sim = simulate(args, cost_file, stages, schedule)
         run_file, run_prof = measure(args, tmp, stages, schedule)
@@ -137,9 +148,13 @@ def compare_steps(args, tmp, stages, cost_file):
         # The same run's own action times: what the ranks computed at while
         # sharing the cores.
         in_run = simulate(args, run_file, stages, schedule)
-        print("| %s | %.4g | %.4g | %+.1f%% | %.4g | %+.1f%% |"
-              % (schedule, sim, got, 100 * (sim - got) / got, in_run,
-                 100 * (in_run - got) / got))
+        transfer = run_prof["transfer"]
+        with_comm = simulate(args, cost_file, stages, schedule,
+                             " comm-cost=%g" % transfer)
+        row = [schedule, "%.4g" % got]
+        for sim_time in (sim, with_comm, in_run):
+            row += ["%.4g" % sim_time, "%+.1f%%" % (100 * (sim_time - got) / got)]
+        print("| " + " | ".join(row + ["%.3g" % transfer]) + " |")
 
 
 def main():
@@ -152,11 +167,15 @@ def main():
     ap.add_argument("--microbatches", type=int, default=8)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--schedules", default="gpipe,1f1b")
+    ap.add_argument("--clock", default="cpu", choices=["cpu", "wall"],
+                    help="clock the profiles time stage calls with")
     args = ap.parse_args()
     args.pp_compile = os.path.join(args.build, "bin", "pp-compile")
     args.pp_opt = os.path.join(args.build, "bin", "pp-opt")
-    print("model %s, %d micro-batches, %d measured steps, %d cores"
-          % (args.model, args.microbatches, args.steps, os.cpu_count()))
+    print("model %s, %d micro-batches, %d measured steps, %d cores, "
+          "load average %.1f, action clock %s"
+          % (args.model, args.microbatches, args.steps, os.cpu_count(),
+             os.getloadavg()[0], args.clock))
     with tempfile.TemporaryDirectory() as tmp:
         for stages in map(int, args.stages.split(",")):
             print("\n# %d stages" % stages)

@@ -83,6 +83,7 @@ typedef struct pprt_options {
   bool check_gradients;
   const char *profile_path; /* --profile; NULL when training */
   int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
+  bool profile_cpu_time;    /* --profile-clock cpu: time calls in CPU time */
 } pprt_options;
 
 struct pprt_context {

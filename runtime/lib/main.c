@@ -29,6 +29,8 @@ static void usage(FILE *f, const char *prog) {
           "  --profile FILE     after --warmup steps, time --steps steps and\n"
           "                     write per-stage costs to FILE (pp-profile-v1)\n"
           "  --warmup N         unmeasured steps before profiling (default 2)\n"
+          "  --profile-clock C  wall (default) or cpu: time stage calls in\n"
+          "                     wall-clock or in CPU time\n"
           "  --check-gradients  compare gradients with finite differences\n"
           "                     (one-stage programs) instead of training\n"
           "  --help             show this help\n",
@@ -91,6 +93,7 @@ static void default_options(pprt_options *o) {
   o->check_gradients = false;
   o->profile_path = NULL;
   o->warmup_steps = 2;
+  o->profile_cpu_time = false;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -111,6 +114,11 @@ static bool parse_optimizer(const char *s, pprt_optimizer *out) {
   else
     return false;
   return true;
+}
+
+static bool parse_profile_clock(const char *s, bool *cpu_time) {
+  *cpu_time = strcmp(s, "cpu") == 0;
+  return *cpu_time || strcmp(s, "wall") == 0;
 }
 
 static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
@@ -137,6 +145,8 @@ static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
     return *(o->corpus_path = v) != '\0';
   if ((v = option_value(argc, argv, i, "profile")))
     return *(o->profile_path = v) != '\0';
+  if ((v = option_value(argc, argv, i, "profile-clock")))
+    return parse_profile_clock(v, &o->profile_cpu_time);
   if ((v = option_value(argc, argv, i, "warmup")))
     return parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0;
   if ((v = option_value(argc, argv, i, "seed")))

@@ -288,7 +288,20 @@ def test_profile(args):
     meta = prof["meta"]
     check(meta["step_time"] > 0 and meta["steps"] == 3
           and meta["warmup_steps"] == 1 and meta["ranks"] == 2
-          and meta["backward"].startswith("fused"), f"meta: {meta}")
+          and meta["backward"].startswith("fused") and meta["clock"] == "wall",
+          f"meta: {meta}")
+    proc = mpirun(args, 2, args.toy, "--steps", "2", "--profile", out,
+                  "--profile-clock", "cpu")
+    parse_run(proc)
+    with open(out) as f:
+        prof = json.load(f)
+    check(prof["meta"]["clock"] == "cpu"
+          and all(st["forward"] > 0 for st in prof["stages"]),
+          f"CPU-time profile: {prof}")
+    proc = mpirun(args, 1, args.toy, "--profile", out, "--profile-clock",
+                  "cycles")
+    check(proc.returncode == 2 and "usage:" in proc.stderr,
+          "--profile-clock cycles accepted", proc)
     for flags in (["--steps", "0"], ["--check-gradients"]):
         proc = mpirun(args, 1, args.toy, "--profile", out, *flags)
         check(proc.returncode == 2 and "--profile needs" in proc.stderr,

@@ -19,7 +19,8 @@ extern "C" {
  *                        [--beta1 F] [--beta2 F] [--eps F] [--seed N]
  *                        [--timeout S] [--sequential-replicas K]
  *                        [--corpus FILE] [--print-params]
- *                        [--profile FILE [--warmup N]]
+ *                        [--profile FILE [--warmup N]
+ *                         [--profile-clock wall|cpu]]
  *
  * The world of P processes is split into P / num_ranks data-parallel
  * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
@@ -38,6 +39,8 @@ extern "C" {
  * 0 writes the per-stage median F, B and W times (ms), activation memory
  * (bytes) and the transfer time as a pp-profile-v1 cost profile
  * (docs/CostProfile.md), with the median step time in its "meta".
+ * --profile-clock cpu times the calls in CPU time instead of wall-clock
+ * time, leaving out the time a process waits for a core.
  *
  * All buffer elements are f32. pprt_buffer returns the storage the stage
  * functions compute on; a future accelerator backend returns device memory
