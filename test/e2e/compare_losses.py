@@ -50,6 +50,14 @@ def train(args, workdir, stages, microbatches, schedule, ranks=None,
     return losses, {int(i): (float(s), float(q)) for i, s, q in params}
 
 
+def microbatch_counts(schedule, requested, ranks):
+    """The micro-batch counts to run `schedule` with: DualPipeV needs
+    m >= 2p, so it runs 2p and 4p instead of the requested counts."""
+    if schedule == "dualpipev":
+        return [2 * ranks, 4 * ranks]
+    return requested
+
+
 def close(a, b, rtol):
     return abs(a - b) <= rtol * max(abs(a), abs(b), 1e-12)
 
@@ -63,7 +71,7 @@ def main():
     parser.add_argument(
         "--schedules",
         default="gpipe,1f1b,1f1b:split,zb-h1,zb-h2,auto,interleaved-1f1b@8,"
-        "looped-bfs@8,zbv@8")
+        "looped-bfs@8,zbv@8,dualpipev@8")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)
@@ -85,7 +93,8 @@ def main():
             failed += 1
         for spec in args.schedules.split(","):
             schedule, split, stages = parse_schedule(spec, args.ranks)
-            for mb in map(int, args.microbatches.split(",")):
+            requested = list(map(int, args.microbatches.split(",")))
+            for mb in microbatch_counts(schedule, requested, args.ranks):
                 # Megatron's interleaving needs whole groups of p micro-batches.
                 if schedule == "interleaved-1f1b" and mb % args.ranks:
                     continue
