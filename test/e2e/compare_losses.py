@@ -81,11 +81,16 @@ def main():
     parser.add_argument("--corpus",
                         help="train on this text (the program's --corpus) "
                         "instead of synthetic data")
+    parser.add_argument("--reference-model",
+                        help="the unpipelined reference (default: --model), "
+                        "e.g. the model without its stage markers")
     args = parser.parse_args()
+    reference = argparse.Namespace(
+        **{**vars(args), "model": args.reference_model or args.model})
 
     failed = passed = 0
     with tempfile.TemporaryDirectory() as workdir:
-        ref_losses, ref_params = train(args, workdir, 1, 1, "gpipe",
+        ref_losses, ref_params = train(reference, workdir, 1, 1, "gpipe",
                                        sequential=args.data_parallel)
         head, tail = ref_losses[:5], ref_losses[-5:]
         if not sum(tail) < sum(head):

@@ -1,7 +1,8 @@
 //===- SplitMicrobatches.cpp - run a training step on one micro-batch -----===//
 //
 // Divides the batch dimension of a training step by the number of
-// micro-batches and propagates the new shape through its linalg ops.
+// micro-batches and propagates the new shape through its linalg ops and the
+// tensor ops that move data (reshapes, slices, concatenation).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSPLITMICROBATCHES
@@ -34,6 +36,14 @@ public:
 private:
   LogicalResult splitValue(Value value, unsigned dim);
   LogicalResult visitLinalgOp(linalg::LinalgOp op);
+  LogicalResult visitDataMovement(Operation *op);
+  LogicalResult visitCollapse(tensor::CollapseShapeOp collapse, unsigned dim);
+  LogicalResult visitExpand(tensor::ExpandShapeOp expand, unsigned dim);
+  LogicalResult visitExtractSlice(tensor::ExtractSliceOp slice, unsigned dim);
+  LogicalResult visitInsertSlice(tensor::InsertSliceOp slice);
+  LogicalResult visitConcat(tensor::ConcatOp concat);
+  LogicalResult visitSoftmax(linalg::SoftmaxOp softmax, unsigned dim);
+  void setBatchDim(Value value, unsigned dim);
   Value freshInit(OpBuilder &builder, Value init, RankedTensorType type);
 
   int64_t numMicrobatches;
@@ -141,6 +151,189 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
   return success();
 }
 
+/// Gives `value`, whose batch dimension `dim` kept the whole-batch size,
+/// the micro-batch size.
+void BatchShapeRewriter::setBatchDim(Value value, unsigned dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= numMicrobatches;
+  value.setType(type.clone(shape));
+  batchDim[value] = dim;
+}
+
+/// A collapse keeps micro-batches contiguous if every dimension merged
+/// outside the batch dimension has size 1.
+LogicalResult
+BatchShapeRewriter::visitCollapse(tensor::CollapseShapeOp collapse,
+                                  unsigned dim) {
+  for (auto [group, dims] :
+       llvm::enumerate(collapse.getReassociationIndices())) {
+    if (!llvm::is_contained(dims, dim))
+      continue;
+    for (int64_t outer : dims) {
+      if (outer == dim)
+        break;
+      if (collapse.getSrcType().getDimSize(outer) != 1)
+        return collapse.emitOpError("merges the batch dimension into an outer "
+                                    "dimension of size ")
+               << collapse.getSrcType().getDimSize(outer);
+    }
+    setBatchDim(collapse.getResult(), group);
+  }
+  return success();
+}
+
+/// An expansion splits the batch dimension; its outermost non-unit part
+/// becomes the batch dimension.
+LogicalResult BatchShapeRewriter::visitExpand(tensor::ExpandShapeOp expand,
+                                              unsigned dim) {
+  RankedTensorType type = expand.getResultType();
+  ReassociationIndices group = expand.getReassociationIndices()[dim];
+  auto outer =
+      llvm::find_if(group, [&](int64_t d) { return type.getDimSize(d) != 1; });
+  unsigned batch = outer == group.end() ? group.back() : *outer;
+  if (type.getDimSize(batch) % numMicrobatches != 0)
+    return expand.emitOpError("splits the batch dimension into an outer "
+                              "dimension of size ")
+           << type.getDimSize(batch) << ", not divisible into "
+           << numMicrobatches << " micro-batches";
+  setBatchDim(expand.getResult(), batch);
+  expand.setStaticOutputShape(expand.getResultType().getShape());
+  return success();
+}
+
+/// Whether a slice takes all of dimension `dim`, of size `size`.
+static bool isWholeDim(OffsetSizeAndStrideOpInterface slice, unsigned dim,
+                       int64_t size) {
+  return slice.getStaticOffsets()[dim] == 0 &&
+         slice.getStaticStrides()[dim] == 1 &&
+         slice.getStaticSizes()[dim] == size;
+}
+
+/// Slices must take the whole batch: each micro-batch then takes its part.
+LogicalResult
+BatchShapeRewriter::visitExtractSlice(tensor::ExtractSliceOp slice,
+                                      unsigned dim) {
+  int64_t size = slice.getSourceType().getDimSize(dim);
+  if (!isWholeDim(slice, dim, size * numMicrobatches))
+    return slice.emitOpError("must take the whole batch dimension");
+  SmallVector<int64_t> sizes(slice.getStaticSizes());
+  sizes[dim] = size;
+  slice.setStaticSizes(sizes);
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  unsigned resultDim = dim;
+  for (unsigned d = 0; d < dim; ++d)
+    resultDim -= dropped.test(d);
+  setBatchDim(slice.getResult(), resultDim);
+  return success();
+}
+
+/// Inserting batch data into a whole-batch destination: the destination
+/// is re-created at micro-batch size if it is not batch data itself.
+LogicalResult
+BatchShapeRewriter::visitInsertSlice(tensor::InsertSliceOp slice) {
+  auto source = batchDim.find(slice.getSource());
+  auto dest = batchDim.find(slice.getDest());
+  if (slice.getSourceType().getRank() != slice.getDestType().getRank() ||
+      source == batchDim.end() ||
+      (dest != batchDim.end() && dest->second != source->second))
+    return slice.emitOpError("must insert batch data along the batch "
+                             "dimension of its destination, without rank "
+                             "reduction");
+  unsigned dim = source->second;
+  int64_t size = slice.getSourceType().getDimSize(dim);
+  int64_t destSize = slice.getDestType().getDimSize(dim) *
+                     (dest == batchDim.end() ? 1 : numMicrobatches);
+  if (!isWholeDim(slice, dim, size * numMicrobatches) ||
+      destSize != size * numMicrobatches)
+    return slice.emitOpError("must fill the whole batch dimension");
+  if (dest == batchDim.end()) {
+    OpBuilder builder(slice);
+    SmallVector<int64_t> shape(slice.getDestType().getShape());
+    shape[dim] = size;
+    Value init =
+        freshInit(builder, slice.getDest(), slice.getDestType().clone(shape));
+    if (!init)
+      return slice.emitOpError("inserts batch data into a destination that "
+                               "is not built from a tensor.empty");
+    slice.getDestMutable().set(init);
+    batchDim[init] = dim;
+  }
+  SmallVector<int64_t> sizes(slice.getStaticSizes());
+  sizes[dim] = size;
+  slice.setStaticSizes(sizes);
+  // getDestType() is the result's type, which is still the old one.
+  slice.getResult().setType(slice.getDest().getType());
+  batchDim[slice.getResult()] = dim;
+  return success();
+}
+
+/// Concatenation of batch data along another dimension.
+LogicalResult BatchShapeRewriter::visitConcat(tensor::ConcatOp concat) {
+  std::optional<unsigned> dim;
+  for (Value input : concat.getInputs()) {
+    auto it = batchDim.find(input);
+    if (it == batchDim.end() || (dim && *dim != it->second) ||
+        it->second == concat.getDim())
+      return concat.emitOpError("must concatenate batch data only, along "
+                                "another dimension than the batch");
+    dim = it->second;
+  }
+  setBatchDim(concat.getResult(), *dim);
+  return success();
+}
+
+/// A softmax along another dimension than the batch; its destination is
+/// re-created at micro-batch size.
+LogicalResult BatchShapeRewriter::visitSoftmax(linalg::SoftmaxOp softmax,
+                                               unsigned dim) {
+  if (softmax.getDimension() == dim)
+    return softmax.emitOpError("normalises along the batch dimension");
+  OpBuilder builder(softmax);
+  Value init = freshInit(builder, softmax.getOutput(),
+                         cast<RankedTensorType>(softmax.getInput().getType()));
+  if (!init)
+    return softmax.emitOpError("has a destination that is not built from a "
+                               "tensor.empty");
+  softmax.getOutputMutable().set(init);
+  softmax.getResult()[0].setType(init.getType());
+  batchDim[softmax.getResult()[0]] = dim;
+  return success();
+}
+
+/// Ops other than linalg structured ops that read batch data: those that
+/// move it (reshapes, slices, concat) and linalg.softmax.
+LogicalResult BatchShapeRewriter::visitDataMovement(Operation *op) {
+  auto batchOf = [&](Value value) -> std::optional<unsigned> {
+    auto it = batchDim.find(value);
+    return it == batchDim.end() ? std::nullopt
+                                : std::optional<unsigned>(it->second);
+  };
+  if (llvm::none_of(op->getOperands(),
+                    [&](Value v) { return batchDim.count(v); }))
+    return success();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](tensor::CollapseShapeOp collapse) {
+        return visitCollapse(collapse, *batchOf(collapse.getSrc()));
+      })
+      .Case([&](tensor::ExpandShapeOp expand) {
+        return visitExpand(expand, *batchOf(expand.getSrc()));
+      })
+      .Case([&](tensor::ExtractSliceOp slice) {
+        return visitExtractSlice(slice, *batchOf(slice.getSource()));
+      })
+      .Case(
+          [&](tensor::InsertSliceOp slice) { return visitInsertSlice(slice); })
+      .Case([&](tensor::ConcatOp concat) { return visitConcat(concat); })
+      .Case([&](linalg::SoftmaxOp softmax) {
+        return visitSoftmax(softmax, *batchOf(softmax.getInput()));
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError(
+            "uses batch data but is not supported by pp-split-microbatches");
+      });
+}
+
 LogicalResult BatchShapeRewriter::run(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments())
     if (!isParameter(func, arg.getArgNumber()) && failed(splitValue(arg, 0)))
@@ -156,11 +349,9 @@ LogicalResult BatchShapeRewriter::run(func::FuncOp func) {
       }
       return WalkResult::advance();
     }
-    for (Value operand : op->getOperands())
-      if (batchDim.count(operand) && !isa<func::ReturnOp>(op))
-        return WalkResult(op->emitOpError(
-            "uses batch data but is not supported by pp-split-microbatches"));
-    return WalkResult::advance();
+    if (isa<func::ReturnOp>(op))
+      return WalkResult::advance();
+    return WalkResult(visitDataMovement(op));
   });
   if (walk.wasInterrupted())
     return failure();

@@ -19,7 +19,7 @@ module {
 // -----
 
 func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<3x2xf32> {pp.param}) -> tensor<2x2xf32> {
-  // expected-error @+1 {{'tensor.extract_slice' op uses batch data but is not supported by pp-split-microbatches}}
+  // expected-error @+1 {{'tensor.extract_slice' op must take the whole batch dimension}}
   %s = tensor.extract_slice %x[0, 0] [2, 2] [1, 1] : tensor<6x3xf32> to tensor<2x2xf32>
   return %s : tensor<2x2xf32>
 }

@@ -134,7 +134,12 @@ def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
     and result carries a `pp.slot` naming the runtime buffer it lives in.
     Linalg ops are differentiated by one rule over their indexing maps and
     scalar payload, so matmuls (any operand transposition), elementwise
-    ops, broadcasts and sum reductions share it.
+    ops, broadcasts, transposes and sum reductions share it; max and min
+    reductions route the gradient to the iterations attaining the extremum
+    (shared between ties), `linalg.softmax` is decomposed first, and tensor
+    reshapes, slices, `concat` and `pad` move gradients back. Any other op
+    that needs a gradient is an error naming it and its stage
+    (docs/Autodiff.md lists what is supported).
 
     ```mlir
     func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = "data:0"}, ...)

@@ -1,0 +1,121 @@
+// RUN: pp-opt %s -split-input-file --pp-derive-backward | FileCheck %s
+
+// A max reduction: the backward counts the iterations that attain the max
+// (ties share the gradient), divides the result gradient by that count and
+// routes it to those iterations.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x3xf32> {pp.slot = "data:0"}
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<3xf32> {pp.slot = "param:1"}
+// CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {pp.slot = "saved:0:0"}
+// CHECK-SAME: %[[G:[a-z0-9]+]]: tensor<4xf32> {pp.slot = "loss_grad"}
+// CHECK: %[[COUNT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[W]], %[[M]] : tensor<4x3xf32>, tensor<3xf32>, tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[MAX:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[V:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[ATTAINS:.*]] = arith.cmpf oeq, %[[V]], %[[MAX]] : f32
+// CHECK: %[[ONE:.*]] = arith.select %[[ATTAINS]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[ONE]] : f32
+// CHECK: %[[SHARE:.*]] = linalg.div ins(%[[G]], %[[COUNT]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[GRAD:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[X]], %[[W]], %[[M]], %[[SHARE]] : tensor<4x3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[MAX:.*]]: f32, %[[S:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[V:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[DV:.*]] = arith.mulf %[[A]], %{{.*}} : f32
+// CHECK-NEXT: %[[ATTAINS:.*]] = arith.cmpf oeq, %[[V]], %[[MAX]] : f32
+// CHECK: %[[ROUTED:.*]] = arith.select %[[ATTAINS]], %[[S]], %{{.*}} : f32
+// CHECK-NEXT: %[[TERM:.*]] = arith.mulf %[[ROUTED]], %[[DV]] : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[TERM]] : f32
+// CHECK: return %[[GRAD]]
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x3xf32>, %b: tensor<3xf32>):
+    %lowest = arith.constant -3.40282347E+38 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %init = linalg.fill ins(%lowest : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i)>],
+                         iterator_types = ["parallel", "reduction"]}
+        ins(%a, %b : tensor<4x3xf32>, tensor<3xf32>) outs(%init : tensor<4xf32>) {
+      ^bb0(%p: f32, %q: f32, %acc: f32):
+        %v = arith.mulf %p, %q : f32
+        %mx = arith.maximumf %v, %acc : f32
+        linalg.yield %mx : f32
+    } -> tensor<4xf32>
+    pp.yield %m : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Data movement goes back the way it came: the gradient of an
+// expand_shape is a collapse_shape, of an extract_slice an insert_slice into
+// zeros, of a concat one slice per input.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK-DAG: tensor.extract_slice %{{.*}}[0, 0] [4, 2] [1, 1] : tensor<4x6xf32> to tensor<4x2xf32>
+// CHECK-DAG: tensor.extract_slice %{{.*}}[0, 2] [4, 4] [1, 1] : tensor<4x6xf32> to tensor<4x4xf32>
+// CHECK-DAG: tensor.insert_slice %{{.*}} into %{{.*}}[0, 1] [4, 2] [1, 2] : tensor<4x2xf32> into tensor<4x4xf32>
+// CHECK-DAG: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2]] : tensor<4x2x2xf32> into tensor<4x4xf32>
+// CHECK: return
+func.func @train_step(%x: tensor<4x4xf32>, %w: tensor<4x4xf32> {pp.param}) -> tensor<4x6xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x6xf32> {
+  ^bb0(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>):
+    %e = tensor.empty() : tensor<4x4xf32>
+    %p = linalg.mul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %x3 = tensor.expand_shape %p [[0], [1, 2]] output_shape [4, 2, 2] : tensor<4x4xf32> into tensor<4x2x2xf32>
+    %odd = tensor.extract_slice %p[0, 1] [4, 2] [1, 2] : tensor<4x4xf32> to tensor<4x2xf32>
+    %c = tensor.collapse_shape %x3 [[0], [1, 2]] : tensor<4x2x2xf32> into tensor<4x4xf32>
+    %cat = tensor.concat dim(1) %odd, %c : (tensor<4x2xf32>, tensor<4x4xf32>) -> tensor<4x6xf32>
+    pp.yield %cat : tensor<4x6xf32>
+  }
+  return %r : tensor<4x6xf32>
+}
+
+// -----
+
+// A mask computed in the forward is not a runtime buffer: the backward
+// recomputes it from the saved scores instead of receiving it.
+// CHECK-LABEL: func.func @train_step_s0_forward(
+// CHECK-SAME: -> (tensor<4xf32> {pp.slot = "loss"}, tensor<4xf32> {pp.slot = "saved:0:0"})
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK-NOT: i1
+// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<4xf32> {pp.slot = "saved:0:0"}
+// CHECK: arith.cmpf ogt, %{{.*}}, %{{.*}} : tensor<4xf32>
+// CHECK: return
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %e = tensor.empty() : tensor<4xf32>
+    %zero = arith.constant dense<0.0> : tensor<4xf32>
+    %s = linalg.mul ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %pos = arith.cmpf ogt, %s, %zero : tensor<4xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                         iterator_types = ["parallel"]}
+        ins(%pos, %s : tensor<4xi1>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+      ^bb0(%c: i1, %v: f32, %o: f32):
+        %sq = arith.mulf %v, %v : f32
+        %r1 = arith.select %c, %sq, %v : f32
+        linalg.yield %r1 : f32
+    } -> tensor<4xf32>
+    pp.yield %y : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// linalg.softmax is decomposed (max, exp, sum, divide) before it is
+// differentiated; the forward computes the decomposition.
+// CHECK-LABEL: func.func @train_step_s0_forward(
+// CHECK-NOT: linalg.softmax
+// CHECK: arith.maxnumf
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK-LABEL: func.func @train_step_s0_backward(
+func.func @train_step(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {pp.param}) -> tensor<2x3xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>):
+    %e = tensor.empty() : tensor<2x3xf32>
+    %s = linalg.mul ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    %p = linalg.softmax dimension(1) ins(%s : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    pp.yield %p : tensor<2x3xf32>
+  }
+  return %r : tensor<2x3xf32>
+}
