@@ -226,9 +226,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     over every schedule (split backward) on the placements searched (one
     stage per rank; otherwise looped and, with two stages per rank, V)
     looks for a faster one, pruning by critical-path and per-rank work
-    bounds and by dominated states. When it finishes within its budget
-    (100000 states per placement; small problems such as p <= 4, m <= 8
-    usually do) the schedule is optimal for those placements and the remark
+    bounds and by dominated states (on problems of at most 3000 actions).
+    When it finishes within its budget (100000 states per placement; small
+    problems such as p <= 4, m <= 8 usually do) the schedule is optimal for those placements and the remark
     says `proven optimal by exhaustive search, ... gap 0.0%` (or, with no
     schedule within the cap, that none exists); otherwise auto keeps the
     fastest schedule found, never slower than the best fitting built-in,

@@ -223,6 +223,8 @@ private:
 /// How many states the exact search may expand per placement before `auto`
 /// settles for the best schedule found so far.
 static constexpr int64_t kSearchBudget = 100000;
+/// Larger problems are not searched: the search recurses once per action.
+static constexpr int64_t kSearchMaxActions = 3000;
 
 /// The placements searched whichever built-ins fit: one stage per rank, or
 /// looped and (for two stages per rank) V-shaped.
@@ -332,8 +334,11 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
   }
   // Search every schedule on those placements for a faster one; where the
   // search finishes everywhere, the fastest found is optimal.
-  bool proven = !placements.empty();
-  for (ArrayRef<int64_t> placement : placements) {
+  bool searchable =
+      3 * problem.numStages * problem.numMicrobatches <= kSearchMaxActions;
+  bool proven = searchable && !placements.empty();
+  for (ArrayRef<int64_t> placement :
+       searchable ? ArrayRef(placements) : ArrayRef<SmallVector<int64_t>>()) {
     double incumbent =
         best ? bestEval.makespan : std::numeric_limits<double>::infinity();
     ExactSearchResult found = searchFastestSchedule(

@@ -29,8 +29,10 @@ constexpr Phase kPhaseOf[kNumPhases] = {Phase::forward, Phase::backward_input,
 /// gradients unblock the stage before, forwards the stage after, and weight
 /// gradients nobody.
 constexpr int kPreference[kNumPhases] = {1, 0, 2};
-/// The most states recorded per counts for the dominance check.
+/// The most states recorded per counts for the dominance check, and the
+/// most times recorded in all (64 MiB).
 constexpr size_t kMaxRecorded = 32;
+constexpr size_t kMaxRecordedTimes = size_t(1) << 23;
 
 /// An action the current state can append, and when it would start.
 struct Candidate {
@@ -244,11 +246,17 @@ private:
       std::copy_n(&front[at], width, &front[kept]);
       kept += width;
     }
+    recordedTimes -= front.size() - kept;
     front.resize(kept);
     // Forgetting states only prunes less; it bounds the time spent here.
-    if (front.size() >= kMaxRecorded * width)
+    if (front.size() >= kMaxRecorded * width) {
       front.erase(front.begin(), front.begin() + width);
-    front.insert(front.end(), times.begin(), times.end());
+      recordedTimes -= width;
+    }
+    if (recordedTimes + width <= kMaxRecordedTimes) {
+      front.insert(front.end(), times.begin(), times.end());
+      recordedTimes += width;
+    }
     return false;
   }
 
@@ -329,6 +337,7 @@ private:
   SmallVector<std::pair<int64_t, ScheduledAction>> path;
   /// Per counts: the clocks and in-flight times of states already searched.
   std::unordered_map<std::string, std::vector<double>> memo;
+  size_t recordedTimes = 0;
   double best;
   std::optional<SmallVector<SmallVector<ScheduledAction>>> bestRanks;
   int64_t nodes = 0, budget;
