@@ -30,6 +30,8 @@ struct pprt_profile {
   clockid_t action_clock; /* CLOCK_MONOTONIC or the thread CPU-time clock */
   samples *actions;       /* [stage * NUM_PHASES + phase] */
   samples steps;
+  samples step_actions; /* per step: the sum of this process's actions */
+  double actions_this_step;
   int64_t max_send_numel;
 };
 
@@ -116,6 +118,7 @@ void pprt_action_end(pprt_context *ctx) {
     return;
   double elapsed = clock_ms(p->action_clock) - p->action_start;
   p->in_action = false;
+  p->actions_this_step += elapsed;
   push_sample(ctx, &p->actions[p->stage * NUM_PHASES + p->phase], elapsed);
 }
 
@@ -133,11 +136,14 @@ static void run_steps(pprt_context *ctx, pprt_profile *p) {
   for (int64_t step = 0; step < total; ++step) {
     p->measuring = step >= ctx->opts.warmup_steps;
     double start = now_ms();
+    p->actions_this_step = 0.0;
     pprt_begin_step(ctx, step);
     pprt_run_step(ctx);
     double loss = pprt_end_step(ctx);
-    if (p->measuring)
+    if (p->measuring) {
       push_sample(ctx, &p->steps, now_ms() - start);
+      push_sample(ctx, &p->step_actions, p->actions_this_step);
+    }
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
       fflush(stdout);
@@ -226,7 +232,8 @@ static void held_bytes(const pprt_context *ctx, double *activation,
 
 /* Writes the profile; `medians` as gather_medians returns them. */
 static bool write_profile(pprt_context *ctx, FILE *f, const double *medians,
-                          double transfer, double step_time) {
+                          double transfer, double step_time,
+                          double step_actions) {
   int32_t n = ctx->num_stages * NUM_PHASES;
   double *activation =
       pprt_xcalloc(ctx, 2 * (size_t)ctx->num_stages, sizeof *activation);
@@ -256,10 +263,11 @@ static bool write_profile(pprt_context *ctx, FILE *f, const double *medians,
   }
   fprintf(f,
           "  ],\n  \"meta\": {\"tool\": \"pprt --profile\", \"step_time\": "
-          "%.6g, \"steps\": %lld, \"warmup_steps\": %lld, \"ranks\": %d, "
+          "%.6g, \"step_action_time\": %.6g, \"steps\": %lld, "
+          "\"warmup_steps\": %lld, \"ranks\": %d, "
           "\"processes\": %d, \"microbatches\": %d, \"backward\": \"%s\", "
           "\"clock\": \"%s\"}\n}\n",
-          step_time, (long long)ctx->opts.steps,
+          step_time, step_actions, (long long)ctx->opts.steps,
           (long long)ctx->opts.warmup_steps, ctx->num_ranks,
           ctx->transport->world_size, ctx->num_microbatches,
           fused ? "fused: backward_input is B + W" : "split",
@@ -273,6 +281,7 @@ static void free_profile(pprt_profile *p, int32_t num_stages) {
     free(p->actions[i].v);
   free(p->actions);
   free(p->steps.v);
+  free(p->step_actions.v);
   free(p);
 }
 
@@ -312,7 +321,8 @@ int pprt_profile_run(pprt_context *ctx) {
   } else if (ctx->transport->world_rank == 0) {
     const char *path = ctx->opts.profile_path;
     FILE *f = fopen(path, "w");
-    bool ok = f && write_profile(ctx, f, medians, transfer, step_time);
+    bool ok = f && write_profile(ctx, f, medians, transfer, step_time,
+                                 median(&p->step_actions));
     if (f && fclose(f) != 0)
       ok = false;
     if (!ok) {

@@ -33,6 +33,7 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0]
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
 // CHECK: call @m_s0_backward(
 // CHECK: call @pprt_accumulate(
+// CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_all_reduce(%[[CTX]], %c0_i32)
 // CHECK-NEXT: call @pprt_optimizer_step(%[[CTX]], %c0_i32)
 

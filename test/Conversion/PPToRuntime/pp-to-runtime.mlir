@@ -79,28 +79,28 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
-// CHECK: %[[X:.*]] = call @pprt_buffer(%[[CTX]]
-// CHECK: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<4x3xf32>
-// Every stage-function call is bracketed for the profiler: (phase, stage,
-// micro-batch).
+// Every compute action is bracketed for the profiler: (phase, stage,
+// micro-batch), from its buffer lookups to its gradient sums.
 // CHECK: call @pprt_action_begin(%[[CTX]], %c0_i32, %c0_i32, %c0_i32)
-// CHECK-NEXT: call @m_s0_forward(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x3xf32>, memref<3x5xf32>, memref<4x5xf32>) -> ()
+// CHECK-NEXT: %[[X:.*]] = call @pprt_buffer(%[[CTX]]
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<4x3xf32>
+// CHECK: call @m_s0_forward(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x3xf32>, memref<3x5xf32>, memref<4x5xf32>) -> ()
 // CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_send(%[[CTX]]
 // CHECK: call @pprt_recv(%[[CTX]]
-// CHECK: call @pprt_action_begin(%[[CTX]], %c3_i32, %c0_i32, %c0_i32)
-// CHECK-NEXT: call @m_s0_backward(
-// CHECK-NEXT: call @pprt_action_end(%[[CTX]])
+// CHECK-NEXT: call @pprt_action_begin(%[[CTX]], %c3_i32, %c0_i32, %c0_i32)
+// CHECK: call @m_s0_backward(
 // The micro-batch's weight gradient (id 4) is summed into its sum (id 8).
 // CHECK-NEXT: call @pprt_accumulate(%[[CTX]], %c8_i32, %c4_i32, %c0_i32)
+// CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_optimizer_step(%[[CTX]]
 // CHECK-NEXT: return
 
 // CHECK-LABEL: func.func private @pp_run_step_rank1(
 // CHECK: call @pprt_recv(
 // CHECK: call @m_s1_forward(
-// CHECK-NEXT: call @pprt_action_end(
 // CHECK-NEXT: call @pprt_record_loss(%{{.*}}, %c6_i32, %c0_i32)
+// CHECK-NEXT: call @pprt_action_end(
 // CHECK: call @m_s1_backward(
 // CHECK-NEXT: call @pprt_action_end(
 // CHECK-NEXT: call @pprt_send(
