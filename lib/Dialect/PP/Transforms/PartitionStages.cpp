@@ -111,11 +111,12 @@ FailureOr<int64_t> StagePartitioner::countStages(const PlannerOptions &options,
                                                  ArrayRef<BoundaryOp> markers,
                                                  ArrayRef<int64_t> markerCuts) {
   int64_t numStages = options.numStages;
-  if (numStages == 0 && markers.empty())
-    return func.emitError("num-stages must be at least 1 without stage "
-                          "markers, got 0");
-  if (numStages == 0)
+  if (numStages == 0 && !markers.empty())
     numStages = markers.size() + 1;
+  if (numStages < 1)
+    return func.emitError("num-stages must be at least 1 without stage "
+                          "markers, got ")
+           << numStages;
   if (numStages < int64_t(markers.size()) + 1)
     return markers.front()->emitError("the model has ")
            << markers.size() << " stage markers, which make at least "
@@ -158,8 +159,10 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
   ScheduleProblem problem{numStages, std::max<int64_t>(microbatches, 1),
                           options.numRanks ? options.numRanks : numStages};
   problem.context = func.getContext();
-  if (microbatches < 0 || problem.numRanks < 1 ||
-      numStages % problem.numRanks != 0)
+  if (microbatches < 0)
+    return func.emitError("num-microbatches must be at least 1, got ")
+           << microbatches;
+  if (problem.numRanks < 1 || numStages % problem.numRanks != 0)
     return func.emitError("cannot place ")
            << numStages << " stages on " << problem.numRanks << " ranks with "
            << problem.numMicrobatches << " micro-batches";
@@ -275,10 +278,11 @@ static void printTable(raw_ostream &os, const StageCostModel &model,
 
 /// Reports that no partition fits the memory caps, with the smallest caps
 /// (the given ones scaled by one factor) that some partition fits.
-static void reportMemoryInfeasible(func::FuncOp func, PartitionProblem problem,
-                                   const PipelineTarget &target) {
+static void reportMemoryInfeasible(func::FuncOp func,
+                                   PartitionProblem problem) {
   auto memoryLoad = problem.load;
-  SmallVector<double> caps = std::move(problem.memoryCap);
+  SmallVector<double> caps = problem.memoryCap;
+  problem.memoryCap.clear();
   auto scaled = [&](int64_t stage, int64_t begin, int64_t end) {
     return StageLoad{memoryLoad(stage, begin, end).memory /
                          caps[problem.stageRank[stage]],
@@ -367,7 +371,7 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
     PartitionProblem uncapped = problem;
     uncapped.memoryCap.clear();
     if (planPartition(uncapped)) {
-      reportMemoryInfeasible(func, problem, *target);
+      reportMemoryInfeasible(func, problem);
       return failure();
     }
     return func.emitError("no partition into ")

@@ -9,8 +9,10 @@
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 schedule=fastest" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=3 num-ranks=2" 2>&1 | FileCheck %s --check-prefix=PLACE
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-ranks=1 schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=GENERATOR
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=-1" 2>&1 | FileCheck %s --check-prefix=MICRO
 
-// NAME: [[@LINE+10]]:1: error: unknown device 'tpu'; the built-in devices are cpu, h200
+// NAME: [[@LINE+12]]:1: error: unknown device 'tpu'; the built-in devices are cpu, h200
 // COUNT: error: 3 devices given for 2 ranks; give one for every rank or one per rank
 // FILECOUNT: error: 3 devices given for 2 ranks
 // FIELD: error: device file '{{.*}}bad-device-field.json': rank 1's device: unknown field 'peak_flop'
@@ -20,6 +22,8 @@
 // SCHEDULE: error: unknown schedule 'fastest'; expected one of
 // PLACE: error: cannot place 3 stages on 2 ranks with 1 micro-batches
 // GENERATOR: error: {{.*}}1f1b
+// NEGATIVE: error: num-stages must be at least 1 without stage markers, got -2
+// MICRO: error: num-microbatches must be at least 1, got -1
 func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3x3xf32> {pp.param}) -> tensor<4x3xf32> {
   %e = tensor.empty() : tensor<4x3xf32>
   %a = linalg.add ins(%x, %x : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
