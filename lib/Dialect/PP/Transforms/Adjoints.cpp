@@ -81,6 +81,8 @@ private:
   }
   FailureOr<ResultAdjoint> analyzeResult(OpResult result);
   SmallVector<BlockArgument> argumentsUsedBy(ArrayRef<Value> values);
+  void appendOperands(ArrayRef<BlockArgument> args, SmallVector<Value> &inputs,
+                      SmallVector<AffineMap> &maps);
   void bindAllLoops(SmallVector<Value> &inputs, SmallVector<AffineMap> &maps,
                     AffineMap outputMap);
   Value countTies(const ResultAdjoint &result);
@@ -146,6 +148,18 @@ LinalgAdjoint::argumentsUsedBy(ArrayRef<Value> values) {
   return args;
 }
 
+/// Appends the operands that block arguments `args` stand for, with their
+/// indexing maps.
+void LinalgAdjoint::appendOperands(ArrayRef<BlockArgument> args,
+                                   SmallVector<Value> &inputs,
+                                   SmallVector<AffineMap> &maps) {
+  for (BlockArgument arg : args) {
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    inputs.push_back(operand->get());
+    maps.push_back(op.getMatchingIndexingMap(operand));
+  }
+}
+
 /// Appends operands of the op that bound the loops that neither `maps` nor
 /// `outputMap` index: a derived generic must span every loop of the op even
 /// where the payload ignores the operand that sets a loop's range.
@@ -181,11 +195,7 @@ Value LinalgAdjoint::countTies(const ResultAdjoint &result) {
   SmallVector<BlockArgument> args = argumentsUsedBy(result.payloadValue);
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
-  for (BlockArgument arg : args) {
-    OpOperand *operand = op.getMatchingOpOperand(arg);
-    inputs.push_back(operand->get());
-    maps.push_back(op.getMatchingIndexingMap(operand));
-  }
+  appendOperands(args, inputs, maps);
   AffineMap resultMap = op.getIndexingMapMatchingResult(value);
   inputs.push_back(value);
   maps.push_back(resultMap);
@@ -237,11 +247,7 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
 
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
-  for (BlockArgument arg : args) {
-    OpOperand *operand = op.getMatchingOpOperand(arg);
-    inputs.push_back(operand->get());
-    maps.push_back(op.getMatchingIndexingMap(operand));
-  }
+  appendOperands(args, inputs, maps);
   // Per seeded result: its gradient, and for an extremum the result and the
   // tie-split gradient, all indexed like the result.
   for (const ResultAdjoint *result : seeded) {
@@ -388,22 +394,36 @@ buildTensorAdjoint(OpBuilder &b, Operation *op, Value grad,
     if (needsGradient(operand))
       accumulate(operand, build());
   };
+  // An expand_shape's gradient is the collapse_shape with the same
+  // reassociation, and the other way round.
+  auto reshapeBack = [&](auto reshape, auto inverse) {
+    toward(reshape.getSrc(), [&] {
+      return decltype(inverse)::create(b, loc, reshape.getSrcType(), grad,
+                                       reshape.getReassociationIndices());
+    });
+    return success();
+  };
+  // `source` written into `dest` where `slice` takes or puts its part.
+  auto insertAt = [&](OffsetSizeAndStrideOpInterface slice, Value source,
+                      Value dest) -> Value {
+    return tensor::InsertSliceOp::create(
+        b, loc, source, dest, slice.getMixedOffsets(), slice.getMixedSizes(),
+        slice.getMixedStrides());
+  };
+  // The part of `grad` of type `type` at `offsets`.
+  auto gradPart = [&](RankedTensorType type,
+                      ArrayRef<OpFoldResult> offsets) -> Value {
+    return tensor::ExtractSliceOp::create(
+        b, loc, type, grad, offsets,
+        getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+        SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+  };
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](tensor::ExpandShapeOp expand) {
-        toward(expand.getSrc(), [&] {
-          return tensor::CollapseShapeOp::create(
-              b, loc, expand.getSrcType(), grad,
-              expand.getReassociationIndices());
-        });
-        return success();
+        return reshapeBack(expand, tensor::CollapseShapeOp());
       })
       .Case([&](tensor::CollapseShapeOp collapse) {
-        toward(collapse.getSrc(), [&] {
-          return tensor::ExpandShapeOp::create(
-              b, loc, collapse.getSrcType(), grad,
-              collapse.getReassociationIndices());
-        });
-        return success();
+        return reshapeBack(collapse, tensor::ExpandShapeOp());
       })
       .Case([&](tensor::ReshapeOp reshape) {
         toward(reshape.getSource(), [&]() -> Value {
@@ -420,10 +440,8 @@ buildTensorAdjoint(OpBuilder &b, Operation *op, Value grad,
         if (failed(checkStaticSlice(slice, stage)))
           return failure();
         toward(slice.getSource(), [&] {
-          Value zeros = createZeros(b, loc, slice.getSourceType());
-          return tensor::InsertSliceOp::create(
-              b, loc, grad, zeros, slice.getMixedOffsets(),
-              slice.getMixedSizes(), slice.getMixedStrides());
+          return insertAt(slice, grad,
+                          createZeros(b, loc, slice.getSourceType()));
         });
         return success();
       })
@@ -436,10 +454,8 @@ buildTensorAdjoint(OpBuilder &b, Operation *op, Value grad,
               slice.getMixedSizes(), slice.getMixedStrides());
         });
         toward(slice.getDest(), [&] {
-          Value zeros = createZeros(b, loc, slice.getSourceType());
-          return tensor::InsertSliceOp::create(
-              b, loc, zeros, grad, slice.getMixedOffsets(),
-              slice.getMixedSizes(), slice.getMixedStrides());
+          return insertAt(slice, createZeros(b, loc, slice.getSourceType()),
+                          grad);
         });
         return success();
       })
@@ -449,12 +465,7 @@ buildTensorAdjoint(OpBuilder &b, Operation *op, Value grad,
           auto type = cast<RankedTensorType>(input.getType());
           SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
           offsets[concat.getDim()] = b.getIndexAttr(offset);
-          toward(input, [&] {
-            return tensor::ExtractSliceOp::create(
-                b, loc, type, grad, offsets,
-                getAsIndexOpFoldResult(b.getContext(), type.getShape()),
-                SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
-          });
+          toward(input, [&] { return gradPart(type, offsets); });
           offset += type.getDimSize(concat.getDim());
         }
         return success();
@@ -467,11 +478,7 @@ buildTensorAdjoint(OpBuilder &b, Operation *op, Value grad,
                  << stage
                  << " cannot be differentiated: padding must be static";
         toward(pad.getSource(), [&] {
-          auto type = pad.getSourceType();
-          return tensor::ExtractSliceOp::create(
-              b, loc, type, grad, pad.getMixedLowPad(),
-              getAsIndexOpFoldResult(b.getContext(), type.getShape()),
-              SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+          return gradPart(pad.getSourceType(), pad.getMixedLowPad());
         });
         return success();
       })
