@@ -140,8 +140,8 @@ def compare_steps(args, tmp, stages, cost_file):
           "%d micro-batches (ms)\n" % (stages, stages, args.microbatches))
     print("| schedule | measured | simulated: profile | error | profile + "
           "in-run transfer | error | in-run profile | error | in-run "
-          "transfer |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "transfer | rank 0 busy |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for schedule in args.schedules.split(","):
         sim = simulate(args, cost_file, stages, schedule)
         run_file, run_prof = measure(args, tmp, stages, schedule)
@@ -155,7 +155,9 @@ def compare_steps(args, tmp, stages, cost_file):
         row = [schedule, "%.4g" % got]
         for sim_time in (sim, with_comm, in_run):
             row += ["%.4g" % sim_time, "%+.1f%%" % (100 * (sim_time - got) / got)]
-        print("| " + " | ".join(row + ["%.3g" % transfer]) + " |")
+        busy = run_prof["meta"]["step_action_time"]
+        print("| " + " | ".join(row + ["%.3g" % transfer, "%.4g" % busy]) +
+              " |")
 
 
 def main():
