@@ -109,8 +109,8 @@ struct pprt_context {
   int32_t num_buffers;       /* 1 + highest id slot allocated in `buffers` */
 
   pprt_saved_buffer *saved; /* pprt_define_saved, in call order */
-  int32_t num_saved;
-  int32_t saved_cap;
+  int64_t num_saved;
+  int64_t saved_cap;
   pprt_profile *profile; /* non-NULL while --profile measures */
 
   pprt_pending_send *pending;

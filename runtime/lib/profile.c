@@ -43,15 +43,22 @@ static double clock_ms(clockid_t clock) {
 
 static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 
+/* Makes room for element `n` of the growable array `*data` of `*cap`
+   elements of `size` bytes. */
+static void reserve(const pprt_context *ctx, void **data, int64_t *cap,
+                    int64_t n, size_t size) {
+  if (n < *cap)
+    return;
+  int64_t grown = *cap ? 2 * *cap : 16;
+  void *p = realloc(*data, (size_t)grown * size);
+  if (!p)
+    pprt_fatal(ctx, "out of memory in the profiler");
+  *data = p;
+  *cap = grown;
+}
+
 static void push_sample(const pprt_context *ctx, samples *s, double v) {
-  if (s->n == s->cap) {
-    int64_t cap = s->cap ? 2 * s->cap : 64;
-    double *p = realloc(s->v, (size_t)cap * sizeof *p);
-    if (!p)
-      pprt_fatal(ctx, "out of memory recording the profile");
-    s->v = p;
-    s->cap = cap;
-  }
+  reserve(ctx, (void **)&s->v, &s->cap, s->n, sizeof *s->v);
   s->v[s->n++] = v;
 }
 
@@ -83,14 +90,8 @@ void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
                "pprt_define_saved: buffer %d held until phase %d, not "
                "a backward phase",
                id, until);
-  if (ctx->num_saved == ctx->saved_cap) {
-    int32_t cap = ctx->saved_cap ? 2 * ctx->saved_cap : 16;
-    pprt_saved_buffer *p = realloc(ctx->saved, (size_t)cap * sizeof *p);
-    if (!p)
-      pprt_fatal(ctx, "out of memory defining saved buffers");
-    ctx->saved = p;
-    ctx->saved_cap = cap;
-  }
+  reserve(ctx, (void **)&ctx->saved, &ctx->saved_cap, ctx->num_saved,
+          sizeof *ctx->saved);
   ctx->saved[ctx->num_saved++] = (pprt_saved_buffer){id, stage, until};
 }
 
@@ -221,7 +222,7 @@ static double *gather_medians(pprt_context *ctx, pprt_profile *p) {
    buffers (`activation`) and those W still reads (`stash`). */
 static void held_bytes(const pprt_context *ctx, double *activation,
                        double *stash) {
-  for (int32_t i = 0; i < ctx->num_saved; ++i) {
+  for (int64_t i = 0; i < ctx->num_saved; ++i) {
     const pprt_saved_buffer *s = &ctx->saved[i];
     double bytes = (double)ctx->buffers[s->id].numel * sizeof(float);
     activation[s->stage] += bytes;
