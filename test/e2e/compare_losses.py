@@ -2,7 +2,14 @@
 """The correctness oracle: a pipelined model must train exactly like the
 unpipelined one. Compiles the model with 1 stage and 1 micro-batch as the
 reference, then with every requested schedule and micro-batch count, runs
-each under mpirun and compares per-step losses and final weights."""
+each under mpirun and compares per-step losses and final weights.
+
+With --data-parallel D the pipelines run as D replicas on ranks x D
+processes, each replica on its own B rows of a D x B-row global batch, and
+their summed gradients train every replica. The reference is the same
+1-stage program on one process playing the D replicas in turn
+(--sequential-replicas D): the same global batch, its gradients summed by
+accumulation instead of an all-reduce, the loss the sum over replicas."""
 
 import argparse
 import os
