@@ -83,6 +83,12 @@ static cl::opt<std::string>
                cl::desc("JSON file describing every rank's device for the "
                         "stage planner (docs/CostModel.md)"),
                cl::value_desc("file"));
+static cl::opt<std::string>
+    costFile("cost-file",
+             cl::desc("pp-profile-v1 JSON measured on the partition these "
+                      "options plan: the stage planner calibrates its costs "
+                      "with it and plans again (docs/CostModel.md)"),
+             cl::value_desc("file"));
 static cl::opt<std::string> function("function",
                                      cl::desc("Training-step function"),
                                      cl::init("train_step"));
@@ -124,6 +130,8 @@ static std::string plannerOptions() {
     options += " device=" + device;
   if (!deviceFile.empty())
     options += " device-file=" + deviceFile;
+  if (!costFile.empty())
+    options += " cost-file=" + costFile;
   return options;
 }
 

@@ -173,6 +173,7 @@ StageCostModel::StageCostModel(func::FuncOp func, ArrayRef<Operation *> chain)
     for (int64_t cut = span.first + 1; cut <= span.second; ++cut)
       weightSpan[cut] = true;
 
+  calibration.assign(size(), CostCalibration());
   computeBoundaries();
   SmallVector<double> valueBytes =
       llvm::map_to_vector(values, [](const ChainValue &v) { return v.bytes; });
@@ -221,12 +222,13 @@ StageCostModel::getStageCostsFrom(int64_t begin,
   StageCost running;
   for (int64_t end = begin + 1; end <= size(); ++end) {
     const Op &op = ops[end - 1];
+    const CostCalibration &factors = calibration[end - 1];
     double time = device.computeTime(op.cost.flops, op.cost.bytes);
     running.flops += op.cost.flops;
-    running.forward += time;
-    running.backwardInput += time;
+    running.forward += factors.forward * time;
+    running.backwardInput += factors.backwardInput * time;
     if (!op.weights.empty())
-      running.backwardWeight += time;
+      running.backwardWeight += factors.backwardWeight * time;
     running.parameterBytes = parameterSums.get(begin, end);
     running.activationBytes = activationSums.get(begin, end);
     running.stashBytes = stashSums.get(begin, end);
@@ -238,8 +240,16 @@ StageCostModel::getStageCostsFrom(int64_t begin,
 double StageCostModel::getComputeTime(int64_t index,
                                       const DeviceDescription &device) const {
   const Op &op = ops[index];
-  double forward = device.computeTime(op.cost.flops, op.cost.bytes);
-  return op.weights.empty() ? 2.0 * forward : 3.0 * forward;
+  const CostCalibration &factors = calibration[index];
+  double scale = factors.forward + factors.backwardInput;
+  if (!op.weights.empty())
+    scale += factors.backwardWeight;
+  return scale * device.computeTime(op.cost.flops, op.cost.bytes);
+}
+
+void StageCostModel::calibrate(int64_t begin, int64_t end,
+                               const CostCalibration &factors) {
+  std::fill(calibration.begin() + begin, calibration.begin() + end, factors);
 }
 
 StageCost StageCostModel::getStageCost(int64_t begin, int64_t end,

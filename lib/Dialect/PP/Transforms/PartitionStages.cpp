@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostModel.h"
+#include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -17,6 +18,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -65,7 +67,7 @@ struct PlannerOptions {
   int64_t numStages = 0, numRanks = 0, numMicrobatches = 0;
   StringRef schedule;
   ArrayRef<std::string> devices;
-  StringRef deviceFile;
+  StringRef deviceFile, costFile;
   double memoryCap = 0.0, parameterCopies = 2.0;
   bool printTable = false, printCosts = false;
 };
@@ -312,36 +314,33 @@ static void reportMemoryInfeasible(func::FuncOp func,
   diag << " bytes";
 }
 
-LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
-                                           int64_t numStages,
-                                           ArrayRef<int64_t> markerCuts) {
-  FailureOr<PipelineTarget> target = describeTarget(options, numStages);
-  if (failed(target))
-    return failure();
-  StageCostModel model(func, work);
-  if (options.printCosts)
-    printCosts(llvm::outs(), model, markerCuts);
-
+/// Plans the cuts of `model` on `target`; `loads` gets what each planned
+/// stage adds to its rank.
+static FailureOr<Partition>
+planCuts(func::FuncOp func, const PlannerOptions &options,
+         const PipelineTarget &target, const StageCostModel &model,
+         ArrayRef<int64_t> markerCuts, SmallVectorImpl<StageLoad> &loads) {
   // Per rank, the running F + B + W of the ops on its device.
-  int64_t numRanks = target->devices.size();
+  int64_t numStages = target.stageRank.size();
+  int64_t numRanks = target.devices.size();
   std::vector<SmallVector<double>> computePrefix(numRanks);
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     computePrefix[rank].push_back(0.0);
     for (int64_t op = 0; op < model.size(); ++op)
       computePrefix[rank].push_back(
           computePrefix[rank].back() +
-          model.getComputeTime(op, target->devices[rank]));
+          model.getComputeTime(op, target.devices[rank]));
   }
   // A transfer (activation forward, gradient backward) keeps both ends of
   // a boundary between two ranks busy.
   auto transfer = [&](int64_t stage, int64_t cut, int64_t other) {
-    int64_t from = target->stageRank[stage], to = target->stageRank[other];
+    int64_t from = target.stageRank[stage], to = target.stageRank[other];
     return from == to ? 0.0
-                      : 2.0 * model.getTransferTime(cut, target->devices[from],
-                                                    target->devices[to]);
+                      : 2.0 * model.getTransferTime(cut, target.devices[from],
+                                                    target.devices[to]);
   };
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
-    int64_t rank = target->stageRank[stage];
+    int64_t rank = target.stageRank[stage];
     StageLoad result;
     result.time = computePrefix[rank][end] - computePrefix[rank][begin];
     if (stage > 0)
@@ -350,13 +349,13 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
       result.time += transfer(stage, end, stage + 1);
     result.memory =
         options.parameterCopies * model.getParameterBytes(begin, end) +
-        target->inFlight[stage] * model.getActivationBytes(begin, end);
+        target.inFlight[stage] * model.getActivationBytes(begin, end);
     return result;
   };
 
   PartitionProblem problem;
   problem.numOps = model.size();
-  problem.stageRank = target->stageRank;
+  problem.stageRank = target.stageRank;
   problem.mayCut.assign(model.size() + 1, true);
   problem.mustCut.assign(model.size() + 1, false);
   for (int64_t cut = 0; cut <= model.size(); ++cut)
@@ -364,7 +363,7 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
   for (int64_t cut : markerCuts)
     problem.mustCut[cut] = true;
   problem.load = load;
-  problem.memoryCap = target->memoryCap;
+  problem.memoryCap = target.memoryCap;
 
   std::optional<Partition> plan = planPartition(problem);
   if (!plan) {
@@ -383,15 +382,98 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
     func.emitRemark("the plan is the best a bounded search found over ")
         << numStages << " stages on " << numRanks
         << " ranks; it is not proven optimal";
-  if (options.printTable) {
-    SmallVector<StageLoad> loads;
-    for (int64_t stage = 0; stage < numStages; ++stage)
-      loads.push_back(
-          load(stage, plan->starts[stage],
-               stage + 1 < numStages ? plan->starts[stage + 1] : model.size()));
+  loads.clear();
+  for (int64_t stage = 0; stage < numStages; ++stage)
+    loads.push_back(
+        load(stage, plan->starts[stage],
+             stage + 1 < numStages ? plan->starts[stage + 1] : model.size()));
+  return *plan;
+}
+
+/// Seconds per unit of a profile's `time_unit`; none for a unit that is not
+/// a time ("unit").
+static std::optional<double> getSecondsPerUnit(StringRef unit) {
+  return llvm::StringSwitch<std::optional<double>>(unit)
+      .Case("s", 1.0)
+      .Case("ms", 1e-3)
+      .Case("us", 1e-6)
+      .Case("ns", 1e-9)
+      .Default(std::nullopt);
+}
+
+/// Reads the profile at `path`, measured on a partition into `numStages`
+/// stages.
+static FailureOr<CostProfile>
+readStageProfile(func::FuncOp func, StringRef path, int64_t numStages) {
+  FailureOr<CostProfile> profile =
+      readCostProfile(path, [&] { return func.emitError(); });
+  if (failed(profile))
+    return failure();
+  if (int64_t(profile->stages.size()) != numStages)
+    return func.emitError("cost file '")
+           << path << "' measures " << profile->stages.size()
+           << " stages but the plan has " << numStages
+           << "; calibrate with a profile of the same number of stages";
+  if (!getSecondsPerUnit(profile->timeUnit))
+    return func.emitError("cost file '")
+           << path << "': time_unit '" << profile->timeUnit
+           << "' is not a time; expected s, ms, us or ns";
+  return profile;
+}
+
+/// Scales the F, B and W of every op by measured / analytic of the stage
+/// that holds it in `starts`, the partition `profile` was measured on. A
+/// time the model puts at zero has no op to carry it and stays zero.
+static void calibrateModel(const CostProfile &profile,
+                           const PipelineTarget &target,
+                           ArrayRef<int64_t> starts, StageCostModel &model) {
+  double seconds = *getSecondsPerUnit(profile.timeUnit);
+  auto factor = [&](double measured, double analytic) {
+    return analytic > 0.0 ? measured * seconds / analytic : 1.0;
+  };
+  int64_t numStages = starts.size();
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    int64_t begin = starts[stage];
+    int64_t end = stage + 1 < numStages ? starts[stage + 1] : model.size();
+    StageCost analytic =
+        model.getStageCost(begin, end, target.devices[target.stageRank[stage]]);
+    const StageProfile &measured = profile.stages[stage];
+    model.calibrate(begin, end,
+                    {factor(measured.forward, analytic.forward),
+                     factor(measured.backwardInput, analytic.backwardInput),
+                     factor(measured.backwardWeight, analytic.backwardWeight)});
+  }
+}
+
+LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
+                                           int64_t numStages,
+                                           ArrayRef<int64_t> markerCuts) {
+  FailureOr<PipelineTarget> target = describeTarget(options, numStages);
+  if (failed(target))
+    return failure();
+  StageCostModel model(func, work);
+  if (options.printCosts)
+    printCosts(llvm::outs(), model, markerCuts);
+  FailureOr<CostProfile> profile;
+  if (!options.costFile.empty()) {
+    profile = readStageProfile(func, options.costFile, numStages);
+    if (failed(profile))
+      return failure();
+  }
+
+  SmallVector<StageLoad> loads;
+  FailureOr<Partition> plan =
+      planCuts(func, options, *target, model, markerCuts, loads);
+  if (succeeded(plan) && succeeded(profile)) {
+    // Re-plan with the per-op costs the measured partition calibrates.
+    calibrateModel(*profile, *target, plan->starts, model);
+    plan = planCuts(func, options, *target, model, markerCuts, loads);
+  }
+  if (failed(plan))
+    return failure();
+  if (options.printTable)
     printTable(llvm::outs(), model, *target, plan->starts, loads,
                options.parameterCopies);
-  }
   for (auto [index, op] : llvm::enumerate(work))
     stageOf[op] = llvm::upper_bound(plan->starts, int64_t(index)) -
                   plan->starts.begin() - 1;
@@ -569,6 +651,7 @@ struct PartitionStagesPass
     options.schedule = schedule;
     options.devices = device;
     options.deviceFile = deviceFile;
+    options.costFile = costFile;
     options.memoryCap = memoryCap;
     options.parameterCopies = parameterCopies;
     options.printTable = printTable;

@@ -67,6 +67,15 @@ struct StageCost {
   double compute() const { return forward + backwardInput + backwardWeight; }
 };
 
+/// Factors on an op's analytic F, B and W: measured / analytic time of the
+/// profiled stage that held it (docs/CostModel.md, "Profile-guided
+/// planning").
+struct CostCalibration {
+  double forward = 1.0;
+  double backwardInput = 1.0;
+  double backwardWeight = 1.0;
+};
+
 /// The ops of a training step in program order, as the planner cuts them
 /// into stages, with the values they exchange.
 class StageCostModel {
@@ -110,8 +119,12 @@ public:
   StageCost getStageCost(int64_t begin, int64_t end,
                          const DeviceDescription &device) const;
   /// F + B + W of op `index` on `device`: B about F, W about F for an op
-  /// that reads weights and nothing for one that does not.
+  /// that reads weights and nothing for one that does not, each times the
+  /// op's calibration.
   double getComputeTime(int64_t index, const DeviceDescription &device) const;
+
+  /// Scales the times of the ops [begin, end) by `factors` from now on.
+  void calibrate(int64_t begin, int64_t end, const CostCalibration &factors);
 
   /// Weight and activation bytes of the stage [begin, end), in constant
   /// time.
@@ -150,6 +163,7 @@ private:
   void computeBoundaries();
 
   std::vector<Op> ops;
+  SmallVector<CostCalibration> calibration; // per op
   SmallVector<ChainValue> values;
   SmallVector<double> weightBytes;
   SmallVector<bool> weightSpan;

@@ -70,6 +70,13 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
     sent on; per rank its time, memory and cap, and the bottleneck.
     `print-costs` prints the per-op costs the plan was made from as JSON.
 
+    `cost-file` makes the plan profile-guided: a `pp-profile-v1` file
+    (docs/CostProfile.md, `pp-compile --emit=profile`) measured on the
+    partition these options plan without it. The pass re-derives that
+    partition, scales each op's F, B and W by measured / analytic time of
+    its stage, and plans again with the calibrated costs, which the table
+    shows. The profile must measure as many stages as the plan has.
+
     ```mlir
     // input
     %a = linalg.matmul ins(%x, %w0 : ...) outs(%f0 : ...) -> tensor<8x32xf32>
@@ -90,6 +97,16 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
     1     cpu      5.7184e-06   39552        8.58993e+09  bottleneck
     bottleneck: rank 1, 5.7184e-06 s per micro-batch (F + B + W and transfers; weights x2)
     ```
+
+    With `cost-file`, on six equal matmuls that the model cuts 3 | 3 and a
+    profile of that plan measuring stage 0 at three times the model's F, B
+    and W: ops 0-2 now cost 3x, and the re-plan moves op 2 to stage 1.
+
+    ```
+    stage rank ops       flops      F(s)       B(s)       W(s)       params(B)  acts(B)    in-flight send(B)
+    0     0    0-1       6.554e+04  5.837e-06  5.837e-06  5.837e-06  3.277e+04  2048       1         1024
+    1     1    2-5       1.311e+05  5.837e-06  5.837e-06  5.837e-06  6.554e+04  4096       1         0
+    ```
   }];
   let options = [
     Option<"numStages", "num-stages", "int64_t", "0",
@@ -109,6 +126,9 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
            "JSON file describing the device of every rank or of each rank">,
     Option<"memoryCap", "memory-cap", "double", "0.0",
            "Bytes each rank may hold; 0 takes the devices' memory capacity">,
+    Option<"costFile", "cost-file", "std::string", "\"\"",
+           "pp-profile-v1 JSON measured on the partition these options plan "
+           "without it: calibrates the per-op costs and plans again">,
     Option<"parameterCopies", "param-copies", "double", "2.0",
            "Copies of each weight a rank holds: weights and gradients (2), "
            "plus optimizer state (4 with Adam)">,
