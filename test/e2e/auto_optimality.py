@@ -5,10 +5,14 @@ An independent oracle computes the least makespan of every schedule of
 seeded random small problems (p <= 3 ranks, m <= 4 micro-batches,
 heterogeneous per-stage F, B, W costs and transfer time, with and without a
 memory cap, split backward; one stage per rank and two per rank on the
-looped and V placements), and `pp-opt --pp-schedule{schedule=auto ...}
+looped and V placements), and for both `schedule=exact` (auto's exact
+search alone, which no built-in or greedy schedule can cover for) and
+`schedule=auto`, `pp-opt --pp-schedule{schedule=... ...}
 --pp-insert-transfers --pp-verify-schedule --pp-simulate` must report exactly
 that makespan (within 1e-9), claim it proven optimal, and pass the verifier
-(which checks the memory cap).
+(which checks the memory cap). Some problems have slow transfers and tight
+caps; on enough of them the cap must bind (the optimum without it is
+faster), or they would not test the search's memory and transfer handling.
 
 The oracle shares nothing with `auto` but the model. Its only reduction is
 that a stage runs the F's, B's and W's of its micro-batches in increasing
@@ -41,6 +45,8 @@ class Problem:
         self.delta = [act, [stash[s] - act[s] for s in range(stages)],
                       [-x for x in stash]]
         self.comm, self.act, self.stash, self.cap = comm, act, stash, cap
+        # Whether the cap was chosen to bind (and the test checks it does).
+        self.tight = False
 
     def placements(self):
         """The placements auto searches: one stage per rank, or stage s on
@@ -179,11 +185,11 @@ def optimum(problem, oracle=pareto_optimum):
     return min(oracle(problem, p) for p in problem.placements())
 
 
-def random_problem(rng, ranks, stages, mbs, capped, slack=2.5):
+def random_problem(rng, ranks, stages, mbs, capped, slack=2.5, slowest=0.2):
     def per_stage(lo, hi):
         return [rng.uniform(lo, hi) for _ in range(stages)]
     fwd, bwd, wgt = per_stage(0.5, 2), per_stage(0.5, 2), per_stage(0.5, 2)
-    comm = rng.uniform(0, 0.2)
+    comm = rng.uniform(0, slowest)
     act = per_stage(0.5, 1.5)
     stash = [a * rng.uniform(0, 0.6) for a in act]
     cap = float('inf')
@@ -212,6 +218,14 @@ def problems(seed):
     rng = random.Random(seed + 2)
     for ranks, mbs in ((3, 4),) * 8 + ((2, 3),) * 4 + ((2, 4),) * 2:
         result.append(random_problem(rng, ranks, ranks, mbs, True))
+    # Slow transfers and tight caps: results in flight and memory matter.
+    rng = random.Random(seed + 3)
+    for ranks, stages, mbs in ((2, 2, 3), (2, 2, 4), (3, 3, 3), (3, 3, 4),
+                               (2, 4, 2), (1, 2, 3)) * 2:
+        pb = random_problem(rng, ranks, stages, mbs, True, slack=1.4,
+                            slowest=1.5)
+        pb.tight = True
+        result.append(pb)
     return result
 
 
@@ -225,9 +239,9 @@ def parse_f64(text):
     return float(text)
 
 
-def run_auto(pp_opt, pb):
+def run_schedule(pp_opt, pb, schedule):
     options = [
-        'schedule=auto', 'split-backward=1', f'num-stages={pb.stages}',
+        f'schedule={schedule}', 'split-backward=1', f'num-stages={pb.stages}',
         f'num-ranks={pb.ranks}', f'num-microbatches={pb.mbs}',
         f'forward-cost={values(pb.duration[F])}',
         f'backward-input-cost={values(pb.duration[B])}',
@@ -256,24 +270,35 @@ def describe(pb):
             f'act={values(pb.act)} stash={values(pb.stash)}')
 
 
+def check_schedule(pp_opt, pb, schedule, expected):
+    """An error message or None, and the remarks."""
+    got, remarks, cmd = run_schedule(pp_opt, pb, schedule)
+    error = None
+    if got is None:
+        error = 'pp-opt failed or printed no makespan:\n' + remarks
+    elif abs(got - expected) > TOLERANCE:
+        error = f'makespan {got!r}, optimum {expected!r}'
+    elif 'proven optimal by exhaustive search' not in remarks:
+        error = 'no claim of optimality:\n' + remarks
+    if error:
+        error = (f'{schedule}: {describe(pb)}\n  {error}\n  command: ' +
+                 ' '.join(cmd))
+    return error, remarks
+
+
 def check(pp_opt, pb):
-    """An error message, or None and whether the search beat the other
-    candidates."""
+    """The error messages (exact's and auto's), whether auto's search beat
+    its other candidates, and whether the memory cap of a tight problem
+    binds."""
     expected = optimum(pb)
-    got, remarks, cmd = run_auto(pp_opt, pb)
+    binds = pb.tight and optimum(
+        Problem(pb.ranks, pb.stages, pb.mbs, *pb.duration, pb.comm, pb.act,
+                pb.stash, float('inf'))) < expected - TOLERANCE
+    exact_error, _ = check_schedule(pp_opt, pb, 'exact', expected)
+    auto_error, remarks = check_schedule(pp_opt, pb, 'auto', expected)
     searched = re.search(r'auto: makespan \S+ \(exhaustive search\)',
                          remarks) is not None
-    errors = []
-    if got is None:
-        errors.append('pp-opt failed or printed no makespan:\n' + remarks)
-    elif abs(got - expected) > TOLERANCE:
-        errors.append(f'auto makespan {got!r}, optimum {expected!r}')
-    elif 'proven optimal by exhaustive search' not in remarks:
-        errors.append('auto did not claim optimality:\n' + remarks)
-    if errors:
-        return f'{describe(pb)}\n  ' + '\n  '.join(errors) + \
-            '\n  command: ' + ' '.join(cmd), searched
-    return None, searched
+    return exact_error, auto_error, searched, binds
 
 
 def main():
@@ -282,6 +307,7 @@ def main():
     parser.add_argument('--seed', type=int, default=20261131)
     parser.add_argument('--jobs', type=int, default=2)
     parser.add_argument('--min-searched', type=int, default=3)
+    parser.add_argument('--min-binding', type=int, default=6)
     args = parser.parse_args()
 
     # The oracle itself: merging dominated states loses no optimum.
@@ -301,18 +327,29 @@ def main():
     cases = problems(args.seed)
     with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(check, [args.pp_opt] * len(cases), cases))
-    failures = [f for f, _ in results if f]
-    searched = sum(s for _, s in results)
-    for failure in failures:
+    exact_failures = [e for e, _, _, _ in results if e]
+    auto_failures = [a for _, a, _, _ in results if a]
+    searched = sum(s for _, _, s, _ in results)
+    binding = sum(b for _, _, _, b in results)
+    for failure in exact_failures + auto_failures:
         print('FAIL ' + failure)
-    print(f'{len(cases) - len(failures)} of {len(cases)} problems: auto '
+    print(f'{len(cases) - len(exact_failures)} of {len(cases)} problems: '
+          f'exact reports the optimum')
+    print(f'{len(cases) - len(auto_failures)} of {len(cases)} problems: auto '
           f'reports the optimum; on {searched} only its exhaustive search '
           f'found it')
-    # Otherwise these problems would not test the search at all.
+    tight = sum(pb.tight for pb in cases)
+    print(f'the memory cap binds on {binding} of {tight} tight problems')
+    # Otherwise these problems would test the search's memory check little.
+    if binding < args.min_binding:
+        print(f'FAIL: the memory cap binds on fewer than {args.min_binding} '
+              f'tight problems')
+        return 1
+    # Otherwise these problems would not test auto's use of the search.
     if searched < args.min_searched:
         print(f'FAIL: fewer than {args.min_searched} problems need the search')
         return 1
-    return 1 if failures else 0
+    return 1 if exact_failures or auto_failures else 0
 
 
 if __name__ == '__main__':

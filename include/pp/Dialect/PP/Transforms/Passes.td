@@ -256,6 +256,13 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     forward can reach it; one micro-batch's forward-backward chain) and the
     gap.
 
+    `exact` is a testing and diagnostic knob: it runs `auto`'s exact search
+    alone, with no other candidate to start from, on the placements it
+    searches, and fails unless the search finishes (same limits as above).
+    Its mistakes are then not hidden behind a built-in or greedy schedule
+    that happens to be optimal; test/e2e/auto_optimality.py checks both
+    `exact` and `auto` against a brute-force oracle.
+
     ```mlir
     pp.schedule @train_step_schedule "gpipe" for @train_step microbatches 2
         stage_rank [0, 1] {
@@ -272,7 +279,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
-           "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min or dualpipev">,
+           "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev or "
+           "exact (auto's exact search alone, for testing)">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,

@@ -122,6 +122,9 @@ LogicalResult registerScheduleGenerator(ScheduleGenerator generator);
 /// The built-in generators, one file each.
 FailureOr<GeneratedSchedule> generateAuto(const ScheduleProblem &problem,
                                           ScheduleErrorFn emitError);
+/// `auto`'s exact search alone, from no incumbent (Auto.cpp): for testing.
+FailureOr<GeneratedSchedule> generateExact(const ScheduleProblem &problem,
+                                           ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateGPipe(const ScheduleProblem &problem,
                                            ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateOneFOneB(const ScheduleProblem &problem,

@@ -9,6 +9,10 @@
 // proves the result optimal. It reports the lower bound it proves and its
 // gap to it.
 //
+// `exact` runs that search alone, from no incumbent, on the standard
+// placements: a diagnostic knob that tests the search against an oracle
+// without the other candidates hiding its mistakes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleCost.h"
@@ -238,6 +242,31 @@ standardPlacements(const ScheduleProblem &problem) {
   return placements;
 }
 
+/// Whether the exact search may run: it recurses once per action.
+static bool searchable(const ScheduleProblem &problem) {
+  return 3 * problem.numStages * problem.numMicrobatches <= kSearchMaxActions;
+}
+
+/// Searches every schedule on each of `placements` for one faster than
+/// `incumbent()` and passes those found to `offer`; returns whether every
+/// search finished within its budget.
+static bool
+searchPlacements(const ScheduleProblem &problem, const ScheduleCosts &costs,
+                 ArrayRef<SmallVector<int64_t>> placements, double cap,
+                 llvm::function_ref<void(GeneratedSchedule, StringRef)> offer,
+                 llvm::function_ref<double()> incumbent) {
+  bool exhaustive = true;
+  for (ArrayRef<int64_t> placement : placements) {
+    ExactSearchResult found = searchFastestSchedule(
+        problem, costs, placement, cap, incumbent(), kSearchBudget);
+    exhaustive &= found.exhaustive;
+    if (found.schedule)
+      offer(std::move(*found.schedule),
+            found.exhaustive ? "exhaustive search" : "branch and bound");
+  }
+  return exhaustive;
+}
+
 /// A bound no schedule beats: each rank must do all of its work, and cannot
 /// start before the first micro-batch's forward reaches its first stage;
 /// one micro-batch's forwards and backwards form a chain through all stages.
@@ -297,7 +326,7 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
     }
   };
   for (const ScheduleGenerator &generator : getScheduleGenerators()) {
-    if (generator.name == "auto")
+    if (generator.name == "auto" || generator.name == "exact")
       continue;
     for (bool split : {false, true}) {
       ScheduleProblem variant = problem;
@@ -334,20 +363,11 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
   }
   // Search every schedule on those placements for a faster one; where the
   // search finishes everywhere, the fastest found is optimal.
-  bool searchable =
-      3 * problem.numStages * problem.numMicrobatches <= kSearchMaxActions;
-  bool proven = searchable && !placements.empty();
-  for (ArrayRef<int64_t> placement :
-       searchable ? ArrayRef(placements) : ArrayRef<SmallVector<int64_t>>()) {
-    double incumbent =
-        best ? bestEval.makespan : std::numeric_limits<double>::infinity();
-    ExactSearchResult found = searchFastestSchedule(
-        problem, costs, placement, cap, incumbent, kSearchBudget);
-    proven &= found.exhaustive;
-    if (found.schedule)
-      offer(std::move(*found.schedule),
-            found.exhaustive ? "exhaustive search" : "branch and bound");
-  }
+  bool proven = searchable(problem) && !placements.empty();
+  if (searchable(problem))
+    proven &= searchPlacements(problem, costs, placements, cap, offer, [&] {
+      return best ? bestEval.makespan : std::numeric_limits<double>::infinity();
+    });
   if (!best)
     return emitError() << "auto found no schedule within the memory cap of "
                        << llvm::formatv("{0}", llvm::format("%g", cap)).str()
@@ -363,5 +383,47 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
              : "lower bound",
       llvm::format("%g", bound),
       bound > 0 ? (bestEval.makespan - bound) / bound : 0.0);
+  return std::move(*best);
+}
+
+FailureOr<GeneratedSchedule>
+mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
+  ScheduleProblem problem = in;
+  if (!problem.cost)
+    problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
+  ScheduleCosts costs(problem.cost);
+  double cap =
+      problem.memoryCap.value_or(std::numeric_limits<double>::infinity());
+  if (!searchable(problem))
+    return emitError() << "exact search is limited to " << kSearchMaxActions
+                       << " actions; this problem has "
+                       << 3 * problem.numStages * problem.numMicrobatches;
+  std::optional<GeneratedSchedule> best;
+  Evaluation bestEval;
+  auto offer = [&](GeneratedSchedule candidate, StringRef) {
+    ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
+    FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
+    if (succeeded(eval) &&
+        (!best || eval->makespan < bestEval.makespan - 1e-9)) {
+      best = std::move(candidate);
+      bestEval = *eval;
+    }
+  };
+  bool exhaustive = searchPlacements(
+      problem, costs, standardPlacements(problem), cap, offer, [&] {
+        return best ? bestEval.makespan
+                    : std::numeric_limits<double>::infinity();
+      });
+  if (!exhaustive)
+    return emitError() << "exact search did not finish within " << kSearchBudget
+                       << " states per placement";
+  if (!best)
+    return emitError() << "no schedule within the memory cap of "
+                       << llvm::formatv("{0}", llvm::format("%g", cap)).str()
+                       << " (exhaustive search)";
+  best->note = llvm::formatv(
+      "exact: makespan {0}, peak activation memory {1}; proven optimal by "
+      "exhaustive search",
+      llvm::format("%g", bestEval.makespan), llvm::format("%g", bestEval.peak));
   return std::move(*best);
 }
