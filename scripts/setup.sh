@@ -6,7 +6,7 @@ SUDO=""
 PKGS=(
   cmake ninja-build ccache g++ git python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
-  mpich libmpich-dev
+  mpich libmpich-dev libopenblas-dev
   clang-format python3
 )
 missing=()

@@ -308,8 +308,8 @@ static LogicalResult linkExecutable(StringRef object, StringRef path) {
                  << PP_MPI_C_COMPILER << "' to link with\n";
     return failure();
   }
-  SmallVector<StringRef> args = {*mpicc, object, PP_RUNTIME_LIBRARY,
-                                 "-lm",  "-o",   path};
+  SmallVector<StringRef> args = {
+      *mpicc, object, PP_RUNTIME_LIBRARY, PP_BLAS_LIBRARY, "-lm", "-o", path};
   std::string error;
   int rc =
       llvm::sys::ExecuteAndWait(*mpicc, args, std::nullopt, {}, 0, 0, &error);

@@ -199,6 +199,36 @@ int32_t pprt_num_replicas(const pprt_context *ctx);
 int32_t pprt_num_microbatches(const pprt_context *ctx);
 int64_t pprt_step(const pprt_context *ctx); /* 0-based */
 
+/* ---- Stage-code kernels. ----------------------------------------------- */
+
+/* Element types of GEMM operands (and, later, of buffers). */
+typedef enum pprt_dtype {
+  PPRT_F32 = 0,
+  PPRT_F16 = 1,
+  PPRT_BF16 = 2,
+  PPRT_I32 = 3,
+  PPRT_I64 = 4,
+} pprt_dtype;
+
+/*
+ * Batched GEMM called from stage functions, implemented by the process's
+ * backend (a BLAS on CPUs, cuBLAS on GPUs). For every p < batch:
+ *
+ *   C_p = alpha * op(A_p) * op(B_p) + beta * C_p
+ *
+ * with X_p = X + p * stride_x elements, all matrices row-major with row
+ * strides lda, ldb, ldc (elements, unit column stride), op(A_p) m x k,
+ * op(B_p) k x n and C_p m x n; op(X) is X^T when trans_x is non-zero.
+ * `ab_type` is the element type of A and B, `c_type` that of C (PPRT_F32
+ * and PPRT_F32 on CPUs; bf16 inputs accumulate in fp32). Unsupported types
+ * or invalid strides abort the job with a message.
+ */
+void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
+               int32_t trans_b, int64_t batch, int64_t m, int64_t n, int64_t k,
+               float alpha, const void *a, int64_t lda, int64_t stride_a,
+               const void *b, int64_t ldb, int64_t stride_b, float beta,
+               void *c, int64_t ldc, int64_t stride_c);
+
 /* ---- Training data. ---------------------------------------------------- */
 
 /*
