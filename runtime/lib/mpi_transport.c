@@ -7,9 +7,14 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 typedef struct mpi_transport {
   pprt_transport base; /* first, so the two pointers convert */
@@ -28,8 +33,8 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void sleep_ns(long ns) {
-  struct timespec ts = {0, ns};
+static void sleep_for_ns(long ns) {
+  struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
   nanosleep(&ts, NULL);
 }
 
@@ -38,7 +43,7 @@ _Noreturn static void mpi_abort(pprt_transport *t, int code) {
   /* The launcher kills the job without draining its output pipes, so give
      it a moment to forward the message just printed. */
   fflush(NULL);
-  sleep_ns(300L * 1000 * 1000);
+  sleep_for_ns(300L * 1000 * 1000);
   /* MPI_COMM_WORLD, not our dup: MPICH 4 only ends the calling process
      when aborting any other communicator, leaving the job hung. */
   MPI_Abort(MPI_COMM_WORLD, code);
@@ -119,26 +124,47 @@ static void mpi_wait_all(pprt_transport *t) {
 #pragma GCC diagnostic pop
 #endif
 
+/* How a wait polls, in three phases: spin on MPI_Test (a message that is
+   already on its way arrives within the MPI latency), then yield the core
+   between polls (peers sharing the core run; with nobody waiting,
+   sched_yield returns at once and this is still a spin), then sleep with a
+   backoff up to 100 us so that a long wait (a pipeline bubble) does not
+   steal cores from busy ranks. The clock is read every POLLS_PER_CLOCK
+   polls only: reading it costs about as much as one MPI_Test. */
+enum {
+  POLLS_PER_CLOCK = 32,
+  SPIN_NS = 20 * 1000,
+  YIELD_NS = 200 * 1000,
+  MIN_SLEEP_NS = 2 * 1000,
+  MAX_SLEEP_NS = 100 * 1000,
+};
+
 /* Polls `req` until it completes (MPI_SUCCESS), fails (the MPI error) or
    `timeout_s` passes (MPI_ERR_PENDING). Polling instead of blocking turns a
-   lost peer into a timeout; the backoff keeps idle ranks from stealing
-   cores from busy ones, and its 100 us ceiling bounds how late a receive
-   notices its message (a 1 ms ceiling made steps up to 30% slower). */
+   lost peer into a timeout. */
 static int poll_request(MPI_Request *req, MPI_Status *status,
                         double timeout_s) {
-  double deadline = now_s() + timeout_s;
-  const long max_backoff_ns = 100 * 1000;
-  long backoff_ns = 5 * 1000;
+  double start = now_s(), deadline = start + timeout_s;
+  long sleep_ns = MIN_SLEEP_NS;
   for (;;) {
-    int done = 0;
-    int rc = MPI_Test(req, &done, status);
-    if (rc != MPI_SUCCESS || done)
-      return rc;
-    if (now_s() >= deadline)
+    for (int i = 0; i < POLLS_PER_CLOCK; ++i) {
+      int done = 0;
+      int rc = MPI_Test(req, &done, status);
+      if (rc != MPI_SUCCESS || done)
+        return rc;
+    }
+    double now = now_s();
+    if (now >= deadline)
       return MPI_ERR_PENDING;
-    sleep_ns(backoff_ns);
-    backoff_ns =
-        backoff_ns * 2 > max_backoff_ns ? max_backoff_ns : backoff_ns * 2;
+    double waited_ns = (now - start) * 1e9;
+    if (waited_ns < SPIN_NS)
+      continue;
+    if (waited_ns < YIELD_NS) {
+      sched_yield();
+      continue;
+    }
+    sleep_for_ns(sleep_ns);
+    sleep_ns = sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS : sleep_ns * 2;
   }
 }
 
@@ -250,5 +276,10 @@ pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   m->base.world_rank = rank;
   m->base.world_size = size;
   m->base.max_tag = tag_upper_bound();
+#ifdef __linux__
+  /* Linux lets a sleep overrun by the timer slack, 50 us by default, which
+     would make every backoff sleep of a receive several times too long. */
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
   return &m->base;
 }

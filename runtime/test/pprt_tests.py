@@ -460,10 +460,34 @@ def test_corpus_errors(args):
           "empty --corpus accepted", proc)
 
 
+LATENCY_ROW_RE = re.compile(
+    r"^\|\s*(\d+ (?:B|KiB|MiB))\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|$")
+
+
+def test_recv_latency(args):
+    """bench/recv_latency prints a row per size; pprt's receive of a small
+    message stays near raw MPI (the sleeping poll made it 10-50x slower)."""
+    proc = mpirun(args, 2, args.latency, "--steps", "1",
+                  env=clean_env(PPRT_LATENCY_ITERS=100,
+                                PPRT_LATENCY_ROUNDS=5))
+    check(proc.returncode == 0, "benchmark failed", proc)
+    rows = [m.groups() for line in proc.stdout.splitlines()
+            if (m := LATENCY_ROW_RE.match(line))]
+    check([r[0] for r in rows] == ["4 B", "1 KiB", "64 KiB", "1 MiB"],
+          f"unexpected rows {rows}", proc)
+    for size, raw, via, ratio in rows:
+        check(float(raw) > 0 and float(via) > 0, f"{size}: bad times", proc)
+        check(abs(float(via) / float(raw) - float(ratio)) < 0.01 +
+              0.01 * float(ratio), f"{size}: inconsistent ratio", proc)
+    # Loose enough for a loaded machine; a sleeping receive fails it.
+    check(float(rows[0][3]) < 5, f"4 B receive {rows[0][3]}x raw MPI", proc)
+    print(proc.stdout)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",
-                "corpus-prog", "lib", "include", "mpicc", "work"):
+                "corpus-prog", "latency", "lib", "include", "mpicc", "work"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()
