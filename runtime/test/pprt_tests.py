@@ -349,15 +349,17 @@ def test_errors(args):
 
 
 def test_link_mpicc(args):
-    """`train.o libpprt.a -lmpi` links with plain cc and with mpicc."""
+    """`train.o libpprt.a -lmpi <BLAS>` links with plain cc and with mpicc
+    (the CPU backend computes pprt_gemm on the BLAS)."""
     src = os.path.join(os.path.dirname(__file__), "toy_program.c")
     obj = os.path.join(args.work, "link_toy.o")
     cc = os.environ.get("CC", "cc")
     subprocess.run([cc, "-std=c11", "-c", f"-I{args.include}", src, "-o",
                     obj], check=True)
-    links = [[cc, obj, args.lib, "-lmpi"]]
+    blas = [lib for lib in args.blas.split(";") if lib]
+    links = [[cc, obj, args.lib, "-lmpi", *blas]]
     if args.mpicc:
-        links.append([args.mpicc, obj, args.lib])
+        links.append([args.mpicc, obj, args.lib, *blas])
     for i, link in enumerate(links):
         exe = os.path.join(args.work, f"link_toy{i}")
         print("+", " ".join(link + ["-o", exe]), flush=True)
@@ -460,6 +462,49 @@ def test_corpus_errors(args):
           "empty --corpus accepted", proc)
 
 
+def test_guarded(args):
+    """Under the guarded backend, whose memory faults outside its own ops,
+    stage functions and transfers, every runtime path gives bit-identical
+    output to the CPU backend; so the runtime never reads buffers itself."""
+    adam = ["--optimizer", "adam", "--lr", "0.05"]
+    runs = [
+        (2, args.toy, ["--steps", "4", "--lr", "0.2", "--print-params"], {}),
+        (2, args.toy, ["--steps", "4", "--print-params", *adam], {}),
+        (4, args.toy, ["--steps", "3", "--print-params"],
+         {"PPRT_TOY_REPLICAS": 2}),
+        (1, args.ref, ["--steps", "3", "--sequential-replicas", "2",
+                       "--print-params", *adam], {}),
+        (1, args.ref, ["--check-gradients"], {}),
+        (2, args.user, ["--steps", "3"], {}),
+    ]
+    for np, prog, flags, env in runs:
+        cpu = mpirun(args, np, prog, *flags,
+                     env=clean_env(PPRT_BACKEND="cpu", **env))
+        guarded = mpirun(args, np, prog, *flags,
+                         env=clean_env(PPRT_BACKEND="guarded", **env))
+        check(cpu.returncode == 0, "cpu run failed", cpu)
+        check(guarded.returncode == 0, "guarded run failed", guarded)
+        check(guarded.stdout == cpu.stdout and cpu.stdout,
+              f"outputs differ:\n{cpu.stdout}\nvs guarded\n{guarded.stdout}")
+    out = os.path.join(args.work, "guarded-profile.json")
+    proc = mpirun(args, 2, args.toy, "--steps", "2", "--warmup", "1",
+                  "--profile", out, "--backend", "guarded")
+    check(proc.returncode == 0 and os.path.exists(out), "profile failed", proc)
+    # The guard itself: a read of a buffer outside a stage function.
+    proc = mpirun(args, 1, args.ref, "--steps", "1",
+                  env=clean_env(PPRT_TOY_TOUCH_OUTSIDE=1,
+                                PPRT_BACKEND="guarded"))
+    check(proc.returncode not in (0, 124), "stray read not caught", proc)
+    check("touched outside a backend op" in proc.stderr,
+          "no guarded-backend message", proc)
+    parse_run(mpirun(args, 1, args.ref, "--steps", "1", "--backend", "cpu",
+                     env=clean_env(PPRT_TOY_TOUCH_OUTSIDE=1,
+                                   PPRT_BACKEND="guarded")))
+    proc = mpirun(args, 1, args.ref, "--backend", "gpu")
+    check(proc.returncode == 2 and "--backend" in proc.stderr,
+          "unknown backend accepted", proc)
+
+
 LATENCY_ROW_RE = re.compile(
     r"^\|\s*(\d+ (?:B|KiB|MiB))\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|$")
 
@@ -487,7 +532,7 @@ def test_recv_latency(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",
-                "corpus-prog", "latency", "lib", "include", "mpicc", "work"):
+                "corpus-prog", "latency", "lib", "blas", "include", "mpicc", "work"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()

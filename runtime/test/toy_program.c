@@ -24,7 +24,9 @@
  * PPRT_TOY_STALL_STEP=N makes pipeline rank 0 hang instead of sending in
  * (1-based) step N; PPRT_TOY_REPLICAS=D declares D data-parallel replicas;
  * PPRT_TOY_REDUCE=skip|twice|late skips the gradient all-reduce, runs it
- * twice, or accumulates a gradient after it.
+ * twice, or accumulates a gradient after it; PPRT_TOY_TOUCH_OUTSIDE=1
+ * reads a weight outside any stage function (which the guarded backend
+ * must catch).
  */
 
 enum { DIN = 8, DH = 16, DOUT = 4, BATCH = 32 };
@@ -230,6 +232,10 @@ void pp_run_step(pprt_context *ctx, int32_t rank) {
   bool s0 = owner(0) == rank, s1 = owner(1) == rank, local = s0 && s1;
   sleep_ms(env_long("PPRT_TOY_SLEEP_MS"));
   maybe_stall(ctx, rank, local);
+  if (env_long("PPRT_TOY_TOUCH_OUTSIDE")) {
+    volatile float w = buf(ctx, s0 ? W0 : W1, 0)[0];
+    (void)w;
+  }
   for (int mb = 0; mb < NUM_MB; ++mb)
     forward_mb(ctx, mb, s0, s1, local);
   for (int mb = NUM_MB - 1; mb >= 0; --mb)

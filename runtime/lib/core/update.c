@@ -1,11 +1,10 @@
-/* Gradient accumulation, loss recording and the optimizer step (SGD, Adam). */
-#include "internal.h"
+/* Gradient accumulation, loss recording and the optimizer step (SGD, Adam),
+   computed by the backend's device ops. */
+#include "core/core.h"
 #include "pprt_math.h"
 
-#include <string.h>
-
-void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
-                     int32_t mb) {
+static void accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
+                       int32_t mb) {
   pprt_buffer_desc *dst = pprt_lookup(ctx, dst_id);
   pprt_buffer_desc *src = pprt_lookup(ctx, src_id);
   if (!pprt_kind_is_persistent(dst->kind))
@@ -22,20 +21,32 @@ void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
                "pprt_accumulate: buffer %d has %lld elements but buffer %d "
                "has %lld",
                dst_id, (long long)dst->numel, src_id, (long long)src->numel);
-  const float *s =
+  pprt_require_f32(ctx, dst, dst_id, "pprt_accumulate");
+  pprt_require_f32(ctx, src, src_id, "pprt_accumulate");
+  const void *s =
       pprt_slot_data(ctx, src, src_id, pprt_slot_index(ctx, src, src_id, mb));
-  float *d = pprt_slot_data(ctx, dst, dst_id, 0);
+  void *d = pprt_slot_data(ctx, dst, dst_id, 0);
   pprt_wait_slot_sends(ctx, dst_id, 0);
-  for (int64_t i = 0; i < dst->numel; ++i)
-    d[i] += s[i];
+  ctx->backend->ops->accumulate_f32(ctx->backend, d, s, dst->numel);
+}
+
+void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
+                     int32_t mb) {
+  pprt_core_enter(ctx);
+  accumulate(ctx, dst_id, src_id, mb);
+  pprt_core_leave(ctx);
 }
 
 void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb) {
+  pprt_core_enter(ctx);
   pprt_buffer_desc *b = pprt_lookup(ctx, id);
   if (b->numel != 1)
     pprt_fatal(ctx, "pprt_record_loss: buffer %d is not a scalar", id);
+  pprt_require_f32(ctx, b, id, "pprt_record_loss");
   int32_t slot = pprt_slot_index(ctx, b, id, mb);
-  ctx->step_loss += pprt_slot_data(ctx, b, id, slot)[0];
+  const void *loss = pprt_slot_data(ctx, b, id, slot);
+  ctx->step_loss += ctx->backend->ops->read_f32(ctx->backend, loss);
+  pprt_core_leave(ctx);
 }
 
 /* Returns the PARAM_GRAD belonging to param `p`, preferring its stage. */
@@ -62,32 +73,23 @@ static void zero_grad(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
   if (!g->slots[0].data)
     return;
   pprt_wait_slot_sends(ctx, id, 0);
-  memset(g->slots[0].data, 0, (size_t)g->numel * sizeof(float));
-}
-
-/* param -= lr * grad. */
-static void sgd(const pprt_context *ctx, pprt_buffer_desc *p, float *w,
-                const float *dw) {
-  float lr = ctx->opts.lr;
-  for (int64_t i = 0; i < p->numel; ++i)
-    w[i] -= lr * dw[i];
+  ctx->backend->ops->zero(ctx->backend, g->slots[0].data, (size_t)g->bytes);
 }
 
 /* Bias-corrected Adam; p->num_updates is already this update's t. */
-static void adam(const pprt_context *ctx, pprt_buffer_desc *p, float *w,
-                 const float *dw) {
-  if (!p->moments)
-    p->moments = pprt_xcalloc(ctx, 2 * (size_t)p->numel, sizeof(float));
-  float *m = p->moments, *v = p->moments + p->numel;
+static void adam(pprt_context *ctx, pprt_buffer_desc *p, void *w,
+                 const void *dw) {
+  if (!p->moment1) {
+    p->moment1 = pprt_device_alloc(ctx, (size_t)p->bytes, "Adam's moments");
+    p->moment2 = pprt_device_alloc(ctx, (size_t)p->bytes, "Adam's moments");
+  }
   const pprt_options *o = &ctx->opts;
   double b1t = pprt_powi(o->beta1, p->num_updates);
   double b2t = pprt_powi(o->beta2, p->num_updates);
-  double step = o->lr / (1.0 - b1t), v_scale = 1.0 / (1.0 - b2t);
-  for (int64_t i = 0; i < p->numel; ++i) {
-    m[i] = o->beta1 * m[i] + (1.0f - o->beta1) * dw[i];
-    v[i] = o->beta2 * v[i] + (1.0f - o->beta2) * dw[i] * dw[i];
-    w[i] -= (float)(step * m[i] / (pprt_sqrt(v[i] * v_scale) + o->eps));
-  }
+  pprt_adam_update u = {o->beta1, o->beta2, o->eps, o->lr / (1.0 - b1t),
+                        1.0 / (1.0 - b2t)};
+  ctx->backend->ops->adam_f32(ctx->backend, w, dw, p->moment1, p->moment2,
+                              p->numel, &u);
 }
 
 /* Applies the gradient of param `pid` and zeroes it. */
@@ -96,18 +98,20 @@ static void update_param(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
   pprt_buffer_desc *g = pprt_grad_of(ctx, p, &gid);
   /* An untouched gradient is all zeros: SGD keeps the param as it is, and
      so does Adam before the param's first gradient. */
-  if (!g || (!g->slots[0].data && !p->moments))
+  if (!g || (!g->slots[0].data && !p->moment1))
     return;
   if (g->numel != p->numel)
     pprt_fatal(ctx, "param %d and its gradient %d differ in size", pid, gid);
-  float *w = pprt_slot_data(ctx, p, pid, 0);
+  pprt_require_f32(ctx, p, pid, "the optimizer");
+  pprt_require_f32(ctx, g, gid, "the optimizer");
+  void *w = pprt_slot_data(ctx, p, pid, 0);
   pprt_wait_slot_sends(ctx, pid, 0);
-  const float *dw = pprt_slot_data(ctx, g, gid, 0);
+  const void *dw = pprt_slot_data(ctx, g, gid, 0);
   ++p->num_updates;
   if (ctx->opts.optimizer == PPRT_ADAM)
     adam(ctx, p, w, dw);
   else
-    sgd(ctx, p, w, dw);
+    ctx->backend->ops->sgd_f32(ctx->backend, w, dw, p->numel, ctx->opts.lr);
   zero_grad(ctx, g, gid);
 }
 

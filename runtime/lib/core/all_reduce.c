@@ -1,6 +1,6 @@
 /* Data-parallel gradient all-reduce: started by pp.all_reduce, completed by
    the stage's optimizer step, so it overlaps with the rest of the step. */
-#include "internal.h"
+#include "core/core.h"
 
 /* Completes the in-flight reduction of gradient buffer `id`. */
 static void wait_reduction(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
@@ -35,7 +35,8 @@ static void start_reduction(pprt_context *ctx, pprt_buffer_desc *g,
   g->reduced_step = ctx->step;
   /* Untouched gradients are allocated (as zeros) so that every replica
      takes part in the same collectives. */
-  float *data = pprt_slot_data(ctx, g, id, 0);
+  pprt_require_f32(ctx, g, id, "pprt_all_reduce");
+  void *data = pprt_slot_data(ctx, g, id, 0);
   pprt_wait_slot_sends(ctx, id, 0);
   pprt_transport *t = ctx->transport;
   g->reduce_handle = t->ops->iallreduce_group_f32(t, data, g->numel);

@@ -1,5 +1,5 @@
 /* main() of every pp training executable: options, then the step loop. */
-#include "internal.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,31 +10,35 @@
 enum { PARSE_OK, PARSE_HELP, PARSE_ERROR };
 
 static void usage(FILE *f, const char *prog) {
-  fprintf(f,
-          "usage: %s [options]\n"
-          "  --steps N          training steps to run (default 10)\n"
-          "  --optimizer NAME   sgd (default) or adam\n"
-          "  --lr F             learning rate (default 0.01)\n"
-          "  --beta1 F          Adam's first-moment decay (default 0.9)\n"
-          "  --beta2 F          Adam's second-moment decay (default 0.999)\n"
-          "  --eps F            Adam's denominator term (default 1e-8)\n"
-          "  --seed N           seed of init and synthetic data (default 1)\n"
-          "  --timeout SECONDS  receive timeout (default $PPRT_TIMEOUT or 60)\n"
-          "  --sequential-replicas K\n"
-          "                     each process also plays K data-parallel\n"
-          "                     replicas in turn per step (default 1)\n"
-          "  --corpus FILE      train on one-hot character windows of FILE\n"
-          "                     instead of synthetic data\n"
-          "  --print-params     print per-parameter sums after training\n"
-          "  --profile FILE     after --warmup steps, time --steps steps and\n"
-          "                     write per-stage costs to FILE (pp-profile-v1)\n"
-          "  --warmup N         unmeasured steps before profiling (default 2)\n"
-          "  --profile-clock C  wall (default) or cpu: time stage calls in\n"
-          "                     wall-clock or in CPU time\n"
-          "  --check-gradients  compare gradients with finite differences\n"
-          "                     (one-stage programs) instead of training\n"
-          "  --help             show this help\n",
-          prog);
+  fprintf(
+      f,
+      "usage: %s [options]\n"
+      "  --steps N          training steps to run (default 10)\n"
+      "  --optimizer NAME   sgd (default) or adam\n"
+      "  --lr F             learning rate (default 0.01)\n"
+      "  --beta1 F          Adam's first-moment decay (default 0.9)\n"
+      "  --beta2 F          Adam's second-moment decay (default 0.999)\n"
+      "  --eps F            Adam's denominator term (default 1e-8)\n"
+      "  --seed N           seed of init and synthetic data (default 1)\n"
+      "  --timeout SECONDS  receive timeout (default $PPRT_TIMEOUT or 60)\n"
+      "  --sequential-replicas K\n"
+      "                     each process also plays K data-parallel\n"
+      "                     replicas in turn per step (default 1)\n"
+      "  --corpus FILE      train on one-hot character windows of FILE\n"
+      "                     instead of synthetic data\n"
+      "  --print-params     print per-parameter sums after training\n"
+      "  --profile FILE     after --warmup steps, time --steps steps and\n"
+      "                     write per-stage costs to FILE (pp-profile-v1)\n"
+      "  --warmup N         unmeasured steps before profiling (default 2)\n"
+      "  --profile-clock C  wall (default) or cpu: time stage calls in\n"
+      "                     wall-clock or in CPU time\n"
+      "  --backend NAME     cpu (default: $PPRT_BACKEND or cpu) or guarded,\n"
+      "                     whose memory faults outside backend ops and\n"
+      "                     stage functions (a test of the runtime)\n"
+      "  --check-gradients  compare gradients with finite differences\n"
+      "                     (one-stage programs) instead of training\n"
+      "  --help             show this help\n",
+      prog);
 }
 
 static bool parse_i64(const char *s, int64_t *out) {
@@ -94,6 +98,7 @@ static void default_options(pprt_options *o) {
   o->profile_path = NULL;
   o->warmup_steps = 2;
   o->profile_cpu_time = false;
+  o->backend = "cpu";
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -121,9 +126,16 @@ static bool parse_profile_clock(const char *s, bool *cpu_time) {
   return *cpu_time || strcmp(s, "wall") == 0;
 }
 
+static bool parse_backend(const char *s, const char **out) {
+  *out = s;
+  return strcmp(s, "cpu") == 0 || strcmp(s, "guarded") == 0;
+}
+
 static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
   const char *v;
   int64_t n;
+  if ((v = option_value(argc, argv, i, "backend")))
+    return parse_backend(v, &o->backend);
   if ((v = option_value(argc, argv, i, "steps")))
     return parse_i64(v, &o->steps) && o->steps >= 0;
   if ((v = option_value(argc, argv, i, "optimizer")))
@@ -162,6 +174,11 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
   const char *env = getenv("PPRT_TIMEOUT");
   if (env && *env && !parse_timeout(env, &o->timeout_s)) {
     snprintf(err, err_size, "invalid PPRT_TIMEOUT '%s'", env);
+    return PARSE_ERROR;
+  }
+  env = getenv("PPRT_BACKEND");
+  if (env && *env && !parse_backend(env, &o->backend)) {
+    snprintf(err, err_size, "unknown PPRT_BACKEND '%s'", env);
     return PARSE_ERROR;
   }
   for (int i = 1; i < argc; ++i) {
@@ -225,7 +242,10 @@ int main(int argc, char **argv) {
   if (status != PARSE_OK)
     return handle_bad_options(t, status, argv[0], err);
 
-  pprt_context *ctx = pprt_context_create(t, &opts);
+  pprt_backend *be = pprt_backend_create(opts.backend);
+  pprt_set_active_backend(be);
+  t = be->ops->wrap_transport(be, t);
+  pprt_context *ctx = pprt_context_create(t, be, &opts);
   pp_define_program(ctx);
   int rc = 1;
   if (pprt_context_start(ctx)) {
@@ -240,5 +260,6 @@ int main(int argc, char **argv) {
   }
   pprt_context_destroy(ctx);
   t->ops->destroy(t);
+  be->ops->destroy(be);
   return rc;
 }

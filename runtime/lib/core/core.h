@@ -1,9 +1,20 @@
-/* Runtime state and helpers shared by the pprt translation units. */
-#ifndef PPRT_INTERNAL_H
-#define PPRT_INTERNAL_H
+/* Runtime core state, and what the core and the driver offer each other. */
+#ifndef PPRT_CORE_H
+#define PPRT_CORE_H
 
+/*
+ * Layers (docs/Runtime.md): the core (core/) defines the program, owns the
+ * buffers and their slots, runs the step's actions and keeps the pending
+ * sends and all-reduces; it never reads or writes buffer contents, which
+ * live in device memory and are reached only through the backend's device
+ * ops (backends/backend.h) or moved by the transport. The driver (driver/)
+ * is main(): options, data, gradient check, profile; it too reaches
+ * contents only through the device ops, via host staging.
+ */
+
+#include "backends/backend.h"
+#include "backends/transport.h"
 #include "pprt/pprt.h"
-#include "transport.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,7 +27,7 @@
 /* One allocation of a buffer: the only slot of a persistent buffer or the
    slot of one micro-batch. */
 typedef struct pprt_slot {
-  float *data;          /* NULL until first touch */
+  void *data;           /* device memory; NULL until first touch */
   int64_t data_step;    /* step whose training data `data` holds; -1 if none */
   int32_t data_replica; /* replica whose rows `data` holds */
 } pprt_slot;
@@ -29,15 +40,19 @@ typedef struct pprt_buffer_desc {
   int32_t ndims;
   int64_t dims[PPRT_MAX_DIMS];
   int64_t numel;
+  int32_t dtype;     /* a pprt_dtype */
+  int64_t elem_size; /* bytes per element */
+  int64_t bytes;     /* numel * elem_size */
   int32_t num_slots;
   pprt_slot *slots;
   /* PARAM_GRAD: the in-flight all-reduce (transport handle, -1 if none)
      and the step it was last started in (-1 if never). */
   int32_t reduce_handle;
   int64_t reduced_step;
-  /* PARAM: optimizer state (Adam's m then v, NULL until first needed) and
-     the number of updates applied. */
-  float *moments;
+  /* PARAM: optimizer state (Adam's m and v in device memory, NULL until
+     first needed) and the number of updates applied. */
+  void *moment1;
+  void *moment2;
   int64_t num_updates;
 } pprt_buffer_desc;
 
@@ -84,11 +99,16 @@ typedef struct pprt_options {
   const char *profile_path; /* --profile; NULL when training */
   int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
   bool profile_cpu_time;    /* --profile-clock cpu: time calls in CPU time */
+  const char *backend;      /* --backend / PPRT_BACKEND: "cpu", "guarded" */
 } pprt_options;
 
 struct pprt_context {
   pprt_transport *transport;
+  pprt_backend *backend;
   pprt_options opts;
+  bool in_stage; /* between pprt_action_begin and pprt_action_end */
+  void *staging; /* host memory for moving contents in and out */
+  size_t staging_bytes;
 
   bool program_set;
   int32_t num_ranks;
@@ -124,8 +144,10 @@ struct pprt_context {
   int64_t teacher_dout;
 };
 
-/* ---- context.c ---- */
-pprt_context *pprt_context_create(pprt_transport *t, const pprt_options *o);
+/* ---- core/context.c ---- */
+/* The context takes the transport as the backend wraps it. */
+pprt_context *pprt_context_create(pprt_transport *t, pprt_backend *be,
+                                  const pprt_options *o);
 void pprt_context_destroy(pprt_context *ctx);
 /* Validates the program against the world; returns false (after rank 0
    reported why) if the job cannot run. */
@@ -137,12 +159,31 @@ bool pprt_kind_is_persistent(int32_t kind);
 /* Maps (desc, mb) to its slot index, aborting on a bad mb. */
 int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
                         int32_t id, int32_t mb);
-/* Returns the slot's storage, allocating and initialising it if needed. */
-float *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
-                      int32_t slot);
+/* Returns the slot's device storage, allocating and initialising it if
+   needed. */
+void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
+                     int32_t slot);
 void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size);
+/* Zeroed device memory, aborting with `what` in the message if it fails. */
+void *pprt_device_alloc(pprt_context *ctx, size_t bytes, const char *what);
+/* Host memory of at least `bytes`, reused until the next call. */
+void *pprt_staging(pprt_context *ctx, size_t bytes);
+/* Copies `bytes` of device memory into host staging and returns it. */
+const void *pprt_to_host(pprt_context *ctx, const void *data, size_t bytes);
+/* The name of a pprt_dtype ("f32", ...). */
+const char *pprt_dtype_name(int32_t dtype);
+/* Aborts unless buffer `id` holds f32: `what` (the optimizer, the loss,
+   ...) computes on f32 only. */
+void pprt_require_f32(const pprt_context *ctx, const pprt_buffer_desc *b,
+                      int32_t id, const char *what);
+/* Bracket core work done on behalf of an ABI call that generated code may
+   make inside a stage action: device memory is closed to it meanwhile. */
+void pprt_core_enter(pprt_context *ctx);
+void pprt_core_leave(pprt_context *ctx);
 
-/* ---- data.c ---- */
+/* ---- Provided by the driver (driver/) to the core. ---- */
+
+/* ---- driver/data.c: contents are written to host memory. ---- */
 /* Caches the teacher matrix once all buffers are defined. */
 void pprt_prepare_teacher(pprt_context *ctx);
 void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
@@ -154,7 +195,7 @@ void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
 int32_t pprt_data_replica(const pprt_context *ctx);
 int32_t pprt_num_data_replicas(const pprt_context *ctx);
 
-/* ---- corpus.c ---- */
+/* ---- driver/corpus.c ---- */
 /* Reads --corpus and checks the program's data arguments against it;
    false, with the reason in `err`, if they cannot be filled from it. */
 bool pprt_corpus_load(pprt_context *ctx, char *err, size_t err_size);
@@ -164,41 +205,46 @@ void pprt_corpus_free(pprt_corpus *c);
 void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
                       int64_t step, int64_t first_row, float *out);
 
-/* ---- transfer.c ---- */
+/* ---- core/transfer.c ---- */
 /* Completes the in-flight sends of slot (id, slot) before it is written. */
 void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot);
 void pprt_wait_all_sends(pprt_context *ctx);
 
-/* ---- all_reduce.c ---- */
+/* ---- core/all_reduce.c ---- */
 /* Completes the in-flight all-reduces of `stage` (every stage if -1). */
 void pprt_wait_reductions(pprt_context *ctx, int32_t stage);
 
-/* ---- update.c ---- */
+/* ---- core/update.c ---- */
 void pprt_zero_grads(pprt_context *ctx);
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);
 
-/* ---- profile.c ---- */
+/* ---- driver/profile.c ---- */
 /* Runs --profile: warm-up and measured steps, then writes the cost profile
    from world rank 0; returns the exit status. */
 int pprt_profile_run(pprt_context *ctx);
-/* Notes a send of `numel` elements: the transfer probe sends the largest. */
-void pprt_profile_note_send(pprt_context *ctx, int64_t numel);
+/* Notes a send of `bytes` bytes: the transfer probe sends the largest. */
+void pprt_profile_note_send(pprt_context *ctx, int64_t bytes);
+/* Time the stage action that pprt_action_begin/end bracket. */
+void pprt_profile_action_begin(pprt_context *ctx, int32_t phase, int32_t stage);
+void pprt_profile_action_end(pprt_context *ctx);
 
-/* ---- gradcheck.c ---- */
+/* ---- driver/gradcheck.c ---- */
 /* Compares gradients with finite differences; returns the exit status. */
 int pprt_check_gradients(pprt_context *ctx);
 
-/* ---- driver.c ---- */
+/* ---- core/step.c ---- */
 void pprt_begin_step(pprt_context *ctx, int64_t step);
 /* Runs this process's actions of the step: once per sequential replica. */
 void pprt_run_step(pprt_context *ctx);
 /* Finishes the step and returns the loss summed over the world (valid on
    world rank 0 only). */
 double pprt_end_step(pprt_context *ctx);
+
+/* ---- driver/params.c ---- */
 /* Prints per-param sums (from replica 0); false if the replicas' weights
    differ. */
 bool pprt_print_params(pprt_context *ctx);
 
-#endif /* PPRT_INTERNAL_H */
+#endif /* PPRT_CORE_H */

@@ -18,17 +18,18 @@ typedef enum pprt_recv_status {
 typedef struct pprt_transport_ops {
   /* Groups processes with equal `color` for allreduce_group. */
   void (*split_groups)(pprt_transport *t, int32_t color, int32_t key);
-  /* Starts a send and returns a handle for wait(). */
-  int32_t (*isend)(pprt_transport *t, const float *buf, int64_t count,
+  /* Starts a send of `bytes` bytes and returns a handle for wait(). */
+  int32_t (*isend)(pprt_transport *t, const void *buf, int64_t bytes,
                    int32_t peer, int32_t tag);
   void (*wait)(pprt_transport *t, int32_t handle);
   /* Completes every outstanding send; invalidates all handles. */
   void (*wait_all)(pprt_transport *t);
-  pprt_recv_status (*recv)(pprt_transport *t, float *buf, int64_t count,
+  /* Receives exactly `bytes` bytes. */
+  pprt_recv_status (*recv)(pprt_transport *t, void *buf, int64_t bytes,
                            int32_t peer, int32_t tag, double timeout_s);
   /* Starts an in-place sum over the caller's group and returns a handle
      for wait()/wait_for(); the buffer must stay untouched until then. */
-  int32_t (*iallreduce_group_f32)(pprt_transport *t, float *buf, int64_t count);
+  int32_t (*iallreduce_group_f32)(pprt_transport *t, void *buf, int64_t count);
   /* Completes a handle within `timeout_s`; false if it timed out. */
   bool (*wait_for)(pprt_transport *t, int32_t handle, double timeout_s);
   /* In-place sum over the world into rank 0 (others' results undefined). */

@@ -1,5 +1,5 @@
 /* Character-level training data from a text file (--corpus FILE). */
-#include "internal.h"
+#include "core/core.h"
 #include "pprt_math.h"
 
 #include <errno.h>

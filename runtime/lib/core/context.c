@@ -1,5 +1,5 @@
 /* Runtime context: program and buffer definitions, lazy storage, errors. */
-#include "internal.h"
+#include "core/core.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +10,21 @@ static const char *const kind_names[] = {
     "param",       "param-grad", "input",     "target",
     "micro-batch", "loss",       "loss-grad",
 };
+
+const char *pprt_dtype_name(int32_t dtype) {
+  static const char *const names[] = {"f32", "f16", "bf16", "i32", "i64"};
+  return dtype >= PPRT_F32 && dtype <= PPRT_I64 ? names[dtype] : "unknown";
+}
+
+void pprt_require_f32(const pprt_context *ctx, const pprt_buffer_desc *b,
+                      int32_t id, const char *what) {
+  if (b->dtype != PPRT_F32)
+    pprt_fatal(ctx,
+               "%s: buffer %d (%s of stage %d) holds %s; only f32 is "
+               "supported so far",
+               what, id, kind_names[b->kind], b->stage,
+               pprt_dtype_name(b->dtype));
+}
 
 _Noreturn void pprt_fatal(const pprt_context *ctx, const char *fmt, ...) {
   int32_t rank = ctx && ctx->transport ? ctx->transport->world_rank : -1;
@@ -33,13 +48,48 @@ void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size) {
   return p;
 }
 
-pprt_context *pprt_context_create(pprt_transport *t, const pprt_options *o) {
+void *pprt_device_alloc(pprt_context *ctx, size_t bytes, const char *what) {
+  void *p = ctx->backend->ops->alloc(ctx->backend, bytes);
+  if (!p)
+    pprt_fatal(ctx, "%s backend: out of memory allocating %zu bytes for %s",
+               ctx->backend->ops->name, bytes, what);
+  return p;
+}
+
+void *pprt_staging(pprt_context *ctx, size_t bytes) {
+  if (bytes > ctx->staging_bytes) {
+    free(ctx->staging);
+    ctx->staging = pprt_xcalloc(ctx, bytes, 1);
+    ctx->staging_bytes = bytes;
+  }
+  return ctx->staging;
+}
+
+const void *pprt_to_host(pprt_context *ctx, const void *data, size_t bytes) {
+  void *host = pprt_staging(ctx, bytes);
+  ctx->backend->ops->copy_to_host(ctx->backend, host, data, bytes);
+  return host;
+}
+
+void pprt_core_enter(pprt_context *ctx) {
+  if (ctx->in_stage)
+    ctx->backend->ops->stage_end(ctx->backend);
+}
+
+void pprt_core_leave(pprt_context *ctx) {
+  if (ctx->in_stage)
+    ctx->backend->ops->stage_begin(ctx->backend);
+}
+
+pprt_context *pprt_context_create(pprt_transport *t, pprt_backend *be,
+                                  const pprt_options *o) {
   pprt_context *ctx = calloc(1, sizeof *ctx);
   if (!ctx) {
     fprintf(stderr, "pprt: rank %d: out of memory\n", t->world_rank);
     t->ops->abort(t, 1);
   }
   ctx->transport = t;
+  ctx->backend = be;
   ctx->opts = *o;
   ctx->num_replicas = 1;
   ctx->x0_index = -1;
@@ -47,14 +97,20 @@ pprt_context *pprt_context_create(pprt_transport *t, const pprt_options *o) {
 }
 
 void pprt_context_destroy(pprt_context *ctx) {
+  pprt_backend *be = ctx->backend;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *b = &ctx->buffers[id];
     for (int32_t s = 0; s < b->num_slots; ++s)
-      free(b->slots[s].data);
+      if (b->slots[s].data)
+        be->ops->free(be, b->slots[s].data);
     free(b->slots);
-    free(b->moments);
+    if (b->moment1) {
+      be->ops->free(be, b->moment1);
+      be->ops->free(be, b->moment2);
+    }
   }
   free(ctx->buffers);
+  free(ctx->staging);
   free(ctx->pending);
   free(ctx->saved);
   free(ctx->teacher);
@@ -196,6 +252,9 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   for (int32_t i = 0; i < PPRT_MAX_DIMS; ++i)
     b->dims[i] = i < ndims ? dims[i] : 0;
   b->numel = numel;
+  b->dtype = PPRT_F32;
+  b->elem_size = (int64_t)sizeof(float);
+  b->bytes = numel * b->elem_size;
   b->num_slots = pprt_kind_is_persistent(kind) ? 1 : ctx->num_microbatches;
   b->slots = pprt_xcalloc(ctx, (size_t)b->num_slots, sizeof *b->slots);
   for (int32_t s = 0; s < b->num_slots; ++s)
@@ -220,27 +279,42 @@ int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
   return mb;
 }
 
-/* Gives freshly allocated storage its kind's initial contents. */
-static void init_storage(const pprt_context *ctx, const pprt_buffer_desc *b,
-                         float *data) {
+/* Gives freshly allocated (zeroed) storage its kind's initial contents,
+   made in host staging. */
+static void init_storage(pprt_context *ctx, const pprt_buffer_desc *b,
+                         void *data) {
+  if (b->kind != PPRT_PARAM && b->kind != PPRT_LOSS_GRAD)
+    return;
+  float *host = pprt_staging(ctx, (size_t)b->bytes);
   if (b->kind == PPRT_PARAM)
-    pprt_init_param(ctx, b, data);
-  else if (b->kind == PPRT_LOSS_GRAD)
-    data[0] = 1.0f;
+    pprt_init_param(ctx, b, host);
+  else
+    host[0] = 1.0f;
+  ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
 }
 
-float *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
-                      int32_t slot) {
+/* Fills an INPUT/TARGET slot with the current step's rows. */
+static void load_data(pprt_context *ctx, const pprt_buffer_desc *b,
+                      int32_t slot, void *data) {
+  float *host = pprt_staging(ctx, (size_t)b->bytes);
+  pprt_load_slot_data(ctx, b, slot, host);
+  ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
+}
+
+void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
+                     int32_t slot) {
   pprt_slot *s = &b->slots[slot];
   if (!s->data) {
-    s->data = pprt_xcalloc(ctx, (size_t)b->numel, sizeof(float));
+    char what[64];
+    snprintf(what, sizeof what, "buffer %d", id);
+    s->data = pprt_device_alloc(ctx, (size_t)b->bytes, what);
     init_storage(ctx, b, s->data);
   }
   bool is_data = b->kind == PPRT_INPUT || b->kind == PPRT_TARGET;
   int32_t replica = pprt_data_replica(ctx);
   if (is_data && (s->data_step != ctx->step || s->data_replica != replica)) {
     pprt_wait_slot_sends(ctx, id, slot);
-    pprt_load_slot_data(ctx, b, slot, s->data);
+    load_data(ctx, b, slot, s->data);
     s->data_step = ctx->step;
     s->data_replica = replica;
   }
@@ -248,8 +322,11 @@ float *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
 }
 
 void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb) {
+  pprt_core_enter(ctx);
   pprt_buffer_desc *b = pprt_lookup(ctx, id);
-  return pprt_slot_data(ctx, b, id, pprt_slot_index(ctx, b, id, mb));
+  void *data = pprt_slot_data(ctx, b, id, pprt_slot_index(ctx, b, id, mb));
+  pprt_core_leave(ctx);
+  return data;
 }
 
 int32_t pprt_rank(const pprt_context *ctx) { return ctx->pipeline_rank; }

@@ -2,7 +2,7 @@
    per-stage costs as a pp-profile-v1 cost profile (docs/CostProfile.md). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "internal.h"
+#include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ struct pprt_profile {
   samples steps;
   samples step_actions; /* per step: the sum of this process's actions */
   double actions_this_step;
-  int64_t max_send_numel;
+  int64_t max_send_bytes;
 };
 
 static double clock_ms(clockid_t clock) {
@@ -95,9 +95,8 @@ void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
   ctx->saved[ctx->num_saved++] = (pprt_saved_buffer){id, stage, until};
 }
 
-void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
-                       int32_t mb) {
-  (void)mb;
+void pprt_profile_action_begin(pprt_context *ctx, int32_t phase,
+                               int32_t stage) {
   pprt_profile *p = ctx->profile;
   if (!p || !p->measuring)
     return;
@@ -113,7 +112,7 @@ void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
   p->action_start = clock_ms(p->action_clock);
 }
 
-void pprt_action_end(pprt_context *ctx) {
+void pprt_profile_action_end(pprt_context *ctx) {
   pprt_profile *p = ctx->profile;
   if (!p || !p->in_action)
     return;
@@ -123,10 +122,10 @@ void pprt_action_end(pprt_context *ctx) {
   push_sample(ctx, &p->actions[p->stage * NUM_PHASES + p->phase], elapsed);
 }
 
-void pprt_profile_note_send(pprt_context *ctx, int64_t numel) {
+void pprt_profile_note_send(pprt_context *ctx, int64_t bytes) {
   pprt_profile *p = ctx->profile;
-  if (p && numel > p->max_send_numel)
-    p->max_send_numel = numel;
+  if (p && bytes > p->max_send_bytes)
+    p->max_send_bytes = bytes;
 }
 
 /* Runs the warm-up and measured steps, recording each measured step's
@@ -153,8 +152,7 @@ static void run_steps(pprt_context *ctx, pprt_profile *p) {
   p->measuring = false;
 }
 
-static void expect_recv(pprt_context *ctx, float *buf, int64_t n,
-                        int32_t peer) {
+static void expect_recv(pprt_context *ctx, void *buf, int64_t n, int32_t peer) {
   pprt_transport *t = ctx->transport;
   if (t->ops->recv(t, buf, n, peer, 0, ctx->opts.timeout_s) != PPRT_RECV_OK)
     pprt_fatal(ctx, "transfer probe: no reply from rank %d", peer);
@@ -166,12 +164,13 @@ static void expect_recv(pprt_context *ctx, float *buf, int64_t n,
 static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
   pprt_transport *t = ctx->transport;
   int32_t largest =
-      -(int32_t)(p->max_send_numel < INT32_MAX ? p->max_send_numel : INT32_MAX);
+      -(int32_t)(p->max_send_bytes < INT32_MAX ? p->max_send_bytes : INT32_MAX);
   t->ops->allreduce_world_min_i32(t, &largest, 1);
   int64_t n = -(int64_t)largest;
   if (ctx->num_ranks < 2 || n == 0)
     return 0.0;
-  float *buf = pprt_xcalloc(ctx, (size_t)n, sizeof *buf);
+  /* Device memory, like the buffers a step sends. */
+  void *buf = pprt_device_alloc(ctx, (size_t)n, "the transfer probe");
   double *one_way = pprt_xcalloc(ctx, (size_t)ctx->num_ranks, sizeof *one_way);
   int32_t me = t->world_rank;
   for (int32_t r = 0; r + 1 < ctx->num_ranks; ++r) {
@@ -199,7 +198,7 @@ static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
   for (int32_t r = 0; r < ctx->num_ranks; ++r)
     slowest = one_way[r] > slowest ? one_way[r] : slowest;
   free(one_way);
-  free(buf);
+  ctx->backend->ops->free(ctx->backend, buf);
   return slowest;
 }
 
@@ -224,7 +223,7 @@ static void held_bytes(const pprt_context *ctx, double *activation,
                        double *stash) {
   for (int64_t i = 0; i < ctx->num_saved; ++i) {
     const pprt_saved_buffer *s = &ctx->saved[i];
-    double bytes = (double)ctx->buffers[s->id].numel * sizeof(float);
+    double bytes = (double)ctx->buffers[s->id].bytes;
     activation[s->stage] += bytes;
     if (s->until == PPRT_BACKWARD_WEIGHT)
       stash[s->stage] += bytes;

@@ -3,7 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "transport.h"
+#include "backends/transport.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -93,12 +93,12 @@ static MPI_Request *new_request(mpi_transport *m, const char *what) {
   return &m->reqs[m->num_reqs];
 }
 
-static int32_t mpi_isend(pprt_transport *t, const float *buf, int64_t count,
+static int32_t mpi_isend(pprt_transport *t, const void *buf, int64_t bytes,
                          int32_t peer, int32_t tag) {
   mpi_transport *m = as_mpi(t);
   MPI_Request *req = new_request(m, "MPI_Isend");
   check(m,
-        MPI_Isend(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm, req),
+        MPI_Isend(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, req),
         "MPI_Isend");
   return m->num_reqs++;
 }
@@ -168,12 +168,12 @@ static int poll_request(MPI_Request *req, MPI_Status *status,
   }
 }
 
-static pprt_recv_status mpi_recv(pprt_transport *t, float *buf, int64_t count,
+static pprt_recv_status mpi_recv(pprt_transport *t, void *buf, int64_t bytes,
                                  int32_t peer, int32_t tag, double timeout_s) {
   mpi_transport *m = as_mpi(t);
   MPI_Request req;
   check(m,
-        MPI_Irecv(buf, count_of(m, count), MPI_FLOAT, peer, tag, m->comm, &req),
+        MPI_Irecv(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, &req),
         "MPI_Irecv");
   MPI_Status status;
   int rc = poll_request(&req, &status, timeout_s);
@@ -186,11 +186,11 @@ static pprt_recv_status mpi_recv(pprt_transport *t, float *buf, int64_t count,
     return PPRT_RECV_SIZE_MISMATCH;
   check(m, rc, "MPI_Test");
   int got = 0;
-  MPI_Get_count(&status, MPI_FLOAT, &got);
-  return got == count ? PPRT_RECV_OK : PPRT_RECV_SIZE_MISMATCH;
+  MPI_Get_count(&status, MPI_BYTE, &got);
+  return got == bytes ? PPRT_RECV_OK : PPRT_RECV_SIZE_MISMATCH;
 }
 
-static int32_t mpi_iallreduce_group_f32(pprt_transport *t, float *buf,
+static int32_t mpi_iallreduce_group_f32(pprt_transport *t, void *buf,
                                         int64_t count) {
   mpi_transport *m = as_mpi(t);
   MPI_Request *req = new_request(m, "MPI_Iallreduce");

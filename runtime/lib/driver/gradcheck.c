@@ -1,5 +1,5 @@
 /* Finite-difference check of the compiled gradients (--check-gradients). */
-#include "internal.h"
+#include "core/core.h"
 
 #include <float.h>
 #include <stdbool.h>
@@ -22,14 +22,19 @@ static double loss_at_step0(pprt_context *ctx) {
 }
 
 /* The central difference of the loss along element i of `w`. */
-static double central_difference(pprt_context *ctx, float *w, int64_t i,
+static double central_difference(pprt_context *ctx, void *w, int64_t i,
                                  double eps) {
-  float saved = w[i];
-  w[i] = saved + (float)eps;
+  pprt_backend *be = ctx->backend;
+  float *wi = (float *)w + i; /* a device pointer */
+  float saved, probe;
+  be->ops->copy_to_host(be, &saved, wi, sizeof saved);
+  probe = saved + (float)eps;
+  be->ops->copy_to_device(be, wi, &probe, sizeof probe);
   double plus = loss_at_step0(ctx);
-  w[i] = saved - (float)eps;
+  probe = saved - (float)eps;
+  be->ops->copy_to_device(be, wi, &probe, sizeof probe);
   double minus = loss_at_step0(ctx);
-  w[i] = saved;
+  be->ops->copy_to_device(be, wi, &saved, sizeof saved);
   return (plus - minus) / (2 * eps);
 }
 
@@ -49,7 +54,8 @@ static bool agrees(double analytic, double numeric, double loss, double eps) {
 static int check_param(pprt_context *ctx, int32_t pid, const float *grad,
                        double loss) {
   pprt_buffer_desc *p = &ctx->buffers[pid];
-  float *w = pprt_slot_data(ctx, p, pid, 0);
+  pprt_require_f32(ctx, p, pid, "--check-gradients");
+  void *w = pprt_slot_data(ctx, p, pid, 0);
   int64_t samples =
       p->numel < PPRT_GRADCHECK_SAMPLES ? p->numel : PPRT_GRADCHECK_SAMPLES;
   const double steps[2] = {1e-2, 1e-3};
@@ -85,7 +91,8 @@ static float *copy_gradient(pprt_context *ctx, int32_t pid) {
   const pprt_buffer_desc *g = pprt_grad_of(ctx, p, NULL);
   float *grad = pprt_xcalloc(ctx, (size_t)p->numel, sizeof(float));
   if (g && g->slots[0].data)
-    memcpy(grad, g->slots[0].data, (size_t)p->numel * sizeof(float));
+    ctx->backend->ops->copy_to_host(ctx->backend, grad, g->slots[0].data,
+                                    (size_t)p->numel * sizeof(float));
   return grad;
 }
 

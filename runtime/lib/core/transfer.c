@@ -1,5 +1,5 @@
 /* Point-to-point transfers of the generated ABI. */
-#include "internal.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 
@@ -78,21 +78,21 @@ void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
   (void)stage;
   (void)kind;
   endpoint e = resolve(ctx, "send", id, mb, peer);
-  const float *data = pprt_slot_data(ctx, e.b, id, e.slot);
+  const void *data = pprt_slot_data(ctx, e.b, id, e.slot);
   pprt_transport *t = ctx->transport;
-  int32_t handle = t->ops->isend(t, data, e.b->numel, e.world_peer, e.tag);
+  int32_t handle = t->ops->isend(t, data, e.b->bytes, e.world_peer, e.tag);
   push_pending(ctx, id, e.slot, handle);
-  pprt_profile_note_send(ctx, e.b->numel);
+  pprt_profile_note_send(ctx, e.b->bytes);
 }
 
 void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                int32_t stage, int32_t kind) {
   endpoint e = resolve(ctx, "recv", id, mb, peer);
-  float *data = pprt_slot_data(ctx, e.b, id, e.slot);
+  void *data = pprt_slot_data(ctx, e.b, id, e.slot);
   pprt_wait_slot_sends(ctx, id, e.slot);
   pprt_transport *t = ctx->transport;
   double timeout = ctx->opts.timeout_s;
-  switch (t->ops->recv(t, data, e.b->numel, e.world_peer, e.tag, timeout)) {
+  switch (t->ops->recv(t, data, e.b->bytes, e.world_peer, e.tag, timeout)) {
   case PPRT_RECV_OK:
     return;
   case PPRT_RECV_TIMEOUT:
@@ -103,8 +103,8 @@ void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
   case PPRT_RECV_SIZE_MISMATCH:
     pprt_fatal(ctx,
                "%s of stage %d micro-batch %d from rank %d does not have "
-               "the %lld elements of buffer %d",
+               "the %lld bytes of buffer %d",
                transfer_name(kind), stage, mb, e.world_peer,
-               (long long)e.b->numel, id);
+               (long long)e.b->bytes, id);
   }
 }

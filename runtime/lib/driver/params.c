@@ -1,35 +1,8 @@
-/* Per-step bookkeeping around pp_run_step and the end-of-run param report. */
-#include "internal.h"
+/* The end-of-run param report (--print-params) and the replicas' check. */
+#include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-void pprt_begin_step(pprt_context *ctx, int64_t step) {
-  ctx->step = step;
-  ctx->step_loss = 0.0;
-  pprt_zero_grads(ctx);
-  /* INPUT/TARGET slots refill themselves on first touch in this step (see
-     pprt_slot_data), so ranks only generate the data they use. */
-}
-
-void pprt_run_step(pprt_context *ctx) {
-  int32_t passes = ctx->opts.sequential_replicas;
-  for (ctx->pass = 0; ctx->pass < passes; ++ctx->pass) {
-    /* Gradients accumulate over the passes; the last one applies them. */
-    ctx->defer_update = ctx->pass + 1 < passes;
-    pp_run_step(ctx, ctx->pipeline_rank);
-  }
-  ctx->pass = passes - 1;
-  ctx->defer_update = false;
-}
-
-double pprt_end_step(pprt_context *ctx) {
-  pprt_wait_reductions(ctx, -1);
-  pprt_wait_all_sends(ctx);
-  double loss = ctx->step_loss;
-  ctx->transport->ops->reduce_world_f64(ctx->transport, &loss, 1);
-  return loss;
-}
 
 /* One line of the --print-params report. */
 typedef struct param_report {
@@ -67,10 +40,10 @@ static void elect_owners(pprt_context *ctx, const param_report *params,
 }
 
 /* A 31-bit fingerprint of a param's bits. */
-static int32_t fingerprint(const float *w, int64_t n) {
+static int32_t fingerprint(const void *w, int64_t n) {
   uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a */
-  const unsigned char *bytes = (const unsigned char *)w;
-  for (size_t i = 0; i < (size_t)n * sizeof(float); ++i)
+  const unsigned char *bytes = w;
+  for (size_t i = 0; i < (size_t)n; ++i)
     h = (h ^ bytes[i]) * 0x100000001B3ull;
   return (int32_t)(h % INT32_MAX);
 }
@@ -89,7 +62,8 @@ static int32_t find_diverged_param(pprt_context *ctx,
     pprt_buffer_desc *b = &ctx->buffers[params[i].id];
     lo[i] = not_hi[i] = INT32_MAX;
     if (b->slots[0].data) {
-      lo[i] = fingerprint(b->slots[0].data, b->numel);
+      lo[i] = fingerprint(pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
+                          b->bytes);
       not_hi[i] = ~lo[i];
     }
   }
@@ -118,7 +92,9 @@ bool pprt_print_params(pprt_context *ctx) {
     if (!mine)
       continue;
     pprt_buffer_desc *b = &ctx->buffers[params[i].id];
-    const float *w = pprt_slot_data(ctx, b, params[i].id, 0);
+    pprt_require_f32(ctx, b, params[i].id, "--print-params");
+    const float *w = pprt_to_host(ctx, pprt_slot_data(ctx, b, params[i].id, 0),
+                                  (size_t)b->bytes);
     for (int64_t k = 0; k < b->numel; ++k) {
       stats[2 * i] += w[k];
       stats[2 * i + 1] += (double)w[k] * w[k];

@@ -1,5 +1,5 @@
 /* Deterministic parameter initialisation and synthetic training data. */
-#include "internal.h"
+#include "core/core.h"
 #include "pprt_math.h"
 
 #include <stdlib.h>

@@ -1,0 +1,30 @@
+/* Backend selection and pprt_gemm's dispatch to the process's backend. */
+#include "backends/backend.h"
+#include "pprt/pprt.h"
+
+#include <string.h>
+
+static pprt_backend *active;
+
+pprt_backend *pprt_backend_create(const char *name) {
+  if (strcmp(name, "cpu") == 0)
+    return pprt_cpu_backend_create();
+  if (strcmp(name, "guarded") == 0)
+    return pprt_guarded_backend_create();
+  return NULL;
+}
+
+void pprt_set_active_backend(pprt_backend *be) { active = be; }
+
+void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
+               int32_t trans_b, int64_t batch, int64_t m, int64_t n, int64_t k,
+               float alpha, const void *a, int64_t lda, int64_t stride_a,
+               const void *b, int64_t ldb, int64_t stride_b, float beta,
+               void *c, int64_t ldc, int64_t stride_c) {
+  /* Programs with their own main() (unit tests) compute on the CPU. */
+  if (!active)
+    active = pprt_cpu_backend_create();
+  active->ops->gemm(active, ab_type, c_type, trans_a, trans_b, batch, m, n, k,
+                    alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                    stride_c);
+}

@@ -1,0 +1,86 @@
+/* The device-ops table: how the runtime core and driver reach buffer memory. */
+#ifndef PPRT_BACKEND_H
+#define PPRT_BACKEND_H
+
+#include "backends/transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Buffer storage is "device memory": only the backend that allocated it,
+ * the stage functions (between pprt_action_begin and pprt_action_end) and
+ * the transport read or write it. The core and the driver hold device
+ * pointers (offsets from them are device pointers too) and reach contents
+ * only through these ops; data moves between host and device through host
+ * staging. A CUDA backend implements the table with cudaMalloc,
+ * cudaMemcpy, kernels and cuBLAS; see docs/Runtime.md.
+ */
+typedef struct pprt_backend pprt_backend;
+
+/* One Adam update with the bias corrections of its step t already folded
+   in: m = beta1 m + (1 - beta1) g, v = beta2 v + (1 - beta2) g^2,
+   w -= step_size * m / (sqrt(v * v_scale) + eps). */
+typedef struct pprt_adam_update {
+  float beta1;
+  float beta2;
+  float eps;
+  double step_size; /* lr / (1 - beta1^t) */
+  double v_scale;   /* 1 / (1 - beta2^t) */
+} pprt_adam_update;
+
+typedef struct pprt_device_ops {
+  const char *name;
+  /* Zero-filled device memory; NULL when out of memory. */
+  void *(*alloc)(pprt_backend *be, size_t bytes);
+  void (*free)(pprt_backend *be, void *p);
+  void (*copy_to_device)(pprt_backend *be, void *dst, const void *src,
+                         size_t bytes);
+  void (*copy_to_host)(pprt_backend *be, void *dst, const void *src,
+                       size_t bytes);
+  void (*zero)(pprt_backend *be, void *p, size_t bytes);
+  /* dst[i] += src[i] for n f32 elements. */
+  void (*accumulate_f32)(pprt_backend *be, void *dst, const void *src,
+                         int64_t n);
+  /* w -= lr * g for n f32 elements. */
+  void (*sgd_f32)(pprt_backend *be, void *w, const void *g, int64_t n,
+                  float lr);
+  void (*adam_f32)(pprt_backend *be, void *w, const void *g, void *m, void *v,
+                   int64_t n, const pprt_adam_update *u);
+  float (*read_f32)(pprt_backend *be, const void *p);
+  /* pprt_gemm's contract (pprt.h). */
+  void (*gemm)(pprt_backend *be, int32_t ab_type, int32_t c_type,
+               int32_t trans_a, int32_t trans_b, int64_t batch, int64_t m,
+               int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+               int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
+               float beta, void *c, int64_t ldc, int64_t stride_c);
+  /* Bracket host code that touches device memory directly: a stage
+     function's call (a CUDA backend would synchronise its stream). */
+  void (*stage_begin)(pprt_backend *be);
+  void (*stage_end)(pprt_backend *be);
+  /* Returns a transport that may move this backend's memory (`t` itself
+     when the plain transport can). */
+  pprt_transport *(*wrap_transport)(pprt_backend *be, pprt_transport *t);
+  void (*destroy)(pprt_backend *be);
+} pprt_device_ops;
+
+struct pprt_backend {
+  const pprt_device_ops *ops;
+};
+
+/* Host memory through OpenBLAS; one BLAS thread per process unless
+   OPENBLAS_NUM_THREADS says otherwise. */
+pprt_backend *pprt_cpu_backend_create(void);
+/* The CPU ops, for backends that compute like the CPU one. */
+extern const pprt_device_ops pprt_cpu_device_ops;
+/* Host memory that is inaccessible (PROT_NONE) outside the backend's own
+   ops, stage functions and transport calls: proves the core never touches
+   buffer contents. */
+pprt_backend *pprt_guarded_backend_create(void);
+
+/* The backend named `name` ("cpu" or "guarded"); NULL if unknown. */
+pprt_backend *pprt_backend_create(const char *name);
+/* Makes `be` the backend pprt_gemm computes on (the CPU one until then). */
+void pprt_set_active_backend(pprt_backend *be);
+
+#endif /* PPRT_BACKEND_H */

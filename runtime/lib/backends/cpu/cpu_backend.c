@@ -1,0 +1,136 @@
+/* The CPU backend: device memory is host memory, GEMMs run on OpenBLAS. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "backends/backend.h"
+#include "pprt/pprt.h"
+#include "pprt_math.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Noreturn void gemm_fatal(const char *what) {
+  fprintf(stderr, "pprt: pprt_gemm: %s\n", what);
+  fflush(stderr);
+  abort();
+}
+
+static void *cpu_alloc(pprt_backend *be, size_t bytes) {
+  (void)be;
+  return calloc(bytes ? bytes : 1, 1);
+}
+
+static void cpu_free(pprt_backend *be, void *p) {
+  (void)be;
+  free(p);
+}
+
+static void cpu_copy(pprt_backend *be, void *dst, const void *src,
+                     size_t bytes) {
+  (void)be;
+  memcpy(dst, src, bytes);
+}
+
+static void cpu_zero(pprt_backend *be, void *p, size_t bytes) {
+  (void)be;
+  memset(p, 0, bytes);
+}
+
+static void cpu_accumulate_f32(pprt_backend *be, void *dst, const void *src,
+                               int64_t n) {
+  (void)be;
+  float *d = dst;
+  const float *s = src;
+  for (int64_t i = 0; i < n; ++i)
+    d[i] += s[i];
+}
+
+static void cpu_sgd_f32(pprt_backend *be, void *w, const void *g, int64_t n,
+                        float lr) {
+  (void)be;
+  float *fw = w;
+  const float *fg = g;
+  for (int64_t i = 0; i < n; ++i)
+    fw[i] -= lr * fg[i];
+}
+
+static void cpu_adam_f32(pprt_backend *be, void *w, const void *g, void *m,
+                         void *v, int64_t n, const pprt_adam_update *u) {
+  (void)be;
+  float *fw = w, *fm = m, *fv = v;
+  const float *fg = g;
+  for (int64_t i = 0; i < n; ++i) {
+    fm[i] = u->beta1 * fm[i] + (1.0f - u->beta1) * fg[i];
+    fv[i] = u->beta2 * fv[i] + (1.0f - u->beta2) * fg[i] * fg[i];
+    fw[i] -= (float)(u->step_size * fm[i] /
+                     (pprt_sqrt(fv[i] * u->v_scale) + u->eps));
+  }
+}
+
+static float cpu_read_f32(pprt_backend *be, const void *p) {
+  (void)be;
+  return *(const float *)p;
+}
+
+/* BLAS wants leading dimensions of at least 1, even for empty matrices. */
+static int64_t max1(int64_t x) { return x > 1 ? x : 1; }
+
+static void cpu_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
+                     int32_t trans_a, int32_t trans_b, int64_t batch, int64_t m,
+                     int64_t n, int64_t k, float alpha, const void *a,
+                     int64_t lda, int64_t stride_a, const void *b, int64_t ldb,
+                     int64_t stride_b, float beta, void *c, int64_t ldc,
+                     int64_t stride_c) {
+  (void)be;
+  if (ab_type != PPRT_F32 || c_type != PPRT_F32)
+    gemm_fatal("the CPU backend computes f32 GEMMs only");
+  if (batch < 0 || m < 0 || n < 0 || k < 0)
+    gemm_fatal("negative batch or matrix size");
+  if (ldc < max1(n) || lda < max1(trans_a ? m : k) ||
+      ldb < max1(trans_b ? k : n))
+    gemm_fatal("a row stride is smaller than its row");
+  const float *fa = a, *fb = b;
+  float *fc = c;
+  for (int64_t p = 0; p < batch; ++p)
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                alpha, fa + p * stride_a, (int)lda, fb + p * stride_b, (int)ldb,
+                beta, fc + p * stride_c, (int)ldc);
+}
+
+static void cpu_no_op(pprt_backend *be) { (void)be; }
+
+static pprt_transport *cpu_wrap_transport(pprt_backend *be, pprt_transport *t) {
+  (void)be;
+  return t;
+}
+
+const pprt_device_ops pprt_cpu_device_ops = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_to_device = cpu_copy,
+    .copy_to_host = cpu_copy,
+    .zero = cpu_zero,
+    .accumulate_f32 = cpu_accumulate_f32,
+    .sgd_f32 = cpu_sgd_f32,
+    .adam_f32 = cpu_adam_f32,
+    .read_f32 = cpu_read_f32,
+    .gemm = cpu_gemm,
+    .stage_begin = cpu_no_op,
+    .stage_end = cpu_no_op,
+    .wrap_transport = cpu_wrap_transport,
+    .destroy = cpu_no_op,
+};
+
+pprt_backend *pprt_cpu_backend_create(void) {
+  static pprt_backend cpu = {&pprt_cpu_device_ops};
+  /* Several ranks share the cores; a BLAS thread per core in every rank
+     would oversubscribe them. */
+  if (!getenv("OPENBLAS_NUM_THREADS"))
+    openblas_set_num_threads(1);
+  return &cpu;
+}

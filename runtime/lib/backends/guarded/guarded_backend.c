@@ -1,0 +1,301 @@
+/* A test backend whose memory faults when anything but its own ops, the
+   stage functions or the transport touches it (PPRT_BACKEND=guarded). */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
+#endif
+
+#include "backends/backend.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/*
+ * Every allocation comes from one reserved arena, so that opening and
+ * closing all device memory is one mprotect each. The arena is closed
+ * (PROT_NONE) except while `depth` > 0: inside an op, a stage function or
+ * a transport call; an access outside faults, and the SIGSEGV handler names
+ * the offending address before the process dies. The CPU ops compute.
+ * Freed memory is not reused: a test backend needs no allocator.
+ */
+typedef struct guarded_backend {
+  pprt_backend base; /* first, so the two pointers convert */
+  char *arena;
+  size_t reserved;
+  size_t used; /* page-aligned bump pointer */
+  size_t page;
+  int depth;
+} guarded_backend;
+
+/* One per process: the signal handler and the transport need it. */
+static guarded_backend the_backend;
+
+static _Noreturn void guarded_fatal(const char *what) {
+  fprintf(stderr, "pprt: guarded backend: %s\n", what);
+  fflush(stderr);
+  abort();
+}
+
+static void protect(guarded_backend *g, int prot) {
+  if (g->used && mprotect(g->arena, g->used, prot) != 0)
+    guarded_fatal("mprotect failed");
+}
+
+static void open_memory(guarded_backend *g) {
+  if (g->depth++ == 0)
+    protect(g, PROT_READ | PROT_WRITE);
+}
+
+static void close_memory(guarded_backend *g) {
+  if (--g->depth == 0)
+    protect(g, PROT_NONE);
+}
+
+static guarded_backend *as_guarded(pprt_backend *be) {
+  return (guarded_backend *)be;
+}
+
+static void on_segv(int sig, siginfo_t *info, void *uctx) {
+  (void)uctx;
+  guarded_backend *g = &the_backend;
+  char *addr = info->si_addr;
+  if (addr >= g->arena && addr < g->arena + g->used) {
+    char msg[200];
+    int n = snprintf(msg, sizeof msg,
+                     "pprt: guarded backend: device memory at arena offset "
+                     "%zu touched outside a backend op, stage function or "
+                     "transfer\n",
+                     (size_t)(addr - g->arena));
+    if (n > 0)
+      (void)!write(STDERR_FILENO, msg, (size_t)n);
+  }
+  /* Returning re-runs the access, which now kills the process. */
+  signal(sig, SIG_DFL);
+}
+
+static void *guarded_alloc(pprt_backend *be, size_t bytes) {
+  guarded_backend *g = as_guarded(be);
+  size_t rounded = (bytes + g->page) / g->page * g->page;
+  if (rounded > g->reserved - g->used)
+    return NULL;
+  char *p = g->arena + g->used;
+  g->used += rounded;
+  /* Fresh anonymous pages are zero; open them if memory is open now. */
+  if (g->depth > 0 && mprotect(p, rounded, PROT_READ | PROT_WRITE) != 0)
+    guarded_fatal("mprotect failed");
+  return p;
+}
+
+static void guarded_free(pprt_backend *be, void *p) {
+  (void)be;
+  (void)p;
+}
+
+/* Runs one CPU op with the memory open. */
+#define GUARDED(be, call)                                                      \
+  do {                                                                         \
+    open_memory(as_guarded(be));                                               \
+    call;                                                                      \
+    close_memory(as_guarded(be));                                              \
+  } while (0)
+
+static void guarded_copy_to_device(pprt_backend *be, void *dst, const void *src,
+                                   size_t bytes) {
+  GUARDED(be, pprt_cpu_device_ops.copy_to_device(be, dst, src, bytes));
+}
+
+static void guarded_copy_to_host(pprt_backend *be, void *dst, const void *src,
+                                 size_t bytes) {
+  GUARDED(be, pprt_cpu_device_ops.copy_to_host(be, dst, src, bytes));
+}
+
+static void guarded_zero(pprt_backend *be, void *p, size_t bytes) {
+  GUARDED(be, pprt_cpu_device_ops.zero(be, p, bytes));
+}
+
+static void guarded_accumulate_f32(pprt_backend *be, void *dst, const void *src,
+                                   int64_t n) {
+  GUARDED(be, pprt_cpu_device_ops.accumulate_f32(be, dst, src, n));
+}
+
+static void guarded_sgd_f32(pprt_backend *be, void *w, const void *g, int64_t n,
+                            float lr) {
+  GUARDED(be, pprt_cpu_device_ops.sgd_f32(be, w, g, n, lr));
+}
+
+static void guarded_adam_f32(pprt_backend *be, void *w, const void *g, void *m,
+                             void *v, int64_t n, const pprt_adam_update *u) {
+  GUARDED(be, pprt_cpu_device_ops.adam_f32(be, w, g, m, v, n, u));
+}
+
+static float guarded_read_f32(pprt_backend *be, const void *p) {
+  float x;
+  GUARDED(be, x = pprt_cpu_device_ops.read_f32(be, p));
+  return x;
+}
+
+static void guarded_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
+                         int32_t trans_a, int32_t trans_b, int64_t batch,
+                         int64_t m, int64_t n, int64_t k, float alpha,
+                         const void *a, int64_t lda, int64_t stride_a,
+                         const void *b, int64_t ldb, int64_t stride_b,
+                         float beta, void *c, int64_t ldc, int64_t stride_c) {
+  GUARDED(be, pprt_cpu_device_ops.gemm(
+                  be, ab_type, c_type, trans_a, trans_b, batch, m, n, k, alpha,
+                  a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+}
+
+static void guarded_stage_begin(pprt_backend *be) {
+  open_memory(as_guarded(be));
+}
+
+static void guarded_stage_end(pprt_backend *be) {
+  close_memory(as_guarded(be));
+}
+
+/* ---- The transport, with the memory open during each of its calls. ---- */
+
+typedef struct guarded_transport {
+  pprt_transport base;
+  pprt_transport *inner;
+} guarded_transport;
+
+static pprt_transport *inner_of(pprt_transport *t) {
+  return ((guarded_transport *)t)->inner;
+}
+
+#define INNER(t, op, ...) inner_of(t)->ops->op(inner_of(t), __VA_ARGS__)
+
+static void gt_split_groups(pprt_transport *t, int32_t color, int32_t key) {
+  INNER(t, split_groups, color, key);
+}
+
+static int32_t gt_isend(pprt_transport *t, const void *buf, int64_t bytes,
+                        int32_t peer, int32_t tag) {
+  int32_t h;
+  GUARDED(&the_backend.base, h = INNER(t, isend, buf, bytes, peer, tag));
+  return h;
+}
+
+static void gt_wait(pprt_transport *t, int32_t handle) {
+  GUARDED(&the_backend.base, INNER(t, wait, handle));
+}
+
+static void gt_wait_all(pprt_transport *t) {
+  GUARDED(&the_backend.base, inner_of(t)->ops->wait_all(inner_of(t)));
+}
+
+static pprt_recv_status gt_recv(pprt_transport *t, void *buf, int64_t bytes,
+                                int32_t peer, int32_t tag, double timeout_s) {
+  pprt_recv_status s;
+  GUARDED(&the_backend.base,
+          s = INNER(t, recv, buf, bytes, peer, tag, timeout_s));
+  return s;
+}
+
+static int32_t gt_iallreduce_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count) {
+  int32_t h;
+  GUARDED(&the_backend.base, h = INNER(t, iallreduce_group_f32, buf, count));
+  return h;
+}
+
+static bool gt_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
+  bool done;
+  GUARDED(&the_backend.base, done = INNER(t, wait_for, handle, timeout_s));
+  return done;
+}
+
+static void gt_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
+  INNER(t, reduce_world_f64, vals, n);
+}
+
+static void gt_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
+                                       int32_t n) {
+  INNER(t, allreduce_world_min_i32, vals, n);
+}
+
+static void gt_abort(pprt_transport *t, int code) { INNER(t, abort, code); }
+
+static void gt_destroy(pprt_transport *t) {
+  pprt_transport *inner = inner_of(t);
+  free(t);
+  inner->ops->destroy(inner);
+}
+
+static const pprt_transport_ops guarded_transport_ops = {
+    .split_groups = gt_split_groups,
+    .isend = gt_isend,
+    .wait = gt_wait,
+    .wait_all = gt_wait_all,
+    .recv = gt_recv,
+    .iallreduce_group_f32 = gt_iallreduce_group_f32,
+    .wait_for = gt_wait_for,
+    .reduce_world_f64 = gt_reduce_world_f64,
+    .allreduce_world_min_i32 = gt_allreduce_world_min_i32,
+    .abort = gt_abort,
+    .destroy = gt_destroy,
+};
+
+static pprt_transport *guarded_wrap_transport(pprt_backend *be,
+                                              pprt_transport *t) {
+  (void)be;
+  guarded_transport *w = calloc(1, sizeof *w);
+  if (!w)
+    guarded_fatal("out of memory");
+  w->base = *t;
+  w->base.ops = &guarded_transport_ops;
+  w->inner = t;
+  return &w->base;
+}
+
+static void guarded_destroy(pprt_backend *be) {
+  guarded_backend *g = as_guarded(be);
+  munmap(g->arena, g->reserved);
+  g->arena = NULL;
+  g->used = 0;
+  signal(SIGSEGV, SIG_DFL);
+}
+
+static const pprt_device_ops guarded_ops = {
+    .name = "guarded",
+    .alloc = guarded_alloc,
+    .free = guarded_free,
+    .copy_to_device = guarded_copy_to_device,
+    .copy_to_host = guarded_copy_to_host,
+    .zero = guarded_zero,
+    .accumulate_f32 = guarded_accumulate_f32,
+    .sgd_f32 = guarded_sgd_f32,
+    .adam_f32 = guarded_adam_f32,
+    .read_f32 = guarded_read_f32,
+    .gemm = guarded_gemm,
+    .stage_begin = guarded_stage_begin,
+    .stage_end = guarded_stage_end,
+    .wrap_transport = guarded_wrap_transport,
+    .destroy = guarded_destroy,
+};
+
+pprt_backend *pprt_guarded_backend_create(void) {
+  guarded_backend *g = &the_backend;
+  if (g->arena)
+    guarded_fatal("created twice");
+  /* The CPU backend's BLAS settings apply too. */
+  pprt_cpu_backend_create();
+  g->base.ops = &guarded_ops;
+  g->page = (size_t)sysconf(_SC_PAGESIZE);
+  g->reserved = (size_t)16 << 30; /* address space only */
+  g->arena = mmap(NULL, g->reserved, PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (g->arena == MAP_FAILED)
+    guarded_fatal("cannot reserve the arena");
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, NULL);
+  return &g->base;
+}

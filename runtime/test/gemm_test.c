@@ -1,0 +1,97 @@
+/* Unit test of pprt_gemm against a naive loop over its whole contract. */
+#include "pprt/pprt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Deterministic values in [-1, 1). */
+static float value(unsigned *state) {
+  *state = *state * 1664525u + 1013904223u;
+  return (float)(*state >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+static float *filled(int64_t n, unsigned *state) {
+  float *v = malloc((size_t)n * sizeof *v);
+  if (!v)
+    exit(2);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = value(state);
+  return v;
+}
+
+/* Element (i, j) of op(X) for row-major X with row stride ld. */
+static double at(const float *x, int64_t ld, int trans, int64_t i, int64_t j) {
+  return trans ? x[j * ld + i] : x[i * ld + j];
+}
+
+typedef struct gemm_case {
+  int trans_a, trans_b;
+  int64_t batch, m, n, k;
+  int64_t pad; /* extra elements per row beyond its length */
+  float alpha, beta;
+} gemm_case;
+
+/* Runs one case; returns the number of wrong elements (padding included:
+   it must stay untouched). */
+static int run_case(const gemm_case *t) {
+  unsigned state = 12345u;
+  int64_t a_rows = t->trans_a ? t->k : t->m, a_cols = t->trans_a ? t->m : t->k;
+  int64_t b_rows = t->trans_b ? t->n : t->k, b_cols = t->trans_b ? t->k : t->n;
+  int64_t lda = a_cols + t->pad, ldb = b_cols + t->pad, ldc = t->n + t->pad;
+  /* Batch strides beyond the matrices too, so that they are honoured. */
+  int64_t sa = a_rows * lda + 3, sb = b_rows * ldb + 5, sc = t->m * ldc + 7;
+  float *a = filled(t->batch * sa, &state), *b = filled(t->batch * sb, &state);
+  float *c = filled(t->batch * sc, &state), *c0 = filled(t->batch * sc, &state);
+  /* beta 0 must ignore C's old values, even NaNs (BLAS semantics). */
+  for (int64_t i = 0; i < t->batch * sc; ++i) {
+    int64_t row = i % sc / ldc, col = i % sc % ldc;
+    if (t->beta == 0.0f && row < t->m && col < t->n)
+      c[i] = NAN;
+    c0[i] = c[i];
+  }
+  pprt_gemm(PPRT_F32, PPRT_F32, t->trans_a, t->trans_b, t->batch, t->m, t->n,
+            t->k, t->alpha, a, lda, sa, b, ldb, sb, t->beta, c, ldc, sc);
+  int bad = 0;
+  for (int64_t p = 0; p < t->batch; ++p)
+    for (int64_t i = 0; i < sc; ++i) {
+      int64_t row = i / ldc, col = i % ldc;
+      double want = c0[p * sc + i];
+      if (row < t->m && col < t->n) {
+        double acc = 0.0;
+        for (int64_t l = 0; l < t->k; ++l)
+          acc += at(a + p * sa, lda, t->trans_a, row, l) *
+                 at(b + p * sb, ldb, t->trans_b, l, col);
+        want = t->alpha * acc + (t->beta == 0.0f ? 0.0 : t->beta * want);
+      }
+      double got = c[p * sc + i], err = got - want;
+      if (err < 0)
+        err = -err;
+      if (!(err <= 1e-5 * (double)(t->k + 1)) && bad++ < 3)
+        printf("  batch %lld (%lld, %lld): got %.7g want %.7g\n", (long long)p,
+               (long long)row, (long long)col, got, want);
+    }
+  free(a);
+  free(b);
+  free(c);
+  free(c0);
+  return bad;
+}
+
+int main(void) {
+  int failures = 0, cases = 0;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (int pad = 0; pad <= 3; pad += 3)
+        for (int beta = 0; beta < 2; ++beta) {
+          gemm_case t = {ta, tb, 3, 5, 7, 4, pad, 0.5f, (float)beta};
+          int bad = run_case(&t);
+          printf("gemm trans_a %d trans_b %d batch 3 m 5 n 7 k 4 pad %d "
+                 "beta %d: %s\n",
+                 ta, tb, pad, beta, bad ? "FAILED" : "ok");
+          failures += bad != 0;
+          ++cases;
+        }
+  printf("%d of %d cases failed\n", failures, cases);
+  return failures ? 1 : 0;
+}
