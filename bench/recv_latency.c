@@ -28,10 +28,11 @@ static const int64_t kSizes[] = {1, 256, 16384, 262144}; /* f32 elements */
 enum { NUM_SIZES = sizeof kSizes / sizeof kSizes[0] };
 
 void pp_define_program(pprt_context *ctx) {
-  pprt_set_program(ctx, 2, 2, 1);
+  pprt_set_program(ctx, PPRT_ABI_VERSION, 2, 2, 1);
   pprt_set_data_parallel(ctx, 1);
   for (int32_t i = 0; i < NUM_SIZES; ++i)
-    pprt_define_buffer(ctx, i, PPRT_MICROBATCH, 0, 0, 1, kSizes[i], 0, 0, 0);
+    pprt_define_buffer(ctx, i, PPRT_MICROBATCH, 0, 0, PPRT_F32, 1, kSizes[i], 0,
+                       0, 0);
 }
 
 static double now_us(void) {

@@ -27,9 +27,11 @@ static int num_microbatches(void) {
 }
 
 void pp_define_program(pprt_context *ctx) {
-  pprt_set_program(ctx, 1, 1, num_microbatches());
-  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, 3, ROWS, SEQ, VOCAB, 0);
-  pprt_define_buffer(ctx, Y, PPRT_TARGET, 0, 1, 3, ROWS, SEQ, VOCAB, 0);
+  pprt_set_program(ctx, PPRT_ABI_VERSION, 1, 1, num_microbatches());
+  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, PPRT_F32, 3, ROWS, SEQ, VOCAB,
+                     0);
+  pprt_define_buffer(ctx, Y, PPRT_TARGET, 0, 1, PPRT_F32, 3, ROWS, SEQ, VOCAB,
+                     0);
 }
 
 /* The index of the single 1 in `v`, or -1 if `v` is not one-hot. */

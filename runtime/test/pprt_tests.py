@@ -332,6 +332,11 @@ def test_errors(args):
     cases = {
         "none": None,
         "ndims": "pprt: rank 0: buffer 0: ndims 5 out of range 0..4",
+        "abi": "pprt: rank 0: the program was compiled for pprt ABI version "
+               "20261202, but this runtime implements version 20261201",
+        "dtype": "pprt: rank 0: buffer 1: unknown element type 9",
+        "f16param": "pprt: rank 1: initialising: buffer 3 (param of stage 1) "
+                    "holds f16; only f32 is supported so far",
         "id": "pprt: rank 1: unknown buffer id 7",
         "mb": "pprt: rank 1: buffer 0 (micro-batch): micro-batch 16384 out "
               "of range 0..16383",

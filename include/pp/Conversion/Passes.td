@@ -23,6 +23,12 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     `bufferize-function-boundaries`, then `buffer-results-to-out-params`).
     The training-step function and the schedule are erased.
 
+    Every `pprt_*` function is declared once, with its `pprt.h` signature.
+    `pprt_set_program` receives the runtime ABI version the pass was built
+    against (`PPRT_ABI_VERSION`), which the runtime checks at start-up, and
+    `pprt_define_buffer` each buffer's element type (f32, f16, bf16, i32 or
+    i64, from its memref) as a `pprt_dtype`.
+
     For the runtime's `--profile` (docs/Profiling.md), every stage-function
     call is bracketed by `pprt_action_begin(ctx, phase, stage, mb)` and
     `pprt_action_end(ctx)`, and `pp_define_program` declares with

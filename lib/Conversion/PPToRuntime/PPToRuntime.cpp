@@ -32,6 +32,26 @@ using namespace mlir::pp;
 
 namespace {
 
+/// A libpprt entry point and its C signature (runtime/include/pprt/pprt.h),
+/// declared in the module on first use.
+struct RuntimeFunction {
+  StringRef name;
+  FunctionType type;
+
+  func::CallOp create(OpBuilder &b, Location loc, ModuleOp module,
+                      ValueRange args) const;
+};
+
+/// Every pprt_* function the lowering calls, each declared once here; a
+/// call whose operands do not match its declaration is a bug of this pass.
+struct RuntimeFunctions {
+  explicit RuntimeFunctions(MLIRContext *context);
+
+  RuntimeFunction setProgram, setDataParallel, defineBuffer, defineSaved;
+  RuntimeFunction buffer, send, recv, accumulate, recordLoss, allReduce,
+      optimizerStep, actionBegin, actionEnd;
+};
+
 /// A runtime buffer: one slot of the stage functions, or the sum of a
 /// weight's per-micro-batch gradients.
 struct Buffer {
@@ -40,6 +60,7 @@ struct Buffer {
   int64_t stage;
   Slot slot;
   MemRefType type;
+  pprt_dtype dtype;
 };
 
 /// Emits the runtime program of one schedule.
@@ -47,7 +68,7 @@ class RuntimeProgramBuilder {
 public:
   RuntimeProgramBuilder(ModuleOp module, ScheduleOp schedule)
       : module(module), schedule(schedule), b(module.getContext()),
-        converter(module.getContext()) {}
+        converter(module.getContext()), fns(module.getContext()) {}
 
   LogicalResult build();
 
@@ -55,14 +76,13 @@ private:
   LogicalResult collectBuffers();
   LogicalResult collectArgument(func::FuncOp func, unsigned i, int64_t stage);
   const Buffer &slotBuffer(func::FuncOp func, unsigned i);
-  func::FuncOp declare(StringRef name, TypeRange args, TypeRange results = {});
   Value i32(int64_t value) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
   }
   Value i64(int64_t value) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
   }
-  void call(StringRef callee, ArrayRef<Value> args);
+  Value call(const RuntimeFunction &fn, ArrayRef<Value> args);
   void emitDefineBuffer(const Buffer &buffer);
   void emitDefineSaved();
   void emitDefineProgram();
@@ -76,6 +96,7 @@ private:
   ScheduleOp schedule;
   OpBuilder b;
   LLVMTypeConverter converter;
+  RuntimeFunctions fns;
   Location loc = UnknownLoc::get(module.getContext());
   Value ctx;
   using SlotKey = std::tuple<unsigned, int64_t, int64_t>;
@@ -88,6 +109,44 @@ private:
 };
 
 } // namespace
+
+RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
+  Builder b(context);
+  Type ptr = LLVM::LLVMPointerType::get(context), i32 = b.getI32Type(),
+       i64 = b.getI64Type();
+  auto fn = [&](StringRef name, ArrayRef<Type> args,
+                ArrayRef<Type> results = {}) {
+    return RuntimeFunction{name, b.getFunctionType(args, results)};
+  };
+  setProgram = fn("pprt_set_program", {ptr, i32, i32, i32, i32});
+  setDataParallel = fn("pprt_set_data_parallel", {ptr, i32});
+  defineBuffer = fn("pprt_define_buffer",
+                    {ptr, i32, i32, i32, i32, i32, i32, i64, i64, i64, i64});
+  defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
+  buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
+  send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
+  recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});
+  accumulate = fn("pprt_accumulate", {ptr, i32, i32, i32});
+  recordLoss = fn("pprt_record_loss", {ptr, i32, i32});
+  allReduce = fn("pprt_all_reduce", {ptr, i32});
+  optimizerStep = fn("pprt_optimizer_step", {ptr, i32});
+  actionBegin = fn("pprt_action_begin", {ptr, i32, i32, i32});
+  actionEnd = fn("pprt_action_end", {ptr});
+}
+
+func::CallOp RuntimeFunction::create(OpBuilder &b, Location loc,
+                                     ModuleOp module, ValueRange args) const {
+  assert(TypeRange(args) == type.getInputs() &&
+         "operands do not match the pprt.h signature");
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    callee = func::FuncOp::create(b, loc, name, type);
+    callee.setPrivate();
+  }
+  return func::CallOp::create(b, loc, callee, args);
+}
 
 static pprt_buffer_kind kindOf(SlotKind kind) {
   switch (kind) {
@@ -106,9 +165,24 @@ static pprt_buffer_kind kindOf(SlotKind kind) {
   }
 }
 
+/// The runtime's element type for `type`, if it has one.
+static std::optional<pprt_dtype> dtypeOf(Type type) {
+  if (type.isF32())
+    return PPRT_F32;
+  if (type.isF16())
+    return PPRT_F16;
+  if (type.isBF16())
+    return PPRT_BF16;
+  if (type.isSignlessInteger(32))
+    return PPRT_I32;
+  if (type.isSignlessInteger(64))
+    return PPRT_I64;
+  return std::nullopt;
+}
+
 /// Records the buffer of argument `i` of a stage function, checking that the
-/// runtime can hold it: a dense f32 memref of up to 4 dimensions whose slot
-/// has the same type everywhere.
+/// runtime can hold it: a dense memref of up to 4 dimensions of f32, f16,
+/// bf16, i32 or i64 whose slot has the same type everywhere.
 LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
                                                      unsigned i,
                                                      int64_t stage) {
@@ -116,22 +190,24 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
   std::optional<Slot> slot =
       name ? Slot::parse(name.getValue()) : std::optional<Slot>();
   auto type = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
+  std::optional<pprt_dtype> dtype =
+      type ? dtypeOf(type.getElementType()) : std::nullopt;
   if (!slot || !type || !type.hasStaticShape() || type.getRank() > 4 ||
-      !type.getElementType().isF32() || !type.getLayout().isIdentity())
+      !dtype || !type.getLayout().isIdentity())
     return func.emitError("argument #")
            << i << " needs a valid 'pp.slot' and a static, identity-layout "
-           << "f32 memref of rank at most 4";
+           << "memref of f32, f16, bf16, i32 or i64 and rank at most 4";
   auto [it, inserted] = buffers.try_emplace(
-      keyOf(*slot),
-      Buffer{int32_t(buffers.size()), kindOf(slot->kind), stage, *slot, type});
+      keyOf(*slot), Buffer{int32_t(buffers.size()), kindOf(slot->kind), stage,
+                           *slot, type, *dtype});
   if (it->second.type != type)
     return func.emitError("argument #")
            << i << " has type " << type << " but slot '" << name.getValue()
            << "' is " << it->second.type << " elsewhere";
   // Weight gradients of one micro-batch are summed into a persistent buffer.
   if (inserted && slot->kind == SlotKind::ParamGrad)
-    gradientSums.try_emplace(slot->index,
-                             Buffer{0, PPRT_PARAM_GRAD, stage, *slot, type});
+    gradientSums.try_emplace(
+        slot->index, Buffer{0, PPRT_PARAM_GRAD, stage, *slot, type, *dtype});
   return success();
 }
 
@@ -162,25 +238,14 @@ const Buffer &RuntimeProgramBuilder::slotBuffer(func::FuncOp func, unsigned i) {
   return buffers.find(keyOf(*Slot::parse(name)))->second;
 }
 
-func::FuncOp RuntimeProgramBuilder::declare(StringRef name, TypeRange args,
-                                            TypeRange results) {
-  if (auto func = module.lookupSymbol<func::FuncOp>(name))
-    return func;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  auto func =
-      func::FuncOp::create(b, loc, name, b.getFunctionType(args, results));
-  func.setPrivate();
-  return func;
-}
-
-void RuntimeProgramBuilder::call(StringRef callee, ArrayRef<Value> args) {
-  declare(callee, ValueRange(args).getTypes());
-  func::CallOp::create(b, loc, callee, TypeRange(), args);
+Value RuntimeProgramBuilder::call(const RuntimeFunction &fn,
+                                  ArrayRef<Value> args) {
+  func::CallOp op = fn.create(b, loc, module, args);
+  return op.getNumResults() ? op.getResult(0) : Value();
 }
 
 /// Declares a buffer: id, kind, owning stage, the step argument it holds
-/// (weights and data), and its shape.
+/// (weights and data), its element type and its shape.
 void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
   bool isArgument = buffer.slot.kind == SlotKind::Param ||
                     buffer.slot.kind == SlotKind::ParamGrad ||
@@ -191,11 +256,12 @@ void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
                              i32(buffer.kind),
                              i32(buffer.stage),
                              i32(isArgument ? buffer.slot.index : 0),
+                             i32(buffer.dtype),
                              i32(buffer.type.getRank())};
   for (unsigned d = 0; d < 4; ++d)
     args.push_back(
         i64(d < buffer.type.getRank() ? buffer.type.getDimSize(d) : 0));
-  call("pprt_define_buffer", args);
+  call(fns.defineBuffer, args);
 }
 
 void RuntimeProgramBuilder::emitDefineProgram() {
@@ -205,9 +271,9 @@ void RuntimeProgramBuilder::emitDefineProgram() {
                                    b.getFunctionType({ptr}, {}));
   b.setInsertionPointToStart(func.addEntryBlock());
   ctx = func.getArgument(0);
-  call("pprt_set_program",
-       {ctx, i32(schedule.getNumRanks()), i32(schedule.getNumStages()),
-        i32(schedule.getNumMicrobatches())});
+  call(fns.setProgram,
+       {ctx, i32(PPRT_ABI_VERSION), i32(schedule.getNumRanks()),
+        i32(schedule.getNumStages()), i32(schedule.getNumMicrobatches())});
   // The runtime then insists on exactly ranks x replicas processes. Only a
   // schedule that reduces gradients without saying over how many replicas
   // (an imported one) may run as any number of them.
@@ -216,7 +282,7 @@ void RuntimeProgramBuilder::emitDefineProgram() {
       schedule->walk([](AllReduceOp) { return WalkResult::interrupt(); })
           .wasInterrupted();
   if (replicas || !reduces)
-    call("pprt_set_data_parallel", {ctx, i32(replicas.value_or(1))});
+    call(fns.setDataParallel, {ctx, i32(replicas.value_or(1))});
   for (auto &entry : buffers)
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
@@ -255,29 +321,25 @@ void RuntimeProgramBuilder::emitDefineSaved() {
     }
   }
   for (auto &[key, phase] : held)
-    call("pprt_define_saved",
+    call(fns.defineSaved,
          {ctx, i32(key.first), i32(key.second), i32(static_cast<int>(phase))});
 }
 
 void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
   func::FuncOp callee = stageFuncs.lookup({op.getStage(), op.getPhase()});
-  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   SmallVector<Value> operands;
   SmallVector<std::pair<int32_t, int32_t>> accumulations;
   SmallVector<int32_t> losses;
   Value mb = i32(op.getMb());
   // The profiler times the whole action as the schedule runs it: buffer
   // lookups (which load a micro-batch's data), the call, the gradient sums.
-  call("pprt_action_begin",
+  call(fns.actionBegin,
        {ctx, i32(static_cast<int>(op.getPhase())), i32(op.getStage()), mb});
   for (unsigned i = 0; i < callee.getNumArguments(); ++i) {
     const Buffer &buffer = slotBuffer(callee, i);
-    func::FuncOp lookup =
-        declare("pprt_buffer", {ptr, b.getI32Type(), b.getI32Type()}, {ptr});
-    func::CallOp data = func::CallOp::create(
-        b, loc, lookup, ValueRange{ctx, i32(buffer.id), mb});
-    MemRefDescriptor descriptor = MemRefDescriptor::fromStaticShape(
-        b, loc, converter, buffer.type, data.getResult(0));
+    Value data = call(fns.buffer, {ctx, i32(buffer.id), mb});
+    MemRefDescriptor descriptor =
+        MemRefDescriptor::fromStaticShape(b, loc, converter, buffer.type, data);
     operands.push_back(UnrealizedConversionCastOp::create(b, loc, buffer.type,
                                                           Value(descriptor))
                            .getResult(0));
@@ -289,10 +351,10 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
   }
   func::CallOp::create(b, loc, callee, operands);
   for (auto [acc, grad] : accumulations)
-    call("pprt_accumulate", {ctx, i32(acc), i32(grad), mb});
+    call(fns.accumulate, {ctx, i32(acc), i32(grad), mb});
   for (int32_t loss : losses)
-    call("pprt_record_loss", {ctx, i32(loss), mb});
-  call("pprt_action_end", {ctx});
+    call(fns.recordLoss, {ctx, i32(loss), mb});
+  call(fns.actionEnd, {ctx});
 }
 
 /// One send or receive per activation (or gradient) slot crossing the edge.
@@ -309,7 +371,7 @@ void RuntimeProgramBuilder::emitTransfer(bool isSend, TransferKind kind,
   for (auto &[name, buffer] : buffers) {
     if (buffer.slot.kind != carried || buffer.slot.stage != named)
       continue;
-    call(isSend ? "pprt_send" : "pprt_recv",
+    call(isSend ? fns.send : fns.recv,
          {ctx, i32(buffer.id), i32(mb), i32(peer), i32(receiver),
           i32(activation ? PPRT_ACTIVATION : PPRT_GRADIENT)});
   }
@@ -337,10 +399,10 @@ void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
                        op.getPeer());
         })
         .Case<AllReduceOp>([&](AllReduceOp op) {
-          call("pprt_all_reduce", {ctx, i32(op.getStage())});
+          call(fns.allReduce, {ctx, i32(op.getStage())});
         })
         .Case<OptimizerStepOp>([&](OptimizerStepOp op) {
-          call("pprt_optimizer_step", {ctx, i32(op.getStage())});
+          call(fns.optimizerStep, {ctx, i32(op.getStage())});
         });
   }
   func::ReturnOp::create(b, loc);

@@ -76,6 +76,26 @@ typedef enum pprt_buffer_kind {
   PPRT_LOSS_GRAD = 6,
 } pprt_buffer_kind;
 
+/* Element types of buffers and of GEMM operands. Buffers of every type
+   are allocated, zeroed and transferred by their element size; the data
+   generator, the optimizer, gradient sums, all-reduces and the loss
+   compute on f32 only so far and abort with the buffer, its stage and its
+   type otherwise. */
+typedef enum pprt_dtype {
+  PPRT_F32 = 0,
+  PPRT_F16 = 1,
+  PPRT_BF16 = 2,
+  PPRT_I32 = 3,
+  PPRT_I64 = 4,
+} pprt_dtype;
+
+/* The version of this ABI. The generated object passes the version it was
+   compiled against to pprt_set_program, and a runtime of another version
+   refuses to start: any change to a pprt_* signature or to the meaning of
+   an argument bumps it. Date-stamped (YYYYMMDD) so that no older object's
+   first pprt_set_program argument (a rank count) can pass for it. */
+#define PPRT_ABI_VERSION 20261201
+
 /* The phase of a compute action; the values are those of pp's `#pp.phase`. */
 typedef enum pprt_phase {
   PPRT_FORWARD = 0,
@@ -101,8 +121,12 @@ void pp_run_step(pprt_context *ctx, int32_t rank);
 
 /* ---- Program definition. ----------------------------------------------- */
 
-/* Declares the pipeline shape. All arguments must be >= 1. */
-void pprt_set_program(pprt_context *ctx, int32_t num_ranks, int32_t num_stages,
+/* Declares the pipeline shape; the first call of pp_define_program.
+   `abi_version` is the PPRT_ABI_VERSION the object was compiled against:
+   any other value aborts the job with a message naming both versions.
+   The other arguments must be >= 1. */
+void pprt_set_program(pprt_context *ctx, int32_t abi_version,
+                      int32_t num_ranks, int32_t num_stages,
                       int32_t num_microbatches);
 
 /* Declares that the program was compiled for `num_replicas` (>= 1)
@@ -114,14 +138,16 @@ void pprt_set_program(pprt_context *ctx, int32_t num_ranks, int32_t num_stages,
 void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas);
 
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
-   small and dense) of `kind` owned by `stage`. `ndims`
-   is 0..4, followed by the dims (unused ones 0). For PARAM, PARAM_GRAD,
-   INPUT and TARGET, `index` is the model argument index the buffer stands
-   for; otherwise it is free (pass 0). Defining a buffer allocates nothing:
-   storage is created on first touch, so ranks only pay for what they use. */
+   small and dense) of `kind` owned by `stage`, with elements of `dtype`
+   (a pprt_dtype). `ndims` is 0..4, followed by the dims (unused ones 0).
+   For PARAM, PARAM_GRAD, INPUT and TARGET, `index` is the model argument
+   index the buffer stands for; otherwise it is free (pass 0). Defining a
+   buffer allocates nothing: storage is created on first touch, so ranks
+   only pay for what they use. */
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
-                        int32_t stage, int32_t index, int32_t ndims, int64_t d0,
-                        int64_t d1, int64_t d2, int64_t d3);
+                        int32_t stage, int32_t index, int32_t dtype,
+                        int32_t ndims, int64_t d0, int64_t d1, int64_t d2,
+                        int64_t d3);
 
 /* Declares that the per-micro-batch buffer `id` (defined before) is what
    the forward of `stage` leaves for that stage's backward: it is held from
@@ -135,7 +161,8 @@ void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
 /* `mb` selects the micro-batch slot, 0 <= mb < num_microbatches; it is
    ignored for persistent kinds (PARAM, PARAM_GRAD, LOSS_GRAD). */
 
-/* Returns the f32 storage of slot (id, mb), allocating it on first use. */
+/* Returns the storage of slot (id, mb) (device memory of the process's
+   backend: host memory on the CPU backend), allocating it on first use. */
 void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb);
 
 /* Starts sending slot (id, mb) to pipeline rank `peer` and returns at once.
@@ -200,15 +227,6 @@ int32_t pprt_num_microbatches(const pprt_context *ctx);
 int64_t pprt_step(const pprt_context *ctx); /* 0-based */
 
 /* ---- Stage-code kernels. ----------------------------------------------- */
-
-/* Element types of GEMM operands (and, later, of buffers). */
-typedef enum pprt_dtype {
-  PPRT_F32 = 0,
-  PPRT_F16 = 1,
-  PPRT_BF16 = 2,
-  PPRT_I32 = 3,
-  PPRT_I64 = 4,
-} pprt_dtype;
 
 /*
  * Batched GEMM called from stage functions, implemented by the process's

@@ -159,10 +159,16 @@ bool pprt_context_start(pprt_context *ctx) {
   return true;
 }
 
-void pprt_set_program(pprt_context *ctx, int32_t num_ranks, int32_t num_stages,
-                      int32_t num_microbatches) {
+void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
+                      int32_t num_stages, int32_t num_microbatches) {
   if (ctx->program_set)
     pprt_fatal(ctx, "pprt_set_program called twice");
+  if (abi_version != PPRT_ABI_VERSION)
+    pprt_fatal(ctx,
+               "the program was compiled for pprt ABI version %d, but this "
+               "runtime implements version %d; rebuild it with the pp-compile "
+               "of this runtime",
+               abi_version, PPRT_ABI_VERSION);
   if (num_ranks < 1 || num_stages < 1 || num_microbatches < 1)
     pprt_fatal(ctx,
                "pprt_set_program: invalid shape (ranks %d, stages %d, "
@@ -204,6 +210,23 @@ static void reserve_id(pprt_context *ctx, int32_t id) {
   ctx->num_buffers = n;
 }
 
+/* Bytes per element of `dtype`; aborts on an unknown type. */
+static int64_t elem_size_of(const pprt_context *ctx, int32_t id,
+                            int32_t dtype) {
+  switch (dtype) {
+  case PPRT_F32:
+  case PPRT_I32:
+    return 4;
+  case PPRT_F16:
+  case PPRT_BF16:
+    return 2;
+  case PPRT_I64:
+    return 8;
+  default:
+    pprt_fatal(ctx, "buffer %d: unknown element type %d", id, dtype);
+  }
+}
+
 /* Checks the shape and returns its element count. */
 static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t ndims,
                              const int64_t *dims) {
@@ -215,7 +238,7 @@ static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t ndims,
     if (dims[i] < 1)
       pprt_fatal(ctx, "buffer %d: dim %d is %lld; dims must be >= 1", id, i,
                  (long long)dims[i]);
-    if (numel > (INT64_MAX / (int64_t)sizeof(float)) / dims[i])
+    if (numel > (INT64_MAX / 8) / dims[i]) /* room for 8-byte elements */
       pprt_fatal(ctx, "buffer %d: shape too large", id);
     numel *= dims[i];
   }
@@ -223,8 +246,9 @@ static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t ndims,
 }
 
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
-                        int32_t stage, int32_t index, int32_t ndims, int64_t d0,
-                        int64_t d1, int64_t d2, int64_t d3) {
+                        int32_t stage, int32_t index, int32_t dtype,
+                        int32_t ndims, int64_t d0, int64_t d1, int64_t d2,
+                        int64_t d3) {
   if (!ctx->program_set)
     pprt_fatal(ctx, "pprt_define_buffer(%d) before pprt_set_program", id);
   if (id < 0 || id >= PPRT_MAX_BUFFERS)
@@ -237,6 +261,7 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
                ctx->num_stages - 1);
   int64_t dims[PPRT_MAX_DIMS] = {d0, d1, d2, d3};
   int64_t numel = checked_numel(ctx, id, ndims, dims);
+  int64_t elem_size = elem_size_of(ctx, id, dtype);
   if ((kind == PPRT_LOSS || kind == PPRT_LOSS_GRAD) && numel != 1)
     pprt_fatal(ctx, "buffer %d: a %s buffer must hold one element, not %lld",
                id, kind_names[kind], (long long)numel);
@@ -252,8 +277,8 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   for (int32_t i = 0; i < PPRT_MAX_DIMS; ++i)
     b->dims[i] = i < ndims ? dims[i] : 0;
   b->numel = numel;
-  b->dtype = PPRT_F32;
-  b->elem_size = (int64_t)sizeof(float);
+  b->dtype = dtype;
+  b->elem_size = elem_size;
   b->bytes = numel * b->elem_size;
   b->num_slots = pprt_kind_is_persistent(kind) ? 1 : ctx->num_microbatches;
   b->slots = pprt_xcalloc(ctx, (size_t)b->num_slots, sizeof *b->slots);
@@ -282,9 +307,10 @@ int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
 /* Gives freshly allocated (zeroed) storage its kind's initial contents,
    made in host staging. */
 static void init_storage(pprt_context *ctx, const pprt_buffer_desc *b,
-                         void *data) {
+                         int32_t id, void *data) {
   if (b->kind != PPRT_PARAM && b->kind != PPRT_LOSS_GRAD)
     return;
+  pprt_require_f32(ctx, b, id, "initialising");
   float *host = pprt_staging(ctx, (size_t)b->bytes);
   if (b->kind == PPRT_PARAM)
     pprt_init_param(ctx, b, host);
@@ -294,8 +320,9 @@ static void init_storage(pprt_context *ctx, const pprt_buffer_desc *b,
 }
 
 /* Fills an INPUT/TARGET slot with the current step's rows. */
-static void load_data(pprt_context *ctx, const pprt_buffer_desc *b,
+static void load_data(pprt_context *ctx, const pprt_buffer_desc *b, int32_t id,
                       int32_t slot, void *data) {
+  pprt_require_f32(ctx, b, id, "loading training data");
   float *host = pprt_staging(ctx, (size_t)b->bytes);
   pprt_load_slot_data(ctx, b, slot, host);
   ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
@@ -308,13 +335,13 @@ void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
     char what[64];
     snprintf(what, sizeof what, "buffer %d", id);
     s->data = pprt_device_alloc(ctx, (size_t)b->bytes, what);
-    init_storage(ctx, b, s->data);
+    init_storage(ctx, b, id, s->data);
   }
   bool is_data = b->kind == PPRT_INPUT || b->kind == PPRT_TARGET;
   int32_t replica = pprt_data_replica(ctx);
   if (is_data && (s->data_step != ctx->step || s->data_replica != replica)) {
     pprt_wait_slot_sends(ctx, id, slot);
-    load_data(ctx, b, slot, s->data);
+    load_data(ctx, b, id, slot, s->data);
     s->data_step = ctx->step;
     s->data_replica = replica;
   }

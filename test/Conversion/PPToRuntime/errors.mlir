@@ -19,7 +19,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout f32 memref of rank at most 4}}
+// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64 and rank at most 4}}
 func.func @m_s0_forward(%x: memref<4xf32>)
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
@@ -46,7 +46,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout f32 memref of rank at most 4}}
+// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64 and rank at most 4}}
 func.func @m_s0_forward(%x: memref<4xf64> {pp.slot = "data:0"})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
@@ -89,7 +89,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout f32 memref of rank at most 4}}
+// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64 and rank at most 4}}
 func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "act:1"})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
