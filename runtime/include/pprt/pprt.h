@@ -13,7 +13,7 @@ extern "C" {
  * --------
  * A program compiled by pp-compile is an object file that defines the two
  * entry points below and calls the pprt_* functions. It is linked against
- * libpprt.a, which provides main(), and run as
+ * libpprt.a, which provides main(), MPI and the BLAS (OpenBLAS), and run as
  *
  *   mpirun -np P ./train [--steps N] [--optimizer sgd|adam] [--lr F]
  *                        [--beta1 F] [--beta2 F] [--eps F] [--seed N]
@@ -21,6 +21,7 @@ extern "C" {
  *                        [--corpus FILE] [--print-params]
  *                        [--profile FILE [--warmup N]
  *                         [--profile-clock wall|cpu]]
+ *                        [--backend cpu|guarded] [--check-gradients]
  *
  * The world of P processes is split into P / num_ranks data-parallel
  * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
@@ -42,10 +43,17 @@ extern "C" {
  * --profile-clock cpu times the calls in CPU time instead of wall-clock
  * time, leaving out the time a process waits for a core.
  *
- * All buffer elements are f32. pprt_buffer returns the storage the stage
- * functions compute on; a future accelerator backend returns device memory
- * here, so generated code must not assume host-accessible pointers beyond
- * what its own stage functions do.
+ * Buffers have an element type (pprt_dtype). Their storage is device
+ * memory of the process's backend (--backend, env PPRT_BACKEND: "cpu",
+ * host memory and OpenBLAS, the default; "guarded", a test backend whose
+ * memory faults outside stage functions and the runtime's own device ops).
+ * Only the stage functions touch it, between pprt_action_begin and
+ * pprt_action_end, so generated code must not assume host-accessible
+ * pointers beyond what its own stage functions do (docs/Runtime.md).
+ *
+ * ABI version: pprt_set_program's `abi_version` must be PPRT_ABI_VERSION
+ * of the pprt.h the object was compiled against; the runtime refuses to
+ * run an object of another version.
  *
  * Errors (unknown buffer id, micro-batch out of range, bad shapes, transfer
  * timeouts, ...) print one line "pprt: rank R: ..." to stderr and abort the
@@ -176,8 +184,10 @@ void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                int32_t stage, int32_t kind);
 
 /* Receives slot (id, mb) from pipeline rank `peer`, blocking until it
-   arrives. Aborts the job if nothing arrives within the timeout
-   (--timeout, env PPRT_TIMEOUT, default 60 s). */
+   arrives. Aborts the job, naming the peer, stage and micro-batch, if
+   nothing arrives within the timeout (--timeout, env PPRT_TIMEOUT, default
+   60 s). The wait spins, then yields the core, then sleeps in short
+   backoffs, so a small message arrives within about the MPI latency. */
 void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                int32_t stage, int32_t kind);
 
@@ -185,7 +195,7 @@ void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
 void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
                      int32_t mb);
 
-/* Adds the scalar in slot (id, mb) to this step's loss. */
+/* Adds the scalar in slot (id, mb) (an f32) to this step's loss. */
 void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb);
 
 /* Starts summing the PARAM_GRAD buffers of `stage` over the data-parallel
@@ -208,8 +218,11 @@ void pprt_all_reduce(pprt_context *ctx, int32_t stage);
 void pprt_optimizer_step(pprt_context *ctx, int32_t stage);
 
 /* Bracket every stage-function call of pp_run_step: `phase` is a
-   pprt_phase. With --profile the runtime times the call; otherwise both
-   return at once. Calls do not nest. */
+   pprt_phase. Only inside a bracket may host code touch buffer storage
+   (the backend makes it accessible: the guarded backend opens its pages,
+   an accelerator backend would synchronise), and with --profile the
+   runtime times the bracket. pprt_buffer, pprt_accumulate and
+   pprt_record_loss may be called inside one; brackets do not nest. */
 void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
                        int32_t mb);
 void pprt_action_end(pprt_context *ctx);
