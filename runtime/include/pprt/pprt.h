@@ -133,9 +133,8 @@ void pp_run_step(pprt_context *ctx, int32_t rank);
    `abi_version` is the PPRT_ABI_VERSION the object was compiled against:
    any other value aborts the job with a message naming both versions.
    The other arguments must be >= 1. */
-void pprt_set_program(pprt_context *ctx, int32_t abi_version,
-                      int32_t num_ranks, int32_t num_stages,
-                      int32_t num_microbatches);
+void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
+                      int32_t num_stages, int32_t num_microbatches);
 
 /* Declares that the program was compiled for `num_replicas` (>= 1)
    data-parallel replicas, i.e. its schedule all-reduces every stage's
