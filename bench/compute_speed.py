@@ -334,6 +334,28 @@ def build_c(opts, source, flags):
     return exe
 
 
+def describe(opts):
+    """--dry-run and --emit-contraction (standard library only)."""
+    for size in opts.sizes:
+        args = model_options(size, opts.corpus)
+        sizes = gen_gpt.loop_sizes(args)
+        if opts.emit_contraction:
+            for name, loops, a, b, out, _ in CONTRACTIONS:
+                if name == opts.emit_contraction:
+                    sys.stdout.write(contraction_model(sizes, loops, a, b,
+                                                       out))
+                    return 0
+            sys.exit(f"compute_speed.py: no contraction "
+                     f"'{opts.emit_contraction}'")
+        print(f"GPT {size}: {gen_gpt.options_text(args)}: "
+              f"{step_flops(args)} FLOP a step")
+        for name, loops, a, b, out, count in CONTRACTIONS:
+            dims = gemm_dims(sizes, loops, a, b, out)
+            print(f"  {name} x{count(args.layers)}: "
+                  f"{' x '.join(map(str, dims))}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -356,6 +378,12 @@ def main():
     parser.add_argument("--no-contractions", action="store_true",
                         help="skip the per-contraction table")
     parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each size's FLOPs and contraction "
+                        "shapes, run nothing")
+    parser.add_argument("--emit-contraction", metavar="NAME",
+                        help="print the one-contraction training step of "
+                        "contraction NAME of the first --sizes, run nothing")
     parser.add_argument("--corpus", default=os.path.join(GPT_DIR,
                                                          "corpus.txt"))
     opts = parser.parse_args()
@@ -368,6 +396,8 @@ def main():
     for i in opts.impls:
         if i not in IMPLS:
             parser.error(f"unknown implementation '{i}'")
+    if opts.dry_run or opts.emit_contraction:
+        return describe(opts)
     ensure_environment(any(i.startswith("torch") for i in opts.impls))
     if not shutil.which("mpirun"):
         sys.exit("compute_speed.py: mpirun not found")
@@ -384,6 +414,10 @@ def main():
               f"{peak:.1f} GFLOP/s (bench/fma_peak.c)")
         pp = PP(opts, workdir)
         ok = all([run_size(size, opts, pp, peak) for size in opts.sizes])
+        end_peak = float(run([peak_exe]))
+        print(f"\nfp32 FMA peak again at the end: {end_peak:.1f} GFLOP/s "
+              f"(at the start: {peak:.1f}; a difference means the machine "
+              "was busy)")
     if not ok:
         print("\ncompute_speed.py: FAIL: the implementations' losses "
               "disagree")

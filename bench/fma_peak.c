@@ -57,7 +57,7 @@ static float run(long iters, float m, float a) {
 int main(int argc, char **argv) {
   long iters = argc > 1 ? atol(argv[1]) : 20000000;
   double best = 0.0, sink = 0.0;
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < 10; ++rep) {
     double t0 = now_s();
     sink += run(iters, 0.999999f, 1e-7f);
     double gflops = 2.0 * LANES * CHAINS * (double)iters / (now_s() - t0) / 1e9;

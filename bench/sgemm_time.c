@@ -36,7 +36,8 @@ int main(int argc, char **argv) {
       k = atoi(argv[4]), ta = atoi(argv[5]), tb = atoi(argv[6]);
   openblas_set_num_threads(1);
   size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
-  float *a = filled(sa * batch), *b = filled(sb * batch), *c = filled(sc * batch);
+  float *a = filled(sa * batch), *b = filled(sb * batch),
+        *c = filled(sc * batch);
   double best = 1e30;
   /* Repeat until each trial takes at least 50 ms; keep the best trial. */
   long reps = 1;
@@ -45,9 +46,8 @@ int main(int argc, char **argv) {
     for (long r = 0; r < reps; ++r)
       for (int i = 0; i < batch; ++i)
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                    tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
-                    a + i * sa, ta ? m : k, b + i * sb, tb ? k : n, 0.0f,
-                    c + i * sc, n);
+                    tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a + i * sa,
+                    ta ? m : k, b + i * sb, tb ? k : n, 0.0f, c + i * sc, n);
     double per_call = (now_s() - t0) / (double)reps;
     if (per_call * reps < 0.05 && trial < 6) {
       reps *= 4;
