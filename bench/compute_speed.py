@@ -387,6 +387,7 @@ def main():
     parser.add_argument("--corpus", default=os.path.join(GPT_DIR,
                                                          "corpus.txt"))
     opts = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
     opts.sizes = opts.sizes.split(",")
     opts.impls = opts.impls.split(",")
     opts.stages = [int(s) for s in opts.stages.split(",")]
@@ -411,13 +412,14 @@ def main():
                                 text=True).stdout.strip()
         print(f"# compute_speed.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
               f"commit {commit}, one thread; fp32 FMA peak of this core "
-              f"{peak:.1f} GFLOP/s (bench/fma_peak.c)")
+              f"{peak:.1f} GFLOP/s (bench/fma_peak.c); load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         pp = PP(opts, workdir)
         ok = all([run_size(size, opts, pp, peak) for size in opts.sizes])
         end_peak = float(run([peak_exe]))
         print(f"\nfp32 FMA peak again at the end: {end_peak:.1f} GFLOP/s "
               f"(at the start: {peak:.1f}; a difference means the machine "
-              "was busy)")
+              f"was busy); load average {os.getloadavg()[0]:.1f}")
     if not ok:
         print("\ncompute_speed.py: FAIL: the implementations' losses "
               "disagree")
