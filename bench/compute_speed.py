@@ -156,7 +156,9 @@ def time_steps(step, warmup, steps):
     return losses, statistics.median(times[warmup:]), times[0]
 
 
-def run_size(size, opts, pp, peak):
+def run_size(size, opts, pp):
+    """Runs every implementation on GPT `size`; returns (whether the losses
+    agree, a function printing the tables given the peak GFLOP/s)."""
     import numpy as np
     import gpt_numpy
     model_file, lr, warmup, steps = SIZES[size]
@@ -176,15 +178,15 @@ def run_size(size, opts, pp, peak):
                for s in range(total)]
     weights = gpt_numpy.init_weights(args)
     nparams = sum(w.size for w in weights.values())
-    print(f"\n## GPT {size}: {gen_gpt.options_text(args)}, {nparams} weights,"
-          f" {flops / 1e9:.3f} GFLOP a step; SGD lr {lr}, {warmup} warm-up +"
-          f" {steps} measured steps", flush=True)
+    title = (f"GPT {size}: {gen_gpt.options_text(args)}, {nparams} weights,"
+             f" {flops / 1e9:.3f} GFLOP a step; SGD lr {lr}, {warmup} "
+             f"warm-up + {steps} measured steps")
+    print(f"\n{title}")
     rows, losses = [], {}
 
     def row(name, seconds, note=""):
-        gflops = flops / seconds / 1e9
-        rows.append((name, seconds * 1e3, gflops, 100 * gflops / peak, note))
-        print(f"  {name}: {seconds * 1e3:.2f} ms/step {note}", flush=True)
+        rows.append((name, seconds, note))
+        print(f"  {name}: {seconds * 1e3:.2f} ms/step {note}")
 
     if "pp" in opts.impls:
         data = ["--lr", str(lr), "--corpus", opts.corpus, "--seed",
@@ -219,18 +221,26 @@ def run_size(size, opts, pp, peak):
         losses[impl] = ls
         row(impl, t, f"(first step {first:.1f} s)" if "compile" in impl
             else "")
-    print_table(f"GPT {size}", rows)
-    ok = print_losses(losses, opts.rtol)
-    if not opts.no_contractions:
-        contraction_table(args, opts, pp, peak)
-    return ok
+    contractions = ([] if opts.no_contractions else
+                    time_contractions(args, opts, pp))
+
+    def report(peak):
+        print(f"\n## {title}")
+        print_table(f"GPT {size}", rows, flops, peak)
+        ok = print_losses(losses, opts.rtol)
+        if contractions:
+            print_contractions(contractions, peak)
+        return ok
+    return report
 
 
-def print_table(title, rows):
+def print_table(title, rows, flops, peak):
     print(f"\n| {title} | step (ms) | GFLOP/s | % of peak | |")
     print("|---|---:|---:|---:|---|")
-    for name, ms, gflops, frac, note in rows:
-        print(f"| {name} | {ms:.2f} | {gflops:.2f} | {frac:.1f}% | {note} |")
+    for name, seconds, note in rows:
+        gflops = flops / seconds / 1e9
+        print(f"| {name} | {seconds * 1e3:.2f} | {gflops:.2f} | "
+              f"{100 * gflops / peak:.1f}% | {note} |")
 
 
 def print_losses(losses, rtol):
@@ -287,13 +297,12 @@ def sgemm_seconds(tool, batch, m, n, k):
                           str(tb)])) for x, y, z, ta, tb in forms)
 
 
-def contraction_table(args, opts, pp, peak):
+def time_contractions(args, opts, pp):
+    """(name, count, GEMM dims, FLOPs, pp seconds, OpenBLAS seconds) of
+    each contraction's forward and backward products."""
     sizes = gen_gpt.loop_sizes(args)
     tool = build_c(opts, "sgemm_time.c", ["-O2"] + blas_flags())
-    print(f"\n| contraction (x per step) | batch x M x N x K | GFLOP/step | "
-          f"pp GFLOP/s | pp % peak | OpenBLAS GFLOP/s | OpenBLAS % peak |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    tot = {"flops": 0.0, "pp": 0.0, "blas": 0.0}
+    result = []
     for name, loops, a, b, out, count in CONTRACTIONS:
         dims = gemm_dims(sizes, loops, a, b, out)
         flops = 3 * 2 * math.prod(dims)
@@ -305,13 +314,25 @@ def contraction_table(args, opts, pp, peak):
         exe, _ = pp.compile(path + ".mlir", os.path.basename(path))
         _, meta = pp.train(exe, 1, 1, opts.contraction_steps, [])
         pps = meta["step_action_time"] / 1e3
+        print(f"  {name}: pp {flops / pps / 1e9:.2f} GFLOP/s, OpenBLAS "
+              f"{flops / blas / 1e9:.2f} GFLOP/s")
+        result.append((name, n, dims, flops, pps, blas))
+    return result
+
+
+def print_contractions(contractions, peak):
+    print(f"\n| contraction (x per step) | batch x M x N x K | GFLOP/step | "
+          f"pp GFLOP/s | pp % peak | OpenBLAS GFLOP/s | OpenBLAS % peak |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    tot = {"flops": 0.0, "pp": 0.0, "blas": 0.0}
+    for name, n, dims, flops, pps, blas in contractions:
         tot["flops"] += n * flops
         tot["pp"] += n * pps
         tot["blas"] += n * blas
         g_pp, g_blas = flops / pps / 1e9, flops / blas / 1e9
         print(f"| {name} (x{n}) | {' x '.join(map(str, dims))} | "
               f"{n * flops / 1e9:.3f} | {g_pp:.2f} | {100 * g_pp / peak:.1f}% "
-              f"| {g_blas:.2f} | {100 * g_blas / peak:.1f}% |", flush=True)
+              f"| {g_blas:.2f} | {100 * g_blas / peak:.1f}% |")
     g_pp = tot["flops"] / tot["pp"] / 1e9
     g_blas = tot["flops"] / tot["blas"] / 1e9
     print(f"| all, weighted by FLOPs | | {tot['flops'] / 1e9:.3f} | "
@@ -410,16 +431,18 @@ def main():
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
                                  "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        print(f"# compute_speed.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-              f"commit {commit}, one thread; fp32 FMA peak of this core "
-              f"{peak:.1f} GFLOP/s (bench/fma_peak.c); load average "
-              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        start = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+        load = os.getloadavg()[0]
         pp = PP(opts, workdir)
-        ok = all([run_size(size, opts, pp, peak) for size in opts.sizes])
+        reports = [run_size(size, opts, pp) for size in opts.sizes]
         end_peak = float(run([peak_exe]))
-        print(f"\nfp32 FMA peak again at the end: {end_peak:.1f} GFLOP/s "
-              f"(at the start: {peak:.1f}; a difference means the machine "
-              f"was busy); load average {os.getloadavg()[0]:.1f}")
+        print(f"\n# compute_speed.py, {start}, commit {commit}, one thread "
+              f"each; fp32 FMA peak of this core {max(peak, end_peak):.1f} "
+              f"GFLOP/s (bench/fma_peak.c, the better of {peak:.1f} at the "
+              f"start and {end_peak:.1f} at the end); load average "
+              f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+              f"on {os.cpu_count()} cores")
+        ok = all([report(max(peak, end_peak)) for report in reports])
     if not ok:
         print("\ncompute_speed.py: FAIL: the implementations' losses "
               "disagree")
