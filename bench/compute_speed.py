@@ -256,6 +256,7 @@ def print_losses(losses, rtol):
         print(f"| {s + 1} | " + " | ".join(f"{losses[n][s]:.7f}"
                                           for n in names) + " |")
     ok = True
+    print()
     for n in names[1:]:
         worst = max(abs(a - b) / abs(b) for a, b in zip(losses[n], base))
         agree = worst <= rtol
