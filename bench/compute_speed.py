@@ -109,25 +109,29 @@ def run(cmd, timeout=1800, **kw):
 
 
 class PP:
-    """Compiles and runs pp programs; forwards --gemm when pp-compile has
-    it."""
+    """Compiles and runs pp programs. `modes` are the --gemm values to
+    compile with (None: pp-compile's default, without the option)."""
 
     def __init__(self, opts, workdir):
         self.exe = opts.pp_compile
         self.workdir = workdir
         help_text = run([self.exe, "--help"])
-        self.extra = []
-        if opts.gemm:
-            if not re.search(r"^\s*--gemm\b", help_text, re.M):
-                sys.exit("compute_speed.py: --gemm given, but pp-compile "
-                         "has no --gemm option")
-            self.extra = [f"--gemm={opts.gemm}"]
+        self.modes = opts.gemm.split(",") if opts.gemm else [None]
+        if opts.gemm and not re.search(r"^\s*--gemm\b", help_text, re.M):
+            sys.exit("compute_speed.py: --gemm given, but pp-compile has no "
+                     "--gemm option")
 
-    def compile(self, model, name, stages=1, microbatches=1):
-        exe = os.path.join(self.workdir, name)
+    @staticmethod
+    def label(mode):
+        return f" gemm={mode}" if mode else ""
+
+    def compile(self, model, name, stages=1, microbatches=1, mode=None):
+        exe = os.path.join(self.workdir, name + (f"_{mode}" if mode else ""))
         cmd = [self.exe, model, "--stages", str(stages), "--microbatches",
                str(microbatches), "--schedule",
-               "1f1b" if stages > 1 else "gpipe", "-o", exe] + self.extra
+               "1f1b" if stages > 1 else "gpipe", "-o", exe]
+        if mode:
+            cmd.append(f"--gemm={mode}")
         t0 = time.perf_counter()
         run(cmd)
         return exe, time.perf_counter() - t0
@@ -191,12 +195,13 @@ def run_size(size, opts, pp):
     if "pp" in opts.impls:
         data = ["--lr", str(lr), "--corpus", opts.corpus, "--seed",
                 str(args.seed)]
-        for stages in opts.stages:
+        for mode, stages in [(m, s) for m in pp.modes for s in opts.stages]:
             mb = 1 if stages == 1 else 2 * stages
-            exe, ctime = pp.compile(model, f"{size}_{stages}", stages, mb)
-            name = f"pp {stages} stage{'s' if stages > 1 else ''}"
+            exe, ctime = pp.compile(model, f"{size}_{stages}", stages, mb,
+                                    mode)
+            name = f"pp{pp.label(mode)} {stages} stage"
             if stages > 1:
-                name += f" ({stages} ranks, 1f1b, {mb} micro-batches)"
+                name += f"s ({stages} ranks, 1f1b, {mb} micro-batches)"
             ls, meta = pp.train(exe, stages, warmup, steps, data)
             losses[name] = ls
             row(name, meta["step_time"] / 1e3, f"(compile {ctime:.1f} s)")
@@ -299,8 +304,8 @@ def sgemm_seconds(tool, batch, m, n, k):
 
 
 def time_contractions(args, opts, pp):
-    """(name, count, GEMM dims, FLOPs, pp seconds, OpenBLAS seconds) of
-    each contraction's forward and backward products."""
+    """(name, count, GEMM dims, FLOPs, pp seconds by --gemm mode, OpenBLAS
+    seconds) of each contraction's forward and backward products."""
     sizes = gen_gpt.loop_sizes(args)
     tool = build_c(opts, "sgemm_time.c", ["-O2"] + blas_flags())
     result = []
@@ -312,33 +317,40 @@ def time_contractions(args, opts, pp):
         path = os.path.join(pp.workdir, f"contract_{args.preset}_{loops}")
         with open(path + ".mlir", "w") as f:
             f.write(contraction_model(sizes, loops, a, b, out))
-        exe, _ = pp.compile(path + ".mlir", os.path.basename(path))
-        _, meta = pp.train(exe, 1, 1, opts.contraction_steps, [])
-        pps = meta["step_action_time"] / 1e3
-        print(f"  {name}: pp {flops / pps / 1e9:.2f} GFLOP/s, OpenBLAS "
-              f"{flops / blas / 1e9:.2f} GFLOP/s")
+        pps = {}
+        for mode in pp.modes:
+            exe, _ = pp.compile(path + ".mlir", os.path.basename(path),
+                                mode=mode)
+            _, meta = pp.train(exe, 1, 1, opts.contraction_steps, [])
+            pps[mode] = meta["step_action_time"] / 1e3
+        speeds = ", ".join(f"pp{pp.label(m)} {flops / t / 1e9:.2f}"
+                           for m, t in pps.items())
+        print(f"  {name}: {speeds}, OpenBLAS {flops / blas / 1e9:.2f} "
+              "GFLOP/s")
         result.append((name, n, dims, flops, pps, blas))
     return result
 
 
 def print_contractions(contractions, peak):
-    print(f"\n| contraction (x per step) | batch x M x N x K | GFLOP/step | "
-          f"pp GFLOP/s | pp % peak | OpenBLAS GFLOP/s | OpenBLAS % peak |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    tot = {"flops": 0.0, "pp": 0.0, "blas": 0.0}
+    """GFLOP/s and % of peak of pp (each --gemm mode) and OpenBLAS per
+    contraction, and over the step (total FLOPs / total time)."""
+    columns = [f"pp{PP.label(m)}" for m in contractions[0][4]] + ["OpenBLAS"]
+    print("\n| contraction (x per step) | batch x M x N x K | GFLOP/step | " +
+          " | ".join(f"{c} GFLOP/s | {c} % peak" for c in columns) + " |")
+    print("|---|---|---:|" + "---:|---:|" * len(columns))
+    total_flops, total_secs = 0.0, [0.0] * len(columns)
+
+    def cells(flops, secs):
+        return " | ".join(f"{flops / t / 1e9:.2f} | "
+                          f"{100 * flops / t / 1e9 / peak:.1f}%" for t in secs)
     for name, n, dims, flops, pps, blas in contractions:
-        tot["flops"] += n * flops
-        tot["pp"] += n * pps
-        tot["blas"] += n * blas
-        g_pp, g_blas = flops / pps / 1e9, flops / blas / 1e9
+        secs = list(pps.values()) + [blas]
+        total_flops += n * flops
+        total_secs = [a + n * t for a, t in zip(total_secs, secs)]
         print(f"| {name} (x{n}) | {' x '.join(map(str, dims))} | "
-              f"{n * flops / 1e9:.3f} | {g_pp:.2f} | {100 * g_pp / peak:.1f}% "
-              f"| {g_blas:.2f} | {100 * g_blas / peak:.1f}% |")
-    g_pp = tot["flops"] / tot["pp"] / 1e9
-    g_blas = tot["flops"] / tot["blas"] / 1e9
-    print(f"| all, weighted by FLOPs | | {tot['flops'] / 1e9:.3f} | "
-          f"{g_pp:.2f} | {100 * g_pp / peak:.1f}% | {g_blas:.2f} | "
-          f"{100 * g_blas / peak:.1f}% |")
+              f"{n * flops / 1e9:.3f} | {cells(flops, secs)} |")
+    print(f"| all, weighted by FLOPs | | {total_flops / 1e9:.3f} | "
+          f"{cells(total_flops, total_secs)} |")
 
 
 def blas_flags():
@@ -391,7 +403,10 @@ def main():
                         help="comma-separated: " + ", ".join(IMPLS))
     parser.add_argument("--stages", default="1,2,4",
                         help="pp stage counts (as many ranks each)")
-    parser.add_argument("--gemm", help="passed to pp-compile as --gemm=...")
+    parser.add_argument("--gemm", metavar="MODES",
+                        help="comma-separated pp-compile --gemm values "
+                        "(generated, library, auto) to run pp with each; "
+                        "default: pp-compile's default, without --gemm")
     parser.add_argument("--warmup", type=int,
                         help="unmeasured steps (default: per size)")
     parser.add_argument("--steps", type=int,
