@@ -310,14 +310,28 @@ def options_text(args):
             f"--seq {args.seq} --batch {args.batch} --vocab {args.vocab}")
 
 
+# Model sizes by name: the small example and the benchmark size (a byte
+# vocabulary, 3.3 million weights; bench/compute_speed.py).
+PRESETS = {
+    "small": {"layers": 4, "dim": 32, "heads": 2, "seq": 16, "batch": 16,
+              "vocab": None},
+    "bench": {"layers": 4, "dim": 256, "heads": 8, "seq": 128, "batch": 8,
+              "vocab": 256},
+}
+SIZE_OPTIONS = ("layers", "dim", "heads", "seq", "batch", "vocab")
+
+
 def add_model_options(parser):
-    """The model options, shared with gpt_reference.py."""
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--dim", type=int, default=32)
-    parser.add_argument("--heads", type=int, default=2)
-    parser.add_argument("--seq", type=int, default=16,
-                        help="context length T")
-    parser.add_argument("--batch", type=int, default=16,
+    """The model options, shared with gpt_reference.py; each defaults to
+    its --preset's value."""
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="small",
+                        help="model size whose values the size options "
+                        "default to (default: small)")
+    parser.add_argument("--layers", type=int)
+    parser.add_argument("--dim", type=int)
+    parser.add_argument("--heads", type=int)
+    parser.add_argument("--seq", type=int, help="context length T")
+    parser.add_argument("--batch", type=int,
                         help="sequences per step (all micro-batches)")
     parser.add_argument("--vocab", type=int,
                         help="vocabulary size V (default: the distinct "
@@ -325,14 +339,21 @@ def add_model_options(parser):
     parser.add_argument("--corpus", default=os.path.join(HERE, "corpus.txt"))
 
 
-def parse_model_options(parser):
-    args = parser.parse_args()
+def resolve_model_options(args):
+    """Fills the size options --preset leaves to `args`, and checks them."""
+    for name in SIZE_OPTIONS:
+        if getattr(args, name) is None:
+            setattr(args, name, PRESETS[args.preset][name])
     if args.vocab is None:
         args.vocab = corpus_vocab_size(args.corpus)
-    for name in ("layers", "dim", "heads", "seq", "batch", "vocab"):
+    for name in SIZE_OPTIONS:
         if getattr(args, name) < 1:
             sys.exit(f"gen_gpt.py: --{name} must be at least 1")
     return args
+
+
+def parse_model_options(parser):
+    return resolve_model_options(parser.parse_args())
 
 
 def main():

@@ -19,8 +19,13 @@ import sys
 import tempfile
 
 
-def run(cmd, timeout=300):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+# Seconds one compile or training run may take (--run-timeout).
+RUN_TIMEOUT = 300
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT)
     if proc.returncode != 0:
         sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
     return proc.stdout
@@ -70,6 +75,7 @@ def close(a, b, rtol):
 
 
 def main():
+    global RUN_TIMEOUT
     parser = argparse.ArgumentParser()
     parser.add_argument("--pp-compile", required=True)
     parser.add_argument("--model", required=True)
@@ -91,7 +97,10 @@ def main():
     parser.add_argument("--reference-model",
                         help="the unpipelined reference (default: --model), "
                         "e.g. the model without its stage markers")
+    parser.add_argument("--run-timeout", type=int, default=RUN_TIMEOUT,
+                        help="seconds one compile or training run may take")
     args = parser.parse_args()
+    RUN_TIMEOUT = args.run_timeout
     reference = argparse.Namespace(
         **{**vars(args), "model": args.reference_model or args.model})
 

@@ -1,0 +1,65 @@
+/* Times OpenBLAS cblas_sgemm on one shape, one thread: `batch` row-major
+   products C[M,N] = op(A) op(B) of contiguous matrices, as
+     sgemm_time BATCH M N K TRANS_A TRANS_B
+   (TRANS_* 0 or 1). Prints the best seconds per call of `batch` products. */
+#define _POSIX_C_SOURCE 200809L
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+void openblas_set_num_threads(int);
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static float *filled(size_t n) {
+  float *p = malloc(n * sizeof *p);
+  if (!p) {
+    fprintf(stderr, "sgemm_time: out of memory\n");
+    exit(1);
+  }
+  for (size_t i = 0; i < n; ++i)
+    p[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
+  return p;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 7) {
+    fprintf(stderr, "usage: sgemm_time BATCH M N K TRANS_A TRANS_B\n");
+    return 2;
+  }
+  int batch = atoi(argv[1]), m = atoi(argv[2]), n = atoi(argv[3]),
+      k = atoi(argv[4]), ta = atoi(argv[5]), tb = atoi(argv[6]);
+  openblas_set_num_threads(1);
+  size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+  float *a = filled(sa * batch), *b = filled(sb * batch),
+        *c = filled(sc * batch);
+  double best = 1e30;
+  /* Repeat until each trial takes at least 50 ms; keep the best trial. */
+  long reps = 1;
+  for (int trial = 0; trial < 7; ++trial) {
+    double t0 = now_s();
+    for (long r = 0; r < reps; ++r)
+      for (int i = 0; i < batch; ++i)
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                    tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a + i * sa,
+                    ta ? m : k, b + i * sb, tb ? k : n, 0.0f, c + i * sc, n);
+    double per_call = (now_s() - t0) / (double)reps;
+    if (per_call * reps < 0.05 && trial < 6) {
+      reps *= 4;
+      --trial;
+      continue;
+    }
+    if (per_call < best)
+      best = per_call;
+  }
+  printf("%.9g\n", best);
+  free(a);
+  free(b);
+  free(c);
+  return 0;
+}
