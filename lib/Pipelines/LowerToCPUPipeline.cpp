@@ -54,6 +54,8 @@ void pp::buildMemRefPhase(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
   // Library calls for contractions replace linalg ops here, on buffers.
   pm.addPass(createConvertPPToRuntime());
+  pm.addPass(createPPDropUnusedStageFunctions());
+  pm.addPass(createSymbolDCEPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
 }

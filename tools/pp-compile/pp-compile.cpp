@@ -127,6 +127,16 @@ static cl::opt<std::string> targetFeatures(
     "target-features",
     cl::desc("Target features, e.g. +avx2,+fma (default: the host's, or the "
              "CPU's own with --target-cpu)"));
+static cl::opt<bool> approximateMath(
+    "approximate-math",
+    cl::desc("Polynomial approximations of tanh, exp, expm1 and erf in stage "
+             "code (default true; false: libm calls)"),
+    cl::init(true));
+static cl::opt<bool> staticScratch(
+    "static-scratch",
+    cl::desc("Stage-code temporaries in static buffers or on the stack "
+             "(default true; false: on the heap, allocated every call)"),
+    cl::init(true));
 static cl::opt<unsigned>
     optLevel("O", cl::desc("LLVM optimisation level 0-3 (default 3)"),
              cl::Prefix, cl::init(3));
@@ -414,7 +424,10 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
   if (emit == Emit::Schedule)
     return module;
   auto lower = [&](OpPassManager &pm) {
-    pp::buildLowerToCPUPipeline(pm, pp::LowerToCPUPipelineOptions());
+    pp::LowerToCPUPipelineOptions options;
+    options.approximateMath = approximateMath;
+    options.staticScratch = staticScratch;
+    pp::buildLowerToCPUPipeline(pm, options);
   };
   if (failed(runPipeline(*module, timing, lower)))
     return nullptr;

@@ -544,6 +544,29 @@ def PPApproximateMath : Pass<"pp-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def PPDropUnusedStageFunctions
+    : Pass<"pp-drop-unused-stage-functions", "ModuleOp"> {
+  let summary = "Erase the stage functions the schedule never calls";
+  let description = [{
+    `pp-derive-backward` outlines every phase of every stage (forward,
+    fused backward, input and weight gradient), and a schedule calls only
+    some of them: with fused backwards, the split B and W functions are
+    dead. Once `convert-pp-to-runtime` has turned the schedule into calls,
+    this pass erases every function tagged `pp.stage` that nothing
+    references, which saves LLVM from optimising and emitting it (about
+    half of the GPT example's code).
+
+    ```mlir
+    // before: nothing calls @f_s0_backward_weight
+    func.func @f_s0_backward_weight(...) attributes {pp.stage = 0 : i64} {...}
+    func.func @pp_run_step_rank0(%p: !llvm.ptr) {
+      call @f_s0_backward(...)
+    }
+    // after: @f_s0_backward_weight is gone
+    ```
+  }];
+}
+
 def PPStripAttributes : Pass<"pp-strip-attributes"> {
   let summary = "Remove pp's discardable attributes before translation";
   let description = [{
