@@ -242,9 +242,9 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
                              ? targetFeatures.getValue()
                          : targetCPU.getNumOccurrences() ? std::string()
                                                          : getHostFeatures();
+  // No global FP contraction: the X86 backend ignores it, and FMAs come
+  // from the IR (math.fma, vector.fma, `contract` flags).
   llvm::TargetOptions options;
-  // Stage code is fp32 training: fused multiply-adds are what it wants.
-  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
       getCodeGenOptLevel()));
