@@ -1,6 +1,6 @@
 //===- InitAll.cpp - register everything a pp tool needs ------------------===//
 //
-// Registers the pp dialect and passes next to upstream MLIR's.
+// Registers the pp dialect, passes and pipelines next to upstream MLIR's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,6 +8,7 @@
 #include "pp/Conversion/Passes.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Pipelines/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -24,4 +25,5 @@ void mlir::pp::registerAllPasses() {
   mlir::registerAllPasses();
   mlir::pp::registerPPPasses();
   mlir::pp::registerPPConversionPasses();
+  mlir::pp::registerPPPipelines();
 }

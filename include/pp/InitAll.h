@@ -15,7 +15,7 @@ namespace pp {
 /// Registers the pp dialect and all upstream dialects and extensions.
 void registerAllDialects(DialectRegistry &registry);
 
-/// Registers the pp passes and all upstream passes.
+/// Registers the pp passes and pipelines and all upstream passes.
 void registerAllPasses();
 
 } // namespace pp

@@ -8,11 +8,8 @@
 
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/InitAll.h"
+#include "pp/Pipelines/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -20,15 +17,17 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -36,6 +35,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -98,7 +98,9 @@ static cl::opt<Emit> emit(
     cl::values(clEnumValN(Emit::Schedule, "schedule",
                           "verified schedule and stage functions (MLIR)"),
                clEnumValN(Emit::MLIR, "mlir", "LLVM-dialect MLIR"),
-               clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
+               clEnumValN(Emit::LLVM, "llvm",
+                          "LLVM IR after LLVM's -O<n> pipeline (-O0: as "
+                          "translated)"),
                clEnumValN(Emit::Obj, "obj", "object file"),
                clEnumValN(Emit::Exe, "exe", "executable linked with libpprt"),
                clEnumValN(Emit::Profile, "profile",
@@ -117,22 +119,47 @@ static cl::list<std::string>
     runArgs("run-arg",
             cl::desc("With --emit=profile: an option for the program run "
                      "(repeatable), e.g. --run-arg=--corpus=text.txt"));
+static cl::opt<std::string> targetCPU(
+    "target-cpu",
+    cl::desc("CPU to generate code for (default: this host's; e.g. x86-64-v3 "
+             "for a portable binary)"));
+static cl::opt<std::string> targetFeatures(
+    "target-features",
+    cl::desc("Target features, e.g. +avx2,+fma (default: the host's, or the "
+             "CPU's own with --target-cpu)"));
+static cl::opt<bool> approximateMath(
+    "approximate-math",
+    cl::desc("Polynomial approximations of tanh, exp, expm1 and erf in stage "
+             "code (default true; false: libm calls)"),
+    cl::init(true));
+static cl::opt<bool> staticScratch(
+    "static-scratch",
+    cl::desc("Stage-code temporaries in static buffers or on the stack "
+             "(default true; false: on the heap, allocated every call)"),
+    cl::init(true));
+static cl::opt<unsigned>
+    optLevel("O", cl::desc("LLVM optimisation level 0-3 (default 3)"),
+             cl::Prefix, cl::init(3));
 
-/// Options of the stage planner: the pipeline it plans for and its devices.
-/// Schedules it does not know (plugins) leave it to its default, 1f1b.
-static std::string plannerOptions() {
-  std::string options = llvm::formatv("num-stages={0} num-ranks={1}",
-                                      numStages.getValue(), numRanks.getValue())
-                            .str();
-  if (mlir::pp::lookupScheduleGenerator(scheduleName))
-    options += " schedule=" + scheduleName;
-  if (!device.empty())
-    options += " device=" + device;
-  if (!deviceFile.empty())
-    options += " device-file=" + deviceFile;
-  if (!costFile.empty())
-    options += " cost-file=" + costFile;
-  return options;
+/// The host CPU's features as a target feature string.
+static std::string getHostFeatures() {
+  llvm::SubtargetFeatures features;
+  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(name, enabled);
+  return features.getString();
+}
+
+static llvm::CodeGenOptLevel getCodeGenOptLevel() {
+  switch (optLevel) {
+  case 0:
+    return llvm::CodeGenOptLevel::None;
+  case 1:
+    return llvm::CodeGenOptLevel::Less;
+  case 2:
+    return llvm::CodeGenOptLevel::Default;
+  default:
+    return llvm::CodeGenOptLevel::Aggressive;
+  }
 }
 
 /// The ranks the program runs on: --ranks, except that a profile runs every
@@ -152,45 +179,6 @@ static std::string scheduledName() {
              : scheduleName.getValue();
 }
 
-/// The pass pipeline from a model to a verified schedule.
-static std::string schedulePipeline() {
-  std::string fn = "function=" + function;
-  return llvm::formatv(
-             "pp-split-microbatches{{num-microbatches={0} {2}},"
-             "pp-partition-stages{{{7} {2}},pp-derive-backward{{{2}},"
-             "pp-schedule{{schedule={3} num-microbatches={0} "
-             "num-ranks={5} split-backward={4} {2}},"
-             "pp-insert-transfers{{num-replicas={6}},pp-verify-schedule,"
-             "canonicalize,cse",
-             numMicrobatches.getValue(), numStages.getValue(), fn,
-             scheduledName(), splitBackward ? "true" : "false",
-             scheduledRanks(), dataParallel.getValue(), plannerOptions())
-      .str();
-}
-
-/// TOSA models are first lowered to the linalg, tensor and arith ops that
-/// pp differentiates.
-static const char *kTosaPipeline = "tosa-to-linalg-pipeline,func.func(tosa-"
-                                   "to-tensor,tosa-to-arith),canonicalize";
-/// Elementwise arith and math ops on tensors become linalg.generic ops.
-static const char *kElementwisePipeline =
-    "func.func(convert-elementwise-to-linalg)";
-
-/// From a verified schedule to buffers.
-static const char *kBufferizePipeline =
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{hoist-static-allocs "
-    "modify-public-functions},buffer-deallocation-pipeline";
-
-/// From buffers to the LLVM dialect; math functions that LLVM has no
-/// intrinsic for (erf) become libm calls.
-static const char *kLoweringPipeline =
-    "convert-pp-to-runtime,convert-linalg-to-loops,lower-affine,"
-    "convert-scf-to-cf,expand-strided-metadata,finalize-memref-to-llvm,"
-    "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
-    "reconcile-unrealized-casts";
-
 static bool hasTosaOps(ModuleOp module) {
   return module
       .walk([](Operation *op) {
@@ -201,20 +189,25 @@ static bool hasTosaOps(ModuleOp module) {
       .wasInterrupted();
 }
 
-/// Copies into or out of slices become loops: lowered as is, a copy between
-/// strided buffers calls `memrefCopy`, which libpprt does not provide.
-static void lowerStridedCopies(ModuleOp module) {
-  module.walk([](memref::CopyOp copy) {
-    auto isDense = [](Value buffer) {
-      return cast<MemRefType>(buffer.getType()).getLayout().isIdentity();
-    };
-    if (isDense(copy.getSource()) && isDense(copy.getTarget()))
-      return;
-    OpBuilder builder(copy);
-    linalg::CopyOp::create(builder, copy.getLoc(), copy.getSource(),
-                           copy.getTarget());
-    copy.erase();
-  });
+/// Sets the options of pp-schedule-pipeline that the flags ask for.
+static void setScheduleOptions(pp::SchedulePipelineOptions &options) {
+  options.function = function;
+  options.numMicrobatches = numMicrobatches;
+  options.numStages = numStages;
+  options.numRanks = scheduledRanks();
+  options.schedule = scheduledName();
+  options.splitBackward = splitBackward;
+  options.numReplicas = dataParallel;
+  options.planRanks = numRanks;
+  options.planSchedule = scheduleName;
+  if (!device.empty()) {
+    SmallVector<StringRef> devices;
+    StringRef(device).split(devices, ',');
+    for (StringRef name : devices)
+      options.device.push_back(name.str());
+  }
+  options.deviceFile = deviceFile;
+  options.costFile = costFile;
 }
 
 /// A profile times B and W apart. False, after a message, for invalid
@@ -229,45 +222,9 @@ static bool configureProfile() {
   return true;
 }
 
-static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
-  PassManager pm(module.getContext());
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    return failure();
-  return pm.run(module);
-}
-
-/// The pp attributes have no meaning in LLVM IR.
-static void dropPPAttributes(ModuleOp module) {
-  module.walk([](Operation *op) {
-    for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-      if (attr.getName().strref().starts_with("pp."))
-        op->removeDiscardableAttr(attr.getName());
-  });
-}
-
-/// Gives every repeat of a value in a func.return its own copy. A stage
-/// function may return one tensor twice (an activation it also saves for
-/// its backward, or two input gradients that CSE merged), but
-/// buffer-results-to-out-params needs a distinct buffer per result.
-static void copyRepeatedResults(ModuleOp module) {
-  module.walk([](func::ReturnOp ret) {
-    OpBuilder builder(ret);
-    DenseSet<Value> seen;
-    for (OpOperand &operand : ret->getOpOperands()) {
-      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-      if (!type || seen.insert(operand.get()).second)
-        continue;
-      Value empty = tensor::EmptyOp::create(
-          builder, ret.getLoc(), type.getShape(), type.getElementType());
-      operand.set(linalg::CopyOp::create(builder, ret.getLoc(), TypeRange{type},
-                                         ValueRange{operand.get()},
-                                         ValueRange{empty})
-                      .getResult(0));
-    }
-  });
-}
-
-static LogicalResult emitObject(llvm::Module &module, StringRef path) {
+/// The target machine for the host triple and --target-cpu and
+/// --target-features (default: the host's), or null after a message.
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
@@ -276,12 +233,54 @@ static LogicalResult emitObject(llvm::Module &module, StringRef path) {
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
     llvm::errs() << "pp-compile: " << error << "\n";
-    return failure();
+    return nullptr;
   }
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
-  module.setTargetTriple(triple);
-  module.setDataLayout(machine->createDataLayout());
+  std::string cpu = targetCPU.getNumOccurrences()
+                        ? targetCPU.getValue()
+                        : llvm::sys::getHostCPUName().str();
+  std::string features = targetFeatures.getNumOccurrences()
+                             ? targetFeatures.getValue()
+                         : targetCPU.getNumOccurrences() ? std::string()
+                                                         : getHostFeatures();
+  // No global FP contraction: the X86 backend ignores it, and FMAs come
+  // from the IR (math.fma, vector.fma, `contract` flags).
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
+      getCodeGenOptLevel()));
+}
+
+/// Runs LLVM's new-PM default pipeline at -O<n> for `machine`.
+static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
+  module.setTargetTriple(machine.getTargetTriple());
+  module.setDataLayout(machine.createDataLayout());
+  if (optLevel == 0)
+    return;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassInstrumentationCallbacks callbacks;
+  llvm::StandardInstrumentations instrumentations(module.getContext(),
+                                                  /*DebugLogging=*/false);
+  instrumentations.registerCallbacks(callbacks, &mam);
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = optLevel >= 2;
+  tuning.SLPVectorization = optLevel >= 2;
+  llvm::PassBuilder builder(&machine, tuning, std::nullopt, &callbacks);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel == 1   ? llvm::OptimizationLevel::O1
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                  : llvm::OptimizationLevel::O3;
+  builder.buildPerModuleDefaultPipeline(level).run(module, mam);
+}
+
+static LogicalResult emitObject(llvm::Module &module,
+                                llvm::TargetMachine &machine, StringRef path) {
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
@@ -290,8 +289,8 @@ static LogicalResult emitObject(llvm::Module &module, StringRef path) {
     return failure();
   }
   llvm::legacy::PassManager pm;
-  if (machine->addPassesToEmitFile(pm, out.os(), nullptr,
-                                   llvm::CodeGenFileType::ObjectFile)) {
+  if (machine.addPassesToEmitFile(pm, out.os(), nullptr,
+                                  llvm::CodeGenFileType::ObjectFile)) {
     llvm::errs() << "pp-compile: the target cannot emit object files\n";
     return failure();
   }
@@ -355,14 +354,15 @@ static LogicalResult runProfile(StringRef program, int64_t processes) {
 }
 
 /// Builds the executable at a temporary path and profiles it.
-static LogicalResult profileExecutable(llvm::Module &module) {
+static LogicalResult profileExecutable(llvm::Module &module,
+                                       llvm::TargetMachine &machine) {
   SmallString<128> program;
   if (llvm::sys::fs::createTemporaryFile("pp-profile", "", program)) {
     llvm::errs() << "pp-compile: cannot create a temporary file\n";
     return failure();
   }
   std::string object = (program + ".o").str();
-  LogicalResult profiled = emitObject(module, object);
+  LogicalResult profiled = emitObject(module, machine, object);
   if (succeeded(profiled))
     profiled = linkExecutable(object, program);
   llvm::sys::fs::remove(object);
@@ -387,46 +387,91 @@ static LogicalResult writeText(StringRef path,
   return success();
 }
 
-static LogicalResult compile(MLIRContext &context) {
+/// Runs the pipeline `build` adds on `module`, timed under `timing`.
+static LogicalResult
+runPipeline(ModuleOp module, TimingScope &timing,
+            llvm::function_ref<void(OpPassManager &)> build) {
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  pm.enableTiming(timing);
+  build(pm);
+  return pm.run(module);
+}
+
+/// Parses the model and runs the registered pipelines: to a verified
+/// schedule, then (unless --emit=schedule) to the LLVM dialect.
+static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
+                                        llvm::SourceMgr &sourceMgr,
+                                        TimingScope &timing) {
+  OwningOpRef<ModuleOp> module;
+  {
+    TimingScope parsing = timing.nest("Parse");
+    module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  }
+  if (!module)
+    return nullptr;
+  auto schedule = [&](OpPassManager &pm) {
+    if (hasTosaOps(*module))
+      pp::buildTosaToLinalgPipeline(pm);
+    pp::buildElementwiseToLinalgPipeline(pm);
+    pp::SchedulePipelineOptions options;
+    setScheduleOptions(options);
+    pp::buildSchedulePipeline(pm, options);
+  };
+  if (failed(runPipeline(*module, timing, schedule)))
+    return nullptr;
+  if (emit == Emit::Schedule)
+    return module;
+  auto lower = [&](OpPassManager &pm) {
+    pp::LowerToCPUPipelineOptions options;
+    options.approximateMath = approximateMath;
+    options.staticScratch = staticScratch;
+    pp::buildLowerToCPUPipeline(pm, options);
+  };
+  if (failed(runPipeline(*module, timing, lower)))
+    return nullptr;
+  return module;
+}
+
+static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = lowerModel(context, sourceMgr, timing);
   if (!module)
     return failure();
-  if (hasTosaOps(*module) && failed(runPipeline(*module, kTosaPipeline)))
-    return failure();
-  if (failed(runPipeline(*module, kElementwisePipeline)))
-    return failure();
-  if (failed(runPipeline(*module, schedulePipeline())))
-    return failure();
-  if (emit == Emit::Schedule)
+  if (emit == Emit::Schedule || emit == Emit::MLIR)
     return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
-  copyRepeatedResults(*module);
-  if (failed(runPipeline(*module, kBufferizePipeline)))
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine();
+  if (!machine)
     return failure();
-  lowerStridedCopies(*module);
-  if (failed(runPipeline(*module, kLoweringPipeline)))
-    return failure();
-  if (emit == Emit::MLIR)
-    return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
-  dropPPAttributes(*module);
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext);
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    TimingScope translation = timing.nest("Translate to LLVM IR");
+    llvmModule = translateModuleToLLVMIR(*module, llvmContext);
+  }
   if (!llvmModule)
     return module->emitError("translation to LLVM IR failed");
+  {
+    TimingScope optimization = timing.nest("LLVM optimisation");
+    optimizeModule(*llvmModule, *machine);
+  }
   if (emit == Emit::LLVM)
     return writeText(outputFile,
                      [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
   if (emit == Emit::Profile)
-    return profileExecutable(*llvmModule);
+    return profileExecutable(*llvmModule, *machine);
   std::string object =
       emit == Emit::Obj ? outputFile.getValue() : outputFile.getValue() + ".o";
-  if (failed(emitObject(*llvmModule, object)))
-    return failure();
+  {
+    TimingScope codegen = timing.nest("Code generation");
+    if (failed(emitObject(*llvmModule, *machine, object)))
+      return failure();
+  }
   if (emit == Emit::Obj)
     return success();
+  TimingScope linking = timing.nest("Link");
   LogicalResult linked = linkExecutable(object, outputFile);
   llvm::sys::fs::remove(object);
   return linked;
@@ -434,6 +479,9 @@ static LogicalResult compile(MLIRContext &context) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(
       argc, argv,
       "pp-compile: compile a training step into a pipelined MPI program\n\n"
@@ -453,6 +501,10 @@ int main(int argc, char **argv) {
                     "least 1\n";
     return 2;
   }
+  if (optLevel > 3) {
+    llvm::errs() << "pp-compile: -O takes 0, 1, 2 or 3\n";
+    return 2;
+  }
   if (dataParallel < 1) {
     llvm::errs() << "pp-compile: --data-parallel must be at least 1\n";
     return 2;
@@ -463,5 +515,10 @@ int main(int argc, char **argv) {
   registerLLVMDialectTranslation(registry);
   pp::registerAllPasses();
   MLIRContext context(registry);
-  return failed(compile(context)) ? 1 : 0;
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  LogicalResult compiled = compile(context, timing);
+  timing.stop();
+  return failed(compiled) ? 1 : 0;
 }

@@ -428,4 +428,160 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Stage-code lowering: the rewrites pp-lower-to-cpu adds to upstream passes.
+//===----------------------------------------------------------------------===//
+
+def PPCopyRepeatedResults
+    : Pass<"pp-copy-repeated-results", "func::FuncOp"> {
+  let summary = "Give every repeated tensor result of a function its own copy";
+  let description = [{
+    A stage function may return one tensor twice: an activation it sends on
+    and also saves for its own backward, or two input gradients that CSE
+    merged. `buffer-results-to-out-params` needs a distinct buffer per
+    result, so every repeat of a ranked tensor in a `func.return` after its
+    first becomes a `linalg.copy` into a fresh `tensor.empty`.
+
+    ```mlir
+    // before
+    return %h, %s, %h : tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>
+    // after
+    %e = tensor.empty() : tensor<4x3xf32>
+    %c = linalg.copy ins(%h : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    return %h, %s, %c : tensor<4x3xf32>, tensor<4xf32>, tensor<4x3xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def PPExpandStridedCopies
+    : Pass<"pp-expand-strided-copies", "func::FuncOp"> {
+  let summary = "Turn copies between strided buffers into linalg.copy";
+  let description = [{
+    A `memref.copy` whose source or target has a non-identity layout (a
+    copy into or out of a slice) lowers to a call of `memrefCopy` from
+    MLIR's C runner utilities, which pp programs do not link. This pass
+    rewrites such copies to `linalg.copy`, which lowers to loops (or
+    vectors); copies between dense buffers stay `memref.copy` and become
+    `memcpy`.
+
+    ```mlir
+    // before
+    memref.copy %src, %dst : memref<4xf32> to memref<4xf32, strided<[3], offset: ?>>
+    // after
+    linalg.copy ins(%src : memref<4xf32>) outs(%dst : memref<4xf32, strided<[3], offset: ?>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def PPStaticScratch : Pass<"pp-static-scratch", "ModuleOp"> {
+  let summary = "Place a function's fixed-size temporaries in static buffers";
+  let description = [{
+    Every `memref.alloc` of a static shape and identity layout in the entry
+    block of a function that returns no memref becomes a `memref.get_global`
+    of a private, uninitialised `memref.global` of its own, and its
+    `memref.dealloc` ops go away, so a stage call does no heap allocation
+    and touches no new pages after the first step. Run it after
+    bufferization and `buffer-results-to-out-params`, before
+    `buffer-deallocation-pipeline` (which then leaves the globals alone).
+
+    The buffers persist between calls, so this is valid only for functions
+    that do not run concurrently with themselves or recurse: pp's stage
+    functions are called one at a time by their rank's process. Temporaries
+    at most `max-stack-bytes` large go to the stack (`memref.alloca`)
+    instead, where they stay in cache and cost nothing to reserve.
+
+    ```mlir
+    // before
+    func.func @f_s0_forward(...) {
+      %t = memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
+      ...
+      memref.dealloc %t : memref<16x64xf32>
+    }
+    // after
+    memref.global "private" @__pp_scratch_f_s0_forward_0 : memref<16x64xf32> = uninitialized {alignment = 64 : i64}
+    func.func @f_s0_forward(...) {
+      %t = memref.get_global @__pp_scratch_f_s0_forward_0 : memref<16x64xf32>
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxStackBytes", "max-stack-bytes", "int64_t", "4096",
+           "Temporaries of at most this many bytes go to the stack instead">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "Alignment of each static buffer in bytes">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def PPApproximateMath : Pass<"pp-approximate-math"> {
+  let summary = "Replace tanh, exp, expm1 and erf by polynomial approximations";
+  let description = [{
+    Rewrites the f32 transcendental functions stage code uses (`math.tanh`,
+    `math.exp`, `math.expm1`, `math.erf`, and what `ops` names) with
+    upstream MLIR's polynomial and rational approximations, on scalars and
+    vectors alike: they lower to arithmetic the vectorizers handle instead
+    of libm calls, and stay within a few ulp of libm.
+
+    ```mlir
+    // before
+    %y = math.tanh %x : f32
+    // after: a clamp, a rational polynomial in %x * %x and a select
+    %c = arith.constant 7.90531110e+00 : f32
+    ...
+    %y = arith.select %tiny, %x, %ratio : f32
+    ```
+  }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "Math ops to approximate (default: tanh, exp, expm1, erf)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def PPDropUnusedStageFunctions
+    : Pass<"pp-drop-unused-stage-functions", "ModuleOp"> {
+  let summary = "Erase the stage functions the schedule never calls";
+  let description = [{
+    `pp-derive-backward` outlines every phase of every stage (forward,
+    fused backward, input and weight gradient), and a schedule calls only
+    some of them: with fused backwards, the split B and W functions are
+    dead. Once `convert-pp-to-runtime` has turned the schedule into calls,
+    this pass erases every function tagged `pp.stage` that nothing
+    references, which saves LLVM from optimising and emitting it (about
+    half of the GPT example's code).
+
+    ```mlir
+    // before: nothing calls @f_s0_backward_weight
+    func.func @f_s0_backward_weight(...) attributes {pp.stage = 0 : i64} {...}
+    func.func @pp_run_step_rank0(%p: !llvm.ptr) {
+      call @f_s0_backward(...)
+    }
+    // after: @f_s0_backward_weight is gone
+    ```
+  }];
+}
+
+def PPStripAttributes : Pass<"pp-strip-attributes"> {
+  let summary = "Remove pp's discardable attributes before translation";
+  let description = [{
+    Removes every discardable attribute whose name starts with `pp.` (the
+    slot, stage and micro-batch tags of the stage functions and the runtime
+    calls) from every op. They have no meaning in LLVM IR, and the LLVM IR
+    translation would reject the ones it does not know.
+
+    ```mlir
+    // before
+    llvm.func @f_s0_forward(%arg0: !llvm.ptr) attributes {pp.stage = 0 : i64}
+    // after
+    llvm.func @f_s0_forward(%arg0: !llvm.ptr)
+    ```
+  }];
+}
+
 #endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,127 @@
+//===- Passes.h - pp's registered pass pipelines ----------------*- C++ -*-===//
+//
+// The pass pipelines that take a model to a verified schedule and a
+// schedule to the LLVM dialect, with their options; pp-compile and pp-opt
+// both run them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_PIPELINES_PASSES_H
+#define PP_PIPELINES_PASSES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace pp {
+
+/// Options of `pp-schedule-pipeline`: the pipeline to train on and the
+/// devices the stage planner plans for.
+struct SchedulePipelineOptions
+    : public PassPipelineOptions<SchedulePipelineOptions> {
+  PassOptions::Option<std::string> function{
+      *this, "function", llvm::cl::desc("Training-step function"),
+      llvm::cl::init("train_step")};
+  PassOptions::Option<int64_t> numMicrobatches{
+      *this, "num-microbatches", llvm::cl::desc("Micro-batches per step"),
+      llvm::cl::init(1)};
+  PassOptions::Option<int64_t> numStages{*this, "num-stages",
+                                         llvm::cl::desc("Pipeline stages"),
+                                         llvm::cl::init(1)};
+  PassOptions::Option<int64_t> numRanks{
+      *this, "num-ranks",
+      llvm::cl::desc("Pipeline ranks (0: one per stage; fewer for looped "
+                     "schedules)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> schedule{
+      *this, "schedule", llvm::cl::desc("Schedule the program runs"),
+      llvm::cl::init("1f1b")};
+  PassOptions::Option<bool> splitBackward{
+      *this, "split-backward",
+      llvm::cl::desc("Run each backward as input gradient (B) then weight "
+                     "gradient (W)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> numReplicas{
+      *this, "num-replicas",
+      llvm::cl::desc("Data-parallel replicas of the pipeline"),
+      llvm::cl::init(1)};
+  PassOptions::Option<std::string> planSchedule{
+      *this, "plan-schedule",
+      llvm::cl::desc("Schedule the stage planner plans for (default: "
+                     "schedule; a schedule it does not know leaves it at "
+                     "1f1b)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> planRanks{
+      *this, "plan-ranks",
+      llvm::cl::desc("Ranks the stage planner plans for (default -1: "
+                     "num-ranks)"),
+      llvm::cl::init(-1)};
+  PassOptions::ListOption<std::string> device{
+      *this, "device",
+      llvm::cl::desc("Device of every rank, or one per rank, for the stage "
+                     "planner (cpu, h200)")};
+  PassOptions::Option<std::string> deviceFile{
+      *this, "device-file",
+      llvm::cl::desc("JSON file describing every rank's device"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> costFile{
+      *this, "cost-file",
+      llvm::cl::desc("pp-profile-v1 JSON the stage planner calibrates with"),
+      llvm::cl::init("")};
+};
+
+/// Options of `pp-lower-to-cpu`.
+struct LowerToCPUPipelineOptions
+    : public PassPipelineOptions<LowerToCPUPipelineOptions> {
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
+                     "instead of libm calls"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> staticScratch{
+      *this, "static-scratch",
+      llvm::cl::desc("Place stage functions' fixed-size temporaries in "
+                     "static buffers instead of the heap"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> maxStackBytes{
+      *this, "max-stack-bytes",
+      llvm::cl::desc("Temporaries up to this size go to the stack"),
+      llvm::cl::init(4096)};
+};
+
+/// TOSA to the linalg, tensor and arith ops pp differentiates.
+void buildTosaToLinalgPipeline(OpPassManager &pm);
+
+/// Elementwise arith and math ops on tensors to linalg.generic.
+void buildElementwiseToLinalgPipeline(OpPassManager &pm);
+
+/// A model to a verified schedule with its stage functions.
+void buildSchedulePipeline(OpPassManager &pm,
+                           const SchedulePipelineOptions &options);
+
+/// A verified schedule with stage functions to the LLVM dialect, in the
+/// phases below, in this order.
+void buildLowerToCPUPipeline(OpPassManager &pm,
+                             const LowerToCPUPipelineOptions &options);
+
+/// Tensor-level optimisation of the stage functions.
+void buildStageCodeOptimizationPhase(OpPassManager &pm,
+                                     const LowerToCPUPipelineOptions &options);
+/// Tensors to buffers, with one out-parameter per result and no heap
+/// temporaries.
+void buildBufferizationPhase(OpPassManager &pm,
+                             const LowerToCPUPipelineOptions &options);
+/// Buffer-level rewrites, the runtime calls, and linalg to loops.
+void buildMemRefPhase(OpPassManager &pm,
+                      const LowerToCPUPipelineOptions &options);
+/// Loops, vectors and buffers to the LLVM dialect.
+void buildToLLVMPhase(OpPassManager &pm,
+                      const LowerToCPUPipelineOptions &options);
+
+/// Registers the pipelines above with the pass registry.
+void registerPPPipelines();
+
+} // namespace pp
+} // namespace mlir
+
+#endif // PP_PIPELINES_PASSES_H

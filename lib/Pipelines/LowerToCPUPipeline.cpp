@@ -1,0 +1,84 @@
+//===- LowerToCPUPipeline.cpp - from a schedule to the LLVM dialect -------===//
+//
+// Builds pp-lower-to-cpu in named phases: tensor-level stage-code
+// optimisation, bufferization, buffer-level rewrites with the runtime calls,
+// and the conversion to the LLVM dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Conversion/Passes.h"
+#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Pipelines/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+void pp::buildStageCodeOptimizationPhase(
+    OpPassManager &pm, const LowerToCPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
+  if (options.approximateMath)
+    pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
+  // Contraction tiling and vectorization go here, on tensors.
+}
+
+void pp::buildBufferizationPhase(OpPassManager &pm,
+                                 const LowerToCPUPipelineOptions &options) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  if (options.staticScratch) {
+    PPStaticScratchOptions scratch;
+    scratch.maxStackBytes = options.maxStackBytes;
+    pm.addPass(createPPStaticScratch(scratch));
+  }
+  bufferization::buildBufferDeallocationPipeline(pm);
+}
+
+void pp::buildMemRefPhase(OpPassManager &pm,
+                          const LowerToCPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
+  // Library calls for contractions replace linalg ops here, on buffers.
+  pm.addPass(createConvertPPToRuntime());
+  pm.addPass(createPPDropUnusedStageFunctions());
+  pm.addPass(createSymbolDCEPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+}
+
+void pp::buildToLLVMPhase(OpPassManager &pm,
+                          const LowerToCPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  // Math functions LLVM has no intrinsic for (erf) become libm calls.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createPPStripAttributes());
+}
+
+void pp::buildLowerToCPUPipeline(OpPassManager &pm,
+                                 const LowerToCPUPipelineOptions &options) {
+  buildStageCodeOptimizationPhase(pm, options);
+  buildBufferizationPhase(pm, options);
+  buildMemRefPhase(pm, options);
+  buildToLLVMPhase(pm, options);
+}

@@ -1,0 +1,32 @@
+//===- Registration.cpp - register pp's pass pipelines --------------------===//
+//
+// Makes pp's pipelines available by name to pp-opt and textual pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Pipelines/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+void pp::registerPPPipelines() {
+  PassPipelineRegistration<>(
+      "pp-tosa-to-linalg",
+      "Lower a TOSA model to the linalg, tensor and arith ops pp reads",
+      buildTosaToLinalgPipeline);
+  PassPipelineRegistration<>(
+      "pp-elementwise-to-linalg",
+      "Turn elementwise arith and math ops on tensors into linalg.generic",
+      buildElementwiseToLinalgPipeline);
+  PassPipelineRegistration<SchedulePipelineOptions>(
+      "pp-schedule-pipeline",
+      "Split, partition, differentiate, schedule and verify a training step",
+      buildSchedulePipeline);
+  PassPipelineRegistration<LowerToCPUPipelineOptions>(
+      "pp-lower-to-cpu",
+      "Lower a verified schedule and its stage functions to the LLVM dialect "
+      "for CPUs",
+      buildLowerToCPUPipeline);
+}

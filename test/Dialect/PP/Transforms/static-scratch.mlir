@@ -1,0 +1,55 @@
+// RUN: pp-opt %s --pp-static-scratch | FileCheck %s
+// RUN: pp-opt %s --pp-static-scratch=max-stack-bytes=0 | FileCheck %s --check-prefix=NOSTACK
+
+// A large temporary becomes a private global of its own, a small one a
+// stack buffer; their deallocations go.
+// CHECK: memref.global "private" @__pp_scratch_stage : memref<64x64xf32> = uninitialized {alignment = 64 : i64}
+// CHECK-LABEL: func.func @stage
+// CHECK: %[[BIG:.*]] = memref.get_global @__pp_scratch_stage : memref<64x64xf32>
+// CHECK: %[[SMALL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[BIG]] : memref<64x64xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[SMALL]] : memref<16xf32>)
+// CHECK-NOT: memref.dealloc
+// CHECK-NOT: memref.alloc(
+// NOSTACK-DAG: memref.global "private" @__pp_scratch_stage : memref<64x64xf32>
+// NOSTACK-DAG: memref.global "private" @__pp_scratch_stage_0 : memref<16xf32>
+// NOSTACK-LABEL: func.func @stage
+// NOSTACK: memref.get_global @__pp_scratch_stage : memref<64x64xf32>
+// NOSTACK: memref.get_global @__pp_scratch_stage_0 : memref<16xf32>
+// NOSTACK-NOT: memref.alloca
+func.func @stage(%out: memref<f32>) {
+  %c = arith.constant 0.0 : f32
+  %big = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+  %small = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%c : f32) outs(%big : memref<64x64xf32>)
+  linalg.fill ins(%c : f32) outs(%small : memref<16xf32>)
+  memref.dealloc %big : memref<64x64xf32>
+  memref.dealloc %small : memref<16xf32>
+  return
+}
+
+// Buffers a function returns, dynamic shapes and allocations in loops,
+// which can be alive more than once at a time, stay on the heap.
+// CHECK-LABEL: func.func @returns
+// CHECK: memref.alloc() : memref<64x64xf32>
+func.func @returns() -> memref<64x64xf32> {
+  %a = memref.alloc() : memref<64x64xf32>
+  return %a : memref<64x64xf32>
+}
+
+// CHECK-LABEL: func.func @dynamic
+// CHECK: memref.alloc(%arg0) : memref<?xf32>
+// CHECK: scf.for
+// CHECK: memref.alloc() : memref<64x64xf32>
+func.func @dynamic(%n: index) {
+  %a = memref.alloc(%n) : memref<?xf32>
+  memref.dealloc %a : memref<?xf32>
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    %t = memref.alloc() : memref<64x64xf32>
+    memref.dealloc %t : memref<64x64xf32>
+  }
+  return
+}
