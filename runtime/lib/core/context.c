@@ -114,6 +114,7 @@ void pprt_context_destroy(pprt_context *ctx) {
   free(ctx->pending);
   free(ctx->saved);
   free(ctx->teacher);
+  free(ctx->x0_row);
   pprt_corpus_free(ctx->corpus);
   free(ctx);
 }

@@ -139,6 +139,7 @@ struct pprt_context {
 
   int32_t x0_index;    /* model argument of the teacher's input; -1 if none */
   float *teacher;      /* cached [teacher_din, teacher_dout] matrix */
+  float *x0_row;       /* scratch row of the teacher's input */
   pprt_corpus *corpus; /* --corpus text; NULL for synthetic data */
   int64_t teacher_din;
   int64_t teacher_dout;

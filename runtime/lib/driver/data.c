@@ -80,6 +80,8 @@ void pprt_prepare_teacher(pprt_context *ctx) {
       dout = b->dims[1];
   }
   ctx->x0_index = x0->index;
+  /* Scratch for one row of x0, so that loading data allocates nothing. */
+  ctx->x0_row = pprt_xcalloc(ctx, (size_t)x0->dims[1], sizeof(float));
   if (dout == 0)
     return;
   int64_t din = x0->dims[1];
@@ -120,11 +122,9 @@ void pprt_builtin_load_data(const pprt_context *ctx, int32_t kind,
                             int64_t num_rows, int64_t row_size, float *out) {
   int64_t din = teacher_din(ctx, kind, index);
   if (din > 0) {
-    float *x0_row = pprt_xcalloc(ctx, (size_t)din, sizeof(float));
     for (int64_t r = 0; r < num_rows; ++r)
-      teacher_row(ctx, din, step, first_row + r, row_size, x0_row,
+      teacher_row(ctx, din, step, first_row + r, row_size, ctx->x0_row,
                   out + r * row_size);
-    free(x0_row);
     return;
   }
   for (int64_t r = 0; r < num_rows; ++r)
