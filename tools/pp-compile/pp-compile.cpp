@@ -113,6 +113,11 @@ static cl::opt<int64_t> profileWarmup(
     "profile-warmup",
     cl::desc("With --emit=profile: unmeasured steps first (default 2)"),
     cl::init(2));
+static cl::opt<std::string> gemmChoice(
+    "gemm",
+    cl::desc("Contractions: generated (MLIR code), library (pprt_gemm, a "
+             "BLAS) or auto (per shape, bench/gemm_choice.md)"),
+    cl::init("auto"));
 static cl::list<std::string>
     runArgs("run-arg",
             cl::desc("With --emit=profile: an option for the program run "
@@ -190,6 +195,15 @@ static const char *kLoweringPipeline =
     "convert-scf-to-cf,expand-strided-metadata,finalize-memref-to-llvm,"
     "convert-math-to-llvm,convert-math-to-libm,convert-to-llvm,"
     "reconcile-unrealized-casts";
+
+/// The GEMM choice on tensors before bufferization, then the marked
+/// contractions as pprt_gemm calls on buffers before the lowering.
+static std::string bufferizePipeline() {
+  return "pp-select-gemm{gemm=" + gemmChoice + "}," + kBufferizePipeline;
+}
+static std::string loweringPipeline() {
+  return std::string("convert-gemm-to-runtime,") + kLoweringPipeline;
+}
 
 static bool hasTosaOps(ModuleOp module) {
   return module
@@ -403,10 +417,10 @@ static LogicalResult compile(MLIRContext &context) {
   if (emit == Emit::Schedule)
     return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
   copyRepeatedResults(*module);
-  if (failed(runPipeline(*module, kBufferizePipeline)))
+  if (failed(runPipeline(*module, bufferizePipeline())))
     return failure();
   lowerStridedCopies(*module);
-  if (failed(runPipeline(*module, kLoweringPipeline)))
+  if (failed(runPipeline(*module, loweringPipeline())))
     return failure();
   if (emit == Emit::MLIR)
     return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });

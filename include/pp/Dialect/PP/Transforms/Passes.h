@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Dialect/PP/Transforms/GemmLayout.h"
 
 namespace mlir {
 namespace pp {
