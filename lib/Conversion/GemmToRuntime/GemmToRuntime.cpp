@@ -184,16 +184,19 @@ struct ConvertGemmToRuntime
         if (mark.getValue() == kGemmLibrary)
           marked.push_back(op);
     });
-    if (marked.empty())
-      return;
-    FailureOr<func::FuncOp> callee = declareGemm(getOperation());
-    if (failed(callee))
-      return signalPassFailure();
     for (linalg::LinalgOp op : marked)
-      convert(op, *callee);
+      if (failed(convert(op)))
+        return signalPassFailure();
   }
 
-  void convert(linalg::LinalgOp op, func::FuncOp callee) {
+  /// Declares pprt_gemm on first use.
+  FailureOr<func::FuncOp> gemmFunction() {
+    if (!callee)
+      callee = declareGemm(getOperation());
+    return *callee;
+  }
+
+  LogicalResult convert(linalg::LinalgOp op) {
     std::string why;
     FailureOr<GemmPlan> plan = failure();
     if (!op.hasPureBufferSemantics())
@@ -209,14 +212,20 @@ struct ConvertGemmToRuntime
     if (failed(plan)) {
       op.emitRemark("pp.gemm = \"library\" kept as generated code: ") << why;
       op->removeAttr(kGemmAttrName);
-      return;
+      return success();
     }
+    FailureOr<func::FuncOp> gemm = gemmFunction();
+    if (failed(gemm))
+      return failure();
     linalg::FillOp fill = zeroFillBefore(op, c);
-    GemmCallBuilder(op, *plan, callee).build(/*zeroInit=*/fill != nullptr);
+    GemmCallBuilder(op, *plan, *gemm).build(/*zeroInit=*/fill != nullptr);
     if (fill)
       fill.erase();
     op->erase();
+    return success();
   }
+
+  std::optional<FailureOr<func::FuncOp>> callee;
 };
 
 } // namespace

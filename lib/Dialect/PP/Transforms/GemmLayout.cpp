@@ -220,8 +220,7 @@ FailureOr<GemmPlan> mlir::pp::planGemm(linalg::LinalgOp op,
   }
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(maps);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
-      dims->k.empty() ||
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty() ||
       dims->batch.size() + dims->m.size() + dims->n.size() + dims->k.size() !=
           op.getNumLoops()) {
     why = "not a contraction: a loop is not a batch, M, N or K dimension";
