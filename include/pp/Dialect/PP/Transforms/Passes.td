@@ -469,7 +469,7 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     Option<"minLibraryFlops", "min-library-flops", "int64_t", "0",
            "With gemm=auto: the fewest floating-point operations per call "
            "that go to the library">,
-    Option<"maxLibraryCalls", "max-library-calls", "int64_t", "1",
+    Option<"maxLibraryCalls", "max-library-calls", "int64_t", "64",
            "With gemm=auto: the most calls (iterations of the loops around "
            "the call) per op that go to the library">,
     Option<"printPlans", "print-plans", "bool", "false",
