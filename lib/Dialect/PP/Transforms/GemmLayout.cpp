@@ -129,6 +129,34 @@ innermostCollapsing(ArrayRef<unsigned> dims,
   return SmallVector<unsigned>(dims.drop_front(first));
 }
 
+/// The run of consecutive `dims` (ordered) with the most elements that
+/// collapses in every operand of `operands`; the rest is appended to `rest`.
+static SmallVector<unsigned>
+largestCollapsing(ArrayRef<unsigned> dims, ArrayRef<ArrayRef<int64_t>> operands,
+                  ArrayRef<int64_t> size, SmallVectorImpl<unsigned> &rest) {
+  size_t bestBegin = 0, bestEnd = 0;
+  int64_t bestSize = 1;
+  for (size_t begin = 0; begin < dims.size(); ++begin) {
+    int64_t elements = 1;
+    for (size_t end = begin + 1; end <= dims.size(); ++end) {
+      ArrayRef<unsigned> run = dims.slice(begin, end - begin);
+      if (!llvm::all_of(operands, [&](ArrayRef<int64_t> stride) {
+            return collapses(run, stride, size);
+          }))
+        break;
+      elements *= size[dims[end - 1]];
+      if (elements > bestSize) {
+        bestBegin = begin;
+        bestEnd = end;
+        bestSize = elements;
+      }
+    }
+  }
+  rest.append(dims.begin(), dims.begin() + bestBegin);
+  rest.append(dims.begin() + bestEnd, dims.end());
+  return SmallVector<unsigned>(dims.slice(bestBegin, bestEnd - bestBegin));
+}
+
 static Collapsed collapse(ArrayRef<unsigned> group, const LoopStrides &s) {
   Collapsed result;
   for (unsigned d : group)
@@ -281,7 +309,7 @@ planWithOrders(const linalg::ContractionDimensions &dims, const LoopStrides &ls,
       innermostCollapsing(ordered(dims.n, byN ? s->b : s->c, s->size),
                           {s->b, s->c}, s->size, outer);
   SmallVector<unsigned> loopDims;
-  SmallVector<unsigned> batch = innermostCollapsing(
+  SmallVector<unsigned> batch = largestCollapsing(
       ordered(outer, s->c, s->size), {s->a, s->b, s->c}, s->size, loopDims);
 
   Collapsed cm = collapse(m, *s), cn = collapse(n, *s), ck = collapse(k, *s),

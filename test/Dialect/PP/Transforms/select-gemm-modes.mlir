@@ -1,6 +1,6 @@
 // RUN: pp-opt %s --pp-select-gemm="gemm=generated" | FileCheck %s --check-prefix=GEN
 // RUN: pp-opt %s --pp-select-gemm="gemm=auto min-library-flops=50000 max-library-calls=1" | FileCheck %s --check-prefix=AUTO
-// RUN: pp-opt %s --pp-select-gemm="gemm=auto min-library-flops=1000 max-library-calls=4" | FileCheck %s --check-prefix=AUTO-LOOPS
+// RUN: pp-opt %s --pp-select-gemm="gemm=auto min-library-flops=1000 max-library-calls=2" | FileCheck %s --check-prefix=AUTO-LOOPS
 
 // GEN-NOT: pp.gemm
 
@@ -22,7 +22,7 @@ func.func @modes(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>,
   // AUTO-LOOPS: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>
   %small = linalg.matmul ins(%s, %t : tensor<8x4xf32>, tensor<4x4xf32>)
                          outs(%u : tensor<8x4xf32>) -> tensor<8x4xf32>
-  // 4 calls of 16384 flops: generated unless 4 calls are allowed.
+  // 2 calls of 32768 flops: generated unless 2 calls are allowed.
   // AUTO: linalg.generic
   // AUTO-NOT: pp.gemm
   // AUTO-LOOPS: linalg.generic {{.*}}pp.gemm = "library"
