@@ -128,3 +128,37 @@ func.func @column_major_output(%a: memref<64x32xf32>, %b: memref<32x16xf32>,
   }
   return
 }
+
+// -----
+
+// The head projection y[b, h, t, k] = sum_e x[b, t, e] w[e, h, k]: b is the
+// batch (strides 256, 0, 256), h a parallel loop that advances w by 16 and y
+// by 128 elements per iteration, with beta = 1 (no fill).
+// CHECK-LABEL: func.func @heads_parallel
+// CHECK: scf.for %[[H:.*]] = %c0 to %c2 step %c1
+// CHECK-NOT: arith.select
+// CHECK: %[[OFFB:.*]] = arith.muli %[[H]], %c16 : index
+// CHECK: %[[OFFC:.*]] = arith.muli %[[H]], %c128 : index
+// CHECK: %[[BYTESB:.*]] = arith.muli %[[OFFB]], %c4 : index
+// CHECK: arith.addi %{{.*}}, %[[BYTESB]] : index
+// CHECK: %[[BYTESC:.*]] = arith.muli %[[OFFC]], %c4 : index
+// CHECK: arith.addi %{{.*}}, %[[BYTESC]] : index
+// Batch 4, m 8, n 16, k 32; lda 32, ldb 32, ldc 16; batch strides 256, 0,
+// 256.
+// CHECK: func.call @pprt_gemm(%c0_i32, %c0_i32, %c0_i32, %c0_i32, %c4_i64, %c8_i64, %c16_i64, %c32_i64, %[[ONE:[^,]*]], %{{.*}}, %c32_i64, %c256_i64, %{{.*}}, %c32_i64, %c0_i64, %[[ONE]], %{{.*}}, %c16_i64, %c256_i64)
+func.func @heads_parallel(%x: memref<4x8x32xf32>, %w: memref<32x2x16xf32>,
+                          %y: memref<4x2x8x16xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(b, h, t, k, e) -> (b, t, e)>,
+                       affine_map<(b, h, t, k, e) -> (e, h, k)>,
+                       affine_map<(b, h, t, k, e) -> (b, h, t, k)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x8x32xf32>, memref<32x2x16xf32>)
+      outs(%y : memref<4x2x8x16xf32>) attrs = {pp.gemm = "library"} {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
