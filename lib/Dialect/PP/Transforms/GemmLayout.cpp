@@ -217,28 +217,38 @@ static FailureOr<GemmPlan>
 planWithOrders(const linalg::ContractionDimensions &dims, const LoopStrides &s,
                bool byM, bool byN, bool byK, std::string &why);
 
-FailureOr<GemmPlan> mlir::pp::planGemm(linalg::LinalgOp op,
-                                       OperandStrides strides,
-                                       std::string &why) {
+namespace {
+/// What makes an op a contraction: the inputs multiplied, the scale and the
+/// classified loops.
+struct Contraction {
+  unsigned lhs, rhs;
   Value alpha;
+  linalg::ContractionDimensions dims;
+};
+} // namespace
+
+static FailureOr<Contraction> matchContraction(linalg::LinalgOp op,
+                                               std::string &why) {
+  Contraction c;
   FailureOr<std::pair<unsigned, unsigned>> inputs =
-      matchMultiplyAccumulate(op, alpha);
+      matchMultiplyAccumulate(op, c.alpha);
   if (failed(inputs)) {
     why = "the body is not an accumulated product of two inputs";
     return failure();
   }
-  auto [lhs, rhs] = *inputs;
-  for (OpOperand *operand :
-       {op.getDpsInputOperand(lhs), op.getDpsInputOperand(rhs),
-        op.getDpsInitOperand(0)})
-    if (!getElementTypeOrSelf(operand->get().getType()).isF32()) {
-      why = "an operand is not f32";
-      return failure();
-    }
-  SmallVector<AffineMap> maps = {
-      op.getMatchingIndexingMap(op.getDpsInputOperand(lhs)),
-      op.getMatchingIndexingMap(op.getDpsInputOperand(rhs)),
-      op.getMatchingIndexingMap(op.getDpsInitOperand(0))};
+  std::tie(c.lhs, c.rhs) = *inputs;
+  SmallVector<OpOperand *> operands = {op.getDpsInputOperand(c.lhs),
+                                       op.getDpsInputOperand(c.rhs),
+                                       op.getDpsInitOperand(0)};
+  if (!llvm::all_of(operands, [](OpOperand *operand) {
+        return getElementTypeOrSelf(operand->get().getType()).isF32();
+      })) {
+    why = "an operand is not f32";
+    return failure();
+  }
+  auto maps = llvm::map_to_vector(operands, [&](OpOperand *operand) {
+    return op.getMatchingIndexingMap(operand);
+  });
   if (!llvm::all_of(maps,
                     [](AffineMap m) { return m.isProjectedPermutation(); }) ||
       op.hasDynamicShape()) {
@@ -261,6 +271,17 @@ FailureOr<GemmPlan> mlir::pp::planGemm(linalg::LinalgOp op,
       why = "the reduction loops are not the K dimensions";
       return failure();
     }
+  c.dims = *dims;
+  return c;
+}
+
+FailureOr<GemmPlan> mlir::pp::planGemm(linalg::LinalgOp op,
+                                       OperandStrides strides,
+                                       std::string &why) {
+  FailureOr<Contraction> contraction = matchContraction(op, why);
+  if (failed(contraction))
+    return failure();
+  auto [lhs, rhs, alpha, dims] = *contraction;
   FailureOr<LoopStrides> s = loopStrides(op, lhs, rhs, strides, why);
   if (failed(s))
     return failure();
@@ -275,7 +296,7 @@ FailureOr<GemmPlan> mlir::pp::planGemm(linalg::LinalgOp op,
   FailureOr<GemmPlan> best = failure();
   for (unsigned choice = 0; choice < 8; ++choice) {
     FailureOr<GemmPlan> plan =
-        planWithOrders(*dims, *s, choice & 1, choice & 2, choice & 4, why);
+        planWithOrders(dims, *s, choice & 1, choice & 2, choice & 4, why);
     if (succeeded(plan) &&
         (failed(best) || plan->callFlops() > best->callFlops())) {
       plan->lhs = lhs;
