@@ -165,3 +165,26 @@ func.func @not_gemms(%a: tensor<8x8xf32>, %v: tensor<8xf32>,
                        outs(%dc : tensor<8x8xf64>) -> tensor<8x8xf64>
   return %sq, %mp, %f64 : tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf64>
 }
+
+// -----
+
+// The named family: batch_matmul, and matmul with a transposed A through
+// its indexing maps.
+// LIB-LABEL: func @named
+// LIB: linalg.batch_matmul {pp.gemm = "library"}
+// LIB: linalg.matmul indexing_maps = [{{.*}}] {pp.gemm = "library"}
+func.func @named(%a: tensor<4x8x16xf32>, %b: tensor<4x16x32xf32>,
+                 %c: tensor<4x8x32xf32>, %at: tensor<16x8xf32>,
+                 %d: tensor<16x32xf32>, %e: tensor<8x32xf32>)
+    -> (tensor<4x8x32xf32>, tensor<8x32xf32>) {
+  // expected-remark @+1 {{gemm library: batch=4 m=8 n=32 k=16 trans_a=0 trans_b=0 calls=1}}
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x8x16xf32>, tensor<4x16x32xf32>)
+                           outs(%c : tensor<4x8x32xf32>) -> tensor<4x8x32xf32>
+  // expected-remark @+1 {{gemm library: batch=1 m=8 n=32 k=16 trans_a=1 trans_b=0 calls=1}}
+  %t = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
+                                      affine_map<(m, n, k) -> (k, n)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+                     ins(%at, %d : tensor<16x8xf32>, tensor<16x32xf32>)
+                     outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r, %t : tensor<4x8x32xf32>, tensor<8x32xf32>
+}
