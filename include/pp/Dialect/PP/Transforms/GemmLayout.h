@@ -33,21 +33,21 @@ struct GemmLoop {
 };
 
 /// One `pprt_gemm` call per iteration of `loops`:
-///   C_p = op(A_p) op(B_p) (+ C_p), p < batch,
-/// with the argument meanings of runtime/include/pprt/pprt.h. `lhs` and `rhs`
-/// are the op's input operand numbers that A and B read (swapped when the
-/// op's output is stored column-major, so that C^T = B^T A^T is computed).
+///   C_p = alpha op(A_p) op(B_p) (+ C_p), p < batch,
+/// with the argument meanings of runtime/include/pprt/pprt.h.
 struct GemmPlan {
+  /// The op's input operand numbers that A and B read.
   unsigned lhs, rhs;
-  /// Whether A reads the op's second multiplied input (C is column-major).
+  /// Whether A reads the op's second multiplied input: C is stored
+  /// column-major, so C^T = B^T A^T is computed.
   bool swapped;
-  /// The f32 scalar the product is scaled by, defined above the op; null
-  /// for 1 (`alpha` below).
   bool transA, transB;
   int64_t batch, m, n, k;
   int64_t lda, ldb, ldc;
   int64_t strideA, strideB, strideC;
   llvm::SmallVector<GemmLoop> loops;
+  /// The f32 scalar the product is scaled by, defined above the op; null
+  /// for 1.
   Value alpha;
 
   /// Floating-point operations of one call and of the whole op.
@@ -61,13 +61,14 @@ using OperandStrides =
     llvm::function_ref<FailureOr<llvm::SmallVector<int64_t>>(OpOperand &)>;
 
 /// The plan for `op` when it is an f32 contraction (`C += A * B`, maybe
-/// times a scalar defined above the op, over
-/// projected-permutation maps, other inputs unused, every loop a batch, M, N
-/// or K dimension of `linalg::inferContractionDims`) whose matrices have a
-/// unit stride in rows or columns; failure with the reason in `why`. Each
-/// of the M, N, K and batch groups keeps its innermost dimensions that
-/// collapse into one strided dimension of every operand; the others become
-/// loops.
+/// times a scalar defined above the op, over projected-permutation maps,
+/// other inputs unused, every loop a batch, M, N or K dimension of
+/// `linalg::inferContractionDims`) whose matrices have a unit stride in rows
+/// or columns; failure with the reason in `why`. The M, N and K groups keep
+/// their innermost dimensions that collapse into one strided dimension of
+/// their operands, the batch the largest collapsing run of the batch
+/// dimensions and the M and N dimensions left; the others become loops. Of
+/// the orders that allows, the plan with the largest calls wins.
 FailureOr<GemmPlan> planGemm(linalg::LinalgOp op, OperandStrides strides,
                              std::string &why);
 
