@@ -27,7 +27,9 @@ void pp::buildStageCodeOptimizationPhase(
   pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
   if (options.approximateMath)
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
-  // Contraction tiling and vectorization go here, on tensors.
+  PPSelectGemmOptions select;
+  select.gemm = options.gemm;
+  pm.addPass(createPPSelectGemm(select));
 }
 
 void pp::buildBufferizationPhase(OpPassManager &pm,
@@ -52,7 +54,7 @@ void pp::buildBufferizationPhase(OpPassManager &pm,
 void pp::buildMemRefPhase(OpPassManager &pm,
                           const LowerToCPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
-  // Library calls for contractions replace linalg ops here, on buffers.
+  pm.addPass(createConvertGemmToRuntime());
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());

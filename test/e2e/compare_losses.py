@@ -45,11 +45,11 @@ def train(args, workdir, stages, microbatches, schedule, ranks=None,
     playing `sequential` replicas in turn."""
     ranks = ranks or stages
     exe = os.path.join(workdir, f"train_{stages}_{ranks}_{microbatches}_"
-                       f"{schedule}_{int(split)}_{replicas}")
+                       f"{schedule}_{int(split)}_{replicas}_{args.label}")
     run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
          str(ranks), "--microbatches", str(microbatches), "--schedule",
          schedule, "--data-parallel", str(replicas), "-o", exe] +
-        (["--split-backward"] if split else []))
+        (["--split-backward"] if split else []) + args.compile_arg)
     data = ["--corpus", args.corpus] if args.corpus else []
     out = run(["mpirun", "-np", str(ranks * replicas), exe, "--steps",
                str(args.steps), "--optimizer", args.optimizer, "--lr",
@@ -99,10 +99,22 @@ def main():
                         "e.g. the model without its stage markers")
     parser.add_argument("--run-timeout", type=int, default=RUN_TIMEOUT,
                         help="seconds one compile or training run may take")
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        help="an option for pp-compile (repeatable), e.g. "
+                        "--compile-arg=--gemm=library")
+    parser.add_argument("--reference-compile-arg", action="append",
+                        default=None,
+                        help="an option for the reference's pp-compile "
+                        "(repeatable; default: the --compile-arg options)")
     args = parser.parse_args()
+    args.label = "test"
     RUN_TIMEOUT = args.run_timeout
     reference = argparse.Namespace(
-        **{**vars(args), "model": args.reference_model or args.model})
+        **{**vars(args), "model": args.reference_model or args.model,
+           "label": "reference",
+           "compile_arg": (args.compile_arg
+                           if args.reference_compile_arg is None
+                           else args.reference_compile_arg)})
 
     failed = passed = 0
     with tempfile.TemporaryDirectory() as workdir:

@@ -137,6 +137,16 @@ static cl::opt<bool> staticScratch(
     cl::desc("Stage-code temporaries in static buffers or on the stack "
              "(default true; false: on the heap, allocated every call)"),
     cl::init(true));
+static cl::opt<pp::GemmChoice> gemmChoice(
+    "gemm", cl::desc("Where contractions are computed (default auto)"),
+    cl::init(pp::GemmChoice::Auto),
+    cl::values(clEnumValN(pp::GemmChoice::Generated, "generated",
+                          "MLIR-generated code for every contraction"),
+               clEnumValN(pp::GemmChoice::Library, "library",
+                          "pprt_gemm (a BLAS) wherever a contraction maps"),
+               clEnumValN(pp::GemmChoice::Auto, "auto",
+                          "per shape, by the measured rule of "
+                          "bench/gemm_choice.md")));
 static cl::opt<unsigned>
     optLevel("O", cl::desc("LLVM optimisation level 0-3 (default 3)"),
              cl::Prefix, cl::init(3));
@@ -427,6 +437,7 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
     pp::LowerToCPUPipelineOptions options;
     options.approximateMath = approximateMath;
     options.staticScratch = staticScratch;
+    options.gemm = gemmChoice;
     pp::buildLowerToCPUPipeline(pm, options);
   };
   if (failed(runPipeline(*module, timing, lower)))

@@ -9,6 +9,8 @@
 #ifndef PP_PIPELINES_PASSES_H
 #define PP_PIPELINES_PASSES_H
 
+#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -87,6 +89,17 @@ struct LowerToCPUPipelineOptions
       *this, "max-stack-bytes",
       llvm::cl::desc("Temporaries up to this size go to the stack"),
       llvm::cl::init(4096)};
+  PassOptions::Option<GemmChoice> gemm{
+      *this, "gemm",
+      llvm::cl::desc("Which contractions become pprt_gemm library calls"),
+      llvm::cl::init(GemmChoice::Auto),
+      llvm::cl::values(
+          clEnumValN(GemmChoice::Generated, "generated",
+                     "none: MLIR generates every contraction"),
+          clEnumValN(GemmChoice::Library, "library",
+                     "every contraction that maps onto pprt_gemm"),
+          clEnumValN(GemmChoice::Auto, "auto",
+                     "those the measured rule of pp-select-gemm prefers"))};
 };
 
 /// TOSA to the linalg, tensor and arith ops pp differentiates.

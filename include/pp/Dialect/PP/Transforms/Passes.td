@@ -584,4 +584,54 @@ def PPStripAttributes : Pass<"pp-strip-attributes"> {
   }];
 }
 
+def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
+  let summary = "Choose which contractions become runtime GEMM calls";
+  let description = [{
+    Marks every f32 contraction on tensors (a `linalg.generic` computing
+    `C += A * B`, or a named op of the matmul family, transposed and batch
+    forms included) that one strided row-major GEMM of the runtime ABI can
+    compute with the discardable attribute `pp.gemm = "library"`;
+    `convert-gemm-to-runtime` turns marked ops into `pprt_gemm` calls after
+    bufferization. Unused inputs are allowed. A contraction qualifies when
+    `linalg::inferContractionDims` classifies every loop and its reduction
+    dimensions collapse into one strided dimension of both inputs; groups of
+    M, N and batch dimensions that do not collapse (for example the head
+    dimension of attention's `[b, h, t, e]` outputs) become loops around the
+    call.
+
+    `gemm=generated` marks nothing, `gemm=library` marks every contraction
+    that qualifies, and `gemm=auto` marks those the measured rule of
+    bench/gemm_choice.md prefers: a call of at least `min-library-flops`
+    floating-point operations, run at most `max-library-calls` times.
+
+    ```mlir
+    %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
+                       outs(%z : tensor<64x16xf32>) -> tensor<64x16xf32>
+    // becomes, with gemm=library,
+    %c = linalg.matmul {pp.gemm = "library"} ins(...) outs(...)
+    ```
+  }];
+  let options = [
+    Option<"gemm", "gemm", "::mlir::pp::GemmChoice",
+           "::mlir::pp::GemmChoice::Auto",
+           "Which contractions become library calls",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::GemmChoice::Generated, "generated",
+                        "none: MLIR generates every contraction"),
+             clEnumValN(::mlir::pp::GemmChoice::Library, "library",
+                        "every contraction that maps onto pprt_gemm"),
+             clEnumValN(::mlir::pp::GemmChoice::Auto, "auto",
+                        "those the measured rule prefers"))}]>,
+    Option<"minLibraryFlops", "min-library-flops", "int64_t", "0",
+           "With gemm=auto: the fewest floating-point operations per call "
+           "that go to the library">,
+    Option<"maxLibraryCalls", "max-library-calls", "int64_t", "64",
+           "With gemm=auto: the most calls (iterations of the loops around "
+           "the call) per op that go to the library">,
+    Option<"printPlans", "print-plans", "bool", "false",
+           "Emit a remark with the GEMM plan and the choice of every "
+           "contraction">,
+  ];
+}
+
 #endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,231 @@
+//===- GemmToRuntime.cpp - marked contractions as pprt_gemm calls ---------===//
+//
+// Rewrites the bufferized contractions that pp-select-gemm marked into calls
+// of the runtime's GEMM entry, with pointers, row and batch strides taken
+// from the memrefs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Conversion/Passes.h"
+#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "pprt/pprt.h"
+
+namespace mlir::pp {
+#define GEN_PASS_DEF_CONVERTGEMMTORUNTIME
+#include "pp/Conversion/Passes.h.inc"
+} // namespace mlir::pp
+
+using namespace mlir;
+using namespace mlir::pp;
+
+static constexpr llvm::StringLiteral kGemmFunction = "pprt_gemm";
+
+/// The declaration of `pprt_gemm` (runtime/include/pprt/pprt.h), added once.
+static FailureOr<func::FuncOp> declareGemm(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64),
+       f32 = Float32Type::get(ctx), ptr = LLVM::LLVMPointerType::get(ctx);
+  auto type =
+      FunctionType::get(ctx,
+                        {i32, i32, i32, i32, i64, i64, i64, i64, f32, ptr, i64,
+                         i64, ptr, i64, i64, f32, ptr, i64, i64},
+                        {});
+  if (auto existing = module.lookupSymbol<func::FuncOp>(kGemmFunction)) {
+    if (existing.getFunctionType() == type)
+      return existing;
+    return existing.emitError("'pprt_gemm' is declared with type ")
+           << existing.getFunctionType() << ", not the runtime's " << type;
+  }
+  auto builder = OpBuilder::atBlockEnd(module.getBody());
+  auto gemm =
+      func::FuncOp::create(builder, module.getLoc(), kGemmFunction, type);
+  gemm.setPrivate();
+  return gemm;
+}
+
+/// The static element strides of a memref operand.
+static FailureOr<SmallVector<int64_t>> memrefStrides(OpOperand &operand) {
+  auto type = dyn_cast<MemRefType>(operand.get().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return failure();
+  return strides;
+}
+
+/// The fill of `out` with zero right before `op` (only allocations and ops
+/// without memory effects between), which beta = 0 makes redundant.
+static linalg::FillOp zeroFillBefore(Operation *op, Value out) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill)
+      return fill.getOutputs()[0] == out &&
+                     matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
+                 ? fill
+                 : nullptr;
+    if (!isMemoryEffectFree(prev) && !isa<memref::AllocOp>(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+namespace {
+
+/// Builds the call of one plan at the op's position.
+class GemmCallBuilder {
+public:
+  GemmCallBuilder(linalg::LinalgOp op, const GemmPlan &plan,
+                  func::FuncOp callee)
+      : op(op), plan(plan), callee(callee), b(op), loc(op.getLoc()) {}
+
+  void build(bool zeroInit) {
+    Value a = op.getDpsInputOperand(plan.lhs)->get();
+    Value bm = op.getDpsInputOperand(plan.rhs)->get();
+    Value c = op.getDpsInitOperand(0)->get();
+    Value baseA = elementAddress(a), baseB = elementAddress(bm),
+          baseC = elementAddress(c);
+    SmallVector<Value> offA, offB, offC, firstK;
+    for (const GemmLoop &loop : plan.loops) {
+      auto forOp =
+          scf::ForOp::create(b, loc, index(0), index(loop.size), index(1));
+      b.setInsertionPointToStart(forOp.getBody());
+      Value iv = forOp.getInductionVar();
+      offA.push_back(scaled(iv, loop.strideA));
+      offB.push_back(scaled(iv, loop.strideB));
+      offC.push_back(scaled(iv, loop.strideC));
+      if (loop.reduction)
+        firstK.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               iv, index(0)));
+    }
+    Value beta = betaFor(zeroInit, firstK);
+    Value alpha = plan.alpha ? plan.alpha : f32(1.0f);
+    func::CallOp::create(
+        b, loc, callee,
+        ValueRange{i32(PPRT_F32), i32(PPRT_F32), i32(plan.transA),
+                   i32(plan.transB), i64(plan.batch), i64(plan.m), i64(plan.n),
+                   i64(plan.k), alpha, pointer(baseA, offA), i64(plan.lda),
+                   i64(plan.strideA), pointer(baseB, offB), i64(plan.ldb),
+                   i64(plan.strideB), beta, pointer(baseC, offC), i64(plan.ldc),
+                   i64(plan.strideC)});
+  }
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value f32(float v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          llvm::APFloat(v));
+  }
+  Value scaled(Value iv, int64_t stride) {
+    return arith::MulIOp::create(b, loc, iv, index(stride));
+  }
+
+  /// The address, as an index, of the first element of `memref`: its
+  /// aligned pointer plus its offset.
+  Value elementAddress(Value memref) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    Value aligned =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    Value bytes =
+        arith::MulIOp::create(b, loc, meta.getOffset(), index(sizeof(float)));
+    return arith::AddIOp::create(b, loc, aligned, bytes);
+  }
+
+  /// `base` advanced by the loops' element offsets, as a pointer.
+  Value pointer(Value base, ArrayRef<Value> offsets) {
+    Value address = base;
+    for (Value offset : offsets)
+      address = arith::AddIOp::create(
+          b, loc, address,
+          arith::MulIOp::create(b, loc, offset, index(sizeof(float))));
+    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
+  }
+
+  /// beta = 1 accumulates into C; a zero-filled C takes beta = 0 in the
+  /// first iteration of the reduction loops.
+  Value betaFor(bool zeroInit, ArrayRef<Value> firstK) {
+    if (!zeroInit)
+      return f32(1.0f);
+    if (firstK.empty())
+      return f32(0.0f);
+    Value first = firstK.front();
+    for (Value next : firstK.drop_front())
+      first = arith::AndIOp::create(b, loc, first, next);
+    return arith::SelectOp::create(b, loc, first, f32(0.0f), f32(1.0f));
+  }
+
+  linalg::LinalgOp op;
+  const GemmPlan &plan;
+  func::FuncOp callee;
+  OpBuilder b;
+  Location loc;
+};
+
+struct ConvertGemmToRuntime
+    : pp::impl::ConvertGemmToRuntimeBase<ConvertGemmToRuntime> {
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> marked;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (auto mark = op->getAttrOfType<StringAttr>(kGemmAttrName))
+        if (mark.getValue() == kGemmLibrary)
+          marked.push_back(op);
+    });
+    for (linalg::LinalgOp op : marked)
+      if (failed(convert(op)))
+        return signalPassFailure();
+  }
+
+  /// Declares pprt_gemm on first use.
+  FailureOr<func::FuncOp> gemmFunction() {
+    if (!callee)
+      callee = declareGemm(getOperation());
+    return *callee;
+  }
+
+  LogicalResult convert(linalg::LinalgOp op) {
+    std::string why;
+    FailureOr<GemmPlan> plan = failure();
+    if (!op.hasPureBufferSemantics())
+      why = "it is not bufferized";
+    else
+      plan = planGemm(op, memrefStrides, why);
+    Value c = op.getDpsInitOperand(0)->get();
+    if (succeeded(plan) && (op.getDpsInputOperand(plan->lhs)->get() == c ||
+                            op.getDpsInputOperand(plan->rhs)->get() == c)) {
+      plan = failure();
+      why = "its output is also an input";
+    }
+    if (failed(plan)) {
+      op.emitRemark("pp.gemm = \"library\" kept as generated code: ") << why;
+      op->removeAttr(kGemmAttrName);
+      return success();
+    }
+    FailureOr<func::FuncOp> gemm = gemmFunction();
+    if (failed(gemm))
+      return failure();
+    linalg::FillOp fill = zeroFillBefore(op, c);
+    GemmCallBuilder(op, *plan, *gemm).build(/*zeroInit=*/fill != nullptr);
+    if (fill)
+      fill.erase();
+    op->erase();
+    return success();
+  }
+
+  std::optional<FailureOr<func::FuncOp>> callee;
+};
+
+} // namespace

@@ -1,0 +1,42 @@
+// RUN: pp-opt %s --pp-select-gemm="gemm=generated" | FileCheck %s --check-prefix=GEN
+// RUN: pp-opt %s --pp-select-gemm="gemm=auto min-library-flops=50000 max-library-calls=1" | FileCheck %s --check-prefix=AUTO
+// RUN: pp-opt %s --pp-select-gemm="gemm=auto min-library-flops=1000 max-library-calls=2" | FileCheck %s --check-prefix=AUTO-LOOPS
+
+// GEN-NOT: pp.gemm
+
+// AUTO-LABEL: func @modes
+// AUTO-LOOPS-LABEL: func @modes
+func.func @modes(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>,
+                 %c: tensor<64x16xf32>, %s: tensor<8x4xf32>,
+                 %t: tensor<4x4xf32>, %u: tensor<8x4xf32>,
+                 %x: tensor<4x8x32xf32>, %w: tensor<32x2x16xf32>,
+                 %h: tensor<4x2x8x16xf32>)
+    -> (tensor<64x16xf32>, tensor<8x4xf32>, tensor<4x2x8x16xf32>) {
+  // 65536 flops in one call: the library with both rules.
+  // AUTO: linalg.matmul {pp.gemm = "library"} ins(%{{.*}}, %{{.*}} : tensor<64x32xf32>
+  // AUTO-LOOPS: linalg.matmul {pp.gemm = "library"} ins(%{{.*}}, %{{.*}} : tensor<64x32xf32>
+  %big = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
+                       outs(%c : tensor<64x16xf32>) -> tensor<64x16xf32>
+  // 256 flops: generated with both.
+  // AUTO: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>
+  // AUTO-LOOPS: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>
+  %small = linalg.matmul ins(%s, %t : tensor<8x4xf32>, tensor<4x4xf32>)
+                         outs(%u : tensor<8x4xf32>) -> tensor<8x4xf32>
+  // 2 calls of 32768 flops: generated unless 2 calls are allowed.
+  // AUTO: linalg.generic
+  // AUTO-NOT: pp.gemm
+  // AUTO-LOOPS: linalg.generic {{.*}}pp.gemm = "library"
+  %heads = linalg.generic {
+      indexing_maps = [affine_map<(b, h, t, k, e) -> (b, t, e)>,
+                       affine_map<(b, h, t, k, e) -> (e, h, k)>,
+                       affine_map<(b, h, t, k, e) -> (b, h, t, k)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8x32xf32>, tensor<32x2x16xf32>)
+      outs(%h : tensor<4x2x8x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<4x2x8x16xf32>
+  return %big, %small, %heads : tensor<64x16xf32>, tensor<8x4xf32>, tensor<4x2x8x16xf32>
+}
