@@ -193,10 +193,43 @@ VectorizeContractions::tileAndVectorize(RewriterBase &rewriter,
       rewriter, cast<TilingInterface>(generic.getOperation()), sizes);
 }
 
+namespace {
+/// `acc + a * b` on vectors as one `vector.fma`: what a contraction with a
+/// unit reduction becomes once its unit dimensions are cast away.
+struct MultiplyAddToFMA : public OpRewritePattern<arith::AddFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::AddFOp add,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<VectorType>(add.getType()))
+      return failure();
+    for (unsigned i = 0; i < 2; ++i) {
+      auto mul = add->getOperand(i).getDefiningOp<arith::MulFOp>();
+      if (!mul || !mul->hasOneUse())
+        continue;
+      rewriter.replaceOpWithNewOp<vector::FMAOp>(
+          add, mul.getLhs(), mul.getRhs(), add->getOperand(1 - i));
+      return success();
+    }
+    return failure();
+  }
+};
+} // namespace
+
 /// Folds what vectorizing left behind into `vector.contract`s on vectors
 /// without unit dimensions.
 static LogicalResult simplifyVectors(Operation *root) {
   MLIRContext *context = root->getContext();
+  // Unit dimensions first: the contraction patterns do not see through them.
+  RewritePatternSet unitDims(context);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(unitDims);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(unitDims);
+  memref::populateFoldMemRefAliasOpPatterns(unitDims);
+  vector::MultiDimReductionOp::getCanonicalizationPatterns(unitDims, context);
+  vector::ShapeCastOp::getCanonicalizationPatterns(unitDims, context);
+  vector::BroadcastOp::getCanonicalizationPatterns(unitDims, context);
+  unitDims.add<MultiplyAddToFMA>(context);
+  if (failed(applyPatternsGreedily(root, std::move(unitDims))))
+    return failure();
   RewritePatternSet patterns(context);
   vector::populateVectorReductionToContractPatterns(patterns);
   vector::populateSinkVectorOpsPatterns(patterns);
@@ -244,6 +277,8 @@ lowerVectors(Operation *root,
   populateVectorToSCFConversionPatterns(
       patterns, VectorTransferToSCFOptions().enableFullUnroll());
   vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  patterns.add<MultiplyAddToFMA>(context);
+  vector::populateVectorRankReducingFMAPattern(patterns);
   vector::ExtractOp::getCanonicalizationPatterns(patterns, context);
   vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
   return applyPatternsGreedily(root, std::move(patterns));

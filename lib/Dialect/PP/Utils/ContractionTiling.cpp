@@ -37,7 +37,16 @@ bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
   if (!llvm::all_of(op.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
     return false;
-  return succeeded(linalg::inferContractionDims(op)) && addsIntoInit(op);
+  // Derived generics keep inputs their body never reads: recognize the
+  // contraction of the two inputs that are read.
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!op.getMatchingBlockArgument(input).use_empty())
+      maps.push_back(op.getMatchingIndexingMap(input));
+  if (maps.size() != 2)
+    return false;
+  maps.push_back(op.getMatchingIndexingMap(init));
+  return succeeded(linalg::inferContractionDims(maps)) && addsIntoInit(op);
 }
 
 SmallVector<unsigned> mlir::pp::outputMajorLoopOrder(linalg::LinalgOp op) {

@@ -24,7 +24,8 @@ struct RegisterTileShape {
 };
 
 /// Whether `op` is a contraction this library tiles: a linalg op with one
-/// float init of static shape, at least one m, n and k dimension
+/// float init of static shape, two inputs read by its body (others may be
+/// unused) with at least one m, n and k dimension
 /// (linalg::inferContractionDims), an output map that is a projected
 /// permutation and a body that adds into its init.
 bool isTileableContraction(linalg::LinalgOp op);
