@@ -446,10 +446,12 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
     4. the innermost output loop is tiled by `tile-vectors` vectors of
        `vector-bits` bits, the next one by `tile-rows` rows and every
        reduction by 1 (`scf::tileUsingSCF`), and each tile is vectorized
-       (`linalg::vectorize`) into a `vector.contract`;
+       (`linalg::vectorize`) into a `vector.contract` (tiles with unit batch
+       or outer m dimensions into a multiply-add, which becomes one
+       `vector.fma`);
     5. the accumulator's reads and writes are hoisted out of the reduction
        loops (`linalg::hoistRedundantVectorTransfers`), and the contraction
-       is lowered to outer products and `vector.fma`, with transfers
+       is lowered to outer products and 1-D `vector.fma`s, with transfers
        unrolled to 1-D loads and stores.
 
     Ops carrying `pp.gemm = "library"` are left to the GEMM library call;
@@ -463,13 +465,17 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
     // becomes, with vector-bits=512 tile-rows=4 tile-vectors=2:
     scf.for %i = %c0 to %c64 step %c4 {
       scf.for %j = %c0 to %c64 step %c32 {
-        %acc = vector.transfer_read %c[%i, %j] ... : vector<32xf32> (x4)
-        %r = scf.for %k = %c0 to %c32 step %c1 iter_args(...) {
-          %row = vector.transfer_read %b[%k, %j] ... : vector<32xf32>
-          %s = memref.load %a[%i, %k] ...
-          %acc0 = vector.fma %bcast, %row, %acc ... : vector<32xf32> (x4)
+        %c0v = vector.load %c[%i, %j] : memref<64x64xf32>, vector<32xf32>
+        ...                                        // rows i+1 .. i+3
+        %acc = scf.for %k = %c0 to %c32 step %c1 iter_args(%t = %init)
+            -> (vector<4x32xf32>) {
+          %row = vector.load %b[%k, %j] : memref<32x64xf32>, vector<32xf32>
+          %a0 = vector.broadcast %a_i_k : f32 to vector<32xf32>
+          %r0 = vector.fma %a0, %row, %t0 : vector<32xf32>
+          ...                                      // rows i+1 .. i+3
         }
-        vector.transfer_write ... %c[%i, %j] (x4)
+        vector.store %acc0, %c[%i, %j] : memref<64x64xf32>, vector<32xf32>
+        ...
       }
     }
     ```
