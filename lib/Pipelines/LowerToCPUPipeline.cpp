@@ -55,6 +55,8 @@ void pp::buildMemRefPhase(OpPassManager &pm,
                           const LowerToCPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
   pm.addPass(createConvertGemmToRuntime());
+  if (options.vectorizeContractions)
+    pm.addPass(createPPVectorizeContractions());
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());

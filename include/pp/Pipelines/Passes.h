@@ -89,6 +89,11 @@ struct LowerToCPUPipelineOptions
       *this, "max-stack-bytes",
       llvm::cl::desc("Temporaries up to this size go to the stack"),
       llvm::cl::init(4096)};
+  PassOptions::Option<bool> vectorizeContractions{
+      *this, "vectorize-contractions",
+      llvm::cl::desc("Tile and vectorize the contractions that stay "
+                     "generated code into register tiles of FMAs"),
+      llvm::cl::init(true)};
   PassOptions::Option<GemmChoice> gemm{
       *this, "gemm",
       llvm::cl::desc("Which contractions become pprt_gemm library calls"),

@@ -634,4 +634,75 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
   ];
 }
 
+def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
+  let summary = "Tile contractions on buffers into register tiles of FMAs";
+  let description = [{
+    Rewrites every contraction on buffers (a `linalg.generic` or named
+    matmul-family op with m, n and k dimensions, any transposition, batch
+    dimensions, several m or k dimensions, a body that adds into its init)
+    into loops over register tiles whose body is vector FMAs, with upstream
+    transforms only:
+
+    1. named ops are generalized and inputs the body never reads dropped;
+    2. loops are interchanged so the output's dimensions come first, in its
+       layout order, and reductions last (`linalg::interchangeGenericOp`);
+    3. an input that would be read along the vectorized loop with a stride
+       (the `B` of `A B^T`, the `K` of `Q K^T`) is transposed once into a
+       stack buffer so every vector load is contiguous;
+    4. the innermost output loop is tiled by `tile-vectors` vectors of
+       `vector-bits` bits, the next one by `tile-rows` rows and every
+       reduction by 1 (`scf::tileUsingSCF`), and each tile is vectorized
+       (`linalg::vectorize`) into a `vector.contract` (tiles with unit batch
+       or outer m dimensions into a multiply-add, which becomes one
+       `vector.fma`);
+    5. the accumulator's reads and writes are hoisted out of the reduction
+       loops (`linalg::hoistRedundantVectorTransfers`), and the contraction
+       is lowered to outer products and 1-D `vector.fma`s, with transfers
+       unrolled to 1-D loads and stores.
+
+    Ops carrying `pp.gemm = "library"` are left to the GEMM library call;
+    ops on tensors and other reductions are left unchanged. Run it after
+    bufferization; `convert-vector-to-llvm` (or `convert-to-llvm`) lowers
+    what it produces.
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>)
+                  outs(%c : memref<64x64xf32>)
+    // becomes, with vector-bits=512 tile-rows=4 tile-vectors=2:
+    scf.for %i = %c0 to %c64 step %c4 {
+      scf.for %j = %c0 to %c64 step %c32 {
+        %c0v = vector.load %c[%i, %j] : memref<64x64xf32>, vector<32xf32>
+        ...                                        // rows i+1 .. i+3
+        %acc = scf.for %k = %c0 to %c32 step %c1 iter_args(%t = %init)
+            -> (vector<4x32xf32>) {
+          %row = vector.load %b[%k, %j] : memref<32x64xf32>, vector<32xf32>
+          %a0 = vector.broadcast %a_i_k : f32 to vector<32xf32>
+          %r0 = vector.fma %a0, %row, %t0 : vector<32xf32>
+          ...                                      // rows i+1 .. i+3
+        }
+        vector.store %acc0, %c[%i, %j] : memref<64x64xf32>, vector<32xf32>
+        ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "Width of the target's vector registers in bits (512 for "
+           "AVX-512, 256 for AVX2, 128 for SSE and NEON)">,
+    Option<"tileRows", "tile-rows", "int64_t", "4",
+           "Rows of the register tile">,
+    Option<"tileVectors", "tile-vectors", "int64_t", "2",
+           "Vectors per row of the register tile">,
+    Option<"packStrided", "pack-strided", "bool", "true",
+           "Transpose inputs read with a stride along the vectorized loop "
+           "into a stack buffer first">,
+  ];
+}
+
 #endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD

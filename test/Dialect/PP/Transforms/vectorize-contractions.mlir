@@ -1,0 +1,143 @@
+// RUN: pp-opt %s -split-input-file --pp-vectorize-contractions | FileCheck %s
+// RUN: pp-opt %s -split-input-file --pp-vectorize-contractions="vector-bits=256" | FileCheck %s --check-prefix=AVX2
+
+// A matmul becomes 4 x 32 register tiles (2 AVX-512 vectors a row): the
+// accumulators are read before the reduction loop, carried through it and
+// written after it, and the body is one broadcast FMA per row.
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT:     linalg.matmul
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c4
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK:             vector.load %{{.*}}[%[[I]], %[[J]]] : memref<64x64xf32>, vector<32xf32>
+// CHECK:             %[[ACC:.*]] = scf.for %{{.*}} iter_args(%{{.*}}) -> (vector<4x32xf32>)
+// CHECK-COUNT-4:       vector.fma %{{.*}} : vector<32xf32>
+// CHECK:               scf.yield
+// CHECK-COUNT-4:     vector.store %{{.*}} : memref<64x64xf32>, vector<32xf32>
+// AVX2-LABEL: func.func @matmul
+// AVX2:         scf.for %{{.*}} step %c4
+// AVX2:           scf.for %{{.*}} step %c16
+// AVX2-COUNT-4:     vector.fma %{{.*}} : vector<16xf32>
+func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x64xf32>,
+                  %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>)
+                outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// pp's derived form: two m dimensions (b, t), the reduction first in loop
+// order and an input the body never reads. The loops are put in output
+// order with the reduction last (b by 1, t by 4 rows, n by 32) and the
+// unused input is dropped.
+// CHECK-LABEL: func.func @derived
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.for %{{.*}} = %c0 to %c16 step %c1
+// CHECK:           scf.for %{{.*}} = %c0 to %c16 step %c4
+// CHECK:             scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(%{{.*}}) -> (vector<4x32xf32>)
+// CHECK-COUNT-4:       vector.fma %{{.*}} : vector<32xf32>
+// CHECK-NOT:     %arg2
+func.func @derived(%x: memref<16x16x128xf32>, %w: memref<128x32xf32>,
+                   %unused: memref<16x16x32xf32>, %y: memref<16x16x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k, b, t, n) -> (b, t, k)>,
+                                   affine_map<(k, b, t, n) -> (k, n)>,
+                                   affine_map<(k, b, t, n) -> (b, t, n)>,
+                                   affine_map<(k, b, t, n) -> (b, t, n)>],
+                  iterator_types = ["reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %w, %unused : memref<16x16x128xf32>, memref<128x32xf32>, memref<16x16x32xf32>)
+      outs(%y : memref<16x16x32xf32>) {
+  ^bb0(%in: f32, %in_w: f32, %in_u: f32, %out: f32):
+    %0 = arith.mulf %in, %in_w : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// dY W^T: W would be read with a stride along the vectorized loop, so it
+// is transposed once, in 16 x 16 vector tiles, into a stack buffer that the
+// FMAs then read contiguously.
+// CHECK-LABEL: func.func @transposed_rhs
+// CHECK:         %[[T:.*]] = memref.alloca() : memref<128x32xf32>
+// CHECK:         vector.shuffle
+// CHECK:         vector.store %{{.*}}, %[[T]]
+// CHECK:         scf.for
+// CHECK:           vector.load %[[T]]{{.*}} : memref<128x32xf32>, vector<32xf32>
+// CHECK:           vector.fma
+func.func @transposed_rhs(%dy: memref<256x128xf32>, %w: memref<32x128xf32>,
+                          %dx: memref<256x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                   affine_map<(m, n, k) -> (n, k)>,
+                                   affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %w : memref<256x128xf32>, memref<32x128xf32>)
+      outs(%dx : memref<256x32xf32>) {
+  ^bb0(%in: f32, %in_w: f32, %out: f32):
+    %0 = arith.mulf %in, %in_w : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// A batch matmul keeps its batch loop with tiles of 1; a 28-wide output
+// (not a whole number of vectors) takes 4-lane vectors.
+// CHECK-LABEL: func.func @batch_and_narrow
+// CHECK:         scf.for %{{.*}} = %c0 to %c32 step %c1
+// CHECK:           scf.for %{{.*}} iter_args(%{{.*}}) -> (vector<8x16xf32>)
+// CHECK:             vector.fma %{{.*}} : vector<16xf32>
+// CHECK:         vector.fma %{{.*}} : vector<4xf32>
+// CHECK-NOT:     vector<28xf32>
+func.func @batch_and_narrow(%q: memref<32x16x16xf32>, %k: memref<32x16x16xf32>,
+                            %s: memref<32x16x16xf32>, %x: memref<256x32xf32>,
+                            %w: memref<32x28xf32>, %y: memref<256x28xf32>) {
+  linalg.batch_matmul ins(%q, %k : memref<32x16x16xf32>, memref<32x16x16xf32>)
+                      outs(%s : memref<32x16x16xf32>)
+  linalg.matmul ins(%x, %w : memref<256x32xf32>, memref<32x28xf32>)
+                outs(%y : memref<256x28xf32>)
+  return
+}
+
+// -----
+
+// Left alone: a contraction left to the GEMM library, one on tensors, an
+// elementwise op and a reduction that is no contraction.
+// CHECK-LABEL: func.func @untouched
+// CHECK-NOT:     vector.
+// CHECK:         linalg.matmul {pp.gemm = "library"}
+// CHECK:         linalg.matmul ins(%{{.*}} : tensor<64x32xf32>, tensor<32x64xf32>)
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "parallel"]
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+func.func @untouched(%a: memref<64x32xf32>, %b: memref<32x64xf32>,
+                     %c: memref<64x64xf32>, %ta: tensor<64x32xf32>,
+                     %tb: tensor<32x64xf32>, %tc: tensor<64x64xf32>,
+                     %sum: memref<64xf32>) -> tensor<64x64xf32> {
+  linalg.matmul {pp.gemm = "library"}
+      ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>)
+      outs(%c : memref<64x64xf32>)
+  %r = linalg.matmul ins(%ta, %tb : tensor<64x32xf32>, tensor<32x64xf32>)
+                     outs(%tc : tensor<64x64xf32>) -> tensor<64x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x64xf32>) outs(%c : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%c : memref<64x64xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
+  }
+  return %r : tensor<64x64xf32>
+}
