@@ -141,3 +141,15 @@ func.func @untouched(%a: memref<64x32xf32>, %b: memref<32x64xf32>,
   }
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// A single-row output (a micro-batch of one) stays a linalg op: the unit
+// dimension patterns do not converge on its tiles.
+// CHECK-LABEL: func.func @single_row
+// CHECK: linalg.matmul
+// CHECK-NOT: vector.fma
+func.func @single_row(%a: memref<1x16xf32>, %b: memref<16x32xf32>, %c: memref<1x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<1x16xf32>, memref<16x32xf32>) outs(%c : memref<1x32xf32>)
+  return
+}
