@@ -153,3 +153,35 @@ func.func @single_row(%a: memref<1x16xf32>, %b: memref<16x32xf32>, %c: memref<1x
   linalg.matmul ins(%a, %b : memref<1x16xf32>, memref<16x32xf32>) outs(%c : memref<1x32xf32>)
   return
 }
+
+// -----
+
+// A dot product (scalar output) has no loop to vectorize along, and a
+// contraction whose unused input alone spans a loop would lose that loop's
+// range: both stay linalg ops.
+// CHECK-LABEL: func.func @not_tiled
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+func.func @not_tiled(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<f32>,
+                     %x: memref<16x32xf32>, %w: memref<32x16xf32>,
+                     %z: memref<16x16x4xf32>, %y: memref<16x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%a, %b : memref<64xf32>, memref<64xf32>) outs(%c : memref<f32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j, k, l) -> (i, k)>, affine_map<(i, j, k, l) -> (k, j)>,
+                                   affine_map<(i, j, k, l) -> (i, j, l)>, affine_map<(i, j, k, l) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w, %z : memref<16x32xf32>, memref<32x16xf32>, memref<16x16x4xf32>) outs(%y : memref<16x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %unused: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
