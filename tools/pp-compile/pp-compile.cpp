@@ -147,6 +147,11 @@ static cl::opt<pp::GemmChoice> gemmChoice(
                clEnumValN(pp::GemmChoice::Auto, "auto",
                           "per shape, by the measured rule of "
                           "bench/gemm_choice.md")));
+static cl::opt<bool> vectorizeContractions(
+    "vectorize-contractions",
+    cl::desc("Tile and vectorize generated contractions into register tiles "
+             "of FMAs (pp-vectorize-contractions; default false)"),
+    cl::init(false));
 static cl::opt<unsigned>
     optLevel("O", cl::desc("LLVM optimisation level 0-3 (default 3)"),
              cl::Prefix, cl::init(3));
@@ -438,6 +443,7 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
     options.approximateMath = approximateMath;
     options.staticScratch = staticScratch;
     options.gemm = gemmChoice;
+    options.vectorizeContractions = vectorizeContractions;
     pp::buildLowerToCPUPipeline(pm, options);
   };
   if (failed(runPipeline(*module, timing, lower)))

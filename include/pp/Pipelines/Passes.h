@@ -92,8 +92,9 @@ struct LowerToCPUPipelineOptions
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Tile and vectorize the contractions that stay "
-                     "generated code into register tiles of FMAs"),
-      llvm::cl::init(true)};
+                     "generated code into register tiles of FMAs (off by "
+                     "default: some models compile for minutes)"),
+      llvm::cl::init(false)};
   PassOptions::Option<GemmChoice> gemm{
       *this, "gemm",
       llvm::cl::desc("Which contractions become pprt_gemm library calls"),

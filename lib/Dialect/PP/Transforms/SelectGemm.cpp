@@ -23,18 +23,13 @@ namespace {
 struct PPSelectGemm : pp::impl::PPSelectGemmBase<PPSelectGemm> {
   using Base::Base;
 
-  /// The measured rule of bench/gemm_choice.md: pp-vectorize-contractions
-  /// beats the library wherever it applies, so the library takes the
-  /// contractions it leaves as scalar loops (outputs with a unit dimension)
-  /// where a call is large enough to amortise its overhead and is not
-  /// repeated in loops.
-  bool prefersLibrary(linalg::LinalgOp op, const GemmPlan &plan) const {
+  /// The measured rule of bench/gemm_choice.md: the library where a call is
+  /// large enough to amortise its overhead and is not repeated in loops.
+  bool prefersLibrary(const GemmPlan &plan) const {
     if (gemm != GemmChoice::Auto)
       return gemm == GemmChoice::Library;
-    auto output = cast<ShapedType>(op.getDpsInitOperand(0)->get().getType());
     int64_t calls = plan.totalFlops() / plan.callFlops();
-    return llvm::is_contained(output.getShape(), 1) &&
-           plan.callFlops() >= minLibraryFlops && calls <= maxLibraryCalls;
+    return plan.callFlops() >= minLibraryFlops && calls <= maxLibraryCalls;
   }
 
   void report(linalg::LinalgOp op, const GemmPlan &plan, bool library) {
@@ -57,7 +52,7 @@ struct PPSelectGemm : pp::impl::PPSelectGemmBase<PPSelectGemm> {
           op.emitRemark("gemm generated: ") << why;
         return;
       }
-      bool library = prefersLibrary(op, *plan);
+      bool library = prefersLibrary(*plan);
       if (printPlans)
         report(op, *plan, library);
       if (library)

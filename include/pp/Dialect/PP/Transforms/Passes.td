@@ -601,11 +601,8 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
 
     `gemm=generated` marks nothing, `gemm=library` marks every contraction
     that qualifies, and `gemm=auto` marks those the measured rule of
-    bench/gemm_choice.md prefers: contractions that
-    `pp-vectorize-contractions` leaves as scalar loops (outputs with a unit
-    dimension), when a call does at least `min-library-flops`
-    floating-point operations and runs at most `max-library-calls` times;
-    the vectorized code beats the library everywhere else.
+    bench/gemm_choice.md prefers: a call of at least `min-library-flops`
+    floating-point operations, run at most `max-library-calls` times.
 
     ```mlir
     %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
