@@ -26,10 +26,13 @@ llvm_config.with_system_environment(["PATH", "HOME"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.pp_tools_dir, append_path=True)
 
+# `--param pp_compile_args=--gemm=library` compiles every program of the
+# run with those options (ctest runs the gradient checks once per GEMM path).
+pp_compile_args = lit_config.params.get("pp_compile_args", "").split()
 tools = [
     ToolSubst("pp-opt", unresolved="fatal"),
     ToolSubst("pp-translate", unresolved="ignore"),
-    ToolSubst("pp-compile", unresolved="ignore"),
+    ToolSubst("pp-compile", unresolved="ignore", extra_args=pp_compile_args),
 ]
 llvm_config.add_tool_substitutions(tools, [config.pp_tools_dir])
 
