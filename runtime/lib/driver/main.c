@@ -269,15 +269,15 @@ static bool can_write(const char *path, char *err, size_t err_size) {
     if (access(path, W_OK) == 0)
       return true;
   } else {
-    char dir[4096];
+    /* A new file: its directory must exist and take new entries. */
+    char dir[4096] = ".";
     const char *slash = strrchr(path, '/');
-    size_t len = slash ? (size_t)(slash - path) : 1;
-    if (len >= sizeof dir)
-      len = sizeof dir - 1;
-    memcpy(dir, slash ? path : ".", len);
-    dir[slash && len == 0 ? 1 : len] = '\0';
-    if (slash && len == 0)
-      dir[0] = '/';
+    if (slash) {
+      size_t len = slash == path ? 1 : (size_t)(slash - path);
+      len = len < sizeof dir ? len : sizeof dir - 1;
+      memcpy(dir, path, len);
+      dir[len] = '\0';
+    }
     if (access(dir, W_OK | X_OK) == 0)
       return true;
   }
