@@ -48,7 +48,8 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
     B + W), the time of one activation or gradient transfer, the activation
     memory one micro-batch's forward of a stage holds until its backward,
     and the part of it still held after B until W. Arrays have one entry
-    per stage; every value is finite and not negative, and prints exactly. The same fields as the `cost` block of `pp-schedule-v1`.
+    per stage; every value is finite and not negative, and prints exactly.
+    The same fields as the `cost` block of `pp-schedule-v1`.
 
     ```mlir
     #pp.cost<forward = [1.0, 1.0], backward_input = [1.0, 1.0],
