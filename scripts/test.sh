@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 # Tests labelled slow (the 4-stage bench GPT oracle) run with `ctest -L slow`.
-cd build && ctest --output-on-failure -LE slow
+ctest --test-dir build --output-on-failure -LE slow
+# The libFuzzer targets, a minute each (docs/Reliability.md).
+bash scripts/fuzz.sh 60

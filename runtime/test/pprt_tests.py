@@ -156,10 +156,12 @@ def test_timeout(args):
     elapsed = time.monotonic() - start
     check(proc.returncode not in (0, 124), "job did not fail by itself", proc)
     check(elapsed < 10, f"took {elapsed:.1f} s to fail", proc)
-    check("rank 1: timed out after 1.0 s" in proc.stderr,
-          "no timeout message from rank 1", proc)
-    check("stage 1 micro-batch 0 from rank 0" in proc.stderr,
-          "timeout message lacks the stage/micro-batch", proc)
+    # Rank 0 hangs outside any receive, so it does not answer rank 1's
+    # question either and is named as the silent rank.
+    check("rank 1: rank 0 stopped answering: timed out after 1.0 s"
+          in proc.stderr, "no timeout message from rank 1 naming rank 0", proc)
+    check("stage 1 micro-batch 0 from rank 0 (waits: 1 -> 0)" in proc.stderr,
+          "timeout message lacks the stage/micro-batch or the waits", proc)
     check(proc.stderr.count("timed out after") == 1,
           "expected exactly one timeout line", proc)
     check(proc.stdout.startswith("step 1 loss"), "step 1 did not run", proc)
@@ -236,8 +238,37 @@ def test_kill(args):
             job.wait()
 
 
+def test_non_finite(args):
+    """A diverging run stops at the first NaN loss, naming step, stage and
+    micro-batch; --allow-non-finite trains on."""
+    proc = mpirun(args, 2, args.toy, "--steps", "4", "--lr", "1e30")
+    check(proc.returncode not in (0, 124), "diverging run exited 0", proc)
+    check("rank 1: step 2: the loss of stage 1 micro-batch 0 is NaN; "
+          "stopping (--allow-non-finite trains on)" in proc.stderr,
+          "no message naming step, stage and micro-batch", proc)
+    check(proc.stdout.startswith("step 1 loss") and "step 2" not in
+          proc.stdout, "expected step 1 alone to finish", proc)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--lr", "1e30",
+                  "--allow-non-finite")
+    check(proc.returncode == 0 and proc.stdout.count("nan") == 2,
+          "--allow-non-finite did not train on", proc)
+
+
 def test_bad_option(args):
-    """Unknown options and bad values exit 2 with the usage text."""
+    """Unknown options and bad values exit 2 with the usage text and a line
+    saying which value is wrong and why."""
+    for flags, message in (
+            (["--bogus"], "unknown option '--bogus'"),
+            (["--steps", "x"], "invalid value 'x' for --steps: expected an "
+             "integer >= 0"),
+            (["--steps"], "--steps needs a value: an integer >= 0"),
+            (["--lr", "1e40"], "invalid value '1e40' for --lr: expected a "
+             "finite number within float range"),
+            (["--timeout=0"], "invalid value '0' for --timeout: expected a "
+             "positive number of seconds")):
+        proc = mpirun(args, 1, args.toy, *flags)
+        check(proc.returncode == 2 and message in proc.stderr,
+              f"{flags}: expected exit 2 and '{message}'", proc)
     for flags in (["--bogus"], ["--steps", "x"], ["--timeout", "0"],
                   ["--optimizer", "rmsprop"], ["--beta1", "1"],
                   ["--eps", "0"], ["--sequential-replicas", "0"]):
@@ -306,10 +337,15 @@ def test_profile(args):
         proc = mpirun(args, 1, args.toy, "--profile", out, *flags)
         check(proc.returncode == 2 and "--profile needs" in proc.stderr,
               f"{flags} accepted with --profile", proc)
-    proc = mpirun(args, 2, args.toy, "--steps", "1", "--profile",
-                  os.path.join(args.work, "no-such-dir", "p.json"))
-    check(proc.returncode != 0 and "cannot write the profile" in proc.stderr,
-          "unwritable profile path accepted", proc)
+    # An unwritable path fails before the first step, on every rank.
+    bad = os.path.join(args.work, "no-such-dir", "p.json")
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--profile", bad)
+    check(proc.returncode == 2 and f"--profile: cannot write '{bad}': No such "
+          "file or directory" in proc.stderr and "step" not in proc.stdout,
+          "unwritable profile path not rejected at start", proc)
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--profile", args.work)
+    check(proc.returncode == 2 and "it is a directory" in proc.stderr,
+          "a directory accepted as the profile path", proc)
 
 
 def test_world_size(args):

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A failing or silent peer never hangs a compiled pipeline: a rank that is
 killed, or stopped (alive but silent), makes the job exit non-zero, and a
-silent one is reported by a receive timeout naming rank, stage and
-micro-batch."""
+silent one is reported by a receive timeout naming stage and micro-batch,
+in which every rank that reports names the stopped rank (not its own
+neighbour in the chain of waits)."""
 
 import argparse
 import os
@@ -16,6 +17,16 @@ import time
 def rank_pids(name):
     out = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True)
     return sorted(int(p) for p in out.stdout.split())
+
+
+def mpi_rank_of(pid):
+    """The MPI rank of a process, from the launcher's environment."""
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        for entry in f.read().split(b"\0"):
+            for key in (b"PMI_RANK=", b"OMPI_COMM_WORLD_RANK="):
+                if entry.startswith(key):
+                    return int(entry[len(key):])
+    return None
 
 
 def run_with_fault(exe, ranks, sig, timeout_s):
@@ -33,6 +44,7 @@ def run_with_fault(exe, ranks, sig, timeout_s):
         sys.exit(f"only {len(pids)} of {ranks} ranks started")
     time.sleep(1.0)  # let it train a while
     victim = pids[1]
+    victim_rank = mpi_rank_of(victim)
     os.kill(victim, sig)
     start = time.time()
     try:
@@ -41,10 +53,18 @@ def run_with_fault(exe, ranks, sig, timeout_s):
         job.kill()
         for pid in rank_pids(name):
             os.kill(pid, signal.SIGKILL)
-        return None, time.time() - start, "hung"
+        return None, time.time() - start, "hung", victim_rank
     for pid in rank_pids(name):  # a stopped rank may outlive the job
         os.kill(pid, signal.SIGKILL)
-    return job.returncode, time.time() - start, err
+    return job.returncode, time.time() - start, err, victim_rank
+
+
+def names_silent_rank(err, rank):
+    """Whether every timeout report names `rank` as the silent one."""
+    reports = [l for l in err.splitlines() if "timed out after" in l]
+    return bool(reports) and all(
+        f"rank {rank} stopped answering" in l and "micro-batch" in l
+        for l in reports)
 
 
 def main():
@@ -58,10 +78,10 @@ def main():
         subprocess.run([args.pp_compile, args.model, "--stages", "4",
                         "--microbatches", "4", "-o", exe], check=True)
         for what, sig in (("killed", signal.SIGKILL), ("silent", signal.SIGSTOP)):
-            rc, seconds, err = run_with_fault(exe, 4, sig, timeout_s=3)
+            rc, seconds, err, rank = run_with_fault(exe, 4, sig, timeout_s=3)
             ok = rc not in (None, 0) and seconds < 30
             if what == "silent":
-                ok = ok and "timed out after" in err and "micro-batch" in err
+                ok = ok and rank is not None and names_silent_rank(err, rank)
             print(f"{'PASS' if ok else 'FAIL'}: one rank {what}: exit code {rc} "
                   f"after {seconds:.1f} s")
             if err and what == "silent":

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/InitAll.h"
 #include "pp/Pipelines/Passes.h"
@@ -29,6 +30,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -225,14 +227,24 @@ static void setScheduleOptions(pp::SchedulePipelineOptions &options) {
   options.costFile = costFile;
 }
 
+/// Checks that `--<option>` lies in [min, max]; `meaning` explains a
+/// special minimum.
+static LogicalResult checkRange(const cl::opt<int64_t> &option, int64_t min,
+                                int64_t max, StringRef meaning = "") {
+  if (option >= min && option <= max)
+    return success();
+  llvm::errs() << "pp-compile: --" << option.ArgStr << " must be between "
+               << min << " and " << max << meaning << ", got " << option
+               << "\n";
+  return failure();
+}
+
 /// A profile times B and W apart. False, after a message, for invalid
 /// profiling options.
 static bool configureProfile() {
-  if (profileSteps < 1 || profileWarmup < 0) {
-    llvm::errs() << "pp-compile: --profile-steps must be at least 1 and "
-                    "--profile-warmup at least 0\n";
+  if (failed(checkRange(profileSteps, 1, INT32_MAX)) ||
+      failed(checkRange(profileWarmup, 0, INT32_MAX)))
     return false;
-  }
   splitBackward = true;
   return true;
 }
@@ -294,6 +306,18 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
   builder.buildPerModuleDefaultPipeline(level).run(module, mam);
 }
 
+/// Flushes `os` and reports a write error once, as a message rather than
+/// the fatal "IO failure on output stream" of an unchecked stream.
+static LogicalResult checkStream(llvm::raw_fd_ostream &os, StringRef path) {
+  os.flush();
+  if (!os.has_error())
+    return success();
+  llvm::errs() << "pp-compile: cannot write '" << path
+               << "': " << os.error().message() << "\n";
+  os.clear_error();
+  return failure();
+}
+
 static LogicalResult emitObject(llvm::Module &module,
                                 llvm::TargetMachine &machine, StringRef path) {
   std::error_code ec;
@@ -310,6 +334,8 @@ static LogicalResult emitObject(llvm::Module &module,
     return failure();
   }
   pm.run(module);
+  if (failed(checkStream(out.os(), path)))
+    return failure();
   out.keep();
   return success();
 }
@@ -398,6 +424,8 @@ static LogicalResult writeText(StringRef path,
     return failure();
   }
   print(out->os());
+  if (failed(checkStream(out->os(), path)))
+    return failure();
   out->keep();
   return success();
 }
@@ -494,6 +522,53 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   return linked;
 }
 
+/// Checks the option values that the command line parser cannot, with one
+/// line naming the option, the accepted values and the value given.
+static LogicalResult checkOptions() {
+  if (failed(checkRange(numStages, 1, pp::kMaxStages)) ||
+      failed(
+          checkRange(numRanks, 0, pp::kMaxRanks, " (0: one rank per stage)")) ||
+      failed(checkRange(numMicrobatches, 1, pp::kMaxMicrobatches)) ||
+      failed(checkRange(dataParallel, 1, pp::kMaxRanks)))
+    return failure();
+  if (optLevel > 3) {
+    llvm::errs() << "pp-compile: -O takes 0, 1, 2 or 3, got " << optLevel
+                 << "\n";
+    return failure();
+  }
+  return success();
+}
+
+/// Fails with a message if the output cannot be created: its directory is
+/// missing or not writable. Checked before compiling, which can take long.
+static LogicalResult checkOutputPath() {
+  StringRef path = outputFile;
+  if (path == "-")
+    return success();
+  SmallString<128> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  if (!llvm::sys::fs::is_directory(dir)) {
+    llvm::errs() << "pp-compile: cannot write '" << path << "': '" << dir
+                 << "' is not a directory\n";
+    return failure();
+  }
+  if (llvm::sys::fs::is_directory(path)) {
+    llvm::errs() << "pp-compile: cannot write '" << path
+                 << "': it is a directory\n";
+    return failure();
+  }
+  bool exists = llvm::sys::fs::exists(path);
+  if (std::error_code ec = llvm::sys::fs::access(
+          exists ? path : StringRef(dir), llvm::sys::fs::AccessMode::Write)) {
+    llvm::errs() << "pp-compile: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return failure();
+  }
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerMLIRContextCLOptions();
@@ -513,19 +588,8 @@ int main(int argc, char **argv) {
                                          : "-";
   if (emit == Emit::Profile && !configureProfile())
     return 2;
-  if (numStages < 1 || numMicrobatches < 1 || numRanks < 0) {
-    llvm::errs() << "pp-compile: --stages and --microbatches must be at "
-                    "least 1\n";
+  if (failed(checkOptions()) || failed(checkOutputPath()))
     return 2;
-  }
-  if (optLevel > 3) {
-    llvm::errs() << "pp-compile: -O takes 0, 1, 2 or 3\n";
-    return 2;
-  }
-  if (dataParallel < 1) {
-    llvm::errs() << "pp-compile: --data-parallel must be at least 1\n";
-    return 2;
-  }
   DialectRegistry registry;
   pp::registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);

@@ -197,6 +197,15 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
     return func.emitError("argument #")
            << i << " needs a valid 'pp.slot' and a static, identity-layout "
            << "memref of f32, f16, bf16, i32 or i64 and rank at most 4";
+  // The runtime seeds and records the loss of a micro-batch as one f32, so
+  // a model that returns anything else would fail only when it runs.
+  bool isLoss =
+      slot->kind == SlotKind::Loss || slot->kind == SlotKind::LossGrad;
+  if (isLoss && (type.getNumElements() != 1 || *dtype != PPRT_F32))
+    return mlir::emitError(func.getLoc())
+           << "the training step must return a scalar loss (one f32, such "
+              "as tensor<f32>); stage "
+           << stage << " computes it as " << type;
   auto [it, inserted] = buffers.try_emplace(
       keyOf(*slot), Buffer{int32_t(buffers.size()), kindOf(slot->kind), stage,
                            *slot, type, *dtype});

@@ -13,6 +13,9 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 
+#include <charconv>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::pp;
 
@@ -38,6 +41,21 @@ static void writeAction(Operation *op, raw_ostream &os) {
   });
 }
 
+/// Writes a finite double in the shortest form that reads back exactly:
+/// llvm::json writes 17 digits (0.1 as 0.10000000000000001) and infinity
+/// as `inf`, which is not JSON. The op verifiers keep costs finite.
+static void writeNumber(llvm::json::OStream &json, double value) {
+  assert(std::isfinite(value) && "JSON has no infinity or NaN");
+  char text[32];
+  auto [end, error] = std::to_chars(std::begin(text), std::end(text), value);
+  assert(error == std::errc() && "32 characters hold any double");
+  json.rawValue(StringRef(text, end - text));
+}
+
+static void writeNumber(llvm::json::OStream &json, int64_t value) {
+  json.value(value);
+}
+
 /// Writes `name: [v, ...]` on one line.
 template <typename T>
 static void writeCompactArray(llvm::json::OStream &json, StringRef name,
@@ -47,7 +65,7 @@ static void writeCompactArray(llvm::json::OStream &json, StringRef name,
     llvm::json::OStream compact(os);
     compact.array([&] {
       for (T value : values)
-        compact.value(value);
+        writeNumber(compact, value);
     });
   });
   json.attributeEnd();
@@ -69,14 +87,19 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
         writeCompactArray(json, "F", cost.getForward().asArrayRef());
         writeCompactArray(json, "B", cost.getBackwardInput().asArrayRef());
         writeCompactArray(json, "W", cost.getBackwardWeight().asArrayRef());
-        json.attribute("comm", cost.getComm().getValueAsDouble());
+        json.attributeBegin("comm");
+        writeNumber(json, cost.getComm().getValueAsDouble());
+        json.attributeEnd();
         writeCompactArray(json, "activation",
                           cost.getActivation().asArrayRef());
         writeCompactArray(json, "weight_grad_stash",
                           cost.getStash().asArrayRef());
       });
-    if (FloatAttr cap = schedule.getMemoryCapAttr())
-      json.attribute("memory_cap", cap.getValueAsDouble());
+    if (FloatAttr cap = schedule.getMemoryCapAttr()) {
+      json.attributeBegin("memory_cap");
+      writeNumber(json, cap.getValueAsDouble());
+      json.attributeEnd();
+    }
     if (std::optional<uint64_t> replicas = schedule.getNumReplicas())
       json.attribute("num_replicas", static_cast<int64_t>(*replicas));
     json.attributeArray("ranks", [&] {

@@ -7,6 +7,7 @@
 #include "ImportSupport.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 
@@ -15,16 +16,20 @@ using namespace mlir::pp;
 using namespace mlir::pp::importer;
 
 SourceLocator::SourceLocator(llvm::SourceMgr &sourceMgr, MLIRContext *context)
-    : sourceMgr(sourceMgr),
-      buffer(sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())),
-      filename(StringAttr::get(context, buffer->getBufferIdentifier())) {}
+    : buffer(sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())),
+      filename(StringAttr::get(context, buffer->getBufferIdentifier())) {
+  StringRef text = getText();
+  lineStarts.push_back(0);
+  for (size_t i = 0, e = text.size(); i < e; ++i)
+    if (text[i] == '\n')
+      lineStarts.push_back(i + 1);
+}
 
 FileLineColLoc SourceLocator::getLoc(size_t offset) const {
-  StringRef text = getText();
-  offset = std::min(offset, text.size());
-  auto [line, column] = sourceMgr.getLineAndColumn(
-      llvm::SMLoc::getFromPointer(text.data() + offset),
-      sourceMgr.getMainFileID());
+  offset = std::min(offset, getText().size());
+  auto next = llvm::upper_bound(lineStarts, offset);
+  size_t line = next - lineStarts.begin();
+  size_t column = offset - *std::prev(next) + 1;
   return FileLineColLoc::get(filename, line, column);
 }
 

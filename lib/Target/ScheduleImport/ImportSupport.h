@@ -14,11 +14,15 @@
 #include "mlir/IR/Location.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <vector>
+
 namespace mlir::pp::importer {
 
 /// Turns byte offsets into the main buffer of a source manager into
 /// file:line:column locations, so that diagnostics and the imported ops
-/// point at the text they came from.
+/// point at the text they came from. A table of line starts makes each
+/// lookup logarithmic: SourceMgr finds the column by scanning back to the
+/// line break, which made importing a one-line (minified) file quadratic.
 class SourceLocator {
 public:
   SourceLocator(llvm::SourceMgr &sourceMgr, MLIRContext *context);
@@ -32,8 +36,9 @@ public:
   StringRef getFileStem() const;
 
 private:
-  llvm::SourceMgr &sourceMgr;
   const llvm::MemoryBuffer *buffer;
+  /// The offset of the first byte of each line.
+  std::vector<size_t> lineStarts;
   StringAttr filename;
 };
 

@@ -9,15 +9,19 @@
 
 #include "ImportSupport.h"
 
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/Utils/JSONDepth.h"
 #include "pp/Target/ScheduleImport.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
 
+#include <cmath>
 #include <optional>
 
 using namespace mlir;
@@ -41,6 +45,16 @@ public:
   explicit JSONPositions(StringRef text) : text(text) { scanValue(); }
 
   size_t getOffset(NodeId node) const { return nodes[node].offset; }
+
+  /// A key written twice in one object: llvm::json keeps the last value.
+  struct DuplicateKey {
+    StringRef key;
+    size_t first, second;
+  };
+  /// The first duplicate key of the text, if any.
+  const std::optional<DuplicateKey> &getDuplicateKey() const {
+    return duplicate;
+  }
 
   /// The value of `key` in the object at `node`, or the object itself if
   /// the scan did not record the key: keys are compared as written, without
@@ -101,12 +115,7 @@ private:
       ++pos;
       if (consume('}'))
         return node;
-      do {
-        StringRef key = scanString();
-        consume(':');
-        NodeId child = scanValue();
-        nodes[node].members.emplace_back(key, child);
-      } while (consume(','));
+      scanMembers(node);
       consume('}');
       return node;
     case '[':
@@ -131,9 +140,26 @@ private:
     }
   }
 
+  void scanMembers(NodeId node) {
+    // Where each key of this object starts, to find duplicates.
+    llvm::SmallDenseMap<StringRef, size_t, 8> keyOffsets;
+    do {
+      skipWhitespace();
+      size_t keyOffset = pos;
+      StringRef key = scanString();
+      auto [it, inserted] = keyOffsets.try_emplace(key, keyOffset);
+      if (!inserted && !duplicate)
+        duplicate = DuplicateKey{key, it->second, keyOffset};
+      consume(':');
+      NodeId child = scanValue();
+      nodes[node].members.emplace_back(key, child);
+    } while (consume(','));
+  }
+
   StringRef text;
   size_t pos = 0;
   std::vector<Node> nodes;
+  std::optional<DuplicateKey> duplicate;
 };
 
 } // namespace
@@ -282,10 +308,16 @@ FailureOr<int64_t> JSONScheduleImporter::getIndexField(Located object,
 FailureOr<double> JSONScheduleImporter::getNumber(Located value,
                                                   const Twine &what,
                                                   StringRef where) {
-  if (std::optional<double> number = value.value->getAsNumber())
-    return *number;
-  return emitError(value.node) << where << what << " must be a number, got "
-                               << describeKind(*value.value);
+  std::optional<double> number = value.value->getAsNumber();
+  if (!number)
+    return emitError(value.node) << where << what << " must be a number, got "
+                                 << describeKind(*value.value);
+  // llvm::json reads a literal beyond the range of double, such as 1e400,
+  // as infinity, which no JSON writer can write back.
+  if (!std::isfinite(*number))
+    return emitError(value.node)
+           << where << what << " is out of the range of a double";
+  return *number;
 }
 
 FailureOr<Located> JSONScheduleImporter::getArray(Located value,
@@ -320,11 +352,11 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     name = value->str();
   }
 
-  std::pair<StringRef, int64_t *> counts[] = {
-      {"num_ranks", &numRanks},
-      {"num_stages", &numStages},
-      {"num_microbatches", &numMicrobatches}};
-  for (auto [key, field] : counts) {
+  std::tuple<StringRef, int64_t *, int64_t> counts[] = {
+      {"num_ranks", &numRanks, kMaxRanks},
+      {"num_stages", &numStages, kMaxStages},
+      {"num_microbatches", &numMicrobatches, kMaxMicrobatches}};
+  for (auto [key, field, limit] : counts) {
     FailureOr<Located> count = getField(root, key, "");
     if (failed(count))
       return failure();
@@ -334,6 +366,10 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     if (*value <= 0)
       return emitError(count->node)
              << "'" << key << "' must be positive, got " << *value;
+    if (*value > limit)
+      return emitError(count->node)
+             << "'" << key << "' is " << *value << "; at most " << limit
+             << " are supported";
     *field = *value;
   }
 
@@ -571,6 +607,12 @@ static std::pair<size_t, std::string> getSyntaxError(llvm::Error error) {
 
 OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
   StringRef text = locator.getText();
+  // llvm::json parses and destroys values recursively.
+  if (std::optional<size_t> tooDeep = findTooDeepJSON(text)) {
+    mlir::emitError(locator.getLoc(*tooDeep))
+        << "JSON nested more than " << kMaxJSONDepth << " levels deep";
+    return nullptr;
+  }
   llvm::Expected<llvm::json::Value> document = llvm::json::parse(text);
   if (!document) {
     auto [offset, message] = getSyntaxError(document.takeError());
@@ -582,6 +624,12 @@ OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
     return nullptr;
   }
   positions.emplace(text);
+  if (const auto &duplicate = positions->getDuplicateKey()) {
+    InFlightDiagnostic diag = mlir::emitError(locator.getLoc(duplicate->second))
+                              << "duplicate key '" << duplicate->key << "'";
+    diag.attachNote(locator.getLoc(duplicate->first)) << "first written here";
+    return nullptr;
+  }
   Located root{&*document, JSONPositions::root};
   if (!document->getAsObject()) {
     emitError(root.node) << "expected a pp-schedule-v1 object, got "

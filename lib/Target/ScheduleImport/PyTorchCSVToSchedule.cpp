@@ -12,6 +12,7 @@
 
 #include "ImportSupport.h"
 
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleImport.h"
 
@@ -20,7 +21,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
-#include <limits>
 #include <optional>
 
 using namespace mlir;
@@ -88,12 +88,14 @@ static FailureOr<CSVAction> parseCell(StringRef cell, size_t offset,
   if (!op || cell.take_front(stageEnd).getAsInteger(10, action.stage) ||
       mbText.empty() || mbText.getAsInteger(10, action.mb))
     return malformed();
-  // Far more than any pipeline has, and safe from overflow when counted.
-  constexpr int64_t maxIndex = std::numeric_limits<int32_t>::max();
-  if (action.stage > maxIndex || action.mb > maxIndex)
-    return emitCellError() << "PyTorch action '" << cell
-                           << "' has a stage or micro-batch index above "
-                           << maxIndex;
+  if (action.stage >= kMaxStages)
+    return emitCellError() << "PyTorch action '" << cell << "' has stage "
+                           << action.stage << "; at most " << kMaxStages
+                           << " stages are supported";
+  if (action.mb >= kMaxMicrobatches)
+    return emitCellError() << "PyTorch action '" << cell << "' has micro-batch "
+                           << action.mb << "; at most " << kMaxMicrobatches
+                           << " micro-batches are supported";
   action.op = *op;
   return action;
 }
@@ -108,6 +110,10 @@ static FailureOr<SmallVector<CSVRow>> parseRows(const SourceLocator &locator) {
   for (size_t lineStart = 0; lineStart < text.size();) {
     size_t lineEnd = std::min(text.find('\n', lineStart), text.size());
     StringRef line = text.slice(lineStart, lineEnd).rtrim('\r');
+    if (static_cast<int64_t>(rows.size()) == kMaxRanks)
+      return mlir::emitError(locator.getLoc(lineStart))
+             << "the CSV has more than " << kMaxRanks << " rows; at most "
+             << kMaxRanks << " ranks are supported";
     CSVRow &row = rows.emplace_back();
     row.offset = lineStart;
     for (size_t cellStart = 0; cellStart <= line.size();) {

@@ -36,6 +36,14 @@ typedef struct pprt_transport_ops {
   void (*reduce_world_f64)(pprt_transport *t, double *vals, int32_t n);
   /* In-place element-wise minimum over the world, result on every rank. */
   void (*allreduce_world_min_i32)(pprt_transport *t, int32_t *vals, int32_t n);
+  /* After a receive from `peer` timed out: follows the chain of waits from
+     `peer` (whom is it waiting for, and whom is that one waiting for, ...)
+     and returns the first rank that does not answer within `timeout_s`,
+     which every rank asking finds alike. A rank that answers but waits
+     for nobody ends the chain too. `chain` (world_size entries) receives
+     the ranks asked, `*length` their count. */
+  int32_t (*find_silent)(pprt_transport *t, int32_t peer, double timeout_s,
+                         int32_t *chain, int32_t *length);
   /* Ends every process of the job with `code`; does not return. */
   void (*abort)(pprt_transport *t, int code);
   /* Releases the transport and shuts the communication layer down. */

@@ -100,6 +100,7 @@ typedef struct pprt_options {
   int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
   bool profile_cpu_time;    /* --profile-clock cpu: time calls in CPU time */
   const char *backend;      /* --backend / PPRT_BACKEND: "cpu", "guarded" */
+  bool allow_non_finite;    /* --allow-non-finite: train on past NaN loss */
 } pprt_options;
 
 struct pprt_context {

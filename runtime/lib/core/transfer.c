@@ -1,6 +1,7 @@
 /* Point-to-point transfers of the generated ABI. */
 #include "core/core.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static const char *transfer_name(int32_t kind) {
@@ -85,6 +86,28 @@ void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
   pprt_profile_note_send(ctx, e.b->bytes);
 }
 
+/* Ends the job after a receive from `peer` timed out, naming the rank that
+   stopped answering: the end of the chain of waits that starts at `peer`,
+   which every rank that times out finds alike (their own peers would
+   otherwise each be blamed). */
+_Noreturn static void report_silent_peer(pprt_context *ctx, int32_t peer,
+                                         double timeout, const char *what,
+                                         int32_t stage, int32_t mb) {
+  pprt_transport *t = ctx->transport;
+  int32_t *chain = pprt_xcalloc(ctx, (size_t)t->world_size, sizeof *chain);
+  int32_t length = 0;
+  int32_t silent = t->ops->find_silent(t, peer, timeout, chain, &length);
+  char waits[256] = "";
+  size_t used = 0;
+  for (int32_t i = 0; i < length && used < sizeof waits; ++i)
+    used +=
+        (size_t)snprintf(waits + used, sizeof waits - used, " -> %d", chain[i]);
+  pprt_fatal(ctx,
+             "rank %d stopped answering: timed out after %.1f s waiting for "
+             "%s of stage %d micro-batch %d from rank %d (waits: %d%s)",
+             silent, timeout, what, stage, mb, peer, t->world_rank, waits);
+}
+
 void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                int32_t stage, int32_t kind) {
   endpoint e = resolve(ctx, "recv", id, mb, peer);
@@ -96,10 +119,8 @@ void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
   case PPRT_RECV_OK:
     return;
   case PPRT_RECV_TIMEOUT:
-    pprt_fatal(ctx,
-               "timed out after %.1f s waiting for %s of stage %d "
-               "micro-batch %d from rank %d",
-               timeout, transfer_name(kind), stage, mb, e.world_peer);
+    report_silent_peer(ctx, e.world_peer, timeout, transfer_name(kind), stage,
+                       mb);
   case PPRT_RECV_SIZE_MISMATCH:
     pprt_fatal(ctx,
                "%s of stage %d micro-batch %d from rank %d does not have "

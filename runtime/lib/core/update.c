@@ -3,6 +3,8 @@
 #include "core/core.h"
 #include "pprt_math.h"
 
+#include <math.h>
+
 static void accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
                        int32_t mb) {
   pprt_buffer_desc *dst = pprt_lookup(ctx, dst_id);
@@ -45,7 +47,16 @@ void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb) {
   pprt_require_f32(ctx, b, id, "pprt_record_loss");
   int32_t slot = pprt_slot_index(ctx, b, id, mb);
   const void *loss = pprt_slot_data(ctx, b, id, slot);
-  ctx->step_loss += ctx->backend->ops->read_f32(ctx->backend, loss);
+  float value = ctx->backend->ops->read_f32(ctx->backend, loss);
+  /* A diverging run (too high a learning rate) would otherwise train on
+     NaN to the end and exit 0. */
+  if (!isfinite(value) && !ctx->opts.allow_non_finite)
+    pprt_fatal(ctx,
+               "step %lld: the loss of stage %d micro-batch %d is %s; "
+               "stopping (--allow-non-finite trains on)",
+               (long long)ctx->step + 1, b->stage, mb,
+               isnan(value) ? "NaN" : "infinite");
+  ctx->step_loss += value;
   pprt_core_leave(ctx);
 }
 

@@ -1,11 +1,18 @@
 /* main() of every pp training executable: options, then the step loop. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include "core/core.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { PARSE_OK, PARSE_HELP, PARSE_ERROR };
 
@@ -37,6 +44,9 @@ static void usage(FILE *f, const char *prog) {
       "                     stage functions (a test of the runtime)\n"
       "  --check-gradients  compare gradients with finite differences\n"
       "                     (one-stage programs) instead of training\n"
+      "  --allow-non-finite train on when a loss is NaN or infinite\n"
+      "                     (default: stop, naming step, stage and\n"
+      "                     micro-batch)\n"
       "  --help             show this help\n",
       prog);
 }
@@ -99,6 +109,7 @@ static void default_options(pprt_options *o) {
   o->warmup_steps = 2;
   o->profile_cpu_time = false;
   o->backend = "cpu";
+  o->allow_non_finite = false;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -131,42 +142,67 @@ static bool parse_backend(const char *s, const char **out) {
   return strcmp(s, "cpu") == 0 || strcmp(s, "guarded") == 0;
 }
 
-static bool parse_value_option(int argc, char **argv, int *i, pprt_options *o) {
-  const char *v;
-  int64_t n;
-  if ((v = option_value(argc, argv, i, "backend")))
-    return parse_backend(v, &o->backend);
-  if ((v = option_value(argc, argv, i, "steps")))
-    return parse_i64(v, &o->steps) && o->steps >= 0;
-  if ((v = option_value(argc, argv, i, "optimizer")))
-    return parse_optimizer(v, &o->optimizer);
-  if ((v = option_value(argc, argv, i, "lr")))
-    return parse_f32_in(v, -HUGE_VAL, HUGE_VAL, &o->lr);
-  if ((v = option_value(argc, argv, i, "beta1")))
-    return parse_f32_in(v, 0.0, 1.0, &o->beta1);
-  if ((v = option_value(argc, argv, i, "beta2")))
-    return parse_f32_in(v, 0.0, 1.0, &o->beta2);
-  if ((v = option_value(argc, argv, i, "eps")))
-    return parse_f32_in(v, 0.0, HUGE_VAL, &o->eps) && o->eps > 0.0f;
-  if ((v = option_value(argc, argv, i, "sequential-replicas"))) {
-    bool ok = parse_i64(v, &n) && n >= 1 && n <= INT32_MAX;
-    o->sequential_replicas = (int32_t)n;
-    return ok;
-  }
-  if ((v = option_value(argc, argv, i, "corpus")))
-    return *(o->corpus_path = v) != '\0';
-  if ((v = option_value(argc, argv, i, "profile")))
-    return *(o->profile_path = v) != '\0';
-  if ((v = option_value(argc, argv, i, "profile-clock")))
-    return parse_profile_clock(v, &o->profile_cpu_time);
-  if ((v = option_value(argc, argv, i, "warmup")))
-    return parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0;
-  if ((v = option_value(argc, argv, i, "seed")))
-    return parse_u64(v, &o->seed);
-  if ((v = option_value(argc, argv, i, "timeout")))
-    return parse_timeout(v, &o->timeout_s);
-  return false;
+/* What parse_value_option made of argv[*i]. */
+typedef enum { OPTION_UNKNOWN, OPTION_OK, OPTION_BAD_VALUE } option_status;
+
+typedef struct option_error {
+  const char *name;     /* the option, without "--" */
+  const char *value;    /* the value given; NULL if it is missing */
+  const char *expected; /* what the value must be */
+} option_error;
+
+/* Matches `--NAME=V` or `--NAME V`: sets `*v` and returns true, with `*v`
+   NULL when the value is missing. */
+static bool match_option(int argc, char **argv, int *i, const char *name,
+                         const char **v) {
+  const char *arg = argv[*i] + 2;
+  size_t len = strlen(name);
+  if (strncmp(arg, name, len) != 0 || (arg[len] != '=' && arg[len] != '\0'))
+    return false;
+  *v = option_value(argc, argv, i, name);
+  return true;
 }
+
+/* One value option: its name, what its value must be, and how to parse it
+   into the options. */
+#define VALUE_OPTION(NAME, EXPECTED, PARSED)                                   \
+  if (match_option(argc, argv, i, NAME, &v)) {                                 \
+    *err = (option_error){NAME, v, EXPECTED};                                  \
+    return v && (PARSED) ? OPTION_OK : OPTION_BAD_VALUE;                       \
+  }
+
+/* Applies one value option, or says why its value is invalid. */
+static option_status parse_value_option(int argc, char **argv, int *i,
+                                        pprt_options *o, option_error *err) {
+  const char *v = NULL;
+  int64_t n = 0;
+  VALUE_OPTION("backend", "cpu or guarded", parse_backend(v, &o->backend))
+  VALUE_OPTION("steps", "an integer >= 0",
+               parse_i64(v, &o->steps) && o->steps >= 0)
+  VALUE_OPTION("optimizer", "sgd or adam", parse_optimizer(v, &o->optimizer))
+  VALUE_OPTION("lr", "a finite number within float range",
+               parse_f32_in(v, -FLT_MAX, FLT_MAX, &o->lr))
+  VALUE_OPTION("beta1", "a number in [0, 1)",
+               parse_f32_in(v, 0.0, 1.0, &o->beta1))
+  VALUE_OPTION("beta2", "a number in [0, 1)",
+               parse_f32_in(v, 0.0, 1.0, &o->beta2))
+  VALUE_OPTION("eps", "a positive number within float range",
+               parse_f32_in(v, 0.0, FLT_MAX, &o->eps) && o->eps > 0.0f)
+  VALUE_OPTION("sequential-replicas", "an integer in [1, 2147483647]",
+               parse_i64(v, &n) && n >= 1 && n <= INT32_MAX &&
+                   (o->sequential_replicas = (int32_t)n))
+  VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
+  VALUE_OPTION("profile-clock", "wall or cpu",
+               parse_profile_clock(v, &o->profile_cpu_time))
+  VALUE_OPTION("profile", "a file name", *(o->profile_path = v) != '\0')
+  VALUE_OPTION("warmup", "an integer >= 0",
+               parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0)
+  VALUE_OPTION("seed", "an integer >= 0", parse_u64(v, &o->seed))
+  VALUE_OPTION("timeout", "a positive number of seconds",
+               parse_timeout(v, &o->timeout_s))
+  return OPTION_UNKNOWN;
+}
+#undef VALUE_OPTION
 
 static int parse_options(int argc, char **argv, pprt_options *o, char *err,
                          size_t err_size) {
@@ -193,9 +229,23 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
       o->check_gradients = true;
       continue;
     }
-    if (strncmp(arg, "--", 2) == 0 && parse_value_option(argc, argv, &i, o))
+    if (strcmp(arg, "--allow-non-finite") == 0) {
+      o->allow_non_finite = true;
       continue;
-    snprintf(err, err_size, "invalid or unknown option '%s'", arg);
+    }
+    option_error bad = {0};
+    option_status status = strncmp(arg, "--", 2) == 0
+                               ? parse_value_option(argc, argv, &i, o, &bad)
+                               : OPTION_UNKNOWN;
+    if (status == OPTION_OK)
+      continue;
+    if (status == OPTION_UNKNOWN)
+      snprintf(err, err_size, "unknown option '%s'", arg);
+    else if (!bad.value)
+      snprintf(err, err_size, "--%s needs a value: %s", bad.name, bad.expected);
+    else
+      snprintf(err, err_size, "invalid value '%s' for --%s: expected %s",
+               bad.value, bad.name, bad.expected);
     return PARSE_ERROR;
   }
   if (o->profile_path && (o->steps < 1 || o->check_gradients)) {
@@ -204,6 +254,47 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
     return PARSE_ERROR;
   }
   return PARSE_OK;
+}
+
+/* Whether `path` can be written (an existing file, or a new one in an
+   existing directory), checked before training so that a bad path fails
+   at once rather than after every step; `err` says why not. */
+static bool can_write(const char *path, char *err, size_t err_size) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      snprintf(err, err_size, "cannot write '%s': it is a directory", path);
+      return false;
+    }
+    if (access(path, W_OK) == 0)
+      return true;
+  } else {
+    /* A new file: its directory must exist and take new entries. */
+    char dir[4096] = ".";
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+      size_t len = slash == path ? 1 : (size_t)(slash - path);
+      len = len < sizeof dir ? len : sizeof dir - 1;
+      memcpy(dir, path, len);
+      dir[len] = '\0';
+    }
+    if (access(dir, W_OK | X_OK) == 0)
+      return true;
+  }
+  snprintf(err, err_size, "cannot write '%s': %s", path, strerror(errno));
+  return false;
+}
+
+/* Checks the files this run writes (the profile, on rank 0) before it
+   starts; every rank learns the outcome so that all exit alike. */
+static bool check_outputs(pprt_transport *t, const pprt_options *o, char *err,
+                          size_t err_size) {
+  int32_t ok = 1;
+  if (t->world_rank == 0 && o->profile_path &&
+      !can_write(o->profile_path, err, err_size))
+    ok = 0;
+  t->ops->allreduce_world_min_i32(t, &ok, 1);
+  return ok != 0;
 }
 
 static void train(pprt_context *ctx) {
@@ -241,6 +332,12 @@ int main(int argc, char **argv) {
   int status = parse_options(argc, argv, &opts, err, sizeof err);
   if (status != PARSE_OK)
     return handle_bad_options(t, status, argv[0], err);
+  if (!check_outputs(t, &opts, err, sizeof err)) {
+    if (t->world_rank == 0)
+      fprintf(stderr, "%s: --profile: %s\n", argv[0], err);
+    t->ops->destroy(t);
+    return 2;
+  }
 
   pprt_backend *be = pprt_backend_create(opts.backend);
   pprt_set_active_backend(be);

@@ -102,3 +102,38 @@ func.func @action_outside_rank() {
   pp.compute forward stage 0 mb 0
   return
 }
+
+// -----
+
+// A hexadecimal literal is the only way to write infinity.
+// expected-error @+1 {{costs must be finite}}
+#inf = #pp.cost<forward = [0x7FF0000000000000], backward_input = [1.0], backward_weight = [1.0], comm = 0.0 : f64, activation = [1.0], stash = [0.0]>
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {cost = #inf} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{costs must be finite}}
+#nan = #pp.cost<forward = [1.0], backward_input = [1.0], backward_weight = [1.0], comm = 0x7FF8000000000000 : f64, activation = [1.0], stash = [0.0]>
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {cost = #nan} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{memory_cap must be positive and finite, got inf}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {memory_cap = 0x7FF0000000000000 : f64} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{has 1048577 micro-batches; at most 1048576 are supported}}
+pp.schedule @s "x" for @f microbatches 1048577 stage_rank [0] {
+  pp.rank 0 {
+  }
+}

@@ -135,7 +135,9 @@ static void unique(SmallVector<int64_t> &ids) {
 
 StageCostModel::StageCostModel(func::FuncOp func, ArrayRef<Operation *> chain)
     : weightBytes(func.getNumArguments(), 0.0) {
-  ChainBuilder builder{func, {}, {}, values, weightBytes};
+  // Explicit maps: DenseMap's default constructor is explicit for clang.
+  ChainBuilder builder{func, DenseMap<Operation *, int64_t>(),
+                       DenseMap<Value, int64_t>(), values, weightBytes};
   for (auto [position, op] : llvm::enumerate(chain))
     builder.index[op] = position;
   for (auto [position, operation] : llvm::enumerate(chain)) {

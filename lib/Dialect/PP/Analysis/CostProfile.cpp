@@ -7,6 +7,7 @@
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+#include "pp/Dialect/PP/Utils/JSONDepth.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -14,6 +15,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -141,6 +144,8 @@ FailureOr<double> CostProfileReader::getAmount(const json::Object &object,
   std::optional<double> number = (*value)->getAsNumber();
   if (!number)
     return error(path) << "must be a number, got " << formatValue(**value);
+  if (!std::isfinite(*number))
+    return error(path) << "is out of the range of a double";
   if (*number < 0)
     return error(path) << "must not be negative, got "
                        << formatQuantity(*number);
@@ -241,6 +246,14 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
 FailureOr<CostProfile>
 mlir::pp::parseCostProfile(StringRef text, StringRef fileName,
                            CostProfileErrorFn emitError) {
+  // llvm::json parses and destroys values recursively.
+  if (std::optional<size_t> tooDeep = findTooDeepJSON(text)) {
+    auto [line, column] = getLineAndColumn(text, *tooDeep);
+    return emitError() << "cost file '" << fileName << "' is not valid: line "
+                       << line << ", column " << column
+                       << ": JSON nested more than " << kMaxJSONDepth
+                       << " levels deep";
+  }
   llvm::Expected<json::Value> document = json::parse(text);
   if (!document) {
     // llvm::json writes "[line:column, byte=offset]: message".

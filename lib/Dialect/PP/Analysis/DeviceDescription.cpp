@@ -5,12 +5,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Dialect/PP/Utils/JSONDepth.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -99,10 +102,11 @@ parseDevice(const llvm::json::Value &value, StringRef where) {
     if (known == std::end(kDeviceFields))
       return deviceError(where + ": unknown field '" + key.str() + "'");
     std::optional<double> number = field.getAsNumber();
-    if (!number || *number < 0.0 || (*number == 0.0 && !known->mayBeZero))
+    if (!number || !std::isfinite(*number) || *number < 0.0 ||
+        (*number == 0.0 && !known->mayBeZero))
       return deviceError(where + ": '" + key.str() + "' must be a " +
                          (known->mayBeZero ? "non-negative" : "positive") +
-                         " number");
+                         " finite number");
     device.*(known->member) = *number;
   }
   if (!base)
@@ -117,6 +121,13 @@ parseDevice(const llvm::json::Value &value, StringRef where) {
 
 llvm::Expected<SmallVector<DeviceDescription>>
 mlir::pp::parseDeviceFile(StringRef json) {
+  // llvm::json parses and destroys values recursively.
+  if (std::optional<size_t> tooDeep = findTooDeepJSON(json)) {
+    auto [line, column] = getLineAndColumn(json, *tooDeep);
+    return deviceError(llvm::formatv("line {0}, column {1}: JSON nested more "
+                                     "than {2} levels deep",
+                                     line, column, kMaxJSONDepth));
+  }
   llvm::Expected<llvm::json::Value> root = llvm::json::parse(json);
   if (!root)
     return root.takeError();

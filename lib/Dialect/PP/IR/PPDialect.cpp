@@ -13,12 +13,42 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::pp;
 
 #include "pp/Dialect/PP/IR/PPOpsDialect.cpp.inc"
 
 #include "pp/Dialect/PP/IR/PPEnums.cpp.inc"
+
+/// Parses `[v, ...]` of f64 literals, decimal or hexadecimal.
+static ParseResult parseExactF64Array(AsmParser &parser,
+                                      DenseF64ArrayAttr &array) {
+  SmallVector<double> values;
+  auto parseElement = [&]() -> ParseResult {
+    APFloat value(0.0);
+    if (parser.parseFloat(llvm::APFloat::IEEEdouble(), value))
+      return failure();
+    values.push_back(value.convertToDouble());
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                     parseElement))
+    return failure();
+  array = DenseF64ArrayAttr::get(parser.getContext(), values);
+  return success();
+}
+
+/// Prints `[v, ...]` with every element in a form that parses back to the
+/// same double.
+static void printExactF64Array(AsmPrinter &printer, DenseF64ArrayAttr array) {
+  printer << '[';
+  llvm::interleaveComma(array.asArrayRef(), printer, [&](double value) {
+    printer.printFloat(APFloat(value));
+  });
+  printer << ']';
+}
 
 #define GET_ATTRDEF_CLASSES
 #include "pp/Dialect/PP/IR/PPAttrs.cpp.inc"
@@ -50,13 +80,18 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                DenseF64ArrayAttr activation,
                                DenseF64ArrayAttr stash) {
   size_t stages = forward.size();
+  auto isFinite = [](double v) { return std::isfinite(v); };
   for (DenseF64ArrayAttr field :
        {forward, backwardInput, backwardWeight, activation, stash}) {
     if (field.size() != stages)
       return emitError() << "cost arrays must all have one entry per stage";
+    if (!llvm::all_of(field.asArrayRef(), isFinite))
+      return emitError() << "costs must be finite";
     if (llvm::any_of(field.asArrayRef(), [](double v) { return v < 0; }))
       return emitError() << "costs must not be negative";
   }
+  if (!isFinite(comm.getValueAsDouble()))
+    return emitError() << "costs must be finite";
   if (comm.getValueAsDouble() < 0)
     return emitError() << "costs must not be negative";
   for (size_t s = 0; s < stages; ++s)

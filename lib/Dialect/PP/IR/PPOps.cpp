@@ -6,11 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -55,6 +58,13 @@ int64_t ScheduleOp::getNumRanks() {
 LogicalResult ScheduleOp::verify() {
   if (getStageRank().empty())
     return emitOpError("needs at least one stage in 'stage_rank'");
+  if (getNumStages() > kMaxStages)
+    return emitOpError("has ") << getNumStages() << " stages; at most "
+                               << kMaxStages << " are supported";
+  if (static_cast<int64_t>(getNumMicrobatches()) > kMaxMicrobatches)
+    return emitOpError("has ")
+           << getNumMicrobatches() << " micro-batches; at most "
+           << kMaxMicrobatches << " are supported";
   int64_t expected = 0;
   for (Operation &op : getBody().front()) {
     auto rank = dyn_cast<RankOp>(op);
@@ -66,13 +76,18 @@ LogicalResult ScheduleOp::verify() {
              << expected << ", ranks must be numbered 0, 1, ... in order";
     ++expected;
   }
+  if (expected > kMaxRanks)
+    return emitOpError("has ")
+           << expected << " ranks; at most " << kMaxRanks << " are supported";
   if (CostAttr cost = getCostAttr();
       cost && cost.getNumStages() != getNumStages())
     return emitOpError("has costs for ")
            << cost.getNumStages() << " stages but " << getNumStages()
            << " stages";
-  if (FloatAttr cap = getMemoryCapAttr(); cap && cap.getValueAsDouble() <= 0)
-    return emitOpError("memory_cap must be positive, got ")
+  if (FloatAttr cap = getMemoryCapAttr();
+      cap &&
+      !(cap.getValueAsDouble() > 0 && std::isfinite(cap.getValueAsDouble())))
+    return emitOpError("memory_cap must be positive and finite, got ")
            << llvm::formatv("{0}", llvm::format("%g", cap.getValueAsDouble()))
                   .str();
   for (auto [stage, rank] : llvm::enumerate(getStageRank()))

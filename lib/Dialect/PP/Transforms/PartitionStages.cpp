@@ -9,6 +9,7 @@
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
@@ -164,6 +165,10 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
   if (microbatches < 0)
     return func.emitError("num-microbatches must be at least 1, got ")
            << microbatches;
+  if (microbatches > kMaxMicrobatches)
+    return func.emitError("num-microbatches is ")
+           << microbatches << "; at most " << kMaxMicrobatches
+           << " micro-batches are supported";
   if (problem.numRanks < 1 || numStages % problem.numRanks != 0)
     return func.emitError("cannot place ")
            << numStages << " stages on " << problem.numRanks << " ranks with "

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
@@ -39,6 +40,12 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (numMicrobatches < 0) {
       module.emitError("num-microbatches must be at least 1, got ")
           << numMicrobatches.getValue();
+      return failure();
+    }
+    if (numMicrobatches > kMaxMicrobatches) {
+      module.emitError("num-microbatches is ")
+          << numMicrobatches.getValue() << "; at most " << kMaxMicrobatches
+          << " micro-batches are supported";
       return failure();
     }
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -161,6 +168,17 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<std::optional<CostProfile>> file = readCostFile(module);
     if (failed(file))
       return signalPassFailure();
+    if (numStages > kMaxStages) {
+      module.emitError("num-stages is ")
+          << numStages.getValue() << "; at most " << kMaxStages
+          << " stages are supported";
+      return signalPassFailure();
+    }
+    if (numRanks > kMaxRanks) {
+      module.emitError("num-ranks is ") << numRanks.getValue() << "; at most "
+                                        << kMaxRanks << " ranks are supported";
+      return signalPassFailure();
+    }
     int64_t stages = numStages > 0 ? numStages.getValue() : countStages(module);
     if (stages < 1 && *file)
       stages = (*file)->stages.size();

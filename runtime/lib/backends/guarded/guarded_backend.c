@@ -218,6 +218,11 @@ static void gt_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
   INNER(t, allreduce_world_min_i32, vals, n);
 }
 
+static int32_t gt_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
+                              int32_t *chain, int32_t *length) {
+  return INNER(t, find_silent, peer, timeout_s, chain, length);
+}
+
 static void gt_abort(pprt_transport *t, int code) { INNER(t, abort, code); }
 
 static void gt_destroy(pprt_transport *t) {
@@ -236,6 +241,7 @@ static const pprt_transport_ops guarded_transport_ops = {
     .wait_for = gt_wait_for,
     .reduce_world_f64 = gt_reduce_world_f64,
     .allreduce_world_min_i32 = gt_allreduce_world_min_i32,
+    .find_silent = gt_find_silent,
     .abort = gt_abort,
     .destroy = gt_destroy,
 };

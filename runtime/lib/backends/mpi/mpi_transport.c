@@ -19,6 +19,9 @@
 typedef struct mpi_transport {
   pprt_transport base; /* first, so the two pointers convert */
   MPI_Comm comm;       /* private dup of MPI_COMM_WORLD */
+  MPI_Comm probe_comm; /* questions about waits (find_silent), apart */
+  int32_t waiting_for; /* rank a receive waits for; NOBODY otherwise */
+  int32_t silent;      /* the silent rank once found; NOBODY before */
   MPI_Comm group_comm; /* data-parallel group, MPI_COMM_NULL until split */
   MPI_Request *reqs;   /* outstanding sends; index = handle */
   int32_t num_reqs;
@@ -139,10 +142,34 @@ enum {
   MAX_SLEEP_NS = 100 * 1000,
 };
 
+/* find_silent's messages on probe_comm: a question (any int) and its
+   answer {rank the answerer waits for, silent rank it knows of}. */
+enum { NOBODY = -1, QUESTION_TAG = 1, ANSWER_TAG = 2 };
+
+/* Answers the questions that have arrived: a rank waits only in
+   poll_request, so a rank that never answers there is stopped or stuck. */
+static void answer_questions(mpi_transport *m) {
+  for (;;) {
+    int pending = 0;
+    MPI_Status status;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, QUESTION_TAG, m->probe_comm, &pending,
+                   &status) != MPI_SUCCESS ||
+        !pending)
+      return;
+    int question = 0;
+    MPI_Recv(&question, 1, MPI_INT, status.MPI_SOURCE, QUESTION_TAG,
+             m->probe_comm, MPI_STATUS_IGNORE);
+    int answer[2] = {m->waiting_for, m->silent};
+    /* Eager-sized: completes without the asker's help. */
+    MPI_Send(answer, 2, MPI_INT, status.MPI_SOURCE, ANSWER_TAG, m->probe_comm);
+  }
+}
+
 /* Polls `req` until it completes (MPI_SUCCESS), fails (the MPI error) or
-   `timeout_s` passes (MPI_ERR_PENDING). Polling instead of blocking turns a
-   lost peer into a timeout. */
-static int poll_request(MPI_Request *req, MPI_Status *status,
+   `timeout_s` passes (MPI_ERR_PENDING), answering find_silent's questions
+   meanwhile. Polling instead of blocking turns a lost peer into a
+   timeout. */
+static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
                         double timeout_s) {
   double start = now_s(), deadline = start + timeout_s;
   long sleep_ns = MIN_SLEEP_NS;
@@ -153,6 +180,7 @@ static int poll_request(MPI_Request *req, MPI_Status *status,
       if (rc != MPI_SUCCESS || done)
         return rc;
     }
+    answer_questions(m);
     double now = now_s();
     if (now >= deadline)
       return MPI_ERR_PENDING;
@@ -176,9 +204,11 @@ static pprt_recv_status mpi_recv(pprt_transport *t, void *buf, int64_t bytes,
         MPI_Irecv(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, &req),
         "MPI_Irecv");
   MPI_Status status;
-  int rc = poll_request(&req, &status, timeout_s);
+  m->waiting_for = peer;
+  int rc = poll_request(m, &req, &status, timeout_s);
   if (rc == MPI_ERR_PENDING)
-    return PPRT_RECV_TIMEOUT; /* the caller aborts the job */
+    return PPRT_RECV_TIMEOUT; /* the caller aborts the job; still waiting */
+  m->waiting_for = NOBODY;
   int cls = MPI_SUCCESS;
   if (rc != MPI_SUCCESS)
     MPI_Error_class(rc, &cls);
@@ -203,11 +233,59 @@ static int32_t mpi_iallreduce_group_f32(pprt_transport *t, void *buf,
 
 static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   mpi_transport *m = as_mpi(t);
-  int rc = poll_request(&m->reqs[handle], MPI_STATUS_IGNORE, timeout_s);
+  int rc = poll_request(m, &m->reqs[handle], MPI_STATUS_IGNORE, timeout_s);
   if (rc == MPI_ERR_PENDING)
     return false;
   check(m, rc, "MPI_Test");
   return true;
+}
+
+/* Asks `rank` whom it waits for; false if it does not answer in time. */
+static bool ask(mpi_transport *m, int32_t rank, double timeout_s,
+                int answer[2]) {
+  int question = 0;
+  MPI_Request req;
+  if (MPI_Send(&question, 1, MPI_INT, rank, QUESTION_TAG, m->probe_comm) !=
+          MPI_SUCCESS ||
+      MPI_Irecv(answer, 2, MPI_INT, rank, ANSWER_TAG, m->probe_comm, &req) !=
+          MPI_SUCCESS)
+    return false;
+  if (poll_request(m, &req, MPI_STATUS_IGNORE, timeout_s) == MPI_SUCCESS)
+    return true;
+  MPI_Cancel(&req);
+  return false;
+}
+
+static int32_t mpi_find_silent(pprt_transport *t, int32_t peer,
+                               double timeout_s, int32_t *chain,
+                               int32_t *length) {
+  mpi_transport *m = as_mpi(t);
+  int32_t rank = peer;
+  *length = 0;
+  while (m->silent == NOBODY) {
+    chain[(*length)++] = rank;
+    int answer[2];
+    if (!ask(m, rank, timeout_s, answer)) {
+      m->silent = rank;
+      break;
+    }
+    if (answer[1] != NOBODY) {
+      m->silent = answer[1]; /* found by a rank further down the chain */
+      break;
+    }
+    int32_t next = answer[0];
+    bool seen = next == m->base.world_rank;
+    for (int32_t i = 0; i < *length; ++i)
+      seen = seen || chain[i] == next;
+    /* Waits for nobody (busy) or closes a cycle (a deadlock): it ends the
+       chain, and is the rank the others wait on. */
+    if (next == NOBODY || seen || next < 0 || next >= m->base.world_size) {
+      m->silent = rank;
+      break;
+    }
+    rank = next;
+  }
+  return m->silent;
 }
 
 static void mpi_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
@@ -230,6 +308,7 @@ static void mpi_destroy(pprt_transport *t) {
   mpi_transport *m = as_mpi(t);
   if (m->group_comm != MPI_COMM_NULL)
     MPI_Comm_free(&m->group_comm);
+  MPI_Comm_free(&m->probe_comm);
   MPI_Comm_free(&m->comm);
   free(m->reqs);
   free(m);
@@ -246,6 +325,7 @@ static const pprt_transport_ops mpi_ops = {
     .wait_for = mpi_wait_for,
     .reduce_world_f64 = mpi_reduce_world_f64,
     .allreduce_world_min_i32 = mpi_allreduce_world_min_i32,
+    .find_silent = mpi_find_silent,
     .abort = mpi_abort,
     .destroy = mpi_destroy,
 };
@@ -268,6 +348,10 @@ pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   /* A private communicator keeps our tags apart from any other MPI user. */
   MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
   MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_dup(MPI_COMM_WORLD, &m->probe_comm);
+  MPI_Comm_set_errhandler(m->probe_comm, MPI_ERRORS_RETURN);
+  m->waiting_for = NOBODY;
+  m->silent = NOBODY;
   m->group_comm = MPI_COMM_NULL;
   m->base.ops = &mpi_ops;
   int rank = 0, size = 1;

@@ -48,7 +48,8 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
     B + W), the time of one activation or gradient transfer, the activation
     memory one micro-batch's forward of a stage holds until its backward,
     and the part of it still held after B until W. Arrays have one entry
-    per stage. The same fields as the `cost` block of `pp-schedule-v1`.
+    per stage; every value is finite and not negative, and prints exactly.
+    The same fields as the `cost` block of `pp-schedule-v1`.
 
     ```mlir
     #pp.cost<forward = [1.0, 1.0], backward_input = [1.0, 1.0],
@@ -62,7 +63,17 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
                         "::mlir::FloatAttr":$comm,
                         "::mlir::DenseF64ArrayAttr":$activation,
                         "::mlir::DenseF64ArrayAttr":$stash);
-  let assemblyFormat = "`<` struct(params) `>`";
+  // MLIR prints the elements of a DenseF64ArrayAttr with six digits, which
+  // loses precision (0.123456789 became 1.234568e-01, 1e-50 became 0, 1e300
+  // INF); these arrays print every element exactly, as FloatAttr does.
+  let assemblyFormat = [{
+    `<` `forward` `=` custom<ExactF64Array>($forward) `,`
+    `backward_input` `=` custom<ExactF64Array>($backward_input) `,`
+    `backward_weight` `=` custom<ExactF64Array>($backward_weight) `,`
+    `comm` `=` $comm `,`
+    `activation` `=` custom<ExactF64Array>($activation) `,`
+    `stash` `=` custom<ExactF64Array>($stash) `>`
+  }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Unit costs for `numStages` stages: F = B = W = 1, no transfer time,
