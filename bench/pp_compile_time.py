@@ -9,7 +9,10 @@ translation to LLVM IR, module split), the parallel LLVM backend (wall), its
 summed LLVM optimisation and code generation over all parts, the largest
 part (the backend's critical path on an idle machine: its optimisation plus
 code generation), and the link. On a loaded machine wall times include
-waiting for a core; CPU time does not.
+waiting for a core; CPU time does not. So the last column estimates the
+wall time on an idle machine with a core per thread: the CPU time times
+the share of the timers on the critical path, (mlir + largest + link) /
+(mlir + llvm-opt + codegen + link), which holds while the load is steady.
 
 Standard library only. Example:
   python3 bench/pp_compile_time.py --pp-compile build/bin/pp-compile
@@ -111,6 +114,13 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
+def idle_estimate(r):
+    """Wall time (s) on an idle machine with a core per backend thread."""
+    timed = r["mlir"] + r["opt"] + r["codegen"] + r["link"]
+    critical = r["mlir"] + r["largest"] + r["link"]
+    return r["cpu"] * critical / timed if timed else r["wall"]
+
+
 def compile_once(pp_compile, model, flags, out, timeout):
     """Phase times of one compile; raises TimeoutExpired after `timeout`."""
     cmd = [pp_compile, model] + flags + ["-o", out, "--mlir-timing",
@@ -161,7 +171,7 @@ def main():
           % (" ".join(args.extra) or "(defaults)", os.cpu_count(),
              *os.getloadavg()))
     header = ["config", "wall", "cpu", "mlir", "backend", "llvm-opt",
-              "codegen", "largest", "parts", "link"]
+              "codegen", "largest", "parts", "link", "idle-est"]
     rows = []
     with tempfile.TemporaryDirectory(prefix="pp-compile-time-") as tmp:
         for name in args.configs:
@@ -186,10 +196,13 @@ def main():
             rows.append([name] + ["%.1f" % r[k] for k in
                                   ("wall", "cpu", "mlir", "backend", "opt",
                                    "codegen", "largest")] +
-                        [r["parts"], "%.1f" % r["link"]])
+                        [r["parts"], "%.1f" % r["link"],
+                         "%.1f" % idle_estimate(r)])
     print(table(header, rows))
     print("seconds; llvm-opt and codegen summed over the parts; largest: "
-          "optimisation + code generation of the largest part")
+          "optimisation + code generation of the largest part; idle-est: "
+          "cpu x (mlir + largest + link) / (mlir + llvm-opt + codegen + "
+          "link)")
     print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
     return 0
 
