@@ -7,8 +7,8 @@
 
 #include "ModuleParts.h"
 
-#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/Constants.h"
@@ -101,23 +101,22 @@ void PartAssignment::assignFunctions(unsigned numStageParts) {
     if (!(*it)->isLeader())
       continue;
     auto &[size, funcs] = members.emplace_back();
-    for (auto member = groups.member_begin(**it);
-         member != groups.member_end(); ++member) {
+    for (auto member = groups.member_begin(**it); member != groups.member_end();
+         ++member) {
       funcs.push_back(*member);
       size += countInstructions(**member);
     }
   }
   // Largest group first onto the least loaded part; ties keep module order.
-  llvm::stable_sort(members, [](const auto &a, const auto &b) {
-    return a.first > b.first;
-  });
+  llvm::stable_sort(
+      members, [](const auto &a, const auto &b) { return a.first > b.first; });
   // Part 0 always exists: it holds the globals no function uses.
   unsigned numParts =
       std::max<size_t>(1, std::min<size_t>(numStageParts, members.size()));
   sizes.assign(numParts, 0);
   for (auto &[size, funcs] : members) {
-    unsigned part = std::min_element(sizes.begin(), sizes.end()) -
-                    sizes.begin();
+    unsigned part =
+        std::min_element(sizes.begin(), sizes.end()) - sizes.begin();
     sizes[part] += size;
     for (const Function *func : funcs)
       home[func] = part;

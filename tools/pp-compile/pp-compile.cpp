@@ -436,10 +436,10 @@ static unsigned getNumJobs() {
 /// it there; else leaves the optimised bitcode in `part`.
 static LogicalResult buildPart(pp::ModulePart &part, StringRef object,
                                TimingScope &backend) {
-  TimingScope timing = backend.nest(
-      (Twine(part.driver ? "Schedule driver" : "Stage code") + " part (" +
-       Twine(part.size) + " instructions)")
-          .str());
+  TimingScope timing =
+      backend.nest((Twine(part.driver ? "Schedule driver" : "Stage code") +
+                    " part (" + Twine(part.size) + " instructions)")
+                       .str());
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module = pp::readPart(part, context);
   if (!module)
@@ -469,9 +469,8 @@ static LogicalResult buildParts(MutableArrayRef<pp::ModulePart> parts,
                                 ArrayRef<std::string> objects,
                                 TimingScope &timing) {
   auto order = llvm::to_vector(llvm::seq<size_t>(0, parts.size()));
-  llvm::stable_sort(order, [&](size_t a, size_t b) {
-    return parts[a].size > parts[b].size;
-  });
+  llvm::stable_sort(
+      order, [&](size_t a, size_t b) { return parts[a].size > parts[b].size; });
   std::atomic<bool> failed = false;
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency(getNumJobs()));
   for (size_t index : order)
@@ -485,8 +484,8 @@ static LogicalResult buildParts(MutableArrayRef<pp::ModulePart> parts,
 }
 
 /// Links the optimised parts back into one module.
-static std::unique_ptr<llvm::Module>
-mergeParts(ArrayRef<pp::ModulePart> parts, llvm::LLVMContext &context) {
+static std::unique_ptr<llvm::Module> mergeParts(ArrayRef<pp::ModulePart> parts,
+                                                llvm::LLVMContext &context) {
   std::unique_ptr<llvm::Module> merged;
   for (const pp::ModulePart &part : parts) {
     std::unique_ptr<llvm::Module> module = pp::readPart(part, context);
@@ -609,17 +608,17 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   {
     TimingScope splitting = timing.nest("Split module");
     setTarget(*llvmModule, *machine);
-    parts = optLevel == 0 ? SmallVector<pp::ModulePart>{pp::writeModule(
-                                *llvmModule)}
-                          : pp::splitModule(*llvmModule, getNumJobs());
+    parts = optLevel == 0
+                ? SmallVector<pp::ModulePart>{pp::writeModule(*llvmModule)}
+                : pp::splitModule(*llvmModule, getNumJobs());
     llvmModule.reset();
   }
   std::string base, program;
   if (failed(getObjectBase(base, program)))
     return failure();
-  SmallVector<std::string> objects =
-      base.empty() ? SmallVector<std::string>()
-                   : getObjectPaths(base, parts.size());
+  SmallVector<std::string> objects = base.empty()
+                                         ? SmallVector<std::string>()
+                                         : getObjectPaths(base, parts.size());
   LogicalResult built = success();
   {
     TimingScope backend = timing.nest("LLVM backend (parallel)");
