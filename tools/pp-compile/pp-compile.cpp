@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ModuleParts.h"
+
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/InitAll.h"
@@ -22,8 +24,11 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassTimingInfo.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
@@ -34,10 +39,14 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <atomic>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -155,8 +164,15 @@ static cl::opt<bool> vectorizeContractions(
              "of FMAs (pp-vectorize-contractions; default false)"),
     cl::init(false));
 static cl::opt<unsigned>
-    optLevel("O", cl::desc("LLVM optimisation level 0-3 (default 3)"),
+    optLevel("O",
+             cl::desc("LLVM optimisation level 0-3 of stage code (default 3; "
+                      "the schedule driver gets at most 1)"),
              cl::Prefix, cl::init(3));
+static cl::opt<unsigned> numJobs(
+    "jobs",
+    cl::desc("Threads that optimise and compile the module's parts (default "
+             "0: one per core; --time-passes: 1)"),
+    cl::init(0));
 
 /// The host CPU's features as a target feature string.
 static std::string getHostFeatures() {
@@ -166,8 +182,8 @@ static std::string getHostFeatures() {
   return features.getString();
 }
 
-static llvm::CodeGenOptLevel getCodeGenOptLevel() {
-  switch (optLevel) {
+static llvm::CodeGenOptLevel getCodeGenOptLevel(unsigned level) {
+  switch (level) {
   case 0:
     return llvm::CodeGenOptLevel::None;
   case 1:
@@ -250,10 +266,10 @@ static bool configureProfile() {
 }
 
 /// The target machine for the host triple and --target-cpu and
-/// --target-features (default: the host's), or null after a message.
-static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+/// --target-features (default: the host's) at -O<level>, or null after a
+/// message. Thread-safe once the native target is initialised.
+static std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(unsigned level) {
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
   const llvm::Target *target =
@@ -274,14 +290,21 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
-      getCodeGenOptLevel()));
+      getCodeGenOptLevel(level)));
 }
 
-/// Runs LLVM's new-PM default pipeline at -O<n> for `machine`.
-static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
+/// Sets the target triple and data layout of `machine` on `module` (without
+/// them, LLVM turns `memcpy` into byte loops).
+static void setTarget(llvm::Module &module, llvm::TargetMachine &machine) {
   module.setTargetTriple(machine.getTargetTriple());
   module.setDataLayout(machine.createDataLayout());
-  if (optLevel == 0)
+}
+
+/// Runs LLVM's new-PM default pipeline at -O<level> for `machine`.
+static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                           unsigned level) {
+  setTarget(module, machine);
+  if (level == 0)
     return;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -292,18 +315,18 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
                                                   /*DebugLogging=*/false);
   instrumentations.registerCallbacks(callbacks, &mam);
   llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = optLevel >= 2;
-  tuning.SLPVectorization = optLevel >= 2;
+  tuning.LoopVectorization = level >= 2;
+  tuning.SLPVectorization = level >= 2;
   llvm::PassBuilder builder(&machine, tuning, std::nullopt, &callbacks);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = optLevel == 1   ? llvm::OptimizationLevel::O1
-                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+  llvm::OptimizationLevel pipeline = level == 1   ? llvm::OptimizationLevel::O1
+                                     : level == 2 ? llvm::OptimizationLevel::O2
                                                   : llvm::OptimizationLevel::O3;
-  builder.buildPerModuleDefaultPipeline(level).run(module, mam);
+  builder.buildPerModuleDefaultPipeline(pipeline).run(module, mam);
 }
 
 /// Flushes `os` and reports a write error once, as a message rather than
@@ -340,7 +363,8 @@ static LogicalResult emitObject(llvm::Module &module,
   return success();
 }
 
-static LogicalResult linkExecutable(StringRef object, StringRef path) {
+static LogicalResult linkExecutable(ArrayRef<std::string> objects,
+                                    StringRef path) {
   llvm::ErrorOr<std::string> mpicc =
       llvm::sys::findProgramByName(PP_MPI_C_COMPILER);
   if (!mpicc) {
@@ -348,8 +372,9 @@ static LogicalResult linkExecutable(StringRef object, StringRef path) {
                  << PP_MPI_C_COMPILER << "' to link with\n";
     return failure();
   }
-  SmallVector<StringRef> args = {
-      *mpicc, object, PP_RUNTIME_LIBRARY, PP_BLAS_LIBRARY, "-lm", "-o", path};
+  SmallVector<StringRef> args = {*mpicc};
+  args.append(objects.begin(), objects.end());
+  args.append({PP_RUNTIME_LIBRARY, PP_BLAS_LIBRARY, "-lm", "-o", path});
   std::string error;
   int rc =
       llvm::sys::ExecuteAndWait(*mpicc, args, std::nullopt, {}, 0, 0, &error);
@@ -394,25 +419,114 @@ static LogicalResult runProfile(StringRef program, int64_t processes) {
   return success();
 }
 
-/// Builds the executable at a temporary path and profiles it.
-static LogicalResult profileExecutable(llvm::Module &module,
-                                       llvm::TargetMachine &machine) {
-  SmallString<128> program;
-  if (llvm::sys::fs::createTemporaryFile("pp-profile", "", program)) {
-    llvm::errs() << "pp-compile: cannot create a temporary file\n";
-    return failure();
-  }
-  std::string object = (program + ".o").str();
-  LogicalResult profiled = emitObject(module, machine, object);
-  if (succeeded(profiled))
-    profiled = linkExecutable(object, program);
-  llvm::sys::fs::remove(object);
+static void removeFiles(ArrayRef<std::string> paths) {
+  for (const std::string &path : paths)
+    llvm::sys::fs::remove(path);
+}
+
+/// Object file names for `numParts` parts of a program at `base`.
+static SmallVector<std::string> getObjectPaths(StringRef base,
+                                               size_t numParts) {
+  SmallVector<std::string> paths;
+  for (size_t index = 0; index < numParts; ++index)
+    paths.push_back((base + "." + Twine(index) + ".o").str());
+  return paths;
+}
+
+/// Links the parts' objects at a temporary path and profiles the program.
+static LogicalResult profileExecutable(ArrayRef<std::string> objects,
+                                       StringRef program) {
+  LogicalResult profiled = linkExecutable(objects, program);
   if (succeeded(profiled))
     profiled =
         runProfile(program, (scheduledRanks() ? scheduledRanks() : numStages) *
                                 dataParallel);
   llvm::sys::fs::remove(program);
   return profiled;
+}
+
+/// The threads that build the module's parts. LLVM's pass timers are
+/// global, so --time-passes builds on one.
+static unsigned getNumJobs() {
+  if (llvm::TimePassesIsEnabled)
+    return 1;
+  if (numJobs)
+    return numJobs;
+  return llvm::heavyweight_hardware_concurrency().compute_thread_count();
+}
+
+/// Optimises one part in its own context: the schedule driver at -O1 at
+/// most and through the fast instruction selector (straight-line runtime
+/// calls, run once per step: 2-5% more instructions, half the code
+/// generation time), stage code at -O<n>. With an `object` path, compiles
+/// it there; else leaves the optimised bitcode in `part`.
+static LogicalResult buildPart(pp::ModulePart &part, StringRef object,
+                               TimingScope &backend) {
+  TimingScope timing =
+      backend.nest((Twine(part.driver ? "Schedule driver" : "Stage code") +
+                    " part (" + Twine(part.size) + " instructions)")
+                       .str());
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = pp::readPart(part, context);
+  if (!module)
+    return failure();
+  unsigned level = part.driver ? std::min(optLevel.getValue(), 1u) : optLevel;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(part.driver ? 0 : level);
+  if (!machine)
+    return failure();
+  {
+    TimingScope optimization = timing.nest("LLVM optimisation");
+    optimizeModule(*module, *machine, level);
+  }
+  if (object.empty()) {
+    part.bitcode.clear();
+    llvm::raw_svector_ostream os(part.bitcode);
+    llvm::WriteBitcodeToFile(*module, os);
+    return success();
+  }
+  TimingScope codegen = timing.nest("Code generation");
+  return emitObject(*module, *machine, object);
+}
+
+/// Builds every part on a thread pool, the largest first; part i into
+/// objects[i] when `objects` is not empty.
+static LogicalResult buildParts(MutableArrayRef<pp::ModulePart> parts,
+                                ArrayRef<std::string> objects,
+                                TimingScope &timing) {
+  auto order = llvm::to_vector(llvm::seq<size_t>(0, parts.size()));
+  llvm::stable_sort(
+      order, [&](size_t a, size_t b) { return parts[a].size > parts[b].size; });
+  std::atomic<bool> failed = false;
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(getNumJobs()));
+  for (size_t index : order)
+    pool.async([&, index] {
+      StringRef object = objects.empty() ? StringRef() : objects[index];
+      if (mlir::failed(buildPart(parts[index], object, timing)))
+        failed = true;
+    });
+  pool.wait();
+  return failure(failed);
+}
+
+/// Links the optimised parts back into one module.
+static std::unique_ptr<llvm::Module> mergeParts(ArrayRef<pp::ModulePart> parts,
+                                                llvm::LLVMContext &context) {
+  std::unique_ptr<llvm::Module> merged;
+  for (const pp::ModulePart &part : parts) {
+    std::unique_ptr<llvm::Module> module = pp::readPart(part, context);
+    if (!module)
+      return nullptr;
+    if (!merged) {
+      merged = std::move(module);
+      continue;
+    }
+    if (llvm::Linker::linkModules(*merged, std::move(module))) {
+      llvm::errs() << "pp-compile: cannot link the module's parts\n";
+      return nullptr;
+    }
+  }
+  return merged;
 }
 
 static LogicalResult writeText(StringRef path,
@@ -479,6 +593,22 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
   return module;
 }
 
+/// Where the parts' objects go: next to the executable, or for a profile
+/// next to a temporary program (`program`). Empty for one object or IR.
+static LogicalResult getObjectBase(std::string &base, std::string &program) {
+  if (emit == Emit::Exe)
+    base = outputFile;
+  if (emit != Emit::Profile)
+    return success();
+  SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("pp-profile", "", path)) {
+    llvm::errs() << "pp-compile: cannot create a temporary file\n";
+    return failure();
+  }
+  program = base = path.str().str();
+  return success();
+}
+
 static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -487,7 +617,9 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
     return failure();
   if (emit == Emit::Schedule || emit == Emit::MLIR)
     return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
-  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine();
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(optLevel);
   if (!machine)
     return failure();
   llvm::LLVMContext llvmContext;
@@ -498,28 +630,49 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   }
   if (!llvmModule)
     return module->emitError("translation to LLVM IR failed");
+  // Parts optimise and compile in parallel; -O0 keeps the module whole, as
+  // translated.
+  SmallVector<pp::ModulePart> parts;
   {
-    TimingScope optimization = timing.nest("LLVM optimisation");
-    optimizeModule(*llvmModule, *machine);
+    TimingScope splitting = timing.nest("Split module");
+    setTarget(*llvmModule, *machine);
+    parts = optLevel == 0
+                ? SmallVector<pp::ModulePart>{pp::writeModule(*llvmModule)}
+                : pp::splitModule(*llvmModule, getNumJobs());
+    llvmModule.reset();
   }
+  std::string base, program;
+  if (failed(getObjectBase(base, program)))
+    return failure();
+  SmallVector<std::string> objects = base.empty()
+                                         ? SmallVector<std::string>()
+                                         : getObjectPaths(base, parts.size());
+  LogicalResult built = success();
+  {
+    TimingScope backend = timing.nest("LLVM backend (parallel)");
+    built = buildParts(parts, objects, backend);
+  }
+  if (succeeded(built) && emit == Emit::Exe) {
+    TimingScope linking = timing.nest("Link");
+    built = linkExecutable(objects, outputFile);
+  } else if (succeeded(built) && emit == Emit::Profile) {
+    built = profileExecutable(objects, program);
+  }
+  removeFiles(objects);
+  if (failed(built) || emit == Emit::Exe || emit == Emit::Profile)
+    return built;
+  std::unique_ptr<llvm::Module> merged;
+  {
+    TimingScope merging = timing.nest("Merge parts");
+    merged = mergeParts(parts, llvmContext);
+  }
+  if (!merged)
+    return failure();
   if (emit == Emit::LLVM)
     return writeText(outputFile,
-                     [&](raw_ostream &os) { llvmModule->print(os, nullptr); });
-  if (emit == Emit::Profile)
-    return profileExecutable(*llvmModule, *machine);
-  std::string object =
-      emit == Emit::Obj ? outputFile.getValue() : outputFile.getValue() + ".o";
-  {
-    TimingScope codegen = timing.nest("Code generation");
-    if (failed(emitObject(*llvmModule, *machine, object)))
-      return failure();
-  }
-  if (emit == Emit::Obj)
-    return success();
-  TimingScope linking = timing.nest("Link");
-  LogicalResult linked = linkExecutable(object, outputFile);
-  llvm::sys::fs::remove(object);
-  return linked;
+                     [&](raw_ostream &os) { merged->print(os, nullptr); });
+  TimingScope codegen = timing.nest("Code generation");
+  return emitObject(*merged, *machine, outputFile);
 }
 
 /// Checks the option values that the command line parser cannot, with one
