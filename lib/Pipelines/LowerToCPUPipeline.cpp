@@ -29,6 +29,7 @@ void pp::buildStageCodeOptimizationPhase(
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
   PPSelectGemmOptions select;
   select.gemm = options.gemm;
+  select.vectorizeContractions = options.vectorizeContractions;
   pm.addPass(createPPSelectGemm(select));
 }
 
@@ -55,8 +56,11 @@ void pp::buildMemRefPhase(OpPassManager &pm,
                           const LowerToCPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
   pm.addPass(createConvertGemmToRuntime());
-  if (options.vectorizeContractions)
-    pm.addPass(createPPVectorizeContractions());
+  if (options.vectorizeContractions) {
+    PPVectorizeContractionsOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createPPVectorizeContractions(vectorize));
+  }
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());

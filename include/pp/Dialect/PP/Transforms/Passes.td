@@ -602,7 +602,12 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     `gemm=generated` marks nothing, `gemm=library` marks every contraction
     that qualifies, and `gemm=auto` marks those the measured rule of
     bench/gemm_choice.md prefers: a call of at least `min-library-flops`
-    floating-point operations, run at most `max-library-calls` times.
+    floating-point operations, run at most `max-library-calls` times, and,
+    with `vectorize-contractions` (the default; pp-lower-to-cpu sets it from
+    its own option), only a contraction that `pp-vectorize-contractions`
+    would leave scalar (`isVectorizableContraction` false, the predicate
+    that pass uses itself: for example an output whose innermost dimension
+    is 1, or a dynamic shape); its FMA tiles beat the library on the rest.
 
     ```mlir
     %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
@@ -631,6 +636,9 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     Option<"printPlans", "print-plans", "bool", "false",
            "Emit a remark with the GEMM plan and the choice of every "
            "contraction">,
+    Option<"vectorizeContractions", "vectorize-contractions", "bool", "true",
+           "With gemm=auto: pp-vectorize-contractions runs later, so the "
+           "contractions it vectorizes stay generated code">,
   ];
 }
 
