@@ -668,10 +668,22 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
        is lowered to outer products and 1-D `vector.fma`s, with transfers
        unrolled to 1-D loads and stores.
 
+    The vector patterns of steps 4 and 5 run function by function, in sets
+    that each converge on their own (unit dimensions; folding into
+    `vector.contract`; subviews folded into transfers; lowering), each with
+    a bound of 64 rewrites per op of the function: patterns that undid one
+    another would end in an error naming the function instead of running
+    forever. The cost is linear in the size of the functions that hold
+    contractions.
+
     Ops carrying `pp.gemm = "library"` are left to the GEMM library call;
-    ops on tensors and other reductions are left unchanged. Run it after
-    bufferization; `convert-vector-to-llvm` (or `convert-to-llvm`) lowers
-    what it produces.
+    so are contractions whose output's innermost dimension is 1 (one-lane
+    vectors would be scalar code; `pp-select-gemm{gemm=auto}` uses the same
+    predicate, `isVectorizableContraction`), ops on tensors and other
+    reductions. Run it after bufferization; `convert-vector-to-llvm` (or
+    `convert-to-llvm`) lowers what it produces. `pp-lower-to-cpu` runs it
+    (option `vectorize-contractions`, default true) with its `vector-bits`,
+    which `pp-compile` takes from the target CPU's features.
 
     ```mlir
     linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>)
