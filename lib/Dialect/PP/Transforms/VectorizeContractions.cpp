@@ -355,9 +355,18 @@ VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
       failed(applyBounded(function, aliasFoldingPatterns,
                           "folding subviews into transfers")))
     return failure();
-  // Accumulators stay in registers across the reduction loops.
-  function->walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
-  linalg::hoistRedundantVectorTransfers(function);
+  // Accumulators stay in registers across the reduction loops. Hoisting
+  // restarts its walk after every hoist, so it runs per outermost loop
+  // nest: over the whole function it would be quadratic in the number of
+  // contractions.
+  SmallVector<LoopLikeOpInterface> nests;
+  function->walk([&](LoopLikeOpInterface loop) {
+    moveLoopInvariantCode(loop);
+    if (!loop->getParentOfType<LoopLikeOpInterface>())
+      nests.push_back(loop);
+  });
+  for (LoopLikeOpInterface nest : nests)
+    linalg::hoistRedundantVectorTransfers(nest);
   return applyBounded(function, loweringPatterns, "lowering vectors");
 }
 
