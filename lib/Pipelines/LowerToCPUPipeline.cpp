@@ -29,7 +29,15 @@ void pp::buildStageCodeOptimizationPhase(
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
   PPSelectGemmOptions select;
   select.gemm = options.gemm;
+  select.vectorizeContractions = options.vectorizeContractions;
   pm.addPass(createPPSelectGemm(select));
+}
+
+static PPStaticScratchOptions
+getStaticScratchOptions(const LowerToCPUPipelineOptions &options) {
+  PPStaticScratchOptions scratch;
+  scratch.maxStackBytes = options.maxStackBytes;
+  return scratch;
 }
 
 void pp::buildBufferizationPhase(OpPassManager &pm,
@@ -43,11 +51,8 @@ void pp::buildBufferizationPhase(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  if (options.staticScratch) {
-    PPStaticScratchOptions scratch;
-    scratch.maxStackBytes = options.maxStackBytes;
-    pm.addPass(createPPStaticScratch(scratch));
-  }
+  if (options.staticScratch)
+    pm.addPass(createPPStaticScratch(getStaticScratchOptions(options)));
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 
@@ -55,8 +60,14 @@ void pp::buildMemRefPhase(OpPassManager &pm,
                           const LowerToCPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
   pm.addPass(createConvertGemmToRuntime());
-  if (options.vectorizeContractions)
-    pm.addPass(createPPVectorizeContractions());
+  if (options.vectorizeContractions) {
+    PPVectorizeContractionsOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createPPVectorizeContractions(vectorize));
+    // The vectorizer's transposed copies are heap buffers until here.
+    if (options.staticScratch)
+      pm.addPass(createPPStaticScratch(getStaticScratchOptions(options)));
+  }
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());

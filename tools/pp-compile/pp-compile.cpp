@@ -29,6 +29,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
@@ -158,11 +159,12 @@ static cl::opt<pp::GemmChoice> gemmChoice(
                clEnumValN(pp::GemmChoice::Auto, "auto",
                           "per shape, by the measured rule of "
                           "bench/gemm_choice.md")));
+// Its default is the pipeline's (pp::LowerToCPUPipelineOptions).
 static cl::opt<bool> vectorizeContractions(
     "vectorize-contractions",
     cl::desc("Tile and vectorize generated contractions into register tiles "
-             "of FMAs (pp-vectorize-contractions; default false)"),
-    cl::init(false));
+             "of FMAs for the target's vector width "
+             "(pp-vectorize-contractions; on by default)"));
 static cl::opt<unsigned>
     optLevel("O",
              cl::desc("LLVM optimisation level 0-3 of stage code (default 3; "
@@ -291,6 +293,19 @@ createTargetMachine(unsigned level) {
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
       getCodeGenOptLevel(level)));
+}
+
+/// The width in bits of the widest vector registers `machine` generates code
+/// for: 512 with AVX-512F, 256 with AVX (and AVX2), else 128 (SSE, NEON).
+static int64_t getVectorBits(const llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+  if (machine.getTargetTriple().isX86()) {
+    if (subtarget->checkFeatures("+avx512f"))
+      return 512;
+    if (subtarget->checkFeatures("+avx"))
+      return 256;
+  }
+  return 128;
 }
 
 /// Sets the target triple and data layout of `machine` on `module` (without
@@ -557,10 +572,12 @@ runPipeline(ModuleOp module, TimingScope &timing,
 }
 
 /// Parses the model and runs the registered pipelines: to a verified
-/// schedule, then (unless --emit=schedule) to the LLVM dialect.
+/// schedule, then (unless --emit=schedule) to the LLVM dialect for
+/// `machine`.
 static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
                                         llvm::SourceMgr &sourceMgr,
-                                        TimingScope &timing) {
+                                        TimingScope &timing,
+                                        const llvm::TargetMachine &machine) {
   OwningOpRef<ModuleOp> module;
   {
     TimingScope parsing = timing.nest("Parse");
@@ -585,7 +602,9 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
     options.approximateMath = approximateMath;
     options.staticScratch = staticScratch;
     options.gemm = gemmChoice;
-    options.vectorizeContractions = vectorizeContractions;
+    if (vectorizeContractions.getNumOccurrences())
+      options.vectorizeContractions = vectorizeContractions;
+    options.vectorBits = getVectorBits(machine);
     pp::buildLowerToCPUPipeline(pm, options);
   };
   if (failed(runPipeline(*module, timing, lower)))
@@ -612,16 +631,17 @@ static LogicalResult getObjectBase(std::string &base, std::string &program) {
 static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = lowerModel(context, sourceMgr, timing);
-  if (!module)
-    return failure();
-  if (emit == Emit::Schedule || emit == Emit::MLIR)
-    return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(optLevel);
   if (!machine)
     return failure();
+  OwningOpRef<ModuleOp> module =
+      lowerModel(context, sourceMgr, timing, *machine);
+  if (!module)
+    return failure();
+  if (emit == Emit::Schedule || emit == Emit::MLIR)
+    return writeText(outputFile, [&](raw_ostream &os) { module->print(os); });
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
   {

@@ -92,9 +92,14 @@ struct LowerToCPUPipelineOptions
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Tile and vectorize the contractions that stay "
-                     "generated code into register tiles of FMAs (off by "
-                     "default: some models compile for minutes)"),
-      llvm::cl::init(false)};
+                     "generated code into register tiles of FMAs"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Width of the target's widest vector registers in bits, "
+                     "for pp-vectorize-contractions (512 for AVX-512, 256 "
+                     "for AVX and AVX2, 128 for SSE and NEON)"),
+      llvm::cl::init(512)};
   PassOptions::Option<GemmChoice> gemm{
       *this, "gemm",
       llvm::cl::desc("Which contractions become pprt_gemm library calls"),

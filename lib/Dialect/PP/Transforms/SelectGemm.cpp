@@ -7,6 +7,7 @@
 
 #include "pp/Dialect/PP/Transforms/GemmLayout.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Utils/ContractionTiling.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -24,10 +25,14 @@ struct PPSelectGemm : pp::impl::PPSelectGemmBase<PPSelectGemm> {
   using Base::Base;
 
   /// The measured rule of bench/gemm_choice.md: the library where a call is
-  /// large enough to amortise its overhead and is not repeated in loops.
-  bool prefersLibrary(const GemmPlan &plan) const {
+  /// large enough to amortise its overhead and is not repeated in loops, and
+  /// only for what pp-vectorize-contractions (when it runs) leaves scalar:
+  /// its FMA tiles beat the library everywhere else.
+  bool prefersLibrary(linalg::LinalgOp op, const GemmPlan &plan) const {
     if (gemm != GemmChoice::Auto)
       return gemm == GemmChoice::Library;
+    if (vectorizeContractions && isVectorizableContraction(op))
+      return false;
     int64_t calls = plan.totalFlops() / plan.callFlops();
     return plan.callFlops() >= minLibraryFlops && calls <= maxLibraryCalls;
   }
@@ -52,7 +57,7 @@ struct PPSelectGemm : pp::impl::PPSelectGemmBase<PPSelectGemm> {
           op.emitRemark("gemm generated: ") << why;
         return;
       }
-      bool library = prefersLibrary(*plan);
+      bool library = prefersLibrary(op, *plan);
       if (printPlans)
         report(op, *plan, library);
       if (library)

@@ -37,19 +37,11 @@ using namespace mlir::pp;
 /// The discardable attribute of contractions left to the GEMM library.
 static constexpr StringLiteral kGemmAttr = "pp.gemm";
 
-/// Whether `op` writes an output with a unit dimension (a single row, as
-/// in a micro-batch of one): simplifying the vectors of such tiles does not
-/// converge in MLIR 22 (the unit-dimension patterns undo one another).
-static bool hasUnitOutputDim(linalg::LinalgOp op) {
-  auto type = cast<ShapedType>(op.getDpsInitOperand(0)->get().getType());
-  return llvm::is_contained(type.getShape(), 1);
-}
-
 /// Whether the pass rewrites `op`: a contraction on buffers that is not left
-/// to the GEMM library.
+/// to the GEMM library (pp-select-gemm decides with the same predicate).
 static bool isCandidate(linalg::LinalgOp op) {
   return !op->hasAttr(kGemmAttr) && op.hasPureBufferSemantics() &&
-         isTileableContraction(op) && !hasUnitOutputDim(op);
+         isVectorizableContraction(op);
 }
 
 /// `op` as a generic whose inputs are all read by its body.
@@ -107,18 +99,30 @@ static LogicalResult tileAndVectorizeOp(RewriterBase &rewriter,
   return success();
 }
 
-/// A buffer for the transposed copy of `input`, on the stack at the start
-/// of the enclosing allocation scope (so a loop around `op` reuses it).
+/// A heap buffer for the transposed copy of `input`, allocated at the start
+/// of the enclosing function and freed at its end (so a loop around `op`
+/// reuses it); pp-static-scratch then makes it a stack or static buffer.
+/// Stacks overflowed when every copy was an alloca (the bench GPT's backward
+/// holds over 8 MiB of them).
 static Value transposedBuffer(RewriterBase &rewriter, Operation *op,
                               MemRefType type) {
   OpBuilder::InsertionGuard guard(rewriter);
-  Operation *scope =
-      op->getParentWithTrait<OpTrait::AutomaticAllocationScope>();
-  if (scope && scope->getNumRegions() == 1 && !scope->getRegion(0).empty())
-    rewriter.setInsertionPointToStart(&scope->getRegion(0).front());
+  auto function = op->getParentOfType<FunctionOpInterface>();
+  Block *entry = function && function.getFunctionBody().hasOneBlock()
+                     ? &function.getFunctionBody().front()
+                     : nullptr;
+  if (entry)
+    rewriter.setInsertionPointToStart(entry);
   else
     rewriter.setInsertionPoint(op);
-  return memref::AllocaOp::create(rewriter, op->getLoc(), type);
+  Value buffer = memref::AllocOp::create(rewriter, op->getLoc(), type,
+                                         rewriter.getI64IntegerAttr(64));
+  if (entry)
+    rewriter.setInsertionPoint(entry->getTerminator());
+  else
+    rewriter.setInsertionPointAfter(op);
+  memref::DeallocOp::create(rewriter, op->getLoc(), buffer);
+  return buffer;
 }
 
 /// Transposes `input` of `op` so that the innermost output loop becomes its
@@ -157,10 +161,17 @@ struct VectorizeContractions
     : public pp::impl::PPVectorizeContractionsBase<VectorizeContractions> {
   using Base::Base;
 
+  LogicalResult initialize(MLIRContext *context) override;
   void runOnOperation() override;
 
 private:
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op);
+  LogicalResult vectorizeFunction(FunctionOpInterface function);
+
+  FrozenRewritePatternSet unitDimPatterns;
+  FrozenRewritePatternSet contractionPatterns;
+  FrozenRewritePatternSet aliasFoldingPatterns;
+  FrozenRewritePatternSet loweringPatterns;
 };
 } // namespace
 
@@ -223,27 +234,27 @@ struct MultiplyAddToFMA : public OpRewritePattern<arith::AddFOp> {
 };
 } // namespace
 
-/// Folds what vectorizing left behind into `vector.contract`s on vectors
-/// without unit dimensions.
-static LogicalResult simplifyVectors(Operation *root) {
-  MLIRContext *context = root->getContext();
+/// Patterns that fold what vectorizing left behind into `vector.contract`s
+/// on vectors without unit dimensions, in three sets applied in turn. Each
+/// converges on its own; together they would not: the drop-unit-dims
+/// transfer patterns read through a rank-reducing subview that the memref
+/// alias folding folds straight back.
+static void populateUnitDimPatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
   // Unit dimensions first: the contraction patterns do not see through them.
-  RewritePatternSet unitDims(context);
-  vector::populateVectorTransferPermutationMapLoweringPatterns(unitDims);
-  vector::populateCastAwayVectorLeadingOneDimPatterns(unitDims);
-  memref::populateFoldMemRefAliasOpPatterns(unitDims);
-  vector::MultiDimReductionOp::getCanonicalizationPatterns(unitDims, context);
-  vector::ShapeCastOp::getCanonicalizationPatterns(unitDims, context);
-  vector::BroadcastOp::getCanonicalizationPatterns(unitDims, context);
-  unitDims.add<MultiplyAddToFMA>(context);
-  if (failed(applyPatternsGreedily(root, std::move(unitDims))))
-    return failure();
-  RewritePatternSet patterns(context);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  memref::populateFoldMemRefAliasOpPatterns(patterns);
+  vector::MultiDimReductionOp::getCanonicalizationPatterns(patterns, context);
+  vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+  vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
+  patterns.add<MultiplyAddToFMA>(context);
+}
+
+static void populateContractionPatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
   vector::populateVectorReductionToContractPatterns(patterns);
   vector::populateSinkVectorOpsPatterns(patterns);
-  // Transfers on the tiled buffers themselves, not on subviews, so that
-  // hoisting can prove the accumulator is not aliased.
-  memref::populateFoldMemRefAliasOpPatterns(patterns);
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
   vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
   vector::populateVectorTransferDropUnitDimsPatterns(patterns);
@@ -259,16 +270,24 @@ static LogicalResult simplifyVectors(Operation *root) {
   scf::ForOp::getCanonicalizationPatterns(patterns, context);
   affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
   affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
-  return applyPatternsGreedily(root, std::move(patterns));
 }
 
-/// Lowers contractions to outer products and FMAs and transfers to 1-D
-/// loads and stores, which the LLVM conversion takes as they are.
-static LogicalResult
-lowerVectors(Operation *root,
-             vector::VectorTransposeLowering transposeLowering) {
-  MLIRContext *context = root->getContext();
-  RewritePatternSet patterns(context);
+/// Transfers on the tiled buffers themselves, not on subviews, so that
+/// hoisting can prove the accumulator is not aliased.
+static void populateAliasFoldingPatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  memref::populateFoldMemRefAliasOpPatterns(patterns);
+  memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
+  affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
+}
+
+/// Patterns that lower contractions to outer products and FMAs and
+/// transfers to 1-D loads and stores, which the LLVM conversion takes as
+/// they are.
+static void
+populateLoweringPatterns(RewritePatternSet &patterns,
+                         vector::VectorTransposeLowering transposeLowering) {
+  MLIRContext *context = patterns.getContext();
   vector::populateVectorContractLoweringPatterns(
       patterns, vector::VectorContractLowering::OuterProduct);
   vector::populateVectorOuterProductLoweringPatterns(patterns);
@@ -289,7 +308,78 @@ lowerVectors(Operation *root,
   vector::populateVectorRankReducingFMAPattern(patterns);
   vector::ExtractOp::getCanonicalizationPatterns(patterns, context);
   vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
-  return applyPatternsGreedily(root, std::move(patterns));
+  vector::TransposeOp::getCanonicalizationPatterns(patterns, context);
+}
+
+LogicalResult VectorizeContractions::initialize(MLIRContext *context) {
+  auto freeze = [&](auto populate) {
+    RewritePatternSet patterns(context);
+    populate(patterns);
+    return FrozenRewritePatternSet(std::move(patterns));
+  };
+  unitDimPatterns = freeze(populateUnitDimPatterns);
+  contractionPatterns = freeze(populateContractionPatterns);
+  aliasFoldingPatterns = freeze(populateAliasFoldingPatterns);
+  // AVX-512 has a dedicated 16x16 transpose lowering.
+  auto transposeLowering = vectorBits == 512
+                               ? vector::VectorTransposeLowering::Shuffle16x16
+                               : vector::VectorTransposeLowering::Shuffle1D;
+  loweringPatterns = freeze([&](RewritePatternSet &patterns) {
+    populateLoweringPatterns(patterns, transposeLowering);
+  });
+  return success();
+}
+
+/// Applies `patterns` to the body of `function` with at most
+/// `kRewritesPerOp` rewrites per op it holds, so that patterns that undo one
+/// another end with an error instead of running forever.
+static LogicalResult applyBounded(FunctionOpInterface function,
+                                  const FrozenRewritePatternSet &patterns,
+                                  StringRef what) {
+  constexpr int64_t kRewritesPerOp = 64;
+  int64_t numOps = 0;
+  function->walk([&](Operation *) { ++numOps; });
+  GreedyRewriteConfig config;
+  config.setMaxNumRewrites(kRewritesPerOp * numOps);
+  if (succeeded(applyPatternsGreedily(function, patterns, config)))
+    return success();
+  return function->emitError("pp-vectorize-contractions: ")
+         << what << " did not converge";
+}
+
+LogicalResult
+VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
+  SmallVector<linalg::LinalgOp> contractions;
+  function->walk([&](linalg::LinalgOp op) {
+    if (isCandidate(op))
+      contractions.push_back(op);
+  });
+  if (contractions.empty())
+    return success();
+  IRRewriter rewriter(function->getContext());
+  for (linalg::LinalgOp op : contractions)
+    if (failed(tileAndVectorize(rewriter, op)))
+      return failure();
+  if (failed(applyBounded(function, unitDimPatterns,
+                          "dropping unit vector dimensions")) ||
+      failed(applyBounded(function, contractionPatterns,
+                          "folding tiles into vector.contract")) ||
+      failed(applyBounded(function, aliasFoldingPatterns,
+                          "folding subviews into transfers")))
+    return failure();
+  // Accumulators stay in registers across the reduction loops. Hoisting
+  // restarts its walk after every hoist, so it runs per outermost loop
+  // nest: over the whole function it would be quadratic in the number of
+  // contractions.
+  SmallVector<LoopLikeOpInterface> nests;
+  function->walk([&](LoopLikeOpInterface loop) {
+    moveLoopInvariantCode(loop);
+    if (!loop->getParentOfType<LoopLikeOpInterface>())
+      nests.push_back(loop);
+  });
+  for (LoopLikeOpInterface nest : nests)
+    linalg::hoistRedundantVectorTransfers(nest);
+  return applyBounded(function, loweringPatterns, "lowering vectors");
 }
 
 void VectorizeContractions::runOnOperation() {
@@ -299,29 +389,11 @@ void VectorizeContractions::runOnOperation() {
            "and tile-vectors >= 1";
     return signalPassFailure();
   }
-  SmallVector<linalg::LinalgOp> contractions;
-  getOperation()->walk([&](linalg::LinalgOp op) {
-    if (isCandidate(op))
-      contractions.push_back(op);
-  });
-  if (contractions.empty())
-    return;
-  IRRewriter rewriter(&getContext());
-  for (linalg::LinalgOp op : contractions)
-    if (failed(tileAndVectorize(rewriter, op)))
-      return signalPassFailure();
-  if (failed(simplifyVectors(getOperation())))
-    return signalPassFailure();
-  // Accumulators stay in registers across the reduction loops.
+  // Function by function, so that the cost is linear in the module.
+  SmallVector<FunctionOpInterface> functions;
   getOperation()->walk(
-      [](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
-  getOperation()->walk([](FunctionOpInterface function) {
-    linalg::hoistRedundantVectorTransfers(function);
-  });
-  // AVX-512 has a dedicated 16x16 transpose lowering.
-  auto transposeLowering = vectorBits == 512
-                               ? vector::VectorTransposeLowering::Shuffle16x16
-                               : vector::VectorTransposeLowering::Shuffle1D;
-  if (failed(lowerVectors(getOperation(), transposeLowering)))
-    return signalPassFailure();
+      [&](FunctionOpInterface function) { functions.push_back(function); });
+  for (FunctionOpInterface function : functions)
+    if (failed(vectorizeFunction(function)))
+      return signalPassFailure();
 }

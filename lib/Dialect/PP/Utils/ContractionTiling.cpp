@@ -55,6 +55,15 @@ bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
   return succeeded(linalg::inferContractionDims(maps)) && addsIntoInit(op);
 }
 
+bool mlir::pp::isVectorizableContraction(linalg::LinalgOp op) {
+  // The output's innermost dimension is the vectorized loop
+  // (outputMajorLoopOrder); tileable contractions have no scalar outputs.
+  return isTileableContraction(op) &&
+         cast<ShapedType>(op.getDpsInitOperand(0)->get().getType())
+                 .getShape()
+                 .back() > 1;
+}
+
 SmallVector<unsigned> mlir::pp::outputMajorLoopOrder(linalg::LinalgOp op) {
   AffineMap output = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   SmallVector<unsigned> order;

@@ -144,13 +144,35 @@ func.func @untouched(%a: memref<64x32xf32>, %b: memref<32x64xf32>,
 
 // -----
 
-// A single-row output (a micro-batch of one) stays a linalg op: the unit
-// dimension patterns do not converge on its tiles.
+// Unit dimensions (a micro-batch of one row, the weight gradient of one
+// row with a unit reduction) are vectorized too: the unit-dimension
+// patterns and the subview folding run apart, so they cannot undo one
+// another (together they never terminated). A one-column output would take
+// one-lane vectors, scalar code: it stays a linalg op (for the library
+// under gemm=auto).
 // CHECK-LABEL: func.func @single_row
-// CHECK: linalg.matmul
-// CHECK-NOT: vector.fma
+// CHECK-NOT:     linalg.matmul
+// CHECK:         %[[ACC:.*]] = vector.load %{{.*}} : memref<1x32xf32>, vector<32xf32>
+// CHECK:         scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(%{{.*}} = %[[ACC]]) -> (vector<32xf32>)
+// CHECK:           vector.fma %{{.*}} : vector<32xf32>
+// CHECK:         vector.store %{{.*}} : memref<1x32xf32>, vector<32xf32>
+// CHECK-LABEL: func.func @single_column
+// CHECK-NOT:     vector.fma
+// CHECK:         linalg.matmul
+// CHECK-LABEL: func.func @unit_reduction
+// CHECK-NOT:     linalg.matmul
+// CHECK:         scf.for %{{.*}} = %c0 to %c16 step %c4
+// CHECK-COUNT-4:   vector.fma %{{.*}} : vector<32xf32>
 func.func @single_row(%a: memref<1x16xf32>, %b: memref<16x32xf32>, %c: memref<1x32xf32>) {
   linalg.matmul ins(%a, %b : memref<1x16xf32>, memref<16x32xf32>) outs(%c : memref<1x32xf32>)
+  return
+}
+func.func @single_column(%a: memref<32x16xf32>, %b: memref<16x1xf32>, %c: memref<32x1xf32>) {
+  linalg.matmul ins(%a, %b : memref<32x16xf32>, memref<16x1xf32>) outs(%c : memref<32x1xf32>)
+  return
+}
+func.func @unit_reduction(%a: memref<16x1xf32>, %b: memref<1x32xf32>, %c: memref<16x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x1xf32>, memref<1x32xf32>) outs(%c : memref<16x32xf32>)
   return
 }
 

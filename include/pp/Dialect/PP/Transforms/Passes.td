@@ -602,7 +602,12 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     `gemm=generated` marks nothing, `gemm=library` marks every contraction
     that qualifies, and `gemm=auto` marks those the measured rule of
     bench/gemm_choice.md prefers: a call of at least `min-library-flops`
-    floating-point operations, run at most `max-library-calls` times.
+    floating-point operations, run at most `max-library-calls` times, and,
+    with `vectorize-contractions` (the default; pp-lower-to-cpu sets it from
+    its own option), only a contraction that `pp-vectorize-contractions`
+    would leave scalar (`isVectorizableContraction` false, the predicate
+    that pass uses itself: for example an output whose innermost dimension
+    is 1, or a dynamic shape); its FMA tiles beat the library on the rest.
 
     ```mlir
     %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
@@ -631,6 +636,9 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     Option<"printPlans", "print-plans", "bool", "false",
            "Emit a remark with the GEMM plan and the choice of every "
            "contraction">,
+    Option<"vectorizeContractions", "vectorize-contractions", "bool", "true",
+           "With gemm=auto: pp-vectorize-contractions runs later, so the "
+           "contractions it vectorizes stay generated code">,
   ];
 }
 
@@ -660,10 +668,22 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
        is lowered to outer products and 1-D `vector.fma`s, with transfers
        unrolled to 1-D loads and stores.
 
+    The vector patterns of steps 4 and 5 run function by function, in sets
+    that each converge on their own (unit dimensions; folding into
+    `vector.contract`; subviews folded into transfers; lowering), each with
+    a bound of 64 rewrites per op of the function: patterns that undid one
+    another would end in an error naming the function instead of running
+    forever. The cost is linear in the size of the functions that hold
+    contractions.
+
     Ops carrying `pp.gemm = "library"` are left to the GEMM library call;
-    ops on tensors and other reductions are left unchanged. Run it after
-    bufferization; `convert-vector-to-llvm` (or `convert-to-llvm`) lowers
-    what it produces.
+    so are contractions whose output's innermost dimension is 1 (one-lane
+    vectors would be scalar code; `pp-select-gemm{gemm=auto}` uses the same
+    predicate, `isVectorizableContraction`), ops on tensors and other
+    reductions. Run it after bufferization; `convert-vector-to-llvm` (or
+    `convert-to-llvm`) lowers what it produces. `pp-lower-to-cpu` runs it
+    (option `vectorize-contractions`, default true) with its `vector-bits`,
+    which `pp-compile` takes from the target CPU's features.
 
     ```mlir
     linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>)

@@ -30,6 +30,12 @@ struct RegisterTileShape {
 /// permutation and a body that adds into its init.
 bool isTileableContraction(linalg::LinalgOp op);
 
+/// Whether pp-vectorize-contractions turns `op` into vector FMAs: a tileable
+/// contraction whose innermost output dimension is longer than one element
+/// (vectors of one lane would be scalar code). pp-select-gemm's `auto` rule
+/// sends only the other contractions to the GEMM library.
+bool isVectorizableContraction(linalg::LinalgOp op);
+
 /// The loop order that puts the output's dimensions first, in the output's
 /// layout order, then the reductions in their original order, as an
 /// interchange vector for linalg::interchangeGenericOp (new loop i is old
