@@ -27,6 +27,8 @@ void pp::buildStageCodeOptimizationPhase(
   pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
   if (options.approximateMath)
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
+  if (options.fuseElementwise)
+    pm.addNestedPass<func::FuncOp>(createPPFuseElementwise());
   PPSelectGemmOptions select;
   select.gemm = options.gemm;
   pm.addPass(createPPSelectGemm(select));

@@ -80,6 +80,11 @@ struct LowerToCPUPipelineOptions
       llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
                      "instead of libm calls"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise ops on tensors into their consumers "
+                     "(pp-fuse-elementwise)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> staticScratch{
       *this, "static-scratch",
       llvm::cl::desc("Place stage functions' fixed-size temporaries in "

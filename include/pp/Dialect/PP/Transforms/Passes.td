@@ -455,6 +455,61 @@ def PPCopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPFuseElementwise : Pass<"pp-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops on tensors into their consumers";
+  let description = [{
+    Fuses every all-parallel `linalg.generic` on tensors into its only user
+    when that is a generic reading the result through a permutation of its
+    loops (an elementwise op or a reduction over the same iteration space),
+    with upstream linalg's elementwise fusion patterns; named elementwise
+    ops (`linalg.add`, `linalg.div`, ...) are generalized first. A producer
+    with other users (a value saved for the backward, a function result) is
+    left alone: fused, it would be computed twice.
+
+    Producers read through any other map (a broadcast, an input of a
+    contraction) are not fused: the fused op would recompute each of their
+    elements along the consumer's other loops, and contractions would no
+    longer be contractions for `pp-select-gemm`. Worse, upstream fusion keeps
+    the init of a producer that reads it (`%out + %x`, as the derivatives of
+    `pp-derive-backward` are) as an output of the fused op, and along such
+    loops every revisit accumulates into it again: the wrong gradients of
+    plain `linalg-fuse-elementwise-ops` on stage code.
+
+    An all-parallel generic that reads its init, a `linalg.fill`, through a
+    permutation reads the fill value instead, so that fusing it leaves no
+    extra output.
+
+    ```mlir
+    // before
+    %d = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a, %b : tensor<4x5xf32>, tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.subf %x, %y : f32
+      linalg.yield %s : f32
+    } -> tensor<4x5xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%d : tensor<4x5xf32>) outs(%zeros : tensor<4xf32>) {
+    ^bb0(%x: f32, %acc: f32):
+      %m = arith.mulf %x, %x : f32
+      %r = arith.addf %m, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<4xf32>
+    // after: one op, no 4x5 temporary
+    %sum = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%a, %b : tensor<4x5xf32>, tensor<4x5xf32>) outs(%zeros : tensor<4xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %s = arith.subf %x, %y : f32
+      %m = arith.mulf %s, %s : f32
+      %r = arith.addf %m, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PPExpandStridedCopies
     : Pass<"pp-expand-strided-copies", "func::FuncOp"> {
   let summary = "Turn copies between strided buffers into linalg.copy";
