@@ -59,6 +59,11 @@ void pp::buildMemRefPhase(OpPassManager &pm,
   pm.addPass(createConvertGemmToRuntime());
   if (options.vectorizeContractions)
     pm.addPass(createPPVectorizeContractions());
+  if (options.vectorizeElementwise) {
+    PPVectorizeElementwiseOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addPass(createPPVectorizeElementwise(vectorize));
+  }
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());

@@ -152,6 +152,16 @@ static cl::opt<bool> vectorizeContractions(
     cl::desc("Tile and vectorize generated contractions into register tiles "
              "of FMAs (pp-vectorize-contractions; default false)"),
     cl::init(false));
+static cl::opt<bool> fuseElementwise(
+    "fuse-elementwise",
+    cl::desc("Fuse elementwise ops on tensors into their consumers "
+             "(pp-fuse-elementwise; default true)"),
+    cl::init(true));
+static cl::opt<bool> vectorizeElementwise(
+    "vectorize-elementwise",
+    cl::desc("Vectorize elementwise ops and reductions "
+             "(pp-vectorize-elementwise; default false)"),
+    cl::init(false));
 static cl::opt<unsigned>
     optLevel("O", cl::desc("LLVM optimisation level 0-3 (default 3)"),
              cl::Prefix, cl::init(3));
@@ -444,6 +454,8 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
     options.staticScratch = staticScratch;
     options.gemm = gemmChoice;
     options.vectorizeContractions = vectorizeContractions;
+    options.fuseElementwise = fuseElementwise;
+    options.vectorizeElementwise = vectorizeElementwise;
     pp::buildLowerToCPUPipeline(pm, options);
   };
   if (failed(runPipeline(*module, timing, lower)))

@@ -100,6 +100,17 @@ struct LowerToCPUPipelineOptions
                      "generated code into register tiles of FMAs (off by "
                      "default: some models compile for minutes)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> vectorizeElementwise{
+      *this, "vectorize-elementwise",
+      llvm::cl::desc("Vectorize the elementwise ops and reductions on "
+                     "buffers (pp-vectorize-elementwise; off by default until the "
+                     "GPT oracle has run with it)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Width of the target's vector registers in bits, for "
+                     "pp-vectorize-elementwise"),
+      llvm::cl::init(512)};
   PassOptions::Option<GemmChoice> gemm{
       *this, "gemm",
       llvm::cl::desc("Which contractions become pprt_gemm library calls"),

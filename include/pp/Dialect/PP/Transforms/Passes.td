@@ -760,4 +760,62 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
   ];
 }
 
+def PPVectorizeElementwise : Pass<"pp-vectorize-elementwise"> {
+  let summary = "Vectorize elementwise ops and reductions on buffers";
+  let description = [{
+    Rewrites every static linalg op on buffers that is not a contraction
+    (elementwise generics, fills, copies, broadcasts, row and column
+    reductions such as softmax's max and sum, layer norm's statistics, bias
+    gradients and the loss) into loops over vector tiles, with upstream
+    transforms only:
+
+    1. the vector loop is the loop along the innermost dimension of the
+       op's largest operand, so that its loads and stores are contiguous;
+       it is tiled by the largest power of two of at most `max-vectors`
+       vectors of `vector-bits` bits that divides its extent (LLVM
+       scalarizes other widths; an op whose extent is odd is left alone),
+       and every other loop by 1 (`scf::tileUsingSCF`), reductions
+       innermost and a reduction along the vector loop last;
+    2. each tile is vectorized (`linalg::vectorize`) and its unit
+       dimensions cast away;
+    3. accumulator reads and writes are hoisted out of the reduction loops
+       (`linalg::hoistRedundantVectorTransfers`), so a column sum's
+       accumulator vector lives in a register and a row sum's scalar too;
+    4. reductions become `vector.reduction` and transfers 1-D loads and
+       stores.
+
+    Ops carrying `pp.gemm = "library"` and contractions are left alone (they
+    are `pp-vectorize-contractions`' or the library's), as are ops on
+    tensors and with dynamic shapes or strided operands. Run it after
+    bufferization; `convert-vector-to-llvm` lowers what it produces.
+
+    ```mlir
+    // a row sum
+    linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<8x64xf32>) outs(%s : memref<8xf32>) {...}
+    // becomes, with vector-bits=512 max-vectors=4:
+    scf.for %i = %c0 to %c8 step %c1 {
+      %acc = vector.load %s[%i] : memref<8xf32>, vector<1xf32>
+      %v = vector.load %x[%i, %c0] : memref<8x64xf32>, vector<64xf32>
+      %a = vector.extract %acc[0] : f32 from vector<1xf32>
+      %r = vector.reduction <add>, %v, %a : vector<64xf32> into f32
+      %w = vector.insert %r, %cst [0] : f32 into vector<1xf32>
+      vector.store %w, %s[%i] : memref<8xf32>, vector<1xf32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "Width of the target's vector registers in bits (512 for "
+           "AVX-512, 256 for AVX2, 128 for SSE and NEON)">,
+    Option<"maxVectors", "max-vectors", "int64_t", "4",
+           "Most registers one tile spans along the vector loop">,
+  ];
+}
+
 #endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD
