@@ -27,6 +27,8 @@ void pp::buildStageCodeOptimizationPhase(
   pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
   if (options.approximateMath)
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
+  if (options.fuseElementwise)
+    pm.addNestedPass<func::FuncOp>(createPPFuseElementwise());
   PPSelectGemmOptions select;
   select.gemm = options.gemm;
   select.vectorizeContractions = options.vectorizeContractions;
@@ -67,6 +69,11 @@ void pp::buildMemRefPhase(OpPassManager &pm,
     // The vectorizer's transposed copies are heap buffers until here.
     if (options.staticScratch)
       pm.addPass(createPPStaticScratch(getStaticScratchOptions(options)));
+  }
+  if (options.vectorizeElementwise) {
+    PPVectorizeElementwiseOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addPass(createPPVectorizeElementwise(vectorize));
   }
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());

@@ -165,6 +165,14 @@ static cl::opt<bool> vectorizeContractions(
     cl::desc("Tile and vectorize generated contractions into register tiles "
              "of FMAs for the target's vector width "
              "(pp-vectorize-contractions; on by default)"));
+static cl::opt<bool> fuseElementwise(
+    "fuse-elementwise",
+    cl::desc("Fuse elementwise ops on tensors into their consumers "
+             "(pp-fuse-elementwise; on by default)"));
+static cl::opt<bool> vectorizeElementwise(
+    "vectorize-elementwise",
+    cl::desc("Vectorize elementwise ops and reductions "
+             "(pp-vectorize-elementwise; off by default)"));
 static cl::opt<unsigned>
     optLevel("O",
              cl::desc("LLVM optimisation level 0-3 of stage code (default 3; "
@@ -605,6 +613,10 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
     if (vectorizeContractions.getNumOccurrences())
       options.vectorizeContractions = vectorizeContractions;
     options.vectorBits = getVectorBits(machine);
+    if (fuseElementwise.getNumOccurrences())
+      options.fuseElementwise = fuseElementwise;
+    if (vectorizeElementwise.getNumOccurrences())
+      options.vectorizeElementwise = vectorizeElementwise;
     pp::buildLowerToCPUPipeline(pm, options);
   };
   if (failed(runPipeline(*module, timing, lower)))

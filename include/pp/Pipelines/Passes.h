@@ -80,6 +80,11 @@ struct LowerToCPUPipelineOptions
       llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
                      "instead of libm calls"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise ops on tensors into their consumers "
+                     "(pp-fuse-elementwise)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> staticScratch{
       *this, "static-scratch",
       llvm::cl::desc("Place stage functions' fixed-size temporaries in "
@@ -94,11 +99,18 @@ struct LowerToCPUPipelineOptions
       llvm::cl::desc("Tile and vectorize the contractions that stay "
                      "generated code into register tiles of FMAs"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorizeElementwise{
+      *this, "vectorize-elementwise",
+      llvm::cl::desc("Vectorize the elementwise ops and reductions on "
+                     "buffers (pp-vectorize-elementwise; off by default until the "
+                     "GPT oracle has run with it)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Width of the target's widest vector registers in bits, "
-                     "for pp-vectorize-contractions (512 for AVX-512, 256 "
-                     "for AVX and AVX2, 128 for SSE and NEON)"),
+                     "for pp-vectorize-contractions and "
+                     "pp-vectorize-elementwise (512 for AVX-512, 256 for AVX "
+                     "and AVX2, 128 for SSE and NEON)"),
       llvm::cl::init(512)};
   PassOptions::Option<GemmChoice> gemm{
       *this, "gemm",

@@ -455,6 +455,61 @@ def PPCopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPFuseElementwise : Pass<"pp-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops on tensors into their consumers";
+  let description = [{
+    Fuses every all-parallel `linalg.generic` on tensors into its only user
+    when that is a generic reading the result through a permutation of its
+    loops (an elementwise op or a reduction over the same iteration space),
+    with upstream linalg's elementwise fusion patterns; named elementwise
+    ops (`linalg.add`, `linalg.div`, ...) are generalized first. A producer
+    with other users (a value saved for the backward, a function result) is
+    left alone: fused, it would be computed twice.
+
+    Producers read through any other map (a broadcast, an input of a
+    contraction) are not fused: the fused op would recompute each of their
+    elements along the consumer's other loops, and contractions would no
+    longer be contractions for `pp-select-gemm`. Worse, upstream fusion keeps
+    the init of a producer that reads it (`%out + %x`, as the derivatives of
+    `pp-derive-backward` are) as an output of the fused op, and along such
+    loops every revisit accumulates into it again: the wrong gradients of
+    plain `linalg-fuse-elementwise-ops` on stage code.
+
+    An all-parallel generic that reads its init, a `linalg.fill`, through a
+    permutation reads the fill value instead, so that fusing it leaves no
+    extra output.
+
+    ```mlir
+    // before
+    %d = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a, %b : tensor<4x5xf32>, tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.subf %x, %y : f32
+      linalg.yield %s : f32
+    } -> tensor<4x5xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%d : tensor<4x5xf32>) outs(%zeros : tensor<4xf32>) {
+    ^bb0(%x: f32, %acc: f32):
+      %m = arith.mulf %x, %x : f32
+      %r = arith.addf %m, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<4xf32>
+    // after: one op, no 4x5 temporary
+    %sum = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%a, %b : tensor<4x5xf32>, tensor<4x5xf32>) outs(%zeros : tensor<4xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %s = arith.subf %x, %y : f32
+      %m = arith.mulf %s, %s : f32
+      %r = arith.addf %m, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PPExpandStridedCopies
     : Pass<"pp-expand-strided-copies", "func::FuncOp"> {
   let summary = "Turn copies between strided buffers into linalg.copy";
@@ -722,6 +777,64 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
     Option<"packStrided", "pack-strided", "bool", "true",
            "Transpose inputs read with a stride along the vectorized loop "
            "into a stack buffer first">,
+  ];
+}
+
+def PPVectorizeElementwise : Pass<"pp-vectorize-elementwise"> {
+  let summary = "Vectorize elementwise ops and reductions on buffers";
+  let description = [{
+    Rewrites every static linalg op on buffers that is not a contraction
+    (elementwise generics, fills, copies, broadcasts, row and column
+    reductions such as softmax's max and sum, layer norm's statistics, bias
+    gradients and the loss) into loops over vector tiles, with upstream
+    transforms only:
+
+    1. the vector loop is the loop along the innermost dimension of the
+       op's largest operand, so that its loads and stores are contiguous;
+       it is tiled by the largest power of two of at most `max-vectors`
+       vectors of `vector-bits` bits that divides its extent (LLVM
+       scalarizes other widths; an op whose extent is odd is left alone),
+       and every other loop by 1 (`scf::tileUsingSCF`), reductions
+       innermost and a reduction along the vector loop last;
+    2. each tile is vectorized (`linalg::vectorize`) and its unit
+       dimensions cast away;
+    3. accumulator reads and writes are hoisted out of the reduction loops
+       (`linalg::hoistRedundantVectorTransfers`), so a column sum's
+       accumulator vector lives in a register and a row sum's scalar too;
+    4. reductions become `vector.reduction` and transfers 1-D loads and
+       stores.
+
+    Ops carrying `pp.gemm = "library"` and contractions are left alone (they
+    are `pp-vectorize-contractions`' or the library's), as are ops on
+    tensors and with dynamic shapes or strided operands. Run it after
+    bufferization; `convert-vector-to-llvm` lowers what it produces.
+
+    ```mlir
+    // a row sum
+    linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<8x64xf32>) outs(%s : memref<8xf32>) {...}
+    // becomes, with vector-bits=512 max-vectors=4:
+    scf.for %i = %c0 to %c8 step %c1 {
+      %acc = vector.load %s[%i] : memref<8xf32>, vector<1xf32>
+      %v = vector.load %x[%i, %c0] : memref<8x64xf32>, vector<64xf32>
+      %a = vector.extract %acc[0] : f32 from vector<1xf32>
+      %r = vector.reduction <add>, %v, %a : vector<64xf32> into f32
+      %w = vector.insert %r, %cst [0] : f32 into vector<1xf32>
+      vector.store %w, %s[%i] : memref<8xf32>, vector<1xf32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "512",
+           "Width of the target's vector registers in bits (512 for "
+           "AVX-512, 256 for AVX2, 128 for SSE and NEON)">,
+    Option<"maxVectors", "max-vectors", "int64_t", "4",
+           "Most registers one tile spans along the vector loop">,
   ];
 }
 

@@ -1,0 +1,175 @@
+// RUN: pp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(pp-fuse-elementwise))' | FileCheck %s
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// An elementwise op, a named one and a row sum over the same loops become
+// one reduction with no 4x5 temporary.
+// CHECK-LABEL: func.func @into_reduction
+// CHECK-SAME: (%[[A:.*]]: tensor<4x5xf32>, %[[B:.*]]: tensor<4x5xf32>)
+// CHECK: %[[Z:.*]] = linalg.fill
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[A]], %[[B]] : tensor<4x5xf32>, tensor<4x5xf32>) outs(%[[Z]] : tensor<4xf32>)
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @into_reduction(%a: tensor<4x5xf32>, %b: tensor<4x5xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %d = linalg.sub ins(%a, %b : tensor<4x5xf32>, tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.mulf %x, %x : f32
+    linalg.yield %m : f32
+  } -> tensor<4x5xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<4x5xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %sum : tensor<4xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// A producer that is also returned (saved for the backward) is not fused:
+// the fused op would compute it a second time.
+// CHECK-LABEL: func.func @saved_producer
+// CHECK: %[[X:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: %[[Y:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[X]] : tensor<4x5xf32>)
+// CHECK-NOT: math.exp
+// CHECK: return %[[Y]], %[[X]]
+func.func @saved_producer(%a: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %e = tensor.empty() : tensor<4x5xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  return %y, %x : tensor<4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+#x = affine_map<(k, i, j) -> (k, i)>
+#w = affine_map<(k, i, j) -> (k, j)>
+#dw = affine_map<(k, i, j) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+#s = affine_map<(i, j) -> ()>
+
+// The case plain linalg-fuse-elementwise-ops got wrong: a derivative that
+// accumulates into its init (`%out + %g`) read by a contraction that
+// broadcasts it over i. Fused, the init became an output of the contraction
+// written once per i, each time adding %g again. It is not fused; its init,
+// a fill of zeros, is read as the constant and the op writes a fresh tensor.
+// CHECK-LABEL: func.func @into_contraction
+// CHECK-SAME: %[[G:[^:]*]]: tensor<f32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[E:.*]] = tensor.empty() : tensor<4x5xf32>
+// CHECK: %[[DY:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[G]] : tensor<f32>) outs(%[[E]] : tensor<4x5xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK: arith.addf %[[IN]], %[[ZERO]]
+// CHECK: %[[DW:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-SAME: ins(%{{.*}}, %[[DY]] : tensor<4x3xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: return %[[DW]]
+func.func @into_contraction(%x: tensor<4x3xf32>, %g: tensor<f32>) -> tensor<3x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %dy = linalg.generic {indexing_maps = [#s, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<f32>) outs(%z : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  %ew = tensor.empty() : tensor<3x5xf32>
+  %zw = linalg.fill ins(%zero : f32) outs(%ew : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %dw = linalg.generic {indexing_maps = [#x, #w, #dw], iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%x, %dy : tensor<4x3xf32>, tensor<4x5xf32>) outs(%zw : tensor<3x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %b, %a : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<3x5xf32>
+  return %dw : tensor<3x5xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// The same accumulation into an init that is not a fill (a gradient
+// received), read through a broadcast: neither fused nor rewritten.
+// CHECK-LABEL: func.func @accumulate_into_broadcast
+// CHECK-SAME: (%[[ACC:[^:]*]]: tensor<4xf32>, %[[V:[^:]*]]: tensor<4xf32>
+// CHECK: %[[S:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[V]] : tensor<4xf32>) outs(%[[ACC]] : tensor<4xf32>)
+// CHECK: %[[B:.*]] = linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %[[S]] : tensor<4x5xf32>, tensor<4xf32>)
+// CHECK: return %[[B]]
+func.func @accumulate_into_broadcast(%acc: tensor<4xf32>, %v: tensor<4xf32>, %m: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%v : tensor<4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x5xf32>
+  %b = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %s : tensor<4x5xf32>, tensor<4xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.mulf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  return %b : tensor<4x5xf32>
+}
+
+// -----
+
+#id = affine_map<(i) -> (i)>
+
+// An accumulation into a non-fill init read through a permutation is fused,
+// and its init is an output of the fused op (written once per element).
+// CHECK-LABEL: func.func @accumulate_elementwise
+// CHECK-SAME: (%[[ACC:[^:]*]]: tensor<4xf32>
+// CHECK: %[[F:.*]]:2 = linalg.generic
+// CHECK-SAME: outs(%[[ACC]], %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[F]]#1
+func.func @accumulate_elementwise(%acc: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<4xf32> {
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%v : tensor<4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%s : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.tanh %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %t : tensor<4xf32>
+}

@@ -1,0 +1,140 @@
+// RUN: pp-opt %s --split-input-file --pp-vectorize-elementwise | FileCheck %s
+// RUN: pp-opt %s --split-input-file --pp-vectorize-elementwise="vector-bits=256 max-vectors=1" | FileCheck %s --check-prefix=AVX2
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// An elementwise op with a broadcast operand: one row of 64 lanes per
+// iteration (4 x 16 at 512 bits), the broadcast value splat once per row.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: scf.for %[[I:.*]] =
+// CHECK-NOT: scf.for
+// CHECK-DAG: %[[X:.*]] = vector.load %arg0[%[[I]], %{{.*}}] : memref<8x64xf32>, vector<64xf32>
+// CHECK-DAG: %[[S:.*]] = vector.load %arg1[%[[I]]] : memref<8xf32>, vector<1xf32>
+// CHECK: %[[E:.*]] = vector.extract %[[S]][0] : f32 from vector<1xf32>
+// CHECK: %[[B:.*]] = vector.broadcast %[[E]] : f32 to vector<64xf32>
+// CHECK: %[[M:.*]] = arith.mulf %[[X]], %[[B]] : vector<64xf32>
+// CHECK: vector.store %[[M]], %arg2[%[[I]], %{{.*}}] : memref<8x64xf32>, vector<64xf32>
+// CHECK-NOT: linalg.
+// AVX2-LABEL: func.func @elementwise
+// AVX2: scf.for
+// AVX2: scf.for
+// AVX2: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+func.func @elementwise(%x: memref<8x64xf32>, %s: memref<8xf32>, %y: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<8x64xf32>, memref<8xf32>) outs(%y : memref<8x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// A row sum (softmax's denominator): the row is read as vectors and
+// reduced into the row's scalar accumulator, which stays in a register
+// across the tiles of the row.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: %[[A0:.*]] = vector.load %arg1[%[[I]]] : memref<8xf32>, vector<1xf32>
+// CHECK: %[[R:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[A0]]) -> (vector<1xf32>)
+// CHECK: %[[V:.*]] = vector.load %arg0[%[[I]], %{{.*}}] : memref<8x256xf32>, vector<64xf32>
+// CHECK: %[[E:.*]] = math.exp %[[V]] : vector<64xf32>
+// CHECK: %[[S:.*]] = vector.extract %[[ACC]][0]
+// CHECK: vector.reduction <add>, %[[E]], %[[S]] : vector<64xf32> into f32
+// CHECK: vector.store %[[R]], %arg1[%[[I]]] : memref<8xf32>, vector<1xf32>
+func.func @row_sum(%x: memref<8x256xf32>, %s: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x256xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %e = math.exp %a : f32
+    %r = arith.addf %e, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+
+// A column sum (a bias gradient): the reduction over rows runs innermost
+// and the accumulator is a vector register, loaded and stored once.
+// CHECK-LABEL: func.func @column_sum
+// CHECK: %[[A0:.*]] = vector.load %arg1[%{{.*}}] : memref<32xf32>, vector<32xf32>
+// CHECK: %[[R:.*]] = scf.for %[[I:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[A0]]) -> (vector<32xf32>)
+// CHECK: %[[V:.*]] = vector.load %arg0[%[[I]], %{{.*}}] : memref<16x32xf32>, vector<32xf32>
+// CHECK: arith.addf %[[ACC]], %[[V]] : vector<32xf32>
+// CHECK: vector.store %[[R]], %arg1[%{{.*}}] : memref<32xf32>, vector<32xf32>
+func.func @column_sum(%x: memref<16x32xf32>, %b: memref<32xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<16x32xf32>) outs(%b : memref<32xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A fill of an extent of 28 (the small GPT's vocabulary): tiles of 4, the
+// largest power of two that divides it.
+// CHECK-LABEL: func.func @fill
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}}, %arg0[%{{.*}}, %{{.*}}] : memref<4x28xf32>, vector<4xf32>
+func.func @fill(%x: memref<4x28xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%x : memref<4x28xf32>)
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j, k) -> (i, k)>
+#w = affine_map<(i, j, k) -> (k, j)>
+#y = affine_map<(i, j, k) -> (i, j)>
+
+// Contractions, ops left to the GEMM library, tensors and odd extents are
+// left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+// CHECK: linalg.fill {pp.gemm = "library"}
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @left_alone(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>, %t: tensor<4x16xf32>, %odd: memref<4x7xf32>) -> tensor<4x16xf32> {
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {pp.gemm = "library"} ins(%zero : f32) outs(%c : memref<4x16xf32>)
+  %e = tensor.empty() : tensor<4x16xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.negf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%odd : memref<4x7xf32>)
+  return %n : tensor<4x16xf32>
+}
+
+// -----
+
+// Bad options get a diagnostic.
+// RUN: not pp-opt %s --split-input-file --pp-vectorize-elementwise="vector-bits=4" 2>&1 | FileCheck %s --check-prefix=ERR
+// ERR: pp-vectorize-elementwise needs vector-bits >= 8 and max-vectors >= 1
+func.func @empty() {
+  return
+}
