@@ -57,15 +57,18 @@ func.func @derived(%x: memref<16x16x128xf32>, %w: memref<128x32xf32>,
 // -----
 
 // dY W^T: W would be read with a stride along the vectorized loop, so it
-// is transposed once, in 16 x 16 vector tiles, into a stack buffer that the
-// FMAs then read contiguously.
+// is transposed once, in 16 x 16 vector tiles, into a buffer of the
+// function (pp-static-scratch later places it) that the FMAs then read
+// contiguously.
 // CHECK-LABEL: func.func @transposed_rhs
-// CHECK:         %[[T:.*]] = memref.alloca() : memref<128x32xf32>
+// CHECK:         %[[T:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x32xf32>
 // CHECK:         vector.shuffle
 // CHECK:         vector.store %{{.*}}, %[[T]]
 // CHECK:         scf.for
 // CHECK:           vector.load %[[T]]{{.*}} : memref<128x32xf32>, vector<32xf32>
 // CHECK:           vector.fma
+// CHECK:         memref.dealloc %[[T]] : memref<128x32xf32>
+// CHECK-NEXT:    return
 func.func @transposed_rhs(%dy: memref<256x128xf32>, %w: memref<32x128xf32>,
                           %dx: memref<256x32xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>,

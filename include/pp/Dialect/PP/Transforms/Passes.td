@@ -711,7 +711,9 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
        layout order, and reductions last (`linalg::interchangeGenericOp`);
     3. an input that would be read along the vectorized loop with a stride
        (the `B` of `A B^T`, the `K` of `Q K^T`) is transposed once into a
-       stack buffer so every vector load is contiguous;
+       buffer allocated for the whole function (`memref.alloc` at its start,
+       `memref.dealloc` at its end; run `pp-static-scratch` afterwards to
+       avoid the heap) so every vector load is contiguous;
     4. the innermost output loop is tiled by `tile-vectors` vectors of
        `vector-bits` bits, the next one by `tile-rows` rows and every
        reduction by 1 (`scf::tileUsingSCF`), and each tile is vectorized
@@ -776,7 +778,7 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
            "Vectors per row of the register tile">,
     Option<"packStrided", "pack-strided", "bool", "true",
            "Transpose inputs read with a stride along the vectorized loop "
-           "into a stack buffer first">,
+           "into a buffer of the function first">,
   ];
 }
 
