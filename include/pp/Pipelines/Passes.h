@@ -101,9 +101,10 @@ struct LowerToCPUPipelineOptions
       llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeElementwise{
       *this, "vectorize-elementwise",
-      llvm::cl::desc("Vectorize the elementwise ops and reductions on "
-                     "buffers (pp-vectorize-elementwise; off by default until the "
-                     "GPT oracle has run with it)"),
+      llvm::cl::desc(
+          "Vectorize the elementwise ops and reductions on "
+          "buffers (pp-vectorize-elementwise; off by default until the "
+          "GPT oracle has run with it)"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> vectorBits{
       *this, "vector-bits",

@@ -92,8 +92,8 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
   SmallVector<int64_t> order;
   for (bool reductions : {false, true})
     for (unsigned loop = 0; loop < ranges.size(); ++loop)
-      if (loop != vector && linalg::isReductionIterator(iterators[loop]) ==
-                                reductions)
+      if (loop != vector &&
+          linalg::isReductionIterator(iterators[loop]) == reductions)
         order.push_back(loop);
   order.insert(linalg::isReductionIterator(iterators[vector])
                    ? order.end()
@@ -185,9 +185,8 @@ struct VectorizeElementwise
       return;
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
-      unsigned elementBits =
-          getElementTypeOrSelf(op->getOperand(0).getType())
-              .getIntOrFloatBitWidth();
+      unsigned elementBits = getElementTypeOrSelf(op->getOperand(0).getType())
+                                 .getIntOrFloatBitWidth();
       int64_t lanes = std::max<int64_t>(1, vectorBits / elementBits);
       if (failed(tileAndVectorize(rewriter, op, lanes * maxVectors)))
         return signalPassFailure();
