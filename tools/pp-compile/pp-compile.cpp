@@ -71,9 +71,7 @@ static cl::opt<int64_t> numMicrobatches("microbatches",
                                         cl::init(1));
 static cl::opt<std::string> scheduleName(
     "schedule",
-    cl::desc("Schedule: auto, gpipe, 1f1b, interleaved-1f1b, looped-bfs, "
-             "zb-h1, zb-h2, zbv, v-half, v-min"),
-    cl::init("1f1b"));
+    cl::desc("Schedule (main lists the registered ones)"), cl::init("1f1b"));
 static cl::opt<bool> splitBackward(
     "split-backward",
     cl::desc("Run each backward as input gradient (B) then weight gradient "
@@ -759,6 +757,10 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
+  // The registry's names, so the help lists every schedule pp-schedule has.
+  static const std::string scheduleHelp =
+      "Schedule: " + pp::listScheduleGenerators();
+  scheduleName.setDescription(scheduleHelp);
   cl::ParseCommandLineOptions(
       argc, argv,
       "pp-compile: compile a training step into a pipelined MPI program\n\n"
