@@ -69,9 +69,10 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> numMicrobatches("microbatches",
                                         cl::desc("Micro-batches per step"),
                                         cl::init(1));
-static cl::opt<std::string> scheduleName(
-    "schedule",
-    cl::desc("Schedule (main lists the registered ones)"), cl::init("1f1b"));
+static cl::opt<std::string>
+    scheduleName("schedule",
+                 cl::desc("Schedule (main lists the registered ones)"),
+                 cl::init("1f1b"));
 static cl::opt<bool> splitBackward(
     "split-backward",
     cl::desc("Run each backward as input gradient (B) then weight gradient "
