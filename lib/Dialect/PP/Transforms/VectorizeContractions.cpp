@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Utils/BoundedRewrite.h"
 #include "pp/Dialect/PP/Utils/ContractionTiling.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -330,23 +331,6 @@ LogicalResult VectorizeContractions::initialize(MLIRContext *context) {
   return success();
 }
 
-/// Applies `patterns` to the body of `function` with at most
-/// `kRewritesPerOp` rewrites per op it holds, so that patterns that undo one
-/// another end with an error instead of running forever.
-static LogicalResult applyBounded(FunctionOpInterface function,
-                                  const FrozenRewritePatternSet &patterns,
-                                  StringRef what) {
-  constexpr int64_t kRewritesPerOp = 64;
-  int64_t numOps = 0;
-  function->walk([&](Operation *) { ++numOps; });
-  GreedyRewriteConfig config;
-  config.setMaxNumRewrites(kRewritesPerOp * numOps);
-  if (succeeded(applyPatternsGreedily(function, patterns, config)))
-    return success();
-  return function->emitError("pp-vectorize-contractions: ")
-         << what << " did not converge";
-}
-
 LogicalResult
 VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
   SmallVector<linalg::LinalgOp> contractions;
@@ -360,12 +344,13 @@ VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
   for (linalg::LinalgOp op : contractions)
     if (failed(tileAndVectorize(rewriter, op)))
       return failure();
-  if (failed(applyBounded(function, unitDimPatterns,
-                          "dropping unit vector dimensions")) ||
-      failed(applyBounded(function, contractionPatterns,
-                          "folding tiles into vector.contract")) ||
-      failed(applyBounded(function, aliasFoldingPatterns,
-                          "folding subviews into transfers")))
+  StringRef pass = getArgument();
+  if (failed(applyPatternsBounded(function, unitDimPatterns, pass,
+                                  "dropping unit vector dimensions")) ||
+      failed(applyPatternsBounded(function, contractionPatterns, pass,
+                                  "folding tiles into vector.contract")) ||
+      failed(applyPatternsBounded(function, aliasFoldingPatterns, pass,
+                                  "folding subviews into transfers")))
     return failure();
   // Accumulators stay in registers across the reduction loops. Hoisting
   // restarts its walk after every hoist, so it runs per outermost loop
@@ -379,7 +364,8 @@ VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
   });
   for (LoopLikeOpInterface nest : nests)
     linalg::hoistRedundantVectorTransfers(nest);
-  return applyBounded(function, loweringPatterns, "lowering vectors");
+  return applyPatternsBounded(function, loweringPatterns, pass,
+                              "lowering vectors");
 }
 
 void VectorizeContractions::runOnOperation() {

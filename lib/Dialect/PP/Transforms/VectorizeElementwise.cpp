@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Utils/BoundedRewrite.h"
 #include "pp/Dialect/PP/Utils/ContractionTiling.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -123,8 +124,8 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
 }
 
 /// Folds subviews into the transfers and casts away the tiles' unit
-/// dimensions, leaving 1-D vectors.
-static LogicalResult simplifyVectors(Operation *root) {
+/// dimensions, leaving 1-D vectors; `pass` names the caller in an error.
+static LogicalResult simplifyVectors(Operation *root, StringRef pass) {
   MLIRContext *context = root->getContext();
   RewritePatternSet patterns(context);
   memref::populateFoldMemRefAliasOpPatterns(patterns);
@@ -141,12 +142,13 @@ static LogicalResult simplifyVectors(Operation *root) {
   memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
   scf::ForOp::getCanonicalizationPatterns(patterns, context);
   affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
-  return applyPatternsGreedily(root, std::move(patterns));
+  return pp::applyPatternsBounded(root, std::move(patterns), pass,
+                                  "simplifying vectors");
 }
 
 /// Lowers reductions to `vector.reduction` and transfers to 1-D loads and
 /// stores, which the LLVM conversion takes as they are.
-static LogicalResult lowerVectors(Operation *root) {
+static LogicalResult lowerVectors(Operation *root, StringRef pass) {
   MLIRContext *context = root->getContext();
   RewritePatternSet patterns(context);
   vector::populateVectorMultiReductionLoweringPatterns(
@@ -161,7 +163,8 @@ static LogicalResult lowerVectors(Operation *root) {
       patterns, VectorTransferToSCFOptions().enableFullUnroll());
   vector::ExtractOp::getCanonicalizationPatterns(patterns, context);
   vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
-  return applyPatternsGreedily(root, std::move(patterns));
+  return pp::applyPatternsBounded(root, std::move(patterns), pass,
+                                  "lowering vectors");
 }
 
 namespace {
@@ -191,7 +194,7 @@ struct VectorizeElementwise
       if (failed(tileAndVectorize(rewriter, op, lanes * maxVectors)))
         return signalPassFailure();
     }
-    if (failed(simplifyVectors(getOperation())))
+    if (failed(simplifyVectors(getOperation(), getArgument())))
       return signalPassFailure();
     // Accumulators stay in registers across the reduction loops.
     getOperation()->walk(
@@ -199,7 +202,7 @@ struct VectorizeElementwise
     getOperation()->walk([](FunctionOpInterface function) {
       linalg::hoistRedundantVectorTransfers(function);
     });
-    if (failed(lowerVectors(getOperation())))
+    if (failed(lowerVectors(getOperation(), getArgument())))
       return signalPassFailure();
   }
 };
