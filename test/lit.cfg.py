@@ -10,7 +10,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "PP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".json", ".csv"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt", "lit.local.cfg"]
+# test/Fuzz holds the fuzzers' seed and finding inputs, not tests.
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "Fuzz", "CMakeLists.txt", "lit.local.cfg"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pp_obj_root, "test")
 
@@ -21,8 +22,9 @@ config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
 config.substitutions.append(("%pp_libs", os.path.join(config.pp_obj_root, "lib")))
 
 llvm_config.use_default_substitutions()
-# pp-compile links through mpicc, which needs the system tools on PATH.
-llvm_config.with_system_environment(["PATH", "HOME"])
+# pp-compile links through mpicc, which needs the system tools on PATH;
+# sanitized runs turn off UCX's mmap hook (scripts/sanitize.sh).
+llvm_config.with_system_environment(["PATH", "HOME", "UCX_MEM_MMAP_HOOK_MODE"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.pp_tools_dir, append_path=True)
 

@@ -387,19 +387,21 @@ static LogicalResult emitObject(llvm::Module &module,
 
 static LogicalResult linkExecutable(ArrayRef<std::string> objects,
                                     StringRef path) {
-  llvm::ErrorOr<std::string> mpicc =
-      llvm::sys::findProgramByName(PP_MPI_C_COMPILER);
-  if (!mpicc) {
-    llvm::errs() << "pp-compile: cannot find the MPI compiler wrapper '"
-                 << PP_MPI_C_COMPILER << "' to link with\n";
+  llvm::ErrorOr<std::string> driver =
+      llvm::sys::findProgramByName(PP_LINK_DRIVER);
+  if (!driver) {
+    llvm::errs() << "pp-compile: cannot find '" << PP_LINK_DRIVER
+                 << "' to link with\n";
     return failure();
   }
-  SmallVector<StringRef> args = {*mpicc};
+  SmallVector<StringRef> args = {*driver};
   args.append(objects.begin(), objects.end());
-  args.append({PP_RUNTIME_LIBRARY, PP_BLAS_LIBRARY, "-lm", "-o", path});
+  args.push_back(PP_RUNTIME_LIBRARY);
+  StringRef(PP_LINK_LIBRARIES).split(args, '|', -1, /*KeepEmpty=*/false);
+  args.append({"-lm", "-o", path});
   std::string error;
   int rc =
-      llvm::sys::ExecuteAndWait(*mpicc, args, std::nullopt, {}, 0, 0, &error);
+      llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0, &error);
   if (rc != 0) {
     llvm::errs() << "pp-compile: linking failed: " << error << "\n";
     return failure();

@@ -9,10 +9,10 @@
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Dialect/PP/Utils/BoundedRewrite.h"
 #include "pp/Dialect/PP/Utils/ContractionTiling.h"
+#include "pp/Dialect/PP/Utils/HoistTransfers.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -23,7 +23,6 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir {
 namespace pp {
@@ -352,18 +351,8 @@ VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
       failed(applyPatternsBounded(function, aliasFoldingPatterns, pass,
                                   "folding subviews into transfers")))
     return failure();
-  // Accumulators stay in registers across the reduction loops. Hoisting
-  // restarts its walk after every hoist, so it runs per outermost loop
-  // nest: over the whole function it would be quadratic in the number of
-  // contractions.
-  SmallVector<LoopLikeOpInterface> nests;
-  function->walk([&](LoopLikeOpInterface loop) {
-    moveLoopInvariantCode(loop);
-    if (!loop->getParentOfType<LoopLikeOpInterface>())
-      nests.push_back(loop);
-  });
-  for (LoopLikeOpInterface nest : nests)
-    linalg::hoistRedundantVectorTransfers(nest);
+  // Accumulators stay in registers across the reduction loops.
+  hoistTransfersPerNest(function);
   return applyPatternsBounded(function, loweringPatterns, pass,
                               "lowering vectors");
 }

@@ -10,10 +10,10 @@
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Dialect/PP/Utils/BoundedRewrite.h"
 #include "pp/Dialect/PP/Utils/ContractionTiling.h"
+#include "pp/Dialect/PP/Utils/HoistTransfers.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -22,7 +22,6 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPVECTORIZEELEMENTWISE
@@ -197,11 +196,7 @@ struct VectorizeElementwise
     if (failed(simplifyVectors(getOperation(), getArgument())))
       return signalPassFailure();
     // Accumulators stay in registers across the reduction loops.
-    getOperation()->walk(
-        [](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
-    getOperation()->walk([](FunctionOpInterface function) {
-      linalg::hoistRedundantVectorTransfers(function);
-    });
+    pp::hoistTransfersPerNest(getOperation());
     if (failed(lowerVectors(getOperation(), getArgument())))
       return signalPassFailure();
   }
