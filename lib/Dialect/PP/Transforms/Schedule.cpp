@@ -71,9 +71,9 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     Builder b(module.getContext());
     int64_t stages = fallback.size();
     if (values.empty())
-      values = fallback;
-    else if (values.size() == 1)
-      values = SmallVector<double>(stages, values.front());
+      return b.getDenseF64ArrayAttr(fallback);
+    if (values.size() == 1)
+      return b.getDenseF64ArrayAttr(SmallVector<double>(stages, values[0]));
     if (int64_t(values.size()) != stages) {
       module.emitError(name)
           << " has " << values.size()
