@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModuleParts.h"
+#include "Backend.h"
 
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
@@ -24,15 +24,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "llvm/Bitcode/BitcodeWriter.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/PassTimingInfo.h"
-#include "llvm/Linker/Linker.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -40,14 +32,8 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ThreadPool.h"
-#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
-
-#include <atomic>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -183,25 +169,16 @@ static cl::opt<unsigned> numJobs(
              "0: one per core; --time-passes: 1)"),
     cl::init(0));
 
-/// The host CPU's features as a target feature string.
-static std::string getHostFeatures() {
-  llvm::SubtargetFeatures features;
-  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(name, enabled);
-  return features.getString();
-}
-
-static llvm::CodeGenOptLevel getCodeGenOptLevel(unsigned level) {
-  switch (level) {
-  case 0:
-    return llvm::CodeGenOptLevel::None;
-  case 1:
-    return llvm::CodeGenOptLevel::Less;
-  case 2:
-    return llvm::CodeGenOptLevel::Default;
-  default:
-    return llvm::CodeGenOptLevel::Aggressive;
-  }
+/// The back end's options from the flags.
+static pp::BackendOptions getBackendOptions() {
+  pp::BackendOptions options;
+  if (targetCPU.getNumOccurrences())
+    options.cpu = targetCPU;
+  if (targetFeatures.getNumOccurrences())
+    options.features = targetFeatures;
+  options.optLevel = optLevel;
+  options.jobs = numJobs;
+  return options;
 }
 
 /// The ranks the program runs on: --ranks, except that a profile runs every
@@ -274,141 +251,6 @@ static bool configureProfile() {
   return true;
 }
 
-/// The target machine for the host triple and --target-cpu and
-/// --target-features (default: the host's) at -O<level>, or null after a
-/// message. Thread-safe once the native target is initialised.
-static std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(unsigned level) {
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) {
-    llvm::errs() << "pp-compile: " << error << "\n";
-    return nullptr;
-  }
-  std::string cpu = targetCPU.getNumOccurrences()
-                        ? targetCPU.getValue()
-                        : llvm::sys::getHostCPUName().str();
-  std::string features = targetFeatures.getNumOccurrences()
-                             ? targetFeatures.getValue()
-                         : targetCPU.getNumOccurrences() ? std::string()
-                                                         : getHostFeatures();
-  // No global FP contraction: the X86 backend ignores it, and FMAs come
-  // from the IR (math.fma, vector.fma, `contract` flags).
-  llvm::TargetOptions options;
-  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
-      getCodeGenOptLevel(level)));
-}
-
-/// The width in bits of the widest vector registers `machine` generates code
-/// for: 512 with AVX-512F, 256 with AVX (and AVX2), else 128 (SSE, NEON).
-static int64_t getVectorBits(const llvm::TargetMachine &machine) {
-  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
-  if (machine.getTargetTriple().isX86()) {
-    if (subtarget->checkFeatures("+avx512f"))
-      return 512;
-    if (subtarget->checkFeatures("+avx"))
-      return 256;
-  }
-  return 128;
-}
-
-/// Sets the target triple and data layout of `machine` on `module` (without
-/// them, LLVM turns `memcpy` into byte loops).
-static void setTarget(llvm::Module &module, llvm::TargetMachine &machine) {
-  module.setTargetTriple(machine.getTargetTriple());
-  module.setDataLayout(machine.createDataLayout());
-}
-
-/// Runs LLVM's new-PM default pipeline at -O<level> for `machine`.
-static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
-                           unsigned level) {
-  setTarget(module, machine);
-  if (level == 0)
-    return;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassInstrumentationCallbacks callbacks;
-  llvm::StandardInstrumentations instrumentations(module.getContext(),
-                                                  /*DebugLogging=*/false);
-  instrumentations.registerCallbacks(callbacks, &mam);
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = level >= 2;
-  tuning.SLPVectorization = level >= 2;
-  llvm::PassBuilder builder(&machine, tuning, std::nullopt, &callbacks);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel pipeline = level == 1   ? llvm::OptimizationLevel::O1
-                                     : level == 2 ? llvm::OptimizationLevel::O2
-                                                  : llvm::OptimizationLevel::O3;
-  builder.buildPerModuleDefaultPipeline(pipeline).run(module, mam);
-}
-
-/// Flushes `os` and reports a write error once, as a message rather than
-/// the fatal "IO failure on output stream" of an unchecked stream.
-static LogicalResult checkStream(llvm::raw_fd_ostream &os, StringRef path) {
-  os.flush();
-  if (!os.has_error())
-    return success();
-  llvm::errs() << "pp-compile: cannot write '" << path
-               << "': " << os.error().message() << "\n";
-  os.clear_error();
-  return failure();
-}
-
-static LogicalResult emitObject(llvm::Module &module,
-                                llvm::TargetMachine &machine, StringRef path) {
-  std::error_code ec;
-  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
-    llvm::errs() << "pp-compile: cannot write " << path << ": " << ec.message()
-                 << "\n";
-    return failure();
-  }
-  llvm::legacy::PassManager pm;
-  if (machine.addPassesToEmitFile(pm, out.os(), nullptr,
-                                  llvm::CodeGenFileType::ObjectFile)) {
-    llvm::errs() << "pp-compile: the target cannot emit object files\n";
-    return failure();
-  }
-  pm.run(module);
-  if (failed(checkStream(out.os(), path)))
-    return failure();
-  out.keep();
-  return success();
-}
-
-static LogicalResult linkExecutable(ArrayRef<std::string> objects,
-                                    StringRef path) {
-  llvm::ErrorOr<std::string> driver =
-      llvm::sys::findProgramByName(PP_LINK_DRIVER);
-  if (!driver) {
-    llvm::errs() << "pp-compile: cannot find '" << PP_LINK_DRIVER
-                 << "' to link with\n";
-    return failure();
-  }
-  SmallVector<StringRef> args = {*driver};
-  args.append(objects.begin(), objects.end());
-  args.push_back(PP_RUNTIME_LIBRARY);
-  StringRef(PP_LINK_LIBRARIES).split(args, '|', -1, /*KeepEmpty=*/false);
-  args.append({"-lm", "-o", path});
-  std::string error;
-  int rc =
-      llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0, &error);
-  if (rc != 0) {
-    llvm::errs() << "pp-compile: linking failed: " << error << "\n";
-    return failure();
-  }
-  return success();
-}
-
 /// Runs the program just built with --profile, on one process per pipeline
 /// rank (and replica), writing the profile to `outputFile`.
 static LogicalResult runProfile(StringRef program, int64_t processes) {
@@ -460,97 +302,13 @@ static SmallVector<std::string> getObjectPaths(StringRef base,
 /// Links the parts' objects at a temporary path and profiles the program.
 static LogicalResult profileExecutable(ArrayRef<std::string> objects,
                                        StringRef program) {
-  LogicalResult profiled = linkExecutable(objects, program);
+  LogicalResult profiled = pp::linkExecutable(objects, program);
   if (succeeded(profiled))
     profiled =
         runProfile(program, (scheduledRanks() ? scheduledRanks() : numStages) *
                                 dataParallel);
   llvm::sys::fs::remove(program);
   return profiled;
-}
-
-/// The threads that build the module's parts. LLVM's pass timers are
-/// global, so --time-passes builds on one.
-static unsigned getNumJobs() {
-  if (llvm::TimePassesIsEnabled)
-    return 1;
-  if (numJobs)
-    return numJobs;
-  return llvm::heavyweight_hardware_concurrency().compute_thread_count();
-}
-
-/// Optimises one part in its own context: the schedule driver at -O1 at
-/// most and through the fast instruction selector (straight-line runtime
-/// calls, run once per step: 2-5% more instructions, half the code
-/// generation time), stage code at -O<n>. With an `object` path, compiles
-/// it there; else leaves the optimised bitcode in `part`.
-static LogicalResult buildPart(pp::ModulePart &part, StringRef object,
-                               TimingScope &backend) {
-  TimingScope timing =
-      backend.nest((Twine(part.driver ? "Schedule driver" : "Stage code") +
-                    " part (" + Twine(part.size) + " instructions)")
-                       .str());
-  llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = pp::readPart(part, context);
-  if (!module)
-    return failure();
-  unsigned level = part.driver ? std::min(optLevel.getValue(), 1u) : optLevel;
-  std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(part.driver ? 0 : level);
-  if (!machine)
-    return failure();
-  {
-    TimingScope optimization = timing.nest("LLVM optimisation");
-    optimizeModule(*module, *machine, level);
-  }
-  if (object.empty()) {
-    part.bitcode.clear();
-    llvm::raw_svector_ostream os(part.bitcode);
-    llvm::WriteBitcodeToFile(*module, os);
-    return success();
-  }
-  TimingScope codegen = timing.nest("Code generation");
-  return emitObject(*module, *machine, object);
-}
-
-/// Builds every part on a thread pool, the largest first; part i into
-/// objects[i] when `objects` is not empty.
-static LogicalResult buildParts(MutableArrayRef<pp::ModulePart> parts,
-                                ArrayRef<std::string> objects,
-                                TimingScope &timing) {
-  auto order = llvm::to_vector(llvm::seq<size_t>(0, parts.size()));
-  llvm::stable_sort(
-      order, [&](size_t a, size_t b) { return parts[a].size > parts[b].size; });
-  std::atomic<bool> failed = false;
-  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(getNumJobs()));
-  for (size_t index : order)
-    pool.async([&, index] {
-      StringRef object = objects.empty() ? StringRef() : objects[index];
-      if (mlir::failed(buildPart(parts[index], object, timing)))
-        failed = true;
-    });
-  pool.wait();
-  return failure(failed);
-}
-
-/// Links the optimised parts back into one module.
-static std::unique_ptr<llvm::Module> mergeParts(ArrayRef<pp::ModulePart> parts,
-                                                llvm::LLVMContext &context) {
-  std::unique_ptr<llvm::Module> merged;
-  for (const pp::ModulePart &part : parts) {
-    std::unique_ptr<llvm::Module> module = pp::readPart(part, context);
-    if (!module)
-      return nullptr;
-    if (!merged) {
-      merged = std::move(module);
-      continue;
-    }
-    if (llvm::Linker::linkModules(*merged, std::move(module))) {
-      llvm::errs() << "pp-compile: cannot link the module's parts\n";
-      return nullptr;
-    }
-  }
-  return merged;
 }
 
 static LogicalResult writeText(StringRef path,
@@ -562,7 +320,7 @@ static LogicalResult writeText(StringRef path,
     return failure();
   }
   print(out->os());
-  if (failed(checkStream(out->os(), path)))
+  if (failed(pp::checkStream(out->os(), path)))
     return failure();
   out->keep();
   return success();
@@ -613,7 +371,7 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
     options.gemm = gemmChoice;
     if (vectorizeContractions.getNumOccurrences())
       options.vectorizeContractions = vectorizeContractions;
-    options.vectorBits = getVectorBits(machine);
+    options.vectorBits = pp::getVectorBits(machine);
     if (fuseElementwise.getNumOccurrences())
       options.fuseElementwise = fuseElementwise;
     if (vectorizeElementwise.getNumOccurrences())
@@ -646,7 +404,9 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(optLevel);
+  pp::BackendOptions backendOptions = getBackendOptions();
+  std::unique_ptr<llvm::TargetMachine> machine =
+      pp::createTargetMachine(backendOptions, optLevel);
   if (!machine)
     return failure();
   OwningOpRef<ModuleOp> module =
@@ -668,10 +428,10 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   SmallVector<pp::ModulePart> parts;
   {
     TimingScope splitting = timing.nest("Split module");
-    setTarget(*llvmModule, *machine);
+    pp::setTarget(*llvmModule, *machine);
     parts = optLevel == 0
                 ? SmallVector<pp::ModulePart>{pp::writeModule(*llvmModule)}
-                : pp::splitModule(*llvmModule, getNumJobs());
+                : pp::splitModule(*llvmModule, pp::getNumJobs(backendOptions));
     llvmModule.reset();
   }
   std::string base, program;
@@ -683,11 +443,11 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   LogicalResult built = success();
   {
     TimingScope backend = timing.nest("LLVM backend (parallel)");
-    built = buildParts(parts, objects, backend);
+    built = pp::buildParts(parts, objects, backendOptions, backend);
   }
   if (succeeded(built) && emit == Emit::Exe) {
     TimingScope linking = timing.nest("Link");
-    built = linkExecutable(objects, outputFile);
+    built = pp::linkExecutable(objects, outputFile);
   } else if (succeeded(built) && emit == Emit::Profile) {
     built = profileExecutable(objects, program);
   }
@@ -697,7 +457,7 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   std::unique_ptr<llvm::Module> merged;
   {
     TimingScope merging = timing.nest("Merge parts");
-    merged = mergeParts(parts, llvmContext);
+    merged = pp::mergeParts(parts, llvmContext);
   }
   if (!merged)
     return failure();
@@ -705,7 +465,7 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
     return writeText(outputFile,
                      [&](raw_ostream &os) { merged->print(os, nullptr); });
   TimingScope codegen = timing.nest("Code generation");
-  return emitObject(*merged, *machine, outputFile);
+  return pp::emitObject(*merged, *machine, outputFile);
 }
 
 /// Checks the option values that the command line parser cannot, with one
