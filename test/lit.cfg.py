@@ -10,8 +10,9 @@ from lit.llvm.subst import ToolSubst
 config.name = "PP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".json", ".csv"]
-# test/Fuzz holds the fuzzers' seed and finding inputs, not tests.
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "Fuzz", "CMakeLists.txt", "lit.local.cfg"]
+# test/Fuzz holds the fuzzers' seed and finding inputs, test/lib the
+# test passes' sources: neither holds tests.
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "Fuzz", "lib", "CMakeLists.txt", "lit.local.cfg"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pp_obj_root, "test")
 
