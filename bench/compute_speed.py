@@ -117,6 +117,7 @@ class PP:
         self.workdir = workdir
         help_text = run([self.exe, "--help"])
         self.modes = opts.gemm.split(",") if opts.gemm else [None]
+        self.extra_args = opts.compile_arg
         if opts.gemm and not re.search(r"^\s*--gemm\b", help_text, re.M):
             sys.exit("compute_speed.py: --gemm given, but pp-compile has no "
                      "--gemm option")
@@ -132,6 +133,7 @@ class PP:
                "1f1b" if stages > 1 else "gpipe", "-o", exe]
         if mode:
             cmd.append(f"--gemm={mode}")
+        cmd += self.extra_args
         t0 = time.perf_counter()
         run(cmd)
         return exe, time.perf_counter() - t0
@@ -403,6 +405,10 @@ def main():
                         help="comma-separated: " + ", ".join(IMPLS))
     parser.add_argument("--stages", default="1,2,4",
                         help="pp stage counts (as many ranks each)")
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        metavar="ARG",
+                        help="an extra pp-compile option for every pp build "
+                        "(repeatable), e.g. --compile-arg=--vectorize-elementwise")
     parser.add_argument("--gemm", metavar="MODES",
                         help="comma-separated pp-compile --gemm values "
                         "(generated, library, auto) to run pp with each; "

@@ -126,23 +126,29 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
 /// dimensions, leaving 1-D vectors; `pass` names the caller in an error.
 static LogicalResult simplifyVectors(Operation *root, StringRef pass) {
   MLIRContext *context = root->getContext();
-  RewritePatternSet patterns(context);
-  memref::populateFoldMemRefAliasOpPatterns(patterns);
-  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-  vector::populateVectorTransferDropUnitDimsPatterns(patterns);
-  vector::populateDropUnitDimWithShapeCastPatterns(patterns);
-  vector::MultiDimReductionOp::getCanonicalizationPatterns(patterns, context);
-  vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
-  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
-  vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
-  vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
-  vector::ExtractOp::getCanonicalizationPatterns(patterns, context);
-  memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
-  scf::ForOp::getCanonicalizationPatterns(patterns, context);
-  affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
-  return pp::applyPatternsBounded(root, std::move(patterns), pass,
-                                  "simplifying vectors");
+  RewritePatternSet unitDims(context);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(unitDims);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(unitDims);
+  vector::populateVectorTransferDropUnitDimsPatterns(unitDims);
+  vector::populateDropUnitDimWithShapeCastPatterns(unitDims);
+  vector::MultiDimReductionOp::getCanonicalizationPatterns(unitDims, context);
+  vector::TransferReadOp::getCanonicalizationPatterns(unitDims, context);
+  vector::TransferWriteOp::getCanonicalizationPatterns(unitDims, context);
+  vector::BroadcastOp::getCanonicalizationPatterns(unitDims, context);
+  vector::ShapeCastOp::getCanonicalizationPatterns(unitDims, context);
+  vector::ExtractOp::getCanonicalizationPatterns(unitDims, context);
+  scf::ForOp::getCanonicalizationPatterns(unitDims, context);
+  // Folding subviews into transfers undoes what dropping unit dimensions
+  // does to them: the two run as separate sets, or they never end.
+  RewritePatternSet aliasFolding(context);
+  memref::populateFoldMemRefAliasOpPatterns(aliasFolding);
+  memref::SubViewOp::getCanonicalizationPatterns(aliasFolding, context);
+  affine::AffineApplyOp::getCanonicalizationPatterns(aliasFolding, context);
+  if (failed(pp::applyPatternsBounded(root, std::move(unitDims), pass,
+                                      "dropping unit vector dimensions")))
+    return failure();
+  return pp::applyPatternsBounded(root, std::move(aliasFolding), pass,
+                                  "folding subviews into transfers");
 }
 
 /// Lowers reductions to `vector.reduction` and transfers to 1-D loads and

@@ -10,8 +10,8 @@
 // CHECK: scf.for %[[I:.*]] =
 // CHECK-NOT: scf.for
 // CHECK-DAG: %[[X:.*]] = vector.load %arg0[%[[I]], %{{.*}}] : memref<8x64xf32>, vector<64xf32>
-// CHECK-DAG: %[[S:.*]] = vector.load %arg1[%[[I]]] : memref<8xf32>, vector<1xf32>
-// CHECK: %[[E:.*]] = vector.extract %[[S]][0] : f32 from vector<1xf32>
+// CHECK-DAG: %[[S:.*]] = vector.load %arg1[%[[I]]] : memref<8xf32>, vector<f32>
+// CHECK: %[[E:.*]] = vector.extract %[[S]][] : f32 from vector<f32>
 // CHECK: %[[B:.*]] = vector.broadcast %[[E]] : f32 to vector<64xf32>
 // CHECK: %[[M:.*]] = arith.mulf %[[X]], %[[B]] : vector<64xf32>
 // CHECK: vector.store %[[M]], %arg2[%[[I]], %{{.*}}] : memref<8x64xf32>, vector<64xf32>
@@ -40,13 +40,13 @@ func.func @elementwise(%x: memref<8x64xf32>, %s: memref<8xf32>, %y: memref<8x64x
 // across the tiles of the row.
 // CHECK-LABEL: func.func @row_sum
 // CHECK: scf.for %[[I:.*]] =
-// CHECK: %[[A0:.*]] = vector.load %arg1[%[[I]]] : memref<8xf32>, vector<1xf32>
-// CHECK: %[[R:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[A0]]) -> (vector<1xf32>)
+// CHECK: %[[A0:.*]] = vector.load %arg1[%[[I]]] : memref<8xf32>, vector<f32>
+// CHECK: %[[R:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[A0]]) -> (vector<f32>)
 // CHECK: %[[V:.*]] = vector.load %arg0[%[[I]], %{{.*}}] : memref<8x256xf32>, vector<64xf32>
 // CHECK: %[[E:.*]] = math.exp %[[V]] : vector<64xf32>
-// CHECK: %[[S:.*]] = vector.extract %[[ACC]][0]
+// CHECK: %[[S:.*]] = vector.extract %[[ACC]][]
 // CHECK: vector.reduction <add>, %[[E]], %[[S]] : vector<64xf32> into f32
-// CHECK: vector.store %[[R]], %arg1[%[[I]]] : memref<8xf32>, vector<1xf32>
+// CHECK: vector.store %[[R]], %arg1[%[[I]]] : memref<8xf32>, vector<f32>
 func.func @row_sum(%x: memref<8x256xf32>, %s: memref<8xf32>) {
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<8x256xf32>) outs(%s : memref<8xf32>) {
