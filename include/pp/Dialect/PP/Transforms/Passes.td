@@ -124,8 +124,10 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
                "(default cpu)">,
     Option<"deviceFile", "device-file", "std::string", "\"\"",
            "JSON file describing the device of every rank or of each rank">,
-    Option<"memoryCap", "memory-cap", "double", "0.0",
-           "Bytes each rank may hold; 0 takes the devices' memory capacity">,
+    ListOption<"memoryCap", "memory-cap", "double",
+               "Bytes each rank may hold, one value for every rank or one "
+               "per rank; 0 (the default) takes the device's memory "
+               "capacity">,
     Option<"costFile", "cost-file", "std::string", "\"\"",
            "pp-profile-v1 JSON measured on the partition these options plan "
            "without it: calibrates the per-op costs and plans again">,
@@ -304,8 +306,10 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
                "(default 1)">,
     ListOption<"stashMemory", "stash-memory", "double",
                "Part of it held after B until W per stage (default 0)">,
-    Option<"memoryCap", "memory-cap", "double", "0.0",
-           "Activation memory each rank may hold (0: no cap)">,
+    ListOption<"memoryCap", "memory-cap", "double",
+               "Activation memory each rank may hold: one value for every "
+               "rank (0: no cap) or one per rank; the cost file's cap when "
+               "absent">,
     Option<"costFile", "cost-file", "std::string", "\"\"",
            "pp-profile-v1 JSON file with the per-stage costs; the cost "
            "options above override its fields">,
