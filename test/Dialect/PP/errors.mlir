@@ -163,7 +163,7 @@ pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_ca
 
 // -----
 
-// expected-error @+1 {{attribute 'memory_cap' failed to satisfy constraint}}
+// expected-error @+1 {{attribute 'memory_cap' failed to satisfy constraint: memory cap of every rank (an f64) or of each rank (an f64 array)}}
 pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {memory_cap = 2 : i64} {
   pp.rank 0 {
   }

@@ -80,6 +80,11 @@ def PP_YieldOp : PP_Op<"yield", [Pure, Terminator, ReturnLike,
 // Schedule-level ops
 //===----------------------------------------------------------------------===//
 
+// The activation memory a rank may hold: one cap for every rank, or one per
+// rank for devices of different memory.
+def PP_MemoryCapAttr : AnyAttrOf<[F64Attr, DenseF64ArrayAttr],
+    "memory cap of every rank (an f64) or of each rank (an f64 array)">;
+
 def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     SingleBlock, NoRegionArguments]> {
   let summary = "a materialised pipeline schedule";
@@ -115,8 +120,7 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_microbatches,
                        DenseI64ArrayAttr:$stage_rank,
                        OptionalAttr<PP_CostAttr>:$cost,
-                       OptionalAttr<AnyAttrOf<[F64Attr, DenseF64ArrayAttr]>>:
-                           $memory_cap,
+                       OptionalAttr<PP_MemoryCapAttr>:$memory_cap,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
                            $num_replicas);
   let regions = (region SizedRegion<1>:$body);
