@@ -13,6 +13,12 @@
 // RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 memory-cap=1,2,3" 2>&1 | FileCheck %s --check-prefix=COUNT
 // RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 memory-cap=2,0" 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 memory-cap=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// One value stands for every rank at any rank count, and a list of one per
+// rank is kept whole (each rank of a one-micro-batch GPipe holds 1).
+// RUN: for n in 1 2 257 4096; do \
+// RUN:   pp-opt %s --pp-schedule="schedule=gpipe num-stages=$n memory-cap=1" --pp-insert-transfers --pp-verify-schedule -o /dev/null || exit 1; \
+// RUN: done
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-stages=64 memory-cap=$(seq -s, 64)" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=MANY
 
 // One value stays one f64 for every rank.
 // SCALAR: pp.schedule @train_step_schedule "gpipe" {{.*}}attributes {memory_cap = 2.000000e+00 : f64}
@@ -44,6 +50,8 @@
 // The cost file's caps: rank 1 may hold 1.5; memory-cap replaces them.
 // FILE: error: 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1.5
 // FILE-OVERRIDE: memory_cap = 3.000000e+00 : f64
+
+// MANY: memory_cap = array<f64: 1.000000e+00, 2.000000e+00, {{.*}}, 6.300000e+01, 6.400000e+01>
 
 // COUNT: error: memory-cap has 3 values, expected 1 or one per rank (2)
 // ZERO: error: memory-cap must be positive and finite (0 alone for no cap)
