@@ -5,7 +5,8 @@ An independent oracle computes the least makespan of every schedule of
 seeded random small problems (p <= 3 ranks, m <= 4 micro-batches,
 heterogeneous per-stage F, B, W costs and transfer time, with and without a
 memory cap, split backward; one stage per rank and two per rank on the
-looped and V placements), and for both `schedule=exact` (auto's exact
+looped and V placements; some with a cap per rank, one rank having about
+half the memory of the others), and for both `schedule=exact` (auto's exact
 search alone, which no built-in or greedy schedule can cover for) and
 `schedule=auto`, `pp-opt --pp-schedule{schedule=... ...}
 --pp-insert-transfers --pp-verify-schedule --pp-simulate` must report exactly
@@ -44,9 +45,13 @@ class Problem:
         self.duration = [fwd, bwd, wgt]
         self.delta = [act, [stash[s] - act[s] for s in range(stages)],
                       [-x for x in stash]]
+        # One cap for every rank, or a list of one per rank.
         self.comm, self.act, self.stash, self.cap = comm, act, stash, cap
         # Whether the cap was chosen to bind (and the test checks it does).
         self.tight = False
+
+    def cap_of(self, rank):
+        return self.cap[rank] if isinstance(self.cap, list) else self.cap
 
     def placements(self):
         """The placements auto searches: one stage per rank, or stage s on
@@ -103,7 +108,7 @@ class Model:
                     continue
                 if any(done[ph][t] <= mb for ph, t in self.inputs(phase, s)):
                     continue
-                if held[r] + pb.delta[phase][s] > pb.cap + 1e-9:
+                if held[r] + pb.delta[phase][s] > pb.cap_of(r) + 1e-9:
                     continue
                 start = clock[r]
                 for ph, t in self.inputs(phase, s):
@@ -185,7 +190,17 @@ def optimum(problem, oracle=pareto_optimum):
     return min(oracle(problem, p) for p in problem.placements())
 
 
-def random_problem(rng, ranks, stages, mbs, capped, slack=2.5, slowest=0.2):
+def least_memory(act, ranks, stages, rank):
+    """What `rank` holds with one micro-batch in flight, on the placement
+    where that is most."""
+    v = act[rank] + (act[2 * ranks - 1 - rank] if stages > ranks else 0.0)
+    return max(v, sum(act[s] for s in range(stages) if s % ranks == rank))
+
+
+def random_problem(rng, ranks, stages, mbs, capped, slack=2.5, slowest=0.2,
+                   per_rank=False):
+    """With `per_rank`, a cap per rank, one rank having about half the
+    memory of the others."""
     def per_stage(lo, hi):
         return [rng.uniform(lo, hi) for _ in range(stages)]
     fwd, bwd, wgt = per_stage(0.5, 2), per_stage(0.5, 2), per_stage(0.5, 2)
@@ -196,11 +211,14 @@ def random_problem(rng, ranks, stages, mbs, capped, slack=2.5, slowest=0.2):
     if capped:
         # Enough for one micro-batch in flight on every placement, and at
         # most the most any rank can hold.
-        least = max(act[s] + (act[2 * ranks - 1 - s] if stages > ranks
-                              else 0.0) for s in range(ranks))
-        least = max(least, max(sum(act[s] for s in range(stages)
-                                   if s % ranks == r) for r in range(ranks)))
-        cap = least * rng.uniform(1.0, min(mbs, slack))
+        least = [least_memory(act, ranks, stages, r) for r in range(ranks)]
+        factor = rng.uniform(1.0, min(mbs, slack))
+        if per_rank:
+            small = rng.randrange(ranks)
+            cap = [least[r] * (max(1.0, factor / 2) if r == small else factor)
+                   for r in range(ranks)]
+        else:
+            cap = max(least) * factor
     return Problem(ranks, stages, mbs, fwd, bwd, wgt, comm, act, stash, cap)
 
 
@@ -226,6 +244,18 @@ def problems(seed):
                             slowest=1.5)
         pb.tight = True
         result.append(pb)
+    # A cap per rank, one rank with about half the memory: the search must
+    # hold each rank to its own cap.
+    rng = random.Random(seed + 4)
+    for ranks, stages, mbs in ((2, 2, 3), (2, 2, 4), (3, 3, 3), (3, 3, 4),
+                               (2, 4, 2), (1, 2, 3), (2, 4, 1), (3, 3, 2)):
+        result.append(random_problem(rng, ranks, stages, mbs, True,
+                                     per_rank=True))
+    for ranks, stages, mbs in ((2, 2, 4), (3, 3, 4), (2, 4, 2)):
+        pb = random_problem(rng, ranks, stages, mbs, True, slack=1.4,
+                            slowest=1.5, per_rank=True)
+        pb.tight = True
+        result.append(pb)
     return result
 
 
@@ -249,7 +279,9 @@ def run_schedule(pp_opt, pb, schedule):
         f'comm-cost={pb.comm!r}', f'activation-memory={values(pb.act)}',
         f'stash-memory={values(pb.stash)}'
     ]
-    if pb.cap != float('inf'):
+    if isinstance(pb.cap, list):
+        options.append(f'memory-cap={values(pb.cap)}')
+    elif pb.cap != float('inf'):
         options.append(f'memory-cap={pb.cap!r}')
     cmd = [pp_opt, '-', '--pp-schedule=' + ' '.join(options),
            '--pp-insert-transfers', '--pp-verify-schedule', '--pp-simulate',
@@ -264,7 +296,9 @@ def run_schedule(pp_opt, pb, schedule):
 
 
 def describe(pb):
-    return (f'p={pb.ranks} stages={pb.stages} m={pb.mbs} cap={pb.cap:.4g} '
+    cap = (','.join(f'{c:.4g}' for c in pb.cap) if isinstance(pb.cap, list)
+           else f'{pb.cap:.4g}')
+    return (f'p={pb.ranks} stages={pb.stages} m={pb.mbs} cap={cap} '
             f'F={values(pb.duration[F])} B={values(pb.duration[B])} '
             f'W={values(pb.duration[W])} comm={pb.comm!r} '
             f'act={values(pb.act)} stash={values(pb.stash)}')
@@ -286,19 +320,25 @@ def check_schedule(pp_opt, pb, schedule, expected):
     return error, remarks
 
 
+def with_cap(pb, cap):
+    return Problem(pb.ranks, pb.stages, pb.mbs, *pb.duration, pb.comm, pb.act,
+                   pb.stash, cap)
+
+
 def check(pp_opt, pb):
     """The error messages (exact's and auto's), whether auto's search beat
-    its other candidates, and whether the memory cap of a tight problem
-    binds."""
+    its other candidates, whether the memory cap of a tight problem binds,
+    and whether a cap per rank binds beyond the largest of them."""
     expected = optimum(pb)
     binds = pb.tight and optimum(
-        Problem(pb.ranks, pb.stages, pb.mbs, *pb.duration, pb.comm, pb.act,
-                pb.stash, float('inf'))) < expected - TOLERANCE
+        with_cap(pb, float('inf'))) < expected - TOLERANCE
+    rank_binds = isinstance(pb.cap, list) and optimum(
+        with_cap(pb, max(pb.cap))) < expected - TOLERANCE
     exact_error, _ = check_schedule(pp_opt, pb, 'exact', expected)
     auto_error, remarks = check_schedule(pp_opt, pb, 'auto', expected)
     searched = re.search(r'auto: makespan \S+ \(exhaustive search\)',
                          remarks) is not None
-    return exact_error, auto_error, searched, binds
+    return exact_error, auto_error, searched, binds, rank_binds
 
 
 def main():
@@ -308,6 +348,7 @@ def main():
     parser.add_argument('--jobs', type=int, default=2)
     parser.add_argument('--min-searched', type=int, default=3)
     parser.add_argument('--min-binding', type=int, default=6)
+    parser.add_argument('--min-rank-binding', type=int, default=4)
     args = parser.parse_args()
 
     # The oracle itself: merging dominated states loses no optimum.
@@ -327,10 +368,11 @@ def main():
     cases = problems(args.seed)
     with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(check, [args.pp_opt] * len(cases), cases))
-    exact_failures = [e for e, _, _, _ in results if e]
-    auto_failures = [a for _, a, _, _ in results if a]
-    searched = sum(s for _, _, s, _ in results)
-    binding = sum(b for _, _, _, b in results)
+    exact_failures = [r[0] for r in results if r[0]]
+    auto_failures = [r[1] for r in results if r[1]]
+    searched = sum(r[2] for r in results)
+    binding = sum(r[3] for r in results)
+    rank_binding = sum(r[4] for r in results)
     for failure in exact_failures + auto_failures:
         print('FAIL ' + failure)
     print(f'{len(cases) - len(exact_failures)} of {len(cases)} problems: '
@@ -340,10 +382,18 @@ def main():
           f'found it')
     tight = sum(pb.tight for pb in cases)
     print(f'the memory cap binds on {binding} of {tight} tight problems')
+    per_rank = sum(isinstance(pb.cap, list) for pb in cases)
+    print(f'the caps per rank bind beyond their largest on {rank_binding} of '
+          f'{per_rank} problems')
     # Otherwise these problems would test the search's memory check little.
     if binding < args.min_binding:
         print(f'FAIL: the memory cap binds on fewer than {args.min_binding} '
               f'tight problems')
+        return 1
+    # Otherwise a search that used one rank's cap for all could pass.
+    if rank_binding < args.min_rank_binding:
+        print(f'FAIL: the caps per rank bind on fewer than '
+              f'{args.min_rank_binding} problems')
         return 1
     # Otherwise these problems would not test auto's use of the search.
     if searched < args.min_searched:

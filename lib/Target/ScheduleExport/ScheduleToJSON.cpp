@@ -95,10 +95,14 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
         writeCompactArray(json, "weight_grad_stash",
                           cost.getStash().asArrayRef());
       });
-    if (FloatAttr cap = schedule.getMemoryCapAttr()) {
+    // One number for every rank, or one per rank, as the schedule has it.
+    Attribute cap = schedule.getMemoryCapAttr();
+    if (auto all = dyn_cast_if_present<FloatAttr>(cap)) {
       json.attributeBegin("memory_cap");
-      writeNumber(json, cap.getValueAsDouble());
+      writeNumber(json, all.getValueAsDouble());
       json.attributeEnd();
+    } else if (auto perRank = dyn_cast_if_present<DenseF64ArrayAttr>(cap)) {
+      writeCompactArray(json, "memory_cap", perRank.asArrayRef());
     }
     if (std::optional<uint64_t> replicas = schedule.getNumReplicas())
       json.attribute("num_replicas", static_cast<int64_t>(*replicas));

@@ -55,7 +55,7 @@ std::string importer::getImportedScheduleSymbol(StringRef name) {
 
 OwningOpRef<ModuleOp> importer::createImportedSchedule(
     OpBuilder &builder, Location loc, StringRef name, int64_t numMicrobatches,
-    ArrayRef<int64_t> stageRank, CostAttr cost, FloatAttr memoryCap) {
+    ArrayRef<int64_t> stageRank, CostAttr cost, Attribute memoryCap) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
   auto schedule = ScheduleOp::create(

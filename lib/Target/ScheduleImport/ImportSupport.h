@@ -53,7 +53,7 @@ std::string getImportedScheduleSymbol(StringRef name);
 OwningOpRef<ModuleOp>
 createImportedSchedule(OpBuilder &builder, Location loc, StringRef name,
                        int64_t numMicrobatches, ArrayRef<int64_t> stageRank,
-                       CostAttr cost, FloatAttr memoryCap);
+                       CostAttr cost, Attribute memoryCap);
 
 } // namespace mlir::pp::importer
 

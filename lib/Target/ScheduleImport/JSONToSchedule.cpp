@@ -245,6 +245,8 @@ private:
 
   LogicalResult parseHeader(Located root);
   FailureOr<CostAttr> parseCost(Located cost);
+  /// `memory_cap`: a number for every rank or an array of one per rank.
+  FailureOr<Attribute> parseMemoryCap(Located cap);
   LogicalResult parseRank(Located actions, int64_t rank, OpBuilder &builder);
   LogicalResult parseAction(Located action, StringRef where,
                             OpBuilder &builder);
@@ -258,7 +260,7 @@ private:
   int64_t numRanks = 0, numStages = 0, numMicrobatches = 0;
   SmallVector<int64_t> stageRank;
   CostAttr cost;
-  FloatAttr memoryCap;
+  Attribute memoryCap;
   IntegerAttr numReplicas;
 };
 } // namespace
@@ -405,13 +407,10 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
   }
 
   if (std::optional<Located> capField = getOptionalField(root, "memory_cap")) {
-    FailureOr<double> cap = getNumber(*capField, "'memory_cap'", "");
+    FailureOr<Attribute> cap = parseMemoryCap(*capField);
     if (failed(cap))
       return failure();
-    if (*cap <= 0)
-      return emitError(capField->node)
-             << "'memory_cap' must be positive, got " << *cap;
-    memoryCap = FloatAttr::get(Float64Type::get(context), *cap);
+    memoryCap = *cap;
   }
 
   if (std::optional<Located> field = getOptionalField(root, "num_replicas")) {
@@ -424,6 +423,38 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     numReplicas = IntegerAttr::get(IntegerType::get(context, 64), *replicas);
   }
   return success();
+}
+
+FailureOr<Attribute> JSONScheduleImporter::parseMemoryCap(Located cap) {
+  auto parseOne = [&](Located value, const Twine &what) -> FailureOr<double> {
+    FailureOr<double> number = getNumber(value, what, "");
+    if (failed(number))
+      return failure();
+    if (*number <= 0)
+      return emitError(value.node)
+             << what << " must be positive, got " << *number;
+    return *number;
+  };
+  if (!cap.value->getAsArray()) {
+    FailureOr<double> all = parseOne(cap, "'memory_cap'");
+    if (failed(all))
+      return failure();
+    return Attribute(FloatAttr::get(Float64Type::get(context), *all));
+  }
+  size_t size = cap.value->getAsArray()->size();
+  if (static_cast<int64_t>(size) != numRanks)
+    return emitError(cap.node)
+           << "'memory_cap' has " << size << " entries but the schedule has "
+           << numRanks << " ranks";
+  SmallVector<double> perRank;
+  for (size_t rank = 0; rank < size; ++rank) {
+    FailureOr<double> value =
+        parseOne(getElement(cap, rank), "'memory_cap'[" + Twine(rank) + "]");
+    if (failed(value))
+      return failure();
+    perRank.push_back(*value);
+  }
+  return Attribute(DenseF64ArrayAttr::get(context, perRank));
 }
 
 FailureOr<CostAttr> JSONScheduleImporter::parseCost(Located cost) {

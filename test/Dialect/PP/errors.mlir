@@ -132,6 +132,45 @@ pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {memory_cap =
 
 // -----
 
+// A list of caps has one per rank.
+// expected-error @+1 {{memory_cap has 3 values, expected one per rank (2)}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_cap = array<f64: 4.0, 2.0, 2.0>} {
+  pp.rank 0 {
+  }
+  pp.rank 1 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{memory_cap of rank 1 must be positive and finite, got 0}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_cap = array<f64: 4.0, 0.0>} {
+  pp.rank 0 {
+  }
+  pp.rank 1 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{memory_cap of rank 0 must be positive and finite, got inf}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_cap = array<f64: 0x7FF0000000000000, 1.0>} {
+  pp.rank 0 {
+  }
+  pp.rank 1 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'memory_cap' failed to satisfy constraint: memory cap of every rank (an f64) or of each rank (an f64 array)}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {memory_cap = 2 : i64} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
 // expected-error @+1 {{has 1048577 micro-batches; at most 1048576 are supported}}
 pp.schedule @s "x" for @f microbatches 1048577 stage_rank [0] {
   pp.rank 0 {

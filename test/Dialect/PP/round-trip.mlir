@@ -56,3 +56,14 @@ pp.schedule @exact_costs "x" for @f microbatches 1 stage_rank [0, 0] attributes 
   pp.rank 0 {
   }
 }
+
+// A cap per rank, for ranks of different memory, prints exactly too.
+// CHECK-LABEL: pp.schedule @rank_caps
+// CHECK-SAME: memory_cap = array<f64: 4.000000e+00, 0.123456789>
+pp.schedule @rank_caps "x" for @f microbatches 1 stage_rank [0, 1] attributes {
+    memory_cap = array<f64: 4.0, 0.123456789>} {
+  pp.rank 0 {
+  }
+  pp.rank 1 {
+  }
+}

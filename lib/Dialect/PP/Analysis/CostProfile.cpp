@@ -90,6 +90,11 @@ private:
   /// A number that must not be negative.
   FailureOr<double> getAmount(const json::Object &object, StringRef key,
                               const Twine &entry);
+  FailureOr<double> getAmount(const json::Value &value,
+                              const std::string &path);
+  /// `memory_cap`: a number or a list of them, each positive; none when
+  /// absent.
+  FailureOr<SmallVector<double>> readMemoryCap(const json::Object &root);
   FailureOr<StageProfile> readStage(const json::Value &value, size_t index);
 
   StringRef fileName;
@@ -140,10 +145,14 @@ FailureOr<double> CostProfileReader::getAmount(const json::Object &object,
   FailureOr<const json::Value *> value = getField(object, key, entry);
   if (failed(value))
     return failure();
-  std::string path = getPath(entry, key);
-  std::optional<double> number = (*value)->getAsNumber();
+  return getAmount(**value, getPath(entry, key));
+}
+
+FailureOr<double> CostProfileReader::getAmount(const json::Value &value,
+                                               const std::string &path) {
+  std::optional<double> number = value.getAsNumber();
   if (!number)
-    return error(path) << "must be a number, got " << formatValue(**value);
+    return error(path) << "must be a number, got " << formatValue(value);
   if (!std::isfinite(*number))
     return error(path) << "is out of the range of a double";
   if (*number < 0)
@@ -189,6 +198,28 @@ FailureOr<StageProfile> CostProfileReader::readStage(const json::Value &value,
   return profile;
 }
 
+FailureOr<SmallVector<double>>
+CostProfileReader::readMemoryCap(const json::Object &root) {
+  const json::Value *value = root.get("memory_cap");
+  if (!value)
+    return SmallVector<double>();
+  const json::Array *list = value->getAsArray();
+  if (list && list->empty())
+    return error("memory_cap") << "must be a number or a non-empty array";
+  SmallVector<double> caps;
+  for (size_t rank = 0, e = list ? list->size() : 1; rank < e; ++rank) {
+    std::string path =
+        list ? ("memory_cap[" + Twine(rank) + "]").str() : "memory_cap";
+    FailureOr<double> cap = getAmount(list ? (*list)[rank] : *value, path);
+    if (failed(cap))
+      return failure();
+    if (*cap == 0)
+      return error(path) << "must be positive (leave it out for no cap)";
+    caps.push_back(*cap);
+  }
+  return caps;
+}
+
 FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
   const json::Object *root = document.getAsObject();
   if (!root)
@@ -217,15 +248,10 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
   if (failed(transfer))
     return failure();
   profile.transfer = *transfer;
-  if (root->get("memory_cap")) {
-    FailureOr<double> cap = getAmount(*root, "memory_cap", "");
-    if (failed(cap))
-      return failure();
-    if (*cap == 0)
-      return error("memory_cap")
-             << "must be positive (leave it out for no cap)";
-    profile.memoryCap = *cap;
-  }
+  FailureOr<SmallVector<double>> caps = readMemoryCap(*root);
+  if (failed(caps))
+    return failure();
+  profile.memoryCap = std::move(*caps);
 
   FailureOr<const json::Value *> stagesField = getField(*root, "stages", "");
   if (failed(stagesField))

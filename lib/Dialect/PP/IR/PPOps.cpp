@@ -55,6 +55,44 @@ int64_t ScheduleOp::getNumRanks() {
   return llvm::range_size(body.getOps<RankOp>());
 }
 
+std::optional<double> ScheduleOp::getRankMemoryCap(int64_t rank) {
+  Attribute cap = getMemoryCapAttr();
+  if (auto all = dyn_cast_if_present<FloatAttr>(cap))
+    return all.getValueAsDouble();
+  if (auto perRank = dyn_cast_if_present<DenseF64ArrayAttr>(cap))
+    return perRank[rank];
+  return std::nullopt;
+}
+
+/// `value` as the verifier prints a cap.
+static std::string formatCap(double value) {
+  return llvm::formatv("{0}", llvm::format("%g", value)).str();
+}
+
+/// Checks that `memory_cap` is positive and finite, and that a list of caps
+/// has one per rank.
+static LogicalResult verifyMemoryCap(ScheduleOp op, int64_t numRanks) {
+  auto valid = [](double cap) { return cap > 0 && std::isfinite(cap); };
+  Attribute cap = op.getMemoryCapAttr();
+  if (auto all = dyn_cast_if_present<FloatAttr>(cap);
+      all && !valid(all.getValueAsDouble()))
+    return op.emitOpError("memory_cap must be positive and finite, got ")
+           << formatCap(all.getValueAsDouble());
+  auto perRank = dyn_cast_if_present<DenseF64ArrayAttr>(cap);
+  if (!perRank)
+    return success();
+  if (perRank.size() != numRanks)
+    return op.emitOpError("memory_cap has ")
+           << perRank.size() << " values, expected one per rank (" << numRanks
+           << ")";
+  for (auto [rank, value] : llvm::enumerate(perRank.asArrayRef()))
+    if (!valid(value))
+      return op.emitOpError("memory_cap of rank ")
+             << rank << " must be positive and finite, got "
+             << formatCap(value);
+  return success();
+}
+
 LogicalResult ScheduleOp::verify() {
   if (getStageRank().empty())
     return emitOpError("needs at least one stage in 'stage_rank'");
@@ -84,12 +122,8 @@ LogicalResult ScheduleOp::verify() {
     return emitOpError("has costs for ")
            << cost.getNumStages() << " stages but " << getNumStages()
            << " stages";
-  if (FloatAttr cap = getMemoryCapAttr();
-      cap &&
-      !(cap.getValueAsDouble() > 0 && std::isfinite(cap.getValueAsDouble())))
-    return emitOpError("memory_cap must be positive and finite, got ")
-           << llvm::formatv("{0}", llvm::format("%g", cap.getValueAsDouble()))
-                  .str();
+  if (failed(verifyMemoryCap(*this, expected)))
+    return failure();
   for (auto [stage, rank] : llvm::enumerate(getStageRank()))
     if (rank < 0 || rank >= expected)
       return emitOpError("stage ")

@@ -69,7 +69,10 @@ struct PlannerOptions {
   StringRef schedule;
   ArrayRef<std::string> devices;
   StringRef deviceFile, costFile;
-  double memoryCap = 0.0, parameterCopies = 2.0;
+  /// Bytes each rank may hold: one value for every rank or one per rank;
+  /// the devices' capacity when empty or 0.
+  ArrayRef<double> memoryCap;
+  double parameterCopies = 2.0;
   bool printTable = false, printCosts = false;
 };
 
@@ -192,9 +195,17 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
   if (!devices)
     return func.emitError(llvm::toString(devices.takeError()));
   target.devices = std::move(*devices);
-  for (const DeviceDescription &device : target.devices)
-    target.memoryCap.push_back(options.memoryCap > 0.0 ? options.memoryCap
-                                                       : device.memoryCapacity);
+  ArrayRef<double> caps = options.memoryCap;
+  if (caps.size() > 1 && static_cast<int64_t>(caps.size()) != problem.numRanks)
+    return func.emitError("memory-cap has ")
+           << caps.size() << " values, expected 1 or one per rank ("
+           << problem.numRanks << ")";
+  if (llvm::any_of(caps, [](double cap) { return !(cap >= 0.0); }))
+    return func.emitError("memory-cap must not be negative");
+  for (auto [rank, device] : llvm::enumerate(target.devices)) {
+    double cap = caps.empty() ? 0.0 : caps[caps.size() == 1 ? 0 : rank];
+    target.memoryCap.push_back(cap > 0.0 ? cap : device.memoryCapacity);
+  }
   return target;
 }
 

@@ -13,6 +13,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
+
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSCHEDULE
 #include "pp/Dialect/PP/Transforms/Passes.h.inc"
@@ -143,18 +145,42 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     return cost;
   }
 
-  /// The memory cap: the option (0 for none), else the cost file's.
-  FailureOr<std::optional<double>>
-  resolveMemoryCap(ModuleOp module, const CostProfile &profile) {
-    if (memoryCap < 0) {
-      module.emitError("memory-cap must not be negative");
+  /// The memory caps: the option's (0 alone for none), else the cost
+  /// file's; one for every rank or one per rank, none when empty.
+  FailureOr<SmallVector<double>>
+  resolveMemoryCap(ModuleOp module, const CostProfile &profile, int64_t ranks) {
+    ArrayRef<double> caps = memoryCap;
+    std::string source = "memory-cap";
+    if (caps.empty()) {
+      caps = profile.memoryCap;
+      source = "cost file '" + costFile + "': memory_cap";
+    } else if (caps.size() == 1 && caps[0] == 0) {
+      return SmallVector<double>();
+    }
+    if (caps.size() > 1 && static_cast<int64_t>(caps.size()) != ranks) {
+      module.emitError(source)
+          << " has " << caps.size() << " values, expected 1 or one per rank ("
+          << ranks << ")";
       return failure();
     }
-    if (!memoryCap.hasValue())
-      return profile.memoryCap;
-    if (memoryCap == 0)
-      return std::optional<double>();
-    return std::optional<double>(memoryCap.getValue());
+    for (double cap : caps)
+      if (!(cap > 0) || !std::isfinite(cap)) {
+        module.emitError(source)
+            << (cap < 0 ? " must not be negative"
+                        : " must be positive and finite (0 alone for no cap)");
+        return failure();
+      }
+    return SmallVector<double>(caps);
+  }
+
+  /// The caps as the schedule carries them: one f64 for every rank, or one
+  /// per rank.
+  static Attribute getMemoryCapAttr(Builder &b, ArrayRef<double> caps) {
+    if (caps.empty())
+      return Attribute();
+    if (caps.size() == 1)
+      return b.getF64FloatAttr(caps[0]);
+    return b.getDenseF64ArrayAttr(caps);
   }
 
   void runOnOperation() override {
@@ -200,13 +226,17 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (failed(profile))
       return signalPassFailure();
     FailureOr<CostAttr> cost = buildCost(module, *profile);
-    FailureOr<std::optional<double>> cap = resolveMemoryCap(module, *profile);
-    if (failed(cost) || failed(cap))
+    FailureOr<SmallVector<double>> caps =
+        resolveMemoryCap(module, *profile, ranks);
+    if (failed(cost) || failed(caps))
       return signalPassFailure();
     ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
     problem.cost = *cost;
     problem.context = module.getContext();
-    problem.memoryCap = *cap;
+    if (caps->size() == 1)
+      problem.memoryCap.assign(ranks, caps->front());
+    else
+      problem.memoryCap = *caps;
     FailureOr<GeneratedSchedule> generated =
         generator->generate(problem, [&] { return module.emitError(); });
     if (failed(generated))
@@ -228,7 +258,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),
         builder.getDenseI64ArrayAttr(generated->stageRank), *cost,
-        *cap ? builder.getF64FloatAttr(**cap) : FloatAttr());
+        getMemoryCapAttr(builder, *caps));
     builder.createBlock(&op.getBody());
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
       auto rankOp = RankOp::create(builder, loc, rank);

@@ -584,23 +584,24 @@ void ScheduleChecker::checkRendezvousDeadlockFreedom() {
 // f. Memory
 //===----------------------------------------------------------------------===//
 
-/// No rank may ever hold more activation memory than the schedule's cap.
+/// No rank may ever hold more activation memory than its cap in the
+/// schedule's memory_cap.
 void ScheduleChecker::checkMemoryCap() {
-  FloatAttr cap = schedule.getMemoryCapAttr();
-  if (!cap)
+  if (!schedule.getMemoryCapAttr())
     return;
   ScheduleCosts costs(schedule);
   for (auto [rank, rankOp] : llvm::enumerate(ranks)) {
+    double cap = *schedule.getRankMemoryCap(rank);
     SmallVector<Operation *> actions = llvm::map_to_vector(
         rankOp.getBody().front(), [](Operation &op) { return &op; });
-    MemoryPeak peak = findMemoryPeak(costs, actions, cap.getValueAsDouble());
-    if (peak.peak <= cap.getValueAsDouble() + 1e-9)
+    MemoryPeak peak = findMemoryPeak(costs, actions, cap);
+    if (peak.peak <= cap + 1e-9)
       continue;
     failed = true;
     peak.at->emitOpError("leaves rank ")
         << rank << " holding " << formatQuantity(peak.peak)
         << " units of activation memory, above the schedule's memory_cap of "
-        << formatQuantity(cap.getValueAsDouble());
+        << formatQuantity(cap);
   }
 }
 

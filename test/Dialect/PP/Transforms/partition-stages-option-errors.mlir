@@ -11,6 +11,11 @@
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-ranks=1 schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=GENERATOR
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=-1" 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=1e9,1e9,1e9" 2>&1 | FileCheck %s --check-prefix=CAPCOUNT
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=1e9,-1" 2>&1 | FileCheck %s --check-prefix=CAPNEGATIVE
+
+// CAPCOUNT: error: memory-cap has 3 values, expected 1 or one per rank (2)
+// CAPNEGATIVE: error: memory-cap must not be negative
 
 // NAME: [[@LINE+12]]:1: error: unknown device 'tpu'; the built-in devices are cpu, h200
 // COUNT: error: 3 devices given for 2 ranks; give one for every rank or one per rank

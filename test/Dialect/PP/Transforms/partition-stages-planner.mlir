@@ -6,6 +6,7 @@
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 print-table" -o /dev/null | FileCheck %s --check-prefix=TABLE
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/half-speed-rank-1.json print-table" | FileCheck %s --check-prefix=SLOW
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 memory-cap=40000 print-table" -o /dev/null | FileCheck %s --check-prefix=MEMORY
+// RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 memory-cap=0,40000 print-table" -o /dev/null | FileCheck %s --check-prefix=RANK-MEMORY
 // RUN: pp-opt %s --pp-partition-stages="num-stages=4 num-ranks=2 schedule=interleaved-1f1b num-microbatches=2 device=h200,cpu print-table" -o /dev/null | FileCheck %s --check-prefix=LOOPED
 // RUN: pp-opt %s --pp-partition-stages="num-stages=4 num-ranks=2 schedule=zbv num-microbatches=4 device=h200 print-table" -o /dev/null | FileCheck %s --check-prefix=VSHAPE
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/h200-custom.json print-costs" -o /dev/null | FileCheck %s --check-prefix=COSTS
@@ -35,6 +36,11 @@
 // MEMORY: 1     1    1-3 {{.*}} 1         0
 // MEMORY: 0     cpu      5.1232e-06   34816        40000
 // MEMORY: 1     cpu      5.7184e-06   39552        40000        bottleneck
+// A cap for rank 1 alone: 0 keeps rank 0's device capacity.
+// RANK-MEMORY: 0     0    0-0 {{.*}} 2         1024
+// RANK-MEMORY: 1     1    1-3 {{.*}} 1         0
+// RANK-MEMORY: 0     cpu      5.1232e-06   34816        8.58993e+09
+// RANK-MEMORY: 1     cpu      5.7184e-06   39552        40000        bottleneck
 
 // Interleaved: stage s on rank s mod 2; a rank's time sums its stages.
 // LOOPED: 0     0    0-0

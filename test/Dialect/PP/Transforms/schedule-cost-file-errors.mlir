@@ -7,6 +7,10 @@
 // RUN: pp-opt unit.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=unit.json"
 // RUN: pp-opt transfer.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=transfer.json"
 // RUN: pp-opt cap.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=cap.json"
+// RUN: pp-opt cap-rank.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=cap-rank.json"
+// RUN: pp-opt cap-empty.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=cap-empty.json"
+// RUN: pp-opt cap-kind.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=cap-kind.json"
+// RUN: pp-opt cap-count.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=cap-count.json"
 // RUN: pp-opt unknown.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=unknown.json"
 // RUN: pp-opt empty.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=empty.json"
 // RUN: pp-opt order.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=order.json"
@@ -58,6 +62,35 @@ module {}
 {"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0, "memory_cap": 0, "stages": []}
 //--- cap.mlir
 // expected-error @below {{cost file 'cap.json': memory_cap must be positive (leave it out for no cap)}}
+module {}
+
+// A list of caps has one positive number per rank.
+//--- cap-rank.json
+{"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0, "memory_cap": [4, 0], "stages": []}
+//--- cap-rank.mlir
+// expected-error @below {{cost file 'cap-rank.json': memory_cap[1] must be positive (leave it out for no cap)}}
+module {}
+
+//--- cap-empty.json
+{"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0, "memory_cap": [], "stages": []}
+//--- cap-empty.mlir
+// expected-error @below {{cost file 'cap-empty.json': memory_cap must be a number or a non-empty array}}
+module {}
+
+//--- cap-kind.json
+{"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0, "memory_cap": [4, "half"], "stages": []}
+//--- cap-kind.mlir
+// expected-error @below {{cost file 'cap-kind.json': memory_cap[1] must be a number, got "half"}}
+module {}
+
+//--- cap-count.json
+{"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0, "memory_cap": [4, 2, 2],
+ "stages": [
+   {"stage": 0, "forward": 1, "backward_input": 1, "backward_weight": 1, "activation_memory": 1, "stash_memory": 0.5},
+   {"stage": 1, "forward": 1, "backward_input": 1, "backward_weight": 1, "activation_memory": 1, "stash_memory": 0.5}
+ ]}
+//--- cap-count.mlir
+// expected-error @below {{cost file 'cap-count.json': memory_cap has 3 values, expected 1 or one per rank (2)}}
 module {}
 
 //--- unknown.json

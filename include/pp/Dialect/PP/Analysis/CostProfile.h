@@ -39,8 +39,9 @@ struct CostProfile {
   std::string memoryUnit = "unit";
   /// Time of one activation or gradient transfer between ranks.
   double transfer = 0.0;
-  /// Activation memory each rank may hold, if limited.
-  std::optional<double> memoryCap;
+  /// Activation memory each rank may hold: one value for every rank or one
+  /// per rank; no cap when empty.
+  llvm::SmallVector<double> memoryCap;
   llvm::SmallVector<StageProfile> stages;
 
   /// Unit costs for `numStages` stages, no transfer time and no cap.

@@ -80,6 +80,11 @@ def PP_YieldOp : PP_Op<"yield", [Pure, Terminator, ReturnLike,
 // Schedule-level ops
 //===----------------------------------------------------------------------===//
 
+// The activation memory a rank may hold: one cap for every rank, or one per
+// rank for devices of different memory.
+def PP_MemoryCapAttr : AnyAttrOf<[F64Attr, DenseF64ArrayAttr],
+    "memory cap of every rank (an f64) or of each rank (an f64 array)">;
+
 def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     SingleBlock, NoRegionArguments]> {
   let summary = "a materialised pipeline schedule";
@@ -91,7 +96,9 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     `pipeline` names the model function whose stages are scheduled. The
     optional `cost` (a `#pp.cost`) says what the schedule was built for
     (unit costs when absent) and `memory_cap` bounds the activation memory
-    each rank may hold, in the units of `cost`'s `activation`. The schedule
+    each rank may hold, in the units of `cost`'s `activation`: one f64 for
+    every rank, or an `array<f64: ...>` with one per rank for devices of
+    different memory (`memory_cap = array<f64: 4.0, 2.0>`). The schedule
     describes one pipeline; `num_replicas` (when present) says it runs as
     that many data-parallel replicas, each stage's weight gradients summed
     over them by a `pp.all_reduce`.
@@ -113,7 +120,7 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_microbatches,
                        DenseI64ArrayAttr:$stage_rank,
                        OptionalAttr<PP_CostAttr>:$cost,
-                       OptionalAttr<F64Attr>:$memory_cap,
+                       OptionalAttr<PP_MemoryCapAttr>:$memory_cap,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
                            $num_replicas);
   let regions = (region SizedRegion<1>:$body);
@@ -124,7 +131,7 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                    "::mlir::IntegerAttr":$num_microbatches,
                    "::mlir::DenseI64ArrayAttr":$stage_rank,
                    "::mlir::pp::CostAttr":$cost,
-                   "::mlir::FloatAttr":$memory_cap), [{
+                   "::mlir::Attribute":$memory_cap), [{
       build($_builder, $_state, sym_name, name, pipeline, num_microbatches,
             stage_rank, cost, memory_cap, /*num_replicas=*/nullptr);
     }]>,
@@ -139,6 +146,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     int64_t getNumRanks();
     /// The costs the schedule was built for, unit costs if it has none.
     CostAttr getCostOrUnit();
+    /// The activation memory `rank` may hold, none without a cap.
+    std::optional<double> getRankMemoryCap(int64_t rank);
   }];
 }
 

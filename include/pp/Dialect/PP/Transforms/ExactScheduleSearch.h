@@ -1,8 +1,8 @@
 //===- ExactScheduleSearch.h - branch and bound over schedules --*- C++ -*-===//
 //
 // Finds the schedule with the least makespan for a placement, the costs and
-// a memory cap by searching all of them (with split backwards), for the
-// small problems where that is affordable.
+// the ranks' memory caps by searching all of them (with split backwards),
+// for the small problems where that is affordable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +31,8 @@ struct ExactSearchResult {
 
 /// Searches every schedule of `problem` whose stage s runs on
 /// `stageRank[s]`, with backwards split into B and W (no slower and holding
-/// no more memory than fused ones), under `costs` and with at most
-/// `memoryCap` activation memory on any rank, for one faster than
+/// no more memory than fused ones), under `costs` and with no rank holding
+/// more activation memory than its cap in `problem`, for one faster than
 /// `upperBound`. Gives up after expanding `nodeBudget` states.
 ///
 /// Micro-batches cost the same, so each stage runs the F's, B's and W's of
@@ -46,8 +46,7 @@ struct ExactSearchResult {
 ExactSearchResult searchFastestSchedule(const ScheduleProblem &problem,
                                         const ScheduleCosts &costs,
                                         ArrayRef<int64_t> stageRank,
-                                        double memoryCap, double upperBound,
-                                        int64_t nodeBudget);
+                                        double upperBound, int64_t nodeBudget);
 
 } // namespace mlir::pp
 

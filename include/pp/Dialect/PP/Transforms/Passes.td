@@ -124,8 +124,10 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
                "(default cpu)">,
     Option<"deviceFile", "device-file", "std::string", "\"\"",
            "JSON file describing the device of every rank or of each rank">,
-    Option<"memoryCap", "memory-cap", "double", "0.0",
-           "Bytes each rank may hold; 0 takes the devices' memory capacity">,
+    ListOption<"memoryCap", "memory-cap", "double",
+               "Bytes each rank may hold, one value for every rank or one "
+               "per rank; 0 (the default) takes the device's memory "
+               "capacity">,
     Option<"costFile", "cost-file", "std::string", "\"\"",
            "pp-profile-v1 JSON measured on the partition these options plan "
            "without it: calibrates the per-op costs and plans again">,
@@ -236,16 +238,18 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     docs/CostProfile.md), from the cost options, or both: each option given
     replaces that field of the file for every stage (`memory-cap=0` removes
     the file's cap). The schedule carries them as its `#pp.cost` and
-    `memory_cap`.
+    `memory_cap`. `memory-cap` (like the file's `memory_cap`) is one value
+    for every rank or one per rank, for devices of different memory:
+    `memory-cap=4,2,4,4` gives rank 1 half the memory of the others.
 
     `auto` searches: it evaluates every schedule above that fits the
     problem (as generated and with split backwards) and greedy list
     schedules (split backward, in-flight memory bounded, weight gradients
-    filling idle time) under the costs and memory cap given by the options,
-    and keeps the fastest within the cap. Then an exact branch and bound
-    over every schedule (split backward) on the placements searched (one
-    stage per rank; otherwise looped and, with two stages per rank, V)
-    looks for a faster one, pruning by critical-path and per-rank work
+    filling idle time) under the costs and memory caps given by the
+    options, and keeps the fastest within every rank's cap. Then an exact
+    branch and bound over every schedule (split backward) on the placements
+    searched (one stage per rank; otherwise looped and, with two stages per
+    rank, V) looks for a faster one, pruning by critical-path and per-rank work
     bounds and by dominated states (on problems of at most 3000 actions).
     When it finishes within its budget (100000 states per placement; small
     problems such as p <= 4, m <= 8 usually do) the schedule is optimal for those placements and the remark
@@ -304,8 +308,10 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
                "(default 1)">,
     ListOption<"stashMemory", "stash-memory", "double",
                "Part of it held after B until W per stage (default 0)">,
-    Option<"memoryCap", "memory-cap", "double", "0.0",
-           "Activation memory each rank may hold (0: no cap)">,
+    ListOption<"memoryCap", "memory-cap", "double",
+               "Activation memory each rank may hold: one value for every "
+               "rank (0: no cap) or one per rank; the cost file's cap when "
+               "absent">,
     Option<"costFile", "cost-file", "std::string", "\"\"",
            "pp-profile-v1 JSON file with the per-stage costs; the cost "
            "options above override its fields">,
@@ -408,7 +414,8 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     receive) are skipped. With `semantics=rendezvous` the ranks must also
     make progress when a send waits for its receive (NCCL point-to-point).
     With a `memory_cap` on the schedule, no rank may hold more activation
-    memory (in the units of its `#pp.cost`) after any action. A
+    memory (in the units of its `#pp.cost`) after any action than its cap
+    (the one cap, or its entry of a list of one per rank). A
     `pp.all_reduce` must follow every weight-gradient action (W or fused
     backward) of its stage and precede its optimizer step, once per stage;
     a schedule with `num_replicas` above 1 needs one for every stage.

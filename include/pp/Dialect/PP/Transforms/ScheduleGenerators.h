@@ -17,6 +17,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <limits>
+
 namespace mlir::pp {
 
 /// What a schedule is built for.
@@ -30,10 +32,24 @@ struct ScheduleProblem {
   /// instead of the fused backward.
   bool splitBackward = false;
   /// What the stages cost (unit costs when null), and how much activation
-  /// memory a rank may hold (no cap when absent); `auto` searches with them.
+  /// memory each rank may hold: one cap per rank, none when empty; `auto`
+  /// searches with them.
   CostAttr cost = nullptr;
-  std::optional<double> memoryCap = std::nullopt;
+  llvm::SmallVector<double> memoryCap;
   MLIRContext *context = nullptr;
+
+  /// The cap of `rank`, infinity without one.
+  double getMemoryCap(int64_t rank) const {
+    return memoryCap.empty() ? std::numeric_limits<double>::infinity()
+                             : memoryCap[rank];
+  }
+  /// One cap per rank, infinity without one.
+  llvm::SmallVector<double> getMemoryCaps() const {
+    if (memoryCap.empty())
+      return llvm::SmallVector<double>(numRanks,
+                                       std::numeric_limits<double>::infinity());
+    return memoryCap;
+  }
 };
 
 /// One compute action of a rank.

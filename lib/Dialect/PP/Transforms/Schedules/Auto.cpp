@@ -3,7 +3,7 @@
 // `auto` evaluates every built-in schedule that fits the problem and a family
 // of greedy list schedules (split backward, each rank's in-flight memory
 // bounded, weight gradients filling idle time), all under the problem's
-// costs, and keeps the fastest one within the memory cap. Then a branch and
+// costs, and keeps the fastest one within the memory caps. Then a branch and
 // bound over all schedules on the standard placements and those the
 // built-ins use looks for a faster one: on small problems it finishes and
 // proves the result optimal. It reports the lower bound it proves and its
@@ -19,6 +19,7 @@
 #include "pp/Dialect/PP/Transforms/ExactScheduleSearch.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
@@ -31,7 +32,16 @@ namespace {
 /// How a compute-only schedule performs under the problem's costs.
 struct Evaluation {
   double makespan = std::numeric_limits<double>::infinity();
-  double peak = 0.0; // the most activation memory any rank holds
+  double peak = 0.0;            // the most activation memory any rank holds
+  SmallVector<double> rankPeak; // the most each rank holds
+
+  /// Whether no rank holds more than its cap in `problem`.
+  bool fits(const ScheduleProblem &problem) const {
+    for (auto [rank, held] : llvm::enumerate(rankPeak))
+      if (held > problem.getMemoryCap(rank) + 1e-9)
+        return false;
+    return true;
+  }
 };
 
 /// Times the actions of `schedule`: each rank runs its list in order, an
@@ -58,6 +68,7 @@ public:
         held(schedule.ranks.size(), 0.0);
     Evaluation result;
     result.makespan = 0.0;
+    result.rankPeak.assign(schedule.ranks.size(), 0.0);
     bool progress = true;
     while (progress) {
       progress = false;
@@ -72,6 +83,7 @@ public:
           clock[rank] = end;
           record(a, end);
           held[rank] += costs.memoryDelta(a.phase, a.stage);
+          result.rankPeak[rank] = std::max(result.rankPeak[rank], held[rank]);
           result.peak = std::max(result.peak, held[rank]);
           result.makespan = std::max(result.makespan, end);
           progress = true;
@@ -134,9 +146,9 @@ private:
 };
 
 /// A list schedule: ranks take the next action whose inputs are there,
-/// backwards first, then forwards (of later stages first, within
-/// `memoryLimit`), then deferred weight gradients, which otherwise wait for
-/// idle time unless `eagerWeights`.
+/// backwards first, then forwards (of later stages first, within their
+/// rank's `memoryLimit`), then deferred weight gradients, which otherwise
+/// wait for idle time unless `eagerWeights`.
 class GreedyScheduler {
 public:
   GreedyScheduler(const ScheduleProblem &problem, const ScheduleCosts &costs,
@@ -144,7 +156,8 @@ public:
       : problem(problem), costs(costs), stageRank(stageRank),
         evaluator(problem, costs, stageRank) {}
 
-  FailureOr<GeneratedSchedule> build(double memoryLimit, bool eagerWeights) {
+  FailureOr<GeneratedSchedule> build(ArrayRef<double> memoryLimit,
+                                     bool eagerWeights) {
     int64_t stages = problem.numStages, m = problem.numMicrobatches;
     evaluator.reset();
     GeneratedSchedule schedule{SmallVector<int64_t>(stageRank), {}, ""};
@@ -179,7 +192,7 @@ public:
           consider(rank, {Phase::backward_input, s, nextBackward[s]}, 0);
         int64_t mb = nextForward[s];
         if (mb < m && held[rank] + costs.memoryDelta(Phase::forward, s) <=
-                          memoryLimit + 1e-9)
+                          memoryLimit[rank] + 1e-9)
           consider(rank, {Phase::forward, s, mb}, 1 + int(stages - 1 - s));
         // Unless eager, weight gradients wait for idle time: any other
         // action that starts no later goes first.
@@ -252,19 +265,30 @@ static bool searchable(const ScheduleProblem &problem) {
 /// search finished within its budget.
 static bool
 searchPlacements(const ScheduleProblem &problem, const ScheduleCosts &costs,
-                 ArrayRef<SmallVector<int64_t>> placements, double cap,
+                 ArrayRef<SmallVector<int64_t>> placements,
                  llvm::function_ref<void(GeneratedSchedule, StringRef)> offer,
                  llvm::function_ref<double()> incumbent) {
   bool exhaustive = true;
   for (ArrayRef<int64_t> placement : placements) {
-    ExactSearchResult found = searchFastestSchedule(
-        problem, costs, placement, cap, incumbent(), kSearchBudget);
+    ExactSearchResult found = searchFastestSchedule(problem, costs, placement,
+                                                    incumbent(), kSearchBudget);
     exhaustive &= found.exhaustive;
     if (found.schedule)
       offer(std::move(*found.schedule),
             found.exhaustive ? "exhaustive search" : "branch and bound");
   }
   return exhaustive;
+}
+
+/// Memory amounts per rank as the remarks print them: one number when all
+/// ranks have the same, else a list.
+static std::string formatPerRank(ArrayRef<double> amounts) {
+  auto format = [](double x) {
+    return llvm::formatv("{0}", llvm::format("%g", x)).str();
+  };
+  if (llvm::all_equal(amounts))
+    return format(amounts.front());
+  return "[" + llvm::join(llvm::map_range(amounts, format), ", ") + "]";
 }
 
 /// A bound no schedule beats: each rank must do all of its work, and cannot
@@ -304,8 +328,7 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
   if (!problem.cost)
     problem.cost = CostAttr::getUnit(context, problem.numStages);
   ScheduleCosts costs(problem.cost);
-  double cap =
-      problem.memoryCap.value_or(std::numeric_limits<double>::infinity());
+  SmallVector<double> caps = problem.getMemoryCaps();
 
   // Candidates: every built-in that can schedule the problem, as it is and
   // with split backwards, and greedy schedules on the standard placements
@@ -317,7 +340,7 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
   auto offer = [&](GeneratedSchedule candidate, StringRef name) {
     ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
     FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
-    if (failed(eval) || eval->peak > cap + 1e-9)
+    if (failed(eval) || !eval->fits(problem))
       return;
     if (!best || eval->makespan < bestEval.makespan - 1e-9) {
       best = std::move(candidate);
@@ -353,24 +376,25 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
     for (int64_t inFlight = perRank; inFlight <= 2 * problem.numStages;
          ++inFlight)
       for (bool eager : {false, true}) {
-        double limit = std::min(cap, inFlight * largest);
+        SmallVector<double> limit = llvm::map_to_vector(caps, [&](double cap) {
+          return std::min(cap, inFlight * largest);
+        });
         FailureOr<GeneratedSchedule> candidate = greedy.build(limit, eager);
         if (succeeded(candidate))
-          offer(std::move(*candidate), llvm::formatv("greedy, memory limit {0}",
-                                                     llvm::format("%g", limit))
-                                           .str());
+          offer(std::move(*candidate),
+                "greedy, memory limit " + formatPerRank(limit));
       }
   }
   // Search every schedule on those placements for a faster one; where the
   // search finishes everywhere, the fastest found is optimal.
   bool proven = searchable(problem) && !placements.empty();
   if (searchable(problem))
-    proven &= searchPlacements(problem, costs, placements, cap, offer, [&] {
+    proven &= searchPlacements(problem, costs, placements, offer, [&] {
       return best ? bestEval.makespan : std::numeric_limits<double>::infinity();
     });
   if (!best)
     return emitError() << "auto found no schedule within the memory cap of "
-                       << llvm::formatv("{0}", llvm::format("%g", cap)).str()
+                       << formatPerRank(caps)
                        << (proven ? " (none exists: exhaustive search)" : "");
   double bound =
       proven ? bestEval.makespan : lowerBound(problem, costs, best->stageRank);
@@ -392,8 +416,6 @@ mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   if (!problem.cost)
     problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
   ScheduleCosts costs(problem.cost);
-  double cap =
-      problem.memoryCap.value_or(std::numeric_limits<double>::infinity());
   if (!searchable(problem))
     return emitError() << "exact search is limited to " << kSearchMaxActions
                        << " actions; this problem has "
@@ -409,8 +431,8 @@ mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
       bestEval = *eval;
     }
   };
-  bool exhaustive = searchPlacements(
-      problem, costs, standardPlacements(problem), cap, offer, [&] {
+  bool exhaustive =
+      searchPlacements(problem, costs, standardPlacements(problem), offer, [&] {
         return best ? bestEval.makespan
                     : std::numeric_limits<double>::infinity();
       });
@@ -419,7 +441,7 @@ mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
                        << " states per placement";
   if (!best)
     return emitError() << "no schedule within the memory cap of "
-                       << llvm::formatv("{0}", llvm::format("%g", cap)).str()
+                       << formatPerRank(problem.getMemoryCaps())
                        << " (exhaustive search)";
   best->note = llvm::formatv(
       "exact: makespan {0}, peak activation memory {1}; proven optimal by "

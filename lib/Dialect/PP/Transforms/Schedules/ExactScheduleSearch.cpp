@@ -45,11 +45,11 @@ class ExactScheduleSearch {
 public:
   ExactScheduleSearch(const ScheduleProblem &problem,
                       const ScheduleCosts &costs, ArrayRef<int64_t> stageRank,
-                      double memoryCap, double upperBound, int64_t nodeBudget)
+                      double upperBound, int64_t nodeBudget)
       : stages(problem.numStages), mbs(problem.numMicrobatches),
         ranks(problem.numRanks), stageRank(stageRank),
-        comm(costs.transferTime()), cap(memoryCap), best(upperBound),
-        budget(nodeBudget) {
+        comm(costs.transferTime()), cap(problem.getMemoryCaps()),
+        best(upperBound), budget(nodeBudget) {
     for (int phase = 0; phase < kNumPhases; ++phase)
       for (int64_t s = 0; s < stages; ++s) {
         duration.push_back(costs.duration(kPhaseOf[phase], s));
@@ -260,15 +260,16 @@ private:
     return false;
   }
 
-  /// The actions the state can append within the memory cap, those that
-  /// start first (and are likelier to lead to a fast schedule) first.
+  /// The actions the state can append within their ranks' memory caps,
+  /// those that start first (and are likelier to lead to a fast schedule)
+  /// first.
   SmallVector<Candidate> candidates() const {
     SmallVector<Candidate> result;
     for (int64_t s = 0; s < stages; ++s)
       for (int phase = 0; phase < kNumPhases; ++phase) {
         std::optional<double> ready = readyTime(phase, s);
         int64_t rank = stageRank[s];
-        if (!ready || held[rank] + delta[slot(phase, s)] > cap + 1e-9)
+        if (!ready || held[rank] + delta[slot(phase, s)] > cap[rank] + 1e-9)
           continue;
         result.push_back({std::max(clock[rank], *ready), phase, s});
       }
@@ -323,7 +324,9 @@ private:
 
   int64_t stages, mbs, ranks;
   ArrayRef<int64_t> stageRank;
-  double comm, cap;
+  double comm;
+  /// Per rank: the activation memory it may hold.
+  SmallVector<double> cap;
   /// Per (phase, stage): duration, memory change, micro-batches run.
   SmallVector<double> duration, delta;
   SmallVector<int64_t> done;
@@ -346,12 +349,9 @@ private:
 
 } // namespace
 
-ExactSearchResult
-mlir::pp::searchFastestSchedule(const ScheduleProblem &problem,
-                                const ScheduleCosts &costs,
-                                ArrayRef<int64_t> stageRank, double memoryCap,
-                                double upperBound, int64_t nodeBudget) {
-  return ExactScheduleSearch(problem, costs, stageRank, memoryCap, upperBound,
-                             nodeBudget)
+ExactSearchResult mlir::pp::searchFastestSchedule(
+    const ScheduleProblem &problem, const ScheduleCosts &costs,
+    ArrayRef<int64_t> stageRank, double upperBound, int64_t nodeBudget) {
+  return ExactScheduleSearch(problem, costs, stageRank, upperBound, nodeBudget)
       .run();
 }

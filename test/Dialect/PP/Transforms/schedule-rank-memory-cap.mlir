@@ -1,0 +1,61 @@
+// memory-cap gives one cap for every rank or one per rank, for ranks of
+// different memory; the schedule carries it as given, and pp-verify-schedule,
+// `auto` and `exact` hold each rank to its own cap.
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 memory-cap=2" | FileCheck %s --check-prefix=SCALAR
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 memory-cap=2,2" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=LIST
+// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 memory-cap=2,1" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=HALF
+// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 memory-cap=4,2,4,4" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO
+// RUN: pp-opt %s --pp-schedule="schedule=exact num-stages=2 num-microbatches=3 memory-cap=1,3" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXACT-SMALL-FIRST
+// RUN: pp-opt %s --pp-schedule="schedule=exact num-stages=2 num-microbatches=3 memory-cap=3,1" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXACT-SMALL-LAST
+// RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=2 num-microbatches=3 memory-cap=0.5,2" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 cost-file=%S/Inputs/half-memory-rank.json" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=FILE
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 cost-file=%S/Inputs/half-memory-rank.json memory-cap=3" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=FILE-OVERRIDE
+// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 memory-cap=1,2,3" 2>&1 | FileCheck %s --check-prefix=COUNT
+// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 memory-cap=2,0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 memory-cap=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// One value stands for every rank at any rank count, and a list of one per
+// rank is kept whole (each rank of a one-micro-batch GPipe holds 1).
+// RUN: for n in 1 2 257 4096; do \
+// RUN:   pp-opt %s --pp-schedule="schedule=gpipe num-stages=$n memory-cap=1" --pp-insert-transfers --pp-verify-schedule -o /dev/null || exit 1; \
+// RUN: done
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-stages=64 memory-cap=$(seq -s, 64)" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=MANY
+
+// One value stays one f64 for every rank.
+// SCALAR: pp.schedule @train_step_schedule "gpipe" {{.*}}attributes {memory_cap = 2.000000e+00 : f64}
+
+// A list stays a list, even of equal caps; both ranks hold 2.
+// LIST: pp.schedule @train_step_schedule "gpipe" {{.*}}attributes {memory_cap = array<f64: 2.000000e+00, 2.000000e+00>}
+
+// GPipe holds both micro-batches on rank 1 too: over its half cap.
+// HALF-NOT: rank 0 holding
+// HALF: error: 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1
+// HALF-NOT: rank 0 holding
+
+// Rank 1 has half the memory of the others: auto keeps it at 2 and lets the
+// rest hold 3, between the 35 of a cap of 2 everywhere and the 27 of 4
+// (schedule-auto.mlir).
+// AUTO: remark: auto: makespan 29 (greedy, memory limit [3, 2, 3, 3]), peak activation memory 3;
+// AUTO: remark: makespan 29, {{.*}}peak activation memory per rank: 3, 2, 2, 1
+
+// A small first rank forces one micro-batch in flight (13, as with a cap of
+// 1 everywhere); the last stage holds one at most anyway, so a small last
+// rank costs nothing (10, as without a cap).
+// EXACT-SMALL-FIRST: remark: exact: makespan 13, {{.*}}proven optimal
+// EXACT-SMALL-FIRST: peak activation memory per rank: 1, 1
+// EXACT-SMALL-LAST: remark: exact: makespan 10, {{.*}}proven optimal
+// EXACT-SMALL-LAST: peak activation memory per rank: 3, 1
+
+// NONE: error: auto found no schedule within the memory cap of [0.5, 2] (none exists: exhaustive search)
+
+// The cost file's caps: rank 1 may hold 1.5; memory-cap replaces them.
+// FILE: error: 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1.5
+// FILE-OVERRIDE: memory_cap = 3.000000e+00 : f64
+
+// MANY: memory_cap = array<f64: 1.000000e+00, 2.000000e+00, {{.*}}, 6.300000e+01, 6.400000e+01>
+
+// COUNT: error: memory-cap has 3 values, expected 1 or one per rank (2)
+// ZERO: error: memory-cap must be positive and finite (0 alone for no cap)
+// NEGATIVE: error: memory-cap must not be negative
+
+module {
+}
