@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -51,3 +52,24 @@ if os.path.exists(mlir_runner):
     config.substitutions.append(
         ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib"))
     )
+
+# PyTorch, for tests that read pp's exports with torch.distributed.pipelining:
+# `--param torch_python=...` or PP_TORCH_PYTHON names a Python that has it,
+# else python3 is tried.
+def find_torch_python():
+    candidates = [lit_config.params.get("torch_python"),
+                  os.environ.get("PP_TORCH_PYTHON"), shutil.which("python3")]
+    for python in filter(None, candidates):
+        try:
+            subprocess.run([python, "-c", "import torch.distributed.pipelining"],
+                           check=True, capture_output=True, timeout=120)
+            return python
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return None
+
+
+torch_python = find_torch_python()
+if torch_python:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))

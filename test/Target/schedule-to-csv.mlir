@@ -5,11 +5,11 @@
 // RUN: not pp-translate --pp-schedule-to-csv %S/schedule-to-json-errors.mlir -split-input-file 2>&1 | FileCheck %s --check-prefix=ERR
 
 // One row per rank, PyTorch's `{stage}{op}{micro-batch}` for every action:
-// backward_input is I, the fused backward B. All-reduces and optimizer steps
-// have no PyTorch action and are left out; a rank without actions is an
-// empty row.
+// backward_input is I, the fused backward B. An all-reduce is PyTorch's
+// REDUCE_GRAD and its WAIT_REDUCE_GRAD; optimizer steps have no PyTorch
+// action and are left out; a rank without actions is an empty row.
 
-// CHECK:      0F0,0SEND_F0,0RECV_B0,0I0,0W0
+// CHECK:      0F0,0SEND_F0,0RECV_B0,0I0,0W0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD
 // CHECK-NEXT: 1RECV_F0,1F0,1B0,1SEND_B0
 // CHECK-EMPTY:
 // CHECK-NOT:  {{.}}

@@ -21,3 +21,15 @@ pp.schedule @b "1f1b" for @f microbatches 1 stage_rank [0] {
     pp.compute backward stage 0 mb 0
   }
 }
+
+// -----
+
+pp.schedule @overlap "dualpipev" for @f microbatches 2 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute forward stage 0 mb 1
+    // expected-error @below {{runs overlapped with the forward before it, which pp-schedule-v1 cannot express; export it as a PyTorch CSV instead}}
+    pp.compute backward stage 0 mb 0 overlap
+    pp.compute backward stage 0 mb 1
+  }
+}

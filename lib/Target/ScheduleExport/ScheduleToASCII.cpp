@@ -4,7 +4,8 @@
 // one row per rank with one fixed-width cell per time unit, and a footer with
 // the makespan and each rank's bubble (idle) fraction. Times come from
 // ScheduleSimulator, like the Chrome trace; transfers, all-reduces and
-// optimizer steps take no time and are not drawn.
+// optimizer steps take no time and are not drawn. An overlapped pair is one
+// span labelled with both computations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,7 +97,15 @@ LogicalResult mlir::pp::exportScheduleToASCII(ScheduleOp schedule,
       int64_t start = toUnits(interval.start), end = toUnits(interval.end);
       if (!compute || end == start)
         continue;
-      rows[rank].push_back({start, end, getSpanLabel(compute, withStage)});
+      std::string label = getSpanLabel(compute, withStage);
+      // An overlapped pair shares one span, "F0.3+BW3.1".
+      if (compute.getOverlapPartner() && !rows[rank].empty() &&
+          rows[rank].back().start == start) {
+        rows[rank].back().end = std::max(rows[rank].back().end, end);
+        rows[rank].back().label += "+" + label;
+        continue;
+      }
+      rows[rank].push_back({start, end, std::move(label)});
     }
   }
   int64_t cellWidth = getCellWidth(rows);

@@ -2,9 +2,11 @@
 //
 // Writes the schedule CSV that torch.distributed.pipelining loads with
 // `_load_csv`: row r holds the actions of rank r, comma-separated, each
-// written `{stage}{op}{micro-batch}`. PyTorch has no action for an
-// all-reduce or an optimizer step (its runtime runs them outside the
-// schedule), so they are left out.
+// written `{stage}{op}{micro-batch}`. An overlapped pair is written
+// `(F;B)OVERLAP_F_B` and an all-reduce `{stage}REDUCE_GRAD` followed by its
+// `{stage}WAIT_REDUCE_GRAD`, as PyTorch's schedules do. Optimizer steps have
+// no PyTorch action (its runtime runs them outside the schedule), so they
+// are left out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -33,25 +36,42 @@ static StringRef getPyTorchComputation(Phase phase) {
   llvm_unreachable("unknown phase");
 }
 
+/// The cells of one rank's row.
+static SmallVector<std::string> getCells(RankOp rank) {
+  SmallVector<std::string> cells;
+  for (Operation &op : rank.getBody().front()) {
+    llvm::TypeSwitch<Operation *>(&op)
+        .Case([&](ComputeOp compute) {
+          std::string cell = llvm::formatv(
+              "{0}{1}{2}", compute.getStage(),
+              getPyTorchComputation(compute.getPhase()), compute.getMb());
+          // The verifier keeps the partner forward right before it.
+          if (compute.getOverlapPartner())
+            cells.back() = "(" + cells.back() + ";" + cell + ")OVERLAP_F_B";
+          else
+            cells.push_back(std::move(cell));
+        })
+        .Case<SendOp, RecvOp>([&](auto transfer) {
+          bool isSend = isa<SendOp>(transfer.getOperation());
+          bool isActivation = transfer.getKind() == TransferKind::activation;
+          cells.push_back(llvm::formatv(
+              "{0}{1}{2}{3}", transfer.getStage(), isSend ? "SEND_" : "RECV_",
+              isActivation ? "F" : "B", transfer.getMb()));
+        })
+        .Case([&](AllReduceOp reduce) {
+          // pp's optimizer step waits for the sum; PyTorch's schedules wait
+          // right away unless told to defer.
+          cells.push_back(llvm::formatv("{0}REDUCE_GRAD", reduce.getStage()));
+          cells.push_back(
+              llvm::formatv("{0}WAIT_REDUCE_GRAD", reduce.getStage()));
+        });
+  }
+  return cells;
+}
+
 LogicalResult mlir::pp::exportScheduleToPyTorchCSV(ScheduleOp schedule,
                                                    raw_ostream &os) {
-  for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
-    llvm::ListSeparator separator(",");
-    for (Operation &op : rank.getBody().front()) {
-      llvm::TypeSwitch<Operation *>(&op)
-          .Case([&](ComputeOp compute) {
-            os << separator << compute.getStage()
-               << getPyTorchComputation(compute.getPhase()) << compute.getMb();
-          })
-          .Case<SendOp, RecvOp>([&](auto transfer) {
-            bool isSend = isa<SendOp>(transfer.getOperation());
-            bool isActivation = transfer.getKind() == TransferKind::activation;
-            os << separator << transfer.getStage()
-               << (isSend ? "SEND_" : "RECV_") << (isActivation ? "F" : "B")
-               << transfer.getMb();
-          });
-    }
-    os << "\n";
-  }
+  for (RankOp rank : schedule.getBody().front().getOps<RankOp>())
+    os << llvm::join(getCells(rank), ",") << "\n";
   return success();
 }

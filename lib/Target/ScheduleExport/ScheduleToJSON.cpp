@@ -2,7 +2,8 @@
 //
 // Writes the JSON contract of shared/spec/schedule-json.md: the header
 // fields, then each rank's ordered actions, one compact object per line so
-// that the document stays readable and diffable.
+// that the document stays readable and diffable. The contract has no
+// overlapped pairs, so a schedule with one is refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +74,18 @@ static void writeCompactArray(llvm::json::OStream &json, StringRef name,
 
 LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
                                              raw_ostream &os) {
+  // The contract times every action on its own; an overlapped pair would
+  // silently lose its concurrency.
+  WalkResult overlap = schedule.walk([](ComputeOp compute) {
+    if (!compute.getOverlap())
+      return WalkResult::advance();
+    compute.emitOpError("runs overlapped with the forward before it, which "
+                        "pp-schedule-v1 cannot express; export it as a "
+                        "PyTorch CSV instead");
+    return WalkResult::interrupt();
+  });
+  if (overlap.wasInterrupted())
+    return failure();
   llvm::json::OStream json(os, /*IndentSize=*/2);
   json.object([&] {
     json.attribute("format", "pp-schedule-v1");

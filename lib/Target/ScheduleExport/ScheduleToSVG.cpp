@@ -4,7 +4,8 @@
 // documents and browsers: a time axis, one row of boxes per rank coloured by
 // phase and labelled with the micro-batch, and a legend. Times come from
 // ScheduleSimulator, like the ASCII and Chrome-trace timelines; transfers,
-// all-reduces and optimizer steps take no time and are not drawn.
+// all-reduces and optimizer steps take no time and are not drawn. The two
+// halves of an overlapped pair share their row, one above the other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,14 +206,23 @@ void TimelineDrawing::writeRank(int64_t rank) {
       continue;
     double x = xOf(interval.start),
            w = (interval.end - interval.start) * unitWidth;
+    // An overlapped pair shares the row: the forward above, the backward
+    // below.
+    auto next = dyn_cast_or_null<ComputeOp>(compute->getNextNode());
+    bool overlapped = next && next.getOverlapPartner();
+    double top = y, height = kRowHeight;
+    if (overlapped || compute.getOverlapPartner()) {
+      height = kRowHeight / 2;
+      top = overlapped ? y : y + height;
+    }
     os << "  <rect class=\"" << stringifyPhase(compute.getPhase()) << "\" x=\""
-       << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w)
-       << "\" height=\"" << px(kRowHeight) << "\"><title>"
+       << px(x) << "\" y=\"" << px(top) << "\" width=\"" << px(w)
+       << "\" height=\"" << px(height) << "\"><title>"
        << getActionMnemonic(compute) << " stage " << compute.getStage()
        << " mb " << compute.getMb() << ", " << px(interval.start) << " to "
        << px(interval.end) << "</title></rect>\n";
     os << "  <text class=\"box\" x=\"" << px(x + w / 2) << "\" y=\""
-       << px(y + kRowHeight / 2 + 4) << "\">" << getBoxLabel(compute, withStage)
+       << px(top + height / 2 + 4) << "\">" << getBoxLabel(compute, withStage)
        << "</text>\n";
   }
   os << "</g>\n";

@@ -4,9 +4,23 @@
 // `_load_csv`): row r lists the actions of rank r, each written
 // `{stage}{op}{micro-batch}` with op F (forward), I (input-gradient
 // backward), W (weight-gradient backward), B (full backward), SEND_F,
-// RECV_F, SEND_B or RECV_B; empty cells are idle steps. The CSV does not say
-// where stages live, so each stage is placed on the rank that runs its
-// forwards, and transfer peers follow from that placement.
+// RECV_F, SEND_B, RECV_B, WAIT_SEND_F or WAIT_SEND_B, or `{stage}{op}` with
+// op REDUCE_GRAD, WAIT_REDUCE_GRAD, UNSHARD or RESHARD; `(F;B)OVERLAP_F_B`
+// pairs a forward with a backward that runs concurrently with it. Empty
+// cells are idle steps. The CSV does not say where stages live, so each
+// stage is placed on the rank that runs its forwards, and transfer peers
+// follow from that placement.
+//
+// REDUCE_GRAD becomes the stage's `pp.all_reduce`; its WAIT_REDUCE_GRAD has
+// no action of its own (the optimizer step waits for the sum). pp's sends
+// never block, so WAIT_SEND_F/B are dropped. UNSHARD and RESHARD gather and
+// free FSDP-sharded parameters, which pp does not model; PyTorch's runtime
+// schedules emit them around every stage whether it is sharded or not, so
+// they are dropped too. Each wait must follow what it waits for.
+//
+// PyTorch's RECV_F/RECV_B posts a receive that the compute needing it waits
+// for; a `pp.recv` is that wait, so each receive moves to right before its
+// consumer (before the overlapped pair that holds it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,24 +33,47 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::pp;
 using namespace mlir::pp::importer;
 
 namespace {
-/// The PyTorch computation types pp has an action for.
-enum class CSVOp { F, I, W, B, SendF, RecvF, SendB, RecvB };
+/// Identifies an action within a row: (kind, stage, micro-batch).
+using RowKey = std::tuple<int, int64_t, int64_t>;
 
-/// One non-empty cell of the CSV.
+/// The PyTorch computation types pp reads.
+enum class CSVOp {
+  F,
+  I,
+  W,
+  B,
+  SendF,
+  RecvF,
+  SendB,
+  RecvB,
+  WaitSendF,
+  WaitSendB,
+  ReduceGrad,
+  WaitReduceGrad,
+  Unshard,
+  Reshard
+};
+
+/// One action of the CSV: a cell, or half of an overlapped pair.
 struct CSVAction {
   CSVOp op;
   int64_t stage;
   int64_t mb;
-  /// The cell's text and where it starts in the file.
+  /// Whether it runs concurrently with the action before it (the backward
+  /// of an OVERLAP_F_B).
+  bool overlap;
+  /// The action's text and where it starts in the file.
   StringRef text;
   size_t offset;
 };
@@ -48,56 +85,183 @@ struct CSVRow {
 };
 } // namespace
 
-/// Parses one trimmed, non-empty cell such as `0F1` or `1SEND_B0`.
-static FailureOr<CSVAction> parseCell(StringRef cell, size_t offset,
-                                      const SourceLocator &locator) {
-  auto emitCellError = [&] { return mlir::emitError(locator.getLoc(offset)); };
-  // PyTorch's FSDP and overlap actions have no pp counterpart.
-  for (StringRef unsupported :
-       {"UNSHARD", "RESHARD", "REDUCE_GRAD", "OVERLAP_F_B"})
-    if (cell.contains(unsupported))
-      return emitCellError()
-             << "unsupported PyTorch action '" << cell << "': pp schedules "
-             << "have no " << unsupported << " step (only F, I, W, B, "
-             << "SEND_F, RECV_F, SEND_B and RECV_B)";
+/// PyTorch's name of an op, and whether it names a micro-batch.
+static std::optional<std::pair<CSVOp, bool>> lookupOp(StringRef name) {
+  using Entry = std::optional<std::pair<CSVOp, bool>>;
+  return llvm::StringSwitch<Entry>(name)
+      .Case("F", std::pair(CSVOp::F, true))
+      .Case("I", std::pair(CSVOp::I, true))
+      .Case("W", std::pair(CSVOp::W, true))
+      .Case("B", std::pair(CSVOp::B, true))
+      .Case("SEND_F", std::pair(CSVOp::SendF, true))
+      .Case("RECV_F", std::pair(CSVOp::RecvF, true))
+      .Case("SEND_B", std::pair(CSVOp::SendB, true))
+      .Case("RECV_B", std::pair(CSVOp::RecvB, true))
+      .Case("WAIT_SEND_F", std::pair(CSVOp::WaitSendF, true))
+      .Case("WAIT_SEND_B", std::pair(CSVOp::WaitSendB, true))
+      .Case("REDUCE_GRAD", std::pair(CSVOp::ReduceGrad, false))
+      .Case("WAIT_REDUCE_GRAD", std::pair(CSVOp::WaitReduceGrad, false))
+      .Case("UNSHARD", std::pair(CSVOp::Unshard, false))
+      .Case("RESHARD", std::pair(CSVOp::Reshard, false))
+      .Default(std::nullopt);
+}
 
-  auto malformed =
-      [&] {
-        return emitCellError()
-               << "malformed PyTorch action '" << cell
-               << "': expected {stage}{op}{micro-batch} with op F, I, W, B, "
-                  "SEND_F, RECV_F, SEND_B or RECV_B, e.g. '0F1' or '1SEND_B0'";
-      };
-  size_t stageEnd = cell.find_first_not_of("0123456789");
+/// Parses one action such as `0F1`, `1SEND_B0` or `2REDUCE_GRAD`.
+static FailureOr<CSVAction> parseAction(StringRef text, size_t offset,
+                                        const SourceLocator &locator) {
+  auto emitActionError = [&] {
+    return mlir::emitError(locator.getLoc(offset));
+  };
+  auto malformed = [&] {
+    return emitActionError()
+           << "malformed PyTorch action '" << text
+           << "': expected {stage}{op}{micro-batch} with op F, I, W, B, "
+              "SEND_F, RECV_F, SEND_B, RECV_B, WAIT_SEND_F or WAIT_SEND_B, "
+              "{stage}{op} with op REDUCE_GRAD, WAIT_REDUCE_GRAD, UNSHARD or "
+              "RESHARD, or (F;B)OVERLAP_F_B, e.g. '0F1', '1SEND_B0' or "
+              "'(0F3;3B1)OVERLAP_F_B'";
+  };
+  size_t stageEnd = text.find_first_not_of("0123456789");
   if (stageEnd == 0 || stageEnd == StringRef::npos)
     return malformed();
-  StringRef rest = cell.drop_front(stageEnd);
+  StringRef rest = text.drop_front(stageEnd);
   size_t opEnd = std::min(rest.find_first_of("0123456789"), rest.size());
   StringRef opName = rest.take_front(opEnd), mbText = rest.drop_front(opEnd);
-  std::optional<CSVOp> op = llvm::StringSwitch<std::optional<CSVOp>>(opName)
-                                .Case("F", CSVOp::F)
-                                .Case("I", CSVOp::I)
-                                .Case("W", CSVOp::W)
-                                .Case("B", CSVOp::B)
-                                .Case("SEND_F", CSVOp::SendF)
-                                .Case("RECV_F", CSVOp::RecvF)
-                                .Case("SEND_B", CSVOp::SendB)
-                                .Case("RECV_B", CSVOp::RecvB)
-                                .Default(std::nullopt);
-  CSVAction action{CSVOp::F, 0, 0, cell, offset};
-  if (!op || cell.take_front(stageEnd).getAsInteger(10, action.stage) ||
-      mbText.empty() || mbText.getAsInteger(10, action.mb))
+  std::optional<std::pair<CSVOp, bool>> op = lookupOp(opName);
+  CSVAction action{CSVOp::F, 0, 0, /*overlap=*/false, text, offset};
+  if (!op || text.take_front(stageEnd).getAsInteger(10, action.stage) ||
+      mbText.empty() == op->second ||
+      (op->second && mbText.getAsInteger(10, action.mb)))
     return malformed();
   if (action.stage >= kMaxStages)
-    return emitCellError() << "PyTorch action '" << cell << "' has stage "
-                           << action.stage << "; at most " << kMaxStages
-                           << " stages are supported";
+    return emitActionError()
+           << "PyTorch action '" << text << "' has stage " << action.stage
+           << "; at most " << kMaxStages << " stages are supported";
   if (action.mb >= kMaxMicrobatches)
-    return emitCellError() << "PyTorch action '" << cell << "' has micro-batch "
-                           << action.mb << "; at most " << kMaxMicrobatches
-                           << " micro-batches are supported";
-  action.op = *op;
+    return emitActionError()
+           << "PyTorch action '" << text << "' has micro-batch " << action.mb
+           << "; at most " << kMaxMicrobatches
+           << " micro-batches are supported";
+  action.op = op->first;
   return action;
+}
+
+/// Parses `(F;B)OVERLAP_F_B`, a forward and the backward that runs
+/// concurrently with it, into its two actions.
+static LogicalResult parseOverlap(StringRef cell, size_t offset,
+                                  const SourceLocator &locator,
+                                  SmallVectorImpl<CSVAction> &actions) {
+  size_t close = cell.find(')');
+  SmallVector<StringRef, 2> parts;
+  if (close != StringRef::npos)
+    cell.slice(1, close).split(parts, ';');
+  if (close == StringRef::npos || cell.drop_front(close + 1) != "OVERLAP_F_B" ||
+      parts.size() != 2)
+    return mlir::emitError(locator.getLoc(offset))
+           << "malformed PyTorch action '" << cell
+           << "': expected an overlapped forward and backward "
+              "(F;B)OVERLAP_F_B, e.g. '(0F3;3B1)OVERLAP_F_B'";
+  for (StringRef part : parts) {
+    StringRef text = part.trim(" \t");
+    size_t textOffset = offset + (text.data() - cell.data());
+    FailureOr<CSVAction> action = parseAction(text, textOffset, locator);
+    if (failed(action))
+      return failure();
+    actions.push_back(*action);
+  }
+  CSVAction &forward = actions[actions.size() - 2], &backward = actions.back();
+  if (forward.op != CSVOp::F ||
+      !llvm::is_contained({CSVOp::I, CSVOp::W, CSVOp::B}, backward.op))
+    return mlir::emitError(locator.getLoc(offset))
+           << "'" << cell
+           << "' must overlap a forward (F) with a backward (I, W or B), in "
+              "that order";
+  if (forward.stage == backward.stage && forward.mb == backward.mb)
+    return mlir::emitError(locator.getLoc(offset))
+           << "'" << cell << "' overlaps a backward with the forward whose "
+           << "result it needs";
+  backward.overlap = true;
+  return success();
+}
+
+/// Parses one trimmed, non-empty cell into its actions.
+static LogicalResult parseCell(StringRef cell, size_t offset,
+                               const SourceLocator &locator,
+                               SmallVectorImpl<CSVAction> &actions) {
+  if (cell.starts_with("("))
+    return parseOverlap(cell, offset, locator, actions);
+  FailureOr<CSVAction> action = parseAction(cell, offset, locator);
+  if (failed(action))
+    return failure();
+  actions.push_back(*action);
+  return success();
+}
+
+/// Checks that every wait of `row` follows the send or reduction it waits
+/// for.
+static LogicalResult checkWaits(const CSVRow &row,
+                                const SourceLocator &locator) {
+  llvm::DenseSet<RowKey> started;
+  auto key = [](CSVOp op, const CSVAction &action) {
+    return std::make_tuple(static_cast<int>(op), action.stage, action.mb);
+  };
+  for (const CSVAction &action : row.actions) {
+    std::optional<CSVOp> awaited;
+    switch (action.op) {
+    case CSVOp::WaitSendF:
+      awaited = CSVOp::SendF;
+      break;
+    case CSVOp::WaitSendB:
+      awaited = CSVOp::SendB;
+      break;
+    case CSVOp::WaitReduceGrad:
+      awaited = CSVOp::ReduceGrad;
+      break;
+    default:
+      started.insert(key(action.op, action));
+      continue;
+    }
+    if (!started.contains(key(*awaited, action)))
+      return mlir::emitError(locator.getLoc(action.offset))
+             << "'" << action.text << "' waits for a "
+             << (*awaited == CSVOp::ReduceGrad ? "REDUCE_GRAD" : "send")
+             << " that does not come before it on its rank";
+  }
+  return success();
+}
+
+/// Moves each receive of `row` to right before the compute that consumes it
+/// (or that compute's overlapped pair), where PyTorch waits for it. A
+/// receive without a later consumer stays (the verifier reports it).
+static void moveReceivesToConsumers(CSVRow &row) {
+  auto computeKey = [](const CSVAction &action) -> std::optional<RowKey> {
+    if (action.op == CSVOp::F)
+      return RowKey{0, action.stage, action.mb};
+    if (action.op == CSVOp::B || action.op == CSVOp::I)
+      return RowKey{1, action.stage, action.mb};
+    return std::nullopt;
+  };
+  // Where each compute's wait goes: before it, or before its pair.
+  llvm::DenseMap<RowKey, size_t> waitAt;
+  for (auto [i, action] : llvm::enumerate(row.actions))
+    if (std::optional<RowKey> key = computeKey(action))
+      waitAt.try_emplace(*key, action.overlap ? i - 1 : i);
+  llvm::DenseMap<size_t, SmallVector<CSVAction, 2>> deferred;
+  SmallVector<CSVAction> order;
+  for (auto [i, action] : llvm::enumerate(row.actions)) {
+    if (auto it = deferred.find(i); it != deferred.end())
+      llvm::append_range(order, it->second);
+    if (action.op == CSVOp::RecvF || action.op == CSVOp::RecvB) {
+      auto it = waitAt.find(
+          RowKey{action.op == CSVOp::RecvF ? 0 : 1, action.stage, action.mb});
+      if (it != waitAt.end() && it->second > i) {
+        deferred[it->second].push_back(action);
+        continue;
+      }
+    }
+    order.push_back(action);
+  }
+  row.actions = std::move(order);
 }
 
 /// Splits the CSV into rows of actions, as Python's csv.reader does: one
@@ -126,14 +290,14 @@ static FailureOr<SmallVector<CSVRow>> parseRows(const SourceLocator &locator) {
         cell = cell.drop_front().drop_back();
         ++offset;
       }
-      if (!cell.empty()) {
-        FailureOr<CSVAction> action = parseCell(cell, offset, locator);
-        if (failed(action))
-          return failure();
-        row.actions.push_back(*action);
-      }
+      if (!cell.empty() &&
+          failed(parseCell(cell, offset, locator, row.actions)))
+        return failure();
       cellStart = cellEnd + 1;
     }
+    if (failed(checkWaits(row, locator)))
+      return failure();
+    moveReceivesToConsumers(row);
     lineStart = lineEnd + 1;
   }
   return rows;
@@ -187,28 +351,44 @@ inferPlacement(ArrayRef<CSVRow> rows, int64_t numStages,
   return stageRank;
 }
 
-/// Creates the pp action of one cell; transfers get their peer from the
-/// placement.
+/// The phase of a compute action.
+static std::optional<Phase> getPhase(CSVOp op) {
+  switch (op) {
+  case CSVOp::F:
+    return Phase::forward;
+  case CSVOp::I:
+    return Phase::backward_input;
+  case CSVOp::W:
+    return Phase::backward_weight;
+  case CSVOp::B:
+    return Phase::backward;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Creates the pp action of one CSV action, if it has one; transfers get
+/// their peer from the placement.
 static LogicalResult createAction(const CSVAction &action,
                                   ArrayRef<int64_t> stageRank,
                                   const SourceLocator &locator,
                                   OpBuilder &builder) {
   Location loc = locator.getLoc(action.offset);
   int64_t last = stageRank.size() - 1;
+  if (std::optional<Phase> phase = getPhase(action.op)) {
+    ComputeOp::create(builder, loc, *phase, action.stage, action.mb,
+                      action.overlap);
+    return success();
+  }
   switch (action.op) {
-  case CSVOp::F:
-    ComputeOp::create(builder, loc, Phase::forward, action.stage, action.mb);
+  case CSVOp::ReduceGrad:
+    AllReduceOp::create(builder, loc, action.stage);
     return success();
-  case CSVOp::I:
-    ComputeOp::create(builder, loc, Phase::backward_input, action.stage,
-                      action.mb);
-    return success();
-  case CSVOp::W:
-    ComputeOp::create(builder, loc, Phase::backward_weight, action.stage,
-                      action.mb);
-    return success();
-  case CSVOp::B:
-    ComputeOp::create(builder, loc, Phase::backward, action.stage, action.mb);
+  case CSVOp::WaitSendF:
+  case CSVOp::WaitSendB:
+  case CSVOp::WaitReduceGrad:
+  case CSVOp::Unshard:
+  case CSVOp::Reshard:
     return success();
   default:
     break;

@@ -176,3 +176,57 @@ pp.schedule @s "x" for @f microbatches 1048577 stage_rank [0] {
   pp.rank 0 {
   }
 }
+
+// -----
+
+pp.schedule @overlap_forward "x" for @f microbatches 2 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    // expected-error @+1 {{'overlap' marks the backward of an overlapped pair; the forward comes first, without it}}
+    pp.compute forward stage 0 mb 1 overlap
+  }
+}
+
+// -----
+
+pp.schedule @overlap_first "x" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    // expected-error @+1 {{with 'overlap' must directly follow the 'pp.compute forward' it overlaps with}}
+    pp.compute backward stage 0 mb 0 overlap
+  }
+}
+
+// -----
+
+pp.schedule @overlap_after_backward "x" for @f microbatches 2 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute forward stage 0 mb 1
+    pp.compute backward stage 0 mb 0
+    // expected-error @+1 {{with 'overlap' must directly follow the 'pp.compute forward' it overlaps with}}
+    pp.compute backward stage 0 mb 1 overlap
+  }
+}
+
+// -----
+
+pp.schedule @overlap_after_send "x" for @f microbatches 2 stage_rank [0, 1] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 1
+    pp.send activation stage 0 mb 1 to 1
+    // expected-error @+1 {{with 'overlap' must directly follow the 'pp.compute forward' it overlaps with}}
+    pp.compute backward stage 0 mb 0 overlap
+  }
+  pp.rank 1 {
+  }
+}
+
+// -----
+
+pp.schedule @overlap_self "x" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    // expected-error @+1 {{cannot overlap with the forward of its own stage and micro-batch, whose result it needs}}
+    pp.compute backward stage 0 mb 0 overlap
+  }
+}

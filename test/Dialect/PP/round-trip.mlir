@@ -42,6 +42,20 @@ pp.schedule @s "gpipe" for @train_step microbatches 1 stage_rank [0, 1] {
   }
 }
 
+// An overlapped pair: the backward runs beside the forward before it.
+// CHECK-LABEL: pp.schedule @overlap
+// CHECK:      pp.compute forward stage 0 mb 1
+// CHECK-NEXT: pp.compute backward stage 0 mb 0 overlap
+// CHECK-NEXT: pp.compute backward stage 0 mb 1{{$}}
+pp.schedule @overlap "dualpipev" for @train_step microbatches 2 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute forward stage 0 mb 1
+    pp.compute backward stage 0 mb 0 overlap
+    pp.compute backward stage 0 mb 1
+  }
+}
+
 // Costs print exactly: six digits when they suffice, the shortest exact
 // decimal otherwise (0.123456789 printed as 1.234568e-01, 1e-50 as 0 and
 // 1e300 as INF before).

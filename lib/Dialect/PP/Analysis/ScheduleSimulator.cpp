@@ -110,6 +110,16 @@ LogicalResult ScheduleSimulator::run(CostFn cost, Semantics semantics,
         now = std::max(now, done);
       }
       Operation *op = actions[id];
+      if (auto compute = dyn_cast<ComputeOp>(op);
+          compute && compute.getOverlapPartner()) {
+        // An overlapped backward runs beside its forward, the action before
+        // it, on a second stream: it starts with it, and the rank is free
+        // once both end.
+        Interval partner = intervals[id - 1];
+        intervals[id] = {partner.start, partner.start + cost(op)};
+        clock[rank] = std::max(partner.end, intervals[id].end);
+        continue;
+      }
       if (auto step = dyn_cast<OptimizerStepOp>(op))
         now = std::max(now, reduced.lookup(step.getStage()));
       intervals[id] = {now, now + cost(op)};

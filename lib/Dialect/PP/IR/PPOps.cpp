@@ -153,8 +153,30 @@ static LogicalResult verifyAction(Operation *op, int64_t stage, int64_t mb,
   return success();
 }
 
+ComputeOp ComputeOp::getOverlapPartner() {
+  if (!getOverlap())
+    return nullptr;
+  return dyn_cast_or_null<ComputeOp>((*this)->getPrevNode());
+}
+
 LogicalResult ComputeOp::verify() {
-  return verifyAction(*this, getStage(), getMb());
+  if (failed(verifyAction(*this, getStage(), getMb())))
+    return failure();
+  if (!getOverlap())
+    return success();
+  // An overlapped pair is PyTorch's (F;B)OVERLAP_F_B: a forward, then the
+  // backward that runs concurrently with it.
+  if (getPhase() == Phase::forward)
+    return emitOpError("'overlap' marks the backward of an overlapped pair; "
+                       "the forward comes first, without it");
+  ComputeOp partner = getOverlapPartner();
+  if (!partner || partner.getPhase() != Phase::forward || partner.getOverlap())
+    return emitOpError("with 'overlap' must directly follow the "
+                       "'pp.compute forward' it overlaps with");
+  if (partner.getStage() == getStage() && partner.getMb() == getMb())
+    return emitOpError("cannot overlap with the forward of its own stage and "
+                       "micro-batch, whose result it needs");
+  return success();
 }
 
 LogicalResult SendOp::verify() {

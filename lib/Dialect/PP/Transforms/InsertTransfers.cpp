@@ -2,7 +2,8 @@
 //
 // Makes every dependency between stages on different ranks an explicit
 // pp.send / pp.recv pair, places each stage's data-parallel gradient
-// all-reduce and appends each stage's optimizer step.
+// all-reduce and appends each stage's optimizer step. An overlapped pair
+// stays together: its receives come before it and its sends after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +25,14 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
                                   ArrayRef<int64_t> stageRank) {
   int64_t stage = compute.getStage(), mb = compute.getMb();
   int64_t last = stageRank.size() - 1;
-  OpBuilder builder(compute);
+  // Receives go before the whole overlapped pair, sends after it.
+  Operation *first = compute, *second = compute;
+  if (ComputeOp partner = compute.getOverlapPartner())
+    first = partner;
+  if (auto next = dyn_cast_or_null<ComputeOp>(compute->getNextNode());
+      next && next.getOverlapPartner())
+    second = next;
+  OpBuilder builder(first);
   Location loc = compute.getLoc();
   auto remote = [&](int64_t s) { return stageRank[s] != rank; };
   Phase phase = compute.getPhase();
@@ -32,7 +40,7 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
     if (stage > 0 && remote(stage - 1))
       RecvOp::create(builder, loc, TransferKind::activation, stage, mb,
                      stageRank[stage - 1]);
-    builder.setInsertionPointAfter(compute);
+    builder.setInsertionPointAfter(second);
     if (stage < last && remote(stage + 1))
       SendOp::create(builder, loc, TransferKind::activation, stage, mb,
                      stageRank[stage + 1]);
@@ -43,7 +51,7 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
   if (stage < last && remote(stage + 1))
     RecvOp::create(builder, loc, TransferKind::gradient, stage, mb,
                    stageRank[stage + 1]);
-  builder.setInsertionPointAfter(compute);
+  builder.setInsertionPointAfter(second);
   if (stage > 0 && remote(stage - 1))
     SendOp::create(builder, loc, TransferKind::gradient, stage, mb,
                    stageRank[stage - 1]);
@@ -54,15 +62,20 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
 /// action's gradient send: the reduction then overlaps with the rank's
 /// remaining backward, and the previous rank never waits for it. A stage
 /// without a weight-gradient action gets it at the end (the verifier reports
-/// the missing actions).
+/// the missing actions). A stage that has one (imported) keeps it.
 static void insertAllReduces(Block &body, ArrayRef<int64_t> stages,
                              Location rankLoc) {
+  DenseSet<int64_t> reduced;
+  for (AllReduceOp reduce : body.getOps<AllReduceOp>())
+    reduced.insert(reduce.getStage());
   DenseMap<int64_t, ComputeOp> lastWeightGradient;
   for (ComputeOp compute : body.getOps<ComputeOp>())
     if (compute.getPhase() == Phase::backward ||
         compute.getPhase() == Phase::backward_weight)
       lastWeightGradient[compute.getStage()] = compute;
   for (int64_t stage : stages) {
+    if (reduced.contains(stage))
+      continue;
     OpBuilder builder = OpBuilder::atBlockEnd(&body);
     Location loc = rankLoc;
     if (ComputeOp last = lastWeightGradient.lookup(stage)) {
@@ -90,10 +103,10 @@ struct InsertTransfersPass
     }
     WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
       WalkResult existing = schedule.walk([](Operation *op) {
-        if (!isa<SendOp, RecvOp, AllReduceOp, OptimizerStepOp>(op))
+        if (!isa<SendOp, RecvOp, OptimizerStepOp>(op))
           return WalkResult::advance();
         op->emitOpError("is already in the schedule: pp-insert-transfers "
-                        "expects compute actions only");
+                        "expects compute actions and all-reduces only");
         return WalkResult::interrupt();
       });
       if (existing.wasInterrupted())

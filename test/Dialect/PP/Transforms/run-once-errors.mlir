@@ -7,7 +7,7 @@
 pp.schedule @train_step_schedule "gpipe" for @train_step microbatches 1 stage_rank [0, 1] {
   pp.rank 0 {
     pp.compute forward stage 0 mb 0
-    // expected-error @+1 {{'pp.send' op is already in the schedule: pp-insert-transfers expects compute actions only}}
+    // expected-error @+1 {{'pp.send' op is already in the schedule: pp-insert-transfers expects compute actions and all-reduces only}}
     pp.send activation stage 0 mb 0 to 1
   }
   pp.rank 1 {

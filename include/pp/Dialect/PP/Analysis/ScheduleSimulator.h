@@ -7,7 +7,10 @@
 // receive blocks until its matching send was posted, computations and
 // optimizer steps take their cost, and an all-reduce takes its cost in the
 // background (data-parallel replicas run the same schedule, so it waits for
-// no one), delaying only its stage's optimizer step.
+// no one), delaying only its stage's optimizer step. A backward marked
+// `overlap` runs concurrently with the forward before it (two streams): both
+// start when the rank reaches the pair, and the rank is busy until the later
+// one ends.
 //
 // Used by pp-verify-schedule, pp-simulate and the timeline exporters.
 //

@@ -174,11 +174,28 @@ def PP_ComputeOp : PP_ActionOp<"compute"> {
     ```mlir
     pp.compute backward_input stage 2 mb 5
     ```
+
+    `overlap` marks a backward that runs concurrently with the forward right
+    before it, PyTorch's `(F;B)OVERLAP_F_B` (DualPipe's overlapped pair, on
+    two streams): the simulator starts both when the rank is free, and the
+    rank is busy until the later one ends. The runtime runs the pair in
+    order, forward first. The backward must not need its partner's result.
+
+    ```mlir
+    pp.compute forward stage 0 mb 3
+    pp.compute backward stage 3 mb 1 overlap
+    ```
   }];
   let arguments = (ins PP_PhaseAttr:$phase,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$mb);
-  let assemblyFormat = "`` $phase `stage` $stage `mb` $mb attr-dict";
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
+                       UnitAttr:$overlap);
+  let assemblyFormat =
+      "`` $phase `stage` $stage `mb` $mb (`overlap` $overlap^)? attr-dict";
+  let extraClassDeclaration = [{
+    /// The forward this backward overlaps with, or null.
+    ComputeOp getOverlapPartner();
+  }];
 }
 
 def PP_SendOp : PP_ActionOp<"send"> {

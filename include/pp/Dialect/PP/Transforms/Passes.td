@@ -329,7 +329,9 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     `pp.recv activation`; likewise `pp.send gradient` after each backward
     (or backward_input) and `pp.recv gradient` before it. Appends an
     `pp.optimizer_step` per stage on its rank. Dependencies between stages
-    on the same rank get no transfer.
+    on the same rank get no transfer. An overlapped pair (a forward and the
+    `overlap` backward after it) stays together: the receives of both come
+    before the forward, the sends of both after the backward.
 
     With `num-replicas` d > 1 the pipeline runs as d data-parallel replicas
     (p x d processes): the schedule records `num_replicas = d`, and each
@@ -337,7 +339,8 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     on its rank (W or fused backward, after that action's gradient send so
     the previous rank is never held up), where the reduction overlaps with
     the backward of the rank's other stages; the optimizer step waits for
-    it.
+    it. A stage that already has one (imported from PyTorch's
+    `REDUCE_GRAD`) keeps it.
 
     ```mlir
     pp.rank 0 {
