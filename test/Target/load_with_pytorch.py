@@ -13,20 +13,14 @@ PyTorch's `_dump_csv` to LOWERED.csv. No process group is needed.
 """
 
 import csv
+import os
 import sys
 
 from torch.distributed.pipelining import schedules
 
-
-class FakeStage:
-    """What a schedule's constructor reads of a `PipelineStage`."""
-
-    def __init__(self, stage_index, num_stages, group_size):
-        self.stage_index = stage_index
-        self.num_stages = num_stages
-        self.group_size = group_size
-        self.group_rank = 0
-        self.submod = None
+# The stand-in for a PipelineStage that the dumps were generated with.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs", "pytorch"))
+from generate import FakeStage  # noqa: E402
 
 
 def main():
