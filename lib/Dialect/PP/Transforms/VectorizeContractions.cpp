@@ -272,15 +272,6 @@ static void populateContractionPatterns(RewritePatternSet &patterns) {
   affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
 }
 
-/// Transfers on the tiled buffers themselves, not on subviews, so that
-/// hoisting can prove the accumulator is not aliased.
-static void populateAliasFoldingPatterns(RewritePatternSet &patterns) {
-  MLIRContext *context = patterns.getContext();
-  memref::populateFoldMemRefAliasOpPatterns(patterns);
-  memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
-  affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
-}
-
 /// Patterns that lower contractions to outer products and FMAs and
 /// transfers to 1-D loads and stores, which the LLVM conversion takes as
 /// they are.
@@ -319,7 +310,7 @@ LogicalResult VectorizeContractions::initialize(MLIRContext *context) {
   };
   unitDimPatterns = freeze(populateUnitDimPatterns);
   contractionPatterns = freeze(populateContractionPatterns);
-  aliasFoldingPatterns = freeze(populateAliasFoldingPatterns);
+  aliasFoldingPatterns = freeze(pp::populateTransferAliasFoldingPatterns);
   // AVX-512 has a dedicated 16x16 transpose lowering.
   auto transposeLowering = vectorBits == 512
                                ? vector::VectorTransposeLowering::Shuffle16x16

@@ -122,8 +122,8 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
   return success();
 }
 
-/// Folds subviews into the transfers and casts away the tiles' unit
-/// dimensions, leaving 1-D vectors; `pass` names the caller in an error.
+/// Casts away the tiles' unit dimensions, leaving 1-D vectors, then folds
+/// subviews into the transfers; `pass` names the caller in an error.
 static LogicalResult simplifyVectors(Operation *root, StringRef pass) {
   MLIRContext *context = root->getContext();
   RewritePatternSet unitDims(context);
@@ -138,12 +138,8 @@ static LogicalResult simplifyVectors(Operation *root, StringRef pass) {
   vector::ShapeCastOp::getCanonicalizationPatterns(unitDims, context);
   vector::ExtractOp::getCanonicalizationPatterns(unitDims, context);
   scf::ForOp::getCanonicalizationPatterns(unitDims, context);
-  // Folding subviews into transfers undoes what dropping unit dimensions
-  // does to them: the two run as separate sets, or they never end.
   RewritePatternSet aliasFolding(context);
-  memref::populateFoldMemRefAliasOpPatterns(aliasFolding);
-  memref::SubViewOp::getCanonicalizationPatterns(aliasFolding, context);
-  affine::AffineApplyOp::getCanonicalizationPatterns(aliasFolding, context);
+  pp::populateTransferAliasFoldingPatterns(aliasFolding);
   if (failed(pp::applyPatternsBounded(root, std::move(unitDims), pass,
                                       "dropping unit vector dimensions")))
     return failure();

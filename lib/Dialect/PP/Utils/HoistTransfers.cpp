@@ -2,12 +2,23 @@
 
 #include "pp/Dialect/PP/Utils/HoistTransfers.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 using namespace mlir;
+
+void mlir::pp::populateTransferAliasFoldingPatterns(
+    RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  memref::populateFoldMemRefAliasOpPatterns(patterns);
+  memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
+  affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
+}
 
 /// Hoists the transfers of `nest` inside a temporary scf.execute_region.
 /// Upstream hoisting walks from the op it is given, and a hoist out of the

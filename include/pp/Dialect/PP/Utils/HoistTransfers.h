@@ -10,7 +10,17 @@
 
 #include "mlir/IR/Operation.h"
 
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
 namespace mlir::pp {
+
+/// Patterns that fold subviews into the transfers through them, so that
+/// transfers are on the buffers themselves and hoisting can prove an
+/// accumulator is not aliased. They undo what dropping unit vector
+/// dimensions does to transfers: apply them as a set of their own.
+void populateTransferAliasFoldingPatterns(RewritePatternSet &patterns);
 
 /// Moves loop-invariant code out of the loops under `root`, then hoists each
 /// transfer_read/transfer_write pair on an unaliased buffer out of its loop,
