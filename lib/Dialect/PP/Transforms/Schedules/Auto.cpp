@@ -32,8 +32,12 @@ namespace {
 /// How a compute-only schedule performs under the problem's costs.
 struct Evaluation {
   double makespan = std::numeric_limits<double>::infinity();
-  double peak = 0.0;            // the most activation memory any rank holds
-  SmallVector<double> rankPeak; // the most each rank holds
+  SmallVector<double> rankPeak; // the most activation memory each rank holds
+
+  /// The most activation memory any rank holds.
+  double peak() const {
+    return rankPeak.empty() ? 0.0 : *llvm::max_element(rankPeak);
+  }
 
   /// Whether no rank holds more than its cap in `problem`.
   bool fits(const ScheduleProblem &problem) const {
@@ -84,7 +88,6 @@ public:
           record(a, end);
           held[rank] += costs.memoryDelta(a.phase, a.stage);
           result.rankPeak[rank] = std::max(result.rankPeak[rank], held[rank]);
-          result.peak = std::max(result.peak, held[rank]);
           result.makespan = std::max(result.makespan, end);
           progress = true;
         }
@@ -402,7 +405,7 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
       "auto: makespan {0} ({1}), peak activation memory {2}; {3} {4}, gap "
       "{5:P1}",
       llvm::format("%g", bestEval.makespan), bestName,
-      llvm::format("%g", bestEval.peak),
+      llvm::format("%g", bestEval.peak()),
       proven ? "proven optimal by exhaustive search, lower bound"
              : "lower bound",
       llvm::format("%g", bound),
@@ -446,6 +449,7 @@ mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   best->note = llvm::formatv(
       "exact: makespan {0}, peak activation memory {1}; proven optimal by "
       "exhaustive search",
-      llvm::format("%g", bestEval.makespan), llvm::format("%g", bestEval.peak));
+      llvm::format("%g", bestEval.makespan),
+      llvm::format("%g", bestEval.peak()));
   return std::move(*best);
 }
