@@ -7,7 +7,8 @@ stage are uniform in [0.5, 2], the transfer time uniform in [0, 0.2],
 activation memory 1 per micro-batch of a stage (freed at B). The memory cap
 is 1F1B's peak activation memory on that problem. Every built-in the given
 pp-opt registers (fused and split backward) and `auto` run through
-`--pp-schedule --pp-insert-transfers --pp-verify-schedule --pp-simulate`;
+`--pp-schedule --pp-insert-transfers{semantics=async} --pp-verify-schedule
+--pp-simulate`;
 a built-in fits when the verifier accepts it under the cap. Reported: how
 often auto strictly beats the best fitting built-in and by how much, that it
 is never worse (by pp-simulate), how often it proves its schedule optimal,
@@ -74,8 +75,8 @@ def simulate(pp_opt, pb, name, split, cap=None):
         options.append(f"memory-cap={cap!r}")
     proc = subprocess.run(
         [pp_opt, "-", "--pp-schedule=" + " ".join(options),
-         "--pp-insert-transfers", "--pp-verify-schedule", "--pp-simulate",
-         "-o", "-"], input="module {}\n", capture_output=True, text=True)
+         "--pp-insert-transfers=semantics=async", "--pp-verify-schedule",
+         "--pp-simulate", "-o", "-"], input="module {}\n", capture_output=True, text=True)
     if proc.returncode != 0:
         return None
     makespan = parse_f64(MAKESPAN.search(proc.stdout).group(1))

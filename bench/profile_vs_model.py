@@ -116,7 +116,8 @@ def simulate(args, cost_file, stages, schedule, extra=""):
                 "--pp-schedule=schedule=%s cost-file=%s%s" % (schedule,
                                                               cost_file,
                                                               extra),
-                "--pp-insert-transfers", "--pp-simulate", "-o", os.devnull])
+                "--pp-insert-transfers=semantics=async", "--pp-simulate",
+                "-o", os.devnull])
     return float(re.search(r"makespan ([-+0-9.eE]+)", text).group(1))
 
 

@@ -134,7 +134,7 @@ def simulate(pp_opt, name, p, m, v, costs):
     if rc:
         return first_error(err)
     ir = attach_cost(ir, cost_attr(f, b, w, comm, v))
-    rc, _, err = run([pp_opt, "-", "--pp-insert-transfers",
+    rc, _, err = run([pp_opt, "-", "--pp-insert-transfers=semantics=async",
                       "--pp-verify-schedule", "--pp-simulate", "-o",
                       "/dev/null"], stdin=ir)
     mt = REMARK.search(err)

@@ -9,8 +9,9 @@ looped and V placements; some with a cap per rank, one rank having about
 half the memory of the others), and for both `schedule=exact` (auto's exact
 search alone, which no built-in or greedy schedule can cover for) and
 `schedule=auto`, `pp-opt --pp-schedule{schedule=... ...}
---pp-insert-transfers --pp-verify-schedule --pp-simulate` must report exactly
-that makespan (within 1e-9), claim it proven optimal, and pass the verifier
+--pp-insert-transfers{semantics=async} --pp-verify-schedule --pp-simulate`
+(each receive right before its consumer, as the search models it) must
+report exactly that makespan (within 1e-9), claim it proven optimal, and pass the verifier
 (which checks the memory cap). Some problems have slow transfers and tight
 caps; on enough of them the cap must bind (the optimum without it is
 faster), or they would not test the search's memory and transfer handling.
@@ -284,7 +285,8 @@ def run_schedule(pp_opt, pb, schedule):
     elif pb.cap != float('inf'):
         options.append(f'memory-cap={pb.cap!r}')
     cmd = [pp_opt, '-', '--pp-schedule=' + ' '.join(options),
-           '--pp-insert-transfers', '--pp-verify-schedule', '--pp-simulate',
+           '--pp-insert-transfers=semantics=async', '--pp-verify-schedule',
+           '--pp-simulate',
            '-o', '-']
     proc = subprocess.run(cmd, input='module {}\n', capture_output=True,
                           text=True)

@@ -179,6 +179,30 @@ pp.schedule @s "x" for @f microbatches 1048577 stage_rank [0] {
 
 // -----
 
+pp.schedule @grouped_first "x" for @f microbatches 1 stage_rank [0, 1] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    // expected-error @+1 {{with 'grouped' must directly follow the 'pp.send' or 'pp.recv' whose group it joins}}
+    pp.send activation stage 0 mb 0 to 1 grouped
+  }
+  pp.rank 1 {
+  }
+}
+
+// -----
+
+pp.schedule @grouped_after_compute "x" for @f microbatches 1 stage_rank [0, 1] {
+  pp.rank 0 {
+  }
+  pp.rank 1 {
+    // expected-error @+1 {{with 'grouped' must directly follow the 'pp.send' or 'pp.recv' whose group it joins}}
+    pp.recv activation stage 1 mb 0 from 0 grouped
+    pp.compute forward stage 1 mb 0
+  }
+}
+
+// -----
+
 pp.schedule @overlap_forward "x" for @f microbatches 2 stage_rank [0] {
   pp.rank 0 {
     pp.compute forward stage 0 mb 0

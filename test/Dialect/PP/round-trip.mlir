@@ -56,6 +56,23 @@ pp.schedule @overlap "dualpipev" for @train_step microbatches 2 stage_rank [0] {
   }
 }
 
+// An exchange group: the receive is posted together with the send before
+// it.
+// CHECK-LABEL: pp.schedule @exchange_group
+// CHECK:      pp.send activation stage 0 mb 1 to 1{{$}}
+// CHECK-NEXT: pp.recv gradient stage 0 mb 0 from 1 grouped
+pp.schedule @exchange_group "1f1b" for @train_step microbatches 2 stage_rank [0, 1] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.send activation stage 0 mb 0 to 1
+    pp.compute forward stage 0 mb 1
+    pp.send activation stage 0 mb 1 to 1
+    pp.recv gradient stage 0 mb 0 from 1 grouped
+  }
+  pp.rank 1 {
+  }
+}
+
 // Costs print exactly: six digits when they suffice, the shortest exact
 // decimal otherwise (0.123456789 printed as 1.234568e-01, 1e-50 as 0 and
 // 1e300 as INF before).

@@ -83,6 +83,19 @@ LogicalResult ScheduleSimulator::run(CostFn cost, Semantics semantics,
     return completes[send];
   };
 
+  // The transfer of action `id` (a send, or a receive with a send) is
+  // reached at `now`; returns its send, kNotARecv or kNoSend.
+  auto reach = [&](int64_t id, double now) {
+    int64_t send = isa<SendOp>(actions[id]) ? id : matchingSend[id];
+    if (send < 0)
+      return send;
+    std::vector<double> &reached = send == id ? sendReached : recvReached;
+    if (reached[send] < 0)
+      reached[send] = now;
+    tryComplete(send);
+    return send;
+  };
+
   for (int64_t rank = numRanks - 1; rank >= 0; --rank)
     worklist.push_back(rank);
   while (!worklist.empty()) {
@@ -90,14 +103,18 @@ LogicalResult ScheduleSimulator::run(CostFn cost, Semantics semantics,
     for (; position[rank] < rankBegin[rank + 1]; ++position[rank]) {
       int64_t id = position[rank];
       double now = clock[rank];
-      int64_t send = isa<SendOp>(actions[id]) ? id : matchingSend[id];
+      // An exchange group's transfers all start when the rank reaches its
+      // first one.
+      if (!isGroupedWithPrevious(actions[id]))
+        for (int64_t member = id + 1; member < rankBegin[rank + 1] &&
+                                      isGroupedWithPrevious(actions[member]);
+             ++member)
+          reach(member, now);
+      int64_t send = reach(id, now);
       if (send == kNoSend)
         break; // Blocked forever.
       if (send != kNotARecv) {
         bool isSend = send == id;
-        std::vector<double> &reached = isSend ? sendReached : recvReached;
-        if (reached[send] < 0)
-          reached[send] = now;
         double done = tryComplete(send);
         // An async send returns at once; everything else waits for the
         // transfer to complete.

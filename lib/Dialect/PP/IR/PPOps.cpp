@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -179,13 +180,28 @@ LogicalResult ComputeOp::verify() {
   return success();
 }
 
-LogicalResult SendOp::verify() {
-  return verifyAction(*this, getStage(), getMb(), getPeer());
+bool mlir::pp::isGroupedWithPrevious(Operation *op) {
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case<SendOp, RecvOp>([](auto transfer) { return transfer.getGrouped(); })
+      .Default(false);
 }
 
-LogicalResult RecvOp::verify() {
-  return verifyAction(*this, getStage(), getMb(), getPeer());
+/// Checks a transfer: its action fields, and that `grouped` follows a
+/// transfer.
+template <typename TransferOp>
+static LogicalResult verifyTransfer(TransferOp op) {
+  if (failed(verifyAction(op, op.getStage(), op.getMb(), op.getPeer())))
+    return failure();
+  Operation *previous = op->getPrevNode();
+  if (op.getGrouped() && !isa_and_nonnull<SendOp, RecvOp>(previous))
+    return op.emitOpError("with 'grouped' must directly follow the "
+                          "'pp.send' or 'pp.recv' whose group it joins");
+  return success();
 }
+
+LogicalResult SendOp::verify() { return verifyTransfer(*this); }
+
+LogicalResult RecvOp::verify() { return verifyTransfer(*this); }
 
 LogicalResult AllReduceOp::verify() {
   return verifyAction(*this, getStage(), 0);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 
@@ -58,9 +59,10 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
 }
 
 /// Inserts the all-reduce of each stage in `stages` (owned by the rank of
-/// `body`) right after the stage's last weight-gradient action and that
-/// action's gradient send: the reduction then overlaps with the rank's
-/// remaining backward, and the previous rank never waits for it. A stage
+/// `body`) right after the stage's last weight-gradient action and the
+/// transfers right after it (its gradient send among them): the reduction
+/// then overlaps with the rank's remaining backward, and the previous rank
+/// never waits for it. A stage
 /// without a weight-gradient action gets it at the end (the verifier reports
 /// the missing actions). A stage that has one (imported) keeps it.
 static void insertAllReduces(Block &body, ArrayRef<int64_t> stages,
@@ -80,10 +82,8 @@ static void insertAllReduces(Block &body, ArrayRef<int64_t> stages,
     Location loc = rankLoc;
     if (ComputeOp last = lastWeightGradient.lookup(stage)) {
       Operation *after = last;
-      auto send = dyn_cast_or_null<SendOp>(after->getNextNode());
-      if (send && send.getStage() == last.getStage() &&
-          send.getMb() == last.getMb())
-        after = send;
+      while (isa_and_nonnull<SendOp, RecvOp>(after->getNextNode()))
+        after = after->getNextNode();
       builder.setInsertionPointAfter(after);
       loc = last.getLoc();
     }
@@ -96,6 +96,11 @@ struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (semantics != "async" && semantics != "rendezvous") {
+      getOperation().emitError("unknown semantics '")
+          << semantics << "'; expected async or rendezvous";
+      return signalPassFailure();
+    }
     if (numReplicas < 1) {
       getOperation().emitError("num-replicas must be at least 1, got ")
           << numReplicas.getValue();
@@ -115,11 +120,17 @@ struct InsertTransfersPass
       if (numReplicas > 1)
         schedule.setNumReplicasAttr(
             OpBuilder(schedule).getI64IntegerAttr(numReplicas));
+      for (RankOp rank : schedule.getBody().getOps<RankOp>())
+        for (ComputeOp compute : llvm::make_early_inc_range(
+                 rank.getBody().front().getOps<ComputeOp>()))
+          insertTransfersAround(compute, rank.getRank(), stageRank);
+      // A deadlock is pp-verify-schedule's to report, at the actions.
+      if (semantics == "rendezvous" && failed(orderForRendezvous(schedule)))
+        schedule.emitWarning("transfers left unordered for rendezvous "
+                             "semantics: the ranks deadlock even with sends "
+                             "that never block");
       for (RankOp rank : schedule.getBody().getOps<RankOp>()) {
         Block &body = rank.getBody().front();
-        for (ComputeOp compute :
-             llvm::make_early_inc_range(body.getOps<ComputeOp>()))
-          insertTransfersAround(compute, rank.getRank(), stageRank);
         SmallVector<int64_t> owned;
         for (auto [stage, owner] : llvm::enumerate(stageRank))
           if (owner == rank.getRank())

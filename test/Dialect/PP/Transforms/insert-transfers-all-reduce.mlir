@@ -2,17 +2,19 @@
 // RUN: pp-opt %s --pp-schedule="schedule=zb-h1 num-stages=2 num-microbatches=3" --pp-insert-transfers="num-replicas=4" --pp-verify-schedule | FileCheck %s --check-prefix=SPLIT
 // RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=ONE
 // RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="semantics=eventually" 2>&1 | FileCheck %s --check-prefix=SEMANTICS
 
 // Interleaved 1F1B, stages 0 and 2 on rank 0: stage 2's gradients are
 // complete first, so its all-reduce goes right after its last backward (and
-// that backward's gradient send) and overlaps with stage 0's remaining
-// backwards; stage 0's follows its own last backward.
+// the exchange group after it, with that backward's gradient send) and
+// overlaps with stage 0's remaining backwards; stage 0's follows its own
+// last backward.
 // CHECK: pp.schedule @train_step_schedule "interleaved-1f1b" {{.*}} attributes {num_replicas = 2 : i64}
 // CHECK-LABEL: pp.rank 0
 // CHECK: pp.compute backward stage 2 mb 3
 // CHECK-NEXT: pp.send gradient stage 2 mb 3 to 1
+// CHECK-NEXT: pp.recv gradient stage 0 mb 2 from 1 grouped
 // CHECK-NEXT: pp.all_reduce stage 2
-// CHECK-NEXT: pp.recv gradient stage 0 mb 2 from 1
 // CHECK-NEXT: pp.compute backward stage 0 mb 2
 // CHECK-NEXT: pp.recv gradient stage 0 mb 3 from 1
 // CHECK-NEXT: pp.compute backward stage 0 mb 3
@@ -23,8 +25,8 @@
 // CHECK-LABEL: pp.rank 1
 // CHECK: pp.compute backward stage 3 mb 3
 // CHECK-NEXT: pp.send gradient stage 3 mb 3 to 0
+// CHECK-NEXT: pp.recv gradient stage 1 mb 2 from 0 grouped
 // CHECK-NEXT: pp.all_reduce stage 3
-// CHECK-NEXT: pp.recv gradient stage 1 mb 2 from 0
 // CHECK: pp.compute backward stage 1 mb 3
 // CHECK-NEXT: pp.send gradient stage 1 mb 3 to 0
 // CHECK-NEXT: pp.all_reduce stage 1
@@ -51,3 +53,4 @@
 // ONE-NOT: pp.all_reduce
 
 // ZERO: error: num-replicas must be at least 1, got 0
+// SEMANTICS: error: unknown semantics 'eventually'; expected async or rendezvous

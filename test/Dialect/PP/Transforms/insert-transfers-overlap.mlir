@@ -1,5 +1,5 @@
-// RUN: pp-opt %s --pp-insert-transfers --pp-verify-schedule | FileCheck %s
-// RUN: pp-opt %s --pp-insert-transfers="num-replicas=2" --pp-verify-schedule | FileCheck %s --check-prefix=DP
+// RUN: pp-opt %s --pp-insert-transfers --pp-verify-schedule=semantics=rendezvous | FileCheck %s
+// RUN: pp-opt %s --pp-insert-transfers="num-replicas=2" --pp-verify-schedule=semantics=rendezvous | FileCheck %s --check-prefix=DP
 
 // An overlapped pair stays together: the receives of both halves come
 // before the forward, the sends of both after the backward. A V on two
@@ -10,12 +10,13 @@
 // CHECK-NEXT: pp.compute forward stage 0 mb 1
 // CHECK-NEXT: pp.compute backward stage 3 mb 0 overlap
 // CHECK-NEXT: pp.send gradient stage 3 mb 0 to 1
-// CHECK-NEXT: pp.send activation stage 0 mb 1 to 1
+// CHECK-NEXT: pp.send activation stage 0 mb 1 to 1 grouped
+// CHECK-NEXT: pp.recv activation stage 3 mb 1 from 1 grouped
 // CHECK-LABEL: pp.rank 1
 // CHECK:      pp.compute forward stage 2 mb 0
 // CHECK-NEXT: pp.send activation stage 2 mb 0 to 0
-// CHECK-NEXT: pp.recv activation stage 1 mb 1 from 0
-// CHECK-NEXT: pp.recv gradient stage 2 mb 0 from 0
+// CHECK-NEXT: pp.recv activation stage 1 mb 1 from 0 grouped
+// CHECK-NEXT: pp.recv gradient stage 2 mb 0 from 0 grouped
 // CHECK-NEXT: pp.compute forward stage 1 mb 1
 // CHECK-NEXT: pp.compute backward stage 2 mb 0 overlap
 // CHECK-NEXT: pp.compute forward stage 2 mb 1

@@ -10,7 +10,9 @@
 // no one), delaying only its stage's optimizer step. A backward marked
 // `overlap` runs concurrently with the forward before it (two streams): both
 // start when the rank reaches the pair, and the rank is busy until the later
-// one ends.
+// one ends. The transfers of an exchange group (`grouped`) all start when
+// the rank reaches the group's first one, and the rank goes on once each is
+// done.
 //
 // Used by pp-verify-schedule, pp-simulate and the timeline exporters.
 //

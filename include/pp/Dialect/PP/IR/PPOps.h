@@ -20,4 +20,10 @@
 #define GET_OP_CLASSES
 #include "pp/Dialect/PP/IR/PPOps.h.inc"
 
+namespace mlir::pp {
+/// Whether `op` is a transfer posted in one exchange group with the transfer
+/// before it (`grouped`).
+bool isGroupedWithPrevious(Operation *op);
+} // namespace mlir::pp
+
 #endif // PP_DIALECT_PP_IR_PPOPS_H

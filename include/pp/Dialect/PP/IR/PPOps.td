@@ -208,12 +208,27 @@ def PP_SendOp : PP_ActionOp<"send"> {
     ```mlir
     pp.send activation stage 0 mb 3 to 1
     ```
+
+    `grouped` posts the transfer together with the one right before it, a
+    `pp.send` or `pp.recv` (NCCL's group calls, PyTorch's
+    `batch_isend_irecv`): a run of grouped transfers is one exchange group,
+    all its transfers start when the rank reaches the group, and the rank
+    goes on once all of them are done. Megatron's `send_forward_recv_backward`
+    is a group of two:
+
+    ```mlir
+    pp.send activation stage 0 mb 3 to 1
+    pp.recv gradient stage 0 mb 1 from 1 grouped
+    ```
   }];
   let arguments = (ins PP_TransferKindAttr:$kind,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer);
-  let assemblyFormat = "`` $kind `stage` $stage `mb` $mb `to` $peer attr-dict";
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+                       UnitAttr:$grouped);
+  let assemblyFormat =
+      "`` $kind `stage` $stage `mb` $mb `to` $peer (`grouped` $grouped^)? "
+      "attr-dict";
 }
 
 def PP_RecvOp : PP_ActionOp<"recv"> {
@@ -226,12 +241,18 @@ def PP_RecvOp : PP_ActionOp<"recv"> {
     ```mlir
     pp.recv activation stage 1 mb 3 from 0
     ```
+
+    `grouped`: posted in one exchange group with the transfer right before
+    it (see `pp.send`).
   }];
   let arguments = (ins PP_TransferKindAttr:$kind,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer);
-  let assemblyFormat = "`` $kind `stage` $stage `mb` $mb `from` $peer attr-dict";
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+                       UnitAttr:$grouped);
+  let assemblyFormat =
+      "`` $kind `stage` $stage `mb` $mb `from` $peer (`grouped` $grouped^)? "
+      "attr-dict";
 }
 
 def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {

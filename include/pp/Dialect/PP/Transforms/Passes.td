@@ -333,6 +333,18 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     `overlap` backward after it) stays together: the receives of both come
     before the forward, the sends of both after the backward.
 
+    With `semantics=rendezvous` (the default) the transfers are then
+    ordered so that the ranks cannot deadlock when a send waits for its
+    receive (NCCL): each is stamped with the time its send is posted in an
+    async simulation with the schedule's costs, both ends move to right
+    after their rank's last compute action starting before the stamp (a
+    receive may so come earlier than its consumer), and the transfers
+    between two compute actions become one exchange group (`grouped`, like
+    NCCL group calls or `batch_isend_irecv`). `pp-verify-schedule
+    {semantics=rendezvous}` proves the result. A schedule whose ranks
+    deadlock even with sends that never block keeps the placement above
+    and is an error. `semantics=async` stops after that placement.
+
     With `num-replicas` d > 1 the pipeline runs as d data-parallel replicas
     (p x d processes): the schedule records `num_replicas = d`, and each
     stage gets a `pp.all_reduce` right after its last weight-gradient action
@@ -346,7 +358,7 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     pp.rank 0 {
       pp.compute forward stage 0 mb 0
       pp.send activation stage 0 mb 0 to 1
-      pp.recv gradient stage 0 mb 0 from 1
+      pp.recv gradient stage 0 mb 0 from 1 grouped
       pp.compute backward stage 0 mb 0
       pp.all_reduce stage 0          // num-replicas=2 only
       pp.optimizer_step stage 0
@@ -357,6 +369,9 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     Option<"numReplicas", "num-replicas", "int64_t", "1",
            "Data-parallel replicas of the pipeline; above 1, each stage's "
            "weight gradients are all-reduced over them">,
+    Option<"semantics", "semantics", "std::string", "\"rendezvous\"",
+           "Order transfers for rendezvous sends (NCCL; the default) or "
+           "leave each receive right before its consumer (async)">,
   ];
 }
 
