@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 if TYPE_CHECKING:
     from . import Action, Schedule
 
-# Phases as the SVG exporter colours them: forward blue, input gradient
-# orange, weight gradient green, fused backward red.
+# Phases as pp-translate's SVG timeline colours them (ScheduleToSVG.cpp).
 PHASE_COLOURS: Dict[str, str] = {
-    "F": "#4e79a7", "B": "#f28e2b", "W": "#59a14f", "BW": "#e15759",
+    "F": "#4e79a7", "B": "#59a14f", "W": "#f28e2b", "BW": "#b07aa1",
 }
 PHASE_NAMES: Dict[str, str] = {
     "F": "forward", "B": "backward input", "W": "backward weight",
@@ -31,15 +30,23 @@ def _figure_class():
     return Figure
 
 
-def _draw_timeline(ax, actions: List["Action"], num_ranks: int) -> None:
+def _label(action: "Action", schedule: "Schedule") -> str:
+    """The micro-batch, or `stage.mb` where a rank runs several stages."""
+    several = schedule.num_stages > schedule.num_ranks
+    return (f"{action.stage}.{action.microbatch}" if several
+            else str(action.microbatch))
+
+
+def _draw_timeline(ax, schedule: "Schedule", actions: List["Action"]) -> None:
+    num_ranks = schedule.num_ranks
     for action in actions:
         width = action.end - action.start
         row = num_ranks - 1 - action.rank
         ax.broken_barh([(action.start, width)], (row + 0.1, 0.8),
                        facecolors=PHASE_COLOURS[action.kind],
                        edgecolors="white", linewidth=0.5)
-        ax.text(action.start + width / 2, row + 0.5, str(action.microbatch),
-                ha="center", va="center", fontsize=7, color="white")
+        ax.text(action.start + width / 2, row + 0.5, _label(action, schedule),
+                ha="center", va="center", fontsize=6, color="white")
     ax.set_yticks([num_ranks - 1 - r + 0.5 for r in range(num_ranks)])
     ax.set_yticklabels([f"rank {r}" for r in range(num_ranks)])
     ax.set_ylim(0, num_ranks)
@@ -80,7 +87,7 @@ def plot_schedule(schedule: "Schedule", path=None, *,
     top, bottom = figure.subplots(
         2, 1, sharex=True,
         gridspec_kw={"height_ratios": [schedule.num_ranks, 2.5]})
-    _draw_timeline(top, computes, schedule.num_ranks)
+    _draw_timeline(top, schedule, computes)
     _draw_memory(bottom, schedule, timeline)
     bottom.set_xlim(0, makespan)
     simulation = schedule.simulate(semantics)
@@ -91,5 +98,11 @@ def plot_schedule(schedule: "Schedule", path=None, *,
         f"{simulation.bubble:.1%}"), fontsize=9)
     figure.tight_layout()
     if path is not None:
-        figure.savefig(pathlib.Path(path))
+        # No date in the file, so that a saved plot only changes with the
+        # schedule.
+        path = pathlib.Path(path)
+        metadata = {"Date": None} if path.suffix in (".svg", ".pdf") else {}
+        import matplotlib
+        with matplotlib.rc_context({"svg.hashsalt": "pp"}):
+            figure.savefig(path, metadata=metadata)
     return figure
