@@ -13,6 +13,7 @@
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/InitAll.h"
 #include "pp/Target/ScheduleExport.h"
 #include "pp/Target/ScheduleImport.h"
 
@@ -148,8 +149,10 @@ private:
 /// free schedules after static destructors ran.
 MLIRContext &getContext() {
   static MLIRContext *context = [] {
+    // Every dialect pp-opt knows, so that from_mlir reads any of its
+    // outputs (a schedule next to the model's functions).
     DialectRegistry registry;
-    registry.insert<PPDialect>();
+    mlir::pp::registerAllDialects(registry);
     auto *context = new MLIRContext(registry);
     context->loadDialect<PPDialect>();
     // A failing pass would otherwise attach the whole module to its error.
@@ -325,6 +328,9 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
   ScheduleOp op = schedule.get();
   ScheduleCosts costs(op);
   ScheduleSimulator simulator(op);
+  if (semantics != "async" && semantics != "rendezvous")
+    throw std::invalid_argument("unknown semantics '" + semantics +
+                                "'; expected async or rendezvous");
   auto mode = semantics == "rendezvous"
                   ? ScheduleSimulator::Semantics::Rendezvous
                   : ScheduleSimulator::Semantics::Async;

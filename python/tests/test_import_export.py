@@ -75,3 +75,17 @@ def test_bad_csv_is_located(pp, tmp_path):
     with pytest.raises(pp.Error) as info:
         pp.Schedule.from_csv(path)
     assert info.value.diagnostics[0].location.startswith(f"{path}:1:")
+
+
+def test_mlir_from_pp_opt(pp, pp_opt):
+    """A schedule next to the model's functions, as pp-opt prints it."""
+    import subprocess
+    from conftest import REPO
+    text = subprocess.run(
+        [pp_opt, str(REPO / "examples" / "mlp" / "mlp.mlir"),
+         "--pp-schedule-pipeline=num-stages=2 num-microbatches=4 "
+         "schedule=zb-h1"], capture_output=True, text=True,
+        check=True).stdout
+    s = pp.Schedule.from_mlir(text, filename="mlp.mlir").verify()
+    assert (s.name, s.num_stages, s.num_microbatches) == ("zb-h1", 2, 4)
+    assert "func.func" in s.to_mlir()

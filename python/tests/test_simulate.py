@@ -91,3 +91,11 @@ def test_timeline_agrees_with_simulate(pp):
     first = timeline[0]
     assert (first.rank, first.kind, first.stage, first.microbatch,
             first.start, first.end) == (0, "F", 0, 0, 0.0, 2.0)
+
+
+def test_unknown_semantics(pp):
+    s = pp.schedule("1f1b", num_stages=2, num_microbatches=2)
+    with pytest.raises(ValueError, match="unknown semantics 'eager'"):
+        s.timeline("eager")
+    with pytest.raises(pp.Error, match="unknown semantics 'eager'"):
+        s.simulate("eager")
