@@ -171,14 +171,17 @@ class Schedule:
 
     @property
     def num_stages(self) -> int:
+        """The number of pipeline stages."""
         return self._native.num_stages
 
     @property
     def num_ranks(self) -> int:
+        """The number of ranks (pipeline processes of one replica)."""
         return self._native.num_ranks
 
     @property
     def num_microbatches(self) -> int:
+        """The number of micro-batches per training step."""
         return self._native.num_microbatches
 
     @property
