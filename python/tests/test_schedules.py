@@ -88,3 +88,8 @@ def test_unknown_schedule_is_an_error(pp):
 def test_a_schedule_that_does_not_fit_is_an_error(pp):
     with pytest.raises(pp.Error, match="at least 2 stages per rank"):
         pp.schedule("interleaved-1f1b", num_stages=4, num_microbatches=8)
+
+
+def test_docstring_example(pp):
+    import doctest
+    assert doctest.testmod(pp).failed == 0
