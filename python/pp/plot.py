@@ -39,14 +39,16 @@ def _label(action: "Action", schedule: "Schedule") -> str:
 
 def _draw_timeline(ax, schedule: "Schedule", actions: List["Action"]) -> None:
     num_ranks = schedule.num_ranks
+    boxes: Dict[tuple, list] = {}
     for action in actions:
         width = action.end - action.start
         row = num_ranks - 1 - action.rank
-        ax.broken_barh([(action.start, width)], (row + 0.1, 0.8),
-                       facecolors=PHASE_COLOURS[action.kind],
-                       edgecolors="white", linewidth=0.5)
+        boxes.setdefault((row, action.kind), []).append((action.start, width))
         ax.text(action.start + width / 2, row + 0.5, _label(action, schedule),
                 ha="center", va="center", fontsize=6, color="white")
+    for (row, kind), spans in boxes.items():
+        ax.broken_barh(spans, (row + 0.1, 0.8), facecolors=PHASE_COLOURS[kind],
+                       edgecolors="white", linewidth=0.5)
     ax.set_yticks([num_ranks - 1 - r + 0.5 for r in range(num_ranks)])
     ax.set_yticklabels([f"rank {r}" for r in range(num_ranks)])
     ax.set_ylim(0, num_ranks)
@@ -98,11 +100,12 @@ def plot_schedule(schedule: "Schedule", path=None, *,
         f"{simulation.bubble:.1%}"), fontsize=9)
     figure.tight_layout()
     if path is not None:
-        # No date in the file, so that a saved plot only changes with the
-        # schedule.
+        # No date or random ids in the file, so that a saved plot changes
+        # only with the schedule; SVG text stays text.
         path = pathlib.Path(path)
         metadata = {"Date": None} if path.suffix in (".svg", ".pdf") else {}
         import matplotlib
-        with matplotlib.rc_context({"svg.hashsalt": "pp"}):
+        with matplotlib.rc_context({"svg.hashsalt": "pp",
+                                    "svg.fonttype": "none"}):
             figure.savefig(path, metadata=metadata)
     return figure
