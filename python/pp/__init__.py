@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from typing import List, Mapping, Optional, Sequence, Union
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _pp
 from ._pp import Diagnostic, Error, VerifyError
@@ -83,7 +83,7 @@ def _values(value: Optional[PerStage]) -> List[float]:
     return [float(v) for v in value]
 
 
-def _read(source: Source, filename: Optional[str]) -> tuple:
+def _read(source: Source, filename: Optional[str]) -> Tuple[str, str]:
     """The text of `source` and the name its diagnostics use."""
     if isinstance(source, os.PathLike):
         path = pathlib.Path(source)
