@@ -480,6 +480,11 @@ void bindSchedule(nb::module_ &m) {
            [](const Schedule &s) {
              return exportSchedule(s, exportScheduleToASCII, "ASCII");
            })
+      .def("to_chrome_trace",
+           [](const Schedule &s) {
+             return exportSchedule(s, exportScheduleToChromeTrace,
+                                   "a Chrome trace");
+           })
       .def("to_svg",
            [](const Schedule &s) {
              return exportSchedule(s, exportScheduleToSVG, "SVG");

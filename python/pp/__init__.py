@@ -158,6 +158,11 @@ class Schedule:
         """pp-translate's unit-cost text timeline."""
         return self._native.to_ascii()
 
+    def to_chrome_trace(self, path: Optional[Source] = None) -> str:
+        """pp-translate's unit-cost Chrome trace events (for Perfetto);
+        also written to `path`."""
+        return _write(self._native.to_chrome_trace(), path)
+
     def to_svg(self, path: Optional[Source] = None) -> str:
         """pp-translate's unit-cost SVG timeline; also written to `path`."""
         return _write(self._native.to_svg(), path)

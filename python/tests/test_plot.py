@@ -21,3 +21,11 @@ def test_native_svg(pp, tmp_path):
     path = tmp_path / "s.svg"
     text = pp.schedule("1f1b", num_stages=2, num_microbatches=2).to_svg(path)
     assert text.startswith("<svg") and path.read_text() == text
+
+
+def test_chrome_trace(pp):
+    import json
+    trace = json.loads(pp.schedule("1f1b", num_stages=2,
+                                   num_microbatches=2).to_chrome_trace())
+    ranks = {e["tid"] for e in trace["traceEvents"] if e["ph"] == "X"}
+    assert ranks == {0, 1}
