@@ -13,6 +13,7 @@
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/InitAll.h"
 #include "pp/Target/ScheduleExport.h"
 #include "pp/Target/ScheduleImport.h"
@@ -446,6 +447,13 @@ void bindGenerate(nb::module_ &m) {
       "the default.");
 }
 
+std::vector<std::string> getGeneratorNames() {
+  std::vector<std::string> names;
+  for (const ScheduleGenerator &generator : getScheduleGenerators())
+    names.push_back(generator.name.str());
+  return names;
+}
+
 void bindSchedule(nb::module_ &m) {
   nb::class_<Schedule>(m, "NativeSchedule", "A module holding one pp.schedule.")
       .def_prop_ro("name",
@@ -519,5 +527,7 @@ NB_MODULE(_pp, m) {
   bindDiagnostic(m);
   bindSchedule(m);
   bindGenerate(m);
+  m.def("generator_names", &getGeneratorNames,
+        "The schedules pp-schedule's registry holds, in its order.");
   bindImport(m);
 }

@@ -22,9 +22,10 @@ __all__ = [
     "Simulation", "VerifyError", "schedule",
 ]
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1",
-             "zb-h2", "zbv", "v-half", "v-min", "dualpipev")
-"""The built-in schedules; `auto` searches them and more (pp-schedule)."""
+SCHEDULES = tuple(n for n in _pp.generator_names()
+                  if n not in ("auto", "exact"))
+"""The built-in schedules (pp-schedule's registry: gpipe, 1f1b, ...);
+`auto` searches them and more, `exact` is its exact search alone."""
 
 PerStage = Union[float, Sequence[float]]
 """One value for every stage, or one per stage."""

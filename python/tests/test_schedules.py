@@ -15,6 +15,8 @@ PROBLEMS = [
 
 
 def test_every_built_in_is_tested(pp):
+    assert pp.SCHEDULES[:4] == ("gpipe", "1f1b", "interleaved-1f1b",
+                                "looped-bfs")
     assert {name for name, _, _ in PROBLEMS} >= set(pp.SCHEDULES)
 
 
