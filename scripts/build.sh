@@ -4,8 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The Python package (python/) builds for setup.sh's venv where there is one.
+python=()
+venv=${PP_PYTHON_VENV:-$HOME/.cache/pp-python-venv}
+[ -x "$venv/bin/python" ] && python=(-DPython_EXECUTABLE="$venv/bin/python")
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-  -DLLVM_USE_LINKER=lld "${launcher[@]}"
+  -DLLVM_USE_LINKER=lld "${launcher[@]}" "${python[@]}"
 ninja -C build -j "$(nproc)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package pp needs to build, test and run (Debian 12).
+# Installs every Debian package pp needs to build, test and run (Debian 12),
+# and the virtual environment the Python package builds and tests in.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -9,6 +10,7 @@ PKGS=(
   mpich libmpich-dev libopenblas-dev
   clang-format python3
   clang-22 libclang-rt-22-dev
+  python3-dev python3-pip python3-venv
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -19,3 +21,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The pp Python package (python/, docs/Python.md) builds against nanobind
+# and is tested with pytest and matplotlib from PyPI, in a venv outside the
+# repository (Debian's pip does not install into the system Python).
+VENV=${PP_PYTHON_VENV:-$HOME/.cache/pp-python-venv}
+[ -x "$VENV/bin/python" ] || /usr/bin/python3 -m venv "$VENV"
+"$VENV/bin/python" -c 'import nanobind, pytest, matplotlib' 2>/dev/null ||
+  "$VENV/bin/python" -m pip --disable-pip-version-check -q install \
+    nanobind pytest matplotlib

@@ -1,0 +1,533 @@
+//===- PPModule.cpp - the native half of the pp Python package ------------===//
+//
+// `pp._pp`: generates, imports, exports, verifies and simulates
+// `pp.schedule`s in process, by running pp's passes and translations on
+// modules that Python objects own. MLIR's diagnostics become `pp.Error` (or
+// `pp.VerifyError`) exceptions that keep each located message.
+// python/pp/__init__.py is the documented API over it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+#include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+#include "pp/InitAll.h"
+#include "pp/Target/ScheduleExport.h"
+#include "pp/Target/ScheduleImport.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <stdexcept>
+
+namespace nb = nanobind;
+using namespace mlir;
+using namespace mlir::pp;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+/// One MLIR diagnostic as Python sees it: `location` is `file:line:col`
+/// where the diagnostic has a file location.
+struct LocatedDiagnostic {
+  std::string severity, location, message;
+  std::vector<LocatedDiagnostic> notes;
+
+  /// `location: severity: message`, then each note on its own line, as
+  /// mlir-opt prints them.
+  std::string str() const {
+    std::string text = location.empty() ? "" : location + ": ";
+    text += severity + ": " + message;
+    for (const LocatedDiagnostic &note : notes)
+      text += "\n" + note.str();
+    return text;
+  }
+};
+
+/// Thrown when MLIR reported errors; becomes pp.Error, or pp.VerifyError for
+/// a schedule the verifier rejects.
+struct DiagnosticError : std::runtime_error {
+  DiagnosticError(bool isVerify, std::string summary,
+                  std::vector<LocatedDiagnostic> diagnostics)
+      : std::runtime_error(std::move(summary)), isVerify(isVerify),
+        diagnostics(std::move(diagnostics)) {}
+  bool isVerify;
+  std::vector<LocatedDiagnostic> diagnostics;
+};
+
+std::string formatLocation(Location loc) {
+  if (isa<UnknownLoc>(loc))
+    return "";
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                         file.getLine(), file.getColumn());
+  std::string text;
+  llvm::raw_string_ostream(text) << loc;
+  return text;
+}
+
+StringRef getSeverityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return "error";
+  case DiagnosticSeverity::Warning:
+    return "warning";
+  case DiagnosticSeverity::Note:
+    return "note";
+  case DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+LocatedDiagnostic toLocated(Diagnostic &diag) {
+  LocatedDiagnostic result{getSeverityName(diag.getSeverity()).str(),
+                           formatLocation(diag.getLocation()),
+                           diag.str(),
+                           {}};
+  for (Diagnostic &note : diag.getNotes())
+    result.notes.push_back(toLocated(note));
+  return result;
+}
+
+/// Collects every diagnostic emitted in the context while it lives.
+class DiagnosticCapture {
+public:
+  explicit DiagnosticCapture(MLIRContext &context)
+      : handler(&context, [this](Diagnostic &diag) {
+          diagnostics.push_back(toLocated(diag));
+          return success();
+        }) {}
+
+  /// The remarks, e.g. what `auto` found.
+  std::vector<std::string> getRemarks() const {
+    std::vector<std::string> remarks;
+    for (const LocatedDiagnostic &diag : diagnostics)
+      if (diag.severity == "remark")
+        remarks.push_back(diag.message);
+    return remarks;
+  }
+
+  /// Throws the errors (and their notes) collected so far.
+  [[noreturn]] void raise(StringRef what, bool isVerify = false) const {
+    std::vector<LocatedDiagnostic> errors;
+    for (const LocatedDiagnostic &diag : diagnostics)
+      if (diag.severity == "error")
+        errors.push_back(diag);
+    std::string summary = what.str();
+    for (const LocatedDiagnostic &error : errors)
+      summary += "\n" + error.str();
+    throw DiagnosticError(isVerify, summary, errors);
+  }
+
+  std::vector<LocatedDiagnostic> diagnostics;
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
+/// The one context every schedule lives in. Never destroyed: Python may
+/// free schedules after static destructors ran.
+MLIRContext &getContext() {
+  static MLIRContext *context = [] {
+    // Every dialect pp-opt knows, so that from_mlir reads any of its
+    // outputs (a schedule next to the model's functions).
+    DialectRegistry registry;
+    mlir::pp::registerAllDialects(registry);
+    auto *context = new MLIRContext(registry);
+    context->loadDialect<PPDialect>();
+    // A failing pass would otherwise attach the whole module to its error.
+    context->printOpOnDiagnostic(false);
+    return context;
+  }();
+  return *context;
+}
+
+//===----------------------------------------------------------------------===//
+// Schedule
+//===----------------------------------------------------------------------===//
+
+/// A module holding one `pp.schedule`.
+struct Schedule {
+  OwningOpRef<ModuleOp> module;
+  /// Remarks of the passes that made it (auto's search result).
+  std::vector<std::string> remarks;
+
+  ModuleOp getModule() const { return module.get(); }
+  ScheduleOp get() const { return *getModule().getOps<ScheduleOp>().begin(); }
+};
+
+/// Takes `module` as a schedule, or raises with the diagnostics of why not.
+Schedule adoptSchedule(OwningOpRef<ModuleOp> module,
+                       const DiagnosticCapture &capture, StringRef what) {
+  if (!module || failed(findExportedSchedule(*module)))
+    capture.raise(what);
+  return Schedule{std::move(module), capture.getRemarks()};
+}
+
+/// Runs `pm` on a module; raises with its diagnostics on failure.
+void runPasses(PassManager &pm, ModuleOp module,
+               const DiagnosticCapture &capture, StringRef what,
+               bool isVerify = false) {
+  if (failed(pm.run(module)))
+    capture.raise(what, isVerify);
+}
+
+/// Options of pp-schedule and pp-insert-transfers as Python passes them.
+struct GenerateRequest {
+  PPScheduleOptions schedule;
+  /// Apart: pp-schedule tells an unset comm-cost (the cost file's) from a
+  /// set one only when it is parsed.
+  std::optional<double> commCost;
+  int64_t numReplicas = 1;
+  bool insertTransfers = true;
+};
+
+Schedule generate(const GenerateRequest &request) {
+  MLIRContext &context = getContext();
+  DiagnosticCapture capture(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(
+      FileLineColLoc::get(&context, "<pp.schedule>", /*line=*/1, /*col=*/1));
+  PassManager pm(&context);
+  std::unique_ptr<Pass> schedule = createPPSchedule(request.schedule);
+  if (request.commCost) {
+    std::string option;
+    llvm::raw_string_ostream(option)
+        << "comm-cost=" << llvm::format("%.17g", *request.commCost);
+    auto reject = [&](const Twine &message) {
+      return emitError(module->getLoc(), message);
+    };
+    if (failed(schedule->initializeOptions(option, reject)))
+      capture.raise("invalid comm cost");
+  }
+  pm.addPass(std::move(schedule));
+  if (request.insertTransfers)
+    pm.addPass(createPPInsertTransfers({request.numReplicas}));
+  runPasses(pm, *module, capture,
+            "cannot generate schedule '" + request.schedule.schedule + "'");
+  return adoptSchedule(std::move(module), capture, "no schedule generated");
+}
+
+using Importer = OwningOpRef<ModuleOp> (*)(llvm::SourceMgr &, MLIRContext *);
+
+/// Imports `text` (named `filename` in diagnostics) with `importer`.
+Schedule import(const std::string &text, const std::string &filename,
+                Importer importer, StringRef format) {
+  MLIRContext &context = getContext();
+  DiagnosticCapture capture(context);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, filename), llvm::SMLoc());
+  return adoptSchedule(
+      importer(sourceMgr, &context), capture,
+      ("cannot read " + format + " schedule " + filename).str());
+}
+
+OwningOpRef<ModuleOp> parseMLIR(llvm::SourceMgr &sourceMgr,
+                                MLIRContext *context) {
+  return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
+}
+
+using Exporter = LogicalResult (*)(ScheduleOp, raw_ostream &);
+
+std::string exportSchedule(const Schedule &schedule, Exporter exporter,
+                           StringRef format) {
+  DiagnosticCapture capture(getContext());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (failed(exporter(schedule.get(), os)))
+    capture.raise(("cannot write the schedule as " + format).str());
+  return text;
+}
+
+LogicalResult printMLIR(ScheduleOp schedule, raw_ostream &os) {
+  schedule->getParentOp()->print(os);
+  return success();
+}
+
+void insertTransfers(Schedule &schedule, int64_t numReplicas) {
+  DiagnosticCapture capture(getContext());
+  PassManager pm(&getContext());
+  pm.addPass(createPPInsertTransfers({numReplicas}));
+  runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");
+}
+
+void verify(const Schedule &schedule, const std::string &semantics) {
+  DiagnosticCapture capture(getContext());
+  PassManager pm(&getContext());
+  pm.addPass(createPPVerifySchedule({semantics}));
+  runPasses(pm, schedule.getModule(), capture, "the schedule is invalid",
+            /*isVerify=*/true);
+}
+
+/// Makespan, idle time per rank and peak memory per rank, as pp-simulate
+/// records them (on a copy, so the schedule is left as it was).
+std::tuple<double, std::vector<double>, std::vector<double>>
+simulate(const Schedule &schedule, const std::string &semantics,
+         const std::vector<double> &allReduceCost) {
+  DiagnosticCapture capture(getContext());
+  OwningOpRef<ModuleOp> copy = schedule.getModule().clone();
+  PassManager pm(&getContext());
+  pm.addPass(
+      createPPSimulate({semantics, SmallVector<double>(allReduceCost.begin(),
+                                                       allReduceCost.end())}));
+  runPasses(pm, *copy, capture, "cannot simulate the schedule");
+  ScheduleOp simulated = *copy->getOps<ScheduleOp>().begin();
+  auto read = [&](StringRef name) {
+    ArrayRef<double> values =
+        cast<DenseF64ArrayAttr>(simulated->getAttr(name)).asArrayRef();
+    return std::vector<double>(values.begin(), values.end());
+  };
+  double makespan =
+      cast<FloatAttr>(simulated->getAttr("pp.makespan")).getValueAsDouble();
+  return {makespan, read("pp.idle"), read("pp.peak_memory")};
+}
+
+/// One action of a simulated timeline: rank, mnemonic (F, B, W, BW, SEND_F,
+/// ...), stage, micro-batch (-1 for all-reduces and optimizer steps), start,
+/// end, and the activation memory its rank holds after it.
+using TimelineEntry =
+    std::tuple<int64_t, std::string, int64_t, int64_t, double, double, double>;
+
+std::pair<int64_t, int64_t> getStageAndMicrobatch(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::pair<int64_t, int64_t>>(op)
+      .Case<ComputeOp, SendOp, RecvOp>([](auto action) {
+        return std::make_pair<int64_t, int64_t>(action.getStage(),
+                                                action.getMb());
+      })
+      .Case<AllReduceOp, OptimizerStepOp>([](auto action) {
+        return std::make_pair<int64_t, int64_t>(action.getStage(), -1);
+      })
+      .Default([](Operation *) { return std::make_pair(-1, -1); });
+}
+
+/// Every action with the times ScheduleSimulator gives it under the
+/// schedule's costs (all-reduces free), rank by rank.
+std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
+                                       const std::string &semantics) {
+  DiagnosticCapture capture(getContext());
+  ScheduleOp op = schedule.get();
+  ScheduleCosts costs(op);
+  ScheduleSimulator simulator(op);
+  if (semantics != "async" && semantics != "rendezvous")
+    throw std::invalid_argument("unknown semantics '" + semantics +
+                                "'; expected async or rendezvous");
+  auto mode = semantics == "rendezvous"
+                  ? ScheduleSimulator::Semantics::Rendezvous
+                  : ScheduleSimulator::Semantics::Async;
+  auto duration = [&](Operation *action) { return costs.duration(action); };
+  if (failed(simulator.run(duration, mode, costs.transferTime()))) {
+    simulator.emitDeadlockError();
+    capture.raise("the schedule deadlocks");
+  }
+  std::vector<TimelineEntry> timeline;
+  for (int64_t rank = 0; rank < simulator.getNumRanks(); ++rank) {
+    double held = 0.0;
+    for (auto [action, interval] :
+         llvm::zip(simulator.getActions(rank), simulator.getIntervals(rank))) {
+      held += costs.memoryDelta(action);
+      auto [stage, mb] = getStageAndMicrobatch(action);
+      timeline.emplace_back(rank, getActionMnemonic(action).str(), stage, mb,
+                            interval.start, interval.end, held);
+    }
+  }
+  return timeline;
+}
+
+std::vector<std::optional<double>> getMemoryCaps(const Schedule &schedule) {
+  ScheduleOp op = schedule.get();
+  std::vector<std::optional<double>> caps;
+  for (int64_t rank = 0; rank < op.getNumRanks(); ++rank)
+    caps.push_back(op.getRankMemoryCap(rank));
+  return caps;
+}
+
+//===----------------------------------------------------------------------===//
+// Bindings
+//===----------------------------------------------------------------------===//
+
+PyObject *errorType = nullptr;
+PyObject *verifyErrorType = nullptr;
+
+void bindErrors(nb::module_ &m) {
+  errorType = PyErr_NewExceptionWithDoc(
+      "pp.Error",
+      "MLIR rejected an input; `diagnostics` holds its located messages.",
+      PyExc_Exception, nullptr);
+  verifyErrorType = PyErr_NewExceptionWithDoc(
+      "pp.VerifyError",
+      "pp-verify-schedule rejected the schedule; `diagnostics` holds its "
+      "located messages.",
+      errorType, nullptr);
+  m.attr("Error") = nb::handle(errorType);
+  m.attr("VerifyError") = nb::handle(verifyErrorType);
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const DiagnosticError &error) {
+      PyObject *type = error.isVerify ? verifyErrorType : errorType;
+      nb::object exception = nb::handle(type)(error.what());
+      exception.attr("diagnostics") = nb::cast(error.diagnostics);
+      PyErr_SetObject(type, exception.ptr());
+    }
+  });
+}
+
+void bindDiagnostic(nb::module_ &m) {
+  nb::class_<LocatedDiagnostic>(m, "Diagnostic", "One located MLIR diagnostic.")
+      .def_ro("severity", &LocatedDiagnostic::severity,
+              "error, warning, note or remark")
+      .def_ro("location", &LocatedDiagnostic::location,
+              "file:line:col, or empty where unknown")
+      .def_ro("message", &LocatedDiagnostic::message)
+      .def_ro("notes", &LocatedDiagnostic::notes)
+      .def("__str__", &LocatedDiagnostic::str)
+      .def("__repr__", [](const LocatedDiagnostic &diag) {
+        return "<pp.Diagnostic " + diag.str() + ">";
+      });
+}
+
+void bindGenerate(nb::module_ &m) {
+  m.def(
+      "generate",
+      [](const std::string &name, int64_t numStages, int64_t numMicrobatches,
+         int64_t numRanks, bool splitBackward,
+         const std::vector<std::vector<double>> &costLists,
+         std::optional<double> comm, const std::vector<double> &memoryCap,
+         const std::string &costFile, int64_t numReplicas,
+         bool insertTransfers) {
+        auto list = [&](size_t i) {
+          return SmallVector<double>(costLists[i].begin(), costLists[i].end());
+        };
+        GenerateRequest request;
+        PPScheduleOptions &options = request.schedule;
+        options.schedule = name;
+        options.numStages = numStages;
+        options.numMicrobatches = numMicrobatches;
+        options.numRanks = numRanks;
+        options.splitBackward = splitBackward;
+        options.forwardCost = list(0);
+        options.backwardInputCost = list(1);
+        options.backwardWeightCost = list(2);
+        request.commCost = comm;
+        options.activationMemory = list(3);
+        options.stashMemory = list(4);
+        options.memoryCap.assign(memoryCap.begin(), memoryCap.end());
+        options.costFile = costFile;
+        request.numReplicas = numReplicas;
+        request.insertTransfers = insertTransfers;
+        return generate(request);
+      },
+      nb::arg("name"), nb::arg("num_stages"), nb::arg("num_microbatches"),
+      nb::arg("num_ranks"), nb::arg("split_backward"), nb::arg("cost_lists"),
+      nb::arg("comm"), nb::arg("memory_cap"), nb::arg("cost_file"),
+      nb::arg("num_replicas"), nb::arg("insert_transfers"),
+      "Runs pp-schedule (and pp-insert-transfers). cost_lists: forward, "
+      "backward_input, backward_weight, activation and stash, each empty for "
+      "the default.");
+}
+
+std::vector<std::string> getGeneratorNames() {
+  std::vector<std::string> names;
+  for (const ScheduleGenerator &generator : getScheduleGenerators())
+    names.push_back(generator.name.str());
+  return names;
+}
+
+void bindSchedule(nb::module_ &m) {
+  nb::class_<Schedule>(m, "NativeSchedule", "A module holding one pp.schedule.")
+      .def_prop_ro("name",
+                   [](const Schedule &s) { return s.get().getName().str(); })
+      .def_prop_ro("num_stages",
+                   [](const Schedule &s) { return s.get().getNumStages(); })
+      .def_prop_ro("num_ranks",
+                   [](const Schedule &s) { return s.get().getNumRanks(); })
+      .def_prop_ro(
+          "num_microbatches",
+          [](const Schedule &s) { return s.get().getNumMicrobatches(); })
+      .def_prop_ro("stage_rank",
+                   [](const Schedule &s) {
+                     ArrayRef<int64_t> ranks = s.get().getStageRank();
+                     return std::vector<int64_t>(ranks.begin(), ranks.end());
+                   })
+      .def_prop_ro("memory_caps", &getMemoryCaps)
+      .def_ro("remarks", &Schedule::remarks)
+      .def("to_mlir",
+           [](const Schedule &s) {
+             return exportSchedule(s, printMLIR, "MLIR");
+           })
+      .def("to_json",
+           [](const Schedule &s) {
+             return exportSchedule(s, exportScheduleToJSON, "JSON");
+           })
+      .def("to_csv",
+           [](const Schedule &s) {
+             return exportSchedule(s, exportScheduleToPyTorchCSV, "CSV");
+           })
+      .def("to_ascii",
+           [](const Schedule &s) {
+             return exportSchedule(s, exportScheduleToASCII, "ASCII");
+           })
+      .def("to_chrome_trace",
+           [](const Schedule &s) {
+             return exportSchedule(s, exportScheduleToChromeTrace,
+                                   "a Chrome trace");
+           })
+      .def("to_svg",
+           [](const Schedule &s) {
+             return exportSchedule(s, exportScheduleToSVG, "SVG");
+           })
+      .def("insert_transfers", &insertTransfers, nb::arg("num_replicas"))
+      .def("verify", &verify, nb::arg("semantics"))
+      .def("simulate", &simulate, nb::arg("semantics"),
+           nb::arg("all_reduce_cost"))
+      .def("timeline", &getTimeline, nb::arg("semantics"));
+}
+
+void bindImport(nb::module_ &m) {
+  auto bind = [&](const char *name, Importer importer, const char *format) {
+    m.def(
+        name,
+        [importer, format](const std::string &text,
+                           const std::string &filename) {
+          return import(text, filename, importer, format);
+        },
+        nb::arg("text"), nb::arg("filename"));
+  };
+  bind("from_json", importScheduleFromJSON, "JSON");
+  bind("from_csv", importScheduleFromPyTorchCSV, "CSV");
+  bind("from_mlir", parseMLIR, "MLIR");
+}
+
+} // namespace
+
+NB_MODULE(_pp, m) {
+  m.doc() = "pp's C++ libraries in process; use the pp package instead.";
+  bindErrors(m);
+  bindDiagnostic(m);
+  bindSchedule(m);
+  bindGenerate(m);
+  m.def("generator_names", &getGeneratorNames,
+        "The schedules pp-schedule's registry holds, in its order.");
+  bindImport(m);
+}

@@ -1,0 +1,27 @@
+"""Shared fixtures of the pp package tests: the package itself (skipped
+where it is not built) and pp-opt for the numbers to compare against."""
+
+import os
+import pathlib
+import shutil
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def pp():
+    return pytest.importorskip(
+        "pp", reason="the pp package is not built (PP_ENABLE_PYTHON=OFF) or "
+        "not on PYTHONPATH (build/python_packages)")
+
+
+@pytest.fixture(scope="session")
+def pp_opt():
+    path = os.environ.get("PP_OPT") or shutil.which("pp-opt")
+    if not path:
+        path = REPO / "build" / "bin" / "pp-opt"
+    if not pathlib.Path(path).exists():
+        pytest.skip("pp-opt not found (set PP_OPT)")
+    return str(path)
