@@ -265,10 +265,11 @@ LogicalResult printMLIR(ScheduleOp schedule, raw_ostream &os) {
   return success();
 }
 
-void insertTransfers(Schedule &schedule, int64_t numReplicas) {
+void insertTransfers(Schedule &schedule, int64_t numReplicas,
+                     const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
-  pm.addPass(createPPInsertTransfers({numReplicas}));
+  pm.addPass(createPPInsertTransfers({numReplicas, semantics}));
   runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");
 }
 
@@ -497,7 +498,8 @@ void bindSchedule(nb::module_ &m) {
            [](const Schedule &s) {
              return exportSchedule(s, exportScheduleToSVG, "SVG");
            })
-      .def("insert_transfers", &insertTransfers, nb::arg("num_replicas"))
+      .def("insert_transfers", &insertTransfers, nb::arg("num_replicas"),
+           nb::arg("semantics"))
       .def("verify", &verify, nb::arg("semantics"))
       .def("simulate", &simulate, nb::arg("semantics"),
            nb::arg("all_reduce_cost"))

@@ -212,9 +212,13 @@ class Schedule:
 
     # Checking and running ------------------------------------------------
 
-    def insert_transfers(self, num_replicas: int = 1) -> "Schedule":
-        """Runs pp-insert-transfers on the schedule; returns it."""
-        self._native.insert_transfers(num_replicas)
+    def insert_transfers(self, num_replicas: int = 1,
+                         semantics: str = "rendezvous") -> "Schedule":
+        """Runs pp-insert-transfers on the schedule; returns it. With
+        `semantics="rendezvous"` (the default) the transfers form exchange
+        groups that cannot deadlock when a send waits for its receive
+        (NCCL); `"async"` leaves each receive right before its consumer."""
+        self._native.insert_transfers(num_replicas, semantics)
         return self
 
     def verify(self, semantics: str = "async") -> "Schedule":

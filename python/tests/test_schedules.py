@@ -1,5 +1,6 @@
 """pp.schedule: every built-in schedule and auto generate schedules that
-verify, with the costs and memory caps asked for."""
+verify (also with rendezvous transfers), with the costs and memory caps
+asked for."""
 
 import json
 
@@ -25,6 +26,7 @@ def test_generates_and_verifies(pp, name, stages, ranks):
     s = pp.schedule(name, num_stages=stages, num_ranks=ranks,
                     num_microbatches=8)
     assert s.verify() is s
+    assert s.verify("rendezvous") is s
     assert s.name == name
     assert s.num_stages == stages
     assert s.num_ranks == (ranks or stages)
