@@ -12,6 +12,7 @@
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 
@@ -30,6 +31,36 @@ static int64_t countStages(ModuleOp module) {
     if (auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr))
       count = std::max(count, stage.getInt() + 1);
   return count;
+}
+
+/// The locations of the derived stage functions in `module`, by stage and
+/// phase.
+static DenseMap<std::pair<int64_t, Phase>, Location>
+getStageFunctionLocs(ModuleOp module) {
+  DenseMap<std::pair<int64_t, Phase>, Location> locs;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
+    auto phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr);
+    if (stage && phase)
+      locs.try_emplace({stage.getInt(), phase.getValue()}, func.getLoc());
+  }
+  return locs;
+}
+
+/// Where a generated action points: its name, such as "rank 1: forward
+/// stage 3 mb 2", fused with the stage function it runs where the module
+/// has one (so a diagnostic points into the model).
+static Location
+getActionLoc(MLIRContext *context, int64_t rank, const ScheduledAction &action,
+             const DenseMap<std::pair<int64_t, Phase>, Location> &stageLocs) {
+  std::string name =
+      llvm::formatv("rank {0}: {1} stage {2} mb {3}", rank,
+                    stringifyPhase(action.phase), action.stage, action.mb);
+  Location named = NameLoc::get(StringAttr::get(context, name));
+  auto stageLoc = stageLocs.find({action.stage, action.phase});
+  if (stageLoc == stageLocs.end())
+    return named;
+  return FusedLoc::get(context, {named, stageLoc->second});
 }
 
 namespace {
@@ -260,12 +291,17 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         builder.getDenseI64ArrayAttr(generated->stageRank), *cost,
         getMemoryCapAttr(builder, *caps));
     builder.createBlock(&op.getBody());
+    auto stageLocs = getStageFunctionLocs(module);
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
-      auto rankOp = RankOp::create(builder, loc, rank);
+      Location rankLoc = NameLoc::get(
+          builder.getStringAttr(llvm::formatv("rank {0}", rank).str()));
+      auto rankOp = RankOp::create(builder, rankLoc, rank);
       OpBuilder::InsertionGuard guard(builder);
       builder.createBlock(&rankOp.getBody());
       for (const ScheduledAction &action : actions)
-        ComputeOp::create(builder, loc, action.phase, action.stage, action.mb);
+        ComputeOp::create(builder,
+                          getActionLoc(&getContext(), rank, action, stageLocs),
+                          action.phase, action.stage, action.mb);
     }
   }
 };

@@ -28,7 +28,7 @@
 
 // GPipe holds both micro-batches on rank 1 too: over its half cap.
 // HALF-NOT: rank 0 holding
-// HALF: error: 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1
+// HALF: error: loc("rank 1: forward stage 1 mb 1"): 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1
 // HALF-NOT: rank 0 holding
 
 // Rank 1 has half the memory of the others: auto keeps it at 2 and lets the
@@ -48,7 +48,7 @@
 // NONE: error: auto found no schedule within the memory cap of [0.5, 2] (none exists: exhaustive search)
 
 // The cost file's caps: rank 1 may hold 1.5; memory-cap replaces them.
-// FILE: error: 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1.5
+// FILE: error: loc("rank 1: forward stage 1 mb 1"): 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1.5
 // FILE-OVERRIDE: memory_cap = 3.000000e+00 : f64
 
 // MANY: memory_cap = array<f64: 1.000000e+00, 2.000000e+00, {{.*}}, 6.300000e+01, 6.400000e+01>

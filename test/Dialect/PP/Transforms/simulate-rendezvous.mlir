@@ -10,12 +10,12 @@
 
 // ASYNC: remark: makespan 9, bubble 33.3% (idle per rank: 3, 3), peak activation memory per rank: 2, 1
 
-// VERIFY: error: deadlock: rank 0 waits at this 'pp.send' for rank 1, which waits for rank 0
+// VERIFY: error: loc("rank 0: forward stage 0 mb 1"): deadlock: rank 0 waits at this 'pp.send' for rank 1, which waits for rank 0
 // VERIFY: "pp.send"() <{kind = #pp<transfer activation>, mb = 1 : i64, peer = 1 : i64, stage = 0 : i64}>
-// VERIFY: note: rank 1 waits here for rank 0
+// VERIFY: note: loc("rank 1: backward stage 1 mb 0"): rank 1 waits here for rank 0
 // VERIFY: note: the ranks wait for each other only with rendezvous transfers, where a send waits for its receive
 
-// SIM: error: deadlock: rank 0 waits at this 'pp.send' for rank 1, which waits for rank 0
+// SIM: error: loc("rank 0: forward stage 0 mb 1"): deadlock: rank 0 waits at this 'pp.send' for rank 1, which waits for rank 0
 // SIM: note: while simulating this schedule with rendezvous transfers
 
 // BAD: error: unknown semantics 'eventually'; expected async or rendezvous

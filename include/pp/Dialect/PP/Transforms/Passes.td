@@ -232,7 +232,10 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     immediately followed by its `backward_weight` (W); the zero-bubble
     schedules split and place W themselves.
     The number of stages is read from the `pp.stage` functions of
-    `function`.
+    `function`. Each generated action carries a name location such as
+    `"rank 1: forward stage 3 mb 2"`, fused with the location of the stage
+    function it runs where the module has one, so that a diagnostic names
+    the action (and points into the model); each rank is named `"rank r"`.
 
     Costs come from a `pp-profile-v1` file (`cost-file`, see
     docs/CostProfile.md), from the cost options, or both: each option given
