@@ -360,7 +360,7 @@ int main(int argc, char **argv) {
     return handle_bad_options(t, status, argv[0], err);
   if (!check_outputs(t, &opts, err, sizeof err)) {
     if (t->world_rank == 0)
-      fprintf(stderr, "%s: %s\n", argv[0], err);
+      fprintf(stderr, "pprt: rank 0: %s\n", err);
     t->ops->destroy(t);
     return 2;
   }

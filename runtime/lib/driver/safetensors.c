@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const struct {
@@ -465,19 +466,19 @@ bool pprt_st_read(const char *path, pprt_safetensors *out, char *err,
   FILE *f = fopen(path, "rb");
   if (!f)
     return fail(err, err_size, "cannot open: %s", strerror(errno));
-  unsigned char *bytes = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0)
-    size = ftell(f);
-  bool ok = size >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-            (bytes = malloc((size_t)size + 1)) &&
-            fread(bytes, 1, (size_t)size, f) == (size_t)size;
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return fail(err, err_size, "cannot read: not a regular file");
+  }
+  size_t size = (size_t)st.st_size;
+  unsigned char *bytes = malloc(size + 1);
+  bool ok = bytes && fread(bytes, 1, size, f) == size;
   int saved = errno;
   fclose(f);
   if (!ok) {
     free(bytes);
-    return fail(err, err_size, "cannot read: %s",
-                size < 0 ? "not a regular file" : strerror(saved));
+    return fail(err, err_size, "cannot read: %s", strerror(saved));
   }
   return pprt_st_parse(bytes, (size_t)size, out, err, err_size);
 }
