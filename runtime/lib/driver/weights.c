@@ -176,22 +176,24 @@ static pprt_st_writer *begin_file(pprt_context *ctx, const int32_t *ids,
   return w;
 }
 
-/* The host bytes of param `id`: its owner's, sent to rank 0. */
-static const void *param_bytes(pprt_context *ctx, int32_t id, int32_t owner,
-                               int32_t tag) {
+/* The host bytes of param `id`: its owner's, sent to rank 0. Every owner
+   sends in file order and MPI keeps the order of messages with one tag, so
+   they need no tag of their own (and no limit on the param count). */
+static const void *param_bytes(pprt_context *ctx, int32_t id, int32_t owner) {
+  enum { TAG = 0 };
   pprt_transport *t = ctx->transport;
   pprt_buffer_desc *b = &ctx->buffers[id];
   if (owner == t->world_rank) {
     const void *host =
         pprt_to_host(ctx, pprt_slot_data(ctx, b, id, 0), (size_t)b->bytes);
     if (t->world_rank != 0)
-      t->ops->wait(t, t->ops->isend(t, host, b->bytes, 0, tag));
+      t->ops->wait(t, t->ops->isend(t, host, b->bytes, 0, TAG));
     return host;
   }
   if (t->world_rank != 0)
     return NULL;
   void *host = pprt_staging(ctx, (size_t)b->bytes);
-  if (t->ops->recv(t, host, b->bytes, owner, tag, ctx->opts.timeout_s) !=
+  if (t->ops->recv(t, host, b->bytes, owner, TAG, ctx->opts.timeout_s) !=
       PPRT_RECV_OK)
     pprt_fatal(ctx, "--save: receiving param %d from rank %d failed", b->index,
                owner);
@@ -212,7 +214,7 @@ bool pprt_weights_save(pprt_context *ctx) {
     /* A param nobody touched still has its initial values: rank 0 makes
        them. */
     int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
-    const void *host = param_bytes(ctx, ids[i], from, i);
+    const void *host = param_bytes(ctx, ids[i], from);
     if (root && ok)
       ok = pprt_st_writer_data(w, host, (size_t)ctx->buffers[ids[i]].bytes, err,
                                sizeof err);
