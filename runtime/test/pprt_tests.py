@@ -570,6 +570,116 @@ def test_recv_latency(args):
     print(proc.stdout)
 
 
+def step_losses(proc):
+    """{step: loss text} of a successful run."""
+    check(proc.returncode == 0, "run failed", proc)
+    return {int(m[1]): m[2] for m in
+            re.finditer(r"^step (\d+) loss (\S+)$", proc.stdout, re.M)}
+
+
+def test_weights(args):
+    """--save after 3 steps, then --init-weights --first-step 4 for 2 more,
+    trains exactly like 5 steps (one replica and two); the file is valid
+    safetensors holding the params that --print-params reports."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file
+    flags = ["--lr", "0.2"]
+    for np in (2, 4):
+        path = os.path.join(args.work, f"weights_{np}.safetensors")
+        whole = step_losses(mpirun(args, np, args.toy, "--steps", "5", *flags))
+        first = mpirun(args, np, args.toy, "--steps", "3", "--save", path,
+                       "--print-params", *flags)
+        check(not os.path.exists(path + ".tmp"), "temporary file left", first)
+        rest = step_losses(mpirun(args, np, args.toy, "--steps", "2",
+                                  "--init-weights", path, "--first-step", "4",
+                                  *flags))
+        check(sorted(rest) == [4, 5], f"resumed steps: {rest}")
+        for step in (4, 5):
+            check(rest[step] == whole[step],
+                  f"{np} processes: step {step} resumed {rest[step]} != "
+                  f"{whole[step]}")
+        meta, tensors = safetensors_file.read(path)
+        check(meta == {"format": "pt", "producer": "pprt", "step": "3"},
+              f"metadata {meta}")
+        shapes = {k: (t[0], t[1]) for k, t in tensors.items()}
+        check(shapes == {"param2": ("F32", [8, 16]),
+                         "param3": ("F32", [16, 4])}, f"tensors {shapes}")
+        _, params = parse_run(first)
+        for k, (dtype, shape, values) in tensors.items():
+            total, sumsq = params[int(k[len("param"):])]
+            check(close(sum(values), total, rel=1e-6), f"{k}: sum differs")
+            check(close(sum(v * v for v in values), sumsq, rel=1e-6),
+                  f"{k}: sumsq differs")
+        # 0 steps from a file save the same file.
+        again = path + ".again"
+        step_losses(mpirun(args, np, args.toy, "--steps", "0", "--init-weights",
+                           path, "--first-step", "4", "--save", again))
+        with open(path, "rb") as a, open(again, "rb") as b:
+            check(a.read() == b.read(), "a load-and-save changed the file")
+    print("resumed losses:", rest)
+
+
+def test_weights_errors(args):
+    """Bad weight files and options end the job with one line naming the
+    rank, never a crash."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file as sf
+    work = args.work
+    w2, w3 = sf.f32([0.0] * 128), sf.f32([0.0] * 64)
+
+    def made(name, tensors):
+        path = os.path.join(work, name)
+        sf.write(path, tensors)
+        return path
+
+    garbage = os.path.join(work, "garbage.safetensors")
+    with open(garbage, "wb") as f:
+        f.write(b"\x10\0\0\0\0\0\0\0{\"param2\": [1]}  ")
+    missing = os.path.join(work, "missing.safetensors")
+    cases = [
+        (["--init-weights", missing],
+         f"pprt: rank 0: --init-weights '{missing}': cannot open: No such "
+         "file or directory"),
+        (["--init-weights", garbage],
+         f"pprt: rank 0: --init-weights '{garbage}': bad header: expected "
+         "'{' at byte 11"),
+        (["--init-weights", made("no3.safetensors",
+                                 {"param2": ("F32", [8, 16], w2)})],
+         "': no tensor 'param3' (stage 1's weight)"),
+        (["--init-weights", made("shape.safetensors",
+                                 {"param2": ("F32", [16, 8], w2),
+                                  "param3": ("F32", [16, 4], w3)})],
+         "': tensor 'param2' is F32 [16,8] in the file, but the model's is "
+         "F32 [8,16]"),
+        (["--init-weights", made("dtype.safetensors",
+                                 {"param2": ("F32", [8, 16], w2),
+                                  "param3": ("I32", [16, 4], w3)})],
+         "': tensor 'param3' is I32 [16,4] in the file, but the model's is "
+         "F32 [16,4]"),
+        (["--save", os.path.join(work, "no-such-dir", "w.safetensors")],
+         "pprt: rank 0: --save: cannot write"),
+        (["--save", work], "pprt: rank 0: --save: cannot write"),
+        (["--save", "x", "--profile", "y"],
+         "--save writes trained weights and excludes --profile"),
+        (["--first-step", "0"],
+         "invalid value '0' for --first-step: expected an integer >= 1"),
+    ]
+    for flags, message in cases:
+        proc = mpirun(args, 2, args.toy, "--steps", "1", *flags)
+        check(proc.returncode in (1, 2), f"{flags}: did not fail cleanly",
+              proc)
+        check(message in proc.stderr, f"{flags}: no {message!r}", proc)
+        check(len([l for l in proc.stderr.splitlines() if "pprt: rank" in l])
+              <= 1, f"{flags}: more than one error line", proc)
+    # A program without params has nothing to save or load.
+    for flag in ("--save", "--init-weights"):
+        path = os.path.join(work, "noparams.safetensors")
+        proc = mpirun(args, 1, args.corpus_prog, "--steps", "1", flag, path)
+        message = f"pprt: rank 0: {flag} '{path}': the program has no parameters"
+        check(proc.returncode == 1 and message in proc.stderr,
+              f"{flag}: no {message!r}", proc)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",

@@ -22,6 +22,8 @@ extern "C" {
  *                        [--profile FILE [--warmup N]
  *                         [--profile-clock wall|cpu]]
  *                        [--backend cpu|guarded] [--check-gradients]
+ *                        [--save FILE] [--init-weights FILE]
+ *                        [--first-step N]
  *
  * The world of P processes is split into P / num_ranks data-parallel
  * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
@@ -42,6 +44,12 @@ extern "C" {
  * (docs/CostProfile.md), with the median step time in its "meta".
  * --profile-clock cpu times the calls in CPU time instead of wall-clock
  * time, leaving out the time a process waits for a core.
+ *
+ * --save FILE writes the trained weights (replica 0's) to a safetensors
+ * file, named "param<index>" by model argument; --init-weights FILE starts
+ * from such a file instead of the seeded init; --first-step N numbers the
+ * first step N and trains it on step N's data, resuming a run saved after
+ * N-1 steps (docs/Runtime.md).
  *
  * Buffers have an element type (pprt_dtype). Their storage is device
  * memory of the process's backend (--backend, env PPRT_BACKEND: "cpu",
@@ -65,7 +73,8 @@ typedef struct pprt_context pprt_context;
 
 /* What a buffer holds; decides its slot count, init and lifetime. */
 typedef enum pprt_buffer_kind {
-  /* Persistent weights of a stage, deterministically initialised. */
+  /* Persistent weights of a stage, deterministically initialised (or from
+     --init-weights). */
   PPRT_PARAM = 0,
   /* Persistent gradient accumulator of the PARAM with the same `index`;
      zeroed at the start of every step. */

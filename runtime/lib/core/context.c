@@ -116,6 +116,7 @@ void pprt_context_destroy(pprt_context *ctx) {
   free(ctx->teacher);
   free(ctx->x0_row);
   pprt_corpus_free(ctx->corpus);
+  pprt_weights_free(ctx);
   free(ctx);
 }
 

@@ -71,6 +71,9 @@ typedef enum pprt_optimizer {
 /* Character-level text for --corpus (corpus.c). */
 typedef struct pprt_corpus pprt_corpus;
 
+/* A safetensors file read into memory (driver/safetensors.h). */
+typedef struct pprt_safetensors pprt_safetensors;
+
 /* Timings of a --profile run (profile.c). */
 typedef struct pprt_profile pprt_profile;
 
@@ -101,6 +104,9 @@ typedef struct pprt_options {
   bool profile_cpu_time;    /* --profile-clock cpu: time calls in CPU time */
   const char *backend;      /* --backend / PPRT_BACKEND: "cpu", "guarded" */
   bool allow_non_finite;    /* --allow-non-finite: train on past NaN loss */
+  const char *save_path;    /* --save: weights written after training */
+  const char *init_weights_path; /* --init-weights: weights to start from */
+  int64_t first_step; /* --first-step: 1-based number of the first step */
 } pprt_options;
 
 struct pprt_context {
@@ -142,6 +148,7 @@ struct pprt_context {
   float *teacher;      /* cached [teacher_din, teacher_dout] matrix */
   float *x0_row;       /* scratch row of the teacher's input */
   pprt_corpus *corpus; /* --corpus text; NULL for synthetic data */
+  pprt_safetensors *init_weights; /* --init-weights; NULL for hash init */
   int64_t teacher_din;
   int64_t teacher_dout;
 };
@@ -248,5 +255,26 @@ double pprt_end_step(pprt_context *ctx);
 /* Prints per-param sums (from replica 0); false if the replicas' weights
    differ. */
 bool pprt_print_params(pprt_context *ctx);
+/* Per PARAM buffer ids[i], the lowest world rank of replica 0 that holds
+   it, or INT32_MAX if none does; identical on every rank. */
+void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
+                       int32_t *owner);
+
+/* ---- driver/weights.c ---- */
+/* The name of PARAM `b` in weight files: "param<index>" (the model
+   argument), "param<index>.stage<stage>" if several stages hold it. */
+void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,
+                     char *out, size_t size);
+/* Before the first step: checks that a program given --save or
+   --init-weights has params, and reads and checks --init-weights; false
+   (after one rank reported why) if the job cannot run. Collective. */
+bool pprt_weights_prepare(pprt_context *ctx);
+/* Copies PARAM `b`'s initial values from --init-weights into `out`. */
+void pprt_weights_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
+                             void *out);
+void pprt_weights_free(pprt_context *ctx);
+/* Writes every param (from replica 0) to --save through world rank 0;
+   false (after it reported why) if that failed. Collective. */
+bool pprt_weights_save(pprt_context *ctx);
 
 #endif /* PPRT_CORE_H */

@@ -21,6 +21,10 @@ static float uniform_pm1(uint64_t h) {
 
 void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
                      float *out) {
+  if (ctx->init_weights) {
+    pprt_weights_init_param(ctx, b, out);
+    return;
+  }
   int64_t d0 = b->ndims > 0 ? b->dims[0] : 1;
   float a = (float)(1.0 / pprt_sqrt((double)d0));
   for (int64_t i = 0; i < b->numel; ++i) {

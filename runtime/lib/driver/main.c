@@ -34,6 +34,12 @@ static void usage(FILE *f, const char *prog) {
       "  --corpus FILE      train on one-hot character windows of FILE\n"
       "                     instead of synthetic data\n"
       "  --print-params     print per-parameter sums after training\n"
+      "  --init-weights FILE\n"
+      "                     start from the weights in safetensors FILE\n"
+      "                     instead of the seeded init\n"
+      "  --save FILE        write the trained weights to FILE (safetensors)\n"
+      "  --first-step N     number the first step N (default 1), with that\n"
+      "                     step's data: resumes a run saved after N-1 steps\n"
       "  --profile FILE     after --warmup steps, time --steps steps and\n"
       "                     write per-stage costs to FILE (pp-profile-v1)\n"
       "  --warmup N         unmeasured steps before profiling (default 2)\n"
@@ -110,6 +116,9 @@ static void default_options(pprt_options *o) {
   o->profile_cpu_time = false;
   o->backend = "cpu";
   o->allow_non_finite = false;
+  o->save_path = NULL;
+  o->init_weights_path = NULL;
+  o->first_step = 1;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -195,6 +204,11 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("profile-clock", "wall or cpu",
                parse_profile_clock(v, &o->profile_cpu_time))
   VALUE_OPTION("profile", "a file name", *(o->profile_path = v) != '\0')
+  VALUE_OPTION("save", "a file name", *(o->save_path = v) != '\0')
+  VALUE_OPTION("init-weights", "a file name",
+               *(o->init_weights_path = v) != '\0')
+  VALUE_OPTION("first-step", "an integer >= 1",
+               parse_i64(v, &o->first_step) && o->first_step >= 1)
   VALUE_OPTION("warmup", "an integer >= 0",
                parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0)
   VALUE_OPTION("seed", "an integer >= 0", parse_u64(v, &o->seed))
@@ -253,6 +267,12 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
              "--profile needs --steps >= 1 and excludes --check-gradients");
     return PARSE_ERROR;
   }
+  if (o->save_path && (o->profile_path || o->check_gradients)) {
+    snprintf(err, err_size,
+             "--save writes trained weights and excludes --profile and "
+             "--check-gradients");
+    return PARSE_ERROR;
+  }
   return PARSE_OK;
 }
 
@@ -285,21 +305,27 @@ static bool can_write(const char *path, char *err, size_t err_size) {
   return false;
 }
 
-/* Checks the files this run writes (the profile, on rank 0) before it
-   starts; every rank learns the outcome so that all exit alike. */
+/* Checks the files this run writes (the profile or the weights, on rank
+   0) before it starts; every rank learns the outcome so that all exit
+   alike. */
 static bool check_outputs(pprt_transport *t, const pprt_options *o, char *err,
                           size_t err_size) {
   int32_t ok = 1;
-  if (t->world_rank == 0 && o->profile_path &&
-      !can_write(o->profile_path, err, err_size))
+  const char *path = o->profile_path ? o->profile_path : o->save_path;
+  const char *option = o->profile_path ? "--profile" : "--save";
+  char why[200];
+  if (t->world_rank == 0 && path && !can_write(path, why, sizeof why)) {
+    snprintf(err, err_size, "%s: %s", option, why);
     ok = 0;
+  }
   t->ops->allreduce_world_min_i32(t, &ok, 1);
   return ok != 0;
 }
 
 static void train(pprt_context *ctx) {
   bool root = ctx->transport->world_rank == 0;
-  for (int64_t step = 0; step < ctx->opts.steps; ++step) {
+  int64_t first = ctx->opts.first_step - 1;
+  for (int64_t step = first; step < first + ctx->opts.steps; ++step) {
     pprt_begin_step(ctx, step);
     pprt_run_step(ctx);
     double loss = pprt_end_step(ctx);
@@ -334,7 +360,7 @@ int main(int argc, char **argv) {
     return handle_bad_options(t, status, argv[0], err);
   if (!check_outputs(t, &opts, err, sizeof err)) {
     if (t->world_rank == 0)
-      fprintf(stderr, "%s: --profile: %s\n", argv[0], err);
+      fprintf(stderr, "pprt: rank 0: %s\n", err);
     t->ops->destroy(t);
     return 2;
   }
@@ -345,7 +371,7 @@ int main(int argc, char **argv) {
   pprt_context *ctx = pprt_context_create(t, be, &opts);
   pp_define_program(ctx);
   int rc = 1;
-  if (pprt_context_start(ctx)) {
+  if (pprt_context_start(ctx) && pprt_weights_prepare(ctx)) {
     if (opts.check_gradients) {
       rc = pprt_check_gradients(ctx);
     } else if (opts.profile_path) {
@@ -353,6 +379,8 @@ int main(int argc, char **argv) {
     } else {
       train(ctx);
       rc = opts.print_params && !pprt_print_params(ctx) ? 1 : 0;
+      if (opts.save_path && !pprt_weights_save(ctx))
+        rc = 1;
     }
   }
   pprt_context_destroy(ctx);

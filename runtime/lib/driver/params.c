@@ -28,12 +28,11 @@ static int32_t collect_params(pprt_context *ctx, param_report *out) {
   return n;
 }
 
-/* Picks, per param, the lowest world rank of replica 0 that holds it. */
-static void elect_owners(pprt_context *ctx, const param_report *params,
-                         int32_t n, int32_t *owner) {
+void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
+                       int32_t *owner) {
   int32_t me = ctx->transport->world_rank;
   for (int32_t i = 0; i < n; ++i) {
-    const pprt_slot *s = &ctx->buffers[params[i].id].slots[0];
+    const pprt_slot *s = &ctx->buffers[ids[i]].slots[0];
     owner[i] = ctx->replica == 0 && s->data ? me : INT32_MAX;
   }
   ctx->transport->ops->allreduce_world_min_i32(ctx->transport, owner, n);
@@ -79,11 +78,14 @@ static int32_t find_diverged_param(pprt_context *ctx,
 bool pprt_print_params(pprt_context *ctx) {
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
   param_report *params = pprt_xcalloc(ctx, (size_t)cap, sizeof *params);
-  int32_t *owner = pprt_xcalloc(ctx, (size_t)cap, sizeof *owner);
+  int32_t *owner = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *owner);
+  int32_t *ids = owner + cap;
   double *stats = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *stats);
   int32_t n = collect_params(ctx, params);
   int32_t diverged = find_diverged_param(ctx, params, n);
-  elect_owners(ctx, params, n, owner);
+  for (int32_t i = 0; i < n; ++i)
+    ids[i] = params[i].id;
+  pprt_elect_owners(ctx, ids, n, owner);
   int32_t me = ctx->transport->world_rank;
   for (int32_t i = 0; i < n; ++i) {
     /* A param nobody touched still has its initial values; rank 0 makes

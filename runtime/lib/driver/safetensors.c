@@ -1,0 +1,703 @@
+/* Reads and writes safetensors files (safetensors.h). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "driver/safetensors.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct {
+  const char *name;
+  int64_t size;
+} dtypes[] = {{"F64", 8},  {"F32", 4},     {"F16", 2},    {"BF16", 2},
+              {"I64", 8},  {"I32", 4},     {"I16", 2},    {"I8", 1},
+              {"U64", 8},  {"U32", 4},     {"U16", 2},    {"U8", 1},
+              {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+
+int64_t pprt_st_dtype_size(const char *dtype) {
+  for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; ++i)
+    if (strcmp(dtype, dtypes[i].name) == 0)
+      return dtypes[i].size;
+  return 0;
+}
+
+static bool fail(char *err, size_t err_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool fail(char *err, size_t err_size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_size, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+/* ---- Reading: a JSON parser for the header's subset (objects, strings,
+   non-negative integers, arrays of them). ---- */
+
+typedef struct cursor {
+  const char *begin, *p, *end;
+  char *err;
+  size_t err_size;
+} cursor;
+
+static bool syntax_error(cursor *c, const char *what) {
+  return fail(c->err, c->err_size, "bad header: %s at byte %zu", what,
+              (size_t)(c->p - c->begin));
+}
+
+static void skip_space(cursor *c) {
+  while (c->p < c->end &&
+         (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+    ++c->p;
+}
+
+/* Consumes `ch` after optional white space. */
+static bool eat(cursor *c, char ch) {
+  skip_space(c);
+  if (c->p >= c->end || *c->p != ch)
+    return false;
+  ++c->p;
+  return true;
+}
+
+static bool expect(cursor *c, char ch) {
+  char what[32];
+  snprintf(what, sizeof what, "expected '%c'", ch);
+  return eat(c, ch) || syntax_error(c, what);
+}
+
+static int hex_digit(char ch) {
+  if (ch >= '0' && ch <= '9')
+    return ch - '0';
+  if (ch >= 'a' && ch <= 'f')
+    return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F')
+    return ch - 'A' + 10;
+  return -1;
+}
+
+/* Reads the 4 hex digits of a \u escape. */
+static bool parse_hex4(cursor *c, uint32_t *out) {
+  if (c->end - c->p < 4)
+    return syntax_error(c, "truncated \\u escape");
+  *out = 0;
+  for (int i = 0; i < 4; ++i) {
+    int d = hex_digit(*c->p++);
+    if (d < 0)
+      return syntax_error(c, "bad \\u escape");
+    *out = *out << 4 | (uint32_t)d;
+  }
+  return true;
+}
+
+/* The code point of a \u escape (the "\u" consumed), joining a surrogate
+   pair. */
+static bool parse_unicode_escape(cursor *c, uint32_t *cp) {
+  if (!parse_hex4(c, cp))
+    return false;
+  if (*cp >= 0xDC00 && *cp <= 0xDFFF)
+    return syntax_error(c, "lone low surrogate");
+  if (*cp < 0xD800 || *cp > 0xDBFF)
+    return true;
+  uint32_t low;
+  if (c->end - c->p < 2 || c->p[0] != '\\' || c->p[1] != 'u')
+    return syntax_error(c, "lone high surrogate");
+  c->p += 2;
+  if (!parse_hex4(c, &low))
+    return false;
+  if (low < 0xDC00 || low > 0xDFFF)
+    return syntax_error(c, "bad surrogate pair");
+  *cp = 0x10000 + ((*cp - 0xD800) << 10) + (low - 0xDC00);
+  return true;
+}
+
+static size_t put_utf8(char *out, uint32_t cp) {
+  if (cp < 0x80) {
+    out[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = (char)(0xC0 | cp >> 6);
+    out[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = (char)(0xE0 | cp >> 12);
+    out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | cp >> 18);
+  out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+  out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+  out[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+/* One character of a string body (the cursor is on it) into `out`. */
+static bool parse_char(cursor *c, char *out, size_t *len) {
+  unsigned char ch = (unsigned char)*c->p++;
+  if (ch < 0x20)
+    return syntax_error(c, "control character in string");
+  if (ch != '\\') {
+    out[(*len)++] = (char)ch;
+    return true;
+  }
+  if (c->p >= c->end)
+    return syntax_error(c, "unterminated string");
+  char e = *c->p++;
+  static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+  const char *k = strchr(from, e);
+  if (k && e) {
+    out[(*len)++] = to[k - from];
+    return true;
+  }
+  uint32_t cp;
+  if (e != 'u' || !parse_unicode_escape(c, &cp))
+    return e == 'u' ? false : syntax_error(c, "bad escape");
+  *len += put_utf8(out + *len, cp);
+  return true;
+}
+
+/* A string into malloc'ed `*out`. Escapes never decode longer than they
+   are written, so the body's length bounds the result. */
+static bool parse_string(cursor *c, char **out) {
+  if (!expect(c, '"'))
+    return false;
+  const char *q = c->p;
+  while (q < c->end && *q != '"')
+    q += *q == '\\' && q + 1 < c->end ? 2 : 1;
+  if (q >= c->end)
+    return syntax_error(c, "unterminated string");
+  char *s = malloc((size_t)(q - c->p) + 1);
+  if (!s)
+    return fail(c->err, c->err_size, "out of memory");
+  size_t len = 0;
+  while (c->p < q)
+    if (!parse_char(c, s, &len)) {
+      free(s);
+      return false;
+    }
+  ++c->p;
+  s[len] = '\0';
+  if (strlen(s) != len) {
+    free(s);
+    return syntax_error(c, "NUL character in string");
+  }
+  *out = s;
+  return true;
+}
+
+/* A JSON integer >= 0 that fits in 63 bits. */
+static bool parse_count(cursor *c, uint64_t *out) {
+  skip_space(c);
+  if (c->p >= c->end || *c->p < '0' || *c->p > '9')
+    return syntax_error(c, "expected a non-negative integer");
+  if (*c->p == '0' && c->p + 1 < c->end && c->p[1] >= '0' && c->p[1] <= '9')
+    return syntax_error(c, "leading zero in integer");
+  uint64_t v = 0;
+  while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+    if (v > ((uint64_t)INT64_MAX - 9) / 10)
+      return syntax_error(c, "integer too large");
+    v = v * 10 + (uint64_t)(*c->p++ - '0');
+  }
+  if (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))
+    return syntax_error(c, "expected an integer");
+  *out = v;
+  return true;
+}
+
+/* [n, n, ...] of at most `max` integers. */
+static bool parse_counts(cursor *c, uint64_t *vals, int32_t max, int32_t *n) {
+  *n = 0;
+  if (!expect(c, '['))
+    return false;
+  if (eat(c, ']'))
+    return true;
+  do {
+    if (*n == max)
+      return syntax_error(c, "too many integers in array");
+    if (!parse_count(c, &vals[(*n)++]))
+      return false;
+  } while (eat(c, ','));
+  return expect(c, ']');
+}
+
+/* The "__metadata__" object: string values only; they are not kept. */
+static bool parse_metadata(cursor *c) {
+  if (!expect(c, '{'))
+    return false;
+  if (eat(c, '}'))
+    return true;
+  do {
+    char *key = NULL, *value = NULL;
+    bool ok =
+        parse_string(c, &key) && expect(c, ':') && parse_string(c, &value);
+    free(key);
+    free(value);
+    if (!ok)
+      return false;
+  } while (eat(c, ','));
+  return expect(c, '}');
+}
+
+/* Which of a tensor's three fields have been seen. */
+enum { SEEN_DTYPE = 1, SEEN_SHAPE = 2, SEEN_OFFSETS = 4 };
+
+static bool parse_field(cursor *c, pprt_st_tensor *t, int *seen) {
+  char *key = NULL;
+  if (!parse_string(c, &key) || !expect(c, ':')) {
+    free(key);
+    return false;
+  }
+  int bit = strcmp(key, "dtype") == 0          ? SEEN_DTYPE
+            : strcmp(key, "shape") == 0        ? SEEN_SHAPE
+            : strcmp(key, "data_offsets") == 0 ? SEEN_OFFSETS
+                                               : 0;
+  if (!bit || (*seen & bit)) {
+    fail(c->err, c->err_size, "bad header: tensor '%s': %s field '%s'", t->name,
+         bit ? "duplicate" : "unknown", key);
+    free(key);
+    return false;
+  }
+  free(key);
+  *seen |= bit;
+  if (bit == SEEN_DTYPE) {
+    char *dtype = NULL;
+    if (!parse_string(c, &dtype))
+      return false;
+    bool known = pprt_st_dtype_size(dtype) > 0;
+    if (known)
+      snprintf(t->dtype, sizeof t->dtype, "%s", dtype);
+    else
+      fail(c->err, c->err_size, "bad header: tensor '%s': unknown dtype '%s'",
+           t->name, dtype);
+    free(dtype);
+    return known;
+  }
+  uint64_t vals[PPRT_ST_MAX_DIMS];
+  int32_t n;
+  if (!parse_counts(c, vals, bit == SEEN_SHAPE ? PPRT_ST_MAX_DIMS : 2, &n))
+    return false;
+  if (bit == SEEN_SHAPE) {
+    t->ndims = n;
+    for (int32_t i = 0; i < n; ++i)
+      t->dims[i] = (int64_t)vals[i];
+    return true;
+  }
+  if (n != 2)
+    return fail(c->err, c->err_size,
+                "bad header: tensor '%s': data_offsets needs 2 integers",
+                t->name);
+  t->begin = vals[0];
+  t->end = vals[1];
+  return true;
+}
+
+static bool parse_tensor(cursor *c, pprt_st_tensor *t) {
+  int seen = 0;
+  if (!expect(c, '{'))
+    return false;
+  if (!eat(c, '}')) {
+    do
+      if (!parse_field(c, t, &seen))
+        return false;
+    while (eat(c, ','));
+    if (!expect(c, '}'))
+      return false;
+  }
+  if (seen != (SEEN_DTYPE | SEEN_SHAPE | SEEN_OFFSETS))
+    return fail(c->err, c->err_size,
+                "bad header: tensor '%s' needs dtype, shape and data_offsets",
+                t->name);
+  return true;
+}
+
+/* Appends one "name": value entry of the top-level object. */
+static bool parse_entry(cursor *c, pprt_safetensors *st, int32_t *cap,
+                        bool *seen_meta) {
+  char *name = NULL;
+  if (!parse_string(c, &name) || !expect(c, ':')) {
+    free(name);
+    return false;
+  }
+  if (strcmp(name, "__metadata__") == 0) {
+    free(name);
+    if (*seen_meta)
+      return syntax_error(c, "duplicate __metadata__");
+    *seen_meta = true;
+    return parse_metadata(c);
+  }
+  if (pprt_st_find(st, name)) {
+    fail(c->err, c->err_size, "bad header: duplicate tensor '%s'", name);
+    free(name);
+    return false;
+  }
+  if (st->num_tensors == *cap) {
+    *cap = *cap ? 2 * *cap : 16;
+    pprt_st_tensor *grown = realloc(st->tensors, (size_t)*cap * sizeof *grown);
+    if (!grown) {
+      free(name);
+      return fail(c->err, c->err_size, "out of memory");
+    }
+    st->tensors = grown;
+  }
+  pprt_st_tensor *t = &st->tensors[st->num_tensors++];
+  memset(t, 0, sizeof *t);
+  t->name = name;
+  return parse_tensor(c, t);
+}
+
+static bool parse_header(cursor *c, pprt_safetensors *st) {
+  bool seen_meta = false;
+  int32_t cap = 0;
+  if (!expect(c, '{'))
+    return false;
+  if (!eat(c, '}')) {
+    do
+      if (!parse_entry(c, st, &cap, &seen_meta))
+        return false;
+    while (eat(c, ','));
+    if (!expect(c, '}'))
+      return false;
+  }
+  skip_space(c);
+  return c->p == c->end || syntax_error(c, "trailing characters");
+}
+
+/* The byte count of a tensor's shape and dtype, or false on overflow. */
+static bool tensor_bytes(const pprt_st_tensor *t, uint64_t *bytes) {
+  uint64_t n = (uint64_t)pprt_st_dtype_size(t->dtype);
+  for (int32_t i = 0; i < t->ndims; ++i) {
+    uint64_t d = (uint64_t)t->dims[i];
+    if (d && n > (uint64_t)INT64_MAX / d)
+      return false;
+    n *= d;
+  }
+  *bytes = n;
+  return true;
+}
+
+static int compare_begins(const void *a, const void *b) {
+  const pprt_st_tensor *x = *(const pprt_st_tensor *const *)a;
+  const pprt_st_tensor *y = *(const pprt_st_tensor *const *)b;
+  return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* Offsets within the data, matching the shapes, and no two overlapping. */
+static bool check_offsets(const pprt_safetensors *st, char *err,
+                          size_t err_size) {
+  for (int32_t i = 0; i < st->num_tensors; ++i) {
+    const pprt_st_tensor *t = &st->tensors[i];
+    uint64_t bytes;
+    if (t->begin > t->end || t->end > st->data_size)
+      return fail(err, err_size,
+                  "tensor '%s': data_offsets [%llu, %llu] outside the %llu "
+                  "data bytes",
+                  t->name, (unsigned long long)t->begin,
+                  (unsigned long long)t->end,
+                  (unsigned long long)st->data_size);
+    if (!tensor_bytes(t, &bytes) || bytes != t->end - t->begin)
+      return fail(err, err_size,
+                  "tensor '%s': data_offsets hold %llu bytes but its %s shape "
+                  "needs another size",
+                  t->name, (unsigned long long)(t->end - t->begin), t->dtype);
+  }
+  size_t count = st->num_tensors > 0 ? (size_t)st->num_tensors : 1;
+  const pprt_st_tensor **order = malloc(count * sizeof *order);
+  if (!order)
+    return fail(err, err_size, "out of memory");
+  for (int32_t i = 0; i < st->num_tensors; ++i)
+    order[i] = &st->tensors[i];
+  qsort(order, (size_t)st->num_tensors, sizeof *order, compare_begins);
+  /* The tensor reaching furthest so far; empty tensors overlap nothing. */
+  const pprt_st_tensor *last = NULL;
+  bool ok = true;
+  for (int32_t i = 0; i < st->num_tensors && ok; ++i) {
+    if (order[i]->begin == order[i]->end)
+      continue;
+    if (last && order[i]->begin < last->end)
+      ok = fail(err, err_size, "tensors '%s' and '%s' overlap", last->name,
+                order[i]->name);
+    if (!last || order[i]->end > last->end)
+      last = order[i];
+  }
+  free(order);
+  return ok;
+}
+
+bool pprt_st_parse(unsigned char *bytes, size_t size, pprt_safetensors *out,
+                   char *err, size_t err_size) {
+  memset(out, 0, sizeof *out);
+  out->bytes = bytes;
+  out->size = size;
+  if (size < 8)
+    return fail(err, err_size,
+                "bad header: the file has %zu bytes, fewer "
+                "than the 8 of the header length",
+                size);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = n << 8 | bytes[i];
+  if (n > PPRT_ST_MAX_HEADER || n > size - 8)
+    return fail(err, err_size,
+                "bad header: header length %llu exceeds the file's %zu bytes "
+                "(or the 100000000-byte limit)",
+                (unsigned long long)n, size - 8);
+  cursor c = {(const char *)bytes + 8, (const char *)bytes + 8,
+              (const char *)bytes + 8 + n, err, err_size};
+  if (!parse_header(&c, out))
+    return false;
+  out->data = bytes + 8 + n;
+  out->data_size = size - 8 - n;
+  return check_offsets(out, err, err_size);
+}
+
+bool pprt_st_read(const char *path, pprt_safetensors *out, char *err,
+                  size_t err_size) {
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return fail(err, err_size, "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return fail(err, err_size, "cannot read: not a regular file");
+  }
+  size_t size = (size_t)st.st_size;
+  unsigned char *bytes = malloc(size + 1);
+  bool ok = bytes && fread(bytes, 1, size, f) == size;
+  int saved = errno;
+  fclose(f);
+  if (!ok) {
+    free(bytes);
+    return fail(err, err_size, "cannot read: %s", strerror(saved));
+  }
+  return pprt_st_parse(bytes, (size_t)size, out, err, err_size);
+}
+
+const pprt_st_tensor *pprt_st_find(const pprt_safetensors *st,
+                                   const char *name) {
+  for (int32_t i = 0; i < st->num_tensors; ++i)
+    if (strcmp(st->tensors[i].name, name) == 0)
+      return &st->tensors[i];
+  return NULL;
+}
+
+void pprt_st_free(pprt_safetensors *st) {
+  for (int32_t i = 0; i < st->num_tensors; ++i)
+    free(st->tensors[i].name);
+  free(st->tensors);
+  free(st->bytes);
+  memset(st, 0, sizeof *st);
+}
+
+/* ---- Writing. ---- */
+
+struct pprt_st_writer {
+  FILE *f;
+  char *path;
+  char *tmp;
+  uint64_t expected; /* data bytes the header promises */
+  uint64_t written;
+};
+
+/* A growing string. */
+typedef struct text {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} text;
+
+static void append(text *t, const char *s, size_t n) {
+  if (t->oom)
+    return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = 2 * (t->len + n + 1);
+    char *grown = realloc(t->s, cap);
+    if (!grown) {
+      t->oom = true;
+      return;
+    }
+    t->s = grown;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->len, s, n);
+  t->len += n;
+  t->s[t->len] = '\0';
+}
+
+static void appendf(text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void appendf(text *t, const char *fmt, ...) {
+  char buf[128];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  append(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static void append_string(text *t, const char *s) {
+  append(t, "\"", 1);
+  for (; *s; ++s) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      appendf(t, "\\%c", ch);
+    else if (ch < 0x20)
+      appendf(t, "\\u%04x", ch);
+    else
+      append(t, s, 1);
+  }
+  append(t, "\"", 1);
+}
+
+/* The header JSON, padded with spaces to a multiple of 8 bytes; the data
+   bytes it describes in *data_bytes. */
+static bool build_header(text *h, const pprt_st_entry *entries, int32_t n,
+                         const char *const *keys, const char *const *values,
+                         int32_t nmeta, uint64_t *data_bytes, char *err,
+                         size_t err_size) {
+  uint64_t offset = 0;
+  append(h, "{", 1);
+  if (nmeta > 0) {
+    append(h, "\"__metadata__\":{", 16);
+    for (int32_t i = 0; i < nmeta; ++i) {
+      append(h, i ? "," : "", i ? 1 : 0);
+      append_string(h, keys[i]);
+      append(h, ":", 1);
+      append_string(h, values[i]);
+    }
+    append(h, "}", 1);
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    const pprt_st_entry *e = &entries[i];
+    pprt_st_tensor t = {.ndims = e->ndims};
+    snprintf(t.dtype, sizeof t.dtype, "%s", e->dtype);
+    uint64_t bytes;
+    if (e->ndims < 0 || e->ndims > PPRT_ST_MAX_DIMS ||
+        pprt_st_dtype_size(e->dtype) == 0)
+      return fail(err, err_size, "tensor '%s': bad dtype or rank", e->name);
+    for (int32_t d = 0; d < e->ndims; ++d)
+      t.dims[d] = e->dims[d];
+    if (!tensor_bytes(&t, &bytes))
+      return fail(err, err_size, "tensor '%s' is too large", e->name);
+    append(h, i || nmeta > 0 ? "," : "", i || nmeta > 0 ? 1 : 0);
+    append_string(h, e->name);
+    appendf(h, ":{\"dtype\":\"%s\",\"shape\":[", e->dtype);
+    for (int32_t d = 0; d < e->ndims; ++d)
+      appendf(h, "%s%lld", d ? "," : "", (long long)e->dims[d]);
+    appendf(h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+            (unsigned long long)(offset + bytes));
+    offset += bytes;
+  }
+  append(h, "}", 1);
+  while (h->len % 8)
+    append(h, " ", 1);
+  *data_bytes = offset;
+  return !h->oom || fail(err, err_size, "out of memory");
+}
+
+static char *concat(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  char *s = malloc(na + nb + 1);
+  if (s) {
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb + 1);
+  }
+  return s;
+}
+
+pprt_st_writer *pprt_st_writer_begin(const char *path,
+                                     const pprt_st_entry *entries, int32_t n,
+                                     const char *const *keys,
+                                     const char *const *values, int32_t nmeta,
+                                     char *err, size_t err_size) {
+  text h = {0};
+  pprt_st_writer *w = calloc(1, sizeof *w);
+  if (!w || !build_header(&h, entries, n, keys, values, nmeta, &w->expected,
+                          err, err_size)) {
+    if (!w)
+      fail(err, err_size, "out of memory");
+    free(h.s);
+    free(w);
+    return NULL;
+  }
+  w->path = concat(path, "");
+  w->tmp = concat(path, ".tmp");
+  w->f = w->tmp ? fopen(w->tmp, "wb") : NULL;
+  if (!w->f) {
+    fail(err, err_size, "cannot create '%s': %s", w->tmp ? w->tmp : path,
+         strerror(errno));
+    free(h.s);
+    free(w->path);
+    free(w->tmp);
+    free(w);
+    return NULL;
+  }
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
+  bool ok =
+      fwrite(len, 1, 8, w->f) == 8 && fwrite(h.s, 1, h.len, w->f) == h.len;
+  free(h.s);
+  if (!ok) {
+    fail(err, err_size, "cannot write '%s': %s", w->tmp, strerror(errno));
+    pprt_st_writer_abort(w);
+    return NULL;
+  }
+  return w;
+}
+
+bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
+                         char *err, size_t err_size) {
+  if (w->written + bytes > w->expected)
+    return fail(err, err_size, "'%s': more tensor bytes than the header has",
+                w->tmp);
+  if (fwrite(data, 1, bytes, w->f) != bytes)
+    return fail(err, err_size, "cannot write '%s': %s", w->tmp,
+                strerror(errno));
+  w->written += bytes;
+  return true;
+}
+
+bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
+  bool ok = true;
+  if (w->written != w->expected)
+    ok = fail(err, err_size, "'%s': %llu tensor bytes written, %llu expected",
+              w->tmp, (unsigned long long)w->written,
+              (unsigned long long)w->expected);
+  else if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
+    ok = fail(err, err_size, "cannot write '%s': %s", w->tmp, strerror(errno));
+  if (!ok) {
+    pprt_st_writer_abort(w);
+    return false;
+  }
+  ok = fclose(w->f) == 0 && rename(w->tmp, w->path) == 0;
+  w->f = NULL;
+  if (!ok) {
+    fail(err, err_size, "cannot write '%s': %s", w->path, strerror(errno));
+    pprt_st_writer_abort(w);
+    return false;
+  }
+  free(w->path);
+  free(w->tmp);
+  free(w);
+  return true;
+}
+
+void pprt_st_writer_abort(pprt_st_writer *w) {
+  if (w->f)
+    fclose(w->f);
+  unlink(w->tmp);
+  free(w->path);
+  free(w->tmp);
+  free(w);
+}

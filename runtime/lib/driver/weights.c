@@ -1,0 +1,228 @@
+/* Trained weights in and out of safetensors files: --init-weights, --save. */
+#include "core/core.h"
+#include "driver/safetensors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The safetensors dtype of a pprt_dtype. */
+static const char *st_dtype(int32_t dtype) {
+  static const char *const names[] = {"F32", "F16", "BF16", "I32", "I64"};
+  return dtype >= 0 && dtype <= PPRT_I64 ? names[dtype] : "?";
+}
+
+void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,
+                     char *out, size_t size) {
+  int32_t same_index = 0;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *p = &ctx->buffers[id];
+    same_index += p->defined && p->kind == PPRT_PARAM && p->index == b->index;
+  }
+  /* A weight that several stages hold (tied) is saved once per stage. */
+  if (same_index > 1)
+    snprintf(out, size, "param%d.stage%d", b->index, b->stage);
+  else
+    snprintf(out, size, "param%d", b->index);
+}
+
+/* PARAM buffer ids ordered by model argument, then stage; their count. */
+static int32_t ordered_params(const pprt_context *ctx, int32_t *ids) {
+  int32_t n = 0;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!b->defined || b->kind != PPRT_PARAM)
+      continue;
+    int32_t k = n++;
+    for (; k > 0; --k) {
+      const pprt_buffer_desc *prev = &ctx->buffers[ids[k - 1]];
+      if (prev->index < b->index ||
+          (prev->index == b->index && prev->stage <= b->stage))
+        break;
+      ids[k] = ids[k - 1];
+    }
+    ids[k] = id;
+  }
+  return n;
+}
+
+/* Why the file's tensor `t` cannot initialise buffer `b`, or NULL. */
+static const char *mismatch(const pprt_buffer_desc *b, const pprt_st_tensor *t,
+                            char *why, size_t size) {
+  bool same = t->ndims == b->ndims && strcmp(t->dtype, st_dtype(b->dtype)) == 0;
+  for (int32_t d = 0; same && d < b->ndims; ++d)
+    same = t->dims[d] == b->dims[d];
+  if (same)
+    return NULL;
+  char want[96] = "", got[160] = "";
+  size_t n = 0;
+  for (int32_t d = 0; d < b->ndims; ++d)
+    n += (size_t)snprintf(want + n, sizeof want - n, "%s%lld", d ? "," : "",
+                          (long long)b->dims[d]);
+  n = 0;
+  for (int32_t d = 0; d < t->ndims && n < sizeof got; ++d)
+    n += (size_t)snprintf(got + n, sizeof got - n, "%s%lld", d ? "," : "",
+                          (long long)t->dims[d]);
+  snprintf(why, size, "is %s [%s] in the file, but the model's is %s [%s]",
+           t->dtype, got, st_dtype(b->dtype), want);
+  return why;
+}
+
+/* Checks that the file holds every param with its dtype and shape. */
+static bool check_weights(const pprt_context *ctx, const pprt_safetensors *st,
+                          char *err, size_t err_size) {
+  char name[64], why[384];
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!b->defined || b->kind != PPRT_PARAM)
+      continue;
+    pprt_param_name(ctx, b, name, sizeof name);
+    const pprt_st_tensor *t = pprt_st_find(st, name);
+    if (!t) {
+      snprintf(err, err_size, "no tensor '%s' (stage %d's weight)", name,
+               b->stage);
+      return false;
+    }
+    if (mismatch(b, t, why, sizeof why)) {
+      snprintf(err, err_size, "tensor '%s' %s", name, why);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool has_params(const pprt_context *ctx) {
+  for (int32_t id = 0; id < ctx->num_buffers; ++id)
+    if (ctx->buffers[id].defined && ctx->buffers[id].kind == PPRT_PARAM)
+      return true;
+  return false;
+}
+
+/* Every rank learns whether all succeeded; the lowest failing rank reports
+   its `err`, so the job prints one line. */
+static bool agree(pprt_context *ctx, bool ok, const char *option,
+                  const char *path, const char *err) {
+  pprt_transport *t = ctx->transport;
+  int32_t first_failed = ok ? INT32_MAX : t->world_rank;
+  t->ops->allreduce_world_min_i32(t, &first_failed, 1);
+  if (first_failed == t->world_rank) {
+    fprintf(stderr, "pprt: rank %d: %s '%s': %s\n", t->world_rank, option, path,
+            err);
+    fflush(stderr);
+  }
+  return first_failed == INT32_MAX;
+}
+
+bool pprt_weights_prepare(pprt_context *ctx) {
+  const char *path = ctx->opts.init_weights_path;
+  const char *option = path ? "--init-weights" : "--save";
+  if (!path && !ctx->opts.save_path)
+    return true;
+  if (!has_params(ctx))
+    return agree(ctx, false, option, path ? path : ctx->opts.save_path,
+                 "the program has no parameters");
+  if (!path)
+    return true;
+  char err[512] = "";
+  pprt_safetensors *st = pprt_xcalloc(ctx, 1, sizeof *st);
+  bool ok = pprt_st_read(path, st, err, sizeof err) &&
+            check_weights(ctx, st, err, sizeof err);
+  if (!agree(ctx, ok, option, path, err)) {
+    pprt_st_free(st);
+    free(st);
+    return false;
+  }
+  ctx->init_weights = st;
+  return true;
+}
+
+void pprt_weights_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
+                             void *out) {
+  char name[64];
+  pprt_param_name(ctx, b, name, sizeof name);
+  /* pprt_weights_prepare checked presence, dtype and shape. */
+  const pprt_st_tensor *t = pprt_st_find(ctx->init_weights, name);
+  memcpy(out, ctx->init_weights->data + t->begin, (size_t)b->bytes);
+}
+
+void pprt_weights_free(pprt_context *ctx) {
+  if (!ctx->init_weights)
+    return;
+  pprt_st_free(ctx->init_weights);
+  free(ctx->init_weights);
+  ctx->init_weights = NULL;
+}
+
+/* Rank 0 starts the file: one entry per param, in `ids` order. */
+static pprt_st_writer *begin_file(pprt_context *ctx, const int32_t *ids,
+                                  int32_t n, char *err, size_t err_size) {
+  pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)n, sizeof *entries);
+  char(*names)[64] = pprt_xcalloc(ctx, (size_t)n, sizeof *names);
+  for (int32_t i = 0; i < n; ++i) {
+    const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
+    pprt_param_name(ctx, b, names[i], sizeof names[i]);
+    entries[i] =
+        (pprt_st_entry){names[i], st_dtype(b->dtype), b->ndims, b->dims};
+  }
+  char step[32];
+  snprintf(step, sizeof step, "%lld",
+           (long long)(ctx->opts.first_step - 1 + ctx->opts.steps));
+  const char *keys[] = {"format", "producer", "step"};
+  const char *values[] = {"pt", "pprt", step};
+  pprt_st_writer *w = pprt_st_writer_begin(ctx->opts.save_path, entries, n,
+                                           keys, values, 3, err, err_size);
+  free(names);
+  free(entries);
+  return w;
+}
+
+/* The host bytes of param `id`: its owner's, sent to rank 0. Every owner
+   sends in file order and MPI keeps the order of messages with one tag, so
+   they need no tag of their own (and no limit on the param count). */
+static const void *param_bytes(pprt_context *ctx, int32_t id, int32_t owner) {
+  enum { TAG = 0 };
+  pprt_transport *t = ctx->transport;
+  pprt_buffer_desc *b = &ctx->buffers[id];
+  if (owner == t->world_rank) {
+    const void *host =
+        pprt_to_host(ctx, pprt_slot_data(ctx, b, id, 0), (size_t)b->bytes);
+    if (t->world_rank != 0)
+      t->ops->wait(t, t->ops->isend(t, host, b->bytes, 0, TAG));
+    return host;
+  }
+  if (t->world_rank != 0)
+    return NULL;
+  void *host = pprt_staging(ctx, (size_t)b->bytes);
+  if (t->ops->recv(t, host, b->bytes, owner, TAG, ctx->opts.timeout_s) !=
+      PPRT_RECV_OK)
+    pprt_fatal(ctx, "--save: receiving param %d from rank %d failed", b->index,
+               owner);
+  return host;
+}
+
+bool pprt_weights_save(pprt_context *ctx) {
+  int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
+  int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
+  int32_t *owner = ids + cap;
+  int32_t n = ordered_params(ctx, ids);
+  pprt_elect_owners(ctx, ids, n, owner);
+  bool root = ctx->transport->world_rank == 0;
+  char err[512] = "";
+  pprt_st_writer *w = root ? begin_file(ctx, ids, n, err, sizeof err) : NULL;
+  bool ok = !root || w;
+  for (int32_t i = 0; i < n; ++i) {
+    /* A param nobody touched still has its initial values: rank 0 makes
+       them. */
+    int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
+    const void *host = param_bytes(ctx, ids[i], from);
+    if (root && ok)
+      ok = pprt_st_writer_data(w, host, (size_t)ctx->buffers[ids[i]].bytes, err,
+                               sizeof err);
+  }
+  if (w && ok)
+    ok = pprt_st_writer_commit(w, err, sizeof err);
+  else if (w)
+    pprt_st_writer_abort(w);
+  free(ids);
+  return agree(ctx, ok, "--save", ctx->opts.save_path, err);
+}

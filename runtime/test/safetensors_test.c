@@ -1,0 +1,186 @@
+/* Unit test of the safetensors reader and writer (driver/safetensors.h). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "driver/safetensors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+/* Writes two tensors and metadata, then reads them back. */
+static void test_round_trip(const char *dir) {
+  char path[4096], tmp[4200], err[256] = "";
+  snprintf(path, sizeof path, "%s/round_trip.safetensors", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  float w[6] = {1, -2, 3.5f, -0.0f, 5, 6};
+  float b[3] = {7, 8, 9};
+  int64_t wdims[] = {2, 3}, bdims[] = {3};
+  pprt_st_entry entries[] = {{"w\"0\\", "F32", 2, wdims},
+                             {"b0", "F32", 1, bdims}};
+  const char *keys[] = {"format"}, *values[] = {"pt"};
+  pprt_st_writer *wr =
+      pprt_st_writer_begin(path, entries, 2, keys, values, 1, err, sizeof err);
+  CHECK(wr);
+  if (!wr)
+    return;
+  CHECK(access(tmp, F_OK) == 0 && access(path, F_OK) != 0);
+  CHECK(pprt_st_writer_data(wr, w, sizeof w, err, sizeof err));
+  CHECK(pprt_st_writer_data(wr, b, sizeof b, err, sizeof err));
+  CHECK(pprt_st_writer_commit(wr, err, sizeof err));
+  CHECK(access(tmp, F_OK) != 0);
+
+  pprt_safetensors st;
+  bool ok = pprt_st_read(path, &st, err, sizeof err);
+  CHECK(ok);
+  if (ok) {
+    CHECK(st.num_tensors == 2);
+    CHECK((st.size - 8 - st.data_size) % 8 == 0); /* padded header */
+    const pprt_st_tensor *t = pprt_st_find(&st, "w\"0\\");
+    CHECK(t && strcmp(t->dtype, "F32") == 0 && t->ndims == 2 &&
+          t->dims[0] == 2 && t->dims[1] == 3 && t->end - t->begin == 24);
+    CHECK(t && memcmp(st.data + t->begin, w, sizeof w) == 0);
+    t = pprt_st_find(&st, "b0");
+    CHECK(t && t->ndims == 1 && memcmp(st.data + t->begin, b, sizeof b) == 0);
+    CHECK(!pprt_st_find(&st, "w0"));
+  }
+  pprt_st_free(&st);
+  unlink(path);
+}
+
+/* Committing fewer bytes than the header promises fails and leaves
+   neither the file nor its temporary. */
+static void test_short_write(const char *dir) {
+  char path[4096], tmp[4200], err[256] = "";
+  snprintf(path, sizeof path, "%s/short.safetensors", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int64_t dims[] = {4};
+  pprt_st_entry e = {"x", "F32", 1, dims};
+  pprt_st_writer *wr =
+      pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, sizeof err);
+  CHECK(wr);
+  if (!wr)
+    return;
+  float x[2] = {1, 2};
+  CHECK(pprt_st_writer_data(wr, x, sizeof x, err, sizeof err));
+  CHECK(!pprt_st_writer_commit(wr, err, sizeof err));
+  CHECK(strstr(err, "8 tensor bytes written, 16 expected"));
+  CHECK(access(tmp, F_OK) != 0 && access(path, F_OK) != 0);
+}
+
+/* Parses an image of `header` followed by `data_bytes` zero bytes;
+   returns the error ("" if it parsed). */
+static const char *parse(const char *header, size_t data_bytes) {
+  static char err[256];
+  size_t n = strlen(header);
+  unsigned char *bytes = calloc(1, 8 + n + data_bytes);
+  for (int i = 0; i < 8; ++i)
+    bytes[i] = (unsigned char)((uint64_t)n >> (8 * i));
+  memcpy(bytes + 8, header, n);
+  pprt_safetensors st;
+  err[0] = '\0';
+  pprt_st_parse(bytes, 8 + n + data_bytes, &st, err, sizeof err);
+  pprt_st_free(&st);
+  return err;
+}
+
+static void expect_error(const char *header, size_t data_bytes,
+                         const char *want) {
+  const char *got = parse(header, data_bytes);
+  if (!strstr(got, want) || (!*want && *got)) {
+    fprintf(stderr, "header %s: error '%s', expected '%s'\n", header, got,
+            want);
+    ++failures;
+  }
+}
+
+static void test_headers(void) {
+  const char *x8 = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],"
+                   "\"data_offsets\":[0,8]}}";
+  expect_error(x8, 8, "");
+  expect_error("{}", 0, "");
+  expect_error("{\"__metadata__\":{\"a\":\"b\"}}  ", 0, "");
+  expect_error("{\"\\u00e9\\ud83d\\ude00\":{\"dtype\":\"U8\",\"shape\":[],"
+               "\"data_offsets\":[0,1]}}",
+               1, "");
+  expect_error(x8, 4, "outside the 4 data bytes");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[3],"
+               "\"data_offsets\":[0,8]}}",
+               12, "needs another size");
+  expect_error("{\"x\":{\"dtype\":\"F33\",\"shape\":[2],"
+               "\"data_offsets\":[0,8]}}",
+               8, "unknown dtype 'F33'");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8,
+               "needs dtype, shape and data_offsets");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"dtype\":\"F32\"}}", 8,
+               "duplicate field 'dtype'");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":"
+               "[0,8]},\"y\":{\"dtype\":\"F32\",\"shape\":[2],"
+               "\"data_offsets\":[4,12]}}",
+               12, "tensors 'x' and 'y' overlap");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":"
+               "[0,8]},\"x\":{\"dtype\":\"F32\",\"shape\":[2],"
+               "\"data_offsets\":[8,16]}}",
+               16, "duplicate tensor 'x'");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[-2],"
+               "\"data_offsets\":[0,8]}}",
+               8, "expected a non-negative integer");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[2.0],"
+               "\"data_offsets\":[0,8]}}",
+               8, "expected an integer");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],"
+               "\"data_offsets\":[0,8]}}",
+               8, "integer too large");
+  expect_error("{\"x\":1}", 0, "expected '{'");
+  expect_error("{\"x\":{}", 0, "needs dtype");
+  expect_error("{\"a\":{}} x", 0, "needs dtype");
+  expect_error("{} x", 0, "trailing characters");
+  expect_error("{\"a", 0, "unterminated string");
+  expect_error("{\"\\q\":{}}", 0, "bad escape");
+  expect_error("[]", 0, "expected '{'");
+  expect_error("", 0, "expected '{'");
+}
+
+/* Header lengths that do not fit the file. */
+static void test_lengths(void) {
+  char err[256];
+  pprt_safetensors st;
+  unsigned char *bytes = calloc(1, 4);
+  CHECK(!pprt_st_parse(bytes, 4, &st, err, sizeof err));
+  CHECK(strstr(err, "fewer than the 8"));
+  pprt_st_free(&st);
+  bytes = calloc(1, 10);
+  bytes[0] = 3;
+  CHECK(!pprt_st_parse(bytes, 10, &st, err, sizeof err));
+  CHECK(strstr(err, "header length 3 exceeds the file's 2 bytes"));
+  pprt_st_free(&st);
+  CHECK(!pprt_st_read("/nonexistent/x.safetensors", &st, err, sizeof err));
+  CHECK(strstr(err, "cannot open: No such file or directory"));
+  pprt_st_free(&st);
+}
+
+int main(int argc, char **argv) {
+  const char *dir = argc > 1 ? argv[1] : ".";
+  test_round_trip(dir);
+  test_short_write(dir);
+  test_headers();
+  test_lengths();
+  if (failures) {
+    fprintf(stderr, "%d checks failed\n", failures);
+    return 1;
+  }
+  printf("safetensors: all checks passed\n");
+  return 0;
+}
