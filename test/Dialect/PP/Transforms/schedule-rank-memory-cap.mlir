@@ -31,11 +31,12 @@
 // HALF: error: loc("rank 1: forward stage 1 mb 1"): 'pp.compute' op leaves rank 1 holding 2 units of activation memory, above the schedule's memory_cap of 1
 // HALF-NOT: rank 0 holding
 
-// Rank 1 has half the memory of the others: auto keeps it at 2 and lets the
-// rest hold 3, between the 35 of a cap of 2 everywhere and the 27 of 4
+// Rank 1 has half the memory of the others: auto (here the greedy list
+// schedule under the caps themselves) keeps it at 2 and lets rank 0 hold 4,
+// between the 35 of a cap of 2 everywhere and the 27 of 4
 // (schedule-auto.mlir).
-// AUTO: remark: auto: makespan 29 (greedy, memory limit [3, 2, 3, 3]), peak activation memory 3;
-// AUTO: remark: makespan 29, {{.*}}peak activation memory per rank: 3, 2, 2, 1
+// AUTO: remark: auto: makespan 29 (greedy), peak activation memory 4;
+// AUTO: remark: makespan 29, {{.*}}peak activation memory per rank: 4, 2, 2, 1
 
 // A small first rank forces one micro-batch in flight (13, as with a cap of
 // 1 everywhere); the last stage holds one at most anyway, so a small last
