@@ -13,12 +13,12 @@
 
 namespace mlir::pp {
 
-/// Improves `schedule`, whose evaluation is `eval`, in place: it moves one
-/// action at a time a few places earlier on its rank, into time the rank
-/// spends idle before it, and keeps a move when the schedule still runs,
-/// stays within every rank's memory cap and gets faster (a smaller
-/// makespan, or the same with ranks that finish earlier in sum). Stops when
-/// no move helps or after `maxEvaluations` timings. Returns how many moves
+/// Improves `schedule`, whose evaluation is `eval`, in place: where a rank
+/// idles before an action, it moves one of the next few actions into the
+/// gap or the waiting action a few places later, and keeps a move when the
+/// schedule still runs, stays within every rank's memory cap and gets faster (a
+/// smaller makespan, or the same with ranks that finish earlier in sum). Stops
+/// when no move helps or after `maxEvaluations` timings. Returns how many moves
 /// it kept.
 int64_t improveSchedule(const ScheduleProblem &problem,
                         const ActionCosts &costs, GeneratedSchedule &schedule,

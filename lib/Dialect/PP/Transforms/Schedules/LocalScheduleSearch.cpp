@@ -2,8 +2,9 @@
 //
 // Where a rank waits before an action, one of the next few actions of that
 // rank may be able to run in the gap (a weight gradient most often, or an
-// input gradient that arrived first); the search tries them, largest gaps
-// first, and keeps the first that makes the schedule faster.
+// input gradient that arrived first), or the action it waits for may go
+// after a few of them; the search tries those moves, largest gaps first,
+// and keeps the first that makes the schedule faster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,7 @@ static constexpr size_t kWindow = 6;
 
 namespace {
 
-/// Action `from` of `rank` moves to place `to` (earlier), into `idle` time.
+/// Action `from` of `rank` moves to place `to`, about a gap of `idle` time.
 struct Move {
   int64_t rank;
   size_t from, to;
@@ -50,10 +51,17 @@ private:
 
 } // namespace
 
-/// Whether `a` and `b` are the same phase of the same stage: swapping them
-/// would only swap micro-batches that cost the same.
-static bool sameSequence(const ScheduledAction &a, const ScheduledAction &b) {
-  return a.phase == b.phase && a.stage == b.stage;
+/// Whether moving action `from` to place `to` of `actions` would pass an
+/// action of the same phase and stage: that only swaps micro-batches that
+/// cost the same.
+static bool overtakes(ArrayRef<ScheduledAction> actions, size_t from,
+                      size_t to) {
+  size_t lo = std::min(from, to), hi = std::max(from, to);
+  return llvm::any_of(
+      actions.slice(lo, hi - lo + 1), [&](const ScheduledAction &a) {
+        return &a != &actions[from] && a.phase == actions[from].phase &&
+               a.stage == actions[from].stage;
+      });
 }
 
 SmallVector<Move> LocalScheduleSearch::findMoves() {
@@ -70,15 +78,15 @@ SmallVector<Move> LocalScheduleSearch::findMoves() {
              costs.duration(actions[to].phase, actions[to].stage);
       if (idle <= 1e-9)
         continue;
-      for (size_t from = to + 1;
-           from < std::min(actions.size(), to + 1 + kWindow); ++from) {
-        if (llvm::any_of(ArrayRef(actions).slice(to, from - to),
-                         [&](const ScheduledAction &a) {
-                           return sameSequence(a, actions[from]);
-                         }))
-          continue;
-        moves.push_back({int64_t(rank), from, to, idle});
-      }
+      size_t end = std::min(actions.size(), to + 1 + kWindow);
+      // One of the next actions runs in the gap...
+      for (size_t from = to + 1; from < end; ++from)
+        if (!overtakes(actions, from, to))
+          moves.push_back({int64_t(rank), from, to, idle});
+      // ... or the one that waits goes after a few of them.
+      for (size_t past = to + 2; past < end; ++past)
+        if (!overtakes(actions, to, past))
+          moves.push_back({int64_t(rank), to, past, idle});
     }
   }
   llvm::stable_sort(
@@ -89,14 +97,21 @@ SmallVector<Move> LocalScheduleSearch::findMoves() {
 bool LocalScheduleSearch::tryMove(const Move &move) {
   auto &actions = schedule.ranks[move.rank];
   auto at = [&](size_t i) { return actions.begin() + i; };
-  std::rotate(at(move.to), at(move.from), at(move.from + 1));
+  // Action `from` goes to place `to`; then it goes back.
+  auto shift = [&](size_t from, size_t to) {
+    if (from > to)
+      std::rotate(at(to), at(from), at(from + 1));
+    else
+      std::rotate(at(from), at(from + 1), at(to + 1));
+  };
+  shift(move.from, move.to);
   --left;
   FailureOr<Evaluation> moved = evaluator.evaluate(schedule);
   if (succeeded(moved) && moved->fits(problem) && moved->betterThan(eval)) {
     eval = std::move(*moved);
     return true;
   }
-  std::rotate(at(move.to), at(move.to + 1), at(move.from + 1));
+  shift(move.to, move.from);
   return false;
 }
 
