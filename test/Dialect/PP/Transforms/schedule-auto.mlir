@@ -22,9 +22,9 @@
 // built-ins (12 candidates: the six that schedule one stage per rank, as
 // generated and with split backwards); no greedy family, local search or
 // exact search runs.
-// UNIT: remark: auto: makespan 27 (zb-h1), peak activation memory 4; proven optimal: meets the lower bound 27, gap 0.0%; 12 candidates
+// UNIT: remark: auto: makespan 27 (zb-h1), peak activation memory 4; proven optimal: meets the lower bound 27, gap 0.0%; stopped there after 12 candidates
 // UNIT: remark: makespan 27,
-// SMALL: remark: auto: makespan 14 (zb-h1), peak activation memory 3; proven optimal: meets the lower bound 14, gap 0.0%; 12 candidates
+// SMALL: remark: auto: makespan 14 (zb-h1), peak activation memory 3; proven optimal: meets the lower bound 14, gap 0.0%; stopped there after 12 candidates
 // SMALL: remark: makespan 14,
 
 // No built-in schedule holds at most 2 micro-batches per rank for p = 4;
@@ -44,8 +44,8 @@
 
 // Meeting the bound proves a schedule optimal on either side of the exact
 // search's limit of 3000 actions (3 x 16 x 62 = 2976).
-// SEARCHED: remark: auto: makespan 201 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 201, gap 0.0%; 12 candidates
-// TOO-LARGE: remark: auto: makespan 204 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 204, gap 0.0%; 12 candidates
+// SEARCHED: remark: auto: makespan 201 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 201, gap 0.0%; stopped there after 12 candidates
+// TOO-LARGE: remark: auto: makespan 204 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 204, gap 0.0%; stopped there after 12 candidates
 
 // One micro-batch in flight on 3 ranks: 25, far above the bound of 14 that
 // ignores the cap; the exact search proves the greedy schedule optimal.
@@ -54,8 +54,8 @@
 
 // Large problems stop at the bound too, in about twice 1f1b's time
 // (bench/RESULTS.md): ZB-H1 on one stage per rank, ZBV on two.
-// LARGE: remark: auto: makespan 3135 (zb-h1), peak activation memory 64; proven optimal: meets the lower bound 3135, gap 0.0%; 12 candidates
-// LARGE-V: remark: auto: makespan 6175 (zbv), peak activation memory 64; proven optimal: meets the lower bound 6175, gap 0.0%
+// LARGE: remark: auto: makespan 3135 (zb-h1), peak activation memory 64; proven optimal: meets the lower bound 3135, gap 0.0%; stopped there after 12 candidates
+// LARGE-V: remark: auto: makespan 6175 (zbv), peak activation memory 64; proven optimal: meets the lower bound 6175, gap 0.0%; stopped there after 14 candidates
 
 // NONE: error: auto found no schedule within the memory cap of 0.5 (none exists: exhaustive search)
 // A stage whose activation alone exceeds the cap.

@@ -1,13 +1,14 @@
 //===- Auto.cpp - search for the fastest schedule under a memory cap ------===//
 //
 // `auto` evaluates every built-in schedule that fits the problem and a family
-// of greedy list schedules (split backward, each rank's in-flight memory
-// bounded, weight gradients filling idle time), all under the problem's
-// costs, and keeps the fastest one within the memory caps. Then a branch and
-// bound over all schedules on the standard placements and those the
-// built-ins use looks for a faster one: on small problems it finishes and
-// proves the result optimal. It reports the lower bound it proves and its
-// gap to it.
+// of greedy list schedules (GreedySchedule.h), all under the problem's
+// costs, and keeps the fastest one within the memory caps; a local search
+// (LocalScheduleSearch.h) improves it, and then a branch and bound over all
+// schedules on the standard placements and those the built-ins use looks
+// for a faster one: on small problems it finishes and proves the result
+// optimal. It stops as soon as a schedule meets the lower bound it proves,
+// and reports that bound and its gap to it. The greedy family and the local
+// search have budgets of work, so that large problems stay fast.
 //
 // `exact` runs that search alone, from no incumbent, on the standard
 // placements: a diagnostic knob that tests the search against an oracle
@@ -37,12 +38,12 @@ static constexpr int64_t kSearchBudget = 100000;
 /// Larger problems are not searched: the search recurses once per action.
 static constexpr int64_t kSearchMaxActions = 3000;
 
-/// How many actions the local search may time in all (about a second of
-/// work), and how many timings it may run at most.
+/// How many actions the local search may time in all (a fraction of a
+/// second), and how many timings it may run at most.
 static constexpr int64_t kLocalSearchWork = 10000000;
 static constexpr int64_t kLocalSearchMaxEvaluations = 4000;
-/// How many actions the greedy family may schedule in all (about a second
-/// of work); at least four greedy schedules are built.
+/// How many actions the greedy family may schedule in all (a fraction of a
+/// second); at least four greedy schedules are built.
 static constexpr int64_t kGreedyWork = 2500000;
 /// How many consecutive in-flight counts the greedy family tries below the
 /// largest useful one before it thins out.
@@ -168,8 +169,10 @@ private:
   Evaluation bestEval;
   std::string bestName;
   int64_t candidates = 0;
-  /// Whether the exact search finished on every placement.
-  bool proven = false;
+  /// Whether the exact search finished on every placement, and whether
+  /// the search stopped before its last step because a schedule met the
+  /// bound.
+  bool proven = false, stopped = false;
 };
 
 } // namespace
@@ -277,14 +280,13 @@ void AutoSearch::run(ScheduleErrorFn emitError) {
   offerBuiltins(emitError);
   for (ArrayRef<int64_t> placement : placements)
     bound = std::min(bound, lowerBound(problem, actionCosts, placement));
-  if (meetsBound())
-    return;
-  offerGreedy();
-  if (meetsBound())
-    return;
-  improveBest();
-  if (!meetsBound())
-    searchExact();
+  for (void (AutoSearch::*step)() :
+       {&AutoSearch::offerGreedy, &AutoSearch::improveBest,
+        &AutoSearch::searchExact}) {
+    if ((stopped = meetsBound()))
+      return;
+    (this->*step)();
+  }
 }
 
 FailureOr<GeneratedSchedule> AutoSearch::finish(ScheduleErrorFn emitError) {
@@ -305,11 +307,11 @@ FailureOr<GeneratedSchedule> AutoSearch::finish(ScheduleErrorFn emitError) {
     shown = bestEval.makespan;
   best->note = llvm::formatv(
       "auto: makespan {0} ({1}), peak activation memory {2}; {3} {4}, gap "
-      "{5:P1}; {6} candidates",
+      "{5:P1}; {6}{7} candidates",
       llvm::format("%g", bestEval.makespan), bestName,
       llvm::format("%g", bestEval.peak()), claim, llvm::format("%g", shown),
       shown > 0 ? std::max(0.0, (bestEval.makespan - shown) / shown) : 0.0,
-      candidates);
+      stopped ? "stopped there after " : "", candidates);
   return std::move(*best);
 }
 
