@@ -10,8 +10,9 @@ about p - r micro-batches). Compared with auto, all under the caps:
 
 - every named schedule pp-opt registers (fused and split backward; `greedy`,
   pp's list schedule, among them), run through `--pp-schedule
-  --pp-insert-transfers --pp-verify-schedule --pp-simulate` (it fits when the
-  verifier accepts it);
+  --pp-insert-transfers{semantics=async} --pp-verify-schedule --pp-simulate`
+  (each receive right before its consumer, as auto models it; it fits when
+  the verifier accepts it);
 - `py-greedy`, an independent list scheduler written here: whenever a rank
   is free it runs the action that can start first (input gradients before
   forwards before weight gradients on ties, earlier stages first), forwards
@@ -74,8 +75,9 @@ def simulate(pp_opt, pb, name, split, caps=None):
     start = time.perf_counter()
     proc = subprocess.run(
         [pp_opt, "-", "--pp-schedule=" + " ".join(options),
-         "--pp-insert-transfers", "--pp-verify-schedule", "--pp-simulate",
-         "-o", "-"], input="module {}\n", capture_output=True, text=True)
+         "--pp-insert-transfers=semantics=async", "--pp-verify-schedule",
+         "--pp-simulate", "-o", "-"], input="module {}\n",
+        capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         return None
