@@ -245,23 +245,40 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     for every rank or one per rank, for devices of different memory:
     `memory-cap=4,2,4,4` gives rank 1 half the memory of the others.
 
+    `greedy` is a list schedule on any placement auto searches (the
+    fastest of them): backwards split, each rank takes the action that can
+    start first (input gradients, then forwards of later stages on ties),
+    starts a micro-batch only while its memory cap leaves room for it on
+    all of its stages (without a cap, as many micro-batches as there are
+    stages), and runs weight gradients in time it would otherwise idle.
+
     `auto` searches: it evaluates every schedule above that fits the
-    problem (as generated and with split backwards) and greedy list
-    schedules (split backward, in-flight memory bounded, weight gradients
-    filling idle time) under the costs and memory caps given by the
-    options, and keeps the fastest within every rank's cap. Then an exact
-    branch and bound over every schedule (split backward) on the placements
-    searched (one stage per rank; otherwise looped and, with two stages per
-    rank, V) looks for a faster one, pruning by critical-path and per-rank work
-    bounds and by dominated states (on problems of at most 3000 actions).
-    When it finishes within its budget (100000 states per placement; small
-    problems such as p <= 4, m <= 8 usually do) the schedule is optimal for those placements and the remark
-    says `proven optimal by exhaustive search, ... gap 0.0%` (or, with no
-    schedule within the cap, that none exists); otherwise auto keeps the
-    fastest schedule found, never slower than the best fitting built-in,
-    and reports the lower bound it proves (each rank's work after the first
-    forward can reach it; one micro-batch's forward-backward chain) and the
-    gap.
+    problem (as generated and with split backwards) and a family of greedy
+    list schedules (in-flight memory bounded below the caps, weight
+    gradients in idle time or as early as possible) under the costs and
+    memory caps given by the options, and keeps the fastest within every
+    rank's cap. It stops as soon as a schedule meets the lower bound it
+    proves over the placements it considers (each rank's work after the
+    first forward can reach it; one micro-batch's forward-backward chain,
+    with transfers where it changes ranks), within a relative 1e-9: the
+    remark then says `proven optimal: meets the lower bound ..., gap 0.0%`.
+    Otherwise a local search moves single actions of the best schedule a
+    few places earlier into the idle time of its rank while that makes it
+    faster and keeps every rank within its cap, and then, on problems of at
+    most 3000 actions, an exact branch and bound over every schedule (split
+    backward) on the placements searched (one stage per rank; otherwise
+    looped and, with two stages per rank, V) looks for a faster one,
+    pruning by critical-path and per-rank work bounds and by dominated
+    states. When it finishes within its budget (100000 states per
+    placement; small problems such as p <= 4, m <= 8 usually do) the
+    schedule is optimal for those placements and the remark says `proven
+    optimal by exhaustive search, ... gap 0.0%` (or, with no schedule
+    within the cap, that none exists); otherwise auto reports the lower
+    bound and the gap. The greedy family and the local search have a budget
+    of actions scheduled and timed, so that large problems (p = 64,
+    m = 1024) take a few times 1f1b's generation time; auto is never slower
+    than any other schedule here, `greedy` included, that fits the caps.
+    The remark ends with the number of candidates evaluated.
 
     `exact` is a testing and diagnostic knob: it runs `auto`'s exact search
     alone, with no other candidate to start from, on the placements it
@@ -286,8 +303,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
-           "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev or "
-           "exact (auto's exact search alone, for testing)">,
+           "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy "
+           "or exact (auto's exact search alone, for testing)">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,

@@ -116,6 +116,11 @@ llvm::SmallVector<int64_t> loopedPlacement(const ScheduleProblem &problem);
 /// back up through the last p, so that rank 0 holds both ends.
 llvm::SmallVector<int64_t> vShapePlacement(const ScheduleProblem &problem);
 
+/// The placements `auto`, `exact` and `greedy` search: one stage per rank,
+/// or looped and (for two stages per rank) V-shaped.
+llvm::SmallVector<llvm::SmallVector<int64_t>>
+standardPlacements(const ScheduleProblem &problem);
+
 /// Fails unless every rank runs exactly one stage.
 LogicalResult requireOneStagePerRank(const ScheduleProblem &problem,
                                      llvm::StringRef schedule,
@@ -141,6 +146,10 @@ FailureOr<GeneratedSchedule> generateAuto(const ScheduleProblem &problem,
 /// `auto`'s exact search alone, from no incumbent (Auto.cpp): for testing.
 FailureOr<GeneratedSchedule> generateExact(const ScheduleProblem &problem,
                                            ScheduleErrorFn emitError);
+/// The greedy list schedule (GreedySchedule.cpp): split backwards, weight
+/// gradients in idle time, within the memory caps.
+FailureOr<GeneratedSchedule> generateGreedy(const ScheduleProblem &problem,
+                                            ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateGPipe(const ScheduleProblem &problem,
                                            ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateOneFOneB(const ScheduleProblem &problem,

@@ -1,13 +1,14 @@
 //===- Auto.cpp - search for the fastest schedule under a memory cap ------===//
 //
 // `auto` evaluates every built-in schedule that fits the problem and a family
-// of greedy list schedules (split backward, each rank's in-flight memory
-// bounded, weight gradients filling idle time), all under the problem's
-// costs, and keeps the fastest one within the memory caps. Then a branch and
-// bound over all schedules on the standard placements and those the
-// built-ins use looks for a faster one: on small problems it finishes and
-// proves the result optimal. It reports the lower bound it proves and its
-// gap to it.
+// of greedy list schedules (GreedySchedule.h), all under the problem's
+// costs, and keeps the fastest one within the memory caps; a local search
+// (LocalScheduleSearch.h) improves it, and then a branch and bound over all
+// schedules on the standard placements and those the built-ins use looks
+// for a faster one: on small problems it finishes and proves the result
+// optimal. It stops as soon as a schedule meets the lower bound it proves,
+// and reports that bound and its gap to it. The greedy family and the local
+// search have budgets of work, so that large problems stay fast.
 //
 // `exact` runs that search alone, from no incumbent, on the standard
 // placements: a diagnostic knob that tests the search against an oracle
@@ -17,228 +18,19 @@
 
 #include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Transforms/ExactScheduleSearch.h"
+#include "pp/Dialect/PP/Transforms/GreedySchedule.h"
+#include "pp/Dialect/PP/Transforms/LocalScheduleSearch.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::pp;
-
-namespace {
-
-/// How a compute-only schedule performs under the problem's costs.
-struct Evaluation {
-  double makespan = std::numeric_limits<double>::infinity();
-  SmallVector<double> rankPeak; // the most activation memory each rank holds
-
-  /// The most activation memory any rank holds.
-  double peak() const {
-    return rankPeak.empty() ? 0.0 : *llvm::max_element(rankPeak);
-  }
-
-  /// Whether no rank holds more than its cap in `problem`.
-  bool fits(const ScheduleProblem &problem) const {
-    for (auto [rank, held] : llvm::enumerate(rankPeak))
-      if (held > problem.getMemoryCap(rank) + 1e-9)
-        return false;
-    return true;
-  }
-};
-
-/// Times the actions of `schedule`: each rank runs its list in order, an
-/// action starts when its rank is free and its inputs are there (a
-/// transfer's time later across ranks). Fails if the ranks wait for each
-/// other forever.
-class ScheduleEvaluator {
-public:
-  ScheduleEvaluator(const ScheduleProblem &problem, const ScheduleCosts &costs,
-                    ArrayRef<int64_t> stageRank)
-      : problem(problem), costs(costs), stageRank(stageRank) {}
-
-  /// Forgets every recorded action.
-  void reset() {
-    int64_t size = problem.numStages * problem.numMicrobatches;
-    forwardEnd.assign(size, -1.0);
-    backwardEnd.assign(size, -1.0);
-  }
-
-  FailureOr<Evaluation> evaluate(const GeneratedSchedule &schedule) {
-    reset();
-    SmallVector<size_t> next(schedule.ranks.size(), 0);
-    SmallVector<double> clock(schedule.ranks.size(), 0.0),
-        held(schedule.ranks.size(), 0.0);
-    Evaluation result;
-    result.makespan = 0.0;
-    result.rankPeak.assign(schedule.ranks.size(), 0.0);
-    bool progress = true;
-    while (progress) {
-      progress = false;
-      for (auto [rank, actions] : llvm::enumerate(schedule.ranks)) {
-        for (; next[rank] < actions.size(); ++next[rank]) {
-          const ScheduledAction &a = actions[next[rank]];
-          std::optional<double> ready = readyTime(a);
-          if (!ready)
-            break;
-          double end =
-              std::max(clock[rank], *ready) + costs.duration(a.phase, a.stage);
-          clock[rank] = end;
-          record(a, end);
-          held[rank] += costs.memoryDelta(a.phase, a.stage);
-          result.rankPeak[rank] = std::max(result.rankPeak[rank], held[rank]);
-          result.makespan = std::max(result.makespan, end);
-          progress = true;
-        }
-      }
-    }
-    for (auto [rank, actions] : llvm::enumerate(schedule.ranks))
-      if (next[rank] != actions.size())
-        return failure();
-    return result;
-  }
-
-  /// When the inputs of `a` are available, if they are known yet.
-  std::optional<double> readyTime(const ScheduledAction &a) const {
-    int64_t s = a.stage, m = problem.numMicrobatches;
-    auto arrival = [&](int64_t from, double time) {
-      return stageRank[from] == stageRank[s] ? time
-                                             : time + costs.transferTime();
-    };
-    switch (a.phase) {
-    case Phase::forward:
-      if (s == 0)
-        return 0.0;
-      if (forwardEnd[(s - 1) * m + a.mb] < 0)
-        return std::nullopt;
-      return arrival(s - 1, forwardEnd[(s - 1) * m + a.mb]);
-    case Phase::backward:
-    case Phase::backward_input: {
-      double own = forwardEnd[s * m + a.mb];
-      if (own < 0)
-        return std::nullopt;
-      if (s == problem.numStages - 1)
-        return own;
-      double next = backwardEnd[(s + 1) * m + a.mb];
-      if (next < 0)
-        return std::nullopt;
-      return std::max(own, arrival(s + 1, next));
-    }
-    case Phase::backward_weight:
-      if (backwardEnd[s * m + a.mb] < 0)
-        return std::nullopt;
-      return backwardEnd[s * m + a.mb];
-    }
-    return std::nullopt;
-  }
-
-  void record(const ScheduledAction &a, double end) {
-    int64_t index = a.stage * problem.numMicrobatches + a.mb;
-    if (a.phase == Phase::forward)
-      forwardEnd[index] = end;
-    else if (a.phase != Phase::backward_weight)
-      backwardEnd[index] = end;
-  }
-
-private:
-  const ScheduleProblem &problem;
-  const ScheduleCosts &costs;
-  ArrayRef<int64_t> stageRank;
-  std::vector<double> forwardEnd, backwardEnd;
-};
-
-/// A list schedule: ranks take the next action whose inputs are there,
-/// backwards first, then forwards (of later stages first, within their
-/// rank's `memoryLimit`), then deferred weight gradients, which otherwise
-/// wait for idle time unless `eagerWeights`.
-class GreedyScheduler {
-public:
-  GreedyScheduler(const ScheduleProblem &problem, const ScheduleCosts &costs,
-                  ArrayRef<int64_t> stageRank)
-      : problem(problem), costs(costs), stageRank(stageRank),
-        evaluator(problem, costs, stageRank) {}
-
-  FailureOr<GeneratedSchedule> build(ArrayRef<double> memoryLimit,
-                                     bool eagerWeights) {
-    int64_t stages = problem.numStages, m = problem.numMicrobatches;
-    evaluator.reset();
-    GeneratedSchedule schedule{SmallVector<int64_t>(stageRank), {}, ""};
-    schedule.ranks.resize(problem.numRanks);
-    SmallVector<double> clock(problem.numRanks, 0.0),
-        held(problem.numRanks, 0.0);
-    // Each stage runs its F's, B's and W's in micro-batch order: the
-    // earliest-ready one of each phase is always the next one.
-    SmallVector<int64_t> nextForward(stages, 0), nextBackward(stages, 0),
-        nextWeight(stages, 0);
-    int64_t remaining = stages * m * 3;
-    while (remaining > 0) {
-      // The action that can start first anywhere, by priority on ties.
-      struct Choice {
-        int64_t rank = -1;
-        ScheduledAction action{};
-        double start = std::numeric_limits<double>::infinity();
-        int priority = 0;
-      } best;
-      auto consider = [&](int64_t rank, ScheduledAction a, int priority) {
-        std::optional<double> ready = evaluator.readyTime(a);
-        if (!ready)
-          return;
-        double start = std::max(clock[rank], *ready);
-        if (start < best.start - 1e-12 ||
-            (start < best.start + 1e-12 && priority < best.priority))
-          best = {rank, a, start, priority};
-      };
-      for (int64_t s = stages - 1; s >= 0; --s) {
-        int64_t rank = stageRank[s];
-        if (nextBackward[s] < m)
-          consider(rank, {Phase::backward_input, s, nextBackward[s]}, 0);
-        int64_t mb = nextForward[s];
-        if (mb < m && held[rank] + costs.memoryDelta(Phase::forward, s) <=
-                          memoryLimit[rank] + 1e-9)
-          consider(rank, {Phase::forward, s, mb}, 1 + int(stages - 1 - s));
-        // Unless eager, weight gradients wait for idle time: any other
-        // action that starts no later goes first.
-        if (nextWeight[s] < nextBackward[s])
-          consider(rank, {Phase::backward_weight, s, nextWeight[s]},
-                   eagerWeights ? -1 : int(stages) + 1);
-      }
-      if (best.rank < 0)
-        return failure(); // the memory limit leaves no rank anything to do
-      schedule.ranks[best.rank].push_back(best.action);
-      double end =
-          best.start + costs.duration(best.action.phase, best.action.stage);
-      clock[best.rank] = end;
-      held[best.rank] +=
-          costs.memoryDelta(best.action.phase, best.action.stage);
-      evaluator.record(best.action, end);
-      int64_t s = best.action.stage;
-      switch (best.action.phase) {
-      case Phase::forward:
-        ++nextForward[s];
-        break;
-      case Phase::backward_input:
-        ++nextBackward[s];
-        break;
-      case Phase::backward_weight:
-        ++nextWeight[s];
-        break;
-      case Phase::backward:
-        break;
-      }
-      --remaining;
-    }
-    return schedule;
-  }
-
-private:
-  const ScheduleProblem &problem;
-  const ScheduleCosts &costs;
-  ArrayRef<int64_t> stageRank;
-  ScheduleEvaluator evaluator;
-};
-
-} // namespace
 
 /// How many states the exact search may expand per placement before `auto`
 /// settles for the best schedule found so far.
@@ -246,17 +38,16 @@ static constexpr int64_t kSearchBudget = 100000;
 /// Larger problems are not searched: the search recurses once per action.
 static constexpr int64_t kSearchMaxActions = 3000;
 
-/// The placements searched whichever built-ins fit: one stage per rank, or
-/// looped and (for two stages per rank) V-shaped.
-static SmallVector<SmallVector<int64_t>>
-standardPlacements(const ScheduleProblem &problem) {
-  if (problem.numStages == problem.numRanks)
-    return {identityPlacement(problem)};
-  SmallVector<SmallVector<int64_t>> placements = {loopedPlacement(problem)};
-  if (problem.numStages == 2 * problem.numRanks && problem.numRanks > 1)
-    placements.push_back(vShapePlacement(problem));
-  return placements;
-}
+/// How many actions the local search may time in all (a fraction of a
+/// second), and how many timings it may run at most.
+static constexpr int64_t kLocalSearchWork = 10000000;
+static constexpr int64_t kLocalSearchMaxEvaluations = 4000;
+/// How many actions the greedy family may schedule in all (a fraction of a
+/// second); at least four greedy schedules are built.
+static constexpr int64_t kGreedyWork = 2500000;
+/// How many consecutive in-flight counts the greedy family tries below the
+/// largest useful one before it thins out.
+static constexpr size_t kGreedyNear = 12;
 
 /// Whether the exact search may run: it recurses once per action.
 static bool searchable(const ScheduleProblem &problem) {
@@ -294,11 +85,12 @@ static std::string formatPerRank(ArrayRef<double> amounts) {
   return "[" + llvm::join(llvm::map_range(amounts, format), ", ") + "]";
 }
 
-/// A bound no schedule beats: each rank must do all of its work, and cannot
-/// start before the first micro-batch's forward reaches its first stage;
-/// one micro-batch's forwards and backwards form a chain through all stages.
+/// A bound no schedule on `stageRank` beats: each rank must do all of its
+/// work, and cannot start before the first micro-batch's forward reaches its
+/// first stage; one micro-batch's forwards and backwards form a chain
+/// through all stages, with a transfer wherever it changes ranks.
 static double lowerBound(const ScheduleProblem &problem,
-                         const ScheduleCosts &costs,
+                         const ActionCosts &costs,
                          ArrayRef<int64_t> stageRank) {
   int64_t stages = problem.numStages, m = problem.numMicrobatches;
   SmallVector<double> work(problem.numRanks, 0.0);
@@ -310,47 +102,97 @@ static double lowerBound(const ScheduleProblem &problem,
     head[r] = std::min(head[r], reach);
     work[r] += m * costs.duration(Phase::backward, s) +
                m * costs.duration(Phase::forward, s);
-    reach +=
-        costs.duration(Phase::forward, s) +
-        (s + 1 < stages && stageRank[s + 1] != r ? costs.transferTime() : 0.0);
+    double hop =
+        s + 1 < stages && stageRank[s + 1] != r ? costs.transferTime() : 0.0;
+    reach += costs.duration(Phase::forward, s) + hop;
     chain += costs.duration(Phase::forward, s) +
-             costs.duration(Phase::backward_input, s);
+             costs.duration(Phase::backward_input, s) + 2 * hop;
   }
-  chain += costs.duration(Phase::backward_weight, 0) +
-           2 * (stages - 1) * costs.transferTime();
-  double bound = chain;
+  double bound = chain + costs.duration(Phase::backward_weight, 0);
   for (int64_t r = 0; r < problem.numRanks; ++r)
     bound = std::max(bound, head[r] + work[r]);
   return bound;
 }
 
-FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
-                                                    ScheduleErrorFn emitError) {
-  ScheduleProblem problem = in;
-  MLIRContext *context = problem.context;
-  if (!problem.cost)
-    problem.cost = CostAttr::getUnit(context, problem.numStages);
-  ScheduleCosts costs(problem.cost);
-  SmallVector<double> caps = problem.getMemoryCaps();
+/// The in-flight counts (in micro-batches of the largest activation) of the
+/// greedy candidates: from `most` down, every count near it, where the
+/// fastest usually lie, then halving to `least`.
+static SmallVector<int64_t> greedyInFlight(int64_t least, int64_t most) {
+  SmallVector<int64_t> counts;
+  for (int64_t n = most; n >= least;
+       n = counts.size() < kGreedyNear ? n - 1 : std::min(n - 1, n / 2))
+    counts.push_back(n);
+  if (counts.back() != least)
+    counts.push_back(least);
+  return counts;
+}
 
-  // Candidates: every built-in that can schedule the problem, as it is and
-  // with split backwards, and greedy schedules on the standard placements
-  // and those the built-ins use.
+namespace {
+
+/// `auto`'s candidates, the fastest so far within the caps, and the bound
+/// at which it stops looking.
+class AutoSearch {
+public:
+  AutoSearch(const ScheduleProblem &problem)
+      : problem(problem), costs(problem.cost),
+        actionCosts(costs, problem.numStages),
+        placements(standardPlacements(problem)) {}
+
+  /// Runs every stage of the search until one meets the bound.
+  void run(ScheduleErrorFn emitError);
+  /// The schedule found with its remark, or an error if none fits the caps.
+  FailureOr<GeneratedSchedule> finish(ScheduleErrorFn emitError);
+
+private:
+  void offer(GeneratedSchedule candidate, StringRef name);
+  void offerBuiltins(ScheduleErrorFn emitError);
+  void offerGreedy();
+  void improveBest();
+  void searchExact();
+  /// Whether the best schedule meets the lower bound (within a relative
+  /// 1e-9): nothing can beat it.
+  bool meetsBound() const {
+    return best && bestEval.makespan <= bound * (1 + 1e-9) + 1e-12;
+  }
+  int64_t numActions() const {
+    return 3 * problem.numStages * problem.numMicrobatches;
+  }
+
+  const ScheduleProblem &problem;
+  ScheduleCosts costs;
+  ActionCosts actionCosts;
+  /// The standard placements and those the built-ins use.
+  SmallVector<SmallVector<int64_t>> placements;
+  /// The least lower bound over `placements`.
+  double bound = std::numeric_limits<double>::infinity();
   std::optional<GeneratedSchedule> best;
   Evaluation bestEval;
   std::string bestName;
-  SmallVector<SmallVector<int64_t>> placements = standardPlacements(problem);
-  auto offer = [&](GeneratedSchedule candidate, StringRef name) {
-    ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
-    FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
-    if (failed(eval) || !eval->fits(problem))
-      return;
-    if (!best || eval->makespan < bestEval.makespan - 1e-9) {
-      best = std::move(candidate);
-      bestEval = *eval;
-      bestName = name.str();
-    }
-  };
+  int64_t candidates = 0;
+  /// Whether the exact search finished on every placement, and whether
+  /// the search stopped before its last step because a schedule met the
+  /// bound.
+  bool proven = false, stopped = false;
+};
+
+} // namespace
+
+void AutoSearch::offer(GeneratedSchedule candidate, StringRef name) {
+  ++candidates;
+  ScheduleEvaluator evaluator(problem, actionCosts, candidate.stageRank);
+  FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
+  if (failed(eval) || !eval->fits(problem))
+    return;
+  if (!best || eval->makespan < bestEval.makespan - 1e-9) {
+    best = std::move(candidate);
+    bestEval = *eval;
+    bestName = name.str();
+  }
+}
+
+/// Every built-in that can schedule the problem, as it is and with split
+/// backwards.
+void AutoSearch::offerBuiltins(ScheduleErrorFn emitError) {
   for (const ScheduleGenerator &generator : getScheduleGenerators()) {
     if (generator.name == "auto" || generator.name == "exact")
       continue;
@@ -358,7 +200,7 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
       ScheduleProblem variant = problem;
       variant.splitBackward = split;
       // Problems a generator rejects are not candidates: silence it.
-      ScopedDiagnosticHandler quiet(context,
+      ScopedDiagnosticHandler quiet(problem.context,
                                     [](Diagnostic &) { return success(); });
       FailureOr<GeneratedSchedule> candidate =
           generator.generate(variant, [&] { return emitError(); });
@@ -370,47 +212,117 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
             split ? (generator.name + " (split)").str() : generator.name.str());
     }
   }
+}
+
+/// Greedy list schedules on every placement, for a range of in-flight
+/// memory limits within the caps, with weight gradients in idle time or
+/// as early as they can run.
+void AutoSearch::offerGreedy() {
+  SmallVector<double> caps = problem.getMemoryCaps();
   double largest = 0.0;
   for (int64_t s = 0; s < problem.numStages; ++s)
-    largest = std::max(largest, costs.memoryDelta(Phase::forward, s));
-  for (ArrayRef<int64_t> placement : placements) {
-    GreedyScheduler greedy(problem, costs, placement);
-    int64_t perRank = problem.numStages / problem.numRanks;
-    for (int64_t inFlight = perRank; inFlight <= 2 * problem.numStages;
-         ++inFlight)
+    largest = std::max(largest, actionCosts.memoryDelta(Phase::forward, s));
+  // Past the count whose limit reaches every cap, the limits are the caps.
+  int64_t least = problem.numStages / problem.numRanks;
+  int64_t most = 2 * problem.numStages;
+  double loosest = *llvm::max_element(caps);
+  if (largest > 0 && loosest < most * largest)
+    most = std::max(least, int64_t(std::ceil(loosest / largest - 1e-9)));
+  int64_t builds = std::max<int64_t>(kGreedyWork / numActions(), 4);
+  for (int64_t inFlight : greedyInFlight(least, most)) {
+    SmallVector<double> limit = llvm::map_to_vector(
+        caps, [&](double cap) { return std::min(cap, inFlight * largest); });
+    for (ArrayRef<int64_t> placement : placements)
       for (bool eager : {false, true}) {
-        SmallVector<double> limit = llvm::map_to_vector(caps, [&](double cap) {
-          return std::min(cap, inFlight * largest);
-        });
-        FailureOr<GeneratedSchedule> candidate = greedy.build(limit, eager);
+        if (builds-- == 0)
+          return;
+        FailureOr<GeneratedSchedule> candidate = buildGreedySchedule(
+            problem, actionCosts, placement, GreedyPolicy{limit, eager});
         if (succeeded(candidate))
           offer(std::move(*candidate),
                 "greedy, memory limit " + formatPerRank(limit));
+        if (meetsBound())
+          return;
       }
   }
-  // Search every schedule on those placements for a faster one; where the
-  // search finishes everywhere, the fastest found is optimal.
-  bool proven = searchable(problem) && !placements.empty();
-  if (searchable(problem))
-    proven &= searchPlacements(problem, costs, placements, offer, [&] {
-      return best ? bestEval.makespan : std::numeric_limits<double>::infinity();
-    });
+}
+
+/// Moves actions of the best candidate into idle time while that helps,
+/// within a budget of timings that keeps large problems fast.
+void AutoSearch::improveBest() {
+  if (!best)
+    return;
+  int64_t evaluations = std::clamp<int64_t>(kLocalSearchWork / numActions(), 1,
+                                            kLocalSearchMaxEvaluations);
+  int64_t moves =
+      improveSchedule(problem, actionCosts, *best, bestEval, evaluations);
+  if (moves > 0)
+    bestName += llvm::formatv(", {0} local moves", moves).str();
+}
+
+/// Searches every schedule on the placements for a faster one; where the
+/// search finishes everywhere, the fastest found is optimal.
+void AutoSearch::searchExact() {
+  if (!searchable(problem) || placements.empty())
+    return;
+  proven = searchPlacements(
+      problem, costs, placements,
+      [&](GeneratedSchedule candidate, StringRef name) {
+        offer(std::move(candidate), name);
+      },
+      [&] {
+        return best ? bestEval.makespan
+                    : std::numeric_limits<double>::infinity();
+      });
+}
+
+void AutoSearch::run(ScheduleErrorFn emitError) {
+  offerBuiltins(emitError);
+  for (ArrayRef<int64_t> placement : placements)
+    bound = std::min(bound, lowerBound(problem, actionCosts, placement));
+  for (void (AutoSearch::*step)() :
+       {&AutoSearch::offerGreedy, &AutoSearch::improveBest,
+        &AutoSearch::searchExact}) {
+    if ((stopped = meetsBound()))
+      return;
+    (this->*step)();
+  }
+}
+
+FailureOr<GeneratedSchedule> AutoSearch::finish(ScheduleErrorFn emitError) {
   if (!best)
     return emitError() << "auto found no schedule within the memory cap of "
-                       << formatPerRank(caps)
+                       << formatPerRank(problem.getMemoryCaps())
                        << (proven ? " (none exists: exhaustive search)" : "");
-  double bound =
-      proven ? bestEval.makespan : lowerBound(problem, costs, best->stageRank);
+  std::string claim;
+  double shown = bound;
+  if (meetsBound())
+    claim = "proven optimal: meets the lower bound";
+  else if (proven)
+    claim = "proven optimal by exhaustive search, lower bound";
+  else
+    claim = "lower bound";
+  // An exhaustive search proves a bound of its own: the optimum.
+  if (proven)
+    shown = bestEval.makespan;
   best->note = llvm::formatv(
       "auto: makespan {0} ({1}), peak activation memory {2}; {3} {4}, gap "
-      "{5:P1}",
+      "{5:P1}; {6}{7} candidates",
       llvm::format("%g", bestEval.makespan), bestName,
-      llvm::format("%g", bestEval.peak()),
-      proven ? "proven optimal by exhaustive search, lower bound"
-             : "lower bound",
-      llvm::format("%g", bound),
-      bound > 0 ? (bestEval.makespan - bound) / bound : 0.0);
+      llvm::format("%g", bestEval.peak()), claim, llvm::format("%g", shown),
+      shown > 0 ? std::max(0.0, (bestEval.makespan - shown) / shown) : 0.0,
+      stopped ? "stopped there after " : "", candidates);
   return std::move(*best);
+}
+
+FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
+                                                    ScheduleErrorFn emitError) {
+  ScheduleProblem problem = in;
+  if (!problem.cost)
+    problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
+  AutoSearch search(problem);
+  search.run(emitError);
+  return search.finish(emitError);
 }
 
 FailureOr<GeneratedSchedule>
@@ -419,6 +331,7 @@ mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   if (!problem.cost)
     problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
   ScheduleCosts costs(problem.cost);
+  ActionCosts actionCosts(costs, problem.numStages);
   if (!searchable(problem))
     return emitError() << "exact search is limited to " << kSearchMaxActions
                        << " actions; this problem has "
@@ -426,7 +339,7 @@ mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   std::optional<GeneratedSchedule> best;
   Evaluation bestEval;
   auto offer = [&](GeneratedSchedule candidate, StringRef) {
-    ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
+    ScheduleEvaluator evaluator(problem, actionCosts, candidate.stageRank);
     FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
     if (succeeded(eval) &&
         (!best || eval->makespan < bestEval.makespan - 1e-9)) {

@@ -26,6 +26,7 @@ static const ScheduleGenerator kGenerators[] = {
     {"v-half", generateVHalf},
     {"v-min", generateVMin},
     {"dualpipev", generateDualPipeV},
+    {"greedy", generateGreedy},
     {"exact", generateExact},
     {"auto", generateAuto},
 };
@@ -82,6 +83,17 @@ mlir::pp::vShapePlacement(const ScheduleProblem &problem) {
   return llvm::to_vector(llvm::map_range(
       llvm::seq<int64_t>(0, problem.numStages),
       [&](int64_t stage) { return stage < p ? stage : 2 * p - 1 - stage; }));
+}
+
+llvm::SmallVector<llvm::SmallVector<int64_t>>
+mlir::pp::standardPlacements(const ScheduleProblem &problem) {
+  if (problem.numStages == problem.numRanks)
+    return {identityPlacement(problem)};
+  llvm::SmallVector<llvm::SmallVector<int64_t>> placements = {
+      loopedPlacement(problem)};
+  if (problem.numStages == 2 * problem.numRanks && problem.numRanks > 1)
+    placements.push_back(vShapePlacement(problem));
+  return placements;
 }
 
 mlir::LogicalResult
