@@ -26,6 +26,7 @@ static const ScheduleGenerator kGenerators[] = {
     {"v-half", generateVHalf},
     {"v-min", generateVMin},
     {"dualpipev", generateDualPipeV},
+    {"hanayo", generateHanayo},
     {"exact", generateExact},
     {"auto", generateAuto},
 };
