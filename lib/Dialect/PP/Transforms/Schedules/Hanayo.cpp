@@ -2,8 +2,8 @@
 //
 // Hanayo (Liu et al., SC 2023): 2W stages per rank in W waves, the stages
 // going down the ranks and back up W times (W = 1 is the V placement), run
-// 1F1B-style: warm-up forwards down and up the waves, then a backward as
-// soon as one is ready, then the drain.
+// 1F1B-style: warm-up forwards down and up the waves up to a memory limit,
+// then forwards and backwards as they become ready, then the drain.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +11,6 @@
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/Sequence.h"
 
 #include <algorithm>
 #include <cmath>
@@ -181,7 +180,8 @@ FailureOr<GeneratedSchedule> WaveScheduler::build(ScheduleErrorFn emitError) {
     bool busy = llvm::any_of(
         ranks, [&](const RankState &r) { return r.busyUntil > now; });
     if (!progress && !busy)
-      return emitError() << "hanayo: the ranks deadlock";
+      // Unreachable: each admitted micro-batch has room for all its chunks.
+      return emitError() << "hanayo found no order without a deadlock";
   }
   return schedule;
 }
