@@ -264,8 +264,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     filling idle time) under the costs and memory caps given by the
     options, and keeps the fastest within every rank's cap. Then an exact
     branch and bound over every schedule (split backward) on the placements
-    searched (one stage per rank; otherwise looped and, with two stages per
-    rank, V) looks for a faster one, pruning by critical-path and per-rank work
+    searched (one stage per rank; otherwise looped and, with 2W stages per
+    rank, `hanayo`'s waves, the V for W = 1) looks for a faster one, pruning by critical-path and per-rank work
     bounds and by dominated states (on problems of at most 3000 actions).
     When it finishes within its budget (100000 states per placement; small
     problems such as p <= 4, m <= 8 usually do) the schedule is optimal for those placements and the remark
