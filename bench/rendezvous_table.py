@@ -23,7 +23,7 @@ import re
 import subprocess
 
 MULTI_CHUNK = {"interleaved-1f1b", "looped-bfs", "zbv", "v-half", "v-min",
-               "dualpipev"}
+               "dualpipev", "hanayo"}
 SKIP = {"exact", "auto"}
 
 

@@ -35,6 +35,7 @@ KNOWN_CHUNKS = {
     "v-half": 2,
     "v-min": 2,
     "dualpipev": 2,
+    "hanayo": 2,
 }
 ORDER = list(KNOWN_CHUNKS)
 

@@ -11,8 +11,8 @@ PROBLEMS = [
     ("gpipe", 4, None), ("1f1b", 4, None), ("zb-h1", 4, None),
     ("zb-h2", 4, None), ("interleaved-1f1b", 8, 4), ("looped-bfs", 8, 4),
     ("zbv", 8, 4), ("v-half", 8, 4), ("v-min", 8, 4), ("dualpipev", 8, 4),
-    ("greedy", 4, None), ("greedy", 8, 4), ("auto", 4, None),
-    ("exact", 4, None),
+    ("greedy", 4, None), ("greedy", 8, 4), ("hanayo", 8, 4),
+    ("hanayo", 16, 4), ("auto", 4, None), ("exact", 4, None),
 ]
 
 

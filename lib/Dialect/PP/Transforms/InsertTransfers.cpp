@@ -133,7 +133,7 @@ struct InsertTransfersPass
         Block &body = rank.getBody().front();
         SmallVector<int64_t> owned;
         for (auto [stage, owner] : llvm::enumerate(stageRank))
-          if (owner == rank.getRank())
+          if (static_cast<uint64_t>(owner) == rank.getRank())
             owned.push_back(stage);
         if (numReplicas > 1)
           insertAllReduces(body, owned, rank.getLoc());

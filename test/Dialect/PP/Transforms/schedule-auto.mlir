@@ -55,7 +55,7 @@
 // Large problems stop at the bound too, in about twice 1f1b's time
 // (bench/RESULTS.md): ZB-H1 on one stage per rank, ZBV on two.
 // LARGE: remark: auto: makespan 3135 (zb-h1), peak activation memory 64; proven optimal: meets the lower bound 3135, gap 0.0%; stopped there after 12 candidates
-// LARGE-V: remark: auto: makespan 6175 (zbv), peak activation memory 64; proven optimal: meets the lower bound 6175, gap 0.0%; stopped there after 14 candidates
+// LARGE-V: remark: auto: makespan 6175 (zbv), peak activation memory 64; proven optimal: meets the lower bound 6175, gap 0.0%; stopped there after 16 candidates
 
 // NONE: error: auto found no schedule within the memory cap of 0.5 (none exists: exhaustive search)
 // A stage whose activation alone exceeds the cap.

@@ -228,6 +228,19 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
       then a cool-down whose deferred W's fill the bubbles. Needs m >= 2p;
       `zbv`'s p - 1 units of start-up at 2p + 1 chunks.
 
+    Wave-shaped, with 2W stages per rank for W waves (`num-stages` =
+    2W `num-ranks`): stage s of chunk c = s / p on rank s mod p where c is
+    even (down the ranks), p - 1 - s mod p where c is odd (back up); W = 1
+    is the V placement. See docs/Hanayo.md.
+
+    - `hanayo` (Hanayo, SC 2023): 1F1B over the waves. The ranks run in
+      lock step under unit costs; an idle rank runs a ready forward, oldest
+      micro-batch first, while it holds fewer than (2W + 1)p - 1 chunk
+      activations (interleaved 1F1B's peak with 2W chunks) or what its
+      memory cap leaves room for, else its oldest ready backward; a
+      micro-batch enters a rank only with room for all its chunks there.
+      Any m >= 1; backwards fused unless `split-backward`.
+
     With `split-backward`, each backward is a `backward_input` (B)
     immediately followed by its `backward_weight` (W); the zero-bubble
     schedules split and place W themselves.
@@ -253,7 +266,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     stages), and runs weight gradients in time it would otherwise idle.
 
     `auto` searches: it evaluates every schedule above that fits the
-    problem (as generated and with split backwards) and a family of greedy
+    problem (as generated and with split backwards; `hanayo`'s waves
+    included) and a family of greedy
     list schedules (in-flight memory bounded below the caps, weight
     gradients in idle time or as early as possible) under the costs and
     memory caps given by the options, and keeps the fastest within every
@@ -303,8 +317,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let options = [
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
-           "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy "
-           "or exact (auto's exact search alone, for testing)">,
+           "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy, "
+           "hanayo or exact (auto's exact search alone, for testing)">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,

@@ -171,6 +171,8 @@ FailureOr<GeneratedSchedule> generateVMin(const ScheduleProblem &problem,
                                           ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateDualPipeV(const ScheduleProblem &problem,
                                                ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule> generateHanayo(const ScheduleProblem &problem,
+                                            ScheduleErrorFn emitError);
 
 } // namespace mlir::pp
 

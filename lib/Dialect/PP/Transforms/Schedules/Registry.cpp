@@ -27,6 +27,7 @@ static const ScheduleGenerator kGenerators[] = {
     {"v-min", generateVMin},
     {"dualpipev", generateDualPipeV},
     {"greedy", generateGreedy},
+    {"hanayo", generateHanayo},
     {"exact", generateExact},
     {"auto", generateAuto},
 };
