@@ -4,9 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-# The sanitized build first (docs/Reliability.md): its libFuzzer targets, a
-# minute each, then lit, the runtime tests and an end-to-end oracle under
+# The sanitized build first (docs/Reliability.md): its libFuzzer targets,
+# 30 s each, then lit, the runtime tests and an end-to-end oracle under
 # ASan and UBSan; the main suite's summary is the last thing printed.
-bash scripts/sanitize.sh 60
+bash scripts/sanitize.sh 30
 # Tests labelled slow (the 4-stage bench GPT oracle) run with `ctest -L slow`.
 ctest --test-dir build --output-on-failure -LE slow
