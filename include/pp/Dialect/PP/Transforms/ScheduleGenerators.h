@@ -111,10 +111,18 @@ llvm::SmallVector<int64_t> identityPlacement(const ScheduleProblem &problem);
 /// loops over the ranks (interleaved and breadth-first schedules).
 llvm::SmallVector<int64_t> loopedPlacement(const ScheduleProblem &problem);
 
+/// Hanayo's waves: stage s of chunk c = s / p on rank s mod p for even c and
+/// p - 1 - s mod p for odd c, so a micro-batch goes down the ranks and back
+/// up, numStages / (2p) times.
+llvm::SmallVector<int64_t> wavePlacement(const ScheduleProblem &problem);
+
 /// Stages r and 2p - 1 - r on rank r, the V placement of two stages per
-/// rank: a micro-batch goes down the ranks through its first p stages and
-/// back up through the last p, so that rank 0 holds both ends.
-llvm::SmallVector<int64_t> vShapePlacement(const ScheduleProblem &problem);
+/// rank (one wave): a micro-batch goes down the ranks through its first p
+/// stages and back up through the last p, so that rank 0 holds both ends.
+inline llvm::SmallVector<int64_t>
+vShapePlacement(const ScheduleProblem &problem) {
+  return wavePlacement(problem);
+}
 
 /// The placements `auto`, `exact` and `greedy` search: one stage per rank,
 /// or looped and (for two stages per rank) V-shaped.

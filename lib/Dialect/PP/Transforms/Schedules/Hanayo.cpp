@@ -20,20 +20,11 @@
 using namespace mlir;
 using namespace mlir::pp;
 
-/// The stage of `chunk` on `rank`: even chunks go down the ranks, odd ones
-/// back up.
+/// The stage of `chunk` on `rank` under wavePlacement: even chunks go down
+/// the ranks, odd ones back up.
 static int64_t waveStage(int64_t numRanks, int64_t chunk, int64_t rank) {
   int64_t position = chunk % 2 == 0 ? rank : numRanks - 1 - rank;
   return chunk * numRanks + position;
-}
-
-/// The rank of each stage under the wave placement.
-static SmallVector<int64_t> wavePlacement(const ScheduleProblem &problem) {
-  SmallVector<int64_t> stageRank(problem.numStages);
-  for (int64_t chunk = 0; chunk < problem.numStages / problem.numRanks; ++chunk)
-    for (int64_t rank = 0; rank < problem.numRanks; ++rank)
-      stageRank[waveStage(problem.numRanks, chunk, rank)] = rank;
-  return stageRank;
 }
 
 namespace {

@@ -79,11 +79,12 @@ mlir::pp::loopedPlacement(const ScheduleProblem &problem) {
 }
 
 llvm::SmallVector<int64_t>
-mlir::pp::vShapePlacement(const ScheduleProblem &problem) {
+mlir::pp::wavePlacement(const ScheduleProblem &problem) {
   int64_t p = problem.numRanks;
-  return llvm::to_vector(llvm::map_range(
-      llvm::seq<int64_t>(0, problem.numStages),
-      [&](int64_t stage) { return stage < p ? stage : 2 * p - 1 - stage; }));
+  return llvm::to_vector(
+      llvm::map_range(llvm::seq<int64_t>(0, problem.numStages), [&](int64_t s) {
+        return (s / p) % 2 == 0 ? s % p : p - 1 - s % p;
+      }));
 }
 
 llvm::SmallVector<llvm::SmallVector<int64_t>>
