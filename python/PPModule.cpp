@@ -330,14 +330,12 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
   ScheduleOp op = schedule.get();
   ScheduleCosts costs(op);
   ScheduleSimulator simulator(op);
-  if (semantics != "async" && semantics != "rendezvous")
+  std::optional<ScheduleSimulator::Semantics> mode = parseSemantics(semantics);
+  if (!mode)
     throw std::invalid_argument("unknown semantics '" + semantics +
                                 "'; expected async or rendezvous");
-  auto mode = semantics == "rendezvous"
-                  ? ScheduleSimulator::Semantics::Rendezvous
-                  : ScheduleSimulator::Semantics::Async;
   auto duration = [&](Operation *action) { return costs.duration(action); };
-  if (failed(simulator.run(duration, mode, costs.transferTime()))) {
+  if (failed(simulator.run(duration, *mode, costs.transferTime()))) {
     simulator.emitDeadlockError();
     capture.raise("the schedule deadlocks");
   }

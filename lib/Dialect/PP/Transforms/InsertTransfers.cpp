@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
+#include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 
@@ -96,11 +97,11 @@ struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (semantics != "async" && semantics != "rendezvous") {
-      getOperation().emitError("unknown semantics '")
-          << semantics << "'; expected async or rendezvous";
+    FailureOr<ScheduleSimulator::Semantics> mode =
+        parseSemanticsOption(semantics, getOperation());
+    if (failed(mode))
       return signalPassFailure();
-    }
+    bool rendezvous = *mode == ScheduleSimulator::Semantics::Rendezvous;
     if (numReplicas < 1) {
       getOperation().emitError("num-replicas must be at least 1, got ")
           << numReplicas.getValue();
@@ -125,7 +126,7 @@ struct InsertTransfersPass
                  rank.getBody().front().getOps<ComputeOp>()))
           insertTransfersAround(compute, rank.getRank(), stageRank);
       // A deadlock is pp-verify-schedule's to report, at the actions.
-      if (semantics == "rendezvous" && failed(orderForRendezvous(schedule)))
+      if (rendezvous && failed(orderForRendezvous(schedule)))
         schedule.emitWarning("transfers left unordered for rendezvous "
                              "semantics: the ranks deadlock even with sends "
                              "that never block");

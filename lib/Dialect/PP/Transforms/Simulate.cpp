@@ -96,17 +96,10 @@ namespace {
 struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
   using Base::Base;
   void runOnOperation() override {
-    std::optional<ScheduleSimulator::Semantics> mode =
-        llvm::StringSwitch<std::optional<ScheduleSimulator::Semantics>>(
-            semantics)
-            .Case("async", ScheduleSimulator::Semantics::Async)
-            .Case("rendezvous", ScheduleSimulator::Semantics::Rendezvous)
-            .Default(std::nullopt);
-    if (!mode) {
-      getOperation().emitError("unknown semantics '")
-          << semantics << "'; expected async or rendezvous";
+    FailureOr<ScheduleSimulator::Semantics> mode =
+        parseSemanticsOption(semantics, getOperation());
+    if (failed(mode))
       return signalPassFailure();
-    }
     if (llvm::any_of(allReduceCost, [](double c) { return c < 0; })) {
       getOperation().emitError("all-reduce-cost must not be negative");
       return signalPassFailure();

@@ -614,15 +614,14 @@ struct VerifySchedulePass
     : mlir::pp::impl::PPVerifyScheduleBase<VerifySchedulePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (semantics != "async" && semantics != "rendezvous") {
-      getOperation().emitError("unknown semantics '")
-          << semantics << "'; expected async or rendezvous";
+    FailureOr<ScheduleSimulator::Semantics> mode =
+        parseSemanticsOption(semantics, getOperation());
+    if (mlir::failed(mode))
       return signalPassFailure();
-    }
+    bool rendezvous = *mode == ScheduleSimulator::Semantics::Rendezvous;
     bool failed = false;
     getOperation().walk([&](ScheduleOp schedule) {
-      failed |=
-          ScheduleChecker(schedule, semantics == "rendezvous").check().failed();
+      failed |= ScheduleChecker(schedule, rendezvous).check().failed();
     });
     if (failed)
       signalPassFailure();

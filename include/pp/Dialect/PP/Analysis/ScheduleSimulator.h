@@ -226,6 +226,26 @@ private:
   std::vector<Interval> intervals;
 };
 
+/// Reads a `semantics` option: `async` or `rendezvous`, or null.
+inline std::optional<ScheduleSimulator::Semantics>
+parseSemantics(StringRef text) {
+  if (text == "async")
+    return ScheduleSimulator::Semantics::Async;
+  if (text == "rendezvous")
+    return ScheduleSimulator::Semantics::Rendezvous;
+  return std::nullopt;
+}
+
+/// The same, with an error at `op` for anything else.
+inline FailureOr<ScheduleSimulator::Semantics>
+parseSemanticsOption(StringRef text, Operation *op) {
+  if (std::optional<ScheduleSimulator::Semantics> semantics =
+          parseSemantics(text))
+    return *semantics;
+  return op->emitError("unknown semantics '")
+         << text << "'; expected async or rendezvous";
+}
+
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_ANALYSIS_SCHEDULESIMULATOR_H
