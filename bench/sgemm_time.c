@@ -40,7 +40,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc != 7) {
-    fprintf(stderr, "usage: sgemm_time BATCH M N K TRANS_A TRANS_B | --kernels\n");
+    fprintf(stderr,
+            "usage: sgemm_time BATCH M N K TRANS_A TRANS_B | --kernels\n");
     return 2;
   }
   int batch = atoi(argv[1]), m = atoi(argv[2]), n = atoi(argv[3]),

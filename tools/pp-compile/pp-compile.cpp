@@ -150,6 +150,10 @@ static cl::opt<bool> vectorizeContractions(
     cl::desc("Tile and vectorize generated contractions into register tiles "
              "of FMAs for the target's vector width "
              "(pp-vectorize-contractions; on by default)"));
+static cl::opt<bool> factorContractions(
+    "factor-contractions",
+    cl::desc("Split contractions of products into GEMMs and elementwise ops "
+             "(pp-factor-contractions; on by default)"));
 static cl::opt<bool> fuseElementwise(
     "fuse-elementwise",
     cl::desc("Fuse elementwise ops on tensors into their consumers "
@@ -372,6 +376,8 @@ static OwningOpRef<ModuleOp> lowerModel(MLIRContext &context,
     if (vectorizeContractions.getNumOccurrences())
       options.vectorizeContractions = vectorizeContractions;
     options.vectorBits = pp::getVectorBits(machine);
+    if (factorContractions.getNumOccurrences())
+      options.factorContractions = factorContractions;
     if (fuseElementwise.getNumOccurrences())
       options.fuseElementwise = fuseElementwise;
     if (vectorizeElementwise.getNumOccurrences())

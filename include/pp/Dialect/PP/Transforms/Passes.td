@@ -514,6 +514,51 @@ def PPCopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPFactorContractions : Pass<"pp-factor-contractions", "func::FuncOp"> {
+  let summary = "Split contractions of products into GEMMs and elementwise ops";
+  let description = [{
+    A contraction whose body accumulates a product of more than two factors
+    (`%out + %a * %b * %c / %d`: a scaled attention score, a softmax
+    normalisation left inside `probs x v`, their derivatives) is neither a
+    GEMM for `pp-select-gemm` nor a register tile for
+    `pp-vectorize-contractions`; as scalar loops it costs as much as the
+    model's GEMMs together. This pass rewrites it into one plain
+    contraction `%out + %a' * %b'` and elementwise ops around it, planned on
+    the loop dimensions (`planFactoring`):
+
+    - a factor that reads only dimensions of the output, of `%a` or of `%b`
+      (a scalar reads none) multiplies or divides whichever of the three is
+      smallest, elementwise: before the contraction, or after it in an
+      epilogue `%out + sum * factors` (the sum then goes into zeros);
+    - with three or more factors that span contracted dimensions, two of
+      them whose shared dimensions no other factor reads are contracted
+      first into a smaller term (like an einsum path), choosing the pair
+      with the smallest result.
+
+    Only rewrites where the largest op left is a GEMM (each operand has an
+    output dimension the other lacks, and they share a contracted one);
+    contractions `pp-select-gemm` already takes are left alone. The sums
+    are reassociated, so results agree with the original within fp32
+    rounding.
+
+    ```mlir
+    // before: out[i, j] += a[i, k] * b[k, j] / s[i]
+    %r = linalg.generic {indexing_maps = [#ik, #kj, #i, #ij], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b, %s : tensor<64x32xf32>, tensor<32x48xf32>, tensor<64xf32>) outs(%out : tensor<64x48xf32>) {
+    ^bb0(%x: f32, %y: f32, %z: f32, %o: f32):
+      %p = arith.mulf %x, %y : f32
+      %q = arith.divf %p, %z : f32
+      %t = arith.addf %o, %q : f32
+      linalg.yield %t : f32
+    } -> tensor<64x48xf32>
+    // after: a plain contraction into zeros, then out + sum / s[i]
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PPFuseElementwise : Pass<"pp-fuse-elementwise", "func::FuncOp"> {
   let summary = "Fuse elementwise linalg ops on tensors into their consumers";
   let description = [{
