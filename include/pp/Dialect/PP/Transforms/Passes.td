@@ -763,10 +763,13 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     bench/gemm_choice.md prefers: a call of at least `min-library-flops`
     floating-point operations, run at most `max-library-calls` times, and,
     with `vectorize-contractions` (the default; pp-lower-to-cpu sets it from
-    its own option), only a contraction that `pp-vectorize-contractions`
-    would leave scalar (`isVectorizableContraction` false, the predicate
-    that pass uses itself: for example an output whose innermost dimension
-    is 1, or a dynamic shape); its FMA tiles beat the library on the rest.
+    its own option), a contraction that `pp-vectorize-contractions` would
+    turn into FMA tiles (`isVectorizableContraction`, the predicate that
+    pass uses itself) only from `min-vectorized-library-flops` per call:
+    its tiles match the library on small calls (the small GPT's step is the
+    same either way) and lose on large ones (the bench GPT's step is 1.5x
+    the library's); the rest (for example an output whose innermost
+    dimension is 1) would be scalar loops.
 
     ```mlir
     %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
@@ -789,6 +792,11 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     Option<"minLibraryFlops", "min-library-flops", "int64_t", "0",
            "With gemm=auto: the fewest floating-point operations per call "
            "that go to the library">,
+    Option<"minVectorizedLibraryFlops", "min-vectorized-library-flops",
+           "int64_t", "4000000",
+           "With gemm=auto and vectorize-contractions: the fewest "
+           "floating-point operations per call of a contraction the "
+           "vectorizer takes that go to the library">,
     Option<"maxLibraryCalls", "max-library-calls", "int64_t", "64",
            "With gemm=auto: the most calls (iterations of the loops around "
            "the call) per op that go to the library">,
