@@ -41,10 +41,21 @@ def test_mlir_locations(pp):
 
 
 def test_memory_cap(pp):
-    s = pp.schedule("gpipe", num_stages=4, num_microbatches=8, memory_cap=2)
+    # A generator that cannot keep within a cap is an error at once.
+    with pytest.raises(pp.Error, match="schedule 'gpipe' holds 8 units of "
+                       "activation memory on rank 0, over its memory cap "
+                       "of 2"):
+        pp.schedule("gpipe", num_stages=4, num_microbatches=8, memory_cap=2)
+    # 1f1b runs fewer warm-up forwards instead.
+    s = pp.schedule("1f1b", num_stages=4, num_microbatches=8, memory_cap=2)
+    assert s.verify() is s
+    assert max(s.simulate().peak_memory) == 2
+    # A schedule read from a file is held to its cap by verify().
+    text = pp.schedule("gpipe", num_stages=4, num_microbatches=8).to_json()
+    capped = pp.Schedule.from_json(text.replace('{', '{"memory_cap": 2, ', 1))
     with pytest.raises(pp.VerifyError, match="above the schedule's "
                        "memory_cap of 2") as info:
-        s.verify()
+        capped.verify()
     assert len(info.value.diagnostics) == 4
 
 

@@ -8,6 +8,7 @@
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/ScheduleEvaluator.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
@@ -61,6 +62,31 @@ getActionLoc(MLIRContext *context, int64_t rank, const ScheduledAction &action,
   if (stageLoc == stageLocs.end())
     return named;
   return FusedLoc::get(context, {named, stageLoc->second});
+}
+
+/// Whether every rank of `generated` keeps within its memory cap; the
+/// generators that cannot adapt to a cap (all but 1f1b, hanayo, greedy,
+/// auto and exact) are caught here rather than by pp-verify-schedule.
+static LogicalResult checkMemoryCaps(ModuleOp module, StringRef name,
+                                     const ScheduleProblem &problem,
+                                     const GeneratedSchedule &generated) {
+  if (problem.memoryCap.empty())
+    return success();
+  CostAttr cost = problem.cost
+                      ? problem.cost
+                      : CostAttr::getUnit(problem.context, problem.numStages);
+  ActionCosts costs(ScheduleCosts(cost), problem.numStages);
+  for (auto [rank, actions] : llvm::enumerate(generated.ranks)) {
+    double peak = peakMemory(actions, costs);
+    double cap = problem.getMemoryCap(rank);
+    if (peak > cap + 1e-9)
+      return module.emitError("schedule '")
+             << name << "' holds " << formatQuantity(peak)
+             << " units of activation memory on rank " << rank
+             << ", over its memory cap of " << formatQuantity(cap)
+             << "; 1f1b, greedy and auto schedule within per-rank caps";
+  }
+  return success();
 }
 
 namespace {
@@ -270,7 +296,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       problem.memoryCap = *caps;
     FailureOr<GeneratedSchedule> generated =
         generator->generate(problem, [&] { return module.emitError(); });
-    if (failed(generated))
+    if (failed(generated) ||
+        failed(checkMemoryCaps(module, generator->name, problem, *generated)))
       return signalPassFailure();
     if (!generated->note.empty())
       emitRemark(module.getLoc()) << generated->note;

@@ -22,8 +22,9 @@
 // cap of 2e6 bytes.
 // EXAMPLE: remark: makespan 33.35, bubble 26.2% (idle per rank: 14.95, 8.55, 8.55, 2.95), peak activation memory per rank: 1.6e+06, 1.35e+06, 1.1e+06, 1.12e+06
 
-// 12 micro-batches of 2 exceed the file's cap of 20.
-// CAP: error: loc("rank 0: forward stage 0 mb 10"): 'pp.compute' op leaves rank 0 holding 22 units of activation memory, above the schedule's memory_cap of 20
+// 12 micro-batches of 2 exceed the file's cap of 20: pp-schedule rejects
+// the GPipe order, which cannot adapt to a cap.
+// CAP: error: schedule 'gpipe' holds 24 units of activation memory on rank 0, over its memory cap of 20
 
 module {
 }

@@ -12,6 +12,6 @@
 
 // COUNT: error: forward-cost has 3 values, expected 1 or one per stage (2)
 // STASH: error: stage 0 stashes 2 for W but holds only 1
-// CAP: error: loc("rank 0: forward stage 0 mb 2"): 'pp.compute' op leaves rank 0 holding 3 units of activation memory, above the schedule's memory_cap of 2
+// CAP: error: schedule 'gpipe' holds 3 units of activation memory on rank 0, over its memory cap of 2; 1f1b, greedy and auto schedule within per-rank caps
 module {
 }

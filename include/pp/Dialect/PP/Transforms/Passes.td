@@ -257,6 +257,12 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     `memory_cap`. `memory-cap` (like the file's `memory_cap`) is one value
     for every rank or one per rank, for devices of different memory:
     `memory-cap=4,2,4,4` gives rank 1 half the memory of the others.
+    Every schedule keeps within its ranks' caps: `1f1b` runs as many
+    warm-up forwards on each rank as its cap holds (and no more than the
+    rank before it, so that no two ranks wait for each other), `hanayo`,
+    `greedy`, `auto` and `exact` schedule under the caps, and the other
+    generators, whose order is fixed, are an error naming the rank, what it
+    would hold and its cap.
 
     `greedy` is a list schedule on any placement auto searches (the
     fastest of them): backwards split, each rank takes the action that can

@@ -43,6 +43,10 @@ private:
   double transfer;
 };
 
+/// The most activation memory a rank holds running `actions` in order (it
+/// depends on the order alone, not on when they run).
+double peakMemory(ArrayRef<ScheduledAction> actions, const ActionCosts &costs);
+
 /// How a compute-only schedule performs under the problem's costs.
 struct Evaluation {
   double makespan = std::numeric_limits<double>::infinity();

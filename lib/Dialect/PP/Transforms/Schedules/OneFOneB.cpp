@@ -2,21 +2,58 @@
 //
 // Rank r runs p - r - 1 warm-up forwards, then alternates one forward and
 // one backward, then drains the remaining backwards (DAPPLE, Megatron).
+// Under memory caps, a rank runs as many warm-up forwards as its cap holds
+// and no more than the rank before it: rank r + 1's backward of micro-batch
+// i then needs only forwards rank r runs before its own backward of i, so
+// the ranks cannot wait for each other in a cycle.
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Transforms/ScheduleEvaluator.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
+using namespace mlir;
 using namespace mlir::pp;
 
-mlir::FailureOr<GeneratedSchedule>
-mlir::pp::generateOneFOneB(const ScheduleProblem &problem,
+/// Stage `stage`'s steps with the most warm-up forwards, at most `most`,
+/// that keep its rank within its memory cap; returns their number.
+static FailureOr<int64_t>
+appendStepsWithinCap(SmallVectorImpl<ScheduledAction> &out,
+                     const ScheduleProblem &problem, const ActionCosts &costs,
+                     int64_t stage, int64_t most, ScheduleErrorFn emitError) {
+  double cap = problem.getMemoryCap(stage);
+  for (int64_t warmup = most; warmup >= 0; --warmup) {
+    SmallVector<ScheduledAction> steps;
+    appendOneFOneBSteps(steps, problem, stage, warmup);
+    if (peakMemory(steps, costs) <= cap + 1e-9) {
+      out.append(steps);
+      return warmup;
+    }
+  }
+  return emitError() << "1f1b: rank " << stage << "'s memory cap of "
+                     << formatQuantity(cap)
+                     << " does not hold one micro-batch of stage " << stage;
+}
+
+FailureOr<GeneratedSchedule>
+mlir::pp::generateOneFOneB(const ScheduleProblem &in,
                            ScheduleErrorFn emitError) {
-  if (failed(requireOneStagePerRank(problem, "1f1b", emitError)))
-    return mlir::failure();
+  if (failed(requireOneStagePerRank(in, "1f1b", emitError)))
+    return failure();
+  ScheduleProblem problem = in;
+  if (!problem.cost)
+    problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
+  ActionCosts costs(ScheduleCosts(problem.cost), problem.numStages);
   int64_t p = problem.numStages;
-  llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks(p);
-  for (int64_t stage = 0; stage < p; ++stage)
-    appendOneFOneBSteps(ranks[stage], problem, stage, p - stage - 1);
+  SmallVector<SmallVector<ScheduledAction>> ranks(p);
+  int64_t most = p - 1;
+  for (int64_t stage = 0; stage < p; ++stage) {
+    FailureOr<int64_t> warmup =
+        appendStepsWithinCap(ranks[stage], problem, costs, stage,
+                             std::min(most, p - stage - 1), emitError);
+    if (failed(warmup))
+      return failure();
+    most = *warmup;
+  }
   return GeneratedSchedule{identityPlacement(problem), std::move(ranks)};
 }

@@ -20,6 +20,16 @@ ActionCosts::ActionCosts(const ScheduleCosts &costs, int64_t numStages)
     }
 }
 
+double mlir::pp::peakMemory(ArrayRef<ScheduledAction> actions,
+                            const ActionCosts &costs) {
+  double held = 0.0, peak = 0.0;
+  for (const ScheduledAction &a : actions) {
+    held += costs.memoryDelta(a.phase, a.stage);
+    peak = std::max(peak, held);
+  }
+  return peak;
+}
+
 bool Evaluation::fits(const ScheduleProblem &problem) const {
   for (auto [rank, held] : llvm::enumerate(rankPeak))
     if (held > problem.getMemoryCap(rank) + 1e-9)
