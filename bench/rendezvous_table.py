@@ -23,7 +23,7 @@ import re
 import subprocess
 
 MULTI_CHUNK = {"interleaved-1f1b", "looped-bfs", "zbv", "v-half", "v-min",
-               "dualpipev", "hanayo"}
+               "dualpipev", "hanayo", "interleaved-zb"}
 SKIP = {"exact", "auto"}
 
 

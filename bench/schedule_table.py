@@ -36,6 +36,7 @@ KNOWN_CHUNKS = {
     "v-min": 2,
     "dualpipev": 2,
     "hanayo": 2,
+    "interleaved-zb": 2,
 }
 ORDER = list(KNOWN_CHUNKS)
 

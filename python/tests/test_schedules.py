@@ -12,7 +12,8 @@ PROBLEMS = [
     ("zb-h2", 4, None), ("interleaved-1f1b", 8, 4), ("looped-bfs", 8, 4),
     ("zbv", 8, 4), ("v-half", 8, 4), ("v-min", 8, 4), ("dualpipev", 8, 4),
     ("greedy", 4, None), ("greedy", 8, 4), ("hanayo", 8, 4),
-    ("hanayo", 16, 4), ("auto", 4, None), ("exact", 4, None),
+    ("hanayo", 16, 4), ("interleaved-zb", 8, 4), ("interleaved-zb", 12, 4),
+    ("auto", 4, None), ("exact", 4, None),
 ]
 
 

@@ -84,7 +84,7 @@ def main():
     parser.add_argument(
         "--schedules",
         default="gpipe,1f1b,1f1b:split,zb-h1,zb-h2,auto,interleaved-1f1b@8,"
-        "looped-bfs@8,zbv@8,dualpipev@8,hanayo@8")
+        "looped-bfs@8,zbv@8,dualpipev@8,hanayo@8,interleaved-zb@8")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)

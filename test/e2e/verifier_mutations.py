@@ -23,6 +23,7 @@ SCHEDULES = [
     ("looped-bfs", 6, 3, 3, False), ("zbv", 6, 3, 4, False),
     ("v-half", 6, 3, 4, False), ("v-min", 6, 3, 4, False),
     ("dualpipev", 6, 3, 6, False), ("hanayo", 12, 3, 5, False),
+    ("interleaved-zb", 6, 3, 3, False),
     ("auto", 3, 3, 4, False),
 ]
 ACTION = re.compile(r"^\s*pp\.(compute|send|recv|all_reduce)\b")

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Dumps the action orders of torch.distributed.pipelining's schedule classes
-as PyTorch CSVs, the test inputs of test/Target/pytorch-schedules.test.
+as PyTorch CSVs, the test inputs of test/Target/pytorch-schedules.test, and
+compute-only ScheduleInterleavedZeroBubble orders for more (p, m, v), which
+test/Target/pytorch-interleaved-zb-order.test compares with pp's
+`interleaved-zb`.
 
 Run with a Python that has torch (2.15 made the committed files):
 
@@ -50,6 +53,15 @@ CONFIGS = [
     ("ScheduleDualPipeV", 4, 8, 2),
 ]
 
+# Compute-only orders of ScheduleInterleavedZeroBubble: p in {2, 3, 4},
+# m in {4, 8, 12}, v in {2, 3} (PyTorch takes them all: m is a multiple of
+# its max(1, m // p) rounds). Those CONFIGS already has are written there.
+ORDER_CONFIGS = [
+    ("ScheduleInterleavedZeroBubble", p, m, v)
+    for p in (2, 3, 4) for m in (4, 8, 12) for v in (2, 3)
+    if (p, m, v) not in ((2, 4, 2), (4, 8, 2))
+]
+
 
 def rank0_stages(name, p, v):
     """The stages rank 0 holds: 0 and 2p - 1 in a V, else 0, p, 2p, ..."""
@@ -68,7 +80,7 @@ def build(name, p, m, v):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__)
-    for name, p, m, v in CONFIGS:
+    for name, p, m, v in CONFIGS + ORDER_CONFIGS:
         schedule = build(name, p, m, v)
         # v only where the class takes any number of stages per rank.
         looped = name in ("ScheduleInterleaved1F1B", "ScheduleLoopedBFS",
@@ -76,12 +88,14 @@ def main():
         base = os.path.join(out, f"{name}-p{p}-m{m}" + (f"-v{v}" if looped else ""))
         if isinstance(schedule, schedules._PipelineScheduleRuntime):
             schedule._dump_csv(base + ".csv", format="compute_only")
-            schedule._dump_csv(base + "-comms.csv", format="compute_comms")
+            if (name, p, m, v) in CONFIGS:
+                schedule._dump_csv(base + "-comms.csv", format="compute_comms")
         else:
             # The single-stage classes have an order but no writer of their
             # own; PipelineScheduleMulti's writes it.
             schedules.PipelineScheduleMulti._dump_csv(schedule, base + ".csv")
-    print(f"torch {torch.__version__}: {len(CONFIGS)} schedules in {out}")
+    print(f"torch {torch.__version__}: {len(CONFIGS) + len(ORDER_CONFIGS)} "
+          f"schedules in {out}")
 
 
 if __name__ == "__main__":

@@ -206,6 +206,12 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
       needs v >= 2 and m a multiple of p.
     - `looped-bfs` (breadth first): every micro-batch through one local
       stage before the next, then the backwards in reverse.
+    - `interleaved-zb` (PyTorch ScheduleInterleavedZeroBubble, in its exact
+      order): interleaved 1F1B's depth-first rounds, of m / max(1, m / p)
+      micro-batches, with backwards split, (v - 1)m / rounds + p - 1 - r
+      warm-up forwards on rank r and its W's deferred r steps behind its
+      B's; needs m a multiple of its rounds, as PyTorch does. With m >= p
+      only the p - 1 units of start-up idle. See docs/InterleavedZB.md.
 
     V-shaped schedules, with exactly two stages per rank, stages r and
     2p - 1 - r on rank r, and backwards split (`dualpipev` splits only
@@ -324,7 +330,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
            "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy, "
-           "hanayo or exact (auto's exact search alone, for testing)">,
+           "hanayo, interleaved-zb or exact (auto's exact search alone, for "
+           "testing)">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,

@@ -85,6 +85,13 @@ void appendLaggedSteps(llvm::SmallVectorImpl<ScheduledAction> &actions,
                        int64_t stage, int64_t numMicrobatches,
                        int64_t backwardLag, int64_t weightLag);
 
+/// The same pattern over a rank's k-th forward, B and W, k < numSteps, of
+/// any stages: `stepAction(phase, k)` names the k-th action of `phase`.
+void appendLaggedSteps(
+    llvm::SmallVectorImpl<ScheduledAction> &actions, int64_t numSteps,
+    int64_t backwardLag, int64_t weightLag,
+    llvm::function_ref<ScheduledAction(Phase, int64_t)> stepAction);
+
 /// A generated schedule: where each stage runs and what each rank does.
 struct GeneratedSchedule {
   llvm::SmallVector<int64_t> stageRank;
@@ -181,6 +188,9 @@ FailureOr<GeneratedSchedule> generateDualPipeV(const ScheduleProblem &problem,
                                                ScheduleErrorFn emitError);
 FailureOr<GeneratedSchedule> generateHanayo(const ScheduleProblem &problem,
                                             ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule>
+generateInterleavedZeroBubble(const ScheduleProblem &problem,
+                              ScheduleErrorFn emitError);
 
 } // namespace mlir::pp
 

@@ -28,6 +28,7 @@ static const ScheduleGenerator kGenerators[] = {
     {"dualpipev", generateDualPipeV},
     {"greedy", generateGreedy},
     {"hanayo", generateHanayo},
+    {"interleaved-zb", generateInterleavedZeroBubble},
     {"exact", generateExact},
     {"auto", generateAuto},
 };
@@ -128,13 +129,23 @@ void mlir::pp::appendOneFOneBSteps(
 void mlir::pp::appendLaggedSteps(
     llvm::SmallVectorImpl<ScheduledAction> &actions, int64_t stage,
     int64_t numMicrobatches, int64_t backwardLag, int64_t weightLag) {
-  auto inRange = [&](int64_t mb) { return mb >= 0 && mb < numMicrobatches; };
-  for (int64_t x = 0; x < numMicrobatches + weightLag; ++x) {
+  appendLaggedSteps(actions, numMicrobatches, backwardLag, weightLag,
+                    [&](Phase phase, int64_t mb) -> ScheduledAction {
+                      return {phase, stage, mb};
+                    });
+}
+
+void mlir::pp::appendLaggedSteps(
+    llvm::SmallVectorImpl<ScheduledAction> &actions, int64_t numSteps,
+    int64_t backwardLag, int64_t weightLag,
+    llvm::function_ref<ScheduledAction(Phase, int64_t)> stepAction) {
+  auto inRange = [&](int64_t k) { return k >= 0 && k < numSteps; };
+  for (int64_t x = 0; x < numSteps + weightLag; ++x) {
     if (inRange(x))
-      actions.push_back({Phase::forward, stage, x});
+      actions.push_back(stepAction(Phase::forward, x));
     if (inRange(x - backwardLag))
-      actions.push_back({Phase::backward_input, stage, x - backwardLag});
+      actions.push_back(stepAction(Phase::backward_input, x - backwardLag));
     if (inRange(x - weightLag))
-      actions.push_back({Phase::backward_weight, stage, x - weightLag});
+      actions.push_back(stepAction(Phase::backward_weight, x - weightLag));
   }
 }

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 MULTI_CHUNK = {"interleaved-1f1b", "looped-bfs", "zbv", "v-half", "v-min",
-               "dualpipev", "hanayo"}
+               "dualpipev", "hanayo", "interleaved-zb"}
 # (ranks, micro-batches) per chunk count; the exact search gets small ones.
 GRID = [(2, 2), (2, 6), (3, 5), (4, 4), (4, 8), (4, 12), (8, 16)]
 EXACT_GRID = [(2, 2), (2, 3), (3, 3)]
