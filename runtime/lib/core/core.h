@@ -267,6 +267,11 @@ bool pprt_print_params(pprt_context *ctx);
    it, or INT32_MAX if none does; identical on every rank. */
 void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
                        int32_t *owner);
+/* The index (model argument) of a PARAM among ids[0..n) whose values or
+   optimizer state differ between the data-parallel replicas, or -1;
+   identical on every rank. Collective. */
+int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
+                                 int32_t n);
 
 /* ---- driver/weights.c ---- */
 /* The name of PARAM `b` in weight files: "param<index>" (the model

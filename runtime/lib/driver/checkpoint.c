@@ -254,56 +254,6 @@ bool pprt_checkpoint_due(const pprt_context *ctx, int64_t step, bool last) {
   return ctx->opts.checkpoint_dir && (last || (every > 0 && step % every == 0));
 }
 
-/* FNV-1a over `n` bytes, continuing from `h`. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *bytes = data;
-  for (size_t i = 0; i < n; ++i)
-    h = (h ^ bytes[i]) * 0x100000001B3ull;
-  return h;
-}
-
-/* A 31-bit fingerprint of every part of param `id`'s state on this rank,
-   or INT32_MAX if this rank does not hold the param. */
-static int32_t state_fingerprint(pprt_context *ctx, int32_t id) {
-  pprt_buffer_desc *b = &ctx->buffers[id];
-  if (!b->slots[0].data)
-    return INT32_MAX;
-  uint64_t h = 0xCBF29CE484222325ull;
-  h = fnv1a(h, pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
-            (size_t)b->bytes);
-  if (b->moment1) {
-    h = fnv1a(h, pprt_to_host(ctx, b->moment1, (size_t)b->bytes),
-              (size_t)b->bytes);
-    h = fnv1a(h, pprt_to_host(ctx, b->moment2, (size_t)b->bytes),
-              (size_t)b->bytes);
-  }
-  h = fnv1a(h, &b->num_updates, sizeof b->num_updates);
-  return (int32_t)(h % INT32_MAX);
-}
-
-/* Data-parallel replicas apply the same summed gradients to the same
-   state, so they hold bit-identical weights and optimizer state; returns
-   the index of a param on which they differ, or -1. Identical on every
-   rank. */
-static int32_t find_diverged(pprt_context *ctx, const int32_t *ids, int32_t n) {
-  if (ctx->num_replicas == 1)
-    return -1;
-  /* min over the holders of h and of ~h: they agree iff min h == max h. */
-  int32_t *lo = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *lo);
-  int32_t *not_hi = lo + n;
-  for (int32_t i = 0; i < n; ++i) {
-    lo[i] = state_fingerprint(ctx, ids[i]);
-    not_hi[i] = lo[i] == INT32_MAX ? INT32_MAX : ~lo[i];
-  }
-  ctx->transport->ops->allreduce_world_min_i32(ctx->transport, lo, 2 * n);
-  int32_t diverged = -1;
-  for (int32_t i = 0; i < n && diverged < 0; ++i)
-    if (lo[i] != INT32_MAX && lo[i] != ~not_hi[i])
-      diverged = ctx->buffers[ids[i]].index;
-  free(lo);
-  return diverged;
-}
-
 /* Rank 0 starts the file: each param's parts, in `ids` order. */
 static pprt_st_writer *begin_file(pprt_context *ctx, const char *path,
                                   const int32_t *ids, int32_t n, int64_t step,
@@ -367,7 +317,7 @@ bool pprt_checkpoint_write(pprt_context *ctx, int64_t step) {
   int32_t n = pprt_ordered_params(ctx, ids);
   char path[4200], err[512] = "";
   checkpoint_path(ctx->opts.checkpoint_dir, path, sizeof path);
-  int32_t diverged = find_diverged(ctx, ids, n);
+  int32_t diverged = pprt_find_diverged_param(ctx, ids, n);
   if (diverged >= 0) {
     free(ids);
     snprintf(err, sizeof err,
