@@ -747,7 +747,8 @@ def test_checkpoint(args):
                          os.path.join(again, "checkpoint.safetensors")),
               f"{label}: a 0-step resume changed the checkpoint")
     # The weights of a checkpoint start a fresh run like a --save file.
-    ckpt = os.path.join(args.work, "ckpt-sgd-2-pprt-toy")
+    ckpt = os.path.join(args.work,
+                        f"ckpt-sgd-2-{os.path.basename(args.toy)}")
     saved = os.path.join(args.work, "ckpt-saved.safetensors")
     mpirun(args, 2, args.toy, "--steps", "3", "--lr", "0.2", "--save", saved)
     a = step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--lr", "0.2",
