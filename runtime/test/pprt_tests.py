@@ -786,8 +786,23 @@ def test_checkpoint_errors(args):
                                 else t[2]) for k, t in tensors.items()}, meta)
         return d, path
 
+    adam_dir = os.path.join(work, "ckpt-good-adam")
+    parse_run(mpirun(args, 2, args.toy, "--steps", "2", "--optimizer", "adam",
+                     "--checkpoint", adam_dir))
+    adam_meta, adam_tensors = sf.read(os.path.join(adam_dir,
+                                                   "checkpoint.safetensors"))
     w2 = tensors["param2"]
     cases = [
+        (*made("count", meta=adam_meta,
+               tensors={**adam_tensors, "param3.adam_step":
+                        ("I64", [], (9).to_bytes(8, "little"))}),
+         ["--optimizer", "adam"], "': tensor 'param3.adam_step' counts 9 "
+         "updates; after step 2 it must be in [0, 2]"),
+        (*made("count-shape", meta=adam_meta,
+               tensors={**adam_tensors, "param2.adam_step":
+                        ("I64", [1], (1).to_bytes(8, "little"))}),
+         ["--optimizer", "adam"], "': tensor 'param2.adam_step' must be an "
+         "I64 scalar"),
         (made("missing")[0] + "-none", [],
          "': cannot open: No such file or directory"),
         (*made("garbage", raw=b"\x10\0\0\0\0\0\0\0{\"param2\": [1]}  "),

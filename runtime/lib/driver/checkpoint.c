@@ -117,17 +117,33 @@ static bool check_metadata(const pprt_context *ctx, const pprt_safetensors *st,
   return true;
 }
 
-/* Whether the file's tensor `t` can hold part `part` of PARAM `b`. */
-static bool check_part(const pprt_buffer_desc *b, int32_t part,
-                       const pprt_st_tensor *t, const char *name, char *err,
-                       size_t err_size) {
-  char why[384];
-  if (part == PART_ADAM_STEP) {
-    if (strcmp(t->dtype, "I64") == 0 && t->ndims == 0)
-      return true;
+/* Whether `t` is an update count of at most `step` (one update a step). */
+static bool check_count(const pprt_safetensors *st, const pprt_st_tensor *t,
+                        const char *name, int64_t step, char *err,
+                        size_t err_size) {
+  int64_t count;
+  if (strcmp(t->dtype, "I64") != 0 || t->ndims != 0) {
     snprintf(err, err_size, "tensor '%s' must be an I64 scalar", name);
     return false;
   }
+  memcpy(&count, st->data + t->begin, sizeof count);
+  if (count >= 0 && count <= step)
+    return true;
+  snprintf(err, err_size,
+           "tensor '%s' counts %lld updates; after step %lld it must be "
+           "in [0, %lld]",
+           name, (long long)count, (long long)step, (long long)step);
+  return false;
+}
+
+/* Whether the file's tensor `t` can hold part `part` of PARAM `b` after
+   `step` steps. */
+static bool check_part(const pprt_safetensors *st, const pprt_buffer_desc *b,
+                       int32_t part, const pprt_st_tensor *t, const char *name,
+                       int64_t step, char *err, size_t err_size) {
+  char why[384];
+  if (part == PART_ADAM_STEP)
+    return check_count(st, t, name, step, err, err_size);
   if (!pprt_tensor_mismatch(b, t, why, sizeof why))
     return true;
   snprintf(err, err_size, "tensor '%s' %s", name, why);
@@ -137,8 +153,8 @@ static bool check_part(const pprt_buffer_desc *b, int32_t part,
 /* Checks that the file holds every part of every param, and nothing else:
    a tensor the model lacks means a checkpoint of another model. */
 static bool check_tensors(const pprt_context *ctx, const pprt_safetensors *st,
-                          const int32_t *ids, int32_t n, char *err,
-                          size_t err_size) {
+                          const int32_t *ids, int32_t n, int64_t step,
+                          char *err, size_t err_size) {
   int32_t parts = parts_per_param(ctx);
   char name[96];
   for (int32_t i = 0; i < n; ++i) {
@@ -151,7 +167,7 @@ static bool check_tensors(const pprt_context *ctx, const pprt_safetensors *st,
                  b->stage, part ? "'s optimizer state" : "");
         return false;
       }
-      if (!check_part(b, part, t, name, err, err_size))
+      if (!check_part(st, b, part, t, name, step, err, err_size))
         return false;
     }
   }
@@ -183,7 +199,7 @@ static bool read_checkpoint(const pprt_context *ctx, const char *path,
   int32_t n = pprt_ordered_params(ctx, ids);
   bool ok = pprt_st_read(path, st, err, err_size) &&
             check_metadata(ctx, st, step, err, err_size) &&
-            check_tensors(ctx, st, ids, n, err, err_size);
+            check_tensors(ctx, st, ids, n, *step, err, err_size);
   free(ids);
   return ok;
 }
