@@ -740,12 +740,21 @@ def test_checkpoint(args):
               f"{label}: resumed losses differ from {whole_losses}", resumed)
         check(same_bytes(whole, rest),
               f"{label}: resumed weights differ from the unbroken run's")
+        # A rank killed while writing leaves a partial .tmp beside the
+        # complete checkpoint: a resume ignores it, a write replaces it.
         again = ckpt + "-again"
+        os.makedirs(again, exist_ok=True)
+        for d in (ckpt, again):
+            with open(os.path.join(d, "checkpoint.safetensors.tmp"),
+                      "wb") as f:
+                f.write(b"\x40\0\0\0\0\0\0\0{\"param2\"")
         step_losses(mpirun(args, np, prog, "--steps", "0", "--resume", ckpt,
                            "--checkpoint", again, *flags))
         check(same_bytes(os.path.join(ckpt, "checkpoint.safetensors"),
                          os.path.join(again, "checkpoint.safetensors")),
               f"{label}: a 0-step resume changed the checkpoint")
+        check(os.listdir(again) == ["checkpoint.safetensors"],
+              f"{label}: the stale .tmp was not replaced")
     # The weights of a checkpoint start a fresh run like a --save file.
     ckpt = os.path.join(args.work,
                         f"ckpt-sgd-2-{os.path.basename(args.toy)}")
