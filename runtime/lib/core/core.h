@@ -303,9 +303,19 @@ const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
    "OPTION 'PATH': ERR", so the job prints one line. Collective. */
 bool pprt_agree(pprt_context *ctx, bool ok, const char *option,
                 const char *path, const char *err);
-/* The host bytes of param `id`'s state `part` (0: its values, 1 and 2:
-   Adam's moments, 3: its update count) from world rank `owner`, on world
-   rank 0 and on the owner; NULL elsewhere. Collective between the two. */
+/* The parts of a param's state in weight files and checkpoints: its
+   values, Adam's moments (zeros before the first update) and its update
+   count (an int64). */
+typedef enum pprt_param_part {
+  PPRT_PART_VALUES,
+  PPRT_PART_ADAM_M,
+  PPRT_PART_ADAM_V,
+  PPRT_PART_ADAM_STEP,
+  PPRT_NUM_PARTS
+} pprt_param_part;
+/* The host bytes of part `part` of param `id` from world rank `owner`, on
+   world rank 0 and on the owner; NULL elsewhere. Collective between the
+   two. */
 const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
                                   int32_t part, const char *option);
 

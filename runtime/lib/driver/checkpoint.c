@@ -17,14 +17,12 @@
 /* The value of the "pprt_checkpoint" metadata key: the format's version. */
 #define CHECKPOINT_VERSION "1"
 
-/* The parts of a param's state: its values, then Adam's moments and its
-   update count (pprt_param_part_bytes numbers them alike). */
-enum { PART_VALUES, PART_ADAM_M, PART_ADAM_V, PART_ADAM_STEP, NUM_PARTS };
-static const char *const part_suffix[NUM_PARTS] = {"", ".adam_m", ".adam_v",
-                                                   ".adam_step"};
+/* The tensor name suffix of each pprt_param_part. */
+static const char *const part_suffix[PPRT_NUM_PARTS] = {
+    "", ".adam_m", ".adam_v", ".adam_step"};
 
 static int32_t parts_per_param(const pprt_context *ctx) {
-  return ctx->opts.optimizer == PPRT_ADAM ? NUM_PARTS : 1;
+  return ctx->opts.optimizer == PPRT_ADAM ? PPRT_NUM_PARTS : 1;
 }
 
 static void part_name(const pprt_context *ctx, const pprt_buffer_desc *b,
@@ -142,7 +140,7 @@ static bool check_part(const pprt_safetensors *st, const pprt_buffer_desc *b,
                        int32_t part, const pprt_st_tensor *t, const char *name,
                        int64_t step, char *err, size_t err_size) {
   char why[384];
-  if (part == PART_ADAM_STEP)
+  if (part == PPRT_PART_ADAM_STEP)
     return check_count(st, t, name, step, err, err_size);
   if (!pprt_tensor_mismatch(b, t, why, sizeof why))
     return true;
@@ -244,7 +242,7 @@ void pprt_checkpoint_restore_param(pprt_context *ctx, pprt_buffer_desc *b) {
     return;
   char name[96];
   /* pprt_checkpoint_prepare checked every part's presence and shape. */
-  part_name(ctx, b, PART_ADAM_STEP, name, sizeof name);
+  part_name(ctx, b, PPRT_PART_ADAM_STEP, name, sizeof name);
   const pprt_safetensors *st = ctx->init_weights;
   memcpy(&b->num_updates, st->data + pprt_st_find(st, name)->begin,
          sizeof b->num_updates);
@@ -253,13 +251,13 @@ void pprt_checkpoint_restore_param(pprt_context *ctx, pprt_buffer_desc *b) {
   if (b->num_updates == 0)
     return;
   void **moments[] = {&b->moment1, &b->moment2};
-  for (int32_t part = PART_ADAM_M; part <= PART_ADAM_V; ++part) {
+  for (int32_t part = PPRT_PART_ADAM_M; part <= PPRT_PART_ADAM_V; ++part) {
     part_name(ctx, b, part, name, sizeof name);
     void *m = pprt_device_alloc(ctx, (size_t)b->bytes, "Adam's moments");
     ctx->backend->ops->copy_to_device(ctx->backend, m,
                                       st->data + pprt_st_find(st, name)->begin,
                                       (size_t)b->bytes);
-    *moments[part - PART_ADAM_M] = m;
+    *moments[part - PPRT_PART_ADAM_M] = m;
   }
 }
 
@@ -282,7 +280,7 @@ static pprt_st_writer *begin_file(pprt_context *ctx, const char *path,
     const pprt_buffer_desc *b = &ctx->buffers[ids[k / parts]];
     int32_t part = k % parts;
     part_name(ctx, b, part, names[k], sizeof names[k]);
-    entries[k] = part == PART_ADAM_STEP
+    entries[k] = part == PPRT_PART_ADAM_STEP
                      ? (pprt_st_entry){names[k], "I64", 0, no_dims}
                      : (pprt_st_entry){names[k], pprt_st_dtype_name(b->dtype),
                                        b->ndims, b->dims};
@@ -316,7 +314,7 @@ static bool write_parts(pprt_context *ctx, pprt_st_writer *w,
     for (int32_t part = 0; part < parts; ++part) {
       const void *host =
           pprt_param_part_bytes(ctx, ids[i], from, part, "--checkpoint");
-      size_t bytes = part == PART_ADAM_STEP
+      size_t bytes = part == PPRT_PART_ADAM_STEP
                          ? sizeof(int64_t)
                          : (size_t)ctx->buffers[ids[i]].bytes;
       if (w && ok)

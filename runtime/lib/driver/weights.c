@@ -177,11 +177,11 @@ static pprt_st_writer *begin_file(pprt_context *ctx, const int32_t *ids,
    pprt_param_part_bytes): zeros for moments not allocated yet. */
 static const void *part_on_owner(pprt_context *ctx, pprt_buffer_desc *b,
                                  int32_t id, int32_t part, int64_t bytes) {
-  if (part == 3)
+  if (part == PPRT_PART_ADAM_STEP)
     return &b->num_updates;
-  void *data = part == 0   ? pprt_slot_data(ctx, b, id, 0)
-               : part == 1 ? b->moment1
-                           : b->moment2;
+  void *data = part == PPRT_PART_VALUES   ? pprt_slot_data(ctx, b, id, 0)
+               : part == PPRT_PART_ADAM_M ? b->moment1
+                                          : b->moment2;
   if (data)
     return pprt_to_host(ctx, data, (size_t)bytes);
   void *zeros = pprt_staging(ctx, (size_t)bytes);
@@ -197,7 +197,8 @@ const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
   enum { TAG = 0 };
   pprt_transport *t = ctx->transport;
   pprt_buffer_desc *b = &ctx->buffers[id];
-  int64_t bytes = part == 3 ? (int64_t)sizeof b->num_updates : b->bytes;
+  int64_t bytes =
+      part == PPRT_PART_ADAM_STEP ? (int64_t)sizeof b->num_updates : b->bytes;
   if (owner == t->world_rank) {
     const void *host = part_on_owner(ctx, b, id, part, bytes);
     if (t->world_rank != 0)
@@ -228,7 +229,8 @@ bool pprt_weights_save(pprt_context *ctx) {
     /* A param nobody touched still has its initial values: rank 0 makes
        them. */
     int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
-    const void *host = pprt_param_part_bytes(ctx, ids[i], from, 0, "--save");
+    const void *host =
+        pprt_param_part_bytes(ctx, ids[i], from, PPRT_PART_VALUES, "--save");
     if (root && ok)
       ok = pprt_st_writer_data(w, host, (size_t)ctx->buffers[ids[i]].bytes, err,
                                sizeof err);
