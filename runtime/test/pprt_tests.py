@@ -887,6 +887,24 @@ def test_checkpoint_errors(args):
                    "parameters")
         check(proc.returncode == 1 and message in proc.stderr,
               f"{flag}: no {message!r}", proc)
+    # Ranks that find different checkpoints under one name (a copy per
+    # node) stop at start instead of running different steps.
+    for d, steps in (("ckpt-node-a", "2"), ("ckpt-node-b", "3")):
+        os.makedirs(os.path.join(work, d), exist_ok=True)
+        parse_run(mpirun(args, 2, args.toy, "--steps", steps, "--checkpoint",
+                         os.path.join(work, d, "c")))
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec]
+    for d in ("ckpt-node-a", "ckpt-node-b"):
+        cmd += [":"] if d.endswith("b") else []
+        cmd += [args.np_flag, "1", "-wdir", os.path.join(work, d), args.toy,
+                "--steps", "1", "--resume", "c"]
+    print("+", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          env=clean_env())
+    message = ("pprt: rank 0: --resume 'c/checkpoint.safetensors': the ranks "
+               "read different files")
+    check(proc.returncode == 1 and message in proc.stderr,
+          f"different files per rank: no {message!r}", proc)
     # Replicas whose gradients are not all-reduced drift apart: the
     # checkpoint names the param instead of saving one replica's copy.
     drift = os.path.join(work, "ckpt-drift")

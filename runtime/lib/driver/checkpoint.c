@@ -213,6 +213,22 @@ static bool check_has_params(pprt_context *ctx) {
   return pprt_agree(ctx, ok, option, dir, "the program has no parameters");
 }
 
+/* Whether every rank that read `st` (NULL where reading failed) read the
+   same bytes: ranks that started from different checkpoints would run
+   different steps and wait forever on each other. Collective. */
+static bool same_file_everywhere(pprt_context *ctx,
+                                 const pprt_safetensors *st) {
+  int32_t h = INT32_MAX, not_h = INT32_MAX;
+  if (st) {
+    h = (int32_t)(pprt_fnv1a(PPRT_FNV_OFFSET, st->bytes, st->size) % INT32_MAX);
+    not_h = ~h;
+  }
+  int32_t lo_and_not_hi[2] = {h, not_h};
+  ctx->transport->ops->allreduce_world_min_i32(ctx->transport, lo_and_not_hi,
+                                               2);
+  return lo_and_not_hi[0] == INT32_MAX || lo_and_not_hi[0] == ~lo_and_not_hi[1];
+}
+
 bool pprt_checkpoint_prepare(pprt_context *ctx) {
   pprt_options *o = &ctx->opts;
   if (!o->resume_dir && !o->checkpoint_dir)
@@ -226,6 +242,12 @@ bool pprt_checkpoint_prepare(pprt_context *ctx) {
   pprt_safetensors *st = pprt_xcalloc(ctx, 1, sizeof *st);
   int64_t step = 0;
   bool ok = read_checkpoint(ctx, path, st, &step, err, sizeof err);
+  if (!same_file_everywhere(ctx, ok ? st : NULL) && ok) {
+    snprintf(err, sizeof err,
+             "the ranks read different files (a copy per node that is out "
+             "of date?)");
+    ok = ctx->transport->world_rank != 0; /* rank 0 reports */
+  }
   if (!pprt_agree(ctx, ok, "--resume", path, err)) {
     pprt_st_free(st);
     free(st);

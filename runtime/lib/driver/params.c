@@ -39,8 +39,7 @@ void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
   ctx->transport->ops->allreduce_world_min_i32(ctx->transport, owner, n);
 }
 
-/* FNV-1a over `n` bytes, continuing from `h`. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n) {
   const unsigned char *bytes = data;
   for (size_t i = 0; i < n; ++i)
     h = (h ^ bytes[i]) * 0x100000001B3ull;
@@ -53,16 +52,16 @@ static int32_t state_fingerprint(pprt_context *ctx, int32_t id) {
   pprt_buffer_desc *b = &ctx->buffers[id];
   if (!b->slots[0].data)
     return INT32_MAX;
-  uint64_t h = 0xCBF29CE484222325ull;
-  h = fnv1a(h, pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
-            (size_t)b->bytes);
+  uint64_t h = PPRT_FNV_OFFSET;
+  h = pprt_fnv1a(h, pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
+                 (size_t)b->bytes);
   if (b->moment1) {
-    h = fnv1a(h, pprt_to_host(ctx, b->moment1, (size_t)b->bytes),
-              (size_t)b->bytes);
-    h = fnv1a(h, pprt_to_host(ctx, b->moment2, (size_t)b->bytes),
-              (size_t)b->bytes);
+    h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment1, (size_t)b->bytes),
+                   (size_t)b->bytes);
+    h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment2, (size_t)b->bytes),
+                   (size_t)b->bytes);
   }
-  h = fnv1a(h, &b->num_updates, sizeof b->num_updates);
+  h = pprt_fnv1a(h, &b->num_updates, sizeof b->num_updates);
   return (int32_t)(h % INT32_MAX);
 }
 
