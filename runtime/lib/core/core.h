@@ -323,6 +323,8 @@ const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
                                   int32_t part, const char *option);
 
 /* ---- driver/checkpoint.c ---- */
+/* The checkpoint file in --checkpoint's and --resume's directory. */
+#define PPRT_CHECKPOINT_FILE "checkpoint.safetensors"
 /* Before the first step: reads and checks --resume's checkpoint, and
    numbers the first step after its last; false (after one rank reported
    why) if the job cannot resume. Collective. */

@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The checkpoint file in --checkpoint's and --resume's directory. */
-#define CHECKPOINT_FILE "checkpoint.safetensors"
 /* The value of the "pprt_checkpoint" metadata key: the format's version. */
 #define CHECKPOINT_VERSION "1"
 
@@ -33,7 +31,7 @@ static void part_name(const pprt_context *ctx, const pprt_buffer_desc *b,
 }
 
 static void checkpoint_path(const char *dir, char *out, size_t size) {
-  snprintf(out, size, "%s/%s", dir, CHECKPOINT_FILE);
+  snprintf(out, size, "%s/%s", dir, PPRT_CHECKPOINT_FILE);
 }
 
 /* ---- The configuration a checkpoint records and a resume checks. ---- */

@@ -359,7 +359,7 @@ static bool can_write_checkpoint(const char *dir, char *err, size_t err_size) {
     return false;
   }
   char path[4200];
-  snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+  snprintf(path, sizeof path, "%s/%s", dir, PPRT_CHECKPOINT_FILE);
   return can_write(path, err, err_size);
 }
 
