@@ -680,6 +680,244 @@ def test_weights_errors(args):
               f"{flag}: no {message!r}", proc)
 
 
+def read_checkpoint(ckpt):
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file
+    return safetensors_file.read(os.path.join(ckpt, "checkpoint.safetensors"))
+
+
+def same_bytes(a, b):
+    with open(a, "rb") as x, open(b, "rb") as y:
+        return x.read() == y.read()
+
+
+def test_checkpoint(args):
+    """--checkpoint-every 2 over 3 steps, then --resume for 2 more, ends
+    with the weights (--save) of 5 unbroken steps byte for byte: SGD and
+    Adam, one replica and two, and two played in turn by one process
+    (--sequential-replicas). The checkpoint holds each param with Adam's
+    moments and step count and the settings in __metadata__; --init-weights
+    reads its weights; a 0-step resume writes the same checkpoint again."""
+    optimizers = {"sgd": ["--lr", "0.2"],
+                  "adam": ["--optimizer", "adam", "--lr", "0.05",
+                           "--beta1", "0.8"]}
+    layouts = [(2, args.toy, []), (4, args.toy, []),
+               (1, args.ref, ["--sequential-replicas", "2"])]
+    for (np, prog, extra), (name, opt) in (
+            (layout, o) for layout in layouts for o in optimizers.items()):
+        label = f"{name}-{np}-{os.path.basename(prog)}"
+        flags = [*extra, *opt]
+        ckpt = os.path.join(args.work, f"ckpt-{label}")
+        whole = os.path.join(args.work, f"whole-{label}.safetensors")
+        rest = os.path.join(args.work, f"rest-{label}.safetensors")
+        whole_losses = step_losses(mpirun(args, np, prog, "--steps", "5",
+                                          "--save", whole, *flags))
+        first = mpirun(args, np, prog, "--steps", "3", "--checkpoint", ckpt,
+                       "--checkpoint-every", "2", *flags)
+        check(step_losses(first) == {k: whole_losses[k] for k in (1, 2, 3)},
+              f"{label}: checkpointing changed the losses", first)
+        check(os.listdir(ckpt) == ["checkpoint.safetensors"],
+              f"{label}: {os.listdir(ckpt)} in the checkpoint directory")
+        meta, tensors = read_checkpoint(ckpt)
+        want = {"format": "pt", "producer": "pprt", "pprt_checkpoint": "1",
+                "step": "3", "optimizer": name, "seed": "1"}
+        if name == "adam":
+            want.update(beta1="0.800000012", beta2="0.999000013",
+                        eps="9.99999994e-09")
+        check(meta == want, f"{label}: metadata {meta}")
+        shapes = {k: (t[0], t[1]) for k, t in tensors.items()}
+        want = {"param2": ("F32", [8, 16]), "param3": ("F32", [16, 4])}
+        if name == "adam":
+            for k, v in list(want.items()):
+                want.update({k + ".adam_m": v, k + ".adam_v": v,
+                             k + ".adam_step": ("I64", [])})
+            check(tensors["param2.adam_step"][2] == (3).to_bytes(8, "little"),
+                  f"{label}: Adam's step count is not 3")
+        check(shapes == want, f"{label}: tensors {shapes}")
+        resumed = mpirun(args, np, prog, "--steps", "2", "--resume", ckpt,
+                         "--save", rest, *flags)
+        check(step_losses(resumed) == {k: whole_losses[k] for k in (4, 5)},
+              f"{label}: resumed losses differ from {whole_losses}", resumed)
+        check(same_bytes(whole, rest),
+              f"{label}: resumed weights differ from the unbroken run's")
+        # A rank killed while writing leaves a partial .tmp beside the
+        # complete checkpoint: a resume ignores it, a write replaces it.
+        again = ckpt + "-again"
+        os.makedirs(again, exist_ok=True)
+        for d in (ckpt, again):
+            with open(os.path.join(d, "checkpoint.safetensors.tmp"),
+                      "wb") as f:
+                f.write(b"\x40\0\0\0\0\0\0\0{\"param2\"")
+        step_losses(mpirun(args, np, prog, "--steps", "0", "--resume", ckpt,
+                           "--checkpoint", again, *flags))
+        check(same_bytes(os.path.join(ckpt, "checkpoint.safetensors"),
+                         os.path.join(again, "checkpoint.safetensors")),
+              f"{label}: a 0-step resume changed the checkpoint")
+        check(os.listdir(again) == ["checkpoint.safetensors"],
+              f"{label}: the stale .tmp was not replaced")
+    # The weights of a checkpoint start a fresh run like a --save file.
+    ckpt = os.path.join(args.work,
+                        f"ckpt-sgd-2-{os.path.basename(args.toy)}")
+    saved = os.path.join(args.work, "ckpt-saved.safetensors")
+    mpirun(args, 2, args.toy, "--steps", "3", "--lr", "0.2", "--save", saved)
+    a = step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--lr", "0.2",
+                           "--init-weights", saved))
+    b = step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--lr", "0.2",
+                           "--init-weights",
+                           os.path.join(ckpt, "checkpoint.safetensors")))
+    check(a == b, f"--init-weights of a checkpoint: {b} != {a}")
+
+
+def test_checkpoint_errors(args):
+    """A checkpoint of another model or optimizer, a missing, corrupt or
+    truncated one, and bad options end the job at start with one line
+    naming the file and what is wrong; replicas that diverged are named
+    instead of saved."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file as sf
+    work = args.work
+    good = os.path.join(work, "ckpt-good")
+    parse_run(mpirun(args, 2, args.toy, "--steps", "2", "--checkpoint", good))
+    good_file = os.path.join(good, "checkpoint.safetensors")
+    meta, tensors = sf.read(good_file)
+    with open(good_file, "rb") as f:
+        blob = f.read()
+
+    def made(name, tensors=tensors, meta=meta, raw=None):
+        d = os.path.join(work, f"ckpt-{name}")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "checkpoint.safetensors")
+        if raw is not None:
+            with open(path, "wb") as f:
+                f.write(raw)
+        else:
+            sf.write(path, {k: (t[0], t[1], sf.f32(t[2]) if t[0] == "F32"
+                                else t[2]) for k, t in tensors.items()}, meta)
+        return d, path
+
+    adam_dir = os.path.join(work, "ckpt-good-adam")
+    parse_run(mpirun(args, 2, args.toy, "--steps", "2", "--optimizer", "adam",
+                     "--checkpoint", adam_dir))
+    adam_meta, adam_tensors = sf.read(os.path.join(adam_dir,
+                                                   "checkpoint.safetensors"))
+    w2 = tensors["param2"]
+    cases = [
+        (*made("count", meta=adam_meta,
+               tensors={**adam_tensors, "param3.adam_step":
+                        ("I64", [], (9).to_bytes(8, "little"))}),
+         ["--optimizer", "adam"], "': tensor 'param3.adam_step' counts 9 "
+         "updates; after step 2 it must be in [0, 2]"),
+        (*made("count-shape", meta=adam_meta,
+               tensors={**adam_tensors, "param2.adam_step":
+                        ("I64", [1], (1).to_bytes(8, "little"))}),
+         ["--optimizer", "adam"], "': tensor 'param2.adam_step' must be an "
+         "I64 scalar"),
+        (made("missing")[0] + "-none", [],
+         "': cannot open: No such file or directory"),
+        (*made("garbage", raw=b"\x10\0\0\0\0\0\0\0{\"param2\": [1]}  "),
+         [], "': bad header: expected '{' at byte 11"),
+        (*made("truncated", raw=blob[:len(blob) - 10]), [],
+         "': tensor 'param3': data_offsets"),
+        (*made("short", raw=blob[:6]), [], "': bad header: the file has 6 "
+         "bytes"),
+        (*made("shape", tensors={**tensors, "param2": ("F32", [16, 8],
+                                                         w2[2])}), [],
+         "': tensor 'param2' is F32 [16,8] in the file, but the model's is "
+         "F32 [8,16]"),
+        (*made("extra", tensors={**tensors, "param9": w2}), [],
+         "': tensor 'param9' is not part of this model's sgd training state"),
+        (*made("absent", tensors={"param2": w2}), [],
+         "': no tensor 'param3' (stage 1's weight)"),
+        (good, good_file, ["--optimizer", "adam"],
+         "': the checkpoint was written with --optimizer sgd, but this run "
+         "has --optimizer adam"),
+        (*made("no-moments", meta={**meta, "optimizer": "adam", "beta1":
+                                   "0.899999976", "beta2": "0.999000013",
+                                   "eps": "9.99999994e-09"}),
+         ["--optimizer", "adam"], "': no tensor 'param2.adam_m' (stage 0's "
+         "weight's optimizer state)"),
+        (good, good_file, ["--seed", "7"],
+         "': the checkpoint was written with --seed 1, but this run has "
+         "--seed 7"),
+        (*made("not-one", meta={"format": "pt", "step": "2"}), [],
+         "': not a pprt checkpoint: no \"pprt_checkpoint\" in __metadata__"),
+        (*made("version", meta={**meta, "pprt_checkpoint": "2"}), [],
+         "': checkpoint format version '2'; this runtime reads version 1"),
+        (*made("step", meta={**meta, "step": "-1"}), [],
+         "': bad or missing \"step\" in __metadata__"),
+    ]
+    for case in cases:
+        d, path, flags, message = (case if len(case) == 4 else
+                                   (case[0], os.path.join(
+                                       case[0], "checkpoint.safetensors"),
+                                    case[1], case[2]))
+        proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", d,
+                      *flags)
+        message = f"pprt: rank 0: --resume '{path}{message}"
+        check(proc.returncode == 1, f"{d}: did not fail cleanly", proc)
+        check(message in proc.stderr, f"{d}: no {message!r}", proc)
+        check(len([l for l in proc.stderr.splitlines() if "pprt: rank" in l])
+              == 1 and "step" not in proc.stdout,
+              f"{d}: not one error line before the first step", proc)
+    a_file = os.path.join(work, "a-file")
+    with open(a_file, "w") as f:
+        f.write("x")
+    for flags, message, rc in (
+            (["--checkpoint-every", "2"],
+             "--checkpoint-every needs --checkpoint DIR", 2),
+            (["--checkpoint-every", "0", "--checkpoint", good],
+             "invalid value '0' for --checkpoint-every", 2),
+            (["--resume", good, "--init-weights", good_file],
+             "--resume sets the weights and excludes --init-weights", 2),
+            (["--resume", good, "--first-step", "3"],
+             "--resume sets the first step and excludes --first-step", 2),
+            (["--checkpoint", good, "--profile", "p.json"],
+             "--checkpoint and --resume train and exclude --profile", 2),
+            (["--checkpoint", a_file],
+             f"pprt: rank 0: --checkpoint: '{a_file}' is not a directory", 2),
+            (["--checkpoint", os.path.join(work, "no-such-dir", "c")],
+             "pprt: rank 0: --checkpoint: cannot create", 2)):
+        proc = mpirun(args, 2, args.toy, "--steps", "1", *flags)
+        check(proc.returncode == rc and message in proc.stderr,
+              f"{flags}: expected exit {rc} and {message!r}", proc)
+    # Nothing to train, nothing to save.
+    for flag in ("--checkpoint", "--resume"):
+        proc = mpirun(args, 1, args.corpus_prog, "--steps", "1", flag, good)
+        message = (f"pprt: rank 0: {flag} '{good}': the program has no "
+                   "parameters")
+        check(proc.returncode == 1 and message in proc.stderr,
+              f"{flag}: no {message!r}", proc)
+    # Ranks that find different checkpoints under one name (a copy per
+    # node) stop at start instead of running different steps.
+    for d, steps in (("ckpt-node-a", "2"), ("ckpt-node-b", "3")):
+        os.makedirs(os.path.join(work, d), exist_ok=True)
+        parse_run(mpirun(args, 2, args.toy, "--steps", steps, "--checkpoint",
+                         os.path.join(work, d, "c")))
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec]
+    for d in ("ckpt-node-a", "ckpt-node-b"):
+        cmd += [":"] if d.endswith("b") else []
+        cmd += [args.np_flag, "1", "-wdir", os.path.join(work, d), args.toy,
+                "--steps", "1", "--resume", "c"]
+    print("+", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          env=clean_env())
+    message = ("pprt: rank 0: --resume 'c/checkpoint.safetensors': the ranks "
+               "read different files")
+    check(proc.returncode == 1 and message in proc.stderr,
+          f"different files per rank: no {message!r}", proc)
+    # Replicas whose gradients are not all-reduced drift apart: the
+    # checkpoint names the param instead of saving one replica's copy.
+    drift = os.path.join(work, "ckpt-drift")
+    proc = mpirun(args, 4, args.toy, "--steps", "3", "--checkpoint", drift,
+                  env=clean_env(PPRT_TOY_REDUCE="skip"))
+    message = ("': after step 3 the data-parallel replicas hold different "
+               "values of param 2 or of its optimizer state")
+    check(proc.returncode == 1 and message in proc.stderr
+          and not os.path.exists(os.path.join(drift,
+                                              "checkpoint.safetensors")),
+          f"diverged replicas: no {message!r}", proc)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",

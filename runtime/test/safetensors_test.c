@@ -30,9 +30,9 @@ static void test_round_trip(const char *dir) {
   int64_t wdims[] = {2, 3}, bdims[] = {3};
   pprt_st_entry entries[] = {{"w\"0\\", "F32", 2, wdims},
                              {"b0", "F32", 1, bdims}};
-  const char *keys[] = {"format"}, *values[] = {"pt"};
+  const char *keys[] = {"format", "step"}, *values[] = {"pt", "\"3\"\n"};
   pprt_st_writer *wr =
-      pprt_st_writer_begin(path, entries, 2, keys, values, 1, err, sizeof err);
+      pprt_st_writer_begin(path, entries, 2, keys, values, 2, err, sizeof err);
   CHECK(wr);
   if (!wr)
     return;
@@ -55,6 +55,13 @@ static void test_round_trip(const char *dir) {
     t = pprt_st_find(&st, "b0");
     CHECK(t && t->ndims == 1 && memcmp(st.data + t->begin, b, sizeof b) == 0);
     CHECK(!pprt_st_find(&st, "w0"));
+    /* Metadata is kept, escapes decoded. */
+    CHECK(st.num_meta == 2);
+    const char *format = pprt_st_metadata(&st, "format");
+    const char *step = pprt_st_metadata(&st, "step");
+    CHECK(format && strcmp(format, "pt") == 0);
+    CHECK(step && strcmp(step, "\"3\"\n") == 0);
+    CHECK(!pprt_st_metadata(&st, "producer"));
   }
   pprt_st_free(&st);
   unlink(path);
@@ -112,6 +119,8 @@ static void test_headers(void) {
   expect_error(x8, 8, "");
   expect_error("{}", 0, "");
   expect_error("{\"__metadata__\":{\"a\":\"b\"}}  ", 0, "");
+  expect_error("{\"__metadata__\":{\"a\":\"b\",\"a\":\"c\"}}", 0,
+               "duplicate metadata key 'a'");
   expect_error("{\"\\u00e9\\ud83d\\ude00\":{\"dtype\":\"U8\",\"shape\":[],"
                "\"data_offsets\":[0,1]}}",
                1, "");

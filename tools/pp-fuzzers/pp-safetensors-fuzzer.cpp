@@ -1,7 +1,8 @@
 //===- pp-safetensors-fuzzer.cpp - fuzz the runtime's safetensors reader --===//
 //
-// Parses the input as a weights file (--init-weights); a file that parses
-// must describe tensors inside its data, sized as their shapes, disjoint.
+// Parses the input as a weights file (--init-weights, --resume); a file that
+// parses must describe tensors inside its data, sized as their shapes,
+// disjoint, and metadata keys that are unique.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           finding("overlapping tensors were read");
       }
     }
+    for (int32_t i = 0; i < st.num_meta; ++i)
+      if (pprt_st_metadata(&st, st.meta_keys[i]) != st.meta_values[i])
+        finding("a metadata key was read twice");
   } else if (!std::memchr(err, '\0', sizeof err) || !err[0]) {
     finding("a rejected file has no reason");
   }

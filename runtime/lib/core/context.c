@@ -308,8 +308,8 @@ int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
 
 /* Gives freshly allocated (zeroed) storage its kind's initial contents,
    made in host staging. */
-static void init_storage(pprt_context *ctx, const pprt_buffer_desc *b,
-                         int32_t id, void *data) {
+static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
+                         void *data) {
   if (b->kind != PPRT_PARAM && b->kind != PPRT_LOSS_GRAD)
     return;
   pprt_require_f32(ctx, b, id, "initialising");
@@ -319,6 +319,8 @@ static void init_storage(pprt_context *ctx, const pprt_buffer_desc *b,
   else
     host[0] = 1.0f;
   ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
+  if (b->kind == PPRT_PARAM)
+    pprt_checkpoint_restore_param(ctx, b);
 }
 
 /* Fills an INPUT/TARGET slot with the current step's rows. */

@@ -71,8 +71,10 @@ typedef enum pprt_optimizer {
 /* Character-level text for --corpus (corpus.c). */
 typedef struct pprt_corpus pprt_corpus;
 
-/* A safetensors file read into memory (driver/safetensors.h). */
+/* A safetensors file read into memory, and one of its tensors
+   (driver/safetensors.h). */
 typedef struct pprt_safetensors pprt_safetensors;
+struct pprt_st_tensor;
 
 /* Timings of a --profile run (profile.c). */
 typedef struct pprt_profile pprt_profile;
@@ -107,6 +109,10 @@ typedef struct pprt_options {
   const char *save_path;    /* --save: weights written after training */
   const char *init_weights_path; /* --init-weights: weights to start from */
   int64_t first_step; /* --first-step: 1-based number of the first step */
+  bool first_step_set;
+  const char *checkpoint_dir; /* --checkpoint: training state written here */
+  int64_t checkpoint_every;   /* --checkpoint-every: steps; 0: at the end */
+  const char *resume_dir;     /* --resume: training state read from here */
 } pprt_options;
 
 struct pprt_context {
@@ -148,7 +154,9 @@ struct pprt_context {
   float *teacher;      /* cached [teacher_din, teacher_dout] matrix */
   float *x0_row;       /* scratch row of the teacher's input */
   pprt_corpus *corpus; /* --corpus text; NULL for synthetic data */
-  pprt_safetensors *init_weights; /* --init-weights; NULL for hash init */
+  /* --init-weights or --resume's checkpoint; NULL for hash init. */
+  pprt_safetensors *init_weights;
+  bool resuming; /* init_weights is a checkpoint with optimizer state */
   int64_t teacher_din;
   int64_t teacher_dout;
 };
@@ -259,6 +267,14 @@ bool pprt_print_params(pprt_context *ctx);
    it, or INT32_MAX if none does; identical on every rank. */
 void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
                        int32_t *owner);
+/* FNV-1a over `n` bytes, continuing from `h` (PPRT_FNV_OFFSET to start). */
+#define PPRT_FNV_OFFSET 0xCBF29CE484222325ull
+uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n);
+/* The index (model argument) of a PARAM among ids[0..n) whose values or
+   optimizer state differ between the data-parallel replicas, or -1;
+   identical on every rank. Collective. */
+int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
+                                 int32_t n);
 
 /* ---- driver/weights.c ---- */
 /* The name of PARAM `b` in weight files: "param<index>" (the model
@@ -276,5 +292,52 @@ void pprt_weights_free(pprt_context *ctx);
 /* Writes every param (from replica 0) to --save through world rank 0;
    false (after it reported why) if that failed. Collective. */
 bool pprt_weights_save(pprt_context *ctx);
+/* The safetensors dtype ("F32", ...) of a pprt_dtype. */
+const char *pprt_st_dtype_name(int32_t dtype);
+/* PARAM buffer ids ordered by model argument, then stage (the order of
+   weight files); their count. `ids` has room for ctx->num_buffers. */
+int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids);
+/* Why the file's tensor `t` cannot hold buffer `b` (dtype or shape), in
+   `why`; NULL if it can. */
+const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
+                                 const struct pprt_st_tensor *t, char *why,
+                                 size_t size);
+/* Every rank learns whether all had `ok`; the lowest failing rank reports
+   "OPTION 'PATH': ERR", so the job prints one line. Collective. */
+bool pprt_agree(pprt_context *ctx, bool ok, const char *option,
+                const char *path, const char *err);
+/* The parts of a param's state in weight files and checkpoints: its
+   values, Adam's moments (zeros before the first update) and its update
+   count (an int64). */
+typedef enum pprt_param_part {
+  PPRT_PART_VALUES,
+  PPRT_PART_ADAM_M,
+  PPRT_PART_ADAM_V,
+  PPRT_PART_ADAM_STEP,
+  PPRT_NUM_PARTS
+} pprt_param_part;
+/* The host bytes of part `part` of param `id` from world rank `owner`, on
+   world rank 0 and on the owner; NULL elsewhere. Collective between the
+   two. */
+const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
+                                  int32_t part, const char *option);
+
+/* ---- driver/checkpoint.c ---- */
+/* The checkpoint file in --checkpoint's and --resume's directory. */
+#define PPRT_CHECKPOINT_FILE "checkpoint.safetensors"
+/* Before the first step: reads and checks --resume's checkpoint, and
+   numbers the first step after its last; false (after one rank reported
+   why) if the job cannot resume. Collective. */
+bool pprt_checkpoint_prepare(pprt_context *ctx);
+/* Gives PARAM `b`, just initialised from --resume's checkpoint, the
+   optimizer state saved with it. */
+void pprt_checkpoint_restore_param(pprt_context *ctx, pprt_buffer_desc *b);
+/* Whether a checkpoint is due after 1-based step `step` (`last`: the run's
+   last step). */
+bool pprt_checkpoint_due(const pprt_context *ctx, int64_t step, bool last);
+/* Writes the training state after 1-based step `step` to --checkpoint
+   through world rank 0, atomically; false (after one rank reported why)
+   if that failed. Collective. */
+bool pprt_checkpoint_write(pprt_context *ctx, int64_t step);
 
 #endif /* PPRT_CORE_H */

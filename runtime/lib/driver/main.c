@@ -40,6 +40,17 @@ static void usage(FILE *f, const char *prog) {
       "  --save FILE        write the trained weights to FILE (safetensors)\n"
       "  --first-step N     number the first step N (default 1), with that\n"
       "                     step's data: resumes a run saved after N-1 steps\n"
+      "  --checkpoint DIR   write the training state (weights, optimizer\n"
+      "                     state, step) to DIR/checkpoint.safetensors after\n"
+      "                     the last step, atomically; DIR is created\n"
+      "  --checkpoint-every N\n"
+      "                     also after every step whose number is a multiple\n"
+      "                     of N\n"
+      "  --resume DIR       continue from DIR/checkpoint.safetensors: its\n"
+      "                     weights and optimizer state, from the step after\n"
+      "                     its last; --steps more steps, bit for bit like an\n"
+      "                     unbroken run (excludes --init-weights and\n"
+      "                     --first-step)\n"
       "  --profile FILE     after --warmup steps, time --steps steps and\n"
       "                     write per-stage costs to FILE (pp-profile-v1)\n"
       "  --warmup N         unmeasured steps before profiling (default 2)\n"
@@ -119,6 +130,10 @@ static void default_options(pprt_options *o) {
   o->save_path = NULL;
   o->init_weights_path = NULL;
   o->first_step = 1;
+  o->first_step_set = false;
+  o->checkpoint_dir = NULL;
+  o->checkpoint_every = 0;
+  o->resume_dir = NULL;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -208,7 +223,13 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("init-weights", "a file name",
                *(o->init_weights_path = v) != '\0')
   VALUE_OPTION("first-step", "an integer >= 1",
-               parse_i64(v, &o->first_step) && o->first_step >= 1)
+               parse_i64(v, &o->first_step) && o->first_step >= 1 &&
+                   (o->first_step_set = true))
+  VALUE_OPTION("checkpoint-every", "an integer >= 1",
+               parse_i64(v, &o->checkpoint_every) && o->checkpoint_every >= 1)
+  VALUE_OPTION("checkpoint", "a directory name",
+               *(o->checkpoint_dir = v) != '\0')
+  VALUE_OPTION("resume", "a directory name", *(o->resume_dir = v) != '\0')
   VALUE_OPTION("warmup", "an integer >= 0",
                parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0)
   VALUE_OPTION("seed", "an integer >= 0", parse_u64(v, &o->seed))
@@ -217,6 +238,26 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   return OPTION_UNKNOWN;
 }
 #undef VALUE_OPTION
+
+/* The combinations --checkpoint, --checkpoint-every and --resume allow. */
+static int check_training_state_options(const pprt_options *o, char *err,
+                                        size_t err_size) {
+  const char *problem = NULL;
+  if (o->checkpoint_every && !o->checkpoint_dir)
+    problem = "--checkpoint-every needs --checkpoint DIR";
+  else if ((o->checkpoint_dir || o->resume_dir) &&
+           (o->profile_path || o->check_gradients))
+    problem = "--checkpoint and --resume train and exclude --profile and "
+              "--check-gradients";
+  else if (o->resume_dir && o->init_weights_path)
+    problem = "--resume sets the weights and excludes --init-weights";
+  else if (o->resume_dir && o->first_step_set)
+    problem = "--resume sets the first step and excludes --first-step";
+  if (!problem)
+    return PARSE_OK;
+  snprintf(err, err_size, "%s", problem);
+  return PARSE_ERROR;
+}
 
 static int parse_options(int argc, char **argv, pprt_options *o, char *err,
                          size_t err_size) {
@@ -273,7 +314,7 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
              "--check-gradients");
     return PARSE_ERROR;
   }
-  return PARSE_OK;
+  return check_training_state_options(o, err, err_size);
 }
 
 /* Whether `path` can be written (an existing file, or a new one in an
@@ -305,9 +346,26 @@ static bool can_write(const char *path, char *err, size_t err_size) {
   return false;
 }
 
-/* Checks the files this run writes (the profile or the weights, on rank
-   0) before it starts; every rank learns the outcome so that all exit
-   alike. */
+/* Creates --checkpoint's directory if it is missing and checks that its
+   checkpoint file can be written; `err` says why not. */
+static bool can_write_checkpoint(const char *dir, char *err, size_t err_size) {
+  struct stat st;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    snprintf(err, err_size, "cannot create '%s': %s", dir, strerror(errno));
+    return false;
+  }
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(err, err_size, "'%s' is not a directory", dir);
+    return false;
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, PPRT_CHECKPOINT_FILE);
+  return can_write(path, err, err_size);
+}
+
+/* Checks the files this run writes (the profile or the weights, and the
+   checkpoint, on rank 0) before it starts; every rank learns the outcome
+   so that all exit alike. */
 static bool check_outputs(pprt_transport *t, const pprt_options *o, char *err,
                           size_t err_size) {
   int32_t ok = 1;
@@ -318,14 +376,20 @@ static bool check_outputs(pprt_transport *t, const pprt_options *o, char *err,
     snprintf(err, err_size, "%s: %s", option, why);
     ok = 0;
   }
+  if (t->world_rank == 0 && ok && o->checkpoint_dir &&
+      !can_write_checkpoint(o->checkpoint_dir, why, sizeof why)) {
+    snprintf(err, err_size, "--checkpoint: %s", why);
+    ok = 0;
+  }
   t->ops->allreduce_world_min_i32(t, &ok, 1);
   return ok != 0;
 }
 
-static void train(pprt_context *ctx) {
+/* Runs the steps, writing checkpoints when due; false if one failed. */
+static bool train(pprt_context *ctx) {
   bool root = ctx->transport->world_rank == 0;
-  int64_t first = ctx->opts.first_step - 1;
-  for (int64_t step = first; step < first + ctx->opts.steps; ++step) {
+  int64_t first = ctx->opts.first_step - 1, end = first + ctx->opts.steps;
+  for (int64_t step = first; step < end; ++step) {
     pprt_begin_step(ctx, step);
     pprt_run_step(ctx);
     double loss = pprt_end_step(ctx);
@@ -333,7 +397,14 @@ static void train(pprt_context *ctx) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
       fflush(stdout);
     }
+    if (pprt_checkpoint_due(ctx, step + 1, step + 1 == end) &&
+        !pprt_checkpoint_write(ctx, step + 1))
+      return false;
   }
+  /* Zero steps: the checkpoint holds the state the run started from. */
+  if (first == end && pprt_checkpoint_due(ctx, end, true))
+    return pprt_checkpoint_write(ctx, end);
+  return true;
 }
 
 /* Every process parses the same argv, so all agree on how to exit. */
@@ -371,15 +442,17 @@ int main(int argc, char **argv) {
   pprt_context *ctx = pprt_context_create(t, be, &opts);
   pp_define_program(ctx);
   int rc = 1;
-  if (pprt_context_start(ctx) && pprt_weights_prepare(ctx)) {
+  if (pprt_context_start(ctx) && pprt_weights_prepare(ctx) &&
+      pprt_checkpoint_prepare(ctx)) {
     if (opts.check_gradients) {
       rc = pprt_check_gradients(ctx);
     } else if (opts.profile_path) {
       rc = pprt_profile_run(ctx);
     } else {
-      train(ctx);
-      rc = opts.print_params && !pprt_print_params(ctx) ? 1 : 0;
-      if (opts.save_path && !pprt_weights_save(ctx))
+      rc = train(ctx) ? 0 : 1;
+      if (rc == 0 && opts.print_params && !pprt_print_params(ctx))
+        rc = 1;
+      if (rc == 0 && opts.save_path && !pprt_weights_save(ctx))
         rc = 1;
     }
   }

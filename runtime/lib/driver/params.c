@@ -1,4 +1,5 @@
-/* The end-of-run param report (--print-params) and the replicas' check. */
+/* The end-of-run param report (--print-params) and the replicas' check
+   (also before each checkpoint). */
 #include "core/core.h"
 
 #include <stdio.h>
@@ -38,39 +39,50 @@ void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
   ctx->transport->ops->allreduce_world_min_i32(ctx->transport, owner, n);
 }
 
-/* A 31-bit fingerprint of a param's bits. */
-static int32_t fingerprint(const void *w, int64_t n) {
-  uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a */
-  const unsigned char *bytes = w;
-  for (size_t i = 0; i < (size_t)n; ++i)
+uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *bytes = data;
+  for (size_t i = 0; i < n; ++i)
     h = (h ^ bytes[i]) * 0x100000001B3ull;
+  return h;
+}
+
+/* A 31-bit fingerprint of every part of param `id`'s state on this rank,
+   or INT32_MAX if this rank does not hold the param. */
+static int32_t state_fingerprint(pprt_context *ctx, int32_t id) {
+  pprt_buffer_desc *b = &ctx->buffers[id];
+  if (!b->slots[0].data)
+    return INT32_MAX;
+  uint64_t h = PPRT_FNV_OFFSET;
+  h = pprt_fnv1a(h, pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
+                 (size_t)b->bytes);
+  if (b->moment1) {
+    h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment1, (size_t)b->bytes),
+                   (size_t)b->bytes);
+    h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment2, (size_t)b->bytes),
+                   (size_t)b->bytes);
+  }
+  h = pprt_fnv1a(h, &b->num_updates, sizeof b->num_updates);
   return (int32_t)(h % INT32_MAX);
 }
 
-/* Data-parallel replicas apply the same summed gradients, so they must
-   hold bit-identical weights; returns the index of a param on which they
-   differ, or -1. Identical on every rank. */
-static int32_t find_diverged_param(pprt_context *ctx,
-                                   const param_report *params, int32_t n) {
+/* Data-parallel replicas apply the same summed gradients to the same
+   state, so they hold bit-identical weights and optimizer state. */
+int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
+                                 int32_t n) {
   if (ctx->num_replicas == 1)
     return -1;
   /* min over the holders of h and of ~h: they agree iff min h == max h. */
   int32_t *lo = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *lo);
   int32_t *not_hi = lo + n;
   for (int32_t i = 0; i < n; ++i) {
-    pprt_buffer_desc *b = &ctx->buffers[params[i].id];
-    lo[i] = not_hi[i] = INT32_MAX;
-    if (b->slots[0].data) {
-      lo[i] = fingerprint(pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
-                          b->bytes);
-      not_hi[i] = ~lo[i];
-    }
+    lo[i] = state_fingerprint(ctx, ids[i]);
+    not_hi[i] = lo[i] == INT32_MAX ? INT32_MAX : ~lo[i];
   }
   ctx->transport->ops->allreduce_world_min_i32(ctx->transport, lo, 2 * n);
   int32_t diverged = -1;
   for (int32_t i = 0; i < n && diverged < 0; ++i)
     if (lo[i] != INT32_MAX && lo[i] != ~not_hi[i])
-      diverged = params[i].index;
+      diverged = ctx->buffers[ids[i]].index;
   free(lo);
   return diverged;
 }
@@ -82,9 +94,9 @@ bool pprt_print_params(pprt_context *ctx) {
   int32_t *ids = owner + cap;
   double *stats = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *stats);
   int32_t n = collect_params(ctx, params);
-  int32_t diverged = find_diverged_param(ctx, params, n);
   for (int32_t i = 0; i < n; ++i)
     ids[i] = params[i].id;
+  int32_t diverged = pprt_find_diverged_param(ctx, ids, n);
   pprt_elect_owners(ctx, ids, n, owner);
   int32_t me = ctx->transport->world_rank;
   for (int32_t i = 0; i < n; ++i) {

@@ -6,6 +6,7 @@
 #include "driver/safetensors.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,19 +231,45 @@ static bool parse_counts(cursor *c, uint64_t *vals, int32_t max, int32_t *n) {
   return expect(c, ']');
 }
 
-/* The "__metadata__" object: string values only; they are not kept. */
-static bool parse_metadata(cursor *c) {
+/* Appends one metadata pair, taking ownership of both strings. */
+static bool add_metadata(cursor *c, pprt_safetensors *st, char *key,
+                         char *value) {
+  size_t n = (size_t)st->num_meta + 1;
+  char **keys = realloc(st->meta_keys, n * sizeof *keys);
+  if (keys)
+    st->meta_keys = keys;
+  char **values = keys ? realloc(st->meta_values, n * sizeof *values) : NULL;
+  if (!values) {
+    free(key);
+    free(value);
+    return fail(c->err, c->err_size, "out of memory");
+  }
+  st->meta_values = values;
+  keys[st->num_meta] = key;
+  values[st->num_meta++] = value;
+  return true;
+}
+
+/* The "__metadata__" object: string values only. */
+static bool parse_metadata(cursor *c, pprt_safetensors *st) {
   if (!expect(c, '{'))
     return false;
   if (eat(c, '}'))
     return true;
   do {
     char *key = NULL, *value = NULL;
-    bool ok =
-        parse_string(c, &key) && expect(c, ':') && parse_string(c, &value);
-    free(key);
-    free(value);
-    if (!ok)
+    if (!parse_string(c, &key) || !expect(c, ':') || !parse_string(c, &value)) {
+      free(key);
+      free(value);
+      return false;
+    }
+    if (pprt_st_metadata(st, key)) {
+      fail(c->err, c->err_size, "bad header: duplicate metadata key '%s'", key);
+      free(key);
+      free(value);
+      return false;
+    }
+    if (!add_metadata(c, st, key, value))
       return false;
   } while (eat(c, ','));
   return expect(c, '}');
@@ -333,7 +360,7 @@ static bool parse_entry(cursor *c, pprt_safetensors *st, int32_t *cap,
     if (*seen_meta)
       return syntax_error(c, "duplicate __metadata__");
     *seen_meta = true;
-    return parse_metadata(c);
+    return parse_metadata(c, st);
   }
   if (pprt_st_find(st, name)) {
     fail(c->err, c->err_size, "bad header: duplicate tensor '%s'", name);
@@ -491,10 +518,23 @@ const pprt_st_tensor *pprt_st_find(const pprt_safetensors *st,
   return NULL;
 }
 
+const char *pprt_st_metadata(const pprt_safetensors *st, const char *key) {
+  for (int32_t i = 0; i < st->num_meta; ++i)
+    if (strcmp(st->meta_keys[i], key) == 0)
+      return st->meta_values[i];
+  return NULL;
+}
+
 void pprt_st_free(pprt_safetensors *st) {
   for (int32_t i = 0; i < st->num_tensors; ++i)
     free(st->tensors[i].name);
   free(st->tensors);
+  for (int32_t i = 0; i < st->num_meta; ++i) {
+    free(st->meta_keys[i]);
+    free(st->meta_values[i]);
+  }
+  free(st->meta_keys);
+  free(st->meta_values);
   free(st->bytes);
   memset(st, 0, sizeof *st);
 }
@@ -668,6 +708,22 @@ bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
   return true;
 }
 
+/* Makes the entry of `path` in its directory durable. Filesystems that
+   cannot fsync a directory say EINVAL; their renames are as durable as
+   they get. */
+static bool sync_directory(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+                    : strdup(".");
+  int fd = dir ? open(dir, O_RDONLY) : -1;
+  free(dir);
+  if (fd < 0)
+    return false;
+  bool ok = fsync(fd) == 0 || errno == EINVAL;
+  close(fd);
+  return ok;
+}
+
 bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
   bool ok = true;
   if (w->written != w->expected)
@@ -687,10 +743,13 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
     pprt_st_writer_abort(w);
     return false;
   }
+  if (!sync_directory(w->path))
+    ok = fail(err, err_size, "cannot sync the directory of '%s': %s", w->path,
+              strerror(errno));
   free(w->path);
   free(w->tmp);
   free(w);
-  return true;
+  return ok;
 }
 
 void pprt_st_writer_abort(pprt_st_writer *w) {

@@ -38,6 +38,9 @@ typedef struct pprt_safetensors {
   uint64_t data_size;
   pprt_st_tensor *tensors; /* in header order */
   int32_t num_tensors;
+  char **meta_keys; /* "__metadata__", in header order */
+  char **meta_values;
+  int32_t num_meta;
 } pprt_safetensors;
 
 /* Bytes per element of a safetensors dtype; 0 if it is not one. */
@@ -53,6 +56,8 @@ bool pprt_st_read(const char *path, pprt_safetensors *out, char *err,
                   size_t err_size);
 const pprt_st_tensor *pprt_st_find(const pprt_safetensors *st,
                                    const char *name);
+/* The "__metadata__" value of `key`, or NULL. */
+const char *pprt_st_metadata(const pprt_safetensors *st, const char *key);
 void pprt_st_free(pprt_safetensors *st);
 
 /* A tensor to write: its bytes follow in pprt_st_writer_data calls, in
@@ -78,7 +83,8 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
 bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
                          char *err, size_t err_size);
 /* Checks that every tensor's bytes were written, flushes, fsyncs and
-   renames the file into place; frees `w` either way. */
+   renames the file into place, then fsyncs its directory so that the
+   rename survives a crash; frees `w` either way. */
 bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size);
 /* Removes PATH.tmp and frees `w`. */
 void pprt_st_writer_abort(pprt_st_writer *w);

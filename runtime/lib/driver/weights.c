@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The safetensors dtype of a pprt_dtype. */
-static const char *st_dtype(int32_t dtype) {
+const char *pprt_st_dtype_name(int32_t dtype) {
   static const char *const names[] = {"F32", "F16", "BF16", "I32", "I64"};
   return dtype >= 0 && dtype <= PPRT_I64 ? names[dtype] : "?";
 }
@@ -26,8 +25,7 @@ void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,
     snprintf(out, size, "param%d", b->index);
 }
 
-/* PARAM buffer ids ordered by model argument, then stage; their count. */
-static int32_t ordered_params(const pprt_context *ctx, int32_t *ids) {
+int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids) {
   int32_t n = 0;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
@@ -46,10 +44,11 @@ static int32_t ordered_params(const pprt_context *ctx, int32_t *ids) {
   return n;
 }
 
-/* Why the file's tensor `t` cannot initialise buffer `b`, or NULL. */
-static const char *mismatch(const pprt_buffer_desc *b, const pprt_st_tensor *t,
-                            char *why, size_t size) {
-  bool same = t->ndims == b->ndims && strcmp(t->dtype, st_dtype(b->dtype)) == 0;
+const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
+                                 const pprt_st_tensor *t, char *why,
+                                 size_t size) {
+  bool same = t->ndims == b->ndims &&
+              strcmp(t->dtype, pprt_st_dtype_name(b->dtype)) == 0;
   for (int32_t d = 0; same && d < b->ndims; ++d)
     same = t->dims[d] == b->dims[d];
   if (same)
@@ -64,7 +63,7 @@ static const char *mismatch(const pprt_buffer_desc *b, const pprt_st_tensor *t,
     n += (size_t)snprintf(got + n, sizeof got - n, "%s%lld", d ? "," : "",
                           (long long)t->dims[d]);
   snprintf(why, size, "is %s [%s] in the file, but the model's is %s [%s]",
-           t->dtype, got, st_dtype(b->dtype), want);
+           t->dtype, got, pprt_st_dtype_name(b->dtype), want);
   return why;
 }
 
@@ -83,7 +82,7 @@ static bool check_weights(const pprt_context *ctx, const pprt_safetensors *st,
                b->stage);
       return false;
     }
-    if (mismatch(b, t, why, sizeof why)) {
+    if (pprt_tensor_mismatch(b, t, why, sizeof why)) {
       snprintf(err, err_size, "tensor '%s' %s", name, why);
       return false;
     }
@@ -98,10 +97,8 @@ static bool has_params(const pprt_context *ctx) {
   return false;
 }
 
-/* Every rank learns whether all succeeded; the lowest failing rank reports
-   its `err`, so the job prints one line. */
-static bool agree(pprt_context *ctx, bool ok, const char *option,
-                  const char *path, const char *err) {
+bool pprt_agree(pprt_context *ctx, bool ok, const char *option,
+                const char *path, const char *err) {
   pprt_transport *t = ctx->transport;
   int32_t first_failed = ok ? INT32_MAX : t->world_rank;
   t->ops->allreduce_world_min_i32(t, &first_failed, 1);
@@ -119,15 +116,15 @@ bool pprt_weights_prepare(pprt_context *ctx) {
   if (!path && !ctx->opts.save_path)
     return true;
   if (!has_params(ctx))
-    return agree(ctx, false, option, path ? path : ctx->opts.save_path,
-                 "the program has no parameters");
+    return pprt_agree(ctx, false, option, path ? path : ctx->opts.save_path,
+                      "the program has no parameters");
   if (!path)
     return true;
   char err[512] = "";
   pprt_safetensors *st = pprt_xcalloc(ctx, 1, sizeof *st);
   bool ok = pprt_st_read(path, st, err, sizeof err) &&
             check_weights(ctx, st, err, sizeof err);
-  if (!agree(ctx, ok, option, path, err)) {
+  if (!pprt_agree(ctx, ok, option, path, err)) {
     pprt_st_free(st);
     free(st);
     return false;
@@ -161,8 +158,8 @@ static pprt_st_writer *begin_file(pprt_context *ctx, const int32_t *ids,
   for (int32_t i = 0; i < n; ++i) {
     const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
     pprt_param_name(ctx, b, names[i], sizeof names[i]);
-    entries[i] =
-        (pprt_st_entry){names[i], st_dtype(b->dtype), b->ndims, b->dims};
+    entries[i] = (pprt_st_entry){names[i], pprt_st_dtype_name(b->dtype),
+                                 b->ndims, b->dims};
   }
   char step[32];
   snprintf(step, sizeof step, "%lld",
@@ -176,27 +173,45 @@ static pprt_st_writer *begin_file(pprt_context *ctx, const int32_t *ids,
   return w;
 }
 
-/* The host bytes of param `id`: its owner's, sent to rank 0. Every owner
-   sends in file order and MPI keeps the order of messages with one tag, so
-   they need no tag of their own (and no limit on the param count). */
-static const void *param_bytes(pprt_context *ctx, int32_t id, int32_t owner) {
+/* The owner's host copy of part `part` of param `b` (see
+   pprt_param_part_bytes): zeros for moments not allocated yet. */
+static const void *part_on_owner(pprt_context *ctx, pprt_buffer_desc *b,
+                                 int32_t id, int32_t part, int64_t bytes) {
+  if (part == PPRT_PART_ADAM_STEP)
+    return &b->num_updates;
+  void *data = part == PPRT_PART_VALUES   ? pprt_slot_data(ctx, b, id, 0)
+               : part == PPRT_PART_ADAM_M ? b->moment1
+                                          : b->moment2;
+  if (data)
+    return pprt_to_host(ctx, data, (size_t)bytes);
+  void *zeros = pprt_staging(ctx, (size_t)bytes);
+  memset(zeros, 0, (size_t)bytes);
+  return zeros;
+}
+
+/* Every owner sends in file order and MPI keeps the order of messages with
+   one tag, so the parts need no tag of their own (and no limit on the
+   param count). */
+const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
+                                  int32_t part, const char *option) {
   enum { TAG = 0 };
   pprt_transport *t = ctx->transport;
   pprt_buffer_desc *b = &ctx->buffers[id];
+  int64_t bytes =
+      part == PPRT_PART_ADAM_STEP ? (int64_t)sizeof b->num_updates : b->bytes;
   if (owner == t->world_rank) {
-    const void *host =
-        pprt_to_host(ctx, pprt_slot_data(ctx, b, id, 0), (size_t)b->bytes);
+    const void *host = part_on_owner(ctx, b, id, part, bytes);
     if (t->world_rank != 0)
-      t->ops->wait(t, t->ops->isend(t, host, b->bytes, 0, TAG));
+      t->ops->wait(t, t->ops->isend(t, host, bytes, 0, TAG));
     return host;
   }
   if (t->world_rank != 0)
     return NULL;
-  void *host = pprt_staging(ctx, (size_t)b->bytes);
-  if (t->ops->recv(t, host, b->bytes, owner, TAG, ctx->opts.timeout_s) !=
+  void *host = pprt_staging(ctx, (size_t)bytes);
+  if (t->ops->recv(t, host, bytes, owner, TAG, ctx->opts.timeout_s) !=
       PPRT_RECV_OK)
-    pprt_fatal(ctx, "--save: receiving param %d from rank %d failed", b->index,
-               owner);
+    pprt_fatal(ctx, "%s: receiving param %d from rank %d failed", option,
+               b->index, owner);
   return host;
 }
 
@@ -204,7 +219,7 @@ bool pprt_weights_save(pprt_context *ctx) {
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
   int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
   int32_t *owner = ids + cap;
-  int32_t n = ordered_params(ctx, ids);
+  int32_t n = pprt_ordered_params(ctx, ids);
   pprt_elect_owners(ctx, ids, n, owner);
   bool root = ctx->transport->world_rank == 0;
   char err[512] = "";
@@ -214,7 +229,8 @@ bool pprt_weights_save(pprt_context *ctx) {
     /* A param nobody touched still has its initial values: rank 0 makes
        them. */
     int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
-    const void *host = param_bytes(ctx, ids[i], from);
+    const void *host =
+        pprt_param_part_bytes(ctx, ids[i], from, PPRT_PART_VALUES, "--save");
     if (root && ok)
       ok = pprt_st_writer_data(w, host, (size_t)ctx->buffers[ids[i]].bytes, err,
                                sizeof err);
@@ -224,5 +240,5 @@ bool pprt_weights_save(pprt_context *ctx) {
   else if (w)
     pprt_st_writer_abort(w);
   free(ids);
-  return agree(ctx, ok, "--save", ctx->opts.save_path, err);
+  return pprt_agree(ctx, ok, "--save", ctx->opts.save_path, err);
 }

@@ -399,6 +399,15 @@ struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
     func::FuncOp step = lookupTrainingStep(getOperation(), function);
     if (!step)
       return signalPassFailure();
+    // With no weights there are no gradients to take and nothing for the
+    // optimizer (or --save and --checkpoint) to do: a mistake, not a model.
+    if (llvm::none_of(llvm::seq(step.getNumArguments()),
+                      [&](unsigned i) { return isParameter(step, i); })) {
+      emitError(step.getLoc(),
+                "the training step has no weights: no argument "
+                "carries 'pp.param', so there is nothing to train");
+      return signalPassFailure();
+    }
     SmallVector<StageOp> stages(step.front().getOps<StageOp>());
     if (stages.empty()) {
       step.emitError("the training step has no pp.stage ops; run "

@@ -1,8 +1,30 @@
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-derive-backward
 
 // expected-error @+1 {{the training step has no pp.stage ops; run pp-partition-stages first}}
-func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// Data alone (a target, no weight) has no gradient to take.
+// expected-error @+1 {{the training step has no weights: no argument carries 'pp.param', so there is nothing to train}}
+func.func @train_step(%x: tensor<4xf32>, %y: tensor<4xf32> {pp.target}) -> tensor<f32> {
+  %r = pp.stage 0 (%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %d = linalg.sub ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %s = tensor.empty() : tensor<f32>
+    %z = linalg.fill ins(%zero : f32) outs(%s : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%d : tensor<4xf32>) outs(%z : tensor<f32>) dimensions = [0]
+      (%p: f32, %q: f32) {
+        %t = arith.addf %p, %q : f32
+        linalg.yield %t : f32
+      }
+    pp.yield %l : tensor<f32>
+  }
+  return %r : tensor<f32>
 }
 
 // -----
@@ -98,7 +120,7 @@ func.func @train_step(%x: tensor<4xf32>, %s: f32 {pp.param}) -> tensor<4xf32> {
 
 // -----
 
-func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @train_step(%x: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
   // expected-error @+1 {{'pp.stage' op has stage id 3, expected 0: stages must be numbered 0, 1, ... in program order}}
   %a = pp.stage 3 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%i: tensor<4xf32>):

@@ -1,0 +1,376 @@
+/* Training state in and out of safetensors: --checkpoint, --resume. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "core/core.h"
+#include "driver/safetensors.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The value of the "pprt_checkpoint" metadata key: the format's version. */
+#define CHECKPOINT_VERSION "1"
+
+/* The tensor name suffix of each pprt_param_part. */
+static const char *const part_suffix[PPRT_NUM_PARTS] = {
+    "", ".adam_m", ".adam_v", ".adam_step"};
+
+static int32_t parts_per_param(const pprt_context *ctx) {
+  return ctx->opts.optimizer == PPRT_ADAM ? PPRT_NUM_PARTS : 1;
+}
+
+static void part_name(const pprt_context *ctx, const pprt_buffer_desc *b,
+                      int32_t part, char *out, size_t size) {
+  char name[64];
+  pprt_param_name(ctx, b, name, sizeof name);
+  snprintf(out, size, "%s%s", name, part_suffix[part]);
+}
+
+static void checkpoint_path(const char *dir, char *out, size_t size) {
+  snprintf(out, size, "%s/%s", dir, PPRT_CHECKPOINT_FILE);
+}
+
+/* ---- The configuration a checkpoint records and a resume checks. ---- */
+
+/* One "__metadata__" entry that must be the same on resume: its key, this
+   run's value, and the option that sets it. */
+typedef struct setting {
+  const char *key;
+  char value[32];
+  const char *option;
+} setting;
+
+static const char *optimizer_name(pprt_optimizer o) {
+  return o == PPRT_ADAM ? "adam" : "sgd";
+}
+
+/* The settings that give the saved state its meaning: the optimizer (and
+   Adam's constants, which its moments depend on) and the data seed. The
+   learning rate may change on resume. Returns their count. */
+static int32_t settings(const pprt_context *ctx, setting *out) {
+  const pprt_options *o = &ctx->opts;
+  int32_t n = 0;
+  out[n] = (setting){"optimizer", "", "--optimizer"};
+  snprintf(out[n++].value, sizeof out->value, "%s",
+           optimizer_name(o->optimizer));
+  out[n] = (setting){"seed", "", "--seed"};
+  snprintf(out[n++].value, sizeof out->value, "%" PRIu64, o->seed);
+  if (o->optimizer != PPRT_ADAM)
+    return n;
+  const char *keys[] = {"beta1", "beta2", "eps"};
+  const char *options[] = {"--beta1", "--beta2", "--eps"};
+  const float values[] = {o->beta1, o->beta2, o->eps};
+  for (int32_t i = 0; i < 3; ++i) {
+    out[n] = (setting){keys[i], "", options[i]};
+    snprintf(out[n++].value, sizeof out->value, "%.9g", (double)values[i]);
+  }
+  return n;
+}
+
+/* ---- Resuming. ---- */
+
+/* Checks the metadata against this run's settings; `*step` is the last
+   step the checkpoint saw. */
+static bool check_metadata(const pprt_context *ctx, const pprt_safetensors *st,
+                           int64_t *step, char *err, size_t err_size) {
+  const char *version = pprt_st_metadata(st, "pprt_checkpoint");
+  if (!version) {
+    snprintf(err, err_size,
+             "not a pprt checkpoint: no \"pprt_checkpoint\" in __metadata__");
+    return false;
+  }
+  if (strcmp(version, CHECKPOINT_VERSION) != 0) {
+    snprintf(err, err_size,
+             "checkpoint format version '%s'; this runtime reads version %s",
+             version, CHECKPOINT_VERSION);
+    return false;
+  }
+  const char *s = pprt_st_metadata(st, "step");
+  char *end = NULL;
+  errno = 0;
+  *step = s ? strtoll(s, &end, 10) : -1;
+  if (!s || errno || end == s || *end || *step < 0) {
+    snprintf(err, err_size, "bad or missing \"step\" in __metadata__");
+    return false;
+  }
+  /* The optimizer first: Adam's constants mean nothing to an SGD run. */
+  setting want[8];
+  int32_t n = settings(ctx, want);
+  for (int32_t i = 0; i < n; ++i) {
+    const char *got = pprt_st_metadata(st, want[i].key);
+    if (got && strcmp(got, want[i].value) == 0)
+      continue;
+    snprintf(err, err_size,
+             "the checkpoint was written with %s %s, but this run has %s %s",
+             want[i].option, got ? got : "(none)", want[i].option,
+             want[i].value);
+    return false;
+  }
+  return true;
+}
+
+/* Whether `t` is an update count of at most `step` (one update a step). */
+static bool check_count(const pprt_safetensors *st, const pprt_st_tensor *t,
+                        const char *name, int64_t step, char *err,
+                        size_t err_size) {
+  int64_t count;
+  if (strcmp(t->dtype, "I64") != 0 || t->ndims != 0) {
+    snprintf(err, err_size, "tensor '%s' must be an I64 scalar", name);
+    return false;
+  }
+  memcpy(&count, st->data + t->begin, sizeof count);
+  if (count >= 0 && count <= step)
+    return true;
+  snprintf(err, err_size,
+           "tensor '%s' counts %lld updates; after step %lld it must be "
+           "in [0, %lld]",
+           name, (long long)count, (long long)step, (long long)step);
+  return false;
+}
+
+/* Whether the file's tensor `t` can hold part `part` of PARAM `b` after
+   `step` steps. */
+static bool check_part(const pprt_safetensors *st, const pprt_buffer_desc *b,
+                       int32_t part, const pprt_st_tensor *t, const char *name,
+                       int64_t step, char *err, size_t err_size) {
+  char why[384];
+  if (part == PPRT_PART_ADAM_STEP)
+    return check_count(st, t, name, step, err, err_size);
+  if (!pprt_tensor_mismatch(b, t, why, sizeof why))
+    return true;
+  snprintf(err, err_size, "tensor '%s' %s", name, why);
+  return false;
+}
+
+/* Checks that the file holds every part of every param, and nothing else:
+   a tensor the model lacks means a checkpoint of another model. */
+static bool check_tensors(const pprt_context *ctx, const pprt_safetensors *st,
+                          const int32_t *ids, int32_t n, int64_t step,
+                          char *err, size_t err_size) {
+  int32_t parts = parts_per_param(ctx);
+  char name[96];
+  for (int32_t i = 0; i < n; ++i) {
+    const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
+    for (int32_t part = 0; part < parts; ++part) {
+      part_name(ctx, b, part, name, sizeof name);
+      const pprt_st_tensor *t = pprt_st_find(st, name);
+      if (!t) {
+        snprintf(err, err_size, "no tensor '%s' (stage %d's weight%s)", name,
+                 b->stage, part ? "'s optimizer state" : "");
+        return false;
+      }
+      if (!check_part(st, b, part, t, name, step, err, err_size))
+        return false;
+    }
+  }
+  if (st->num_tensors == n * parts)
+    return true;
+  /* Names are unique, so some tensor is none of the expected ones. */
+  for (int32_t k = 0; k < st->num_tensors; ++k) {
+    bool known = false;
+    for (int32_t i = 0; i < n && !known; ++i)
+      for (int32_t part = 0; part < parts && !known; ++part) {
+        part_name(ctx, &ctx->buffers[ids[i]], part, name, sizeof name);
+        known = strcmp(name, st->tensors[k].name) == 0;
+      }
+    if (!known) {
+      snprintf(err, err_size,
+               "tensor '%s' is not part of this model's %s training state",
+               st->tensors[k].name, optimizer_name(ctx->opts.optimizer));
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Reads and checks the checkpoint at `path` into `st`. */
+static bool read_checkpoint(const pprt_context *ctx, const char *path,
+                            pprt_safetensors *st, int64_t *step, char *err,
+                            size_t err_size) {
+  int32_t *ids = pprt_xcalloc(ctx, (size_t)ctx->num_buffers, sizeof *ids);
+  int32_t n = pprt_ordered_params(ctx, ids);
+  bool ok = pprt_st_read(path, st, err, err_size) &&
+            check_metadata(ctx, st, step, err, err_size) &&
+            check_tensors(ctx, st, ids, n, *step, err, err_size);
+  free(ids);
+  return ok;
+}
+
+/* Checks that a program given --checkpoint or --resume has params. */
+static bool check_has_params(pprt_context *ctx) {
+  const char *option = ctx->opts.resume_dir ? "--resume" : "--checkpoint";
+  const char *dir =
+      ctx->opts.resume_dir ? ctx->opts.resume_dir : ctx->opts.checkpoint_dir;
+  int32_t *ids = pprt_xcalloc(ctx, (size_t)ctx->num_buffers, sizeof *ids);
+  bool ok = pprt_ordered_params(ctx, ids) > 0;
+  free(ids);
+  return pprt_agree(ctx, ok, option, dir, "the program has no parameters");
+}
+
+/* Whether every rank that read `st` (NULL where reading failed) read the
+   same bytes: ranks that started from different checkpoints would run
+   different steps and wait forever on each other. Collective. */
+static bool same_file_everywhere(pprt_context *ctx,
+                                 const pprt_safetensors *st) {
+  int32_t h = INT32_MAX, not_h = INT32_MAX;
+  if (st) {
+    h = (int32_t)(pprt_fnv1a(PPRT_FNV_OFFSET, st->bytes, st->size) % INT32_MAX);
+    not_h = ~h;
+  }
+  int32_t lo_and_not_hi[2] = {h, not_h};
+  ctx->transport->ops->allreduce_world_min_i32(ctx->transport, lo_and_not_hi,
+                                               2);
+  return lo_and_not_hi[0] == INT32_MAX || lo_and_not_hi[0] == ~lo_and_not_hi[1];
+}
+
+bool pprt_checkpoint_prepare(pprt_context *ctx) {
+  pprt_options *o = &ctx->opts;
+  if (!o->resume_dir && !o->checkpoint_dir)
+    return true;
+  if (!check_has_params(ctx))
+    return false;
+  if (!o->resume_dir)
+    return true;
+  char path[4200], err[512] = "";
+  checkpoint_path(o->resume_dir, path, sizeof path);
+  pprt_safetensors *st = pprt_xcalloc(ctx, 1, sizeof *st);
+  int64_t step = 0;
+  bool ok = read_checkpoint(ctx, path, st, &step, err, sizeof err);
+  if (!same_file_everywhere(ctx, ok ? st : NULL) && ok) {
+    snprintf(err, sizeof err,
+             "the ranks read different files (a copy per node that is out "
+             "of date?)");
+    ok = ctx->transport->world_rank != 0; /* rank 0 reports */
+  }
+  if (!pprt_agree(ctx, ok, "--resume", path, err)) {
+    pprt_st_free(st);
+    free(st);
+    return false;
+  }
+  ctx->init_weights = st;
+  ctx->resuming = true;
+  o->first_step = step + 1;
+  return true;
+}
+
+void pprt_checkpoint_restore_param(pprt_context *ctx, pprt_buffer_desc *b) {
+  if (!ctx->resuming || ctx->opts.optimizer != PPRT_ADAM)
+    return;
+  char name[96];
+  /* pprt_checkpoint_prepare checked every part's presence and shape. */
+  part_name(ctx, b, PPRT_PART_ADAM_STEP, name, sizeof name);
+  const pprt_safetensors *st = ctx->init_weights;
+  memcpy(&b->num_updates, st->data + pprt_st_find(st, name)->begin,
+         sizeof b->num_updates);
+  /* Adam allocates its moments on the first update; so a param never
+     updated is resumed without them, as it was saved. */
+  if (b->num_updates == 0)
+    return;
+  void **moments[] = {&b->moment1, &b->moment2};
+  for (int32_t part = PPRT_PART_ADAM_M; part <= PPRT_PART_ADAM_V; ++part) {
+    part_name(ctx, b, part, name, sizeof name);
+    void *m = pprt_device_alloc(ctx, (size_t)b->bytes, "Adam's moments");
+    ctx->backend->ops->copy_to_device(ctx->backend, m,
+                                      st->data + pprt_st_find(st, name)->begin,
+                                      (size_t)b->bytes);
+    *moments[part - PPRT_PART_ADAM_M] = m;
+  }
+}
+
+/* ---- Writing. ---- */
+
+bool pprt_checkpoint_due(const pprt_context *ctx, int64_t step, bool last) {
+  int64_t every = ctx->opts.checkpoint_every;
+  return ctx->opts.checkpoint_dir && (last || (every > 0 && step % every == 0));
+}
+
+/* Rank 0 starts the file: each param's parts, in `ids` order. */
+static pprt_st_writer *begin_file(pprt_context *ctx, const char *path,
+                                  const int32_t *ids, int32_t n, int64_t step,
+                                  char *err, size_t err_size) {
+  static const int64_t no_dims[1] = {0};
+  int32_t parts = parts_per_param(ctx), count = n * parts;
+  pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)count, sizeof *entries);
+  char(*names)[96] = pprt_xcalloc(ctx, (size_t)count, sizeof *names);
+  for (int32_t k = 0; k < count; ++k) {
+    const pprt_buffer_desc *b = &ctx->buffers[ids[k / parts]];
+    int32_t part = k % parts;
+    part_name(ctx, b, part, names[k], sizeof names[k]);
+    entries[k] = part == PPRT_PART_ADAM_STEP
+                     ? (pprt_st_entry){names[k], "I64", 0, no_dims}
+                     : (pprt_st_entry){names[k], pprt_st_dtype_name(b->dtype),
+                                       b->ndims, b->dims};
+  }
+  setting config[8];
+  int32_t nconfig = settings(ctx, config);
+  const char *keys[12] = {"format", "producer", "pprt_checkpoint", "step"};
+  char step_text[32];
+  snprintf(step_text, sizeof step_text, "%lld", (long long)step);
+  const char *values[12] = {"pt", "pprt", CHECKPOINT_VERSION, step_text};
+  for (int32_t i = 0; i < nconfig; ++i) {
+    keys[4 + i] = config[i].key;
+    values[4 + i] = config[i].value;
+  }
+  pprt_st_writer *w = pprt_st_writer_begin(path, entries, count, keys, values,
+                                           4 + nconfig, err, err_size);
+  free(names);
+  free(entries);
+  return w;
+}
+
+/* Streams every part of every param from its owner into `w` (rank 0). */
+static bool write_parts(pprt_context *ctx, pprt_st_writer *w,
+                        const int32_t *ids, const int32_t *owner, int32_t n,
+                        bool ok, char *err, size_t err_size) {
+  int32_t parts = parts_per_param(ctx);
+  for (int32_t i = 0; i < n; ++i) {
+    /* A param nobody touched still has its initial values: rank 0 makes
+       them. */
+    int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
+    for (int32_t part = 0; part < parts; ++part) {
+      const void *host =
+          pprt_param_part_bytes(ctx, ids[i], from, part, "--checkpoint");
+      size_t bytes = part == PPRT_PART_ADAM_STEP
+                         ? sizeof(int64_t)
+                         : (size_t)ctx->buffers[ids[i]].bytes;
+      if (w && ok)
+        ok = pprt_st_writer_data(w, host, bytes, err, err_size);
+    }
+  }
+  return ok;
+}
+
+bool pprt_checkpoint_write(pprt_context *ctx, int64_t step) {
+  int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
+  int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
+  int32_t *owner = ids + cap;
+  int32_t n = pprt_ordered_params(ctx, ids);
+  char path[4200], err[512] = "";
+  checkpoint_path(ctx->opts.checkpoint_dir, path, sizeof path);
+  int32_t diverged = pprt_find_diverged_param(ctx, ids, n);
+  if (diverged >= 0) {
+    free(ids);
+    snprintf(err, sizeof err,
+             "after step %lld the data-parallel replicas hold different "
+             "values of param %d or of its optimizer state",
+             (long long)step, diverged);
+    /* Every rank found it; rank 0 reports. */
+    return pprt_agree(ctx, ctx->transport->world_rank != 0, "--checkpoint",
+                      path, err);
+  }
+  pprt_elect_owners(ctx, ids, n, owner);
+  bool root = ctx->transport->world_rank == 0;
+  pprt_st_writer *w =
+      root ? begin_file(ctx, path, ids, n, step, err, sizeof err) : NULL;
+  bool ok = write_parts(ctx, w, ids, owner, n, !root || w, err, sizeof err);
+  if (w && ok)
+    ok = pprt_st_writer_commit(w, err, sizeof err);
+  else if (w)
+    pprt_st_writer_abort(w);
+  free(ids);
+  return pprt_agree(ctx, ok, "--checkpoint", path, err);
+}
