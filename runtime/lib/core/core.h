@@ -107,6 +107,7 @@ typedef struct pprt_options {
   const char *save_path;    /* --save: weights written after training */
   const char *init_weights_path; /* --init-weights: weights to start from */
   int64_t first_step; /* --first-step: 1-based number of the first step */
+  const char *metrics_path; /* --metrics: each step's loss and time (JSON) */
 } pprt_options;
 
 struct pprt_context {
