@@ -106,7 +106,7 @@ typedef struct pprt_options {
   bool allow_non_finite;    /* --allow-non-finite: train on past NaN loss */
   const char *save_path;    /* --save: weights written after training */
   const char *init_weights_path; /* --init-weights: weights to start from */
-  int64_t first_step; /* --first-step: 1-based number of the first step */
+  int64_t first_step;       /* --first-step: 1-based number of the first step */
   const char *metrics_path; /* --metrics: each step's loss and time (JSON) */
 } pprt_options;
 
