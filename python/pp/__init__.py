@@ -6,10 +6,12 @@ into pipelined MPI programs and run (docs/Python.md).
     >>> s = pp.schedule("1f1b", num_stages=4, num_microbatches=8)
     >>> s.verify().simulate().makespan
     33.0
-    >>> program = pp.compile(pathlib.Path("examples/mlp/mlp.mlir"), stages=2,
-    ...                      microbatches=4)
-    >>> pp.run(program, steps=3).losses
-    [0.174504686, 0.166459348, 0.153655618]
+
+and, from the repository's root (docs/Python.md, "Compiling and running"):
+
+    program = pp.compile(pathlib.Path("examples/mlp/mlp.mlir"), stages=2,
+                         microbatches=4)
+    pp.run(program, steps=3).losses   # [0.174504686, 0.166459348, 0.153655618]
 """
 
 from __future__ import annotations
