@@ -309,7 +309,9 @@ def time_contractions(args, opts, pp):
     """(name, count, GEMM dims, FLOPs, pp seconds by --gemm mode, OpenBLAS
     seconds) of each contraction's forward and backward products."""
     sizes = gen_gpt.loop_sizes(args)
-    tool = build_c(opts, "sgemm_time.c", ["-O2"] + blas_flags())
+    tool = build_c(opts, "sgemm_time.c", ["-O2"] + blas_kernels_flags() +
+                   blas_flags())
+    print(f"  OpenBLAS kernels: {run([tool, '--kernels']).strip()}")
     result = []
     for name, loops, a, b, out, count in CONTRACTIONS:
         dims = gemm_dims(sizes, loops, a, b, out)
@@ -361,6 +363,14 @@ def blas_flags():
         if os.path.exists(os.path.join(inc, "cblas.h")):
             return [f"-I{inc}", "-lopenblas"]
     sys.exit("compute_speed.py: no cblas.h (apt-get install libopenblas-dev)")
+
+
+def blas_kernels_flags():
+    """Compiles in the runtime's choice of OpenBLAS kernels, so that OpenBLAS
+    runs the same kernels as pp's library GEMMs."""
+    runtime = os.path.join(HERE, "..", "runtime", "lib")
+    return [f"-I{runtime}",
+            os.path.join(runtime, "backends", "cpu", "blas_kernels.c")]
 
 
 def build_c(opts, source, flags):

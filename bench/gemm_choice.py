@@ -5,7 +5,8 @@ prints the table that pp-select-gemm's `gemm=auto` rule is read from
 (bench/gemm_choice.md).
 
 The shapes are the plans `pp-select-gemm{gemm=library print-plans}` reports
-for the 1-stage GPT schedule. Each shape becomes one kernel on rank-3
+for the 1-stage GPT schedule after pp-factor-contractions (as in
+pp-lower-to-cpu). Each shape becomes one kernel on rank-3
 memrefs (batch, rows, columns; transposed operands stored transposed),
 lowered twice through pp-opt: as generated code (the stage lowering: the
 `pp-vectorize-contractions` pass first where pp-opt has it, then
@@ -43,9 +44,10 @@ def gpt_shapes(args, work):
     schedule = os.path.join(work, "gpt.mlir")
     run([f"{args.build}/bin/pp-compile", args.model, "--emit=schedule",
          "-o", schedule])
+    pipeline = ("builtin.module(func.func(pp-factor-contractions),"
+                "pp-select-gemm{gemm=library print-plans})")
     out = run([f"{args.build}/bin/pp-opt", schedule,
-               "--pp-select-gemm=gemm=library print-plans", "-o",
-               os.devnull]).stderr
+               f"--pass-pipeline={pipeline}", "-o", os.devnull]).stderr
     return collections.Counter(tuple(map(int, m)) for m in PLAN.findall(out))
 
 

@@ -1,11 +1,17 @@
 /* Times OpenBLAS cblas_sgemm on one shape, one thread: `batch` row-major
    products C[M,N] = op(A) op(B) of contiguous matrices, as
      sgemm_time BATCH M N K TRANS_A TRANS_B
-   (TRANS_* 0 or 1). Prints the best seconds per call of `batch` products. */
+   (TRANS_* 0 or 1). Prints the best seconds per call of `batch` products.
+   OpenBLAS runs the kernels pprt's CPU backend chooses for it
+   (runtime/lib/backends/cpu/blas_kernels.c); `sgemm_time --kernels`
+   prints their name. */
 #define _POSIX_C_SOURCE 200809L
+#include "backends/cpu/blas_kernels.h"
+
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void openblas_set_num_threads(int);
@@ -28,8 +34,14 @@ static float *filled(size_t n) {
 }
 
 int main(int argc, char **argv) {
+  const char *kernels = pprt_choose_blas_kernels();
+  if (argc == 2 && strcmp(argv[1], "--kernels") == 0) {
+    printf("%s\n", kernels);
+    return 0;
+  }
   if (argc != 7) {
-    fprintf(stderr, "usage: sgemm_time BATCH M N K TRANS_A TRANS_B\n");
+    fprintf(stderr,
+            "usage: sgemm_time BATCH M N K TRANS_A TRANS_B | --kernels\n");
     return 2;
   }
   int batch = atoi(argv[1]), m = atoi(argv[2]), n = atoi(argv[3]),

@@ -453,6 +453,8 @@ void setCompileOption(CompileOptions &options, StringRef name,
     options.staticScratch = boolean();
   else if (name == "vectorize_contractions")
     options.vectorizeContractions = boolean();
+  else if (name == "factor_contractions")
+    options.factorContractions = boolean();
   else if (name == "fuse_elementwise")
     options.fuseElementwise = boolean();
   else if (name == "vectorize_elementwise")

@@ -239,6 +239,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     if (options.vectorizeContractions)
       lowerOptions.vectorizeContractions = *options.vectorizeContractions;
     lowerOptions.vectorBits = getVectorBits(machine);
+    if (options.factorContractions)
+      lowerOptions.factorContractions = *options.factorContractions;
     if (options.fuseElementwise)
       lowerOptions.fuseElementwise = *options.fuseElementwise;
     if (options.vectorizeElementwise)

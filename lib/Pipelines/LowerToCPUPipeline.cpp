@@ -27,6 +27,8 @@ void pp::buildStageCodeOptimizationPhase(
   pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
   if (options.approximateMath)
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
+  if (options.factorContractions)
+    pm.addNestedPass<func::FuncOp>(createPPFactorContractions());
   if (options.fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createPPFuseElementwise());
   PPSelectGemmOptions select;

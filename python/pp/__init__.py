@@ -373,6 +373,7 @@ _COMPILE_OPTIONS = {
     "device_file": (str, os.PathLike), "cost_file": (str, os.PathLike),
     "target_cpu": str, "target_features": str, "approximate_math": bool,
     "static_scratch": bool, "gemm": str, "vectorize_contractions": bool,
+    "factor_contractions": bool,
     "fuse_elementwise": bool, "vectorize_elementwise": bool,
     "opt_level": int, "jobs": int,
 }
@@ -412,7 +413,7 @@ def compile(model: Source, *, stages: int, microbatches: int,
     function, split_backward, device (a name or one per rank),
     device_file, cost_file, target_cpu, target_features,
     approximate_math, static_scratch, gemm ("generated", "library",
-    "auto"), vectorize_contractions, fuse_elementwise,
+    "auto"), vectorize_contractions, factor_contractions, fuse_elementwise,
     vectorize_elementwise, opt_level (-O) and jobs.
 
     The executable goes to `output`, or without one to a temporary

@@ -1,9 +1,11 @@
 /* Unit test of pprt_gemm against a naive loop over its whole contract. */
+#include "backends/cpu/blas_kernels.h"
 #include "pprt/pprt.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Deterministic values in [-1, 1). */
 static float value(unsigned *state) {
@@ -78,6 +80,19 @@ static int run_case(const gemm_case *t) {
   return bad;
 }
 
+/* Whether OpenBLAS runs the kernels this CPU calls for after the backend
+   chose them (blas_kernels.c): Debian's OpenBLAS falls back to its generic
+   kernels on CPUs it does not know. Run after the first pprt_gemm. */
+static int check_blas_kernels(void) {
+  const char *wanted = pprt_blas_kernels_for_cpu();
+  const char *running = pprt_blas_kernels();
+  const char *forced = getenv("OPENBLAS_CORETYPE");
+  int bad = wanted && !forced && strcmp(running, wanted) != 0;
+  printf("blas kernels %s (this CPU calls for %s): %s\n", running,
+         wanted ? wanted : "OpenBLAS's own choice", bad ? "FAILED" : "ok");
+  return bad;
+}
+
 int main(void) {
   int failures = 0, cases = 0;
   for (int ta = 0; ta < 2; ++ta)
@@ -92,6 +107,8 @@ int main(void) {
           failures += bad != 0;
           ++cases;
         }
+  failures += check_blas_kernels();
+  ++cases;
   printf("%d of %d cases failed\n", failures, cases);
   return failures ? 1 : 0;
 }

@@ -134,6 +134,10 @@ static cl::opt<bool> vectorizeContractions(
     cl::desc("Tile and vectorize generated contractions into register tiles "
              "of FMAs for the target's vector width "
              "(pp-vectorize-contractions; on by default)"));
+static cl::opt<bool> factorContractions(
+    "factor-contractions",
+    cl::desc("Split contractions of products into GEMMs and elementwise ops "
+             "(pp-factor-contractions; on by default)"));
 static cl::opt<bool> fuseElementwise(
     "fuse-elementwise",
     cl::desc("Fuse elementwise ops on tensors into their consumers "
@@ -187,6 +191,8 @@ static pp::CompileOptions getCompileOptions() {
   options.gemm = gemmChoice;
   if (vectorizeContractions.getNumOccurrences())
     options.vectorizeContractions = vectorizeContractions;
+  if (factorContractions.getNumOccurrences())
+    options.factorContractions = factorContractions;
   if (fuseElementwise.getNumOccurrences())
     options.fuseElementwise = fuseElementwise;
   if (vectorizeElementwise.getNumOccurrences())

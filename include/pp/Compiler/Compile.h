@@ -84,8 +84,8 @@ struct CompileOptions {
   bool staticScratch = true;
   GemmChoice gemm = GemmChoice::Auto;
   /// Unset: the pipeline's defaults (pp::LowerToCPUPipelineOptions).
-  std::optional<bool> vectorizeContractions, fuseElementwise,
-      vectorizeElementwise;
+  std::optional<bool> vectorizeContractions, factorContractions,
+      fuseElementwise, vectorizeElementwise;
   /// LLVM optimisation level 0-3 of stage code.
   unsigned optLevel = 3;
   /// Threads that optimise and compile the module's parts; 0: one per core.

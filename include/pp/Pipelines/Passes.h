@@ -80,6 +80,11 @@ struct LowerToCPUPipelineOptions
       llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
                      "instead of libm calls"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> factorContractions{
+      *this, "factor-contractions",
+      llvm::cl::desc("Split contractions of products into GEMMs and "
+                     "elementwise ops (pp-factor-contractions)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise ops on tensors into their consumers "

@@ -25,16 +25,17 @@ struct PPSelectGemm : pp::impl::PPSelectGemmBase<PPSelectGemm> {
   using Base::Base;
 
   /// The measured rule of bench/gemm_choice.md: the library where a call is
-  /// large enough to amortise its overhead and is not repeated in loops, and
-  /// only for what pp-vectorize-contractions (when it runs) leaves scalar:
-  /// its FMA tiles beat the library everywhere else.
+  /// large enough to amortise its overhead and is not repeated in loops;
+  /// what pp-vectorize-contractions (when it runs) makes FMA tiles of only
+  /// from a larger call, where OpenBLAS's cache blocking wins.
   bool prefersLibrary(linalg::LinalgOp op, const GemmPlan &plan) const {
     if (gemm != GemmChoice::Auto)
       return gemm == GemmChoice::Library;
-    if (vectorizeContractions && isVectorizableContraction(op))
-      return false;
+    int64_t minFlops = vectorizeContractions && isVectorizableContraction(op)
+                           ? minVectorizedLibraryFlops
+                           : minLibraryFlops;
     int64_t calls = plan.totalFlops() / plan.callFlops();
-    return plan.callFlops() >= minLibraryFlops && calls <= maxLibraryCalls;
+    return plan.callFlops() >= minFlops && calls <= maxLibraryCalls;
   }
 
   void report(linalg::LinalgOp op, const GemmPlan &plan, bool library) {

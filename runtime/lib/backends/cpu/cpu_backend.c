@@ -4,6 +4,7 @@
 #endif
 
 #include "backends/backend.h"
+#include "backends/cpu/blas_kernels.h"
 #include "pprt/pprt.h"
 #include "pprt_math.h"
 
@@ -126,11 +127,24 @@ const pprt_device_ops pprt_cpu_device_ops = {
     .destroy = cpu_no_op,
 };
 
+/* Where OpenBLAS still runs its generic kernels on a CPU that has better
+   ones (OpenBLAS without DYNAMIC_ARCH, or OPENBLAS_CORETYPE names them),
+   GEMMs run several times slower. */
+static void choose_blas_kernels(void) {
+  const char *wanted = pprt_blas_kernels_for_cpu();
+  if (wanted && strcmp(pprt_choose_blas_kernels(), "Prescott") == 0)
+    fprintf(stderr,
+            "pprt: warning: OpenBLAS runs its generic kernels (Prescott) on "
+            "a CPU that has %s ones; set OPENBLAS_CORETYPE=%s\n",
+            wanted, wanted);
+}
+
 pprt_backend *pprt_cpu_backend_create(void) {
   static pprt_backend cpu = {&pprt_cpu_device_ops};
   /* Several ranks share the cores; a BLAS thread per core in every rank
      would oversubscribe them. */
   if (!getenv("OPENBLAS_NUM_THREADS"))
     openblas_set_num_threads(1);
+  choose_blas_kernels();
   return &cpu;
 }

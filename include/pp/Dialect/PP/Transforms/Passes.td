@@ -514,6 +514,51 @@ def PPCopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPFactorContractions : Pass<"pp-factor-contractions", "func::FuncOp"> {
+  let summary = "Split contractions of products into GEMMs and elementwise ops";
+  let description = [{
+    A contraction whose body accumulates a product of more than two factors
+    (`%out + %a * %b * %c / %d`: a scaled attention score, a softmax
+    normalisation left inside `probs x v`, their derivatives) is neither a
+    GEMM for `pp-select-gemm` nor a register tile for
+    `pp-vectorize-contractions`; as scalar loops it costs as much as the
+    model's GEMMs together. This pass rewrites it into one plain
+    contraction `%out + %a' * %b'` and elementwise ops around it, planned on
+    the loop dimensions (`planFactoring`):
+
+    - a factor that reads only dimensions of the output, of `%a` or of `%b`
+      (a scalar reads none) multiplies or divides whichever of the three is
+      smallest, elementwise: before the contraction, or after it in an
+      epilogue `%out + sum * factors` (the sum then goes into zeros);
+    - with three or more factors that span contracted dimensions, two of
+      them whose shared dimensions no other factor reads are contracted
+      first into a smaller term (like an einsum path), choosing the pair
+      with the smallest result.
+
+    Only rewrites where the largest op left is a GEMM (each operand has an
+    output dimension the other lacks, and they share a contracted one);
+    contractions `pp-select-gemm` already takes are left alone. The sums
+    are reassociated, so results agree with the original within fp32
+    rounding.
+
+    ```mlir
+    // before: out[i, j] += a[i, k] * b[k, j] / s[i]
+    %r = linalg.generic {indexing_maps = [#ik, #kj, #i, #ij], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b, %s : tensor<64x32xf32>, tensor<32x48xf32>, tensor<64xf32>) outs(%out : tensor<64x48xf32>) {
+    ^bb0(%x: f32, %y: f32, %z: f32, %o: f32):
+      %p = arith.mulf %x, %y : f32
+      %q = arith.divf %p, %z : f32
+      %t = arith.addf %o, %q : f32
+      linalg.yield %t : f32
+    } -> tensor<64x48xf32>
+    // after: a plain contraction into zeros, then out + sum / s[i]
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PPFuseElementwise : Pass<"pp-fuse-elementwise", "func::FuncOp"> {
   let summary = "Fuse elementwise linalg ops on tensors into their consumers";
   let description = [{
@@ -718,10 +763,13 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     bench/gemm_choice.md prefers: a call of at least `min-library-flops`
     floating-point operations, run at most `max-library-calls` times, and,
     with `vectorize-contractions` (the default; pp-lower-to-cpu sets it from
-    its own option), only a contraction that `pp-vectorize-contractions`
-    would leave scalar (`isVectorizableContraction` false, the predicate
-    that pass uses itself: for example an output whose innermost dimension
-    is 1, or a dynamic shape); its FMA tiles beat the library on the rest.
+    its own option), a contraction that `pp-vectorize-contractions` would
+    turn into FMA tiles (`isVectorizableContraction`, the predicate that
+    pass uses itself) only from `min-vectorized-library-flops` per call:
+    its tiles match the library on small calls (the small GPT's step is the
+    same either way) and lose on large ones (the bench GPT's step is 1.5x
+    the library's); the rest (for example an output whose innermost
+    dimension is 1) would be scalar loops.
 
     ```mlir
     %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
@@ -744,6 +792,11 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     Option<"minLibraryFlops", "min-library-flops", "int64_t", "0",
            "With gemm=auto: the fewest floating-point operations per call "
            "that go to the library">,
+    Option<"minVectorizedLibraryFlops", "min-vectorized-library-flops",
+           "int64_t", "4000000",
+           "With gemm=auto and vectorize-contractions: the fewest "
+           "floating-point operations per call of a contraction the "
+           "vectorizer takes that go to the library">,
     Option<"maxLibraryCalls", "max-library-calls", "int64_t", "64",
            "With gemm=auto: the most calls (iterations of the loops around "
            "the call) per op that go to the library">,
