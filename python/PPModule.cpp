@@ -90,6 +90,16 @@ struct DiagnosticError : std::runtime_error {
   std::vector<LocatedDiagnostic> diagnostics;
 };
 
+/// Throws `errors` under the summary `what`, which the message follows with
+/// every error as mlir-opt prints it.
+[[noreturn]] void throwErrors(StringRef what, ErrorKind kind,
+                              std::vector<LocatedDiagnostic> errors) {
+  std::string summary = what.str();
+  for (const LocatedDiagnostic &error : errors)
+    summary += "\n" + error.str();
+  throw DiagnosticError(kind, summary, std::move(errors));
+}
+
 std::string formatLocation(Location loc) {
   if (isa<UnknownLoc>(loc))
     return "";
@@ -147,17 +157,19 @@ public:
     return remarks;
   }
 
-  /// Throws the errors (and their notes) collected so far.
-  [[noreturn]] void raise(StringRef what,
-                          ErrorKind kind = ErrorKind::Error) const {
+  /// The errors (and their notes) collected so far.
+  std::vector<LocatedDiagnostic> getErrors() const {
     std::vector<LocatedDiagnostic> errors;
     for (const LocatedDiagnostic &diag : diagnostics)
       if (diag.severity == "error")
         errors.push_back(diag);
-    std::string summary = what.str();
-    for (const LocatedDiagnostic &error : errors)
-      summary += "\n" + error.str();
-    throw DiagnosticError(kind, summary, errors);
+    return errors;
+  }
+
+  /// Throws the errors collected so far.
+  [[noreturn]] void raise(StringRef what,
+                          ErrorKind kind = ErrorKind::Error) const {
+    throwErrors(what, kind, getErrors());
   }
 
   std::vector<LocatedDiagnostic> diagnostics;
@@ -391,9 +403,8 @@ using OptionValue =
 
 /// Raises a pp.CompileError about the option pp-compile spells `flag`.
 [[noreturn]] void rejectOption(StringRef flag, const Twine &message) {
-  LocatedDiagnostic diag{"error", flag.str(), message.str(), {}};
-  throw DiagnosticError(ErrorKind::Compile,
-                        "invalid compile options\n" + diag.str(), {diag});
+  throwErrors("invalid compile options", ErrorKind::Compile,
+              {LocatedDiagnostic{"error", flag.str(), message.str(), {}}});
 }
 
 template <typename T>
@@ -497,7 +508,7 @@ ProgramEntry compile(const std::string &text, const std::string &filename,
     setCompileOption(options, name, value);
   options.emit = EmitKind::Executable;
   FailureOr<CompiledProgram> program;
-  std::vector<LocatedDiagnostic> diagnostics;
+  std::vector<LocatedDiagnostic> errors;
   {
     nb::gil_scoped_release release;
     DialectRegistry registry;
@@ -510,21 +521,13 @@ ProgramEntry compile(const std::string &text, const std::string &filename,
         llvm::MemoryBuffer::getMemBufferCopy(text, filename), llvm::SMLoc());
     TimingScope timing;
     program = compileModel(sourceMgr, context, options, timing);
-    if (failed(program)) {
-      // Raised with the GIL held again, below.
-      try {
-        capture.raise("cannot compile " + filename, ErrorKind::Compile);
-      } catch (const DiagnosticError &error) {
-        diagnostics = error.diagnostics;
-      }
-    }
+    if (failed(program))
+      errors = capture.getErrors();
   }
-  if (failed(program)) {
-    std::string summary = "cannot compile " + filename;
-    for (const LocatedDiagnostic &diag : diagnostics)
-      summary += "\n" + diag.str();
-    throw DiagnosticError(ErrorKind::Compile, summary, diagnostics);
-  }
+  // Raised with the GIL held again.
+  if (failed(program))
+    throwErrors("cannot compile " + filename, ErrorKind::Compile,
+                std::move(errors));
   std::vector<ParamEntry> params;
   for (const CompiledParam &param : program->params)
     params.emplace_back(param.argument, param.type, param.shape,
