@@ -444,7 +444,8 @@ def compile(model: Source, *, stages: int, microbatches: int,
     if output is None:
         workdir = tempfile.mkdtemp(prefix="pp-program-")
         output = pathlib.Path(workdir) / "train"
-    values["output"] = os.fspath(output)
+    # Absolute, so that mpiexec finds it from any directory.
+    values["output"] = os.path.abspath(os.fspath(output))
     try:
         (path, schedule_name, num_stages, num_ranks, num_microbatches,
          num_replicas, params) = _pp.compile(text, name, values)

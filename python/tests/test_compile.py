@@ -141,6 +141,15 @@ def test_failing_run(pp, reference, tmp_path):
         pp.run(reference, steps=2, microbatches=4)
 
 
+def test_relative_output(pp, tmp_path, monkeypatch):
+    """An output relative to the working directory runs from anywhere."""
+    monkeypatch.chdir(tmp_path)
+    program = pp.compile(MLP, stages=1, microbatches=2, output="train")
+    assert program.path == tmp_path / "train"
+    monkeypatch.chdir(REPO)
+    assert len(pp.run(program, steps=1).losses) == 1
+
+
 def test_save_and_resume(pp, reference, tmp_path):
     """--save and --init-weights through pp.run: 2 steps, then 2 from the
     saved weights, train like 4 steps."""
