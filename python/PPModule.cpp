@@ -2,12 +2,15 @@
 //
 // `pp._pp`: generates, imports, exports, verifies and simulates
 // `pp.schedule`s in process, by running pp's passes and translations on
-// modules that Python objects own. MLIR's diagnostics become `pp.Error` (or
-// `pp.VerifyError`) exceptions that keep each located message.
+// modules that Python objects own, and compiles models into programs with
+// pp's compiler library (pp/Compiler/Compile.h). MLIR's diagnostics become
+// `pp.Error` (or `pp.VerifyError`, `pp.CompileError`) exceptions that keep
+// each located message.
 // python/pp/__init__.py is the documented API over it.
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Compiler/Compile.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
@@ -30,11 +33,14 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace nb = nanobind;
@@ -64,20 +70,43 @@ struct LocatedDiagnostic {
   }
 };
 
-/// Thrown when MLIR reported errors; becomes pp.Error, or pp.VerifyError for
-/// a schedule the verifier rejects.
+/// Which Python exception a DiagnosticError becomes.
+enum class ErrorKind {
+  /// pp.Error: an input MLIR rejected.
+  Error,
+  /// pp.VerifyError: a schedule the verifier rejects.
+  Verify,
+  /// pp.CompileError: a model or options the compiler rejects.
+  Compile,
+};
+
+/// Thrown when MLIR reported errors.
 struct DiagnosticError : std::runtime_error {
-  DiagnosticError(bool isVerify, std::string summary,
+  DiagnosticError(ErrorKind kind, std::string summary,
                   std::vector<LocatedDiagnostic> diagnostics)
-      : std::runtime_error(std::move(summary)), isVerify(isVerify),
+      : std::runtime_error(std::move(summary)), kind(kind),
         diagnostics(std::move(diagnostics)) {}
-  bool isVerify;
+  ErrorKind kind;
   std::vector<LocatedDiagnostic> diagnostics;
 };
+
+/// Throws `errors` under the summary `what`, which the message follows with
+/// every error as mlir-opt prints it.
+[[noreturn]] void throwErrors(StringRef what, ErrorKind kind,
+                              std::vector<LocatedDiagnostic> errors) {
+  std::string summary = what.str();
+  for (const LocatedDiagnostic &error : errors)
+    summary += "\n" + error.str();
+  throw DiagnosticError(kind, summary, std::move(errors));
+}
 
 std::string formatLocation(Location loc) {
   if (isa<UnknownLoc>(loc))
     return "";
+  // The compiler names the option or file an error is about.
+  if (auto name = dyn_cast<NameLoc>(loc);
+      name && isa<UnknownLoc>(name.getChildLoc()))
+    return name.getName().str();
   if (auto file = loc->findInstanceOf<FileLineColLoc>())
     return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
                          file.getLine(), file.getColumn());
@@ -128,16 +157,19 @@ public:
     return remarks;
   }
 
-  /// Throws the errors (and their notes) collected so far.
-  [[noreturn]] void raise(StringRef what, bool isVerify = false) const {
+  /// The errors (and their notes) collected so far.
+  std::vector<LocatedDiagnostic> getErrors() const {
     std::vector<LocatedDiagnostic> errors;
     for (const LocatedDiagnostic &diag : diagnostics)
       if (diag.severity == "error")
         errors.push_back(diag);
-    std::string summary = what.str();
-    for (const LocatedDiagnostic &error : errors)
-      summary += "\n" + error.str();
-    throw DiagnosticError(isVerify, summary, errors);
+    return errors;
+  }
+
+  /// Throws the errors collected so far.
+  [[noreturn]] void raise(StringRef what,
+                          ErrorKind kind = ErrorKind::Error) const {
+    throwErrors(what, kind, getErrors());
   }
 
   std::vector<LocatedDiagnostic> diagnostics;
@@ -188,9 +220,9 @@ Schedule adoptSchedule(OwningOpRef<ModuleOp> module,
 /// Runs `pm` on a module; raises with its diagnostics on failure.
 void runPasses(PassManager &pm, ModuleOp module,
                const DiagnosticCapture &capture, StringRef what,
-               bool isVerify = false) {
+               ErrorKind kind = ErrorKind::Error) {
   if (failed(pm.run(module)))
-    capture.raise(what, isVerify);
+    capture.raise(what, kind);
 }
 
 /// Options of pp-schedule and pp-insert-transfers as Python passes them.
@@ -278,7 +310,7 @@ void verify(const Schedule &schedule, const std::string &semantics) {
   PassManager pm(&getContext());
   pm.addPass(createPPVerifySchedule({semantics}));
   runPasses(pm, schedule.getModule(), capture, "the schedule is invalid",
-            /*isVerify=*/true);
+            ErrorKind::Verify);
 }
 
 /// Makespan, idle time per rank and peak memory per rank, as pp-simulate
@@ -362,11 +394,166 @@ std::vector<std::optional<double>> getMemoryCaps(const Schedule &schedule) {
 }
 
 //===----------------------------------------------------------------------===//
+// Compile
+//===----------------------------------------------------------------------===//
+
+/// One option value from Python: pp.compile's wrapper passes only these.
+using OptionValue =
+    std::variant<bool, int64_t, std::string, std::vector<std::string>>;
+
+/// Raises a pp.CompileError about the option pp-compile spells `flag`.
+[[noreturn]] void rejectOption(StringRef flag, const Twine &message) {
+  throwErrors("invalid compile options", ErrorKind::Compile,
+              {LocatedDiagnostic{"error", flag.str(), message.str(), {}}});
+}
+
+template <typename T>
+T getOption(StringRef name, StringRef flag, const OptionValue &value) {
+  if (const T *typed = std::get_if<T>(&value))
+    return *typed;
+  rejectOption(flag, "option " + name + " has the wrong type");
+}
+
+/// Sets the option Python names `name` on `options`.
+void setCompileOption(CompileOptions &options, StringRef name,
+                      const OptionValue &value) {
+  auto flag = [](StringRef name) {
+    std::string spelled = "--" + name.str();
+    std::replace(spelled.begin(), spelled.end(), '_', '-');
+    return spelled;
+  };
+  std::string spelled = flag(name);
+  auto integer = [&] { return getOption<int64_t>(name, spelled, value); };
+  auto boolean = [&] { return getOption<bool>(name, spelled, value); };
+  auto string = [&] { return getOption<std::string>(name, spelled, value); };
+  auto unsignedInt = [&](StringRef as) {
+    int64_t v = getOption<int64_t>(name, as, value);
+    if (v < 0 || v > UINT32_MAX)
+      rejectOption(as, as + " must not be negative, got " + Twine(v));
+    return static_cast<unsigned>(v);
+  };
+  if (name == "stages")
+    options.numStages = integer();
+  else if (name == "microbatches")
+    options.numMicrobatches = integer();
+  else if (name == "ranks")
+    options.numRanks = integer();
+  else if (name == "replicas")
+    options.numReplicas = getOption<int64_t>(name, "--data-parallel", value);
+  else if (name == "schedule")
+    options.schedule = string();
+  else if (name == "function")
+    options.function = string();
+  else if (name == "output")
+    options.output = string();
+  else if (name == "split_backward")
+    options.splitBackward = boolean();
+  else if (name == "device")
+    options.devices = getOption<std::vector<std::string>>(name, spelled, value);
+  else if (name == "device_file")
+    options.deviceFile = string();
+  else if (name == "cost_file")
+    options.costFile = string();
+  else if (name == "target_cpu")
+    options.targetCPU = string();
+  else if (name == "target_features")
+    options.targetFeatures = string();
+  else if (name == "approximate_math")
+    options.approximateMath = boolean();
+  else if (name == "static_scratch")
+    options.staticScratch = boolean();
+  else if (name == "vectorize_contractions")
+    options.vectorizeContractions = boolean();
+  else if (name == "factor_contractions")
+    options.factorContractions = boolean();
+  else if (name == "fuse_elementwise")
+    options.fuseElementwise = boolean();
+  else if (name == "vectorize_elementwise")
+    options.vectorizeElementwise = boolean();
+  else if (name == "opt_level")
+    options.optLevel = unsignedInt("-O");
+  else if (name == "jobs")
+    options.jobs = unsignedInt(spelled);
+  else if (name == "gemm") {
+    std::string choice = string();
+    if (choice == "generated")
+      options.gemm = GemmChoice::Generated;
+    else if (choice == "library")
+      options.gemm = GemmChoice::Library;
+    else if (choice == "auto")
+      options.gemm = GemmChoice::Auto;
+    else
+      rejectOption(spelled, "--gemm takes generated, library or auto, got '" +
+                                choice + "'");
+  } else {
+    throw std::invalid_argument("unknown compile option '" + name.str() + "'");
+  }
+}
+
+/// One `pp.param` argument: its position, type, shape and element type.
+using ParamEntry =
+    std::tuple<unsigned, std::string, std::vector<int64_t>, std::string>;
+
+/// What pp.Program is made of: the output, the schedule, stages, ranks,
+/// micro-batches, replicas and the parameters.
+using ProgramEntry = std::tuple<std::string, std::string, int64_t, int64_t,
+                                int64_t, int64_t, std::vector<ParamEntry>>;
+
+/// Compiles `text` (named `filename` in diagnostics) into an executable,
+/// without the GIL: a compile takes seconds.
+ProgramEntry compile(const std::string &text, const std::string &filename,
+                     const std::map<std::string, OptionValue> &values) {
+  CompileOptions options;
+  for (const auto &[name, value] : values)
+    setCompileOption(options, name, value);
+  options.emit = EmitKind::Executable;
+  FailureOr<CompiledProgram> program;
+  std::vector<LocatedDiagnostic> errors;
+  {
+    nb::gil_scoped_release release;
+    DialectRegistry registry;
+    registerCompilerDialects(registry);
+    MLIRContext context(registry);
+    context.printOpOnDiagnostic(false);
+    DiagnosticCapture capture(context);
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, filename), llvm::SMLoc());
+    TimingScope timing;
+    program = compileModel(sourceMgr, context, options, timing);
+    if (failed(program))
+      errors = capture.getErrors();
+  }
+  // Raised with the GIL held again.
+  if (failed(program))
+    throwErrors("cannot compile " + filename, ErrorKind::Compile,
+                std::move(errors));
+  std::vector<ParamEntry> params;
+  for (const CompiledParam &param : program->params)
+    params.emplace_back(param.argument, param.type, param.shape,
+                        param.elementType);
+  return {program->output,   program->schedule,        program->numStages,
+          program->numRanks, program->numMicrobatches, program->numReplicas,
+          std::move(params)};
+}
+
+void bindCompile(nb::module_ &m) {
+  m.def("compile", &compile, nb::arg("text"), nb::arg("filename"),
+        nb::arg("options"),
+        "Compiles a model into an executable with pp's compiler library. "
+        "options: pp.compile's keyword arguments.");
+  m.def(
+      "mpiexec", [] { return getMPIExec().str(); },
+      "The MPI launcher the programs are built for.");
+}
+
+//===----------------------------------------------------------------------===//
 // Bindings
 //===----------------------------------------------------------------------===//
 
 PyObject *errorType = nullptr;
 PyObject *verifyErrorType = nullptr;
+PyObject *compileErrorType = nullptr;
 
 void bindErrors(nb::module_ &m) {
   errorType = PyErr_NewExceptionWithDoc(
@@ -378,13 +565,21 @@ void bindErrors(nb::module_ &m) {
       "pp-verify-schedule rejected the schedule; `diagnostics` holds its "
       "located messages.",
       errorType, nullptr);
+  compileErrorType = PyErr_NewExceptionWithDoc(
+      "pp.CompileError",
+      "The compiler rejected the model or its options; `diagnostics` holds "
+      "its located messages.",
+      errorType, nullptr);
   m.attr("Error") = nb::handle(errorType);
   m.attr("VerifyError") = nb::handle(verifyErrorType);
+  m.attr("CompileError") = nb::handle(compileErrorType);
   nb::register_exception_translator([](const std::exception_ptr &p, void *) {
     try {
       std::rethrow_exception(p);
     } catch (const DiagnosticError &error) {
-      PyObject *type = error.isVerify ? verifyErrorType : errorType;
+      PyObject *type = error.kind == ErrorKind::Verify    ? verifyErrorType
+                       : error.kind == ErrorKind::Compile ? compileErrorType
+                                                          : errorType;
       nb::object exception = nb::handle(type)(error.what());
       exception.attr("diagnostics") = nb::cast(error.diagnostics);
       PyErr_SetObject(type, exception.ptr());
@@ -530,4 +725,5 @@ NB_MODULE(_pp, m) {
   m.def("generator_names", &getGeneratorNames,
         "The schedules pp-schedule's registry holds, in its order.");
   bindImport(m);
+  bindCompile(m);
 }

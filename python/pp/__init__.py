@@ -1,25 +1,38 @@
 """pp from Python: pipeline schedules generated, imported, verified,
-simulated and plotted in process by pp's C++ libraries (docs/Python.md).
+simulated and plotted in process by pp's C++ libraries, and models compiled
+into pipelined MPI programs and run (docs/Python.md).
 
     >>> import pp
     >>> s = pp.schedule("1f1b", num_stages=4, num_microbatches=8)
     >>> s.verify().simulate().makespan
     33.0
+
+and, from the repository's root (docs/Python.md, "Compiling and running"):
+
+    program = pp.compile(pathlib.Path("examples/mlp/mlp.mlir"), stages=2,
+                         microbatches=4)
+    pp.run(program, steps=3).losses   # [0.174504686, 0.166459348, 0.153655618]
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import pathlib
-from typing import List, Mapping, Optional, Sequence, Tuple, Union
+import shutil
+import subprocess
+import tempfile
+import weakref
+from typing import (Dict, List, Mapping, Optional, Sequence, Tuple, Union)
 
 from . import _pp
-from ._pp import Diagnostic, Error, VerifyError
+from ._pp import CompileError, Diagnostic, Error, VerifyError
 
 __all__ = [
-    "SCHEDULES", "Action", "Costs", "Diagnostic", "Error", "Schedule",
-    "Simulation", "VerifyError", "schedule",
+    "SCHEDULES", "Action", "CompileError", "Costs", "Diagnostic", "Error",
+    "Param", "Program", "RunError", "RunResult", "Schedule", "Simulation",
+    "VerifyError", "compile", "run", "schedule",
 ]
 
 SCHEDULES = tuple(n for n in _pp.generator_names()
@@ -287,3 +300,262 @@ def schedule(name: str, *, num_microbatches: int,
         None if costs.comm is None else float(costs.comm), _values(memory_cap),
         os.fspath(cost_file) if cost_file is not None else "", num_replicas,
         insert_transfers))
+
+
+# Compiling and running ---------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One weight of the model: a `pp.param` argument of the training step
+    (`argument` is its position), with its MLIR type, shape and element
+    type. The runtime names it `param<argument>` in weight files (with
+    `.stage<s>` where several stages hold one)."""
+
+    argument: int
+    type: str
+    shape: Tuple[int, ...]
+    dtype: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A pipelined MPI training program `pp.compile` built: the executable
+    and what it runs. `schedule` is the schedule's name (for `auto`, the
+    one it chose); it runs on `ranks * replicas` processes."""
+
+    path: pathlib.Path
+    schedule: str
+    stages: int
+    ranks: int
+    microbatches: int
+    replicas: int
+    params: Tuple[Param, ...]
+
+    @property
+    def processes(self) -> int:
+        """The MPI processes a run needs: ranks times replicas."""
+        return self.ranks * self.replicas
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """What a `pp.run` printed and measured: each step's loss (None where it
+    was not finite) and wall-clock seconds on rank 0, `params` (with
+    `param_stats=True`: each weight's sum and sum of squares after training,
+    by argument), the command and its output."""
+
+    losses: List[Optional[float]]
+    step_times: List[float]
+    params: Dict[int, Tuple[float, float]]
+    command: List[str]
+    stdout: str
+    stderr: str
+
+
+class RunError(Error):
+    """A `pp.run` failed: the program exited non-zero, printed no loss for
+    some step or ran past its timeout. `returncode` (None after a timeout),
+    `command`, `stdout` and `stderr` say how; the message ends with the
+    tail of stderr."""
+
+    def __init__(self, message: str, *, command: Sequence[str],
+                 returncode: Optional[int], stdout: str, stderr: str):
+        super().__init__(message)
+        self.command = list(command)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.diagnostics: List[Diagnostic] = []
+
+
+_COMPILE_OPTIONS = {
+    "function": str, "split_backward": bool, "device": (str, list, tuple),
+    "device_file": (str, os.PathLike), "cost_file": (str, os.PathLike),
+    "target_cpu": str, "target_features": str, "approximate_math": bool,
+    "static_scratch": bool, "gemm": str, "vectorize_contractions": bool,
+    "factor_contractions": bool,
+    "fuse_elementwise": bool, "vectorize_elementwise": bool,
+    "opt_level": int, "jobs": int,
+}
+"""pp.compile's further keyword options: pp-compile's flags of the same
+names (`--split-backward`, ..., `-O` for opt_level)."""
+
+
+def _model_text(model: Source, filename: Optional[str]) -> Tuple[str, str]:
+    """The model's text and the name its diagnostics use: a path-like, or a
+    str naming an existing file (one line, ending in .mlir), is read."""
+    if (isinstance(model, str) and "\n" not in model
+            and model.endswith(".mlir") and os.path.isfile(model)):
+        model = pathlib.Path(model)
+    return _read(model, filename)
+
+
+def _option_value(name: str, value: object) -> object:
+    if name in ("device_file", "cost_file"):
+        return os.fspath(value)
+    if name == "device":
+        return [value] if isinstance(value, str) else [str(v) for v in value]
+    return value
+
+
+def compile(model: Source, *, stages: int, microbatches: int,
+            schedule: str = "1f1b", ranks: Optional[int] = None,
+            replicas: int = 1, output: Optional[Source] = None,
+            filename: Optional[str] = None, **options) -> Program:
+    """Compiles a training step into a pipelined MPI program, in process
+    with pp's compiler library (what `pp-compile` runs).
+
+    `model` is MLIR text, or a path (a `pathlib.Path`, or a str naming an
+    existing `.mlir` file). `stages`, `microbatches`, `schedule`, `ranks`
+    (default one per stage) and `replicas` (data parallel) are pp-compile's
+    `--stages`, `--microbatches`, `--schedule`, `--ranks` and
+    `--data-parallel`; `options` are its other flags by their Python names:
+    function, split_backward, device (a name or one per rank),
+    device_file, cost_file, target_cpu, target_features,
+    approximate_math, static_scratch, gemm ("generated", "library",
+    "auto"), vectorize_contractions, factor_contractions, fuse_elementwise,
+    vectorize_elementwise, opt_level (-O) and jobs.
+
+    The executable goes to `output`, or without one to a temporary
+    directory removed when the Program is garbage collected. Raises
+    `pp.CompileError` with the located diagnostics when the model or an
+    option is rejected (an option's error is located at its pp-compile
+    flag, e.g. `--stages`), `TypeError` for an unknown option."""
+    values: Dict[str, object] = {
+        "stages": stages, "microbatches": microbatches,
+        "schedule": schedule, "replicas": replicas,
+    }
+    if ranks is not None:
+        values["ranks"] = ranks
+    for name, value in options.items():
+        if name not in _COMPILE_OPTIONS:
+            raise TypeError(f"pp.compile() got an unknown option '{name}'; "
+                            f"expected one of {', '.join(_COMPILE_OPTIONS)}")
+        if not isinstance(value, _COMPILE_OPTIONS[name]):
+            raise TypeError(f"pp.compile() option '{name}' takes "
+                            f"{_COMPILE_OPTIONS[name]}, got {value!r}")
+        values[name] = _option_value(name, value)
+    for name in ("stages", "microbatches", "replicas"):
+        if isinstance(values[name], bool) or not isinstance(values[name], int):
+            raise TypeError(f"pp.compile() '{name}' takes an int, got "
+                            f"{values[name]!r}")
+    text, name = _model_text(model, filename)
+    workdir = None
+    if output is None:
+        workdir = tempfile.mkdtemp(prefix="pp-program-")
+        output = pathlib.Path(workdir) / "train"
+    # Absolute, so that mpiexec finds it from any directory.
+    values["output"] = os.path.abspath(os.fspath(output))
+    try:
+        (path, schedule_name, num_stages, num_ranks, num_microbatches,
+         num_replicas, params) = _pp.compile(text, name, values)
+    except BaseException:
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    program = Program(
+        path=pathlib.Path(path), schedule=schedule_name, stages=num_stages,
+        ranks=num_ranks, microbatches=num_microbatches,
+        replicas=num_replicas,
+        params=tuple(Param(argument, type_, tuple(shape), dtype)
+                     for argument, type_, shape, dtype in params))
+    if workdir:
+        weakref.finalize(program, shutil.rmtree, workdir, True)
+    return program
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    """The last `lines` lines of a program's stderr, less the usage text it
+    prints after an option error."""
+    usage = text.find("usage: ")
+    if usage >= 0 and (usage == 0 or text[usage - 1] == "\n"):
+        text = text[:usage]
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _mpiexec() -> str:
+    for candidate in (_pp.mpiexec(), "mpiexec", "mpirun"):
+        if candidate and (os.path.isabs(candidate) and os.access(
+                candidate, os.X_OK) or shutil.which(candidate)):
+            return candidate
+    raise RunError("cannot find mpiexec to run the program with",
+                   command=[], returncode=None, stdout="", stderr="")
+
+
+def run(program: Program, *, steps: int, ranks: Optional[int] = None,
+        microbatches: Optional[int] = None, lr: Optional[float] = None,
+        optimizer: Optional[str] = None,
+        init_weights: Optional[Source] = None,
+        save: Optional[Source] = None, seed: Optional[int] = None,
+        param_stats: bool = False, extra_args: Sequence[str] = (),
+        timeout: Optional[float] = None) -> RunResult:
+    """Trains with a compiled program for `steps` steps under mpiexec, as
+    `mpiexec -n <processes> <program> --steps <steps> ...` does.
+
+    `ranks` is the number of MPI processes (default the program's ranks
+    times replicas). Micro-batches are fixed when compiling: `microbatches`,
+    when given, must be the program's. `lr`, `optimizer` ("sgd" or "adam"),
+    `init_weights` and `save` (safetensors files) and `seed` are the
+    program's options of those names; `param_stats=True` adds
+    `--print-params`; `extra_args` go to the program as they are (its
+    `--help` lists them). `timeout` bounds the whole run in seconds.
+
+    Returns each step's loss and time (read from the program's `--metrics`
+    file); raises `pp.RunError` with the tail of the program's stderr when
+    it fails or times out."""
+    if microbatches is not None and microbatches != program.microbatches:
+        raise ValueError(f"the program runs {program.microbatches} "
+                         f"micro-batches per step (fixed by pp.compile), "
+                         f"not {microbatches}")
+    processes = ranks if ranks is not None else program.processes
+    with tempfile.TemporaryDirectory(prefix="pp-run-") as workdir:
+        metrics = pathlib.Path(workdir) / "metrics.jsonl"
+        args = [os.fspath(program.path), "--steps", str(steps),
+                "--metrics", str(metrics)]
+        if lr is not None:
+            args += ["--lr", repr(float(lr))]
+        if optimizer is not None:
+            args += ["--optimizer", optimizer]
+        if init_weights is not None:
+            args += ["--init-weights", os.fspath(init_weights)]
+        if save is not None:
+            args += ["--save", os.fspath(save)]
+        if seed is not None:
+            args += ["--seed", str(seed)]
+        if param_stats:
+            args.append("--print-params")
+        command = [_mpiexec(), "-n", str(processes)] + args + list(extra_args)
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired as expired:
+            def text(data):
+                return data.decode(errors="replace") if isinstance(
+                    data, bytes) else (data or "")
+            stderr = text(expired.stderr)
+            raise RunError(f"{program.path.name} ran past its timeout of "
+                           f"{timeout} s\n{_tail(stderr)}", command=command,
+                           returncode=None, stdout=text(expired.stdout),
+                           stderr=stderr) from None
+        if proc.returncode != 0:
+            raise RunError(f"{program.path.name} failed with exit status "
+                           f"{proc.returncode}\n{_tail(proc.stderr)}",
+                           command=command, returncode=proc.returncode,
+                           stdout=proc.stdout, stderr=proc.stderr)
+        records = ([json.loads(line) for line in
+                    metrics.read_text().splitlines()]
+                   if metrics.exists() else [])
+    if len(records) != steps:
+        raise RunError(f"{program.path.name} reported {len(records)} of "
+                       f"{steps} steps\n{_tail(proc.stderr)}",
+                       command=command, returncode=proc.returncode,
+                       stdout=proc.stdout, stderr=proc.stderr)
+    params = {}
+    for line in proc.stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 6 and fields[0] == "param" and fields[2] == "sum":
+            params[int(fields[1])] = (float(fields[3]), float(fields[5]))
+    return RunResult(losses=[r["loss"] for r in records],
+                     step_times=[r["seconds"] for r in records],
+                     params=params, command=command, stdout=proc.stdout,
+                     stderr=proc.stderr)

@@ -1,5 +1,6 @@
 """Shared fixtures of the pp package tests: the package itself (skipped
-where it is not built) and pp-opt for the numbers to compare against."""
+where it is not built), and pp-opt and pp-compile for the numbers to
+compare against."""
 
 import os
 import pathlib
@@ -24,4 +25,14 @@ def pp_opt():
         path = REPO / "build" / "bin" / "pp-opt"
     if not pathlib.Path(path).exists():
         pytest.skip("pp-opt not found (set PP_OPT)")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def pp_compile():
+    path = os.environ.get("PP_COMPILE") or shutil.which("pp-compile")
+    if not path:
+        path = REPO / "build" / "bin" / "pp-compile"
+    if not pathlib.Path(path).exists():
+        pytest.skip("pp-compile not found (set PP_COMPILE)")
     return str(path)

@@ -918,6 +918,28 @@ def test_checkpoint_errors(args):
           f"diverged replicas: no {message!r}", proc)
 
 
+def test_metrics(args):
+    """--metrics writes one JSON object per step on rank 0: the step, the
+    loss stdout prints and a positive time; a path it cannot write fails
+    before training, on every rank."""
+    import json
+    path = os.path.join(args.work, "metrics.jsonl")
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--first-step", "2",
+                  "--metrics", path)
+    losses = step_losses(proc)
+    with open(path) as f:
+        records = [json.loads(line) for line in f]
+    check([r["step"] for r in records] == [2, 3, 4], f"steps {records}")
+    for r in records:
+        check(r["loss"] == float(losses[r["step"]]), f"loss {r} != stdout")
+        check(r["seconds"] > 0, f"time {r}")
+    bad = mpirun(args, 2, args.toy, "--steps", "3", "--metrics",
+                 os.path.join(args.work, "missing", "m.jsonl"))
+    check(bad.returncode != 0 and "step" not in bad.stdout and
+          "--metrics: cannot write" in bad.stderr,
+          "an unwritable --metrics file must fail before training", bad)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { PARSE_OK, PARSE_HELP, PARSE_ERROR };
@@ -34,6 +35,8 @@ static void usage(FILE *f, const char *prog) {
       "  --corpus FILE      train on one-hot character windows of FILE\n"
       "                     instead of synthetic data\n"
       "  --print-params     print per-parameter sums after training\n"
+      "  --metrics FILE     write each step's loss and wall-clock seconds\n"
+      "                     to FILE, one JSON object a line\n"
       "  --init-weights FILE\n"
       "                     start from the weights in safetensors FILE\n"
       "                     instead of the seeded init\n"
@@ -134,6 +137,7 @@ static void default_options(pprt_options *o) {
   o->checkpoint_dir = NULL;
   o->checkpoint_every = 0;
   o->resume_dir = NULL;
+  o->metrics_path = NULL;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -220,6 +224,7 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                parse_profile_clock(v, &o->profile_cpu_time))
   VALUE_OPTION("profile", "a file name", *(o->profile_path = v) != '\0')
   VALUE_OPTION("save", "a file name", *(o->save_path = v) != '\0')
+  VALUE_OPTION("metrics", "a file name", *(o->metrics_path = v) != '\0')
   VALUE_OPTION("init-weights", "a file name",
                *(o->init_weights_path = v) != '\0')
   VALUE_OPTION("first-step", "an integer >= 1",
@@ -363,19 +368,23 @@ static bool can_write_checkpoint(const char *dir, char *err, size_t err_size) {
   return can_write(path, err, err_size);
 }
 
-/* Checks the files this run writes (the profile or the weights, and the
-   checkpoint, on rank 0) before it starts; every rank learns the outcome
-   so that all exit alike. */
+/* Checks the files this run writes (the profile or the weights, the
+   metrics and the checkpoint, on rank 0) before it starts; every rank
+   learns the outcome so that all exit alike. */
 static bool check_outputs(pprt_transport *t, const pprt_options *o, char *err,
                           size_t err_size) {
   int32_t ok = 1;
-  const char *path = o->profile_path ? o->profile_path : o->save_path;
-  const char *option = o->profile_path ? "--profile" : "--save";
+  const char *paths[] = {o->profile_path ? o->profile_path : o->save_path,
+                         o->metrics_path};
+  const char *options[] = {o->profile_path ? "--profile" : "--save",
+                           "--metrics"};
   char why[200];
-  if (t->world_rank == 0 && path && !can_write(path, why, sizeof why)) {
-    snprintf(err, err_size, "%s: %s", option, why);
-    ok = 0;
-  }
+  for (int k = 0; k < 2 && ok; ++k)
+    if (t->world_rank == 0 && paths[k] &&
+        !can_write(paths[k], why, sizeof why)) {
+      snprintf(err, err_size, "%s: %s", options[k], why);
+      ok = 0;
+    }
   if (t->world_rank == 0 && ok && o->checkpoint_dir &&
       !can_write_checkpoint(o->checkpoint_dir, why, sizeof why)) {
     snprintf(err, err_size, "--checkpoint: %s", why);
@@ -385,26 +394,63 @@ static bool check_outputs(pprt_transport *t, const pprt_options *o, char *err,
   return ok != 0;
 }
 
-/* Runs the steps, writing checkpoints when due; false if one failed. */
+static double wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One --metrics line; JSON has no NaN or infinity: those losses are null. */
+static void write_metrics(FILE *metrics, int64_t step, double loss,
+                          double seconds) {
+  if (isfinite(loss))
+    fprintf(metrics, "{\"step\": %lld, \"loss\": %.9g, \"seconds\": %.9g}\n",
+            (long long)step, loss, seconds);
+  else
+    fprintf(metrics, "{\"step\": %lld, \"loss\": null, \"seconds\": %.9g}\n",
+            (long long)step, seconds);
+  fflush(metrics);
+}
+
+/* Runs the steps, writing checkpoints when due and each step's loss and
+   time to --metrics (checked writable); false if either fails. A step's
+   time is rank 0's, from its start to its loss. */
 static bool train(pprt_context *ctx) {
   bool root = ctx->transport->world_rank == 0;
+  FILE *metrics = NULL;
+  if (root && ctx->opts.metrics_path &&
+      !(metrics = fopen(ctx->opts.metrics_path, "w")))
+    fprintf(stderr, "pprt: rank 0: --metrics: cannot write '%s': %s\n",
+            ctx->opts.metrics_path, strerror(errno));
+  bool ok = !root || !ctx->opts.metrics_path || metrics;
   int64_t first = ctx->opts.first_step - 1, end = first + ctx->opts.steps;
   for (int64_t step = first; step < end; ++step) {
+    double start = wall_seconds();
     pprt_begin_step(ctx, step);
     pprt_run_step(ctx);
     double loss = pprt_end_step(ctx);
+    double seconds = wall_seconds() - start;
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
       fflush(stdout);
     }
+    if (metrics)
+      write_metrics(metrics, step + 1, loss, seconds);
     if (pprt_checkpoint_due(ctx, step + 1, step + 1 == end) &&
-        !pprt_checkpoint_write(ctx, step + 1))
-      return false;
+        !pprt_checkpoint_write(ctx, step + 1)) {
+      ok = false;
+      break;
+    }
   }
   /* Zero steps: the checkpoint holds the state the run started from. */
   if (first == end && pprt_checkpoint_due(ctx, end, true))
-    return pprt_checkpoint_write(ctx, end);
-  return true;
+    ok = pprt_checkpoint_write(ctx, end) && ok;
+  if (metrics && fclose(metrics) != 0) {
+    fprintf(stderr, "pprt: rank 0: --metrics: cannot write '%s': %s\n",
+            ctx->opts.metrics_path, strerror(errno));
+    ok = false;
+  }
+  return ok;
 }
 
 /* Every process parses the same argv, so all agree on how to exit. */

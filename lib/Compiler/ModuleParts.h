@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_TOOLS_PP_COMPILE_MODULEPARTS_H
-#define PP_TOOLS_PP_COMPILE_MODULEPARTS_H
+#ifndef PP_LIB_COMPILER_MODULEPARTS_H
+#define PP_LIB_COMPILER_MODULEPARTS_H
 
+#include "mlir/IR/Location.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -48,10 +49,10 @@ llvm::SmallVector<ModulePart> splitModule(llvm::Module &module,
 /// The whole of `module` as one part.
 ModulePart writeModule(const llvm::Module &module);
 
-/// Reads a part into `context`, or null after a message.
-std::unique_ptr<llvm::Module> readPart(const ModulePart &part,
+/// Reads a part into `context`, or null after an error at `loc`.
+std::unique_ptr<llvm::Module> readPart(Location loc, const ModulePart &part,
                                        llvm::LLVMContext &context);
 
 } // namespace mlir::pp
 
-#endif // PP_TOOLS_PP_COMPILE_MODULEPARTS_H
+#endif // PP_LIB_COMPILER_MODULEPARTS_H

@@ -1,15 +1,17 @@
 //===- Backend.h - LLVM optimisation, objects and linking -------*- C++ -*-===//
 //
-// pp-compile's back end: from the translated LLVM module's parts to objects
-// and an executable linked against libpprt.
+// The compiler's back end: from the translated LLVM module's parts to
+// objects and an executable linked against libpprt. Errors are MLIR
+// diagnostics at the `loc` each function takes.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_TOOLS_PP_COMPILE_BACKEND_H
-#define PP_TOOLS_PP_COMPILE_BACKEND_H
+#ifndef PP_LIB_COMPILER_BACKEND_H
+#define PP_LIB_COMPILER_BACKEND_H
 
 #include "ModuleParts.h"
 
+#include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,9 +36,11 @@ struct BackendOptions {
 };
 
 /// The target machine for the host triple and `options` at -O<level>, or
-/// null after a message. Thread-safe once the native target is initialised.
+/// null after an error at `loc`. Thread-safe once the native target is
+/// initialised.
 std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const BackendOptions &options, unsigned level);
+createTargetMachine(Location loc, const BackendOptions &options,
+                    unsigned level);
 
 /// The width in bits of the widest vector registers `machine` generates code
 /// for: 512 with AVX-512F, 256 with AVX (and AVX2), else 128 (SSE, NEON).
@@ -53,25 +57,28 @@ unsigned getNumJobs(const BackendOptions &options);
 /// Optimises every part on a thread pool, the largest first, and compiles
 /// part i into objects[i] when `objects` is not empty (else leaves the
 /// optimised bitcode in the part).
-LogicalResult buildParts(MutableArrayRef<ModulePart> parts,
+LogicalResult buildParts(Location loc, MutableArrayRef<ModulePart> parts,
                          ArrayRef<std::string> objects,
                          const BackendOptions &options, TimingScope &timing);
 
-/// Links the optimised parts back into one module, or null after a message.
-std::unique_ptr<llvm::Module> mergeParts(ArrayRef<ModulePart> parts,
+/// Links the optimised parts back into one module, or null after an error.
+std::unique_ptr<llvm::Module> mergeParts(Location loc,
+                                         ArrayRef<ModulePart> parts,
                                          llvm::LLVMContext &context);
 
 /// Compiles `module` into an object file at `path`.
-LogicalResult emitObject(llvm::Module &module, llvm::TargetMachine &machine,
-                         StringRef path);
+LogicalResult emitObject(Location loc, llvm::Module &module,
+                         llvm::TargetMachine &machine, StringRef path);
 
 /// Links `objects` with libpprt and BLAS into the executable `path`.
-LogicalResult linkExecutable(ArrayRef<std::string> objects, StringRef path);
+LogicalResult linkExecutable(Location loc, ArrayRef<std::string> objects,
+                             StringRef path);
 
-/// Flushes `os` and reports a write error once, as a message rather than
+/// Flushes `os` and reports a write error once, as an error rather than
 /// the fatal "IO failure on output stream" of an unchecked stream.
-LogicalResult checkStream(llvm::raw_fd_ostream &os, StringRef path);
+LogicalResult checkStream(Location loc, llvm::raw_fd_ostream &os,
+                          StringRef path);
 
 } // namespace mlir::pp
 
-#endif // PP_TOOLS_PP_COMPILE_BACKEND_H
+#endif // PP_LIB_COMPILER_BACKEND_H

@@ -1,12 +1,14 @@
 //===- Backend.cpp - LLVM optimisation, objects and linking --------------===//
 //
-// pp-compile's back end: target machines for the host or the requested CPU,
+// The compiler's back end: target machines for the host or the requested CPU,
 // LLVM's optimisation pipelines and code generation for the module's parts
 // on a thread pool, and the link against libpprt.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+
+#include "mlir/IR/Diagnostics.h"
 
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -52,13 +54,14 @@ static llvm::CodeGenOptLevel getCodeGenOptLevel(unsigned level) {
 }
 
 std::unique_ptr<llvm::TargetMachine>
-pp::createTargetMachine(const BackendOptions &options, unsigned level) {
+pp::createTargetMachine(Location loc, const BackendOptions &options,
+                        unsigned level) {
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
-    llvm::errs() << "pp-compile: " << error << "\n";
+    emitError(loc) << error;
     return nullptr;
   }
   std::string cpu = options.cpu.value_or(llvm::sys::getHostCPUName().str());
@@ -118,46 +121,42 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
   builder.buildPerModuleDefaultPipeline(pipeline).run(module, mam);
 }
 
-LogicalResult pp::checkStream(llvm::raw_fd_ostream &os, StringRef path) {
+LogicalResult pp::checkStream(Location loc, llvm::raw_fd_ostream &os,
+                              StringRef path) {
   os.flush();
   if (!os.has_error())
     return success();
-  llvm::errs() << "pp-compile: cannot write '" << path
-               << "': " << os.error().message() << "\n";
+  emitError(loc) << "cannot write '" << path << "': " << os.error().message();
   os.clear_error();
   return failure();
 }
 
-LogicalResult pp::emitObject(llvm::Module &module, llvm::TargetMachine &machine,
-                             StringRef path) {
+LogicalResult pp::emitObject(Location loc, llvm::Module &module,
+                             llvm::TargetMachine &machine, StringRef path) {
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
-    llvm::errs() << "pp-compile: cannot write " << path << ": " << ec.message()
-                 << "\n";
-    return failure();
+    return emitError(loc) << "cannot write " << path << ": " << ec.message();
   }
   llvm::legacy::PassManager pm;
   if (machine.addPassesToEmitFile(pm, out.os(), nullptr,
                                   llvm::CodeGenFileType::ObjectFile)) {
-    llvm::errs() << "pp-compile: the target cannot emit object files\n";
-    return failure();
+    return emitError(loc) << "the target cannot emit object files";
   }
   pm.run(module);
-  if (failed(checkStream(out.os(), path)))
+  if (failed(checkStream(loc, out.os(), path)))
     return failure();
   out.keep();
   return success();
 }
 
-LogicalResult pp::linkExecutable(ArrayRef<std::string> objects,
+LogicalResult pp::linkExecutable(Location loc, ArrayRef<std::string> objects,
                                  StringRef path) {
   llvm::ErrorOr<std::string> driver =
       llvm::sys::findProgramByName(PP_LINK_DRIVER);
   if (!driver) {
-    llvm::errs() << "pp-compile: cannot find '" << PP_LINK_DRIVER
-                 << "' to link with\n";
-    return failure();
+    return emitError(loc) << "cannot find '" << PP_LINK_DRIVER
+                          << "' to link with";
   }
   SmallVector<StringRef> args = {*driver};
   args.append(objects.begin(), objects.end());
@@ -168,8 +167,7 @@ LogicalResult pp::linkExecutable(ArrayRef<std::string> objects,
   int rc =
       llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0, &error);
   if (rc != 0) {
-    llvm::errs() << "pp-compile: linking failed: " << error << "\n";
-    return failure();
+    return emitError(loc) << "linking failed: " << error;
   }
   return success();
 }
@@ -187,7 +185,8 @@ unsigned pp::getNumJobs(const BackendOptions &options) {
 /// calls, run once per step: 2-5% more instructions, half the code
 /// generation time), stage code at -O<n>. With an `object` path, compiles
 /// it there; else leaves the optimised bitcode in `part`.
-static LogicalResult buildPart(pp::ModulePart &part, StringRef object,
+static LogicalResult buildPart(Location loc, pp::ModulePart &part,
+                               StringRef object,
                                const pp::BackendOptions &options,
                                TimingScope &backend) {
   TimingScope timing =
@@ -195,13 +194,13 @@ static LogicalResult buildPart(pp::ModulePart &part, StringRef object,
                     " part (" + Twine(part.size) + " instructions)")
                        .str());
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = pp::readPart(part, context);
+  std::unique_ptr<llvm::Module> module = pp::readPart(loc, part, context);
   if (!module)
     return failure();
   unsigned level =
       part.driver ? std::min(options.optLevel, 1u) : options.optLevel;
   std::unique_ptr<llvm::TargetMachine> machine =
-      pp::createTargetMachine(options, part.driver ? 0 : level);
+      pp::createTargetMachine(loc, options, part.driver ? 0 : level);
   if (!machine)
     return failure();
   {
@@ -215,10 +214,10 @@ static LogicalResult buildPart(pp::ModulePart &part, StringRef object,
     return success();
   }
   TimingScope codegen = timing.nest("Code generation");
-  return pp::emitObject(*module, *machine, object);
+  return pp::emitObject(loc, *module, *machine, object);
 }
 
-LogicalResult pp::buildParts(MutableArrayRef<ModulePart> parts,
+LogicalResult pp::buildParts(Location loc, MutableArrayRef<ModulePart> parts,
                              ArrayRef<std::string> objects,
                              const BackendOptions &options,
                              TimingScope &timing) {
@@ -230,18 +229,19 @@ LogicalResult pp::buildParts(MutableArrayRef<ModulePart> parts,
   for (size_t index : order)
     pool.async([&, index] {
       StringRef object = objects.empty() ? StringRef() : objects[index];
-      if (mlir::failed(buildPart(parts[index], object, options, timing)))
+      if (mlir::failed(buildPart(loc, parts[index], object, options, timing)))
         failed = true;
     });
   pool.wait();
   return failure(failed);
 }
 
-std::unique_ptr<llvm::Module> pp::mergeParts(ArrayRef<ModulePart> parts,
+std::unique_ptr<llvm::Module> pp::mergeParts(Location loc,
+                                             ArrayRef<ModulePart> parts,
                                              llvm::LLVMContext &context) {
   std::unique_ptr<llvm::Module> merged;
   for (const ModulePart &part : parts) {
-    std::unique_ptr<llvm::Module> module = readPart(part, context);
+    std::unique_ptr<llvm::Module> module = readPart(loc, part, context);
     if (!module)
       return nullptr;
     if (!merged) {
@@ -249,7 +249,7 @@ std::unique_ptr<llvm::Module> pp::mergeParts(ArrayRef<ModulePart> parts,
       continue;
     }
     if (llvm::Linker::linkModules(*merged, std::move(module))) {
-      llvm::errs() << "pp-compile: cannot link the module's parts\n";
+      emitError(loc) << "cannot link the module's parts";
       return nullptr;
     }
   }

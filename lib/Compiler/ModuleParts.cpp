@@ -7,6 +7,8 @@
 
 #include "ModuleParts.h"
 
+#include "mlir/IR/Diagnostics.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -22,7 +24,7 @@
 #include <algorithm>
 
 using namespace llvm;
-using namespace mlir;
+namespace pp = mlir::pp;
 
 bool pp::isDriverFunction(StringRef name) {
   if (name == "pp_define_program" || name == "pp_run_step")
@@ -233,14 +235,14 @@ pp::ModulePart pp::writeModule(const Module &module) {
   return part;
 }
 
-std::unique_ptr<Module> pp::readPart(const ModulePart &part,
+std::unique_ptr<Module> pp::readPart(mlir::Location loc, const ModulePart &part,
                                      LLVMContext &context) {
   MemoryBufferRef buffer(StringRef(part.bitcode.data(), part.bitcode.size()),
                          "part");
   Expected<std::unique_ptr<Module>> module = parseBitcodeFile(buffer, context);
   if (!module) {
-    errs() << "pp-compile: cannot read a module part: "
-           << toString(module.takeError()) << "\n";
+    mlir::emitError(loc) << "cannot read a module part: "
+                         << toString(module.takeError());
     return nullptr;
   }
   return std::move(*module);

@@ -1,0 +1,506 @@
+//===- Compile.cpp - a training step to a pipelined MPI program -----------===//
+//
+// The compiler driver: runs pp's pipelines and upstream lowering in process,
+// emits objects with LLVM (Backend.cpp) and links them against libpprt, or
+// for a profile, runs the program it built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Compiler/Compile.h"
+
+#include "Backend.h"
+
+#include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/InitAll.h"
+#include "pp/Pipelines/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+StringRef pp::getDefaultOutput(EmitKind emit) {
+  switch (emit) {
+  case EmitKind::Executable:
+    return "train";
+  case EmitKind::Object:
+    return "train.o";
+  case EmitKind::Profile:
+    return "profile.json";
+  case EmitKind::Schedule:
+  case EmitKind::MLIR:
+  case EmitKind::LLVM:
+    return "-";
+  }
+  return "-";
+}
+
+StringRef pp::getMPIExec() { return PP_MPIEXEC; }
+
+void pp::registerCompilerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+/// Where errors about the option or file `name` are reported.
+static Location getOptionLoc(MLIRContext &context, StringRef name) {
+  return NameLoc::get(StringAttr::get(&context, name));
+}
+
+namespace {
+
+/// One compile: the options with their defaults resolved, and the steps
+/// from the model to the output.
+class Compilation {
+public:
+  Compilation(MLIRContext &context, const CompileOptions &options)
+      : context(context), options(options) {
+    if (this->options.output.empty())
+      this->options.output = getDefaultOutput(options.emit).str();
+    // A profile times B and W apart.
+    if (options.emit == EmitKind::Profile)
+      this->options.splitBackward = true;
+  }
+
+  FailureOr<CompiledProgram> run(llvm::SourceMgr &sourceMgr,
+                                 TimingScope &timing);
+
+private:
+  bool emits(EmitKind kind) const { return options.emit == kind; }
+  Location getOutputLoc() { return getOptionLoc(context, options.output); }
+  int64_t getScheduledRanks() const;
+  std::string getScheduledName() const;
+  void setScheduleOptions(SchedulePipelineOptions &schedule) const;
+  LogicalResult runPipeline(ModuleOp module, TimingScope &timing,
+                            function_ref<void(OpPassManager &)> build);
+  OwningOpRef<ModuleOp> lowerModel(llvm::SourceMgr &sourceMgr,
+                                   TimingScope &timing,
+                                   const llvm::TargetMachine &machine,
+                                   CompiledProgram &program);
+  LogicalResult getObjectBase(std::string &base, std::string &program);
+  LogicalResult profileExecutable(ArrayRef<std::string> objects,
+                                  StringRef program);
+  LogicalResult runProfile(StringRef program, int64_t processes);
+  LogicalResult writeText(function_ref<void(raw_ostream &)> print);
+  LogicalResult build(ModuleOp module, llvm::TargetMachine &machine,
+                      TimingScope &timing);
+
+  MLIRContext &context;
+  CompileOptions options;
+  BackendOptions backendOptions;
+};
+
+} // namespace
+
+/// The ranks the program runs on: the requested ones, except that a profile
+/// runs every stage on one process unless ranks are given (compute times
+/// need no more). The partition is planned for the requested ranks and
+/// schedule regardless, so that the profile measures the stages the real
+/// run has.
+int64_t Compilation::getScheduledRanks() const {
+  if (emits(EmitKind::Profile) && !options.numRanks)
+    return 1;
+  return options.numRanks.value_or(0);
+}
+
+/// The schedule the program runs: the requested one, or for a profile with
+/// several stages per rank and no schedule given, the looped `looped-bfs`.
+std::string Compilation::getScheduledName() const {
+  if (options.schedule)
+    return *options.schedule;
+  bool looped =
+      getScheduledRanks() != 0 && getScheduledRanks() < options.numStages;
+  return emits(EmitKind::Profile) && looped ? "looped-bfs" : "1f1b";
+}
+
+void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
+  schedule.function = options.function;
+  schedule.numMicrobatches = options.numMicrobatches;
+  schedule.numStages = options.numStages;
+  schedule.numRanks = getScheduledRanks();
+  schedule.schedule = getScheduledName();
+  schedule.splitBackward = options.splitBackward;
+  schedule.numReplicas = options.numReplicas;
+  schedule.planRanks = options.numRanks.value_or(0);
+  schedule.planSchedule = options.schedule.value_or("1f1b");
+  for (const std::string &device : options.devices)
+    schedule.device.push_back(device);
+  schedule.deviceFile = options.deviceFile;
+  schedule.costFile = options.costFile;
+}
+
+static bool hasTosaOps(ModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        return isa<tosa::TosaDialect>(op->getDialect())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Runs the pipeline `build` adds on `module`, timed under `timing`.
+LogicalResult
+Compilation::runPipeline(ModuleOp module, TimingScope &timing,
+                         function_ref<void(OpPassManager &)> build) {
+  PassManager pm(module.getContext());
+  if (options.configurePassManager && failed(options.configurePassManager(pm)))
+    return failure();
+  pm.enableTiming(timing);
+  build(pm);
+  return pm.run(module);
+}
+
+/// The `pp.param` arguments of `function` in the model as written.
+static std::vector<CompiledParam> getParams(ModuleOp module,
+                                            StringRef function) {
+  std::vector<CompiledParam> params;
+  auto func = module.lookupSymbol<func::FuncOp>(function);
+  if (!func)
+    return params;
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+    if (!func.getArgAttr(index, "pp.param"))
+      continue;
+    CompiledParam param;
+    param.argument = index;
+    llvm::raw_string_ostream(param.type) << type;
+    Type elementType = type;
+    if (auto shaped = dyn_cast<ShapedType>(type)) {
+      if (shaped.hasRank())
+        param.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
+      elementType = shaped.getElementType();
+    }
+    llvm::raw_string_ostream(param.elementType) << elementType;
+    params.push_back(std::move(param));
+  }
+  return params;
+}
+
+/// Parses the model and runs the registered pipelines: to a verified
+/// schedule (whose shape goes into `program`), then (unless the schedule is
+/// the output) to the LLVM dialect for `machine`.
+OwningOpRef<ModuleOp>
+Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
+                        const llvm::TargetMachine &machine,
+                        CompiledProgram &program) {
+  OwningOpRef<ModuleOp> module;
+  {
+    TimingScope parsing = timing.nest("Parse");
+    module = parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  }
+  if (!module)
+    return nullptr;
+  program.params = getParams(*module, options.function);
+  auto schedule = [&](OpPassManager &pm) {
+    if (hasTosaOps(*module))
+      buildTosaToLinalgPipeline(pm);
+    buildElementwiseToLinalgPipeline(pm);
+    SchedulePipelineOptions scheduleOptions;
+    setScheduleOptions(scheduleOptions);
+    buildSchedulePipeline(pm, scheduleOptions);
+  };
+  if (failed(runPipeline(*module, timing, schedule)))
+    return nullptr;
+  for (ScheduleOp op : module->getOps<ScheduleOp>()) {
+    program.schedule = op.getName().str();
+    program.numStages = op.getNumStages();
+    program.numRanks = op.getNumRanks();
+    program.numMicrobatches = op.getNumMicrobatches();
+  }
+  program.numReplicas = options.numReplicas;
+  if (emits(EmitKind::Schedule))
+    return module;
+  auto lower = [&](OpPassManager &pm) {
+    LowerToCPUPipelineOptions lowerOptions;
+    lowerOptions.approximateMath = options.approximateMath;
+    lowerOptions.staticScratch = options.staticScratch;
+    lowerOptions.gemm = options.gemm;
+    if (options.vectorizeContractions)
+      lowerOptions.vectorizeContractions = *options.vectorizeContractions;
+    lowerOptions.vectorBits = getVectorBits(machine);
+    if (options.factorContractions)
+      lowerOptions.factorContractions = *options.factorContractions;
+    if (options.fuseElementwise)
+      lowerOptions.fuseElementwise = *options.fuseElementwise;
+    if (options.vectorizeElementwise)
+      lowerOptions.vectorizeElementwise = *options.vectorizeElementwise;
+    buildLowerToCPUPipeline(pm, lowerOptions);
+  };
+  if (failed(runPipeline(*module, timing, lower)))
+    return nullptr;
+  return module;
+}
+
+/// Runs the program just built with --profile, on one process per pipeline
+/// rank (and replica), writing the profile to the output.
+LogicalResult Compilation::runProfile(StringRef program, int64_t processes) {
+  std::string steps = "--steps=" + std::to_string(options.profileSteps);
+  std::string warmup = "--warmup=" + std::to_string(options.profileWarmup);
+  std::string profile = "--profile=" + options.output;
+  std::string np = std::to_string(processes);
+  SmallVector<StringRef> args;
+  std::string launcher = program.str();
+  if (processes > 1) {
+    llvm::ErrorOr<std::string> mpiexec =
+        llvm::sys::findProgramByName(getMPIExec());
+    if (!mpiexec)
+      return emitError(getOutputLoc())
+             << "cannot find '" << getMPIExec() << "' to run the " << np
+             << " processes with";
+    launcher = *mpiexec;
+    args = {launcher, "-n", np};
+  }
+  args.append({program, steps, warmup, profile});
+  for (const std::string &arg : options.runArgs)
+    args.push_back(arg);
+  std::string error;
+  int rc =
+      llvm::sys::ExecuteAndWait(launcher, args, std::nullopt, {}, 0, 0, &error);
+  if (rc != 0)
+    return emitError(getOutputLoc())
+           << "the profiling run failed" << (error.empty() ? "" : ": " + error);
+  return success();
+}
+
+static void removeFiles(ArrayRef<std::string> paths) {
+  for (const std::string &path : paths)
+    llvm::sys::fs::remove(path);
+}
+
+/// Object file names for `numParts` parts of a program at `base`.
+static SmallVector<std::string> getObjectPaths(StringRef base,
+                                               size_t numParts) {
+  SmallVector<std::string> paths;
+  for (size_t index = 0; index < numParts; ++index)
+    paths.push_back((base + "." + Twine(index) + ".o").str());
+  return paths;
+}
+
+/// Links the parts' objects at a temporary path and profiles the program.
+LogicalResult Compilation::profileExecutable(ArrayRef<std::string> objects,
+                                             StringRef program) {
+  LogicalResult profiled = linkExecutable(getOutputLoc(), objects, program);
+  if (succeeded(profiled)) {
+    int64_t ranks = getScheduledRanks();
+    profiled = runProfile(program, (ranks ? ranks : options.numStages) *
+                                       options.numReplicas);
+  }
+  llvm::sys::fs::remove(program);
+  return profiled;
+}
+
+LogicalResult Compilation::writeText(function_ref<void(raw_ostream &)> print) {
+  std::string error;
+  auto out = openOutputFile(options.output, &error);
+  if (!out)
+    return emitError(getOutputLoc()) << error;
+  print(out->os());
+  if (failed(checkStream(getOutputLoc(), out->os(), options.output)))
+    return failure();
+  out->keep();
+  return success();
+}
+
+/// Where the parts' objects go: next to the executable, or for a profile
+/// next to a temporary program (`program`). Empty for one object or IR.
+LogicalResult Compilation::getObjectBase(std::string &base,
+                                         std::string &program) {
+  if (emits(EmitKind::Executable))
+    base = options.output;
+  if (!emits(EmitKind::Profile))
+    return success();
+  SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("pp-profile", "", path))
+    return emitError(getOutputLoc()) << "cannot create a temporary file";
+  program = base = path.str().str();
+  return success();
+}
+
+/// Translates the lowered `module` to LLVM IR and builds the output from it.
+LogicalResult Compilation::build(ModuleOp module, llvm::TargetMachine &machine,
+                                 TimingScope &timing) {
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    TimingScope translation = timing.nest("Translate to LLVM IR");
+    llvmModule = translateModuleToLLVMIR(module, llvmContext);
+  }
+  if (!llvmModule)
+    return module->emitError("translation to LLVM IR failed");
+  // Parts optimise and compile in parallel; -O0 keeps the module whole, as
+  // translated.
+  SmallVector<ModulePart> parts;
+  {
+    TimingScope splitting = timing.nest("Split module");
+    setTarget(*llvmModule, machine);
+    parts = options.optLevel == 0
+                ? SmallVector<ModulePart>{writeModule(*llvmModule)}
+                : splitModule(*llvmModule, getNumJobs(backendOptions));
+    llvmModule.reset();
+  }
+  std::string base, program;
+  if (failed(getObjectBase(base, program)))
+    return failure();
+  SmallVector<std::string> objects = base.empty()
+                                         ? SmallVector<std::string>()
+                                         : getObjectPaths(base, parts.size());
+  Location loc = getOutputLoc();
+  LogicalResult built = success();
+  {
+    TimingScope backend = timing.nest("LLVM backend (parallel)");
+    built = buildParts(loc, parts, objects, backendOptions, backend);
+  }
+  if (succeeded(built) && emits(EmitKind::Executable)) {
+    TimingScope linking = timing.nest("Link");
+    built = linkExecutable(loc, objects, options.output);
+  } else if (succeeded(built) && emits(EmitKind::Profile)) {
+    built = profileExecutable(objects, program);
+  }
+  removeFiles(objects);
+  if (failed(built) || emits(EmitKind::Executable) || emits(EmitKind::Profile))
+    return built;
+  std::unique_ptr<llvm::Module> merged;
+  {
+    TimingScope merging = timing.nest("Merge parts");
+    merged = mergeParts(loc, parts, llvmContext);
+  }
+  if (!merged)
+    return failure();
+  if (emits(EmitKind::LLVM))
+    return writeText([&](raw_ostream &os) { merged->print(os, nullptr); });
+  TimingScope codegen = timing.nest("Code generation");
+  return emitObject(loc, *merged, machine, options.output);
+}
+
+FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
+                                            TimingScope &timing) {
+  if (failed(checkCompileOptions(context, options)))
+    return failure();
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  if (options.targetCPU)
+    backendOptions.cpu = options.targetCPU;
+  if (options.targetFeatures)
+    backendOptions.features = options.targetFeatures;
+  backendOptions.optLevel = options.optLevel;
+  backendOptions.jobs = options.jobs;
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(
+      getOptionLoc(context, "--target-cpu"), backendOptions, options.optLevel);
+  if (!machine)
+    return failure();
+  CompiledProgram program;
+  program.output = options.output;
+  OwningOpRef<ModuleOp> module =
+      lowerModel(sourceMgr, timing, *machine, program);
+  if (!module)
+    return failure();
+  LogicalResult built =
+      emits(EmitKind::Schedule) || emits(EmitKind::MLIR)
+          ? writeText([&](raw_ostream &os) { module->print(os); })
+          : build(*module, *machine, timing);
+  if (failed(built))
+    return failure();
+  return program;
+}
+
+/// Checks that `--<name>` lies in [min, max]; `meaning` explains a special
+/// minimum.
+static LogicalResult checkRange(MLIRContext &context, StringRef name,
+                                int64_t value, int64_t min, int64_t max,
+                                StringRef meaning = "") {
+  if (value >= min && value <= max)
+    return success();
+  std::string option = ("--" + name).str();
+  return emitError(getOptionLoc(context, option))
+         << option << " must be between " << min << " and " << max << meaning
+         << ", got " << value;
+}
+
+/// Fails with an error if the output cannot be created: its directory is
+/// missing or not writable. Checked before compiling, which can take long.
+static LogicalResult checkOutputPath(MLIRContext &context, StringRef path) {
+  if (path == "-")
+    return success();
+  Location loc = getOptionLoc(context, path);
+  SmallString<128> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  if (!llvm::sys::fs::is_directory(dir))
+    return emitError(loc) << "cannot write '" << path << "': '" << dir
+                          << "' is not a directory";
+  if (llvm::sys::fs::is_directory(path))
+    return emitError(loc) << "cannot write '" << path << "': it is a directory";
+  bool exists = llvm::sys::fs::exists(path);
+  if (std::error_code ec = llvm::sys::fs::access(
+          exists ? path : StringRef(dir), llvm::sys::fs::AccessMode::Write))
+    return emitError(loc) << "cannot write '" << path << "': " << ec.message();
+  return success();
+}
+
+LogicalResult pp::checkCompileOptions(MLIRContext &context,
+                                      const CompileOptions &options) {
+  if (options.emit == EmitKind::Profile &&
+      (failed(checkRange(context, "profile-steps", options.profileSteps, 1,
+                         INT32_MAX)) ||
+       failed(checkRange(context, "profile-warmup", options.profileWarmup, 0,
+                         INT32_MAX))))
+    return failure();
+  if (failed(checkRange(context, "stages", options.numStages, 1, kMaxStages)) ||
+      failed(checkRange(context, "ranks", options.numRanks.value_or(0), 0,
+                        kMaxRanks, " (0: one rank per stage)")) ||
+      failed(checkRange(context, "microbatches", options.numMicrobatches, 1,
+                        kMaxMicrobatches)) ||
+      failed(checkRange(context, "data-parallel", options.numReplicas, 1,
+                        kMaxRanks)))
+    return failure();
+  if (options.optLevel > 3)
+    return emitError(getOptionLoc(context, "-O"))
+           << "-O takes 0, 1, 2 or 3, got " << options.optLevel;
+  StringRef output = options.output.empty() ? getDefaultOutput(options.emit)
+                                            : StringRef(options.output);
+  return checkOutputPath(context, output);
+}
+
+FailureOr<CompiledProgram> pp::compileModel(llvm::SourceMgr &sourceMgr,
+                                            MLIRContext &context,
+                                            const CompileOptions &options,
+                                            TimingScope &timing) {
+  return Compilation(context, options).run(sourceMgr, timing);
+}
+
+FailureOr<CompiledProgram> pp::compileModelFile(StringRef path,
+                                                llvm::SourceMgr &sourceMgr,
+                                                MLIRContext &context,
+                                                const CompileOptions &options,
+                                                TimingScope &timing) {
+  if (failed(checkCompileOptions(context, options)))
+    return failure();
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &error);
+  if (!file)
+    return emitError(getOptionLoc(context, path)) << error;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  return compileModel(sourceMgr, context, options, timing);
+}

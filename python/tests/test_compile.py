@@ -1,0 +1,161 @@
+"""pp.compile and pp.run: the MLP example compiled in process trains like
+the same program built by pp-compile, pipelined or not; rejected models and
+options raise pp.CompileError with a location, failed runs pp.RunError."""
+
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+from conftest import REPO
+
+MLP = REPO / "examples" / "mlp" / "mlp.mlir"
+STEPS = 4
+LR = 0.1
+
+
+def close(a, b, rtol=1e-5):
+    return abs(a - b) <= rtol * max(abs(a), abs(b), 1e-12)
+
+
+@pytest.fixture(scope="module")
+def reference(pp):
+    """The unpipelined MLP: 1 stage, 1 micro-batch, on one process."""
+    return pp.compile(MLP, stages=1, microbatches=1)
+
+
+@pytest.fixture(scope="module")
+def pipelined(pp, tmp_path_factory):
+    """2 stages on 2 ranks under 1F1B, 4 micro-batches."""
+    output = tmp_path_factory.mktemp("pipelined") / "train"
+    return pp.compile(str(MLP), stages=2, ranks=2, microbatches=4,
+                      schedule="1f1b", output=output)
+
+
+def test_program(pp, reference, pipelined):
+    assert pipelined.path.name == "train" and pipelined.path.is_file()
+    assert (pipelined.schedule, pipelined.stages, pipelined.ranks,
+            pipelined.microbatches, pipelined.replicas) == ("1f1b", 2, 2, 4,
+                                                            1)
+    assert pipelined.processes == 2
+    assert (reference.stages, reference.ranks) == (1, 1)
+    # The MLP's weights: arguments 2-9, w0 (16x32), b0 (32), ..., b3 (4).
+    assert [p.argument for p in pipelined.params] == list(range(2, 10))
+    assert pipelined.params[0] == pp.Param(2, "tensor<16x32xf32>", (16, 32),
+                                           "f32")
+    assert pipelined.params[-1].shape == (4,)
+    assert reference.params == pipelined.params
+
+
+def test_pipelined_trains_like_unpipelined(pp, reference, pipelined):
+    ref = pp.run(reference, steps=STEPS, lr=LR, param_stats=True)
+    run = pp.run(pipelined, steps=STEPS, lr=LR, param_stats=True)
+    assert len(run.losses) == STEPS and len(run.step_times) == STEPS
+    assert all(t > 0 for t in run.step_times)
+    # Training lowers the loss, and both partitions agree step by step.
+    assert ref.losses[-1] < ref.losses[0]
+    for a, b in zip(ref.losses, run.losses):
+        assert close(a, b), (ref.losses, run.losses)
+    assert sorted(run.params) == list(range(2, 10))
+    for index, (s, q) in ref.params.items():
+        assert close(s, run.params[index][0], 1e-4)
+        assert close(q, run.params[index][1], 1e-4)
+
+
+def test_matches_pp_compile(pp, pp_compile, pipelined, tmp_path):
+    """The executable pp-compile builds for the same options prints the
+    losses pp.run returns, digit for digit."""
+    exe = tmp_path / "train"
+    subprocess.run([pp_compile, str(MLP), "--stages", "2", "--ranks", "2",
+                    "--microbatches", "4", "--schedule", "1f1b", "-o",
+                    str(exe)], check=True)
+    out = subprocess.run([pp._mpiexec(), "-n", "2", str(exe), "--steps",
+                          str(STEPS), "--lr", str(LR)], check=True,
+                         capture_output=True, text=True).stdout
+    printed = [float(m) for m in
+               re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
+    run = pp.run(pipelined, steps=STEPS, lr=LR)
+    assert len(printed) == STEPS
+    assert run.losses == printed
+    # pp.run's losses come from --metrics; stdout has the same.
+    assert run.stdout.count(" loss ") == STEPS
+
+
+def test_syntax_error_is_located(pp, tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(MLP.read_text().replace("tensor<16x4xf32> {pp.target}",
+                                           "tensor<16x4xf32> {pp.target",
+                                           1))
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(bad, stages=2, microbatches=2)
+    error = info.value
+    assert isinstance(error, pp.Error)
+    [diag] = error.diagnostics
+    assert diag.severity == "error"
+    assert re.fullmatch(re.escape(str(bad)) + r":7:\d+", diag.location), \
+        diag.location
+    assert str(bad) + ":7:" in str(error)
+    # Text is named <string>, or `filename`.
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile("func.func @train_step(", stages=1, microbatches=1,
+                   filename="m.mlir")
+    assert info.value.diagnostics[0].location == "m.mlir:1:22"
+
+
+def test_invalid_options_are_located(pp):
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, stages=0, microbatches=1)
+    [diag] = info.value.diagnostics
+    assert diag.location == "--stages"
+    assert diag.message == "--stages must be between 1 and 65536, got 0"
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, stages=1, microbatches=1, gemm="blas")
+    assert info.value.diagnostics[0].location == "--gemm"
+    # The model's batch of 16 rows does not split into 3 micro-batches:
+    # located in the model.
+    with pytest.raises(pp.CompileError, match="not divisible into 3 "
+                       "micro-batches") as info:
+        pp.compile(MLP, stages=2, microbatches=3)
+    assert info.value.diagnostics[0].location.startswith(str(MLP) + ":")
+    with pytest.raises(pp.CompileError, match="unknown schedule 'zigzag'"):
+        pp.compile(MLP, stages=2, microbatches=2, schedule="zigzag")
+    with pytest.raises(pp.CompileError, match="is not a directory"):
+        pp.compile(MLP, stages=1, microbatches=1,
+                   output="/nonexistent/dir/train")
+    with pytest.raises(TypeError, match="unknown option 'stage'"):
+        pp.compile(MLP, stages=1, microbatches=1, stage=2)
+
+
+def test_failing_run(pp, reference, tmp_path):
+    with pytest.raises(pp.RunError) as info:
+        pp.run(reference, steps=2, extra_args=["--no-such-option"])
+    error = info.value
+    assert error.returncode == 2
+    assert "unknown option '--no-such-option'" in str(error)
+    assert "usage:" in error.stderr and "usage:" not in str(error)
+    with pytest.raises(pp.RunError, match="no-such.safetensors"):
+        pp.run(reference, steps=2,
+               init_weights=tmp_path / "no-such.safetensors")
+    with pytest.raises(ValueError, match="fixed by pp.compile"):
+        pp.run(reference, steps=2, microbatches=4)
+
+
+def test_relative_output(pp, tmp_path, monkeypatch):
+    """An output relative to the working directory runs from anywhere."""
+    monkeypatch.chdir(tmp_path)
+    program = pp.compile(MLP, stages=1, microbatches=2, output="train")
+    assert program.path == tmp_path / "train"
+    monkeypatch.chdir(REPO)
+    assert len(pp.run(program, steps=1).losses) == 1
+
+
+def test_save_and_resume(pp, reference, tmp_path):
+    """--save and --init-weights through pp.run: 2 steps, then 2 from the
+    saved weights, train like 4 steps."""
+    weights = tmp_path / "w.safetensors"
+    whole = pp.run(reference, steps=4, lr=LR)
+    pp.run(reference, steps=2, lr=LR, save=weights)
+    rest = pp.run(reference, steps=2, lr=LR, init_weights=weights,
+                  extra_args=["--first-step", "3"])
+    assert rest.losses == whole.losses[2:]
