@@ -113,7 +113,7 @@ typedef struct pprt_options {
   const char *checkpoint_dir; /* --checkpoint: training state written here */
   int64_t checkpoint_every;   /* --checkpoint-every: steps; 0: at the end */
   const char *resume_dir;     /* --resume: training state read from here */
-  const char *metrics_path; /* --metrics: each step's loss and time (JSON) */
+  const char *metrics_path;   /* --metrics: each step's loss and time (JSON) */
 } pprt_options;
 
 struct pprt_context {
