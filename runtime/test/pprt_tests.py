@@ -743,6 +743,25 @@ def test_cuda_no_device(args):
                                   f"{reason}"), f"bad line {line!r}", proc)
 
 
+def test_compiled_cuda_no_device(args):
+    """The same for a program pp-compile built (linked with the CUDA
+    libraries when the runtime has CUDA), which still trains on the CPU."""
+    if gpu_present():
+        raise Skip("a GPU is present")
+    exe = os.path.join(args.work, "cuda_mlp")
+    subprocess.run([args.pp_compile, args.model, "--stages", "2",
+                    "--microbatches", "2", "-o", exe], check=True)
+    reason = ("no CUDA device (cudaGetDeviceCount: " if args.cuda == "ON"
+              else "this runtime was built without CUDA")
+    proc = mpirun(args, 2, exe, "--steps", "1", "--backend", "cuda")
+    check(proc.returncode == 1 and not proc.stdout, "expected exit 1", proc)
+    lines = sorted(proc.stderr.splitlines())
+    check([line.startswith(f"pprt: rank {r}: --backend cuda: {reason}")
+           for r, line in enumerate(lines)] == [True, True],
+          "expected one line per rank", proc)
+    parse_run(mpirun(args, 2, exe, "--steps", "1"))
+
+
 def test_cuda_gpu(args):
     """On a GPU: the CUDA backend trains the toy pipeline like the CPU
     backend (fp32 within 1e-4), 1 rank, 2 ranks sharing the GPU through the
@@ -774,7 +793,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",
                 "corpus-prog", "latency", "lib", "blas", "include", "mpicc", "work",
-                "cuda"):
+                "cuda", "pp-compile", "model"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()
