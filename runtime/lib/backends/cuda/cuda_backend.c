@@ -7,6 +7,9 @@
 #include "backends/backend.h"
 #include "backends/cuda/cublas_args.h"
 #include "backends/cuda/cuda_kernels.h"
+#ifdef PPRT_HAVE_NCCL
+#include "backends/nccl/nccl_transport.h"
+#endif
 #include "pprt/pprt.h"
 
 #include <cublas_v2.h>
@@ -31,6 +34,7 @@ typedef struct cuda_backend {
   int32_t rank;
   int device;
   bool managed;
+  bool nccl;       /* PPRT_CUDA_TRANSPORT=nccl */
   int stage_depth; /* > 0 inside a (host) stage function */
   cudaStream_t stream;
   cublasHandle_t blas;
@@ -211,9 +215,28 @@ static void pinned_free(void *ctx, void *p) {
   cudaFreeHost(p);
 }
 
-/* MPI moves host memory only (no CUDA-aware MPI assumed). */
+#ifdef PPRT_HAVE_NCCL
+static pprt_transport *nccl_transport(cuda_backend *c, pprt_transport *t) {
+  char err[256];
+  pprt_transport *n = pprt_nccl_transport_create(t, c->stream, err, sizeof err);
+  if (!n) {
+    fprintf(stderr, "pprt: rank %d: --backend cuda: NCCL transport: %s\n",
+            c->rank, err);
+    fflush(stderr);
+    t->ops->abort(t, 1);
+  }
+  return n;
+}
+#endif
+
+/* NCCL when asked; else MPI over host staging (no CUDA-aware MPI
+   assumed). */
 static pprt_transport *cuda_wrap_transport(pprt_backend *be,
                                            pprt_transport *t) {
+#ifdef PPRT_HAVE_NCCL
+  if (as_cuda(be)->nccl)
+    return nccl_transport(as_cuda(be), t);
+#endif
   static const pprt_host_memory pinned = {pinned_alloc, pinned_free, NULL};
   pprt_transport *s = pprt_staged_transport_create(t, be, &pinned);
   if (!s)
@@ -303,6 +326,23 @@ pprt_backend *pprt_cuda_backend_create(const pprt_transport *t, char *err,
     free(c);
     return NULL;
   }
+  const char *tr = getenv("PPRT_CUDA_TRANSPORT");
+  c->nccl = tr && strcmp(tr, "nccl") == 0;
+  if (tr && *tr && !c->nccl && strcmp(tr, "staged") != 0) {
+    snprintf(err, err_size,
+             "PPRT_CUDA_TRANSPORT is '%s'; expected staged or nccl", tr);
+    free(c);
+    return NULL;
+  }
+#ifndef PPRT_HAVE_NCCL
+  if (c->nccl) {
+    snprintf(err, err_size,
+             "PPRT_CUDA_TRANSPORT=nccl, but this runtime was "
+             "built without NCCL");
+    free(c);
+    return NULL;
+  }
+#endif
   if (!open_device(c, t->local_rank, err, err_size) ||
       !open_blas(c, err, err_size)) {
     if (c->stream)
