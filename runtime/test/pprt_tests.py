@@ -18,6 +18,10 @@ class Failure(Exception):
     pass
 
 
+class Skip(Exception):
+    """The test cannot run here (ctest SKIP_RETURN_CODE 77)."""
+
+
 def check(cond, msg, proc=None):
     if cond:
         return
@@ -397,7 +401,7 @@ def test_link_mpicc(args):
     cc = os.environ.get("CC", "cc")
     subprocess.run([cc, "-std=c11", "-c", f"-I{args.include}", src, "-o",
                     obj], check=True)
-    blas = [lib for lib in args.blas.split(";") if lib]
+    blas = [lib for lib in args.blas.split("|") if lib]
     links = [[cc, obj, args.lib, "-lmpi", *blas]]
     if args.mpicc:
         links.append([args.mpicc, obj, args.lib, *blas])
@@ -940,10 +944,116 @@ def test_metrics(args):
           "an unwritable --metrics file must fail before training", bad)
 
 
+def test_staged(args):
+    """The host-staged transport (the CUDA backend's) under the guarded
+    backend: the inner MPI transport runs with device memory closed, so a
+    transfer handed a device pointer faults, and a wrong size, offset or
+    order of staging copies changes the output, which must be bit-identical
+    to the CPU backend's: sends, receives and data-parallel all-reduces."""
+    adam = ["--optimizer", "adam", "--lr", "0.05"]
+    runs = [
+        (2, args.toy, ["--steps", "4", "--lr", "0.2", "--print-params"], {}),
+        (2, args.toy, ["--steps", "4", "--print-params", *adam], {}),
+        (4, args.toy, ["--steps", "3", "--print-params"], {}),
+        (4, args.toy, ["--steps", "3", "--print-params", *adam],
+         {"PPRT_TOY_REPLICAS": 2}),
+        (2, args.user, ["--steps", "3"], {}),
+    ]
+    for np, prog, flags, env in runs:
+        cpu = mpirun(args, np, prog, *flags,
+                     env=clean_env(PPRT_BACKEND="cpu", **env))
+        staged = mpirun(args, np, prog, *flags, "--backend", "guarded-staged",
+                        env=clean_env(**env))
+        check(cpu.returncode == 0, "cpu run failed", cpu)
+        check(staged.returncode == 0, "staged run failed", staged)
+        check(staged.stdout == cpu.stdout and cpu.stdout,
+              f"outputs differ:\n{cpu.stdout}\nvs staged\n{staged.stdout}")
+
+
+def gpu_present():
+    try:
+        proc = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and "GPU" in proc.stdout
+
+
+def test_cuda_no_device(args):
+    """Without a GPU or driver, --backend cuda (or PPRT_BACKEND=cuda) ends
+    every rank at start, exit 1, with one line per rank naming it and the
+    reason; a runtime built without CUDA says that instead."""
+    if gpu_present():
+        raise Skip("a GPU is present")
+    if args.cuda == "ON":
+        reason = "no CUDA device (cudaGetDeviceCount: "
+    else:
+        reason = "this runtime was built without CUDA"
+    for np, flags, env in ((1, ["--backend", "cuda"], {}),
+                           (2, ["--backend", "cuda"], {}),
+                           (2, [], {"PPRT_BACKEND": "cuda"})):
+        proc = mpirun(args, np, args.toy, "--steps", "2", *flags,
+                      env=clean_env(**env))
+        check(proc.returncode == 1, f"{np} ranks: expected exit 1", proc)
+        check(not proc.stdout, "trained without a device", proc)
+        lines = sorted(proc.stderr.splitlines())
+        check(len(lines) == np, f"expected {np} error lines", proc)
+        for rank, line in enumerate(lines):
+            check(line.startswith(f"pprt: rank {rank}: --backend cuda: "
+                                  f"{reason}"), f"bad line {line!r}", proc)
+
+
+def test_compiled_cuda_no_device(args):
+    """The same for a program pp-compile built (linked with the CUDA
+    libraries when the runtime has CUDA), which still trains on the CPU."""
+    if gpu_present():
+        raise Skip("a GPU is present")
+    exe = os.path.join(args.work, "cuda_mlp")
+    subprocess.run([args.pp_compile, args.model, "--stages", "2",
+                    "--microbatches", "2", "-o", exe], check=True)
+    reason = ("no CUDA device (cudaGetDeviceCount: " if args.cuda == "ON"
+              else "this runtime was built without CUDA")
+    proc = mpirun(args, 2, exe, "--steps", "1", "--backend", "cuda")
+    check(proc.returncode == 1 and not proc.stdout, "expected exit 1", proc)
+    lines = sorted(proc.stderr.splitlines())
+    check([line.startswith(f"pprt: rank {r}: --backend cuda: {reason}")
+           for r, line in enumerate(lines)] == [True, True],
+          "expected one line per rank", proc)
+    parse_run(mpirun(args, 2, exe, "--steps", "1"))
+
+
+def test_cuda_gpu(args):
+    """On a GPU: the CUDA backend trains the toy pipeline like the CPU
+    backend (fp32 within 1e-4), 1 rank, 2 ranks sharing the GPU through the
+    host-staged transport, 4 ranks data-parallel, SGD and Adam."""
+    if args.cuda != "ON":
+        raise Skip("the runtime was built without CUDA")
+    if not gpu_present():
+        raise Skip("no GPU (nvidia-smi -L)")
+    adam = ["--optimizer", "adam", "--lr", "0.05"]
+    runs = [
+        (1, args.ref, ["--steps", "4", "--lr", "0.2", "--print-params"]),
+        (2, args.toy, ["--steps", "4", "--lr", "0.2", "--print-params"]),
+        (2, args.toy, ["--steps", "4", "--print-params", *adam]),
+        (4, args.toy, ["--steps", "3", "--print-params", *adam]),
+    ]
+    for np, prog, flags in runs:
+        cpu = parse_run(mpirun(args, np, prog, *flags, "--backend", "cpu"))
+        gpu = parse_run(mpirun(args, np, prog, *flags, "--backend", "cuda"))
+        for a, b in zip(cpu[0], gpu[0]):
+            check(close(a, b, rel=1e-4), f"loss {b} on the GPU != cpu {a}")
+        check(cpu[1].keys() == gpu[1].keys(), "param sets differ")
+        for k in cpu[1]:
+            for a, b in zip(cpu[1][k], gpu[1][k]):
+                check(close(a, b, rel=1e-4), f"param {k}: {gpu[1][k]} on the "
+                      f"GPU != cpu {cpu[1][k]}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",
-                "corpus-prog", "latency", "lib", "blas", "include", "mpicc", "work"):
+                "corpus-prog", "latency", "lib", "blas", "include", "mpicc", "work",
+                "cuda", "pp-compile", "model"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()
@@ -952,6 +1062,9 @@ def main():
     except Failure as e:
         print(f"FAIL {args.test}: {e}", file=sys.stderr)
         return 1
+    except Skip as e:
+        print(f"SKIP {args.test}: {e}")
+        return 77
     print(f"PASS {args.test}")
     return 0
 

@@ -2,17 +2,35 @@
 #include "backends/backend.h"
 #include "pprt/pprt.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static pprt_backend *active;
 
-pprt_backend *pprt_backend_create(const char *name) {
+pprt_backend *pprt_backend_create(const char *name, const pprt_transport *t,
+                                  char *err, size_t err_size) {
   if (strcmp(name, "cpu") == 0)
     return pprt_cpu_backend_create();
   if (strcmp(name, "guarded") == 0)
     return pprt_guarded_backend_create();
+  if (strcmp(name, "guarded-staged") == 0)
+    return pprt_guarded_staged_backend_create();
+  if (strcmp(name, "cuda") == 0)
+    return pprt_cuda_backend_create(t, err, err_size);
+  snprintf(err, err_size, "unknown backend");
   return NULL;
 }
+
+#ifndef PPRT_HAVE_CUDA
+pprt_backend *pprt_cuda_backend_create(const pprt_transport *t, char *err,
+                                       size_t err_size) {
+  (void)t;
+  snprintf(err, err_size,
+           "this runtime was built without CUDA (no CUDA toolkit found when "
+           "it was configured; see docs/Runtime.md)");
+  return NULL;
+}
+#endif
 
 void pprt_set_active_backend(pprt_backend *be) { active = be; }
 

@@ -77,9 +77,36 @@ extern const pprt_device_ops pprt_cpu_device_ops;
    ops, stage functions and transport calls: proves the core never touches
    buffer contents. */
 pprt_backend *pprt_guarded_backend_create(void);
+/* The guarded backend whose transport stages through host memory
+   (pprt_staged_transport_create), so the inner transport never reaches
+   the arena: tests the staging a GPU backend relies on. */
+pprt_backend *pprt_guarded_staged_backend_create(void);
 
-/* The backend named `name` ("cpu" or "guarded"); NULL if unknown. */
-pprt_backend *pprt_backend_create(const char *name);
+/* One GPU per process (device: local rank modulo the device count); NULL
+   with the reason in `err` when there is no usable device or driver, or
+   when the runtime was built without CUDA. */
+pprt_backend *pprt_cuda_backend_create(const pprt_transport *t, char *err,
+                                       size_t err_size);
+
+/* Host memory for staging buffers (pinned memory on GPUs). */
+typedef struct pprt_host_memory {
+  void *(*alloc)(void *ctx, size_t bytes);
+  void (*free)(void *ctx, void *p);
+  void *ctx;
+} pprt_host_memory;
+
+/* A transport that copies `be`'s memory to and from host buffers (with
+   be's ops) around each transfer over `inner`, which only ever sees host
+   memory; destroying it destroys `inner`. NULL when out of memory. */
+pprt_transport *pprt_staged_transport_create(pprt_transport *inner,
+                                             pprt_backend *be,
+                                             const pprt_host_memory *host);
+
+/* The backend named `name` ("cpu", "guarded", "guarded-staged" or
+   "cuda"), for the process `t` runs in; NULL with the reason in `err` if
+   it cannot be created. */
+pprt_backend *pprt_backend_create(const char *name, const pprt_transport *t,
+                                  char *err, size_t err_size);
 /* Makes `be` the backend pprt_gemm computes on (the CPU one until then). */
 void pprt_set_active_backend(pprt_backend *be);
 

@@ -54,6 +54,7 @@ struct pprt_transport {
   const pprt_transport_ops *ops;
   int32_t world_rank;
   int32_t world_size;
+  int32_t local_rank; /* among the processes on this node */
   int64_t max_tag;
 };
 

@@ -59,9 +59,12 @@ static void usage(FILE *f, const char *prog) {
       "  --warmup N         unmeasured steps before profiling (default 2)\n"
       "  --profile-clock C  wall (default) or cpu: time stage calls in\n"
       "                     wall-clock or in CPU time\n"
-      "  --backend NAME     cpu (default: $PPRT_BACKEND or cpu) or guarded,\n"
-      "                     whose memory faults outside backend ops and\n"
-      "                     stage functions (a test of the runtime)\n"
+      "  --backend NAME     cpu (default: $PPRT_BACKEND or cpu), cuda (one\n"
+      "                     GPU per rank, transfers staged through host\n"
+      "                     memory), or guarded, whose memory faults\n"
+      "                     outside backend ops and stage functions (a\n"
+      "                     test of the runtime; guarded-staged also\n"
+      "                     stages its transfers)\n"
       "  --check-gradients  compare gradients with finite differences\n"
       "                     (one-stage programs) instead of training\n"
       "  --allow-non-finite train on when a loss is NaN or infinite\n"
@@ -167,7 +170,8 @@ static bool parse_profile_clock(const char *s, bool *cpu_time) {
 
 static bool parse_backend(const char *s, const char **out) {
   *out = s;
-  return strcmp(s, "cpu") == 0 || strcmp(s, "guarded") == 0;
+  return strcmp(s, "cpu") == 0 || strcmp(s, "guarded") == 0 ||
+         strcmp(s, "guarded-staged") == 0 || strcmp(s, "cuda") == 0;
 }
 
 /* What parse_value_option made of argv[*i]. */
@@ -204,7 +208,8 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                                         pprt_options *o, option_error *err) {
   const char *v = NULL;
   int64_t n = 0;
-  VALUE_OPTION("backend", "cpu or guarded", parse_backend(v, &o->backend))
+  VALUE_OPTION("backend", "cpu, cuda, guarded or guarded-staged",
+               parse_backend(v, &o->backend))
   VALUE_OPTION("steps", "an integer >= 0",
                parse_i64(v, &o->steps) && o->steps >= 0)
   VALUE_OPTION("optimizer", "sgd or adam", parse_optimizer(v, &o->optimizer))
@@ -468,6 +473,26 @@ static int handle_bad_options(pprt_transport *t, int status, const char *prog,
   return status == PARSE_HELP ? 0 : 2;
 }
 
+/* The backend, or NULL (after a line naming the rank and the reason, and
+   with the transport shut down) when any rank cannot create it: all ranks
+   agree, so all exit. */
+static pprt_backend *create_backend(pprt_transport *t, const char *name) {
+  char err[256] = "";
+  pprt_backend *be = pprt_backend_create(name, t, err, sizeof err);
+  int32_t ok = be != NULL;
+  t->ops->allreduce_world_min_i32(t, &ok, 1);
+  if (ok)
+    return be;
+  if (be)
+    be->ops->destroy(be);
+  else
+    fprintf(stderr, "pprt: rank %d: --backend %s: %s\n", t->world_rank, name,
+            err);
+  fflush(stderr);
+  t->ops->destroy(t);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
   pprt_options opts;
@@ -482,7 +507,9 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  pprt_backend *be = pprt_backend_create(opts.backend);
+  pprt_backend *be = create_backend(t, opts.backend);
+  if (!be)
+    return 1;
   pprt_set_active_backend(be);
   t = be->ops->wrap_transport(be, t);
   pprt_context *ctx = pprt_context_create(t, be, &opts);

@@ -7,6 +7,7 @@
 #include "backends/backend.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct guarded_backend {
   size_t used; /* page-aligned bump pointer */
   size_t page;
   int depth;
+  bool staged; /* transfers through host staging buffers */
 } guarded_backend;
 
 /* One per process: the signal handler and the transport need it. */
@@ -246,9 +248,27 @@ static const pprt_transport_ops guarded_transport_ops = {
     .destroy = gt_destroy,
 };
 
+static void *host_alloc(void *ctx, size_t bytes) {
+  (void)ctx;
+  return malloc(bytes);
+}
+
+static void host_free(void *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+
 static pprt_transport *guarded_wrap_transport(pprt_backend *be,
                                               pprt_transport *t) {
-  (void)be;
+  if (as_guarded(be)->staged) {
+    /* The inner transport runs with the arena closed: it must only ever
+       see the staging buffers. */
+    static const pprt_host_memory host = {host_alloc, host_free, NULL};
+    pprt_transport *s = pprt_staged_transport_create(t, be, &host);
+    if (!s)
+      guarded_fatal("out of memory");
+    return s;
+  }
   guarded_transport *w = calloc(1, sizeof *w);
   if (!w)
     guarded_fatal("out of memory");
@@ -304,4 +324,10 @@ pprt_backend *pprt_guarded_backend_create(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, NULL);
   return &g->base;
+}
+
+pprt_backend *pprt_guarded_staged_backend_create(void) {
+  pprt_backend *be = pprt_guarded_backend_create();
+  as_guarded(be)->staged = true;
+  return be;
 }

@@ -337,6 +337,18 @@ static int64_t tag_upper_bound(void) {
   return flag && ub ? *ub : 32767; /* 32767: the minimum MPI guarantees */
 }
 
+/* The rank among the processes sharing this node (GPU selection). */
+static int32_t local_rank(void) {
+  MPI_Comm node;
+  int rank = 0;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                          MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return 0;
+  MPI_Comm_rank(node, &rank);
+  MPI_Comm_free(&node);
+  return rank;
+}
+
 pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   MPI_Init(argc, argv);
   mpi_transport *m = calloc(1, sizeof *m);
@@ -359,6 +371,7 @@ pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   MPI_Comm_size(m->comm, &size);
   m->base.world_rank = rank;
   m->base.world_size = size;
+  m->base.local_rank = local_rank();
   m->base.max_tag = tag_upper_bound();
 #ifdef __linux__
   /* Linux lets a sleep overrun by the timer slack, 50 us by default, which

@@ -1,0 +1,332 @@
+/* NCCL implementation of the runtime's transport interface (device memory). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "backends/nccl/nccl_transport.h"
+
+#include <nccl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * Transfers run on a stream of their own: each waits for the compute
+ * stream's work so far (an event), and the compute stream waits for a
+ * receive or all-reduce before its later work. Each transfer is one NCCL
+ * group (ncclGroupStart/End). NCCL has no tags: the transfers between two
+ * ranks match in the order both issue them, and a receive of the wrong
+ * size is not detected (it times out or corrupts). A handle is an event
+ * recorded after its transfer; waits poll it, so a lost peer becomes a
+ * timeout. While polling here a rank does not answer the MPI transport's
+ * find_silent questions.
+ */
+typedef struct nccl_transport {
+  pprt_transport base; /* first, so the two pointers convert */
+  pprt_transport *inner;
+  ncclComm_t world;
+  ncclComm_t group; /* data-parallel group; NULL until split */
+  cudaStream_t compute, comm;
+  cudaEvent_t *events; /* index = handle */
+  int32_t num_events, cap_events;
+} nccl_transport;
+
+/* What crosses MPI from rank 0: whether it has an id, and the id. */
+typedef struct id_message {
+  int32_t ok;
+  ncclUniqueId id;
+} id_message;
+
+enum { ID_TAG = 1 };
+static const double ID_TIMEOUT_S = 120.0;
+
+static nccl_transport *as_nccl(pprt_transport *t) {
+  return (nccl_transport *)t;
+}
+
+static _Noreturn void nccl_fatal(nccl_transport *n, const char *what,
+                                 const char *detail) {
+  fprintf(stderr, "pprt: rank %d: NCCL transport: %s: %s\n", n->base.world_rank,
+          what, detail);
+  fflush(stderr);
+  if (n->world)
+    ncclCommAbort(n->world);
+  n->inner->ops->abort(n->inner, 1);
+  abort(); /* abort() above does not return */
+}
+
+static void check_nccl(nccl_transport *n, ncclResult_t rc, const char *what) {
+  if (rc != ncclSuccess)
+    nccl_fatal(n, what, ncclGetErrorString(rc));
+}
+
+static void check_cuda(nccl_transport *n, cudaError_t rc, const char *what) {
+  if (rc != cudaSuccess)
+    nccl_fatal(n, what, cudaGetErrorString(rc));
+}
+
+/* The comm stream waits for the compute stream's work so far. */
+static void after_compute(nccl_transport *n) {
+  cudaEvent_t ev;
+  check_cuda(n, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
+             "cudaEventCreate");
+  check_cuda(n, cudaEventRecord(ev, n->compute), "cudaEventRecord");
+  check_cuda(n, cudaStreamWaitEvent(n->comm, ev, 0), "cudaStreamWaitEvent");
+  cudaEventDestroy(ev); /* released once the wait is done */
+}
+
+/* An event after the transfers issued so far; its index is the handle. */
+static int32_t record(nccl_transport *n) {
+  if (n->num_events == n->cap_events) {
+    int32_t cap = n->cap_events ? 2 * n->cap_events : 16;
+    cudaEvent_t *e = realloc(n->events, (size_t)cap * sizeof *e);
+    if (!e)
+      nccl_fatal(n, "handles", "out of memory");
+    n->events = e;
+    n->cap_events = cap;
+  }
+  cudaEvent_t *ev = &n->events[n->num_events];
+  check_cuda(n, cudaEventCreateWithFlags(ev, cudaEventDisableTiming),
+             "cudaEventCreate");
+  check_cuda(n, cudaEventRecord(*ev, n->comm), "cudaEventRecord");
+  return n->num_events++;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Polls `ev` until it completes (true) or `timeout_s` passes (false);
+   NCCL's asynchronous errors end the job. */
+static bool poll_event(nccl_transport *n, cudaEvent_t ev, double timeout_s) {
+  double deadline = now_s() + timeout_s;
+  struct timespec pause = {0, 20 * 1000};
+  for (;;) {
+    cudaError_t rc = cudaEventQuery(ev);
+    if (rc == cudaSuccess)
+      return true;
+    if (rc != cudaErrorNotReady)
+      check_cuda(n, rc, "cudaEventQuery");
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(n->world, &async);
+    check_nccl(n, async, "asynchronous error");
+    if (now_s() >= deadline)
+      return false;
+    nanosleep(&pause, NULL);
+  }
+}
+
+static void nc_split_groups(pprt_transport *t, int32_t color, int32_t key) {
+  nccl_transport *n = as_nccl(t);
+  check_nccl(n, ncclCommSplit(n->world, color, key, &n->group, NULL),
+             "ncclCommSplit");
+}
+
+static int32_t nc_isend(pprt_transport *t, const void *buf, int64_t bytes,
+                        int32_t peer, int32_t tag) {
+  (void)tag;
+  nccl_transport *n = as_nccl(t);
+  after_compute(n);
+  check_nccl(n, ncclGroupStart(), "ncclGroupStart");
+  check_nccl(n,
+             ncclSend(buf, (size_t)bytes, ncclUint8, peer, n->world, n->comm),
+             "ncclSend");
+  check_nccl(n, ncclGroupEnd(), "ncclGroupEnd");
+  return record(n);
+}
+
+static void nc_wait(pprt_transport *t, int32_t handle) {
+  nccl_transport *n = as_nccl(t);
+  check_cuda(n, cudaEventSynchronize(n->events[handle]),
+             "cudaEventSynchronize");
+}
+
+static void nc_wait_all(pprt_transport *t) {
+  nccl_transport *n = as_nccl(t);
+  check_cuda(n, cudaStreamSynchronize(n->comm), "cudaStreamSynchronize");
+  for (int32_t i = 0; i < n->num_events; ++i)
+    cudaEventDestroy(n->events[i]);
+  n->num_events = 0;
+}
+
+/* The compute stream's later work waits for handle's transfer. */
+static void before_compute(nccl_transport *n, int32_t handle) {
+  check_cuda(n, cudaStreamWaitEvent(n->compute, n->events[handle], 0),
+             "cudaStreamWaitEvent");
+}
+
+static pprt_recv_status nc_recv(pprt_transport *t, void *buf, int64_t bytes,
+                                int32_t peer, int32_t tag, double timeout_s) {
+  (void)tag;
+  nccl_transport *n = as_nccl(t);
+  after_compute(n);
+  check_nccl(n, ncclGroupStart(), "ncclGroupStart");
+  check_nccl(n,
+             ncclRecv(buf, (size_t)bytes, ncclUint8, peer, n->world, n->comm),
+             "ncclRecv");
+  check_nccl(n, ncclGroupEnd(), "ncclGroupEnd");
+  int32_t h = record(n);
+  if (!poll_event(n, n->events[h], timeout_s))
+    return PPRT_RECV_TIMEOUT;
+  before_compute(n, h);
+  return PPRT_RECV_OK;
+}
+
+static int32_t nc_iallreduce_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count) {
+  nccl_transport *n = as_nccl(t);
+  if (!n->group)
+    nccl_fatal(n, "all-reduce", "split_groups was not called");
+  after_compute(n);
+  check_nccl(n,
+             ncclAllReduce(buf, buf, (size_t)count, ncclFloat32, ncclSum,
+                           n->group, n->comm),
+             "ncclAllReduce");
+  int32_t h = record(n);
+  before_compute(n, h);
+  return h;
+}
+
+static bool nc_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
+  nccl_transport *n = as_nccl(t);
+  return poll_event(n, n->events[handle], timeout_s);
+}
+
+static void nc_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
+  pprt_transport *in = as_nccl(t)->inner;
+  in->ops->reduce_world_f64(in, vals, n);
+}
+
+static void nc_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
+                                       int32_t n) {
+  pprt_transport *in = as_nccl(t)->inner;
+  in->ops->allreduce_world_min_i32(in, vals, n);
+}
+
+static int32_t nc_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
+                              int32_t *chain, int32_t *length) {
+  pprt_transport *in = as_nccl(t)->inner;
+  return in->ops->find_silent(in, peer, timeout_s, chain, length);
+}
+
+static void nc_abort(pprt_transport *t, int code) {
+  nccl_transport *n = as_nccl(t);
+  ncclCommAbort(n->world);
+  n->inner->ops->abort(n->inner, code);
+}
+
+static void nc_destroy(pprt_transport *t) {
+  nccl_transport *n = as_nccl(t);
+  pprt_transport *in = n->inner;
+  nc_wait_all(t);
+  if (n->group)
+    ncclCommDestroy(n->group);
+  ncclCommDestroy(n->world);
+  cudaStreamDestroy(n->comm);
+  free(n->events);
+  free(n);
+  in->ops->destroy(in);
+}
+
+static const pprt_transport_ops nccl_ops = {
+    .split_groups = nc_split_groups,
+    .isend = nc_isend,
+    .wait = nc_wait,
+    .wait_all = nc_wait_all,
+    .recv = nc_recv,
+    .iallreduce_group_f32 = nc_iallreduce_group_f32,
+    .wait_for = nc_wait_for,
+    .reduce_world_f64 = nc_reduce_world_f64,
+    .allreduce_world_min_i32 = nc_allreduce_world_min_i32,
+    .find_silent = nc_find_silent,
+    .abort = nc_abort,
+    .destroy = nc_destroy,
+};
+
+/* True on every rank iff `ok` is on every rank. */
+static bool all_agree(pprt_transport *in, bool ok) {
+  int32_t v = ok;
+  in->ops->allreduce_world_min_i32(in, &v, 1);
+  return v != 0;
+}
+
+/* Rank 0's id (or its failure) to every rank, over MPI. */
+static bool share_id(pprt_transport *in, id_message *msg) {
+  if (in->world_rank == 0) {
+    for (int32_t r = 1; r < in->world_size; ++r)
+      in->ops->isend(in, msg, (int64_t)sizeof *msg, r, ID_TAG);
+    in->ops->wait_all(in);
+    return true;
+  }
+  return in->ops->recv(in, msg, (int64_t)sizeof *msg, 0, ID_TAG,
+                       ID_TIMEOUT_S) == PPRT_RECV_OK;
+}
+
+/* The local half of starting: the comm stream and, on rank 0, the id. */
+static bool start_locally(nccl_transport *n, id_message *msg, char *err,
+                          size_t err_size) {
+  cudaError_t rc = cudaStreamCreateWithFlags(&n->comm, cudaStreamNonBlocking);
+  if (rc != cudaSuccess) {
+    snprintf(err, err_size, "cudaStreamCreate: %s", cudaGetErrorString(rc));
+    n->comm = NULL;
+    return false;
+  }
+  if (n->base.world_rank != 0)
+    return true;
+  ncclResult_t nr = ncclGetUniqueId(&msg->id);
+  if (nr != ncclSuccess) {
+    snprintf(err, err_size, "ncclGetUniqueId: %s", ncclGetErrorString(nr));
+    return false;
+  }
+  msg->ok = 1;
+  return true;
+}
+
+static pprt_transport *fail_create(nccl_transport *n, char *err,
+                                   size_t err_size) {
+  if (!err[0])
+    snprintf(err, err_size, "another rank could not start NCCL");
+  if (n->comm)
+    cudaStreamDestroy(n->comm);
+  free(n);
+  return NULL;
+}
+
+pprt_transport *pprt_nccl_transport_create(pprt_transport *inner,
+                                           cudaStream_t compute, char *err,
+                                           size_t err_size) {
+  err[0] = '\0';
+  nccl_transport *n = calloc(1, sizeof *n);
+  if (!n) {
+    snprintf(err, err_size, "out of memory");
+    return NULL;
+  }
+  n->base = *inner;
+  n->base.ops = &nccl_ops;
+  n->inner = inner;
+  n->compute = compute;
+  id_message msg;
+  memset(&msg, 0, sizeof msg);
+  /* Every rank agrees before the collective ncclCommInitRank, so that a
+     rank that cannot start never leaves the others blocked in it. */
+  if (!all_agree(inner, start_locally(n, &msg, err, err_size)))
+    return fail_create(n, err, err_size);
+  if (!share_id(inner, &msg) || !msg.ok) {
+    snprintf(err, err_size, "no NCCL unique id from rank 0");
+    return fail_create(n, err, err_size);
+  }
+  ncclResult_t rc =
+      ncclCommInitRank(&n->world, inner->world_size, msg.id, inner->world_rank);
+  if (rc != ncclSuccess)
+    snprintf(err, err_size, "ncclCommInitRank: %s", ncclGetErrorString(rc));
+  if (!all_agree(inner, rc == ncclSuccess)) {
+    if (rc == ncclSuccess)
+      ncclCommDestroy(n->world);
+    return fail_create(n, err, err_size);
+  }
+  return &n->base;
+}

@@ -1,0 +1,234 @@
+/* A transport that moves device memory through host staging buffers over
+   another (host-memory) transport. */
+#include "backends/backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/*
+ * Every transfer copies device memory to a host buffer (sends,
+ * all-reduces) or from one (receives, all-reduce results) with the
+ * backend's ops, and hands only host buffers to the inner transport, so
+ * that transport need not reach device memory: several ranks can share one
+ * GPU, and clusters without NCCL work. A send's or all-reduce's buffer
+ * stays in use until its handle completes; released buffers are kept for
+ * reuse, since pinned host memory is slow to allocate.
+ */
+typedef struct staging_buffer {
+  void *host;
+  int64_t capacity;
+  bool busy;
+} staging_buffer;
+
+/* An outstanding send or all-reduce; index = our handle. */
+typedef struct pending {
+  int32_t inner;  /* the inner transport's handle */
+  int32_t buffer; /* index into buffers */
+  void *device;   /* where an all-reduce's result goes; NULL for sends */
+  int64_t bytes;
+  bool done;
+} pending;
+
+typedef struct staged_transport {
+  pprt_transport base; /* first, so the two pointers convert */
+  pprt_transport *inner;
+  pprt_backend *be;
+  pprt_host_memory host;
+  staging_buffer *buffers;
+  int32_t num_buffers;
+  pending *pendings;
+  int32_t num_pendings;
+  int32_t cap_pendings;
+} staged_transport;
+
+static staged_transport *as_staged(pprt_transport *t) {
+  return (staged_transport *)t;
+}
+
+static _Noreturn void staged_fatal(staged_transport *s, const char *what) {
+  fprintf(stderr, "pprt: rank %d: host-staged transport: %s\n",
+          s->base.world_rank, what);
+  fflush(stderr);
+  s->inner->ops->abort(s->inner, 1);
+  abort(); /* abort() above does not return */
+}
+
+/* A free buffer of at least `bytes` bytes (its index). */
+static int32_t acquire(staged_transport *s, int64_t bytes) {
+  int32_t best = -1;
+  for (int32_t i = 0; i < s->num_buffers; ++i)
+    if (!s->buffers[i].busy && s->buffers[i].capacity >= bytes &&
+        (best < 0 || s->buffers[i].capacity < s->buffers[best].capacity))
+      best = i;
+  if (best < 0) {
+    staging_buffer *b =
+        realloc(s->buffers, (size_t)(s->num_buffers + 1) * sizeof *b);
+    if (!b)
+      staged_fatal(s, "out of memory");
+    s->buffers = b;
+    void *host = s->host.alloc(s->host.ctx, bytes ? (size_t)bytes : 1);
+    if (!host)
+      staged_fatal(s, "out of host memory for a staging buffer");
+    best = s->num_buffers++;
+    s->buffers[best] = (staging_buffer){host, bytes, false};
+  }
+  s->buffers[best].busy = true;
+  return best;
+}
+
+static void *host_of(staged_transport *s, int32_t buffer) {
+  return s->buffers[buffer].host;
+}
+
+static int32_t add_pending(staged_transport *s, pending p) {
+  if (s->num_pendings == s->cap_pendings) {
+    int32_t cap = s->cap_pendings ? 2 * s->cap_pendings : 16;
+    pending *q = realloc(s->pendings, (size_t)cap * sizeof *q);
+    if (!q)
+      staged_fatal(s, "out of memory");
+    s->pendings = q;
+    s->cap_pendings = cap;
+  }
+  s->pendings[s->num_pendings] = p;
+  return s->num_pendings++;
+}
+
+/* After the inner handle completed: an all-reduce's result goes back to
+   the device, and the buffer is free again. */
+static void finish(staged_transport *s, pending *p) {
+  if (p->done)
+    return;
+  if (p->device)
+    s->be->ops->copy_to_device(s->be, p->device, host_of(s, p->buffer),
+                               (size_t)p->bytes);
+  s->buffers[p->buffer].busy = false;
+  p->done = true;
+}
+
+static void st_split_groups(pprt_transport *t, int32_t color, int32_t key) {
+  pprt_transport *in = as_staged(t)->inner;
+  in->ops->split_groups(in, color, key);
+}
+
+static int32_t st_isend(pprt_transport *t, const void *buf, int64_t bytes,
+                        int32_t peer, int32_t tag) {
+  staged_transport *s = as_staged(t);
+  int32_t b = acquire(s, bytes);
+  s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
+  int32_t h = s->inner->ops->isend(s->inner, host_of(s, b), bytes, peer, tag);
+  return add_pending(s, (pending){h, b, NULL, bytes, false});
+}
+
+static void st_wait(pprt_transport *t, int32_t handle) {
+  staged_transport *s = as_staged(t);
+  pending *p = &s->pendings[handle];
+  if (!p->done)
+    s->inner->ops->wait(s->inner, p->inner);
+  finish(s, p);
+}
+
+static void st_wait_all(pprt_transport *t) {
+  staged_transport *s = as_staged(t);
+  s->inner->ops->wait_all(s->inner);
+  for (int32_t i = 0; i < s->num_pendings; ++i)
+    finish(s, &s->pendings[i]);
+  s->num_pendings = 0;
+}
+
+static pprt_recv_status st_recv(pprt_transport *t, void *buf, int64_t bytes,
+                                int32_t peer, int32_t tag, double timeout_s) {
+  staged_transport *s = as_staged(t);
+  int32_t b = acquire(s, bytes);
+  pprt_recv_status st =
+      s->inner->ops->recv(s->inner, host_of(s, b), bytes, peer, tag, timeout_s);
+  /* After a timeout the receive is still posted (the caller aborts the
+     job), so the buffer stays busy. */
+  if (st == PPRT_RECV_TIMEOUT)
+    return st;
+  if (st == PPRT_RECV_OK)
+    s->be->ops->copy_to_device(s->be, buf, host_of(s, b), (size_t)bytes);
+  s->buffers[b].busy = false;
+  return st;
+}
+
+static int32_t st_iallreduce_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count) {
+  staged_transport *s = as_staged(t);
+  int64_t bytes = count * (int64_t)sizeof(float);
+  int32_t b = acquire(s, bytes);
+  s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
+  int32_t h =
+      s->inner->ops->iallreduce_group_f32(s->inner, host_of(s, b), count);
+  return add_pending(s, (pending){h, b, buf, bytes, false});
+}
+
+static bool st_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
+  staged_transport *s = as_staged(t);
+  pending *p = &s->pendings[handle];
+  if (!p->done && !s->inner->ops->wait_for(s->inner, p->inner, timeout_s))
+    return false;
+  finish(s, p);
+  return true;
+}
+
+static void st_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
+  pprt_transport *in = as_staged(t)->inner;
+  in->ops->reduce_world_f64(in, vals, n);
+}
+
+static void st_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
+                                       int32_t n) {
+  pprt_transport *in = as_staged(t)->inner;
+  in->ops->allreduce_world_min_i32(in, vals, n);
+}
+
+static int32_t st_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
+                              int32_t *chain, int32_t *length) {
+  pprt_transport *in = as_staged(t)->inner;
+  return in->ops->find_silent(in, peer, timeout_s, chain, length);
+}
+
+static void st_abort(pprt_transport *t, int code) {
+  pprt_transport *in = as_staged(t)->inner;
+  in->ops->abort(in, code);
+}
+
+static void st_destroy(pprt_transport *t) {
+  staged_transport *s = as_staged(t);
+  pprt_transport *in = s->inner;
+  for (int32_t i = 0; i < s->num_buffers; ++i)
+    s->host.free(s->host.ctx, s->buffers[i].host);
+  free(s->buffers);
+  free(s->pendings);
+  free(s);
+  in->ops->destroy(in);
+}
+
+static const pprt_transport_ops staged_transport_ops = {
+    .split_groups = st_split_groups,
+    .isend = st_isend,
+    .wait = st_wait,
+    .wait_all = st_wait_all,
+    .recv = st_recv,
+    .iallreduce_group_f32 = st_iallreduce_group_f32,
+    .wait_for = st_wait_for,
+    .reduce_world_f64 = st_reduce_world_f64,
+    .allreduce_world_min_i32 = st_allreduce_world_min_i32,
+    .find_silent = st_find_silent,
+    .abort = st_abort,
+    .destroy = st_destroy,
+};
+
+pprt_transport *pprt_staged_transport_create(pprt_transport *inner,
+                                             pprt_backend *be,
+                                             const pprt_host_memory *host) {
+  staged_transport *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->base = *inner;
+  s->base.ops = &staged_transport_ops;
+  s->inner = inner;
+  s->be = be;
+  s->host = *host;
+  return &s->base;
+}
