@@ -944,6 +944,28 @@ def test_metrics(args):
           "an unwritable --metrics file must fail before training", bad)
 
 
+def test_group(args):
+    """An exchange group posts its sends before its receives wait: two ranks
+    that each receive before they send exchange their values inside one,
+    and wait for each other outside it (a timeout naming both). Misused
+    groups end the job with one line."""
+    ok = mpirun(args, 2, args.group, "--steps", "2")
+    check(ok.returncode == 0 and ok.stdout.count("loss") == 2,
+          "the grouped exchange did not complete", ok)
+    stuck = mpirun(args, 2, args.group, "--steps", "1", "--timeout", "1",
+                   env=clean_env(PPRT_GROUP="none"))
+    check(stuck.returncode not in (0, 124) and "timed out" in stuck.stderr,
+          "without a group both receives must wait and time out", stuck)
+    for name, message in (
+            ("nested", "pprt_group_begin inside an exchange group"),
+            ("unopened", "pprt_group_end without pprt_group_begin"),
+            ("open", "the step ended inside an exchange group")):
+        proc = mpirun(args, 2, args.group, "--steps", "1", "--timeout", "5",
+                      env=clean_env(PPRT_GROUP=name))
+        check(proc.returncode != 0 and message in proc.stderr,
+              f"{name}: no {message!r}", proc)
+
+
 def test_staged(args):
     """The host-staged transport (the CUDA backend's) under the guarded
     backend: the inner MPI transport runs with device memory closed, so a
@@ -1051,7 +1073,7 @@ def test_cuda_gpu(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error",
+    for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",
                 "corpus-prog", "latency", "lib", "blas", "include", "mpicc", "work",
                 "cuda", "pp-compile", "model"):
         p.add_argument(f"--{opt}", default="")

@@ -18,7 +18,10 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     `pp_run_step`, which runs the ordered actions of one rank for one step.
     A compute action becomes a call of its stage function on memrefs that
     view runtime buffers; transfers, collectives and the optimizer step
-    become `pprt_*` calls. The stage functions must already be bufferized
+    become `pprt_*` calls; a transfer followed by `grouped` ones (an
+    exchange group) is bracketed by `pprt_group_begin` and
+    `pprt_group_end`, so the runtime posts the group's sends before its
+    receives wait. The stage functions must already be bufferized
     with results as out-parameters (`one-shot-bufferize` with
     `bufferize-function-boundaries`, then `buffer-results-to-out-params`).
     The training-step function and the schedule are erased.

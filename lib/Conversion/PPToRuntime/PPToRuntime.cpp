@@ -48,8 +48,8 @@ struct RuntimeFunctions {
   explicit RuntimeFunctions(MLIRContext *context);
 
   RuntimeFunction setProgram, setDataParallel, defineBuffer, defineSaved;
-  RuntimeFunction buffer, send, recv, accumulate, recordLoss, allReduce,
-      optimizerStep, actionBegin, actionEnd;
+  RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
+      recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
 };
 
 /// A runtime buffer: one slot of the stage functions, or the sum of a
@@ -126,6 +126,8 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
   send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
   recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});
+  groupBegin = fn("pprt_group_begin", {ptr});
+  groupEnd = fn("pprt_group_end", {ptr});
   accumulate = fn("pprt_accumulate", {ptr, i32, i32, i32});
   recordLoss = fn("pprt_record_loss", {ptr, i32, i32});
   allReduce = fn("pprt_all_reduce", {ptr, i32});
@@ -386,6 +388,15 @@ void RuntimeProgramBuilder::emitTransfer(bool isSend, TransferKind kind,
   }
 }
 
+/// Whether `op` is a transfer posted with the one before it.
+static bool isGrouped(Operation *op) {
+  if (auto send = dyn_cast<SendOp>(op))
+    return send.getGrouped();
+  if (auto recv = dyn_cast<RecvOp>(op))
+    return recv.getGrouped();
+  return false;
+}
+
 void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   b.setInsertionPointToEnd(module.getBody());
@@ -397,6 +408,11 @@ void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
   ctx = func.getArgument(0);
   for (Operation &action : rank.getBody().front()) {
     loc = action.getLoc();
+    // A transfer followed by `grouped` ones is an exchange group.
+    bool grouped = isGrouped(&action),
+         nextGrouped = action.getNextNode() && isGrouped(action.getNextNode());
+    if (!grouped && nextGrouped)
+      call(fns.groupBegin, {ctx});
     llvm::TypeSwitch<Operation *, void>(&action)
         .Case<ComputeOp>([&](ComputeOp op) { emitCompute(op); })
         .Case<SendOp>([&](SendOp op) {
@@ -413,6 +429,8 @@ void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
         .Case<OptimizerStepOp>([&](OptimizerStepOp op) {
           call(fns.optimizerStep, {ctx, i32(op.getStage())});
         });
+    if (grouped && !nextGrouped)
+      call(fns.groupEnd, {ctx});
   }
   func::ReturnOp::create(b, loc);
 }

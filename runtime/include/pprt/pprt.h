@@ -199,6 +199,14 @@ void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
 void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                int32_t stage, int32_t kind);
 
+/* Bracket an exchange group: the pp.send and pp.recv of a schedule that
+   the `grouped` attribute posts together (NCCL group calls,
+   batch_isend_irecv). Every send of the group is started before any of its
+   receives waits, so two ranks that exchange values cannot wait for each
+   other's receives. Groups do not nest, and only transfers go inside. */
+void pprt_group_begin(pprt_context *ctx);
+void pprt_group_end(pprt_context *ctx);
+
 /* dst(persistent) += src(src_id, mb), element-wise; shapes must match. */
 void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
                      int32_t mb);

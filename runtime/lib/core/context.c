@@ -112,6 +112,7 @@ void pprt_context_destroy(pprt_context *ctx) {
   free(ctx->buffers);
   free(ctx->staging);
   free(ctx->pending);
+  free(ctx->group);
   free(ctx->saved);
   free(ctx->teacher);
   free(ctx->x0_row);

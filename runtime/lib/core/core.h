@@ -57,6 +57,11 @@ typedef struct pprt_buffer_desc {
 } pprt_buffer_desc;
 
 /* A send still in flight from slot `slot` of buffer `id`. */
+/* A receive of an exchange group, waiting for the group's end. */
+typedef struct pprt_group_recv {
+  int32_t id, mb, peer, stage, kind;
+} pprt_group_recv;
+
 typedef struct pprt_pending_send {
   int32_t id;
   int32_t slot;
@@ -150,6 +155,13 @@ struct pprt_context {
   pprt_pending_send *pending;
   int32_t num_pending;
   int32_t pending_cap;
+
+  /* Between pprt_group_begin and pprt_group_end: the group's receives,
+     done at its end. */
+  bool in_group;
+  pprt_group_recv *group;
+  int32_t num_group;
+  int32_t group_cap;
 
   int32_t x0_index;    /* model argument of the teacher's input; -1 if none */
   float *teacher;      /* cached [teacher_din, teacher_dout] matrix */

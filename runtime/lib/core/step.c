@@ -21,6 +21,9 @@ void pprt_run_step(pprt_context *ctx) {
 }
 
 double pprt_end_step(pprt_context *ctx) {
+  if (ctx->in_group)
+    pprt_fatal(ctx, "the step ended inside an exchange group "
+                    "(pprt_group_begin without pprt_group_end)");
   pprt_wait_reductions(ctx, -1);
   pprt_wait_all_sends(ctx);
   double loss = ctx->step_loss;

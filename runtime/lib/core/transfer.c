@@ -108,8 +108,42 @@ _Noreturn static void report_silent_peer(pprt_context *ctx, int32_t peer,
              silent, timeout, what, stage, mb, peer, t->world_rank, waits);
 }
 
+/* Keeps a receive of the open group for its end. */
+static void defer_recv(pprt_context *ctx, pprt_group_recv r) {
+  if (ctx->num_group == ctx->group_cap) {
+    int32_t cap = ctx->group_cap ? 2 * ctx->group_cap : 8;
+    pprt_group_recv *g = realloc(ctx->group, (size_t)cap * sizeof *g);
+    if (!g)
+      pprt_fatal(ctx, "out of memory tracking an exchange group");
+    ctx->group = g;
+    ctx->group_cap = cap;
+  }
+  ctx->group[ctx->num_group++] = r;
+}
+
+void pprt_group_begin(pprt_context *ctx) {
+  if (ctx->in_group)
+    pprt_fatal(ctx, "pprt_group_begin inside an exchange group");
+  ctx->in_group = true;
+}
+
+void pprt_group_end(pprt_context *ctx) {
+  if (!ctx->in_group)
+    pprt_fatal(ctx, "pprt_group_end without pprt_group_begin");
+  ctx->in_group = false;
+  for (int32_t i = 0; i < ctx->num_group; ++i) {
+    pprt_group_recv r = ctx->group[i];
+    pprt_recv(ctx, r.id, r.mb, r.peer, r.stage, r.kind);
+  }
+  ctx->num_group = 0;
+}
+
 void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                int32_t stage, int32_t kind) {
+  if (ctx->in_group) {
+    defer_recv(ctx, (pprt_group_recv){id, mb, peer, stage, kind});
+    return;
+  }
   endpoint e = resolve(ctx, "recv", id, mb, peer);
   void *data = pprt_slot_data(ctx, e.b, id, e.slot);
   pprt_wait_slot_sends(ctx, id, e.slot);

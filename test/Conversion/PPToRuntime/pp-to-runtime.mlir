@@ -32,7 +32,7 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
   pp.rank 0 {
     pp.compute forward stage 0 mb 0
     pp.send activation stage 0 mb 0 to 1
-    pp.recv gradient stage 0 mb 0 from 1
+    pp.recv gradient stage 0 mb 0 from 1 grouped
     pp.compute backward stage 0 mb 0
     pp.optimizer_step stage 0
   }
@@ -88,8 +88,11 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<4x3xf32>
 // CHECK: call @m_s0_forward(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x3xf32>, memref<3x5xf32>, memref<4x5xf32>) -> ()
 // CHECK-NEXT: call @pprt_action_end(%[[CTX]])
+// Rank 0's send and the receive grouped with it are one exchange group.
+// CHECK-NEXT: call @pprt_group_begin(%[[CTX]])
 // CHECK-NEXT: call @pprt_send(%[[CTX]]
 // CHECK: call @pprt_recv(%[[CTX]]
+// CHECK-NEXT: call @pprt_group_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_action_begin(%[[CTX]], %c3_i32, %c0_i32, %c0_i32)
 // CHECK: call @m_s0_backward(
 // The micro-batch's weight gradient (id 4) is summed into its sum (id 8).
@@ -99,6 +102,7 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-NEXT: return
 
 // CHECK-LABEL: func.func private @pp_run_step_rank1(
+// CHECK-NOT: pprt_group
 // CHECK: call @pprt_recv(
 // CHECK: call @m_s1_forward(
 // CHECK-NEXT: call @pprt_record_loss(%{{.*}}, %c6_i32, %c0_i32)
