@@ -43,16 +43,24 @@ static endpoint resolve(pprt_context *ctx, const char *op, int32_t id,
   return e;
 }
 
+/* `array` (`count` elements of `size` bytes) with room for one more:
+   doubled, and `*cap` with it, when full; `what` names it on failure. */
+static void *reserve_one(pprt_context *ctx, void *array, int32_t *cap,
+                         int32_t count, size_t size, const char *what) {
+  if (count < *cap)
+    return array;
+  int32_t grown = *cap ? 2 * *cap : 16;
+  void *p = realloc(array, (size_t)grown * size);
+  if (!p)
+    pprt_fatal(ctx, "out of memory tracking %s", what);
+  *cap = grown;
+  return p;
+}
+
 static void push_pending(pprt_context *ctx, int32_t id, int32_t slot,
                          int32_t handle) {
-  if (ctx->num_pending == ctx->pending_cap) {
-    int32_t cap = ctx->pending_cap ? 2 * ctx->pending_cap : 16;
-    pprt_pending_send *p = realloc(ctx->pending, (size_t)cap * sizeof *p);
-    if (!p)
-      pprt_fatal(ctx, "out of memory tracking sends");
-    ctx->pending = p;
-    ctx->pending_cap = cap;
-  }
+  ctx->pending = reserve_one(ctx, ctx->pending, &ctx->pending_cap,
+                             ctx->num_pending, sizeof *ctx->pending, "sends");
   ctx->pending[ctx->num_pending++] = (pprt_pending_send){id, slot, handle};
 }
 
@@ -110,14 +118,8 @@ _Noreturn static void report_silent_peer(pprt_context *ctx, int32_t peer,
 
 /* Keeps a receive of the open group for its end. */
 static void defer_recv(pprt_context *ctx, pprt_group_recv r) {
-  if (ctx->num_group == ctx->group_cap) {
-    int32_t cap = ctx->group_cap ? 2 * ctx->group_cap : 8;
-    pprt_group_recv *g = realloc(ctx->group, (size_t)cap * sizeof *g);
-    if (!g)
-      pprt_fatal(ctx, "out of memory tracking an exchange group");
-    ctx->group = g;
-    ctx->group_cap = cap;
-  }
+  ctx->group = reserve_one(ctx, ctx->group, &ctx->group_cap, ctx->num_group,
+                           sizeof *ctx->group, "an exchange group");
   ctx->group[ctx->num_group++] = r;
 }
 
