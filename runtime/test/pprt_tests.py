@@ -569,8 +569,12 @@ def test_recv_latency(args):
         check(float(raw) > 0 and float(via) > 0, f"{size}: bad times", proc)
         check(abs(float(via) / float(raw) - float(ratio)) < 0.01 +
               0.01 * float(ratio), f"{size}: inconsistent ratio", proc)
-    # Loose enough for a loaded machine; a sleeping receive fails it.
-    check(float(rows[0][3]) < 5, f"4 B receive {rows[0][3]}x raw MPI", proc)
+    # Loose enough for a loaded machine; a sleeping receive fails it. A
+    # sanitized runtime is slower than the uninstrumented MPI it is timed
+    # against, so there only the rows are checked.
+    if not os.environ.get("PPRT_TEST_SANITIZED"):
+        check(float(rows[0][3]) < 5, f"4 B receive {rows[0][3]}x raw MPI",
+              proc)
     print(proc.stdout)
 
 
