@@ -9,4 +9,5 @@ bash scripts/build.sh
 # ASan and UBSan; the main suite's summary is the last thing printed.
 bash scripts/sanitize.sh 30
 # Tests labelled slow (the 4-stage bench GPT oracle) run with `ctest -L slow`.
-ctest --test-dir build --output-on-failure -LE slow
+# One test per core; the heavy end-to-end ones are RUN_SERIAL and run alone.
+ctest --test-dir build --output-on-failure -LE slow -j "$(nproc)"
