@@ -19,6 +19,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "runtime", "test"))
 import safetensors_file  # noqa: E402
+from pprt_tests import children_of  # noqa: E402
 
 RUN_TIMEOUT_S = 300
 MORE_STEPS = 3
@@ -48,27 +49,6 @@ def compile_mlp(args, workdir, replicas):
          "--microbatches", "4", "--schedule", "1f1b", "--data-parallel",
          str(replicas), "-o", exe])
     return exe
-
-
-def children_of(pid):
-    """All descendants of `pid`, read from /proc."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(
-            int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def ranks_of(job, exe):
