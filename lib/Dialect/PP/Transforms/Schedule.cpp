@@ -72,10 +72,7 @@ static LogicalResult checkMemoryCaps(ModuleOp module, StringRef name,
                                      const GeneratedSchedule &generated) {
   if (problem.memoryCap.empty())
     return success();
-  CostAttr cost = problem.cost
-                      ? problem.cost
-                      : CostAttr::getUnit(problem.context, problem.numStages);
-  ActionCosts costs(ScheduleCosts(cost), problem.numStages);
+  ActionCosts costs(ScheduleCosts(problem.getCostOrUnit()), problem.numStages);
   for (auto [rank, actions] : llvm::enumerate(generated.ranks)) {
     double peak = peakMemory(actions, costs);
     double cap = problem.getMemoryCap(rank);

@@ -38,6 +38,10 @@ struct ScheduleProblem {
   llvm::SmallVector<double> memoryCap;
   MLIRContext *context = nullptr;
 
+  /// The stages' costs, unit costs when none are given.
+  CostAttr getCostOrUnit() const {
+    return cost ? cost : CostAttr::getUnit(context, numStages);
+  }
   /// The cap of `rank`, infinity without one.
   double getMemoryCap(int64_t rank) const {
     return memoryCap.empty() ? std::numeric_limits<double>::infinity()

@@ -318,8 +318,7 @@ FailureOr<GeneratedSchedule> AutoSearch::finish(ScheduleErrorFn emitError) {
 FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
                                                     ScheduleErrorFn emitError) {
   ScheduleProblem problem = in;
-  if (!problem.cost)
-    problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
+  problem.cost = problem.getCostOrUnit();
   AutoSearch search(problem);
   search.run(emitError);
   return search.finish(emitError);
@@ -328,8 +327,7 @@ FailureOr<GeneratedSchedule> mlir::pp::generateAuto(const ScheduleProblem &in,
 FailureOr<GeneratedSchedule>
 mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   ScheduleProblem problem = in;
-  if (!problem.cost)
-    problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
+  problem.cost = problem.getCostOrUnit();
   ScheduleCosts costs(problem.cost);
   ActionCosts actionCosts(costs, problem.numStages);
   if (!searchable(problem))

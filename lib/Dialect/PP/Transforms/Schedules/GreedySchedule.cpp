@@ -205,8 +205,7 @@ static SmallVector<double> defaultLimits(const ScheduleProblem &problem,
 FailureOr<GeneratedSchedule>
 mlir::pp::generateGreedy(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   ScheduleProblem problem = in;
-  if (!problem.cost)
-    problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
+  problem.cost = problem.getCostOrUnit();
   ActionCosts costs(ScheduleCosts(problem.cost), problem.numStages);
   GreedyPolicy policy{defaultLimits(problem, costs), false};
   // The fastest over the standard placements.

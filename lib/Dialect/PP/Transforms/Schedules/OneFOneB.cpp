@@ -36,14 +36,11 @@ appendStepsWithinCap(SmallVectorImpl<ScheduledAction> &out,
 }
 
 FailureOr<GeneratedSchedule>
-mlir::pp::generateOneFOneB(const ScheduleProblem &in,
+mlir::pp::generateOneFOneB(const ScheduleProblem &problem,
                            ScheduleErrorFn emitError) {
-  if (failed(requireOneStagePerRank(in, "1f1b", emitError)))
+  if (failed(requireOneStagePerRank(problem, "1f1b", emitError)))
     return failure();
-  ScheduleProblem problem = in;
-  if (!problem.cost)
-    problem.cost = CostAttr::getUnit(problem.context, problem.numStages);
-  ActionCosts costs(ScheduleCosts(problem.cost), problem.numStages);
+  ActionCosts costs(ScheduleCosts(problem.getCostOrUnit()), problem.numStages);
   int64_t p = problem.numStages;
   SmallVector<SmallVector<ScheduledAction>> ranks(p);
   int64_t most = p - 1;
