@@ -35,6 +35,7 @@ void pp::buildStageCodeOptimizationPhase(
   select.gemm = options.gemm;
   select.vectorizeContractions = options.vectorizeContractions;
   pm.addPass(createPPSelectGemm(select));
+  pm.addNestedPass<func::FuncOp>(createPPCloneSharedFills());
 }
 
 static PPStaticScratchOptions

@@ -527,6 +527,36 @@ def PPCopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPCloneSharedFills : Pass<"pp-clone-shared-fills", "func::FuncOp"> {
+  let summary = "Give every consumer of a shared linalg.fill its own fill";
+  let description = [{
+    CSE leaves one `linalg.fill` of zero as the init of many reductions and
+    GEMMs. One-Shot Bufferize can write only one of them into the fill's
+    buffer; every other consumer gets a copy of the filled buffer, which
+    costs a read and a write of the whole tensor, and hides the fill from
+    `convert-gemm-to-runtime` (which folds a zero fill right before a GEMM
+    into beta = 0). This pass clones a fill with several uses right before
+    each of its users, so each consumer writes its own buffer in place.
+
+    ```mlir
+    // before
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %a = linalg.matmul ins(%x, %w : ...) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %b = linalg.matmul ins(%y, %w : ...) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+    // after
+    %z0 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %a = linalg.matmul ins(%x, %w : ...) outs(%z0 : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %z1 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %b = linalg.matmul ins(%y, %w : ...) outs(%z1 : tensor<4x3xf32>) -> tensor<4x3xf32>
+    ```
+
+    A fill is written once per consumer instead of copied, at half the
+    memory traffic. The pass runs last before bufferization: CSE would
+    merge the clones again.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def PPFactorContractions : Pass<"pp-factor-contractions", "func::FuncOp"> {
   let summary = "Split contractions of products into GEMMs and elementwise ops";
   let description = [{
