@@ -4,6 +4,7 @@ import argparse
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -429,13 +430,18 @@ def write_corpus(args, name, text):
     return path
 
 
-def corpus_windows(args, np, *flags, mb=2):
+def corpus_windows(args, np, *flags, mb=2, data=None, ids=None):
     """Runs the corpus program; returns {(step, global row): (in, target)}
-    with the windows decoded through the corpus's sorted vocabulary."""
+    with the windows decoded through the corpus's sorted vocabulary. `data`
+    replaces `--corpus corpus.txt`; `ids` (i32, i64) makes the program's
+    data integer ids instead of one-hot."""
     path = write_corpus(args, "corpus.txt", CORPUS_TEXT)
     vocab = sorted(set(CORPUS_TEXT))
-    proc = mpirun(args, np, args.corpus_prog, "--steps", "3", "--corpus",
-                  path, *flags, env=clean_env(PPRT_CORPUS_MB=mb))
+    env = clean_env(PPRT_CORPUS_MB=mb)
+    if ids:
+        env["PPRT_CORPUS_IDS"] = ids
+    proc = mpirun(args, np, args.corpus_prog, "--steps", "3",
+                  *(data or ["--corpus", path]), *flags, env=env)
     check(proc.returncode == 0, "corpus run failed", proc)
     windows = {}
     for line in proc.stdout.splitlines():
@@ -455,6 +461,28 @@ def corpus_windows(args, np, *flags, mb=2):
     check(len(windows) == 3 * np * mb * CORPUS_ROWS,
           f"expected a line per step and row: {sorted(windows)}", proc)
     return windows
+
+
+def write_bytes(args, name, data):
+    path = os.path.join(args.work, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def npy_bytes(descr, shape, payload):
+    """A version 1.0 .npy file, written the way numpy.save writes it."""
+    header = (f"{{'descr': '{descr}', 'fortran_order': False, "
+              f"'shape': {shape}, }}")
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    return (b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
+            header.encode() + payload)
+
+
+def corpus_token_ids():
+    """CORPUS_TEXT as ids into its sorted vocabulary."""
+    vocab = sorted(set(CORPUS_TEXT))
+    return [vocab.index(ch) for ch in CORPUS_TEXT]
 
 
 def test_corpus(args):
@@ -494,7 +522,7 @@ def test_corpus_errors(args):
          "the corpus has 40 distinct characters, but input argument 0 has "
          "room for 32"),
         (args.toy, write_corpus(args, "toy.txt", CORPUS_TEXT),
-         "input argument 0 is 2-D; the corpus loader fills one-hot"),
+         "input argument 0 is 2-D f32; the loader fills one-hot"),
     ]
     for prog, path, message in cases:
         proc = mpirun(args, 2, prog, "--steps", "1", "--corpus", path,
@@ -505,6 +533,65 @@ def test_corpus_errors(args):
     proc = mpirun(args, 1, args.corpus_prog, "--corpus=")
     check(proc.returncode == 2 and "usage:" in proc.stderr,
           "empty --corpus accepted", proc)
+
+
+def test_tokens(args):
+    """--tokens reads nanoGPT-style flat uint16/uint32 ids and .npy: the
+    corpus's characters as ids give exactly --corpus's windows, as one-hot
+    data and as i32/i64 ids, on 1 process and on 2 replicas."""
+    ids = corpus_token_ids()
+    u16 = write_bytes(args, "tokens.bin", struct.pack(f"<{len(ids)}H", *ids))
+    u32 = write_bytes(args, "tokens32.bin",
+                      struct.pack(f"<{len(ids)}I", *ids))
+    npy = write_bytes(args, "tokens.npy",
+                      npy_bytes("<u4", f"({len(ids)},)",
+                                struct.pack(f"<{len(ids)}I", *ids)))
+    expected = corpus_windows(args, 1)
+    for data in (["--tokens", u16],
+                 ["--tokens", u32, "--token-dtype", "uint32"],
+                 ["--tokens", npy]):
+        check(corpus_windows(args, 1, data=data) == expected,
+              f"{data}: windows differ from --corpus")
+    for kind in ("i32", "i64"):
+        check(corpus_windows(args, 1, data=["--tokens", u16], ids=kind) ==
+              expected, f"{kind} ids differ from the one-hot windows")
+    check(corpus_windows(args, 2, mb=1, data=["--tokens", npy], ids="i64") ==
+          corpus_windows(args, 1, mb=2), "replicas read other token rows")
+
+
+def test_tokens_errors(args):
+    """Unusable token files stop the job with one clear line naming the
+    file."""
+    ids = corpus_token_ids()
+    payload = struct.pack(f"<{len(ids)}I", *ids)
+    cases = [
+        (write_bytes(args, "odd.bin", b"\x01\x00\x02"), [],
+         "odd.bin: 3 bytes is not a whole number of uint16 ids"),
+        (write_bytes(args, "f4.npy", npy_bytes("<f4", f"({len(ids)},)",
+                                               payload)), [],
+         "f4.npy: the array's dtype is '<f4'; token ids must be uint16"),
+        (write_bytes(args, "2d.npy", npy_bytes("<u4", f"({len(ids)}, 1)",
+                                               payload)), [],
+         "2d.npy: the array must be 1-D (shape (N,)), not"),
+        (write_bytes(args, "cut.npy", npy_bytes("<u4", "(100000,)",
+                                                payload)), [],
+         "cut.npy: the header says 100000 ids but the file holds"),
+        (write_bytes(args, "wide.bin", struct.pack("<20H", *range(20, 40))),
+         [], "wide.bin: the largest id is 39, but input argument 0 has "
+         "room for 32 ids"),
+        (write_bytes(args, "both.bin", struct.pack("<20H", *range(20))),
+         ["--corpus", write_corpus(args, "c.txt", CORPUS_TEXT)],
+         "give --corpus or --tokens, not both"),
+    ]
+    for path, extra, message in cases:
+        proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", "--tokens",
+                      path, *extra, env=clean_env(PPRT_CORPUS_MB=1))
+        check(proc.returncode not in (0, 124), f"{path}: did not fail", proc)
+        check(proc.stderr.count(message) == 1,
+              f"{path}: expected one {message!r}", proc)
+    proc = mpirun(args, 1, args.corpus_prog, "--token-dtype", "int8")
+    check(proc.returncode == 2 and "uint16 or uint32" in proc.stderr,
+          "--token-dtype int8 accepted", proc)
 
 
 def test_guarded(args):

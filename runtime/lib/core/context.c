@@ -157,7 +157,8 @@ bool pprt_context_start(pprt_context *ctx) {
   t->ops->split_groups(t, ctx->pipeline_rank, ctx->replica);
   pprt_prepare_teacher(ctx);
   char err[320];
-  if (ctx->opts.corpus_path && !pprt_corpus_load(ctx, err, sizeof err))
+  if ((ctx->opts.corpus_path || ctx->opts.tokens_path) &&
+      !pprt_corpus_load(ctx, err, sizeof err))
     return start_error(ctx, err);
   return true;
 }
@@ -327,8 +328,10 @@ static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
 /* Fills an INPUT/TARGET slot with the current step's rows. */
 static void load_data(pprt_context *ctx, const pprt_buffer_desc *b, int32_t id,
                       int32_t slot, void *data) {
-  pprt_require_f32(ctx, b, id, "loading training data");
-  float *host = pprt_staging(ctx, (size_t)b->bytes);
+  /* Token ids fill integer buffers; everything else computes in f32. */
+  if (!ctx->corpus)
+    pprt_require_f32(ctx, b, id, "loading training data");
+  void *host = pprt_staging(ctx, (size_t)b->bytes);
   pprt_load_slot_data(ctx, b, slot, host);
   ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
 }

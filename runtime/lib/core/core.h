@@ -73,7 +73,7 @@ typedef enum pprt_optimizer {
   PPRT_ADAM,
 } pprt_optimizer;
 
-/* Character-level text for --corpus (corpus.c). */
+/* Training tokens of --corpus or --tokens (corpus.c). */
 typedef struct pprt_corpus pprt_corpus;
 
 /* A safetensors file read into memory, and one of its tensors
@@ -104,6 +104,8 @@ typedef struct pprt_options {
   uint64_t seed;
   double timeout_s;
   const char *corpus_path; /* --corpus; NULL for synthetic data */
+  const char *tokens_path; /* --tokens; NULL for synthetic data */
+  int token_width;         /* --token-dtype: bytes per id of a flat file */
   bool print_params;
   bool check_gradients;
   const char *profile_path; /* --profile; NULL when training */
@@ -166,7 +168,7 @@ struct pprt_context {
   int32_t x0_index;    /* model argument of the teacher's input; -1 if none */
   float *teacher;      /* cached [teacher_din, teacher_dout] matrix */
   float *x0_row;       /* scratch row of the teacher's input */
-  pprt_corpus *corpus; /* --corpus text; NULL for synthetic data */
+  pprt_corpus *corpus; /* --corpus/--tokens; NULL for synthetic data */
   /* --init-weights or --resume's checkpoint; NULL for hash init. */
   pprt_safetensors *init_weights;
   bool resuming; /* init_weights is a checkpoint with optimizer state */
@@ -219,21 +221,23 @@ void pprt_prepare_teacher(pprt_context *ctx);
 void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
                      float *out);
 void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
-                         int32_t slot, float *out);
+                         int32_t slot, void *out);
 
 /* The replica whose rows the current pass computes on, and their count. */
 int32_t pprt_data_replica(const pprt_context *ctx);
 int32_t pprt_num_data_replicas(const pprt_context *ctx);
 
 /* ---- driver/corpus.c ---- */
-/* Reads --corpus and checks the program's data arguments against it;
-   false, with the reason in `err`, if they cannot be filled from it. */
+/* Reads --corpus or --tokens and checks the program's data arguments
+   against it; false, with the reason in `err`, if they cannot be filled
+   from it. */
 bool pprt_corpus_load(pprt_context *ctx, char *err, size_t err_size);
 void pprt_corpus_free(pprt_corpus *c);
 /* Fills INPUT/TARGET buffer `b`'s rows [first_row, first_row + dims[0])
-   with one-hot windows of the corpus (targets: the next characters). */
+   with windows of the tokens (targets: the next tokens): one-hot for f32,
+   ids for i32/i64. */
 void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
-                      int64_t step, int64_t first_row, float *out);
+                      int64_t step, int64_t first_row, void *out);
 
 /* ---- core/transfer.c ---- */
 /* Completes the in-flight sends of slot (id, slot) before it is written. */

@@ -1,5 +1,7 @@
-/* Character-level training data from a text file (--corpus FILE). */
+/* Training tokens from a text file (--corpus FILE, characters) or a token
+   dataset (--tokens FILE), as one-hot windows or integer ids. */
 #include "core/core.h"
+#include "driver/token_file.h"
 #include "pprt_math.h"
 
 #include <errno.h>
@@ -11,26 +13,37 @@
 /* Keeps the window stream apart from the other hashed streams. */
 enum { TAG_CORPUS = 0x434F5250 /* "CORP" */ };
 
+/* The training tokens: a text's characters as indices into its sorted
+   vocabulary (--corpus), or the ids of a token file (--tokens). */
 struct pprt_corpus {
-  unsigned char *text;
-  int64_t length;
-  int32_t vocab_size;
+  const char *option; /* "--corpus" or "--tokens", for messages */
+  const char *path;
+  unsigned char *text;     /* --corpus */
   int16_t char_index[256]; /* position in the sorted vocabulary, or -1 */
+  pprt_token_file file;    /* --tokens */
+  int64_t length;
+  int64_t vocab_size; /* distinct characters, or the largest id + 1 */
+  const char *unit;   /* "characters" or "tokens" */
 };
 
-static bool corpus_error(char *err, size_t err_size, const char *path,
+static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
                          const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static bool corpus_error(char *err, size_t err_size, const char *path,
+static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
                          const char *fmt, ...) {
-  int n = snprintf(err, err_size, "--corpus %s: ", path);
+  int n = snprintf(err, err_size, "%s %s: ", c->option, c->path);
   va_list ap;
   va_start(ap, fmt);
   if (n >= 0 && (size_t)n < err_size)
     vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
   va_end(ap);
   return false;
+}
+
+static int64_t token_at(const pprt_corpus *c, int64_t i) {
+  return c->text ? (int64_t)c->char_index[c->text[i]]
+                 : (int64_t)pprt_token_at(&c->file, i);
 }
 
 /* Reads the whole file; NULL (with errno set) if it cannot. */
@@ -70,54 +83,94 @@ static void build_vocab(pprt_corpus *c) {
     c->char_index[ch] = seen[ch] ? (int16_t)c->vocab_size++ : -1;
 }
 
-/* Every data argument must be one-hot [rows, positions, vocabulary] with
-   room for the vocabulary and a corpus longer than its context. */
+/* One-hot data needs room for every id; ids need an integer buffer. */
+static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
+                              char *err, size_t err_size) {
+  const char *what = b->kind == PPRT_INPUT ? "input" : "target";
+  bool ids = b->dtype == PPRT_I32 || b->dtype == PPRT_I64;
+  if (ids && b->ndims != 2)
+    return corpus_error(err, err_size, c,
+                        "%s argument %d is %d-D; token ids fill [rows, "
+                        "positions] tensors",
+                        what, b->index, b->ndims);
+  if (!ids && (b->dtype != PPRT_F32 || b->ndims != 3))
+    return corpus_error(err, err_size, c,
+                        "%s argument %d is %d-D %s; the loader fills one-hot "
+                        "[rows, positions, vocabulary] f32 tensors or i32/i64 "
+                        "ids [rows, positions]",
+                        what, b->index, b->ndims, pprt_dtype_name(b->dtype));
+  if (!ids && b->dims[2] < c->vocab_size)
+    return corpus_error(
+        err, err_size, c,
+        c->text ? "the corpus has %lld distinct characters, but %s argument "
+                  "%d has room for %lld"
+                : "the largest id is %lld, but %s argument %d has room for "
+                  "%lld ids",
+        (long long)(c->text ? c->vocab_size : c->vocab_size - 1), what,
+        b->index, (long long)b->dims[2]);
+  if (c->length <= b->dims[1])
+    return corpus_error(err, err_size, c,
+                        "the corpus has %lld %s; a context of %lld positions "
+                        "needs at least %lld",
+                        (long long)c->length, c->unit, (long long)b->dims[1],
+                        (long long)b->dims[1] + 1);
+  return true;
+}
+
 static bool check_data_buffers(const pprt_context *ctx, const pprt_corpus *c,
                                char *err, size_t err_size) {
-  const char *path = ctx->opts.corpus_path;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
-    if (!b->defined || (b->kind != PPRT_INPUT && b->kind != PPRT_TARGET))
-      continue;
-    const char *what = b->kind == PPRT_INPUT ? "input" : "target";
-    if (b->ndims != 3)
-      return corpus_error(err, err_size, path,
-                          "%s argument %d is %d-D; the corpus loader fills "
-                          "one-hot [rows, positions, vocabulary] tensors",
-                          what, b->index, b->ndims);
-    if (b->dims[2] < c->vocab_size)
-      return corpus_error(err, err_size, path,
-                          "the corpus has %d distinct characters, but %s "
-                          "argument %d has room for %lld",
-                          c->vocab_size, what, b->index, (long long)b->dims[2]);
-    if (c->length <= b->dims[1])
-      return corpus_error(err, err_size, path,
-                          "the corpus has %lld characters; a context of %lld "
-                          "positions needs at least %lld",
-                          (long long)c->length, (long long)b->dims[1],
-                          (long long)b->dims[1] + 1);
+    if (b->defined && (b->kind == PPRT_INPUT || b->kind == PPRT_TARGET) &&
+        !check_data_buffer(b, c, err, err_size))
+      return false;
+  }
+  return true;
+}
+
+static bool load_text(pprt_corpus *c, char *err, size_t err_size) {
+  c->text = read_file(c->path, &c->length);
+  if (!c->text)
+    return corpus_error(err, err_size, c, "cannot read: %s", strerror(errno));
+  build_vocab(c);
+  return true;
+}
+
+static bool load_tokens(const pprt_context *ctx, pprt_corpus *c, char *err,
+                        size_t err_size) {
+  char why[256];
+  if (!pprt_token_file_open(&c->file, c->path, ctx->opts.token_width, why,
+                            sizeof why))
+    return corpus_error(err, err_size, c, "%s", why);
+  c->length = c->file.length;
+  for (int64_t i = 0; i < c->length; ++i) {
+    int64_t id = pprt_token_at(&c->file, i);
+    if (id >= c->vocab_size)
+      c->vocab_size = id + 1;
   }
   return true;
 }
 
 bool pprt_corpus_load(pprt_context *ctx, char *err, size_t err_size) {
-  const char *path = ctx->opts.corpus_path;
   pprt_corpus *c = pprt_xcalloc(ctx, 1, sizeof *c);
-  c->text = read_file(path, &c->length);
-  if (!c->text) {
-    free(c);
-    return corpus_error(err, err_size, path, "cannot read: %s",
-                        strerror(errno));
-  }
-  build_vocab(c);
   ctx->corpus = c;
-  return check_data_buffers(ctx, c, err, err_size);
+  bool text = ctx->opts.corpus_path != NULL;
+  c->option = text ? "--corpus" : "--tokens";
+  c->path = text ? ctx->opts.corpus_path : ctx->opts.tokens_path;
+  c->unit = text ? "characters" : "tokens";
+  if (text && ctx->opts.tokens_path)
+    return corpus_error(err, err_size, c,
+                        "give --corpus or --tokens, not both");
+  bool loaded =
+      text ? load_text(c, err, err_size) : load_tokens(ctx, c, err, err_size);
+  return loaded && check_data_buffers(ctx, c, err, err_size);
 }
 
 void pprt_corpus_free(pprt_corpus *c) {
   if (!c)
     return;
   free(c->text);
+  pprt_token_file_close(&c->file);
   free(c);
 }
 
@@ -131,17 +184,23 @@ static int64_t window_start(const pprt_context *ctx, int64_t step, int64_t row,
 }
 
 void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
-                      int64_t step, int64_t first_row, float *out) {
+                      int64_t step, int64_t first_row, void *out) {
   const pprt_corpus *c = ctx->corpus;
-  int64_t rows = b->dims[0], positions = b->dims[1], vocab = b->dims[2];
-  /* Targets are the inputs' next characters. */
+  int64_t rows = b->dims[0], positions = b->dims[1];
+  /* Targets are the inputs' next tokens. */
   int64_t shift = b->kind == PPRT_TARGET ? 1 : 0;
-  memset(out, 0, (size_t)b->numel * sizeof *out);
+  if (b->dtype == PPRT_F32)
+    memset(out, 0, (size_t)b->bytes);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t start = window_start(ctx, step, first_row + r, positions) + shift;
     for (int64_t t = 0; t < positions; ++t) {
-      int64_t v = c->char_index[c->text[start + t]];
-      out[(r * positions + t) * vocab + v] = 1.0f;
+      int64_t v = token_at(c, start + t), at = r * positions + t;
+      if (b->dtype == PPRT_I64)
+        ((int64_t *)out)[at] = v;
+      else if (b->dtype == PPRT_I32)
+        ((int32_t *)out)[at] = (int32_t)v;
+      else
+        ((float *)out)[at * b->dims[2] + v] = 1.0f;
     }
   }
 }

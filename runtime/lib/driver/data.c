@@ -137,15 +137,17 @@ void pprt_builtin_load_data(const pprt_context *ctx, int32_t kind,
 }
 
 void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
-                         int32_t slot, float *out) {
+                         int32_t slot, void *out) {
   int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
   int64_t row_size = b->numel / rows;
   /* Replica r owns rows [r*B, (r+1)*B) of the step's global batch. */
   int64_t batch = rows * ctx->num_microbatches;
   int64_t first_row = pprt_data_replica(ctx) * batch + slot * rows;
-  if (ctx->corpus)
+  if (ctx->corpus) {
     pprt_corpus_fill(ctx, b, ctx->step, first_row, out);
-  else if (pprt_user_load_data)
+    return;
+  }
+  if (pprt_user_load_data)
     pprt_user_load_data(ctx, b->kind, b->index, ctx->step, first_row, rows,
                         row_size, out);
   else

@@ -34,6 +34,10 @@ static void usage(FILE *f, const char *prog) {
       "                     replicas in turn per step (default 1)\n"
       "  --corpus FILE      train on one-hot character windows of FILE\n"
       "                     instead of synthetic data\n"
+      "  --tokens FILE      train on windows of a token dataset: flat\n"
+      "                     uint16 ids (nanoGPT's .bin), or .npy; one-hot\n"
+      "                     for f32 data arguments, ids for i32/i64 ones\n"
+      "  --token-dtype T    uint16 (default) or uint32: a flat file's ids\n"
       "  --print-params     print per-parameter sums after training\n"
       "  --metrics FILE     write each step's loss and wall-clock seconds\n"
       "                     to FILE, one JSON object a line\n"
@@ -126,6 +130,8 @@ static void default_options(pprt_options *o) {
   o->seed = 1;
   o->timeout_s = 60.0;
   o->corpus_path = NULL;
+  o->tokens_path = NULL;
+  o->token_width = 2;
   o->print_params = false;
   o->check_gradients = false;
   o->profile_path = NULL;
@@ -203,6 +209,11 @@ static bool match_option(int argc, char **argv, int *i, const char *name,
     return v && (PARSED) ? OPTION_OK : OPTION_BAD_VALUE;                       \
   }
 
+static bool parse_token_width(const char *v, int *width) {
+  *width = strcmp(v, "uint16") == 0 ? 2 : strcmp(v, "uint32") == 0 ? 4 : 0;
+  return *width != 0;
+}
+
 /* Applies one value option, or says why its value is invalid. */
 static option_status parse_value_option(int argc, char **argv, int *i,
                                         pprt_options *o, option_error *err) {
@@ -225,6 +236,9 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                parse_i64(v, &n) && n >= 1 && n <= INT32_MAX &&
                    (o->sequential_replicas = (int32_t)n))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
+  VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
+  VALUE_OPTION("token-dtype", "uint16 or uint32",
+               parse_token_width(v, &o->token_width))
   VALUE_OPTION("profile-clock", "wall or cpu",
                parse_profile_clock(v, &o->profile_cpu_time))
   VALUE_OPTION("profile", "a file name", *(o->profile_path = v) != '\0')
