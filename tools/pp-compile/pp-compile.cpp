@@ -142,10 +142,10 @@ static cl::opt<bool> fuseElementwise(
     "fuse-elementwise",
     cl::desc("Fuse elementwise ops on tensors into their consumers "
              "(pp-fuse-elementwise; on by default)"));
-static cl::opt<bool> vectorizeElementwise(
-    "vectorize-elementwise",
-    cl::desc("Vectorize elementwise ops and reductions "
-             "(pp-vectorize-elementwise; off by default)"));
+static cl::opt<bool>
+    vectorizeElementwise("vectorize-elementwise",
+                         cl::desc("Vectorize elementwise ops and reductions "
+                                  "(pp-vectorize-elementwise; on by default)"));
 static cl::opt<unsigned>
     optLevel("O",
              cl::desc("LLVM optimisation level 0-3 of stage code (default 3; "

@@ -106,11 +106,9 @@ struct LowerToCPUPipelineOptions
       llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeElementwise{
       *this, "vectorize-elementwise",
-      llvm::cl::desc(
-          "Vectorize the elementwise ops and reductions on "
-          "buffers (pp-vectorize-elementwise; off by default until the "
-          "GPT oracle has run with it)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Vectorize the elementwise ops and reductions on "
+                     "buffers (pp-vectorize-elementwise)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Width of the target's widest vector registers in bits, "

@@ -1,5 +1,6 @@
 // RUN: pp-opt %s --split-input-file --pp-vectorize-elementwise | FileCheck %s
 // RUN: pp-opt %s --split-input-file --pp-vectorize-elementwise="vector-bits=256 max-vectors=1" | FileCheck %s --check-prefix=AVX2
+// RUN: pp-opt %s --split-input-file --pp-vectorize-elementwise="reassociate=false" | FileCheck %s --check-prefix=ORDERED
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
@@ -45,8 +46,12 @@ func.func @elementwise(%x: memref<8x64xf32>, %s: memref<8xf32>, %y: memref<8x64x
 // CHECK: %[[V:.*]] = vector.load %arg0[%[[I]], %{{.*}}] : memref<8x256xf32>, vector<64xf32>
 // CHECK: %[[E:.*]] = math.exp %[[V]] : vector<64xf32>
 // CHECK: %[[S:.*]] = vector.extract %[[ACC]][]
-// CHECK: vector.reduction <add>, %[[E]], %[[S]] : vector<64xf32> into f32
+// CHECK: vector.reduction <add>, %[[E]], %[[S]] fastmath<reassoc> : vector<64xf32> into f32
 // CHECK: vector.store %[[R]], %arg1[%[[I]]] : memref<8xf32>, vector<f32>
+// With reassociate=false the lanes are summed in order.
+// ORDERED-LABEL: func.func @row_sum
+// ORDERED: vector.reduction <add>, %{{.*}}, %{{.*}} : vector<64xf32> into f32
+// ORDERED-NOT: fastmath
 func.func @row_sum(%x: memref<8x256xf32>, %s: memref<8xf32>) {
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<8x256xf32>) outs(%s : memref<8xf32>) {

@@ -992,6 +992,10 @@ def PPVectorizeElementwise : Pass<"pp-vectorize-elementwise"> {
            "AVX-512, 256 for AVX2, 128 for SSE and NEON)">,
     Option<"maxVectors", "max-vectors", "int64_t", "4",
            "Most registers one tile spans along the vector loop">,
+    Option<"reassociate", "reassociate", "bool", "true",
+           "Let LLVM reduce each tile's lanes as a tree (fastmath reassoc on "
+           "the float vector.reductions) instead of one lane after the "
+           "other; sums then round in a different order">,
   ];
 }
 
