@@ -174,6 +174,11 @@ def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
     and what the weight gradient needs from it), `backward_weight`
     (gradients of the parameters) and the fused `backward`. Every argument
     and result carries a `pp.slot` naming the runtime buffer it lives in.
+    The backward of a `recompute` stage recomputes its forward: the
+    forward returns only the stage outputs, `backward` and
+    `backward_input` re-create the forward values they read from the stage
+    inputs, B stashes what W reads, and all four carry `pp.recompute`
+    (docs/Recompute.md).
     Linalg ops are differentiated by one rule over their indexing maps and
     scalar payload, so matmuls (any operand transposition), elementwise
     ops, broadcasts, transposes and sum reductions share it; max and min
