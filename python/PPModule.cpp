@@ -485,6 +485,17 @@ void setCompileOption(CompileOptions &options, StringRef name,
     else
       rejectOption(spelled, "--gemm takes generated, library or auto, got '" +
                                 choice + "'");
+  } else if (name == "recompute") {
+    std::string choice = string();
+    if (choice == "none")
+      options.recompute = RecomputePolicy::None;
+    else if (choice == "all")
+      options.recompute = RecomputePolicy::All;
+    else if (choice == "auto")
+      options.recompute = RecomputePolicy::Auto;
+    else
+      rejectOption(spelled,
+                   "--recompute takes none, all or auto, got '" + choice + "'");
   } else {
     throw std::invalid_argument("unknown compile option '" + name.str() + "'");
   }

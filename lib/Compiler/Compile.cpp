@@ -148,6 +148,9 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
     schedule.device.push_back(device);
   schedule.deviceFile = options.deviceFile;
   schedule.costFile = options.costFile;
+  for (double cap : options.memoryCaps)
+    schedule.memoryCap.push_back(cap);
+  schedule.recompute = options.recompute;
 }
 
 static bool hasTosaOps(ModuleOp module) {

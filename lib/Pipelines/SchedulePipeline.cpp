@@ -50,6 +50,8 @@ getPlannerOptions(const SchedulePipelineOptions &options) {
   planner.device.assign(options.device.begin(), options.device.end());
   planner.deviceFile = options.deviceFile;
   planner.costFile = options.costFile;
+  planner.memoryCap.assign(options.memoryCap.begin(), options.memoryCap.end());
+  planner.recompute = options.recompute;
   return planner;
 }
 

@@ -375,7 +375,7 @@ _COMPILE_OPTIONS = {
     "static_scratch": bool, "gemm": str, "vectorize_contractions": bool,
     "factor_contractions": bool,
     "fuse_elementwise": bool, "vectorize_elementwise": bool,
-    "opt_level": int, "jobs": int,
+    "opt_level": int, "jobs": int, "recompute": str,
 }
 """pp.compile's further keyword options: pp-compile's flags of the same
 names (`--split-backward`, ..., `-O` for opt_level)."""
@@ -414,7 +414,8 @@ def compile(model: Source, *, stages: int, microbatches: int,
     device_file, cost_file, target_cpu, target_features,
     approximate_math, static_scratch, gemm ("generated", "library",
     "auto"), vectorize_contractions, factor_contractions, fuse_elementwise,
-    vectorize_elementwise, opt_level (-O) and jobs.
+    vectorize_elementwise, opt_level (-O), jobs and recompute ("none",
+    "all", "auto").
 
     The executable goes to `output`, or without one to a temporary
     directory removed when the Program is garbage collected. Raises

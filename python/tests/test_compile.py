@@ -63,6 +63,18 @@ def test_pipelined_trains_like_unpipelined(pp, reference, pipelined):
         assert close(q, run.params[index][1], 1e-4)
 
 
+def test_recompute_trains_like_unpipelined(pp, reference, tmp_path):
+    """Every stage recomputes its forward in its backward (B then W): the
+    losses do not change (docs/Recompute.md)."""
+    program = pp.compile(MLP, stages=2, ranks=2, microbatches=4,
+                         split_backward=True, recompute="all",
+                         output=tmp_path / "train")
+    ref = pp.run(reference, steps=STEPS, lr=LR)
+    run = pp.run(program, steps=STEPS, lr=LR)
+    for a, b in zip(ref.losses, run.losses):
+        assert close(a, b), (ref.losses, run.losses)
+
+
 def test_matches_pp_compile(pp, pp_compile, pipelined, tmp_path):
     """The executable pp-compile builds for the same options prints the
     losses pp.run returns, digit for digit."""
@@ -112,6 +124,9 @@ def test_invalid_options_are_located(pp):
     with pytest.raises(pp.CompileError) as info:
         pp.compile(MLP, stages=1, microbatches=1, gemm="blas")
     assert info.value.diagnostics[0].location == "--gemm"
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, stages=1, microbatches=1, recompute="some")
+    assert info.value.diagnostics[0].location == "--recompute"
     # The model's batch of 16 rows does not split into 3 micro-batches:
     # located in the model.
     with pytest.raises(pp.CompileError, match="not divisible into 3 "

@@ -32,24 +32,34 @@ def run(cmd):
 
 
 def parse_schedule(spec, ranks):
-    """'name[:split][@stages]': the schedule, whether to split backwards into
-    B and W, and the stage count (default: one stage per rank)."""
+    """'name[:variant[+variant]][@stages]': the schedule, whether to split
+    backwards into B and W (`split`), whether every stage recomputes its
+    forward in its backward (`recompute`), and the stage count (default:
+    one stage per rank)."""
     spec, _, stages = spec.partition("@")
-    name, _, variant = spec.partition(":")
-    return name, variant == "split", int(stages) if stages else ranks
+    name, _, variants = spec.partition(":")
+    variants = set(variants.split("+")) - {""}
+    unknown = variants - {"split", "recompute"}
+    if unknown:
+        sys.exit(f"unknown schedule variant {', '.join(sorted(unknown))} "
+                 f"in '{spec}'; expected split or recompute")
+    return (name, "split" in variants, "recompute" in variants,
+            int(stages) if stages else ranks)
 
 
 def train(args, workdir, stages, microbatches, schedule, ranks=None,
-          split=False, replicas=1, sequential=1):
+          split=False, replicas=1, sequential=1, recompute=False):
     """Trains `replicas` data-parallel copies of the pipeline, each process
     playing `sequential` replicas in turn."""
     ranks = ranks or stages
     exe = os.path.join(workdir, f"train_{stages}_{ranks}_{microbatches}_"
-                       f"{schedule}_{int(split)}_{replicas}_{args.label}")
+                       f"{schedule}_{int(split)}_{int(recompute)}_{replicas}_"
+                       f"{args.label}")
     run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
          str(ranks), "--microbatches", str(microbatches), "--schedule",
          schedule, "--data-parallel", str(replicas), "-o", exe] +
-        (["--split-backward"] if split else []) + args.compile_arg)
+        (["--split-backward"] if split else []) +
+        (["--recompute=all"] if recompute else []) + args.compile_arg)
     data = ["--corpus", args.corpus] if args.corpus else []
     out = run(["mpirun", "-np", str(ranks * replicas), exe, "--steps",
                str(args.steps), "--optimizer", args.optimizer, "--lr",
@@ -83,7 +93,8 @@ def main():
     parser.add_argument("--microbatches", default="1,4,8")
     parser.add_argument(
         "--schedules",
-        default="gpipe,1f1b,1f1b:split,zb-h1,zb-h2,auto,interleaved-1f1b@8,"
+        default="gpipe,1f1b,1f1b:split+recompute,zb-h1,zb-h2,auto,"
+        "interleaved-1f1b@8,"
         "looped-bfs@8,zbv@8,dualpipev@8,hanayo@8,interleaved-zb@8")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
@@ -125,14 +136,16 @@ def main():
             print(f"FAIL: the reference loss does not fall: {ref_losses}")
             failed += 1
         for spec in args.schedules.split(","):
-            schedule, split, stages = parse_schedule(spec, args.ranks)
+            schedule, split, recompute, stages = parse_schedule(spec,
+                                                                args.ranks)
             requested = list(map(int, args.microbatches.split(",")))
             for mb in microbatch_counts(schedule, requested, args.ranks):
                 # Megatron's interleaving needs whole groups of p micro-batches.
                 if schedule == "interleaved-1f1b" and mb % args.ranks:
                     continue
                 losses, params = train(args, workdir, stages, mb, schedule,
-                                       args.ranks, split, args.data_parallel)
+                                       args.ranks, split, args.data_parallel,
+                                       recompute=recompute)
                 worst = max(abs(a - b) / max(abs(b), 1e-12)
                             for a, b in zip(losses, ref_losses))
                 ok = all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))

@@ -4,7 +4,10 @@ steps (chains of 5-12 linalg ops with residuals, biases and shared weights),
 random heterogeneous devices, memory caps and stage markers, the planner's
 bottleneck must equal the best of every contiguous cut, its plan must fit
 the caps and cut at every marker, and an infeasible problem must be rejected
-with the smallest feasible caps.
+with the smallest feasible caps. With recompute=auto (a third of the cases)
+every stage may also recompute (docs/Recompute.md): the best is then over
+every cut and every choice of recomputing stages, and among the plans at
+that bottleneck the planner's adds the least recomputation time.
 
 The oracle computes FLOPs, bytes, activations, weights and boundaries from
 the graph it generates, independently of pp's cost model (docs/CostModel.md
@@ -160,8 +163,9 @@ class Problem:
     """A chain, its pipeline and the objective of docs/CostModel.md."""
 
     def __init__(self, chain, stages, ranks, schedule, microbatches, devices,
-                 caps, in_flight, param_copies):
+                 caps, in_flight, param_copies, recompute=False):
         self.chain, self.stages, self.ranks = chain, stages, ranks
+        self.recompute = recompute
         self.schedule, self.microbatches = schedule, microbatches
         self.devices, self.caps, self.in_flight = devices, caps, in_flight
         self.param_copies = param_copies
@@ -187,11 +191,14 @@ class Problem:
                 last[w] = i
         self.split = {c for w in first for c in range(first[w] + 1, last[w] + 1)}
 
-    def op_time(self, i, device):
+    def forward_time(self, i, device):
         op = self.chain.ops[i]
-        t = max(op["flops"] / device["peak_flops"],
-                op["bytes"] / device["memory_bandwidth"])
-        return t * (3 if op["weights"] else 2)
+        return max(op["flops"] / device["peak_flops"],
+                   op["bytes"] / device["memory_bandwidth"])
+
+    def op_time(self, i, device):
+        return self.forward_time(i, device) * (
+            3 if self.chain.ops[i]["weights"] else 2)
 
     def transfer(self, cut, a, b):
         da, db = self.devices[a], self.devices[b]
@@ -199,8 +206,10 @@ class Problem:
                     self.boundary[cut] / min(da["link_bandwidth"],
                                              db["link_bandwidth"]))
 
-    def evaluate(self, starts):
-        """(per-rank time, per-rank memory) of a partition."""
+    def evaluate(self, starts, recomputed=()):
+        """(per-rank time, per-rank memory) of a partition whose stages in
+        `recomputed` recompute their forward: B + F, and the inputs of all
+        micro-batches in flight but the one in its backward."""
         n = len(self.chain.ops)
         bounds = list(starts) + [n]
         time = [0.0] * self.ranks
@@ -208,6 +217,9 @@ class Problem:
         for s in range(self.stages):
             r, (b, e) = self.rank_of[s], bounds[s:s + 2]
             time[r] += sum(self.op_time(i, self.devices[r]) for i in range(b, e))
+            if s in recomputed:
+                time[r] += sum(self.forward_time(i, self.devices[r])
+                               for i in range(b, e))
             if s > 0 and self.rank_of[s - 1] != r:
                 time[r] += self.transfer(b, self.rank_of[s - 1], r)
             if s + 1 < self.stages and self.rank_of[s + 1] != r:
@@ -215,11 +227,29 @@ class Problem:
             ops = self.chain.ops[b:e]
             weights = {w for op in ops for w in op["weights"]}
             acts = {v for op in ops for v in op["reads"]}
+            held = self.in_flight[s] * sum(self.chain.nbytes(v) for v in acts)
+            if s in recomputed:
+                inputs = {v for v in acts if self.chain.definer.get(v, -1) < b}
+                held = (max(self.in_flight[s] - 1, 0) *
+                        sum(self.chain.nbytes(v) for v in inputs) +
+                        sum(self.chain.nbytes(v) for v in acts))
             memory[r] += (self.param_copies *
                           sum(self.chain.weight_bytes(w) for w in weights) +
-                          self.in_flight[s] *
-                          sum(self.chain.nbytes(v) for v in acts))
+                          held)
         return time, memory
+
+    def choices(self):
+        """Every set of recomputing stages the planner may choose."""
+        if not self.recompute:
+            return [()]
+        return [tuple(s for s in range(self.stages) if mask >> s & 1)
+                for mask in range(1 << self.stages)]
+
+    def recompute_time(self, starts, recomputed):
+        n = len(self.chain.ops)
+        bounds = list(starts) + [n]
+        return sum(self.forward_time(i, self.devices[self.rank_of[s]])
+                   for s in recomputed for i in range(bounds[s], bounds[s + 1]))
 
     def partitions(self):
         """Every contiguous partition that cuts at every marker and splits
@@ -288,6 +318,8 @@ def check(args, seed):
         return f"case {seed}: {schedule} holds {in_flight}, not {closed_form}"
     devices = [random_device(rng) for _ in range(ranks)]
     param_copies = rng.choice([2, 4])
+    # Its own stream, so that the cases without it stay as they were.
+    recompute = random.Random(-seed).random() < 1 / 3
     base = Problem(chain, stages, ranks, schedule, microbatches, devices,
                    [float("inf")] * ranks, in_flight, param_copies)
     memories = sorted(max(base.evaluate(p)[1]) for p in base.partitions())
@@ -303,13 +335,15 @@ def check(args, seed):
     for device, cap in zip(devices, caps):
         device["memory_capacity"] = cap
     problem = Problem(chain, stages, ranks, schedule, microbatches, devices,
-                      caps, in_flight, param_copies)
+                      caps, in_flight, param_copies, recompute)
 
-    best = None
+    plans = []  # (bottleneck, cuts, recomputing stages) of those that fit
     for p in problem.partitions():
-        time, memory = problem.evaluate(p)
-        if problem.fits(memory) and (best is None or max(time) < best[0]):
-            best = (max(time), p)
+        for recomputed in problem.choices():
+            time, memory = problem.evaluate(p, recomputed)
+            if problem.fits(memory):
+                plans.append((max(time), p, recomputed))
+    best = min(plans, key=lambda plan: plan[0]) if plans else None
 
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "model.mlir")
@@ -320,7 +354,8 @@ def check(args, seed):
             json.dump({"ranks": devices}, f)
         spec = (f"num-stages={stages} num-ranks={ranks} schedule={schedule} "
                 f"num-microbatches={microbatches} device-file={device_file} "
-                f"param-copies={param_copies} print-table print-costs")
+                f"param-copies={param_copies} print-table print-costs "
+                f"recompute={'auto' if recompute else 'none'}")
         run = subprocess.run([args.pp_opt, model, f"--pp-partition-stages={spec}",
                               "-o", os.devnull], capture_output=True, text=True)
     where = f"case {seed} ({schedule}, {stages} stages, {ranks} ranks, {n} ops)"
@@ -345,8 +380,10 @@ def check(args, seed):
             return ("no partition", None if "cuts at every stage marker" in
                     run.stderr else f"{where}: wrong diagnostic for no "
                     f"partition:\n{run.stderr}")
-        factor = min(max(m / c for m, c in zip(problem.evaluate(p)[1], caps))
-                     for p in structural)
+        # A stage that may recompute needs the less memory of its two
+        # choices.
+        factor = min(max(m / c for m, c in zip(problem.evaluate(p, r)[1], caps))
+                     for p in structural for r in problem.choices()[-1:])
         if len(set(caps)) == 1:
             m = re.search(r"smallest feasible cap is (\S+) bytes", run.stderr)
             expected = factor * caps[0]
@@ -370,13 +407,23 @@ def check(args, seed):
                 f"brute force {best[0]} (cuts {list(best[1])})\n{chain.mlir()}")
     if tuple(starts) not in set(problem.partitions()):
         return f"{where}: cuts {starts} miss a marker or split a weight"
-    time, memory = problem.evaluate(starts)
+    recomputed = tuple(int(m.group(1)) for m in
+                       re.finditer(r"^recompute: stage (\d+)", run.stdout, re.M))
+    time, memory = problem.evaluate(starts, recomputed)
     if not problem.fits(memory) or not close(max(time), reported, 1e-7):
-        return (f"{where}: the plan {starts} needs {memory} of caps {caps} "
-                f"and takes {max(time)}, reported {reported}")
+        return (f"{where}: the plan {starts} recomputing {recomputed} needs "
+                f"{memory} of caps {caps} and takes {max(time)}, reported "
+                f"{reported}")
+    least = min(problem.recompute_time(p, r) for t, p, r in plans
+                if t <= best[0] * (1 + 1e-9))
+    added = problem.recompute_time(starts, recomputed)
+    if added > least * (1 + 1e-7) + 1e-30:
+        return (f"{where}: the plan {starts} recomputing {recomputed} adds "
+                f"{added}, but one at its bottleneck adds only {least}")
     free = min(max(base.evaluate(p)[0]) for p in base.partitions())
     binds = ", cap binds" if free < best[0] * (1 - 1e-9) else ""
-    return (f"optimal, {layout} placement{binds}", None)
+    with_recompute = " with recompute" if recomputed else ""
+    return (f"optimal, {layout} placement{binds}{with_recompute}", None)
 
 
 def main():

@@ -118,6 +118,23 @@ static cl::opt<bool> staticScratch(
     cl::desc("Stage-code temporaries in static buffers or on the stack "
              "(default true; false: on the heap, allocated every call)"),
     cl::init(true));
+static cl::list<double> memoryCap(
+    "memory-cap",
+    cl::desc("Bytes each pipeline rank may hold, for the stage planner: one "
+             "value for every rank or one per rank, comma separated "
+             "(default: the device's memory; docs/CostModel.md)"),
+    cl::CommaSeparated);
+static cl::opt<pp::RecomputePolicy> recompute(
+    "recompute",
+    cl::desc("Which stages' backwards recompute their forward from the "
+             "stage inputs instead of keeping activations (default none; "
+             "docs/Recompute.md)"),
+    cl::init(pp::RecomputePolicy::None),
+    cl::values(clEnumValN(pp::RecomputePolicy::None, "none", "no stage"),
+               clEnumValN(pp::RecomputePolicy::All, "all", "every stage"),
+               clEnumValN(pp::RecomputePolicy::Auto, "auto",
+                          "those the stage planner needs to fit every "
+                          "rank's memory cap, at the least added compute")));
 static cl::opt<pp::GemmChoice> gemmChoice(
     "gemm", cl::desc("Where contractions are computed (default auto)"),
     cl::init(pp::GemmChoice::Auto),
@@ -177,6 +194,8 @@ static pp::CompileOptions getCompileOptions() {
   }
   options.deviceFile = deviceFile;
   options.costFile = costFile;
+  options.memoryCaps.assign(memoryCap.begin(), memoryCap.end());
+  options.recompute = recompute;
   options.emit = emit;
   options.output = outputFile;
   options.profileSteps = profileSteps;

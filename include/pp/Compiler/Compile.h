@@ -11,6 +11,7 @@
 #ifndef PP_COMPILER_COMPILE_H
 #define PP_COMPILER_COMPILE_H
 
+#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/Transforms/GemmLayout.h"
 
 #include "mlir/Support/LLVM.h"
@@ -69,6 +70,11 @@ struct CompileOptions {
   /// The stage planner's devices: one for every rank or one per rank.
   std::vector<std::string> devices;
   std::string deviceFile, costFile;
+  /// The stage planner's memory caps in bytes: one for every rank or one
+  /// per rank; empty for the devices' memory.
+  std::vector<double> memoryCaps;
+  /// Which stages' backwards recompute their forward.
+  RecomputePolicy recompute = RecomputePolicy::None;
 
   EmitKind emit = EmitKind::Executable;
   /// Empty: getDefaultOutput(emit). "-" writes text to stdout.

@@ -9,6 +9,7 @@
 #ifndef PP_PIPELINES_PASSES_H
 #define PP_PIPELINES_PASSES_H
 
+#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/Transforms/GemmLayout.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -70,6 +71,20 @@ struct SchedulePipelineOptions
       *this, "cost-file",
       llvm::cl::desc("pp-profile-v1 JSON the stage planner calibrates with"),
       llvm::cl::init("")};
+  PassOptions::ListOption<double> memoryCap{
+      *this, "memory-cap",
+      llvm::cl::desc("Bytes each rank may hold for the stage planner: one "
+                     "value for every rank or one per rank (default: the "
+                     "devices' memory)")};
+  PassOptions::Option<RecomputePolicy> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Which stages' backwards recompute their forward"),
+      llvm::cl::init(RecomputePolicy::None),
+      llvm::cl::values(
+          clEnumValN(RecomputePolicy::None, "none", "no stage"),
+          clEnumValN(RecomputePolicy::All, "all", "every stage"),
+          clEnumValN(RecomputePolicy::Auto, "auto",
+                     "the stages the planner needs to fit the memory caps"))};
 };
 
 /// Options of `pp-lower-to-cpu`.

@@ -254,3 +254,18 @@ pp.schedule @overlap_self "x" for @f microbatches 1 stage_rank [0] {
     pp.compute backward stage 0 mb 0 overlap
   }
 }
+
+// -----
+
+// The backward of a recomputed stage runs its forward again.
+func.func @recompute_writes(%x: tensor<4xf32>, %m: memref<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'pp.stage' op is recomputed, but 'memref.store' writes memory, which its backward would do a second time}}
+  %r = pp.stage 0 recompute (%x, %m) : (tensor<4xf32>, memref<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: memref<4xf32>):
+    %c0 = arith.constant 0 : index
+    %v = arith.constant 1.0 : f32
+    memref.store %v, %b[%c0] : memref<4xf32>
+    pp.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -13,6 +13,16 @@ func.func @stages(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %r : tensor<4xf32>
 }
 
+// CHECK-LABEL: func.func @recomputed_stage
+func.func @recomputed_stage(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: pp.stage 0 recompute (%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32> {
+  %r = pp.stage 0 recompute (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    pp.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
 // CHECK: pp.schedule @s "gpipe" for @train_step microbatches 1 stage_rank [0, 1] {
 // CHECK-NEXT: pp.rank 0 {
 // CHECK-NEXT: pp.compute forward stage 0 mb 0

@@ -182,6 +182,7 @@ StageCostModel::StageCostModel(func::FuncOp func, ArrayRef<Operation *> chain)
   parameterSums = sumDistinct(&Op::weights, weightBytes);
   activationSums = sumDistinct(&Op::reads, valueBytes);
   stashSums = sumDistinct(&Op::stash, valueBytes);
+  inputSums = sumDistinct(&Op::reads, valueBytes, /*inputsOnly=*/true);
 }
 
 void StageCostModel::computeBoundaries() {
@@ -198,9 +199,10 @@ void StageCostModel::computeBoundaries() {
     boundaryBytes[cut] = running += delta[cut];
 }
 
+/// With `inputsOnly`, only the values defined before the range count.
 StageCostModel::RangeSums
 StageCostModel::sumDistinct(SmallVector<int64_t> Op::*ids,
-                            ArrayRef<double> bytes) const {
+                            ArrayRef<double> bytes, bool inputsOnly) const {
   RangeSums result;
   result.size = size();
   result.sums.assign(size() * size(), 0.0);
@@ -209,7 +211,8 @@ StageCostModel::sumDistinct(SmallVector<int64_t> Op::*ids,
     double sum = 0.0;
     for (int64_t end = begin + 1; end <= size(); ++end) {
       for (int64_t id : ops[end - 1].*ids)
-        if (seen.insert(id).second)
+        if ((!inputsOnly || values[id].definer < begin) &&
+            seen.insert(id).second)
           sum += bytes[id];
       result.sums[begin * size() + (end - begin - 1)] = sum;
     }
@@ -234,6 +237,7 @@ StageCostModel::getStageCostsFrom(int64_t begin,
     running.parameterBytes = parameterSums.get(begin, end);
     running.activationBytes = activationSums.get(begin, end);
     running.stashBytes = stashSums.get(begin, end);
+    running.inputBytes = inputSums.get(begin, end);
     costs.push_back(running);
   }
   return costs;
@@ -247,6 +251,13 @@ double StageCostModel::getComputeTime(int64_t index,
   if (!op.weights.empty())
     scale += factors.backwardWeight;
   return scale * device.computeTime(op.cost.flops, op.cost.bytes);
+}
+
+double StageCostModel::getForwardTime(int64_t index,
+                                      const DeviceDescription &device) const {
+  const Op &op = ops[index];
+  return calibration[index].forward *
+         device.computeTime(op.cost.flops, op.cost.bytes);
 }
 
 void StageCostModel::calibrate(int64_t begin, int64_t end,

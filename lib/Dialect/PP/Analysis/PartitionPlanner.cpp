@@ -1,7 +1,8 @@
 //===- PartitionPlanner.cpp - optimal contiguous stage partitions ---------===//
 //
 // Dynamic programming over (ops placed, stages placed) with Pareto sets of
-// per-rank partial loads, so that ranks holding several stages are exact.
+// per-rank partial loads, so that ranks holding several stages are exact,
+// and of the time recomputation adds, so that it is chosen only where needed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,11 +28,15 @@ struct Label {
   double closedMax = 0.0;
   /// Load and memory so far of every rank (0 once closed).
   SmallVector<double> time, memory;
-  /// Where the previous stage started, and its label there.
+  /// The time recomputing stages added, over every rank.
+  double recomputeTime = 0.0;
+  /// Where the previous stage started, and its label there; whether the
+  /// last stage placed recomputes.
   int64_t prevBegin = -1, prevLabel = -1;
+  bool recompute = false;
 
   bool dominates(const Label &other) const {
-    if (closedMax > other.closedMax)
+    if (closedMax > other.closedMax || recomputeTime > other.recomputeTime)
       return false;
     for (auto [a, b] : llvm::zip(time, other.time))
       if (a > b)
@@ -107,23 +112,32 @@ static std::optional<Partition> search(const PartitionProblem &problem,
             break; // no stage reaches past a required cut
           continue;
         }
-        StageLoad load = problem.load(stage, begin, end);
-        for (auto [index, from] : llvm::enumerate(labels[stage][begin])) {
-          Label next = from;
-          next.time[rank] += load.time;
-          if (!problem.memoryCap.empty())
-            next.memory[rank] += load.memory;
-          if (!fits(rank, next.memory[rank]) || next.time[rank] >= bound)
-            continue;
-          if (lastStage[rank] == stage) {
-            next.closedMax = std::max(next.closedMax, next.time[rank]);
-            next.time[rank] = next.memory[rank] = 0.0;
+        // Without recomputation first: it wins ties.
+        StageLoad plain = problem.load(stage, begin, end);
+        SmallVector<std::pair<StageLoad, bool>, 2> choices = {{plain, false}};
+        if (problem.recomputeLoad)
+          choices.push_back(
+              {problem.recomputeLoad(stage, begin, end), /*recompute=*/true});
+        for (auto [load, recompute] : choices)
+          for (auto [index, from] : llvm::enumerate(labels[stage][begin])) {
+            Label next = from;
+            next.time[rank] += load.time;
+            if (!problem.memoryCap.empty())
+              next.memory[rank] += load.memory;
+            if (!fits(rank, next.memory[rank]) || next.time[rank] >= bound)
+              continue;
+            if (recompute)
+              next.recomputeTime += load.time - plain.time;
+            if (lastStage[rank] == stage) {
+              next.closedMax = std::max(next.closedMax, next.time[rank]);
+              next.time[rank] = next.memory[rank] = 0.0;
+            }
+            next.prevBegin = begin;
+            next.prevLabel = index;
+            next.recompute = recompute;
+            if (!insertPareto(labels[stage + 1][end], std::move(next)))
+              proven = false;
           }
-          next.prevBegin = begin;
-          next.prevLabel = index;
-          if (!insertPareto(labels[stage + 1][end], std::move(next)))
-            proven = false;
-        }
         if (!atEnd && problem.mustCut[end])
           break;
       }
@@ -133,29 +147,42 @@ static std::optional<Partition> search(const PartitionProblem &problem,
   const LabelSet &done = labels[numStages][n];
   if (done.empty())
     return std::nullopt;
+  // The least bottleneck, then (within rounding) the least recomputation.
   const Label *best =
       llvm::min_element(done, [](const Label &a, const Label &b) {
         return a.closedMax < b.closedMax;
       });
+  double tolerance = 1e-9 * best->closedMax;
+  for (const Label &label : done)
+    if (label.closedMax <= best->closedMax + tolerance &&
+        label.recomputeTime < best->recomputeTime)
+      best = &label;
   Partition partition;
   partition.bottleneck = best->closedMax;
   partition.starts.resize(numStages);
+  if (problem.recomputeLoad)
+    partition.recompute.resize(numStages);
   for (int64_t stage = numStages; stage > 0; --stage) {
     partition.starts[stage - 1] = best->prevBegin;
+    if (problem.recomputeLoad)
+      partition.recompute[stage - 1] = best->recompute;
     best = &labels[stage - 1][best->prevBegin][best->prevLabel];
   }
   return partition;
 }
 
-/// The bottleneck of `starts`, or none if a rank exceeds its cap.
+/// The bottleneck of `partition`, or none if a rank exceeds its cap.
 static std::optional<double> evaluate(const PartitionProblem &problem,
-                                      ArrayRef<int64_t> starts) {
+                                      const Partition &partition) {
+  ArrayRef<int64_t> starts = partition.starts;
   SmallVector<double> time(problem.getNumRanks(), 0.0),
       memory(problem.getNumRanks(), 0.0);
   for (auto [stage, rank] : llvm::enumerate(problem.stageRank)) {
     int64_t end =
         stage + 1 < starts.size() ? starts[stage + 1] : problem.numOps;
-    StageLoad load = problem.load(stage, starts[stage], end);
+    bool recompute = !partition.recompute.empty() && partition.recompute[stage];
+    StageLoad load = (recompute ? problem.recomputeLoad
+                                : problem.load)(stage, starts[stage], end);
     time[rank] += load.time;
     memory[rank] += load.memory;
   }
@@ -212,7 +239,7 @@ mlir::pp::planPartition(const PartitionProblem &original) {
   std::optional<Partition> incumbent =
       search(relaxed, unbounded, relaxedProven);
   std::optional<double> bound =
-      incumbent ? evaluate(problem, incumbent->starts) : std::nullopt;
+      incumbent ? evaluate(problem, *incumbent) : std::nullopt;
   if (!bound)
     return finish(search(problem, unbounded, proven));
   incumbent->bottleneck = *bound;

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -34,6 +35,20 @@ LogicalResult StageOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return yield.emitOpError("yields types that differ from the results of "
                              "its stage");
+  if (!getRecompute())
+    return success();
+  // The backward runs a recomputed forward a second time.
+  Operation *writer = nullptr;
+  body.walk([&](Operation *op) {
+    if (!hasEffect<MemoryEffects::Write>(op))
+      return WalkResult::advance();
+    writer = op;
+    return WalkResult::interrupt();
+  });
+  if (writer)
+    return emitOpError("is recomputed, but '")
+           << writer->getName() << "' writes memory, which its backward "
+           << "would do a second time";
   return success();
 }
 

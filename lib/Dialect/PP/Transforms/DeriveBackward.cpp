@@ -2,7 +2,8 @@
 //
 // Differentiates every pp.stage of a training step and outlines it into its
 // forward, input-gradient (B), weight-gradient (W) and fused backward
-// functions, each argument and result tagged with the runtime slot it uses.
+// functions, each argument and result tagged with the runtime slot it uses;
+// the backward of a `recompute` stage re-runs its forward from the inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +55,7 @@ class StageDifferentiator {
 public:
   StageDifferentiator(StageOp stage, func::FuncOp step, bool isLast)
       : stage(stage), step(step), isLast(isLast),
+        recompute(stage.getRecompute()),
         prefix((step.getSymName() + "_s" + Twine(stage.getStage())).str()) {}
 
   LogicalResult run();
@@ -65,15 +67,17 @@ private:
   void accumulate(OpBuilder &builder, Value value, Value grad);
   SmallVector<Operation *> sliceOf(ArrayRef<Value> roots,
                                    const DenseSet<Operation *> &exclude);
+  bool isRecreated(Value value, bool forwardToo);
   func::FuncOp outline(StringRef phaseName, Phase phase,
                        ArrayRef<Operation *> ops, ArrayRef<Value> results,
-                       ArrayRef<Slot> resultSlots);
+                       ArrayRef<Slot> resultSlots, bool forwardToo = false);
   Slot slotOf(Value value);
   SmallVector<Value> valuesReadBy(Operation *op);
 
   StageOp stage;
   func::FuncOp step;
   bool isLast;
+  bool recompute; // the backward re-runs the forward from the stage inputs
   std::string prefix;
   int64_t id() { return stage.getStage(); }
 
@@ -81,6 +85,7 @@ private:
   SmallVector<Slot> argSlots; // slot of each joint argument
   DenseSet<Value> active;     // values that depend on a weight or activation
   SmallVector<Operation *> forwardOps;
+  DenseSet<Operation *> forwardSet;
   SmallVector<Value> outputs;
   DenseMap<Value, Value> adjoint;
   DenseMap<Value, Slot> namedSlots; // saved and stashed values
@@ -126,6 +131,7 @@ void StageDifferentiator::buildJoint() {
   for (Operation &op : body.without_terminator()) {
     for (Operation *forward : cloneDecomposed(builder, op, mapping)) {
       forwardOps.push_back(forward);
+      forwardSet.insert(forward);
       // Float values carry gradients; masks and indices do not. A float
       // that no rule can carry one to (an extracted scalar) stays active,
       // so that its use is diagnosed instead of its gradient dropped.
@@ -178,12 +184,11 @@ LogicalResult StageDifferentiator::differentiate() {
 SmallVector<Operation *>
 StageDifferentiator::sliceOf(ArrayRef<Value> roots,
                              const DenseSet<Operation *> &exclude) {
-  DenseSet<Operation *> forward(forwardOps.begin(), forwardOps.end());
   DenseSet<Operation *> seen;
   SmallVector<Value> worklist(roots);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val().getDefiningOp();
-    if (!op || forward.contains(op) || exclude.contains(op) ||
+    if (!op || forwardSet.contains(op) || exclude.contains(op) ||
         !seen.insert(op).second)
       continue;
     llvm::append_range(worklist, op->getOperands());
@@ -221,19 +226,30 @@ static bool isRecomputed(Value value) {
          (isCheapToRecreate(def) || !isDifferentiableTensor(value.getType()));
 }
 
+/// Whether a phase function re-creates `value` from what it reads: values
+/// re-computed anyway and, with `forwardToo`, every forward value.
+bool StageDifferentiator::isRecreated(Value value, bool forwardToo) {
+  if (isRecomputed(value))
+    return true;
+  Operation *def = value.getDefiningOp();
+  return forwardToo && def && forwardSet.contains(def);
+}
+
 /// Creates `<prefix>_<phase>` computing `results` with `ops`; values from
-/// outside become arguments unless they are re-computed.
+/// outside become arguments unless they are re-created (`forwardToo`: the
+/// forward values too, from the stage inputs).
 func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
                                           ArrayRef<Operation *> ops,
                                           ArrayRef<Value> results,
-                                          ArrayRef<Slot> resultSlots) {
+                                          ArrayRef<Slot> resultSlots,
+                                          bool forwardToo) {
   DenseSet<Operation *> inside(ops.begin(), ops.end());
   llvm::SetVector<Value> arguments;
   std::function<void(Value)> collect = [&](Value value) {
     Operation *def = value.getDefiningOp();
     if (def && inside.contains(def))
       return;
-    if (isRecomputed(value))
+    if (isRecreated(value, forwardToo))
       llvm::for_each(valuesReadBy(def), collect);
     else
       arguments.insert(value);
@@ -276,6 +292,8 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
   if (Attribute microbatches = step->getAttr(kMicrobatchesAttr))
     func->setAttr(kMicrobatchesAttr, microbatches);
   func->setAttr(kPhaseAttr, PhaseAttr::get(builder.getContext(), phase));
+  if (recompute)
+    func->setAttr(kRecomputeAttr, builder.getUnitAttr());
   return func;
 }
 
@@ -313,8 +331,11 @@ LogicalResult StageDifferentiator::run() {
       llvm::to_vector(llvm::concat<Value>(inputGrads, weightGrads)), {});
 
   // Values the backward reads from the forward are saved by it; values W
-  // reads from B are stashed by B.
-  DenseSet<Operation *> forwardSet(forwardOps.begin(), forwardOps.end());
+  // reads from B are stashed by B. A recomputed stage saves nothing: B
+  // re-runs the forward and stashes what W reads of it too.
+  DenseSet<Operation *> stashedFrom = inputSet;
+  if (recompute)
+    stashedFrom.insert(forwardSet.begin(), forwardSet.end());
   SmallVector<Value> saved, stashed;
   auto record = [&](ArrayRef<Operation *> ops,
                     const DenseSet<Operation *> &from,
@@ -335,8 +356,9 @@ LogicalResult StageDifferentiator::run() {
     for (Operation *op : ops)
       llvm::for_each(valuesReadBy(op), visit);
   };
-  record(backwardOps, forwardSet, saved, SlotKind::Saved);
-  record(weightOps, inputSet, stashed, SlotKind::Stash);
+  if (!recompute)
+    record(backwardOps, forwardSet, saved, SlotKind::Saved);
+  record(weightOps, stashedFrom, stashed, SlotKind::Stash);
 
   SmallVector<Value> forwardResults(outputs);
   SmallVector<Slot> forwardSlots;
@@ -355,12 +377,13 @@ LogicalResult StageDifferentiator::run() {
   }
   outline("forward", Phase::forward, forwardOps, forwardResults, forwardSlots);
   outline("backward_input", Phase::backward_input, inputOps, inputResults,
-          inputSlots);
+          inputSlots, recompute);
   outline("backward_weight", Phase::backward_weight, weightOps, weightGrads,
           weightGradSlots);
   outline("backward", Phase::backward, backwardOps,
           llvm::to_vector(llvm::concat<Value>(inputGrads, weightGrads)),
-          llvm::to_vector(llvm::concat<Slot>(inputGradSlots, weightGradSlots)));
+          llvm::to_vector(llvm::concat<Slot>(inputGradSlots, weightGradSlots)),
+          recompute);
   joint.erase();
   return success();
 }

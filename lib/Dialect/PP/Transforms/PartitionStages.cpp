@@ -1,8 +1,8 @@
 //===- PartitionStages.cpp - cut a training step into pipeline stages -----===//
 //
 // Plans the stages of a training step (the cost model's times and memory,
-// the partition planner's optimal cuts, user markers as fixed cuts) and
-// wraps each stage in a pp.stage op.
+// the partition planner's optimal cuts, user markers as fixed cuts, which
+// stages recompute) and wraps each stage in a pp.stage op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +73,7 @@ struct PlannerOptions {
   /// the devices' capacity when empty or 0.
   ArrayRef<double> memoryCap;
   double parameterCopies = 2.0;
+  RecomputePolicy recompute = RecomputePolicy::None;
   bool printTable = false, printCosts = false;
 };
 
@@ -108,6 +109,7 @@ private:
   func::FuncOp func;
   SmallVector<Operation *> work;          // ops that belong to a stage
   DenseMap<Operation *, int64_t> stageOf; // stage of each op in `work`
+  SmallVector<bool> recomputed;           // per stage
 };
 
 } // namespace
@@ -257,7 +259,8 @@ static void printCosts(raw_ostream &os, const StageCostModel &model,
 /// Prints the planned stages and ranks as a table.
 static void printTable(raw_ostream &os, const StageCostModel &model,
                        const PipelineTarget &target, ArrayRef<int64_t> starts,
-                       ArrayRef<StageLoad> loads, double parameterCopies) {
+                       ArrayRef<bool> recomputed, ArrayRef<StageLoad> loads,
+                       double parameterCopies) {
   int64_t numStages = starts.size();
   int64_t numRanks = target.devices.size();
   os << llvm::format("%-5s %-4s %-9s %-10s %-10s %-10s %-10s %-10s %-10s "
@@ -292,21 +295,34 @@ static void printTable(raw_ostream &os, const StageCostModel &model,
   os << llvm::format("bottleneck: rank %d, %.9g s per micro-batch "
                      "(F + B + W and transfers; weights x%g)\n",
                      int(bottleneck), rankTime[bottleneck], parameterCopies);
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    if (!recomputed[stage])
+      continue;
+    int64_t begin = starts[stage];
+    int64_t end = stage + 1 < numStages ? starts[stage + 1] : model.size();
+    os << llvm::format("recompute: stage %d keeps %.4g of %.4g activation "
+                       "bytes per micro-batch, B + F\n",
+                       int(stage), model.getInputBytes(begin, end),
+                       model.getActivationBytes(begin, end));
+  }
 }
 
 /// Reports that no partition fits the memory caps, with the smallest caps
 /// (the given ones scaled by one factor) that some partition fits.
 static void reportMemoryInfeasible(func::FuncOp func,
                                    PartitionProblem problem) {
-  auto memoryLoad = problem.load;
+  auto memoryLoad = problem.load, recomputeLoad = problem.recomputeLoad;
   SmallVector<double> caps = problem.memoryCap;
   problem.memoryCap.clear();
+  // A stage that may recompute needs the smaller memory of its two loads.
   auto scaled = [&](int64_t stage, int64_t begin, int64_t end) {
-    return StageLoad{memoryLoad(stage, begin, end).memory /
-                         caps[problem.stageRank[stage]],
-                     0.0};
+    double memory = memoryLoad(stage, begin, end).memory;
+    if (recomputeLoad)
+      memory = std::min(memory, recomputeLoad(stage, begin, end).memory);
+    return StageLoad{memory / caps[problem.stageRank[stage]], 0.0};
   };
   problem.load = scaled;
+  problem.recomputeLoad = nullptr;
   std::optional<Partition> smallest = planPartition(problem);
   InFlightDiagnostic diag = func.emitError("no partition into ")
                             << problem.getNumStages()
@@ -330,8 +346,9 @@ static void reportMemoryInfeasible(func::FuncOp func,
   diag << " bytes";
 }
 
-/// Plans the cuts of `model` on `target`; `loads` gets what each planned
-/// stage adds to its rank.
+/// Plans the cuts of `model` on `target` and which stages recompute (in the
+/// partition's `recompute`, one entry per stage); `loads` gets what each
+/// planned stage adds to its rank.
 static FailureOr<Partition>
 planCuts(func::FuncOp func, const PlannerOptions &options,
          const PipelineTarget &target, const StageCostModel &model,
@@ -339,13 +356,19 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
   // Per rank, the running F + B + W of the ops on its device.
   int64_t numStages = target.stageRank.size();
   int64_t numRanks = target.devices.size();
-  std::vector<SmallVector<double>> computePrefix(numRanks);
+  std::vector<SmallVector<double>> computePrefix(numRanks),
+      forwardPrefix(numRanks);
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     computePrefix[rank].push_back(0.0);
-    for (int64_t op = 0; op < model.size(); ++op)
+    forwardPrefix[rank].push_back(0.0);
+    for (int64_t op = 0; op < model.size(); ++op) {
       computePrefix[rank].push_back(
           computePrefix[rank].back() +
           model.getComputeTime(op, target.devices[rank]));
+      forwardPrefix[rank].push_back(
+          forwardPrefix[rank].back() +
+          model.getForwardTime(op, target.devices[rank]));
+    }
   }
   // A transfer (activation forward, gradient backward) keeps both ends of
   // a boundary between two ranks busy.
@@ -368,6 +391,20 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
         target.inFlight[stage] * model.getActivationBytes(begin, end);
     return result;
   };
+  // Recomputing, a stage's backward runs its forward again, and its rank
+  // holds the inputs of the micro-batches in flight but one, whose
+  // activations the backward re-creates.
+  auto recomputeLoad = [&](int64_t stage, int64_t begin, int64_t end) {
+    int64_t rank = target.stageRank[stage];
+    StageLoad result = load(stage, begin, end);
+    result.time += forwardPrefix[rank][end] - forwardPrefix[rank][begin];
+    result.memory =
+        options.parameterCopies * model.getParameterBytes(begin, end) +
+        std::max(target.inFlight[stage] - 1.0, 0.0) *
+            model.getInputBytes(begin, end) +
+        model.getActivationBytes(begin, end);
+    return result;
+  };
 
   PartitionProblem problem;
   problem.numOps = model.size();
@@ -379,6 +416,10 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
   for (int64_t cut : markerCuts)
     problem.mustCut[cut] = true;
   problem.load = load;
+  if (options.recompute == RecomputePolicy::All)
+    problem.load = recomputeLoad;
+  if (options.recompute == RecomputePolicy::Auto)
+    problem.recomputeLoad = recomputeLoad;
   problem.memoryCap = target.memoryCap;
 
   std::optional<Partition> plan = planPartition(problem);
@@ -398,11 +439,17 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
     func.emitRemark("the plan is the best a bounded search found over ")
         << numStages << " stages on " << numRanks
         << " ranks; it is not proven optimal";
+  if (plan->recompute.empty())
+    plan->recompute.assign(numStages,
+                           options.recompute == RecomputePolicy::All);
   loads.clear();
-  for (int64_t stage = 0; stage < numStages; ++stage)
-    loads.push_back(
-        load(stage, plan->starts[stage],
-             stage + 1 < numStages ? plan->starts[stage + 1] : model.size()));
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    int64_t begin = plan->starts[stage];
+    int64_t end =
+        stage + 1 < numStages ? plan->starts[stage + 1] : model.size();
+    loads.push_back(plan->recompute[stage] ? recomputeLoad(stage, begin, end)
+                                           : load(stage, begin, end));
+  }
   return *plan;
 }
 
@@ -487,8 +534,9 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
   }
   if (failed(plan))
     return failure();
+  recomputed = plan->recompute;
   if (options.printTable)
-    printTable(llvm::outs(), model, *target, plan->starts, loads,
+    printTable(llvm::outs(), model, *target, plan->starts, recomputed, loads,
                options.parameterCopies);
   for (auto [index, op] : llvm::enumerate(work))
     stageOf[op] = llvm::upper_bound(plan->starts, int64_t(index)) -
@@ -584,7 +632,7 @@ void StagePartitioner::buildStages(int64_t numStages) {
         inputs, [&](Value v) { return outer.lookup(v) ? outer.lookup(v) : v; });
     Location loc = ops.empty() ? func.getLoc() : ops.front()->getLoc();
     auto stageOp = StageOp::create(builder, loc, ValueRange(outputs).getTypes(),
-                                   stage, operands);
+                                   stage, recomputed[stage], operands);
     Block *body = builder.createBlock(&stageOp.getBody());
     IRMapping mapping;
     for (Value input : inputs)
@@ -670,6 +718,7 @@ struct PartitionStagesPass
     options.costFile = costFile;
     options.memoryCap = memoryCap;
     options.parameterCopies = parameterCopies;
+    options.recompute = recompute;
     options.printTable = printTable;
     options.printCosts = printCosts;
     if (failed(StagePartitioner(func).run(options)))

@@ -166,12 +166,57 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     return std::move(*file);
   }
 
+  /// Per stage, whether its backward recomputes its forward: the option's
+  /// stages and those whose stage functions carry `pp.recompute`.
+  FailureOr<SmallVector<bool>> resolveRecompute(ModuleOp module,
+                                                int64_t stages) {
+    SmallVector<bool> recomputed(stages, false);
+    for (int64_t stage : recompute) {
+      if (stage < 0 || stage >= stages) {
+        module.emitError("recompute names stage ")
+            << stage << ", but there are " << stages << " stages";
+        return failure();
+      }
+      recomputed[stage] = true;
+    }
+    for (auto func : module.getOps<func::FuncOp>())
+      if (auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
+          stage && func->hasAttr(kRecomputeAttr) && stage.getInt() < stages)
+        recomputed[stage.getInt()] = true;
+    return recomputed;
+  }
+
+  /// Recomputing stages run one forward more in B and hold their inputs
+  /// instead of their activations.
+  FailureOr<std::pair<DenseF64ArrayAttr, DenseF64ArrayAttr>>
+  applyRecompute(ModuleOp module, ArrayRef<bool> recomputed,
+                 DenseF64ArrayAttr forward, DenseF64ArrayAttr backwardInput,
+                 DenseF64ArrayAttr activation) {
+    auto inputs =
+        perStage(module, "input-memory", inputMemory, activation.asArrayRef());
+    if (failed(inputs))
+      return failure();
+    SmallVector<double> b(backwardInput.asArrayRef()),
+        act(activation.asArrayRef());
+    for (auto [stage, recomputes] : llvm::enumerate(recomputed))
+      if (recomputes) {
+        b[stage] += forward[stage];
+        act[stage] = (*inputs)[stage];
+      }
+    Builder builder(module.getContext());
+    return std::make_pair(builder.getDenseF64ArrayAttr(b),
+                          builder.getDenseF64ArrayAttr(act));
+  }
+
   /// The #pp.cost of the cost file with the cost options overriding its
-  /// fields, or null when neither is given.
-  FailureOr<CostAttr> buildCost(ModuleOp module, const CostProfile &profile) {
+  /// fields and recomputing stages' costs applied, or null when none of
+  /// them is given.
+  FailureOr<CostAttr> buildCost(ModuleOp module, const CostProfile &profile,
+                                ArrayRef<bool> recomputed) {
     if (costFile.empty() && forwardCost.empty() && backwardInputCost.empty() &&
         backwardWeightCost.empty() && activationMemory.empty() &&
-        stashMemory.empty() && !commCost.hasValue())
+        stashMemory.empty() && !commCost.hasValue() &&
+        llvm::none_of(recomputed, [](bool r) { return r; }))
       return CostAttr();
     auto column = [&](double StageProfile::*field) {
       return profile.getColumn(field);
@@ -188,6 +233,10 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
                           column(&StageProfile::stashMemory));
     if (failed(f) || failed(bi) || failed(bw) || failed(act) || failed(stash))
       return failure();
+    auto recomputedCosts = applyRecompute(module, recomputed, *f, *bi, *act);
+    if (failed(recomputedCosts))
+      return failure();
+    std::tie(*bi, *act) = *recomputedCosts;
     double comm = commCost.hasValue() ? commCost.getValue() : profile.transfer;
     auto emit = [&] { return module.emitError(); };
     Builder b(module.getContext());
@@ -279,7 +328,10 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<CostProfile> profile = getBaseCosts(module, *file, stages);
     if (failed(profile))
       return signalPassFailure();
-    FailureOr<CostAttr> cost = buildCost(module, *profile);
+    FailureOr<SmallVector<bool>> recomputed = resolveRecompute(module, stages);
+    if (failed(recomputed))
+      return signalPassFailure();
+    FailureOr<CostAttr> cost = buildCost(module, *profile, *recomputed);
     FailureOr<SmallVector<double>> caps =
         resolveMemoryCap(module, *profile, ranks);
     if (failed(cost) || failed(caps))

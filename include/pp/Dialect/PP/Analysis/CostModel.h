@@ -63,6 +63,9 @@ struct StageCost {
   /// The part B keeps for W: the inputs and outputs of the ops that read
   /// weights.
   double stashBytes = 0.0;
+  /// The part that comes from before the stage (data and activations of
+  /// earlier ops): all a stage whose backward recomputes its forward keeps.
+  double inputBytes = 0.0;
 
   double compute() const { return forward + backwardInput + backwardWeight; }
 };
@@ -134,6 +137,14 @@ public:
   double getActivationBytes(int64_t begin, int64_t end) const {
     return activationSums.get(begin, end);
   }
+  /// The part of the activation bytes of [begin, end) defined before
+  /// `begin`: the stage's inputs.
+  double getInputBytes(int64_t begin, int64_t end) const {
+    return inputSums.get(begin, end);
+  }
+  /// F of op `index` on `device` (times its calibration): what recomputing
+  /// its forward adds to the backward.
+  double getForwardTime(int64_t index, const DeviceDescription &device) const;
 
   /// The costs of the stages [begin, end) for every end in (begin, size()],
   /// in order, in time linear in their number.
@@ -158,8 +169,8 @@ private:
       return sums[begin * size + (end - begin - 1)];
     }
   };
-  RangeSums sumDistinct(SmallVector<int64_t> Op::*ids,
-                        ArrayRef<double> bytes) const;
+  RangeSums sumDistinct(SmallVector<int64_t> Op::*ids, ArrayRef<double> bytes,
+                        bool inputsOnly = false) const;
   void computeBoundaries();
 
   std::vector<Op> ops;
@@ -168,7 +179,7 @@ private:
   SmallVector<double> weightBytes;
   SmallVector<bool> weightSpan;
   SmallVector<double> boundaryBytes;
-  RangeSums parameterSums, activationSums, stashSums;
+  RangeSums parameterSums, activationSums, stashSums, inputSums;
 };
 
 } // namespace mlir::pp

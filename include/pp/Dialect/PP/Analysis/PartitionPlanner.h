@@ -4,7 +4,8 @@
 // most loaded rank (the sum of its stages' times) is as light as possible
 // while every rank's memory fits its cap: dynamic programming over
 // (prefix of ops, stages placed) in the PipeDream/Alpa line, exact for any
-// placement of several stages per rank.
+// placement of several stages per rank, choosing per stage whether its
+// backward recomputes its forward where memory requires it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,11 @@
 #include <optional>
 
 namespace mlir::pp {
+
+/// Which stages of a pipeline recompute their forward in their backward
+/// (keeping only their inputs from the forward): none, every stage, or those
+/// the planner picks so that every rank fits its memory cap.
+enum class RecomputePolicy { None, All, Auto };
 
 /// What a stage adds to its rank.
 struct StageLoad {
@@ -35,6 +41,11 @@ struct PartitionProblem {
   SmallVector<bool> mayCut, mustCut;
   /// What stage k holding the ops [begin, end) adds to its rank.
   function_ref<StageLoad(int64_t stage, int64_t begin, int64_t end)> load;
+  /// The same when its backward recomputes its forward (more time, less
+  /// memory); when set, the planner picks `load` or this per stage, and
+  /// recomputes only where that lowers the bottleneck or makes caps fit.
+  function_ref<StageLoad(int64_t stage, int64_t begin, int64_t end)>
+      recomputeLoad;
   /// The most memory each rank may hold; empty for no caps.
   SmallVector<double> memoryCap;
 
@@ -45,6 +56,8 @@ struct PartitionProblem {
 /// A solution: where each stage starts and the load of the busiest rank.
 struct Partition {
   SmallVector<int64_t> starts;
+  /// Per stage, whether it takes `recomputeLoad` (empty without one).
+  SmallVector<bool> recompute;
   double bottleneck = 0.0;
   /// Whether no better partition exists: always with one stage per rank;
   /// with several, unless the search had to drop partial plans.
@@ -52,8 +65,8 @@ struct Partition {
 };
 
 /// The partition with the smallest bottleneck among those that cut where
-/// they must, only where they may, and fit every cap; none if no partition
-/// does.
+/// they must, only where they may, and fit every cap, and among those the
+/// least time added by recomputation; none if no partition does.
 ///
 /// Per (prefix, stages placed) it keeps the Pareto set of the ranks' partial
 /// loads and memories (ranks whose last stage is placed contribute only

@@ -48,6 +48,12 @@ def PP_StageOp : PP_Op<"stage", [IsolatedFromAbove,
     location of the op is the location of the first model op it holds, so
     diagnostics point at the user's model.
 
+    With `recompute`, the stage's backward recomputes its forward from the
+    stage inputs instead of reading activations the forward saved: the
+    forward keeps only the inputs, and the backward costs one forward more
+    (docs/Recompute.md). A recomputed stage must be free of ops that write
+    memory, which would run twice.
+
     ```mlir
     %h = pp.stage 0 (%x, %w, %b) : (tensor<8x16xf32>, tensor<16x32xf32>,
                                      tensor<32xf32>) -> tensor<8x32xf32> {
@@ -58,11 +64,13 @@ def PP_StageOp : PP_Op<"stage", [IsolatedFromAbove,
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
+                       UnitAttr:$recompute,
                        Variadic<AnyType>:$inputs);
   let results = (outs Variadic<AnyType>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $stage ` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
+    $stage (`recompute` $recompute^)? ` ` `(` $inputs `)` attr-dict `:`
+    functional-type($inputs, $outputs)
     $body
   }];
   let hasVerifier = 1;

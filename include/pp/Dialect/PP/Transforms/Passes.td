@@ -70,6 +70,15 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
     sent on; per rank its time, memory and cap, and the bottleneck.
     `print-costs` prints the per-op costs the plan was made from as JSON.
 
+    `recompute` decides which stages' backwards recompute their forward
+    (docs/Recompute.md), marking their `pp.stage` ops `recompute`: `none`
+    (the default), `all`, or `auto`, where the plan picks per stage whether
+    it keeps its activations or only its inputs, so that every rank fits
+    its cap at the least bottleneck, and then the least time recomputation
+    adds. A recomputing stage holds its input bytes per micro-batch in
+    flight, plus one micro-batch's activations while its backward runs, and
+    its B grows by its F.
+
     `cost-file` makes the plan profile-guided: a `pp-profile-v1` file
     (docs/CostProfile.md, `pp-compile --emit=profile`) measured on the
     partition these options plan without it. The pass re-derives that
@@ -134,6 +143,17 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
     Option<"parameterCopies", "param-copies", "double", "2.0",
            "Copies of each weight a rank holds: weights and gradients (2), "
            "plus optimizer state (4 with Adam)">,
+    Option<"recompute", "recompute", "::mlir::pp::RecomputePolicy",
+           "::mlir::pp::RecomputePolicy::None",
+           "Which stages' backwards recompute their forward",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::RecomputePolicy::None, "none",
+                        "every forward saves what its backward reads"),
+             clEnumValN(::mlir::pp::RecomputePolicy::All, "all",
+                        "every stage keeps only its inputs"),
+             clEnumValN(::mlir::pp::RecomputePolicy::Auto, "auto",
+                        "the stages the plan needs to fit the memory "
+                        "caps"))}]>,
     Option<"printTable", "print-table", "bool", "false",
            "Print the planned stages and ranks to stdout">,
     Option<"printCosts", "print-costs", "bool", "false",
@@ -154,6 +174,11 @@ def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
     and what the weight gradient needs from it), `backward_weight`
     (gradients of the parameters) and the fused `backward`. Every argument
     and result carries a `pp.slot` naming the runtime buffer it lives in.
+    The backward of a `recompute` stage recomputes its forward: the
+    forward returns only the stage outputs, `backward` and
+    `backward_input` re-create the forward values they read from the stage
+    inputs, B stashes what W reads, and all four carry `pp.recompute`
+    (docs/Recompute.md).
     Linalg ops are differentiated by one rule over their indexing maps and
     scalar payload, so matmuls (any operand transposition), elementwise
     ops, broadcasts, transposes and sum reductions share it; max and min
@@ -270,6 +295,13 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     generators, whose order is fixed, are an error naming the rank, what it
     would hold and its cap.
 
+    A stage whose backward recomputes its forward (`recompute`, or derived
+    from a `recompute` pp.stage: its functions carry `pp.recompute`) costs
+    one F more in B and holds `input-memory` (its inputs; by default its
+    activation memory) per micro-batch instead of its activation memory:
+    the costs above describe the stage without recomputation, and the
+    schedule's `#pp.cost` carries them with it (docs/Recompute.md).
+
     `greedy` is a list schedule on any placement auto searches (the
     fastest of them): backwards split, each rank takes the action that can
     start first (input gradients, then forwards of later stages on ties),
@@ -362,6 +394,13 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     Option<"costFile", "cost-file", "std::string", "\"\"",
            "pp-profile-v1 JSON file with the per-stage costs; the cost "
            "options above override its fields">,
+    ListOption<"recompute", "recompute", "int64_t",
+               "Stages whose backward recomputes their forward, besides "
+               "those derived with pp.recompute">,
+    ListOption<"inputMemory", "input-memory", "double",
+               "Activation memory of each stage's inputs, what a "
+               "recomputing stage holds per micro-batch (one value: every "
+               "stage; default: its activation memory)">,
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];

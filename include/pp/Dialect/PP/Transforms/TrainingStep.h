@@ -23,6 +23,9 @@ inline constexpr llvm::StringLiteral kPhaseAttr = "pp.phase";
 /// The number of micro-batches pp-split-microbatches split the step into,
 /// on the step and on the stage functions derived from it.
 inline constexpr llvm::StringLiteral kMicrobatchesAttr = "pp.microbatches";
+/// Marks the stage functions of a stage whose backward recomputes its
+/// forward from the stage inputs (a `recompute` pp.stage).
+inline constexpr llvm::StringLiteral kRecomputeAttr = "pp.recompute";
 /// Argument/result attribute naming the runtime buffer a value lives in.
 inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";
 
