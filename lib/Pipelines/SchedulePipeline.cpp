@@ -74,6 +74,8 @@ createScheduler(const SchedulePipelineOptions &options) {
 
 void pp::buildSchedulePipeline(OpPassManager &pm,
                                const SchedulePipelineOptions &options) {
+  // PyTorch's f64 statistics (layer norm, cross-entropy) computed in f32.
+  pm.addNestedPass<func::FuncOp>(createPPDemoteF64());
   PPSplitMicrobatchesOptions split;
   split.numMicrobatches = options.numMicrobatches;
   split.function = options.function;
