@@ -45,11 +45,16 @@ class Exported:
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
-        module's `state_dict` keys, as torch tensors for `load_state_dict`."""
+        module's `state_dict` keys, as torch tensors for `load_state_dict`.
+        A weight several stages hold (`param<i>.stage<s>`, the copies being
+        equal after each update) is taken from its first stage."""
         import torch
-        tensors = read_safetensors(path)
-        return {self.names[key]: torch.from_numpy(value.copy())
-                for key, value in tensors.items() if key in self.names}
+        weights = {}
+        for key, value in sorted(read_safetensors(path).items()):
+            name = self.names.get(key.split(".stage")[0])
+            if name is not None and name not in weights:
+                weights[name] = torch.from_numpy(value.copy())
+        return weights
 
 
 def write_safetensors(path: PathLike, tensors: Mapping[str, object],

@@ -71,6 +71,40 @@ def PPDemoteF64 : Pass<"pp-demote-f64", "func::FuncOp"> {
   }];
 }
 
+def PPDropUnusedResults : Pass<"pp-drop-unused-results", "func::FuncOp"> {
+  let summary = "Erase the results of linalg ops that nothing uses";
+  let description = [{
+    Removes each result of a linalg op that has no use, with its `outs`
+    operand and the body computations that only fed it (upstream's
+    `populateEraseUnusedOperandsAndResultsPatterns`). PyTorch's `max` over
+    a dimension, as torch-mlir imports the one inside `F.softmax` and
+    `F.log_softmax`, also returns the index of the maximum: pp cannot
+    differentiate an integer result, and the softmax never reads it, so
+    pp-compile runs this pass first.
+
+    ```mlir
+    // before
+    %m:2 = linalg.generic {...} ins(%x : tensor<16x4xf32>)
+        outs(%max, %index : tensor<16xf32>, tensor<16xi64>) {
+    ^bb0(%in: f32, %out: f32, %out_i: i64):
+      %j = linalg.index 1 : index
+      %ji = arith.index_cast %j : index to i64
+      %v = arith.maximumf %in, %out : f32
+      %gt = arith.cmpf ogt, %in, %out : f32
+      %i = arith.select %gt, %ji, %out_i : i64
+      linalg.yield %v, %i : f32, i64
+    } -> (tensor<16xf32>, tensor<16xi64>)      // %m#1 unused
+    // after
+    %m = linalg.generic {...} ins(%x : tensor<16x4xf32>)
+        outs(%max : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %v = arith.maximumf %in, %out : f32
+      linalg.yield %v : f32
+    } -> tensor<16xf32>
+    ```
+  }];
+}
+
 def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
   let summary = "Plan and cut a training step into pipeline stages";
   let description = [{

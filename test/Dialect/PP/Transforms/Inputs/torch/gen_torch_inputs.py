@@ -76,6 +76,17 @@ def token_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, 10), targets.reshape(-1))
 
 
+class SoftmaxHead(nn.Module):
+    """F.softmax's max also returns an index nothing reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return F.softmax(self.head(x), dim=-1)
+
+
 def export(name, module, inputs, loss_fn):
     path = HERE / f"{name}.mlir"
     pp_torch.export(module, inputs, loss_fn, path)
@@ -123,6 +134,8 @@ def main():
            (torch.randn(16, 8), torch.randint(0, 5, (16,))), F.cross_entropy)
     export("wave", Wave(), (torch.randn(16, 8), torch.randn(16, 4)),
            F.mse_loss)
+    export("softmax", SoftmaxHead(),
+           (torch.randn(16, 8), torch.randn(16, 4)), F.mse_loss)
     export("tokens", TokenModel(),
            (torch.randint(0, 10, (4, 6)), torch.randint(0, 10, (4, 6))),
            token_loss)
