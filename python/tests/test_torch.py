@@ -1,8 +1,8 @@
 """pp.torch: a PyTorch MLP exported with pp.torch.export trains under pp
 (2 stages, 4 micro-batches) with the losses of a plain PyTorch loop from
 the same initial weights and data, and the weights pp saves load back into
-the module; so does a module with a buffer. Skipped where torch or
-torch_mlir is not importable."""
+the module; so does a model with a layer norm, a softmax and a buffer.
+Skipped where torch or torch_mlir is not importable."""
 
 import math
 
@@ -109,37 +109,42 @@ def test_trains_like_pytorch(pp, exported, tmp_path):
         assert torch.allclose(trained[name], value, rtol=1e-5, atol=1e-6), name
 
 
-class ScaledHead(torch.nn.Module):
-    """A buffer (not a parameter) stays a dense_resource constant in the
-    module, which pp reads as such."""
+class NormalizedHead(torch.nn.Module):
+    """nn.LayerNorm (f64 statistics in torch-mlir's import), F.softmax (a
+    max that also returns its index) and a buffer (a dense_resource
+    constant, not a parameter)."""
 
     def __init__(self):
         super().__init__()
-        self.layer = torch.nn.Linear(8, 4)
+        self.norm = torch.nn.LayerNorm(8)
+        self.hidden = torch.nn.Linear(8, 4)
+        self.head = torch.nn.Linear(4, 4)
         self.register_buffer("scale", torch.linspace(0.5, 2.0, 4))
 
     def forward(self, x):
-        return self.layer(x) * self.scale
+        probs = torch.nn.functional.softmax(self.hidden(self.norm(x)), dim=-1)
+        return self.head(probs * self.scale)
 
 
-def test_buffer_constants(pp, tmp_path):
+def test_norm_softmax_buffer(pp, tmp_path):
     import pp.torch
     torch.manual_seed(0)
-    model = ScaledHead()
+    model = NormalizedHead()
+    mse = torch.nn.functional.mse_loss
     result = pp.torch.export(model, (torch.zeros(16, 8), torch.zeros(16, 4)),
-                             torch.nn.functional.mse_loss,
-                             tmp_path / "scaled.mlir")
-    assert "dense_resource" in result.mlir.read_text()
-    assert list(result.names.values()) == ["layer.weight", "layer.bias"]
-    program = pp.compile(result.mlir, stages=2, microbatches=2)
-    run = pp.run(program, steps=3, lr=LR, seed=SEED,
+                             mse, tmp_path / "normalized.mlir")
+    text = result.mlir.read_text()
+    assert "dense_resource" in text and "f64" in text and "xi64>" in text
+    assert "scale" not in result.names.values()
+    program = pp.compile(result.mlir, stages=2, microbatches=4)
+    run = pp.run(program, steps=3, lr=0.5, seed=SEED,
                  init_weights=result.weights)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     expected = []
     for step in range(3):
         x, t = synthetic_batch(step, (16, 8), (16, 4))
         optimizer.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), t)
+        loss = mse(model(x), t)
         loss.backward()
         optimizer.step()
         expected.append(loss.item())
