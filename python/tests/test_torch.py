@@ -5,6 +5,7 @@ the module; so does a model with a layer norm, a softmax and a buffer.
 Skipped where torch or torch_mlir is not importable."""
 
 import math
+import pathlib
 
 import pytest
 
@@ -149,6 +150,29 @@ def test_norm_softmax_buffer(pp, tmp_path):
         optimizer.step()
         expected.append(loss.item())
     assert run.losses == pytest.approx(expected, rel=1e-5)
+
+
+class Wave(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return torch.sin(self.layer(x))  # pp has no derivative rule for sin
+
+
+def test_unsupported_op_names_the_line(pp, tmp_path):
+    import pp.torch
+    result = pp.torch.export(Wave(), (torch.zeros(4, 8), torch.zeros(4, 4)),
+                             torch.nn.functional.mse_loss,
+                             tmp_path / "wave.mlir")
+    line = next(number for number, text in enumerate(
+        pathlib.Path(__file__).read_text().splitlines(), 1)
+        if "torch.sin(" in text)
+    with pytest.raises(pp.CompileError) as error:
+        pp.compile(result.mlir, stages=1, microbatches=1)
+    assert (f"test_torch.py:{line}:0: error: no derivative rule for "
+            f"'math.sin'") in str(error.value)
 
 
 def test_module_without_parameters(pp, tmp_path):
