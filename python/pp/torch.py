@@ -134,7 +134,9 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
 def _mark_arguments(func, inputs: int, targets: int,
                     names: Sequence[str]) -> None:
     """Sets `pp.target` on the target arguments and `pp.param` and
-    `pp.name` (the state_dict key) on the weights of the imported step."""
+    `pp.name` (the state_dict key) on the weights of the imported step, and
+    names each argument's location (`inputs[0]`, `targets[0]`, the key):
+    torch-mlir gives every argument its first user's location."""
     from torch_mlir import ir
     unit = ir.UnitAttr.get()
     attrs = [ir.DictAttr.get({}) for _ in range(inputs)]
@@ -143,6 +145,10 @@ def _mark_arguments(func, inputs: int, targets: int,
                                "pp.name": ir.StringAttr.get(name)})
               for name in names]
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+    labels = ([f"inputs[{i}]" for i in range(inputs)] +
+              [f"targets[{i}]" for i in range(targets)] + list(names))
+    for arg, label in zip(func.regions[0].blocks[0].arguments, labels):
+        arg.set_location(ir.Location.file(label, 0, 0))
 
 
 def export(module, example_inputs: Sequence[object], loss_fn: Callable,
