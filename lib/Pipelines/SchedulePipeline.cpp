@@ -76,6 +76,10 @@ createScheduler(const SchedulePipelineOptions &options) {
 
 void pp::buildSchedulePipeline(OpPassManager &pm,
                                const SchedulePipelineOptions &options) {
+  // PyTorch's f64 statistics (layer norm, cross-entropy) computed in f32.
+  pm.addNestedPass<func::FuncOp>(createPPDemoteF64());
+  // The argmax PyTorch's max returns beside the max a softmax uses.
+  pm.addNestedPass<func::FuncOp>(createPPDropUnusedResults());
   PPSplitMicrobatchesOptions split;
   split.numMicrobatches = options.numMicrobatches;
   split.function = options.function;

@@ -415,6 +415,20 @@ static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
   return success();
 }
 
+/// Points `diag` at the first weight-like constant of `step`: torch-mlir
+/// imports a module's parameters as `dense_resource` constants unless they
+/// are passed as arguments.
+static void noteConstantWeights(func::FuncOp step, InFlightDiagnostic &diag) {
+  step.walk([&](arith::ConstantOp constant) {
+    if (!isa<DenseResourceElementsAttr>(constant.getValue()))
+      return WalkResult::advance();
+    diag.attachNote(constant.getLoc())
+        << "weights held as constants, such as this one, are not trained; "
+           "pass them as 'pp.param' arguments (pp.torch.export does)";
+    return WalkResult::interrupt();
+  });
+}
+
 namespace {
 struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
   using Base::Base;
@@ -426,9 +440,10 @@ struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
     // optimizer (or --save and --checkpoint) to do: a mistake, not a model.
     if (llvm::none_of(llvm::seq(step.getNumArguments()),
                       [&](unsigned i) { return isParameter(step, i); })) {
-      emitError(step.getLoc(),
-                "the training step has no weights: no argument "
-                "carries 'pp.param', so there is nothing to train");
+      InFlightDiagnostic diag = emitError(
+          step.getLoc(), "the training step has no weights: no argument "
+                         "carries 'pp.param', so there is nothing to train");
+      noteConstantWeights(step, diag);
       return signalPassFailure();
     }
     SmallVector<StageOp> stages(step.front().getOps<StageOp>());

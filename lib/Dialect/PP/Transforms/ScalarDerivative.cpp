@@ -124,6 +124,22 @@ static FailureOr<Value> tangentOf(TangentBuilder &tb, Operation *op,
                         : Value();
         return tb.add(dx, dy);
       })
+      .Case<math::FPowIOp>([&](math::FPowIOp pow) {
+        // d(x^n) = n x^(n-1) dx for an integer n (`(y - t)**2` in PyTorch).
+        Value n = pow.getRhs();
+        Value one =
+            arith::ConstantOp::create(b, loc, b.getIntegerAttr(n.getType(), 1));
+        Value lowered = math::FPowIOp::create(
+            b, loc, x[0], arith::SubIOp::create(b, loc, n, one));
+        Value factor = arith::SIToFPOp::create(b, loc, type, n);
+        return tb.mul(t[0], tb.mul(factor, lowered));
+      })
+      .Case<arith::ExtFOp>([&](auto) {
+        return Value(arith::ExtFOp::create(b, loc, type, t[0]));
+      })
+      .Case<arith::TruncFOp>([&](auto) {
+        return Value(arith::TruncFOp::create(b, loc, type, t[0]));
+      })
       .Case<math::Log1pOp>([&](auto) {
         return tb.div(t[0], tb.add(x[0], tb.constant(type, 1.0)));
       })

@@ -29,6 +29,40 @@ func.func @train_step(%x: tensor<4xf32>, %y: tensor<4xf32> {pp.target}) -> tenso
 
 // -----
 
+// Weights left in the module as constants (what torch-mlir makes of a
+// module's parameters unless they are arguments): the note points at one.
+// expected-error @+1 {{the training step has no weights: no argument carries 'pp.param', so there is nothing to train}}
+func.func @train_step(%x: tensor<2x2xf32>) -> tensor<f32> {
+  %r = pp.stage 0 (%x) : (tensor<2x2xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<2x2xf32>):
+    %zero = arith.constant 0.0 : f32
+    // expected-note @+1 {{weights held as constants, such as this one, are not trained; pass them as 'pp.param' arguments (pp.torch.export does)}}
+    %w = arith.constant dense_resource<torch_tensor_2_2_torch.float32> : tensor<2x2xf32>
+    %e = tensor.empty() : tensor<2x2xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+    %m = linalg.matmul ins(%a, %w : tensor<2x2xf32>, tensor<2x2xf32>) outs(%z : tensor<2x2xf32>) -> tensor<2x2xf32>
+    %s = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%s : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%m : tensor<2x2xf32>) outs(%zs : tensor<f32>) dimensions = [0, 1]
+      (%p: f32, %q: f32) {
+        %t = arith.addf %p, %q : f32
+        linalg.yield %t : f32
+      }
+    pp.yield %l : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      torch_tensor_2_2_torch.float32: "0x040000000000803F000000400000404000008040"
+    }
+  }
+#-}
+
+// -----
+
 func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
   %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):

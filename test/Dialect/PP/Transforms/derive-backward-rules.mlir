@@ -119,3 +119,69 @@ func.func @train_step(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {pp.param}) -> te
   }
   return %r : tensor<2x3xf32>
 }
+
+// -----
+
+// An integer power (PyTorch's `(y - t)**3` is math.fpowi): d(x^n) is
+// n x^(n-1) dx, with n - 1 and n taken from the integer exponent.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK: %[[N:.*]] = arith.constant 3 : i64
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[W:.*]]: f32, %[[G:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[D:.*]] = arith.subf %[[W]], %[[X]] : f32
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[NM1:.*]] = arith.subi %[[N]], %[[ONE]] : i64
+// CHECK-NEXT: %[[POW:.*]] = math.fpowi %[[D]], %[[NM1]] : f32, i64
+// CHECK-NEXT: %[[NF:.*]] = arith.sitofp %[[N]] : i64 to f32
+// CHECK-NEXT: %[[DPOW:.*]] = arith.mulf %[[NF]], %[[POW]] : f32
+// CHECK-NEXT: %[[DW:.*]] = arith.mulf %{{.*}}, %[[DPOW]] : f32
+// CHECK-NEXT: %[[TERM:.*]] = arith.mulf %[[G]], %[[DW]] : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[TERM]] : f32
+#id = affine_map<(i) -> (i)>
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %n = arith.constant 3 : i64
+    %e = tensor.empty() : tensor<4xf32>
+    %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+      ^bb0(%p: f32, %q: f32, %o: f32):
+        %d = arith.subf %q, %p : f32
+        %v = math.fpowi %d, %n : f32, i64
+        linalg.yield %v : f32
+    } -> tensor<4xf32>
+    pp.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Float conversions inside a body: the tangent is widened and rounded
+// with the value.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[W:.*]]: f32, %[[G:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[WIDE:.*]] = arith.extf %[[W]] : f32 to f64
+// CHECK-NEXT: %[[DWIDE:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK: %[[DSQ:.*]] = arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK: %[[DT:.*]] = arith.truncf %[[DSQ]] : f64 to f32
+// CHECK: %[[DM:.*]] = arith.mulf %[[X]], %[[DT]] : f32
+// CHECK-NEXT: %[[TERM:.*]] = arith.mulf %[[G]], %[[DM]] : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[TERM]] : f32
+#id = affine_map<(i) -> (i)>
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %e = tensor.empty() : tensor<4xf32>
+    %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+      ^bb0(%p: f32, %q: f32, %o: f32):
+        %wide = arith.extf %q : f32 to f64
+        %sq = arith.mulf %wide, %wide : f64
+        %t = arith.truncf %sq : f64 to f32
+        %m = arith.mulf %p, %t : f32
+        linalg.yield %m : f32
+    } -> tensor<4xf32>
+    pp.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

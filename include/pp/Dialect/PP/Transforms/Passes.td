@@ -37,6 +37,74 @@ def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPDemoteF64 : Pass<"pp-demote-f64", "func::FuncOp"> {
+  let summary = "Compute a model's f64 intermediates in f32";
+  let description = [{
+    Gives every f64 value of the function f32 type instead: scalars in
+    linalg bodies, tensors of f64 elements, f64 constants (rounded to the
+    nearest f32) and the function's own f64 arguments and results. The
+    `arith.extf` and `arith.truncf` between f32 and f64 that are left
+    converting f32 to f32 are removed.
+
+    PyTorch's decompositions, as torch-mlir imports them, compute the
+    statistics of `F.layer_norm` and `F.cross_entropy` in f64 and round the
+    result to f32. pp stores, sends and differentiates f32 tensors only, so
+    pp-compile runs this pass first: such a model trains in f32 throughout,
+    with results that differ from PyTorch's by f32 rounding (docs/PyTorch.md).
+    A `dense_resource` f64 constant, whose bytes pp cannot read, is an error.
+
+    ```mlir
+    // before
+    %m = linalg.generic ... ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %w = arith.extf %in : f32 to f64
+      %s = arith.mulf %w, %cst : f64      // %cst = arith.constant 0.125 : f64
+      linalg.yield %s : f64
+    } -> tensor<4x8xf64>
+    // after
+    %m = linalg.generic ... ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.mulf %in, %cst : f32     // %cst = arith.constant 0.125 : f32
+      linalg.yield %s : f32
+    } -> tensor<4x8xf32>
+    ```
+  }];
+}
+
+def PPDropUnusedResults : Pass<"pp-drop-unused-results", "func::FuncOp"> {
+  let summary = "Erase the results of linalg ops that nothing uses";
+  let description = [{
+    Removes each result of a linalg op that has no use, with its `outs`
+    operand and the body computations that only fed it (upstream's
+    `populateEraseUnusedOperandsAndResultsPatterns`). PyTorch's `max` over
+    a dimension, as torch-mlir imports the one inside `F.softmax` and
+    `F.log_softmax`, also returns the index of the maximum: pp cannot
+    differentiate an integer result, and the softmax never reads it, so
+    pp-compile runs this pass first.
+
+    ```mlir
+    // before
+    %m:2 = linalg.generic {...} ins(%x : tensor<16x4xf32>)
+        outs(%max, %index : tensor<16xf32>, tensor<16xi64>) {
+    ^bb0(%in: f32, %out: f32, %out_i: i64):
+      %j = linalg.index 1 : index
+      %ji = arith.index_cast %j : index to i64
+      %v = arith.maximumf %in, %out : f32
+      %gt = arith.cmpf ogt, %in, %out : f32
+      %i = arith.select %gt, %ji, %out_i : i64
+      linalg.yield %v, %i : f32, i64
+    } -> (tensor<16xf32>, tensor<16xi64>)      // %m#1 unused
+    // after
+    %m = linalg.generic {...} ins(%x : tensor<16x4xf32>)
+        outs(%max : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %v = arith.maximumf %in, %out : f32
+      linalg.yield %v : f32
+    } -> tensor<16xf32>
+    ```
+  }];
+}
+
 def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
   let summary = "Plan and cut a training step into pipeline stages";
   let description = [{

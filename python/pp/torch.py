@@ -1,0 +1,205 @@
+"""PyTorch models into pp (docs/PyTorch.md): `export` runs torch-mlir's FX
+importer on a training step whose weights are explicit arguments, marks
+those arguments `pp.param` and the loss's targets `pp.target`, and writes
+the module's weights next to the MLIR as the runtime's `--init-weights`
+file. Everything the model then needs rewritten is a pp pass (`pp-compile`
+runs them); this module only drives torch-mlir and names the arguments.
+
+    exported = pp.torch.export(model, (x, t), F.mse_loss, "mlp.mlir")
+    program = pp.compile(exported.mlir, stages=2, microbatches=4)
+    pp.run(program, steps=3, init_weights=exported.weights)
+
+torch and torch_mlir are imported when `export` runs, not with pp."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import struct
+from typing import Callable, Dict, Mapping, Sequence, Tuple, Union
+
+__all__ = ["Exported", "export", "read_safetensors", "write_safetensors"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# The element types safetensors names and the runtime reads.
+_DTYPES = {"float32": ("F32", 4), "float16": ("F16", 2),
+           "bfloat16": ("BF16", 2), "int32": ("I32", 4), "int64": ("I64", 8)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Exported:
+    """What `export` wrote: the training step (`mlir`, a `train_step`
+    taking the inputs, then the targets, then the weights) and its initial
+    weights (`weights`, safetensors). `names` maps each weight's runtime
+    name (`param<argument>`) to its `state_dict` key; `inputs` and
+    `targets` are the argument positions of the data."""
+
+    mlir: pathlib.Path
+    weights: pathlib.Path
+    names: Dict[str, str]
+    inputs: Tuple[int, ...]
+    targets: Tuple[int, ...]
+
+    def state_dict(self, path: PathLike):
+        """The weights in a file pp wrote (`--save`, or `weights`) under the
+        module's `state_dict` keys, as torch tensors for `load_state_dict`.
+        A weight several stages hold (`param<i>.stage<s>`, the copies being
+        equal after each update) is taken from its first stage."""
+        import torch
+        weights = {}
+        for key, value in sorted(read_safetensors(path).items()):
+            name = self.names.get(key.split(".stage")[0])
+            if name is not None and name not in weights:
+                weights[name] = torch.from_numpy(value.copy())
+        return weights
+
+
+def write_safetensors(path: PathLike, tensors: Mapping[str, object],
+                      metadata: Mapping[str, str] = ()) -> None:
+    """Writes `tensors` (name to torch tensor or numpy array) as a
+    safetensors file: an 8-byte little-endian header length, the JSON
+    header padded to 8 bytes, then the little-endian data in order."""
+    import numpy as np
+    header: Dict[str, object] = {}
+    if metadata:
+        header["__metadata__"] = dict(metadata)
+    blobs = []
+    offset = 0
+    for name, tensor in tensors.items():
+        array = tensor.detach().cpu().numpy() if hasattr(
+            tensor, "detach") else np.asarray(tensor)
+        array = np.ascontiguousarray(array)
+        if array.dtype.name not in _DTYPES:
+            raise TypeError(f"weight '{name}' has element type "
+                            f"{array.dtype.name}, which pp does not store")
+        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": _DTYPES[array.dtype.name][0],
+                        "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for data in blobs:
+            f.write(data)
+
+
+def read_safetensors(path: PathLike) -> Dict[str, object]:
+    """The tensors of a safetensors file as numpy arrays, by name."""
+    import numpy as np
+    kinds = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "I64": "<i8"}
+    data = pathlib.Path(path).read_bytes()
+    (length,) = struct.unpack_from("<Q", data)
+    header = json.loads(data[8:8 + length])
+    body = data[8 + length:]
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        if entry["dtype"] not in kinds:
+            raise TypeError(f"{path}: tensor '{name}' is {entry['dtype']}, "
+                            f"which this reader does not convert")
+        tensors[name] = np.frombuffer(body[begin:end],
+                                      dtype=kinds[entry["dtype"]]).reshape(
+                                          entry["shape"])
+    return tensors
+
+
+def _training_step(module, loss_fn: Callable, names: Sequence[str],
+                   num_inputs: int):
+    """An nn.Module whose forward takes (inputs, targets, weights) and
+    returns the loss: the weights become explicit arguments through
+    torch.func.functional_call, so torch-mlir imports them as arguments
+    rather than as constants."""
+    import torch
+
+    class TrainingStep(torch.nn.Module):
+        def forward(self, *args):
+            inputs = args[:num_inputs]
+            targets = args[num_inputs:len(args) - len(names)]
+            weights = dict(zip(names, args[len(args) - len(names):]))
+            output = torch.func.functional_call(module, weights, inputs)
+            return loss_fn(output, *targets)
+
+    return TrainingStep()
+
+
+def _mark_arguments(func, inputs: int, targets: int,
+                    names: Sequence[str]) -> None:
+    """Sets `pp.target` on the target arguments and `pp.param` and
+    `pp.name` (the state_dict key) on the weights of the imported step, and
+    names each argument's location (`inputs[0]`, `targets[0]`, the key):
+    torch-mlir gives every argument its first user's location."""
+    from torch_mlir import ir
+    unit = ir.UnitAttr.get()
+    attrs = [ir.DictAttr.get({}) for _ in range(inputs)]
+    attrs += [ir.DictAttr.get({"pp.target": unit}) for _ in range(targets)]
+    attrs += [ir.DictAttr.get({"pp.param": unit,
+                               "pp.name": ir.StringAttr.get(name)})
+              for name in names]
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+    labels = ([f"inputs[{i}]" for i in range(inputs)] +
+              [f"targets[{i}]" for i in range(targets)] + list(names))
+    for arg, label in zip(func.regions[0].blocks[0].arguments, labels):
+        arg.set_location(ir.Location.file(label, 0, 0))
+
+
+def export(module, example_inputs: Sequence[object], loss_fn: Callable,
+           path: PathLike, *, num_targets: int = 1,
+           function: str = "train_step") -> Exported:
+    """Exports `loss_fn(module(*inputs), *targets)` as a pp training step.
+
+    `example_inputs` are the module's inputs followed by the loss's
+    `num_targets` targets, at the shapes of one global batch (dimension 0
+    is what pp splits into micro-batches). The step, imported by
+    torch-mlir's FX importer as linalg-on-tensors with PyTorch's source
+    locations, goes to `path`; the module's parameters, in argument order
+    after the data, are its `pp.param` arguments, and their current values
+    go to `path` with the suffix `.safetensors`, named as the runtime names
+    them (`param<argument>`, with the state_dict keys in the header's
+    `__metadata__`). Buffers stay constants in the module.
+
+    Returns the paths and the argument roles (`Exported`)."""
+    import torch
+    from torch_mlir import fx, ir
+
+    example_inputs = tuple(example_inputs)
+    if not 0 <= num_targets <= len(example_inputs):
+        raise ValueError(f"num_targets={num_targets}, but there are "
+                         f"{len(example_inputs)} example inputs")
+    num_inputs = len(example_inputs) - num_targets
+    weights = dict(module.named_parameters())
+    if not weights:
+        raise ValueError(f"{type(module).__name__} has no parameters, so "
+                         "there is nothing to train")
+    names = list(weights)
+    step = _training_step(module, loss_fn, names, num_inputs)
+    args = example_inputs + tuple(w.detach() for w in weights.values())
+    imported = fx.export_and_import(step, *args,
+                                    output_type="linalg-on-tensors",
+                                    func_name=function)
+    with imported.context:
+        func = next(op for op in imported.body.operations
+                    if op.operation.name == "func.func")
+        _mark_arguments(func, num_inputs, num_targets, names)
+        text = imported.operation.get_asm(enable_debug_info=True)
+    path = pathlib.Path(path)
+    path.write_text(text)
+    first = len(example_inputs)
+    runtime_names = {f"param{first + i}": name for i, name in enumerate(names)}
+    weights_path = path.with_suffix(".safetensors")
+    write_safetensors(weights_path,
+                      {key: weights[name]
+                       for key, name in runtime_names.items()},
+                      {"format": "pt", "producer": "pp.torch",
+                       "names": json.dumps(runtime_names)})
+    return Exported(mlir=path, weights=weights_path, names=runtime_names,
+                    inputs=tuple(range(num_inputs)),
+                    targets=tuple(range(num_inputs, first)))

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Regenerates the torch-mlir exports beside it, the inputs of pp's front-end
+pass tests (so that those tests need no torch): small idiomatic PyTorch
+models exported by pp.torch.export (python/pp/torch.py), and one module
+imported with its weights left inside (as dense_resource constants).
+
+  python gen_torch_inputs.py   # needs torch and torch_mlir (docs/PyTorch.md)
+
+Source locations name this file; they are rewritten to be relative to it so
+that the outputs do not depend on where the repository lives."""
+
+import importlib.util
+import pathlib
+import re
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[5]
+spec = importlib.util.spec_from_file_location(
+    "pp_torch", REPO / "python" / "pp" / "torch.py")
+pp_torch = importlib.util.module_from_spec(spec)
+sys.modules["pp_torch"] = pp_torch
+spec.loader.exec_module(pp_torch)
+
+
+def squared_error(y, t):
+    return ((y - t) ** 2).mean()
+
+
+class LayerNormHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.head(self.norm(x))
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(8, 16)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        return self.head(torch.tanh(self.hidden(x)))
+
+
+class Wave(nn.Module):
+    """sin has no derivative rule in pp: the error names this line."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return torch.sin(self.layer(x))
+
+
+class TokenModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids))
+
+
+def token_loss(logits, targets):
+    return F.cross_entropy(logits.reshape(-1, 10), targets.reshape(-1))
+
+
+class SoftmaxHead(nn.Module):
+    """F.softmax's max also returns an index nothing reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return F.softmax(self.head(x), dim=-1)
+
+
+def export(name, module, inputs, loss_fn):
+    path = HERE / f"{name}.mlir"
+    pp_torch.export(module, inputs, loss_fn, path)
+    path.with_suffix(".safetensors").unlink()
+    relocate(path)
+
+
+def relocate(path):
+    """Source paths outside this directory become their file names."""
+    text = path.read_text()
+    text = text.replace(f'"{HERE}/', '"')
+    text = text.replace(f'"{REPO}/', '"')
+    text = re.sub(r'"/[^"]*/site-packages/', '"', text)
+    path.write_text(text)
+
+
+def export_frozen():
+    """A module exported with its weights as constants, not arguments."""
+    from torch_mlir import fx
+
+    class Step(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(4, 2)
+
+        def forward(self, x, t):
+            return squared_error(self.layer(x), t)
+
+    module = fx.export_and_import(Step(), torch.randn(8, 4), torch.randn(8, 2),
+                                  output_type="linalg-on-tensors",
+                                  func_name="train_step")
+    path = HERE / "frozen_weights.mlir"
+    path.write_text(module.operation.get_asm(enable_debug_info=True))
+    relocate(path)
+
+
+def main():
+    torch.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    export("mlp", mlp, (torch.randn(16, 16), torch.randn(16, 4)),
+           squared_error)
+    export("layer_norm", LayerNormHead(),
+           (torch.randn(16, 8), torch.randn(16, 4)), F.mse_loss)
+    export("classifier", Classifier(),
+           (torch.randn(16, 8), torch.randint(0, 5, (16,))), F.cross_entropy)
+    export("wave", Wave(), (torch.randn(16, 8), torch.randn(16, 4)),
+           F.mse_loss)
+    export("softmax", SoftmaxHead(),
+           (torch.randn(16, 8), torch.randn(16, 4)), F.mse_loss)
+    export("tokens", TokenModel(),
+           (torch.randint(0, 10, (4, 6)), torch.randint(0, 10, (4, 6))),
+           token_loss)
+    export_frozen()
+
+
+if __name__ == "__main__":
+    main()
