@@ -164,99 +164,46 @@ int64_t ScheduleTiming::reach(int64_t id, double now) {
   return send;
 }
 
-void ScheduleTiming::advance(int64_t rank, const ActionCosts &costs) {
-  bool hasTransfers = !matchingSend.empty();
-  for (int64_t end = rankBegin[rank + 1]; position[rank] < end;
-       ++position[rank]) {
-    int64_t id = position[rank];
-    const TimedAction &action = actions[id];
-    double now = clock[rank];
-    if (hasTransfers) {
-      // An exchange group's transfers all start when the rank reaches its
-      // first one.
-      if (!action.grouped)
-        for (int64_t member = id + 1; member < end && actions[member].grouped;
-             ++member)
-          reach(member, now);
-      int64_t send = reach(id, now);
-      if (send == kNoSend)
-        return; // Blocked forever.
-      if (send != kNotARecv) {
-        double done = tryComplete(send);
-        // An async send returns at once; everything else waits for the
-        // transfer to complete.
-        if (send == id && semantics == TransferSemantics::async)
-          done = now;
-        if (done < 0) {
-          nextWaiter[rank] = firstWaiter[send];
-          firstWaiter[send] = rank;
-          return;
-        }
-        now = std::max(now, done);
-      }
-    }
-    double duration = getDuration(costs, action);
-    switch (action.kind) {
-    case TimedAction::Kind::compute: {
-      if (dataflow) {
-        // Woken by the rank that computes the missing input.
-        std::optional<double> ready =
-            dataflow->readyTime(action.phase, action.stage, action.mb);
-        if (!ready)
-          return;
-        now = std::max(now, *ready);
-      }
-      held[rank] += costs.memoryDelta(action.phase, action.stage);
-      peak[rank] = std::max(peak[rank], held[rank]);
-      if (action.overlapped) {
-        // An overlapped backward runs beside its forward, the action before
-        // it, on a second stream: it starts with it, and the rank is free
-        // once both end.
-        Interval partner = intervals[id - 1];
-        intervals[id] = {partner.start, partner.start + duration};
-        clock[rank] = std::max(partner.end, intervals[id].end);
-        continue;
-      }
-      intervals[id] = {now, now + duration};
-      clock[rank] = intervals[id].end;
-      if (dataflow) {
-        dataflow->record(action.phase, action.stage, action.mb, clock[rank]);
-        if (std::optional<int64_t> consumer =
-                dataflow->getConsumerStage(action.phase, action.stage))
-          worklist.push_back(dataflow->getStageRank()[*consumer]);
-      }
-      continue;
-    }
-    case TimedAction::Kind::allReduce:
-      // An all-reduce runs in the background; its stage's optimizer step
-      // waits for it.
-      intervals[id] = {now, now + duration};
-      if (action.stage >= 0 && action.stage < numStages)
-        reduced[action.stage] = intervals[id].end;
-      continue;
-    case TimedAction::Kind::optimizerStep:
-      if (action.stage >= 0 && action.stage < numStages)
-        now = std::max(now, reduced[action.stage]);
-      break;
-    default:
-      break;
-    }
-    intervals[id] = {now, now + duration};
-    clock[rank] = intervals[id].end;
+double ScheduleTiming::reachTransfers(int64_t rank, int64_t id, int64_t end,
+                                      double now) {
+  // An exchange group's transfers all start when the rank reaches its first
+  // one.
+  if (!actions[id].grouped)
+    for (int64_t member = id + 1; member < end && actions[member].grouped;
+         ++member)
+      reach(member, now);
+  int64_t send = reach(id, now);
+  if (send == kNoSend)
+    return kBlockedForever;
+  if (send == kNotARecv)
+    return now;
+  // An async send returns at once; everything else waits for the transfer
+  // to complete.
+  if (send == id && semantics == TransferSemantics::async)
+    return now;
+  double done = tryComplete(send);
+  if (done < 0) {
+    nextWaiter[rank] = firstWaiter[send];
+    firstWaiter[send] = rank;
+    return -1.0;
   }
+  return std::max(now, done);
 }
 
-LogicalResult ScheduleTiming::run(const ActionCosts &costs,
-                                  TransferSemantics newSemantics) {
+void ScheduleTiming::startRun(const ActionCosts &costs,
+                              TransferSemantics newSemantics,
+                              bool withIntervals) {
   int64_t numRanks = getNumRanks();
+  size_t numActions = rankBegin.back();
   semantics = newSemantics;
   transferTime = costs.transferTime();
-  intervals.assign(actions.size(), Interval());
+  recordIntervals = withIntervals;
+  intervals.assign(withIntervals ? numActions : 0, Interval());
   if (!matchingSend.empty()) {
-    sendReached.assign(actions.size(), -1.0);
-    recvReached.assign(actions.size(), -1.0);
-    completes.assign(actions.size(), -1.0);
-    firstWaiter.assign(actions.size(), -1);
+    sendReached.assign(numActions, -1.0);
+    recvReached.assign(numActions, -1.0);
+    completes.assign(numActions, -1.0);
+    firstWaiter.assign(numActions, -1);
     nextWaiter.assign(numRanks, -1);
   }
   if (dataflow) {
@@ -269,13 +216,15 @@ LogicalResult ScheduleTiming::run(const ActionCosts &costs,
   reduced.assign(numStages, 0.0);
   position.assign(rankBegin.begin(), rankBegin.end() - 1);
   worklist.clear();
-  for (int64_t rank = numRanks - 1; rank >= 0; --rank)
-    worklist.push_back(rank);
-  while (!worklist.empty())
-    advance(worklist.pop_back_val(), costs);
-  return success(llvm::all_of(llvm::seq<int64_t>(0, numRanks), [&](int64_t r) {
-    return position[r] == rankBegin[r + 1];
-  }));
+}
+
+LogicalResult ScheduleTiming::run(const ActionCosts &costs,
+                                  TransferSemantics semantics) {
+  SmallVector<ArrayRef<TimedAction>> ranks;
+  for (int64_t rank = 0, e = getNumRanks(); rank < e; ++rank)
+    ranks.push_back(getActions(rank));
+  startRun(costs, semantics, /*withIntervals=*/true);
+  return runRanks(ranks, costs);
 }
 
 SmallVector<int64_t> ScheduleTiming::getWaitChain() const {

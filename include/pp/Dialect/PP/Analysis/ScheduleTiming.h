@@ -29,6 +29,7 @@
 #ifndef PP_DIALECT_PP_ANALYSIS_SCHEDULETIMING_H
 #define PP_DIALECT_PP_ANALYSIS_SCHEDULETIMING_H
 
+#include "pp/Dialect/PP/Analysis/TransferSemantics.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 
 #include "mlir/Support/LLVM.h"
@@ -49,19 +50,6 @@ std::string formatQuantity(double value);
 //===----------------------------------------------------------------------===//
 // Semantics and costs
 //===----------------------------------------------------------------------===//
-
-/// How point-to-point transfers synchronise.
-enum class TransferSemantics {
-  /// A send never blocks; a receive waits for its send (the
-  /// `pp-schedule-v1` contract, MPI's buffered sends).
-  async,
-  /// A send also waits until its receive is reached (NCCL send/recv).
-  rendezvous,
-};
-
-/// `async` or `rendezvous`, or none.
-std::optional<TransferSemantics> symbolizeTransferSemantics(StringRef text);
-StringRef stringifyTransferSemantics(TransferSemantics semantics);
 
 /// The durations and memory changes of every (phase, stage), the transfer
 /// time and the all-reduce times, read from a #pp.cost once: searches query
@@ -326,6 +314,24 @@ inline std::optional<double> DataflowTimes::readyTime(Phase phase, int64_t s,
 // ScheduleTiming
 //===----------------------------------------------------------------------===//
 
+/// What the run reads of an action: a TimedAction as it is, any other type
+/// (a ScheduledAction) as a compute action with a `phase`, `stage` and `mb`,
+/// so that searches time their own action lists in place.
+template <typename Action> struct TimedActionTraits {
+  static constexpr bool mayTransfer = false;
+  static TimedAction::Kind getKind(const Action &) {
+    return TimedAction::Kind::compute;
+  }
+  static bool isGrouped(const Action &) { return false; }
+  static bool isOverlapped(const Action &) { return false; }
+};
+template <> struct TimedActionTraits<TimedAction> {
+  static constexpr bool mayTransfer = true;
+  static TimedAction::Kind getKind(const TimedAction &a) { return a.kind; }
+  static bool isGrouped(const TimedAction &a) { return a.grouped; }
+  static bool isOverlapped(const TimedAction &a) { return a.overlapped; }
+};
+
 /// Runs the ranks of a schedule against each other. The run is linear in
 /// the number of actions: a rank runs until it reaches an action whose
 /// inputs are not there, parks, and is woken when what it waits for is
@@ -349,18 +355,22 @@ public:
   void setActions(std::vector<TimedAction> actions,
                   SmallVector<int64_t> rankBegin);
 
-  /// The actions of a compute-only schedule, stage s on rank stageRank[s]:
-  /// each compute waits for its inputs.
-  template <typename Ranks>
-  void setComputeActions(const Ranks &ranks, ArrayRef<int64_t> stageRank);
-
-  int64_t getNumRanks() const { return rankBegin.size() - 1; }
-
-  /// Runs every rank as far as it gets under `costs`; succeeds if all ranks
-  /// finish.
+  /// Runs the actions set by setActions as far as they get under `costs`;
+  /// succeeds if all ranks finish.
   LogicalResult run(const ActionCosts &costs,
                     TransferSemantics semantics = TransferSemantics::async);
 
+  /// Runs a compute-only schedule, `ranks[r]` the actions of rank r and
+  /// stage s on rank `stageRank[s]`: each compute waits for its inputs.
+  /// Records when each action ran only if `recordIntervals`.
+  template <typename Ranks>
+  LogicalResult runComputeOnly(const Ranks &ranks, ArrayRef<int64_t> stageRank,
+                               const ActionCosts &costs,
+                               bool recordIntervals = true);
+
+  int64_t getNumRanks() const { return rankBegin.size() - 1; }
+
+  /// The actions set by setActions.
   ArrayRef<TimedAction> getActions(int64_t rank) const {
     return ArrayRef<TimedAction>(actions).slice(rankBegin[rank],
                                                 getNumActions(rank));
@@ -375,8 +385,8 @@ public:
     return ArrayRef<Interval>(intervals).slice(rankBegin[rank],
                                                getNumActions(rank));
   }
-  /// After a run: when the last action ends (an all-reduce in the
-  /// background included).
+  /// After a run that recorded intervals: when the last action ends (an
+  /// all-reduce in the background included).
   double getMakespan() const;
   /// After a run: when `rank` is free.
   double getRankEnd(int64_t rank) const { return clock[rank]; }
@@ -395,15 +405,33 @@ public:
   /// The rank that owns action `id`.
   int64_t getRankOf(int64_t id) const;
 
-  /// After a failed run, the ranks that wait for each other, starting at the
-  /// lowest blocked rank and following "waits for" until a rank repeats
-  /// (which is the last element) or a rank is reached that can never post
-  /// the send (its receive has no matching send; it is the last element).
+  /// After a failed run of actions set by setActions, the ranks that wait
+  /// for each other, starting at the lowest blocked rank and following
+  /// "waits for" until a rank repeats (which is the last element) or a rank
+  /// is reached that can never post the send (its receive has no matching
+  /// send; it is the last element).
   SmallVector<int64_t> getWaitChain() const;
 
 private:
   static constexpr int64_t kNotARecv = -1;
   static constexpr int64_t kNoSend = -2;
+
+  /// Sets up the state of a run of `numActions` actions.
+  void startRun(const ActionCosts &costs, TransferSemantics semantics,
+                bool withIntervals);
+  /// The run itself, once rankBegin is set: `ranks[r][i]` is action
+  /// rankBegin[r] + i.
+  template <typename Ranks>
+  LogicalResult runRanks(const Ranks &ranks, const ActionCosts &costs);
+  /// Runs `rank` until it finishes or waits.
+  template <typename Action>
+  void advance(int64_t rank, ArrayRef<Action> rankActions,
+               const ActionCosts &costs);
+  /// Reaches the transfers starting at action `id` of a rank that ends at
+  /// `end`; returns when the rank may go on, or a negative time if it
+  /// waits (then it is parked), or kBlockedForever.
+  double reachTransfers(int64_t rank, int64_t id, int64_t end, double now);
+  static constexpr double kBlockedForever = -2.0;
 
   /// The transfer of action `id` is reached at `now`; returns its send,
   /// kNotARecv or kNoSend.
@@ -412,22 +440,22 @@ private:
   /// negative time while it cannot.
   double tryComplete(int64_t send);
   void wakeWaiters(int64_t send);
-  /// Runs `rank` until it finishes or waits.
-  void advance(int64_t rank, const ActionCosts &costs);
 
   int64_t numStages, numMicrobatches;
-  /// All actions, rank by rank; rank r owns [rankBegin[r], rankBegin[r+1]).
+  /// All actions set by setActions, rank by rank.
   std::vector<TimedAction> actions;
+  /// Rank r owns actions [rankBegin[r], rankBegin[r+1]).
   SmallVector<int64_t> rankBegin = {0};
   /// For each receive, the id of its send (or kNoSend); kNotARecv
   /// otherwise. Empty without transfers.
   std::vector<int64_t> matchingSend;
-  /// Set for a compute-only schedule: what its computes wait for.
+  /// For a compute-only run: what its computes wait for.
   std::optional<DataflowTimes> dataflow;
 
   // The state of a run.
   TransferSemantics semantics = TransferSemantics::async;
   double transferTime = 0.0;
+  bool recordIntervals = true;
   SmallVector<int64_t> position;
   std::vector<Interval> intervals;
   SmallVector<double> clock, held, peak;
@@ -443,19 +471,113 @@ private:
 };
 
 template <typename Ranks>
-void ScheduleTiming::setComputeActions(const Ranks &ranks,
-                                       ArrayRef<int64_t> stageRank) {
-  actions.clear();
+LogicalResult
+ScheduleTiming::runComputeOnly(const Ranks &ranks, ArrayRef<int64_t> stageRank,
+                               const ActionCosts &costs, bool withIntervals) {
   rankBegin.assign(1, 0);
-  for (const auto &rank : ranks) {
-    for (const auto &action : rank)
-      actions.push_back(
-          TimedAction::getCompute(action.phase, action.stage, action.mb));
-    rankBegin.push_back(actions.size());
-  }
+  for (const auto &rank : ranks)
+    rankBegin.push_back(rankBegin.back() + rank.size());
+  actions.clear();
   matchingSend.clear();
   if (!dataflow || dataflow->getStageRank() != stageRank)
     dataflow.emplace(numStages, numMicrobatches, stageRank, 0.0);
+  startRun(costs, TransferSemantics::async, withIntervals);
+  return runRanks(ranks, costs);
+}
+
+template <typename Ranks>
+LogicalResult ScheduleTiming::runRanks(const Ranks &ranks,
+                                       const ActionCosts &costs) {
+  int64_t numRanks = getNumRanks();
+  for (int64_t rank = numRanks - 1; rank >= 0; --rank)
+    worklist.push_back(rank);
+  while (!worklist.empty()) {
+    int64_t rank = worklist.pop_back_val();
+    advance(rank, ArrayRef(ranks[rank]), costs);
+  }
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    if (position[rank] != rankBegin[rank + 1])
+      return failure();
+  return success();
+}
+
+template <typename Action>
+void ScheduleTiming::advance(int64_t rank, ArrayRef<Action> rankActions,
+                             const ActionCosts &costs) {
+  using Traits = TimedActionTraits<Action>;
+  using Kind = TimedAction::Kind;
+  // The rank's clock and position live in locals while it runs: the loop
+  // is the hot path of every schedule search.
+  int64_t first = rankBegin[rank], end = rankBegin[rank + 1];
+  int64_t id = position[rank];
+  double free = clock[rank];
+  DataflowTimes *flow = dataflow ? &*dataflow : nullptr;
+  auto stop = [&] {
+    position[rank] = id;
+    clock[rank] = free;
+  };
+  for (; id < end; ++id) {
+    const Action &action = rankActions[id - first];
+    double now = free;
+    if constexpr (Traits::mayTransfer) {
+      if (!matchingSend.empty()) {
+        double go = reachTransfers(rank, id, end, now);
+        if (go < 0)
+          return stop(); // parked, or blocked forever
+        now = go;
+      }
+    }
+    Kind kind = Traits::getKind(action);
+    if (kind == Kind::compute) {
+      if (flow) {
+        // Woken by the rank that computes the missing input.
+        std::optional<double> ready =
+            flow->readyTime(action.phase, action.stage, action.mb);
+        if (!ready)
+          return stop();
+        now = std::max(now, *ready);
+      }
+      double duration = costs.duration(action.phase, action.stage);
+      held[rank] += costs.memoryDelta(action.phase, action.stage);
+      peak[rank] = std::max(peak[rank], held[rank]);
+      if (Traits::isOverlapped(action)) {
+        // An overlapped backward runs beside its forward, the action before
+        // it, on a second stream: it starts with it, and the rank is free
+        // once both end.
+        Interval partner = intervals[id - 1];
+        intervals[id] = {partner.start, partner.start + duration};
+        free = std::max(partner.end, intervals[id].end);
+        continue;
+      }
+      free = now + duration;
+      if (recordIntervals)
+        intervals[id] = {now, free};
+      if (flow) {
+        flow->record(action.phase, action.stage, action.mb, free);
+        if (std::optional<int64_t> consumer =
+                flow->getConsumerStage(action.phase, action.stage))
+          worklist.push_back(flow->getStageRank()[*consumer]);
+      }
+      continue;
+    }
+    if constexpr (Traits::mayTransfer) {
+      double duration = getDuration(costs, action);
+      bool inRange = action.stage >= 0 && action.stage < numStages;
+      if (kind == Kind::allReduce) {
+        // An all-reduce runs in the background; its stage's optimizer step
+        // waits for it.
+        intervals[id] = {now, now + duration};
+        if (inRange)
+          reduced[action.stage] = intervals[id].end;
+        continue;
+      }
+      if (kind == Kind::optimizerStep && inRange)
+        now = std::max(now, reduced[action.stage]);
+      intervals[id] = {now, now + duration};
+      free = intervals[id].end;
+    }
+  }
+  stop();
 }
 
 } // namespace mlir::pp

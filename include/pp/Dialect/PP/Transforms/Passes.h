@@ -15,7 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
-#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
+#include "pp/Dialect/PP/Analysis/TransferSemantics.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/Transforms/GemmLayout.h"
 

@@ -25,8 +25,8 @@ bool Evaluation::betterThan(const Evaluation &other) const {
 FailureOr<Evaluation>
 ScheduleEvaluator::evaluate(const GeneratedSchedule &schedule,
                             SmallVectorImpl<SmallVector<double>> *starts) {
-  timing.setComputeActions(schedule.ranks, stageRank);
-  if (failed(timing.run(costs)))
+  if (failed(timing.runComputeOnly(schedule.ranks, stageRank, costs,
+                                   /*recordIntervals=*/starts != nullptr)))
     return failure();
   int64_t numRanks = timing.getNumRanks();
   Evaluation result;
