@@ -48,7 +48,7 @@ namespace mlir::pp {
 std::string formatQuantity(double value);
 
 //===----------------------------------------------------------------------===//
-// Semantics and costs
+// Costs
 //===----------------------------------------------------------------------===//
 
 /// The durations and memory changes of every (phase, stage), the transfer

@@ -2,7 +2,9 @@
 //
 // A depth-first branch and bound over the order in which actions are
 // appended to their ranks; see ExactScheduleSearch.h for why it covers every
-// schedule and which states it prunes.
+// schedule and which states it prunes. When inputs are there comes from the
+// timing model's DataflowTimes (ScheduleTiming.h), recorded as actions are
+// appended and erased as the search backtracks.
 //
 //===----------------------------------------------------------------------===//
 
