@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Compiler/Compile.h"
-#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
@@ -297,18 +296,28 @@ LogicalResult printMLIR(ScheduleOp schedule, raw_ostream &os) {
   return success();
 }
 
+/// The transfer semantics Python names `text`; a pp.Error for anything
+/// else, as the pass options reject it.
+TransferSemantics getSemantics(const std::string &text) {
+  if (std::optional<TransferSemantics> semantics =
+          symbolizeTransferSemantics(text))
+    return *semantics;
+  throwErrors("unknown semantics '" + text + "'; expected async or rendezvous",
+              ErrorKind::Error, {});
+}
+
 void insertTransfers(Schedule &schedule, int64_t numReplicas,
                      const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
-  pm.addPass(createPPInsertTransfers({numReplicas, semantics}));
+  pm.addPass(createPPInsertTransfers({numReplicas, getSemantics(semantics)}));
   runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");
 }
 
 void verify(const Schedule &schedule, const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
-  pm.addPass(createPPVerifySchedule({semantics}));
+  pm.addPass(createPPVerifySchedule({getSemantics(semantics)}));
   runPasses(pm, schedule.getModule(), capture, "the schedule is invalid",
             ErrorKind::Verify);
 }
@@ -321,9 +330,9 @@ simulate(const Schedule &schedule, const std::string &semantics,
   DiagnosticCapture capture(getContext());
   OwningOpRef<ModuleOp> copy = schedule.getModule().clone();
   PassManager pm(&getContext());
-  pm.addPass(
-      createPPSimulate({semantics, SmallVector<double>(allReduceCost.begin(),
-                                                       allReduceCost.end())}));
+  pm.addPass(createPPSimulate(
+      {getSemantics(semantics),
+       SmallVector<double>(allReduceCost.begin(), allReduceCost.end())}));
   runPasses(pm, *copy, capture, "cannot simulate the schedule");
   ScheduleOp simulated = *copy->getOps<ScheduleOp>().begin();
   auto read = [&](StringRef name) {
@@ -360,23 +369,24 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
                                        const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   ScheduleOp op = schedule.get();
-  ScheduleCosts costs(op);
+  ActionCosts costs(op.getCostOrUnit());
   ScheduleSimulator simulator(op);
-  std::optional<ScheduleSimulator::Semantics> mode = parseSemantics(semantics);
+  std::optional<TransferSemantics> mode = symbolizeTransferSemantics(semantics);
   if (!mode)
     throw std::invalid_argument("unknown semantics '" + semantics +
                                 "'; expected async or rendezvous");
-  auto duration = [&](Operation *action) { return costs.duration(action); };
-  if (failed(simulator.run(duration, *mode, costs.transferTime()))) {
+  if (failed(simulator.run(costs, *mode))) {
     simulator.emitDeadlockError();
     capture.raise("the schedule deadlocks");
   }
   std::vector<TimelineEntry> timeline;
   for (int64_t rank = 0; rank < simulator.getNumRanks(); ++rank) {
     double held = 0.0;
-    for (auto [action, interval] :
-         llvm::zip(simulator.getActions(rank), simulator.getIntervals(rank))) {
-      held += costs.memoryDelta(action);
+    for (auto [action, timed, interval] :
+         llvm::zip(simulator.getActions(rank), simulator.getTimedActions(rank),
+                   simulator.getIntervals(rank))) {
+      if (timed.kind == TimedAction::Kind::compute)
+        held += costs.memoryDelta(timed.phase, timed.stage);
       auto [stage, mb] = getStageAndMicrobatch(action);
       timeline.emplace_back(rank, getActionMnemonic(action).str(), stage, mb,
                             interval.start, interval.end, held);

@@ -35,15 +35,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       parseSourceFile<ModuleOp>(sourceMgr, &quiet.context);
   if (!module)
     return 0;
-  for (StringRef semantics : {"async", "rendezvous"}) {
+  for (pp::TransferSemantics semantics :
+       {pp::TransferSemantics::async, pp::TransferSemantics::rendezvous}) {
     pp::PPVerifyScheduleOptions verifyOptions;
-    verifyOptions.semantics = semantics.str();
+    verifyOptions.semantics = semantics;
     if (failed(runPass(*module, pp::createPPVerifySchedule(verifyOptions))))
       continue;
     pp::PPSimulateOptions simulateOptions;
-    simulateOptions.semantics = semantics.str();
+    simulateOptions.semantics = semantics;
     if (failed(runPass(*module, pp::createPPSimulate(simulateOptions))))
-      pp::fuzz::finding(("a schedule that verifies under " + semantics +
+      pp::fuzz::finding(("a schedule that verifies under " +
+                         pp::stringifyTransferSemantics(semantics) +
                          " semantics does not simulate")
                             .str());
   }

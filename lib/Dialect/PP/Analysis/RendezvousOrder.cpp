@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
-#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -82,8 +81,7 @@ static void placeTransfers(
 /// Whether the ranks of `schedule` finish with rendezvous transfers.
 static bool runsWithRendezvous(ScheduleOp schedule) {
   ScheduleSimulator simulator(schedule);
-  return succeeded(simulator.run(ScheduleSimulator::unitCost,
-                                 ScheduleSimulator::Semantics::Rendezvous));
+  return succeeded(simulator.run(TransferSemantics::rendezvous));
 }
 
 LogicalResult mlir::pp::orderForRendezvous(ScheduleOp schedule) {
@@ -93,16 +91,12 @@ LogicalResult mlir::pp::orderForRendezvous(ScheduleOp schedule) {
     groupAdjacentTransfers(rank);
   if (runsWithRendezvous(schedule))
     return success();
-  ScheduleCosts costs(schedule);
-  auto duration = [&](Operation *op) {
-    if (!isa<ComputeOp>(op))
-      return 0.0;
-    double time = costs.duration(op);
-    return time > 0.0 ? time : 1.0;
-  };
+  // Compute actions that cost nothing still take time, so that the stamps
+  // keep their order.
+  ActionCosts costs(schedule.getCostOrUnit());
+  costs.replaceZeroDurations(1.0);
   ScheduleSimulator simulator(schedule);
-  if (failed(simulator.run(duration, ScheduleSimulator::Semantics::Async,
-                           costs.transferTime())))
+  if (failed(simulator.run(costs, TransferSemantics::async)))
     return failure();
   DenseMap<std::tuple<int32_t, int64_t, int64_t>, double> posted;
   for (int64_t rank = 0, e = simulator.getNumRanks(); rank < e; ++rank)

@@ -97,11 +97,7 @@ struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<ScheduleSimulator::Semantics> mode =
-        parseSemanticsOption(semantics, getOperation());
-    if (failed(mode))
-      return signalPassFailure();
-    bool rendezvous = *mode == ScheduleSimulator::Semantics::Rendezvous;
+    bool rendezvous = semantics == TransferSemantics::rendezvous;
     if (numReplicas < 1) {
       getOperation().emitError("num-replicas must be at least 1, got ")
           << numReplicas.getValue();

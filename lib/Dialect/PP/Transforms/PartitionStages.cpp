@@ -9,6 +9,7 @@
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -143,17 +144,21 @@ FailureOr<int64_t> StagePartitioner::countStages(const PlannerOptions &options,
 }
 
 /// Per stage, the most micro-batches whose activations its rank holds at
-/// once under the schedule: forwards run minus backwards run.
-static SmallVector<double> countInFlight(const GeneratedSchedule &schedule,
+/// once under the schedule: the stage's peak memory when each forward holds
+/// one unit until its backward input gradient (unit costs, no stash).
+static SmallVector<double> countInFlight(MLIRContext *context,
+                                         const GeneratedSchedule &schedule,
                                          int64_t numStages) {
-  SmallVector<double> held(numStages, 0.0), peak(numStages, 0.0);
-  for (ArrayRef<ScheduledAction> actions : schedule.ranks)
-    for (const ScheduledAction &action : actions) {
-      if (action.phase == Phase::forward)
-        peak[action.stage] = std::max(peak[action.stage], ++held[action.stage]);
-      else if (action.phase != Phase::backward_weight)
-        --held[action.stage];
-    }
+  ActionCosts unit(CostAttr::getUnit(context, numStages));
+  SmallVector<double> peak;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    auto delta = [&](const ScheduledAction &action) {
+      return action.stage == stage ? unit.memoryDelta(action.phase, stage)
+                                   : 0.0;
+    };
+    peak.push_back(
+        findMemoryPeak(schedule.ranks[schedule.stageRank[stage]], delta).peak);
+  }
   return peak;
 }
 
@@ -191,7 +196,7 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
 
   PipelineTarget target;
   target.stageRank = schedule->stageRank;
-  target.inFlight = countInFlight(*schedule, numStages);
+  target.inFlight = countInFlight(func.getContext(), *schedule, numStages);
   llvm::Expected<SmallVector<DeviceDescription>> devices =
       resolveDevices(options.devices, options.deviceFile, problem.numRanks);
   if (!devices)

@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScheduleEvaluator.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
@@ -72,9 +72,9 @@ static LogicalResult checkMemoryCaps(ModuleOp module, StringRef name,
                                      const GeneratedSchedule &generated) {
   if (problem.memoryCap.empty())
     return success();
-  ActionCosts costs(ScheduleCosts(problem.getCostOrUnit()), problem.numStages);
+  ActionCosts costs(problem.getCostOrUnit());
   for (auto [rank, actions] : llvm::enumerate(generated.ranks)) {
-    double peak = peakMemory(actions, costs);
+    double peak = findActivationPeak(costs, actions).peak;
     double cap = problem.getMemoryCap(rank);
     if (peak > cap + 1e-9)
       return module.emitError("schedule '")

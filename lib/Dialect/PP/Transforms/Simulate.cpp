@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -30,43 +29,37 @@ static std::string joinNumbers(ArrayRef<double> values) {
 /// How long `rank` computes: an overlapped backward adds only the time it
 /// runs past its forward.
 static double getBusyTime(const ScheduleSimulator &simulator,
-                          const ScheduleCosts &costs, int64_t rank) {
-  ArrayRef<Operation *> actions = simulator.getActions(rank);
+                          const ActionCosts &costs, int64_t rank) {
+  ArrayRef<TimedAction> actions = simulator.getTimedActions(rank);
   ArrayRef<ScheduleSimulator::Interval> times = simulator.getIntervals(rank);
   double busy = 0.0;
-  for (auto [i, op] : llvm::enumerate(actions)) {
-    auto compute = dyn_cast<ComputeOp>(op);
-    if (compute && compute.getOverlapPartner())
+  for (auto [i, action] : llvm::enumerate(actions)) {
+    if (action.kind != TimedAction::Kind::compute)
+      continue;
+    if (action.overlapped)
       busy += std::max(0.0, times[i].end - times[i - 1].end);
     else
-      busy += costs.duration(op);
+      busy += costs.duration(action.phase, action.stage);
   }
   return busy;
 }
 
 /// Simulates `schedule` and records what it found; fails on a deadlock.
 /// `allReduceCost` has no entry (free), one (every stage) or one per stage.
-static LogicalResult simulate(ScheduleOp schedule,
-                              ScheduleSimulator::Semantics semantics,
-                              StringRef semanticsName,
+static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
                               ArrayRef<double> allReduceCost) {
   int64_t numCosts = allReduceCost.size();
   if (numCosts > 1 && numCosts != schedule.getNumStages())
     return schedule.emitError("all-reduce-cost has ")
            << numCosts << " values but the schedule has "
            << schedule.getNumStages() << " stages";
-  ScheduleCosts costs(schedule);
+  ActionCosts costs(schedule.getCostOrUnit());
+  costs.setAllReduceDurations(allReduceCost);
   ScheduleSimulator simulator(schedule);
-  auto duration = [&](Operation *op) {
-    auto reduce = dyn_cast<AllReduceOp>(op);
-    if (!reduce || numCosts == 0)
-      return costs.duration(op);
-    return allReduceCost[numCosts == 1 ? 0 : reduce.getStage()];
-  };
-  if (failed(simulator.run(duration, semantics, costs.transferTime()))) {
+  if (failed(simulator.run(costs, semantics))) {
     simulator.emitDeadlockError().attachNote(schedule.getLoc())
-        << "while simulating this schedule with " << semanticsName
-        << " transfers";
+        << "while simulating this schedule with "
+        << stringifyTransferSemantics(semantics) << " transfers";
     return failure();
   }
   double makespan = simulator.getMakespan();
@@ -75,7 +68,7 @@ static LogicalResult simulate(ScheduleOp schedule,
   for (int64_t rank = 0; rank < simulator.getNumRanks(); ++rank) {
     idle.push_back(makespan - getBusyTime(simulator, costs, rank));
     totalIdle += idle.back();
-    peak.push_back(findMemoryPeak(costs, simulator.getActions(rank)).peak);
+    peak.push_back(simulator.getPeakMemory(rank));
   }
   double bubble =
       makespan > 0 ? totalIdle / (makespan * simulator.getNumRanks()) : 0.0;
@@ -96,16 +89,12 @@ namespace {
 struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<ScheduleSimulator::Semantics> mode =
-        parseSemanticsOption(semantics, getOperation());
-    if (failed(mode))
-      return signalPassFailure();
     if (llvm::any_of(allReduceCost, [](double c) { return c < 0; })) {
       getOperation().emitError("all-reduce-cost must not be negative");
       return signalPassFailure();
     }
     WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
-      return WalkResult(simulate(schedule, *mode, semantics, allReduceCost));
+      return WalkResult(simulate(schedule, semantics, allReduceCost));
     });
     if (result.wasInterrupted())
       signalPassFailure();

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ActionTable.h"
-#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -571,8 +570,7 @@ void ScheduleChecker::checkDeadlockFreedom() {
 /// schedule that only works with buffered sends deadlocks there.
 void ScheduleChecker::checkRendezvousDeadlockFreedom() {
   ScheduleSimulator simulator(schedule);
-  if (succeeded(simulator.run(ScheduleSimulator::unitCost,
-                              ScheduleSimulator::Semantics::Rendezvous)))
+  if (succeeded(simulator.run(TransferSemantics::rendezvous)))
     return;
   failed = true;
   simulator.emitDeadlockError().attachNote(schedule.getLoc())
@@ -589,16 +587,20 @@ void ScheduleChecker::checkRendezvousDeadlockFreedom() {
 void ScheduleChecker::checkMemoryCap() {
   if (!schedule.getMemoryCapAttr())
     return;
-  ScheduleCosts costs(schedule);
+  ActionCosts costs(schedule.getCostOrUnit());
   for (auto [rank, rankOp] : llvm::enumerate(ranks)) {
     double cap = *schedule.getRankMemoryCap(rank);
-    SmallVector<Operation *> actions = llvm::map_to_vector(
-        rankOp.getBody().front(), [](Operation &op) { return &op; });
-    MemoryPeak peak = findMemoryPeak(costs, actions, cap);
+    auto delta = [&](Operation &op) {
+      auto compute = dyn_cast<ComputeOp>(op);
+      return compute ? costs.memoryDelta(compute.getPhase(), compute.getStage())
+                     : 0.0;
+    };
+    Block &body = rankOp.getBody().front();
+    MemoryPeak peak = findMemoryPeak(body, delta, cap);
     if (peak.peak <= cap + 1e-9)
       continue;
     failed = true;
-    peak.at->emitOpError("leaves rank ")
+    std::next(body.begin(), *peak.at)->emitOpError("leaves rank ")
         << rank << " holding " << formatQuantity(peak.peak)
         << " units of activation memory, above the schedule's memory_cap of "
         << formatQuantity(cap);
@@ -614,11 +616,7 @@ struct VerifySchedulePass
     : mlir::pp::impl::PPVerifyScheduleBase<VerifySchedulePass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<ScheduleSimulator::Semantics> mode =
-        parseSemanticsOption(semantics, getOperation());
-    if (mlir::failed(mode))
-      return signalPassFailure();
-    bool rendezvous = *mode == ScheduleSimulator::Semantics::Rendezvous;
+    bool rendezvous = semantics == TransferSemantics::rendezvous;
     bool failed = false;
     getOperation().walk([&](ScheduleOp schedule) {
       failed |= ScheduleChecker(schedule, rendezvous).check().failed();

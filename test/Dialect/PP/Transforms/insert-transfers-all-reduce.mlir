@@ -53,4 +53,4 @@
 // ONE-NOT: pp.all_reduce
 
 // ZERO: error: num-replicas must be at least 1, got 0
-// SEMANTICS: error: unknown semantics 'eventually'; expected async or rendezvous
+// SEMANTICS: for the --semantics option: Cannot find option named 'eventually'!

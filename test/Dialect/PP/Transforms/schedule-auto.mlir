@@ -16,6 +16,7 @@
 // RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=64 num-microbatches=1024" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
 // RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=64 num-ranks=32 num-microbatches=1024" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE-V
 // RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 memory-cap=0.5" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=8 num-microbatches=16 forward-cost=1,2,1,3,1,1,2,1 backward-input-cost=2 comm-cost=0.3 memory-cap=5" --pp-insert-transfers=semantics=async --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAME-MODEL
 // RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=2 num-microbatches=2 activation-memory=1,2 memory-cap=1.5" 2>&1 | FileCheck %s --check-prefix=NONE-STAGE
 
 // Unit costs: ZB-H1 reaches the bound 3m + p - 1, so auto stops after the
@@ -63,3 +64,9 @@
 // NONE-STAGE: error: auto found no schedule within the memory cap of 1.5 (none exists: exhaustive search)
 module {
 }
+
+// One timing model: the makespan auto finds for its compute-only schedule
+// (transfers implicit, each input `comm` later across ranks) is the one
+// pp-simulate reports once the transfers are explicit and async.
+// SAME-MODEL: remark: auto: makespan [[MAKESPAN:[0-9.]+]] (greedy, 3 local moves), peak activation memory 5
+// SAME-MODEL: remark: makespan [[MAKESPAN]], bubble

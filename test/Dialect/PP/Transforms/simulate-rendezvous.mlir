@@ -18,6 +18,6 @@
 // SIM: error: loc("rank 0: forward stage 0 mb 1"): deadlock: rank 0 waits at this 'pp.send' for rank 1, which waits for rank 0
 // SIM: note: while simulating this schedule with rendezvous transfers
 
-// BAD: error: unknown semantics 'eventually'; expected async or rendezvous
+// BAD: for the --semantics option: Cannot find option named 'eventually'!
 module {
 }

@@ -2,7 +2,7 @@
 //
 // Orders the sends and receives of a schedule into exchange groups so that
 // the ranks make progress even when a send waits for its receive (NCCL
-// point-to-point, ScheduleSimulator::Semantics::Rendezvous).
+// point-to-point, TransferSemantics::rendezvous).
 //
 // First each run of adjacent transfers becomes a group (Megatron's
 // send_forward_recv_backward); that keeps every receive right before its

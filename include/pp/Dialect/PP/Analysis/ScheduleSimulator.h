@@ -1,26 +1,16 @@
 //===- ScheduleSimulator.h - run a pp.schedule in lock step -----*- C++ -*-===//
 //
-// Executes the ranks of a `pp.schedule` under the semantics of the
-// `pp-schedule-v1` contract (shared/spec/schedule-json.md) so that the
-// verifier (deadlock freedom) and the exporters (timelines) agree on what a
-// schedule does: each rank runs its actions in order, a send never blocks, a
-// receive blocks until its matching send was posted, computations and
-// optimizer steps take their cost, and an all-reduce takes its cost in the
-// background (data-parallel replicas run the same schedule, so it waits for
-// no one), delaying only its stage's optimizer step. A backward marked
-// `overlap` runs concurrently with the forward before it (two streams): both
-// start when the rank reaches the pair, and the rank is busy until the later
-// one ends. The transfers of an exchange group (`grouped`) all start when
-// the rank reaches the group's first one, and the rank goes on once each is
-// done.
-//
-// Used by pp-verify-schedule, pp-simulate and the timeline exporters.
+// Reads the ranks of a `pp.schedule` into the timing model of
+// ScheduleTiming.h and maps its results back to the ops, so that the
+// verifier (deadlock freedom), pp-simulate and the exporters (timelines)
+// agree on what a schedule does and report it at the actions.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_DIALECT_PP_ANALYSIS_SCHEDULESIMULATOR_H
 #define PP_DIALECT_PP_ANALYSIS_SCHEDULESIMULATOR_H
 
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -104,86 +94,61 @@ inline StringRef getActionMnemonic(Operation *op) {
 // ScheduleSimulator
 //===----------------------------------------------------------------------===//
 
-/// Runs the ranks of a schedule against each other. The simulation is linear
-/// in the number of actions: a rank runs until it reaches a receive whose
-/// send has not been posted, parks on that send, and is woken when the send's
-/// rank posts it. With the start times computed as the maximum of the rank's
-/// clock and the send's post time, the result equals a lock-step execution.
+/// Runs the ranks of a schedule against each other (see ScheduleTiming).
 class ScheduleSimulator {
 public:
-  /// How long an action takes, in any unit; never negative.
-  using CostFn = llvm::function_ref<double(Operation *)>;
-
-  /// Unit costs: F, B and W take 1, a fused backward 2, everything else 0.
-  static double unitCost(Operation *op) {
-    auto compute = dyn_cast<ComputeOp>(op);
-    if (!compute)
-      return 0.0;
-    return compute.getPhase() == Phase::backward ? 2.0 : 1.0;
-  }
-
-  /// When one action ran.
-  struct Interval {
-    double start = 0.0;
-    double end = 0.0;
-  };
+  using Interval = ScheduleTiming::Interval;
 
   /// Collects the actions of every rank and pairs each receive with the
   /// first send of the same transfer on the receive's peer rank.
   explicit ScheduleSimulator(ScheduleOp schedule);
 
-  int64_t getNumRanks() const { return rankBegin.size() - 1; }
+  int64_t getNumRanks() const { return timing.getNumRanks(); }
 
-  /// How point-to-point transfers synchronise.
-  enum class Semantics {
-    /// A send never blocks; a receive waits for its send (the
-    /// `pp-schedule-v1` contract, MPI's buffered sends).
-    Async,
-    /// A send also waits until its receive is reached (NCCL send/recv).
-    Rendezvous,
-  };
+  /// Runs every rank as far as it gets under `costs`. Succeeds if all ranks
+  /// finish; fails silently on a deadlock (see emitDeadlockError).
+  LogicalResult run(const ActionCosts &costs,
+                    TransferSemantics semantics = TransferSemantics::async) {
+    return timing.run(costs, semantics);
+  }
+  /// The same with unit costs: F, B and W take 1, a fused backward 2,
+  /// everything else 0, and transfers arrive at once.
+  LogicalResult run(TransferSemantics semantics = TransferSemantics::async) {
+    return run(unitCosts, semantics);
+  }
 
-  /// Runs every rank as far as it gets. Succeeds if all ranks finish; fails
-  /// silently on a deadlock (see emitDeadlockError). A transfer's data
-  /// arrives `transferTime` after it is sent; both ends are recorded at the
-  /// moment the transfer completes.
-  LogicalResult run(CostFn cost = unitCost,
-                    Semantics semantics = Semantics::Async,
-                    double transferTime = 0.0);
-
-  /// The actions of `rank` in order.
+  /// The actions of `rank` in order, as ops and as the timing model sees
+  /// them.
   ArrayRef<Operation *> getActions(int64_t rank) const {
-    return ArrayRef<Operation *>(actions).slice(
-        rankBegin[rank], rankBegin[rank + 1] - rankBegin[rank]);
+    return ArrayRef<Operation *>(ops).slice(timing.getFirstAction(rank),
+                                            timing.getNumActions(rank));
+  }
+  ArrayRef<TimedAction> getTimedActions(int64_t rank) const {
+    return timing.getActions(rank);
   }
 
   /// When the actions of `rank` ran, after a successful run.
   ArrayRef<Interval> getIntervals(int64_t rank) const {
-    return ArrayRef<Interval>(intervals).slice(
-        rankBegin[rank], rankBegin[rank + 1] - rankBegin[rank]);
+    return timing.getIntervals(rank);
   }
 
   /// The time the last action ends, after a successful run.
-  double getMakespan() const {
-    double makespan = 0.0;
-    for (const Interval &interval : intervals)
-      makespan = std::max(makespan, interval.end);
-    return makespan;
+  double getMakespan() const { return timing.getMakespan(); }
+  /// The most activation memory `rank` held, after a successful run.
+  double getPeakMemory(int64_t rank) const {
+    return timing.getPeakMemory(rank);
   }
 
   /// After a run, the action `rank` is stuck at (a receive, or under
   /// rendezvous semantics a send), or null if it finished.
   Operation *getBlockedAction(int64_t rank) const {
-    if (position[rank] == rankBegin[rank + 1])
-      return nullptr;
-    return actions[position[rank]];
+    std::optional<int64_t> id = timing.getBlockedAction(rank);
+    return id ? ops[*id] : nullptr;
   }
 
-  /// After a failed run, the ranks that wait for each other, starting at the
-  /// lowest blocked rank and following "waits for" until a rank repeats
-  /// (which is the last element) or a rank is reached that can never post
-  /// the send (its receive has no matching send; it is the last element).
-  SmallVector<int64_t> getWaitChain() const;
+  /// After a failed run, the ranks that wait for each other (see
+  /// ScheduleTiming::getWaitChain).
+  SmallVector<int64_t> getWaitChain() const { return timing.getWaitChain(); }
 
   /// Runs with unit costs for an exported timeline, reporting a deadlock
   /// with a note at the schedule.
@@ -195,56 +160,11 @@ public:
   InFlightDiagnostic emitDeadlockError() const;
 
 private:
-  static constexpr int64_t kNotARecv = -1;
-  static constexpr int64_t kNoSend = -2;
-
-  /// Whether `rank` is blocked at a receive that has no send at all.
-  bool waitsForever(int64_t rank) const {
-    return isa<RecvOp>(actions[position[rank]]) &&
-           matchingSend[position[rank]] == kNoSend;
-  }
-
-  /// The rank on the other end of a blocked transfer.
-  static int64_t getPeer(Operation *transfer) {
-    if (auto recv = dyn_cast<RecvOp>(transfer))
-      return recv.getPeer();
-    return cast<SendOp>(transfer).getPeer();
-  }
-
-  int64_t getRankOf(int64_t id) const {
-    return std::upper_bound(rankBegin.begin(), rankBegin.end(), id) -
-           rankBegin.begin() - 1;
-  }
-
-  /// All actions, rank by rank; rank r owns [rankBegin[r], rankBegin[r+1]).
-  std::vector<Operation *> actions;
-  SmallVector<int64_t> rankBegin;
-  /// For each receive, the id of its send (or kNoSend); kNotARecv otherwise.
-  std::vector<int64_t> matchingSend;
-  /// After a run: the next action of each rank.
-  SmallVector<int64_t> position;
-  std::vector<Interval> intervals;
+  /// All actions, rank by rank, in the order of `timing`'s.
+  std::vector<Operation *> ops;
+  ScheduleTiming timing;
+  ActionCosts unitCosts;
 };
-
-/// Reads a `semantics` option: `async` or `rendezvous`, or null.
-inline std::optional<ScheduleSimulator::Semantics>
-parseSemantics(StringRef text) {
-  if (text == "async")
-    return ScheduleSimulator::Semantics::Async;
-  if (text == "rendezvous")
-    return ScheduleSimulator::Semantics::Rendezvous;
-  return std::nullopt;
-}
-
-/// The same, with an error at `op` for anything else.
-inline FailureOr<ScheduleSimulator::Semantics>
-parseSemanticsOption(StringRef text, Operation *op) {
-  if (std::optional<ScheduleSimulator::Semantics> semantics =
-          parseSemantics(text))
-    return *semantics;
-  return op->emitError("unknown semantics '")
-         << text << "'; expected async or rendezvous";
-}
 
 } // namespace mlir::pp
 

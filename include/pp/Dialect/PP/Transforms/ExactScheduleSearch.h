@@ -9,7 +9,7 @@
 #ifndef PP_DIALECT_PP_TRANSFORMS_EXACTSCHEDULESEARCH_H
 #define PP_DIALECT_PP_TRANSFORMS_EXACTSCHEDULESEARCH_H
 
-#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 #include <optional>
@@ -44,7 +44,7 @@ struct ExactSearchResult {
 /// per-rank workload bound, and by an earlier state with the same counts
 /// (hence the same memory) whose times are all no later.
 ExactSearchResult searchFastestSchedule(const ScheduleProblem &problem,
-                                        const ScheduleCosts &costs,
+                                        const ActionCosts &costs,
                                         ArrayRef<int64_t> stageRank,
                                         double upperBound, int64_t nodeBudget);
 

@@ -523,9 +523,16 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     Option<"numReplicas", "num-replicas", "int64_t", "1",
            "Data-parallel replicas of the pipeline; above 1, each stage's "
            "weight gradients are all-reduced over them">,
-    Option<"semantics", "semantics", "std::string", "\"rendezvous\"",
+    Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
+           "::mlir::pp::TransferSemantics::rendezvous",
            "Order transfers for rendezvous sends (NCCL; the default) or "
-           "leave each receive right before its consumer (async)">,
+           "leave each receive right before its consumer (async)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::TransferSemantics::async, "async",
+                        "Sends never block (buffered, MPI)"),
+             clEnumValN(::mlir::pp::TransferSemantics::rendezvous,
+                        "rendezvous",
+                        "A send waits for its receive (NCCL)"))}]>,
   ];
 }
 
@@ -556,8 +563,15 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"semantics", "semantics", "std::string", "\"async\"",
-           "Transfer semantics: async (sends never block) or rendezvous">,
+    Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
+           "::mlir::pp::TransferSemantics::async",
+           "Transfer semantics: async (sends never block) or rendezvous",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::TransferSemantics::async, "async",
+                        "Sends never block (buffered, MPI)"),
+             clEnumValN(::mlir::pp::TransferSemantics::rendezvous,
+                        "rendezvous",
+                        "A send waits for its receive (NCCL)"))}]>,
     ListOption<"allReduceCost", "all-reduce-cost", "double",
                "Time of each stage's gradient all-reduce (one value: every "
                "stage; default 0)">,
@@ -579,7 +593,7 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     rank; between ranks it must go through a `pp.send` after the producer
     and a `pp.recv` before the consumer, and between stages on the same
     rank it must not. Deadlock freedom is checked by running the ranks
-    against each other (ScheduleSimulator, linear in the number of
+    against each other (ScheduleTiming, linear in the number of
     actions, the same model `pp-translate` draws timelines with). All
     independent errors are reported; checks that would only repeat an
     earlier error (order after misplacement, deadlock after an unmatched
@@ -601,9 +615,16 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"semantics", "semantics", "std::string", "\"async\"",
+    Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
+           "::mlir::pp::TransferSemantics::async",
            "Also prove deadlock freedom with rendezvous transfers (a send "
-           "waits for its receive) when 'rendezvous'">,
+           "waits for its receive) when 'rendezvous'",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::TransferSemantics::async, "async",
+                        "Sends never block (buffered, MPI)"),
+             clEnumValN(::mlir::pp::TransferSemantics::rendezvous,
+                        "rendezvous",
+                        "A send waits for its receive (NCCL)"))}]>,
   ];
 }
 

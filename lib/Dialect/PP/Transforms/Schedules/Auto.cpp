@@ -16,13 +16,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/Transforms/ExactScheduleSearch.h"
 #include "pp/Dialect/PP/Transforms/GreedySchedule.h"
 #include "pp/Dialect/PP/Transforms/LocalScheduleSearch.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -58,7 +59,7 @@ static bool searchable(const ScheduleProblem &problem) {
 /// `incumbent()` and passes those found to `offer`; returns whether every
 /// search finished within its budget.
 static bool
-searchPlacements(const ScheduleProblem &problem, const ScheduleCosts &costs,
+searchPlacements(const ScheduleProblem &problem, const ActionCosts &costs,
                  ArrayRef<SmallVector<int64_t>> placements,
                  llvm::function_ref<void(GeneratedSchedule, StringRef)> offer,
                  llvm::function_ref<double()> incumbent) {
@@ -135,7 +136,6 @@ class AutoSearch {
 public:
   AutoSearch(const ScheduleProblem &problem)
       : problem(problem), costs(problem.cost),
-        actionCosts(costs, problem.numStages),
         placements(standardPlacements(problem)) {}
 
   /// Runs every stage of the search until one meets the bound.
@@ -159,8 +159,7 @@ private:
   }
 
   const ScheduleProblem &problem;
-  ScheduleCosts costs;
-  ActionCosts actionCosts;
+  ActionCosts costs;
   /// The standard placements and those the built-ins use.
   SmallVector<SmallVector<int64_t>> placements;
   /// The least lower bound over `placements`.
@@ -179,7 +178,7 @@ private:
 
 void AutoSearch::offer(GeneratedSchedule candidate, StringRef name) {
   ++candidates;
-  ScheduleEvaluator evaluator(problem, actionCosts, candidate.stageRank);
+  ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
   FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
   if (failed(eval) || !eval->fits(problem))
     return;
@@ -221,7 +220,7 @@ void AutoSearch::offerGreedy() {
   SmallVector<double> caps = problem.getMemoryCaps();
   double largest = 0.0;
   for (int64_t s = 0; s < problem.numStages; ++s)
-    largest = std::max(largest, actionCosts.memoryDelta(Phase::forward, s));
+    largest = std::max(largest, costs.memoryDelta(Phase::forward, s));
   // Past the count whose limit reaches every cap, the limits are the caps.
   int64_t least = problem.numStages / problem.numRanks;
   int64_t most = 2 * problem.numStages;
@@ -237,7 +236,7 @@ void AutoSearch::offerGreedy() {
         if (builds-- == 0)
           return;
         FailureOr<GeneratedSchedule> candidate = buildGreedySchedule(
-            problem, actionCosts, placement, GreedyPolicy{limit, eager});
+            problem, costs, placement, GreedyPolicy{limit, eager});
         if (succeeded(candidate))
           offer(std::move(*candidate),
                 "greedy, memory limit " + formatPerRank(limit));
@@ -254,8 +253,7 @@ void AutoSearch::improveBest() {
     return;
   int64_t evaluations = std::clamp<int64_t>(kLocalSearchWork / numActions(), 1,
                                             kLocalSearchMaxEvaluations);
-  int64_t moves =
-      improveSchedule(problem, actionCosts, *best, bestEval, evaluations);
+  int64_t moves = improveSchedule(problem, costs, *best, bestEval, evaluations);
   if (moves > 0)
     bestName += llvm::formatv(", {0} local moves", moves).str();
 }
@@ -279,7 +277,7 @@ void AutoSearch::searchExact() {
 void AutoSearch::run(ScheduleErrorFn emitError) {
   offerBuiltins(emitError);
   for (ArrayRef<int64_t> placement : placements)
-    bound = std::min(bound, lowerBound(problem, actionCosts, placement));
+    bound = std::min(bound, lowerBound(problem, costs, placement));
   for (void (AutoSearch::*step)() :
        {&AutoSearch::offerGreedy, &AutoSearch::improveBest,
         &AutoSearch::searchExact}) {
@@ -328,8 +326,7 @@ FailureOr<GeneratedSchedule>
 mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   ScheduleProblem problem = in;
   problem.cost = problem.getCostOrUnit();
-  ScheduleCosts costs(problem.cost);
-  ActionCosts actionCosts(costs, problem.numStages);
+  ActionCosts costs(problem.cost);
   if (!searchable(problem))
     return emitError() << "exact search is limited to " << kSearchMaxActions
                        << " actions; this problem has "
@@ -337,7 +334,7 @@ mlir::pp::generateExact(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   std::optional<GeneratedSchedule> best;
   Evaluation bestEval;
   auto offer = [&](GeneratedSchedule candidate, StringRef) {
-    ScheduleEvaluator evaluator(problem, actionCosts, candidate.stageRank);
+    ScheduleEvaluator evaluator(problem, costs, candidate.stageRank);
     FailureOr<Evaluation> eval = evaluator.evaluate(candidate);
     if (succeeded(eval) &&
         (!best || eval->makespan < bestEval.makespan - 1e-9)) {

@@ -2,7 +2,9 @@
 //
 // A depth-first branch and bound over the order in which actions are
 // appended to their ranks; see ExactScheduleSearch.h for why it covers every
-// schedule and which states it prunes.
+// schedule and which states it prunes. When inputs are there comes from the
+// timing model's DataflowTimes (ScheduleTiming.h), recorded as actions are
+// appended and erased as the search backtracks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,13 +45,13 @@ struct Candidate {
 
 class ExactScheduleSearch {
 public:
-  ExactScheduleSearch(const ScheduleProblem &problem,
-                      const ScheduleCosts &costs, ArrayRef<int64_t> stageRank,
-                      double upperBound, int64_t nodeBudget)
+  ExactScheduleSearch(const ScheduleProblem &problem, const ActionCosts &costs,
+                      ArrayRef<int64_t> stageRank, double upperBound,
+                      int64_t nodeBudget)
       : stages(problem.numStages), mbs(problem.numMicrobatches),
         ranks(problem.numRanks), stageRank(stageRank),
-        comm(costs.transferTime()), cap(problem.getMemoryCaps()),
-        best(upperBound), budget(nodeBudget) {
+        dataflow(stages, mbs, stageRank, costs.transferTime()),
+        cap(problem.getMemoryCaps()), best(upperBound), budget(nodeBudget) {
     for (int phase = 0; phase < kNumPhases; ++phase)
       for (int64_t s = 0; s < stages; ++s) {
         duration.push_back(costs.duration(kPhaseOf[phase], s));
@@ -58,9 +60,8 @@ public:
     done.assign(kNumPhases * stages, 0);
     clock.assign(ranks, 0.0);
     held.assign(ranks, 0.0);
-    end.assign(kNumPhases * stages * mbs, 0.0);
-    earliest.assign(end.size(), 0.0);
-    remaining = end.size();
+    earliest.assign(kNumPhases * stages * mbs, 0.0);
+    remaining = earliest.size();
     computeTails();
   }
 
@@ -86,7 +87,11 @@ private:
     return stageRank[from] != stageRank[to];
   }
   double arrival(int64_t from, int64_t to, double time) const {
-    return crosses(from, to) ? time + comm : time;
+    return dataflow.arrival(from, to, time);
+  }
+  /// When the `mb`-th `phase` action of stage `s`, which ran, ended.
+  double endOf(int phase, int64_t s, int64_t mb) const {
+    return dataflow.getEnd(kPhaseOf[phase], s, mb);
   }
 
   /// When the inputs of the next `phase` action of stage `s` are there, or
@@ -95,35 +100,14 @@ private:
     int64_t mb = done[slot(phase, s)];
     if (mb == mbs)
       return std::nullopt;
-    switch (phase) {
-    case kF:
-      if (s == 0)
-        return 0.0;
-      if (done[slot(kF, s - 1)] <= mb)
-        return std::nullopt;
-      return arrival(s - 1, s, end[action(kF, s - 1, mb)]);
-    case kB: {
-      if (done[slot(kF, s)] <= mb)
-        return std::nullopt;
-      double own = end[action(kF, s, mb)];
-      if (s == stages - 1)
-        return own;
-      if (done[slot(kB, s + 1)] <= mb)
-        return std::nullopt;
-      return std::max(own, arrival(s + 1, s, end[action(kB, s + 1, mb)]));
-    }
-    default:
-      if (done[slot(kB, s)] <= mb)
-        return std::nullopt;
-      return end[action(kB, s, mb)];
-    }
+    return dataflow.readyTime(kPhaseOf[phase], s, mb);
   }
 
   /// The longest chain of dependent actions from each action to the end,
   /// its own duration included. Besides data dependencies, a stage runs its
   /// micro-batches of a phase in order.
   void computeTails() {
-    tail.assign(end.size(), 0.0);
+    tail.assign(earliest.size(), 0.0);
     auto after = [&](int phase, int64_t s, int64_t mb) {
       return mb + 1 < mbs ? tail[action(phase, s, mb + 1)] : 0.0;
     };
@@ -158,7 +142,7 @@ private:
     // one on the same rank ended before the rank's clock.
     auto input = [&](int from, int64_t t) {
       bool ran = mb < done[slot(from, t)];
-      double ready = ran ? end[action(from, t, mb)]
+      double ready = ran ? endOf(from, t, mb)
                          : earliest[action(from, t, mb)] + length(from, t);
       start = std::max(start, arrival(t, s, ready));
     };
@@ -222,11 +206,11 @@ private:
     for (int64_t s = 0; s + 1 < stages; ++s)
       if (crosses(s, s + 1))
         for (int64_t mb = done[slot(kF, s + 1)]; mb < done[slot(kF, s)]; ++mb)
-          times.push_back(end[action(kF, s, mb)]);
+          times.push_back(endOf(kF, s, mb));
     for (int64_t s = 1; s < stages; ++s)
       if (crosses(s, s - 1))
         for (int64_t mb = done[slot(kB, s - 1)]; mb < done[slot(kB, s)]; ++mb)
-          times.push_back(end[action(kB, s, mb)]);
+          times.push_back(endOf(kB, s, mb));
     std::vector<double> &front = memo[key];
     size_t width = times.size();
     auto noLater = [&](const double *a, const double *b) {
@@ -306,7 +290,8 @@ private:
       int64_t s = next.stage, rank = stageRank[s];
       int64_t at = slot(next.phase, s), mb = done[at];
       double before = clock[rank];
-      clock[rank] = end[action(next.phase, s, mb)] = next.start + duration[at];
+      clock[rank] = next.start + duration[at];
+      dataflow.record(kPhaseOf[next.phase], s, mb, clock[rank]);
       held[rank] += delta[at];
       ++done[at];
       --remaining;
@@ -315,6 +300,7 @@ private:
       path.pop_back();
       ++remaining;
       --done[at];
+      dataflow.erase(kPhaseOf[next.phase], s, mb);
       held[rank] -= delta[at];
       clock[rank] = before;
       if (aborted)
@@ -324,7 +310,8 @@ private:
 
   int64_t stages, mbs, ranks;
   ArrayRef<int64_t> stageRank;
-  double comm;
+  /// When the actions that ran ended, and when inputs are there.
+  DataflowTimes dataflow;
   /// Per rank: the activation memory it may hold.
   SmallVector<double> cap;
   /// Per (phase, stage): duration, memory change, micro-batches run.
@@ -332,9 +319,9 @@ private:
   SmallVector<int64_t> done;
   /// Per rank: when it is free, and the activation memory it holds.
   SmallVector<double> clock, held;
-  /// Per (phase, stage, micro-batch): when it ended if it ran, its longest
-  /// chain to the end, and (scratch for the bound) its earliest start.
-  std::vector<double> end, tail, earliest;
+  /// Per (phase, stage, micro-batch): its longest chain to the end, and
+  /// (scratch for the bound) its earliest start.
+  std::vector<double> tail, earliest;
   int64_t remaining;
   /// The actions appended so far, with their ranks.
   SmallVector<std::pair<int64_t, ScheduledAction>> path;
@@ -350,7 +337,7 @@ private:
 } // namespace
 
 ExactSearchResult mlir::pp::searchFastestSchedule(
-    const ScheduleProblem &problem, const ScheduleCosts &costs,
+    const ScheduleProblem &problem, const ActionCosts &costs,
     ArrayRef<int64_t> stageRank, double upperBound, int64_t nodeBudget) {
   return ExactScheduleSearch(problem, costs, stageRank, upperBound, nodeBudget)
       .run();

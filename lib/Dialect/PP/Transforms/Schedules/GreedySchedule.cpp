@@ -39,7 +39,8 @@ public:
   GreedyListScheduler(const ScheduleProblem &problem, const ActionCosts &costs,
                       ArrayRef<int64_t> stageRank, const GreedyPolicy &policy)
       : problem(problem), costs(costs), stageRank(stageRank), policy(policy),
-        evaluator(problem, costs, stageRank) {}
+        dataflow(problem.numStages, problem.numMicrobatches, stageRank,
+                 costs.transferTime()) {}
 
   FailureOr<GeneratedSchedule> build();
 
@@ -64,7 +65,7 @@ private:
   const ActionCosts &costs;
   ArrayRef<int64_t> stageRank;
   const GreedyPolicy &policy;
-  ScheduleEvaluator evaluator;
+  DataflowTimes dataflow;
   /// Per rank: its stages, later first; when it is free; its best next
   /// action.
   SmallVector<SmallVector<int64_t>> rankStages;
@@ -92,7 +93,7 @@ Choice GreedyListScheduler::choose(int64_t rank) const {
   int64_t stages = problem.numStages, m = problem.numMicrobatches;
   Choice best;
   auto consider = [&](ScheduledAction a, int priority) {
-    std::optional<double> ready = evaluator.readyTime(a);
+    std::optional<double> ready = dataflow.readyTime(a.phase, a.stage, a.mb);
     if (!ready)
       return;
     Choice candidate{a, std::max(clock[rank], *ready), priority};
@@ -122,7 +123,7 @@ void GreedyListScheduler::append(const Choice &chosen) {
     committed[rank] += costs.memoryDelta(a.phase, a.stage);
   else if (a.stage == rankStages[rank].back())
     committed[rank] += entryMemory[rank];
-  evaluator.record(a, clock[rank]);
+  dataflow.record(a.phase, a.stage, a.mb, clock[rank]);
   if (a.phase == Phase::forward)
     ++nextForward[a.stage];
   else if (a.phase == Phase::backward_input)
@@ -155,7 +156,7 @@ void GreedyListScheduler::update(int64_t rank) {
 
 FailureOr<GeneratedSchedule> GreedyListScheduler::build() {
   int64_t stages = problem.numStages, ranks = problem.numRanks;
-  evaluator.reset();
+  dataflow.reset();
   schedule = {SmallVector<int64_t>(stageRank), {}, ""};
   schedule.ranks.resize(ranks);
   rankStages.assign(ranks, {});
@@ -206,7 +207,7 @@ FailureOr<GeneratedSchedule>
 mlir::pp::generateGreedy(const ScheduleProblem &in, ScheduleErrorFn emitError) {
   ScheduleProblem problem = in;
   problem.cost = problem.getCostOrUnit();
-  ActionCosts costs(ScheduleCosts(problem.cost), problem.numStages);
+  ActionCosts costs(problem.cost);
   GreedyPolicy policy{defaultLimits(problem, costs), false};
   // The fastest over the standard placements.
   std::optional<GeneratedSchedule> best;

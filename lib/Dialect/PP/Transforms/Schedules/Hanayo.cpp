@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/ScheduleCost.h"
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -189,7 +189,7 @@ mlir::pp::generateHanayo(const ScheduleProblem &problem,
   // Interleaved 1F1B's peak with 2W chunks per rank, (2W + 1)p - 1
   // activations, or what a rank's memory cap leaves room for.
   int64_t chunks = problem.numStages / p;
-  ScheduleCosts costs(problem.getCostOrUnit());
+  ActionCosts costs(problem.getCostOrUnit());
   double largest = 0.0;
   for (int64_t s = 0; s < problem.numStages; ++s)
     largest = std::max(largest, costs.memoryDelta(Phase::forward, s));

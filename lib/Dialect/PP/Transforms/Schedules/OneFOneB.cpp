@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/ScheduleEvaluator.h"
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 
 using namespace mlir;
@@ -25,7 +25,7 @@ appendStepsWithinCap(SmallVectorImpl<ScheduledAction> &out,
   for (int64_t warmup = most; warmup >= 0; --warmup) {
     SmallVector<ScheduledAction> steps;
     appendOneFOneBSteps(steps, problem, stage, warmup);
-    if (peakMemory(steps, costs) <= cap + 1e-9) {
+    if (findActivationPeak(costs, steps).peak <= cap + 1e-9) {
       out.append(steps);
       return warmup;
     }
@@ -40,7 +40,7 @@ mlir::pp::generateOneFOneB(const ScheduleProblem &problem,
                            ScheduleErrorFn emitError) {
   if (failed(requireOneStagePerRank(problem, "1f1b", emitError)))
     return failure();
-  ActionCosts costs(ScheduleCosts(problem.getCostOrUnit()), problem.numStages);
+  ActionCosts costs(problem.getCostOrUnit());
   int64_t p = problem.numStages;
   SmallVector<SmallVector<ScheduledAction>> ranks(p);
   int64_t most = p - 1;
