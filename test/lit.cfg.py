@@ -45,6 +45,11 @@ if shutil.which("mpirun") or (config.mpiexec and os.path.exists(config.mpiexec))
     config.available_features.add("mpi")
 if shutil.which("python3"):
     config.available_features.add("python3")
+# A CUDA toolkit with ptxas (the runtime's, which pp-lower-to-cuda uses):
+# tests that build cubins need it.
+if config.cuda_toolkit and os.path.exists(
+        os.path.join(config.cuda_toolkit, "bin", "ptxas")):
+    config.available_features.add("cuda")
 mlir_runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
 if os.path.exists(mlir_runner):
     config.available_features.add("mlir-runner")
