@@ -97,8 +97,8 @@ static int bench_gemms(int argc, char **argv) {
       size_t eb = element_bytes(g.ab_type);
       g.a = device_zeros((size_t)(g.batch * g.m * g.k) * eb);
       g.b = device_zeros((size_t)(g.batch * g.k * g.n) * eb);
-      g.c = device_zeros((size_t)(g.batch * g.m * g.n) *
-                         element_bytes(g.c_type));
+      g.c =
+          device_zeros((size_t)(g.batch * g.m * g.n) * element_bytes(g.c_type));
       double ms = time_ms(NULL, run_gemm, &g, 20);
       double gflop = 2e-9 * (double)(g.batch * g.m * g.n * g.k) * calls;
       printf("gemm %d %d %d %d %lld %lld %lld %lld %lld %.9g %.9g %.9g\n",
@@ -121,9 +121,9 @@ typedef struct copy_case {
 
 static void run_copy(void *arg) {
   copy_case *c = arg;
-  check(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice,
-                        NULL),
-        "cudaMemcpyAsync");
+  check(
+      cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, NULL),
+      "cudaMemcpyAsync");
 }
 
 static void run_accumulate(void *arg) {
@@ -150,8 +150,8 @@ int main(int argc, char **argv) {
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess || count == 0)
-    die("no CUDA device", rc != cudaSuccess ? cudaGetErrorString(rc)
-                                            : "0 devices");
+    die("no CUDA device",
+        rc != cudaSuccess ? cudaGetErrorString(rc) : "0 devices");
   if (argc >= 2 && strcmp(argv[1], "gemm") == 0)
     return bench_gemms(argc - 2, argv + 2);
   if (argc == 3 && strcmp(argv[1], "bandwidth") == 0)

@@ -75,9 +75,9 @@ void pp::buildKernelBinaryPhase(OpPassManager &pm,
   kernels.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.kernelFormat;
-  binary.toolkitPath =
-      options.cudaToolkit.empty() ? std::string(PP_CUDA_TOOLKIT)
-                                  : options.cudaToolkit.getValue();
+  binary.toolkitPath = options.cudaToolkit.empty()
+                           ? std::string(PP_CUDA_TOOLKIT)
+                           : options.cudaToolkit.getValue();
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 

@@ -42,8 +42,7 @@ static int fake_unload(void *module) {
   return 0;
 }
 
-static int fake_get_function(void **function, void *module,
-                             const char *name) {
+static int fake_get_function(void **function, void *module, const char *name) {
   ++seen.lookups;
   EXPECT(module == &module_handle);
   *function = strcmp(name, "main_kernel") == 0 ? &function_handle : NULL;
@@ -69,9 +68,8 @@ static const char *fake_error_name(int rc) {
                      : NULL;
 }
 
-static const pprt_kernel_driver fake = {fake_load, fake_unload,
-                                        fake_get_function, fake_launch,
-                                        fake_error_name};
+static const pprt_kernel_driver fake = {
+    fake_load, fake_unload, fake_get_function, fake_launch, fake_error_name};
 
 /* Modules register before any device exists and load once, at their first
    lookup; a missing kernel names itself and the driver's reason. */
@@ -162,8 +160,8 @@ static void test_limits(void) {
                  "grid size x is 0; expected 1 to 2147483647"));
   EXPECT(rejects((intptr_t[]){1, 65536, 1}, one, 0, params, NULL, 1,
                  "grid size y is 65536"));
-  EXPECT(rejects((intptr_t[]){(intptr_t)1 << 31, 1, 1}, one, 0, params, NULL,
-                 1, "grid size x is 2147483648"));
+  EXPECT(rejects((intptr_t[]){(intptr_t)1 << 31, 1, 1}, one, 0, params, NULL, 1,
+                 "grid size x is 2147483648"));
   EXPECT(rejects(one, (intptr_t[]){1, 1, 65}, 0, params, NULL, 1,
                  "block size z is 65; expected 1 to 64"));
   EXPECT(rejects(one, (intptr_t[]){64, 32, 1}, 0, params, NULL, 1,

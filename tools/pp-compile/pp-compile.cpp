@@ -100,13 +100,13 @@ static cl::list<std::string>
     runArgs("run-arg",
             cl::desc("With --emit=profile: an option for the program run "
                      "(repeatable), e.g. --run-arg=--corpus=text.txt"));
-static cl::opt<pp::CompileTarget> target(
-    "target", cl::desc("Where stage code runs (default cpu)"),
-    cl::init(pp::CompileTarget::CPU),
-    cl::values(clEnumValN(pp::CompileTarget::CPU, "cpu", "the host CPU"),
-               clEnumValN(pp::CompileTarget::CUDA, "cuda",
-                          "NVIDIA GPUs: cuBLAS GEMMs and generated CUDA "
-                          "kernels, run under --backend cuda")));
+static cl::opt<pp::CompileTarget>
+    target("target", cl::desc("Where stage code runs (default cpu)"),
+           cl::init(pp::CompileTarget::CPU),
+           cl::values(clEnumValN(pp::CompileTarget::CPU, "cpu", "the host CPU"),
+                      clEnumValN(pp::CompileTarget::CUDA, "cuda",
+                                 "NVIDIA GPUs: cuBLAS GEMMs and generated CUDA "
+                                 "kernels, run under --backend cuda")));
 static cl::opt<std::string>
     cudaChip("cuda-chip",
              cl::desc("With --target=cuda: the GPU architecture kernels are "

@@ -28,8 +28,8 @@ bool isDense(Value buffer) {
 void emitOnStream(OpBuilder &builder, Location loc,
                   function_ref<Value(Value)> emit) {
   Type token = gpu::AsyncTokenType::get(builder.getContext());
-  Value start = gpu::WaitOp::create(builder, loc, token, ValueRange())
-                    .getAsyncToken();
+  Value start =
+      gpu::WaitOp::create(builder, loc, token, ValueRange()).getAsyncToken();
   gpu::WaitOp::create(builder, loc, Type(), ValueRange{emit(start)});
 }
 

@@ -28,10 +28,8 @@ constexpr int64_t kMaxGridYZ = 65535;
 
 /// The constant trip count of dimension `dim` of `loop`, if it has one.
 std::optional<int64_t> getTripCount(scf::ParallelOp loop, unsigned dim) {
-  std::optional<int64_t> lower =
-      getConstantIntValue(loop.getLowerBound()[dim]);
-  std::optional<int64_t> upper =
-      getConstantIntValue(loop.getUpperBound()[dim]);
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()[dim]);
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound()[dim]);
   std::optional<int64_t> step = getConstantIntValue(loop.getStep()[dim]);
   if (!lower || !upper || !step || *step <= 0)
     return std::nullopt;
@@ -48,8 +46,8 @@ SmallVector<int64_t> getTileSizes(scf::ParallelOp loop, int64_t blockSize) {
   for (unsigned i = 0; i < std::min(rank, 2u) && left > 1; ++i) {
     unsigned dim = rank - 1 - i;
     std::optional<int64_t> trips = getTripCount(loop, dim);
-    int64_t wanted = trips ? llvm::PowerOf2Ceil(std::max<int64_t>(*trips, 1))
-                           : left;
+    int64_t wanted =
+        trips ? llvm::PowerOf2Ceil(std::max<int64_t>(*trips, 1)) : left;
     tiles[dim] = std::min(wanted, left);
     left /= tiles[dim];
   }
@@ -63,9 +61,12 @@ gpu::ParallelLoopDimMappingAttr getMapping(MLIRContext *context,
                                               identity);
 }
 
-/// The grid mapping of the tile loop `grid`: blockIdx.x along the innermost
-/// dimension, y and z along the next ones where their extent fits.
-SmallVector<gpu::ParallelLoopDimMappingAttr> getGridMapping(scf::ParallelOp grid) {
+/// The grid mapping of the tile loop `grid` of `loop` tiled by `tiles`:
+/// blockIdx.x along the innermost dimension, y and z along the next ones
+/// where their extent is known to fit (`grid`'s steps no longer fold).
+SmallVector<gpu::ParallelLoopDimMappingAttr>
+getGridMapping(scf::ParallelOp grid, ArrayRef<std::optional<int64_t>> trips,
+               ArrayRef<int64_t> tiles) {
   MLIRContext *context = grid.getContext();
   unsigned rank = grid.getNumLoops();
   SmallVector<gpu::ParallelLoopDimMappingAttr> mapping(
@@ -74,8 +75,8 @@ SmallVector<gpu::ParallelLoopDimMappingAttr> getGridMapping(scf::ParallelOp grid
       gpu::Processor::BlockX, gpu::Processor::BlockY, gpu::Processor::BlockZ};
   for (unsigned i = 0; i < std::min(rank, 3u); ++i) {
     unsigned dim = rank - 1 - i;
-    std::optional<int64_t> trips = getTripCount(grid, dim);
-    if (i > 0 && (!trips || *trips > kMaxGridYZ))
+    if (i > 0 &&
+        (!trips[dim] || llvm::divideCeil(*trips[dim], tiles[dim]) > kMaxGridYZ))
       continue;
     mapping[dim] = getMapping(context, processors[i]);
   }
@@ -106,8 +107,7 @@ void mapNestedSequential(scf::ParallelOp loop) {
   });
 }
 
-struct MapParallelLoops
-    : pp::impl::PPMapParallelLoopsBase<MapParallelLoops> {
+struct MapParallelLoops : pp::impl::PPMapParallelLoopsBase<MapParallelLoops> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -115,7 +115,7 @@ struct MapParallelLoops
       getOperation().emitError()
           << "pp-map-parallel-loops: block-size must be a power of two "
              "between 1 and 1024, got "
-          << blockSize;
+          << static_cast<int64_t>(blockSize);
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> outermost;
@@ -126,10 +126,14 @@ struct MapParallelLoops
     });
     for (scf::ParallelOp loop : outermost) {
       mapNestedSequential(loop);
+      SmallVector<std::optional<int64_t>> trips;
+      for (unsigned dim = 0; dim < loop.getNumLoops(); ++dim)
+        trips.push_back(getTripCount(loop, dim));
+      SmallVector<int64_t> tiles = getTileSizes(loop, blockSize);
       auto [grid, block] =
-          scf::tileParallelLoop(loop, getTileSizes(loop, blockSize),
-                                /*noMinMaxBounds=*/true);
-      if (failed(gpu::setMappingAttr(grid, getGridMapping(grid))) ||
+          scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
+      if (failed(
+              gpu::setMappingAttr(grid, getGridMapping(grid, trips, tiles))) ||
           failed(gpu::setMappingAttr(block, getBlockMapping(block))))
         return signalPassFailure();
     }

@@ -6,8 +6,8 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cublas_args.h"
-#include "backends/cuda/gemm_stats.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/gemm_stats.h"
 #ifdef PPRT_HAVE_NCCL
 #include "backends/nccl/nccl_transport.h"
 #endif
@@ -167,8 +167,8 @@ static void write_gemm_stats(cuda_backend *c) {
   char path[4096];
   snprintf(path, sizeof path, "%s.%d", c->gemm_stats_path, c->rank);
   if (!pprt_gemm_stats_write(&c->gemm_stats, path))
-    fprintf(stderr, "pprt: rank %d: cuda backend: cannot write '%s'\n",
-            c->rank, path);
+    fprintf(stderr, "pprt: rank %d: cuda backend: cannot write '%s'\n", c->rank,
+            path);
   pprt_gemm_stats_free(&c->gemm_stats);
 }
 
@@ -217,8 +217,7 @@ static void cuda_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
   if (cb->stage_depth > 0 || cb->gemm_stats_path)
     sync(cb);
   if (cb->gemm_stats_path) {
-    pprt_gemm_shape shape = {ab_type, c_type, trans_a, trans_b,
-                             batch,   m,      n,       k};
+    pprt_gemm_shape shape = {ab_type, c_type, trans_a, trans_b, batch, m, n, k};
     if (!pprt_gemm_stats_add(&cb->gemm_stats, &shape, now_seconds() - start))
       cuda_fatal(cb, "PPRT_CUDA_GEMM_STATS", "out of memory");
   }

@@ -85,13 +85,11 @@ static bool check_extents(const char *what, const intptr_t dims[3],
 }
 
 bool pprt_kernel_launch_check(const intptr_t grid[3], const intptr_t block[3],
-                              int64_t shared_bytes, void **params,
-                              void **extra, size_t num_params,
-                              pprt_kernel_launch *out, char *err,
-                              size_t err_size) {
+                              int64_t shared_bytes, void **params, void **extra,
+                              size_t num_params, pprt_kernel_launch *out,
+                              char *err, size_t err_size) {
   if (!check_extents("grid size", grid, max_grid, out->grid, err, err_size) ||
-      !check_extents("block size", block, max_block, out->block, err,
-                     err_size))
+      !check_extents("block size", block, max_block, out->block, err, err_size))
     return false;
   uint64_t threads = (uint64_t)out->block[0] * out->block[1] * out->block[2];
   if (threads > max_block_threads) {
@@ -127,11 +125,10 @@ bool pprt_kernel_launch_run(const pprt_kernel_driver *driver, void *function,
       launch->block[0], launch->block[1], launch->block[2],
       launch->shared_bytes, stream, launch->params, NULL);
   if (rc) {
-    snprintf(err, err_size,
-             "cuLaunchKernel (grid %ux%ux%u, block %ux%ux%u): %s",
-             launch->grid[0], launch->grid[1], launch->grid[2],
-             launch->block[0], launch->block[1], launch->block[2],
-             error_name(driver, rc));
+    snprintf(
+        err, err_size, "cuLaunchKernel (grid %ux%ux%u, block %ux%ux%u): %s",
+        launch->grid[0], launch->grid[1], launch->grid[2], launch->block[0],
+        launch->block[1], launch->block[2], error_name(driver, rc));
     return false;
   }
   return true;

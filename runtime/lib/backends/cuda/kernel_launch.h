@@ -35,8 +35,7 @@ typedef struct pprt_kernel_module {
 } pprt_kernel_module;
 
 /* Registers `image`; NULL when out of memory. */
-pprt_kernel_module *pprt_kernel_module_register(const void *image,
-                                                size_t size);
+pprt_kernel_module *pprt_kernel_module_register(const void *image, size_t size);
 /* Unloads `m` if it was loaded (with `driver`, which may then be NULL if it
    was not) and forgets it. */
 void pprt_kernel_module_release(pprt_kernel_module *m,
@@ -65,10 +64,9 @@ typedef struct pprt_kernel_launch {
    there are parameters, no `extra` (gpu-to-llvm never passes one). False
    with the reason in `err`. */
 bool pprt_kernel_launch_check(const intptr_t grid[3], const intptr_t block[3],
-                              int64_t shared_bytes, void **params,
-                              void **extra, size_t num_params,
-                              pprt_kernel_launch *out, char *err,
-                              size_t err_size);
+                              int64_t shared_bytes, void **params, void **extra,
+                              size_t num_params, pprt_kernel_launch *out,
+                              char *err, size_t err_size);
 
 /* Launches `function` as `launch` says on `stream`; false with the
    driver's reason in `err`. */

@@ -57,9 +57,9 @@ static struct {
   CUresult (*module_load_data)(CUmodule *, const void *);
   CUresult (*module_unload)(CUmodule);
   CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
-  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, unsigned, unsigned, CUstream,
-                            void **, void **);
+  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, unsigned, CUstream, void **,
+                            void **);
   CUresult (*get_error_name)(CUresult, const char **);
 } cu;
 
@@ -258,8 +258,7 @@ void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
     mgpu_fatal("mgpuMemset32", "cuMemsetD32Async failed");
 }
 
-void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                  void *stream) {
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
   static CUresult (*set)(CUdeviceptr, unsigned short, size_t, CUstream);
   if (!set)
     set = entry_point("cuMemsetD16Async");
