@@ -112,12 +112,13 @@ prepare() {
 }
 
 # Adds directories holding the CUDA libraries the programs need (cuBLAS,
-# cudart, NCCL) to LD_LIBRARY_PATH when the loader cannot find them.
+# cudart, NCCL, MPI; OUT/lib for carried ones) to LD_LIBRARY_PATH when the
+# loader cannot find them.
 find_libraries() {
   local exe=$1 missing dir
   missing=$( (ldd "$exe" 2>/dev/null || true) | awk '/not found/ {print $1}')
   [ -z "$missing" ] && return
-  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+  for dir in "$out/lib" /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
     /usr/local/cuda-*/lib64 /usr/lib/x86_64-linux-gnu \
     /usr/local/lib/python3*/dist-packages/nvidia/*/lib \
     /usr/lib/python3/dist-packages/nvidia/*/lib; do
