@@ -45,6 +45,16 @@ if shutil.which("mpirun") or (config.mpiexec and os.path.exists(config.mpiexec))
     config.available_features.add("mpi")
 if shutil.which("python3"):
     config.available_features.add("python3")
+# A CUDA toolkit with ptxas (the runtime's, which pp-lower-to-cuda uses):
+# tests that build cubins need it.
+if config.cuda_toolkit and os.path.exists(
+        os.path.join(config.cuda_toolkit, "bin", "ptxas")):
+    config.available_features.add("cuda")
+# LLVM's NVPTX back end, which pp-lower-to-cuda generates kernels with.
+llc = os.path.join(config.llvm_tools_dir, "llc")
+if os.path.exists(llc) and "nvptx64" in subprocess.run(
+        [llc, "--version"], capture_output=True, text=True).stdout:
+    config.available_features.add("nvptx")
 mlir_runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
 if os.path.exists(mlir_runner):
     config.available_features.add("mlir-runner")

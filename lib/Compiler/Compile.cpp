@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Module.h"
@@ -61,6 +62,9 @@ void pp::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // --target=cuda: kernel launches and their embedded binary.
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }
 
 /// Where errors about the option or file `name` are reported.
@@ -92,6 +96,7 @@ private:
   int64_t getScheduledRanks() const;
   std::string getScheduledName() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
+  void setCUDAOptions(LowerToCUDAPipelineOptions &cuda) const;
   LogicalResult runPipeline(ModuleOp module, TimingScope &timing,
                             function_ref<void(OpPassManager &)> build);
   OwningOpRef<ModuleOp> lowerModel(llvm::SourceMgr &sourceMgr,
@@ -151,6 +156,15 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   for (double cap : options.memoryCaps)
     schedule.memoryCap.push_back(cap);
   schedule.recompute = options.recompute;
+}
+
+void Compilation::setCUDAOptions(LowerToCUDAPipelineOptions &cuda) const {
+  cuda.approximateMath = options.approximateMath;
+  if (options.factorContractions)
+    cuda.factorContractions = *options.factorContractions;
+  if (options.fuseElementwise)
+    cuda.fuseElementwise = *options.fuseElementwise;
+  cuda.chip = options.cudaChip;
 }
 
 static bool hasTosaOps(ModuleOp module) {
@@ -235,6 +249,11 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
   if (emits(EmitKind::Schedule))
     return module;
   auto lower = [&](OpPassManager &pm) {
+    if (options.target == CompileTarget::CUDA) {
+      LowerToCUDAPipelineOptions cudaOptions;
+      setCUDAOptions(cudaOptions);
+      return buildLowerToCUDAPipeline(pm, cudaOptions);
+    }
     LowerToCPUPipelineOptions lowerOptions;
     lowerOptions.approximateMath = options.approximateMath;
     lowerOptions.staticScratch = options.staticScratch;
@@ -478,6 +497,13 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
       failed(checkRange(context, "data-parallel", options.numReplicas, 1,
                         kMaxRanks)))
     return failure();
+  if (options.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
+      (options.emit == EmitKind::Executable ||
+       options.emit == EmitKind::Profile))
+    return emitError(getOptionLoc(context, "--target"))
+           << "--target=cuda links with a libpprt built with CUDA, and this "
+              "one was built without (no CUDA toolkit when pp was "
+              "configured; see docs/Runtime.md)";
   if (options.optLevel > 3)
     return emitError(getOptionLoc(context, "-O"))
            << "-O takes 0, 1, 2 or 3, got " << options.optLevel;

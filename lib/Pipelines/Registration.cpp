@@ -29,4 +29,9 @@ void pp::registerPPPipelines() {
       "Lower a verified schedule and its stage functions to the LLVM dialect "
       "for CPUs",
       buildLowerToCPUPipeline);
+  PassPipelineRegistration<LowerToCUDAPipelineOptions>(
+      "pp-lower-to-cuda",
+      "Lower a verified schedule and its stage functions to the LLVM dialect "
+      "with GEMM calls and CUDA kernels for NVIDIA GPUs",
+      buildLowerToCUDAPipeline);
 }

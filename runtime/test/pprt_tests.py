@@ -1162,6 +1162,66 @@ def test_cuda_gpu(args):
                       f"GPU != cpu {cpu[1][k]}")
 
 
+def compile_target_cuda(args, name, *flags):
+    """The examples' MLP built with pp-compile --target=cuda (and `flags`)."""
+    exe = os.path.join(args.work, name)
+    subprocess.run([args.pp_compile, args.model, "--target=cuda", *flags,
+                    "-o", exe], check=True)
+    return exe
+
+
+def test_target_cuda_no_device(args):
+    """A program pp-compile --target=cuda built (GPU kernels and cuBLAS
+    GEMMs) runs under --backend cuda by default; without a GPU or driver it
+    ends every rank at start with the one-line error, and under another
+    backend it says it needs --backend cuda."""
+    if gpu_present():
+        raise Skip("a GPU is present")
+    if args.cuda != "ON":
+        raise Skip("the runtime was built without CUDA")
+    exe = compile_target_cuda(args, "target_cuda_mlp", "--stages", "2",
+                              "--microbatches", "2")
+    reason = "no CUDA device (cudaGetDeviceCount: "
+    for flags in ([], ["--backend", "cuda"]):
+        proc = mpirun(args, 2, exe, "--steps", "1", *flags)
+        check(proc.returncode == 1 and not proc.stdout, "expected exit 1", proc)
+        lines = sorted(proc.stderr.splitlines())
+        check([line.startswith(f"pprt: rank {r}: --backend cuda: {reason}")
+               for r, line in enumerate(lines)] == [True, True],
+              "expected one line per rank", proc)
+    proc = mpirun(args, 1, exe, "--steps", "1", "--backend", "cpu")
+    check(proc.returncode == 1 and proc.stderr.strip() ==
+          "pprt: rank 0: --backend cpu: this program's stage code runs on "
+          "GPUs (pp-compile --target=cuda); run it with --backend cuda",
+          "expected the --backend cuda error", proc)
+
+
+def test_target_cuda_gpu(args):
+    """On a GPU: the MLP built with --target=cuda trains like its CPU build
+    (fp32 losses and parameters within 1e-4), on 1 rank and on 2 ranks
+    sharing the GPU through the host-staged transport."""
+    if args.cuda != "ON":
+        raise Skip("the runtime was built without CUDA")
+    if not gpu_present():
+        raise Skip("no GPU (nvidia-smi -L)")
+    for np, flags in ((1, ["--stages", "1"]),
+                      (2, ["--stages", "2", "--microbatches", "2"])):
+        gpu_exe = compile_target_cuda(args, f"target_cuda_mlp{np}", *flags)
+        cpu_exe = os.path.join(args.work, f"target_cpu_mlp{np}")
+        subprocess.run([args.pp_compile, args.model, *flags, "-o", cpu_exe],
+                       check=True)
+        run = ["--steps", "4", "--lr", "0.1", "--print-params"]
+        cpu = parse_run(mpirun(args, np, cpu_exe, *run))
+        gpu = parse_run(mpirun(args, np, gpu_exe, *run))
+        for a, b in zip(cpu[0], gpu[0]):
+            check(close(a, b, rel=1e-4), f"loss {b} on the GPU != cpu {a}")
+        check(cpu[1].keys() == gpu[1].keys(), "param sets differ")
+        for k in cpu[1]:
+            for a, b in zip(cpu[1][k], gpu[1][k]):
+                check(close(a, b, rel=1e-4), f"param {k}: {gpu[1][k]} on the "
+                      f"GPU != cpu {cpu[1][k]}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",

@@ -100,6 +100,18 @@ static cl::list<std::string>
     runArgs("run-arg",
             cl::desc("With --emit=profile: an option for the program run "
                      "(repeatable), e.g. --run-arg=--corpus=text.txt"));
+static cl::opt<pp::CompileTarget>
+    target("target", cl::desc("Where stage code runs (default cpu)"),
+           cl::init(pp::CompileTarget::CPU),
+           cl::values(clEnumValN(pp::CompileTarget::CPU, "cpu", "the host CPU"),
+                      clEnumValN(pp::CompileTarget::CUDA, "cuda",
+                                 "NVIDIA GPUs: cuBLAS GEMMs and generated CUDA "
+                                 "kernels, run under --backend cuda")));
+static cl::opt<std::string>
+    cudaChip("cuda-chip",
+             cl::desc("With --target=cuda: the GPU architecture kernels are "
+                      "built for (default sm_90)"),
+             cl::init("sm_90"));
 static cl::opt<std::string> targetCPU(
     "target-cpu",
     cl::desc("CPU to generate code for (default: this host's; e.g. x86-64-v3 "
@@ -201,6 +213,8 @@ static pp::CompileOptions getCompileOptions() {
   options.profileSteps = profileSteps;
   options.profileWarmup = profileWarmup;
   options.runArgs.assign(runArgs.begin(), runArgs.end());
+  options.target = target;
+  options.cudaChip = cudaChip;
   if (targetCPU.getNumOccurrences())
     options.targetCPU = targetCPU;
   if (targetFeatures.getNumOccurrences())

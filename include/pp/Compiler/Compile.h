@@ -52,6 +52,16 @@ enum class EmitKind {
   Profile,
 };
 
+/// Where stage code runs.
+enum class CompileTarget {
+  /// The host CPU (pp-lower-to-cpu).
+  CPU,
+  /// NVIDIA GPUs (pp-lower-to-cuda): contractions through pprt_gemm
+  /// (cuBLAS), other loop nests as embedded CUDA kernels; the program runs
+  /// under --backend cuda.
+  CUDA,
+};
+
 /// Every option of pp-compile; the defaults are pp-compile's.
 struct CompileOptions {
   /// The training-step function.
@@ -84,6 +94,9 @@ struct CompileOptions {
   int64_t profileSteps = 10, profileWarmup = 2;
   std::vector<std::string> runArgs;
 
+  CompileTarget target = CompileTarget::CPU;
+  /// With CompileTarget::CUDA: the GPU architecture kernels are built for.
+  std::string cudaChip = "sm_90";
   /// The CPU and features code is generated for; the host's when unset.
   std::optional<std::string> targetCPU, targetFeatures;
   bool approximateMath = true;

@@ -144,6 +144,51 @@ struct LowerToCPUPipelineOptions
                      "those the measured rule of pp-select-gemm prefers"))};
 };
 
+/// Options of `pp-lower-to-cuda`: the tensor-level ones mean what they mean
+/// for `pp-lower-to-cpu`; every contraction pprt_gemm can compute becomes a
+/// library call (cuBLAS under `--backend cuda`).
+struct LowerToCUDAPipelineOptions
+    : public PassPipelineOptions<LowerToCUDAPipelineOptions> {
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
+                     "(the CPU pipeline's, so both compute alike)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> factorContractions{
+      *this, "factor-contractions",
+      llvm::cl::desc("Split contractions of products into GEMMs and "
+                     "elementwise ops (pp-factor-contractions)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise ops on tensors into their consumers "
+                     "(pp-fuse-elementwise): one kernel per fused chain"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture kernels are built for"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> kernelFormat{
+      *this, "kernel-format",
+      llvm::cl::desc("What gpu-module-to-binary embeds: bin (a cubin, needs "
+                     "ptxas), fatbin (needs ptxas and fatbinary) or isa "
+                     "(PTX the driver compiles at load)"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<std::string> cudaToolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("CUDA toolkit whose ptxas builds the kernels (default: "
+                     "the one pp was configured with, else ptxas on PATH)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the elementwise and reduction "
+                     "kernels (pp-map-parallel-loops)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<int64_t> kernelOptLevel{
+      *this, "kernel-opt-level",
+      llvm::cl::desc("LLVM optimisation level of the kernels (0-3)"),
+      llvm::cl::init(3)};
+};
+
 /// TOSA to the linalg, tensor and arith ops pp differentiates.
 void buildTosaToLinalgPipeline(OpPassManager &pm);
 
@@ -172,6 +217,22 @@ void buildMemRefPhase(OpPassManager &pm,
 /// Loops, vectors and buffers to the LLVM dialect.
 void buildToLLVMPhase(OpPassManager &pm,
                       const LowerToCPUPipelineOptions &options);
+
+/// A verified schedule with stage functions to the LLVM dialect for NVIDIA
+/// GPUs: contractions call pprt_gemm, every other loop nest becomes a
+/// kernel embedded as a cubin, and host code launches them through the
+/// `mgpu*` entry points libpprt's CUDA backend implements.
+void buildLowerToCUDAPipeline(OpPassManager &pm,
+                              const LowerToCUDAPipelineOptions &options);
+/// Buffer-level rewrites and the runtime calls for GPUs, then loop nests
+/// to outlined kernels (`gpu.launch_func` and `gpu.module`).
+void buildKernelOutliningPhase(OpPassManager &pm,
+                               const LowerToCUDAPipelineOptions &options);
+/// The kernels to NVVM and a binary for `chip` (`gpu.binary`).
+void buildKernelBinaryPhase(OpPassManager &pm,
+                            const LowerToCUDAPipelineOptions &options);
+/// Host code, with its kernel launches, to the LLVM dialect.
+void buildHostToLLVMPhase(OpPassManager &pm);
 
 /// Registers the pipelines above with the pass registry.
 void registerPPPipelines();

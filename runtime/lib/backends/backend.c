@@ -34,6 +34,8 @@ pprt_backend *pprt_cuda_backend_create(const pprt_transport *t, char *err,
 
 void pprt_set_active_backend(pprt_backend *be) { active = be; }
 
+pprt_backend *pprt_active_backend(void) { return active; }
+
 void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
                int32_t trans_b, int64_t batch, int64_t m, int64_t n, int64_t k,
                float alpha, const void *a, int64_t lda, int64_t stride_a,

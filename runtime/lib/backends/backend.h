@@ -109,5 +109,7 @@ pprt_backend *pprt_backend_create(const char *name, const pprt_transport *t,
                                   char *err, size_t err_size);
 /* Makes `be` the backend pprt_gemm computes on (the CPU one until then). */
 void pprt_set_active_backend(pprt_backend *be);
+/* The backend pprt_set_active_backend made active, or NULL. */
+pprt_backend *pprt_active_backend(void);
 
 #endif /* PPRT_BACKEND_H */

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "backends/cuda/kernel_launch.h"
 #include "core/core.h"
 
 #include <errno.h>
@@ -63,7 +64,8 @@ static void usage(FILE *f, const char *prog) {
       "  --warmup N         unmeasured steps before profiling (default 2)\n"
       "  --profile-clock C  wall (default) or cpu: time stage calls in\n"
       "                     wall-clock or in CPU time\n"
-      "  --backend NAME     cpu (default: $PPRT_BACKEND or cpu), cuda (one\n"
+      "  --backend NAME     cpu (default: $PPRT_BACKEND, or cuda for programs\n"
+      "                     built with --target=cuda, else cpu), cuda (one\n"
       "                     GPU per rank, transfers staged through host\n"
       "                     memory), or guarded, whose memory faults\n"
       "                     outside backend ops and stage functions (a\n"
@@ -137,7 +139,8 @@ static void default_options(pprt_options *o) {
   o->profile_path = NULL;
   o->warmup_steps = 2;
   o->profile_cpu_time = false;
-  o->backend = "cpu";
+  /* A program with GPU kernels (pp-compile --target=cuda) runs on CUDA. */
+  o->backend = pprt_kernel_modules_registered() ? "cuda" : "cpu";
   o->allow_non_finite = false;
   o->save_path = NULL;
   o->init_weights_path = NULL;
@@ -492,7 +495,13 @@ static int handle_bad_options(pprt_transport *t, int status, const char *prog,
    agree, so all exit. */
 static pprt_backend *create_backend(pprt_transport *t, const char *name) {
   char err[256] = "";
-  pprt_backend *be = pprt_backend_create(name, t, err, sizeof err);
+  pprt_backend *be = NULL;
+  if (pprt_kernel_modules_registered() && strcmp(name, "cuda") != 0)
+    snprintf(err, sizeof err,
+             "this program's stage code runs on GPUs (pp-compile "
+             "--target=cuda); run it with --backend cuda");
+  else
+    be = pprt_backend_create(name, t, err, sizeof err);
   int32_t ok = be != NULL;
   t->ops->allreduce_world_min_i32(t, &ok, 1);
   if (ok)

@@ -4,9 +4,10 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "backends/backend.h"
+#include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cublas_args.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/gemm_stats.h"
 #ifdef PPRT_HAVE_NCCL
 #include "backends/nccl/nccl_transport.h"
 #endif
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * Everything runs in order on one stream per process. Stage functions are
@@ -38,6 +40,10 @@ typedef struct cuda_backend {
   int stage_depth; /* > 0 inside a (host) stage function */
   cudaStream_t stream;
   cublasHandle_t blas;
+  /* PPRT_CUDA_GEMM_STATS=PREFIX: every GEMM is timed (synchronously) and
+     the per-shape totals go to PREFIX.<rank> at exit. */
+  const char *gemm_stats_path;
+  pprt_gemm_stats gemm_stats;
 } cuda_backend;
 
 static cuda_backend *as_cuda(pprt_backend *be) { return (cuda_backend *)be; }
@@ -151,6 +157,21 @@ static bool cuda_type_of(int32_t t, cudaDataType *out) {
 
 static int64_t max1(int64_t x) { return x > 1 ? x : 1; }
 
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void write_gemm_stats(cuda_backend *c) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s.%d", c->gemm_stats_path, c->rank);
+  if (!pprt_gemm_stats_write(&c->gemm_stats, path))
+    fprintf(stderr, "pprt: rank %d: cuda backend: cannot write '%s'\n", c->rank,
+            path);
+  pprt_gemm_stats_free(&c->gemm_stats);
+}
+
 static void check_gemm_shape(cuda_backend *c, int32_t trans_a, int32_t trans_b,
                              int64_t batch, int64_t m, int64_t n, int64_t k,
                              int64_t lda, int64_t ldb, int64_t ldc) {
@@ -180,6 +201,7 @@ static void cuda_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
   check_gemm_shape(cb, trans_a, trans_b, batch, m, n, k, lda, ldb, ldc);
   if (batch == 0 || m == 0 || n == 0)
     return;
+  double start = cb->gemm_stats_path ? now_seconds() : 0;
   pprt_cublas_gemm_args g =
       pprt_cublas_row_major(trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb,
                             stride_b, ldc, stride_c);
@@ -192,8 +214,13 @@ static void cuda_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
                  (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
              "cublasGemmStridedBatchedEx");
   /* Host stage code reads C next. */
-  if (cb->stage_depth > 0)
+  if (cb->stage_depth > 0 || cb->gemm_stats_path)
     sync(cb);
+  if (cb->gemm_stats_path) {
+    pprt_gemm_shape shape = {ab_type, c_type, trans_a, trans_b, batch, m, n, k};
+    if (!pprt_gemm_stats_add(&cb->gemm_stats, &shape, now_seconds() - start))
+      cuda_fatal(cb, "PPRT_CUDA_GEMM_STATS", "out of memory");
+  }
 }
 
 static void cuda_stage_begin(pprt_backend *be) {
@@ -247,6 +274,8 @@ static pprt_transport *cuda_wrap_transport(pprt_backend *be,
 static void cuda_destroy(pprt_backend *be) {
   cuda_backend *c = as_cuda(be);
   cudaStreamSynchronize(c->stream);
+  if (c->gemm_stats_path)
+    write_gemm_stats(c);
   cublasDestroy(c->blas);
   cudaStreamDestroy(c->stream);
   free(c);
@@ -269,6 +298,15 @@ static const pprt_device_ops cuda_ops = {
     .wrap_transport = cuda_wrap_transport,
     .destroy = cuda_destroy,
 };
+
+bool pprt_cuda_active_stream(int32_t *rank, cudaStream_t *stream) {
+  pprt_backend *be = pprt_active_backend();
+  if (!be || be->ops != &cuda_ops)
+    return false;
+  *rank = as_cuda(be)->rank;
+  *stream = as_cuda(be)->stream;
+  return true;
+}
 
 /* Picks and opens this process's device; false with the reason in err. */
 static bool open_device(cuda_backend *c, int32_t local_rank, char *err,
@@ -326,6 +364,8 @@ pprt_backend *pprt_cuda_backend_create(const pprt_transport *t, char *err,
     free(c);
     return NULL;
   }
+  const char *stats = getenv("PPRT_CUDA_GEMM_STATS");
+  c->gemm_stats_path = stats && *stats ? stats : NULL;
   const char *tr = getenv("PPRT_CUDA_TRANSPORT");
   c->nccl = tr && strcmp(tr, "nccl") == 0;
   if (tr && *tr && !c->nccl && strcmp(tr, "staged") != 0) {

@@ -1127,4 +1127,76 @@ def PPVectorizeElementwise : Pass<"pp-vectorize-elementwise"> {
   ];
 }
 
+def PPMapParallelLoops : Pass<"pp-map-parallel-loops", "func::FuncOp"> {
+  let summary = "Tile parallel loops into GPU blocks and threads";
+  let description = [{
+    Prepares stage code's `scf.parallel` loops (from
+    `convert-linalg-to-parallel-loops`) for `convert-parallel-loops-to-gpu`:
+    every outermost parallel loop is tiled (`scf::tileParallelLoop`, with
+    constant inner bounds and a guard) so that its innermost dimension,
+    the contiguous one, runs on `threadIdx.x` and the next one on
+    `threadIdx.y`, up to `block-size` threads per block, and the tile loop
+    is mapped to the grid (`blockIdx.x` along the innermost dimension).
+    Dimensions the hardware cannot index (a fourth one, or a y or z extent
+    that is not a constant of at most 65535) run sequentially in each
+    thread, as do nested parallel loops. Upstream `gpu-map-parallel-loops`
+    maps the outermost dimension to `x` and leaves one thread per block
+    when a loop is not nested, which uncoalesces every load.
+
+    ```mlir
+    // before
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c128) step (%c1, %c1) {...}
+    // after (block-size=256): 1x128 threads per block, a 1x64 grid
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c128) step (%c1, %c128) {
+      scf.parallel (%ti, %tj) = (%c0, %c0) to (%c1, %c128) step (%c1, %c1) {
+        ...
+      } {mapping = [#gpu.loop_dim_map<processor = thread_y, ...>,
+                    #gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_y, ...>,
+                  #gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block (a power of two of at most 1024)">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def PPDeviceMemory : Pass<"pp-device-memory", "ModuleOp"> {
+  let summary = "Give GPU stage code's temporaries and copies to the GPU runtime";
+  let description = [{
+    Kernels can reach only memory the GPU can address: the runtime's
+    buffers (managed memory under `--backend cuda`) and what the GPU
+    runtime allocates. This pass rewrites, in every function:
+
+    - `memref.alloc` into `gpu.alloc host_shared` (managed memory that
+      host code, such as `pprt_gemm`'s operands and scalar reads, can also
+      reach), and `memref.dealloc` into a `gpu.dealloc` ordered on the
+      stream;
+    - `memref.copy` between dense buffers into a `gpu.memcpy` on the
+      stream, so the copy runs on the device instead of migrating pages to
+      the host.
+
+    Stack buffers (`memref.alloca`) and globals (`memref.get_global`) are
+    host memory a kernel cannot read: run this pass after bufferization
+    without `pp-static-scratch`; it reports the ones that remain.
+
+    ```mlir
+    // before
+    %t = memref.alloc() : memref<16x64xf32>
+    memref.dealloc %t : memref<16x64xf32>
+    // after
+    %t = gpu.alloc host_shared () : memref<16x64xf32>
+    %0 = gpu.wait async
+    %1 = gpu.dealloc async [%0] %t : memref<16x64xf32>
+    gpu.wait [%1]
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD

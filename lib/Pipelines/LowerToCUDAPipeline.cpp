@@ -1,0 +1,107 @@
+//===- LowerToCUDAPipeline.cpp - from a schedule to LLVM with GPU kernels -===//
+//
+// Builds pp-lower-to-cuda: pp-lower-to-cpu's tensor-level and bufferization
+// phases with every contraction a pprt_gemm call, then upstream MLIR's GPU
+// path (parallel loops, kernel outlining, NVVM, gpu-module-to-binary,
+// gpu-to-llvm) for everything else.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Conversion/Passes.h"
+#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Pipelines/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+#ifndef PP_CUDA_TOOLKIT
+#define PP_CUDA_TOOLKIT ""
+#endif
+
+/// pp-lower-to-cpu's options for the phases both pipelines share: no
+/// vectorization (kernels are scalar per thread) and no static scratch
+/// (kernels cannot reach host globals or the stack).
+static void setSharedOptions(const LowerToCUDAPipelineOptions &options,
+                             LowerToCPUPipelineOptions &shared) {
+  shared.approximateMath = options.approximateMath;
+  shared.factorContractions = options.factorContractions;
+  shared.fuseElementwise = options.fuseElementwise;
+  shared.gemm = GemmChoice::Library;
+  shared.vectorizeContractions = false;
+  shared.vectorizeElementwise = false;
+  shared.staticScratch = false;
+}
+
+void pp::buildKernelOutliningPhase(OpPassManager &pm,
+                                   const LowerToCUDAPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
+  pm.addPass(createConvertGemmToRuntime());
+  pm.addPass(createConvertPPToRuntime());
+  pm.addPass(createPPDropUnusedStageFunctions());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createPPDeviceMemory());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  PPMapParallelLoopsOptions map;
+  map.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createPPMapParallelLoops(map));
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuKernelOutliningPass());
+}
+
+void pp::buildKernelBinaryPhase(OpPassManager &pm,
+                                const LowerToCUDAPipelineOptions &options) {
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.optLevel = options.kernelOptLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.kernelFormat;
+  binary.toolkitPath = options.cudaToolkit.empty()
+                           ? std::string(PP_CUDA_TOOLKIT)
+                           : options.cudaToolkit.getValue();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void pp::buildHostToLLVMPhase(OpPassManager &pm) {
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // gpu-to-llvm lowers the launches with the rest of host code, so that
+  // both agree on the memref descriptors passed to kernels.
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createPPStripAttributes());
+}
+
+void pp::buildLowerToCUDAPipeline(OpPassManager &pm,
+                                  const LowerToCUDAPipelineOptions &options) {
+  LowerToCPUPipelineOptions shared;
+  setSharedOptions(options, shared);
+  buildStageCodeOptimizationPhase(pm, shared);
+  buildBufferizationPhase(pm, shared);
+  buildKernelOutliningPhase(pm, options);
+  buildKernelBinaryPhase(pm, options);
+  buildHostToLLVMPhase(pm);
+}
