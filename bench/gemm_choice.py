@@ -101,8 +101,10 @@ def time_kernel(args, work, shape, library, vectorize):
     run([f"{LLVM}/llc", "-O3", "-mcpu=native", "-relocation-model=pic",
          "-filetype=obj", "-o", obj], input=ll)
     exe = os.path.join(work, tag)
+    with open(f"{args.build}/runtime/pprt-link-libraries.txt") as f:
+        libraries = f.read().split()
     run(["cc", "-O2", "-o", exe, args.harness, obj,
-         f"{args.build}/runtime/libpprt.a", "-lopenblas", "-lm"])
+         f"{args.build}/runtime/libpprt.a", *libraries, "-lm"])
     out = run([exe] + [str(d) for d in dims]).stdout.split()
     return float(out[0])
 
