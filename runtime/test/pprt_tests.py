@@ -589,6 +589,14 @@ def test_tokens_errors(args):
         check(proc.returncode not in (0, 124), f"{path}: did not fail", proc)
         check(proc.stderr.count(message) == 1,
               f"{path}: expected one {message!r}", proc)
+    big = write_bytes(args, "big.bin", struct.pack("<20I", *range(19), 2**31))
+    env = clean_env(PPRT_CORPUS_MB=1)
+    env["PPRT_CORPUS_IDS"] = "i32"
+    proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", "--tokens", big,
+                  "--token-dtype", "uint32", env=env)
+    message = "the largest id is 2147483648, more than i32 input argument 0"
+    check(proc.returncode not in (0, 124) and
+          proc.stderr.count(message) == 1, f"expected one {message!r}", proc)
     proc = mpirun(args, 1, args.corpus_prog, "--token-dtype", "int8")
     check(proc.returncode == 2 and "uint16 or uint32" in proc.stderr,
           "--token-dtype int8 accepted", proc)

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,6 @@ struct pprt_corpus {
   pprt_token_file file;    /* --tokens */
   int64_t length;
   int64_t vocab_size; /* distinct characters, or the largest id + 1 */
-  const char *unit;   /* "characters" or "tokens" */
 };
 
 static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
@@ -93,6 +93,11 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
                         "%s argument %d is %d-D; token ids fill [rows, "
                         "positions] tensors",
                         what, b->index, b->ndims);
+  if (b->dtype == PPRT_I32 && c->vocab_size - 1 > INT32_MAX)
+    return corpus_error(err, err_size, c,
+                        "the largest id is %lld, more than i32 %s argument %d "
+                        "holds",
+                        (long long)(c->vocab_size - 1), what, b->index);
   if (!ids && (b->dtype != PPRT_F32 || b->ndims != 3))
     return corpus_error(err, err_size, c,
                         "%s argument %d is %d-D %s; the loader fills one-hot "
@@ -112,8 +117,8 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
     return corpus_error(err, err_size, c,
                         "the corpus has %lld %s; a context of %lld positions "
                         "needs at least %lld",
-                        (long long)c->length, c->unit, (long long)b->dims[1],
-                        (long long)b->dims[1] + 1);
+                        (long long)c->length, c->text ? "characters" : "tokens",
+                        (long long)b->dims[1], (long long)b->dims[1] + 1);
   return true;
 }
 
@@ -157,7 +162,6 @@ bool pprt_corpus_load(pprt_context *ctx, char *err, size_t err_size) {
   bool text = ctx->opts.corpus_path != NULL;
   c->option = text ? "--corpus" : "--tokens";
   c->path = text ? ctx->opts.corpus_path : ctx->opts.tokens_path;
-  c->unit = text ? "characters" : "tokens";
   if (text && ctx->opts.tokens_path)
     return corpus_error(err, err_size, c,
                         "give --corpus or --tokens, not both");
