@@ -15,7 +15,7 @@ of every implementation (exit 1 unless they agree to --rtol), and each
 contraction shape's speed in pp (a one-contraction training step compiled
 by pp-compile) and in OpenBLAS sgemm (bench/sgemm_time.c).
 
-Needs numpy and torch: runs bench/setup_torch.sh (a virtual environment
+Needs numpy and torch: runs scripts/setup-torch.sh (a virtual environment
 from PyPI) and restarts itself in it when they are missing."""
 
 import argparse
@@ -41,8 +41,8 @@ sys.path.insert(0, HERE)
 
 
 def ensure_environment(need_torch):
-    """Imports numpy (and torch), or re-executes under setup_torch.sh's
-    virtual environment."""
+    """Imports numpy (and torch), or re-executes in the virtual environment
+    scripts/setup-torch.sh makes in ~/.cache/pp-bench-venv."""
     try:
         import numpy  # noqa: F401
         if need_torch:
@@ -51,9 +51,11 @@ def ensure_environment(need_torch):
     except ImportError:
         if os.environ.get("PP_BENCH_REEXEC"):
             raise
-    out = subprocess.run(["bash", os.path.join(HERE, "setup_torch.sh")],
-                         check=True, stdout=subprocess.PIPE, text=True).stdout
-    python = out.strip().splitlines()[-1]
+    venv = os.path.expanduser("~/.cache/pp-bench-venv")
+    subprocess.run(["bash", os.path.join(HERE, "..", "scripts",
+                                         "setup-torch.sh")],
+                   check=True, env=dict(os.environ, PP_TORCH_VENV=venv))
+    python = os.path.join(venv, "bin", "python")
     os.environ["PP_BENCH_REEXEC"] = "1"
     os.execv(python, [python] + sys.argv)
 

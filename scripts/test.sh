@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# torch and torch-mlir in the same venv, so that python.pytest also runs
+# the PyTorch tests (python/tests/test_torch*.py) instead of skipping them.
+bash scripts/setup-torch.sh
 bash scripts/build.sh
 # The sanitized build first (docs/Reliability.md): its libFuzzer targets,
 # 30 s each, then lit, the runtime tests and an end-to-end oracle under

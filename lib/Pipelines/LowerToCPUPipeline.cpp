@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -24,6 +25,10 @@ using namespace mlir::pp;
 
 void pp::buildStageCodeOptimizationPhase(
     OpPassManager &pm, const LowerToCPUPipelineOptions &options) {
+  // x^n with a constant n (PyTorch's `x ** 2`) as multiplications: a
+  // vectorized math.fpowi would take a vector exponent, which LLVM's powi
+  // intrinsic does not.
+  pm.addNestedPass<func::FuncOp>(math::createMathExpandOpsPass({{"fpowi"}}));
   pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
   if (options.approximateMath)
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
