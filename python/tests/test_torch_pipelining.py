@@ -52,12 +52,13 @@ def batch(step):
     return synthetic_batch(step, (BATCH, DIN), (BATCH, DOUT))
 
 
-def peer_rank(rank, rendezvous, initial, result):
-    """One rank of torch.distributed.pipelining's 1F1B; the last rank
-    returns the per-step losses, every rank its block's weights."""
+def peer_rank(rank, directory, initial):
+    """One rank of torch.distributed.pipelining's 1F1B; it saves its
+    per-step losses (the last rank's are the step's) and its block's
+    weights to `directory`."""
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{rendezvous}",
+    dist.init_process_group("gloo", init_method=f"file://{directory}/rendezvous",
                             rank=rank, world_size=RANKS)
     model = blocks()
     model.load_state_dict(initial)
@@ -79,27 +80,30 @@ def peer_rank(rank, rendezvous, initial, result):
         else:
             schedule.step()
         optimizer.step()
-    result.put((rank, losses, {f"{rank}.{k}": v.clone()
-                               for k, v in block.state_dict().items()}))
+    torch.save((losses, {f"{rank}.{k}": v
+                         for k, v in block.state_dict().items()}),
+               f"{directory}/rank{rank}.pt")
     dist.destroy_process_group()
 
 
-def run_peer(initial, tmp_path):
+def run_peer(initial, directory):
     context = multiprocessing.get_context("spawn")
-    result = context.Queue()
     ranks = [context.Process(target=peer_rank,
-                             args=(rank, tmp_path / "rendezvous", initial,
-                                   result))
+                             args=(rank, directory, initial))
              for rank in range(RANKS)]
     for process in ranks:
         process.start()
-    reports = [result.get(timeout=300) for _ in ranks]
-    for process in ranks:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    losses = next(l for rank, l, _ in reports if rank == RANKS - 1)
-    weights = {k: v for _, _, state in reports for k, v in state.items()}
-    return losses, weights
+    try:
+        for rank, process in enumerate(ranks):
+            process.join(timeout=300)
+            assert process.exitcode == 0, f"peer rank {rank}: {process.exitcode}"
+    finally:  # a rank that failed leaves the others waiting in gloo
+        for process in ranks:
+            process.kill()
+    reports = [torch.load(directory / f"rank{rank}.pt")
+               for rank in range(RANKS)]
+    weights = {k: v for _, state in reports for k, v in state.items()}
+    return reports[-1][0], weights
 
 
 def test_trains_like_torch_pipelining(pp, tmp_path):
