@@ -65,10 +65,13 @@ if os.path.exists(mlir_runner):
 
 # PyTorch, for tests that read pp's exports with torch.distributed.pipelining:
 # `--param torch_python=...` or PP_TORCH_PYTHON names a Python that has it,
-# else python3 is tried.
+# else the build's Python (setup.sh's venv, where setup-torch.sh puts torch)
+# and python3 are tried.
 def find_torch_python():
     candidates = [lit_config.params.get("torch_python"),
-                  os.environ.get("PP_TORCH_PYTHON"), shutil.which("python3")]
+                  os.environ.get("PP_TORCH_PYTHON"),
+                  getattr(config, "python_executable", None),
+                  shutil.which("python3")]
     for python in filter(None, candidates):
         try:
             subprocess.run([python, "-c", "import torch.distributed.pipelining"],
