@@ -1,6 +1,7 @@
 /* Two ranks that exchange values in one step, each receiving before it
-   sends: inside an exchange group (pprt_group_begin/end) the sends are
-   posted first, so the exchange completes; env PPRT_GROUP picks a variant:
+   sends: inside an exchange group (pprt_group_begin/end) both are started
+   and the receive completes at the group's end, so the exchange completes;
+   env PPRT_GROUP picks a variant:
    "none" (no group: both ranks wait in their receives), "nested", "unopened"
    (pprt_group_end without a group) or "open" (the step ends in a group). */
 #include "pprt/pprt.h"

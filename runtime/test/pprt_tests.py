@@ -1234,6 +1234,107 @@ def test_target_cuda_gpu(args):
                       f"GPU != cpu {cpu[1][k]}")
 
 
+TRANSFER_RE = re.compile(r"^\s*pp\.(send|recv) \w+ stage \d+ mb \d+ "
+                         r"(?:to|from) (\d+)( grouped)?$")
+TRACE_RE = re.compile(r"^(send|irecv|recv) peer=(\d+) tag=(\d+) bytes=\d+$")
+
+
+def schedule_transfers(text):
+    """Each pp.rank's transfers in a schedule's text: (kind, peer, grouped)."""
+    ranks, rank = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^\s*pp\.rank (\d+) \{", line)
+        if m:
+            rank = ranks.setdefault(int(m.group(1)), [])
+            continue
+        m = TRANSFER_RE.match(line)
+        if m and rank is not None:
+            rank.append((m.group(1), int(m.group(2)), bool(m.group(3))))
+    return ranks
+
+
+def expected_calls(transfers):
+    """The transport calls the core must issue for one rank's transfers: a
+    transfer followed by `grouped` ones opens an exchange group, in which
+    receives start (irecv) and complete at its end; others are alone."""
+    calls = []
+    for i, (kind, peer, grouped) in enumerate(transfers):
+        next_grouped = i + 1 < len(transfers) and transfers[i + 1][2]
+        in_group = grouped or next_grouped
+        if in_group and not grouped:
+            calls.append("group_begin")
+        if kind == "send":
+            calls.append(f"send {peer}")
+        else:
+            calls.append(f"{'irecv' if in_group else 'recv'} {peer}")
+        if grouped and not next_grouped:
+            calls.append("group_end")
+    return calls
+
+
+def traced_calls(path):
+    """A transport trace's calls without tags, and each peer's tags in the
+    order this rank sends to (and receives from) it."""
+    calls, sent, received = [], {}, {}
+    with open(path) as f:
+        for line in f.read().splitlines():
+            m = TRACE_RE.match(line)
+            if not m:
+                calls.append(line)
+                continue
+            kind, peer, tag = m.group(1), int(m.group(2)), int(m.group(3))
+            calls.append(f"{kind} {peer}")
+            (sent if kind == "send" else received).setdefault(
+                peer, []).append(tag)
+    return calls, sent, received
+
+
+def test_transfer_order(args):
+    """What reaches the transport is the schedule's order: for pp-compiled
+    MLPs whose schedules pp-insert-transfers ordered for rendezvous
+    transfers (proved again here by pp-verify-schedule
+    {semantics=rendezvous}), every rank's PPRT_TRANSPORT_TRACE holds its
+    transfers in the schedule's order, each exchange group bracketed once
+    (one NCCL group), and the transfers between two ranks pair up in the
+    order both issue them (NCCL matches them so, ignoring tags)."""
+    pp_opt = os.path.join(os.path.dirname(args.pp_compile), "pp-opt")
+    for ranks, flags in (
+            (2, ["--stages", "2", "--microbatches", "4", "--schedule",
+                 "zb-h1"]),
+            (2, ["--stages", "4", "--ranks", "2", "--microbatches", "4",
+                 "--schedule", "interleaved-1f1b"]),
+            (4, ["--stages", "4", "--microbatches", "8", "--schedule",
+                 "1f1b"])):
+        name = f"order_{flags[-1]}_{ranks}"
+        exe = os.path.join(args.work, name)
+        sched = exe + ".mlir"
+        subprocess.run([args.pp_compile, args.model, *flags, "-o", exe],
+                       check=True)
+        subprocess.run([args.pp_compile, args.model, *flags,
+                        "--emit=schedule", "-o", sched], check=True)
+        subprocess.run([pp_opt, sched, "-o", os.devnull,
+                        "--pp-verify-schedule=semantics=rendezvous"],
+                       check=True)
+        with open(sched) as f:
+            expected = schedule_transfers(f.read())
+        check(sorted(expected) == list(range(ranks)) and
+              any(g for r in expected.values() for (_, _, g) in r),
+              f"{name}: no grouped transfers in the schedule")
+        prefix = os.path.join(args.work, name + ".trace")
+        proc = mpirun(args, ranks, exe, "--steps", "1",
+                      env=clean_env(PPRT_TRANSPORT_TRACE=prefix))
+        check(proc.returncode == 0, f"{name}: the run failed", proc)
+        traces = {r: traced_calls(f"{prefix}.{r}") for r in range(ranks)}
+        for r in range(ranks):
+            want = expected_calls(expected[r])
+            check(traces[r][0] == want, f"{name}: rank {r} issued\n"
+                  f"{traces[r][0]}\nfor the schedule's\n{want}")
+            for peer, tags in traces[r][1].items():
+                check(traces[peer][2].get(r) == tags,
+                      f"{name}: rank {r} sends tags {tags} to rank {peer}, "
+                      f"which receives {traces[peer][2].get(r)}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",
