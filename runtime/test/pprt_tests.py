@@ -1335,6 +1335,45 @@ def test_transfer_order(args):
                       f"which receives {traces[peer][2].get(r)}")
 
 
+# bf16 keeps 8 significant bits: each GEMM input is rounded with a relative
+# error of at most u = 2^-8. A product of two rounded inputs is then off by
+# at most 2u, and the fp32 sums of such products by 2u relative to the sum
+# of their magnitudes, about 2u for the MLP's well-conditioned layers; a
+# squared-error loss doubles a relative error of its inputs, and the
+# rounding of both layers adds up: 8u = 2^-5 bounds the loss difference of
+# the first steps, before the trajectories drift apart.
+BF16_LOSS_RTOL = 2.0 ** -5
+
+
+def compile_mlp(args, name, *flags):
+    """The examples' MLP built with pp-compile and `flags`."""
+    exe = os.path.join(args.work, name)
+    subprocess.run([args.pp_compile, args.model, *flags, "-o", exe],
+                   check=True)
+    return exe
+
+
+def test_precision_bf16(args):
+    """pp-compile --precision=bf16 (GEMM inputs rounded to bf16, fp32
+    accumulation, fp32 weights, optimizer and loss) trains the MLP on the
+    CPU like its fp32 build within BF16_LOSS_RTOL, but not identically (the
+    rounding happened), on 1 and 2 ranks, under SGD and Adam."""
+    for np, flags in ((1, ["--stages", "1", "--microbatches", "2"]),
+                      (2, ["--stages", "2", "--microbatches", "4"])):
+        fp32 = compile_mlp(args, f"mlp_fp32_{np}", *flags)
+        bf16 = compile_mlp(args, f"mlp_bf16_{np}", *flags, "--precision=bf16")
+        for run in (["--steps", "4", "--lr", "0.1"],
+                    ["--steps", "4", "--optimizer", "adam", "--lr", "0.01"]):
+            want = parse_run(mpirun(args, np, fp32, *run))[0]
+            got = parse_run(mpirun(args, np, bf16, *run))[0]
+            check(len(got) == len(want) == 4, "expected 4 losses")
+            for a, b in zip(want, got):
+                check(close(a, b, rel=BF16_LOSS_RTOL, abs_tol=0),
+                      f"{np} ranks {run}: bf16 loss {b} vs fp32 {a}")
+            check(got != want, f"{np} ranks {run}: bf16 losses {got} equal "
+                  "the fp32 ones: no GEMM read bf16")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",
