@@ -1062,7 +1062,9 @@ def test_group(args):
     for name, message in (
             ("nested", "pprt_group_begin inside an exchange group"),
             ("unopened", "pprt_group_end without pprt_group_begin"),
-            ("open", "the step ended inside an exchange group")):
+            ("open", "the step ended inside an exchange group"),
+            ("same_slot", "micro-batch slot 0 is sent and received in one "
+             "exchange group")):
         proc = mpirun(args, 2, args.group, "--steps", "1", "--timeout", "5",
                       env=clean_env(PPRT_GROUP=name))
         check(proc.returncode != 0 and message in proc.stderr,
