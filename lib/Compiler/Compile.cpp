@@ -165,6 +165,7 @@ void Compilation::setCUDAOptions(LowerToCUDAPipelineOptions &cuda) const {
   if (options.fuseElementwise)
     cuda.fuseElementwise = *options.fuseElementwise;
   cuda.chip = options.cudaChip;
+  cuda.precision = options.precision;
 }
 
 static bool hasTosaOps(ModuleOp module) {
@@ -258,6 +259,7 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     lowerOptions.approximateMath = options.approximateMath;
     lowerOptions.staticScratch = options.staticScratch;
     lowerOptions.gemm = options.gemm;
+    lowerOptions.precision = options.precision;
     if (options.vectorizeContractions)
       lowerOptions.vectorizeContractions = *options.vectorizeContractions;
     lowerOptions.vectorBits = getVectorBits(machine);
@@ -504,6 +506,11 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
            << "--target=cuda links with a libpprt built with CUDA, and this "
               "one was built without (no CUDA toolkit when pp was "
               "configured; see docs/Runtime.md)";
+  if (options.precision == GemmPrecision::BF16 &&
+      options.gemm == GemmChoice::Generated)
+    return emitError(getOptionLoc(context, "--precision"))
+           << "--precision=bf16 computes GEMMs through pprt_gemm; it cannot "
+              "be combined with --gemm=generated";
   if (options.optLevel > 3)
     return emitError(getOptionLoc(context, "-O"))
            << "-O takes 0, 1, 2 or 3, got " << options.optLevel;

@@ -37,7 +37,9 @@ void pp::buildStageCodeOptimizationPhase(
   if (options.fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createPPFuseElementwise());
   PPSelectGemmOptions select;
-  select.gemm = options.gemm;
+  // bf16 inputs are a property of the GEMM entry's calls.
+  select.gemm = options.precision == GemmPrecision::BF16 ? GemmChoice::Library
+                                                         : options.gemm;
   select.vectorizeContractions = options.vectorizeContractions;
   pm.addPass(createPPSelectGemm(select));
   pm.addNestedPass<func::FuncOp>(createPPCloneSharedFills());
@@ -69,7 +71,9 @@ void pp::buildBufferizationPhase(OpPassManager &pm,
 void pp::buildMemRefPhase(OpPassManager &pm,
                           const LowerToCPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
-  pm.addPass(createConvertGemmToRuntime());
+  ConvertGemmToRuntimeOptions gemm;
+  gemm.precision = options.precision;
+  pm.addPass(createConvertGemmToRuntime(gemm));
   if (options.vectorizeContractions) {
     PPVectorizeContractionsOptions vectorize;
     vectorize.vectorBits = options.vectorBits;

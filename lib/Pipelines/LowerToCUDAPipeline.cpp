@@ -36,6 +36,7 @@ static void setSharedOptions(const LowerToCUDAPipelineOptions &options,
   shared.factorContractions = options.factorContractions;
   shared.fuseElementwise = options.fuseElementwise;
   shared.gemm = GemmChoice::Library;
+  shared.precision = options.precision;
   shared.vectorizeContractions = false;
   shared.vectorizeElementwise = false;
   shared.staticScratch = false;
@@ -44,7 +45,9 @@ static void setSharedOptions(const LowerToCUDAPipelineOptions &options,
 void pp::buildKernelOutliningPhase(OpPassManager &pm,
                                    const LowerToCUDAPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
-  pm.addPass(createConvertGemmToRuntime());
+  ConvertGemmToRuntimeOptions gemm;
+  gemm.precision = options.precision;
+  pm.addPass(createConvertGemmToRuntime(gemm));
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());

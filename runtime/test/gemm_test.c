@@ -3,6 +3,7 @@
 #include "pprt/pprt.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,30 @@ typedef struct gemm_case {
   int64_t batch, m, n, k;
   int64_t pad; /* extra elements per row beyond its length */
   float alpha, beta;
+  int bf16; /* A and B in bf16 */
 } gemm_case;
+
+/* `x` rounded to bf16 (nearest, ties to even; values here are finite). */
+static uint16_t to_bf16(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+
+/* `n` floats rounded to bf16, returned as bf16 values; `x` keeps their
+   f32 values, which the reference computes with. */
+static uint16_t *rounded(float *x, int64_t n) {
+  uint16_t *h = malloc((size_t)n * sizeof *h);
+  if (!h)
+    exit(2);
+  for (int64_t i = 0; i < n; ++i) {
+    h[i] = to_bf16(x[i]);
+    uint32_t bits = (uint32_t)h[i] << 16;
+    memcpy(&x[i], &bits, sizeof bits);
+  }
+  return h;
+}
 
 /* Runs one case; returns the number of wrong elements (padding included:
    it must stay untouched). */
@@ -52,8 +76,11 @@ static int run_case(const gemm_case *t) {
       c[i] = NAN;
     c0[i] = c[i];
   }
-  pprt_gemm(PPRT_F32, PPRT_F32, t->trans_a, t->trans_b, t->batch, t->m, t->n,
-            t->k, t->alpha, a, lda, sa, b, ldb, sb, t->beta, c, ldc, sc);
+  uint16_t *a16 = t->bf16 ? rounded(a, t->batch * sa) : NULL;
+  uint16_t *b16 = t->bf16 ? rounded(b, t->batch * sb) : NULL;
+  pprt_gemm(t->bf16 ? PPRT_BF16 : PPRT_F32, PPRT_F32, t->trans_a, t->trans_b,
+            t->batch, t->m, t->n, t->k, t->alpha, t->bf16 ? (void *)a16 : a,
+            lda, sa, t->bf16 ? (void *)b16 : b, ldb, sb, t->beta, c, ldc, sc);
   int bad = 0;
   for (int64_t p = 0; p < t->batch; ++p)
     for (int64_t i = 0; i < sc; ++i) {
@@ -75,6 +102,8 @@ static int run_case(const gemm_case *t) {
     }
   free(a);
   free(b);
+  free(a16);
+  free(b16);
   free(c);
   free(c0);
   return bad;
@@ -100,15 +129,17 @@ int main(void) {
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
       for (int pad = 0; pad <= 3; pad += 3)
-        for (int beta = 0; beta < 2; ++beta) {
-          gemm_case t = {ta, tb, 3, 5, 7, 4, pad, 0.5f, (float)beta};
-          int bad = run_case(&t);
-          printf("gemm trans_a %d trans_b %d batch 3 m 5 n 7 k 4 pad %d "
-                 "beta %d: %s\n",
-                 ta, tb, pad, beta, bad ? "FAILED" : "ok");
-          failures += bad != 0;
-          ++cases;
-        }
+        for (int beta = 0; beta < 2; ++beta)
+          for (int bf16 = 0; bf16 < 2; ++bf16) {
+            gemm_case t = {ta, tb, 3, 5, 7, 4, pad, 0.5f, (float)beta, bf16};
+            int bad = run_case(&t);
+            printf("gemm %s trans_a %d trans_b %d batch 3 m 5 n 7 k 4 pad %d "
+                   "beta %d: %s\n",
+                   bf16 ? "bf16" : "f32", ta, tb, pad, beta,
+                   bad ? "FAILED" : "ok");
+            failures += bad != 0;
+            ++cases;
+          }
   failures += check_blas_kernels();
   ++cases;
   printf("%d of %d cases failed\n", failures, cases);

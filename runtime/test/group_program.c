@@ -1,8 +1,10 @@
 /* Two ranks that exchange values in one step, each receiving before it
-   sends: inside an exchange group (pprt_group_begin/end) the sends are
-   posted first, so the exchange completes; env PPRT_GROUP picks a variant:
+   sends: inside an exchange group (pprt_group_begin/end) both are started
+   and the receive completes at the group's end, so the exchange completes;
+   env PPRT_GROUP picks a variant:
    "none" (no group: both ranks wait in their receives), "nested", "unopened"
-   (pprt_group_end without a group) or "open" (the step ends in a group). */
+   (pprt_group_end without a group), "open" (the step ends in a group) or
+   "same_slot" (the group receives into the slot it sends from). */
 #include "pprt/pprt.h"
 
 #include <stdlib.h>
@@ -37,6 +39,8 @@ void pp_run_step(pprt_context *ctx, int32_t rank) {
     pprt_group_begin(ctx);
   pprt_recv(ctx, other, 0, other, rank, PPRT_ACTIVATION);
   pprt_send(ctx, rank, 0, other, other, PPRT_ACTIVATION);
+  if (is_variant("same_slot")) /* into the slot the group sends from */
+    pprt_recv(ctx, rank, 0, other, rank, PPRT_ACTIVATION);
   if (grouped && !is_variant("open"))
     pprt_group_end(ctx);
   for (int i = 0; i < 4 && !is_variant("open"); ++i)

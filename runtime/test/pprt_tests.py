@@ -1062,7 +1062,9 @@ def test_group(args):
     for name, message in (
             ("nested", "pprt_group_begin inside an exchange group"),
             ("unopened", "pprt_group_end without pprt_group_begin"),
-            ("open", "the step ended inside an exchange group")):
+            ("open", "the step ended inside an exchange group"),
+            ("same_slot", "micro-batch slot 0 is sent and received in one "
+             "exchange group")):
         proc = mpirun(args, 2, args.group, "--steps", "1", "--timeout", "5",
                       env=clean_env(PPRT_GROUP=name))
         check(proc.returncode != 0 and message in proc.stderr,
@@ -1232,6 +1234,146 @@ def test_target_cuda_gpu(args):
             for a, b in zip(cpu[1][k], gpu[1][k]):
                 check(close(a, b, rel=1e-4), f"param {k}: {gpu[1][k]} on the "
                       f"GPU != cpu {cpu[1][k]}")
+
+
+TRANSFER_RE = re.compile(r"^\s*pp\.(send|recv) \w+ stage \d+ mb \d+ "
+                         r"(?:to|from) (\d+)( grouped)?$")
+TRACE_RE = re.compile(r"^(send|irecv|recv) peer=(\d+) tag=(\d+) bytes=\d+$")
+
+
+def schedule_transfers(text):
+    """Each pp.rank's transfers in a schedule's text: (kind, peer, grouped)."""
+    ranks, rank = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^\s*pp\.rank (\d+) \{", line)
+        if m:
+            rank = ranks.setdefault(int(m.group(1)), [])
+            continue
+        m = TRANSFER_RE.match(line)
+        if m and rank is not None:
+            rank.append((m.group(1), int(m.group(2)), bool(m.group(3))))
+    return ranks
+
+
+def expected_calls(transfers):
+    """The transport calls the core must issue for one rank's transfers: a
+    transfer followed by `grouped` ones opens an exchange group, in which
+    receives start (irecv) and complete at its end; others are alone."""
+    calls = []
+    for i, (kind, peer, grouped) in enumerate(transfers):
+        next_grouped = i + 1 < len(transfers) and transfers[i + 1][2]
+        in_group = grouped or next_grouped
+        if in_group and not grouped:
+            calls.append("group_begin")
+        if kind == "send":
+            calls.append(f"send {peer}")
+        else:
+            calls.append(f"{'irecv' if in_group else 'recv'} {peer}")
+        if grouped and not next_grouped:
+            calls.append("group_end")
+    return calls
+
+
+def traced_calls(path):
+    """A transport trace's calls without tags, and each peer's tags in the
+    order this rank sends to (and receives from) it."""
+    calls, sent, received = [], {}, {}
+    with open(path) as f:
+        for line in f.read().splitlines():
+            m = TRACE_RE.match(line)
+            if not m:
+                calls.append(line)
+                continue
+            kind, peer, tag = m.group(1), int(m.group(2)), int(m.group(3))
+            calls.append(f"{kind} {peer}")
+            (sent if kind == "send" else received).setdefault(
+                peer, []).append(tag)
+    return calls, sent, received
+
+
+def test_transfer_order(args):
+    """What reaches the transport is the schedule's order: for pp-compiled
+    MLPs whose schedules pp-insert-transfers ordered for rendezvous
+    transfers (proved again here by pp-verify-schedule
+    {semantics=rendezvous}), every rank's PPRT_TRANSPORT_TRACE holds its
+    transfers in the schedule's order, each exchange group bracketed once
+    (one NCCL group), and the transfers between two ranks pair up in the
+    order both issue them (NCCL matches them so, ignoring tags)."""
+    pp_opt = os.path.join(os.path.dirname(args.pp_compile), "pp-opt")
+    for ranks, flags in (
+            (2, ["--stages", "2", "--microbatches", "4", "--schedule",
+                 "zb-h1"]),
+            (2, ["--stages", "4", "--ranks", "2", "--microbatches", "4",
+                 "--schedule", "interleaved-1f1b"]),
+            (4, ["--stages", "4", "--microbatches", "8", "--schedule",
+                 "1f1b"])):
+        name = f"order_{flags[-1]}_{ranks}"
+        exe = os.path.join(args.work, name)
+        sched = exe + ".mlir"
+        subprocess.run([args.pp_compile, args.model, *flags, "-o", exe],
+                       check=True)
+        subprocess.run([args.pp_compile, args.model, *flags,
+                        "--emit=schedule", "-o", sched], check=True)
+        subprocess.run([pp_opt, sched, "-o", os.devnull,
+                        "--pp-verify-schedule=semantics=rendezvous"],
+                       check=True)
+        with open(sched) as f:
+            expected = schedule_transfers(f.read())
+        check(sorted(expected) == list(range(ranks)) and
+              any(g for r in expected.values() for (_, _, g) in r),
+              f"{name}: no grouped transfers in the schedule")
+        prefix = os.path.join(args.work, name + ".trace")
+        proc = mpirun(args, ranks, exe, "--steps", "1",
+                      env=clean_env(PPRT_TRANSPORT_TRACE=prefix))
+        check(proc.returncode == 0, f"{name}: the run failed", proc)
+        traces = {r: traced_calls(f"{prefix}.{r}") for r in range(ranks)}
+        for r in range(ranks):
+            want = expected_calls(expected[r])
+            check(traces[r][0] == want, f"{name}: rank {r} issued\n"
+                  f"{traces[r][0]}\nfor the schedule's\n{want}")
+            for peer, tags in traces[r][1].items():
+                check(traces[peer][2].get(r) == tags,
+                      f"{name}: rank {r} sends tags {tags} to rank {peer}, "
+                      f"which receives {traces[peer][2].get(r)}")
+
+
+# bf16 keeps 8 significant bits: each GEMM input is rounded with a relative
+# error of at most u = 2^-8. A product of two rounded inputs is then off by
+# at most 2u, and the fp32 sums of such products by 2u relative to the sum
+# of their magnitudes, about 2u for the MLP's well-conditioned layers; a
+# squared-error loss doubles a relative error of its inputs, and the
+# rounding of both layers adds up: 8u = 2^-5 bounds the loss difference of
+# the first steps, before the trajectories drift apart.
+BF16_LOSS_RTOL = 2.0 ** -5
+
+
+def compile_mlp(args, name, *flags):
+    """The examples' MLP built with pp-compile and `flags`."""
+    exe = os.path.join(args.work, name)
+    subprocess.run([args.pp_compile, args.model, *flags, "-o", exe],
+                   check=True)
+    return exe
+
+
+def test_precision_bf16(args):
+    """pp-compile --precision=bf16 (GEMM inputs rounded to bf16, fp32
+    accumulation, fp32 weights, optimizer and loss) trains the MLP on the
+    CPU like its fp32 build within BF16_LOSS_RTOL, but not identically (the
+    rounding happened), on 1 and 2 ranks, under SGD and Adam."""
+    for np, flags in ((1, ["--stages", "1", "--microbatches", "2"]),
+                      (2, ["--stages", "2", "--microbatches", "4"])):
+        fp32 = compile_mlp(args, f"mlp_fp32_{np}", *flags)
+        bf16 = compile_mlp(args, f"mlp_bf16_{np}", *flags, "--precision=bf16")
+        for run in (["--steps", "4", "--lr", "0.1"],
+                    ["--steps", "4", "--optimizer", "adam", "--lr", "0.01"]):
+            want = parse_run(mpirun(args, np, fp32, *run))[0]
+            got = parse_run(mpirun(args, np, bf16, *run))[0]
+            check(len(got) == len(want) == 4, "expected 4 losses")
+            for a, b in zip(want, got):
+                check(close(a, b, rel=BF16_LOSS_RTOL, abs_tol=0),
+                      f"{np} ranks {run}: bf16 loss {b} vs fp32 {a}")
+            check(got != want, f"{np} ranks {run}: bf16 losses {got} equal "
+                  "the fp32 ones: no GEMM read bf16")
 
 
 def main():

@@ -158,6 +158,15 @@ static cl::opt<pp::GemmChoice> gemmChoice(
                           "per shape, by the measured rule of "
                           "bench/gemm_choice.md")));
 // Its default is the pipeline's (pp::LowerToCPUPipelineOptions).
+static cl::opt<pp::GemmPrecision> precision(
+    "precision",
+    cl::desc("Element type the GEMMs read their inputs in (default fp32)"),
+    cl::init(pp::GemmPrecision::FP32),
+    cl::values(clEnumValN(pp::GemmPrecision::FP32, "fp32", "fp32 throughout"),
+               clEnumValN(pp::GemmPrecision::BF16, "bf16",
+                          "GEMM inputs rounded to bf16 with fp32 "
+                          "accumulation (every contraction a pprt_gemm "
+                          "call); fp32 weights, optimizer and loss")));
 static cl::opt<bool> vectorizeContractions(
     "vectorize-contractions",
     cl::desc("Tile and vectorize generated contractions into register tiles "
@@ -222,6 +231,7 @@ static pp::CompileOptions getCompileOptions() {
   options.approximateMath = approximateMath;
   options.staticScratch = staticScratch;
   options.gemm = gemmChoice;
+  options.precision = precision;
   if (vectorizeContractions.getNumOccurrences())
     options.vectorizeContractions = vectorizeContractions;
   if (factorContractions.getNumOccurrences())

@@ -102,6 +102,9 @@ struct CompileOptions {
   bool approximateMath = true;
   bool staticScratch = true;
   GemmChoice gemm = GemmChoice::Auto;
+  /// What the GEMMs read A and B in; bf16 makes every contraction that
+  /// maps a pprt_gemm call (it needs `gemm` auto or library).
+  GemmPrecision precision = GemmPrecision::FP32;
   /// Unset: the pipeline's defaults (pp::LowerToCPUPipelineOptions).
   std::optional<bool> vectorizeContractions, factorContractions,
       fuseElementwise, vectorizeElementwise;

@@ -75,6 +75,12 @@ def ConvertGemmToRuntime : Pass<"convert-gemm-to-runtime", "ModuleOp"> {
     lowering. Run it after one-shot bufferization and before
     `convert-linalg-to-loops`.
 
+    With `precision=bf16` each call reads A and B as bf16: both are first
+    rounded (`arith.truncf`, a `linalg.generic` into a row-major
+    `memref.alloc` freed after the call) and C stays f32, so products and
+    sums are fp32 (cuBLAS `GemmEx` with fp32 compute on GPUs). The weights,
+    gradients and everything outside the GEMMs stay fp32.
+
     ```mlir
     linalg.fill ins(%zero : f32) outs(%c : memref<64x16xf32>)
     linalg.matmul {pp.gemm = "library"}
@@ -85,9 +91,20 @@ def ConvertGemmToRuntime : Pass<"convert-gemm-to-runtime", "ModuleOp"> {
         %one, %pa, %c32, %c0, %pb, %c16, %c0, %zero, %pc, %c16, %c0) : (...) -> ()
     ```
   }];
+  let options = [
+    Option<"precision", "precision", "::mlir::pp::GemmPrecision",
+           "::mlir::pp::GemmPrecision::FP32",
+           "Element type the GEMMs read A and B in",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::GemmPrecision::FP32, "fp32",
+                        "f32 inputs"),
+             clEnumValN(::mlir::pp::GemmPrecision::BF16, "bf16",
+                        "inputs rounded to bf16, fp32 accumulation"))}]>,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }

@@ -142,6 +142,16 @@ struct LowerToCPUPipelineOptions
                      "every contraction that maps onto pprt_gemm"),
           clEnumValN(GemmChoice::Auto, "auto",
                      "those the measured rule of pp-select-gemm prefers"))};
+  PassOptions::Option<GemmPrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("Element type the GEMMs read their inputs in (bf16: every "
+                     "contraction that maps becomes a pprt_gemm call)"),
+      llvm::cl::init(GemmPrecision::FP32),
+      llvm::cl::values(
+          clEnumValN(GemmPrecision::FP32, "fp32", "f32"),
+          clEnumValN(GemmPrecision::BF16, "bf16",
+                     "bf16 rounded from the f32 values, fp32 accumulation; "
+                     "weights, optimizer and loss stay fp32"))};
 };
 
 /// Options of `pp-lower-to-cuda`: the tensor-level ones mean what they mean
@@ -187,6 +197,16 @@ struct LowerToCUDAPipelineOptions
       *this, "kernel-opt-level",
       llvm::cl::desc("LLVM optimisation level of the kernels (0-3)"),
       llvm::cl::init(3)};
+  PassOptions::Option<GemmPrecision> precision{
+      *this, "precision",
+      llvm::cl::desc(
+          "Element type the GEMMs read their inputs in (cuBLAS GemmEx)"),
+      llvm::cl::init(GemmPrecision::FP32),
+      llvm::cl::values(
+          clEnumValN(GemmPrecision::FP32, "fp32", "f32"),
+          clEnumValN(GemmPrecision::BF16, "bf16",
+                     "bf16 rounded from the f32 values, fp32 accumulation; "
+                     "weights, optimizer and loss stay fp32"))};
 };
 
 /// TOSA to the linalg, tensor and arith ops pp differentiates.

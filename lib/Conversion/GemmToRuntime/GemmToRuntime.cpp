@@ -60,6 +60,25 @@ static FailureOr<SmallVector<int64_t>> memrefStrides(OpOperand &operand) {
   return strides;
 }
 
+/// A row-major bf16 copy of the static-shaped f32 memref `value`, rounded
+/// to nearest even, allocated at `b`'s position.
+static Value truncatedCopy(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  auto copy = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), b.getBF16Type()));
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  linalg::GenericOp::create(
+      b, loc, ValueRange{value}, ValueRange{copy}, maps, iterators,
+      [](OpBuilder &nested, Location loc, ValueRange args) {
+        Value narrow =
+            arith::TruncFOp::create(nested, loc, nested.getBF16Type(), args[0]);
+        linalg::YieldOp::create(nested, loc, narrow);
+      });
+  return copy;
+}
+
 /// The fill of `out` with zero right before `op` (only allocations and ops
 /// without memory effects between), which beta = 0 makes redundant.
 static linalg::FillOp zeroFillBefore(Operation *op, Value out) {
@@ -78,16 +97,21 @@ static linalg::FillOp zeroFillBefore(Operation *op, Value out) {
 
 namespace {
 
-/// Builds the call of one plan at the op's position.
+/// The pprt element type code of f32 or bf16 memref elements.
+static int32_t runtimeType(Value memref) {
+  return getElementTypeOrSelf(memref.getType()).isBF16() ? PPRT_BF16 : PPRT_F32;
+}
+
+/// Builds the call of one plan at the op's position, reading A and B from
+/// `a` and `bm` (the op's inputs, or their bf16 copies).
 class GemmCallBuilder {
 public:
   GemmCallBuilder(linalg::LinalgOp op, const GemmPlan &plan,
-                  func::FuncOp callee)
-      : op(op), plan(plan), callee(callee), b(op), loc(op.getLoc()) {}
+                  func::FuncOp callee, Value a, Value bm)
+      : op(op), plan(plan), callee(callee), a(a), bm(bm), b(op),
+        loc(op.getLoc()) {}
 
   void build(bool zeroInit) {
-    Value a = op.getDpsInputOperand(plan.lhs)->get();
-    Value bm = op.getDpsInputOperand(plan.rhs)->get();
     Value c = op.getDpsInitOperand(0)->get();
     Value baseA = elementAddress(a), baseB = elementAddress(bm),
           baseC = elementAddress(c);
@@ -108,12 +132,12 @@ public:
     Value alpha = plan.alpha ? plan.alpha : f32(1.0f);
     func::CallOp::create(
         b, loc, callee,
-        ValueRange{i32(PPRT_F32), i32(PPRT_F32), i32(plan.transA),
+        ValueRange{i32(runtimeType(a)), i32(PPRT_F32), i32(plan.transA),
                    i32(plan.transB), i64(plan.batch), i64(plan.m), i64(plan.n),
-                   i64(plan.k), alpha, pointer(baseA, offA), i64(plan.lda),
-                   i64(plan.strideA), pointer(baseB, offB), i64(plan.ldb),
-                   i64(plan.strideB), beta, pointer(baseC, offC), i64(plan.ldc),
-                   i64(plan.strideC)});
+                   i64(plan.k), alpha, pointer(baseA, offA, a), i64(plan.lda),
+                   i64(plan.strideA), pointer(baseB, offB, bm), i64(plan.ldb),
+                   i64(plan.strideB), beta, pointer(baseC, offC, c),
+                   i64(plan.ldc), i64(plan.strideC)});
   }
 
 private:
@@ -132,6 +156,12 @@ private:
     return arith::MulIOp::create(b, loc, iv, index(stride));
   }
 
+  /// Bytes per element of `memref`.
+  Value elementBytes(Value memref) {
+    return index(
+        getElementTypeOrSelf(memref.getType()).getIntOrFloatBitWidth() / 8);
+  }
+
   /// The address, as an index, of the first element of `memref`: its
   /// aligned pointer plus its offset.
   Value elementAddress(Value memref) {
@@ -139,17 +169,18 @@ private:
     Value aligned =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
     Value bytes =
-        arith::MulIOp::create(b, loc, meta.getOffset(), index(sizeof(float)));
+        arith::MulIOp::create(b, loc, meta.getOffset(), elementBytes(memref));
     return arith::AddIOp::create(b, loc, aligned, bytes);
   }
 
-  /// `base` advanced by the loops' element offsets, as a pointer.
-  Value pointer(Value base, ArrayRef<Value> offsets) {
+  /// `base` (in `memref`) advanced by the loops' element offsets, as a
+  /// pointer.
+  Value pointer(Value base, ArrayRef<Value> offsets, Value memref) {
     Value address = base;
     for (Value offset : offsets)
       address = arith::AddIOp::create(
           b, loc, address,
-          arith::MulIOp::create(b, loc, offset, index(sizeof(float))));
+          arith::MulIOp::create(b, loc, offset, elementBytes(memref)));
     Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
@@ -171,12 +202,15 @@ private:
   linalg::LinalgOp op;
   const GemmPlan &plan;
   func::FuncOp callee;
+  Value a, bm;
   OpBuilder b;
   Location loc;
 };
 
 struct ConvertGemmToRuntime
     : pp::impl::ConvertGemmToRuntimeBase<ConvertGemmToRuntime> {
+  using ConvertGemmToRuntimeBase::ConvertGemmToRuntimeBase;
+
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> marked;
     getOperation()->walk([&](linalg::LinalgOp op) {
@@ -218,11 +252,50 @@ struct ConvertGemmToRuntime
     if (failed(gemm))
       return failure();
     linalg::FillOp fill = zeroFillBefore(op, c);
-    GemmCallBuilder(op, *plan, *gemm).build(/*zeroInit=*/fill != nullptr);
+    Value a = op.getDpsInputOperand(plan->lhs)->get();
+    Value bm = op.getDpsInputOperand(plan->rhs)->get();
+    SmallVector<Value> copies;
+    if (precision == GemmPrecision::BF16)
+      copies = narrowInputs(op, *plan);
+    if (!copies.empty()) {
+      a = copies[0];
+      bm = copies[1];
+    }
+    GemmCallBuilder(op, *plan, *gemm, a, bm)
+        .build(/*zeroInit=*/fill != nullptr);
+    OpBuilder after(op->getContext());
+    after.setInsertionPointAfter(op);
+    for (Value copy : copies)
+      memref::DeallocOp::create(after, op.getLoc(), copy);
     if (fill)
       fill.erase();
     op->erase();
     return success();
+  }
+
+  /// For precision=bf16: re-plans `plan` for row-major copies of A and B
+  /// and returns the copies (A's, B's), made before `op`. A plan needs
+  /// static shapes, so the copies' plan exists; were it missing, the op
+  /// keeps fp32 inputs, with a remark.
+  SmallVector<Value> narrowInputs(linalg::LinalgOp op, GemmPlan &plan) {
+    OpOperand *lhs = op.getDpsInputOperand(plan.lhs);
+    OpOperand *rhs = op.getDpsInputOperand(plan.rhs);
+    std::string why;
+    FailureOr<GemmPlan> narrow = planGemm(
+        op,
+        [&](OpOperand &operand) {
+          return &operand == lhs || &operand == rhs ? rowMajorStrides(operand)
+                                                    : memrefStrides(operand);
+        },
+        why);
+    if (failed(narrow)) {
+      op.emitRemark("pp.gemm = \"library\" keeps fp32 inputs: ") << why;
+      return {};
+    }
+    plan = *narrow;
+    OpBuilder b(op);
+    return {truncatedCopy(b, op.getLoc(), lhs->get()),
+            truncatedCopy(b, op.getLoc(), rhs->get())};
   }
 
   std::optional<FailureOr<func::FuncOp>> callee;

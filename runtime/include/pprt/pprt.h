@@ -267,8 +267,8 @@ int64_t pprt_step(const pprt_context *ctx); /* 0-based */
  * strides lda, ldb, ldc (elements, unit column stride), op(A_p) m x k,
  * op(B_p) k x n and C_p m x n; op(X) is X^T when trans_x is non-zero.
  * `ab_type` is the element type of A and B, `c_type` that of C (PPRT_F32
- * and PPRT_F32 on CPUs; bf16 inputs accumulate in fp32). Unsupported types
- * or invalid strides abort the job with a message.
+ * or PPRT_BF16, and PPRT_F32, on CPUs; bf16 inputs accumulate in fp32).
+ * Unsupported types or invalid strides abort the job with a message.
  */
 void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
                int32_t trans_b, int64_t batch, int64_t m, int64_t n, int64_t k,

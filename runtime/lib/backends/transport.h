@@ -3,6 +3,7 @@
 #define PPRT_TRANSPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Keeps the core free of MPI so that e.g. an NCCL backend moving device
@@ -27,6 +28,20 @@ typedef struct pprt_transport_ops {
   /* Receives exactly `bytes` bytes. */
   pprt_recv_status (*recv)(pprt_transport *t, void *buf, int64_t bytes,
                            int32_t peer, int32_t tag, double timeout_s);
+  /* Starts a receive of exactly `bytes` bytes and returns a handle for
+     wait_recv (only), which must complete it before wait_all. */
+  int32_t (*irecv)(pprt_transport *t, void *buf, int64_t bytes, int32_t peer,
+                   int32_t tag);
+  /* Completes an irecv handle within `timeout_s`; after a timeout the
+     receive stays posted (the caller ends the job). */
+  pprt_recv_status (*wait_recv)(pprt_transport *t, int32_t handle,
+                                double timeout_s);
+  /* An exchange group: the isends and irecvs started between group_begin
+     and group_end are issued together, in that order (one NCCL group), so
+     a send that waits for its receive cannot deadlock the group. None of
+     their handles may be waited on before group_end; groups do not nest. */
+  void (*group_begin)(pprt_transport *t);
+  void (*group_end)(pprt_transport *t);
   /* Starts an in-place sum over the caller's group and returns a handle
      for wait()/wait_for(); the buffer must stay untouched until then. */
   int32_t (*iallreduce_group_f32)(pprt_transport *t, void *buf, int64_t count);
@@ -60,5 +75,12 @@ struct pprt_transport {
 
 /* Initialises MPI and returns the MPI transport. */
 pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv);
+
+/* `inner` writing each transfer and group it starts to PREFIX.<rank>
+   (PPRT_TRANSPORT_TRACE); destroying it destroys `inner`. NULL with the
+   reason in `err` when the file cannot be written. */
+pprt_transport *pprt_trace_transport_create(pprt_transport *inner,
+                                            const char *prefix, char *err,
+                                            size_t err_size);
 
 #endif /* PPRT_TRANSPORT_H */

@@ -56,16 +56,20 @@ typedef struct pprt_buffer_desc {
   int64_t num_updates;
 } pprt_buffer_desc;
 
-/* A send still in flight from slot `slot` of buffer `id`. */
-/* A receive of an exchange group, waiting for the group's end. */
+/* A receive of an exchange group, started (its transport handle) and
+   completed at the group's end. */
 typedef struct pprt_group_recv {
-  int32_t id, mb, peer, stage, kind;
+  int32_t id, mb, world_peer, stage, kind;
+  int32_t handle;
 } pprt_group_recv;
 
+/* A send still in flight from slot `slot` of buffer `id`; `grouped` while
+   its exchange group is open. */
 typedef struct pprt_pending_send {
   int32_t id;
   int32_t slot;
   int32_t handle;
+  bool grouped;
 } pprt_pending_send;
 
 typedef enum pprt_optimizer {
@@ -159,7 +163,7 @@ struct pprt_context {
   int32_t pending_cap;
 
   /* Between pprt_group_begin and pprt_group_end: the group's receives,
-     done at its end. */
+     started in the group and completed at its end. */
   bool in_group;
   pprt_group_recv *group;
   int32_t num_group;

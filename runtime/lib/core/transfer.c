@@ -61,7 +61,8 @@ static void push_pending(pprt_context *ctx, int32_t id, int32_t slot,
                          int32_t handle) {
   ctx->pending = reserve_one(ctx, ctx->pending, &ctx->pending_cap,
                              ctx->num_pending, sizeof *ctx->pending, "sends");
-  ctx->pending[ctx->num_pending++] = (pprt_pending_send){id, slot, handle};
+  ctx->pending[ctx->num_pending++] =
+      (pprt_pending_send){id, slot, handle, ctx->in_group};
 }
 
 void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot) {
@@ -72,6 +73,12 @@ void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot) {
       ++i;
       continue;
     }
+    /* The transport has not issued it yet: it would never complete. */
+    if (p->grouped)
+      pprt_fatal(ctx,
+                 "buffer %d micro-batch slot %d is sent and received in "
+                 "one exchange group",
+                 id, slot);
     t->ops->wait(t, p->handle);
     *p = ctx->pending[--ctx->num_pending];
   }
@@ -123,45 +130,64 @@ static void defer_recv(pprt_context *ctx, pprt_group_recv r) {
   ctx->group[ctx->num_group++] = r;
 }
 
+/* Ends the job unless a receive into buffer `id` completed. */
+static void check_received(pprt_context *ctx, pprt_recv_status status,
+                           int32_t id, int32_t mb, int32_t world_peer,
+                           int32_t stage, int32_t kind) {
+  double timeout = ctx->opts.timeout_s;
+  switch (status) {
+  case PPRT_RECV_OK:
+    return;
+  case PPRT_RECV_TIMEOUT:
+    report_silent_peer(ctx, world_peer, timeout, transfer_name(kind), stage,
+                       mb);
+  case PPRT_RECV_SIZE_MISMATCH:
+    pprt_fatal(ctx,
+               "%s of stage %d micro-batch %d from rank %d does not have "
+               "the %lld bytes of buffer %d",
+               transfer_name(kind), stage, mb, world_peer,
+               (long long)pprt_lookup(ctx, id)->bytes, id);
+  }
+}
+
 void pprt_group_begin(pprt_context *ctx) {
   if (ctx->in_group)
     pprt_fatal(ctx, "pprt_group_begin inside an exchange group");
   ctx->in_group = true;
+  ctx->transport->ops->group_begin(ctx->transport);
 }
 
+/* Issues the group's transfers as one, in the order they were started,
+   then completes its receives in that order. */
 void pprt_group_end(pprt_context *ctx) {
   if (!ctx->in_group)
     pprt_fatal(ctx, "pprt_group_end without pprt_group_begin");
+  pprt_transport *t = ctx->transport;
   ctx->in_group = false;
+  t->ops->group_end(t);
+  for (int32_t i = 0; i < ctx->num_pending; ++i)
+    ctx->pending[i].grouped = false;
   for (int32_t i = 0; i < ctx->num_group; ++i) {
     pprt_group_recv r = ctx->group[i];
-    pprt_recv(ctx, r.id, r.mb, r.peer, r.stage, r.kind);
+    check_received(ctx, t->ops->wait_recv(t, r.handle, ctx->opts.timeout_s),
+                   r.id, r.mb, r.world_peer, r.stage, r.kind);
   }
   ctx->num_group = 0;
 }
 
 void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
                int32_t stage, int32_t kind) {
-  if (ctx->in_group) {
-    defer_recv(ctx, (pprt_group_recv){id, mb, peer, stage, kind});
-    return;
-  }
   endpoint e = resolve(ctx, "recv", id, mb, peer);
   void *data = pprt_slot_data(ctx, e.b, id, e.slot);
   pprt_wait_slot_sends(ctx, id, e.slot);
   pprt_transport *t = ctx->transport;
-  double timeout = ctx->opts.timeout_s;
-  switch (t->ops->recv(t, data, e.b->bytes, e.world_peer, e.tag, timeout)) {
-  case PPRT_RECV_OK:
+  if (ctx->in_group) {
+    int32_t h = t->ops->irecv(t, data, e.b->bytes, e.world_peer, e.tag);
+    defer_recv(ctx, (pprt_group_recv){id, mb, e.world_peer, stage, kind, h});
     return;
-  case PPRT_RECV_TIMEOUT:
-    report_silent_peer(ctx, e.world_peer, timeout, transfer_name(kind), stage,
-                       mb);
-  case PPRT_RECV_SIZE_MISMATCH:
-    pprt_fatal(ctx,
-               "%s of stage %d micro-batch %d from rank %d does not have "
-               "the %lld bytes of buffer %d",
-               transfer_name(kind), stage, mb, e.world_peer,
-               (long long)e.b->bytes, id);
   }
+  check_received(ctx,
+                 t->ops->recv(t, data, e.b->bytes, e.world_peer, e.tag,
+                              ctx->opts.timeout_s),
+                 id, mb, e.world_peer, stage, kind);
 }

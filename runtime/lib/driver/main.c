@@ -516,6 +516,24 @@ static pprt_backend *create_backend(pprt_transport *t, const char *name) {
   return NULL;
 }
 
+/* `t` wrapped in a trace when PPRT_TRANSPORT_TRACE names a prefix; a
+   trace that cannot be written ends the job with one line. */
+static pprt_transport *maybe_trace(pprt_transport *t) {
+  const char *prefix = getenv("PPRT_TRANSPORT_TRACE");
+  if (!prefix || !*prefix)
+    return t;
+  char err[256];
+  pprt_transport *traced =
+      pprt_trace_transport_create(t, prefix, err, sizeof err);
+  if (traced)
+    return traced;
+  fprintf(stderr, "pprt: rank %d: PPRT_TRANSPORT_TRACE: %s\n", t->world_rank,
+          err);
+  fflush(stderr);
+  t->ops->abort(t, 1);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
   pprt_options opts;
@@ -534,7 +552,7 @@ int main(int argc, char **argv) {
   if (!be)
     return 1;
   pprt_set_active_backend(be);
-  t = be->ops->wrap_transport(be, t);
+  t = maybe_trace(be->ops->wrap_transport(be, t));
   pprt_context *ctx = pprt_context_create(t, be, &opts);
   pp_define_program(ctx);
   int rc = 1;

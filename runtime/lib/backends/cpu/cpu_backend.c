@@ -9,6 +9,7 @@
 #include "pprt_math.h"
 
 #include <cblas.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,40 @@ static float cpu_read_f32(pprt_backend *be, const void *p) {
 /* BLAS wants leading dimensions of at least 1, even for empty matrices. */
 static int64_t max1(int64_t x) { return x > 1 ? x : 1; }
 
+/* Elements a strided batch of row-major matrices spans. */
+static int64_t span(int64_t batch, int64_t stride, int64_t rows, int64_t cols,
+                    int64_t ld) {
+  if (batch == 0 || rows == 0 || cols == 0)
+    return 0;
+  return (batch - 1) * stride + (rows - 1) * ld + cols;
+}
+
+/* A grow-only f32 buffer: stage code calls GEMMs of the same shapes on
+   every step. */
+typedef struct scratch {
+  float *data;
+  int64_t capacity;
+} scratch;
+
+/* The `n` bf16 values at `src` as f32 in `s` (exact: a bf16 is the upper
+   half of an f32). Debian 12's OpenBLAS 0.3.21 declares cblas_sbgemm but
+   is built without it, so bf16 GEMMs widen their inputs and run sgemm,
+   which accumulates in fp32 as cuBLAS's bf16 GemmEx does. */
+static const float *widen_bf16(scratch *s, const void *src, int64_t n) {
+  if (n > s->capacity) {
+    float *p = realloc(s->data, (size_t)n * sizeof *p);
+    if (!p)
+      gemm_fatal("out of memory widening bf16 inputs");
+    s->data = p;
+    s->capacity = n;
+  }
+  const uint16_t *in = src;
+  uint32_t *out = (uint32_t *)s->data;
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = (uint32_t)in[i] << 16;
+  return s->data;
+}
+
 static void cpu_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
                      int32_t trans_a, int32_t trans_b, int64_t batch, int64_t m,
                      int64_t n, int64_t k, float alpha, const void *a,
@@ -86,14 +121,24 @@ static void cpu_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
                      int64_t stride_b, float beta, void *c, int64_t ldc,
                      int64_t stride_c) {
   (void)be;
-  if (ab_type != PPRT_F32 || c_type != PPRT_F32)
-    gemm_fatal("the CPU backend computes f32 GEMMs only");
+  if ((ab_type != PPRT_F32 && ab_type != PPRT_BF16) || c_type != PPRT_F32)
+    gemm_fatal("the CPU backend computes GEMMs of f32 or bf16 inputs into "
+               "f32 only");
   if (batch < 0 || m < 0 || n < 0 || k < 0)
     gemm_fatal("negative batch or matrix size");
   if (ldc < max1(n) || lda < max1(trans_a ? m : k) ||
       ldb < max1(trans_b ? k : n))
     gemm_fatal("a row stride is smaller than its row");
   const float *fa = a, *fb = b;
+  if (ab_type == PPRT_BF16) {
+    static scratch wide_a, wide_b;
+    fa = widen_bf16(
+        &wide_a, a,
+        span(batch, stride_a, trans_a ? k : m, trans_a ? m : k, lda));
+    fb = widen_bf16(
+        &wide_b, b,
+        span(batch, stride_b, trans_b ? n : k, trans_b ? k : n, ldb));
+  }
   float *fc = c;
   for (int64_t p = 0; p < batch; ++p)
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,

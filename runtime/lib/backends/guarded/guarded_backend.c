@@ -198,6 +198,30 @@ static pprt_recv_status gt_recv(pprt_transport *t, void *buf, int64_t bytes,
   return s;
 }
 
+static int32_t gt_irecv(pprt_transport *t, void *buf, int64_t bytes,
+                        int32_t peer, int32_t tag) {
+  int32_t h;
+  GUARDED(&the_backend.base, h = INNER(t, irecv, buf, bytes, peer, tag));
+  return h;
+}
+
+static pprt_recv_status gt_wait_recv(pprt_transport *t, int32_t handle,
+                                     double timeout_s) {
+  pprt_recv_status s;
+  GUARDED(&the_backend.base, s = INNER(t, wait_recv, handle, timeout_s));
+  return s;
+}
+
+/* The memory is open for the group's calls too: an inner transport may
+   move a posted transfer's data during any of them. */
+static void gt_group_begin(pprt_transport *t) {
+  GUARDED(&the_backend.base, inner_of(t)->ops->group_begin(inner_of(t)));
+}
+
+static void gt_group_end(pprt_transport *t) {
+  GUARDED(&the_backend.base, inner_of(t)->ops->group_end(inner_of(t)));
+}
+
 static int32_t gt_iallreduce_group_f32(pprt_transport *t, void *buf,
                                        int64_t count) {
   int32_t h;
@@ -239,6 +263,10 @@ static const pprt_transport_ops guarded_transport_ops = {
     .wait = gt_wait,
     .wait_all = gt_wait_all,
     .recv = gt_recv,
+    .irecv = gt_irecv,
+    .wait_recv = gt_wait_recv,
+    .group_begin = gt_group_begin,
+    .group_end = gt_group_end,
     .iallreduce_group_f32 = gt_iallreduce_group_f32,
     .wait_for = gt_wait_for,
     .reduce_world_f64 = gt_reduce_world_f64,

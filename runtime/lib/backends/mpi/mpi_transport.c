@@ -16,6 +16,13 @@
 #include <sys/prctl.h>
 #endif
 
+/* A receive irecv started, for wait_recv. */
+typedef struct mpi_recv_request {
+  MPI_Request req;
+  int32_t peer;
+  int64_t bytes;
+} mpi_recv_request;
+
 typedef struct mpi_transport {
   pprt_transport base; /* first, so the two pointers convert */
   MPI_Comm comm;       /* private dup of MPI_COMM_WORLD */
@@ -26,6 +33,10 @@ typedef struct mpi_transport {
   MPI_Request *reqs;   /* outstanding sends; index = handle */
   int32_t num_reqs;
   int32_t cap_reqs;
+  mpi_recv_request *recvs; /* receives; index = irecv handle */
+  int32_t num_recvs;       /* reset once none is open */
+  int32_t open_recvs;
+  int32_t cap_recvs;
 } mpi_transport;
 
 static mpi_transport *as_mpi(pprt_transport *t) { return (mpi_transport *)t; }
@@ -196,19 +207,41 @@ static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
   }
 }
 
-static pprt_recv_status mpi_recv(pprt_transport *t, void *buf, int64_t bytes,
-                                 int32_t peer, int32_t tag, double timeout_s) {
+static int32_t mpi_irecv(pprt_transport *t, void *buf, int64_t bytes,
+                         int32_t peer, int32_t tag) {
   mpi_transport *m = as_mpi(t);
-  MPI_Request req;
-  check(m,
-        MPI_Irecv(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, &req),
-        "MPI_Irecv");
+  if (m->num_recvs == m->cap_recvs) {
+    int32_t cap = m->cap_recvs ? 2 * m->cap_recvs : 16;
+    mpi_recv_request *r = realloc(m->recvs, (size_t)cap * sizeof *r);
+    if (!r)
+      fail(m, "MPI_Irecv", "out of memory");
+    m->recvs = r;
+    m->cap_recvs = cap;
+  }
+  mpi_recv_request *r = &m->recvs[m->num_recvs];
+  check(
+      m,
+      MPI_Irecv(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, &r->req),
+      "MPI_Irecv");
+  r->peer = peer;
+  r->bytes = bytes;
+  ++m->open_recvs;
+  return m->num_recvs++;
+}
+
+static pprt_recv_status mpi_wait_recv(pprt_transport *t, int32_t handle,
+                                      double timeout_s) {
+  mpi_transport *m = as_mpi(t);
+  mpi_recv_request *r = &m->recvs[handle];
   MPI_Status status;
-  m->waiting_for = peer;
-  int rc = poll_request(m, &req, &status, timeout_s);
+  m->waiting_for = r->peer;
+  int rc = poll_request(m, &r->req, &status, timeout_s);
   if (rc == MPI_ERR_PENDING)
     return PPRT_RECV_TIMEOUT; /* the caller aborts the job; still waiting */
   m->waiting_for = NOBODY;
+  int64_t bytes = r->bytes;
+  if (--m->open_recvs == 0)
+    m->num_recvs = 0;
   int cls = MPI_SUCCESS;
   if (rc != MPI_SUCCESS)
     MPI_Error_class(rc, &cls);
@@ -219,6 +252,16 @@ static pprt_recv_status mpi_recv(pprt_transport *t, void *buf, int64_t bytes,
   MPI_Get_count(&status, MPI_BYTE, &got);
   return got == bytes ? PPRT_RECV_OK : PPRT_RECV_SIZE_MISMATCH;
 }
+
+static pprt_recv_status mpi_recv(pprt_transport *t, void *buf, int64_t bytes,
+                                 int32_t peer, int32_t tag, double timeout_s) {
+  return mpi_wait_recv(t, mpi_irecv(t, buf, bytes, peer, tag), timeout_s);
+}
+
+/* MPI posts each transfer as it starts: a group needs no more. */
+static void mpi_group_begin(pprt_transport *t) { (void)t; }
+
+static void mpi_group_end(pprt_transport *t) { (void)t; }
 
 static int32_t mpi_iallreduce_group_f32(pprt_transport *t, void *buf,
                                         int64_t count) {
@@ -311,6 +354,7 @@ static void mpi_destroy(pprt_transport *t) {
   MPI_Comm_free(&m->probe_comm);
   MPI_Comm_free(&m->comm);
   free(m->reqs);
+  free(m->recvs);
   free(m);
   MPI_Finalize();
 }
@@ -321,6 +365,10 @@ static const pprt_transport_ops mpi_ops = {
     .wait = mpi_wait,
     .wait_all = mpi_wait_all,
     .recv = mpi_recv,
+    .irecv = mpi_irecv,
+    .wait_recv = mpi_wait_recv,
+    .group_begin = mpi_group_begin,
+    .group_end = mpi_group_end,
     .iallreduce_group_f32 = mpi_iallreduce_group_f32,
     .wait_for = mpi_wait_for,
     .reduce_world_f64 = mpi_reduce_world_f64,

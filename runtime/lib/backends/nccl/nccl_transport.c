@@ -13,14 +13,17 @@
 #include <time.h>
 
 /*
- * Transfers run on a stream of their own: each waits for the compute
- * stream's work so far (an event), and the compute stream waits for a
- * receive or all-reduce before its later work. Each transfer is one NCCL
- * group (ncclGroupStart/End). NCCL has no tags: the transfers between two
- * ranks match in the order both issue them, and a receive of the wrong
- * size is not detected (it times out or corrupts). A handle is an event
- * recorded after its transfer; waits poll it, so a lost peer becomes a
- * timeout. While polling here a rank does not answer the MPI transport's
+ * Transfers run on a stream of their own: each group of them waits for the
+ * compute stream's work so far (an event), and the compute stream waits
+ * for a receive or all-reduce (its handle's event) before its later work,
+ * so transfers overlap the compute that does not need them. One exchange
+ * group of the core is one NCCL group: its sends and receives are issued
+ * between one ncclGroupStart/End pair in the core's order, and a transfer
+ * outside a group is a group of its own. NCCL has no tags: the transfers
+ * between two ranks match in the order both issue them, and a receive of
+ * the wrong size is not detected (it times out or corrupts). A handle is
+ * an event recorded after its group; waits poll it, so a lost peer becomes
+ * a timeout. While polling here a rank does not answer the MPI transport's
  * find_silent questions.
  */
 typedef struct nccl_transport {
@@ -31,6 +34,8 @@ typedef struct nccl_transport {
   cudaStream_t compute, comm;
   cudaEvent_t *events; /* index = handle */
   int32_t num_events, cap_events;
+  /* The open exchange group's first handle; -1 outside a group. */
+  int32_t group_first;
 } nccl_transport;
 
 /* What crosses MPI from rank 0: whether it has an id, and the id. */
@@ -77,8 +82,9 @@ static void after_compute(nccl_transport *n) {
   cudaEventDestroy(ev); /* released once the wait is done */
 }
 
-/* An event after the transfers issued so far; its index is the handle. */
-static int32_t record(nccl_transport *n) {
+/* A new handle: an event recorded on the comm stream once its group has
+   been issued (nc_group_end). */
+static int32_t new_handle(nccl_transport *n) {
   if (n->num_events == n->cap_events) {
     int32_t cap = n->cap_events ? 2 * n->cap_events : 16;
     cudaEvent_t *e = realloc(n->events, (size_t)cap * sizeof *e);
@@ -87,11 +93,18 @@ static int32_t record(nccl_transport *n) {
     n->events = e;
     n->cap_events = cap;
   }
-  cudaEvent_t *ev = &n->events[n->num_events];
-  check_cuda(n, cudaEventCreateWithFlags(ev, cudaEventDisableTiming),
+  check_cuda(n,
+             cudaEventCreateWithFlags(&n->events[n->num_events],
+                                      cudaEventDisableTiming),
              "cudaEventCreate");
-  check_cuda(n, cudaEventRecord(*ev, n->comm), "cudaEventRecord");
   return n->num_events++;
+}
+
+/* An unrecorded event counts as complete: a wait inside its group would
+   return at once, before the transfer even started. */
+static void check_issued(nccl_transport *n, int32_t handle) {
+  if (n->group_first >= 0 && handle >= n->group_first)
+    nccl_fatal(n, "wait", "a transfer of the open group waited on");
 }
 
 static double now_s(void) {
@@ -126,27 +139,64 @@ static void nc_split_groups(pprt_transport *t, int32_t color, int32_t key) {
              "ncclCommSplit");
 }
 
+static void nc_group_begin(pprt_transport *t) {
+  nccl_transport *n = as_nccl(t);
+  if (n->group_first >= 0)
+    nccl_fatal(n, "group_begin", "inside a group");
+  after_compute(n);
+  check_nccl(n, ncclGroupStart(), "ncclGroupStart");
+  n->group_first = n->num_events;
+}
+
+/* Issues the group and records the events of its handles after it. */
+static void nc_group_end(pprt_transport *t) {
+  nccl_transport *n = as_nccl(t);
+  if (n->group_first < 0)
+    nccl_fatal(n, "group_end", "no open group");
+  check_nccl(n, ncclGroupEnd(), "ncclGroupEnd");
+  for (int32_t h = n->group_first; h < n->num_events; ++h)
+    check_cuda(n, cudaEventRecord(n->events[h], n->comm), "cudaEventRecord");
+  n->group_first = -1;
+}
+
+/* Starts a send of `from` or a receive into `to` in the open group, or in
+   a group of its own. */
+static int32_t transfer(nccl_transport *n, const void *from, void *to,
+                        int64_t bytes, int32_t peer) {
+  bool alone = n->group_first < 0;
+  if (alone)
+    nc_group_begin(&n->base);
+  if (from)
+    check_nccl(
+        n, ncclSend(from, (size_t)bytes, ncclUint8, peer, n->world, n->comm),
+        "ncclSend");
+  else
+    check_nccl(n,
+               ncclRecv(to, (size_t)bytes, ncclUint8, peer, n->world, n->comm),
+               "ncclRecv");
+  int32_t h = new_handle(n);
+  if (alone)
+    nc_group_end(&n->base);
+  return h;
+}
+
 static int32_t nc_isend(pprt_transport *t, const void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
   (void)tag;
-  nccl_transport *n = as_nccl(t);
-  after_compute(n);
-  check_nccl(n, ncclGroupStart(), "ncclGroupStart");
-  check_nccl(n,
-             ncclSend(buf, (size_t)bytes, ncclUint8, peer, n->world, n->comm),
-             "ncclSend");
-  check_nccl(n, ncclGroupEnd(), "ncclGroupEnd");
-  return record(n);
+  return transfer(as_nccl(t), buf, NULL, bytes, peer);
 }
 
 static void nc_wait(pprt_transport *t, int32_t handle) {
   nccl_transport *n = as_nccl(t);
+  check_issued(n, handle);
   check_cuda(n, cudaEventSynchronize(n->events[handle]),
              "cudaEventSynchronize");
 }
 
 static void nc_wait_all(pprt_transport *t) {
   nccl_transport *n = as_nccl(t);
+  if (n->group_first >= 0)
+    nccl_fatal(n, "wait_all", "inside a group");
   check_cuda(n, cudaStreamSynchronize(n->comm), "cudaStreamSynchronize");
   for (int32_t i = 0; i < n->num_events; ++i)
     cudaEventDestroy(n->events[i]);
@@ -159,21 +209,25 @@ static void before_compute(nccl_transport *n, int32_t handle) {
              "cudaStreamWaitEvent");
 }
 
+static int32_t nc_irecv(pprt_transport *t, void *buf, int64_t bytes,
+                        int32_t peer, int32_t tag) {
+  (void)tag;
+  return transfer(as_nccl(t), NULL, buf, bytes, peer);
+}
+
+static pprt_recv_status nc_wait_recv(pprt_transport *t, int32_t handle,
+                                     double timeout_s) {
+  nccl_transport *n = as_nccl(t);
+  check_issued(n, handle);
+  if (!poll_event(n, n->events[handle], timeout_s))
+    return PPRT_RECV_TIMEOUT;
+  before_compute(n, handle);
+  return PPRT_RECV_OK;
+}
+
 static pprt_recv_status nc_recv(pprt_transport *t, void *buf, int64_t bytes,
                                 int32_t peer, int32_t tag, double timeout_s) {
-  (void)tag;
-  nccl_transport *n = as_nccl(t);
-  after_compute(n);
-  check_nccl(n, ncclGroupStart(), "ncclGroupStart");
-  check_nccl(n,
-             ncclRecv(buf, (size_t)bytes, ncclUint8, peer, n->world, n->comm),
-             "ncclRecv");
-  check_nccl(n, ncclGroupEnd(), "ncclGroupEnd");
-  int32_t h = record(n);
-  if (!poll_event(n, n->events[h], timeout_s))
-    return PPRT_RECV_TIMEOUT;
-  before_compute(n, h);
-  return PPRT_RECV_OK;
+  return nc_wait_recv(t, nc_irecv(t, buf, bytes, peer, tag), timeout_s);
 }
 
 static int32_t nc_iallreduce_group_f32(pprt_transport *t, void *buf,
@@ -181,18 +235,22 @@ static int32_t nc_iallreduce_group_f32(pprt_transport *t, void *buf,
   nccl_transport *n = as_nccl(t);
   if (!n->group)
     nccl_fatal(n, "all-reduce", "split_groups was not called");
+  if (n->group_first >= 0)
+    nccl_fatal(n, "all-reduce", "inside an exchange group");
   after_compute(n);
   check_nccl(n,
              ncclAllReduce(buf, buf, (size_t)count, ncclFloat32, ncclSum,
                            n->group, n->comm),
              "ncclAllReduce");
-  int32_t h = record(n);
+  int32_t h = new_handle(n);
+  check_cuda(n, cudaEventRecord(n->events[h], n->comm), "cudaEventRecord");
   before_compute(n, h);
   return h;
 }
 
 static bool nc_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   nccl_transport *n = as_nccl(t);
+  check_issued(n, handle);
   return poll_event(n, n->events[handle], timeout_s);
 }
 
@@ -238,6 +296,10 @@ static const pprt_transport_ops nccl_ops = {
     .wait = nc_wait,
     .wait_all = nc_wait_all,
     .recv = nc_recv,
+    .irecv = nc_irecv,
+    .wait_recv = nc_wait_recv,
+    .group_begin = nc_group_begin,
+    .group_end = nc_group_end,
     .iallreduce_group_f32 = nc_iallreduce_group_f32,
     .wait_for = nc_wait_for,
     .reduce_world_f64 = nc_reduce_world_f64,
@@ -309,6 +371,7 @@ pprt_transport *pprt_nccl_transport_create(pprt_transport *inner,
   n->base.ops = &nccl_ops;
   n->inner = inner;
   n->compute = compute;
+  n->group_first = -1;
   id_message msg;
   memset(&msg, 0, sizeof msg);
   /* Every rank agrees before the collective ncclCommInitRank, so that a

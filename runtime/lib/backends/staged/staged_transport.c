@@ -29,6 +29,15 @@ typedef struct pending {
   bool done;
 } pending;
 
+/* A receive irecv started: the inner handle, its buffer and where the
+   data goes; index = our irecv handle. */
+typedef struct staged_recv {
+  int32_t inner;
+  int32_t buffer;
+  void *device;
+  int64_t bytes;
+} staged_recv;
+
 typedef struct staged_transport {
   pprt_transport base; /* first, so the two pointers convert */
   pprt_transport *inner;
@@ -39,6 +48,10 @@ typedef struct staged_transport {
   pending *pendings;
   int32_t num_pendings;
   int32_t cap_pendings;
+  staged_recv *recvs;
+  int32_t num_recvs; /* reset once none is open */
+  int32_t open_recvs;
+  int32_t cap_recvs;
 } staged_transport;
 
 static staged_transport *as_staged(pprt_transport *t) {
@@ -135,20 +148,55 @@ static void st_wait_all(pprt_transport *t) {
   s->num_pendings = 0;
 }
 
-static pprt_recv_status st_recv(pprt_transport *t, void *buf, int64_t bytes,
-                                int32_t peer, int32_t tag, double timeout_s) {
+static int32_t st_irecv(pprt_transport *t, void *buf, int64_t bytes,
+                        int32_t peer, int32_t tag) {
   staged_transport *s = as_staged(t);
+  if (s->num_recvs == s->cap_recvs) {
+    int32_t cap = s->cap_recvs ? 2 * s->cap_recvs : 16;
+    staged_recv *r = realloc(s->recvs, (size_t)cap * sizeof *r);
+    if (!r)
+      staged_fatal(s, "out of memory");
+    s->recvs = r;
+    s->cap_recvs = cap;
+  }
   int32_t b = acquire(s, bytes);
-  pprt_recv_status st =
-      s->inner->ops->recv(s->inner, host_of(s, b), bytes, peer, tag, timeout_s);
+  int32_t h = s->inner->ops->irecv(s->inner, host_of(s, b), bytes, peer, tag);
+  s->recvs[s->num_recvs] = (staged_recv){h, b, buf, bytes};
+  ++s->open_recvs;
+  return s->num_recvs++;
+}
+
+static pprt_recv_status st_wait_recv(pprt_transport *t, int32_t handle,
+                                     double timeout_s) {
+  staged_transport *s = as_staged(t);
+  staged_recv r = s->recvs[handle];
+  pprt_recv_status st = s->inner->ops->wait_recv(s->inner, r.inner, timeout_s);
   /* After a timeout the receive is still posted (the caller aborts the
      job), so the buffer stays busy. */
   if (st == PPRT_RECV_TIMEOUT)
     return st;
   if (st == PPRT_RECV_OK)
-    s->be->ops->copy_to_device(s->be, buf, host_of(s, b), (size_t)bytes);
-  s->buffers[b].busy = false;
+    s->be->ops->copy_to_device(s->be, r.device, host_of(s, r.buffer),
+                               (size_t)r.bytes);
+  s->buffers[r.buffer].busy = false;
+  if (--s->open_recvs == 0)
+    s->num_recvs = 0;
   return st;
+}
+
+static pprt_recv_status st_recv(pprt_transport *t, void *buf, int64_t bytes,
+                                int32_t peer, int32_t tag, double timeout_s) {
+  return st_wait_recv(t, st_irecv(t, buf, bytes, peer, tag), timeout_s);
+}
+
+static void st_group_begin(pprt_transport *t) {
+  pprt_transport *in = as_staged(t)->inner;
+  in->ops->group_begin(in);
+}
+
+static void st_group_end(pprt_transport *t) {
+  pprt_transport *in = as_staged(t)->inner;
+  in->ops->group_end(in);
 }
 
 static int32_t st_iallreduce_group_f32(pprt_transport *t, void *buf,
@@ -200,6 +248,7 @@ static void st_destroy(pprt_transport *t) {
     s->host.free(s->host.ctx, s->buffers[i].host);
   free(s->buffers);
   free(s->pendings);
+  free(s->recvs);
   free(s);
   in->ops->destroy(in);
 }
@@ -210,6 +259,10 @@ static const pprt_transport_ops staged_transport_ops = {
     .wait = st_wait,
     .wait_all = st_wait_all,
     .recv = st_recv,
+    .irecv = st_irecv,
+    .wait_recv = st_wait_recv,
+    .group_begin = st_group_begin,
+    .group_end = st_group_end,
     .iallreduce_group_f32 = st_iallreduce_group_f32,
     .wait_for = st_wait_for,
     .reduce_world_f64 = st_reduce_world_f64,

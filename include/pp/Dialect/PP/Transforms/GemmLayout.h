@@ -19,6 +19,10 @@ namespace mlir::pp {
 /// GEMM entry, or per shape (`pp-select-gemm`).
 enum class GemmChoice { Generated, Library, Auto };
 
+/// The element type library GEMMs read their inputs in: fp32, or bf16
+/// (rounded from the fp32 values) with fp32 products and accumulation.
+enum class GemmPrecision { FP32, BF16 };
+
 /// The discardable attribute `pp-select-gemm` marks library GEMMs with.
 constexpr llvm::StringLiteral kGemmAttrName = "pp.gemm";
 constexpr llvm::StringLiteral kGemmLibrary = "library";

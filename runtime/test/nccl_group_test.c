@@ -1,0 +1,368 @@
+/* The NCCL transport against a fake NCCL and CUDA runtime that log every
+   call, without a GPU: one exchange group is one ncclGroupStart/End pair
+   holding its sends and receives in the order they were started, each
+   group waits for the compute stream (an event) and each receive makes the
+   compute stream wait for it (an event recorded after its group). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "backends/nccl/nccl_transport.h"
+
+#include <nccl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int failures;
+
+static void fail(const char *what) {
+  fprintf(stderr, "%s\n", what);
+  ++failures;
+}
+
+/* ---- The fakes: every call appends one line to `calls`. ---- */
+
+static char calls[8192];
+static size_t used;
+static int num_events; /* events created so far; event i is (i + 1) */
+static bool recorded[64];
+static bool complete = true; /* whether recorded events have completed */
+
+/* Keeps what fits: a polling wait may log more. */
+static void log_call(const char *fmt, ...) {
+  char line[128];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  size_t len = strlen(line);
+  if (used + len + 2 > sizeof calls)
+    return;
+  memcpy(calls + used, line, len);
+  used += len;
+  calls[used++] = '\n';
+  calls[used] = '\0';
+}
+
+static cudaStream_t const compute = (cudaStream_t)(uintptr_t)0x100;
+static cudaStream_t const comm = (cudaStream_t)(uintptr_t)0x200;
+
+static const char *stream_name(cudaStream_t s) {
+  return s == compute ? "compute" : s == comm ? "comm" : "?";
+}
+
+static int event_id(cudaEvent_t e) { return (int)(uintptr_t)e; }
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+  (void)flags;
+  *s = comm;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  (void)s;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  log_call("StreamSynchronize %s", stream_name(s));
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
+  (void)flags;
+  *e = (cudaEvent_t)(uintptr_t)++num_events;
+  log_call("EventCreate e%d", num_events);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  recorded[event_id(e)] = true;
+  log_call("EventRecord e%d %s", event_id(e), stream_name(s));
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f) {
+  (void)f;
+  log_call("StreamWaitEvent %s e%d", stream_name(s), event_id(e));
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  log_call("EventQuery e%d", event_id(e));
+  /* As CUDA: an event never recorded counts as complete. */
+  return !recorded[event_id(e)] || complete ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  log_call("EventSynchronize e%d", event_id(e));
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  (void)e;
+  return cudaSuccess;
+}
+
+const char *cudaGetErrorString(cudaError_t rc) {
+  return rc == cudaSuccess ? "no error" : "fake error";
+}
+
+static ncclComm_t const world = (ncclComm_t)(uintptr_t)0x300;
+static ncclComm_t const replicas = (ncclComm_t)(uintptr_t)0x400;
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  memset(id, 0, sizeof *id);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t *c, int nranks, ncclUniqueId id,
+                              int rank) {
+  (void)nranks, (void)id, (void)rank;
+  *c = world;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t c, int color, int key, ncclComm_t *out,
+                           ncclConfig_t *config) {
+  (void)c, (void)color, (void)key, (void)config;
+  *out = replicas;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t c) {
+  (void)c;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t c) {
+  (void)c;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *rc) {
+  (void)c;
+  *rc = ncclSuccess;
+  return ncclSuccess;
+}
+
+const char *ncclGetErrorString(ncclResult_t rc) {
+  return rc == ncclSuccess ? "no error" : "fake error";
+}
+
+ncclResult_t ncclGroupStart(void) {
+  log_call("GroupStart");
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGroupEnd(void) {
+  log_call("GroupEnd");
+  return ncclSuccess;
+}
+
+ncclResult_t ncclSend(const void *buf, size_t count, ncclDataType_t type,
+                      int peer, ncclComm_t c, cudaStream_t s) {
+  (void)type, (void)c;
+  log_call("Send %s %zu to %d on %s", (const char *)buf, count, peer,
+           stream_name(s));
+  return ncclSuccess;
+}
+
+ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t type, int peer,
+                      ncclComm_t c, cudaStream_t s) {
+  (void)type, (void)c;
+  log_call("Recv %s %zu from %d on %s", (const char *)buf, count, peer,
+           stream_name(s));
+  return ncclSuccess;
+}
+
+ncclResult_t ncclAllReduce(const void *in, void *out, size_t count,
+                           ncclDataType_t type, ncclRedOp_t op, ncclComm_t c,
+                           cudaStream_t s) {
+  (void)in, (void)type, (void)op;
+  log_call("AllReduce %s %zu over %s on %s", (const char *)out, count,
+           c == replicas ? "replicas" : "?", stream_name(s));
+  return ncclSuccess;
+}
+
+/* ---- The MPI side: one of two ranks; only what start-up needs. ---- */
+
+static int32_t inner_isend(pprt_transport *t, const void *buf, int64_t bytes,
+                           int32_t peer, int32_t tag) {
+  (void)t, (void)buf, (void)bytes, (void)peer, (void)tag;
+  return 0;
+}
+
+static void inner_wait_all(pprt_transport *t) { (void)t; }
+
+static void inner_min_i32(pprt_transport *t, int32_t *vals, int32_t n) {
+  (void)t, (void)vals, (void)n;
+}
+
+/* A death test's exit status. */
+static void inner_abort(pprt_transport *t, int code) {
+  (void)t;
+  fflush(NULL);
+  _exit(40 + code);
+}
+
+static void inner_destroy(pprt_transport *t) { (void)t; }
+
+static const pprt_transport_ops inner_ops = {
+    .isend = inner_isend,
+    .wait_all = inner_wait_all,
+    .allreduce_world_min_i32 = inner_min_i32,
+    .abort = inner_abort,
+    .destroy = inner_destroy,
+};
+
+/* ---- The tests. ---- */
+
+static void expect_calls(const char *what, const char *want) {
+  if (strcmp(calls, want) != 0) {
+    fprintf(stderr, "%s: calls were\n%s-- expected\n%s--\n", what, calls, want);
+    ++failures;
+  }
+  used = 0;
+  calls[0] = '\0';
+}
+
+static char a[] = "A", b[] = "B", c[] = "C", g[] = "G";
+
+/* Sends and receives of one group: one NCCL group, in the caller's order,
+   after the compute stream's work; a receive's event before later
+   compute. */
+static void test_group(pprt_transport *n) {
+  n->ops->group_begin(n);
+  n->ops->isend(n, a, 16, 1, 0);
+  int32_t r = n->ops->irecv(n, b, 32, 1, 0);
+  n->ops->isend(n, c, 8, 1, 0);
+  n->ops->group_end(n);
+  if (n->ops->wait_recv(n, r, 1.0) != PPRT_RECV_OK)
+    fail("group receive failed");
+  expect_calls("group", "EventCreate e1\n"
+                        "EventRecord e1 compute\n"
+                        "StreamWaitEvent comm e1\n"
+                        "GroupStart\n"
+                        "Send A 16 to 1 on comm\n"
+                        "EventCreate e2\n"
+                        "Recv B 32 from 1 on comm\n"
+                        "EventCreate e3\n"
+                        "Send C 8 to 1 on comm\n"
+                        "EventCreate e4\n"
+                        "GroupEnd\n"
+                        "EventRecord e2 comm\n"
+                        "EventRecord e3 comm\n"
+                        "EventRecord e4 comm\n"
+                        "EventQuery e3\n"
+                        "StreamWaitEvent compute e3\n");
+}
+
+/* A transfer outside a group is a group of its own. */
+static void test_alone(pprt_transport *n) {
+  int32_t s = n->ops->isend(n, a, 4, 1, 0);
+  n->ops->wait(n, s);
+  if (n->ops->recv(n, b, 4, 1, 0, 1.0) != PPRT_RECV_OK)
+    fail("lone receive failed");
+  n->ops->wait_all(n);
+  expect_calls("alone", "EventCreate e5\n"
+                        "EventRecord e5 compute\n"
+                        "StreamWaitEvent comm e5\n"
+                        "GroupStart\n"
+                        "Send A 4 to 1 on comm\n"
+                        "EventCreate e6\n"
+                        "GroupEnd\n"
+                        "EventRecord e6 comm\n"
+                        "EventSynchronize e6\n"
+                        "EventCreate e7\n"
+                        "EventRecord e7 compute\n"
+                        "StreamWaitEvent comm e7\n"
+                        "GroupStart\n"
+                        "Recv B 4 from 1 on comm\n"
+                        "EventCreate e8\n"
+                        "GroupEnd\n"
+                        "EventRecord e8 comm\n"
+                        "EventQuery e8\n"
+                        "StreamWaitEvent compute e8\n"
+                        "StreamSynchronize comm\n");
+}
+
+/* An all-reduce after the compute stream's work, before its later work. */
+static void test_all_reduce(pprt_transport *n) {
+  n->ops->split_groups(n, 0, 0);
+  int32_t h = n->ops->iallreduce_group_f32(n, g, 5);
+  if (!n->ops->wait_for(n, h, 1.0))
+    fail("all-reduce timed out");
+  expect_calls("all-reduce", "EventCreate e9\n"
+                             "EventRecord e9 compute\n"
+                             "StreamWaitEvent comm e9\n"
+                             "AllReduce G 5 over replicas on comm\n"
+                             "EventCreate e10\n"
+                             "EventRecord e10 comm\n"
+                             "StreamWaitEvent compute e10\n"
+                             "EventQuery e10\n");
+}
+
+/* A receive that never arrives times out; the compute stream does not
+   wait for it. */
+static void test_timeout(pprt_transport *n) {
+  complete = false;
+  n->ops->group_begin(n);
+  int32_t r = n->ops->irecv(n, b, 4, 1, 0);
+  n->ops->group_end(n);
+  if (n->ops->wait_recv(n, r, 0.01) != PPRT_RECV_TIMEOUT)
+    fail("expected a timeout");
+  complete = true;
+  if (strstr(calls, "StreamWaitEvent compute"))
+    fail("compute waits for a lost receive");
+  used = 0;
+  calls[0] = '\0';
+}
+
+/* Waiting on a transfer of the open group (it has not been issued, and
+   its unrecorded event reads as complete) ends the job. */
+static void test_wait_in_group(pprt_transport *n) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stderr))
+      _exit(2);
+    n->ops->group_begin(n);
+    n->ops->wait_recv(n, n->ops->irecv(n, b, 4, 1, 0), 1.0);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 41)
+    fail("a wait inside its group did not end the job");
+}
+
+int main(void) {
+  pprt_transport inner = {&inner_ops, 0, 2, 0, 1 << 20};
+  char err[256];
+  pprt_transport *n =
+      pprt_nccl_transport_create(&inner, compute, err, sizeof err);
+  if (!n) {
+    fprintf(stderr, "NCCL transport: %s\n", err);
+    return 1;
+  }
+  used = 0;
+  calls[0] = '\0';
+  test_group(n);
+  test_alone(n);
+  test_all_reduce(n);
+  test_timeout(n);
+  test_wait_in_group(n);
+  n->ops->wait_all(n);
+  n->ops->destroy(n);
+  if (failures)
+    fprintf(stderr, "%d failures\n", failures);
+  else
+    printf("nccl groups: ok\n");
+  return failures != 0;
+}
