@@ -145,6 +145,15 @@ LogicalResult ScheduleOp::verify() {
       return emitOpError("stage ")
              << stage << " is placed on rank " << rank
              << ", but the schedule has " << expected << " ranks";
+  // Without a flush, step t + 1's first forwards run while step t's last
+  // backwards still read version t - 1: fewer micro-batches than stages
+  // would need a third version.
+  if (getNumWeightVersions() == 2 &&
+      static_cast<int64_t>(getNumMicrobatches()) < getNumStages())
+    return emitOpError("keeps 2 weight versions but has ")
+           << getNumMicrobatches() << " micro-batches for " << getNumStages()
+           << " stages; PipeDream-2BW needs at least one micro-batch per "
+              "stage";
   return success();
 }
 
