@@ -10,7 +10,8 @@ weights A' = A - lr * grad(A) give the update, applied here to the newer
 version B = W(t): the versions become (B, B + A' - A). The pipelined
 program (4 ranks, 8 micro-batches) must match its losses and final weights
 within fp32 tolerance, and must differ from synchronous training, so that
-running synchronous SGD cannot pass."""
+running synchronous SGD cannot pass. --checkpoint, which would save one
+version only, is refused."""
 
 import argparse
 import os
@@ -110,6 +111,15 @@ def main():
         losses, params = train(args, pipe, args.ranks, "--steps",
                                str(args.steps), "--print-params")
         sync, _ = train(args, ref, 1, "--steps", str(args.steps))
+        # A checkpoint holds one version: refused at start-up, not lost.
+        refused = subprocess.run(
+            ["mpirun", "-np", str(args.ranks), pipe, "--steps", "1",
+             "--checkpoint", os.path.join(workdir, "checkpoint")],
+            capture_output=True, text=True, timeout=300)
+        if refused.returncode == 0 or "keeps two weight versions" not in (
+                refused.stdout + refused.stderr):
+            errors.append("--checkpoint was not refused: "
+                          f"{refused.stdout}{refused.stderr}")
     worst = max(relative(a, b) for a, b in zip(losses, expected))
     if len(losses) != args.steps or worst > args.rtol:
         errors.append(f"losses {losses} differ from the emulation's "
