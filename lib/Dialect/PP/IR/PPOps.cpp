@@ -145,9 +145,9 @@ LogicalResult ScheduleOp::verify() {
       return emitOpError("stage ")
              << stage << " is placed on rank " << rank
              << ", but the schedule has " << expected << " ranks";
-  // Without a flush, step t + 1's first forwards run while step t's last
-  // backwards still read version t - 1: fewer micro-batches than stages
-  // would need a third version.
+  // Back to back, rank 0 reaches step t + 1's first forward, which reads
+  // W(t), only m - p + 1 forwards after step t - 1's last backward, which
+  // W(t) needs; PipeDream-2BW asks for m >= p.
   if (getNumWeightVersions() == 2 &&
       static_cast<int64_t>(getNumMicrobatches()) < getNumStages())
     return emitOpError("keeps 2 weight versions but has ")

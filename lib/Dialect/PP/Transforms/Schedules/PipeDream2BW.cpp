@@ -74,8 +74,8 @@ mlir::pp::generatePipeDream2BW(const ScheduleProblem &problem,
     return emitError() << "pipedream-2bw needs at least one micro-batch per "
                           "stage (got "
                        << m << " for " << p
-                       << " stages): with fewer, the steps run back to back "
-                          "would need more than two weight versions";
+                       << " stages), so that each step's new weight version "
+                          "is made before the next step's forwards read it";
   ActionCosts costs(problem.getCostOrUnit());
   GeneratedSchedule schedule{identityPlacement(problem),
                              getOneFOneBRanks(problem)};
