@@ -9,7 +9,9 @@ step t starts from the older version A = W(t - 1) (--init-weights, with
 weights A' = A - lr * grad(A) give the update, applied here to the newer
 version B = W(t): the versions become (B, B + A' - A). The pipelined
 program (4 ranks, 8 micro-batches) must match its losses and final weights
-within fp32 tolerance, and must differ from synchronous training, so that
+within fp32 tolerance (with --data-parallel D, D replicas of the pipeline
+against the emulation playing them in turn), and must differ from
+synchronous training, so that
 running synchronous SGD cannot pass. --checkpoint, which would save one
 version only, is refused."""
 
@@ -33,11 +35,11 @@ def run(cmd):
     return proc.stdout
 
 
-def compile_mlp(args, workdir, stages, microbatches, schedule):
+def compile_mlp(args, workdir, stages, microbatches, schedule, replicas=1):
     exe = os.path.join(workdir, f"mlp_{schedule}_{stages}")
     run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
          str(stages), "--microbatches", str(microbatches), "--schedule",
-         schedule, "-o", exe])
+         schedule, "--data-parallel", str(replicas), "-o", exe])
     return exe
 
 
@@ -66,7 +68,7 @@ def save(path, weights):
 def emulate(args, ref, workdir):
     """Losses and final (newest) weights of the delayed update."""
     initial = os.path.join(workdir, "w0.safetensors")
-    train(args, ref, 1, "--steps", "0", "--save", initial)
+    train(args, ref, 1, "--steps", "0", "--save", initial, *args.sequential)
     older = newer = load(initial)
     losses = []
     for step in range(1, args.steps + 1):
@@ -74,7 +76,8 @@ def emulate(args, ref, workdir):
         after = os.path.join(workdir, f"after{step}.safetensors")
         save(start, older)
         loss, _ = train(args, ref, 1, "--steps", "1", "--init-weights", start,
-                        "--first-step", str(step), "--save", after)
+                        "--first-step", str(step), "--save", after,
+                        *args.sequential)
         losses += loss
         stepped = load(after)
         older, newer = newer, {
@@ -101,19 +104,26 @@ def main():
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--data-parallel", type=int, default=1,
+                        help="replicas of the pipeline (ranks x D processes); "
+                        "the emulation plays them in turn "
+                        "(--sequential-replicas D)")
     args = parser.parse_args()
+    args.sequential = ["--sequential-replicas", str(args.data_parallel)]
     errors = []
     with tempfile.TemporaryDirectory() as workdir:
         ref = compile_mlp(args, workdir, 1, 1, "gpipe")
         pipe = compile_mlp(args, workdir, args.ranks, args.microbatches,
-                           "pipedream-2bw")
+                           "pipedream-2bw", args.data_parallel)
+        processes = args.ranks * args.data_parallel
         expected, newest = emulate(args, ref, workdir)
-        losses, params = train(args, pipe, args.ranks, "--steps",
+        losses, params = train(args, pipe, processes, "--steps",
                                str(args.steps), "--print-params")
-        sync, _ = train(args, ref, 1, "--steps", str(args.steps))
+        sync, _ = train(args, ref, 1, "--steps", str(args.steps),
+                        *args.sequential)
         # A checkpoint holds one version: refused at start-up, not lost.
         refused = subprocess.run(
-            ["mpirun", "-np", str(args.ranks), pipe, "--steps", "1",
+            ["mpirun", "-np", str(processes), pipe, "--steps", "1",
              "--checkpoint", os.path.join(workdir, "checkpoint")],
             capture_output=True, text=True, timeout=300)
         if refused.returncode == 0 or "keeps two weight versions" not in (
@@ -140,7 +150,7 @@ def main():
                       f"training {sync} (max relative difference from step 2 "
                       f"{apart:.2e}) to tell them apart")
     print(f"pipedream-2bw {args.ranks} ranks {args.microbatches} "
-          f"micro-batches: {losses}")
+          f"micro-batches {args.data_parallel} replicas: {losses}")
     print(f"emulation: {expected}; max relative difference {worst:.2e}")
     print(f"synchronous: {sync}; pipedream-2bw differs from it by up to "
           f"{apart:.2e} (relative) from step 2")
