@@ -11,9 +11,8 @@ version B = W(t): the versions become (B, B + A' - A). The pipelined
 program (4 ranks, 8 micro-batches) must match its losses and final weights
 within fp32 tolerance (with --data-parallel D, D replicas of the pipeline
 against the emulation playing them in turn), and must differ from
-synchronous training, so that
-running synchronous SGD cannot pass. --checkpoint, which would save one
-version only, is refused."""
+synchronous training, so that running synchronous SGD cannot pass.
+--checkpoint, which would save one version only, is refused."""
 
 import argparse
 import os
