@@ -13,6 +13,7 @@ PROBLEMS = [
     ("zbv", 8, 4), ("v-half", 8, 4), ("v-min", 8, 4), ("dualpipev", 8, 4),
     ("greedy", 4, None), ("greedy", 8, 4), ("hanayo", 8, 4),
     ("hanayo", 16, 4), ("interleaved-zb", 8, 4), ("interleaved-zb", 12, 4),
+    ("pipedream-2bw", 4, None),
     ("auto", 4, None), ("exact", 4, None),
 ]
 

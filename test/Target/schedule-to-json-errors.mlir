@@ -33,3 +33,15 @@ pp.schedule @overlap "dualpipev" for @f microbatches 2 stage_rank [0] {
     pp.compute backward stage 0 mb 1
   }
 }
+
+// -----
+
+// Imported again it would train synchronously.
+// expected-error @below {{'pp.schedule' op keeps 2 weight versions (pipedream-2bw), which pp-schedule-v1 cannot express}}
+pp.schedule @two_versions "pipedream-2bw" for @f microbatches 1 stage_rank [0]
+    attributes {weight_versions = 2 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+  }
+}

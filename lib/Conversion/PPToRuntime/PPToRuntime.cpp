@@ -47,7 +47,8 @@ struct RuntimeFunction {
 struct RuntimeFunctions {
   explicit RuntimeFunctions(MLIRContext *context);
 
-  RuntimeFunction setProgram, setDataParallel, defineBuffer, defineSaved;
+  RuntimeFunction setProgram, setDataParallel, setWeightVersions, defineBuffer,
+      defineSaved;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
 };
@@ -120,6 +121,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   };
   setProgram = fn("pprt_set_program", {ptr, i32, i32, i32, i32});
   setDataParallel = fn("pprt_set_data_parallel", {ptr, i32});
+  setWeightVersions = fn("pprt_set_weight_versions", {ptr, i32});
   defineBuffer = fn("pprt_define_buffer",
                     {ptr, i32, i32, i32, i32, i32, i32, i64, i64, i64, i64});
   defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
@@ -294,6 +296,8 @@ void RuntimeProgramBuilder::emitDefineProgram() {
           .wasInterrupted();
   if (replicas || !reduces)
     call(fns.setDataParallel, {ctx, i32(replicas.value_or(1))});
+  if (schedule.getNumWeightVersions() != 1)
+    call(fns.setWeightVersions, {ctx, i32(schedule.getNumWeightVersions())});
   for (auto &entry : buffers)
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)

@@ -71,6 +71,13 @@ static SmallVector<std::string> getCells(RankOp rank) {
 
 LogicalResult mlir::pp::exportScheduleToPyTorchCSV(ScheduleOp schedule,
                                                    raw_ostream &os) {
+  // PyTorch's pipelining has no delayed update: the schedule would train
+  // synchronously there.
+  if (schedule.getNumWeightVersions() != 1)
+    return schedule.emitOpError("keeps ")
+           << schedule.getNumWeightVersions()
+           << " weight versions (pipedream-2bw), which PyTorch's schedule "
+              "CSV cannot express";
   for (RankOp rank : schedule.getBody().front().getOps<RankOp>())
     os << llvm::join(getCells(rank), ",") << "\n";
   return success();

@@ -86,6 +86,12 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
   });
   if (overlap.wasInterrupted())
     return failure();
+  // Imported again, the schedule would train synchronously.
+  if (schedule.getNumWeightVersions() != 1)
+    return schedule.emitOpError("keeps ")
+           << schedule.getNumWeightVersions()
+           << " weight versions (pipedream-2bw), which pp-schedule-v1 "
+              "cannot express";
   llvm::json::OStream json(os, /*IndentSize=*/2);
   json.object([&] {
     json.attribute("format", "pp-schedule-v1");

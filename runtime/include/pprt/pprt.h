@@ -153,6 +153,15 @@ void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
    pprt_set_program. */
 void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas);
 
+/* Declares how many versions of its weights every stage keeps: 1 (the
+   default) or 2, PipeDream-2BW's double buffer. With 2, the stage functions
+   of step t read version t - 1 (pprt_buffer of a PARAM) and
+   pprt_optimizer_step applies step t's gradients to version t, so that
+   W(t + 1) = W(t) - lr * grad(W(t - 1)) (both start as the initial weights);
+   --print-params and --save see the newest version. Checkpoints, which
+   hold one version, are refused. Call after pprt_set_program. */
+void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);
+
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
    small and dense) of `kind` owned by `stage`, with elements of `dtype`
    (a pprt_dtype). `ndims` is 0..4, followed by the dims (unused ones 0).

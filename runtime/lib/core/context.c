@@ -93,6 +93,7 @@ pprt_context *pprt_context_create(pprt_transport *t, pprt_backend *be,
   ctx->opts = *o;
   ctx->num_replicas = 1;
   ctx->x0_index = -1;
+  ctx->weight_versions = 1;
   return ctx;
 }
 
@@ -108,6 +109,8 @@ void pprt_context_destroy(pprt_context *ctx) {
       be->ops->free(be, b->moment1);
       be->ops->free(be, b->moment2);
     }
+    if (b->older)
+      be->ops->free(be, b->older);
   }
   free(ctx->buffers);
   free(ctx->staging);
@@ -151,6 +154,14 @@ bool pprt_context_start(pprt_context *ctx) {
              t->world_size, ctx->num_ranks, ctx->num_ranks);
     return start_error(ctx, msg);
   }
+  /* A checkpoint holds one version, and the gradient check perturbs the
+     newer one while the stage functions read the older. */
+  if (ctx->weight_versions == 2 &&
+      (ctx->opts.checkpoint_dir || ctx->opts.resume_dir ||
+       ctx->opts.check_gradients))
+    return start_error(ctx, "the program keeps two weight versions "
+                            "(pipedream-2bw): --checkpoint, --resume and "
+                            "--check-gradients need one");
   ctx->pipeline_rank = t->world_rank % ctx->num_ranks;
   ctx->replica = t->world_rank / ctx->num_ranks;
   ctx->num_replicas = t->world_size / ctx->num_ranks;
@@ -191,6 +202,15 @@ void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas) {
     pprt_fatal(ctx, "pprt_set_data_parallel: %d replicas; must be >= 1",
                num_replicas);
   ctx->declared_replicas = num_replicas;
+}
+
+void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions) {
+  if (!ctx->program_set)
+    pprt_fatal(ctx, "pprt_set_weight_versions before pprt_set_program");
+  if (num_versions != 1 && num_versions != 2)
+    pprt_fatal(ctx, "pprt_set_weight_versions: %d versions; must be 1 or 2",
+               num_versions);
+  ctx->weight_versions = num_versions;
 }
 
 bool pprt_kind_is_persistent(int32_t kind) {
@@ -359,7 +379,10 @@ void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
 void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb) {
   pprt_core_enter(ctx);
   pprt_buffer_desc *b = pprt_lookup(ctx, id);
-  void *data = pprt_slot_data(ctx, b, id, pprt_slot_index(ctx, b, id, mb));
+  void *data =
+      b->kind == PPRT_PARAM
+          ? pprt_param_read_version(ctx, b, id)
+          : pprt_slot_data(ctx, b, id, pprt_slot_index(ctx, b, id, mb));
   pprt_core_leave(ctx);
   return data;
 }

@@ -54,6 +54,9 @@ typedef struct pprt_buffer_desc {
   void *moment1;
   void *moment2;
   int64_t num_updates;
+  /* PARAM with two weight versions: the older one, which the stage
+     functions read (slots[0] holds the newer); NULL until first read. */
+  void *older;
 } pprt_buffer_desc;
 
 /* A receive of an exchange group, started (its transport handle) and
@@ -143,6 +146,7 @@ struct pprt_context {
   int32_t replica;      /* this process's replica: world rank / num_ranks */
   int32_t num_replicas; /* process replicas: world size / num_ranks */
   int32_t declared_replicas; /* pprt_set_data_parallel; 0 if undeclared */
+  int32_t weight_versions;   /* pprt_set_weight_versions: 1 or 2 */
   int32_t pass;              /* sequential replica being played, 0..K-1 */
 
   int64_t step;
@@ -202,6 +206,9 @@ void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
 void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size);
 /* Zeroed device memory, aborting with `what` in the message if it fails. */
 void *pprt_device_alloc(pprt_context *ctx, size_t bytes, const char *what);
+/* The weights the stage functions read: the older version with two. */
+void *pprt_param_read_version(pprt_context *ctx, pprt_buffer_desc *p,
+                              int32_t id);
 /* Host memory of at least `bytes`, reused until the next call. */
 void *pprt_staging(pprt_context *ctx, size_t bytes);
 /* Copies `bytes` of device memory into host staging and returns it. */

@@ -103,8 +103,37 @@ static void adam(pprt_context *ctx, pprt_buffer_desc *p, void *w,
                               p->numel, &u);
 }
 
-/* Applies the gradient of param `pid` and zeroes it. */
+/* dst = src for `n` f32 values in device memory, through the backend's
+   ops (exact: 0 + x is x). */
+static void copy_f32(pprt_context *ctx, void *dst, const void *src, int64_t n) {
+  ctx->backend->ops->zero(ctx->backend, dst, (size_t)n * sizeof(float));
+  ctx->backend->ops->accumulate_f32(ctx->backend, dst, src, n);
+}
+
+void *pprt_param_read_version(pprt_context *ctx, pprt_buffer_desc *p,
+                              int32_t id) {
+  void *newest = pprt_slot_data(ctx, p, id, 0);
+  if (ctx->weight_versions != 2)
+    return newest;
+  if (!p->older) {
+    /* Step 1 reads W(-1) = W(0). */
+    pprt_require_f32(ctx, p, id, "a second weight version");
+    p->older =
+        pprt_device_alloc(ctx, (size_t)p->bytes, "a second weight version");
+    copy_f32(ctx, p->older, newest, p->numel);
+  }
+  return p->older;
+}
+
+/* Applies the gradient of param `pid` and zeroes it. With two versions the
+   gradient, computed with W(t - 1), goes onto W(t), which the next step's
+   stage functions then read: W(t + 1) = W(t) - lr * grad(W(t - 1)). */
 static void update_param(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
+  if (ctx->weight_versions == 2) {
+    void *older = pprt_param_read_version(ctx, p, pid);
+    pprt_wait_slot_sends(ctx, pid, 0);
+    copy_f32(ctx, older, pprt_slot_data(ctx, p, pid, 0), p->numel);
+  }
   int32_t gid = -1;
   pprt_buffer_desc *g = pprt_grad_of(ctx, p, &gid);
   /* An untouched gradient is all zeros: SGD keeps the param as it is, and

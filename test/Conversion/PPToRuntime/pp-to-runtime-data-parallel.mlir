@@ -67,3 +67,37 @@ pp.schedule @m_schedule "imported" for @m microbatches 1 stage_rank [0] {
 // CHECK: call @pprt_set_program(
 // CHECK-NOT: pprt_set_data_parallel
 // CHECK: call @pprt_all_reduce(
+
+// -----
+
+// Two weight versions (pipedream-2bw): the program declares them, and the
+// runtime's optimizer step makes the delayed update.
+
+func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = "data:0"},
+                        %w: memref<3x1xf32> {pp.slot = "param:1"},
+                        %loss: memref<f32> {pp.slot = "loss"})
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+func.func @m_s0_backward(%seed: memref<f32> {pp.slot = "loss_grad"},
+                         %x: memref<4x3xf32> {pp.slot = "data:0"},
+                         %dw: memref<3x1xf32> {pp.slot = "param_grad:1"})
+    attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @m_schedule "pipedream-2bw" for @m microbatches 1 stage_rank [0]
+    attributes {weight_versions = 2 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.optimizer_step stage 0
+  }
+}
+
+// CHECK-LABEL: func.func @pp_define_program(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
+// CHECK: call @pprt_set_program(%[[CTX]], %c20261201_i32, %c1_i32, %c1_i32, %c1_i32)
+// CHECK-NEXT: call @pprt_set_data_parallel(%[[CTX]], %c1_i32)
+// CHECK-NEXT: call @pprt_set_weight_versions(%[[CTX]], %c2_i32)
+// CHECK-LABEL: func.func private @pp_run_step_rank0(
+// CHECK: call @pprt_optimizer_step(

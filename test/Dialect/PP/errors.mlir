@@ -269,3 +269,27 @@ func.func @recompute_writes(%x: tensor<4xf32>, %m: memref<4xf32>) -> tensor<4xf3
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Two weight versions cover one step of staleness and no more.
+// expected-error @+2 {{'pp.schedule' op attribute 'weight_versions' failed to satisfy constraint}}
+pp.schedule @three_versions "pipedream-2bw" for @f microbatches 2 stage_rank [0]
+    attributes {weight_versions = 3 : i64} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// Without a flush, step t + 1's first forwards would need a third version.
+// expected-error @+1 {{'pp.schedule' op keeps 2 weight versions but has 2 micro-batches for 3 stages; PipeDream-2BW needs at least one micro-batch per stage}}
+pp.schedule @few_microbatches "pipedream-2bw" for @f microbatches 2
+    stage_rank [0, 1, 2] attributes {weight_versions = 2 : i64} {
+  pp.rank 0 {
+  }
+  pp.rank 1 {
+  }
+  pp.rank 2 {
+  }
+}

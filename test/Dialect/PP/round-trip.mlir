@@ -66,6 +66,19 @@ pp.schedule @overlap "dualpipev" for @train_step microbatches 2 stage_rank [0] {
   }
 }
 
+// PipeDream-2BW's double buffer: every stage keeps two weight versions.
+// CHECK-LABEL: pp.schedule @two_versions "pipedream-2bw" for @train_step microbatches 1 stage_rank [0] attributes {weight_versions = 2 : i64} {
+// CHECK-NEXT:    pp.rank 0 {
+// CHECK-NEXT:      pp.compute forward stage 0 mb 0
+pp.schedule @two_versions "pipedream-2bw" for @train_step microbatches 1
+    stage_rank [0] attributes {weight_versions = 2 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.optimizer_step stage 0
+  }
+}
+
 // An exchange group: the receive is posted together with the send before
 // it.
 // CHECK-LABEL: pp.schedule @exchange_group

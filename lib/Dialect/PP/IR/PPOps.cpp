@@ -145,6 +145,15 @@ LogicalResult ScheduleOp::verify() {
       return emitOpError("stage ")
              << stage << " is placed on rank " << rank
              << ", but the schedule has " << expected << " ranks";
+  // Back to back, rank 0 reaches step t + 1's first forward, which reads
+  // W(t), only m - p + 1 forwards after step t - 1's last backward, which
+  // W(t) needs; PipeDream-2BW asks for m >= p.
+  if (getNumWeightVersions() == 2 &&
+      static_cast<int64_t>(getNumMicrobatches()) < getNumStages())
+    return emitOpError("keeps 2 weight versions but has ")
+           << getNumMicrobatches() << " micro-batches for " << getNumStages()
+           << " stages; PipeDream-2BW needs at least one micro-batch per "
+              "stage";
   return success();
 }
 

@@ -85,6 +85,9 @@ struct PipelineTarget {
   SmallVector<double> inFlight;
   SmallVector<DeviceDescription> devices;
   SmallVector<double> memoryCap;
+  /// Versions of its weights each stage keeps (2 for pipedream-2bw), each
+  /// but the first one more copy of the weights.
+  int64_t weightVersions = 1;
 };
 
 /// Builds the pp.stage ops of one training step.
@@ -197,6 +200,7 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
   PipelineTarget target;
   target.stageRank = schedule->stageRank;
   target.inFlight = countInFlight(func.getContext(), *schedule, numStages);
+  target.weightVersions = schedule->weightVersions;
   llvm::Expected<SmallVector<DeviceDescription>> devices =
       resolveDevices(options.devices, options.deviceFile, problem.numRanks);
   if (!devices)
@@ -383,6 +387,8 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
                       : 2.0 * model.getTransferTime(cut, target.devices[from],
                                                     target.devices[to]);
   };
+  double parameterCopies =
+      options.parameterCopies + (target.weightVersions - 1);
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
     int64_t rank = target.stageRank[stage];
     StageLoad result;
@@ -392,7 +398,7 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
     if (stage + 1 < numStages)
       result.time += transfer(stage, end, stage + 1);
     result.memory =
-        options.parameterCopies * model.getParameterBytes(begin, end) +
+        parameterCopies * model.getParameterBytes(begin, end) +
         target.inFlight[stage] * model.getActivationBytes(begin, end);
     return result;
   };
@@ -403,11 +409,10 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
     int64_t rank = target.stageRank[stage];
     StageLoad result = load(stage, begin, end);
     result.time += forwardPrefix[rank][end] - forwardPrefix[rank][begin];
-    result.memory =
-        options.parameterCopies * model.getParameterBytes(begin, end) +
-        std::max(target.inFlight[stage] - 1.0, 0.0) *
-            model.getInputBytes(begin, end) +
-        model.getActivationBytes(begin, end);
+    result.memory = parameterCopies * model.getParameterBytes(begin, end) +
+                    std::max(target.inFlight[stage] - 1.0, 0.0) *
+                        model.getInputBytes(begin, end) +
+                    model.getActivationBytes(begin, end);
     return result;
   };
 
@@ -542,7 +547,7 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
   recomputed = plan->recompute;
   if (options.printTable)
     printTable(llvm::outs(), model, *target, plan->starts, recomputed, loads,
-               options.parameterCopies);
+               options.parameterCopies + (target->weightVersions - 1));
   for (auto [index, op] : llvm::enumerate(work))
     stageOf[op] = llvm::upper_bound(plan->starts, int64_t(index)) -
                   plan->starts.begin() - 1;

@@ -366,6 +366,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         builder.getI64IntegerAttr(*microbatches),
         builder.getDenseI64ArrayAttr(generated->stageRank), *cost,
         getMemoryCapAttr(builder, *caps));
+    if (generated->weightVersions != 1)
+      op.setWeightVersions(generated->weightVersions);
     builder.createBlock(&op.getBody());
     auto stageLocs = getStageFunctionLocs(module);
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {

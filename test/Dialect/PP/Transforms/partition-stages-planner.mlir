@@ -7,6 +7,8 @@
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/half-speed-rank-1.json print-table" | FileCheck %s --check-prefix=SLOW
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 memory-cap=40000 print-table" -o /dev/null | FileCheck %s --check-prefix=MEMORY
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 memory-cap=0,40000 print-table" -o /dev/null | FileCheck %s --check-prefix=RANK-MEMORY
+// RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 schedule=pipedream-2bw print-table" -o /dev/null | FileCheck %s --check-prefix=TWO-VERSIONS
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 schedule=pipedream-2bw memory-cap=40000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TWO-VERSIONS-CAP
 // RUN: pp-opt %s --pp-partition-stages="num-stages=4 num-ranks=2 schedule=interleaved-1f1b num-microbatches=2 device=h200,cpu print-table" -o /dev/null | FileCheck %s --check-prefix=LOOPED
 // RUN: pp-opt %s --pp-partition-stages="num-stages=4 num-ranks=2 schedule=zbv num-microbatches=4 device=h200 print-table" -o /dev/null | FileCheck %s --check-prefix=VSHAPE
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/h200-custom.json print-costs" -o /dev/null | FileCheck %s --check-prefix=COSTS
@@ -41,6 +43,15 @@
 // RANK-MEMORY: 1     1    1-3 {{.*}} 1         0
 // RANK-MEMORY: 0     cpu      5.1232e-06   34816        8.58993e+09
 // RANK-MEMORY: 1     cpu      5.7184e-06   39552        40000        bottleneck
+
+// pipedream-2bw keeps a second version of every weight: 3 copies instead
+// of 2, so rank 0 holds 3 x 16384 + 2 x 1024 = 51200 and rank 1
+// 3 x 18688 + 2176 = 58240 bytes, and the cap of 40000 that 1f1b's plan
+// fits holds no plan.
+// TWO-VERSIONS: 0     cpu      5.1232e-06   51200        8.58993e+09
+// TWO-VERSIONS: 1     cpu      5.7184e-06   58240        8.58993e+09  bottleneck
+// TWO-VERSIONS: bottleneck: rank 1, 5.7184e-06 s per micro-batch (F + B + W and transfers; weights x3)
+// TWO-VERSIONS-CAP: error: no partition into 2 stages fits the memory caps; the smallest feasible cap is 58240 bytes per rank
 
 // Interleaved: stage s on rank s mod 2; a rank's time sums its stages.
 // LOOPED: 0     0    0-0

@@ -111,6 +111,17 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     that many data-parallel replicas, each stage's weight gradients summed
     over them by a `pp.all_reduce`.
 
+    `weight_versions = 2` (PipeDream-2BW, docs/PipeDream2BW.md) makes every
+    stage keep two versions of its weights: the computes of step t, forward
+    and backward of every micro-batch, read version t - 1, and the stage's
+    `pp.optimizer_step` applies step t's gradients to version t, so
+    W(t + 1) = W(t) - lr * grad(W(t - 1)). The forwards of step t + 1 then
+    need nothing from step t's update, which is what lets a pipeline run the
+    steps back to back without a flush; the schedule holds one step's order.
+    It needs at least as many micro-batches as stages (so that no more than
+    two versions are ever live), and every compute of a stage comes before
+    the stage's optimizer step. Without it (or with 1) there is one version.
+
     ```mlir
     pp.schedule @train_step_schedule "1f1b" for @train_step microbatches 2
         stage_rank [0, 1] {
@@ -130,7 +141,9 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                        OptionalAttr<PP_CostAttr>:$cost,
                        OptionalAttr<PP_MemoryCapAttr>:$memory_cap,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
-                           $num_replicas);
+                           $num_replicas,
+                       OptionalAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<1>, IntMaxValue<2>]>>:$weight_versions);
   let regions = (region SizedRegion<1>:$body);
   let builders = [
     // A schedule of one pipeline, without data-parallel replicas.
@@ -141,7 +154,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                    "::mlir::pp::CostAttr":$cost,
                    "::mlir::Attribute":$memory_cap), [{
       build($_builder, $_state, sym_name, name, pipeline, num_microbatches,
-            stage_rank, cost, memory_cap, /*num_replicas=*/nullptr);
+            stage_rank, cost, memory_cap, /*num_replicas=*/nullptr,
+            /*weight_versions=*/nullptr);
     }]>,
   ];
   let assemblyFormat = [{
@@ -156,6 +170,9 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     CostAttr getCostOrUnit();
     /// The activation memory `rank` may hold, none without a cap.
     std::optional<double> getRankMemoryCap(int64_t rank);
+    /// How many versions of its weights each stage keeps: 1, or 2 for
+    /// PipeDream-2BW's delayed update.
+    int64_t getNumWeightVersions() { return getWeightVersions().value_or(1); }
   }];
 }
 

@@ -290,6 +290,12 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
       weight gradients (W) deferred into the cool-down.
     - `zb-h2` (Zero Bubble H2): up to 2p - 1 micro-batches in flight, so
       that no rank idles between its first and last action once m >= 2p - 1.
+    - `pipedream-2bw` (PipeDream-2BW): 1F1B's order for one step, on a
+      schedule with `weight_versions = 2`: every stage keeps two weight
+      versions and the update is delayed one step, W(t + 1) = W(t) -
+      lr * grad(W(t - 1)), so the steps can run back to back without a
+      flush. Needs m >= p; the remark gives the steady state's time per
+      step and bubble. See docs/PipeDream2BW.md.
 
     Schedules with v = num-stages / num-ranks stages per rank, stage s on
     rank s mod p:
@@ -430,8 +436,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
            "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy, "
-           "hanayo, interleaved-zb or exact (auto's exact search alone, for "
-           "testing)">,
+           "hanayo, interleaved-zb, pipedream-2bw or exact (auto's exact "
+           "search alone, for testing)">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,

@@ -102,6 +102,9 @@ struct GeneratedSchedule {
   llvm::SmallVector<llvm::SmallVector<ScheduledAction>> ranks;
   /// What the generator wants the user to know (reported as a remark).
   std::string note;
+  /// Weight versions each stage keeps (the schedule's `weight_versions`):
+  /// 2 for PipeDream-2BW's delayed update.
+  int64_t weightVersions = 1;
 };
 
 /// Reports why a problem cannot be scheduled.
@@ -195,6 +198,8 @@ FailureOr<GeneratedSchedule> generateHanayo(const ScheduleProblem &problem,
 FailureOr<GeneratedSchedule>
 generateInterleavedZeroBubble(const ScheduleProblem &problem,
                               ScheduleErrorFn emitError);
+FailureOr<GeneratedSchedule>
+generatePipeDream2BW(const ScheduleProblem &problem, ScheduleErrorFn emitError);
 
 } // namespace mlir::pp
 

@@ -203,7 +203,9 @@ void AutoSearch::offerBuiltins(ScheduleErrorFn emitError) {
                                     [](Diagnostic &) { return success(); });
       FailureOr<GeneratedSchedule> candidate =
           generator.generate(variant, [&] { return emitError(); });
-      if (failed(candidate))
+      // A delayed update (pipedream-2bw) trains differently: not auto's
+      // to choose.
+      if (failed(candidate) || candidate->weightVersions != 1)
         continue;
       if (!llvm::is_contained(placements, candidate->stageRank))
         placements.push_back(candidate->stageRank);

@@ -29,6 +29,7 @@ static const ScheduleGenerator kGenerators[] = {
     {"greedy", generateGreedy},
     {"hanayo", generateHanayo},
     {"interleaved-zb", generateInterleavedZeroBubble},
+    {"pipedream-2bw", generatePipeDream2BW},
     {"exact", generateExact},
     {"auto", generateAuto},
 };

@@ -1,0 +1,94 @@
+//===- PipeDream2BW.cpp - the PipeDream-2BW schedule ----------------------===//
+//
+// PipeDream-2BW (Narayanan et al., ICML'21): 1F1B without a flush between
+// steps, each stage keeping two weight versions. The forward and backward
+// of every micro-batch of step t read version t - 1 and the update makes
+// W(t + 1) = W(t) - lr * grad(W(t - 1)), so step t + 1's forwards need
+// nothing from step t's update and run while step t's backwards drain.
+// The schedule holds one step in 1F1B order and is marked
+// `weight_versions = 2`; its steady state, the steps run back to back, is
+// the 1F1B order over the micro-batches of many steps, timed here and
+// reported in the note.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
+#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+/// The 1F1B order of `problem` with p - r - 1 warm-up forwards on rank r.
+static SmallVector<SmallVector<ScheduledAction>>
+getOneFOneBRanks(const ScheduleProblem &problem) {
+  int64_t p = problem.numStages;
+  SmallVector<SmallVector<ScheduledAction>> ranks(p);
+  for (int64_t stage = 0; stage < p; ++stage)
+    appendOneFOneBSteps(ranks[stage], problem, stage, p - stage - 1);
+  return ranks;
+}
+
+/// When the last of `steps` steps run back to back without a flush ends.
+static FailureOr<double> getNoFlushMakespan(const ScheduleProblem &problem,
+                                            const ActionCosts &costs,
+                                            int64_t steps) {
+  ScheduleProblem unrolled = problem;
+  unrolled.numMicrobatches = steps * problem.numMicrobatches;
+  ScheduleTiming timing(problem.numStages, unrolled.numMicrobatches);
+  if (failed(timing.runComputeOnly(getOneFOneBRanks(unrolled),
+                                   identityPlacement(problem), costs,
+                                   /*recordIntervals=*/false)))
+    return failure();
+  double makespan = 0.0;
+  for (int64_t rank = 0; rank < problem.numStages; ++rank)
+    makespan = std::max(makespan, timing.getRankEnd(rank));
+  return makespan;
+}
+
+/// The steady state's time per step and bubble (idle over all ranks' time):
+/// the difference between 3 and 2 steps back to back.
+static FailureOr<std::pair<double, double>>
+getSteadyState(const ScheduleProblem &problem, const ActionCosts &costs) {
+  FailureOr<double> two = getNoFlushMakespan(problem, costs, 2);
+  FailureOr<double> three = getNoFlushMakespan(problem, costs, 3);
+  if (failed(two) || failed(three))
+    return failure();
+  double period = *three - *two;
+  double busy = 0.0;
+  for (int64_t stage = 0; stage < problem.numStages; ++stage)
+    busy += problem.numMicrobatches * (costs.duration(Phase::forward, stage) +
+                                       costs.duration(Phase::backward, stage));
+  double bubble = period > 0 ? 1.0 - busy / (period * problem.numStages) : 0.0;
+  return std::make_pair(period, std::max(bubble, 0.0));
+}
+
+FailureOr<GeneratedSchedule>
+mlir::pp::generatePipeDream2BW(const ScheduleProblem &problem,
+                               ScheduleErrorFn emitError) {
+  if (failed(requireOneStagePerRank(problem, "pipedream-2bw", emitError)))
+    return failure();
+  int64_t p = problem.numStages, m = problem.numMicrobatches;
+  if (m < p)
+    return emitError() << "pipedream-2bw needs at least one micro-batch per "
+                          "stage (got "
+                       << m << " for " << p
+                       << " stages), so that each step's new weight version "
+                          "is made before the next step's forwards read it";
+  ActionCosts costs(problem.getCostOrUnit());
+  GeneratedSchedule schedule{identityPlacement(problem),
+                             getOneFOneBRanks(problem)};
+  schedule.weightVersions = 2;
+  FailureOr<std::pair<double, double>> steady = getSteadyState(problem, costs);
+  if (failed(steady))
+    return emitError() << "pipedream-2bw: the steps run back to back "
+                          "deadlock";
+  schedule.note =
+      llvm::formatv(
+          "pipedream-2bw steady state (steps back to back, no flush): {0} per "
+          "step of {1} micro-batches, bubble {2:P1}",
+          formatQuantity(steady->first), m, steady->second)
+          .str();
+  return schedule;
+}
