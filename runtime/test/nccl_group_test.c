@@ -351,6 +351,9 @@ int main(void) {
     fprintf(stderr, "NCCL transport: %s\n", err);
     return 1;
   }
+  /* Weight files and checkpoints move host buffers: over MPI, not NCCL. */
+  if (pprt_host_transport(n) != &inner)
+    fail("host buffers go through the NCCL transport");
   used = 0;
   calls[0] = '\0';
   test_group(n);

@@ -71,7 +71,14 @@ struct pprt_transport {
   int32_t world_size;
   int32_t local_rank; /* among the processes on this node */
   int64_t max_tag;
+  /* The transport for host buffers (weight files, checkpoints): NULL when
+     it is this one; the NCCL transport's MPI bootstrap otherwise. */
+  pprt_transport *host;
 };
+
+static inline pprt_transport *pprt_host_transport(pprt_transport *t) {
+  return t->host ? t->host : t;
+}
 
 /* Initialises MPI and returns the MPI transport. */
 pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv);

@@ -195,7 +195,7 @@ static const void *part_on_owner(pprt_context *ctx, pprt_buffer_desc *b,
 const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
                                   int32_t part, const char *option) {
   enum { TAG = 0 };
-  pprt_transport *t = ctx->transport;
+  pprt_transport *t = pprt_host_transport(ctx->transport);
   pprt_buffer_desc *b = &ctx->buffers[id];
   int64_t bytes =
       part == PPRT_PART_ADAM_STEP ? (int64_t)sizeof b->num_updates : b->bytes;
