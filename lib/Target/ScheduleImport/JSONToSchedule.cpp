@@ -600,7 +600,8 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
     break;
   }
   if (phase) {
-    ComputeOp::create(builder, loc, *phase, *stage, *mb);
+    ComputeOp::create(builder, loc, *phase, *stage, *mb, /*overlap=*/false,
+                      /*function=*/nullptr);
     return success();
   }
 

@@ -257,8 +257,8 @@ def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
     (docs/Autodiff.md lists what is supported).
 
     ```mlir
-    func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = "data:0"}, ...)
-        -> (tensor<2x32xf32> {pp.slot = "act:0:0"}, ...)
+    func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = #pp.slot<data 0>}, ...)
+        -> (tensor<2x32xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, ...)
         attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
     func.func @train_step_s0_backward_weight(...)
         attributes {pp.phase = #pp<phase backward_weight>, pp.stage = 0 : i64}
@@ -279,7 +279,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let summary = "Materialise a pipeline schedule";
   let description = [{
     Emits a `pp.schedule` with one `pp.rank` per rank holding the ordered
-    compute actions of that rank, for p ranks and m micro-batches.
+    compute actions of that rank, for p ranks and m micro-batches. Where
+    the module has the derived stage functions, each action names the one
+    it runs (`pp.compute forward stage 0 mb 0 @train_step_s0_forward`).
 
     Schedules with one stage per rank (stage s on rank s):
 
