@@ -395,7 +395,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     faster and keeps every rank within its cap, and then, on problems of at
     most 3000 actions, an exact branch and bound over every schedule (split
     backward) on the placements searched (one stage per rank; otherwise
-    looped and, with two stages per rank, V) looks for a faster one,
+    looped and, with 2W stages per rank, Hanayo's W waves, the V for
+    W = 1) looks for a faster one,
     pruning by critical-path and per-rank work bounds and by dominated
     states. When it finishes within its budget (100000 states per
     placement; small problems such as p <= 4, m <= 8 usually do) the
