@@ -131,7 +131,15 @@ class Validator:
             self.error(f"{where}: unknown op {op!r}")
             return None
         fields = FIELDS[op]
-        extra = sorted(set(action) - set(fields) - {"op"})
+        # pp's extension (docs/Dialects/PP.md): a transfer may say it is
+        # posted in one exchange group with the one before it. Under the
+        # spec's semantics (sends never block) that changes nothing.
+        optional = {"grouped"} if op in TRANSFER_OPS else set()
+        extra = sorted(set(action) - set(fields) - optional - {"op"})
+        if "grouped" in optional and not isinstance(
+                action.get("grouped", False), bool):
+            self.error(f'{where}: {op} "grouped" must be a boolean, got '
+                       f'{action["grouped"]!r}')
         if extra:
             self.error(f"{where}: {op} has no field(s) {', '.join(extra)}")
         limits = {"stage": doc["num_stages"], "mb": doc["num_microbatches"],

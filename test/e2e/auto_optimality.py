@@ -57,16 +57,19 @@ class Problem:
 
     def placements(self):
         """The placements auto searches: one stage per rank, or stage s on
-        rank s mod p (looped) and the V (stages r and 2p - 1 - r on r)."""
+        rank s mod p (looped) and, with 2W stages per rank, Hanayo's W waves
+        (chunk s // p down the ranks when even, back up when odd; W = 1 is
+        the V, stages r and 2p - 1 - r on r)."""
         p, n = self.ranks, self.stages
         if n == p:
             return [list(range(n))]
         looped = [s % p for s in range(n)]
         result = [looped]
-        if n == 2 * p:
-            v = [s if s < p else 2 * p - 1 - s for s in range(n)]
-            if v != looped:
-                result.append(v)
+        if n % (2 * p) == 0:
+            waves = [s % p if (s // p) % 2 == 0 else p - 1 - s % p
+                     for s in range(n)]
+            if waves != looped:
+                result.append(waves)
         return result
 
 

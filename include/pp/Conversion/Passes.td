@@ -16,8 +16,9 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     (`runtime/`, C ABI `pprt_*`) drives: `pp_define_program`, which declares
     every buffer named by a `pp.slot` of the stage functions, and
     `pp_run_step`, which runs the ordered actions of one rank for one step.
-    A compute action becomes a call of its stage function on memrefs that
-    view runtime buffers; transfers, collectives and the optimizer step
+    A compute action becomes a call of its stage function (the one it
+    names, or without a name the function tagged with its `pp.stage` and
+    `pp.phase`) on memrefs that view runtime buffers; transfers, collectives and the optimizer step
     become `pprt_*` calls; a transfer followed by `grouped` ones (an
     exchange group) is bracketed by `pprt_group_begin` and
     `pprt_group_end`, so the runtime posts the group's sends before its

@@ -89,6 +89,10 @@ private:
   void emitDefineProgram();
   void emitRankStep(RankOp rank);
   void emitRunStep(int64_t numRanks);
+  /// The function `op` runs: the one it names, or for an action without
+  /// one (a schedule imported or written apart from its model), the stage
+  /// function tagged with its stage and phase.
+  func::FuncOp getStageFunction(ComputeOp op);
   void emitCompute(ComputeOp op);
   void emitTransfer(bool isSend, TransferKind kind, int64_t stage, int64_t mb,
                     int64_t peer);
@@ -190,9 +194,9 @@ static std::optional<pprt_dtype> dtypeOf(Type type) {
 LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
                                                      unsigned i,
                                                      int64_t stage) {
-  auto name = func.getArgAttrOfType<StringAttr>(i, kSlotAttr);
+  auto slotAttr = func.getArgAttrOfType<SlotAttr>(i, kSlotAttr);
   std::optional<Slot> slot =
-      name ? Slot::parse(name.getValue()) : std::optional<Slot>();
+      slotAttr ? slotAttr.getSlot() : std::optional<Slot>();
   auto type = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
   std::optional<pprt_dtype> dtype =
       type ? dtypeOf(type.getElementType()) : std::nullopt;
@@ -215,8 +219,8 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
                            *slot, type, *dtype});
   if (it->second.type != type)
     return func.emitError("argument #")
-           << i << " has type " << type << " but slot '" << name.getValue()
-           << "' is " << it->second.type << " elsewhere";
+           << i << " has type " << type << " but slot " << slotAttr << " is "
+           << it->second.type << " elsewhere";
   // Weight gradients of one micro-batch are summed into a persistent buffer.
   if (inserted && slot->kind == SlotKind::ParamGrad)
     gradientSums.try_emplace(
@@ -247,8 +251,8 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
 
 /// The buffer of argument `i` of a stage function (collected before).
 const Buffer &RuntimeProgramBuilder::slotBuffer(func::FuncOp func, unsigned i) {
-  StringRef name = func.getArgAttrOfType<StringAttr>(i, kSlotAttr).getValue();
-  return buffers.find(keyOf(*Slot::parse(name)))->second;
+  Slot slot = func.getArgAttrOfType<SlotAttr>(i, kSlotAttr).getSlot();
+  return buffers.find(keyOf(slot))->second;
 }
 
 Value RuntimeProgramBuilder::call(const RuntimeFunction &fn,
@@ -340,8 +344,14 @@ void RuntimeProgramBuilder::emitDefineSaved() {
          {ctx, i32(key.first), i32(key.second), i32(static_cast<int>(phase))});
 }
 
+func::FuncOp RuntimeProgramBuilder::getStageFunction(ComputeOp op) {
+  if (FlatSymbolRefAttr name = op.getFunctionAttr())
+    return module.lookupSymbol<func::FuncOp>(name);
+  return stageFuncs.lookup({op.getStage(), op.getPhase()});
+}
+
 void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
-  func::FuncOp callee = stageFuncs.lookup({op.getStage(), op.getPhase()});
+  func::FuncOp callee = getStageFunction(op);
   SmallVector<Value> operands;
   SmallVector<std::pair<int32_t, int32_t>> accumulations;
   SmallVector<int32_t> losses;
@@ -466,7 +476,7 @@ LogicalResult RuntimeProgramBuilder::build() {
   if (failed(collectBuffers()))
     return failure();
   WalkResult missing = schedule.walk([&](ComputeOp op) {
-    if (stageFuncs.lookup({op.getStage(), op.getPhase()}))
+    if (getStageFunction(op))
       return WalkResult::advance();
     op.emitOpError("has no stage function for stage ")
         << op.getStage() << " phase " << stringifyPhase(op.getPhase());

@@ -6,7 +6,8 @@
 // `(F;B)OVERLAP_F_B` and an all-reduce `{stage}REDUCE_GRAD` followed by its
 // `{stage}WAIT_REDUCE_GRAD`, as PyTorch's schedules do. Optimizer steps have
 // no PyTorch action (its runtime runs them outside the schedule), so they
-// are left out.
+// are left out; nor do exchange groups (`grouped`): their transfers keep
+// their order, one cell each (docs/PyTorchCSV.md).
 //
 //===----------------------------------------------------------------------===//
 

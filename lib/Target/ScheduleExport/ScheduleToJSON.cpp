@@ -3,7 +3,8 @@
 // Writes the JSON contract of shared/spec/schedule-json.md: the header
 // fields, then each rank's ordered actions, one compact object per line so
 // that the document stays readable and diffable. The contract has no
-// overlapped pairs, so a schedule with one is refused.
+// overlapped pairs, so a schedule with one is refused. Exchange groups
+// travel in an optional field of pp's own (docs/Dialects/PP.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,8 @@ using namespace mlir;
 using namespace mlir::pp;
 
 /// Writes one action as {"op": ..., "stage": ..., "mb": ..., "peer": ...},
-/// with the fields the spec gives its op, in the spec's order.
+/// with the fields the spec gives its op, in the spec's order, and
+/// `"grouped": true` on a transfer posted with the one before it.
 static void writeAction(Operation *op, raw_ostream &os) {
   llvm::json::OStream json(os);
   json.object([&] {
@@ -35,6 +37,10 @@ static void writeAction(Operation *op, raw_ostream &os) {
           json.attribute("stage", static_cast<int64_t>(transfer.getStage()));
           json.attribute("mb", static_cast<int64_t>(transfer.getMb()));
           json.attribute("peer", static_cast<int64_t>(transfer.getPeer()));
+          // pp's extension of the contract, written only where it holds, so
+          // that a schedule without exchange groups is plain pp-schedule-v1.
+          if (transfer.getGrouped())
+            json.attribute("grouped", true);
         })
         .Case<AllReduceOp, OptimizerStepOp>([&](auto action) {
           json.attribute("stage", static_cast<int64_t>(action.getStage()));

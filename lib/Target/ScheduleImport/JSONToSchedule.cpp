@@ -1,6 +1,7 @@
 //===- JSONToSchedule.cpp - pp-schedule-v1 JSON to pp.schedule ------------===//
 //
-// Reads the JSON contract of shared/spec/schedule-json.md back into IR.
+// Reads the JSON contract of shared/spec/schedule-json.md back into IR, with
+// pp's optional `grouped` on transfers (docs/Dialects/PP.md).
 // llvm::json parses the document but forgets where its values were, so a
 // small scan of the (then known valid) text records where each value begins,
 // and every error points at the value or object that caused it.
@@ -250,6 +251,8 @@ private:
   LogicalResult parseRank(Located actions, int64_t rank, OpBuilder &builder);
   LogicalResult parseAction(Located action, StringRef where,
                             OpBuilder &builder);
+  /// A transfer's optional `grouped`: posted with the transfer before it.
+  FailureOr<bool> getGrouped(Located action, StringRef where);
 
   MLIRContext *context;
   SourceLocator locator;
@@ -552,6 +555,15 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
            << "'; expected F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, "
               "ALLREDUCE or OPT";
 
+  // pp's extension: only a transfer can be posted in an exchange group.
+  bool isTransfer = *kind == ActionKind::SendF || *kind == ActionKind::RecvF ||
+                    *kind == ActionKind::SendB || *kind == ActionKind::RecvB;
+  if (std::optional<Located> grouped = getOptionalField(action, "grouped");
+      grouped && !isTransfer)
+    return emitError(grouped->node)
+           << where << "'grouped' applies only to SEND_F, RECV_F, SEND_B and "
+           << "RECV_B, not " << *opName;
+
   FailureOr<int64_t> stage =
       getIndexField(action, "stage", where, numStages, "stages");
   if (failed(stage))
@@ -588,7 +600,8 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
     break;
   }
   if (phase) {
-    ComputeOp::create(builder, loc, *phase, *stage, *mb);
+    ComputeOp::create(builder, loc, *phase, *stage, *mb, /*overlap=*/false,
+                      /*function=*/nullptr);
     return success();
   }
 
@@ -596,15 +609,30 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
       getIndexField(action, "peer", where, numRanks, "ranks");
   if (failed(peer))
     return failure();
+  FailureOr<bool> grouped = getGrouped(action, where);
+  if (failed(grouped))
+    return failure();
   TransferKind transfer =
       *kind == ActionKind::SendF || *kind == ActionKind::RecvF
           ? TransferKind::activation
           : TransferKind::gradient;
+  // The op verifier checks that a grouped transfer follows another one.
   if (*kind == ActionKind::SendF || *kind == ActionKind::SendB)
-    SendOp::create(builder, loc, transfer, *stage, *mb, *peer);
+    SendOp::create(builder, loc, transfer, *stage, *mb, *peer, *grouped);
   else
-    RecvOp::create(builder, loc, transfer, *stage, *mb, *peer);
+    RecvOp::create(builder, loc, transfer, *stage, *mb, *peer, *grouped);
   return success();
+}
+
+FailureOr<bool> JSONScheduleImporter::getGrouped(Located action,
+                                                 StringRef where) {
+  std::optional<Located> field = getOptionalField(action, "grouped");
+  if (!field)
+    return false;
+  if (std::optional<bool> value = field->value->getAsBoolean())
+    return *value;
+  return emitError(field->node) << where << "'grouped' must be a boolean, got "
+                                << describeKind(*field->value);
 }
 
 LogicalResult JSONScheduleImporter::parseRank(Located actions, int64_t rank,

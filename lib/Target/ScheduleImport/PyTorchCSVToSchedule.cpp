@@ -376,8 +376,9 @@ static LogicalResult createAction(const CSVAction &action,
   Location loc = locator.getLoc(action.offset);
   int64_t last = stageRank.size() - 1;
   if (std::optional<Phase> phase = getPhase(action.op)) {
+    // An imported schedule has no model, so no stage functions to name.
     ComputeOp::create(builder, loc, *phase, action.stage, action.mb,
-                      action.overlap);
+                      action.overlap, /*function=*/nullptr);
     return success();
   }
   switch (action.op) {

@@ -7,7 +7,7 @@ module {
 // -----
 
 // expected-error @+1 {{stage functions must be bufferized with results as out-parameters before convert-pp-to-runtime}}
-func.func @m_s0_forward(%x: tensor<4xf32> {pp.slot = "data:0"}) -> tensor<4xf32>
+func.func @m_s0_forward(%x: tensor<4xf32> {pp.slot = #pp.slot<data 0>}) -> tensor<4xf32>
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return %x : tensor<4xf32>
 }
@@ -32,7 +32,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "data:0"})
+func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = #pp.slot<data 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
@@ -47,7 +47,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 // -----
 
 // expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64 and rank at most 4}}
-func.func @m_s0_forward(%x: memref<4xf64> {pp.slot = "data:0"})
+func.func @m_s0_forward(%x: memref<4xf64> {pp.slot = #pp.slot<data 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
@@ -59,12 +59,12 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "data:0"})
+func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = #pp.slot<data 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
-// expected-error @+1 {{argument #0 has type 'memref<2xf32>' but slot 'data:0' is 'memref<4xf32>' elsewhere}}
-func.func @m_s0_backward(%x: memref<2xf32> {pp.slot = "data:0"})
+// expected-error @+1 {{argument #0 has type 'memref<2xf32>' but slot #pp.slot<data 0> is 'memref<4xf32>' elsewhere}}
+func.func @m_s0_backward(%x: memref<2xf32> {pp.slot = #pp.slot<data 0>})
     attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64} {
   return
 }
@@ -76,7 +76,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "data:0"})
+func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = #pp.slot<data 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
@@ -84,19 +84,5 @@ func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "data:0"})
 pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
   pp.rank 0 {
     pp.compute forward stage 0 mb 0
-  }
-}
-
-// -----
-
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64 and rank at most 4}}
-func.func @m_s0_forward(%x: memref<4xf32> {pp.slot = "act:1"})
-    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
-  return
-}
-pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
-  pp.rank 0 {
-    pp.compute forward stage 0 mb 0
-    pp.optimizer_step stage 0
   }
 }

@@ -4,27 +4,27 @@
 // backward marked `overlap`. Two stages on one rank, two micro-batches;
 // the pair is F0(1) beside BW1(0).
 
-func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = "data:0"},
-                        %w: memref<3x5xf32> {pp.slot = "param:2"},
-                        %act: memref<4x5xf32> {pp.slot = "act:0:0"})
+func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                        %w: memref<3x5xf32> {pp.slot = #pp.slot<param 2>},
+                        %act: memref<4x5xf32> {pp.slot = #pp.slot<act stage 0 output 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
-func.func @m_s0_backward(%g: memref<4x5xf32> {pp.slot = "grad:0:0"},
-                         %x: memref<4x3xf32> {pp.slot = "data:0"},
-                         %dw: memref<3x5xf32> {pp.slot = "param_grad:2"})
+func.func @m_s0_backward(%g: memref<4x5xf32> {pp.slot = #pp.slot<grad stage 0 output 0>},
+                         %x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                         %dw: memref<3x5xf32> {pp.slot = #pp.slot<param_grad 2>})
     attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64} {
   return
 }
-func.func @m_s1_forward(%act: memref<4x5xf32> {pp.slot = "act:0:0"},
-                        %y: memref<4x5xf32> {pp.slot = "target:1"},
-                        %loss: memref<f32> {pp.slot = "loss"})
+func.func @m_s1_forward(%act: memref<4x5xf32> {pp.slot = #pp.slot<act stage 0 output 0>},
+                        %y: memref<4x5xf32> {pp.slot = #pp.slot<target 1>},
+                        %loss: memref<f32> {pp.slot = #pp.slot<loss>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 1 : i64} {
   return
 }
-func.func @m_s1_backward(%seed: memref<f32> {pp.slot = "loss_grad"},
-                         %act: memref<4x5xf32> {pp.slot = "act:0:0"},
-                         %g: memref<4x5xf32> {pp.slot = "grad:0:0"})
+func.func @m_s1_backward(%seed: memref<f32> {pp.slot = #pp.slot<loss_grad>},
+                         %act: memref<4x5xf32> {pp.slot = #pp.slot<act stage 0 output 0>},
+                         %g: memref<4x5xf32> {pp.slot = #pp.slot<grad stage 0 output 0>})
     attributes {pp.phase = #pp<phase backward>, pp.stage = 1 : i64} {
   return
 }

@@ -3,15 +3,15 @@
 // One stage, two data-parallel replicas: the program declares them (so the
 // runtime insists on 1 x 2 processes) and reduces before the update.
 
-func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = "data:0"},
-                        %w: memref<3x1xf32> {pp.slot = "param:1"},
-                        %loss: memref<f32> {pp.slot = "loss"})
+func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                        %w: memref<3x1xf32> {pp.slot = #pp.slot<param 1>},
+                        %loss: memref<f32> {pp.slot = #pp.slot<loss>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
-func.func @m_s0_backward(%seed: memref<f32> {pp.slot = "loss_grad"},
-                         %x: memref<4x3xf32> {pp.slot = "data:0"},
-                         %dw: memref<3x1xf32> {pp.slot = "param_grad:1"})
+func.func @m_s0_backward(%seed: memref<f32> {pp.slot = #pp.slot<loss_grad>},
+                         %x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                         %dw: memref<3x1xf32> {pp.slot = #pp.slot<param_grad 1>})
     attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64} {
   return
 }
@@ -42,15 +42,15 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0]
 // An imported schedule may reduce without saying over how many replicas:
 // the program then runs as any number of them.
 
-func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = "data:0"},
-                        %w: memref<3x1xf32> {pp.slot = "param:1"},
-                        %loss: memref<f32> {pp.slot = "loss"})
+func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                        %w: memref<3x1xf32> {pp.slot = #pp.slot<param 1>},
+                        %loss: memref<f32> {pp.slot = #pp.slot<loss>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
-func.func @m_s0_backward(%seed: memref<f32> {pp.slot = "loss_grad"},
-                         %x: memref<4x3xf32> {pp.slot = "data:0"},
-                         %dw: memref<3x1xf32> {pp.slot = "param_grad:1"})
+func.func @m_s0_backward(%seed: memref<f32> {pp.slot = #pp.slot<loss_grad>},
+                         %x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                         %dw: memref<3x1xf32> {pp.slot = #pp.slot<param_grad 1>})
     attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64} {
   return
 }

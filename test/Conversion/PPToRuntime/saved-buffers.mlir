@@ -4,24 +4,24 @@
 // the profiler sums these buffers into the stage's activation memory and the
 // part W still reads into its stash memory.
 
-func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = "data:0"},
-                        %w: memref<3x5xf32> {pp.slot = "param:1"},
-                        %loss: memref<f32> {pp.slot = "loss"},
-                        %s0: memref<4x5xf32> {pp.slot = "saved:0:0"},
-                        %s1: memref<4x5xf32> {pp.slot = "saved:0:1"})
+func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                        %w: memref<3x5xf32> {pp.slot = #pp.slot<param 1>},
+                        %loss: memref<f32> {pp.slot = #pp.slot<loss>},
+                        %s0: memref<4x5xf32> {pp.slot = #pp.slot<saved stage 0 value 0>},
+                        %s1: memref<4x5xf32> {pp.slot = #pp.slot<saved stage 0 value 1>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
-func.func @m_s0_backward_input(%seed: memref<f32> {pp.slot = "loss_grad"},
-                               %s0: memref<4x5xf32> {pp.slot = "saved:0:0"},
-                               %st: memref<4x5xf32> {pp.slot = "stash:0:0"})
+func.func @m_s0_backward_input(%seed: memref<f32> {pp.slot = #pp.slot<loss_grad>},
+                               %s0: memref<4x5xf32> {pp.slot = #pp.slot<saved stage 0 value 0>},
+                               %st: memref<4x5xf32> {pp.slot = #pp.slot<stash stage 0 value 0>})
     attributes {pp.phase = #pp<phase backward_input>, pp.stage = 0 : i64} {
   return
 }
-func.func @m_s0_backward_weight(%st: memref<4x5xf32> {pp.slot = "stash:0:0"},
-                                %s1: memref<4x5xf32> {pp.slot = "saved:0:1"},
-                                %x: memref<4x3xf32> {pp.slot = "data:0"},
-                                %dw: memref<3x5xf32> {pp.slot = "param_grad:1"})
+func.func @m_s0_backward_weight(%st: memref<4x5xf32> {pp.slot = #pp.slot<stash stage 0 value 0>},
+                                %s1: memref<4x5xf32> {pp.slot = #pp.slot<saved stage 0 value 1>},
+                                %x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                                %dw: memref<3x5xf32> {pp.slot = #pp.slot<param_grad 1>})
     attributes {pp.phase = #pp<phase backward_weight>, pp.stage = 0 : i64} {
   return
 }

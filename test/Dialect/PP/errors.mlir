@@ -282,6 +282,15 @@ pp.schedule @three_versions "pipedream-2bw" for @f microbatches 2 stage_rank [0]
 
 // -----
 
+pp.schedule @missing_function "x" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    // expected-error @+1 {{'pp.compute' op runs @f_s0_forward, which is not a func.func}}
+    pp.compute forward stage 0 mb 0 @f_s0_forward
+  }
+}
+
+// -----
+
 // Without a flush, step t + 1's first forwards would need a third version.
 // expected-error @+1 {{'pp.schedule' op keeps 2 weight versions but has 2 micro-batches for 3 stages; PipeDream-2BW needs at least one micro-batch per stage}}
 pp.schedule @few_microbatches "pipedream-2bw" for @f microbatches 2
@@ -292,4 +301,83 @@ pp.schedule @few_microbatches "pipedream-2bw" for @f microbatches 2
   }
   pp.rank 2 {
   }
+}
+
+// -----
+
+func.func @not_a_stage() {
+  return
+}
+pp.schedule @untagged_function "x" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    // expected-error @+1 {{'pp.compute' op runs @not_a_stage, which is not a stage function (it has no 'pp.stage' and 'pp.phase')}}
+    pp.compute forward stage 0 mb 0 @not_a_stage
+  }
+}
+
+// -----
+
+func.func @f_s1_forward() attributes {pp.phase = #pp<phase forward>, pp.stage = 1 : i64} {
+  return
+}
+pp.schedule @wrong_stage "x" for @f microbatches 1 stage_rank [0, 0] {
+  pp.rank 0 {
+    // expected-error @+1 {{'pp.compute' op runs @f_s1_forward, the forward of stage 1, as the forward of stage 0}}
+    pp.compute forward stage 0 mb 0 @f_s1_forward
+  }
+}
+
+// -----
+
+func.func @f_s0_forward() attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @wrong_phase "x" for @f microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    // expected-error @+1 {{'pp.compute' op runs @f_s0_forward, the forward of stage 0, as the backward of stage 0}}
+    pp.compute backward stage 0 mb 0 @f_s0_forward
+  }
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 has 'pp.slot' = "act:0:0", which is not a #pp.slot}}
+func.func @string_slot(%x: tensor<4xf32> {pp.slot = "act:0:0"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{result #0 has 'pp.slot' = 1 : i64, which is not a #pp.slot}}
+func.func @integer_slot() -> (tensor<4xf32> {pp.slot = 1}) {
+  %c = arith.constant dense<0.0> : tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown slot kind 'activation'; expected param, data, target, act, grad, saved, stash, param_grad, loss or loss_grad}}
+func.func @unknown_kind(%x: tensor<4xf32> {pp.slot = #pp.slot<activation stage 0 output 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected 'output'}}
+func.func @wrong_index_keyword(%x: tensor<4xf32> {pp.slot = #pp.slot<act stage 0 value 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{slot numbers must not be negative}}
+func.func @negative_slot(%x: tensor<4xf32> {pp.slot = #pp.slot<param -1>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected '>'}}
+func.func @loss_with_number(%x: tensor<f32> {pp.slot = #pp.slot<loss 0>}) {
+  return
 }

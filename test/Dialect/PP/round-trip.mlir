@@ -121,3 +121,41 @@ pp.schedule @rank_caps "x" for @f microbatches 1 stage_rank [0, 1] attributes {
   pp.rank 1 {
   }
 }
+
+// An action names the stage function it runs; stage-function values name
+// their runtime buffers with typed slots.
+// CHECK-LABEL: func.func @step_s0_forward
+// CHECK-SAME: {pp.slot = #pp.slot<data 0>}
+// CHECK-SAME: {pp.slot = #pp.slot<param 2>}
+// CHECK-SAME: {pp.slot = #pp.slot<act stage 0 output 1>}
+// CHECK-SAME: {pp.slot = #pp.slot<saved stage 0 value 3>}
+// CHECK-SAME: -> (tensor<f32> {pp.slot = #pp.slot<loss>})
+func.func @step_s0_forward(%x: tensor<4xf32> {pp.slot = #pp.slot<data 0>},
+                           %w: tensor<4xf32> {pp.slot = #pp.slot<param 2>},
+                           %a: tensor<4xf32> {pp.slot = #pp.slot<act stage 0 output 1>},
+                           %s: tensor<4xf32> {pp.slot = #pp.slot<saved stage 0 value 3>})
+    -> (tensor<f32> {pp.slot = #pp.slot<loss>})
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+// CHECK-LABEL: func.func @step_s0_backward
+// CHECK-SAME: #pp.slot<grad stage 1 output 0>, #pp.slot<stash stage 0 value 2>, #pp.slot<target 1>, #pp.slot<param_grad 2>, #pp.slot<loss_grad>
+func.func @step_s0_backward()
+    attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64,
+                slots = [#pp.slot<grad stage 1 output 0>, #pp.slot<stash stage 0 value 2>, #pp.slot<target 1>, #pp.slot<param_grad 2>, #pp.slot<loss_grad>]} {
+  return
+}
+// CHECK-LABEL: pp.schedule @step_functions
+// CHECK: pp.compute forward stage 0 mb 0 @step_s0_forward
+// CHECK-NEXT: pp.compute backward stage 0 mb 0 @step_s0_backward
+// CHECK-NEXT: pp.compute forward stage 0 mb 1{{$}}
+// CHECK-NEXT: pp.compute backward stage 0 mb 0 @step_s0_backward overlap
+pp.schedule @step_functions "x" for @step microbatches 2 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0 @step_s0_forward
+    pp.compute backward stage 0 mb 0 @step_s0_backward
+    pp.compute forward stage 0 mb 1
+    pp.compute backward stage 0 mb 0 @step_s0_backward overlap
+  }
+}

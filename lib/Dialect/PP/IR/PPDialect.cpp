@@ -64,6 +64,28 @@ void PPDialect::initialize() {
       >();
 }
 
+/// Checks the `pp.slot` of a function argument or result: a #pp.slot.
+static LogicalResult verifySlotAttribute(Operation *op, StringRef what,
+                                         unsigned index, NamedAttribute attr) {
+  if (attr.getName() != kSlotAttr || isa<SlotAttr>(attr.getValue()))
+    return success();
+  return op->emitError() << what << " #" << index << " has '" << kSlotAttr
+                         << "' = " << attr.getValue()
+                         << ", which is not a #pp.slot";
+}
+
+LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attr) {
+  return verifySlotAttribute(op, "argument", argIndex, attr);
+}
+
+LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attr) {
+  return verifySlotAttribute(op, "result", resultIndex, attr);
+}
+
 CostAttr CostAttr::getUnit(MLIRContext *context, int64_t numStages) {
   Builder b(context);
   auto filled = [&](double value) {

@@ -204,6 +204,28 @@ LogicalResult ComputeOp::verify() {
   return success();
 }
 
+LogicalResult ComputeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FlatSymbolRefAttr name = getFunctionAttr();
+  if (!name)
+    return success();
+  auto func = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, name);
+  if (!func)
+    return emitOpError("runs ") << name << ", which is not a func.func";
+  auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
+  auto phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr);
+  if (!stage || !phase)
+    return emitOpError("runs ")
+           << name << ", which is not a stage function (it has no '"
+           << kStageAttr << "' and '" << kPhaseAttr << "')";
+  if (stage.getInt() != static_cast<int64_t>(getStage()) ||
+      phase.getValue() != getPhase())
+    return emitOpError("runs ")
+           << name << ", the " << stringifyPhase(phase.getValue())
+           << " of stage " << stage.getInt() << ", as the "
+           << stringifyPhase(getPhase()) << " of stage " << getStage();
+  return success();
+}
+
 bool mlir::pp::isGroupedWithPrevious(Operation *op) {
   return llvm::TypeSwitch<Operation *, bool>(op)
       .Case<SendOp, RecvOp>([](auto transfer) { return transfer.getGrouped(); })

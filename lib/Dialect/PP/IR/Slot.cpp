@@ -1,18 +1,19 @@
 //===- Slot.cpp - names of the runtime buffers stage functions use --------===//
 //
-// Printing and parsing of `pp.slot` names.
+// Slot kinds and `#pp.slot`: its keywords, parser, printer and verifier.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/IR/Slot.h"
+#include "pp/Dialect/PP/IR/PPDialect.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringSwitch.h"
 
+using namespace mlir;
 using namespace mlir::pp;
 
-static llvm::StringRef prefixOf(SlotKind kind) {
+StringRef mlir::pp::stringifySlotKind(SlotKind kind) {
   switch (kind) {
   case SlotKind::Param:
     return "param";
@@ -35,58 +36,88 @@ static llvm::StringRef prefixOf(SlotKind kind) {
   case SlotKind::LossGrad:
     return "loss_grad";
   }
-  return "";
+  llvm_unreachable("unknown slot kind");
 }
 
-bool Slot::hasStage() const {
+std::optional<SlotKind> mlir::pp::symbolizeSlotKind(StringRef keyword) {
+  return llvm::StringSwitch<std::optional<SlotKind>>(keyword)
+      .Case("param", SlotKind::Param)
+      .Case("data", SlotKind::Data)
+      .Case("target", SlotKind::Target)
+      .Case("act", SlotKind::Activation)
+      .Case("grad", SlotKind::Gradient)
+      .Case("saved", SlotKind::Saved)
+      .Case("stash", SlotKind::Stash)
+      .Case("param_grad", SlotKind::ParamGrad)
+      .Case("loss", SlotKind::Loss)
+      .Case("loss_grad", SlotKind::LossGrad)
+      .Default(std::nullopt);
+}
+
+bool mlir::pp::slotKindHasStage(SlotKind kind) {
   return kind == SlotKind::Activation || kind == SlotKind::Gradient ||
          kind == SlotKind::Saved || kind == SlotKind::Stash;
 }
 
-std::string Slot::str() const {
-  std::string text = prefixOf(kind).str();
-  if (kind == SlotKind::Loss || kind == SlotKind::LossGrad)
-    return text;
-  if (hasStage())
-    text += ":" + std::to_string(stage);
-  return text + ":" + std::to_string(index);
+bool mlir::pp::slotKindHasIndex(SlotKind kind) {
+  return kind != SlotKind::Loss && kind != SlotKind::LossGrad;
 }
 
-std::optional<Slot> Slot::parse(llvm::StringRef text) {
-  llvm::SmallVector<llvm::StringRef> parts;
-  text.split(parts, ':');
-  std::optional<SlotKind> kind =
-      llvm::StringSwitch<std::optional<SlotKind>>(parts.front())
-          .Case("param", SlotKind::Param)
-          .Case("data", SlotKind::Data)
-          .Case("target", SlotKind::Target)
-          .Case("act", SlotKind::Activation)
-          .Case("grad", SlotKind::Gradient)
-          .Case("saved", SlotKind::Saved)
-          .Case("stash", SlotKind::Stash)
-          .Case("param_grad", SlotKind::ParamGrad)
-          .Case("loss", SlotKind::Loss)
-          .Case("loss_grad", SlotKind::LossGrad)
-          .Default(std::nullopt);
-  if (!kind)
-    return std::nullopt;
-  Slot slot{*kind};
-  llvm::SmallVector<int64_t, 2> numbers;
-  for (llvm::StringRef part : llvm::drop_begin(parts)) {
-    int64_t n;
-    if (part.getAsInteger(10, n) || n < 0)
-      return std::nullopt;
-    numbers.push_back(n);
+/// What the number of a stage slot counts: a stage's outputs, or the values
+/// its backward keeps.
+static StringRef getIndexKeyword(SlotKind kind) {
+  return kind == SlotKind::Activation || kind == SlotKind::Gradient ? "output"
+                                                                    : "value";
+}
+
+//===----------------------------------------------------------------------===//
+// SlotAttr
+//===----------------------------------------------------------------------===//
+
+// `<act stage 0 output 1>`, `<saved stage 2 value 0>`, `<param 3>`, `<loss>`.
+Attribute SlotAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<SlotKind> kind = symbolizeSlotKind(keyword);
+  if (!kind) {
+    parser.emitError(loc, "unknown slot kind '")
+        << keyword << "'; expected param, data, target, act, grad, saved, "
+        << "stash, param_grad, loss or loss_grad";
+    return {};
   }
-  size_t expected = slot.hasStage() ? 2
-                    : *kind == SlotKind::Loss || *kind == SlotKind::LossGrad
-                        ? 0
-                        : 1;
-  if (numbers.size() != expected)
-    return std::nullopt;
-  if (expected == 2)
-    slot.stage = numbers[0];
-  if (expected > 0)
-    slot.index = numbers.back();
-  return slot;
+  int64_t stage = 0, index = 0;
+  if (slotKindHasStage(*kind) &&
+      (parser.parseKeyword("stage") || parser.parseInteger(stage) ||
+       parser.parseKeyword(getIndexKeyword(*kind))))
+    return {};
+  if (slotKindHasIndex(*kind) && parser.parseInteger(index))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return SlotAttr::getChecked([&] { return parser.emitError(loc); },
+                              parser.getContext(), *kind, stage, index);
+}
+
+void SlotAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifySlotKind(getKind());
+  if (slotKindHasStage(getKind()))
+    printer << " stage " << getStage() << ' ' << getIndexKeyword(getKind());
+  if (slotKindHasIndex(getKind()))
+    printer << ' ' << getIndex();
+  printer << '>';
+}
+
+LogicalResult SlotAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               SlotKind kind, int64_t stage, int64_t index) {
+  if (stage < 0 || index < 0)
+    return emitError() << "slot numbers must not be negative";
+  if (!slotKindHasStage(kind) && stage != 0)
+    return emitError() << "a '" << stringifySlotKind(kind)
+                       << "' slot has no stage";
+  if (!slotKindHasIndex(kind) && index != 0)
+    return emitError() << "a '" << stringifySlotKind(kind)
+                       << "' slot has no number";
+  return success();
 }

@@ -268,7 +268,8 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
   IRMapping mapping;
   for (auto [i, value] : llvm::enumerate(arguments)) {
     mapping.map(value, entry->getArgument(i));
-    func.setArgAttr(i, kSlotAttr, builder.getStringAttr(slotOf(value).str()));
+    func.setArgAttr(i, kSlotAttr,
+                    SlotAttr::get(builder.getContext(), slotOf(value)));
   }
   builder.setInsertionPointToStart(entry);
   std::function<void(Value)> recreate = [&](Value value) {
@@ -287,7 +288,7 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
       builder, stage.getLoc(),
       llvm::map_to_vector(results, [&](Value v) { return mapping.lookup(v); }));
   for (auto [i, slot] : llvm::enumerate(resultSlots))
-    func.setResultAttr(i, kSlotAttr, builder.getStringAttr(slot.str()));
+    func.setResultAttr(i, kSlotAttr, SlotAttr::get(builder.getContext(), slot));
   func->setAttr(kStageAttr, builder.getI64IntegerAttr(id()));
   if (Attribute microbatches = step->getAttr(kMicrobatchesAttr))
     func->setAttr(kMicrobatchesAttr, microbatches);

@@ -34,34 +34,32 @@ static int64_t countStages(ModuleOp module) {
   return count;
 }
 
-/// The locations of the derived stage functions in `module`, by stage and
-/// phase.
-static DenseMap<std::pair<int64_t, Phase>, Location>
-getStageFunctionLocs(ModuleOp module) {
-  DenseMap<std::pair<int64_t, Phase>, Location> locs;
+/// The derived stage functions in `module`, by stage and phase.
+static DenseMap<std::pair<int64_t, Phase>, func::FuncOp>
+getStageFunctions(ModuleOp module) {
+  DenseMap<std::pair<int64_t, Phase>, func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>()) {
     auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
     auto phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr);
     if (stage && phase)
-      locs.try_emplace({stage.getInt(), phase.getValue()}, func.getLoc());
+      funcs.try_emplace({stage.getInt(), phase.getValue()}, func);
   }
-  return locs;
+  return funcs;
 }
 
 /// Where a generated action points: its name, such as "rank 1: forward
 /// stage 3 mb 2", fused with the stage function it runs where the module
 /// has one (so a diagnostic points into the model).
-static Location
-getActionLoc(MLIRContext *context, int64_t rank, const ScheduledAction &action,
-             const DenseMap<std::pair<int64_t, Phase>, Location> &stageLocs) {
+static Location getActionLoc(MLIRContext *context, int64_t rank,
+                             const ScheduledAction &action,
+                             func::FuncOp stageFunc) {
   std::string name =
       llvm::formatv("rank {0}: {1} stage {2} mb {3}", rank,
                     stringifyPhase(action.phase), action.stage, action.mb);
   Location named = NameLoc::get(StringAttr::get(context, name));
-  auto stageLoc = stageLocs.find({action.stage, action.phase});
-  if (stageLoc == stageLocs.end())
+  if (!stageFunc)
     return named;
-  return FusedLoc::get(context, {named, stageLoc->second});
+  return FusedLoc::get(context, {named, stageFunc.getLoc()});
 }
 
 /// Whether every rank of `generated` keeps within its memory cap; the
@@ -369,17 +367,22 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (generated->weightVersions != 1)
       op.setWeightVersions(generated->weightVersions);
     builder.createBlock(&op.getBody());
-    auto stageLocs = getStageFunctionLocs(module);
+    auto stageFuncs = getStageFunctions(module);
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
       Location rankLoc = NameLoc::get(
           builder.getStringAttr(llvm::formatv("rank {0}", rank).str()));
       auto rankOp = RankOp::create(builder, rankLoc, rank);
       OpBuilder::InsertionGuard guard(builder);
       builder.createBlock(&rankOp.getBody());
-      for (const ScheduledAction &action : actions)
-        ComputeOp::create(builder,
-                          getActionLoc(&getContext(), rank, action, stageLocs),
-                          action.phase, action.stage, action.mb);
+      for (const ScheduledAction &action : actions) {
+        // Each action names the function it runs, where the module has it.
+        func::FuncOp stageFunc =
+            stageFuncs.lookup({action.stage, action.phase});
+        ComputeOp::create(
+            builder, getActionLoc(&getContext(), rank, action, stageFunc),
+            action.phase, action.stage, action.mb, /*overlap=*/false,
+            stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr);
+      }
     }
   }
 };

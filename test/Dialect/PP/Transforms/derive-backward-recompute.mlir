@@ -6,15 +6,15 @@
 // matmul from the stage input (act:0:0), and B stashes the tanh output and
 // the matmul's gradient that W reads.
 // CHECK-LABEL: func.func @train_step_s0_forward(
-// CHECK-SAME: -> (tensor<2x4xf32> {pp.slot = "act:0:0"}, tensor<2x4xf32> {pp.slot = "saved:0:0"})
+// CHECK-SAME: -> (tensor<2x4xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, tensor<2x4xf32> {pp.slot = #pp.slot<saved stage 0 value 0>})
 // CHECK-NOT: pp.recompute
 // CHECK-SAME: {
 // CHECK-LABEL: func.func @train_step_s1_forward(
-// CHECK-SAME: -> (tensor<f32> {pp.slot = "loss"})
+// CHECK-SAME: -> (tensor<f32> {pp.slot = #pp.slot<loss>})
 // CHECK-SAME: attributes {pp.phase = #pp<phase forward>, pp.recompute, pp.stage = 1 : i64}
 // CHECK-LABEL: func.func @train_step_s1_backward_input(
-// CHECK-SAME: %[[H:[a-z0-9]+]]: tensor<2x4xf32> {pp.slot = "act:0:0"}, %[[W:[a-z0-9]+]]: tensor<4x3xf32> {pp.slot = "param:2"}, %{{.*}}: tensor<f32> {pp.slot = "loss_grad"})
-// CHECK-SAME: -> (tensor<2x4xf32> {pp.slot = "grad:0:0"}, tensor<2x4xf32> {pp.slot = "stash:1:0"}, tensor<2x3xf32> {pp.slot = "stash:1:1"})
+// CHECK-SAME: %[[H:[a-z0-9]+]]: tensor<2x4xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, %[[W:[a-z0-9]+]]: tensor<4x3xf32> {pp.slot = #pp.slot<param 2>}, %{{.*}}: tensor<f32> {pp.slot = #pp.slot<loss_grad>})
+// CHECK-SAME: -> (tensor<2x4xf32> {pp.slot = #pp.slot<grad stage 0 output 0>}, tensor<2x4xf32> {pp.slot = #pp.slot<stash stage 1 value 0>}, tensor<2x3xf32> {pp.slot = #pp.slot<stash stage 1 value 1>})
 // CHECK-SAME: pp.recompute
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x4xf32>)
 // CHECK: math.tanh
@@ -23,15 +23,15 @@
 // CHECK: %[[DH:.*]] = linalg.generic {{.*}} ins(%[[H]], %{{.*}} : tensor<2x4xf32>, tensor<2x4xf32>)
 // CHECK: return %[[DH]], %[[T]], %[[DU]]
 // CHECK-LABEL: func.func @train_step_s1_backward_weight(
-// CHECK-SAME: %{{.*}}: tensor<2x4xf32> {pp.slot = "stash:1:0"}, %{{.*}}: tensor<4x3xf32> {pp.slot = "param:2"}, %{{.*}}: tensor<2x3xf32> {pp.slot = "stash:1:1"})
+// CHECK-SAME: %{{.*}}: tensor<2x4xf32> {pp.slot = #pp.slot<stash stage 1 value 0>}, %{{.*}}: tensor<4x3xf32> {pp.slot = #pp.slot<param 2>}, %{{.*}}: tensor<2x3xf32> {pp.slot = #pp.slot<stash stage 1 value 1>})
 // CHECK-NOT: math.tanh
 // CHECK: return
 // CHECK-LABEL: func.func @train_step_s1_backward(
-// CHECK-SAME: %[[H:[a-z0-9]+]]: tensor<2x4xf32> {pp.slot = "act:0:0"}, %[[W:[a-z0-9]+]]: tensor<4x3xf32> {pp.slot = "param:2"}, %{{.*}}: tensor<f32> {pp.slot = "loss_grad"})
-// CHECK-SAME: -> (tensor<2x4xf32> {pp.slot = "grad:0:0"}, tensor<4x3xf32> {pp.slot = "param_grad:2"})
+// CHECK-SAME: %[[H:[a-z0-9]+]]: tensor<2x4xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, %[[W:[a-z0-9]+]]: tensor<4x3xf32> {pp.slot = #pp.slot<param 2>}, %{{.*}}: tensor<f32> {pp.slot = #pp.slot<loss_grad>})
+// CHECK-SAME: -> (tensor<2x4xf32> {pp.slot = #pp.slot<grad stage 0 output 0>}, tensor<4x3xf32> {pp.slot = #pp.slot<param_grad 2>})
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x4xf32>)
 // CHECK: linalg.matmul ins(%[[T]], %[[W]] : tensor<2x4xf32>, tensor<4x3xf32>)
-// CHECK-NOT: saved:
+// CHECK-NOT: #pp.slot<saved
 
 // pp-schedule reads pp.recompute: stage 1's B grows by its F (2 + 3) and it
 // holds its input memory (1) instead of its activation memory (4).

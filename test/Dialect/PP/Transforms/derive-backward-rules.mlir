@@ -4,10 +4,10 @@
 // (ties share the gradient), divides the result gradient by that count and
 // routes it to those iterations.
 // CHECK-LABEL: func.func @train_step_s0_backward(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x3xf32> {pp.slot = "data:0"}
-// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<3xf32> {pp.slot = "param:1"}
-// CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {pp.slot = "saved:0:0"}
-// CHECK-SAME: %[[G:[a-z0-9]+]]: tensor<4xf32> {pp.slot = "loss_grad"}
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x3xf32> {pp.slot = #pp.slot<data 0>}
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<3xf32> {pp.slot = #pp.slot<param 1>}
+// CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}
+// CHECK-SAME: %[[G:[a-z0-9]+]]: tensor<4xf32> {pp.slot = #pp.slot<loss_grad>}
 // CHECK: %[[COUNT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[W]], %[[M]] : tensor<4x3xf32>, tensor<3xf32>, tensor<4xf32>)
 // CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[MAX:.*]]: f32, %[[ACC:.*]]: f32):
 // CHECK-NEXT: %[[V:.*]] = arith.mulf %[[A]], %[[B]] : f32
@@ -73,10 +73,10 @@ func.func @train_step(%x: tensor<4x4xf32>, %w: tensor<4x4xf32> {pp.param}) -> te
 // A mask computed in the forward is not a runtime buffer: the backward
 // recomputes it from the saved scores instead of receiving it.
 // CHECK-LABEL: func.func @train_step_s0_forward(
-// CHECK-SAME: -> (tensor<4xf32> {pp.slot = "loss"}, tensor<4xf32> {pp.slot = "saved:0:0"})
+// CHECK-SAME: -> (tensor<4xf32> {pp.slot = #pp.slot<loss>}, tensor<4xf32> {pp.slot = #pp.slot<saved stage 0 value 0>})
 // CHECK-LABEL: func.func @train_step_s0_backward(
 // CHECK-NOT: i1
-// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<4xf32> {pp.slot = "saved:0:0"}
+// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<4xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}
 // CHECK: arith.cmpf ogt, %{{.*}}, %{{.*}} : tensor<4xf32>
 // CHECK: return
 func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {

@@ -4,9 +4,9 @@
 // RUN: | pp-opt --pp-split-microbatches=num-microbatches=2 --pp-partition-stages=num-stages=1 --pp-derive-backward \
 // RUN: | FileCheck %s
 // CHECK-LABEL: func.func @train_step_s0_forward(
-// CHECK-SAME: tensor<2x3xf32> {pp.slot = "data:0"}
+// CHECK-SAME: tensor<2x3xf32> {pp.slot = #pp.slot<data 0>}
 // CHECK-LABEL: func.func @train_step_s0_backward(
-// CHECK-SAME: -> (tensor<3x5xf32> {pp.slot = "param_grad:1"})
+// CHECK-SAME: -> (tensor<3x5xf32> {pp.slot = #pp.slot<param_grad 1>})
 // CHECK: linalg.generic
 // CHECK-NOT: tosa.
 func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3x5xf32> {pp.param}) -> tensor<f32> {

@@ -18,31 +18,31 @@
 // MARKERS: return %[[S1]] : tensor<f32>
 
 // GRAD-NOT: func.func @train_step(
-// GRAD: func.func @train_step_s0_forward(%{{.*}}: tensor<2x3xf32> {pp.slot = "data:0"}, %{{.*}}: tensor<3x5xf32> {pp.slot = "param:2"}) -> (tensor<2x5xf32> {pp.slot = "act:0:0"}, {{.*}}pp.slot = "saved:0:0"{{.*}}) attributes {pp.microbatches = 2 : i64, pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
+// GRAD: func.func @train_step_s0_forward(%{{.*}}: tensor<2x3xf32> {pp.slot = #pp.slot<data 0>}, %{{.*}}: tensor<3x5xf32> {pp.slot = #pp.slot<param 2>}) -> (tensor<2x5xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, {{.*}}pp.slot = #pp.slot<saved stage 0 value 0>{{.*}}) attributes {pp.microbatches = 2 : i64, pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
 // GRAD: func.func @train_step_s0_backward_input() attributes {pp.microbatches = 2 : i64, pp.phase = #pp<phase backward_input>
-// GRAD: func.func @train_step_s0_backward_weight({{.*}}"grad:0:0"{{.*}}) -> (tensor<3x5xf32> {pp.slot = "param_grad:2"})
+// GRAD: func.func @train_step_s0_backward_weight({{.*}}#pp.slot<grad stage 0 output 0>{{.*}}) -> (tensor<3x5xf32> {pp.slot = #pp.slot<param_grad 2>})
 // tanh' recomputes tanh; the weight gradient of x @ w reduces over the
 // batch loop m of the matmul's (m, n, k) loops.
 // GRAD: math.tanh
 // GRAD: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]
-// GRAD: func.func @train_step_s1_forward({{.*}}) -> (tensor<f32> {pp.slot = "loss"}
-// GRAD: func.func @train_step_s1_backward_input({{.*}}"loss_grad"{{.*}}) -> (tensor<2x5xf32> {pp.slot = "grad:0:0"}
-// GRAD: func.func @train_step_s1_backward({{.*}}) -> (tensor<2x5xf32> {pp.slot = "grad:0:0"}, tensor<5x2xf32> {pp.slot = "param_grad:3"})
+// GRAD: func.func @train_step_s1_forward({{.*}}) -> (tensor<f32> {pp.slot = #pp.slot<loss>}
+// GRAD: func.func @train_step_s1_backward_input({{.*}}#pp.slot<loss_grad>{{.*}}) -> (tensor<2x5xf32> {pp.slot = #pp.slot<grad stage 0 output 0>}
+// GRAD: func.func @train_step_s1_backward({{.*}}) -> (tensor<2x5xf32> {pp.slot = #pp.slot<grad stage 0 output 0>}, tensor<5x2xf32> {pp.slot = #pp.slot<param_grad 3>})
 
 // 1F1B: one warm-up forward on rank 0, none on the last rank.
 // ONEFONEB: pp.schedule @train_step_schedule "1f1b" for @train_step microbatches 3 stage_rank [0, 1] {
 // ONEFONEB-NEXT: pp.rank 0 {
-// ONEFONEB-NEXT: pp.compute forward stage 0 mb 0
-// ONEFONEB-NEXT: pp.compute forward stage 0 mb 1
-// ONEFONEB-NEXT: pp.compute backward stage 0 mb 0
-// ONEFONEB-NEXT: pp.compute forward stage 0 mb 2
-// ONEFONEB-NEXT: pp.compute backward stage 0 mb 1
-// ONEFONEB-NEXT: pp.compute backward stage 0 mb 2
+// ONEFONEB-NEXT: pp.compute forward stage 0 mb 0 @train_step_s0_forward
+// ONEFONEB-NEXT: pp.compute forward stage 0 mb 1 @train_step_s0_forward
+// ONEFONEB-NEXT: pp.compute backward stage 0 mb 0 @train_step_s0_backward
+// ONEFONEB-NEXT: pp.compute forward stage 0 mb 2 @train_step_s0_forward
+// ONEFONEB-NEXT: pp.compute backward stage 0 mb 1 @train_step_s0_backward
+// ONEFONEB-NEXT: pp.compute backward stage 0 mb 2 @train_step_s0_backward
 // ONEFONEB-NEXT: }
 // ONEFONEB-NEXT: pp.rank 1 {
-// ONEFONEB-NEXT: pp.compute forward stage 1 mb 0
-// ONEFONEB-NEXT: pp.compute backward stage 1 mb 0
-// ONEFONEB-NEXT: pp.compute forward stage 1 mb 1
+// ONEFONEB-NEXT: pp.compute forward stage 1 mb 0 @train_step_s1_forward
+// ONEFONEB-NEXT: pp.compute backward stage 1 mb 0 @train_step_s1_backward
+// ONEFONEB-NEXT: pp.compute forward stage 1 mb 1 @train_step_s1_forward
 
 // XFER: pp.rank 0 {
 // XFER-NEXT: pp.compute forward stage 0 mb 0
@@ -65,18 +65,18 @@
 
 // The gradient leaves right after B; W runs after it.
 // SPLITBW: pp.rank 0 {
-// SPLITBW-NEXT: pp.compute forward stage 0 mb 0
+// SPLITBW-NEXT: pp.compute forward stage 0 mb 0 @train_step_s0_forward
 // SPLITBW-NEXT: pp.send activation stage 0 mb 0 to 1
 // SPLITBW-NEXT: pp.recv gradient stage 0 mb 0 from 1
-// SPLITBW-NEXT: pp.compute backward_input stage 0 mb 0
-// SPLITBW-NEXT: pp.compute backward_weight stage 0 mb 0
+// SPLITBW-NEXT: pp.compute backward_input stage 0 mb 0 @train_step_s0_backward_input
+// SPLITBW-NEXT: pp.compute backward_weight stage 0 mb 0 @train_step_s0_backward_weight
 // SPLITBW-NEXT: pp.optimizer_step stage 0
 // SPLITBW: pp.rank 1 {
 // SPLITBW-NEXT: pp.recv activation stage 1 mb 0 from 0
-// SPLITBW-NEXT: pp.compute forward stage 1 mb 0
-// SPLITBW-NEXT: pp.compute backward_input stage 1 mb 0
+// SPLITBW-NEXT: pp.compute forward stage 1 mb 0 @train_step_s1_forward
+// SPLITBW-NEXT: pp.compute backward_input stage 1 mb 0 @train_step_s1_backward_input
 // SPLITBW-NEXT: pp.send gradient stage 1 mb 0 to 0
-// SPLITBW-NEXT: pp.compute backward_weight stage 1 mb 0
+// SPLITBW-NEXT: pp.compute backward_weight stage 1 mb 0 @train_step_s1_backward_weight
 
 func.func @train_step(%x: tensor<4x3xf32>, %y: tensor<4x2xf32> {pp.target},
                       %w0: tensor<3x5xf32> {pp.param},

@@ -1,6 +1,7 @@
 //===- PPAttrs.td - pp dialect attributes ------------------*- tablegen -*-===//
 //
-// Phases of a stage computation and kinds of point-to-point transfers.
+// Phases of a stage computation, kinds of point-to-point transfers, schedule
+// costs and the slots of stage-function values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,6 +81,48 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
     /// one unit of activation per micro-batch, none kept for W.
     static CostAttr getUnit(::mlir::MLIRContext *context, int64_t numStages);
     int64_t getNumStages() const { return getForward().size(); }
+  }];
+}
+
+def PP_SlotAttr : AttrDef<PP_Dialect, "Slot"> {
+  let mnemonic = "slot";
+  let summary = "the runtime buffer a stage function's argument lives in";
+  let description = [{
+    Set as `pp.slot` on each argument and result of a derived stage function
+    (`pp-derive-backward`), it names the runtime buffer the value lives in,
+    so that the schedule's lowering can pass every stage function the
+    buffers it reads and writes. The kinds (include/pp/Dialect/PP/IR/Slot.h):
+
+    | slot | holds | per micro-batch |
+    | --- | --- | --- |
+    | `param i`, `param_grad i` | weight i of the step, its gradient | no, yes |
+    | `data i`, `target i` | batch argument i | yes |
+    | `act stage s output j` | output j of stage s | yes |
+    | `grad stage s output j` | the gradient of that output | yes |
+    | `saved stage s value n` | forward value n the backward of s reads | yes |
+    | `stash stage s value n` | value n the B of s leaves for its W | yes |
+    | `loss`, `loss_grad` | the loss, the backward's seed | yes |
+
+    ```mlir
+    func.func @step_s1_forward(
+        %a: tensor<4x8xf32> {pp.slot = #pp.slot<act stage 0 output 0>},
+        %w: tensor<8x8xf32> {pp.slot = #pp.slot<param 2>})
+        -> (tensor<f32> {pp.slot = #pp.slot<loss>})
+    ```
+  }];
+  let parameters = (ins "::mlir::pp::SlotKind":$kind, "int64_t":$stage,
+                        "int64_t":$index);
+  let builders = [
+    AttrBuilder<(ins "const ::mlir::pp::Slot &":$slot), [{
+      return $_get($_ctxt, slot.kind, slot.stage, slot.index);
+    }]>,
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    ::mlir::pp::Slot getSlot() const {
+      return {getKind(), getStage(), getIndex()};
+    }
   }];
 }
 

@@ -24,6 +24,9 @@ def PP_Dialect : Dialect {
     types.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // `pp.slot` on stage-function arguments and results must be a #pp.slot.
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 

@@ -189,7 +189,8 @@ class PP_ActionOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def PP_ComputeOp : PP_ActionOp<"compute"> {
+def PP_ComputeOp : PP_ActionOp<"compute",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run one phase of a stage on one micro-batch";
   let description = [{
     PyTorch's `F`, `I`, `W` and `B` actions: the forward, the input-gradient
@@ -198,6 +199,16 @@ def PP_ComputeOp : PP_ActionOp<"compute"> {
 
     ```mlir
     pp.compute backward_input stage 2 mb 5
+    ```
+
+    On a model, the action names the stage function it runs, a `func.func`
+    tagged with the same `pp.stage` and `pp.phase` (as `pp-derive-backward`
+    outlines them); `pp-schedule` sets it and `convert-pp-to-runtime` calls
+    it. A schedule without its model (generated on an empty module, or
+    imported) has none.
+
+    ```mlir
+    pp.compute forward stage 2 mb 5 @train_step_s2_forward
     ```
 
     `overlap` marks a backward that runs concurrently with the forward right
@@ -214,9 +225,11 @@ def PP_ComputeOp : PP_ActionOp<"compute"> {
   let arguments = (ins PP_PhaseAttr:$phase,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
-                       UnitAttr:$overlap);
+                       UnitAttr:$overlap,
+                       OptionalAttr<FlatSymbolRefAttr>:$function);
   let assemblyFormat =
-      "`` $phase `stage` $stage `mb` $mb (`overlap` $overlap^)? attr-dict";
+      "`` $phase `stage` $stage `mb` $mb ($function^)? (`overlap` $overlap^)? "
+      "attr-dict";
   let extraClassDeclaration = [{
     /// The forward this backward overlaps with, or null.
     ComputeOp getOverlapPartner();

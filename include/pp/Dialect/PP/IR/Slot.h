@@ -1,9 +1,9 @@
-//===- Slot.h - names of the runtime buffers stage functions use -*- C++
-//-*-===//
+//===- Slot.h - runtime buffers of stage-function values -------*- C++ -*-===//
 //
 // A slot names the runtime buffer that an argument or result of a derived
-// stage function lives in (`pp.slot = "act:0:1"`). Slots connect the stage
-// functions, the schedule and the runtime; this is their one definition.
+// stage function lives in (`pp.slot = #pp.slot<act stage 0 output 1>`).
+// Slots connect the stage functions, the schedule and the runtime; this is
+// their one definition, and `#pp.slot` (SlotAttr) their form in the IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
 
 namespace mlir::pp {
 
@@ -24,17 +23,26 @@ namespace mlir::pp {
 ///   Saved, Stash: value `index` the backward (W) of `stage` keeps;
 ///   Loss, LossGrad: neither.
 enum class SlotKind {
-  Param,      // "param:i"       a weight
-  Data,       // "data:i"        batch input
-  Target,     // "target:i"      batch target
-  Activation, // "act:s:j"       stage output
-  Gradient,   // "grad:s:j"      gradient of a stage output
-  Saved,      // "saved:s:n"     forward value the backward reads
-  Stash,      // "stash:s:n"     B value W reads
-  ParamGrad,  // "param_grad:i"  one micro-batch's weight gradient
-  Loss,       // "loss"          the last stage's loss
-  LossGrad,   // "loss_grad"     the backward's seed, 1
+  Param,      // <param i>               a weight
+  Data,       // <data i>                batch input
+  Target,     // <target i>              batch target
+  Activation, // <act stage s output j>  stage output
+  Gradient,   // <grad stage s output j> gradient of a stage output
+  Saved,      // <saved stage s value n> forward value the backward reads
+  Stash,      // <stash stage s value n> B value W reads
+  ParamGrad,  // <param_grad i>          one micro-batch's weight gradient
+  Loss,       // <loss>                  the last stage's loss
+  LossGrad,   // <loss_grad>             the backward's seed, 1
 };
+
+/// The keyword of `kind` in `#pp.slot<...>`.
+llvm::StringRef stringifySlotKind(SlotKind kind);
+/// The kind a keyword names, if any.
+std::optional<SlotKind> symbolizeSlotKind(llvm::StringRef keyword);
+/// Whether a slot of `kind` names a stage (and a value within it).
+bool slotKindHasStage(SlotKind kind);
+/// Whether a slot of `kind` has a number (all but the loss and its seed).
+bool slotKindHasIndex(SlotKind kind);
 
 struct Slot {
   SlotKind kind = SlotKind::Loss;
@@ -53,11 +61,7 @@ struct Slot {
   }
 
   /// Whether the slot's number names a stage (and a value within it).
-  bool hasStage() const;
-  /// The textual form stored in `pp.slot`.
-  std::string str() const;
-  /// Parses the textual form; nullopt if malformed.
-  static std::optional<Slot> parse(llvm::StringRef text);
+  bool hasStage() const { return slotKindHasStage(kind); }
 
   bool operator==(const Slot &other) const {
     return kind == other.kind && stage == other.stage && index == other.index;

@@ -257,8 +257,8 @@ def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
     (docs/Autodiff.md lists what is supported).
 
     ```mlir
-    func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = "data:0"}, ...)
-        -> (tensor<2x32xf32> {pp.slot = "act:0:0"}, ...)
+    func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = #pp.slot<data 0>}, ...)
+        -> (tensor<2x32xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, ...)
         attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
     func.func @train_step_s0_backward_weight(...)
         attributes {pp.phase = #pp<phase backward_weight>, pp.stage = 0 : i64}
@@ -279,7 +279,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let summary = "Materialise a pipeline schedule";
   let description = [{
     Emits a `pp.schedule` with one `pp.rank` per rank holding the ordered
-    compute actions of that rank, for p ranks and m micro-batches.
+    compute actions of that rank, for p ranks and m micro-batches. Where
+    the module has the derived stage functions, each action names the one
+    it runs (`pp.compute forward stage 0 mb 0 @train_step_s0_forward`).
 
     Schedules with one stage per rank (stage s on rank s):
 
@@ -399,7 +401,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     faster and keeps every rank within its cap, and then, on problems of at
     most 3000 actions, an exact branch and bound over every schedule (split
     backward) on the placements searched (one stage per rank; otherwise
-    looped and, with two stages per rank, V) looks for a faster one,
+    looped and, with 2W stages per rank, Hanayo's W waves, the V for
+    W = 1) looks for a faster one,
     pruning by critical-path and per-rank work bounds and by dominated
     states. When it finishes within its budget (100000 states per
     placement; small problems such as p <= 4, m <= 8 usually do) the

@@ -139,7 +139,7 @@ vShapePlacement(const ScheduleProblem &problem) {
 }
 
 /// The placements `auto`, `exact` and `greedy` search: one stage per rank,
-/// or looped and (for two stages per rank) V-shaped.
+/// or looped and (for 2W stages per rank) Hanayo's W waves, the V for W = 1.
 llvm::SmallVector<llvm::SmallVector<int64_t>>
 standardPlacements(const ScheduleProblem &problem);
 

@@ -8,6 +8,8 @@
 #ifndef PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
 #define PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
 
+#include "pp/Dialect/PP/IR/PPDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -17,17 +19,12 @@ namespace mlir::pp {
 inline constexpr llvm::StringLiteral kParamAttr = "pp.param";
 /// Attribute marking the data argument that holds the training targets.
 inline constexpr llvm::StringLiteral kTargetAttr = "pp.target";
-/// Attributes tagging a derived stage function.
-inline constexpr llvm::StringLiteral kStageAttr = "pp.stage";
-inline constexpr llvm::StringLiteral kPhaseAttr = "pp.phase";
 /// The number of micro-batches pp-split-microbatches split the step into,
 /// on the step and on the stage functions derived from it.
 inline constexpr llvm::StringLiteral kMicrobatchesAttr = "pp.microbatches";
 /// Marks the stage functions of a stage whose backward recomputes its
 /// forward from the stage inputs (a `recompute` pp.stage).
 inline constexpr llvm::StringLiteral kRecomputeAttr = "pp.recompute";
-/// Argument/result attribute naming the runtime buffer a value lives in.
-inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";
 
 /// Finds the training-step function `name`, or emits an error on `module`.
 func::FuncOp lookupTrainingStep(ModuleOp module, StringRef name);

@@ -95,8 +95,9 @@ mlir::pp::standardPlacements(const ScheduleProblem &problem) {
     return {identityPlacement(problem)};
   llvm::SmallVector<llvm::SmallVector<int64_t>> placements = {
       loopedPlacement(problem)};
-  if (problem.numStages == 2 * problem.numRanks && problem.numRanks > 1)
-    placements.push_back(vShapePlacement(problem));
+  // The waves of every W with 2W stages per rank; W = 1 is the V.
+  if (problem.numStages % (2 * problem.numRanks) == 0 && problem.numRanks > 1)
+    placements.push_back(wavePlacement(problem));
   return placements;
 }
 

@@ -8,7 +8,11 @@ file) and a grid of rank counts, chunks and micro-batch counts, with unit
 costs and with random heterogeneous F/B/W and transfer costs, runs
   pp-schedule | pp-insert-transfers | pp-verify-schedule{semantics=rendezvous}
   | pp-simulate{semantics=rendezvous}
-and the same for each compute-only PyTorch dump given with --csv. A problem
+and the same for each compute-only PyTorch dump given with --csv. With unit
+costs the ordered schedule also goes through pp-schedule-v1 JSON and back
+(its exchange groups in the optional "grouped" field) and must verify under
+rendezvous again, unless the schedule has overlapped pairs, which the JSON
+cannot express. A problem
 the generator itself refuses (such as interleaved-1f1b's multiple-of-p rule)
 is skipped; every other failure is printed and makes the script fail.
 
@@ -64,6 +68,27 @@ def check(pp_opt, source, schedule_args):
     return first
 
 
+def json_round_trip(pp_opt, pp_translate, schedule_args):
+    """Verifies the ordered schedule under rendezvous after a JSON round
+    trip; "ok", "no json" (an overlapped pair) or the first error."""
+    def run(tool, *args, source=None):
+        return subprocess.run([tool, *args], input=source, capture_output=True,
+                              text=True)
+    ordered = run(pp_opt, "--pp-schedule=" + schedule_args,
+                  "--pp-insert-transfers", source="module {}\n")
+    exported = run(pp_translate, "--pp-schedule-to-json", source=ordered.stdout)
+    if exported.returncode != 0:
+        return "no json" if "overlapped" in exported.stderr else \
+            exported.stderr.strip()
+    imported = run(pp_translate, "--import-pp-schedule-json",
+                   source=exported.stdout)
+    verified = run(pp_opt, "--pp-verify-schedule=semantics=rendezvous", "-o",
+                   "/dev/null", source=imported.stdout)
+    if imported.returncode == 0 and verified.returncode == 0:
+        return "ok"
+    return (imported.stderr + verified.stderr).strip()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("pp_opt")
@@ -80,6 +105,11 @@ def main():
                            "num-microbatches=%d%s" %
                            (name, chunks * ranks, ranks, mbs, cost))
                 verdict = check(args.pp_opt, "module {}\n", options)
+                if verdict == "ok" and not cost:
+                    trip = json_round_trip(args.pp_opt, args.pp_translate,
+                                           options)
+                    if trip not in ("ok", "no json"):
+                        verdict = "after a JSON round trip: " + trip
                 if verdict == "ok":
                     verified[name] = verified.get(name, 0) + 1
                 elif verdict != "refused":
