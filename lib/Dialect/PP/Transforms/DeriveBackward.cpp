@@ -389,7 +389,8 @@ LogicalResult StageDifferentiator::run() {
 }
 
 /// The runtime moves static f32 tensors between neighbouring stages only:
-/// stage `index` reads step arguments and results of stage `index - 1`.
+/// stage `index` reads step arguments (of any element type the runtime
+/// feeds, such as i64 token ids) and results of stage `index - 1`.
 static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
   if (static_cast<int64_t>(stage.getStage()) != index)
     return stage.emitOpError("has stage id ")
@@ -402,7 +403,7 @@ static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
       return stage.emitOpError("input #")
              << i << " must be a training-step argument or a result of stage "
              << index - 1;
-    if (!isDifferentiableTensor(input.getType()))
+    if (!isa<BlockArgument>(input) && !isDifferentiableTensor(input.getType()))
       return stage.emitOpError("input #")
              << i << " has type " << input.getType()
              << "; stages exchange static f32 tensors only";
