@@ -109,21 +109,19 @@ static void buildOneHotBody(OpBuilder &b, Location loc, linalg::GenericOp op,
   Value hit;
   for (auto [i, index] : llvm::enumerate(indices.computed)) {
     Value loop = linalg::IndexOp::create(b, loc, op.getNumLoops() + i);
-    Value equal =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                              mapping.lookupOrDefault(index), loop);
+    Value equal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        mapping.lookupOrDefault(index), loop);
     hit = hit ? arith::AndIOp::create(b, loc, hit, equal).getResult() : equal;
   }
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getZeroAttr(element.getType()));
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(element.getType()));
   Value picked = arith::SelectOp::create(b, loc, hit, element, zero);
   linalg::YieldOp::create(
       b, loc, arith::AddFOp::create(b, loc, args.back(), picked).getResult());
 }
 
-LogicalResult
-GatherToOneHot::matchAndRewrite(linalg::GenericOp op,
-                                PatternRewriter &rewriter) const {
+LogicalResult GatherToOneHot::matchAndRewrite(linalg::GenericOp op,
+                                              PatternRewriter &rewriter) const {
   tensor::ExtractOp extract = getYieldedGather(op);
   if (!extract)
     return rewriter.notifyMatchFailure(op, "not a gather");
