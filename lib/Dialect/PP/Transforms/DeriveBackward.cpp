@@ -388,6 +388,18 @@ LogicalResult StageDifferentiator::run() {
   return success();
 }
 
+/// Whether `value` is a data or target argument of the step, a static
+/// tensor the runtime fills (i64 token ids or class indices need no
+/// gradient, so they need not be f32).
+static bool isRuntimeData(StageOp stage, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  auto step = stage->getParentOfType<func::FuncOp>();
+  return arg && type && type.hasStaticShape() && step &&
+         arg.getOwner() == &step.front() &&
+         !isParameter(step, arg.getArgNumber());
+}
+
 /// The runtime moves static f32 tensors between neighbouring stages only:
 /// stage `index` reads step arguments (of any element type the runtime
 /// feeds, such as i64 token ids) and results of stage `index - 1`.
@@ -403,7 +415,8 @@ static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
       return stage.emitOpError("input #")
              << i << " must be a training-step argument or a result of stage "
              << index - 1;
-    if (!isa<BlockArgument>(input) && !isDifferentiableTensor(input.getType()))
+    if (!isRuntimeData(stage, input) &&
+        !isDifferentiableTensor(input.getType()))
       return stage.emitOpError("input #")
              << i << " has type " << input.getType()
              << "; stages exchange static f32 tensors only";
