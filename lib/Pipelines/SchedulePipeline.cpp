@@ -80,6 +80,8 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createPPDemoteF64());
   // The argmax PyTorch's max returns beside the max a softmax uses.
   pm.addNestedPass<func::FuncOp>(createPPDropUnusedResults());
+  // Embedding and cross-entropy gathers, with their tables as operands.
+  pm.addNestedPass<func::FuncOp>(createPPLowerGathers());
   PPSplitMicrobatchesOptions split;
   split.numMicrobatches = options.numMicrobatches;
   split.function = options.function;

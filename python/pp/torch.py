@@ -170,7 +170,10 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     import torch
     from torch_mlir import fx, ir
 
-    example_inputs = tuple(example_inputs)
+    # torch.export imports one tensor passed twice (the same ids as inputs
+    # and targets) as one argument read in both places: copy each.
+    example_inputs = tuple(x.clone() if isinstance(x, torch.Tensor) else x
+                           for x in example_inputs)
     if not 0 <= num_targets <= len(example_inputs):
         raise ValueError(f"num_targets={num_targets}, but there are "
                          f"{len(example_inputs)} example inputs")

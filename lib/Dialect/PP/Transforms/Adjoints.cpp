@@ -97,6 +97,27 @@ private:
 
 } // namespace
 
+/// Whether `out` enters float values only through `combine`: its other
+/// uses may compute integers alone, such as the index of a max beside it.
+static bool onlyCombinedOrIndexed(BlockArgument out, Operation *combine) {
+  SmallVector<Operation *> worklist;
+  for (Operation *user : out.getUsers())
+    if (user != combine)
+      worklist.push_back(user);
+  DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!seen.insert(op).second || isa<linalg::YieldOp>(op))
+      continue;
+    for (Value result : op->getResults()) {
+      if (isa<FloatType>(result.getType()))
+        return false;
+      llvm::append_range(worklist, result.getUsers());
+    }
+  }
+  return true;
+}
+
 FailureOr<ResultAdjoint> LinalgAdjoint::analyzeResult(OpResult result) {
   Block *body = op.getBlock();
   unsigned index = result.getResultNumber();
@@ -106,7 +127,8 @@ FailureOr<ResultAdjoint> LinalgAdjoint::analyzeResult(OpResult result) {
   BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(index));
   Operation *combine = yielded.getDefiningOp();
   Value other;
-  if (combine && combine->getNumOperands() == 2 && out.hasOneUse())
+  if (combine && combine->getNumOperands() == 2 &&
+      onlyCombinedOrIndexed(out, combine))
     other = combine->getOperand(0) == out   ? combine->getOperand(1)
             : combine->getOperand(1) == out ? combine->getOperand(0)
                                             : Value();
@@ -321,6 +343,12 @@ LinalgAdjoint::build(ArrayRef<Value> resultGrads,
                      function_ref<bool(Value)> needsGradient,
                      function_ref<void(Value, Value)> accumulate) {
   for (OpResult result : op->getResults()) {
+    // An integer result (the index of a max beside it) carries no gradient,
+    // however it folds.
+    if (!isa<FloatType>(getElementTypeOrSelf(result.getType()))) {
+      results.push_back(ResultAdjoint{result});
+      continue;
+    }
     FailureOr<ResultAdjoint> analyzed = analyzeResult(result);
     if (failed(analyzed))
       return failure();

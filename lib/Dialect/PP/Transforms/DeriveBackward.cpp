@@ -389,8 +389,21 @@ LogicalResult StageDifferentiator::run() {
   return success();
 }
 
+/// Whether `value` is a data or target argument of the step, a static
+/// tensor the runtime fills (i64 token ids or class indices need no
+/// gradient, so they need not be f32).
+static bool isRuntimeData(StageOp stage, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  auto step = stage->getParentOfType<func::FuncOp>();
+  return arg && type && type.hasStaticShape() && step &&
+         arg.getOwner() == &step.front() &&
+         !isParameter(step, arg.getArgNumber());
+}
+
 /// The runtime moves static f32 tensors between neighbouring stages only:
-/// stage `index` reads step arguments and results of stage `index - 1`.
+/// stage `index` reads step arguments (of any element type the runtime
+/// feeds, such as i64 token ids) and results of stage `index - 1`.
 static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
   if (static_cast<int64_t>(stage.getStage()) != index)
     return stage.emitOpError("has stage id ")
@@ -403,7 +416,8 @@ static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
       return stage.emitOpError("input #")
              << i << " must be a training-step argument or a result of stage "
              << index - 1;
-    if (!isDifferentiableTensor(input.getType()))
+    if (!isRuntimeData(stage, input) &&
+        !isDifferentiableTensor(input.getType()))
       return stage.emitOpError("input #")
              << i << " has type " << input.getType()
              << "; stages exchange static f32 tensors only";

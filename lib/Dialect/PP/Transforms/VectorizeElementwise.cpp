@@ -52,15 +52,20 @@ static bool isCandidate(linalg::LinalgOp op) {
 
 /// The loop that runs along the innermost dimension of the op's largest
 /// operand: vectorized, it reads and writes that operand contiguously.
-static unsigned vectorLoop(linalg::LinalgOp op) {
+/// None when no operand's innermost dimension is a loop (a scalar, or a
+/// unit dimension read at a constant 0, as torch-mlir's keepdim shapes are).
+static std::optional<unsigned> vectorLoop(linalg::LinalgOp op) {
   OpOperand *largest = nullptr;
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (map.getNumResults() != 0 &&
+        isa<AffineDimExpr>(map.getResults().back()) &&
         (!largest || map.getNumResults() >
                          op.getMatchingIndexingMap(largest).getNumResults()))
       largest = &operand;
   }
+  if (!largest)
+    return std::nullopt;
   AffineMap map = op.getMatchingIndexingMap(largest);
   return cast<AffineDimExpr>(map.getResults().back()).getPosition();
 }
@@ -78,7 +83,10 @@ static int64_t tileWidth(int64_t extent, int64_t maxWidth) {
 /// by 1, with the reductions innermost, and vectorizes each tile.
 static LogicalResult tileAndVectorize(RewriterBase &rewriter,
                                       linalg::LinalgOp op, int64_t maxWidth) {
-  unsigned vector = vectorLoop(op);
+  std::optional<unsigned> innermost = vectorLoop(op);
+  if (!innermost)
+    return success();
+  unsigned vector = *innermost;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t width = tileWidth(ranges[vector], maxWidth);
   if (width < 2)

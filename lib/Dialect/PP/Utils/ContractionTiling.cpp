@@ -34,6 +34,10 @@ bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
   auto type = dyn_cast<ShapedType>(init->get().getType());
   if (!type || !isa<FloatType>(type.getElementType()))
     return false;
+  // A body that reads its position (pp-lower-gathers' one-hot selects) is
+  // no product of its inputs.
+  if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
+    return false;
   if (!llvm::all_of(op.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
     return false;

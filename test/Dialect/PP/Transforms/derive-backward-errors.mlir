@@ -274,3 +274,20 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
   }
   return %r : tensor<f32>
 }
+
+// -----
+
+// Integer data arguments may enter any stage (the runtime fills them), but
+// an integer computed in one stage cannot be sent to the next.
+func.func @train_step(%ids: tensor<4xi64>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  // expected-error @+1 {{'pp.stage' op result #0 has type 'tensor<4xi64>'; stages exchange static f32 tensors only}}
+  %a = pp.stage 0 (%ids) : (tensor<4xi64>) -> tensor<4xi64> {
+  ^bb0(%i: tensor<4xi64>):
+    pp.yield %i : tensor<4xi64>
+  }
+  %b = pp.stage 1 (%a, %w) : (tensor<4xi64>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xi64>, %v: tensor<4xf32>):
+    pp.yield %v : tensor<4xf32>
+  }
+  return %b : tensor<4xf32>
+}

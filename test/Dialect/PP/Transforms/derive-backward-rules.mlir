@@ -185,3 +185,49 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A max that also returns the index where it is attained (PyTorch's
+// `max(dim)`), both used: the index is an integer and carries no gradient;
+// the max's gradient goes to the iterations that attain it, as for a max
+// alone, scaled by the (saved) index the forward computed.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK-SAME: {pp.slot = "param:1"}) -> (tensor<4x3xf32> {pp.slot = "param_grad:1"})
+// CHECK: arith.cmpf oeq
+// CHECK: linalg.div
+// CHECK: arith.cmpf oeq
+// CHECK: return
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<4x3xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>):
+    %lowest = arith.constant -3.40282347E+38 : f32
+    %zero = arith.constant 0 : i64
+    %e = tensor.empty() : tensor<4xf32>
+    %init = linalg.fill ins(%lowest : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %ei = tensor.empty() : tensor<4xi64>
+    %initi = linalg.fill ins(%zero : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+    %p = linalg.mul ins(%a, %b : tensor<4x3xf32>, tensor<4x3xf32>) outs(%a : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %m:2 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>],
+                           iterator_types = ["parallel", "reduction"]}
+        ins(%p : tensor<4x3xf32>) outs(%init, %initi : tensor<4xf32>, tensor<4xi64>) {
+      ^bb0(%in: f32, %out: f32, %out_i: i64):
+        %j = linalg.index 1 : index
+        %ji = arith.index_cast %j : index to i64
+        %v = arith.maximumf %in, %out : f32
+        %gt = arith.cmpf ogt, %in, %out : f32
+        %i = arith.select %gt, %ji, %out_i : i64
+        linalg.yield %v, %i : f32, i64
+    } -> (tensor<4xf32>, tensor<4xi64>)
+    %ef = tensor.empty() : tensor<4xf32>
+    %fi = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+        ins(%m#1 : tensor<4xi64>) outs(%ef : tensor<4xf32>) {
+      ^bb0(%k: i64, %o: f32):
+        %f = arith.sitofp %k : i64 to f32
+        linalg.yield %f : f32
+    } -> tensor<4xf32>
+    %s = linalg.mul ins(%m#0, %fi : tensor<4xf32>, tensor<4xf32>) outs(%ef : tensor<4xf32>) -> tensor<4xf32>
+    pp.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

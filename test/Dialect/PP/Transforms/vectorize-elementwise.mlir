@@ -143,3 +143,23 @@ func.func @left_alone(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16
 func.func @empty() {
   return
 }
+
+// -----
+
+// The first operand (a keepdim statistic, as torch-mlir's layer norm reads
+// it) ends in a unit dimension read at a constant 0: the vector loop is
+// the innermost one of an operand that reads a loop there.
+// CHECK-LABEL: func.func @keepdim_first
+// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x32xf32>, vector<32xf32>
+// CHECK: arith.subf %{{.*}}, %{{.*}} : vector<32xf32>
+// CHECK: vector.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x32xf32>, vector<32xf32>
+// CHECK-NOT: linalg.
+func.func @keepdim_first(%m: memref<2x16x1xf32>, %x: memref<2x16x32xf32>, %y: memref<2x16x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, 0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%m, %x : memref<2x16x1xf32>, memref<2x16x32xf32>) outs(%y : memref<2x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %b, %a : f32
+    linalg.yield %d : f32
+  }
+  return
+}

@@ -105,6 +105,58 @@ def PPDropUnusedResults : Pass<"pp-drop-unused-results", "func::FuncOp"> {
   }];
 }
 
+def PPLowerGathers : Pass<"pp-lower-gathers", "func::FuncOp"> {
+  let summary = "Rewrite gathers in linalg bodies as one-hot sum reductions";
+  let description = [{
+    torch-mlir imports `F.embedding` (`nn.Embedding`) and the target pick
+    of `F.cross_entropy` over class indices as a `linalg.generic` whose
+    body reads a tensor defined outside it with `tensor.extract`, at an
+    index computed from an integer input (a token id or a class index),
+    guarded by two `cf.assert` bounds checks. Such a table is no operand,
+    so neither pp-split-microbatches nor pp-derive-backward can see it.
+
+    This pass makes the table an operand: each index computed in the body
+    gets a new reduction loop over the table's dimension, and the body
+    keeps the table's element where the index equals that loop, summing
+    over it (a one-hot selection). Indices that are loops of the op
+    (`linalg.index`) become the table's indexing map. The gradient of the
+    table is then pp-derive-backward's ordinary rule: a sum over the batch
+    of the result's gradient where the id matches, the scatter-add of a
+    gather. The bounds checks are dropped: an id outside the table matches
+    no row and gathers 0 (docs/PyTorch.md). The work grows with the size
+    of the gathered dimension (the vocabulary).
+
+    ```mlir
+    // before
+    %e = linalg.generic {indexing_maps = [(b, t, d) -> (b, t), (b, t, d) -> (b, t, d)],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%ids : tensor<4x6xi64>) outs(%empty : tensor<4x6x8xf32>) {
+    ^bb0(%id: i64, %out: f32):
+      %i = arith.index_cast %id : i64 to index
+      %d = linalg.index 2 : index
+      cf.assert %ok, "index must be smaller than dim size"
+      %v = tensor.extract %table[%i, %d] : tensor<10x8xf32>
+      linalg.yield %v : f32
+    } -> tensor<4x6x8xf32>
+    // after
+    %e = linalg.generic {indexing_maps = [(b, t, d, v) -> (b, t), (b, t, d, v) -> (v, d),
+                                          (b, t, d, v) -> (b, t, d)],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%ids, %table : tensor<4x6xi64>, tensor<10x8xf32>) outs(%zeros : tensor<4x6x8xf32>) {
+    ^bb0(%id: i64, %w: f32, %out: f32):
+      %i = arith.index_cast %id : i64 to index
+      %v = linalg.index 3 : index
+      %hit = arith.cmpi eq, %i, %v : index
+      %picked = arith.select %hit, %w, %cst_0 : f32
+      %sum = arith.addf %out, %picked : f32
+      linalg.yield %sum : f32
+    } -> tensor<4x6x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
   let summary = "Plan and cut a training step into pipeline stages";
   let description = [{

@@ -87,6 +87,19 @@ class SoftmaxHead(nn.Module):
         return F.softmax(self.head(x), dim=-1)
 
 
+class MaxIndex(nn.Module):
+    """A max whose index is used too: it picks the next class's score."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = self.layer(x)
+        values, index = y.max(dim=-1, keepdim=True)
+        return values * y.gather(-1, (index + 1) % 4)
+
+
 def export(name, module, inputs, loss_fn):
     path = HERE / f"{name}.mlir"
     pp_torch.export(module, inputs, loss_fn, path)
@@ -139,6 +152,8 @@ def main():
     export("tokens", TokenModel(),
            (torch.randint(0, 10, (4, 6)), torch.randint(0, 10, (4, 6))),
            token_loss)
+    export("max_index", MaxIndex(),
+           (torch.randn(16, 8), torch.randn(16, 1)), F.mse_loss)
     export_frozen()
 
 

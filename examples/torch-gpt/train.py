@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Trains examples/torch-gpt's GPT (model.py) with pp and with a plain
+PyTorch loop from the same initial weights and token data, and prints
+both losses per step, pp's step time and tokens/s (README.md).
+
+  python examples/torch-gpt/train.py [--steps 20] [--out DIR]
+
+Needs torch, torch_mlir and pp's Python package (docs/PyTorch.md)."""
+
+import argparse
+import pathlib
+import sys
+
+import numpy as np
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from model import GPT, loss_fn  # noqa: E402
+
+VOCAB, CONTEXT, ROWS = 32, 16, 16
+STAGES, MICROBATCHES = 4, 8
+LR, SEED = 0.05, 1
+TAG_CORPUS = 0x434F5250  # runtime/lib/driver/corpus.c
+MASK = (1 << 64) - 1
+
+
+def splitmix64(x):
+    """The runtime's hash step (runtime/lib/pprt_math.h)."""
+    x = (x + 0x9E3779B97F4A7C15) & MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+    return x ^ (x >> 31)
+
+
+def pprt_hash(seed, keys):
+    h = splitmix64(seed)
+    for key in keys:
+        h = splitmix64(h ^ key)
+    return h
+
+
+def write_tokens(path):
+    """examples/gpt/corpus.txt's characters as indices into its sorted
+    distinct bytes, as a flat uint16 file (--tokens)."""
+    text = (HERE.parent / "gpt" / "corpus.txt").read_bytes()
+    alphabet = sorted(set(text))
+    ids = np.array([alphabet.index(c) for c in text], dtype="<u2")
+    ids.tofile(path)
+    return ids.astype(np.int64)
+
+
+def batch(tokens, step):
+    """The runtime's --tokens windows of a step: row r starts at a hash of
+    (seed, step, r); targets are the next tokens."""
+    starts = len(tokens) - CONTEXT
+    ids, targets = [], []
+    for row in range(ROWS):
+        start = pprt_hash(SEED, [TAG_CORPUS, step, row]) % starts
+        ids.append(tokens[start:start + CONTEXT])
+        targets.append(tokens[start + 1:start + 1 + CONTEXT])
+    return torch.tensor(np.array(ids)), torch.tensor(np.array(targets))
+
+
+def pytorch_losses(model, tokens, steps):
+    """SGD with gradients accumulated over the micro-batches: pp's step
+    loss is the sum of its micro-batches' losses (docs/PyTorch.md)."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    losses = []
+    for step in range(steps):
+        ids, targets = batch(tokens, step)
+        optimizer.zero_grad()
+        total = 0.0
+        for x, t in zip(ids.chunk(MICROBATCHES), targets.chunk(MICROBATCHES)):
+            loss = loss_fn(model(x), t)
+            loss.backward()
+            total += loss.item()
+        optimizer.step()
+        losses.append(total)
+    return losses
+
+
+def next_loss(model, tokens, step):
+    """The loss of step `step` without training, as pp reports it."""
+    ids, targets = batch(tokens, step)
+    with torch.no_grad():
+        return sum(loss_fn(model(x), t).item() for x, t in
+                   zip(ids.chunk(MICROBATCHES), targets.chunk(MICROBATCHES)))
+
+
+def export(out):
+    """The model with its initial weights, exported for pp."""
+    import pp.torch
+    torch.manual_seed(0)
+    model = GPT(vocab=VOCAB, context=CONTEXT)
+    ids = torch.zeros(ROWS, CONTEXT, dtype=torch.int64)
+    exported = pp.torch.export(model, (ids, ids), loss_fn, out / "gpt.mlir")
+    return model, exported
+
+
+def train_with_pp(exported, tokens_path, steps, save):
+    import pp
+    program = pp.compile(exported.mlir, stages=STAGES,
+                         microbatches=MICROBATCHES, schedule="1f1b")
+    return pp.run(program, steps=steps, lr=LR, seed=SEED,
+                  init_weights=exported.weights, save=save,
+                  extra_args=["--tokens", str(tokens_path)])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--out", type=pathlib.Path,
+                        default=pathlib.Path("torch-gpt-out"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    model, exported = export(args.out)
+    tokens = write_tokens(args.out / "tokens.bin")
+    run = train_with_pp(exported, args.out / "tokens.bin", args.steps,
+                        args.out / "trained.safetensors")
+    expected = pytorch_losses(model, tokens, args.steps)
+    tokens_per_step = ROWS * CONTEXT
+    for step, (loss, ref, seconds) in enumerate(
+            zip(run.losses, expected, run.step_times), 1):
+        print(f"step {step:3d}  pp {loss:.7f}  pytorch {ref:.7f}  "
+              f"rel {abs(loss - ref) / abs(ref):.1e}  "
+              f"{seconds * 1e3:7.2f} ms  "
+              f"{tokens_per_step / seconds:9.0f} tokens/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+// RUN: pp-opt %s -split-input-file --pp-lower-gathers | FileCheck %s
+
+// F.embedding as torch-mlir imports it: the table becomes an operand read
+// at (id loop, embedding loop), the id selects its row through a new
+// reduction loop over the vocabulary, and the bounds checks go.
+// CHECK-DAG: #[[IDS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG: #[[TABLE:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @embedding(
+// CHECK-SAME: %[[IDS_ARG:.*]]: tensor<4x6xi64>, %[[W:.*]]: tensor<10x8xf32>
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x6x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IDS]], #[[TABLE]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[IDS_ARG]], %[[W]] : tensor<4x6xi64>, tensor<10x8xf32>) outs(%[[ZEROS]] : tensor<4x6x8xf32>)
+// CHECK-NEXT: ^bb0(%[[ID:.*]]: i64, %[[ELEM:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[I:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK: %[[V:.*]] = linalg.index 3 : index
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[I]], %[[V]] : index
+// CHECK: %[[PICK:.*]] = arith.select %[[HIT]], %[[ELEM]], %{{.*}} : f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[ACC]], %[[PICK]] : f32
+// CHECK: linalg.yield %[[SUM]] : f32
+// CHECK-NOT: cf.assert
+// CHECK-NOT: tensor.extract
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @embedding(%ids: tensor<4x6xi64>, %w: tensor<10x8xf32>) -> tensor<4x6x8xf32> {
+  %c10 = arith.constant 10 : index
+  %c0_i64 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<4x6x8xf32>
+  %r = linalg.generic {indexing_maps = [#ids, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : tensor<4x6xi64>) outs(%e : tensor<4x6x8xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %i = arith.index_cast %in : i64 to index
+    %d = linalg.index 2 : index
+    %lt = arith.cmpi slt, %i, %c10 : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %ge = arith.cmpi sge, %in, %c0_i64 : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %v = tensor.extract %w[%i, %d] : tensor<10x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x6x8xf32>
+  return %r : tensor<4x6x8xf32>
+}
+
+// -----
+
+// The target pick of F.cross_entropy: the logits are read at (row loop,
+// class loop), summed over the class loop where the class is the target.
+// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @pick(
+// CHECK-SAME: %[[TGT:.*]]: tensor<24x1xi64>, %[[LOGITS:.*]]: tensor<24x10xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[X]], #[[T]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[TGT]], %[[LOGITS]] : tensor<24x1xi64>, tensor<24x10xf32>)
+// CHECK: linalg.index 2 : index
+#m = affine_map<(d0, d1) -> (d0, d1)>
+func.func @pick(%t: tensor<24x1xi64>, %x: tensor<24x10xf32>) -> tensor<24x1xf32> {
+  %e = tensor.empty() : tensor<24x1xf32>
+  %r = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<24x1xi64>) outs(%e : tensor<24x1xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %row = linalg.index 0 : index
+    %c = arith.index_cast %in : i64 to index
+    %v = tensor.extract %x[%row, %c] : tensor<24x10xf32>
+    linalg.yield %v : f32
+  } -> tensor<24x1xf32>
+  return %r : tensor<24x1xf32>
+}
+
+// -----
+
+// An extract of a tensor the op reads as an operand, or whose loop index
+// spans another size than the table's dimension, is left alone.
+// CHECK-LABEL: func.func @not_a_gather(
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<10x9xf32>
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @not_a_gather(%ids: tensor<4x8xi64>, %w: tensor<10x9xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#m2, #m2], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<4x8xi64>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %i = arith.index_cast %in : i64 to index
+    %d = linalg.index 1 : index
+    %v = tensor.extract %w[%i, %d] : tensor<10x9xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
