@@ -73,15 +73,15 @@ pp.schedule @m_schedule "imported" for @m microbatches 1 stage_rank [0] {
 // Two weight versions (pipedream-2bw): the program declares them, and the
 // runtime's optimizer step makes the delayed update.
 
-func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = "data:0"},
-                        %w: memref<3x1xf32> {pp.slot = "param:1"},
-                        %loss: memref<f32> {pp.slot = "loss"})
+func.func @m_s0_forward(%x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                        %w: memref<3x1xf32> {pp.slot = #pp.slot<param 1>},
+                        %loss: memref<f32> {pp.slot = #pp.slot<loss>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
-func.func @m_s0_backward(%seed: memref<f32> {pp.slot = "loss_grad"},
-                         %x: memref<4x3xf32> {pp.slot = "data:0"},
-                         %dw: memref<3x1xf32> {pp.slot = "param_grad:1"})
+func.func @m_s0_backward(%seed: memref<f32> {pp.slot = #pp.slot<loss_grad>},
+                         %x: memref<4x3xf32> {pp.slot = #pp.slot<data 0>},
+                         %dw: memref<3x1xf32> {pp.slot = #pp.slot<param_grad 1>})
     attributes {pp.phase = #pp<phase backward>, pp.stage = 0 : i64} {
   return
 }

@@ -193,7 +193,7 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
 // the max's gradient goes to the iterations that attain it, as for a max
 // alone, scaled by the (saved) index the forward computed.
 // CHECK-LABEL: func.func @train_step_s0_backward(
-// CHECK-SAME: {pp.slot = "param:1"}) -> (tensor<4x3xf32> {pp.slot = "param_grad:1"})
+// CHECK-SAME: {pp.slot = #pp.slot<param 1>}) -> (tensor<4x3xf32> {pp.slot = #pp.slot<param_grad 1>})
 // CHECK: arith.cmpf oeq
 // CHECK: linalg.div
 // CHECK: arith.cmpf oeq
