@@ -158,14 +158,21 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   schedule.recompute = options.recompute;
 }
 
-void Compilation::setCUDAOptions(LowerToCUDAPipelineOptions &cuda) const {
-  cuda.approximateMath = options.approximateMath;
+/// The options both lowering pipelines take; unset ones keep their default.
+template <typename Derived>
+static void setStageCodeOptions(const CompileOptions &options,
+                                StageCodePipelineOptions<Derived> &stageCode) {
+  stageCode.approximateMath = options.approximateMath;
   if (options.factorContractions)
-    cuda.factorContractions = *options.factorContractions;
+    stageCode.factorContractions = *options.factorContractions;
   if (options.fuseElementwise)
-    cuda.fuseElementwise = *options.fuseElementwise;
+    stageCode.fuseElementwise = *options.fuseElementwise;
+  stageCode.precision = options.precision;
+}
+
+void Compilation::setCUDAOptions(LowerToCUDAPipelineOptions &cuda) const {
+  setStageCodeOptions(options, cuda);
   cuda.chip = options.cudaChip;
-  cuda.precision = options.precision;
 }
 
 static bool hasTosaOps(ModuleOp module) {
@@ -256,17 +263,12 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
       return buildLowerToCUDAPipeline(pm, cudaOptions);
     }
     LowerToCPUPipelineOptions lowerOptions;
-    lowerOptions.approximateMath = options.approximateMath;
+    setStageCodeOptions(options, lowerOptions);
     lowerOptions.staticScratch = options.staticScratch;
     lowerOptions.gemm = options.gemm;
-    lowerOptions.precision = options.precision;
     if (options.vectorizeContractions)
       lowerOptions.vectorizeContractions = *options.vectorizeContractions;
     lowerOptions.vectorBits = getVectorBits(machine);
-    if (options.factorContractions)
-      lowerOptions.factorContractions = *options.factorContractions;
-    if (options.fuseElementwise)
-      lowerOptions.fuseElementwise = *options.fuseElementwise;
     if (options.vectorizeElementwise)
       lowerOptions.vectorizeElementwise = *options.vectorizeElementwise;
     buildLowerToCPUPipeline(pm, lowerOptions);

@@ -32,11 +32,8 @@ using namespace mlir::pp;
 /// (kernels cannot reach host globals or the stack).
 static void setSharedOptions(const LowerToCUDAPipelineOptions &options,
                              LowerToCPUPipelineOptions &shared) {
-  shared.approximateMath = options.approximateMath;
-  shared.factorContractions = options.factorContractions;
-  shared.fuseElementwise = options.fuseElementwise;
+  shared.setStageCodeOptions(options);
   shared.gemm = GemmChoice::Library;
-  shared.precision = options.precision;
   shared.vectorizeContractions = false;
   shared.vectorizeElementwise = false;
   shared.staticScratch = false;

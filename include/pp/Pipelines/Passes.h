@@ -87,13 +87,16 @@ struct SchedulePipelineOptions
                      "the stages the planner needs to fit the memory caps"))};
 };
 
-/// Options of `pp-lower-to-cpu`.
-struct LowerToCPUPipelineOptions
-    : public PassPipelineOptions<LowerToCPUPipelineOptions> {
+/// The tensor-level options pp-lower-to-cpu and pp-lower-to-cuda share:
+/// each means the same in both pipelines.
+template <typename Derived>
+struct StageCodePipelineOptions : public PassPipelineOptions<Derived> {
+  using PassOptions = mlir::detail::PassOptions; // a dependent base's name
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
-                     "instead of libm calls"),
+                     "instead of libm calls (the same in both pipelines, so "
+                     "CPU and GPU compute alike)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> factorContractions{
       *this, "factor-contractions",
@@ -103,8 +106,34 @@ struct LowerToCPUPipelineOptions
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise ops on tensors into their consumers "
-                     "(pp-fuse-elementwise)"),
+                     "(pp-fuse-elementwise; on a GPU one kernel per fused "
+                     "chain)"),
       llvm::cl::init(true)};
+  PassOptions::Option<GemmPrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("Element type the GEMMs read their inputs in (bf16: every "
+                     "contraction that maps becomes a pprt_gemm call, cuBLAS "
+                     "GemmEx on a GPU)"),
+      llvm::cl::init(GemmPrecision::FP32),
+      llvm::cl::values(
+          clEnumValN(GemmPrecision::FP32, "fp32", "f32"),
+          clEnumValN(GemmPrecision::BF16, "bf16",
+                     "bf16 rounded from the f32 values, fp32 accumulation; "
+                     "weights, optimizer and loss stay fp32"))};
+
+  /// Copies these options from another pipeline's.
+  template <typename Other>
+  void setStageCodeOptions(const StageCodePipelineOptions<Other> &other) {
+    approximateMath = other.approximateMath;
+    factorContractions = other.factorContractions;
+    fuseElementwise = other.fuseElementwise;
+    precision = other.precision;
+  }
+};
+
+/// Options of `pp-lower-to-cpu`.
+struct LowerToCPUPipelineOptions
+    : public StageCodePipelineOptions<LowerToCPUPipelineOptions> {
   PassOptions::Option<bool> staticScratch{
       *this, "static-scratch",
       llvm::cl::desc("Place stage functions' fixed-size temporaries in "
@@ -142,38 +171,13 @@ struct LowerToCPUPipelineOptions
                      "every contraction that maps onto pprt_gemm"),
           clEnumValN(GemmChoice::Auto, "auto",
                      "those the measured rule of pp-select-gemm prefers"))};
-  PassOptions::Option<GemmPrecision> precision{
-      *this, "precision",
-      llvm::cl::desc("Element type the GEMMs read their inputs in (bf16: every "
-                     "contraction that maps becomes a pprt_gemm call)"),
-      llvm::cl::init(GemmPrecision::FP32),
-      llvm::cl::values(
-          clEnumValN(GemmPrecision::FP32, "fp32", "f32"),
-          clEnumValN(GemmPrecision::BF16, "bf16",
-                     "bf16 rounded from the f32 values, fp32 accumulation; "
-                     "weights, optimizer and loss stay fp32"))};
 };
 
-/// Options of `pp-lower-to-cuda`: the tensor-level ones mean what they mean
-/// for `pp-lower-to-cpu`; every contraction pprt_gemm can compute becomes a
+/// Options of `pp-lower-to-cuda`: the tensor-level ones are
+/// `pp-lower-to-cpu`'s; every contraction pprt_gemm can compute becomes a
 /// library call (cuBLAS under `--backend cuda`).
 struct LowerToCUDAPipelineOptions
-    : public PassPipelineOptions<LowerToCUDAPipelineOptions> {
-  PassOptions::Option<bool> approximateMath{
-      *this, "approximate-math",
-      llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
-                     "(the CPU pipeline's, so both compute alike)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> factorContractions{
-      *this, "factor-contractions",
-      llvm::cl::desc("Split contractions of products into GEMMs and "
-                     "elementwise ops (pp-factor-contractions)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> fuseElementwise{
-      *this, "fuse-elementwise",
-      llvm::cl::desc("Fuse elementwise ops on tensors into their consumers "
-                     "(pp-fuse-elementwise): one kernel per fused chain"),
-      llvm::cl::init(true)};
+    : public StageCodePipelineOptions<LowerToCUDAPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture kernels are built for"),
       llvm::cl::init("sm_90")};
@@ -197,16 +201,6 @@ struct LowerToCUDAPipelineOptions
       *this, "kernel-opt-level",
       llvm::cl::desc("LLVM optimisation level of the kernels (0-3)"),
       llvm::cl::init(3)};
-  PassOptions::Option<GemmPrecision> precision{
-      *this, "precision",
-      llvm::cl::desc(
-          "Element type the GEMMs read their inputs in (cuBLAS GemmEx)"),
-      llvm::cl::init(GemmPrecision::FP32),
-      llvm::cl::values(
-          clEnumValN(GemmPrecision::FP32, "fp32", "f32"),
-          clEnumValN(GemmPrecision::BF16, "bf16",
-                     "bf16 rounded from the f32 values, fp32 accumulation; "
-                     "weights, optimizer and loss stay fp32"))};
 };
 
 /// TOSA to the linalg, tensor and arith ops pp differentiates.
