@@ -95,7 +95,8 @@ def main():
         "--schedules",
         default="gpipe,1f1b,1f1b:split+recompute,zb-h1,zb-h2,auto,"
         "interleaved-1f1b@8,"
-        "looped-bfs@8,zbv@8,dualpipev@8,hanayo@8,interleaved-zb@8")
+        "looped-bfs@8,zbv@8,dualpipev@8,hanayo@8,interleaved-zb@8,"
+        "v-half@8,v-min@8,greedy")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--rtol", type=float, default=1e-5)
