@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* Keeps the core free of MPI so that e.g. an NCCL backend moving device
    memory can replace it. Ranks here are world ranks. */
@@ -78,6 +79,20 @@ struct pprt_transport {
 
 static inline pprt_transport *pprt_host_transport(pprt_transport *t) {
   return t->host ? t->host : t;
+}
+
+/* `array` (`count` elements of `size` bytes) with room for one more:
+   doubled, and `*cap` with it, when full. NULL when out of memory (`array`
+   and `*cap` stay as they were). */
+static inline void *pprt_reserve_one(void *array, int32_t *cap, int32_t count,
+                                     size_t size) {
+  if (count < *cap)
+    return array;
+  int32_t grown = *cap ? 2 * *cap : 16;
+  void *p = realloc(array, (size_t)grown * size);
+  if (p)
+    *cap = grown;
+  return p;
 }
 
 /* Initialises MPI and returns the MPI transport. */

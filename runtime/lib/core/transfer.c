@@ -43,17 +43,12 @@ static endpoint resolve(pprt_context *ctx, const char *op, int32_t id,
   return e;
 }
 
-/* `array` (`count` elements of `size` bytes) with room for one more:
-   doubled, and `*cap` with it, when full; `what` names it on failure. */
+/* pprt_reserve_one, ending the job with `what` named on failure. */
 static void *reserve_one(pprt_context *ctx, void *array, int32_t *cap,
                          int32_t count, size_t size, const char *what) {
-  if (count < *cap)
-    return array;
-  int32_t grown = *cap ? 2 * *cap : 16;
-  void *p = realloc(array, (size_t)grown * size);
+  void *p = pprt_reserve_one(array, cap, count, size);
   if (!p)
     pprt_fatal(ctx, "out of memory tracking %s", what);
-  *cap = grown;
   return p;
 }
 

@@ -96,14 +96,11 @@ static void mpi_split_groups(pprt_transport *t, int32_t color, int32_t key) {
 
 /* A free request slot; its index is the handle. */
 static MPI_Request *new_request(mpi_transport *m, const char *what) {
-  if (m->num_reqs == m->cap_reqs) {
-    int32_t cap = m->cap_reqs ? 2 * m->cap_reqs : 16;
-    MPI_Request *r = realloc(m->reqs, (size_t)cap * sizeof *r);
-    if (!r)
-      fail(m, what, "out of memory");
-    m->reqs = r;
-    m->cap_reqs = cap;
-  }
+  MPI_Request *r =
+      pprt_reserve_one(m->reqs, &m->cap_reqs, m->num_reqs, sizeof *r);
+  if (!r)
+    fail(m, what, "out of memory");
+  m->reqs = r;
   return &m->reqs[m->num_reqs];
 }
 
@@ -210,14 +207,11 @@ static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
 static int32_t mpi_irecv(pprt_transport *t, void *buf, int64_t bytes,
                          int32_t peer, int32_t tag) {
   mpi_transport *m = as_mpi(t);
-  if (m->num_recvs == m->cap_recvs) {
-    int32_t cap = m->cap_recvs ? 2 * m->cap_recvs : 16;
-    mpi_recv_request *r = realloc(m->recvs, (size_t)cap * sizeof *r);
-    if (!r)
-      fail(m, "MPI_Irecv", "out of memory");
-    m->recvs = r;
-    m->cap_recvs = cap;
-  }
+  mpi_recv_request *recvs =
+      pprt_reserve_one(m->recvs, &m->cap_recvs, m->num_recvs, sizeof *recvs);
+  if (!recvs)
+    fail(m, "MPI_Irecv", "out of memory");
+  m->recvs = recvs;
   mpi_recv_request *r = &m->recvs[m->num_recvs];
   check(
       m,

@@ -85,14 +85,11 @@ static void after_compute(nccl_transport *n) {
 /* A new handle: an event recorded on the comm stream once its group has
    been issued (nc_group_end). */
 static int32_t new_handle(nccl_transport *n) {
-  if (n->num_events == n->cap_events) {
-    int32_t cap = n->cap_events ? 2 * n->cap_events : 16;
-    cudaEvent_t *e = realloc(n->events, (size_t)cap * sizeof *e);
-    if (!e)
-      nccl_fatal(n, "handles", "out of memory");
-    n->events = e;
-    n->cap_events = cap;
-  }
+  cudaEvent_t *e =
+      pprt_reserve_one(n->events, &n->cap_events, n->num_events, sizeof *e);
+  if (!e)
+    nccl_fatal(n, "handles", "out of memory");
+  n->events = e;
   check_cuda(n,
              cudaEventCreateWithFlags(&n->events[n->num_events],
                                       cudaEventDisableTiming),

@@ -94,14 +94,11 @@ static void *host_of(staged_transport *s, int32_t buffer) {
 }
 
 static int32_t add_pending(staged_transport *s, pending p) {
-  if (s->num_pendings == s->cap_pendings) {
-    int32_t cap = s->cap_pendings ? 2 * s->cap_pendings : 16;
-    pending *q = realloc(s->pendings, (size_t)cap * sizeof *q);
-    if (!q)
-      staged_fatal(s, "out of memory");
-    s->pendings = q;
-    s->cap_pendings = cap;
-  }
+  pending *q = pprt_reserve_one(s->pendings, &s->cap_pendings, s->num_pendings,
+                                sizeof *q);
+  if (!q)
+    staged_fatal(s, "out of memory");
+  s->pendings = q;
   s->pendings[s->num_pendings] = p;
   return s->num_pendings++;
 }
@@ -151,14 +148,11 @@ static void st_wait_all(pprt_transport *t) {
 static int32_t st_irecv(pprt_transport *t, void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
   staged_transport *s = as_staged(t);
-  if (s->num_recvs == s->cap_recvs) {
-    int32_t cap = s->cap_recvs ? 2 * s->cap_recvs : 16;
-    staged_recv *r = realloc(s->recvs, (size_t)cap * sizeof *r);
-    if (!r)
-      staged_fatal(s, "out of memory");
-    s->recvs = r;
-    s->cap_recvs = cap;
-  }
+  staged_recv *r =
+      pprt_reserve_one(s->recvs, &s->cap_recvs, s->num_recvs, sizeof *r);
+  if (!r)
+    staged_fatal(s, "out of memory");
+  s->recvs = r;
   int32_t b = acquire(s, bytes);
   int32_t h = s->inner->ops->irecv(s->inner, host_of(s, b), bytes, peer, tag);
   s->recvs[s->num_recvs] = (staged_recv){h, b, buf, bytes};
