@@ -31,8 +31,7 @@ void pp_define_program(pprt_context *ctx) {
   pprt_set_program(ctx, PPRT_ABI_VERSION, 2, 2, 1);
   pprt_set_data_parallel(ctx, 1);
   for (int32_t i = 0; i < NUM_SIZES; ++i)
-    pprt_define_buffer(ctx, i, PPRT_MICROBATCH, 0, 0, PPRT_F32, 1, kSizes[i], 0,
-                       0, 0);
+    pprt_define_buffer(ctx, i, PPRT_MICROBATCH, 0, 0, PPRT_F32, 1, &kSizes[i]);
 }
 
 static double now_us(void) {

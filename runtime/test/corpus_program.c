@@ -42,10 +42,9 @@ void pp_define_program(pprt_context *ctx) {
   int32_t dtype = data_dtype();
   int32_t ndims = dtype == PPRT_F32 ? 3 : 2;
   int64_t last = dtype == PPRT_F32 ? VOCAB : 0;
-  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, dtype, ndims, ROWS, SEQ, last,
-                     0);
-  pprt_define_buffer(ctx, Y, PPRT_TARGET, 0, 1, dtype, ndims, ROWS, SEQ, last,
-                     0);
+  const int64_t dims[] = {ROWS, SEQ, last};
+  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, dtype, ndims, dims);
+  pprt_define_buffer(ctx, Y, PPRT_TARGET, 0, 1, dtype, ndims, dims);
 }
 
 /* The index of the single 1 in `v`, or -1 if `v` is not one-hot. */

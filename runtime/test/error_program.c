@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bugs: "ndims" (5-D buffer), "abi" (another ABI version), "dtype" (an
+/* Bugs: "ndims" (7-D buffer), "abi" (another ABI version), "dtype" (an
    unknown element type), "f16param" (a param the f32-only initialiser
    cannot fill), "id" (unknown buffer), "mb" (micro-batch out of range),
    "tag" (buffer id too large for a message tag). The last four happen on
@@ -24,16 +24,20 @@ enum { I64_ID = 1, F16_ID = 2, PARAM_ID = 3 };
 
 void pp_define_program(pprt_context *ctx) {
   pprt_set_program(ctx, PPRT_ABI_VERSION + is_case("abi"), 2, 2, NUM_MB);
-  pprt_define_buffer(ctx, 0, PPRT_MICROBATCH, 0, 0, PPRT_F32,
-                     is_case("ndims") ? 5 : 1, 4, 0, 0, 0);
-  pprt_define_buffer(ctx, BIG_ID, PPRT_MICROBATCH, 1, 0, PPRT_F32, 1, 4, 0, 0,
-                     0);
+  /* Buffer 0 holds 4 elements as 6 dims, or 7 in case "ndims". */
+  static const int64_t dims[] = {1, 1, 1, 1, 1, 2, 2};
+  bool seven = is_case("ndims");
+  pprt_define_buffer(ctx, 0, PPRT_MICROBATCH, 0, 0, PPRT_F32, seven ? 7 : 6,
+                     seven ? dims : dims + 1);
+  pprt_define_buffer(ctx, BIG_ID, PPRT_MICROBATCH, 1, 0, PPRT_F32, 1,
+                     (int64_t[]){4});
   pprt_define_buffer(ctx, I64_ID, PPRT_MICROBATCH, 0, 0,
-                     is_case("dtype") ? 9 : PPRT_I64, 1, 3, 0, 0, 0);
-  pprt_define_buffer(ctx, F16_ID, PPRT_MICROBATCH, 0, 0, PPRT_F16, 2, 5, 3, 0,
-                     0);
+                     is_case("dtype") ? 9 : PPRT_I64, 1, (int64_t[]){3});
+  pprt_define_buffer(ctx, F16_ID, PPRT_MICROBATCH, 0, 0, PPRT_F16, 2,
+                     (int64_t[]){5, 3});
   pprt_define_buffer(ctx, PARAM_ID, PPRT_PARAM, 1, 0,
-                     is_case("f16param") ? PPRT_F16 : PPRT_F32, 1, 4, 0, 0, 0);
+                     is_case("f16param") ? PPRT_F16 : PPRT_F32, 1,
+                     (int64_t[]){4});
 }
 
 /* Rank 1 sends known i64 and f16 bit patterns; rank 0 checks them. */

@@ -21,7 +21,8 @@ static int is_variant(const char *name) { return !strcmp(variant(), name); }
 void pp_define_program(pprt_context *ctx) {
   pprt_set_program(ctx, PPRT_ABI_VERSION, 2, 2, 1);
   for (int32_t r = 0; r < 2; ++r)
-    pprt_define_buffer(ctx, r, PPRT_MICROBATCH, r, 0, PPRT_F32, 1, 4, 0, 0, 0);
+    pprt_define_buffer(ctx, r, PPRT_MICROBATCH, r, 0, PPRT_F32, 1,
+                       (int64_t[]){4});
 }
 
 void pp_run_step(pprt_context *ctx, int32_t rank) {

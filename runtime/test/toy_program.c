@@ -69,27 +69,30 @@ void pp_define_program(pprt_context *ctx) {
   pprt_set_program(ctx, PPRT_ABI_VERSION, NUM_RANKS, 2, NUM_MB);
   if (getenv("PPRT_TOY_REPLICAS"))
     pprt_set_data_parallel(ctx, (int32_t)env_long("PPRT_TOY_REPLICAS"));
-  pprt_define_buffer(ctx, W0, PPRT_PARAM, 0, 2, PPRT_F32, 2, DIN, DH, 0, 0);
-  pprt_define_buffer(ctx, W1, PPRT_PARAM, 1, 3, PPRT_F32, 2, DH, DOUT, 0, 0);
-  pprt_define_buffer(ctx, GW0, PPRT_PARAM_GRAD, 0, 2, PPRT_F32, 2, DIN, DH, 0,
-                     0);
-  pprt_define_buffer(ctx, GW1, PPRT_PARAM_GRAD, 1, 3, PPRT_F32, 2, DH, DOUT, 0,
-                     0);
-  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, PPRT_F32, 2, ROWS, DIN, 0, 0);
-  pprt_define_buffer(ctx, Y, PPRT_TARGET, 1, 1, PPRT_F32, 2, ROWS, DOUT, 0, 0);
-  pprt_define_buffer(ctx, H, PPRT_MICROBATCH, 0, 0, PPRT_F32, 2, ROWS, DH, 0,
-                     0);
-  pprt_define_buffer(ctx, DH_, PPRT_MICROBATCH, 1, 0, PPRT_F32, 2, ROWS, DH, 0,
-                     0);
-  pprt_define_buffer(ctx, DW0_MB, PPRT_MICROBATCH, 0, 0, PPRT_F32, 2, DIN, DH,
-                     0, 0);
-  pprt_define_buffer(ctx, DW1_MB, PPRT_MICROBATCH, 1, 0, PPRT_F32, 2, DH, DOUT,
-                     0, 0);
-  pprt_define_buffer(ctx, LOSS, PPRT_LOSS, 1, 0, PPRT_F32, 0, 0, 0, 0, 0);
-  pprt_define_buffer(ctx, LOSS_GRAD, PPRT_LOSS_GRAD, 1, 0, PPRT_F32, 0, 0, 0, 0,
-                     0);
-  pprt_define_buffer(ctx, P, PPRT_MICROBATCH, 1, 0, PPRT_F32, 2, ROWS, DOUT, 0,
-                     0);
+  pprt_define_buffer(ctx, W0, PPRT_PARAM, 0, 2, PPRT_F32, 2,
+                     (int64_t[]){DIN, DH});
+  pprt_define_buffer(ctx, W1, PPRT_PARAM, 1, 3, PPRT_F32, 2,
+                     (int64_t[]){DH, DOUT});
+  pprt_define_buffer(ctx, GW0, PPRT_PARAM_GRAD, 0, 2, PPRT_F32, 2,
+                     (int64_t[]){DIN, DH});
+  pprt_define_buffer(ctx, GW1, PPRT_PARAM_GRAD, 1, 3, PPRT_F32, 2,
+                     (int64_t[]){DH, DOUT});
+  pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, PPRT_F32, 2,
+                     (int64_t[]){ROWS, DIN});
+  pprt_define_buffer(ctx, Y, PPRT_TARGET, 1, 1, PPRT_F32, 2,
+                     (int64_t[]){ROWS, DOUT});
+  pprt_define_buffer(ctx, H, PPRT_MICROBATCH, 0, 0, PPRT_F32, 2,
+                     (int64_t[]){ROWS, DH});
+  pprt_define_buffer(ctx, DH_, PPRT_MICROBATCH, 1, 0, PPRT_F32, 2,
+                     (int64_t[]){ROWS, DH});
+  pprt_define_buffer(ctx, DW0_MB, PPRT_MICROBATCH, 0, 0, PPRT_F32, 2,
+                     (int64_t[]){DIN, DH});
+  pprt_define_buffer(ctx, DW1_MB, PPRT_MICROBATCH, 1, 0, PPRT_F32, 2,
+                     (int64_t[]){DH, DOUT});
+  pprt_define_buffer(ctx, LOSS, PPRT_LOSS, 1, 0, PPRT_F32, 0, NULL);
+  pprt_define_buffer(ctx, LOSS_GRAD, PPRT_LOSS_GRAD, 1, 0, PPRT_F32, 0, NULL);
+  pprt_define_buffer(ctx, P, PPRT_MICROBATCH, 1, 0, PPRT_F32, 2,
+                     (int64_t[]){ROWS, DOUT});
   /* What each forward leaves for its backward (--profile's memory). */
   pprt_define_saved(ctx, X, 0, PPRT_BACKWARD);
   pprt_define_saved(ctx, H, 1, PPRT_BACKWARD);

@@ -33,6 +33,11 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     `pprt_define_buffer` each buffer's element type (f32, f16, bf16, i32 or
     i64, from its memref) as a `pprt_dtype`.
 
+    A buffer's shape goes to `pprt_define_buffer` as its rank and a pointer
+    to its dims: one private constant global per shape (`@pp_dims_4_3`,
+    null for rank 0). The runtime holds ranks 0 to 6 (`PPRT_MAX_DIMS`); an
+    argument of higher rank is an error at its stage function.
+
     For the runtime's `--profile` (docs/Profiling.md), every stage-function
     call is bracketed by `pprt_action_begin(ctx, phase, stage, mb)` and
     `pprt_action_end(ctx)`, and `pp_define_program` declares with

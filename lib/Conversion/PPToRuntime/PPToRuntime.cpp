@@ -80,10 +80,8 @@ private:
   Value i32(int64_t value) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
   }
-  Value i64(int64_t value) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
-  }
   Value call(const RuntimeFunction &fn, ArrayRef<Value> args);
+  Value getDims(MemRefType type);
   void emitDefineBuffer(const Buffer &buffer);
   void emitDefineSaved();
   void emitDefineProgram();
@@ -117,8 +115,7 @@ private:
 
 RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   Builder b(context);
-  Type ptr = LLVM::LLVMPointerType::get(context), i32 = b.getI32Type(),
-       i64 = b.getI64Type();
+  Type ptr = LLVM::LLVMPointerType::get(context), i32 = b.getI32Type();
   auto fn = [&](StringRef name, ArrayRef<Type> args,
                 ArrayRef<Type> results = {}) {
     return RuntimeFunction{name, b.getFunctionType(args, results)};
@@ -126,8 +123,8 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   setProgram = fn("pprt_set_program", {ptr, i32, i32, i32, i32});
   setDataParallel = fn("pprt_set_data_parallel", {ptr, i32});
   setWeightVersions = fn("pprt_set_weight_versions", {ptr, i32});
-  defineBuffer = fn("pprt_define_buffer",
-                    {ptr, i32, i32, i32, i32, i32, i32, i64, i64, i64, i64});
+  defineBuffer =
+      fn("pprt_define_buffer", {ptr, i32, i32, i32, i32, i32, i32, ptr});
   defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
   send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
@@ -189,8 +186,8 @@ static std::optional<pprt_dtype> dtypeOf(Type type) {
 }
 
 /// Records the buffer of argument `i` of a stage function, checking that the
-/// runtime can hold it: a dense memref of up to 4 dimensions of f32, f16,
-/// bf16, i32 or i64 whose slot has the same type everywhere.
+/// runtime can hold it: a dense memref of up to PPRT_MAX_DIMS dimensions of
+/// f32, f16, bf16, i32 or i64 whose slot has the same type everywhere.
 LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
                                                      unsigned i,
                                                      int64_t stage) {
@@ -200,11 +197,15 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
   auto type = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
   std::optional<pprt_dtype> dtype =
       type ? dtypeOf(type.getElementType()) : std::nullopt;
-  if (!slot || !type || !type.hasStaticShape() || type.getRank() > 4 ||
-      !dtype || !type.getLayout().isIdentity())
+  if (type && type.getRank() > PPRT_MAX_DIMS)
+    return func.emitError("argument #")
+           << i << " has rank " << type.getRank() << " (" << type
+           << "); runtime buffers have rank at most " << PPRT_MAX_DIMS;
+  if (!slot || !type || !type.hasStaticShape() || !dtype ||
+      !type.getLayout().isIdentity())
     return func.emitError("argument #")
            << i << " needs a valid 'pp.slot' and a static, identity-layout "
-           << "memref of f32, f16, bf16, i32 or i64 and rank at most 4";
+           << "memref of f32, f16, bf16, i32 or i64";
   // The runtime seeds and records the loss of a micro-batch as one f32, so
   // a model that returns anything else would fail only when it runs.
   bool isLoss =
@@ -261,6 +262,28 @@ Value RuntimeProgramBuilder::call(const RuntimeFunction &fn,
   return op.getNumResults() ? op.getResult(0) : Value();
 }
 
+/// A pointer to the dims of `type`: a constant global per shape (before
+/// the function being built), shared by the buffers of that shape, or null
+/// for a scalar.
+Value RuntimeProgramBuilder::getDims(MemRefType type) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  if (type.getRank() == 0)
+    return LLVM::ZeroOp::create(b, loc, ptr);
+  std::string name = "pp_dims";
+  for (int64_t dim : type.getShape())
+    name += "_" + std::to_string(dim);
+  if (!module.lookupSymbol<LLVM::GlobalOp>(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(b.getInsertionBlock()->getParentOp());
+    auto values = RankedTensorType::get({type.getRank()}, b.getI64Type());
+    LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getI64Type(), type.getRank()),
+        /*isConstant=*/true, LLVM::Linkage::Private, name,
+        DenseElementsAttr::get(values, type.getShape()));
+  }
+  return LLVM::AddressOfOp::create(b, loc, ptr, name);
+}
+
 /// Declares a buffer: id, kind, owning stage, the step argument it holds
 /// (weights and data), its element type and its shape.
 void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
@@ -274,10 +297,8 @@ void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
                              i32(buffer.stage),
                              i32(isArgument ? buffer.slot.index : 0),
                              i32(buffer.dtype),
-                             i32(buffer.type.getRank())};
-  for (unsigned d = 0; d < 4; ++d)
-    args.push_back(
-        i64(d < buffer.type.getRank() ? buffer.type.getDimSize(d) : 0));
+                             i32(buffer.type.getRank()),
+                             getDims(buffer.type)};
   call(fns.defineBuffer, args);
 }
 

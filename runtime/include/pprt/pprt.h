@@ -111,7 +111,10 @@ typedef enum pprt_dtype {
    refuses to start: any change to a pprt_* signature or to the meaning of
    an argument bumps it. Date-stamped (YYYYMMDD) so that no older object's
    first pprt_set_program argument (a rank count) can pass for it. */
-#define PPRT_ABI_VERSION 20261201
+#define PPRT_ABI_VERSION 20261202
+
+/* The highest rank of a buffer (pprt_define_buffer's `ndims`). */
+#define PPRT_MAX_DIMS 6
 
 /* The phase of a compute action; the values are those of pp's `#pp.phase`. */
 typedef enum pprt_phase {
@@ -164,15 +167,15 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);
 
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
    small and dense) of `kind` owned by `stage`, with elements of `dtype`
-   (a pprt_dtype). `ndims` is 0..4, followed by the dims (unused ones 0).
+   (a pprt_dtype) and shape `dims[0..ndims)`, 0 <= ndims <= PPRT_MAX_DIMS
+   (`dims` may be NULL when ndims is 0); the runtime copies the dims.
    For PARAM, PARAM_GRAD, INPUT and TARGET, `index` is the model argument
    index the buffer stands for; otherwise it is free (pass 0). Defining a
    buffer allocates nothing: storage is created on first touch, so ranks
    only pay for what they use. */
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
                         int32_t stage, int32_t index, int32_t dtype,
-                        int32_t ndims, int64_t d0, int64_t d1, int64_t d2,
-                        int64_t d3);
+                        int32_t ndims, const int64_t *dims);
 
 /* Declares that the per-micro-batch buffer `id` (defined before) is what
    the forward of `stage` leaves for that stage's backward: it is held from

@@ -252,18 +252,23 @@ static int64_t elem_size_of(const pprt_context *ctx, int32_t id,
 }
 
 /* Checks the shape and returns its element count. */
-static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t ndims,
-                             const int64_t *dims) {
+static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t stage,
+                             int32_t ndims, const int64_t *dims) {
   if (ndims < 0 || ndims > PPRT_MAX_DIMS)
-    pprt_fatal(ctx, "buffer %d: ndims %d out of range 0..%d", id, ndims,
-               PPRT_MAX_DIMS);
+    pprt_fatal(ctx, "buffer %d of stage %d: rank %d out of range 0..%d", id,
+               stage, ndims, PPRT_MAX_DIMS);
+  if (ndims > 0 && !dims)
+    pprt_fatal(ctx, "buffer %d of stage %d: rank %d but no dims", id, stage,
+               ndims);
   int64_t numel = 1;
   for (int32_t i = 0; i < ndims; ++i) {
     if (dims[i] < 1)
-      pprt_fatal(ctx, "buffer %d: dim %d is %lld; dims must be >= 1", id, i,
-                 (long long)dims[i]);
+      pprt_fatal(ctx,
+                 "buffer %d of stage %d: dim %d is %lld; dims must be "
+                 ">= 1",
+                 id, stage, i, (long long)dims[i]);
     if (numel > (INT64_MAX / 8) / dims[i]) /* room for 8-byte elements */
-      pprt_fatal(ctx, "buffer %d: shape too large", id);
+      pprt_fatal(ctx, "buffer %d of stage %d: shape too large", id, stage);
     numel *= dims[i];
   }
   return numel;
@@ -271,8 +276,7 @@ static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t ndims,
 
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
                         int32_t stage, int32_t index, int32_t dtype,
-                        int32_t ndims, int64_t d0, int64_t d1, int64_t d2,
-                        int64_t d3) {
+                        int32_t ndims, const int64_t *dims) {
   if (!ctx->program_set)
     pprt_fatal(ctx, "pprt_define_buffer(%d) before pprt_set_program", id);
   if (id < 0 || id >= PPRT_MAX_BUFFERS)
@@ -283,8 +287,7 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   if (stage < 0 || stage >= ctx->num_stages)
     pprt_fatal(ctx, "buffer %d: stage %d out of range 0..%d", id, stage,
                ctx->num_stages - 1);
-  int64_t dims[PPRT_MAX_DIMS] = {d0, d1, d2, d3};
-  int64_t numel = checked_numel(ctx, id, ndims, dims);
+  int64_t numel = checked_numel(ctx, id, stage, ndims, dims);
   int64_t elem_size = elem_size_of(ctx, id, dtype);
   if ((kind == PPRT_LOSS || kind == PPRT_LOSS_GRAD) && numel != 1)
     pprt_fatal(ctx, "buffer %d: a %s buffer must hold one element, not %lld",

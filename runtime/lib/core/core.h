@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PPRT_MAX_DIMS 4
 /* Buffer ids index a table; generated code keeps them small and dense. */
 #define PPRT_MAX_BUFFERS (1 << 20)
 

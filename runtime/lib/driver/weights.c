@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every buffer's shape fits a file's (--save, checkpoints). */
+_Static_assert(PPRT_ST_MAX_DIMS >= PPRT_MAX_DIMS,
+               "safetensors shapes must hold every buffer's rank");
+
 const char *pprt_st_dtype_name(int32_t dtype) {
   static const char *const names[] = {"F32", "F16", "BF16", "I32", "I64"};
   return dtype >= 0 && dtype <= PPRT_I64 ? names[dtype] : "?";
@@ -53,9 +57,10 @@ const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
     same = t->dims[d] == b->dims[d];
   if (same)
     return NULL;
-  char want[96] = "", got[160] = "";
+  /* Room for every dim as ",-9223372036854775808". */
+  char want[PPRT_MAX_DIMS * 21] = "", got[PPRT_ST_MAX_DIMS * 21] = "";
   size_t n = 0;
-  for (int32_t d = 0; d < b->ndims; ++d)
+  for (int32_t d = 0; d < b->ndims && n < sizeof want; ++d)
     n += (size_t)snprintf(want + n, sizeof want - n, "%s%lld", d ? "," : "",
                           (long long)b->dims[d]);
   n = 0;

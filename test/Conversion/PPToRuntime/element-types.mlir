@@ -43,20 +43,20 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
   }
 }
 
-// (id, kind, stage, argument, element type, rank, dims)
+// (id, kind, stage, argument, element type, rank, dims pointer)
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
 // data:0 is i32
-// CHECK: call @pprt_define_buffer(%[[CTX]], %c0_i32, %c2_i32, %c0_i32, %c0_i32, %c3_i32, %c2_i32, %c4_i64, %c3_i64,
+// CHECK: call @pprt_define_buffer(%[[CTX]], %c0_i32, %c2_i32, %c0_i32, %c0_i32, %c3_i32, %c2_i32,
 // param:2 is f32
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c1_i32, %c0_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %c3_i64, %c5_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c1_i32, %c0_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32,
 // act:0:0 is f16, grad:0:0 bf16
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c2_i32, %c4_i32, %c0_i32, %c0_i32, %c1_i32, %c2_i32, %c4_i64, %c5_i64,
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c3_i32, %c4_i32, %c0_i32, %c0_i32, %c2_i32, %c2_i32, %c4_i64, %c5_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c2_i32, %c4_i32, %c0_i32, %c0_i32, %c1_i32, %c2_i32,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c3_i32, %c4_i32, %c0_i32, %c0_i32, %c2_i32, %c2_i32,
 // param_grad:2 is f32
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c4_i32, %c4_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %c3_i64, %c5_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c4_i32, %c4_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32,
 // target:1 is a 1-D i64
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c5_i32, %c3_i32, %c1_i32, %c1_i32, %c4_i32, %c1_i32, %c4_i64, %c0_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c5_i32, %c3_i32, %c1_i32, %c1_i32, %c4_i32, %c1_i32,
 // the loss and its seed are f32
 // CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c6_i32, %c5_i32, %c1_i32, %c0_i32, %c0_i32, %c0_i32,
 // CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c7_i32, %c6_i32, %c1_i32, %c0_i32, %c0_i32, %c0_i32,
@@ -65,5 +65,5 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 
 // Each pprt_* function is declared once, with its pprt.h signature.
 // CHECK-DAG: func.func private @pprt_set_program(!llvm.ptr, i32, i32, i32, i32)
-// CHECK-DAG: func.func private @pprt_define_buffer(!llvm.ptr, i32, i32, i32, i32, i32, i32, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @pprt_define_buffer(!llvm.ptr, i32, i32, i32, i32, i32, i32, !llvm.ptr)
 // CHECK-DAG: func.func private @pprt_buffer(!llvm.ptr, i32, i32) -> !llvm.ptr

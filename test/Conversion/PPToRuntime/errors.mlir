@@ -19,8 +19,23 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64 and rank at most 4}}
+// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64}}
 func.func @m_s0_forward(%x: memref<4xf32>)
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+  }
+}
+
+// -----
+
+// Rank 6 (PPRT_MAX_DIMS) is the most a runtime buffer has.
+// expected-error @+1 {{argument #1 has rank 7 ('memref<1x2x1x2x1x2x1xf32>'); runtime buffers have rank at most 6}}
+func.func @m_s0_forward(%x: memref<1x2x1x2x1x2xf32> {pp.slot = #pp.slot<data 0>},
+                        %act: memref<1x2x1x2x1x2x1xf32> {pp.slot = #pp.slot<act stage 0 output 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
 }
@@ -46,7 +61,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64 and rank at most 4}}
+// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64}}
 func.func @m_s0_forward(%x: memref<4xf64> {pp.slot = #pp.slot<data 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return

@@ -46,33 +46,42 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 }
 
 // CHECK-NOT: pp.schedule
-// Buffers: (id, kind, stage, index, dtype, ndims, dims...). Kinds: 0 param,
+// Each shape is a constant array of dims, shared by the buffers of that
+// shape, right before the function that declares them.
+// CHECK: llvm.mlir.global private constant @pp_dims_4_3(dense<[4, 3]> : tensor<2xi64>) {{.*}} : !llvm.array<2 x i64>
+// CHECK-NEXT: llvm.mlir.global private constant @pp_dims_3_5(dense<[3, 5]> : tensor<2xi64>)
+// CHECK-NEXT: llvm.mlir.global private constant @pp_dims_4_5(dense<[4, 5]> : tensor<2xi64>)
+// Buffers: (id, kind, stage, index, dtype, ndims, dims). Kinds: 0 param,
 // 1 param_grad accumulator, 2 input, 3 target, 4 per-micro-batch, 5 loss,
 // 6 loss seed.
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
+// CHECK-DAG: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-DAG: %[[D43:.*]] = llvm.mlir.addressof @pp_dims_4_3
+// CHECK-DAG: %[[D35:.*]] = llvm.mlir.addressof @pp_dims_3_5
+// CHECK-DAG: %[[D45:.*]] = llvm.mlir.addressof @pp_dims_4_5
 // The ABI version first (PPRT_ABI_VERSION of pprt.h), then ranks, stages,
 // micro-batches.
-// CHECK: call @pprt_set_program(%[[CTX]], %c20261201_i32, %c2_i32, %c2_i32, %c1_i32)
+// CHECK: call @pprt_set_program(%[[CTX]], %c20261202_i32, %c2_i32, %c2_i32, %c1_i32)
 // No all-reduce, no replicas: exactly 2 processes.
 // CHECK-NEXT: call @pprt_set_data_parallel(%[[CTX]], %c1_i32)
 // One buffer per slot, in order of first use: (id, kind, stage, argument,
 // element type (0 = f32), rank, dims).
 // data:0, the input batch of argument 0, 4x3
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c0_i32, %c2_i32, %c0_i32, %c0_i32, %c0_i32, %c2_i32, %c4_i64, %c3_i64, %c0_i64, %c0_i64)
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c0_i32, %c2_i32, %c0_i32, %c0_i32, %c0_i32, %c2_i32, %[[D43]])
 // param:2, stage 0, 3x5
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c1_i32, %c0_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %c3_i64, %c5_i64, %c0_i64, %c0_i64)
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c1_i32, %c0_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %[[D35]])
 // act:0:0 and grad:0:0, per micro-batch
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c2_i32, %c4_i32, %c0_i32, %c0_i32, %c0_i32, %c2_i32, %c4_i64, %c5_i64,
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c3_i32, %c4_i32, %c0_i32, %c0_i32, %c0_i32, %c2_i32, %c4_i64, %c5_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c2_i32, %c4_i32, %c0_i32, %c0_i32, %c0_i32, %c2_i32, %[[D45]])
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c3_i32, %c4_i32, %c0_i32, %c0_i32, %c0_i32, %c2_i32, %[[D45]])
 // param_grad:2, one micro-batch's weight gradient
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c4_i32, %c4_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %c3_i64, %c5_i64,
-// target:1 on stage 1, the loss and its seed
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c5_i32, %c3_i32, %c1_i32, %c1_i32, %c0_i32, %c2_i32, %c4_i64, %c5_i64,
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c6_i32, %c5_i32, %c1_i32, %c0_i32, %c0_i32, %c0_i32,
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c7_i32, %c6_i32, %c1_i32, %c0_i32, %c0_i32, %c0_i32,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c4_i32, %c4_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %[[D35]])
+// target:1 on stage 1, the loss and its seed (rank 0: no dims)
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c5_i32, %c3_i32, %c1_i32, %c1_i32, %c0_i32, %c2_i32, %[[D45]])
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c6_i32, %c5_i32, %c1_i32, %c0_i32, %c0_i32, %c0_i32, %[[NULL]])
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c7_i32, %c6_i32, %c1_i32, %c0_i32, %c0_i32, %c0_i32, %[[NULL]])
 // The sum of param:2's gradients: id 8, kind 1, stage 0, argument 2.
-// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c8_i32, %c1_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %c3_i64, %c5_i64,
+// CHECK-NEXT: call @pprt_define_buffer(%[[CTX]], %c8_i32, %c1_i32, %c0_i32, %c2_i32, %c0_i32, %c2_i32, %[[D35]])
 // What each stage's forward leaves for its backward (id, stage, until phase
 // 3, the fused backward): stage 0's input batch, stage 1's input activation.
 // CHECK-NEXT: call @pprt_define_saved(%[[CTX]], %c0_i32, %c0_i32, %c3_i32)
