@@ -1,5 +1,5 @@
 #loc1 = loc("torch/nn/modules/linear.py":134:0)
-#loc2 = loc("gen_torch_inputs.py":116:0)
+#loc2 = loc("gen_torch_inputs.py":151:0)
 #map = affine_map<(d0, d1) -> (d1)>
 #map1 = affine_map<(d0, d1) -> (d0, d1)>
 #map2 = affine_map<(d0, d1) -> ()>
@@ -27,24 +27,24 @@ module {
       linalg.yield %12 : f32 loc(#loc3)
     } -> tensor<8x2xf32> loc(#loc3)
     %6 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel"]} ins(%5, %arg1 : tensor<8x2xf32>, tensor<8x2xf32>) outs(%1 : tensor<8x2xf32>) {
-    ^bb0(%in: f32 loc(callsite(#loc1 at #loc2)), %in_3: f32 loc("gen_torch_inputs.py":116:0), %out: f32 loc("gen_torch_inputs.py":116:0)):
+    ^bb0(%in: f32 loc(callsite(#loc1 at #loc2)), %in_3: f32 loc("gen_torch_inputs.py":151:0), %out: f32 loc("gen_torch_inputs.py":151:0)):
       %12 = arith.subf %in, %in_3 : f32 loc(#loc2)
       linalg.yield %12 : f32 loc(#loc2)
     } -> tensor<8x2xf32> loc(#loc2)
     %7 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel"]} ins(%6 : tensor<8x2xf32>) outs(%1 : tensor<8x2xf32>) {
-    ^bb0(%in: f32 loc("gen_torch_inputs.py":116:0), %out: f32 loc("gen_torch_inputs.py":116:0)):
+    ^bb0(%in: f32 loc("gen_torch_inputs.py":151:0), %out: f32 loc("gen_torch_inputs.py":151:0)):
       %12 = math.fpowi %in, %c2_i64 : f32, i64 loc(#loc2)
       linalg.yield %12 : f32 loc(#loc2)
     } -> tensor<8x2xf32> loc(#loc2)
     %8 = tensor.empty() : tensor<f32> loc(#loc2)
     %9 = linalg.fill ins(%cst : f32) outs(%8 : tensor<f32>) -> tensor<f32> loc(#loc2)
     %10 = linalg.generic {indexing_maps = [#map1, #map2], iterator_types = ["reduction", "reduction"]} ins(%7 : tensor<8x2xf32>) outs(%9 : tensor<f32>) {
-    ^bb0(%in: f32 loc("gen_torch_inputs.py":116:0), %out: f32 loc("gen_torch_inputs.py":116:0)):
+    ^bb0(%in: f32 loc("gen_torch_inputs.py":151:0), %out: f32 loc("gen_torch_inputs.py":151:0)):
       %12 = arith.addf %in, %out : f32 loc(#loc2)
       linalg.yield %12 : f32 loc(#loc2)
     } -> tensor<f32> loc(#loc2)
     %11 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = []} ins(%10 : tensor<f32>) outs(%8 : tensor<f32>) {
-    ^bb0(%in: f32 loc("gen_torch_inputs.py":116:0), %out: f32 loc("gen_torch_inputs.py":116:0)):
+    ^bb0(%in: f32 loc("gen_torch_inputs.py":151:0), %out: f32 loc("gen_torch_inputs.py":151:0)):
       %12 = arith.divf %in, %cst_2 : f32 loc(#loc2)
       linalg.yield %12 : f32 loc(#loc2)
     } -> tensor<f32> loc(#loc2)
@@ -56,8 +56,8 @@ module {
 {-#
   dialect_resources: {
     builtin: {
-      torch_tensor_2_torch.float32: "0x040000007099083E7CF1423E",
-      torch_tensor_2_4_torch.float32: "0x0400000058246E3E0CD2113E402CF23D80CF343CB8CE923EB8DADFBD6CB196BE9881433E"
+      torch_tensor_2_torch.float32: "0x0400000010243CBE3C1BFF3E",
+      torch_tensor_2_4_torch.float32: "0x04000000DCA538BE0015F83E34039DBEB4F952BE728CC0BE6498BC3EB40BB0BE0CEF533E"
     }
   }
 #-}

@@ -100,6 +100,28 @@ class MaxIndex(nn.Module):
         return values * y.gather(-1, (index + 1) % 4)
 
 
+class BilinearPool(nn.Module):
+    """Bilinear pooling per head and token: the torch.einsum outer product
+    of two projections is a 5-D (batch, head, token, d, e) tensor, and
+    torch-mlir's einsum lowering unsqueezes operands to 5-D too."""
+
+    def __init__(self, heads=2, tokens=3, dim=4):
+        super().__init__()
+        self.shape = (heads, tokens, dim)
+        self.left = nn.Linear(8, heads * tokens * dim)
+        self.right = nn.Linear(8, heads * tokens * dim)
+        self.pool = nn.Parameter(torch.randn(dim, dim) / dim)
+        self.head = nn.Linear(heads * tokens, 4)
+
+    def forward(self, x):
+        shape = (x.shape[0],) + self.shape
+        a = self.left(x).reshape(shape)
+        b = self.right(x).reshape(shape)
+        outer = torch.tanh(torch.einsum("bhtd,bhte->bhtde", a, b))
+        pooled = torch.einsum("bhtde,de->bht", outer, self.pool)
+        return self.head(pooled.reshape(x.shape[0], -1))
+
+
 def export(name, module, inputs, loss_fn):
     path = HERE / f"{name}.mlir"
     pp_torch.export(module, inputs, loss_fn, path)
@@ -154,6 +176,8 @@ def main():
            token_loss)
     export("max_index", MaxIndex(),
            (torch.randn(16, 8), torch.randn(16, 1)), F.mse_loss)
+    export("einsum", BilinearPool(),
+           (torch.randn(16, 8), torch.randn(16, 4)), F.mse_loss)
     export_frozen()
 
 
