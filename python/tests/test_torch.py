@@ -1,7 +1,8 @@
 """pp.torch: a PyTorch MLP exported with pp.torch.export trains under pp
 (2 stages, 4 micro-batches) with the losses of a plain PyTorch loop from
 the same initial weights and data, and the weights pp saves load back into
-the module; so does a model with a layer norm, a softmax and a buffer.
+the module; so do a model with a layer norm, a softmax and a buffer, and
+one whose torch.einsum sends a 5-D tensor between its stages.
 Skipped where torch or torch_mlir is not importable."""
 
 import math
@@ -150,6 +151,67 @@ def test_norm_softmax_buffer(pp, tmp_path):
         optimizer.step()
         expected.append(loss.item())
     assert run.losses == pytest.approx(expected, rel=1e-5)
+
+
+class BilinearPool(torch.nn.Module):
+    """torch.einsum's outer product of two projections per head and token
+    is a 5-D (batch, head, token, d, e) tensor; torch-mlir's lowering of
+    einsum unsqueezes its operands to 5-D too."""
+
+    def __init__(self, heads=2, tokens=3, dim=4):
+        super().__init__()
+        self.shape = (heads, tokens, dim)
+        self.left = torch.nn.Linear(8, heads * tokens * dim)
+        self.right = torch.nn.Linear(8, heads * tokens * dim)
+        self.pool = torch.nn.Parameter(torch.randn(dim, dim) / dim)
+        self.head = torch.nn.Linear(heads * tokens, 4)
+
+    def forward(self, x):
+        shape = (x.shape[0],) + self.shape
+        a = self.left(x).reshape(shape)
+        b = self.right(x).reshape(shape)
+        outer = torch.tanh(torch.einsum("bhtd,bhte->bhtde", a, b))
+        pooled = torch.einsum("bhtde,de->bht", outer, self.pool)
+        return self.head(pooled.reshape(x.shape[0], -1))
+
+
+def test_einsum_rank5_across_stages(pp, pp_compile, tmp_path):
+    """On 2 stages the 5-D outer product (4 rows a micro-batch) is what
+    stage 0 sends stage 1, its gradient what comes back; the losses and
+    trained weights are PyTorch's."""
+    import subprocess
+    import pp.torch
+    torch.manual_seed(0)
+    model = BilinearPool()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    mse = torch.nn.functional.mse_loss
+    result = pp.torch.export(model, (torch.zeros(16, 8), torch.zeros(16, 4)),
+                             mse, tmp_path / "einsum.mlir")
+    schedule = tmp_path / "schedule.mlir"
+    subprocess.run([pp_compile, str(result.mlir), "--stages", "2",
+                    "--microbatches", "4", "--emit=schedule", "-o",
+                    str(schedule)], check=True)
+    text = schedule.read_text()
+    for slot in ("act stage 0 output 0", "grad stage 0 output 0"):
+        assert f"tensor<4x2x3x4x4xf32> {{pp.slot = #pp.slot<{slot}>}}" in text
+    program = pp.compile(result.mlir, stages=2, microbatches=4)
+    saved = tmp_path / "trained.safetensors"
+    run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
+                 init_weights=result.weights, save=saved)
+    model.load_state_dict(initial)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    expected = []
+    for step in range(STEPS):
+        x, t = synthetic_batch(step, (16, 8), (16, 4))
+        optimizer.zero_grad()
+        loss = mse(model(x), t)
+        loss.backward()
+        optimizer.step()
+        expected.append(loss.item())
+    assert run.losses == pytest.approx(expected, rel=1e-5)
+    trained = result.state_dict(saved)
+    for name, value in model.state_dict().items():
+        assert torch.allclose(trained[name], value, rtol=1e-5, atol=1e-6), name
 
 
 class Wave(torch.nn.Module):
