@@ -263,10 +263,8 @@ static int64_t checked_numel(const pprt_context *ctx, int32_t id, int32_t stage,
   int64_t numel = 1;
   for (int32_t i = 0; i < ndims; ++i) {
     if (dims[i] < 1)
-      pprt_fatal(ctx,
-                 "buffer %d of stage %d: dim %d is %lld; dims must be "
-                 ">= 1",
-                 id, stage, i, (long long)dims[i]);
+      pprt_fatal(ctx, "buffer %d of stage %d: dim %d is %lld, not >= 1", id,
+                 stage, i, (long long)dims[i]);
     if (numel > (INT64_MAX / 8) / dims[i]) /* room for 8-byte elements */
       pprt_fatal(ctx, "buffer %d of stage %d: shape too large", id, stage);
     numel *= dims[i];
