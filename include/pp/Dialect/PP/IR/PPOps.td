@@ -226,10 +226,12 @@ def PP_ComputeOp : PP_ActionOp<"compute",
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        UnitAttr:$overlap,
-                       OptionalAttr<FlatSymbolRefAttr>:$function);
+                       OptionalAttr<FlatSymbolRefAttr>:$function,
+                       UnitAttr:$first_step,
+                       UnitAttr:$next_step);
   let assemblyFormat =
       "`` $phase `stage` $stage `mb` $mb ($function^)? (`overlap` $overlap^)? "
-      "attr-dict";
+      "(`first_step` $first_step^)? (`next_step` $next_step^)? attr-dict";
   let extraClassDeclaration = [{
     /// The forward this backward overlaps with, or null.
     ComputeOp getOverlapPartner();
@@ -263,10 +265,12 @@ def PP_SendOp : PP_ActionOp<"send"> {
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
-                       UnitAttr:$grouped);
+                       UnitAttr:$grouped,
+                       UnitAttr:$first_step,
+                       UnitAttr:$next_step);
   let assemblyFormat =
       "`` $kind `stage` $stage `mb` $mb `to` $peer (`grouped` $grouped^)? "
-      "attr-dict";
+      "(`first_step` $first_step^)? (`next_step` $next_step^)? attr-dict";
 }
 
 def PP_RecvOp : PP_ActionOp<"recv"> {
@@ -287,10 +291,12 @@ def PP_RecvOp : PP_ActionOp<"recv"> {
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
-                       UnitAttr:$grouped);
+                       UnitAttr:$grouped,
+                       UnitAttr:$first_step,
+                       UnitAttr:$next_step);
   let assemblyFormat =
       "`` $kind `stage` $stage `mb` $mb `from` $peer (`grouped` $grouped^)? "
-      "attr-dict";
+      "(`first_step` $first_step^)? (`next_step` $next_step^)? attr-dict";
 }
 
 def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {
