@@ -457,8 +457,8 @@ void RuntimeProgramBuilder::emitInSteps(Operation &action) {
   bool first = part == StepPart::firstOnly;
   Value flag = call(first ? fns.stepIsFirst : fns.stepIsLast, {ctx});
   Value runs = arith::CmpIOp::create(
-      b, loc, first ? arith::CmpIPredicate::ne : arith::CmpIPredicate::eq,
-      flag, i32(0));
+      b, loc, first ? arith::CmpIPredicate::ne : arith::CmpIPredicate::eq, flag,
+      i32(0));
   auto guard = scf::IfOp::create(b, loc, runs, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard insertion(b);
   b.setInsertionPointToStart(guard.thenBlock());

@@ -148,9 +148,9 @@ void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
     return;
   }
   if (pprt_user_load_data)
-    pprt_user_load_data(ctx, b->kind, b->index, pprt_action_step(ctx), first_row, rows,
-                        row_size, out);
+    pprt_user_load_data(ctx, b->kind, b->index, pprt_action_step(ctx),
+                        first_row, rows, row_size, out);
   else
-    pprt_builtin_load_data(ctx, b->kind, b->index, pprt_action_step(ctx), first_row, rows,
-                           row_size, out);
+    pprt_builtin_load_data(ctx, b->kind, b->index, pprt_action_step(ctx),
+                           first_row, rows, row_size, out);
 }

@@ -17,7 +17,7 @@ bool mlir::pp::runsWithoutFlush(ScheduleOp schedule) {
   return schedule
       .walk([](Operation *op) {
         return getStepPart(op) != StepPart::every ? WalkResult::interrupt()
-                                                 : WalkResult::advance();
+                                                  : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -26,9 +26,8 @@ bool mlir::pp::runsWithoutFlush(ScheduleOp schedule) {
 /// action when their names and fields other than the step part agree.
 static std::tuple<StringRef, int64_t, int64_t, int64_t, int64_t>
 getActionKey(Operation *op) {
-  return llvm::TypeSwitch<Operation *,
-                          std::tuple<StringRef, int64_t, int64_t, int64_t,
-                                     int64_t>>(op)
+  return llvm::TypeSwitch<Operation *, std::tuple<StringRef, int64_t, int64_t,
+                                                  int64_t, int64_t>>(op)
       .Case([](ComputeOp c) {
         return std::make_tuple(c->getName().getStringRef(),
                                static_cast<int64_t>(c.getPhase()),
@@ -36,16 +35,51 @@ getActionKey(Operation *op) {
                                static_cast<int64_t>(c.getMb()), int64_t{-1});
       })
       .Case<SendOp, RecvOp>([](auto t) {
-        return std::make_tuple(t->getName().getStringRef(),
-                               static_cast<int64_t>(t.getKind()),
-                               static_cast<int64_t>(t.getStage()),
-                               static_cast<int64_t>(t.getMb()),
-                               static_cast<int64_t>(t.getPeer()));
+        return std::make_tuple(
+            t->getName().getStringRef(), static_cast<int64_t>(t.getKind()),
+            static_cast<int64_t>(t.getStage()), static_cast<int64_t>(t.getMb()),
+            static_cast<int64_t>(t.getPeer()));
       })
       .Default([](Operation *op) {
         return std::make_tuple(op->getName().getStringRef(), int64_t{-1},
                                int64_t{-1}, int64_t{-1}, int64_t{-1});
       });
+}
+
+/// The stage and micro-batch of a compute or transfer.
+static std::optional<std::pair<int64_t, int64_t>> getSlot(Operation *op) {
+  return llvm::TypeSwitch<Operation *,
+                          std::optional<std::pair<int64_t, int64_t>>>(op)
+      .Case<ComputeOp, SendOp, RecvOp>([](auto action) {
+        return std::make_pair(static_cast<int64_t>(action.getStage()),
+                              static_cast<int64_t>(action.getMb()));
+      })
+      .Default(std::nullopt);
+}
+
+/// Checks that each `next_step` action of (stage, mb) on `rank` comes after
+/// the step's own actions of (stage, mb), whose buffers it overwrites.
+static LogicalResult verifySlotsFree(RankOp rank) {
+  DenseMap<std::pair<int64_t, int64_t>, Operation *> last;
+  for (Operation &op : rank.getBody().front())
+    if (auto slot = getSlot(&op); slot && getStepPart(&op) != StepPart::next)
+      last[*slot] = &op;
+  for (Operation &op : rank.getBody().front()) {
+    auto slot = getSlot(&op);
+    if (getStepPart(&op) != StepPart::next || !slot)
+      continue;
+    Operation *own = last.lookup(*slot);
+    if (!own || own->isBeforeInBlock(&op))
+      continue;
+    InFlightDiagnostic diag =
+        op.emitOpError("is 'next_step' on stage ")
+        << slot->first << " micro-batch " << slot->second
+        << " but runs before this step's action of that micro-batch, whose "
+           "buffers the next step's reuse";
+    diag.attachNote(own->getLoc()) << "this step's action";
+    return diag;
+  }
+  return success();
 }
 
 LogicalResult mlir::pp::verifyNextStepActions(ScheduleOp schedule) {
@@ -75,6 +109,8 @@ LogicalResult mlir::pp::verifyNextStepActions(ScheduleOp schedule) {
              << next.size() << " of rank " << rank.getRank()
              << ", which no 'next_step' action repeats: the later steps "
                 "would never run it";
+    if (failed(verifySlotsFree(rank)))
+      return failure();
   }
   return success();
 }

@@ -75,9 +75,9 @@ static LogicalResult reportSteadyState(ScheduleOp schedule,
       << "no flush: 3 steps back to back take " << formatQuantity(*three)
       << ", " << formatQuantity(*three - *two) << " per step in the steady "
       << "state";
-  schedule->setAttr("pp.steady_step",
-                    Builder(schedule.getContext()).getF64FloatAttr(*three -
-                                                                   *two));
+  schedule->setAttr(
+      "pp.steady_step",
+      Builder(schedule.getContext()).getF64FloatAttr(*three - *two));
   return success();
 }
 

@@ -1,4 +1,5 @@
-//===- NoFlushSteps.h - a no-flush schedule's steps back to back -*- C++ -*-===//
+//===- NoFlushSteps.h - a no-flush schedule's steps back to back -*- C++
+//-*-===//
 //
 // A schedule with `first_step` and `next_step` actions (PipeDream-2BW,
 // docs/PipeDream2BW.md) describes one call of a run whose steps follow each
@@ -16,14 +17,15 @@
 
 namespace mlir::pp {
 
-/// Whether `schedule` runs its steps without a flush (has `next_step`
-/// actions).
+/// Whether `schedule` runs its steps without a flush (has `first_step` or
+/// `next_step` actions).
 bool runsWithoutFlush(ScheduleOp schedule);
 
 /// Checks that each rank's `next_step` actions repeat its `first_step`
-/// actions in order, so that every step runs each of its actions once:
-/// the next step's call skips what the previous call did for it. Reports
-/// a located error otherwise.
+/// actions in order, so that every step runs each of its actions once (the
+/// next step's call skips what the previous call did for it), and that each
+/// comes after the step's own actions of its stage and micro-batch, whose
+/// buffers (slot mb) it overwrites. Reports a located error otherwise.
 LogicalResult verifyNextStepActions(ScheduleOp schedule);
 
 /// A copy of `schedule`, inserted right after it, of `steps` calls run back

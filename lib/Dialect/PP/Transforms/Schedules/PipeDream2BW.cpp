@@ -71,8 +71,7 @@ getSteadyState(const ScheduleProblem &problem, const ActionCosts &costs) {
 /// each after the forward of the next step's micro-batch that the next
 /// call's warm-up would run. With one step it is 1F1B.
 static SmallVector<ScheduledAction>
-getNoFlushSteps(const ScheduleProblem &problem, int64_t stage,
-                int64_t warmup) {
+getNoFlushSteps(const ScheduleProblem &problem, int64_t stage, int64_t warmup) {
   int64_t m = problem.numMicrobatches;
   SmallVector<ScheduledAction> actions;
   for (int64_t mb = 0; mb < warmup; ++mb)
