@@ -221,6 +221,20 @@ def PP_ComputeOp : PP_ActionOp<"compute",
     pp.compute forward stage 0 mb 3
     pp.compute backward stage 3 mb 1 overlap
     ```
+
+    In a schedule with `weight_versions = 2` that runs its steps without a
+    flush (PipeDream-2BW, docs/PipeDream2BW.md), `first_step` marks an
+    action that runs only in the first step of a run (the warm-up), and
+    `next_step` a forward of the next step's micro-batch `mb`, run in every
+    step but the last, in place of the warm-up that the next step's call
+    skips; it reads that step's data and the weight version it uses. The
+    transfers of such an action carry the same marker.
+
+    ```mlir
+    pp.compute forward stage 0 mb 0 first_step
+    ...
+    pp.compute forward stage 0 mb 0 next_step
+    ```
   }];
   let arguments = (ins PP_PhaseAttr:$phase,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
