@@ -6,7 +6,9 @@ before it receives step 1's last gradient, where a drained step receives
 all of them first. With --steps 1 the run is the flushed 1F1B order: every
 rank issues the transfers of `1f1b` in the same order, and the losses
 agree. Over 3 steps every rank issues each transfer 3 times, so no action
-is lost or repeated across the step boundaries."""
+is lost or repeated across the step boundaries. --sequential-replicas 2,
+which runs each step drained, trains like 2 data-parallel processes, which
+do not drain (2 ranks, 4 micro-batches, 4 steps)."""
 
 import argparse
 import os
@@ -48,6 +50,21 @@ def traced_run(exe, workdir, steps):
     return proc.stdout, traces
 
 
+def check_sequential_replicas(args, workdir):
+    exe = {}
+    for replicas in (1, 2):
+        exe[replicas] = os.path.join(workdir, f"mlp_dp{replicas}")
+        run([args.pp_compile, args.model, "--stages", "2", "--microbatches",
+             "4", "--schedule", "pipedream-2bw", "--data-parallel",
+             str(replicas), "-o", exe[replicas]])
+    flags = ["--steps", "4", "--lr", "0.1", "--timeout", "60"]
+    played = run(["mpirun", "-np", "2", exe[1], "--sequential-replicas", "2",
+                  *flags])
+    parallel = run(["mpirun", "-np", "4", exe[2], *flags])
+    check(played == parallel and "step 4 loss" in played,
+          f"--sequential-replicas 2:\n{played}\n2 processes:\n{parallel}")
+
+
 def check(ok, what):
     if not ok:
         sys.exit(f"FAILED: {what}")
@@ -85,6 +102,7 @@ def main():
         check(second_send < step1_end,
               f"rank 0 drains: step 2's first activation (#{second_send}) "
               f"goes after step 1's last gradient (#{step1_end})")
+        check_sequential_replicas(args, workdir)
         print(f"no drain: rank 0 sends step 2's first activation as "
               f"transfer #{second_send}, before step 1's last gradient "
               f"(#{step1_end}); --steps 1 is 1f1b's order")
