@@ -260,8 +260,9 @@ void pprt_action_end(pprt_context *ctx);
    pprt_set_step_offset(ctx, 0): they read step t + 1's data and the weight
    version step t + 1 reads, and their sends may stay in flight past
    pprt_end_step of step t, which waits only for step t's own sends. With
-   --sequential-replicas above 1 every step is both first and last, so
-   each step runs flushed. */
+   --sequential-replicas above 1, or on a transport whose transfers
+   complete in order (NCCL), every step is both first and last, so each
+   step runs flushed. */
 int32_t pprt_step_is_first(const pprt_context *ctx);
 int32_t pprt_step_is_last(const pprt_context *ctx);
 void pprt_set_step_offset(pprt_context *ctx, int32_t offset); /* 0 or 1 */

@@ -6,14 +6,21 @@ void pprt_set_run(pprt_context *ctx, int64_t begin, int64_t end) {
   ctx->run_end = end;
 }
 
-/* Sequential replicas replay the step per replica, so a step's actions
-   cannot run in the previous step's call: each step runs flushed. */
+/* Whether every step runs drained, first and last alike: sequential
+   replicas replay the step per replica, so a step's forwards cannot run in
+   the previous step's call (another replica's), and a transport whose
+   transfers complete in order would hold the next step's carried send
+   ahead of this step's own transfers until the next call. */
+static bool runs_flushed(const pprt_context *ctx) {
+  return ctx->opts.sequential_replicas > 1 || ctx->transport->in_order;
+}
+
 int32_t pprt_step_is_first(const pprt_context *ctx) {
-  return ctx->step == ctx->run_begin || ctx->opts.sequential_replicas > 1;
+  return ctx->step == ctx->run_begin || runs_flushed(ctx);
 }
 
 int32_t pprt_step_is_last(const pprt_context *ctx) {
-  return ctx->step + 1 >= ctx->run_end || ctx->opts.sequential_replicas > 1;
+  return ctx->step + 1 >= ctx->run_end || runs_flushed(ctx);
 }
 
 void pprt_set_step_offset(pprt_context *ctx, int32_t offset) {
