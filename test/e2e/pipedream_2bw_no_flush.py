@@ -6,7 +6,10 @@ before it receives step 1's last gradient, where a drained step receives
 all of them first. With --steps 1 the run is the flushed 1F1B order: every
 rank issues the transfers of `1f1b` in the same order, and the losses
 agree. Over 3 steps every rank issues each transfer 3 times, so no action
-is lost or repeated across the step boundaries. --sequential-replicas 2,
+is lost or repeated across the step boundaries; that run forces MPI's
+rendezvous protocol (UCX_RNDV_THRESH=0: a send completes only once it is
+received), where waiting for rank 0's carried send at the step's end
+would hang. --sequential-replicas 2,
 which runs each step drained, trains like 2 data-parallel processes, which
 do not drain (2 ranks, 4 micro-batches, 4 steps)."""
 
@@ -30,15 +33,21 @@ def compile_mlp(args, workdir, schedule):
     return exe
 
 
-def traced_run(exe, workdir, steps):
+def traced_run(exe, workdir, steps, rendezvous=False):
     """The run's output and each rank's transfers ("send|recv peer tag"),
     in order; a receive started in an exchange group counts as one."""
     prefix = os.path.join(workdir, f"{os.path.basename(exe)}_{steps}")
     env = dict(os.environ, PPRT_TRANSPORT_TRACE=prefix)
-    proc = subprocess.run(["mpirun", "-np", str(RANKS), exe, "--steps",
-                           str(steps), "--timeout", "60"],
-                          capture_output=True, text=True, env=env,
-                          timeout=300)
+    if rendezvous:
+        env["UCX_RNDV_THRESH"] = "0"
+    try:
+        proc = subprocess.run(["mpirun", "-np", str(RANKS), exe, "--steps",
+                               str(steps), "--timeout", "60"],
+                              capture_output=True, text=True, env=env,
+                              timeout=120)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"FAILED: {exe} --steps {steps} hung (rendezvous sends: "
+                 f"{rendezvous})")
     if proc.returncode != 0:
         sys.exit(f"FAILED: {exe} --steps {steps}\n{proc.stdout}\n"
                  f"{proc.stderr}")
@@ -86,7 +95,7 @@ def main():
             check(one_trace[rank] == sync_trace[rank],
                   f"--steps 1: rank {rank} issued {one_trace[rank]}, 1f1b "
                   f"{sync_trace[rank]}")
-        _, three = traced_run(twobw, workdir, 3)
+        _, three = traced_run(twobw, workdir, 3, rendezvous=True)
         for rank in range(RANKS):
             check(sorted(three[rank]) == sorted(one_trace[rank] * 3),
                   f"--steps 3: rank {rank} did not issue each transfer of "
