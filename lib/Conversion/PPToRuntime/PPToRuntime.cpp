@@ -51,6 +51,7 @@ struct RuntimeFunctions {
       defineSaved;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
+  RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
 };
 
 /// A runtime buffer: one slot of the stage functions, or the sum of a
@@ -86,6 +87,13 @@ private:
   void emitDefineSaved();
   void emitDefineProgram();
   void emitRankStep(RankOp rank);
+  void emitAction(Operation &action);
+  /// Emits `action`, with the brackets of the exchange group it starts or
+  /// ends, in the steps it runs in.
+  void emitGuardedAction(Operation &action);
+  /// Emits `action` behind a guard if it is `first_step` or `next_step`
+  /// (which runs with step offset 1).
+  void emitInSteps(Operation &action);
   void emitRunStep(int64_t numRanks);
   /// The function `op` runs: the one it names, or for an action without
   /// one (a schedule imported or written apart from its model), the stage
@@ -137,6 +145,9 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   optimizerStep = fn("pprt_optimizer_step", {ptr, i32});
   actionBegin = fn("pprt_action_begin", {ptr, i32, i32, i32});
   actionEnd = fn("pprt_action_end", {ptr});
+  stepIsFirst = fn("pprt_step_is_first", {ptr}, {i32});
+  stepIsLast = fn("pprt_step_is_last", {ptr}, {i32});
+  setStepOffset = fn("pprt_set_step_offset", {ptr, i32});
 }
 
 func::CallOp RuntimeFunction::create(OpBuilder &b, Location loc,
@@ -441,33 +452,61 @@ void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
   func.setPrivate();
   b.setInsertionPointToStart(func.addEntryBlock());
   ctx = func.getArgument(0);
-  for (Operation &action : rank.getBody().front()) {
-    loc = action.getLoc();
-    // A transfer followed by `grouped` ones is an exchange group.
-    bool grouped = isGrouped(&action),
-         nextGrouped = action.getNextNode() && isGrouped(action.getNextNode());
-    if (!grouped && nextGrouped)
-      call(fns.groupBegin, {ctx});
-    llvm::TypeSwitch<Operation *, void>(&action)
-        .Case<ComputeOp>([&](ComputeOp op) { emitCompute(op); })
-        .Case<SendOp>([&](SendOp op) {
-          emitTransfer(true, op.getKind(), op.getStage(), op.getMb(),
-                       op.getPeer());
-        })
-        .Case<RecvOp>([&](RecvOp op) {
-          emitTransfer(false, op.getKind(), op.getStage(), op.getMb(),
-                       op.getPeer());
-        })
-        .Case<AllReduceOp>([&](AllReduceOp op) {
-          call(fns.allReduce, {ctx, i32(op.getStage())});
-        })
-        .Case<OptimizerStepOp>([&](OptimizerStepOp op) {
-          call(fns.optimizerStep, {ctx, i32(op.getStage())});
-        });
-    if (grouped && !nextGrouped)
-      call(fns.groupEnd, {ctx});
-  }
+  for (Operation &action : rank.getBody().front())
+    emitGuardedAction(action);
   func::ReturnOp::create(b, loc);
+}
+
+void RuntimeProgramBuilder::emitGuardedAction(Operation &action) {
+  loc = action.getLoc();
+  // A transfer followed by `grouped` ones is an exchange group. Its
+  // brackets run in every step, its members in their own steps.
+  bool grouped = isGrouped(&action),
+       nextGrouped = action.getNextNode() && isGrouped(action.getNextNode());
+  if (!grouped && nextGrouped)
+    call(fns.groupBegin, {ctx});
+  emitInSteps(action);
+  if (grouped && !nextGrouped)
+    call(fns.groupEnd, {ctx});
+}
+
+void RuntimeProgramBuilder::emitInSteps(Operation &action) {
+  StepPart part = getStepPart(&action);
+  if (part == StepPart::every)
+    return emitAction(action);
+  // first_step: pprt_step_is_first != 0; next_step: pprt_step_is_last == 0.
+  bool first = part == StepPart::firstOnly;
+  Value flag = call(first ? fns.stepIsFirst : fns.stepIsLast, {ctx});
+  Value runs = arith::CmpIOp::create(
+      b, loc, first ? arith::CmpIPredicate::ne : arith::CmpIPredicate::eq, flag,
+      i32(0));
+  auto guard = scf::IfOp::create(b, loc, runs, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard insertion(b);
+  b.setInsertionPointToStart(guard.thenBlock());
+  if (!first)
+    call(fns.setStepOffset, {ctx, i32(1)});
+  emitAction(action);
+  if (!first)
+    call(fns.setStepOffset, {ctx, i32(0)});
+}
+
+void RuntimeProgramBuilder::emitAction(Operation &action) {
+  llvm::TypeSwitch<Operation *, void>(&action)
+      .Case<ComputeOp>([&](ComputeOp op) { emitCompute(op); })
+      .Case<SendOp>([&](SendOp op) {
+        emitTransfer(true, op.getKind(), op.getStage(), op.getMb(),
+                     op.getPeer());
+      })
+      .Case<RecvOp>([&](RecvOp op) {
+        emitTransfer(false, op.getKind(), op.getStage(), op.getMb(),
+                     op.getPeer());
+      })
+      .Case<AllReduceOp>([&](AllReduceOp op) {
+        call(fns.allReduce, {ctx, i32(op.getStage())});
+      })
+      .Case<OptimizerStepOp>([&](OptimizerStepOp op) {
+        call(fns.optimizerStep, {ctx, i32(op.getStage())});
+      });
 }
 
 void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {

@@ -255,6 +255,21 @@ void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
                        int32_t mb);
 void pprt_action_end(pprt_context *ctx);
 
+/* Steps without a flush (PipeDream-2BW, docs/PipeDream2BW.md): a call of
+   pp_run_step for step t runs the warm-up forwards only in the run's first
+   step (pprt_step_is_first != 0) and the next step's first forwards, with
+   their transfers, in every step but the last (pprt_step_is_last == 0).
+   Those run between pprt_set_step_offset(ctx, 1) and
+   pprt_set_step_offset(ctx, 0): they read step t + 1's data and the weight
+   version step t + 1 reads, and their sends may stay in flight past
+   pprt_end_step of step t, which waits only for step t's own sends. With
+   --sequential-replicas above 1, or on a transport whose transfers
+   complete in order (NCCL), every step is both first and last, so each
+   step runs flushed. */
+int32_t pprt_step_is_first(const pprt_context *ctx);
+int32_t pprt_step_is_last(const pprt_context *ctx);
+void pprt_set_step_offset(pprt_context *ctx, int32_t offset); /* 0 or 1 */
+
 /* ---- Queries. ---------------------------------------------------------- */
 
 int32_t pprt_rank(const pprt_context *ctx);      /* pipeline rank */
@@ -265,7 +280,8 @@ int32_t pprt_num_ranks(const pprt_context *ctx); /* pipeline depth */
 int32_t pprt_replica(const pprt_context *ctx);
 int32_t pprt_num_replicas(const pprt_context *ctx);
 int32_t pprt_num_microbatches(const pprt_context *ctx);
-int64_t pprt_step(const pprt_context *ctx); /* 0-based */
+/* 0-based; inside the next step's actions of a no-flush call, that step. */
+int64_t pprt_step(const pprt_context *ctx);
 
 /* ---- Stage-code kernels. ----------------------------------------------- */
 

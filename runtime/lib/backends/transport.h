@@ -72,6 +72,10 @@ struct pprt_transport {
   int32_t world_size;
   int32_t local_rank; /* among the processes on this node */
   int64_t max_tag;
+  /* Transfers complete in the order they were started (NCCL's one
+     stream): a send cannot stay in flight while later transfers run, so
+     a no-flush program runs each step drained (core/step.c). */
+  bool in_order;
   /* The transport for host buffers (weight files, checkpoints): NULL when
      it is this one; the NCCL transport's MPI bootstrap otherwise. */
   pprt_transport *host;

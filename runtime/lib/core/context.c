@@ -94,6 +94,7 @@ pprt_context *pprt_context_create(pprt_transport *t, pprt_backend *be,
   ctx->num_replicas = 1;
   ctx->x0_index = -1;
   ctx->weight_versions = 1;
+  ctx->run_end = 1; /* until pprt_set_run: every step runs flushed */
   return ctx;
 }
 
@@ -368,10 +369,13 @@ void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
   }
   bool is_data = b->kind == PPRT_INPUT || b->kind == PPRT_TARGET;
   int32_t replica = pprt_data_replica(ctx);
-  if (is_data && (s->data_step != ctx->step || s->data_replica != replica)) {
+  /* Keyed by the action's own step: a no-flush call also runs the next
+     step's first forwards. */
+  int64_t step = pprt_action_step(ctx);
+  if (is_data && (s->data_step != step || s->data_replica != replica)) {
     pprt_wait_slot_sends(ctx, id, slot);
     load_data(ctx, b, id, slot, s->data);
-    s->data_step = ctx->step;
+    s->data_step = step;
     s->data_replica = replica;
   }
   return s->data;
@@ -403,4 +407,4 @@ int32_t pprt_num_replicas(const pprt_context *ctx) {
 int32_t pprt_num_microbatches(const pprt_context *ctx) {
   return ctx->num_microbatches;
 }
-int64_t pprt_step(const pprt_context *ctx) { return ctx->step; }
+int64_t pprt_step(const pprt_context *ctx) { return pprt_action_step(ctx); }

@@ -72,6 +72,7 @@ typedef struct pprt_pending_send {
   int32_t slot;
   int32_t handle;
   bool grouped;
+  int64_t step; /* the step it belongs to: the next one for a carried send */
 } pprt_pending_send;
 
 typedef enum pprt_optimizer {
@@ -150,6 +151,11 @@ struct pprt_context {
 
   int64_t step;
   double step_loss;
+  /* The steps of this run, [run_begin, run_end) (pprt_set_run), and the
+     offset of the running action's step from `step` (0, or 1 for the next
+     step's actions of a no-flush schedule: pprt_set_step_offset). */
+  int64_t run_begin, run_end;
+  int32_t step_offset;
   bool freeze_params; /* optimizer steps keep weights and gradients */
   bool defer_update;  /* like freeze_params, for all but the last pass */
 
@@ -253,6 +259,8 @@ void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
 /* Completes the in-flight sends of slot (id, slot) before it is written. */
 void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot);
 void pprt_wait_all_sends(pprt_context *ctx);
+/* Completes the sends of steps up to `step`; later (carried) ones stay. */
+void pprt_wait_step_sends(pprt_context *ctx, int64_t step);
 
 /* ---- core/all_reduce.c ---- */
 /* Completes the in-flight all-reduces of `stage` (every stage if -1). */
@@ -279,6 +287,11 @@ void pprt_profile_action_end(pprt_context *ctx);
 int pprt_check_gradients(pprt_context *ctx);
 
 /* ---- core/step.c ---- */
+/* Declares the steps the driver will run, [begin, end), which tells a
+   no-flush program its first and last step (pprt_step_is_first/last). */
+void pprt_set_run(pprt_context *ctx, int64_t begin, int64_t end);
+/* The step the running action belongs to: `step` plus the step offset. */
+int64_t pprt_action_step(const pprt_context *ctx);
 void pprt_begin_step(pprt_context *ctx, int64_t step);
 /* Runs this process's actions of the step: once per sequential replica. */
 void pprt_run_step(pprt_context *ctx);

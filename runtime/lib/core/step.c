@@ -1,6 +1,44 @@
 /* One training step: bookkeeping around pp_run_step and its action brackets. */
 #include "core/core.h"
 
+void pprt_set_run(pprt_context *ctx, int64_t begin, int64_t end) {
+  ctx->run_begin = begin;
+  ctx->run_end = end;
+}
+
+/* Whether every step runs drained, first and last alike: sequential
+   replicas replay the step per replica, so a step's forwards cannot run in
+   the previous step's call (another replica's), and a transport whose
+   transfers complete in order would hold the next step's carried send
+   ahead of this step's own transfers until the next call. */
+static bool runs_flushed(const pprt_context *ctx) {
+  return ctx->opts.sequential_replicas > 1 || ctx->transport->in_order;
+}
+
+int32_t pprt_step_is_first(const pprt_context *ctx) {
+  return ctx->step == ctx->run_begin || runs_flushed(ctx);
+}
+
+int32_t pprt_step_is_last(const pprt_context *ctx) {
+  return ctx->step + 1 >= ctx->run_end || runs_flushed(ctx);
+}
+
+void pprt_set_step_offset(pprt_context *ctx, int32_t offset) {
+  if (offset != 0 && offset != 1)
+    pprt_fatal(ctx, "pprt_set_step_offset: offset %d; must be 0 or 1", offset);
+  if (offset && (ctx->weight_versions != 2 || pprt_step_is_last(ctx)))
+    pprt_fatal(ctx,
+               "rank %d: an action of step %lld runs in step %lld's call, "
+               "which needs two weight versions and a later step",
+               ctx->pipeline_rank, (long long)ctx->step + 2,
+               (long long)ctx->step + 1);
+  ctx->step_offset = offset;
+}
+
+int64_t pprt_action_step(const pprt_context *ctx) {
+  return ctx->step + ctx->step_offset;
+}
+
 void pprt_begin_step(pprt_context *ctx, int64_t step) {
   ctx->step = step;
   ctx->step_loss = 0.0;
@@ -25,7 +63,9 @@ double pprt_end_step(pprt_context *ctx) {
     pprt_fatal(ctx, "the step ended inside an exchange group "
                     "(pprt_group_begin without pprt_group_end)");
   pprt_wait_reductions(ctx, -1);
-  pprt_wait_all_sends(ctx);
+  /* The next step's sends stay in flight: their receives may come only in
+     the next step's call. */
+  pprt_wait_step_sends(ctx, ctx->step);
   double loss = ctx->step_loss;
   ctx->transport->ops->reduce_world_f64(ctx->transport, &loss, 1);
   return loss;

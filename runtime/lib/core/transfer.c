@@ -56,8 +56,8 @@ static void push_pending(pprt_context *ctx, int32_t id, int32_t slot,
                          int32_t handle) {
   ctx->pending = reserve_one(ctx, ctx->pending, &ctx->pending_cap,
                              ctx->num_pending, sizeof *ctx->pending, "sends");
-  ctx->pending[ctx->num_pending++] =
-      (pprt_pending_send){id, slot, handle, ctx->in_group};
+  ctx->pending[ctx->num_pending++] = (pprt_pending_send){
+      id, slot, handle, ctx->in_group, pprt_action_step(ctx)};
 }
 
 void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot) {
@@ -82,6 +82,24 @@ void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot) {
 void pprt_wait_all_sends(pprt_context *ctx) {
   ctx->transport->ops->wait_all(ctx->transport);
   ctx->num_pending = 0;
+}
+
+void pprt_wait_step_sends(pprt_context *ctx, int64_t step) {
+  bool carried = false;
+  for (int32_t i = 0; i < ctx->num_pending; ++i)
+    carried |= ctx->pending[i].step > step;
+  /* wait_all invalidates every handle: only when none is carried. */
+  if (!carried)
+    return pprt_wait_all_sends(ctx);
+  pprt_transport *t = ctx->transport;
+  for (int32_t i = 0; i < ctx->num_pending;) {
+    if (ctx->pending[i].step > step) {
+      ++i;
+      continue;
+    }
+    t->ops->wait(t, ctx->pending[i].handle);
+    ctx->pending[i] = ctx->pending[--ctx->num_pending];
+  }
 }
 
 void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,

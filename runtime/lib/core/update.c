@@ -45,6 +45,12 @@ void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb) {
   if (b->numel != 1)
     pprt_fatal(ctx, "pprt_record_loss: buffer %d is not a scalar", id);
   pprt_require_f32(ctx, b, id, "pprt_record_loss");
+  if (ctx->step_offset)
+    pprt_fatal(ctx,
+               "rank %d: stage %d micro-batch %d records a loss in the "
+               "previous step's call; a no-flush schedule must leave the "
+               "loss stage's forwards in their own step",
+               ctx->pipeline_rank, b->stage, mb);
   int32_t slot = pprt_slot_index(ctx, b, id, mb);
   const void *loss = pprt_slot_data(ctx, b, id, slot);
   float value = ctx->backend->ops->read_f32(ctx->backend, loss);
@@ -113,7 +119,9 @@ static void copy_f32(pprt_context *ctx, void *dst, const void *src, int64_t n) {
 void *pprt_param_read_version(pprt_context *ctx, pprt_buffer_desc *p,
                               int32_t id) {
   void *newest = pprt_slot_data(ctx, p, id, 0);
-  if (ctx->weight_versions != 2)
+  /* The next step's forwards read W(t), the newer version until this
+     step's update. */
+  if (ctx->weight_versions != 2 || ctx->step_offset)
     return newest;
   if (!p->older) {
     /* Step 1 reads W(-1) = W(0). */

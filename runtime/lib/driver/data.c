@@ -144,13 +144,13 @@ void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
   int64_t batch = rows * ctx->num_microbatches;
   int64_t first_row = pprt_data_replica(ctx) * batch + slot * rows;
   if (ctx->corpus) {
-    pprt_corpus_fill(ctx, b, ctx->step, first_row, out);
+    pprt_corpus_fill(ctx, b, pprt_action_step(ctx), first_row, out);
     return;
   }
   if (pprt_user_load_data)
-    pprt_user_load_data(ctx, b->kind, b->index, ctx->step, first_row, rows,
-                        row_size, out);
+    pprt_user_load_data(ctx, b->kind, b->index, pprt_action_step(ctx),
+                        first_row, rows, row_size, out);
   else
-    pprt_builtin_load_data(ctx, b->kind, b->index, ctx->step, first_row, rows,
-                           row_size, out);
+    pprt_builtin_load_data(ctx, b->kind, b->index, pprt_action_step(ctx),
+                           first_row, rows, row_size, out);
 }

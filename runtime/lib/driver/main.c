@@ -446,6 +446,7 @@ static bool train(pprt_context *ctx) {
             ctx->opts.metrics_path, strerror(errno));
   bool ok = !root || !ctx->opts.metrics_path || metrics;
   int64_t first = ctx->opts.first_step - 1, end = first + ctx->opts.steps;
+  pprt_set_run(ctx, first, end);
   for (int64_t step = first; step < end; ++step) {
     double start = wall_seconds();
     pprt_begin_step(ctx, step);

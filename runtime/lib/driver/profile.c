@@ -133,6 +133,7 @@ void pprt_profile_note_send(pprt_context *ctx, int64_t bytes) {
 static void run_steps(pprt_context *ctx, pprt_profile *p) {
   bool root = ctx->transport->world_rank == 0;
   int64_t total = ctx->opts.warmup_steps + ctx->opts.steps;
+  pprt_set_run(ctx, 0, total);
   for (int64_t step = 0; step < total; ++step) {
     p->measuring = step >= ctx->opts.warmup_steps;
     double start = now_ms();

@@ -114,6 +114,9 @@ LogicalResult mlir::pp::orderForRendezvous(ScheduleOp schedule) {
 
 void mlir::pp::groupAdjacentTransfers(RankOp rank) {
   for (Operation &op : rank.getBody().front()) {
+    // A group may mix step parts: a step skips its members that do not
+    // run in it (a no-flush schedule's next-step send goes with this
+    // step's receive, which a rendezvous transport needs).
     bool grouped = isa_and_nonnull<SendOp, RecvOp>(op.getPrevNode());
     llvm::TypeSwitch<Operation *>(&op).Case<SendOp, RecvOp>(
         [&](auto transfer) { transfer.setGrouped(grouped); });

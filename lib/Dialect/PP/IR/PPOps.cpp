@@ -184,9 +184,39 @@ ComputeOp ComputeOp::getOverlapPartner() {
   return dyn_cast_or_null<ComputeOp>((*this)->getPrevNode());
 }
 
+StepPart mlir::pp::getStepPart(Operation *op) {
+  return llvm::TypeSwitch<Operation *, StepPart>(op)
+      .Case<ComputeOp, SendOp, RecvOp>([](auto action) {
+        if (action.getNextStep())
+          return StepPart::next;
+        return action.getFirstStep() ? StepPart::firstOnly : StepPart::every;
+      })
+      .Default(StepPart::every);
+}
+
+/// Checks `first_step` and `next_step`: one at most, and only where the
+/// weight versions let a step's actions run across the step boundary.
+static LogicalResult verifyStepPart(Operation *op, bool first, bool next) {
+  if (!first && !next)
+    return success();
+  if (first && next)
+    return op->emitOpError("cannot be both 'first_step' and 'next_step'");
+  auto schedule = op->getParentOfType<ScheduleOp>();
+  if (schedule && schedule.getNumWeightVersions() != 2)
+    return op->emitOpError("is '")
+           << (first ? "first_step" : "next_step")
+           << "', but the schedule keeps one weight version: only a schedule "
+              "with 'weight_versions = 2' runs steps without a flush";
+  return success();
+}
+
 LogicalResult ComputeOp::verify() {
-  if (failed(verifyAction(*this, getStage(), getMb())))
+  if (failed(verifyAction(*this, getStage(), getMb())) ||
+      failed(verifyStepPart(*this, getFirstStep(), getNextStep())))
     return failure();
+  if (getNextStep() && getPhase() != Phase::forward)
+    return emitOpError("is 'next_step' but not a forward: only forwards of "
+                       "the next step fill a step's cool-down");
   if (!getOverlap())
     return success();
   // An overlapped pair is PyTorch's (F;B)OVERLAP_F_B: a forward, then the
@@ -236,7 +266,8 @@ bool mlir::pp::isGroupedWithPrevious(Operation *op) {
 /// transfer.
 template <typename TransferOp>
 static LogicalResult verifyTransfer(TransferOp op) {
-  if (failed(verifyAction(op, op.getStage(), op.getMb(), op.getPeer())))
+  if (failed(verifyAction(op, op.getStage(), op.getMb(), op.getPeer())) ||
+      failed(verifyStepPart(op, op.getFirstStep(), op.getNextStep())))
     return failure();
   Operation *previous = op->getPrevNode();
   if (op.getGrouped() && !isa_and_nonnull<SendOp, RecvOp>(previous))

@@ -38,25 +38,31 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
   Location loc = compute.getLoc();
   auto remote = [&](int64_t s) { return stageRank[s] != rank; };
   Phase phase = compute.getPhase();
+  // A transfer runs in the steps its compute action runs in.
+  bool firstStep = compute.getFirstStep(), nextStep = compute.getNextStep();
+  auto recv = [&](TransferKind kind, int64_t peer) {
+    RecvOp::create(builder, loc, kind, stage, mb, stageRank[peer],
+                   /*grouped=*/false, firstStep, nextStep);
+  };
+  auto send = [&](TransferKind kind, int64_t peer) {
+    SendOp::create(builder, loc, kind, stage, mb, stageRank[peer],
+                   /*grouped=*/false, firstStep, nextStep);
+  };
   if (phase == Phase::forward) {
     if (stage > 0 && remote(stage - 1))
-      RecvOp::create(builder, loc, TransferKind::activation, stage, mb,
-                     stageRank[stage - 1]);
+      recv(TransferKind::activation, stage - 1);
     builder.setInsertionPointAfter(second);
     if (stage < last && remote(stage + 1))
-      SendOp::create(builder, loc, TransferKind::activation, stage, mb,
-                     stageRank[stage + 1]);
+      send(TransferKind::activation, stage + 1);
     return;
   }
   if (phase == Phase::backward_weight)
     return;
   if (stage < last && remote(stage + 1))
-    RecvOp::create(builder, loc, TransferKind::gradient, stage, mb,
-                   stageRank[stage + 1]);
+    recv(TransferKind::gradient, stage + 1);
   builder.setInsertionPointAfter(second);
   if (stage > 0 && remote(stage - 1))
-    SendOp::create(builder, loc, TransferKind::gradient, stage, mb,
-                   stageRank[stage - 1]);
+    send(TransferKind::gradient, stage - 1);
 }
 
 /// Inserts the all-reduce of each stage in `stages` (owned by the rank of

@@ -381,7 +381,9 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         ComputeOp::create(
             builder, getActionLoc(&getContext(), rank, action, stageFunc),
             action.phase, action.stage, action.mb, /*overlap=*/false,
-            stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr);
+            stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr,
+            /*first_step=*/action.part == StepPart::firstOnly,
+            /*next_step=*/action.part == StepPart::next);
       }
     }
   }

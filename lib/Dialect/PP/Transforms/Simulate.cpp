@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -42,6 +43,42 @@ static double getBusyTime(const ScheduleSimulator &simulator,
       busy += costs.duration(action.phase, action.stage);
   }
   return busy;
+}
+
+/// When `steps` calls of no-flush `schedule` run back to back end, or
+/// failure on a deadlock (pp-verify-schedule reports it at the actions).
+static FailureOr<double> getBackToBackMakespan(ScheduleOp schedule,
+                                               int64_t steps,
+                                               const ActionCosts &costs,
+                                               TransferSemantics semantics) {
+  ScheduleOp run = buildBackToBack(schedule, steps);
+  ScheduleSimulator simulator(run);
+  FailureOr<double> makespan = failure();
+  if (succeeded(simulator.run(costs, semantics)))
+    makespan = simulator.getMakespan();
+  run.erase();
+  return makespan;
+}
+
+/// Reports a no-flush schedule's steady state: the time per step between
+/// 2 and 3 steps back to back.
+static LogicalResult reportSteadyState(ScheduleOp schedule,
+                                       const ActionCosts &costs,
+                                       TransferSemantics semantics) {
+  FailureOr<double> two = getBackToBackMakespan(schedule, 2, costs, semantics);
+  FailureOr<double> three =
+      getBackToBackMakespan(schedule, 3, costs, semantics);
+  if (failed(two) || failed(three))
+    return schedule.emitError("deadlocks when its steps run back to back "
+                              "without a flush; run pp-verify-schedule");
+  emitRemark(schedule.getLoc())
+      << "no flush: 3 steps back to back take " << formatQuantity(*three)
+      << ", " << formatQuantity(*three - *two) << " per step in the steady "
+      << "state";
+  schedule->setAttr(
+      "pp.steady_step",
+      Builder(schedule.getContext()).getF64FloatAttr(*three - *two));
+  return success();
 }
 
 /// Simulates `schedule` and records what it found; fails on a deadlock.
@@ -82,6 +119,8 @@ static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
   schedule->setAttr("pp.makespan", b.getF64FloatAttr(makespan));
   schedule->setAttr("pp.idle", b.getDenseF64ArrayAttr(idle));
   schedule->setAttr("pp.peak_memory", b.getDenseF64ArrayAttr(peak));
+  if (runsWithoutFlush(schedule))
+    return reportSteadyState(schedule, costs, semantics);
   return success();
 }
 
@@ -93,11 +132,12 @@ struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
       getOperation().emitError("all-reduce-cost must not be negative");
       return signalPassFailure();
     }
-    WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
-      return WalkResult(simulate(schedule, semantics, allReduceCost));
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    // Collected first: a no-flush schedule's steps are simulated on copies.
+    SmallVector<ScheduleOp> schedules;
+    getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
+    for (ScheduleOp schedule : schedules)
+      if (failed(simulate(schedule, semantics, allReduceCost)))
+        return signalPassFailure();
   }
 };
 } // namespace

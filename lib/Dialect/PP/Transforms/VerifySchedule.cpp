@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ActionTable.h"
+#include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -611,6 +612,29 @@ void ScheduleChecker::checkMemoryCap() {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// Checks `steps` calls of a no-flush schedule run back to back.
+static LogicalResult checkBackToBack(ScheduleOp schedule, int64_t steps,
+                                     bool rendezvous) {
+  ScheduleOp run = buildBackToBack(schedule, steps);
+  LogicalResult result = ScheduleChecker(run, rendezvous).check();
+  run.erase();
+  return result;
+}
+
+/// A no-flush schedule: its step form, then one step as a run of one step
+/// runs it, then three steps back to back (first, middle and last call),
+/// where micro-batch j of step s is s * m + j.
+static LogicalResult checkNoFlush(ScheduleOp schedule, bool rendezvous) {
+  if (failed(verifyNextStepActions(schedule)) ||
+      failed(checkBackToBack(schedule, 1, rendezvous)))
+    return failure();
+  if (succeeded(checkBackToBack(schedule, 3, rendezvous)))
+    return success();
+  return schedule.emitError("fails when 3 steps run back to back without a "
+                            "flush (above, micro-batch j of step s is ")
+         << schedule.getNumMicrobatches() << " * s + j)";
+}
+
 namespace {
 struct VerifySchedulePass
     : mlir::pp::impl::PPVerifyScheduleBase<VerifySchedulePass> {
@@ -618,9 +642,13 @@ struct VerifySchedulePass
   void runOnOperation() override {
     bool rendezvous = semantics == TransferSemantics::rendezvous;
     bool failed = false;
-    getOperation().walk([&](ScheduleOp schedule) {
-      failed |= ScheduleChecker(schedule, rendezvous).check().failed();
-    });
+    SmallVector<ScheduleOp> schedules;
+    getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
+    for (ScheduleOp schedule : schedules)
+      failed |= (runsWithoutFlush(schedule)
+                     ? checkNoFlush(schedule, rendezvous)
+                     : ScheduleChecker(schedule, rendezvous).check())
+                    .failed();
     if (failed)
       signalPassFailure();
     markAllAnalysesPreserved();

@@ -368,6 +368,7 @@ pprt_transport *pprt_nccl_transport_create(pprt_transport *inner,
   n->base.ops = &nccl_ops;
   n->inner = inner;
   n->base.host = pprt_host_transport(inner); /* NCCL takes device memory */
+  n->base.in_order = true;                   /* one stream */
   n->compute = compute;
   n->group_first = -1;
   id_message msg;

@@ -221,15 +221,31 @@ def PP_ComputeOp : PP_ActionOp<"compute",
     pp.compute forward stage 0 mb 3
     pp.compute backward stage 3 mb 1 overlap
     ```
+
+    In a schedule with `weight_versions = 2` that runs its steps without a
+    flush (PipeDream-2BW, docs/PipeDream2BW.md), `first_step` marks an
+    action that runs only in the first step of a run (the warm-up), and
+    `next_step` a forward of the next step's micro-batch `mb`, run in every
+    step but the last, in place of the warm-up that the next step's call
+    skips; it reads that step's data and the weight version it uses. The
+    transfers of such an action carry the same marker.
+
+    ```mlir
+    pp.compute forward stage 0 mb 0 first_step
+    ...
+    pp.compute forward stage 0 mb 0 next_step
+    ```
   }];
   let arguments = (ins PP_PhaseAttr:$phase,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        UnitAttr:$overlap,
-                       OptionalAttr<FlatSymbolRefAttr>:$function);
+                       OptionalAttr<FlatSymbolRefAttr>:$function,
+                       UnitAttr:$first_step,
+                       UnitAttr:$next_step);
   let assemblyFormat =
       "`` $phase `stage` $stage `mb` $mb ($function^)? (`overlap` $overlap^)? "
-      "attr-dict";
+      "(`first_step` $first_step^)? (`next_step` $next_step^)? attr-dict";
   let extraClassDeclaration = [{
     /// The forward this backward overlaps with, or null.
     ComputeOp getOverlapPartner();
@@ -263,10 +279,12 @@ def PP_SendOp : PP_ActionOp<"send"> {
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
-                       UnitAttr:$grouped);
+                       UnitAttr:$grouped,
+                       UnitAttr:$first_step,
+                       UnitAttr:$next_step);
   let assemblyFormat =
       "`` $kind `stage` $stage `mb` $mb `to` $peer (`grouped` $grouped^)? "
-      "attr-dict";
+      "(`first_step` $first_step^)? (`next_step` $next_step^)? attr-dict";
 }
 
 def PP_RecvOp : PP_ActionOp<"recv"> {
@@ -287,10 +305,12 @@ def PP_RecvOp : PP_ActionOp<"recv"> {
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$stage,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$mb,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
-                       UnitAttr:$grouped);
+                       UnitAttr:$grouped,
+                       UnitAttr:$first_step,
+                       UnitAttr:$next_step);
   let assemblyFormat =
       "`` $kind `stage` $stage `mb` $mb `from` $peer (`grouped` $grouped^)? "
-      "attr-dict";
+      "(`first_step` $first_step^)? (`next_step` $next_step^)? attr-dict";
 }
 
 def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {

@@ -347,9 +347,11 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     - `pipedream-2bw` (PipeDream-2BW): 1F1B's order for one step, on a
       schedule with `weight_versions = 2`: every stage keeps two weight
       versions and the update is delayed one step, W(t + 1) = W(t) -
-      lr * grad(W(t - 1)), so the steps can run back to back without a
-      flush. Needs m >= p; the remark gives the steady state's time per
-      step and bubble. See docs/PipeDream2BW.md.
+      lr * grad(W(t - 1)), so the steps run back to back without a
+      flush: the warm-up forwards are `first_step`, and the cool-down's
+      backwards each follow a `next_step` forward of the next step. Needs
+      m >= p; the remark gives the steady state's time per step and
+      bubble. See docs/PipeDream2BW.md.
 
     Schedules with v = num-stages / num-ranks stages per rank, stage s on
     rank s mod p:
@@ -614,6 +616,10 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     rank's peak activation memory as a remark, and records them on the
     schedule as `pp.makespan`, `pp.idle` and `pp.peak_memory`. A schedule
     that deadlocks is an error naming the ranks that wait for each other.
+    A schedule that runs its steps without a flush (`first_step` and
+    `next_step` actions, docs/PipeDream2BW.md) is simulated as a run of one
+    step (its `next_step` actions skipped), then as 2 and 3 steps back to
+    back: a second remark gives their time per step (`pp.steady_step`).
 
     ```mlir
     // remark: makespan 12, bubble 25.0% (idle per rank: 3, 3),
@@ -666,6 +672,11 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     `pp.all_reduce` must follow every weight-gradient action (W or fused
     backward) of its stage and precede its optimizer step, once per stage;
     a schedule with `num_replicas` above 1 needs one for every stage.
+    A schedule that runs its steps without a flush (`first_step` and
+    `next_step` actions) must repeat its `first_step` actions as its
+    `next_step` ones, each after the step's own actions of its micro-batch,
+    and passes these checks both as a run of one step and as 3 steps back
+    to back (docs/PipeDream2BW.md).
 
     ```mlir
     pp.rank 1 {

@@ -61,6 +61,8 @@ struct ScheduledAction {
   Phase phase;
   int64_t stage;
   int64_t mb;
+  /// The steps of a run it runs in (no-flush schedules only).
+  StepPart part = StepPart::every;
 };
 
 /// Appends the backward of (stage, mb): fused, or B immediately followed by W.

@@ -5,10 +5,12 @@
 // of every micro-batch of step t read version t - 1 and the update makes
 // W(t + 1) = W(t) - lr * grad(W(t - 1)), so step t + 1's forwards need
 // nothing from step t's update and run while step t's backwards drain.
-// The schedule holds one step in 1F1B order and is marked
-// `weight_versions = 2`; its steady state, the steps run back to back, is
-// the 1F1B order over the micro-batches of many steps, timed here and
-// reported in the note.
+// The schedule holds one step's call in the no-flush order: the warm-up
+// forwards run in the first step only (`first_step`), and the cool-down
+// pairs each backward with a forward of the next step (`next_step`),
+// skipped in the last step; it is marked `weight_versions = 2`. Its steady
+// state, the steps run back to back, is the 1F1B order over the
+// micro-batches of many steps, timed here and reported in the note.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +66,29 @@ getSteadyState(const ScheduleProblem &problem, const ActionCosts &costs) {
   return std::make_pair(period, std::max(bubble, 0.0));
 }
 
+/// One rank's call of the no-flush order: 1F1B with `warmup` warm-up
+/// forwards, run in the first step only, and the cool-down's backwards
+/// each after the forward of the next step's micro-batch that the next
+/// call's warm-up would run. With one step it is 1F1B.
+static SmallVector<ScheduledAction>
+getNoFlushSteps(const ScheduleProblem &problem, int64_t stage, int64_t warmup) {
+  int64_t m = problem.numMicrobatches;
+  SmallVector<ScheduledAction> actions;
+  for (int64_t mb = 0; mb < warmup; ++mb)
+    actions.push_back({Phase::forward, stage, mb, StepPart::firstOnly});
+  for (int64_t k = 0; k < m; ++k) {
+    // Pair k's forward: this step's micro-batch warmup + k, or in the
+    // cool-down the next step's k - (m - warmup).
+    if (k < m - warmup)
+      actions.push_back({Phase::forward, stage, warmup + k});
+    else
+      actions.push_back(
+          {Phase::forward, stage, k - (m - warmup), StepPart::next});
+    appendBackward(actions, problem, stage, k);
+  }
+  return actions;
+}
+
 FailureOr<GeneratedSchedule>
 mlir::pp::generatePipeDream2BW(const ScheduleProblem &problem,
                                ScheduleErrorFn emitError) {
@@ -77,8 +102,9 @@ mlir::pp::generatePipeDream2BW(const ScheduleProblem &problem,
                        << " stages), so that each step's new weight version "
                           "is made before the next step's forwards read it";
   ActionCosts costs(problem.getCostOrUnit());
-  GeneratedSchedule schedule{identityPlacement(problem),
-                             getOneFOneBRanks(problem)};
+  GeneratedSchedule schedule{identityPlacement(problem), {}};
+  for (int64_t stage = 0; stage < p; ++stage)
+    schedule.ranks.push_back(getNoFlushSteps(problem, stage, p - stage - 1));
   schedule.weightVersions = 2;
   FailureOr<std::pair<double, double>> steady = getSteadyState(problem, costs);
   if (failed(steady))
