@@ -15,6 +15,7 @@ synchronous training, so that running synchronous SGD cannot pass.
 --checkpoint, which would save one version only, is refused."""
 
 import argparse
+import math
 import os
 import re
 import subprocess
@@ -79,6 +80,56 @@ def emulate(args, ref, workdir):
     return losses, newer
 
 
+GRADIENT_LR = 1024.0
+
+
+def gradient(args, ref, workdir, step, weights):
+    """grad(weights) on step `step`'s data, and the loss there: one SGD step
+    of the 1-stage program with lr 1024, a power of two, so that
+    (W - W') / 1024 recovers the gradient to fp32 rounding of its own size
+    rather than of the weights'."""
+    start = os.path.join(workdir, f"grad_in{step}.safetensors")
+    after = os.path.join(workdir, f"grad_out{step}.safetensors")
+    save(start, weights)
+    out = run(["mpirun", "-np", "1", ref, "--lr", str(GRADIENT_LR),
+               "--timeout", "60", "--steps", "1", "--init-weights", start,
+               "--first-step", str(step), "--save", after, *args.sequential])
+    loss = [float(v) for v in re.findall(r"^step \d+ loss (\S+)$", out,
+                                         re.M)]
+    stepped = load(after)
+    return loss, {name: [(w0 - w1) / GRADIENT_LR for w0, w1 in
+                         zip(values, stepped[name][1])]
+                  for name, (_, values) in weights.items()}
+
+
+def emulate_adam(args, ref, workdir):
+    """Losses and final (newest) weights of the delayed update with Adam:
+    the moments take grad(W(t - 1)) and the bias-corrected step goes onto
+    W(t), as pprt_set_weight_versions documents (t counts the updates;
+    beta1, beta2 and eps are the runtime's defaults)."""
+    initial = os.path.join(workdir, "w0.safetensors")
+    train(args, ref, 1, "--steps", "0", "--save", initial, *args.sequential)
+    older = newer = load(initial)
+    m = {name: [0.0] * len(values) for name, (_, values) in older.items()}
+    v = {name: [0.0] * len(values) for name, (_, values) in older.items()}
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    losses = []
+    for step in range(1, args.steps + 1):
+        loss, grads = gradient(args, ref, workdir, step, older)
+        losses += loss
+        stepped = {}
+        for name, (shape, values) in newer.items():
+            g = grads[name]
+            m[name] = [b1 * a + (1 - b1) * x for a, x in zip(m[name], g)]
+            v[name] = [b2 * a + (1 - b2) * x * x for a, x in zip(v[name], g)]
+            stepped[name] = (shape, [
+                w - args.lr * (a / (1 - b1 ** step)) /
+                (math.sqrt(b / (1 - b2 ** step)) + eps)
+                for w, a, b in zip(values, m[name], v[name])])
+        older, newer = newer, stepped
+    return losses, newer
+
+
 def close(a, b, rtol):
     return abs(a - b) <= rtol * max(abs(a), abs(b), 1e-12)
 
@@ -100,7 +151,12 @@ def main():
                         help="replicas of the pipeline (ranks x D processes); "
                         "the emulation plays them in turn "
                         "(--sequential-replicas D)")
+    parser.add_argument("--optimizer", choices=["sgd", "adam"],
+                        default="sgd",
+                        help="adam: against emulate_adam, and synchronous "
+                        "Adam must differ")
     args = parser.parse_args()
+    optimizer = ["--optimizer", args.optimizer]
     args.sequential = ["--sequential-replicas", str(args.data_parallel)]
     errors = []
     with tempfile.TemporaryDirectory() as workdir:
@@ -108,11 +164,12 @@ def main():
         pipe = compile_mlp(args, workdir, args.ranks, args.microbatches,
                            "pipedream-2bw", args.data_parallel)
         processes = args.ranks * args.data_parallel
-        expected, newest = emulate(args, ref, workdir)
+        expected, newest = (emulate_adam if args.optimizer == "adam" else
+                            emulate)(args, ref, workdir)
         losses, params = train(args, pipe, processes, "--steps",
-                               str(args.steps), "--print-params")
+                               str(args.steps), "--print-params", *optimizer)
         sync, _ = train(args, ref, 1, "--steps", str(args.steps),
-                        *args.sequential)
+                        *args.sequential, *optimizer)
         # A checkpoint holds one version: refused at start-up, not lost.
         refused = subprocess.run(
             ["mpirun", "-np", str(processes), pipe, "--steps", "1",
@@ -142,7 +199,8 @@ def main():
                       f"training {sync} (max relative difference from step 2 "
                       f"{apart:.2e}) to tell them apart")
     print(f"pipedream-2bw {args.ranks} ranks {args.microbatches} "
-          f"micro-batches {args.data_parallel} replicas: {losses}")
+          f"micro-batches {args.data_parallel} replicas {args.optimizer}: "
+          f"{losses}")
     print(f"emulation: {expected}; max relative difference {worst:.2e}")
     print(f"synchronous: {sync}; pipedream-2bw differs from it by up to "
           f"{apart:.2e} (relative) from step 2")

@@ -161,6 +161,9 @@ void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas);
    of step t read version t - 1 (pprt_buffer of a PARAM) and
    pprt_optimizer_step applies step t's gradients to version t, so that
    W(t + 1) = W(t) - lr * grad(W(t - 1)) (both start as the initial weights);
+   with --optimizer adam, grad(W(t - 1)) updates the moments and the
+   bias-corrected step of pprt_optimizer_step goes onto W(t) to give
+   W(t + 1) (one pair of moments per param; t counts its updates).
    --print-params and --save see the newest version. Checkpoints, which
    hold one version, are refused. Call after pprt_set_program. */
 void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);

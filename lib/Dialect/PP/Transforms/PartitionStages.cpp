@@ -388,7 +388,7 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
                                                     target.devices[to]);
   };
   double parameterCopies =
-      options.parameterCopies + (target.weightVersions - 1);
+      getWeightCopies(options.parameterCopies, target.weightVersions);
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
     int64_t rank = target.stageRank[stage];
     StageLoad result;
@@ -546,8 +546,9 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
     return failure();
   recomputed = plan->recompute;
   if (options.printTable)
-    printTable(llvm::outs(), model, *target, plan->starts, recomputed, loads,
-               options.parameterCopies + (target->weightVersions - 1));
+    printTable(
+        llvm::outs(), model, *target, plan->starts, recomputed, loads,
+        getWeightCopies(options.parameterCopies, target->weightVersions));
   for (auto [index, op] : llvm::enumerate(work))
     stageOf[op] = llvm::upper_bound(plan->starts, int64_t(index)) -
                   plan->starts.begin() - 1;

@@ -47,6 +47,13 @@ namespace mlir::pp {
 /// A time or memory amount for a diagnostic, as short as `%g` writes it.
 std::string formatQuantity(double value);
 
+/// How many copies of a stage's weights its rank holds for the whole step:
+/// `parameterCopies` (weights, gradients, optimizer state) with one weight
+/// version, and one more per extra version (PipeDream-2BW's second copy).
+inline double getWeightCopies(double parameterCopies, int64_t weightVersions) {
+  return parameterCopies + (weightVersions - 1);
+}
+
 //===----------------------------------------------------------------------===//
 // Costs
 //===----------------------------------------------------------------------===//
