@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Keeps the core free of MPI so that e.g. an NCCL backend moving device
    memory can replace it. Ranks here are world ranks. */
@@ -97,6 +98,18 @@ static inline void *pprt_reserve_one(void *array, int32_t *cap, int32_t count,
   if (p)
     *cap = grown;
   return p;
+}
+
+/* Drops the first `done` of `*count` elements of `size` bytes from `array`,
+   a window of handles `*first`, `*first + 1`, ...: a program whose sends
+   stay in flight across steps (no wait_all empties the array) keeps only
+   its open window, and handles stay valid. Numbering restarts once the
+   window is empty. */
+static inline void pprt_drop_done(void *array, int32_t *count, int32_t *first,
+                                  int32_t done, size_t size) {
+  *count -= done;
+  memmove(array, (char *)array + (size_t)done * size, (size_t)*count * size);
+  *first = *count ? *first + done : 0;
 }
 
 /* Initialises MPI and returns the MPI transport. */

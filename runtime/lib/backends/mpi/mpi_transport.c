@@ -30,8 +30,9 @@ typedef struct mpi_transport {
   int32_t waiting_for; /* rank a receive waits for; NOBODY otherwise */
   int32_t silent;      /* the silent rank once found; NOBODY before */
   MPI_Comm group_comm; /* data-parallel group, MPI_COMM_NULL until split */
-  MPI_Request *reqs;   /* outstanding sends; index = handle */
+  MPI_Request *reqs;   /* outstanding sends; index = handle - first_req */
   int32_t num_reqs;
+  int32_t first_req; /* handle of reqs[0]; completed leading ones go */
   int32_t cap_reqs;
   mpi_recv_request *recvs; /* receives; index = irecv handle */
   int32_t num_recvs;       /* reset once none is open */
@@ -104,6 +105,19 @@ static MPI_Request *new_request(mpi_transport *m, const char *what) {
   return &m->reqs[m->num_reqs];
 }
 
+/* The handle of the request new_request returned. */
+static int32_t push_request(mpi_transport *m) {
+  return m->first_req + m->num_reqs++;
+}
+
+/* Drops the completed requests at the front (pprt_drop_done). */
+static void drop_completed(mpi_transport *m) {
+  int32_t done = 0;
+  while (done < m->num_reqs && m->reqs[done] == MPI_REQUEST_NULL)
+    ++done;
+  pprt_drop_done(m->reqs, &m->num_reqs, &m->first_req, done, sizeof *m->reqs);
+}
+
 static int32_t mpi_isend(pprt_transport *t, const void *buf, int64_t bytes,
                          int32_t peer, int32_t tag) {
   mpi_transport *m = as_mpi(t);
@@ -111,13 +125,15 @@ static int32_t mpi_isend(pprt_transport *t, const void *buf, int64_t bytes,
   check(m,
         MPI_Isend(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, req),
         "MPI_Isend");
-  return m->num_reqs++;
+  return push_request(m);
 }
 
 static void mpi_wait(pprt_transport *t, int32_t handle) {
   mpi_transport *m = as_mpi(t);
   /* Leaves MPI_REQUEST_NULL behind, which the final Waitall skips. */
-  check(m, MPI_Wait(&m->reqs[handle], MPI_STATUS_IGNORE), "MPI_Wait");
+  check(m, MPI_Wait(&m->reqs[handle - m->first_req], MPI_STATUS_IGNORE),
+        "MPI_Wait");
+  drop_completed(m);
 }
 
 /* GCC 12 mistakes MPICH's MPI_STATUSES_IGNORE sentinel for an array. */
@@ -130,6 +146,7 @@ static void mpi_wait_all(pprt_transport *t) {
   check(m, MPI_Waitall(m->num_reqs, m->reqs, MPI_STATUSES_IGNORE),
         "MPI_Waitall");
   m->num_reqs = 0;
+  m->first_req = 0;
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -265,15 +282,17 @@ static int32_t mpi_iallreduce_group_f32(pprt_transport *t, void *buf,
         MPI_Iallreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT,
                        MPI_SUM, m->group_comm, req),
         "MPI_Iallreduce");
-  return m->num_reqs++;
+  return push_request(m);
 }
 
 static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   mpi_transport *m = as_mpi(t);
-  int rc = poll_request(m, &m->reqs[handle], MPI_STATUS_IGNORE, timeout_s);
+  int rc = poll_request(m, &m->reqs[handle - m->first_req], MPI_STATUS_IGNORE,
+                        timeout_s);
   if (rc == MPI_ERR_PENDING)
     return false;
   check(m, rc, "MPI_Test");
+  drop_completed(m);
   return true;
 }
 

@@ -20,7 +20,7 @@ typedef struct staging_buffer {
   bool busy;
 } staging_buffer;
 
-/* An outstanding send or all-reduce; index = our handle. */
+/* An outstanding send or all-reduce; index = our handle - first_pending. */
 typedef struct pending {
   int32_t inner;  /* the inner transport's handle */
   int32_t buffer; /* index into buffers */
@@ -48,6 +48,7 @@ typedef struct staged_transport {
   pending *pendings;
   int32_t num_pendings;
   int32_t cap_pendings;
+  int32_t first_pending; /* handle of pendings[0] (pprt_drop_done) */
   staged_recv *recvs;
   int32_t num_recvs; /* reset once none is open */
   int32_t open_recvs;
@@ -100,7 +101,21 @@ static int32_t add_pending(staged_transport *s, pending p) {
     staged_fatal(s, "out of memory");
   s->pendings = q;
   s->pendings[s->num_pendings] = p;
-  return s->num_pendings++;
+  return s->first_pending + s->num_pendings++;
+}
+
+/* The pending of `handle`. */
+static pending *pending_of(staged_transport *s, int32_t handle) {
+  return &s->pendings[handle - s->first_pending];
+}
+
+/* Drops the finished pendings at the front (pprt_drop_done). */
+static void drop_finished(staged_transport *s) {
+  int32_t done = 0;
+  while (done < s->num_pendings && s->pendings[done].done)
+    ++done;
+  pprt_drop_done(s->pendings, &s->num_pendings, &s->first_pending, done,
+                 sizeof *s->pendings);
 }
 
 /* After the inner handle completed: an all-reduce's result goes back to
@@ -131,10 +146,11 @@ static int32_t st_isend(pprt_transport *t, const void *buf, int64_t bytes,
 
 static void st_wait(pprt_transport *t, int32_t handle) {
   staged_transport *s = as_staged(t);
-  pending *p = &s->pendings[handle];
+  pending *p = pending_of(s, handle);
   if (!p->done)
     s->inner->ops->wait(s->inner, p->inner);
   finish(s, p);
+  drop_finished(s);
 }
 
 static void st_wait_all(pprt_transport *t) {
@@ -143,6 +159,7 @@ static void st_wait_all(pprt_transport *t) {
   for (int32_t i = 0; i < s->num_pendings; ++i)
     finish(s, &s->pendings[i]);
   s->num_pendings = 0;
+  s->first_pending = 0;
 }
 
 static int32_t st_irecv(pprt_transport *t, void *buf, int64_t bytes,
@@ -206,10 +223,11 @@ static int32_t st_iallreduce_group_f32(pprt_transport *t, void *buf,
 
 static bool st_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   staged_transport *s = as_staged(t);
-  pending *p = &s->pendings[handle];
+  pending *p = pending_of(s, handle);
   if (!p->done && !s->inner->ops->wait_for(s->inner, p->inner, timeout_s))
     return false;
   finish(s, p);
+  drop_finished(s);
   return true;
 }
 
