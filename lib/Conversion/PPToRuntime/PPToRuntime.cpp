@@ -193,12 +193,14 @@ static std::optional<pprt_dtype> dtypeOf(Type type) {
     return PPRT_I32;
   if (type.isSignlessInteger(64))
     return PPRT_I64;
+  if (type.isSignlessInteger(1))
+    return PPRT_I1;
   return std::nullopt;
 }
 
 /// Records the buffer of argument `i` of a stage function, checking that the
 /// runtime can hold it: a dense memref of up to PPRT_MAX_DIMS dimensions of
-/// f32, f16, bf16, i32 or i64 whose slot has the same type everywhere.
+/// f32, f16, bf16, i1, i32 or i64 whose slot has the same type everywhere.
 LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
                                                      unsigned i,
                                                      int64_t stage) {
