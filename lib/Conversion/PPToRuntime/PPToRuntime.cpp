@@ -218,7 +218,7 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
       !type.getLayout().isIdentity())
     return func.emitError("argument #")
            << i << " needs a valid 'pp.slot' and a static, identity-layout "
-           << "memref of f32, f16, bf16, i32 or i64";
+           << "memref of f32, f16, bf16, i1, i32 or i64";
   // The runtime seeds and records the loss of a micro-batch as one f32, so
   // a model that returns anything else would fail only when it runs.
   bool isLoss =
