@@ -193,12 +193,14 @@ static std::optional<pprt_dtype> dtypeOf(Type type) {
     return PPRT_I32;
   if (type.isSignlessInteger(64))
     return PPRT_I64;
+  if (type.isSignlessInteger(1))
+    return PPRT_I1;
   return std::nullopt;
 }
 
 /// Records the buffer of argument `i` of a stage function, checking that the
 /// runtime can hold it: a dense memref of up to PPRT_MAX_DIMS dimensions of
-/// f32, f16, bf16, i32 or i64 whose slot has the same type everywhere.
+/// f32, f16, bf16, i1, i32 or i64 whose slot has the same type everywhere.
 LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
                                                      unsigned i,
                                                      int64_t stage) {
@@ -216,7 +218,7 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
       !type.getLayout().isIdentity())
     return func.emitError("argument #")
            << i << " needs a valid 'pp.slot' and a static, identity-layout "
-           << "memref of f32, f16, bf16, i32 or i64";
+           << "memref of f32, f16, bf16, i1, i32 or i64";
   // The runtime seeds and records the loss of a micro-batch as one f32, so
   // a model that returns anything else would fail only when it runs.
   bool isLoss =

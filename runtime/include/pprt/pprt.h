@@ -104,6 +104,7 @@ typedef enum pprt_dtype {
   PPRT_BF16 = 2,
   PPRT_I32 = 3,
   PPRT_I64 = 4,
+  PPRT_I1 = 5, /* one byte per element (0 or 1), as LLVM stores i1 */
 } pprt_dtype;
 
 /* The version of this ABI. The generated object passes the version it was

@@ -12,8 +12,8 @@ static const char *const kind_names[] = {
 };
 
 const char *pprt_dtype_name(int32_t dtype) {
-  static const char *const names[] = {"f32", "f16", "bf16", "i32", "i64"};
-  return dtype >= PPRT_F32 && dtype <= PPRT_I64 ? names[dtype] : "unknown";
+  static const char *const names[] = {"f32", "f16", "bf16", "i32", "i64", "i1"};
+  return dtype >= PPRT_F32 && dtype <= PPRT_I1 ? names[dtype] : "unknown";
 }
 
 void pprt_require_f32(const pprt_context *ctx, const pprt_buffer_desc *b,
@@ -247,6 +247,8 @@ static int64_t elem_size_of(const pprt_context *ctx, int32_t id,
     return 2;
   case PPRT_I64:
     return 8;
+  case PPRT_I1:
+    return 1;
   default:
     pprt_fatal(ctx, "buffer %d: unknown element type %d", id, dtype);
   }

@@ -11,8 +11,9 @@ _Static_assert(PPRT_ST_MAX_DIMS >= PPRT_MAX_DIMS,
                "safetensors shapes must hold every buffer's rank");
 
 const char *pprt_st_dtype_name(int32_t dtype) {
-  static const char *const names[] = {"F32", "F16", "BF16", "I32", "I64"};
-  return dtype >= 0 && dtype <= PPRT_I64 ? names[dtype] : "?";
+  static const char *const names[] = {"F32", "F16", "BF16",
+                                      "I32", "I64", "BOOL"};
+  return dtype >= 0 && dtype <= PPRT_I1 ? names[dtype] : "?";
 }
 
 void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,

@@ -19,7 +19,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64}}
+// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i1, i32 or i64}}
 func.func @m_s0_forward(%x: memref<4xf32>)
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return
@@ -61,7 +61,7 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // -----
 
-// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i32 or i64}}
+// expected-error @+1 {{argument #0 needs a valid 'pp.slot' and a static, identity-layout memref of f32, f16, bf16, i1, i32 or i64}}
 func.func @m_s0_forward(%x: memref<4xf64> {pp.slot = #pp.slot<data 0>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
   return

@@ -124,7 +124,9 @@ void StageDifferentiator::buildJoint() {
   for (auto [arg, slot, local] :
        llvm::zip(body.getArguments(), argSlots, entry->getArguments())) {
     mapping.map(arg, local);
-    if (slot.kind == SlotKind::Activation || slot.kind == SlotKind::Param)
+    // A mask or index from the previous stage carries no gradient.
+    if ((slot.kind == SlotKind::Activation || slot.kind == SlotKind::Param) &&
+        isDifferentiableTensor(local.getType()))
       active.insert(local);
   }
   builder.setInsertionPointToStart(entry);
@@ -310,9 +312,10 @@ LogicalResult StageDifferentiator::run() {
   SmallVector<Slot> inputGradSlots, weightGradSlots;
   for (auto [i, operand] : llvm::enumerate(stage.getInputs())) {
     Slot slot = argSlots[i];
-    if (slot.kind != SlotKind::Activation && slot.kind != SlotKind::Param)
-      continue;
     Value arg = joint.getArgument(i);
+    if ((slot.kind != SlotKind::Activation && slot.kind != SlotKind::Param) ||
+        (slot.kind == SlotKind::Activation && !active.contains(arg)))
+      continue;
     Value grad = adjoint.lookup(arg);
     if (!grad)
       grad = createZeros(builder, stage.getLoc(), arg.getType());
@@ -401,9 +404,24 @@ static bool isRuntimeData(StageOp stage, Value value) {
          !isParameter(step, arg.getArgNumber());
 }
 
-/// The runtime moves static f32 tensors between neighbouring stages only:
-/// stage `index` reads step arguments (of any element type the runtime
-/// feeds, such as i64 token ids) and results of stage `index - 1`.
+static constexpr const char *kStageValueTypes =
+    "; stages exchange static tensors of f32, i1, i32 or i64 only";
+
+/// Whether the runtime can move `type` between stages: a static tensor of
+/// f32 (which carries a gradient back) or of i1, i32 or i64 (a mask or ids,
+/// which carry none). f16 and bf16 would need gradients in their own type.
+static bool isStageValue(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return false;
+  Type element = tensor.getElementType();
+  return element.isF32() || element.isSignlessInteger(1) ||
+         element.isSignlessInteger(32) || element.isSignlessInteger(64);
+}
+
+/// The runtime moves stage values (isStageValue) between neighbouring
+/// stages only: stage `index` reads step arguments (of any element type the
+/// runtime feeds) and results of stage `index - 1`.
 static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
   if (static_cast<int64_t>(stage.getStage()) != index)
     return stage.emitOpError("has stage id ")
@@ -416,17 +434,14 @@ static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
       return stage.emitOpError("input #")
              << i << " must be a training-step argument or a result of stage "
              << index - 1;
-    if (!isRuntimeData(stage, input) &&
-        !isDifferentiableTensor(input.getType()))
+    if (!isRuntimeData(stage, input) && !isStageValue(input.getType()))
       return stage.emitOpError("input #")
-             << i << " has type " << input.getType()
-             << "; stages exchange static f32 tensors only";
+             << i << " has type " << input.getType() << kStageValueTypes;
   }
   for (auto [i, type] : llvm::enumerate(stage.getResultTypes()))
-    if (!isDifferentiableTensor(type))
+    if (!isStageValue(type))
       return stage.emitOpError("result #")
-             << i << " has type " << type
-             << "; stages exchange static f32 tensors only";
+             << i << " has type " << type << kStageValueTypes;
   return success();
 }
 

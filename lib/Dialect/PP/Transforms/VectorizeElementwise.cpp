@@ -43,9 +43,12 @@ static bool isCandidate(linalg::LinalgOp op) {
       !linalg::allIndexingsAreProjectedPermutation(op) ||
       linalg::isaContractionOpInterface(op) || pp::isTileableContraction(op))
     return false;
+  // LLVM packs a vector of i1 into bits, but memref<...xi1> (a mask) holds
+  // a byte per element: such ops stay scalar.
   return llvm::all_of(op->getOperands(), [](Value operand) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     return !type || (type.getElementType().isIntOrFloat() &&
+                     type.getElementType().getIntOrFloatBitWidth() % 8 == 0 &&
                      type.getLayout().isIdentity());
   });
 }

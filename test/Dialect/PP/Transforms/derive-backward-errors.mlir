@@ -144,7 +144,7 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
 // -----
 
 func.func @train_step(%x: tensor<4xf32>, %s: f32 {pp.param}) -> tensor<4xf32> {
-  // expected-error @+1 {{'pp.stage' op input #1 has type 'f32'; stages exchange static f32 tensors only}}
+  // expected-error @+1 {{'pp.stage' op input #1 has type 'f32'; stages exchange static tensors of f32, i1, i32 or i64 only}}
   %a = pp.stage 0 (%x, %s) : (tensor<4xf32>, f32) -> tensor<4xf32> {
   ^bb0(%i: tensor<4xf32>, %j: f32):
     pp.yield %i : tensor<4xf32>
@@ -277,16 +277,50 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
 
 // -----
 
-// Integer data arguments may enter any stage (the runtime fills them), but
-// an integer computed in one stage cannot be sent to the next.
+// A mask or ids may cross to the next stage, but not values of a dynamic
+// shape or of an element type the runtime does not move (i8, f16).
 func.func @train_step(%ids: tensor<4xi64>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
-  // expected-error @+1 {{'pp.stage' op result #0 has type 'tensor<4xi64>'; stages exchange static f32 tensors only}}
-  %a = pp.stage 0 (%ids) : (tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{'pp.stage' op result #0 has type 'tensor<4xi8>'; stages exchange static tensors of f32, i1, i32 or i64 only}}
+  %a = pp.stage 0 (%ids) : (tensor<4xi64>) -> tensor<4xi8> {
   ^bb0(%i: tensor<4xi64>):
-    pp.yield %i : tensor<4xi64>
+    %t = arith.trunci %i : tensor<4xi64> to tensor<4xi8>
+    pp.yield %t : tensor<4xi8>
   }
-  %b = pp.stage 1 (%a, %w) : (tensor<4xi64>, tensor<4xf32>) -> tensor<4xf32> {
-  ^bb0(%i: tensor<4xi64>, %v: tensor<4xf32>):
+  %b = pp.stage 1 (%a, %w) : (tensor<4xi8>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xi8>, %v: tensor<4xf32>):
+    pp.yield %v : tensor<4xf32>
+  }
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  // expected-error @+1 {{'pp.stage' op result #0 has type 'tensor<4xf16>'; stages exchange static tensors of f32, i1, i32 or i64 only}}
+  %a = pp.stage 0 (%x) : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%i: tensor<4xf32>):
+    %t = arith.truncf %i : tensor<4xf32> to tensor<4xf16>
+    pp.yield %t : tensor<4xf16>
+  }
+  %b = pp.stage 1 (%a, %w) : (tensor<4xf16>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf16>, %v: tensor<4xf32>):
+    pp.yield %v : tensor<4xf32>
+  }
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor<4xf32> {
+  // expected-error @+1 {{'pp.stage' op result #0 has type 'tensor<?xi1>'; stages exchange static tensors of f32, i1, i32 or i64 only}}
+  %a = pp.stage 0 (%x) : (tensor<4xf32>) -> tensor<?xi1> {
+  ^bb0(%i: tensor<4xf32>):
+    %c = arith.cmpf one, %i, %i : tensor<4xf32>
+    %t = tensor.cast %c : tensor<4xi1> to tensor<?xi1>
+    pp.yield %t : tensor<?xi1>
+  }
+  %b = pp.stage 1 (%a, %w) : (tensor<?xi1>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<?xi1>, %v: tensor<4xf32>):
     pp.yield %v : tensor<4xf32>
   }
   return %b : tensor<4xf32>

@@ -163,3 +163,24 @@ func.func @keepdim_first(%m: memref<2x16x1xf32>, %x: memref<2x16x32xf32>, %y: me
   }
   return
 }
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// A mask (memref of i1, a byte per element) stays scalar: LLVM would pack
+// a vector<64xi1> store into 8 bytes.
+// CHECK-LABEL: func.func @mask
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @mask(%x: memref<8x64xi64>, %m: memref<8x64xi1>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x64xi64>) outs(%m : memref<8x64xi1>) {
+  ^bb0(%a: i64, %o: i1):
+    %zero = arith.constant 0 : i64
+    %ne = arith.cmpi ne, %a, %zero : i64
+    linalg.yield %ne : i1
+  }
+  return
+}

@@ -72,6 +72,29 @@ class TokenModel(nn.Module):
         return self.head(self.embed(ids))
 
 
+class MaskedTokens(nn.Module):
+    """A padding mask (ids != 0) and shifted ids used after the first and
+    the last layer: with 2 stages they cross the cut (i1 and i64)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+        self.l1 = nn.Linear(8, 8)
+        self.l2 = nn.Linear(8, 8)
+        self.l3 = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 10)
+        self.bias = nn.Embedding(10, 10)
+
+    def forward(self, ids):
+        pad = ids != 0
+        shifted = (ids + 1) % 10
+        h = torch.tanh(self.l1(self.embed(ids) + self.embed(shifted)))
+        h = h.masked_fill(~pad.unsqueeze(-1), 0.0)
+        h = torch.tanh(self.l3(torch.tanh(self.l2(h))))
+        h = torch.where(pad.unsqueeze(-1), h, 0.0)
+        return self.head(h) + self.bias(shifted)
+
+
 def token_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, 10), targets.reshape(-1))
 
@@ -172,6 +195,9 @@ def main():
     export("softmax", SoftmaxHead(),
            (torch.randn(16, 8), torch.randn(16, 4)), F.mse_loss)
     export("tokens", TokenModel(),
+           (torch.randint(0, 10, (4, 6)), torch.randint(0, 10, (4, 6))),
+           token_loss)
+    export("masked_tokens", MaskedTokens(),
            (torch.randint(0, 10, (4, 6)), torch.randint(0, 10, (4, 6))),
            token_loss)
     export("max_index", MaxIndex(),
