@@ -62,17 +62,20 @@ def batch(tokens, step):
     return torch.tensor(np.array(ids)), torch.tensor(np.array(targets))
 
 
-def pytorch_losses(model, tokens, steps):
+def pytorch_losses(model, tokens, steps, criterion=None, lr=LR,
+                   microbatches=MICROBATCHES):
     """SGD with gradients accumulated over the micro-batches: pp's step
-    loss is the sum of its micro-batches' losses (docs/PyTorch.md)."""
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    loss is the sum of its micro-batches' losses (docs/PyTorch.md).
+    `criterion` defaults to the GPT's loss_fn."""
+    criterion = criterion or loss_fn
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
     for step in range(steps):
         ids, targets = batch(tokens, step)
         optimizer.zero_grad()
         total = 0.0
-        for x, t in zip(ids.chunk(MICROBATCHES), targets.chunk(MICROBATCHES)):
-            loss = loss_fn(model(x), t)
+        for x, t in zip(ids.chunk(microbatches), targets.chunk(microbatches)):
+            loss = criterion(model(x), t)
             loss.backward()
             total += loss.item()
         optimizer.step()

@@ -2,6 +2,7 @@
 where it is not built), and pp-opt and pp-compile for the numbers to
 compare against."""
 
+import importlib.util
 import os
 import pathlib
 import shutil
@@ -36,3 +37,14 @@ def pp_compile():
     if not pathlib.Path(path).exists():
         pytest.skip("pp-compile not found (set PP_COMPILE)")
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def torch_gpt():
+    """examples/torch-gpt/train.py as a module: the GPT, its --tokens data
+    emulation and its PyTorch loop."""
+    spec = importlib.util.spec_from_file_location(
+        "torch_gpt_train", REPO / "examples" / "torch-gpt" / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -70,16 +70,16 @@ def exported(pp, tmp_path_factory):
     return model, initial, result
 
 
-def torch_losses(model, initial, steps):
-    """Plain PyTorch SGD on the whole batch of each step: the loss pp sums
-    over micro-batches is the mean over the whole batch."""
-    model.load_state_dict(initial)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+def torch_losses(model, steps, x_shape, criterion=squared_error, lr=LR):
+    """Plain PyTorch SGD on the whole batch of each step (the runtime's data
+    of shape `x_shape`, 16x4 targets): the loss pp sums over micro-batches
+    is the mean over the whole batch."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
     for step in range(steps):
-        x, t = synthetic_batch(step, (16, 16), (16, 4))
+        x, t = synthetic_batch(step, x_shape, (16, 4))
         optimizer.zero_grad()
-        loss = squared_error(model(x), t)
+        loss = criterion(model(x), t)
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
@@ -102,7 +102,8 @@ def test_trains_like_pytorch(pp, exported, tmp_path):
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
                  init_weights=result.weights, save=saved)
-    expected = torch_losses(model, initial, STEPS)
+    model.load_state_dict(initial)
+    expected = torch_losses(model, STEPS, (16, 16))
     assert run.losses == pytest.approx(expected, rel=1e-5)
     # The trained weights go back into the module under their own names.
     trained = result.state_dict(saved)
@@ -141,15 +142,7 @@ def test_norm_softmax_buffer(pp, tmp_path):
     program = pp.compile(result.mlir, stages=2, microbatches=4)
     run = pp.run(program, steps=3, lr=0.5, seed=SEED,
                  init_weights=result.weights)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-    expected = []
-    for step in range(3):
-        x, t = synthetic_batch(step, (16, 8), (16, 4))
-        optimizer.zero_grad()
-        loss = mse(model(x), t)
-        loss.backward()
-        optimizer.step()
-        expected.append(loss.item())
+    expected = torch_losses(model, 3, (16, 8), mse, lr=0.5)
     assert run.losses == pytest.approx(expected, rel=1e-5)
 
 
@@ -199,15 +192,7 @@ def test_einsum_rank5_across_stages(pp, pp_compile, tmp_path):
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
                  init_weights=result.weights, save=saved)
     model.load_state_dict(initial)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    expected = []
-    for step in range(STEPS):
-        x, t = synthetic_batch(step, (16, 8), (16, 4))
-        optimizer.zero_grad()
-        loss = mse(model(x), t)
-        loss.backward()
-        optimizer.step()
-        expected.append(loss.item())
+    expected = torch_losses(model, STEPS, (16, 8), mse)
     assert run.losses == pytest.approx(expected, rel=1e-5)
     trained = result.state_dict(saved)
     for name, value in model.state_dict().items():

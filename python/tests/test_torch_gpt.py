@@ -6,8 +6,6 @@ the same token windows and initial weights, and the weights pp saves load
 back with load_state_dict and give the next step's loss. Skipped where
 torch or torch_mlir is not importable."""
 
-import importlib.util
-import pathlib
 
 import pytest
 
@@ -16,19 +14,10 @@ pytest.importorskip("torch_mlir")
 pytest.importorskip("numpy")
 
 STEPS = 20
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torch-gpt"
 
 
-@pytest.fixture(scope="module")
-def example():
-    spec = importlib.util.spec_from_file_location("torch_gpt_train",
-                                                  EXAMPLE / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_gpt_trains_like_pytorch(pp, example, tmp_path):
+def test_gpt_trains_like_pytorch(pp, torch_gpt, tmp_path):
+    example = torch_gpt
     model, exported = example.export(tmp_path)
     text = exported.mlir.read_text()
     assert "xi64>" in text and "tensor.extract" in text

@@ -5,8 +5,6 @@ on 2 ranks with the per-step losses of a PyTorch loop over the same token
 windows and initial weights. Skipped where torch or torch_mlir is not
 importable."""
 
-import importlib.util
-import pathlib
 import re
 import subprocess
 
@@ -17,9 +15,8 @@ pytest.importorskip("torch_mlir")
 pytest.importorskip("numpy")
 
 STEPS = 6
-MICROBATCHES = 8  # as examples/torch-gpt, whose batch() emulates --tokens
+MICROBATCHES = 8
 LR, SEED = 0.05, 1
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torch-gpt"
 
 
 class MaskedTokens(torch.nn.Module):
@@ -56,32 +53,8 @@ def loss_fn(logits, targets):
         logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-@pytest.fixture(scope="module")
-def example():
-    spec = importlib.util.spec_from_file_location("torch_gpt_train",
-                                                  EXAMPLE / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def pytorch_losses(model, example, tokens):
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(STEPS):
-        ids, targets = example.batch(tokens, step)
-        optimizer.zero_grad()
-        total = 0.0
-        for x, t in zip(ids.chunk(MICROBATCHES), targets.chunk(MICROBATCHES)):
-            loss = loss_fn(model(x), t)
-            loss.backward()
-            total += loss.item()
-        optimizer.step()
-        losses.append(total)
-    return losses
-
-
-def test_mask_and_ids_cross_stages(pp, pp_compile, example, tmp_path):
+def test_mask_and_ids_cross_stages(pp, pp_compile, torch_gpt, tmp_path):
+    example = torch_gpt
     import pp.torch
     torch.manual_seed(0)
     model = MaskedTokens(example.VOCAB)
@@ -106,6 +79,7 @@ def test_mask_and_ids_cross_stages(pp, pp_compile, example, tmp_path):
                  init_weights=exported.weights,
                  extra_args=["--tokens", str(tmp_path / "tokens.bin")])
     model.load_state_dict(initial)
-    expected = pytorch_losses(model, example, tokens)
+    expected = example.pytorch_losses(model, tokens, STEPS, loss_fn, LR,
+                                      MICROBATCHES)
     assert run.losses == pytest.approx(expected, rel=1e-5)
     assert expected[-1] < expected[0]

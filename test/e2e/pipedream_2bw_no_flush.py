@@ -11,7 +11,9 @@ rendezvous protocol (UCX_RNDV_THRESH=0: a send completes only once it is
 received), where waiting for rank 0's carried send at the step's end
 would hang. --sequential-replicas 2,
 which runs each step drained, trains like 2 data-parallel processes, which
-do not drain (2 ranks, 4 micro-batches, 4 steps)."""
+do not drain (2 ranks, 4 micro-batches, 4 steps). The host-staged
+transport (the CUDA backend's, under the guarded backend), whose send
+handles outlive a step like MPI's, trains 6 steps like the CPU backend."""
 
 import argparse
 import os
@@ -74,6 +76,15 @@ def check_sequential_replicas(args, workdir):
           f"--sequential-replicas 2:\n{played}\n2 processes:\n{parallel}")
 
 
+def check_staged(exe):
+    flags = ["--steps", "6", "--timeout", "60"]
+    cpu = run(["mpirun", "-np", str(RANKS), exe, *flags])
+    staged = run(["mpirun", "-np", str(RANKS), exe, *flags, "--backend",
+                  "guarded-staged"])
+    check(cpu == staged and "step 6 loss" in cpu,
+          f"guarded-staged:\n{staged}\ncpu:\n{cpu}")
+
+
 def check(ok, what):
     if not ok:
         sys.exit(f"FAILED: {what}")
@@ -112,6 +123,7 @@ def main():
               f"rank 0 drains: step 2's first activation (#{second_send}) "
               f"goes after step 1's last gradient (#{step1_end})")
         check_sequential_replicas(args, workdir)
+        check_staged(twobw)
         print(f"no drain: rank 0 sends step 2's first activation as "
               f"transfer #{second_send}, before step 1's last gradient "
               f"(#{step1_end}); --steps 1 is 1f1b's order")
