@@ -8,10 +8,12 @@
 /* Bugs: "ndims" (7-D buffer), "abi" (another ABI version), "dtype" (an
    unknown element type), "f16param" (a param the f32-only initialiser
    cannot fill), "id" (unknown buffer), "mb" (micro-batch out of range),
-   "tag" (buffer id too large for a message tag). The last four happen on
-   pipeline rank 1 only, while rank 0 waits in pprt_recv. Without a bug,
-   rank 1 also sends an i64 and an f16 buffer, which rank 0 checks: buffers
-   of every type travel by their element size. */
+   "tag" (buffer id too large for a message tag), "offset" (a next-step
+   action with one weight version), "offsetloss" (a loss recorded by a
+   next-step action). The last six happen on pipeline rank 1 only, while rank 0
+   waits in pprt_recv. Without a bug, rank 1 also sends an i64 and an f16
+   buffer, which rank 0 checks: buffers of every type travel by their element
+   size. */
 
 static bool is_case(const char *name) {
   const char *v = getenv("PPRT_ERR");
@@ -20,10 +22,12 @@ static bool is_case(const char *name) {
 
 /* BIG_ID * NUM_MB exceeds any MPI tag bound (at most INT_MAX). */
 enum { BIG_ID = 1 << 17, NUM_MB = 1 << 14 };
-enum { I64_ID = 1, F16_ID = 2, PARAM_ID = 3 };
+enum { I64_ID = 1, F16_ID = 2, PARAM_ID = 3, LOSS_ID = 4 };
 
 void pp_define_program(pprt_context *ctx) {
   pprt_set_program(ctx, PPRT_ABI_VERSION + is_case("abi"), 2, 2, NUM_MB);
+  if (is_case("offsetloss"))
+    pprt_set_weight_versions(ctx, 2);
   /* Buffer 0 holds 4 elements as 6 dims, or 7 in case "ndims". */
   static const int64_t dims[] = {1, 1, 1, 1, 1, 2, 2};
   bool seven = is_case("ndims");
@@ -38,6 +42,7 @@ void pp_define_program(pprt_context *ctx) {
   pprt_define_buffer(ctx, PARAM_ID, PPRT_PARAM, 1, 0,
                      is_case("f16param") ? PPRT_F16 : PPRT_F32, 1,
                      (int64_t[]){4});
+  pprt_define_buffer(ctx, LOSS_ID, PPRT_LOSS, 1, 0, PPRT_F32, 0, NULL);
 }
 
 /* Rank 1 sends known i64 and f16 bit patterns; rank 0 checks them. */
@@ -75,6 +80,10 @@ void pp_run_step(pprt_context *ctx, int32_t rank) {
     pprt_buffer(ctx, 7, 0);
   if (is_case("mb"))
     pprt_buffer(ctx, 0, NUM_MB);
+  if (is_case("offset") || is_case("offsetloss"))
+    pprt_set_step_offset(ctx, 1);
+  if (is_case("offsetloss"))
+    pprt_record_loss(ctx, LOSS_ID, 0);
   if (is_case("tag"))
     pprt_send(ctx, BIG_ID, 1, 0, 0, PPRT_GRADIENT);
   pprt_send(ctx, 0, 0, 0, 0, PPRT_GRADIENT);

@@ -384,6 +384,11 @@ def test_errors(args):
               "of range 0..16383",
         "tag": "pprt: rank 1: send of buffer 131072 micro-batch 1: tag "
                "2147483649 exceeds",
+        "offset": "pprt: rank 1: pipeline rank 1: an action of step 2 runs "
+                  "in step 1's call, which needs two weight versions and a "
+                  "later step",
+        "offsetloss": "pprt: rank 1: pipeline rank 1: stage 1 micro-batch 0 "
+                      "records a loss in the previous step's call",
     }
     for case, message in cases.items():
         proc = mpirun(args, 2, args.error, "--steps", "2",

@@ -28,7 +28,8 @@ void pprt_set_step_offset(pprt_context *ctx, int32_t offset) {
     pprt_fatal(ctx, "pprt_set_step_offset: offset %d; must be 0 or 1", offset);
   if (offset && (ctx->weight_versions != 2 || pprt_step_is_last(ctx)))
     pprt_fatal(ctx,
-               "rank %d: an action of step %lld runs in step %lld's call, "
+               "pipeline rank %d: an action of step %lld runs in step %lld's "
+               "call, "
                "which needs two weight versions and a later step",
                ctx->pipeline_rank, (long long)ctx->step + 2,
                (long long)ctx->step + 1);

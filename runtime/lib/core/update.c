@@ -46,11 +46,12 @@ void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb) {
     pprt_fatal(ctx, "pprt_record_loss: buffer %d is not a scalar", id);
   pprt_require_f32(ctx, b, id, "pprt_record_loss");
   if (ctx->step_offset)
-    pprt_fatal(ctx,
-               "rank %d: stage %d micro-batch %d records a loss in the "
-               "previous step's call; a no-flush schedule must leave the "
-               "loss stage's forwards in their own step",
-               ctx->pipeline_rank, b->stage, mb);
+    pprt_fatal(
+        ctx,
+        "pipeline rank %d: stage %d micro-batch %d records a loss in the "
+        "previous step's call; a no-flush schedule must leave the "
+        "loss stage's forwards in their own step",
+        ctx->pipeline_rank, b->stage, mb);
   int32_t slot = pprt_slot_index(ctx, b, id, mb);
   const void *loss = pprt_slot_data(ctx, b, id, slot);
   float value = ctx->backend->ops->read_f32(ctx->backend, loss);
