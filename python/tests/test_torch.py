@@ -5,6 +5,7 @@ the module; so do a model with a layer norm, a softmax and a buffer, and
 one whose torch.einsum sends a 5-D tensor between its stages.
 Skipped where torch or torch_mlir is not importable."""
 
+import importlib.util
 import math
 import pathlib
 
@@ -146,26 +147,15 @@ def test_norm_softmax_buffer(pp, tmp_path):
     assert run.losses == pytest.approx(expected, rel=1e-5)
 
 
-class BilinearPool(torch.nn.Module):
-    """torch.einsum's outer product of two projections per head and token
-    is a 5-D (batch, head, token, d, e) tensor; torch-mlir's lowering of
-    einsum unsqueezes its operands to 5-D too."""
-
-    def __init__(self, heads=2, tokens=3, dim=4):
-        super().__init__()
-        self.shape = (heads, tokens, dim)
-        self.left = torch.nn.Linear(8, heads * tokens * dim)
-        self.right = torch.nn.Linear(8, heads * tokens * dim)
-        self.pool = torch.nn.Parameter(torch.randn(dim, dim) / dim)
-        self.head = torch.nn.Linear(heads * tokens, 4)
-
-    def forward(self, x):
-        shape = (x.shape[0],) + self.shape
-        a = self.left(x).reshape(shape)
-        b = self.right(x).reshape(shape)
-        outer = torch.tanh(torch.einsum("bhtd,bhte->bhtde", a, b))
-        pooled = torch.einsum("bhtde,de->bht", outer, self.pool)
-        return self.head(pooled.reshape(x.shape[0], -1))
+def torch_inputs_models():
+    """The models of the committed torch-mlir exports (gen_torch_inputs.py),
+    so that a test trains the model whose export the lit tests read."""
+    path = (pathlib.Path(__file__).resolve().parents[2] / "test" / "Dialect" /
+            "PP" / "Transforms" / "Inputs" / "torch" / "gen_torch_inputs.py")
+    spec = importlib.util.spec_from_file_location("gen_torch_inputs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_einsum_rank5_across_stages(pp, pp_compile, tmp_path):
@@ -175,7 +165,7 @@ def test_einsum_rank5_across_stages(pp, pp_compile, tmp_path):
     import subprocess
     import pp.torch
     torch.manual_seed(0)
-    model = BilinearPool()
+    model = torch_inputs_models().BilinearPool()
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     mse = torch.nn.functional.mse_loss
     result = pp.torch.export(model, (torch.zeros(16, 8), torch.zeros(16, 4)),
