@@ -22,11 +22,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The pp Python package (python/, docs/Python.md) builds against nanobind
-# and is tested with pytest and matplotlib from PyPI, in a venv outside the
-# repository (Debian's pip does not install into the system Python).
+# The pp Python package (python/, docs/Python.md) builds against nanobind,
+# reads and writes weight files with safetensors and is tested with pytest
+# and matplotlib from PyPI, in a venv outside the repository (Debian's pip
+# does not install into the system Python).
 VENV=${PP_PYTHON_VENV:-$HOME/.cache/pp-python-venv}
 [ -x "$VENV/bin/python" ] || /usr/bin/python3 -m venv "$VENV"
-"$VENV/bin/python" -c 'import nanobind, pytest, matplotlib' 2>/dev/null ||
+"$VENV/bin/python" -c 'import nanobind, pytest, matplotlib, safetensors' 2>/dev/null ||
   "$VENV/bin/python" -m pip --disable-pip-version-check -q install \
-    nanobind pytest matplotlib
+    nanobind pytest matplotlib safetensors

@@ -17,16 +17,16 @@ import dataclasses
 import json
 import os
 import pathlib
-import struct
 from typing import Callable, Dict, Mapping, Sequence, Tuple, Union
 
 __all__ = ["Exported", "export", "read_safetensors", "write_safetensors"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The element types safetensors names and the runtime reads.
-_DTYPES = {"float32": ("F32", 4), "float16": ("F16", 2),
-           "bfloat16": ("BF16", 2), "int32": ("I32", 4), "int64": ("I64", 8)}
+# The numpy element types the runtime reads, with their safetensors names
+# (bfloat16 has no numpy type, so weights of it cannot pass through here).
+_DTYPES = {"float32": "F32", "float16": "F16", "int32": "I32",
+           "int64": "I64", "bool": "BOOL"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,55 +60,33 @@ class Exported:
 def write_safetensors(path: PathLike, tensors: Mapping[str, object],
                       metadata: Mapping[str, str] = ()) -> None:
     """Writes `tensors` (name to torch tensor or numpy array) as a
-    safetensors file: an 8-byte little-endian header length, the JSON
-    header padded to 8 bytes, then the little-endian data in order."""
+    safetensors file with the `safetensors` package, `metadata` in its
+    header's `__metadata__`."""
     import numpy as np
-    header: Dict[str, object] = {}
-    if metadata:
-        header["__metadata__"] = dict(metadata)
-    blobs = []
-    offset = 0
+    from safetensors.numpy import save_file
+    arrays = {}
     for name, tensor in tensors.items():
         array = tensor.detach().cpu().numpy() if hasattr(
             tensor, "detach") else np.asarray(tensor)
-        array = np.ascontiguousarray(array)
         if array.dtype.name not in _DTYPES:
             raise TypeError(f"weight '{name}' has element type "
                             f"{array.dtype.name}, which pp does not store")
-        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
-        header[name] = {"dtype": _DTYPES[array.dtype.name][0],
-                        "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for data in blobs:
-            f.write(data)
+        arrays[name] = np.ascontiguousarray(array)
+    save_file(arrays, os.fspath(path), metadata=dict(metadata) or None)
 
 
 def read_safetensors(path: PathLike) -> Dict[str, object]:
-    """The tensors of a safetensors file as numpy arrays, by name."""
-    import numpy as np
-    kinds = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "I64": "<i8"}
-    data = pathlib.Path(path).read_bytes()
-    (length,) = struct.unpack_from("<Q", data)
-    header = json.loads(data[8:8 + length])
-    body = data[8 + length:]
+    """The tensors of a safetensors file as numpy arrays, by name, read
+    with the `safetensors` package."""
+    from safetensors import safe_open
     tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        if entry["dtype"] not in kinds:
-            raise TypeError(f"{path}: tensor '{name}' is {entry['dtype']}, "
-                            f"which this reader does not convert")
-        tensors[name] = np.frombuffer(body[begin:end],
-                                      dtype=kinds[entry["dtype"]]).reshape(
-                                          entry["shape"])
+    with safe_open(os.fspath(path), framework="np") as f:
+        for name in f.keys():
+            dtype = f.get_slice(name).get_dtype()
+            if dtype not in _DTYPES.values():
+                raise TypeError(f"{path}: tensor '{name}' is {dtype}, "
+                                f"which this reader does not convert")
+            tensors[name] = f.get_tensor(name)
     return tensors
 
 

@@ -2,7 +2,8 @@
 3 stages (a 5-D and a 6-D activation crossing stages, a 6-D weight) saves
 its weights with their 6-D shapes after 2 steps, and 2 more steps from
 that file give steps 3 and 4 of an uninterrupted run, bit for bit; so do
-2 steps resumed from a checkpoint (--checkpoint, --resume)."""
+2 steps resumed from a checkpoint (--checkpoint, --resume), and from the
+saved weights written again by pp.torch.write_safetensors."""
 
 import pathlib
 
@@ -26,6 +27,11 @@ def test_rank6_weights_resume(pp, tmp_path):
     rest = pp.run(program, steps=2, lr=0.1, init_weights=saved,
                   extra_args=["--first-step", "3"])
     assert first.losses + rest.losses == whole.losses
+    rewritten = tmp_path / "rewritten.safetensors"
+    pp.torch.write_safetensors(rewritten, weights)
+    again = pp.run(program, steps=2, lr=0.1, init_weights=rewritten,
+                   extra_args=["--first-step", "3"])
+    assert again.losses == rest.losses
     checkpoint = tmp_path / "checkpoint"
     pp.run(program, steps=2, lr=0.1, extra_args=["--checkpoint",
                                                  str(checkpoint)])
