@@ -71,7 +71,7 @@ def write_safetensors(path: PathLike, tensors: Mapping[str, object],
         if array.dtype.name not in _DTYPES:
             raise TypeError(f"weight '{name}' has element type "
                             f"{array.dtype.name}, which pp does not store")
-        arrays[name] = np.ascontiguousarray(array)
+        arrays[name] = np.asarray(array, order="C")  # keeps rank 0
     save_file(arrays, os.fspath(path), metadata=dict(metadata) or None)
 
 

@@ -10,6 +10,7 @@ np = pytest.importorskip("numpy")
 ARRAYS = {
     "f32": np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7,
     "f16": np.linspace(-1, 1, 6, dtype=np.float16).reshape(6, 1),
+    # Rank 0 stays rank 0 (a checkpoint's counts are I64 scalars).
     "i64": np.array(-(2**40), dtype=np.int64),
     "i32": np.arange(-3, 3, dtype=np.int32),
     "bool": np.array([[True, False], [False, True]]),
