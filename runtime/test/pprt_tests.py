@@ -406,8 +406,9 @@ def test_link_mpicc(args):
     src = os.path.join(os.path.dirname(__file__), "toy_program.c")
     obj = os.path.join(args.work, "link_toy.o")
     cc = os.environ.get("CC", "cc")
-    subprocess.run([cc, "-std=c11", "-c", f"-I{args.include}", src, "-o",
-                    obj], check=True)
+    includes = [f"-I{path}" for path in args.include.split("|")]
+    subprocess.run([cc, "-std=c11", "-c", *includes, src, "-o", obj],
+                   check=True)
     blas = [lib for lib in args.blas.split("|") if lib]
     links = [[cc, obj, args.lib, "-lmpi", *blas]]
     if args.mpicc:

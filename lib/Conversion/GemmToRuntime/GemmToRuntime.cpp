@@ -14,7 +14,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "pprt/pprt.h"
+#include "pp-abi/pprt_abi.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_CONVERTGEMMTORUNTIME

@@ -20,7 +20,7 @@
 
 #include <map>
 
-#include "pprt/pprt.h"
+#include "pp-abi/pprt_abi.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_CONVERTPPTORUNTIME

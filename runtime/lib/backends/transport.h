@@ -112,6 +112,29 @@ static inline void pprt_drop_done(void *array, int32_t *count, int32_t *first,
   *first = *count ? *first + done : 0;
 }
 
+/* A transport that forwards every call to `inner`: the base of the
+   decorators (guarded, trace, staged), which embed it first, start from
+   its forwarding table and override only the slots they change. */
+typedef struct pprt_forwarding_transport {
+  pprt_transport base; /* first, so the two pointers convert */
+  pprt_transport *inner;
+  pprt_transport_ops ops; /* base.ops points here */
+} pprt_forwarding_transport;
+
+/* Each slot calls the same slot of the inner transport; `destroy` frees
+   the decorator (malloc'ed, with the forwarding transport first) and then
+   destroys the inner transport. Overrides call these slots to forward. */
+extern const pprt_transport_ops pprt_forwarding_ops;
+
+/* Makes `f` forward to `inner`: it takes inner's ranks, tag limit and
+   transfer order, and pprt_forwarding_ops as its table. */
+void pprt_forwarding_init(pprt_forwarding_transport *f, pprt_transport *inner);
+
+/* The transport a forwarding transport `t` forwards to. */
+static inline pprt_transport *pprt_inner_transport(pprt_transport *t) {
+  return ((pprt_forwarding_transport *)t)->inner;
+}
+
 /* Initialises MPI and returns the MPI transport. */
 pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv);
 

@@ -92,10 +92,21 @@ pprt_context *pprt_context_create(pprt_transport *t, pprt_backend *be,
   ctx->backend = be;
   ctx->opts = *o;
   ctx->num_replicas = 1;
-  ctx->x0_index = -1;
   ctx->weight_versions = 1;
   ctx->run_end = 1; /* until pprt_set_run: every step runs flushed */
   return ctx;
+}
+
+void pprt_set_data_source(pprt_context *ctx, const pprt_data_source *src) {
+  ctx->data = *src;
+}
+
+const pprt_data_source *pprt_get_data_source(const pprt_context *ctx) {
+  return &ctx->data;
+}
+
+void pprt_set_observer(pprt_context *ctx, const pprt_observer *obs) {
+  ctx->observer = obs ? *obs : (pprt_observer){0};
 }
 
 void pprt_context_destroy(pprt_context *ctx) {
@@ -118,10 +129,6 @@ void pprt_context_destroy(pprt_context *ctx) {
   free(ctx->pending);
   free(ctx->group);
   free(ctx->saved);
-  free(ctx->teacher);
-  free(ctx->x0_row);
-  pprt_corpus_free(ctx->corpus);
-  pprt_weights_free(ctx);
   free(ctx);
 }
 
@@ -155,23 +162,10 @@ bool pprt_context_start(pprt_context *ctx) {
              t->world_size, ctx->num_ranks, ctx->num_ranks);
     return start_error(ctx, msg);
   }
-  /* A checkpoint holds one version, and the gradient check perturbs the
-     newer one while the stage functions read the older. */
-  if (ctx->weight_versions == 2 &&
-      (ctx->opts.checkpoint_dir || ctx->opts.resume_dir ||
-       ctx->opts.check_gradients))
-    return start_error(ctx, "the program keeps two weight versions "
-                            "(pipedream-2bw): --checkpoint, --resume and "
-                            "--check-gradients need one");
   ctx->pipeline_rank = t->world_rank % ctx->num_ranks;
   ctx->replica = t->world_rank / ctx->num_ranks;
   ctx->num_replicas = t->world_size / ctx->num_ranks;
   t->ops->split_groups(t, ctx->pipeline_rank, ctx->replica);
-  pprt_prepare_teacher(ctx);
-  char err[320];
-  if ((ctx->opts.corpus_path || ctx->opts.tokens_path) &&
-      !pprt_corpus_load(ctx, err, sizeof err))
-    return start_error(ctx, err);
   return true;
 }
 
@@ -316,6 +310,31 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   b->reduced_step = -1;
 }
 
+void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
+                       int32_t until) {
+  const pprt_buffer_desc *b = pprt_lookup(ctx, id);
+  if (pprt_kind_is_persistent(b->kind))
+    pprt_fatal(ctx, "pprt_define_saved: buffer %d is not per micro-batch", id);
+  if (stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "pprt_define_saved: stage %d out of range 0..%d", stage,
+               ctx->num_stages - 1);
+  if (until != PPRT_BACKWARD_INPUT && until != PPRT_BACKWARD_WEIGHT &&
+      until != PPRT_BACKWARD)
+    pprt_fatal(ctx,
+               "pprt_define_saved: buffer %d held until phase %d, not "
+               "a backward phase",
+               id, until);
+  if (ctx->num_saved == ctx->saved_cap) {
+    int64_t grown = ctx->saved_cap ? 2 * ctx->saved_cap : 16;
+    pprt_saved_buffer *p = realloc(ctx->saved, (size_t)grown * sizeof *p);
+    if (!p)
+      pprt_fatal(ctx, "out of memory defining saved buffers");
+    ctx->saved = p;
+    ctx->saved_cap = grown;
+  }
+  ctx->saved[ctx->num_saved++] = (pprt_saved_buffer){id, stage, until};
+}
+
 pprt_buffer_desc *pprt_lookup(pprt_context *ctx, int32_t id) {
   if (id < 0 || id >= ctx->num_buffers || !ctx->buffers[id].defined)
     pprt_fatal(ctx, "unknown buffer id %d", id);
@@ -332,6 +351,41 @@ int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
   return mb;
 }
 
+/* The driver's data source, which must have `slot`. */
+static const pprt_data_source *source_of(pprt_context *ctx, bool has_slot,
+                                         int32_t id) {
+  if (!has_slot)
+    pprt_fatal(ctx, "buffer %d: no data source to fill it from", id);
+  return &ctx->data;
+}
+
+/* Device memory of `bytes` bytes with host contents `host`. */
+static void *device_copy(pprt_context *ctx, const void *host, size_t bytes,
+                         const char *what) {
+  void *data = pprt_device_alloc(ctx, bytes, what);
+  ctx->backend->ops->copy_to_device(ctx->backend, data, host, bytes);
+  return data;
+}
+
+/* Gives PARAM `b`, just initialised, the optimizer state the data source
+   resumes it with. */
+static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
+                                int32_t id) {
+  const pprt_data_source *src = &ctx->data;
+  int64_t updates = 0;
+  const void *m = NULL, *v = NULL;
+  if (!src->param_state ||
+      !src->param_state(src->self, ctx, b, id, &updates, &m, &v))
+    return;
+  b->num_updates = updates;
+  /* Adam allocates its moments on the first update; so a param never
+     updated is resumed without them, as it was saved. */
+  if (updates == 0)
+    return;
+  b->moment1 = device_copy(ctx, m, (size_t)b->bytes, "Adam's moments");
+  b->moment2 = device_copy(ctx, v, (size_t)b->bytes, "Adam's moments");
+}
+
 /* Gives freshly allocated (zeroed) storage its kind's initial contents,
    made in host staging. */
 static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
@@ -340,23 +394,29 @@ static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
     return;
   pprt_require_f32(ctx, b, id, "initialising");
   float *host = pprt_staging(ctx, (size_t)b->bytes);
-  if (b->kind == PPRT_PARAM)
-    pprt_init_param(ctx, b, host);
-  else
+  if (b->kind == PPRT_PARAM) {
+    const pprt_data_source *src =
+        source_of(ctx, ctx->data.init_param != NULL, id);
+    src->init_param(src->self, ctx, b, id, host);
+  } else {
     host[0] = 1.0f;
+  }
   ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
   if (b->kind == PPRT_PARAM)
-    pprt_checkpoint_restore_param(ctx, b);
+    restore_param_state(ctx, b, id);
 }
 
-/* Fills an INPUT/TARGET slot with the current step's rows. */
+/* Fills INPUT/TARGET slot `slot` with step `step`'s rows: replica r owns
+   rows [r*B, (r+1)*B) of the step's global batch, micro-batch mb its mb-th
+   block of dims[0] rows. */
 static void load_data(pprt_context *ctx, const pprt_buffer_desc *b, int32_t id,
-                      int32_t slot, void *data) {
-  /* Token ids fill integer buffers; everything else computes in f32. */
-  if (!ctx->corpus)
-    pprt_require_f32(ctx, b, id, "loading training data");
+                      int32_t slot, int64_t step, void *data) {
+  const pprt_data_source *src = source_of(ctx, ctx->data.load_rows != NULL, id);
+  int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
+  int64_t batch = rows * ctx->num_microbatches;
+  int64_t first_row = pprt_data_replica(ctx) * batch + slot * rows;
   void *host = pprt_staging(ctx, (size_t)b->bytes);
-  pprt_load_slot_data(ctx, b, slot, host);
+  src->load_rows(src->self, ctx, b, id, step, first_row, host);
   ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
 }
 
@@ -376,7 +436,7 @@ void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
   int64_t step = pprt_action_step(ctx);
   if (is_data && (s->data_step != step || s->data_replica != replica)) {
     pprt_wait_slot_sends(ctx, id, slot);
-    load_data(ctx, b, id, slot, s->data);
+    load_data(ctx, b, id, slot, step, s->data);
     s->data_step = step;
     s->data_replica = replica;
   }

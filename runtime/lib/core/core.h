@@ -1,4 +1,5 @@
-/* Runtime core state, and what the core and the driver offer each other. */
+/* Runtime core state, and the tables through which a driver feeds and watches
+ * it. */
 #ifndef PPRT_CORE_H
 #define PPRT_CORE_H
 
@@ -7,9 +8,12 @@
  * buffers and their slots, runs the step's actions and keeps the pending
  * sends and all-reduces; it never reads or writes buffer contents, which
  * live in device memory and are reached only through the backend's device
- * ops (backends/backend.h) or moved by the transport. The driver (driver/)
- * is main(): options, data, gradient check, profile; it too reaches
- * contents only through the device ops, via host staging.
+ * ops (backends/backend.h) or moved by the transport. The core calls no
+ * driver: a driver (driver/ is main(): options, data, gradient check,
+ * profile) installs a data source, which the core asks for initial
+ * parameters and rows of data on first touch of a buffer, and an
+ * observer, which it tells of steps, actions and transfers. The driver
+ * reaches contents only through the device ops too, via host staging.
  */
 
 #include "backends/backend.h"
@@ -80,17 +84,6 @@ typedef enum pprt_optimizer {
   PPRT_ADAM,
 } pprt_optimizer;
 
-/* Training tokens of --corpus or --tokens (corpus.c). */
-typedef struct pprt_corpus pprt_corpus;
-
-/* A safetensors file read into memory, and one of its tensors
-   (driver/safetensors.h). */
-typedef struct pprt_safetensors pprt_safetensors;
-struct pprt_st_tensor;
-
-/* Timings of a --profile run (profile.c). */
-typedef struct pprt_profile pprt_profile;
-
 /* A buffer the forward of `stage` holds for its backward until `until`
    (pprt_define_saved). */
 typedef struct pprt_saved_buffer {
@@ -99,42 +92,67 @@ typedef struct pprt_saved_buffer {
   int32_t until; /* a pprt_phase */
 } pprt_saved_buffer;
 
-/* Run options, shared by every process. */
+/* How the core trains, the same on every process. */
 typedef struct pprt_options {
-  int64_t steps;
   pprt_optimizer optimizer;
   float lr;
   float beta1; /* Adam */
   float beta2;
   float eps;
   int32_t sequential_replicas; /* replicas each process plays in turn */
-  uint64_t seed;
-  double timeout_s;
-  const char *corpus_path; /* --corpus; NULL for synthetic data */
-  const char *tokens_path; /* --tokens; NULL for synthetic data */
-  int token_width;         /* --token-dtype: bytes per id of a flat file */
-  bool print_params;
-  bool check_gradients;
-  const char *profile_path; /* --profile; NULL when training */
-  int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
-  bool profile_cpu_time;    /* --profile-clock cpu: time calls in CPU time */
-  const char *backend;      /* --backend / PPRT_BACKEND: "cpu", "guarded" */
-  bool allow_non_finite;    /* --allow-non-finite: train on past NaN loss */
-  const char *save_path;    /* --save: weights written after training */
-  const char *init_weights_path; /* --init-weights: weights to start from */
-  int64_t first_step; /* --first-step: 1-based number of the first step */
-  bool first_step_set;
-  const char *checkpoint_dir; /* --checkpoint: training state written here */
-  int64_t checkpoint_every;   /* --checkpoint-every: steps; 0: at the end */
-  const char *resume_dir;     /* --resume: training state read from here */
-  const char *metrics_path;   /* --metrics: each step's loss and time (JSON) */
+  double timeout_s;            /* receives and all-reduces */
+  bool allow_non_finite;       /* train on past a NaN or infinite loss */
 } pprt_options;
+
+/* Where buffer contents come from, installed by the driver
+   (pprt_set_data_source); the core asks on first touch of a buffer. Every
+   `out` is host memory of b->bytes bytes; `self` is the driver's state. */
+typedef struct pprt_data_source {
+  void *self;
+  /* The initial values of PARAM `id`. */
+  void (*init_param)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,
+                     int32_t id, void *out);
+  /* The optimizer state PARAM `id` resumes with: true with its update count
+     in *num_updates and, when that is positive, Adam's moments in host
+     memory *m and *v; false when it starts fresh. NULL: always fresh. */
+  bool (*param_state)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,
+                      int32_t id, int64_t *num_updates, const void **m,
+                      const void **v);
+  /* The rows [first_row, first_row + b->dims[0]) of INPUT or TARGET `id`
+     at 0-based `step`, rows numbered as pprt_user_load_data's (pprt.h). */
+  void (*load_rows)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,
+                    int32_t id, int64_t step, int64_t first_row, void *out);
+} pprt_data_source;
+
+/* What the core tells a driver that watches it (pprt_set_observer): for
+   profiling and tracing. Any slot may be NULL. */
+typedef struct pprt_observer {
+  void *self;
+  /* pprt_begin_step and pprt_end_step of 0-based `step`. */
+  void (*step_begin)(void *self, pprt_context *ctx, int64_t step);
+  void (*step_end)(void *self, pprt_context *ctx, int64_t step);
+  /* Around a stage action's bracket (pprt_action_begin/end), outside the
+     backend's own stage bracket. */
+  void (*action_begin)(void *self, pprt_context *ctx, int32_t phase,
+                       int32_t stage, int32_t mb);
+  void (*action_end)(void *self, pprt_context *ctx, int32_t phase,
+                     int32_t stage, int32_t mb);
+  /* A send or receive of slot (id, mb) to or from pipeline rank `peer`,
+     about to start. */
+  void (*send)(void *self, pprt_context *ctx, int32_t id, int32_t mb,
+               int32_t peer, int64_t bytes);
+  void (*recv)(void *self, pprt_context *ctx, int32_t id, int32_t mb,
+               int32_t peer, int64_t bytes);
+} pprt_observer;
 
 struct pprt_context {
   pprt_transport *transport;
   pprt_backend *backend;
   pprt_options opts;
+  pprt_data_source data;
+  pprt_observer observer;
   bool in_stage; /* between pprt_action_begin and pprt_action_end */
+  int32_t action_phase, action_stage, action_mb; /* the running action */
   void *staging; /* host memory for moving contents in and out */
   size_t staging_bytes;
 
@@ -165,7 +183,6 @@ struct pprt_context {
   pprt_saved_buffer *saved; /* pprt_define_saved, in call order */
   int64_t num_saved;
   int64_t saved_cap;
-  pprt_profile *profile; /* non-NULL while --profile measures */
 
   pprt_pending_send *pending;
   int32_t num_pending;
@@ -177,22 +194,16 @@ struct pprt_context {
   pprt_group_recv *group;
   int32_t num_group;
   int32_t group_cap;
-
-  int32_t x0_index;    /* model argument of the teacher's input; -1 if none */
-  float *teacher;      /* cached [teacher_din, teacher_dout] matrix */
-  float *x0_row;       /* scratch row of the teacher's input */
-  pprt_corpus *corpus; /* --corpus/--tokens; NULL for synthetic data */
-  /* --init-weights or --resume's checkpoint; NULL for hash init. */
-  pprt_safetensors *init_weights;
-  bool resuming; /* init_weights is a checkpoint with optimizer state */
-  int64_t teacher_din;
-  int64_t teacher_dout;
 };
 
 /* ---- core/context.c ---- */
 /* The context takes the transport as the backend wraps it. */
 pprt_context *pprt_context_create(pprt_transport *t, pprt_backend *be,
                                   const pprt_options *o);
+/* Installs the driver's tables (copied); an observer may be NULL (none). */
+void pprt_set_data_source(pprt_context *ctx, const pprt_data_source *src);
+const pprt_data_source *pprt_get_data_source(const pprt_context *ctx);
+void pprt_set_observer(pprt_context *ctx, const pprt_observer *obs);
 void pprt_context_destroy(pprt_context *ctx);
 /* Validates the program against the world; returns false (after rank 0
    reported why) if the job cannot run. */
@@ -229,31 +240,9 @@ void pprt_require_f32(const pprt_context *ctx, const pprt_buffer_desc *b,
 void pprt_core_enter(pprt_context *ctx);
 void pprt_core_leave(pprt_context *ctx);
 
-/* ---- Provided by the driver (driver/) to the core. ---- */
-
-/* ---- driver/data.c: contents are written to host memory. ---- */
-/* Caches the teacher matrix once all buffers are defined. */
-void pprt_prepare_teacher(pprt_context *ctx);
-void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
-                     float *out);
-void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
-                         int32_t slot, void *out);
-
 /* The replica whose rows the current pass computes on, and their count. */
 int32_t pprt_data_replica(const pprt_context *ctx);
 int32_t pprt_num_data_replicas(const pprt_context *ctx);
-
-/* ---- driver/corpus.c ---- */
-/* Reads --corpus or --tokens and checks the program's data arguments
-   against it; false, with the reason in `err`, if they cannot be filled
-   from it. */
-bool pprt_corpus_load(pprt_context *ctx, char *err, size_t err_size);
-void pprt_corpus_free(pprt_corpus *c);
-/* Fills INPUT/TARGET buffer `b`'s rows [first_row, first_row + dims[0])
-   with windows of the tokens (targets: the next tokens): one-hot for f32,
-   ids for i32/i64. */
-void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
-                      int64_t step, int64_t first_row, void *out);
 
 /* ---- core/transfer.c ---- */
 /* Completes the in-flight sends of slot (id, slot) before it is written. */
@@ -272,20 +261,6 @@ void pprt_zero_grads(pprt_context *ctx);
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);
 
-/* ---- driver/profile.c ---- */
-/* Runs --profile: warm-up and measured steps, then writes the cost profile
-   from world rank 0; returns the exit status. */
-int pprt_profile_run(pprt_context *ctx);
-/* Notes a send of `bytes` bytes: the transfer probe sends the largest. */
-void pprt_profile_note_send(pprt_context *ctx, int64_t bytes);
-/* Time the stage action that pprt_action_begin/end bracket. */
-void pprt_profile_action_begin(pprt_context *ctx, int32_t phase, int32_t stage);
-void pprt_profile_action_end(pprt_context *ctx);
-
-/* ---- driver/gradcheck.c ---- */
-/* Compares gradients with finite differences; returns the exit status. */
-int pprt_check_gradients(pprt_context *ctx);
-
 /* ---- core/step.c ---- */
 /* Declares the steps the driver will run, [begin, end), which tells a
    no-flush program its first and last step (pprt_step_is_first/last). */
@@ -298,86 +273,5 @@ void pprt_run_step(pprt_context *ctx);
 /* Finishes the step and returns the loss summed over the world (valid on
    world rank 0 only). */
 double pprt_end_step(pprt_context *ctx);
-
-/* ---- driver/params.c ---- */
-/* Prints per-param sums (from replica 0); false if the replicas' weights
-   differ. */
-bool pprt_print_params(pprt_context *ctx);
-/* Per PARAM buffer ids[i], the lowest world rank of replica 0 that holds
-   it, or INT32_MAX if none does; identical on every rank. */
-void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
-                       int32_t *owner);
-/* FNV-1a over `n` bytes, continuing from `h` (PPRT_FNV_OFFSET to start). */
-#define PPRT_FNV_OFFSET 0xCBF29CE484222325ull
-uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n);
-/* The index (model argument) of a PARAM among ids[0..n) whose values or
-   optimizer state differ between the data-parallel replicas, or -1;
-   identical on every rank. Collective. */
-int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
-                                 int32_t n);
-
-/* ---- driver/weights.c ---- */
-/* The name of PARAM `b` in weight files: "param<index>" (the model
-   argument), "param<index>.stage<stage>" if several stages hold it. */
-void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,
-                     char *out, size_t size);
-/* Before the first step: checks that a program given --save or
-   --init-weights has params, and reads and checks --init-weights; false
-   (after one rank reported why) if the job cannot run. Collective. */
-bool pprt_weights_prepare(pprt_context *ctx);
-/* Copies PARAM `b`'s initial values from --init-weights into `out`. */
-void pprt_weights_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
-                             void *out);
-void pprt_weights_free(pprt_context *ctx);
-/* Writes every param (from replica 0) to --save through world rank 0;
-   false (after it reported why) if that failed. Collective. */
-bool pprt_weights_save(pprt_context *ctx);
-/* The safetensors dtype ("F32", ...) of a pprt_dtype. */
-const char *pprt_st_dtype_name(int32_t dtype);
-/* PARAM buffer ids ordered by model argument, then stage (the order of
-   weight files); their count. `ids` has room for ctx->num_buffers. */
-int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids);
-/* Why the file's tensor `t` cannot hold buffer `b` (dtype or shape), in
-   `why`; NULL if it can. */
-const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
-                                 const struct pprt_st_tensor *t, char *why,
-                                 size_t size);
-/* Every rank learns whether all had `ok`; the lowest failing rank reports
-   "OPTION 'PATH': ERR", so the job prints one line. Collective. */
-bool pprt_agree(pprt_context *ctx, bool ok, const char *option,
-                const char *path, const char *err);
-/* The parts of a param's state in weight files and checkpoints: its
-   values, Adam's moments (zeros before the first update) and its update
-   count (an int64). */
-typedef enum pprt_param_part {
-  PPRT_PART_VALUES,
-  PPRT_PART_ADAM_M,
-  PPRT_PART_ADAM_V,
-  PPRT_PART_ADAM_STEP,
-  PPRT_NUM_PARTS
-} pprt_param_part;
-/* The host bytes of part `part` of param `id` from world rank `owner`, on
-   world rank 0 and on the owner; NULL elsewhere. Collective between the
-   two. */
-const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
-                                  int32_t part, const char *option);
-
-/* ---- driver/checkpoint.c ---- */
-/* The checkpoint file in --checkpoint's and --resume's directory. */
-#define PPRT_CHECKPOINT_FILE "checkpoint.safetensors"
-/* Before the first step: reads and checks --resume's checkpoint, and
-   numbers the first step after its last; false (after one rank reported
-   why) if the job cannot resume. Collective. */
-bool pprt_checkpoint_prepare(pprt_context *ctx);
-/* Gives PARAM `b`, just initialised from --resume's checkpoint, the
-   optimizer state saved with it. */
-void pprt_checkpoint_restore_param(pprt_context *ctx, pprt_buffer_desc *b);
-/* Whether a checkpoint is due after 1-based step `step` (`last`: the run's
-   last step). */
-bool pprt_checkpoint_due(const pprt_context *ctx, int64_t step, bool last);
-/* Writes the training state after 1-based step `step` to --checkpoint
-   through world rank 0, atomically; false (after one rank reported why)
-   if that failed. Collective. */
-bool pprt_checkpoint_write(pprt_context *ctx, int64_t step);
 
 #endif /* PPRT_CORE_H */

@@ -44,6 +44,8 @@ void pprt_begin_step(pprt_context *ctx, int64_t step) {
   ctx->step = step;
   ctx->step_loss = 0.0;
   pprt_zero_grads(ctx);
+  if (ctx->observer.step_begin)
+    ctx->observer.step_begin(ctx->observer.self, ctx, step);
   /* INPUT/TARGET slots refill themselves on first touch in this step (see
      pprt_slot_data), so ranks only generate the data they use. */
 }
@@ -69,17 +71,22 @@ double pprt_end_step(pprt_context *ctx) {
   pprt_wait_step_sends(ctx, ctx->step);
   double loss = ctx->step_loss;
   ctx->transport->ops->reduce_world_f64(ctx->transport, &loss, 1);
+  if (ctx->observer.step_end)
+    ctx->observer.step_end(ctx->observer.self, ctx, ctx->step);
   return loss;
 }
 
 void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
                        int32_t mb) {
-  (void)mb;
   if (ctx->in_stage)
     pprt_fatal(ctx, "pprt_action_begin: stage %d is already in an action",
                stage);
-  pprt_profile_action_begin(ctx, phase, stage);
+  if (ctx->observer.action_begin)
+    ctx->observer.action_begin(ctx->observer.self, ctx, phase, stage, mb);
   ctx->in_stage = true;
+  ctx->action_phase = phase;
+  ctx->action_stage = stage;
+  ctx->action_mb = mb;
   ctx->backend->ops->stage_begin(ctx->backend);
 }
 
@@ -88,5 +95,7 @@ void pprt_action_end(pprt_context *ctx) {
     pprt_fatal(ctx, "pprt_action_end without pprt_action_begin");
   ctx->backend->ops->stage_end(ctx->backend);
   ctx->in_stage = false;
-  pprt_profile_action_end(ctx);
+  if (ctx->observer.action_end)
+    ctx->observer.action_end(ctx->observer.self, ctx, ctx->action_phase,
+                             ctx->action_stage, ctx->action_mb);
 }

@@ -108,10 +108,11 @@ void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
   (void)kind;
   endpoint e = resolve(ctx, "send", id, mb, peer);
   const void *data = pprt_slot_data(ctx, e.b, id, e.slot);
+  if (ctx->observer.send)
+    ctx->observer.send(ctx->observer.self, ctx, id, mb, peer, e.b->bytes);
   pprt_transport *t = ctx->transport;
   int32_t handle = t->ops->isend(t, data, e.b->bytes, e.world_peer, e.tag);
   push_pending(ctx, id, e.slot, handle);
-  pprt_profile_note_send(ctx, e.b->bytes);
 }
 
 /* Ends the job after a receive from `peer` timed out, naming the rank that
@@ -193,6 +194,8 @@ void pprt_recv(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
   endpoint e = resolve(ctx, "recv", id, mb, peer);
   void *data = pprt_slot_data(ctx, e.b, id, e.slot);
   pprt_wait_slot_sends(ctx, id, e.slot);
+  if (ctx->observer.recv)
+    ctx->observer.recv(ctx->observer.self, ctx, id, mb, peer, e.b->bytes);
   pprt_transport *t = ctx->transport;
   if (ctx->in_group) {
     int32_t h = t->ops->irecv(t, data, e.b->bytes, e.world_peer, e.tag);

@@ -3,7 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "core/core.h"
+#include "driver/driver.h"
 #include "driver/safetensors.h"
 
 #include <errno.h>
@@ -51,14 +51,14 @@ static const char *optimizer_name(pprt_optimizer o) {
 /* The settings that give the saved state its meaning: the optimizer (and
    Adam's constants, which its moments depend on) and the data seed. The
    learning rate may change on resume. Returns their count. */
-static int32_t settings(const pprt_context *ctx, setting *out) {
-  const pprt_options *o = &ctx->opts;
+static int32_t settings(const pprt_driver *d, setting *out) {
+  const pprt_options *o = &d->opts.run;
   int32_t n = 0;
   out[n] = (setting){"optimizer", "", "--optimizer"};
   snprintf(out[n++].value, sizeof out->value, "%s",
            optimizer_name(o->optimizer));
   out[n] = (setting){"seed", "", "--seed"};
-  snprintf(out[n++].value, sizeof out->value, "%" PRIu64, o->seed);
+  snprintf(out[n++].value, sizeof out->value, "%" PRIu64, d->opts.seed);
   if (o->optimizer != PPRT_ADAM)
     return n;
   const char *keys[] = {"beta1", "beta2", "eps"};
@@ -75,7 +75,7 @@ static int32_t settings(const pprt_context *ctx, setting *out) {
 
 /* Checks the metadata against this run's settings; `*step` is the last
    step the checkpoint saw. */
-static bool check_metadata(const pprt_context *ctx, const pprt_safetensors *st,
+static bool check_metadata(const pprt_driver *d, const pprt_safetensors *st,
                            int64_t *step, char *err, size_t err_size) {
   const char *version = pprt_st_metadata(st, "pprt_checkpoint");
   if (!version) {
@@ -99,7 +99,7 @@ static bool check_metadata(const pprt_context *ctx, const pprt_safetensors *st,
   }
   /* The optimizer first: Adam's constants mean nothing to an SGD run. */
   setting want[8];
-  int32_t n = settings(ctx, want);
+  int32_t n = settings(d, want);
   for (int32_t i = 0; i < n; ++i) {
     const char *got = pprt_st_metadata(st, want[i].key);
     if (got && strcmp(got, want[i].value) == 0)
@@ -188,23 +188,25 @@ static bool check_tensors(const pprt_context *ctx, const pprt_safetensors *st,
 }
 
 /* Reads and checks the checkpoint at `path` into `st`. */
-static bool read_checkpoint(const pprt_context *ctx, const char *path,
+static bool read_checkpoint(const pprt_driver *d, const char *path,
                             pprt_safetensors *st, int64_t *step, char *err,
                             size_t err_size) {
+  const pprt_context *ctx = d->ctx;
   int32_t *ids = pprt_xcalloc(ctx, (size_t)ctx->num_buffers, sizeof *ids);
   int32_t n = pprt_ordered_params(ctx, ids);
   bool ok = pprt_st_read(path, st, err, err_size) &&
-            check_metadata(ctx, st, step, err, err_size) &&
+            check_metadata(d, st, step, err, err_size) &&
             check_tensors(ctx, st, ids, n, *step, err, err_size);
   free(ids);
   return ok;
 }
 
 /* Checks that a program given --checkpoint or --resume has params. */
-static bool check_has_params(pprt_context *ctx) {
-  const char *option = ctx->opts.resume_dir ? "--resume" : "--checkpoint";
+static bool check_has_params(const pprt_driver *d) {
+  pprt_context *ctx = d->ctx;
+  const char *option = d->opts.resume_dir ? "--resume" : "--checkpoint";
   const char *dir =
-      ctx->opts.resume_dir ? ctx->opts.resume_dir : ctx->opts.checkpoint_dir;
+      d->opts.resume_dir ? d->opts.resume_dir : d->opts.checkpoint_dir;
   int32_t *ids = pprt_xcalloc(ctx, (size_t)ctx->num_buffers, sizeof *ids);
   bool ok = pprt_ordered_params(ctx, ids) > 0;
   free(ids);
@@ -227,11 +229,12 @@ static bool same_file_everywhere(pprt_context *ctx,
   return lo_and_not_hi[0] == INT32_MAX || lo_and_not_hi[0] == ~lo_and_not_hi[1];
 }
 
-bool pprt_checkpoint_prepare(pprt_context *ctx) {
-  pprt_options *o = &ctx->opts;
+bool pprt_checkpoint_prepare(pprt_driver *d) {
+  pprt_context *ctx = d->ctx;
+  pprt_driver_options *o = &d->opts;
   if (!o->resume_dir && !o->checkpoint_dir)
     return true;
-  if (!check_has_params(ctx))
+  if (!check_has_params(d))
     return false;
   if (!o->resume_dir)
     return true;
@@ -239,7 +242,7 @@ bool pprt_checkpoint_prepare(pprt_context *ctx) {
   checkpoint_path(o->resume_dir, path, sizeof path);
   pprt_safetensors *st = pprt_xcalloc(ctx, 1, sizeof *st);
   int64_t step = 0;
-  bool ok = read_checkpoint(ctx, path, st, &step, err, sizeof err);
+  bool ok = read_checkpoint(d, path, st, &step, err, sizeof err);
   if (!same_file_everywhere(ctx, ok ? st : NULL) && ok) {
     snprintf(err, sizeof err,
              "the ranks read different files (a copy per node that is out "
@@ -251,47 +254,47 @@ bool pprt_checkpoint_prepare(pprt_context *ctx) {
     free(st);
     return false;
   }
-  ctx->init_weights = st;
-  ctx->resuming = true;
+  d->init_weights = st;
+  d->resuming = true;
   o->first_step = step + 1;
   return true;
 }
 
-void pprt_checkpoint_restore_param(pprt_context *ctx, pprt_buffer_desc *b) {
-  if (!ctx->resuming || ctx->opts.optimizer != PPRT_ADAM)
-    return;
-  char name[96];
+/* The bytes of tensor `name` of the checkpoint. */
+static const void *tensor_data(const pprt_safetensors *st, const char *name) {
+  return st->data + pprt_st_find(st, name)->begin;
+}
+
+bool pprt_checkpoint_param_state(const pprt_driver *d,
+                                 const pprt_buffer_desc *b,
+                                 int64_t *num_updates, const void **m,
+                                 const void **v) {
+  const pprt_context *ctx = d->ctx;
+  if (!d->resuming || ctx->opts.optimizer != PPRT_ADAM)
+    return false;
   /* pprt_checkpoint_prepare checked every part's presence and shape. */
+  char name[96];
   part_name(ctx, b, PPRT_PART_ADAM_STEP, name, sizeof name);
-  const pprt_safetensors *st = ctx->init_weights;
-  memcpy(&b->num_updates, st->data + pprt_st_find(st, name)->begin,
-         sizeof b->num_updates);
-  /* Adam allocates its moments on the first update; so a param never
-     updated is resumed without them, as it was saved. */
-  if (b->num_updates == 0)
-    return;
-  void **moments[] = {&b->moment1, &b->moment2};
-  for (int32_t part = PPRT_PART_ADAM_M; part <= PPRT_PART_ADAM_V; ++part) {
-    part_name(ctx, b, part, name, sizeof name);
-    void *m = pprt_device_alloc(ctx, (size_t)b->bytes, "Adam's moments");
-    ctx->backend->ops->copy_to_device(ctx->backend, m,
-                                      st->data + pprt_st_find(st, name)->begin,
-                                      (size_t)b->bytes);
-    *moments[part - PPRT_PART_ADAM_M] = m;
-  }
+  memcpy(num_updates, tensor_data(d->init_weights, name), sizeof *num_updates);
+  part_name(ctx, b, PPRT_PART_ADAM_M, name, sizeof name);
+  *m = tensor_data(d->init_weights, name);
+  part_name(ctx, b, PPRT_PART_ADAM_V, name, sizeof name);
+  *v = tensor_data(d->init_weights, name);
+  return true;
 }
 
 /* ---- Writing. ---- */
 
-bool pprt_checkpoint_due(const pprt_context *ctx, int64_t step, bool last) {
-  int64_t every = ctx->opts.checkpoint_every;
-  return ctx->opts.checkpoint_dir && (last || (every > 0 && step % every == 0));
+bool pprt_checkpoint_due(const pprt_driver *d, int64_t step, bool last) {
+  int64_t every = d->opts.checkpoint_every;
+  return d->opts.checkpoint_dir && (last || (every > 0 && step % every == 0));
 }
 
 /* Rank 0 starts the file: each param's parts, in `ids` order. */
-static pprt_st_writer *begin_file(pprt_context *ctx, const char *path,
+static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
                                   const int32_t *ids, int32_t n, int64_t step,
                                   char *err, size_t err_size) {
+  const pprt_context *ctx = d->ctx;
   static const int64_t no_dims[1] = {0};
   int32_t parts = parts_per_param(ctx), count = n * parts;
   pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)count, sizeof *entries);
@@ -306,7 +309,7 @@ static pprt_st_writer *begin_file(pprt_context *ctx, const char *path,
                                        b->ndims, b->dims};
   }
   setting config[8];
-  int32_t nconfig = settings(ctx, config);
+  int32_t nconfig = settings(d, config);
   const char *keys[12] = {"format", "producer", "pprt_checkpoint", "step"};
   char step_text[32];
   snprintf(step_text, sizeof step_text, "%lld", (long long)step);
@@ -344,13 +347,14 @@ static bool write_parts(pprt_context *ctx, pprt_st_writer *w,
   return ok;
 }
 
-bool pprt_checkpoint_write(pprt_context *ctx, int64_t step) {
+bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
+  pprt_context *ctx = d->ctx;
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
   int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
   int32_t *owner = ids + cap;
   int32_t n = pprt_ordered_params(ctx, ids);
   char path[4200], err[512] = "";
-  checkpoint_path(ctx->opts.checkpoint_dir, path, sizeof path);
+  checkpoint_path(d->opts.checkpoint_dir, path, sizeof path);
   int32_t diverged = pprt_find_diverged_param(ctx, ids, n);
   if (diverged >= 0) {
     free(ids);
@@ -365,7 +369,7 @@ bool pprt_checkpoint_write(pprt_context *ctx, int64_t step) {
   pprt_elect_owners(ctx, ids, n, owner);
   bool root = ctx->transport->world_rank == 0;
   pprt_st_writer *w =
-      root ? begin_file(ctx, path, ids, n, step, err, sizeof err) : NULL;
+      root ? begin_file(d, path, ids, n, step, err, sizeof err) : NULL;
   bool ok = write_parts(ctx, w, ids, owner, n, !root || w, err, sizeof err);
   if (w && ok)
     ok = pprt_st_writer_commit(w, err, sizeof err);

@@ -1,6 +1,6 @@
 /* Training tokens from a text file (--corpus FILE, characters) or a token
    dataset (--tokens FILE), as one-hot windows or integer ids. */
-#include "core/core.h"
+#include "driver/driver.h"
 #include "driver/token_file.h"
 #include "pprt_math.h"
 
@@ -141,10 +141,10 @@ static bool load_text(pprt_corpus *c, char *err, size_t err_size) {
   return true;
 }
 
-static bool load_tokens(const pprt_context *ctx, pprt_corpus *c, char *err,
+static bool load_tokens(const pprt_driver *d, pprt_corpus *c, char *err,
                         size_t err_size) {
   char why[256];
-  if (!pprt_token_file_open(&c->file, c->path, ctx->opts.token_width, why,
+  if (!pprt_token_file_open(&c->file, c->path, d->opts.token_width, why,
                             sizeof why))
     return corpus_error(err, err_size, c, "%s", why);
   c->length = c->file.length;
@@ -156,18 +156,18 @@ static bool load_tokens(const pprt_context *ctx, pprt_corpus *c, char *err,
   return true;
 }
 
-bool pprt_corpus_load(pprt_context *ctx, char *err, size_t err_size) {
-  pprt_corpus *c = pprt_xcalloc(ctx, 1, sizeof *c);
-  ctx->corpus = c;
-  bool text = ctx->opts.corpus_path != NULL;
+bool pprt_corpus_load(pprt_driver *d, char *err, size_t err_size) {
+  pprt_corpus *c = pprt_xcalloc(d->ctx, 1, sizeof *c);
+  d->corpus = c;
+  bool text = d->opts.corpus_path != NULL;
   c->option = text ? "--corpus" : "--tokens";
-  c->path = text ? ctx->opts.corpus_path : ctx->opts.tokens_path;
-  if (text && ctx->opts.tokens_path)
+  c->path = text ? d->opts.corpus_path : d->opts.tokens_path;
+  if (text && d->opts.tokens_path)
     return corpus_error(err, err_size, c,
                         "give --corpus or --tokens, not both");
   bool loaded =
-      text ? load_text(c, err, err_size) : load_tokens(ctx, c, err, err_size);
-  return loaded && check_data_buffers(ctx, c, err, err_size);
+      text ? load_text(c, err, err_size) : load_tokens(d, c, err, err_size);
+  return loaded && check_data_buffers(d->ctx, c, err, err_size);
 }
 
 void pprt_corpus_free(pprt_corpus *c) {
@@ -180,23 +180,23 @@ void pprt_corpus_free(pprt_corpus *c) {
 
 /* Where the window of global row `row` at `step` starts: uniform over the
    corpus, from a hash of the coordinates alone. */
-static int64_t window_start(const pprt_context *ctx, int64_t step, int64_t row,
+static int64_t window_start(const pprt_driver *d, int64_t step, int64_t row,
                             int64_t positions) {
   uint64_t keys[] = {TAG_CORPUS, (uint64_t)step, (uint64_t)row};
-  uint64_t starts = (uint64_t)(ctx->corpus->length - positions);
-  return (int64_t)(pprt_hash(ctx->opts.seed, keys, 3) % starts);
+  uint64_t starts = (uint64_t)(d->corpus->length - positions);
+  return (int64_t)(pprt_hash(d->opts.seed, keys, 3) % starts);
 }
 
-void pprt_corpus_fill(const pprt_context *ctx, const pprt_buffer_desc *b,
+void pprt_corpus_fill(const pprt_driver *d, const pprt_buffer_desc *b,
                       int64_t step, int64_t first_row, void *out) {
-  const pprt_corpus *c = ctx->corpus;
+  const pprt_corpus *c = d->corpus;
   int64_t rows = b->dims[0], positions = b->dims[1];
   /* Targets are the inputs' next tokens. */
   int64_t shift = b->kind == PPRT_TARGET ? 1 : 0;
   if (b->dtype == PPRT_F32)
     memset(out, 0, (size_t)b->bytes);
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t start = window_start(ctx, step, first_row + r, positions) + shift;
+    int64_t start = window_start(d, step, first_row + r, positions) + shift;
     for (int64_t t = 0; t < positions; ++t) {
       int64_t v = token_at(c, start + t), at = r * positions + t;
       if (b->dtype == PPRT_I64)

@@ -1,7 +1,9 @@
-/* Deterministic parameter initialisation and synthetic training data. */
-#include "core/core.h"
+/* The driver's data source: deterministic parameter initialisation (or
+   --init-weights, --resume) and synthetic training data (or --corpus). */
+#include "driver/driver.h"
 #include "pprt_math.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Replaces the built-in generator when a linked object defines it. */
@@ -19,33 +21,33 @@ static float uniform_pm1(uint64_t h) {
   return (float)((double)(h >> 11) * 0x1.0p-52 - 1.0);
 }
 
-void pprt_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
-                     float *out) {
-  if (ctx->init_weights) {
-    pprt_weights_init_param(ctx, b, out);
+static void init_param(const pprt_driver *d, const pprt_buffer_desc *b,
+                       float *out) {
+  if (d->init_weights) {
+    pprt_weights_init_param(d, b, out);
     return;
   }
   int64_t d0 = b->ndims > 0 ? b->dims[0] : 1;
   float a = (float)(1.0 / pprt_sqrt((double)d0));
   for (int64_t i = 0; i < b->numel; ++i) {
     uint64_t keys[] = {TAG_PARAM, (uint32_t)b->index, (uint64_t)i};
-    out[i] = a * uniform_pm1(pprt_hash(ctx->opts.seed, keys, 3));
+    out[i] = a * uniform_pm1(pprt_hash(d->opts.seed, keys, 3));
   }
 }
 
-static float input_value(const pprt_context *ctx, int32_t index, int64_t step,
+static float input_value(const pprt_driver *d, int32_t index, int64_t step,
                          int64_t row, int64_t col) {
   uint64_t keys[] = {TAG_DATA, (uint64_t)step, (uint32_t)index, (uint64_t)row,
                      (uint64_t)col};
-  return uniform_pm1(pprt_hash(ctx->opts.seed, keys, 5));
+  return uniform_pm1(pprt_hash(d->opts.seed, keys, 5));
 }
 
-static float teacher_value(const pprt_context *ctx, int64_t k, int64_t j,
+static float teacher_value(const pprt_driver *d, int64_t k, int64_t j,
                            int64_t din) {
-  if (ctx->teacher && k < ctx->teacher_din && j < ctx->teacher_dout)
-    return ctx->teacher[k * ctx->teacher_dout + j];
+  if (d->teacher && k < d->teacher_din && j < d->teacher_dout)
+    return d->teacher[k * d->teacher_dout + j];
   uint64_t keys[] = {TAG_TEACHER, (uint64_t)k, (uint64_t)j};
-  return uniform_pm1(pprt_hash(ctx->opts.seed, keys, 3)) /
+  return uniform_pm1(pprt_hash(d->opts.seed, keys, 3)) /
          (float)pprt_sqrt((double)din);
 }
 
@@ -72,7 +74,9 @@ static const pprt_buffer_desc *find_x0(const pprt_context *ctx) {
   return x0;
 }
 
-void pprt_prepare_teacher(pprt_context *ctx) {
+/* Caches the teacher matrix once all buffers are defined. */
+static void prepare_teacher(pprt_driver *d) {
+  const pprt_context *ctx = d->ctx;
   const pprt_buffer_desc *x0 = find_x0(ctx);
   if (!x0)
     return;
@@ -83,74 +87,134 @@ void pprt_prepare_teacher(pprt_context *ctx) {
         b->dims[1] > dout)
       dout = b->dims[1];
   }
-  ctx->x0_index = x0->index;
+  d->x0_index = x0->index;
   /* Scratch for one row of x0, so that loading data allocates nothing. */
-  ctx->x0_row = pprt_xcalloc(ctx, (size_t)x0->dims[1], sizeof(float));
+  d->x0_row = pprt_xcalloc(ctx, (size_t)x0->dims[1], sizeof(float));
   if (dout == 0)
     return;
   int64_t din = x0->dims[1];
-  ctx->teacher = pprt_xcalloc(ctx, (size_t)(din * dout), sizeof(float));
+  d->teacher = pprt_xcalloc(ctx, (size_t)(din * dout), sizeof(float));
   for (int64_t k = 0; k < din; ++k)
     for (int64_t j = 0; j < dout; ++j)
-      ctx->teacher[k * dout + j] = teacher_value(ctx, k, j, din);
-  ctx->teacher_din = din;
-  ctx->teacher_dout = dout;
+      d->teacher[k * dout + j] = teacher_value(d, k, j, din);
+  d->teacher_din = din;
+  d->teacher_dout = dout;
 }
 
 /* Fills one row of a target as tanh(x0[row] @ T). */
-static void teacher_row(const pprt_context *ctx, int64_t din, int64_t step,
+static void teacher_row(const pprt_driver *d, int64_t din, int64_t step,
                         int64_t row, int64_t dout, float *x0_row, float *out) {
   for (int64_t k = 0; k < din; ++k)
-    x0_row[k] = input_value(ctx, ctx->x0_index, step, row, k);
+    x0_row[k] = input_value(d, d->x0_index, step, row, k);
   for (int64_t j = 0; j < dout; ++j) {
     double acc = 0.0;
     for (int64_t k = 0; k < din; ++k)
-      acc += (double)x0_row[k] * teacher_value(ctx, k, j, din);
+      acc += (double)x0_row[k] * teacher_value(d, k, j, din);
     out[j] = (float)pprt_tanh(acc);
   }
 }
 
 /* Whether target `index` is produced by the teacher rather than drawn. */
-static int64_t teacher_din(const pprt_context *ctx, int32_t kind,
-                           int32_t index) {
-  if (kind != PPRT_TARGET || ctx->x0_index < 0)
+static int64_t teacher_din(const pprt_driver *d, int32_t kind, int32_t index) {
+  if (kind != PPRT_TARGET || d->x0_index < 0)
     return 0;
-  const pprt_buffer_desc *t = find_data(ctx, PPRT_TARGET, index);
+  const pprt_buffer_desc *t = find_data(d->ctx, PPRT_TARGET, index);
   if (!t || t->ndims != 2)
     return 0;
-  return find_data(ctx, PPRT_INPUT, ctx->x0_index)->dims[1];
+  return find_data(d->ctx, PPRT_INPUT, d->x0_index)->dims[1];
 }
 
-void pprt_builtin_load_data(const pprt_context *ctx, int32_t kind,
-                            int32_t index, int64_t step, int64_t first_row,
-                            int64_t num_rows, int64_t row_size, float *out) {
-  int64_t din = teacher_din(ctx, kind, index);
+static void builtin_rows(const pprt_driver *d, int32_t kind, int32_t index,
+                         int64_t step, int64_t first_row, int64_t num_rows,
+                         int64_t row_size, float *out) {
+  int64_t din = teacher_din(d, kind, index);
   if (din > 0) {
     for (int64_t r = 0; r < num_rows; ++r)
-      teacher_row(ctx, din, step, first_row + r, row_size, ctx->x0_row,
+      teacher_row(d, din, step, first_row + r, row_size, d->x0_row,
                   out + r * row_size);
     return;
   }
   for (int64_t r = 0; r < num_rows; ++r)
     for (int64_t j = 0; j < row_size; ++j)
-      out[r * row_size + j] = input_value(ctx, index, step, first_row + r, j);
+      out[r * row_size + j] = input_value(d, index, step, first_row + r, j);
 }
 
-void pprt_load_slot_data(pprt_context *ctx, const pprt_buffer_desc *b,
-                         int32_t slot, void *out) {
-  int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
-  int64_t row_size = b->numel / rows;
-  /* Replica r owns rows [r*B, (r+1)*B) of the step's global batch. */
-  int64_t batch = rows * ctx->num_microbatches;
-  int64_t first_row = pprt_data_replica(ctx) * batch + slot * rows;
-  if (ctx->corpus) {
-    pprt_corpus_fill(ctx, b, pprt_action_step(ctx), first_row, out);
+static void source_init_param(void *self, pprt_context *ctx,
+                              const pprt_buffer_desc *b, int32_t id,
+                              void *out) {
+  (void)ctx;
+  (void)id;
+  init_param(self, b, out);
+}
+
+static bool source_param_state(void *self, pprt_context *ctx,
+                               const pprt_buffer_desc *b, int32_t id,
+                               int64_t *num_updates, const void **m,
+                               const void **v) {
+  (void)ctx;
+  (void)id;
+  return pprt_checkpoint_param_state(self, b, num_updates, m, v);
+}
+
+static void source_load_rows(void *self, pprt_context *ctx,
+                             const pprt_buffer_desc *b, int32_t id,
+                             int64_t step, int64_t first_row, void *out) {
+  const pprt_driver *d = self;
+  if (d->corpus) {
+    /* Token ids fill integer buffers. */
+    pprt_corpus_fill(d, b, step, first_row, out);
     return;
   }
+  pprt_require_f32(ctx, b, id, "loading training data");
+  int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
+  int64_t row_size = b->numel / rows;
   if (pprt_user_load_data)
-    pprt_user_load_data(ctx, b->kind, b->index, pprt_action_step(ctx),
-                        first_row, rows, row_size, out);
+    pprt_user_load_data(ctx, b->kind, b->index, step, first_row, rows, row_size,
+                        out);
   else
-    pprt_builtin_load_data(ctx, b->kind, b->index, pprt_action_step(ctx),
-                           first_row, rows, row_size, out);
+    builtin_rows(d, b->kind, b->index, step, first_row, rows, row_size, out);
+}
+
+/* The driver behind the data source installed in `ctx`. */
+static const pprt_driver *driver_of(const pprt_context *ctx) {
+  const pprt_data_source *src = pprt_get_data_source(ctx);
+  if (src->load_rows != source_load_rows)
+    pprt_fatal(ctx, "pprt_builtin_load_data: the runtime's driver does not "
+                    "feed this program");
+  return src->self;
+}
+
+void pprt_builtin_load_data(const pprt_context *ctx, int32_t kind,
+                            int32_t index, int64_t step, int64_t first_row,
+                            int64_t num_rows, int64_t row_size, float *out) {
+  builtin_rows(driver_of(ctx), kind, index, step, first_row, num_rows, row_size,
+               out);
+}
+
+void pprt_driver_install_data_source(pprt_driver *d) {
+  d->x0_index = -1;
+  pprt_data_source src = {d, source_init_param, source_param_state,
+                          source_load_rows};
+  pprt_set_data_source(d->ctx, &src);
+}
+
+bool pprt_driver_prepare_data(pprt_driver *d) {
+  prepare_teacher(d);
+  char err[320];
+  if ((!d->opts.corpus_path && !d->opts.tokens_path) ||
+      pprt_corpus_load(d, err, sizeof err))
+    return true;
+  /* Every rank found the same problem: one reports it. */
+  if (d->ctx->transport->world_rank == 0) {
+    fprintf(stderr, "pprt: %s\n", err);
+    fflush(stderr);
+  }
+  return false;
+}
+
+void pprt_driver_free_data(pprt_driver *d) {
+  free(d->teacher);
+  free(d->x0_row);
+  pprt_corpus_free(d->corpus);
+  pprt_weights_free(d);
 }

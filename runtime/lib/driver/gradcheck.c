@@ -1,5 +1,5 @@
 /* Finite-difference check of the compiled gradients (--check-gradients). */
-#include "core/core.h"
+#include "driver/driver.h"
 
 #include <float.h>
 #include <stdbool.h>

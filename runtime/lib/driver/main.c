@@ -4,7 +4,7 @@
 #endif
 
 #include "backends/cuda/kernel_launch.h"
-#include "core/core.h"
+#include "driver/driver.h"
 
 #include <errno.h>
 #include <float.h>
@@ -121,16 +121,16 @@ static bool parse_timeout(const char *s, double *out) {
   return parse_f64(s, out) && *out > 0.0;
 }
 
-static void default_options(pprt_options *o) {
+static void default_options(pprt_driver_options *o) {
   o->steps = 10;
-  o->optimizer = PPRT_SGD;
-  o->lr = 0.01f;
-  o->beta1 = 0.9f;
-  o->beta2 = 0.999f;
-  o->eps = 1e-8f;
-  o->sequential_replicas = 1;
+  o->run.optimizer = PPRT_SGD;
+  o->run.lr = 0.01f;
+  o->run.beta1 = 0.9f;
+  o->run.beta2 = 0.999f;
+  o->run.eps = 1e-8f;
+  o->run.sequential_replicas = 1;
   o->seed = 1;
-  o->timeout_s = 60.0;
+  o->run.timeout_s = 60.0;
   o->corpus_path = NULL;
   o->tokens_path = NULL;
   o->token_width = 2;
@@ -141,7 +141,7 @@ static void default_options(pprt_options *o) {
   o->profile_cpu_time = false;
   /* A program with GPU kernels (pp-compile --target=cuda) runs on CUDA. */
   o->backend = pprt_kernel_modules_registered() ? "cuda" : "cpu";
-  o->allow_non_finite = false;
+  o->run.allow_non_finite = false;
   o->save_path = NULL;
   o->init_weights_path = NULL;
   o->first_step = 1;
@@ -219,25 +219,27 @@ static bool parse_token_width(const char *v, int *width) {
 
 /* Applies one value option, or says why its value is invalid. */
 static option_status parse_value_option(int argc, char **argv, int *i,
-                                        pprt_options *o, option_error *err) {
+                                        pprt_driver_options *o,
+                                        option_error *err) {
   const char *v = NULL;
   int64_t n = 0;
   VALUE_OPTION("backend", "cpu, cuda, guarded or guarded-staged",
                parse_backend(v, &o->backend))
   VALUE_OPTION("steps", "an integer >= 0",
                parse_i64(v, &o->steps) && o->steps >= 0)
-  VALUE_OPTION("optimizer", "sgd or adam", parse_optimizer(v, &o->optimizer))
+  VALUE_OPTION("optimizer", "sgd or adam",
+               parse_optimizer(v, &o->run.optimizer))
   VALUE_OPTION("lr", "a finite number within float range",
-               parse_f32_in(v, -FLT_MAX, FLT_MAX, &o->lr))
+               parse_f32_in(v, -FLT_MAX, FLT_MAX, &o->run.lr))
   VALUE_OPTION("beta1", "a number in [0, 1)",
-               parse_f32_in(v, 0.0, 1.0, &o->beta1))
+               parse_f32_in(v, 0.0, 1.0, &o->run.beta1))
   VALUE_OPTION("beta2", "a number in [0, 1)",
-               parse_f32_in(v, 0.0, 1.0, &o->beta2))
+               parse_f32_in(v, 0.0, 1.0, &o->run.beta2))
   VALUE_OPTION("eps", "a positive number within float range",
-               parse_f32_in(v, 0.0, FLT_MAX, &o->eps) && o->eps > 0.0f)
+               parse_f32_in(v, 0.0, FLT_MAX, &o->run.eps) && o->run.eps > 0.0f)
   VALUE_OPTION("sequential-replicas", "an integer in [1, 2147483647]",
                parse_i64(v, &n) && n >= 1 && n <= INT32_MAX &&
-                   (o->sequential_replicas = (int32_t)n))
+                   (o->run.sequential_replicas = (int32_t)n))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
   VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
   VALUE_OPTION("token-dtype", "uint16 or uint32",
@@ -261,13 +263,13 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0)
   VALUE_OPTION("seed", "an integer >= 0", parse_u64(v, &o->seed))
   VALUE_OPTION("timeout", "a positive number of seconds",
-               parse_timeout(v, &o->timeout_s))
+               parse_timeout(v, &o->run.timeout_s))
   return OPTION_UNKNOWN;
 }
 #undef VALUE_OPTION
 
 /* The combinations --checkpoint, --checkpoint-every and --resume allow. */
-static int check_training_state_options(const pprt_options *o, char *err,
+static int check_training_state_options(const pprt_driver_options *o, char *err,
                                         size_t err_size) {
   const char *problem = NULL;
   if (o->checkpoint_every && !o->checkpoint_dir)
@@ -286,11 +288,11 @@ static int check_training_state_options(const pprt_options *o, char *err,
   return PARSE_ERROR;
 }
 
-static int parse_options(int argc, char **argv, pprt_options *o, char *err,
-                         size_t err_size) {
+static int parse_options(int argc, char **argv, pprt_driver_options *o,
+                         char *err, size_t err_size) {
   default_options(o);
   const char *env = getenv("PPRT_TIMEOUT");
-  if (env && *env && !parse_timeout(env, &o->timeout_s)) {
+  if (env && *env && !parse_timeout(env, &o->run.timeout_s)) {
     snprintf(err, err_size, "invalid PPRT_TIMEOUT '%s'", env);
     return PARSE_ERROR;
   }
@@ -312,7 +314,7 @@ static int parse_options(int argc, char **argv, pprt_options *o, char *err,
       continue;
     }
     if (strcmp(arg, "--allow-non-finite") == 0) {
-      o->allow_non_finite = true;
+      o->run.allow_non_finite = true;
       continue;
     }
     option_error bad = {0};
@@ -393,8 +395,8 @@ static bool can_write_checkpoint(const char *dir, char *err, size_t err_size) {
 /* Checks the files this run writes (the profile or the weights, the
    metrics and the checkpoint, on rank 0) before it starts; every rank
    learns the outcome so that all exit alike. */
-static bool check_outputs(pprt_transport *t, const pprt_options *o, char *err,
-                          size_t err_size) {
+static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
+                          char *err, size_t err_size) {
   int32_t ok = 1;
   const char *paths[] = {o->profile_path ? o->profile_path : o->save_path,
                          o->metrics_path};
@@ -437,15 +439,16 @@ static void write_metrics(FILE *metrics, int64_t step, double loss,
 /* Runs the steps, writing checkpoints when due and each step's loss and
    time to --metrics (checked writable); false if either fails. A step's
    time is rank 0's, from its start to its loss. */
-static bool train(pprt_context *ctx) {
+static bool train(pprt_driver *d) {
+  pprt_context *ctx = d->ctx;
   bool root = ctx->transport->world_rank == 0;
   FILE *metrics = NULL;
-  if (root && ctx->opts.metrics_path &&
-      !(metrics = fopen(ctx->opts.metrics_path, "w")))
+  if (root && d->opts.metrics_path &&
+      !(metrics = fopen(d->opts.metrics_path, "w")))
     fprintf(stderr, "pprt: rank 0: --metrics: cannot write '%s': %s\n",
-            ctx->opts.metrics_path, strerror(errno));
-  bool ok = !root || !ctx->opts.metrics_path || metrics;
-  int64_t first = ctx->opts.first_step - 1, end = first + ctx->opts.steps;
+            d->opts.metrics_path, strerror(errno));
+  bool ok = !root || !d->opts.metrics_path || metrics;
+  int64_t first = d->opts.first_step - 1, end = first + d->opts.steps;
   pprt_set_run(ctx, first, end);
   for (int64_t step = first; step < end; ++step) {
     double start = wall_seconds();
@@ -459,21 +462,61 @@ static bool train(pprt_context *ctx) {
     }
     if (metrics)
       write_metrics(metrics, step + 1, loss, seconds);
-    if (pprt_checkpoint_due(ctx, step + 1, step + 1 == end) &&
-        !pprt_checkpoint_write(ctx, step + 1)) {
+    if (pprt_checkpoint_due(d, step + 1, step + 1 == end) &&
+        !pprt_checkpoint_write(d, step + 1)) {
       ok = false;
       break;
     }
   }
   /* Zero steps: the checkpoint holds the state the run started from. */
-  if (first == end && pprt_checkpoint_due(ctx, end, true))
-    ok = pprt_checkpoint_write(ctx, end) && ok;
+  if (first == end && pprt_checkpoint_due(d, end, true))
+    ok = pprt_checkpoint_write(d, end) && ok;
   if (metrics && fclose(metrics) != 0) {
     fprintf(stderr, "pprt: rank 0: --metrics: cannot write '%s': %s\n",
-            ctx->opts.metrics_path, strerror(errno));
+            d->opts.metrics_path, strerror(errno));
     ok = false;
   }
   return ok;
+}
+
+/* Before the first step: checks the program against the world and the
+   options, and reads the data and weights it starts from; false (after
+   one rank reported why) if the job cannot run. Collective. */
+static bool start(pprt_driver *d) {
+  pprt_context *ctx = d->ctx;
+  if (!pprt_context_start(ctx))
+    return false;
+  /* A checkpoint holds one version, and the gradient check perturbs the
+     newer one while the stage functions read the older. */
+  if (ctx->weight_versions == 2 &&
+      (d->opts.checkpoint_dir || d->opts.resume_dir ||
+       d->opts.check_gradients)) {
+    if (ctx->transport->world_rank == 0) {
+      fprintf(stderr, "pprt: the program keeps two weight versions "
+                      "(pipedream-2bw): --checkpoint, --resume and "
+                      "--check-gradients need one\n");
+      fflush(stderr);
+    }
+    return false;
+  }
+  return pprt_driver_prepare_data(d) && pprt_weights_prepare(d) &&
+         pprt_checkpoint_prepare(d);
+}
+
+/* Trains, profiles or checks the gradients, as the options say; returns
+   the exit status. */
+static int run(pprt_driver *d) {
+  if (d->opts.check_gradients)
+    return pprt_check_gradients(d->ctx);
+  if (d->opts.profile_path)
+    return pprt_profile_run(d);
+  if (!train(d))
+    return 1;
+  if (d->opts.print_params && !pprt_print_params(d->ctx))
+    return 1;
+  if (d->opts.save_path && !pprt_weights_save(d))
+    return 1;
+  return 0;
 }
 
 /* Every process parses the same argv, so all agree on how to exit. */
@@ -537,7 +580,7 @@ static pprt_transport *maybe_trace(pprt_transport *t) {
 
 int main(int argc, char **argv) {
   pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
-  pprt_options opts;
+  pprt_driver_options opts;
   char err[256] = "";
   int status = parse_options(argc, argv, &opts, err, sizeof err);
   if (status != PARSE_OK)
@@ -554,24 +597,13 @@ int main(int argc, char **argv) {
     return 1;
   pprt_set_active_backend(be);
   t = maybe_trace(be->ops->wrap_transport(be, t));
-  pprt_context *ctx = pprt_context_create(t, be, &opts);
-  pp_define_program(ctx);
-  int rc = 1;
-  if (pprt_context_start(ctx) && pprt_weights_prepare(ctx) &&
-      pprt_checkpoint_prepare(ctx)) {
-    if (opts.check_gradients) {
-      rc = pprt_check_gradients(ctx);
-    } else if (opts.profile_path) {
-      rc = pprt_profile_run(ctx);
-    } else {
-      rc = train(ctx) ? 0 : 1;
-      if (rc == 0 && opts.print_params && !pprt_print_params(ctx))
-        rc = 1;
-      if (rc == 0 && opts.save_path && !pprt_weights_save(ctx))
-        rc = 1;
-    }
-  }
-  pprt_context_destroy(ctx);
+  pprt_driver d = {.opts = opts};
+  d.ctx = pprt_context_create(t, be, &opts.run);
+  pprt_driver_install_data_source(&d);
+  pp_define_program(d.ctx);
+  int rc = start(&d) ? run(&d) : 1;
+  pprt_driver_free_data(&d);
+  pprt_context_destroy(d.ctx);
   t->ops->destroy(t);
   be->ops->destroy(be);
   return rc;

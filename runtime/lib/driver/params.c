@@ -1,6 +1,6 @@
 /* The end-of-run param report (--print-params) and the replicas' check
    (also before each checkpoint). */
-#include "core/core.h"
+#include "driver/driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
    per-stage costs as a pp-profile-v1 cost profile (docs/CostProfile.md). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "core/core.h"
+#include "driver/driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@ typedef struct samples {
   int64_t cap;
 } samples;
 
-struct pprt_profile {
+typedef struct pprt_profile {
   bool measuring; /* false during the warm-up steps */
   bool in_action;
   int32_t phase;
@@ -33,7 +33,7 @@ struct pprt_profile {
   samples step_actions; /* per step: the sum of this process's actions */
   double actions_this_step;
   int64_t max_send_bytes;
-};
+} pprt_profile;
 
 static double clock_ms(clockid_t clock) {
   struct timespec ts;
@@ -76,29 +76,13 @@ static double median(samples *s) {
   return s->n % 2 ? s->v[h] : 0.5 * (s->v[h - 1] + s->v[h]);
 }
 
-void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
-                       int32_t until) {
-  const pprt_buffer_desc *b = pprt_lookup(ctx, id);
-  if (pprt_kind_is_persistent(b->kind))
-    pprt_fatal(ctx, "pprt_define_saved: buffer %d is not per micro-batch", id);
-  if (stage < 0 || stage >= ctx->num_stages)
-    pprt_fatal(ctx, "pprt_define_saved: stage %d out of range 0..%d", stage,
-               ctx->num_stages - 1);
-  if (until != PPRT_BACKWARD_INPUT && until != PPRT_BACKWARD_WEIGHT &&
-      until != PPRT_BACKWARD)
-    pprt_fatal(ctx,
-               "pprt_define_saved: buffer %d held until phase %d, not "
-               "a backward phase",
-               id, until);
-  reserve(ctx, (void **)&ctx->saved, &ctx->saved_cap, ctx->num_saved,
-          sizeof *ctx->saved);
-  ctx->saved[ctx->num_saved++] = (pprt_saved_buffer){id, stage, until};
-}
-
-void pprt_profile_action_begin(pprt_context *ctx, int32_t phase,
-                               int32_t stage) {
-  pprt_profile *p = ctx->profile;
-  if (!p || !p->measuring)
+/* The observer's slots: time the stage actions pprt_action_begin/end
+   bracket, and note the largest send for the transfer probe. */
+static void profile_action_begin(void *self, pprt_context *ctx, int32_t phase,
+                                 int32_t stage, int32_t mb) {
+  (void)mb;
+  pprt_profile *p = self;
+  if (!p->measuring)
     return;
   if (p->in_action)
     pprt_fatal(ctx, "pprt_action_begin: stage %d is already in an action",
@@ -112,9 +96,13 @@ void pprt_profile_action_begin(pprt_context *ctx, int32_t phase,
   p->action_start = clock_ms(p->action_clock);
 }
 
-void pprt_profile_action_end(pprt_context *ctx) {
-  pprt_profile *p = ctx->profile;
-  if (!p || !p->in_action)
+static void profile_action_end(void *self, pprt_context *ctx, int32_t phase,
+                               int32_t stage, int32_t mb) {
+  (void)phase;
+  (void)stage;
+  (void)mb;
+  pprt_profile *p = self;
+  if (!p->in_action)
     return;
   double elapsed = clock_ms(p->action_clock) - p->action_start;
   p->in_action = false;
@@ -122,20 +110,26 @@ void pprt_profile_action_end(pprt_context *ctx) {
   push_sample(ctx, &p->actions[p->stage * NUM_PHASES + p->phase], elapsed);
 }
 
-void pprt_profile_note_send(pprt_context *ctx, int64_t bytes) {
-  pprt_profile *p = ctx->profile;
-  if (p && bytes > p->max_send_bytes)
+static void profile_send(void *self, pprt_context *ctx, int32_t id, int32_t mb,
+                         int32_t peer, int64_t bytes) {
+  (void)ctx;
+  (void)id;
+  (void)mb;
+  (void)peer;
+  pprt_profile *p = self;
+  if (bytes > p->max_send_bytes)
     p->max_send_bytes = bytes;
 }
 
 /* Runs the warm-up and measured steps, recording each measured step's
    duration (rank 0's view: it ends after every rank's loss arrived). */
-static void run_steps(pprt_context *ctx, pprt_profile *p) {
+static void run_steps(const pprt_driver *d, pprt_profile *p) {
+  pprt_context *ctx = d->ctx;
   bool root = ctx->transport->world_rank == 0;
-  int64_t total = ctx->opts.warmup_steps + ctx->opts.steps;
+  int64_t total = d->opts.warmup_steps + d->opts.steps;
   pprt_set_run(ctx, 0, total);
   for (int64_t step = 0; step < total; ++step) {
-    p->measuring = step >= ctx->opts.warmup_steps;
+    p->measuring = step >= d->opts.warmup_steps;
     double start = now_ms();
     p->actions_this_step = 0.0;
     pprt_begin_step(ctx, step);
@@ -232,9 +226,10 @@ static void held_bytes(const pprt_context *ctx, double *activation,
 }
 
 /* Writes the profile; `medians` as gather_medians returns them. */
-static bool write_profile(pprt_context *ctx, FILE *f, const double *medians,
+static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
                           double transfer, double step_time,
                           double step_actions) {
+  pprt_context *ctx = d->ctx;
   int32_t n = ctx->num_stages * NUM_PHASES;
   double *activation =
       pprt_xcalloc(ctx, 2 * (size_t)ctx->num_stages, sizeof *activation);
@@ -268,11 +263,11 @@ static bool write_profile(pprt_context *ctx, FILE *f, const double *medians,
           "\"warmup_steps\": %lld, \"ranks\": %d, "
           "\"processes\": %d, \"microbatches\": %d, \"backward\": \"%s\", "
           "\"clock\": \"%s\"}\n}\n",
-          step_time, step_actions, (long long)ctx->opts.steps,
-          (long long)ctx->opts.warmup_steps, ctx->num_ranks,
+          step_time, step_actions, (long long)d->opts.steps,
+          (long long)d->opts.warmup_steps, ctx->num_ranks,
           ctx->transport->world_size, ctx->num_microbatches,
           fused ? "fused: backward_input is B + W" : "split",
-          ctx->opts.profile_cpu_time ? "cpu" : "wall");
+          d->opts.profile_cpu_time ? "cpu" : "wall");
   free(activation);
   return !ferror(f);
 }
@@ -297,16 +292,21 @@ static int32_t find_untimed_stage(const pprt_context *ctx,
   return -1;
 }
 
-int pprt_profile_run(pprt_context *ctx) {
+int pprt_profile_run(pprt_driver *d) {
+  pprt_context *ctx = d->ctx;
   pprt_profile *p = pprt_xcalloc(ctx, 1, sizeof *p);
   p->actions = pprt_xcalloc(ctx, (size_t)ctx->num_stages * NUM_PHASES,
                             sizeof *p->actions);
   /* CPU time leaves out the time a process waits for a core: what a call
      takes on a core of its own, when the machine is oversubscribed. */
   p->action_clock =
-      ctx->opts.profile_cpu_time ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
-  ctx->profile = p;
-  run_steps(ctx, p);
+      d->opts.profile_cpu_time ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+  pprt_observer observer = {.self = p,
+                            .action_begin = profile_action_begin,
+                            .action_end = profile_action_end,
+                            .send = profile_send};
+  pprt_set_observer(ctx, &observer);
+  run_steps(d, p);
   double transfer = measure_transfer(ctx, p);
   double *medians = gather_medians(ctx, p);
   double step_time = median(&p->steps);
@@ -320,9 +320,9 @@ int pprt_profile_run(pprt_context *ctx) {
             untimed);
     rc = 1;
   } else if (ctx->transport->world_rank == 0) {
-    const char *path = ctx->opts.profile_path;
+    const char *path = d->opts.profile_path;
     FILE *f = fopen(path, "w");
-    bool ok = f && write_profile(ctx, f, medians, transfer, step_time,
+    bool ok = f && write_profile(d, f, medians, transfer, step_time,
                                  median(&p->step_actions));
     if (f && fclose(f) != 0)
       ok = false;
@@ -332,7 +332,7 @@ int pprt_profile_run(pprt_context *ctx) {
     }
   }
   free(medians);
-  ctx->profile = NULL;
+  pprt_set_observer(ctx, NULL);
   free_profile(p, ctx->num_stages);
   return rc;
 }

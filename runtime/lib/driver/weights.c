@@ -1,5 +1,5 @@
 /* Trained weights in and out of safetensors files: --init-weights, --save. */
-#include "core/core.h"
+#include "driver/driver.h"
 #include "driver/safetensors.h"
 
 #include <stdio.h>
@@ -116,13 +116,14 @@ bool pprt_agree(pprt_context *ctx, bool ok, const char *option,
   return first_failed == INT32_MAX;
 }
 
-bool pprt_weights_prepare(pprt_context *ctx) {
-  const char *path = ctx->opts.init_weights_path;
+bool pprt_weights_prepare(pprt_driver *d) {
+  pprt_context *ctx = d->ctx;
+  const char *path = d->opts.init_weights_path;
   const char *option = path ? "--init-weights" : "--save";
-  if (!path && !ctx->opts.save_path)
+  if (!path && !d->opts.save_path)
     return true;
   if (!has_params(ctx))
-    return pprt_agree(ctx, false, option, path ? path : ctx->opts.save_path,
+    return pprt_agree(ctx, false, option, path ? path : d->opts.save_path,
                       "the program has no parameters");
   if (!path)
     return true;
@@ -135,30 +136,31 @@ bool pprt_weights_prepare(pprt_context *ctx) {
     free(st);
     return false;
   }
-  ctx->init_weights = st;
+  d->init_weights = st;
   return true;
 }
 
-void pprt_weights_init_param(const pprt_context *ctx, const pprt_buffer_desc *b,
+void pprt_weights_init_param(const pprt_driver *d, const pprt_buffer_desc *b,
                              void *out) {
   char name[64];
-  pprt_param_name(ctx, b, name, sizeof name);
+  pprt_param_name(d->ctx, b, name, sizeof name);
   /* pprt_weights_prepare checked presence, dtype and shape. */
-  const pprt_st_tensor *t = pprt_st_find(ctx->init_weights, name);
-  memcpy(out, ctx->init_weights->data + t->begin, (size_t)b->bytes);
+  const pprt_st_tensor *t = pprt_st_find(d->init_weights, name);
+  memcpy(out, d->init_weights->data + t->begin, (size_t)b->bytes);
 }
 
-void pprt_weights_free(pprt_context *ctx) {
-  if (!ctx->init_weights)
+void pprt_weights_free(pprt_driver *d) {
+  if (!d->init_weights)
     return;
-  pprt_st_free(ctx->init_weights);
-  free(ctx->init_weights);
-  ctx->init_weights = NULL;
+  pprt_st_free(d->init_weights);
+  free(d->init_weights);
+  d->init_weights = NULL;
 }
 
 /* Rank 0 starts the file: one entry per param, in `ids` order. */
-static pprt_st_writer *begin_file(pprt_context *ctx, const int32_t *ids,
+static pprt_st_writer *begin_file(const pprt_driver *d, const int32_t *ids,
                                   int32_t n, char *err, size_t err_size) {
+  const pprt_context *ctx = d->ctx;
   pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)n, sizeof *entries);
   char(*names)[64] = pprt_xcalloc(ctx, (size_t)n, sizeof *names);
   for (int32_t i = 0; i < n; ++i) {
@@ -169,11 +171,11 @@ static pprt_st_writer *begin_file(pprt_context *ctx, const int32_t *ids,
   }
   char step[32];
   snprintf(step, sizeof step, "%lld",
-           (long long)(ctx->opts.first_step - 1 + ctx->opts.steps));
+           (long long)(d->opts.first_step - 1 + d->opts.steps));
   const char *keys[] = {"format", "producer", "step"};
   const char *values[] = {"pt", "pprt", step};
-  pprt_st_writer *w = pprt_st_writer_begin(ctx->opts.save_path, entries, n,
-                                           keys, values, 3, err, err_size);
+  pprt_st_writer *w = pprt_st_writer_begin(d->opts.save_path, entries, n, keys,
+                                           values, 3, err, err_size);
   free(names);
   free(entries);
   return w;
@@ -221,7 +223,8 @@ const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
   return host;
 }
 
-bool pprt_weights_save(pprt_context *ctx) {
+bool pprt_weights_save(pprt_driver *d) {
+  pprt_context *ctx = d->ctx;
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
   int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
   int32_t *owner = ids + cap;
@@ -229,7 +232,7 @@ bool pprt_weights_save(pprt_context *ctx) {
   pprt_elect_owners(ctx, ids, n, owner);
   bool root = ctx->transport->world_rank == 0;
   char err[512] = "";
-  pprt_st_writer *w = root ? begin_file(ctx, ids, n, err, sizeof err) : NULL;
+  pprt_st_writer *w = root ? begin_file(d, ids, n, err, sizeof err) : NULL;
   bool ok = !root || w;
   for (int32_t i = 0; i < n; ++i) {
     /* A param nobody touched still has its initial values: rank 0 makes
@@ -246,5 +249,5 @@ bool pprt_weights_save(pprt_context *ctx) {
   else if (w)
     pprt_st_writer_abort(w);
   free(ids);
-  return pprt_agree(ctx, ok, "--save", ctx->opts.save_path, err);
+  return pprt_agree(ctx, ok, "--save", d->opts.save_path, err);
 }

@@ -160,121 +160,88 @@ static void guarded_stage_end(pprt_backend *be) {
 
 /* ---- The transport, with the memory open during each of its calls. ---- */
 
-typedef struct guarded_transport {
-  pprt_transport base;
-  pprt_transport *inner;
-} guarded_transport;
-
-static pprt_transport *inner_of(pprt_transport *t) {
-  return ((guarded_transport *)t)->inner;
-}
-
-#define INNER(t, op, ...) inner_of(t)->ops->op(inner_of(t), __VA_ARGS__)
-
-static void gt_split_groups(pprt_transport *t, int32_t color, int32_t key) {
-  INNER(t, split_groups, color, key);
-}
+/* Forwards through the guard: the slots that may touch buffer memory. */
+#define FORWARD(call) GUARDED(&the_backend.base, call)
 
 static int32_t gt_isend(pprt_transport *t, const void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
   int32_t h;
-  GUARDED(&the_backend.base, h = INNER(t, isend, buf, bytes, peer, tag));
+  FORWARD(h = pprt_forwarding_ops.isend(t, buf, bytes, peer, tag));
   return h;
 }
 
 static void gt_wait(pprt_transport *t, int32_t handle) {
-  GUARDED(&the_backend.base, INNER(t, wait, handle));
+  FORWARD(pprt_forwarding_ops.wait(t, handle));
 }
 
 static void gt_wait_all(pprt_transport *t) {
-  GUARDED(&the_backend.base, inner_of(t)->ops->wait_all(inner_of(t)));
+  FORWARD(pprt_forwarding_ops.wait_all(t));
 }
 
 static pprt_recv_status gt_recv(pprt_transport *t, void *buf, int64_t bytes,
                                 int32_t peer, int32_t tag, double timeout_s) {
   pprt_recv_status s;
-  GUARDED(&the_backend.base,
-          s = INNER(t, recv, buf, bytes, peer, tag, timeout_s));
+  FORWARD(s = pprt_forwarding_ops.recv(t, buf, bytes, peer, tag, timeout_s));
   return s;
 }
 
 static int32_t gt_irecv(pprt_transport *t, void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
   int32_t h;
-  GUARDED(&the_backend.base, h = INNER(t, irecv, buf, bytes, peer, tag));
+  FORWARD(h = pprt_forwarding_ops.irecv(t, buf, bytes, peer, tag));
   return h;
 }
 
 static pprt_recv_status gt_wait_recv(pprt_transport *t, int32_t handle,
                                      double timeout_s) {
   pprt_recv_status s;
-  GUARDED(&the_backend.base, s = INNER(t, wait_recv, handle, timeout_s));
+  FORWARD(s = pprt_forwarding_ops.wait_recv(t, handle, timeout_s));
   return s;
 }
 
 /* The memory is open for the group's calls too: an inner transport may
    move a posted transfer's data during any of them. */
 static void gt_group_begin(pprt_transport *t) {
-  GUARDED(&the_backend.base, inner_of(t)->ops->group_begin(inner_of(t)));
+  FORWARD(pprt_forwarding_ops.group_begin(t));
 }
 
 static void gt_group_end(pprt_transport *t) {
-  GUARDED(&the_backend.base, inner_of(t)->ops->group_end(inner_of(t)));
+  FORWARD(pprt_forwarding_ops.group_end(t));
 }
 
 static int32_t gt_iallreduce_group_f32(pprt_transport *t, void *buf,
                                        int64_t count) {
   int32_t h;
-  GUARDED(&the_backend.base, h = INNER(t, iallreduce_group_f32, buf, count));
+  FORWARD(h = pprt_forwarding_ops.iallreduce_group_f32(t, buf, count));
   return h;
 }
 
 static bool gt_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   bool done;
-  GUARDED(&the_backend.base, done = INNER(t, wait_for, handle, timeout_s));
+  FORWARD(done = pprt_forwarding_ops.wait_for(t, handle, timeout_s));
   return done;
 }
 
-static void gt_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
-  INNER(t, reduce_world_f64, vals, n);
+#undef FORWARD
+
+/* `t` with the memory open during each call that may move buffer data. */
+static pprt_transport *guarded_transport_create(pprt_transport *t) {
+  pprt_forwarding_transport *w = calloc(1, sizeof *w);
+  if (!w)
+    guarded_fatal("out of memory");
+  pprt_forwarding_init(w, t);
+  w->ops.isend = gt_isend;
+  w->ops.wait = gt_wait;
+  w->ops.wait_all = gt_wait_all;
+  w->ops.recv = gt_recv;
+  w->ops.irecv = gt_irecv;
+  w->ops.wait_recv = gt_wait_recv;
+  w->ops.group_begin = gt_group_begin;
+  w->ops.group_end = gt_group_end;
+  w->ops.iallreduce_group_f32 = gt_iallreduce_group_f32;
+  w->ops.wait_for = gt_wait_for;
+  return &w->base;
 }
-
-static void gt_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
-                                       int32_t n) {
-  INNER(t, allreduce_world_min_i32, vals, n);
-}
-
-static int32_t gt_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
-                              int32_t *chain, int32_t *length) {
-  return INNER(t, find_silent, peer, timeout_s, chain, length);
-}
-
-static void gt_abort(pprt_transport *t, int code) { INNER(t, abort, code); }
-
-static void gt_destroy(pprt_transport *t) {
-  pprt_transport *inner = inner_of(t);
-  free(t);
-  inner->ops->destroy(inner);
-}
-
-static const pprt_transport_ops guarded_transport_ops = {
-    .split_groups = gt_split_groups,
-    .isend = gt_isend,
-    .wait = gt_wait,
-    .wait_all = gt_wait_all,
-    .recv = gt_recv,
-    .irecv = gt_irecv,
-    .wait_recv = gt_wait_recv,
-    .group_begin = gt_group_begin,
-    .group_end = gt_group_end,
-    .iallreduce_group_f32 = gt_iallreduce_group_f32,
-    .wait_for = gt_wait_for,
-    .reduce_world_f64 = gt_reduce_world_f64,
-    .allreduce_world_min_i32 = gt_allreduce_world_min_i32,
-    .find_silent = gt_find_silent,
-    .abort = gt_abort,
-    .destroy = gt_destroy,
-};
 
 static void *host_alloc(void *ctx, size_t bytes) {
   (void)ctx;
@@ -297,13 +264,7 @@ static pprt_transport *guarded_wrap_transport(pprt_backend *be,
       guarded_fatal("out of memory");
     return s;
   }
-  guarded_transport *w = calloc(1, sizeof *w);
-  if (!w)
-    guarded_fatal("out of memory");
-  w->base = *t;
-  w->base.ops = &guarded_transport_ops;
-  w->inner = t;
-  return &w->base;
+  return guarded_transport_create(t);
 }
 
 static void guarded_destroy(pprt_backend *be) {

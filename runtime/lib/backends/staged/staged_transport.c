@@ -39,8 +39,7 @@ typedef struct staged_recv {
 } staged_recv;
 
 typedef struct staged_transport {
-  pprt_transport base; /* first, so the two pointers convert */
-  pprt_transport *inner;
+  pprt_forwarding_transport fwd; /* first, so the pointers convert */
   pprt_backend *be;
   pprt_host_memory host;
   staging_buffer *buffers;
@@ -61,9 +60,9 @@ static staged_transport *as_staged(pprt_transport *t) {
 
 static _Noreturn void staged_fatal(staged_transport *s, const char *what) {
   fprintf(stderr, "pprt: rank %d: host-staged transport: %s\n",
-          s->base.world_rank, what);
+          s->fwd.base.world_rank, what);
   fflush(stderr);
-  s->inner->ops->abort(s->inner, 1);
+  pprt_forwarding_ops.abort(&s->fwd.base, 1);
   abort(); /* abort() above does not return */
 }
 
@@ -130,17 +129,12 @@ static void finish(staged_transport *s, pending *p) {
   p->done = true;
 }
 
-static void st_split_groups(pprt_transport *t, int32_t color, int32_t key) {
-  pprt_transport *in = as_staged(t)->inner;
-  in->ops->split_groups(in, color, key);
-}
-
 static int32_t st_isend(pprt_transport *t, const void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
   staged_transport *s = as_staged(t);
   int32_t b = acquire(s, bytes);
   s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
-  int32_t h = s->inner->ops->isend(s->inner, host_of(s, b), bytes, peer, tag);
+  int32_t h = pprt_forwarding_ops.isend(t, host_of(s, b), bytes, peer, tag);
   return add_pending(s, (pending){h, b, NULL, bytes, false});
 }
 
@@ -148,14 +142,14 @@ static void st_wait(pprt_transport *t, int32_t handle) {
   staged_transport *s = as_staged(t);
   pending *p = pending_of(s, handle);
   if (!p->done)
-    s->inner->ops->wait(s->inner, p->inner);
+    pprt_forwarding_ops.wait(t, p->inner);
   finish(s, p);
   drop_finished(s);
 }
 
 static void st_wait_all(pprt_transport *t) {
   staged_transport *s = as_staged(t);
-  s->inner->ops->wait_all(s->inner);
+  pprt_forwarding_ops.wait_all(t);
   for (int32_t i = 0; i < s->num_pendings; ++i)
     finish(s, &s->pendings[i]);
   s->num_pendings = 0;
@@ -171,7 +165,7 @@ static int32_t st_irecv(pprt_transport *t, void *buf, int64_t bytes,
     staged_fatal(s, "out of memory");
   s->recvs = r;
   int32_t b = acquire(s, bytes);
-  int32_t h = s->inner->ops->irecv(s->inner, host_of(s, b), bytes, peer, tag);
+  int32_t h = pprt_forwarding_ops.irecv(t, host_of(s, b), bytes, peer, tag);
   s->recvs[s->num_recvs] = (staged_recv){h, b, buf, bytes};
   ++s->open_recvs;
   return s->num_recvs++;
@@ -181,7 +175,7 @@ static pprt_recv_status st_wait_recv(pprt_transport *t, int32_t handle,
                                      double timeout_s) {
   staged_transport *s = as_staged(t);
   staged_recv r = s->recvs[handle];
-  pprt_recv_status st = s->inner->ops->wait_recv(s->inner, r.inner, timeout_s);
+  pprt_recv_status st = pprt_forwarding_ops.wait_recv(t, r.inner, timeout_s);
   /* After a timeout the receive is still posted (the caller aborts the
      job), so the buffer stays busy. */
   if (st == PPRT_RECV_TIMEOUT)
@@ -200,89 +194,35 @@ static pprt_recv_status st_recv(pprt_transport *t, void *buf, int64_t bytes,
   return st_wait_recv(t, st_irecv(t, buf, bytes, peer, tag), timeout_s);
 }
 
-static void st_group_begin(pprt_transport *t) {
-  pprt_transport *in = as_staged(t)->inner;
-  in->ops->group_begin(in);
-}
-
-static void st_group_end(pprt_transport *t) {
-  pprt_transport *in = as_staged(t)->inner;
-  in->ops->group_end(in);
-}
-
 static int32_t st_iallreduce_group_f32(pprt_transport *t, void *buf,
                                        int64_t count) {
   staged_transport *s = as_staged(t);
   int64_t bytes = count * (int64_t)sizeof(float);
   int32_t b = acquire(s, bytes);
   s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
-  int32_t h =
-      s->inner->ops->iallreduce_group_f32(s->inner, host_of(s, b), count);
+  int32_t h = pprt_forwarding_ops.iallreduce_group_f32(t, host_of(s, b), count);
   return add_pending(s, (pending){h, b, buf, bytes, false});
 }
 
 static bool st_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   staged_transport *s = as_staged(t);
   pending *p = pending_of(s, handle);
-  if (!p->done && !s->inner->ops->wait_for(s->inner, p->inner, timeout_s))
+  if (!p->done && !pprt_forwarding_ops.wait_for(t, p->inner, timeout_s))
     return false;
   finish(s, p);
   drop_finished(s);
   return true;
 }
 
-static void st_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
-  pprt_transport *in = as_staged(t)->inner;
-  in->ops->reduce_world_f64(in, vals, n);
-}
-
-static void st_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
-                                       int32_t n) {
-  pprt_transport *in = as_staged(t)->inner;
-  in->ops->allreduce_world_min_i32(in, vals, n);
-}
-
-static int32_t st_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
-                              int32_t *chain, int32_t *length) {
-  pprt_transport *in = as_staged(t)->inner;
-  return in->ops->find_silent(in, peer, timeout_s, chain, length);
-}
-
-static void st_abort(pprt_transport *t, int code) {
-  pprt_transport *in = as_staged(t)->inner;
-  in->ops->abort(in, code);
-}
-
 static void st_destroy(pprt_transport *t) {
   staged_transport *s = as_staged(t);
-  pprt_transport *in = s->inner;
   for (int32_t i = 0; i < s->num_buffers; ++i)
     s->host.free(s->host.ctx, s->buffers[i].host);
   free(s->buffers);
   free(s->pendings);
   free(s->recvs);
-  free(s);
-  in->ops->destroy(in);
+  pprt_forwarding_ops.destroy(t);
 }
-
-static const pprt_transport_ops staged_transport_ops = {
-    .split_groups = st_split_groups,
-    .isend = st_isend,
-    .wait = st_wait,
-    .wait_all = st_wait_all,
-    .recv = st_recv,
-    .irecv = st_irecv,
-    .wait_recv = st_wait_recv,
-    .group_begin = st_group_begin,
-    .group_end = st_group_end,
-    .iallreduce_group_f32 = st_iallreduce_group_f32,
-    .wait_for = st_wait_for,
-    .reduce_world_f64 = st_reduce_world_f64,
-    .allreduce_world_min_i32 = st_allreduce_world_min_i32,
-    .find_silent = st_find_silent,
-    .abort = st_abort,
-    .destroy = st_destroy,
-};
 
 pprt_transport *pprt_staged_transport_create(pprt_transport *inner,
                                              pprt_backend *be,
@@ -290,10 +230,18 @@ pprt_transport *pprt_staged_transport_create(pprt_transport *inner,
   staged_transport *s = calloc(1, sizeof *s);
   if (!s)
     return NULL;
-  s->base = *inner;
-  s->base.ops = &staged_transport_ops;
-  s->inner = inner;
+  pprt_forwarding_init(&s->fwd, inner);
+  pprt_transport_ops *ops = &s->fwd.ops;
+  ops->isend = st_isend;
+  ops->wait = st_wait;
+  ops->wait_all = st_wait_all;
+  ops->recv = st_recv;
+  ops->irecv = st_irecv;
+  ops->wait_recv = st_wait_recv;
+  ops->iallreduce_group_f32 = st_iallreduce_group_f32;
+  ops->wait_for = st_wait_for;
+  ops->destroy = st_destroy;
   s->be = be;
   s->host = *host;
-  return &s->base;
+  return &s->fwd.base;
 }

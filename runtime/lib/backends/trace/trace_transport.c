@@ -14,127 +14,61 @@
  * transport reorders or stages it. Waits are not traced.
  */
 typedef struct trace_transport {
-  pprt_transport base; /* first, so the two pointers convert */
-  pprt_transport *inner;
+  pprt_forwarding_transport fwd; /* first, so the pointers convert */
   FILE *out;
 } trace_transport;
 
-static trace_transport *as_trace(pprt_transport *t) {
-  return (trace_transport *)t;
-}
-
-static pprt_transport *inner_of(pprt_transport *t) {
-  return as_trace(t)->inner;
-}
-
-#define INNER(t, op, ...) inner_of(t)->ops->op(inner_of(t), __VA_ARGS__)
+static FILE *out_of(pprt_transport *t) { return ((trace_transport *)t)->out; }
 
 static void note(pprt_transport *t, const char *what, int32_t peer, int32_t tag,
                  int64_t bytes) {
-  fprintf(as_trace(t)->out, "%s peer=%d tag=%d bytes=%lld\n", what, peer, tag,
+  fprintf(out_of(t), "%s peer=%d tag=%d bytes=%lld\n", what, peer, tag,
           (long long)bytes);
-}
-
-static void tr_split_groups(pprt_transport *t, int32_t color, int32_t key) {
-  INNER(t, split_groups, color, key);
 }
 
 static int32_t tr_isend(pprt_transport *t, const void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
   note(t, "send", peer, tag, bytes);
-  return INNER(t, isend, buf, bytes, peer, tag);
-}
-
-static void tr_wait(pprt_transport *t, int32_t handle) {
-  INNER(t, wait, handle);
-}
-
-static void tr_wait_all(pprt_transport *t) {
-  inner_of(t)->ops->wait_all(inner_of(t));
+  return pprt_forwarding_ops.isend(t, buf, bytes, peer, tag);
 }
 
 static pprt_recv_status tr_recv(pprt_transport *t, void *buf, int64_t bytes,
                                 int32_t peer, int32_t tag, double timeout_s) {
   note(t, "recv", peer, tag, bytes);
-  return INNER(t, recv, buf, bytes, peer, tag, timeout_s);
+  return pprt_forwarding_ops.recv(t, buf, bytes, peer, tag, timeout_s);
 }
 
 static int32_t tr_irecv(pprt_transport *t, void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
   note(t, "irecv", peer, tag, bytes);
-  return INNER(t, irecv, buf, bytes, peer, tag);
-}
-
-static pprt_recv_status tr_wait_recv(pprt_transport *t, int32_t handle,
-                                     double timeout_s) {
-  return INNER(t, wait_recv, handle, timeout_s);
+  return pprt_forwarding_ops.irecv(t, buf, bytes, peer, tag);
 }
 
 static void tr_group_begin(pprt_transport *t) {
-  fputs("group_begin\n", as_trace(t)->out);
-  inner_of(t)->ops->group_begin(inner_of(t));
+  fputs("group_begin\n", out_of(t));
+  pprt_forwarding_ops.group_begin(t);
 }
 
 static void tr_group_end(pprt_transport *t) {
-  fputs("group_end\n", as_trace(t)->out);
-  inner_of(t)->ops->group_end(inner_of(t));
+  fputs("group_end\n", out_of(t));
+  pprt_forwarding_ops.group_end(t);
 }
 
 static int32_t tr_iallreduce_group_f32(pprt_transport *t, void *buf,
                                        int64_t count) {
-  fprintf(as_trace(t)->out, "allreduce count=%lld\n", (long long)count);
-  return INNER(t, iallreduce_group_f32, buf, count);
-}
-
-static bool tr_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
-  return INNER(t, wait_for, handle, timeout_s);
-}
-
-static void tr_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
-  INNER(t, reduce_world_f64, vals, n);
-}
-
-static void tr_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
-                                       int32_t n) {
-  INNER(t, allreduce_world_min_i32, vals, n);
-}
-
-static int32_t tr_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
-                              int32_t *chain, int32_t *length) {
-  return INNER(t, find_silent, peer, timeout_s, chain, length);
+  fprintf(out_of(t), "allreduce count=%lld\n", (long long)count);
+  return pprt_forwarding_ops.iallreduce_group_f32(t, buf, count);
 }
 
 static void tr_abort(pprt_transport *t, int code) {
-  fflush(as_trace(t)->out);
-  INNER(t, abort, code);
+  fflush(out_of(t));
+  pprt_forwarding_ops.abort(t, code);
 }
 
 static void tr_destroy(pprt_transport *t) {
-  trace_transport *tr = as_trace(t);
-  pprt_transport *inner = tr->inner;
-  fclose(tr->out);
-  free(tr);
-  inner->ops->destroy(inner);
+  fclose(out_of(t));
+  pprt_forwarding_ops.destroy(t);
 }
-
-static const pprt_transport_ops trace_ops = {
-    .split_groups = tr_split_groups,
-    .isend = tr_isend,
-    .wait = tr_wait,
-    .wait_all = tr_wait_all,
-    .recv = tr_recv,
-    .irecv = tr_irecv,
-    .wait_recv = tr_wait_recv,
-    .group_begin = tr_group_begin,
-    .group_end = tr_group_end,
-    .iallreduce_group_f32 = tr_iallreduce_group_f32,
-    .wait_for = tr_wait_for,
-    .reduce_world_f64 = tr_reduce_world_f64,
-    .allreduce_world_min_i32 = tr_allreduce_world_min_i32,
-    .find_silent = tr_find_silent,
-    .abort = tr_abort,
-    .destroy = tr_destroy,
-};
 
 pprt_transport *pprt_trace_transport_create(pprt_transport *inner,
                                             const char *prefix, char *err,
@@ -148,9 +82,16 @@ pprt_transport *pprt_trace_transport_create(pprt_transport *inner,
     free(tr);
     return NULL;
   }
-  tr->base = *inner;
-  tr->base.ops = &trace_ops;
-  tr->inner = inner;
+  pprt_forwarding_init(&tr->fwd, inner);
+  pprt_transport_ops *ops = &tr->fwd.ops;
+  ops->isend = tr_isend;
+  ops->recv = tr_recv;
+  ops->irecv = tr_irecv;
+  ops->group_begin = tr_group_begin;
+  ops->group_end = tr_group_end;
+  ops->iallreduce_group_f32 = tr_iallreduce_group_f32;
+  ops->abort = tr_abort;
+  ops->destroy = tr_destroy;
   tr->out = out;
-  return &tr->base;
+  return &tr->fwd.base;
 }

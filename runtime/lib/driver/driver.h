@@ -1,0 +1,180 @@
+/* The driver's state: command-line options, data, weights, checkpoints,
+ * profile. */
+#ifndef PPRT_DRIVER_H
+#define PPRT_DRIVER_H
+
+/*
+ * The driver (driver/) is main(). It parses the command line, creates the
+ * transport, backend and core context, installs its data source and (for
+ * --profile) its observer into the core (core/core.h), and runs the steps.
+ * It may include the core and the backends; the core includes nothing of
+ * it (docs/Runtime.md, "Layers").
+ */
+
+#include "core/core.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Training tokens of --corpus or --tokens (corpus.c). */
+typedef struct pprt_corpus pprt_corpus;
+
+/* A safetensors file read into memory, and one of its tensors
+   (driver/safetensors.h). */
+typedef struct pprt_safetensors pprt_safetensors;
+struct pprt_st_tensor;
+
+/* The command line, shared by every process. */
+typedef struct pprt_driver_options {
+  pprt_options run; /* what the core trains with */
+  int64_t steps;
+  uint64_t seed;
+  const char *corpus_path; /* --corpus; NULL for synthetic data */
+  const char *tokens_path; /* --tokens; NULL for synthetic data */
+  int token_width;         /* --token-dtype: bytes per id of a flat file */
+  bool print_params;
+  bool check_gradients;
+  const char *profile_path; /* --profile; NULL when training */
+  int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
+  bool profile_cpu_time;    /* --profile-clock cpu: time calls in CPU time */
+  const char *backend;      /* --backend / PPRT_BACKEND: "cpu", "guarded" */
+  const char *save_path;    /* --save: weights written after training */
+  const char *init_weights_path; /* --init-weights: weights to start from */
+  int64_t first_step; /* --first-step: 1-based number of the first step */
+  bool first_step_set;
+  const char *checkpoint_dir; /* --checkpoint: training state written here */
+  int64_t checkpoint_every;   /* --checkpoint-every: steps; 0: at the end */
+  const char *resume_dir;     /* --resume: training state read from here */
+  const char *metrics_path;   /* --metrics: each step's loss and time (JSON) */
+} pprt_driver_options;
+
+typedef struct pprt_driver {
+  pprt_context *ctx;
+  pprt_driver_options opts;
+  int32_t x0_index; /* model argument of the teacher's input; -1 if none */
+  float *teacher;   /* cached [teacher_din, teacher_dout] matrix */
+  float *x0_row;    /* scratch row of the teacher's input */
+  int64_t teacher_din;
+  int64_t teacher_dout;
+  pprt_corpus *corpus; /* --corpus/--tokens; NULL for synthetic data */
+  /* --init-weights or --resume's checkpoint; NULL for hash init. */
+  pprt_safetensors *init_weights;
+  bool resuming; /* init_weights is a checkpoint with optimizer state */
+} pprt_driver;
+
+/* ---- driver/data.c: contents are written to host memory. ---- */
+/* Installs the driver's data source into its context. */
+void pprt_driver_install_data_source(pprt_driver *d);
+/* After the program is defined: caches the teacher matrix and reads
+   --corpus or --tokens; false (after rank 0 reported why) if the program's
+   data cannot be filled. */
+bool pprt_driver_prepare_data(pprt_driver *d);
+void pprt_driver_free_data(pprt_driver *d);
+
+/* ---- driver/corpus.c ---- */
+/* Reads --corpus or --tokens and checks the program's data arguments
+   against it; false, with the reason in `err`, if they cannot be filled
+   from it. */
+bool pprt_corpus_load(pprt_driver *d, char *err, size_t err_size);
+void pprt_corpus_free(pprt_corpus *c);
+/* Fills INPUT/TARGET buffer `b`'s rows [first_row, first_row + dims[0])
+   with windows of the tokens (targets: the next tokens): one-hot for f32,
+   ids for i32/i64. */
+void pprt_corpus_fill(const pprt_driver *d, const pprt_buffer_desc *b,
+                      int64_t step, int64_t first_row, void *out);
+
+/* ---- driver/profile.c ---- */
+/* Runs --profile: warm-up and measured steps, then writes the cost profile
+   from world rank 0; returns the exit status. */
+int pprt_profile_run(pprt_driver *d);
+
+/* ---- driver/gradcheck.c ---- */
+/* Compares gradients with finite differences; returns the exit status. */
+int pprt_check_gradients(pprt_context *ctx);
+
+/* ---- driver/params.c ---- */
+/* Prints per-param sums (from replica 0); false if the replicas' weights
+   differ. */
+bool pprt_print_params(pprt_context *ctx);
+/* Per PARAM buffer ids[i], the lowest world rank of replica 0 that holds
+   it, or INT32_MAX if none does; identical on every rank. */
+void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
+                       int32_t *owner);
+/* FNV-1a over `n` bytes, continuing from `h` (PPRT_FNV_OFFSET to start). */
+#define PPRT_FNV_OFFSET 0xCBF29CE484222325ull
+uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n);
+/* The index (model argument) of a PARAM among ids[0..n) whose values or
+   optimizer state differ between the data-parallel replicas, or -1;
+   identical on every rank. Collective. */
+int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
+                                 int32_t n);
+
+/* ---- driver/weights.c ---- */
+/* The name of PARAM `b` in weight files: "param<index>" (the model
+   argument), "param<index>.stage<stage>" if several stages hold it. */
+void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,
+                     char *out, size_t size);
+/* Before the first step: checks that a program given --save or
+   --init-weights has params, and reads and checks --init-weights; false
+   (after one rank reported why) if the job cannot run. Collective. */
+bool pprt_weights_prepare(pprt_driver *d);
+/* Copies PARAM `b`'s initial values from --init-weights into `out`. */
+void pprt_weights_init_param(const pprt_driver *d, const pprt_buffer_desc *b,
+                             void *out);
+void pprt_weights_free(pprt_driver *d);
+/* Writes every param (from replica 0) to --save through world rank 0;
+   false (after it reported why) if that failed. Collective. */
+bool pprt_weights_save(pprt_driver *d);
+/* The safetensors dtype ("F32", ...) of a pprt_dtype. */
+const char *pprt_st_dtype_name(int32_t dtype);
+/* PARAM buffer ids ordered by model argument, then stage (the order of
+   weight files); their count. `ids` has room for ctx->num_buffers. */
+int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids);
+/* Why the file's tensor `t` cannot hold buffer `b` (dtype or shape), in
+   `why`; NULL if it can. */
+const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
+                                 const struct pprt_st_tensor *t, char *why,
+                                 size_t size);
+/* Every rank learns whether all had `ok`; the lowest failing rank reports
+   "OPTION 'PATH': ERR", so the job prints one line. Collective. */
+bool pprt_agree(pprt_context *ctx, bool ok, const char *option,
+                const char *path, const char *err);
+/* The parts of a param's state in weight files and checkpoints: its
+   values, Adam's moments (zeros before the first update) and its update
+   count (an int64). */
+typedef enum pprt_param_part {
+  PPRT_PART_VALUES,
+  PPRT_PART_ADAM_M,
+  PPRT_PART_ADAM_V,
+  PPRT_PART_ADAM_STEP,
+  PPRT_NUM_PARTS
+} pprt_param_part;
+/* The host bytes of part `part` of param `id` from world rank `owner`, on
+   world rank 0 and on the owner; NULL elsewhere. Collective between the
+   two. */
+const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
+                                  int32_t part, const char *option);
+
+/* ---- driver/checkpoint.c ---- */
+/* The checkpoint file in --checkpoint's and --resume's directory. */
+#define PPRT_CHECKPOINT_FILE "checkpoint.safetensors"
+/* Before the first step: reads and checks --resume's checkpoint, and
+   numbers the first step after its last; false (after one rank reported
+   why) if the job cannot resume. Collective. */
+bool pprt_checkpoint_prepare(pprt_driver *d);
+/* The optimizer state PARAM `b` resumes with from --resume's checkpoint
+   (pprt_data_source's param_state); false when it starts fresh. */
+bool pprt_checkpoint_param_state(const pprt_driver *d,
+                                 const pprt_buffer_desc *b,
+                                 int64_t *num_updates, const void **m,
+                                 const void **v);
+/* Whether a checkpoint is due after 1-based step `step` (`last`: the run's
+   last step). */
+bool pprt_checkpoint_due(const pprt_driver *d, int64_t step, bool last);
+/* Writes the training state after 1-based step `step` to --checkpoint
+   through world rank 0, atomically; false (after one rank reported why)
+   if that failed. Collective. */
+bool pprt_checkpoint_write(pprt_driver *d, int64_t step);
+
+#endif /* PPRT_DRIVER_H */

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Checks which part of pp may include or call which (docs/Runtime.md, "Layers").
+
+Fails, naming each offending file and line, when
+  - the runtime core (runtime/lib/core) includes a driver header, or names a
+    function the driver defines; with --core-lib and --driver-lib, also when
+    the built core has an undefined symbol that only the driver defines;
+  - the runtime backends (runtime/lib/backends) include the core or driver;
+  - the compiler (lib/, include/pp/, tools/, its CMake include directories)
+    reaches into the runtime tree (pprt/pprt.h, runtime/..., core/...);
+  - the runtime includes MLIR, LLVM or compiler headers;
+  - the shared ABI header (include/pp-abi) includes anything but C's own.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
+C_SOURCES = (".c", ".h", ".cu", ".cpp", ".inc")
+COMPILER_SOURCES = (".cpp", ".h", ".td", ".inc", ".c")
+
+# Headers of the runtime tree, as a compiler file would spell them.
+RUNTIME_HEADER = re.compile(r"^(pprt/|runtime/|core/|backends/|driver/)")
+# Headers of MLIR, LLVM and the compiler, which the runtime must not use.
+COMPILER_HEADER = re.compile(r"^(mlir|llvm|mlir-c|llvm-c|pp)/")
+# The compiler's folders (the fuzzers of tools/pp-fuzzers build runtime
+# sources too, and are left out).
+COMPILER_FOLDERS = ("lib", "include/pp", "tools/pp-compile", "tools/pp-opt",
+                    "tools/pp-translate")
+# C's own headers: what the ABI header may include.
+C_HEADER = re.compile(r"^std\w*\.h$")
+
+
+def files_under(root, folder, suffixes):
+    base = os.path.join(root, folder)
+    for dirpath, _, names in os.walk(base):
+        for name in sorted(names):
+            if name.endswith(suffixes):
+                yield os.path.join(dirpath, name)
+
+
+def includes(path):
+    """(line number, included name) of every #include in `path`."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            match = INCLUDE.match(line)
+            if match:
+                yield number, match.group(1)
+
+
+def check_includes(root, folder, suffixes, forbidden, why, problems):
+    for path in files_under(root, folder, suffixes):
+        for number, name in includes(path):
+            if forbidden(name):
+                rel = os.path.relpath(path, root)
+                problems.append(f"{rel}:{number}: includes '{name}': {why}")
+
+
+def driver_functions(root):
+    """Functions the driver defines (not static) or declares in its headers."""
+    names = set()
+    definition = re.compile(r"^(?!static\b)[A-Za-z_][\w \*]*?\b(pprt_\w+)\(")
+    for path in files_under(root, "runtime/lib/driver", (".c", ".h")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                match = definition.match(line)
+                if match:
+                    names.add(match.group(1))
+    return names
+
+
+def check_core_calls(root, problems):
+    """Names of driver functions in the core's sources."""
+    names = driver_functions(root)
+    if not names:
+        return
+    called = re.compile(r"\b(" + "|".join(sorted(names)) + r")\b")
+    for path in files_under(root, "runtime/lib/core", (".c", ".h")):
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                match = called.search(line)
+                if match:
+                    rel = os.path.relpath(path, root)
+                    problems.append(
+                        f"{rel}:{number}: names '{match.group(1)}', a "
+                        "function of the driver: the core calls no driver; "
+                        "give it a slot of pprt_data_source or pprt_observer")
+
+
+def symbols(nm, library):
+    """(defined, undefined) external symbols of a static library."""
+    out = subprocess.run([nm, "-g", library], check=True,
+                         capture_output=True, text=True).stdout
+    defined, undefined = set(), set()
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0] == "U":
+            undefined.add(fields[1])
+        elif len(fields) == 3 and fields[1] not in ("U", "w", "v"):
+            defined.add(fields[2])
+    return defined, undefined
+
+
+def check_core_symbols(nm, core_lib, driver_lib, problems):
+    core_defined, core_undefined = symbols(nm, core_lib)
+    driver_defined, _ = symbols(nm, driver_lib)
+    for name in sorted((core_undefined - core_defined) & driver_defined):
+        problems.append(f"{core_lib}: needs '{name}', which only the driver "
+                        "defines: the core must link without the driver")
+
+
+def check_cmake_include_dirs(root, problems):
+    """The compiler's CMake files never add the runtime's include paths."""
+    listed = [os.path.join(root, "CMakeLists.txt")]
+    for folder in COMPILER_FOLDERS:
+        listed += files_under(root, folder, ("CMakeLists.txt",))
+    runtime_dir = re.compile(r"runtime/(include|lib)")
+    for path in listed:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                code = line.split("#", 1)[0]
+                if "include_directories" in code and runtime_dir.search(code):
+                    rel = os.path.relpath(path, root)
+                    problems.append(
+                        f"{rel}:{number}: adds the runtime's include path to "
+                        "compiler targets; include pp-abi/pprt_abi.h instead")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--root", default=os.path.join(os.path.dirname(__file__),
+                                                  ".."))
+    p.add_argument("--core-lib", help="the built core (libpprt_core.a)")
+    p.add_argument("--driver-lib", help="the built driver (libpprt_driver.a)")
+    p.add_argument("--nm", default="nm")
+    args = p.parse_args()
+    root = os.path.abspath(args.root)
+    problems = []
+    check_includes(root, "runtime/lib/core", C_SOURCES,
+                   lambda name: name.startswith("driver/"),
+                   "the core includes no driver header", problems)
+    check_includes(root, "runtime/lib/backends", C_SOURCES,
+                   lambda name: re.match(r"^(core|driver)/", name),
+                   "backends include neither the core nor the driver",
+                   problems)
+    for folder in COMPILER_FOLDERS:
+        check_includes(root, folder, COMPILER_SOURCES,
+                       lambda name: RUNTIME_HEADER.match(name),
+                       "the compiler does not include the runtime tree; the "
+                       "ABI constants are in pp-abi/pprt_abi.h", problems)
+    check_includes(root, "runtime", C_SOURCES,
+                   lambda name: COMPILER_HEADER.match(name),
+                   "the runtime includes no MLIR, LLVM or compiler header",
+                   problems)
+    check_includes(root, "include/pp-abi", C_SOURCES,
+                   lambda name: not C_HEADER.match(name),
+                   "the ABI header is plain C shared by compiler and "
+                   "runtime", problems)
+    check_core_calls(root, problems)
+    check_cmake_include_dirs(root, problems)
+    if args.core_lib and args.driver_lib:
+        check_core_symbols(args.nm, args.core_lib, args.driver_lib, problems)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"check-deps: {len(problems)} dependency violation(s)",
+              file=sys.stderr)
+        return 1
+    print("check-deps: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
