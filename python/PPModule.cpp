@@ -242,10 +242,10 @@ Schedule generate(const GenerateRequest &request) {
   pm.addPass(createPPSchedule(request.schedule));
   if (request.insertTransfers)
     pm.addPass(createPPInsertTransfers({request.numReplicas}));
-  runPasses(pm, *module, capture,
-            ("cannot generate schedule '" +
-             request.schedule.schedule.getName() + "'")
-                .str());
+  runPasses(
+      pm, *module, capture,
+      ("cannot generate schedule '" + request.schedule.schedule.getName() + "'")
+          .str());
   return adoptSchedule(std::move(module), capture, "no schedule generated");
 }
 
@@ -420,8 +420,7 @@ const T &getValue(const CompileFlag &name, const OptionValue &value) {
   rejectOption(spell(name), "option " + name.keyword + " has the wrong type");
 }
 
-template <typename T, typename ParserT>
-constexpr bool isEnumOption() {
+template <typename T, typename ParserT> constexpr bool isEnumOption() {
   return std::is_base_of_v<llvm::cl::generic_parser_base, ParserT>;
 }
 
@@ -538,8 +537,8 @@ void setCompileOptions(CompileOptions &options,
                        const std::map<std::string, OptionValue> &values) {
   size_t set = 0;
   forEachCompileFlag(options, [&](const CompileFlag &name, auto &option) {
-    auto it = name.keyword.empty() ? values.end()
-                                   : values.find(name.keyword.str());
+    auto it =
+        name.keyword.empty() ? values.end() : values.find(name.keyword.str());
     if (it == values.end())
       return;
     setOption(name, option, it->second);

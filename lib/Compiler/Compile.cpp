@@ -262,8 +262,10 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
 /// rank (and replica), writing the profile to the output.
 LogicalResult Compilation::runProfile(StringRef program, int64_t processes) {
   const DriverOptions &driver = options.driver;
-  std::string steps = "--steps=" + std::to_string(driver.profileSteps.getValue());
-  std::string warmup = "--warmup=" + std::to_string(driver.profileWarmup.getValue());
+  std::string steps =
+      "--steps=" + std::to_string(driver.profileSteps.getValue());
+  std::string warmup =
+      "--warmup=" + std::to_string(driver.profileWarmup.getValue());
   std::string profile = "--profile=" + output;
   std::string np = std::to_string(processes);
   SmallVector<StringRef> args;
@@ -478,8 +480,8 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
        failed(checkRange(context, "profile-warmup", driver.profileWarmup, 0,
                          INT32_MAX))))
     return failure();
-  if (failed(checkRange(context, "stages", schedule.numStages, 1,
-                        kMaxStages)) ||
+  if (failed(
+          checkRange(context, "stages", schedule.numStages, 1, kMaxStages)) ||
       failed(checkRange(context, "ranks", schedule.numRanks, 0, kMaxRanks,
                         " (0: one rank per stage)")) ||
       failed(checkRange(context, "microbatches", schedule.numMicrobatches, 1,
@@ -488,8 +490,7 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
                         kMaxRanks)))
     return failure();
   if (driver.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
-      (driver.emit == EmitKind::Executable ||
-       driver.emit == EmitKind::Profile))
+      (driver.emit == EmitKind::Executable || driver.emit == EmitKind::Profile))
     return emitError(getOptionLoc(context, "--target"))
            << "--target=cuda links with a libpprt built with CUDA, and this "
               "one was built without (no CUDA toolkit when pp was "

@@ -34,10 +34,8 @@ namespace {
 class CompileFlags {
 public:
   explicit CompileFlags(pp::CompileOptions &options) {
-    pp::forEachCompileFlag(
-        options, [&](const pp::CompileFlag &name, auto &option) {
-          add(name, option);
-        });
+    pp::forEachCompileFlag(options, [&](const pp::CompileFlag &name,
+                                        auto &option) { add(name, option); });
   }
 
 private:

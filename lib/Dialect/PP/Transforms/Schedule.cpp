@@ -341,9 +341,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       problem.memoryCap.assign(ranks, caps->front());
     else
       problem.memoryCap = *caps;
-    FailureOr<GeneratedSchedule> generated =
-        schedule.getValue().generate(problem,
-                                     [&] { return module.emitError(); });
+    FailureOr<GeneratedSchedule> generated = schedule.getValue().generate(
+        problem, [&] { return module.emitError(); });
     StringRef name = schedule.getValue().getName();
     if (failed(generated) ||
         failed(checkMemoryCaps(module, name, problem, *generated)))

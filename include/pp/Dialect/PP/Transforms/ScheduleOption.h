@@ -1,4 +1,4 @@
-//===- ScheduleOption.h - a registered schedule as an option value -*- C++ -*-===//
+//===- ScheduleOption.h - a schedule as an option value ---------*- C++ -*-===//
 //
 // The type of every option that names a schedule (pp-schedule's,
 // pp-partition-stages', pp-schedule-pipeline's and pp-compile's): parsing
