@@ -675,7 +675,10 @@ void bindGenerate(nb::module_ &m) {
         };
         std::optional<ScheduleChoice> schedule = ScheduleChoice::lookup(name);
         if (!schedule)
-          throwErrors(getUnknownScheduleMessage(name), ErrorKind::Error, {});
+          throwErrors("cannot generate schedule '" + name + "'",
+                      ErrorKind::Error,
+                      {LocatedDiagnostic{
+                          "error", "", getUnknownScheduleMessage(name), {}}});
         GenerateRequest request;
         PPScheduleOptions &options = request.schedule;
         options.schedule = *schedule;
@@ -686,8 +689,10 @@ void bindGenerate(nb::module_ &m) {
         options.forwardCost = list(0);
         options.backwardInputCost = list(1);
         options.backwardWeightCost = list(2);
-        options.commCost =
-            comm.value_or(std::numeric_limits<double>::quiet_NaN());
+        // Schedules from Python carry their costs, unit ones by default;
+        // unset (NaN), the comm cost is the cost file's.
+        options.commCost = comm.value_or(
+            costFile.empty() ? 0.0 : std::numeric_limits<double>::quiet_NaN());
         options.activationMemory = list(3);
         options.stashMemory = list(4);
         options.memoryCap.assign(memoryCap.begin(), memoryCap.end());

@@ -299,9 +299,10 @@ def schedule(name: str, *, num_microbatches: int,
     diagnostics when the schedule does not fit the problem, `ValueError`
     for a count below 1."""
     _check_count("num_microbatches", num_microbatches)
-    for name, value in (("num_stages", num_stages), ("num_ranks", num_ranks)):
+    for argument, value in (("num_stages", num_stages),
+                            ("num_ranks", num_ranks)):
         if value is not None:
-            _check_count(name, value)
+            _check_count(argument, value)
     _check_count("num_replicas", num_replicas)
     if costs is None:
         costs = Costs()
