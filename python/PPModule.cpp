@@ -16,6 +16,7 @@
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+#include "pp/Dialect/PP/Transforms/ScheduleOption.h"
 #include "pp/InitAll.h"
 #include "pp/Target/ScheduleExport.h"
 #include "pp/Target/ScheduleImport.h"
@@ -25,8 +26,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -40,6 +41,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace nb = nanobind;
@@ -227,9 +229,6 @@ void runPasses(PassManager &pm, ModuleOp module,
 /// Options of pp-schedule and pp-insert-transfers as Python passes them.
 struct GenerateRequest {
   PPScheduleOptions schedule;
-  /// Apart: pp-schedule tells an unset comm-cost (the cost file's) from a
-  /// set one only when it is parsed.
-  std::optional<double> commCost;
   int64_t numReplicas = 1;
   bool insertTransfers = true;
 };
@@ -240,22 +239,13 @@ Schedule generate(const GenerateRequest &request) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(
       FileLineColLoc::get(&context, "<pp.schedule>", /*line=*/1, /*col=*/1));
   PassManager pm(&context);
-  std::unique_ptr<Pass> schedule = createPPSchedule(request.schedule);
-  if (request.commCost) {
-    std::string option;
-    llvm::raw_string_ostream(option)
-        << "comm-cost=" << llvm::format("%.17g", *request.commCost);
-    auto reject = [&](const Twine &message) {
-      return emitError(module->getLoc(), message);
-    };
-    if (failed(schedule->initializeOptions(option, reject)))
-      capture.raise("invalid comm cost");
-  }
-  pm.addPass(std::move(schedule));
+  pm.addPass(createPPSchedule(request.schedule));
   if (request.insertTransfers)
     pm.addPass(createPPInsertTransfers({request.numReplicas}));
-  runPasses(pm, *module, capture,
-            "cannot generate schedule '" + request.schedule.schedule + "'");
+  runPasses(
+      pm, *module, capture,
+      ("cannot generate schedule '" + request.schedule.schedule.getName() + "'")
+          .str());
   return adoptSchedule(std::move(module), capture, "no schedule generated");
 }
 
@@ -407,9 +397,10 @@ std::vector<std::optional<double>> getMemoryCaps(const Schedule &schedule) {
 // Compile
 //===----------------------------------------------------------------------===//
 
-/// One option value from Python: pp.compile's wrapper passes only these.
-using OptionValue =
-    std::variant<bool, int64_t, std::string, std::vector<std::string>>;
+/// An option value as Python passes it: pp.compile's wrapper converts
+/// each to the kind compile_options gives.
+using OptionValue = std::variant<bool, int64_t, std::string,
+                                 std::vector<std::string>, std::vector<double>>;
 
 /// Raises a pp.CompileError about the option pp-compile spells `flag`.
 [[noreturn]] void rejectOption(StringRef flag, const Twine &message) {
@@ -417,98 +408,144 @@ using OptionValue =
               {LocatedDiagnostic{"error", flag.str(), message.str(), {}}});
 }
 
-template <typename T>
-T getOption(StringRef name, StringRef flag, const OptionValue &value) {
-  if (const T *typed = std::get_if<T>(&value))
-    return *typed;
-  rejectOption(flag, "option " + name + " has the wrong type");
+/// How pp-compile spells the option in its errors: `--stages`, `-O`.
+std::string spell(const CompileFlag &name) {
+  return (name.prefix ? "-" : "--") + name.flag.str();
 }
 
-/// Sets the option Python names `name` on `options`.
-void setCompileOption(CompileOptions &options, StringRef name,
-                      const OptionValue &value) {
-  auto flag = [](StringRef name) {
-    std::string spelled = "--" + name.str();
-    std::replace(spelled.begin(), spelled.end(), '_', '-');
-    return spelled;
-  };
-  std::string spelled = flag(name);
-  auto integer = [&] { return getOption<int64_t>(name, spelled, value); };
-  auto boolean = [&] { return getOption<bool>(name, spelled, value); };
-  auto string = [&] { return getOption<std::string>(name, spelled, value); };
-  auto unsignedInt = [&](StringRef as) {
-    int64_t v = getOption<int64_t>(name, as, value);
-    if (v < 0 || v > UINT32_MAX)
-      rejectOption(as, as + " must not be negative, got " + Twine(v));
-    return static_cast<unsigned>(v);
-  };
-  if (name == "stages")
-    options.numStages = integer();
-  else if (name == "microbatches")
-    options.numMicrobatches = integer();
-  else if (name == "ranks")
-    options.numRanks = integer();
-  else if (name == "replicas")
-    options.numReplicas = getOption<int64_t>(name, "--data-parallel", value);
-  else if (name == "schedule")
-    options.schedule = string();
-  else if (name == "function")
-    options.function = string();
-  else if (name == "output")
-    options.output = string();
-  else if (name == "split_backward")
-    options.splitBackward = boolean();
-  else if (name == "device")
-    options.devices = getOption<std::vector<std::string>>(name, spelled, value);
-  else if (name == "device_file")
-    options.deviceFile = string();
-  else if (name == "cost_file")
-    options.costFile = string();
-  else if (name == "target_cpu")
-    options.targetCPU = string();
-  else if (name == "target_features")
-    options.targetFeatures = string();
-  else if (name == "approximate_math")
-    options.approximateMath = boolean();
-  else if (name == "static_scratch")
-    options.staticScratch = boolean();
-  else if (name == "vectorize_contractions")
-    options.vectorizeContractions = boolean();
-  else if (name == "factor_contractions")
-    options.factorContractions = boolean();
-  else if (name == "fuse_elementwise")
-    options.fuseElementwise = boolean();
-  else if (name == "vectorize_elementwise")
-    options.vectorizeElementwise = boolean();
-  else if (name == "opt_level")
-    options.optLevel = unsignedInt("-O");
-  else if (name == "jobs")
-    options.jobs = unsignedInt(spelled);
-  else if (name == "gemm") {
-    std::string choice = string();
-    if (choice == "generated")
-      options.gemm = GemmChoice::Generated;
-    else if (choice == "library")
-      options.gemm = GemmChoice::Library;
-    else if (choice == "auto")
-      options.gemm = GemmChoice::Auto;
-    else
-      rejectOption(spelled, "--gemm takes generated, library or auto, got '" +
-                                choice + "'");
-  } else if (name == "recompute") {
-    std::string choice = string();
-    if (choice == "none")
-      options.recompute = RecomputePolicy::None;
-    else if (choice == "all")
-      options.recompute = RecomputePolicy::All;
-    else if (choice == "auto")
-      options.recompute = RecomputePolicy::Auto;
-    else
-      rejectOption(spelled,
-                   "--recompute takes none, all or auto, got '" + choice + "'");
-  } else {
-    throw std::invalid_argument("unknown compile option '" + name.str() + "'");
+template <typename T>
+const T &getValue(const CompileFlag &name, const OptionValue &value) {
+  if (const T *typed = std::get_if<T>(&value))
+    return *typed;
+  rejectOption(spell(name), "option " + name.keyword + " has the wrong type");
+}
+
+template <typename T, typename ParserT> constexpr bool isEnumOption() {
+  return std::is_base_of_v<llvm::cl::generic_parser_base, ParserT>;
+}
+
+/// The names an enum option takes, or the registered schedules.
+template <typename T, typename ParserT>
+std::vector<std::string> getChoices(const ParserT &parser) {
+  std::vector<std::string> choices;
+  if constexpr (std::is_same_v<T, ScheduleChoice>) {
+    for (const ScheduleGenerator &generator : getScheduleGenerators())
+      choices.push_back(generator.name.str());
+  } else if constexpr (isEnumOption<T, ParserT>()) {
+    for (unsigned index = 0, e = parser.getNumOptions(); index < e; ++index)
+      choices.push_back(parser.getOption(index).str());
   }
+  return choices;
+}
+
+/// The enum value `text` names, checked as pp-compile checks the flag.
+template <typename T, typename ParserT>
+T parseChoice(const CompileFlag &name, const ParserT &parser,
+              const std::string &text) {
+  for (unsigned index = 0, e = parser.getNumOptions(); index < e; ++index)
+    if (parser.getOption(index) == text)
+      return static_cast<const llvm::cl::OptionValue<T> &>(
+                 parser.getOptionValue(index))
+          .getValue();
+  std::string flag = spell(name);
+  rejectOption(flag, flag + " takes " +
+                         llvm::join(getChoices<T>(parser), ", ") + "; got '" +
+                         text + "'");
+}
+
+using PassOptions = mlir::detail::PassOptions;
+
+/// Sets `option` to the Python value `value`.
+template <typename T, typename ParserT>
+void setOption(const CompileFlag &name, PassOptions::Option<T, ParserT> &option,
+               const OptionValue &value) {
+  if constexpr (std::is_same_v<T, ScheduleChoice>) {
+    const std::string &text = getValue<std::string>(name, value);
+    std::optional<ScheduleChoice> choice = ScheduleChoice::lookup(text);
+    if (!choice)
+      rejectOption(spell(name), getUnknownScheduleMessage(text));
+    option = *choice;
+  } else if constexpr (isEnumOption<T, ParserT>()) {
+    option = parseChoice<T>(name, option.getParser(),
+                            getValue<std::string>(name, value));
+  } else if constexpr (std::is_same_v<T, unsigned>) {
+    int64_t number = getValue<int64_t>(name, value);
+    if (number < 0 || number > UINT32_MAX)
+      rejectOption(spell(name), spell(name) + " must be between 0 and " +
+                                    Twine(UINT32_MAX) + ", got " +
+                                    Twine(number));
+    option = static_cast<unsigned>(number);
+  } else {
+    option = getValue<T>(name, value);
+  }
+}
+
+template <typename T, typename ParserT>
+void setOption(const CompileFlag &name,
+               PassOptions::ListOption<T, ParserT> &option,
+               const OptionValue &value) {
+  // An empty Python list converts as the first list alternative.
+  auto *strings = std::get_if<std::vector<std::string>>(&value);
+  if (strings && strings->empty())
+    option = ArrayRef<T>();
+  else
+    option = ArrayRef<T>(getValue<std::vector<T>>(name, value));
+}
+
+/// What Python passes for an option: bool, int, str, "str list" or
+/// "float list" (a choice is a str).
+template <typename T, typename ParserT>
+std::string getKind(const PassOptions::Option<T, ParserT> &) {
+  if constexpr (std::is_same_v<T, bool>)
+    return "bool";
+  else if constexpr (std::is_integral_v<T>)
+    return "int";
+  else
+    return "str";
+}
+
+template <typename T, typename ParserT>
+std::string getKind(const PassOptions::ListOption<T, ParserT> &) {
+  return std::is_same_v<T, double> ? "float list" : "str list";
+}
+
+/// One option pp.compile takes: its keyword, pp-compile's flag, its kind
+/// (getKind), its help and the values it takes (empty: any).
+using OptionEntry = std::tuple<std::string, std::string, std::string,
+                               std::string, std::vector<std::string>>;
+
+/// Every option pp.compile takes, from the one table pp-compile's flags
+/// come from.
+std::vector<OptionEntry> getCompileOptions() {
+  std::vector<OptionEntry> entries;
+  CompileOptions options;
+  forEachCompileFlag(options, [&](const CompileFlag &name, auto &option) {
+    if (name.keyword.empty())
+      return;
+    using ParserT = std::decay_t<decltype(option.getParser())>;
+    using T = typename ParserT::parser_data_type;
+    entries.emplace_back(name.keyword.str(), spell(name), getKind(option),
+                         option.HelpStr.str(),
+                         getChoices<T>(option.getParser()));
+  });
+  return entries;
+}
+
+/// Compile options from pp.compile's keywords; raises a pp.CompileError
+/// for a value pp-compile would reject, `TypeError` for an unknown name.
+void setCompileOptions(CompileOptions &options,
+                       const std::map<std::string, OptionValue> &values) {
+  size_t set = 0;
+  forEachCompileFlag(options, [&](const CompileFlag &name, auto &option) {
+    auto it =
+        name.keyword.empty() ? values.end() : values.find(name.keyword.str());
+    if (it == values.end())
+      return;
+    setOption(name, option, it->second);
+    ++set;
+  });
+  if (set != values.size())
+    throw nb::type_error("unknown compile option");
 }
 
 /// One `pp.param` argument: its position, type, shape and element type.
@@ -525,9 +562,8 @@ using ProgramEntry = std::tuple<std::string, std::string, int64_t, int64_t,
 ProgramEntry compile(const std::string &text, const std::string &filename,
                      const std::map<std::string, OptionValue> &values) {
   CompileOptions options;
-  for (const auto &[name, value] : values)
-    setCompileOption(options, name, value);
-  options.emit = EmitKind::Executable;
+  setCompileOptions(options, values);
+  options.driver.emit = EmitKind::Executable;
   FailureOr<CompiledProgram> program;
   std::vector<LocatedDiagnostic> errors;
   {
@@ -563,6 +599,9 @@ void bindCompile(nb::module_ &m) {
         nb::arg("options"),
         "Compiles a model into an executable with pp's compiler library. "
         "options: pp.compile's keyword arguments.");
+  m.def("compile_options", &getCompileOptions,
+        "pp.compile's options: (keyword, pp-compile flag, kind, help, "
+        "choices) each, kind one of bool, int, str, str list, float list.");
   m.def(
       "mpiexec", [] { return getMPIExec().str(); },
       "The MPI launcher the programs are built for.");
@@ -634,9 +673,15 @@ void bindGenerate(nb::module_ &m) {
         auto list = [&](size_t i) {
           return SmallVector<double>(costLists[i].begin(), costLists[i].end());
         };
+        std::optional<ScheduleChoice> schedule = ScheduleChoice::lookup(name);
+        if (!schedule)
+          throwErrors("cannot generate schedule '" + name + "'",
+                      ErrorKind::Error,
+                      {LocatedDiagnostic{
+                          "error", "", getUnknownScheduleMessage(name), {}}});
         GenerateRequest request;
         PPScheduleOptions &options = request.schedule;
-        options.schedule = name;
+        options.schedule = *schedule;
         options.numStages = numStages;
         options.numMicrobatches = numMicrobatches;
         options.numRanks = numRanks;
@@ -644,7 +689,10 @@ void bindGenerate(nb::module_ &m) {
         options.forwardCost = list(0);
         options.backwardInputCost = list(1);
         options.backwardWeightCost = list(2);
-        request.commCost = comm;
+        // Schedules from Python carry their costs, unit ones by default;
+        // unset (NaN), the comm cost is the cost file's.
+        options.commCost = comm.value_or(
+            costFile.empty() ? 0.0 : std::numeric_limits<double>::quiet_NaN());
         options.activationMemory = list(3);
         options.stashMemory = list(4);
         options.memoryCap.assign(memoryCap.begin(), memoryCap.end());

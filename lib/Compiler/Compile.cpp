@@ -79,24 +79,22 @@ namespace {
 class Compilation {
 public:
   Compilation(MLIRContext &context, const CompileOptions &options)
-      : context(context), options(options) {
-    if (this->options.output.empty())
-      this->options.output = getDefaultOutput(options.emit).str();
-    // A profile times B and W apart.
-    if (options.emit == EmitKind::Profile)
-      this->options.splitBackward = true;
+      : context(context), options(options), output(options.driver.output) {
+    if (output.empty())
+      output = getDefaultOutput(options.driver.emit).str();
   }
 
   FailureOr<CompiledProgram> run(llvm::SourceMgr &sourceMgr,
                                  TimingScope &timing);
 
 private:
-  bool emits(EmitKind kind) const { return options.emit == kind; }
-  Location getOutputLoc() { return getOptionLoc(context, options.output); }
+  bool emits(EmitKind kind) const { return options.driver.emit == kind; }
+  Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
-  std::string getScheduledName() const;
+  ScheduleChoice getScheduledChoice() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
-  void setCUDAOptions(LowerToCUDAPipelineOptions &cuda) const;
+  void buildLowering(OpPassManager &pm,
+                     const llvm::TargetMachine &machine) const;
   LogicalResult runPipeline(ModuleOp module, TimingScope &timing,
                             function_ref<void(OpPassManager &)> build);
   OwningOpRef<ModuleOp> lowerModel(llvm::SourceMgr &sourceMgr,
@@ -112,7 +110,9 @@ private:
                       TimingScope &timing);
 
   MLIRContext &context;
-  CompileOptions options;
+  const CompileOptions &options;
+  /// The file written: the option's, or the default for what is emitted.
+  std::string output;
   BackendOptions backendOptions;
 };
 
@@ -124,55 +124,51 @@ private:
 /// schedule regardless, so that the profile measures the stages the real
 /// run has.
 int64_t Compilation::getScheduledRanks() const {
-  if (emits(EmitKind::Profile) && !options.numRanks)
+  if (emits(EmitKind::Profile) && !options.schedule.numRanks.hasValue())
     return 1;
-  return options.numRanks.value_or(0);
+  return options.schedule.numRanks;
 }
 
 /// The schedule the program runs: the requested one, or for a profile with
 /// several stages per rank and no schedule given, the looped `looped-bfs`.
-std::string Compilation::getScheduledName() const {
-  if (options.schedule)
-    return *options.schedule;
-  bool looped =
-      getScheduledRanks() != 0 && getScheduledRanks() < options.numStages;
-  return emits(EmitKind::Profile) && looped ? "looped-bfs" : "1f1b";
+ScheduleChoice Compilation::getScheduledChoice() const {
+  const SchedulePipelineOptions &schedule = options.schedule;
+  if (schedule.schedule.hasValue())
+    return schedule.schedule;
+  int64_t ranks = getScheduledRanks();
+  bool looped = ranks != 0 && ranks < schedule.numStages;
+  return ScheduleChoice::get(emits(EmitKind::Profile) && looped ? "looped-bfs"
+                                                                : "1f1b");
 }
 
+/// The pipeline's options as given, with the ranks and schedule the program
+/// runs; the planner plans for the requested ones. A profile times B and W
+/// apart.
 void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
-  schedule.function = options.function;
-  schedule.numMicrobatches = options.numMicrobatches;
-  schedule.numStages = options.numStages;
+  schedule.copyOptionValuesFrom(options.schedule);
   schedule.numRanks = getScheduledRanks();
-  schedule.schedule = getScheduledName();
-  schedule.splitBackward = options.splitBackward;
-  schedule.numReplicas = options.numReplicas;
-  schedule.planRanks = options.numRanks.value_or(0);
-  schedule.planSchedule = options.schedule.value_or("1f1b");
-  for (const std::string &device : options.devices)
-    schedule.device.push_back(device);
-  schedule.deviceFile = options.deviceFile;
-  schedule.costFile = options.costFile;
-  for (double cap : options.memoryCaps)
-    schedule.memoryCap.push_back(cap);
-  schedule.recompute = options.recompute;
+  schedule.schedule = getScheduledChoice();
+  schedule.planRanks = options.schedule.numRanks;
+  schedule.planSchedule = options.schedule.schedule;
+  if (emits(EmitKind::Profile))
+    schedule.splitBackward = true;
 }
 
-/// The options both lowering pipelines take; unset ones keep their default.
-template <typename Derived>
-static void setStageCodeOptions(const CompileOptions &options,
-                                StageCodePipelineOptions<Derived> &stageCode) {
-  stageCode.approximateMath = options.approximateMath;
-  if (options.factorContractions)
-    stageCode.factorContractions = *options.factorContractions;
-  if (options.fuseElementwise)
-    stageCode.fuseElementwise = *options.fuseElementwise;
-  stageCode.precision = options.precision;
-}
-
-void Compilation::setCUDAOptions(LowerToCUDAPipelineOptions &cuda) const {
-  setStageCodeOptions(options, cuda);
-  cuda.chip = options.cudaChip;
+/// Adds the lowering of the target: pp-lower-to-cpu with the target
+/// machine's vector width, or pp-lower-to-cuda with the tensor-level
+/// options given for both.
+void Compilation::buildLowering(OpPassManager &pm,
+                                const llvm::TargetMachine &machine) const {
+  if (options.driver.target == CompileTarget::CUDA) {
+    LowerToCUDAPipelineOptions cuda;
+    cuda.copyOptionValuesFrom(options.cuda);
+    cuda.setStageCodeOptions(options.cpu);
+    return buildLowerToCUDAPipeline(pm, cuda);
+  }
+  LowerToCPUPipelineOptions cpu;
+  cpu.copyOptionValuesFrom(options.cpu);
+  cpu.vectorBits = getVectorBits(machine);
+  buildLowerToCPUPipeline(pm, cpu);
 }
 
 static bool hasTosaOps(ModuleOp module) {
@@ -236,7 +232,7 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
   }
   if (!module)
     return nullptr;
-  program.params = getParams(*module, options.function);
+  program.params = getParams(*module, options.schedule.function);
   auto schedule = [&](OpPassManager &pm) {
     if (hasTosaOps(*module))
       buildTosaToLinalgPipeline(pm);
@@ -253,26 +249,10 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     program.numRanks = op.getNumRanks();
     program.numMicrobatches = op.getNumMicrobatches();
   }
-  program.numReplicas = options.numReplicas;
+  program.numReplicas = options.schedule.numReplicas;
   if (emits(EmitKind::Schedule))
     return module;
-  auto lower = [&](OpPassManager &pm) {
-    if (options.target == CompileTarget::CUDA) {
-      LowerToCUDAPipelineOptions cudaOptions;
-      setCUDAOptions(cudaOptions);
-      return buildLowerToCUDAPipeline(pm, cudaOptions);
-    }
-    LowerToCPUPipelineOptions lowerOptions;
-    setStageCodeOptions(options, lowerOptions);
-    lowerOptions.staticScratch = options.staticScratch;
-    lowerOptions.gemm = options.gemm;
-    if (options.vectorizeContractions)
-      lowerOptions.vectorizeContractions = *options.vectorizeContractions;
-    lowerOptions.vectorBits = getVectorBits(machine);
-    if (options.vectorizeElementwise)
-      lowerOptions.vectorizeElementwise = *options.vectorizeElementwise;
-    buildLowerToCPUPipeline(pm, lowerOptions);
-  };
+  auto lower = [&](OpPassManager &pm) { buildLowering(pm, machine); };
   if (failed(runPipeline(*module, timing, lower)))
     return nullptr;
   return module;
@@ -281,9 +261,12 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
 /// Runs the program just built with --profile, on one process per pipeline
 /// rank (and replica), writing the profile to the output.
 LogicalResult Compilation::runProfile(StringRef program, int64_t processes) {
-  std::string steps = "--steps=" + std::to_string(options.profileSteps);
-  std::string warmup = "--warmup=" + std::to_string(options.profileWarmup);
-  std::string profile = "--profile=" + options.output;
+  const DriverOptions &driver = options.driver;
+  std::string steps =
+      "--steps=" + std::to_string(driver.profileSteps.getValue());
+  std::string warmup =
+      "--warmup=" + std::to_string(driver.profileWarmup.getValue());
+  std::string profile = "--profile=" + output;
   std::string np = std::to_string(processes);
   SmallVector<StringRef> args;
   std::string launcher = program.str();
@@ -298,7 +281,7 @@ LogicalResult Compilation::runProfile(StringRef program, int64_t processes) {
     args = {launcher, "-n", np};
   }
   args.append({program, steps, warmup, profile});
-  for (const std::string &arg : options.runArgs)
+  for (const std::string &arg : driver.runArgs)
     args.push_back(arg);
   std::string error;
   int rc =
@@ -329,8 +312,9 @@ LogicalResult Compilation::profileExecutable(ArrayRef<std::string> objects,
   LogicalResult profiled = linkExecutable(getOutputLoc(), objects, program);
   if (succeeded(profiled)) {
     int64_t ranks = getScheduledRanks();
-    profiled = runProfile(program, (ranks ? ranks : options.numStages) *
-                                       options.numReplicas);
+    profiled =
+        runProfile(program, (ranks ? ranks : options.schedule.numStages) *
+                                options.schedule.numReplicas);
   }
   llvm::sys::fs::remove(program);
   return profiled;
@@ -338,11 +322,11 @@ LogicalResult Compilation::profileExecutable(ArrayRef<std::string> objects,
 
 LogicalResult Compilation::writeText(function_ref<void(raw_ostream &)> print) {
   std::string error;
-  auto out = openOutputFile(options.output, &error);
+  auto out = openOutputFile(output, &error);
   if (!out)
     return emitError(getOutputLoc()) << error;
   print(out->os());
-  if (failed(checkStream(getOutputLoc(), out->os(), options.output)))
+  if (failed(checkStream(getOutputLoc(), out->os(), output)))
     return failure();
   out->keep();
   return success();
@@ -353,7 +337,7 @@ LogicalResult Compilation::writeText(function_ref<void(raw_ostream &)> print) {
 LogicalResult Compilation::getObjectBase(std::string &base,
                                          std::string &program) {
   if (emits(EmitKind::Executable))
-    base = options.output;
+    base = output;
   if (!emits(EmitKind::Profile))
     return success();
   SmallString<128> path;
@@ -380,7 +364,7 @@ LogicalResult Compilation::build(ModuleOp module, llvm::TargetMachine &machine,
   {
     TimingScope splitting = timing.nest("Split module");
     setTarget(*llvmModule, machine);
-    parts = options.optLevel == 0
+    parts = options.driver.optLevel == 0
                 ? SmallVector<ModulePart>{writeModule(*llvmModule)}
                 : splitModule(*llvmModule, getNumJobs(backendOptions));
     llvmModule.reset();
@@ -399,7 +383,7 @@ LogicalResult Compilation::build(ModuleOp module, llvm::TargetMachine &machine,
   }
   if (succeeded(built) && emits(EmitKind::Executable)) {
     TimingScope linking = timing.nest("Link");
-    built = linkExecutable(loc, objects, options.output);
+    built = linkExecutable(loc, objects, output);
   } else if (succeeded(built) && emits(EmitKind::Profile)) {
     built = profileExecutable(objects, program);
   }
@@ -416,7 +400,7 @@ LogicalResult Compilation::build(ModuleOp module, llvm::TargetMachine &machine,
   if (emits(EmitKind::LLVM))
     return writeText([&](raw_ostream &os) { merged->print(os, nullptr); });
   TimingScope codegen = timing.nest("Code generation");
-  return emitObject(loc, *merged, machine, options.output);
+  return emitObject(loc, *merged, machine, output);
 }
 
 FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
@@ -425,18 +409,19 @@ FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
     return failure();
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  if (options.targetCPU)
-    backendOptions.cpu = options.targetCPU;
-  if (options.targetFeatures)
-    backendOptions.features = options.targetFeatures;
-  backendOptions.optLevel = options.optLevel;
-  backendOptions.jobs = options.jobs;
+  const DriverOptions &driver = options.driver;
+  if (!driver.targetCPU.empty())
+    backendOptions.cpu = driver.targetCPU.getValue();
+  if (!driver.targetFeatures.empty())
+    backendOptions.features = driver.targetFeatures.getValue();
+  backendOptions.optLevel = driver.optLevel;
+  backendOptions.jobs = driver.jobs;
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(
-      getOptionLoc(context, "--target-cpu"), backendOptions, options.optLevel);
+      getOptionLoc(context, "--target-cpu"), backendOptions, driver.optLevel);
   if (!machine)
     return failure();
   CompiledProgram program;
-  program.output = options.output;
+  program.output = output;
   OwningOpRef<ModuleOp> module =
       lowerModel(sourceMgr, timing, *machine, program);
   if (!module)
@@ -487,37 +472,39 @@ static LogicalResult checkOutputPath(MLIRContext &context, StringRef path) {
 
 LogicalResult pp::checkCompileOptions(MLIRContext &context,
                                       const CompileOptions &options) {
-  if (options.emit == EmitKind::Profile &&
-      (failed(checkRange(context, "profile-steps", options.profileSteps, 1,
+  const DriverOptions &driver = options.driver;
+  const SchedulePipelineOptions &schedule = options.schedule;
+  if (driver.emit == EmitKind::Profile &&
+      (failed(checkRange(context, "profile-steps", driver.profileSteps, 1,
                          INT32_MAX)) ||
-       failed(checkRange(context, "profile-warmup", options.profileWarmup, 0,
+       failed(checkRange(context, "profile-warmup", driver.profileWarmup, 0,
                          INT32_MAX))))
     return failure();
-  if (failed(checkRange(context, "stages", options.numStages, 1, kMaxStages)) ||
-      failed(checkRange(context, "ranks", options.numRanks.value_or(0), 0,
-                        kMaxRanks, " (0: one rank per stage)")) ||
-      failed(checkRange(context, "microbatches", options.numMicrobatches, 1,
+  if (failed(
+          checkRange(context, "stages", schedule.numStages, 1, kMaxStages)) ||
+      failed(checkRange(context, "ranks", schedule.numRanks, 0, kMaxRanks,
+                        " (0: one rank per stage)")) ||
+      failed(checkRange(context, "microbatches", schedule.numMicrobatches, 1,
                         kMaxMicrobatches)) ||
-      failed(checkRange(context, "data-parallel", options.numReplicas, 1,
+      failed(checkRange(context, "data-parallel", schedule.numReplicas, 1,
                         kMaxRanks)))
     return failure();
-  if (options.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
-      (options.emit == EmitKind::Executable ||
-       options.emit == EmitKind::Profile))
+  if (driver.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
+      (driver.emit == EmitKind::Executable || driver.emit == EmitKind::Profile))
     return emitError(getOptionLoc(context, "--target"))
            << "--target=cuda links with a libpprt built with CUDA, and this "
               "one was built without (no CUDA toolkit when pp was "
               "configured; see docs/Runtime.md)";
-  if (options.precision == GemmPrecision::BF16 &&
-      options.gemm == GemmChoice::Generated)
+  if (options.cpu.precision == GemmPrecision::BF16 &&
+      options.cpu.gemm == GemmChoice::Generated)
     return emitError(getOptionLoc(context, "--precision"))
            << "--precision=bf16 computes GEMMs through pprt_gemm; it cannot "
               "be combined with --gemm=generated";
-  if (options.optLevel > 3)
+  if (driver.optLevel > 3)
     return emitError(getOptionLoc(context, "-O"))
-           << "-O takes 0, 1, 2 or 3, got " << options.optLevel;
-  StringRef output = options.output.empty() ? getDefaultOutput(options.emit)
-                                            : StringRef(options.output);
+           << "-O takes 0, 1, 2 or 3, got " << driver.optLevel.getValue();
+  StringRef output = driver.output.empty() ? getDefaultOutput(driver.emit)
+                                           : StringRef(driver.output);
   return checkOutputPath(context, output);
 }
 

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/Pipelines/Passes.h"
 
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
@@ -17,7 +16,6 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -34,8 +32,7 @@ void pp::buildElementwiseToLinalgPipeline(OpPassManager &pm) {
 }
 
 /// The planner's options: it plans for `plan-ranks` and `plan-schedule`
-/// (by default the ranks and schedule the program runs), and schedules it
-/// does not know (plugins) leave it at its default.
+/// (by default the ranks and schedule the program runs).
 static PPPartitionStagesOptions
 getPlannerOptions(const SchedulePipelineOptions &options) {
   PPPartitionStagesOptions planner;
@@ -43,10 +40,9 @@ getPlannerOptions(const SchedulePipelineOptions &options) {
   planner.numStages = options.numStages;
   planner.numRanks =
       options.planRanks >= 0 ? options.planRanks : options.numRanks;
-  std::string schedule =
-      options.planSchedule.empty() ? options.schedule : options.planSchedule;
-  if (lookupScheduleGenerator(schedule))
-    planner.schedule = schedule;
+  planner.schedule = options.planSchedule.getValue()
+                         ? options.planSchedule.getValue()
+                         : options.schedule.getValue();
   planner.device.assign(options.device.begin(), options.device.end());
   planner.deviceFile = options.deviceFile;
   planner.costFile = options.costFile;
@@ -55,23 +51,17 @@ getPlannerOptions(const SchedulePipelineOptions &options) {
   return planner;
 }
 
-/// pp-schedule with only the options the pipeline sets: an options struct
-/// would mark every option as given, and the cost options (comm-cost,
-/// memory-cap) must stay unset so that a cost file or the default applies.
-static std::unique_ptr<Pass>
-createScheduler(const SchedulePipelineOptions &options) {
-  std::unique_ptr<Pass> pass = createPPSchedule();
-  std::string text =
-      llvm::formatv(
-          "schedule={0} num-microbatches={1} num-ranks={2} "
-          "split-backward={3} function={4}",
-          options.schedule.getValue(), options.numMicrobatches.getValue(),
-          options.numRanks.getValue(), options.splitBackward ? "true" : "false",
-          options.function.getValue())
-          .str();
-  // The values come from typed options, so they always parse.
-  (void)pass->initializeOptions(text, [](const Twine &) { return failure(); });
-  return pass;
+/// pp-schedule with the pipeline's schedule and shape; its cost options
+/// keep their defaults, so that a cost file or unit costs apply.
+static PPScheduleOptions
+getSchedulerOptions(const SchedulePipelineOptions &options) {
+  PPScheduleOptions scheduler;
+  scheduler.schedule = options.schedule.getValue();
+  scheduler.numMicrobatches = options.numMicrobatches;
+  scheduler.numRanks = options.numRanks;
+  scheduler.splitBackward = options.splitBackward;
+  scheduler.function = options.function;
+  return scheduler;
 }
 
 void pp::buildSchedulePipeline(OpPassManager &pm,
@@ -90,7 +80,7 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   PPDeriveBackwardOptions derive;
   derive.function = options.function;
   pm.addPass(createPPDeriveBackward(derive));
-  pm.addPass(createScheduler(options));
+  pm.addPass(createPPSchedule(getSchedulerOptions(options)));
   PPInsertTransfersOptions transfers;
   transfers.numReplicas = options.numReplicas;
   pm.addPass(createPPInsertTransfers(transfers));

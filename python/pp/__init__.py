@@ -30,7 +30,8 @@ from . import _pp
 from ._pp import CompileError, Diagnostic, Error, VerifyError
 
 __all__ = [
-    "SCHEDULES", "Action", "CompileError", "Costs", "Diagnostic", "Error",
+    "COMPILE_OPTIONS", "SCHEDULES", "Action", "CompileError", "CompileOption",
+    "Costs", "Diagnostic", "Error",
     "Param", "Program", "RunError", "RunResult", "Schedule", "Simulation",
     "VerifyError", "compile", "run", "schedule",
 ]
@@ -269,6 +270,15 @@ class Schedule:
                                   title=title)
 
 
+def _check_count(name: str, value: object) -> None:
+    """Rejects a count (stages, ranks, ...) that is not a positive int,
+    saying which argument and what it got."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+
+
 def schedule(name: str, *, num_microbatches: int,
              num_stages: Optional[int] = None,
              num_ranks: Optional[int] = None, split_backward: bool = False,
@@ -286,7 +296,14 @@ def schedule(name: str, *, num_microbatches: int,
     `memory_cap` (one value for every rank, 0 for none, or one per rank)
     override `cost_file` (a `pp-profile-v1` JSON file). `num_replicas` > 1
     adds the data-parallel all-reduces. Raises `pp.Error` with pp-schedule's
-    diagnostics when the schedule does not fit the problem."""
+    diagnostics when the schedule does not fit the problem, `ValueError`
+    for a count below 1."""
+    _check_count("num_microbatches", num_microbatches)
+    for argument, value in (("num_stages", num_stages),
+                            ("num_ranks", num_ranks)):
+        if value is not None:
+            _check_count(argument, value)
+    _check_count("num_replicas", num_replicas)
     if costs is None:
         costs = Costs()
     elif not isinstance(costs, Costs):
@@ -368,17 +385,51 @@ class RunError(Error):
         self.diagnostics: List[Diagnostic] = []
 
 
-_COMPILE_OPTIONS = {
-    "function": str, "split_backward": bool, "device": (str, list, tuple),
-    "device_file": (str, os.PathLike), "cost_file": (str, os.PathLike),
-    "target_cpu": str, "target_features": str, "approximate_math": bool,
-    "static_scratch": bool, "gemm": str, "vectorize_contractions": bool,
-    "factor_contractions": bool,
-    "fuse_elementwise": bool, "vectorize_elementwise": bool,
-    "opt_level": int, "jobs": int, "recompute": str,
-}
-"""pp.compile's further keyword options: pp-compile's flags of the same
-names (`--split-backward`, ..., `-O` for opt_level)."""
+@dataclasses.dataclass(frozen=True)
+class CompileOption:
+    """One option of `pp.compile`: its keyword, the `pp-compile` flag it is
+    (the same option of pp's pipelines), what it takes (`kind`: bool, int,
+    str, str list or float list; a list also takes one value), its help and
+    the values it allows (empty: any)."""
+
+    keyword: str
+    flag: str
+    kind: str
+    help: str
+    choices: Tuple[str, ...]
+
+
+COMPILE_OPTIONS = {entry[0]: CompileOption(entry[0], entry[1], entry[2],
+                                           entry[3], tuple(entry[4]))
+                   for entry in _pp.compile_options()}
+"""Every option `pp.compile` takes, by keyword, read from the table that
+makes `pp-compile`'s flags: the same names in snake_case (`replicas` for
+--data-parallel, `output` for -o, `opt_level` for -O)."""
+
+_KINDS = {"bool": (bool,), "int": (int,), "str": (str, os.PathLike)}
+
+
+def _option_value(option: CompileOption, value: object) -> object:
+    """`value` as the native module takes the option; TypeError for a value
+    of the wrong kind."""
+    def wrong():
+        return TypeError(f"pp.compile() option '{option.keyword}' takes "
+                         f"{option.kind}, got {value!r}")
+    if option.kind.endswith(" list"):
+        element = float if option.kind == "float list" else str
+        values = [value] if isinstance(value, (str, int, float)) else value
+        try:
+            values = list(values)
+        except TypeError:
+            raise wrong() from None
+        if any(isinstance(v, bool) or not isinstance(
+                v, (int, float) if element is float else str) for v in values):
+            raise wrong()
+        return [element(v) for v in values]
+    if (not isinstance(value, _KINDS[option.kind])
+            or option.kind == "int" and isinstance(value, bool)):
+        raise wrong()
+    return os.fspath(value) if option.kind == "str" else value
 
 
 def _model_text(model: Source, filename: Optional[str]) -> Tuple[str, str]:
@@ -388,14 +439,6 @@ def _model_text(model: Source, filename: Optional[str]) -> Tuple[str, str]:
             and model.endswith(".mlir") and os.path.isfile(model)):
         model = pathlib.Path(model)
     return _read(model, filename)
-
-
-def _option_value(name: str, value: object) -> object:
-    if name in ("device_file", "cost_file"):
-        return os.fspath(value)
-    if name == "device":
-        return [value] if isinstance(value, str) else [str(v) for v in value]
-    return value
 
 
 def compile(model: Source, *, stages: int, microbatches: int,
@@ -409,37 +452,28 @@ def compile(model: Source, *, stages: int, microbatches: int,
     existing `.mlir` file). `stages`, `microbatches`, `schedule`, `ranks`
     (default one per stage) and `replicas` (data parallel) are pp-compile's
     `--stages`, `--microbatches`, `--schedule`, `--ranks` and
-    `--data-parallel`; `options` are its other flags by their Python names:
-    function, split_backward, device (a name or one per rank),
-    device_file, cost_file, target_cpu, target_features,
-    approximate_math, static_scratch, gemm ("generated", "library",
-    "auto"), vectorize_contractions, factor_contractions, fuse_elementwise,
-    vectorize_elementwise, opt_level (-O), jobs and recompute ("none",
-    "all", "auto").
+    `--data-parallel`; `options` are its other flags by their Python names
+    (`COMPILE_OPTIONS`, listed below).
 
     The executable goes to `output`, or without one to a temporary
     directory removed when the Program is garbage collected. Raises
     `pp.CompileError` with the located diagnostics when the model or an
     option is rejected (an option's error is located at its pp-compile
-    flag, e.g. `--stages`), `TypeError` for an unknown option."""
+    flag, e.g. `--stages`), `TypeError` for an unknown option or a value of
+    the wrong kind."""
     values: Dict[str, object] = {
         "stages": stages, "microbatches": microbatches,
         "schedule": schedule, "replicas": replicas,
     }
     if ranks is not None:
         values["ranks"] = ranks
-    for name, value in options.items():
-        if name not in _COMPILE_OPTIONS:
+    values.update(options)
+    for name in list(values):
+        option = COMPILE_OPTIONS.get(name)
+        if option is None:
             raise TypeError(f"pp.compile() got an unknown option '{name}'; "
-                            f"expected one of {', '.join(_COMPILE_OPTIONS)}")
-        if not isinstance(value, _COMPILE_OPTIONS[name]):
-            raise TypeError(f"pp.compile() option '{name}' takes "
-                            f"{_COMPILE_OPTIONS[name]}, got {value!r}")
-        values[name] = _option_value(name, value)
-    for name in ("stages", "microbatches", "replicas"):
-        if isinstance(values[name], bool) or not isinstance(values[name], int):
-            raise TypeError(f"pp.compile() '{name}' takes an int, got "
-                            f"{values[name]!r}")
+                            f"expected one of {', '.join(COMPILE_OPTIONS)}")
+        values[name] = _option_value(option, values[name])
     text, name = _model_text(model, filename)
     workdir = None
     if output is None:
@@ -463,6 +497,13 @@ def compile(model: Source, *, stages: int, microbatches: int,
     if workdir:
         weakref.finalize(program, shutil.rmtree, workdir, True)
     return program
+
+
+if compile.__doc__:  # not under python -OO
+    compile.__doc__ += "\n    Options:\n\n" + "\n".join(
+        f"    {o.keyword} ({o.flag}; {o.kind}"
+        + (f": {', '.join(o.choices)}" if o.choices and o.keyword != "schedule"
+           else "") + f"): {o.help}" for o in COMPILE_OPTIONS.values()) + "\n"
 
 
 def _tail(text: str, lines: int = 20) -> str:

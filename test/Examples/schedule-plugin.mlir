@@ -58,8 +58,8 @@
 // EAGER-P4: remark: makespan 37, bubble 35.1% (idle per rank: 13, 13, 13, 13), peak activation memory per rank: 5, 4, 3, 1
 
 // REJECT: error: schedule '1f1b-eager' runs one stage per rank, but there are 4 stages on 2 ranks
-// UNKNOWN: error: unknown schedule '1f1b-eager'
-// LISTED: error: unknown schedule '1f1b-lazy'; expected one of: {{.*}}, auto, 1f1b-eager
+// UNKNOWN: for the --schedule option: unknown schedule '1f1b-eager'
+// LISTED: for the --schedule option: unknown schedule '1f1b-lazy'; expected one of: {{.*}}, auto, 1f1b-eager
 // TWICE: PPSchedulePlugin: a schedule named '1f1b-eager' is already registered
 // BAD-PATH: Failed to load passes from '{{.*}}absent.so'. Request ignored.
 // BAD-PATH-NOT: Stack dump

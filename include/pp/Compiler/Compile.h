@@ -11,8 +11,7 @@
 #ifndef PP_COMPILER_COMPILE_H
 #define PP_COMPILER_COMPILE_H
 
-#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/Pipelines/Passes.h"
 
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/Timing.h"
@@ -62,61 +61,163 @@ enum class CompileTarget {
   CUDA,
 };
 
-/// Every option of pp-compile; the defaults are pp-compile's.
-struct CompileOptions {
-  /// The training-step function.
-  std::string function = "train_step";
-  int64_t numStages = 1;
-  /// Pipeline ranks; unset is one per stage (a profile: one process). 0 is
-  /// one per stage too.
-  std::optional<int64_t> numRanks;
-  int64_t numMicrobatches = 1;
-  /// The schedule (a registered generator's name); unset is 1f1b, or
-  /// looped-bfs for a profile of several stages per rank.
-  std::optional<std::string> schedule;
-  bool splitBackward = false;
-  /// Data-parallel replicas of the pipeline.
-  int64_t numReplicas = 1;
-  /// The stage planner's devices: one for every rank or one per rank.
-  std::vector<std::string> devices;
-  std::string deviceFile, costFile;
-  /// The stage planner's memory caps in bytes: one for every rank or one
-  /// per rank; empty for the devices' memory.
-  std::vector<double> memoryCaps;
-  /// Which stages' backwards recompute their forward.
-  RecomputePolicy recompute = RecomputePolicy::None;
-
-  EmitKind emit = EmitKind::Executable;
+/// The driver's own options: what a compile produces, where, and how LLVM
+/// builds it. Declared like the pipelines' options, so that pp-compile and
+/// pp.compile take them the same way (forEachCompileFlag).
+struct DriverOptions : public PassPipelineOptions<DriverOptions> {
+  PassOptions::Option<EmitKind> emit{
+      *this, "emit", llvm::cl::desc("What to produce"),
+      llvm::cl::init(EmitKind::Executable),
+      llvm::cl::values(
+          clEnumValN(EmitKind::Schedule, "schedule",
+                     "verified schedule and stage functions (MLIR)"),
+          clEnumValN(EmitKind::MLIR, "mlir", "LLVM-dialect MLIR"),
+          clEnumValN(EmitKind::LLVM, "llvm",
+                     "LLVM IR after LLVM's -O<n> pipeline (-O0: as "
+                     "translated)"),
+          clEnumValN(EmitKind::Object, "obj", "object file"),
+          clEnumValN(EmitKind::Executable, "exe",
+                     "executable linked with libpprt"),
+          clEnumValN(EmitKind::Profile, "profile",
+                     "measured per-stage costs (pp-profile-v1 JSON): builds "
+                     "the program with --split-backward and runs it with "
+                     "--profile"))};
   /// Empty: getDefaultOutput(emit). "-" writes text to stdout.
-  std::string output;
-  /// With EmitKind::Profile: measured and unmeasured steps, and options
-  /// for the program's run.
-  int64_t profileSteps = 10, profileWarmup = 2;
-  std::vector<std::string> runArgs;
+  PassOptions::Option<std::string> output{
+      *this, "output",
+      llvm::cl::desc("Output file (default: 'train' for executables, '-' for "
+                     "text)"),
+      llvm::cl::value_desc("file"), llvm::cl::init("")};
+  PassOptions::Option<int64_t> profileSteps{
+      *this, "profile-steps",
+      llvm::cl::desc("With --emit=profile: measured steps (default 10)"),
+      llvm::cl::init(10)};
+  PassOptions::Option<int64_t> profileWarmup{
+      *this, "profile-warmup",
+      llvm::cl::desc("With --emit=profile: unmeasured steps first (default "
+                     "2)"),
+      llvm::cl::init(2)};
+  PassOptions::ListOption<std::string> runArgs{
+      *this, "run-arg",
+      llvm::cl::desc("With --emit=profile: an option for the program run "
+                     "(repeatable), e.g. --run-arg=--corpus=text.txt")};
+  PassOptions::Option<CompileTarget> target{
+      *this, "target", llvm::cl::desc("Where stage code runs (default cpu)"),
+      llvm::cl::init(CompileTarget::CPU),
+      llvm::cl::values(
+          clEnumValN(CompileTarget::CPU, "cpu", "the host CPU"),
+          clEnumValN(CompileTarget::CUDA, "cuda",
+                     "NVIDIA GPUs: cuBLAS GEMMs and generated CUDA kernels, "
+                     "run under --backend cuda"))};
+  /// Empty: the host's.
+  PassOptions::Option<std::string> targetCPU{
+      *this, "target-cpu",
+      llvm::cl::desc("CPU to generate code for (default: this host's; e.g. "
+                     "x86-64-v3 for a portable binary)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("Target features, e.g. +avx2,+fma (default: the host's, "
+                     "or the CPU's own with --target-cpu)"),
+      llvm::cl::init("")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimisation level 0-3 of stage code (default 3; "
+                     "the schedule driver gets at most 1)"),
+      llvm::cl::init(3)};
+  /// 0: one per core.
+  PassOptions::Option<unsigned> jobs{
+      *this, "jobs",
+      llvm::cl::desc("Threads that optimise and compile the module's parts "
+                     "(default 0: one per core; --time-passes: 1)"),
+      llvm::cl::init(0)};
+};
 
-  CompileTarget target = CompileTarget::CPU;
-  /// With CompileTarget::CUDA: the GPU architecture kernels are built for.
-  std::string cudaChip = "sm_90";
-  /// The CPU and features code is generated for; the host's when unset.
-  std::optional<std::string> targetCPU, targetFeatures;
-  bool approximateMath = true;
-  bool staticScratch = true;
-  GemmChoice gemm = GemmChoice::Auto;
-  /// What the GEMMs read A and B in; bf16 makes every contraction that
-  /// maps a pprt_gemm call (it needs `gemm` auto or library).
-  GemmPrecision precision = GemmPrecision::FP32;
-  /// Unset: the pipeline's defaults (pp::LowerToCPUPipelineOptions).
-  std::optional<bool> vectorizeContractions, factorContractions,
-      fuseElementwise, vectorizeElementwise;
-  /// LLVM optimisation level 0-3 of stage code.
-  unsigned optLevel = 3;
-  /// Threads that optimise and compile the module's parts; 0: one per core.
-  unsigned jobs = 0;
+/// Every option of a compile: the registered pipelines' options, which
+/// are the one declaration of each, and the driver's. The defaults are
+/// pp-compile's.
+struct CompileOptions {
+  /// pp-schedule-pipeline's. Unset num-ranks is one per stage (a profile:
+  /// one process); unset schedule is 1f1b, or looped-bfs for a profile of
+  /// several stages per rank.
+  SchedulePipelineOptions schedule;
+  /// pp-lower-to-cpu's; with CompileTarget::CUDA its tensor-level options
+  /// (StageCodePipelineOptions) go to pp-lower-to-cuda. vector-bits is the
+  /// target machine's.
+  LowerToCPUPipelineOptions cpu;
+  /// pp-lower-to-cuda's own (chip, ...), with CompileTarget::CUDA.
+  LowerToCUDAPipelineOptions cuda;
+  DriverOptions driver;
 
   /// Called on every pass manager before it runs (pp-compile applies
   /// MLIR's command-line pass manager options there).
   std::function<LogicalResult(PassManager &)> configurePassManager;
 };
+
+/// How pp-compile spells an option of CompileOptions, and how pp.compile
+/// names it.
+struct CompileFlag {
+  /// pp-compile's flag without dashes, e.g. `stages`.
+  llvm::StringRef flag;
+  /// pp.compile's keyword argument, e.g. `stages`; empty where only
+  /// pp-compile takes the option.
+  llvm::StringRef keyword;
+  /// The value follows the flag directly (`-O3`).
+  bool prefix = false;
+  /// For a list: each occurrence is one element, commas included
+  /// (`--run-arg=--x=a,b`), instead of comma-separated elements.
+  bool wholeElements = false;
+};
+
+/// Calls `visit(flag, option)` for every option pp-compile and pp.compile
+/// take, with the pipeline or driver option it sets: the one table of
+/// their spellings. The options' types, defaults and help are their
+/// declarations'.
+template <typename Visitor>
+void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
+  SchedulePipelineOptions &schedule = options.schedule;
+  visit(CompileFlag{"function", "function"}, schedule.function);
+  visit(CompileFlag{"stages", "stages"}, schedule.numStages);
+  visit(CompileFlag{"ranks", "ranks"}, schedule.numRanks);
+  visit(CompileFlag{"microbatches", "microbatches"}, schedule.numMicrobatches);
+  visit(CompileFlag{"schedule", "schedule"}, schedule.schedule);
+  visit(CompileFlag{"split-backward", "split_backward"},
+        schedule.splitBackward);
+  visit(CompileFlag{"data-parallel", "replicas"}, schedule.numReplicas);
+  visit(CompileFlag{"device", "device"}, schedule.device);
+  visit(CompileFlag{"device-file", "device_file"}, schedule.deviceFile);
+  visit(CompileFlag{"cost-file", "cost_file"}, schedule.costFile);
+  visit(CompileFlag{"memory-cap", "memory_cap"}, schedule.memoryCap);
+  visit(CompileFlag{"recompute", "recompute"}, schedule.recompute);
+  LowerToCPUPipelineOptions &cpu = options.cpu;
+  visit(CompileFlag{"approximate-math", "approximate_math"},
+        cpu.approximateMath);
+  visit(CompileFlag{"static-scratch", "static_scratch"}, cpu.staticScratch);
+  visit(CompileFlag{"gemm", "gemm"}, cpu.gemm);
+  visit(CompileFlag{"precision", "precision"}, cpu.precision);
+  visit(CompileFlag{"vectorize-contractions", "vectorize_contractions"},
+        cpu.vectorizeContractions);
+  visit(CompileFlag{"factor-contractions", "factor_contractions"},
+        cpu.factorContractions);
+  visit(CompileFlag{"fuse-elementwise", "fuse_elementwise"},
+        cpu.fuseElementwise);
+  visit(CompileFlag{"vectorize-elementwise", "vectorize_elementwise"},
+        cpu.vectorizeElementwise);
+  visit(CompileFlag{"cuda-chip", "cuda_chip"}, options.cuda.chip);
+  DriverOptions &driver = options.driver;
+  visit(CompileFlag{"target", "target"}, driver.target);
+  visit(CompileFlag{"target-cpu", "target_cpu"}, driver.targetCPU);
+  visit(CompileFlag{"target-features", "target_features"},
+        driver.targetFeatures);
+  visit(CompileFlag{"O", "opt_level", /*prefix=*/true}, driver.optLevel);
+  visit(CompileFlag{"jobs", "jobs"}, driver.jobs);
+  visit(CompileFlag{"o", "output"}, driver.output);
+  visit(CompileFlag{"emit", ""}, driver.emit);
+  visit(CompileFlag{"profile-steps", ""}, driver.profileSteps);
+  visit(CompileFlag{"profile-warmup", ""}, driver.profileWarmup);
+  visit(CompileFlag{"run-arg", "", /*prefix=*/false, /*wholeElements=*/true},
+        driver.runArgs);
+}
 
 /// One `pp.param` argument of the training step.
 struct CompiledParam {

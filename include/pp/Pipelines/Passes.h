@@ -11,6 +11,7 @@
 
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/Dialect/PP/Transforms/ScheduleOption.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -19,7 +20,9 @@ class OpPassManager;
 namespace pp {
 
 /// Options of `pp-schedule-pipeline`: the pipeline to train on and the
-/// devices the stage planner plans for.
+/// devices the stage planner plans for. pp-compile and pp.compile take
+/// them under their own spellings (pp/Compiler/Compile.h), with these
+/// descriptions as their help.
 struct SchedulePipelineOptions
     : public PassPipelineOptions<SchedulePipelineOptions> {
   PassOptions::Option<std::string> function{
@@ -33,12 +36,14 @@ struct SchedulePipelineOptions
                                          llvm::cl::init(1)};
   PassOptions::Option<int64_t> numRanks{
       *this, "num-ranks",
-      llvm::cl::desc("Pipeline ranks (0: one per stage; fewer for looped "
-                     "schedules)"),
+      llvm::cl::desc("Pipeline ranks (default: one per stage; fewer for "
+                     "interleaved schedules)"),
       llvm::cl::init(0)};
-  PassOptions::Option<std::string> schedule{
-      *this, "schedule", llvm::cl::desc("Schedule the program runs"),
-      llvm::cl::init("1f1b")};
+  /// The help lists the registry's schedules as it is when the options are
+  /// made (pass plugins' included).
+  PassOptions::Option<ScheduleChoice> schedule{
+      *this, "schedule", llvm::cl::desc(getScheduleOptionHelp()),
+      llvm::cl::init(ScheduleChoice::get("1f1b"))};
   PassOptions::Option<bool> splitBackward{
       *this, "split-backward",
       llvm::cl::desc("Run each backward as input gradient (B) then weight "
@@ -46,14 +51,14 @@ struct SchedulePipelineOptions
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> numReplicas{
       *this, "num-replicas",
-      llvm::cl::desc("Data-parallel replicas of the pipeline"),
+      llvm::cl::desc("Data-parallel replicas of the pipeline: the program "
+                     "then runs on ranks x replicas MPI processes and "
+                     "all-reduces each stage's weight gradients"),
       llvm::cl::init(1)};
-  PassOptions::Option<std::string> planSchedule{
+  PassOptions::Option<ScheduleChoice> planSchedule{
       *this, "plan-schedule",
       llvm::cl::desc("Schedule the stage planner plans for (default: "
-                     "schedule; a schedule it does not know leaves it at "
-                     "1f1b)"),
-      llvm::cl::init("")};
+                     "schedule)")};
   PassOptions::Option<int64_t> planRanks{
       *this, "plan-ranks",
       llvm::cl::desc("Ranks the stage planner plans for (default -1: "
@@ -61,30 +66,38 @@ struct SchedulePipelineOptions
       llvm::cl::init(-1)};
   PassOptions::ListOption<std::string> device{
       *this, "device",
-      llvm::cl::desc("Device of every rank, or one per rank, for the stage "
-                     "planner (cpu, h200)")};
+      llvm::cl::desc("Device the stage planner costs each pipeline rank on: "
+                     "cpu or h200 for every rank, or one per rank, comma "
+                     "separated (default cpu; docs/CostModel.md)")};
   PassOptions::Option<std::string> deviceFile{
       *this, "device-file",
-      llvm::cl::desc("JSON file describing every rank's device"),
-      llvm::cl::init("")};
+      llvm::cl::desc("JSON file describing every rank's device for the "
+                     "stage planner (docs/CostModel.md)"),
+      llvm::cl::value_desc("file"), llvm::cl::init("")};
   PassOptions::Option<std::string> costFile{
       *this, "cost-file",
-      llvm::cl::desc("pp-profile-v1 JSON the stage planner calibrates with"),
-      llvm::cl::init("")};
+      llvm::cl::desc("pp-profile-v1 JSON measured on the partition these "
+                     "options plan: the stage planner calibrates its costs "
+                     "with it and plans again (docs/CostModel.md)"),
+      llvm::cl::value_desc("file"), llvm::cl::init("")};
   PassOptions::ListOption<double> memoryCap{
       *this, "memory-cap",
-      llvm::cl::desc("Bytes each rank may hold for the stage planner: one "
-                     "value for every rank or one per rank (default: the "
-                     "devices' memory)")};
+      llvm::cl::desc("Bytes each pipeline rank may hold, for the stage "
+                     "planner: one value for every rank or one per rank, "
+                     "comma separated (default: the device's memory; "
+                     "docs/CostModel.md)")};
   PassOptions::Option<RecomputePolicy> recompute{
       *this, "recompute",
-      llvm::cl::desc("Which stages' backwards recompute their forward"),
+      llvm::cl::desc("Which stages' backwards recompute their forward from "
+                     "the stage inputs instead of keeping activations "
+                     "(default none; docs/Recompute.md)"),
       llvm::cl::init(RecomputePolicy::None),
       llvm::cl::values(
           clEnumValN(RecomputePolicy::None, "none", "no stage"),
           clEnumValN(RecomputePolicy::All, "all", "every stage"),
           clEnumValN(RecomputePolicy::Auto, "auto",
-                     "the stages the planner needs to fit the memory caps"))};
+                     "those the stage planner needs to fit every rank's "
+                     "memory cap, at the least added compute"))};
 };
 
 /// The tensor-level options pp-lower-to-cpu and pp-lower-to-cuda share:
@@ -95,31 +108,32 @@ struct StageCodePipelineOptions : public PassPipelineOptions<Derived> {
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
-                     "instead of libm calls (the same in both pipelines, so "
-                     "CPU and GPU compute alike)"),
+                     "in stage code (default true; false: libm calls; the "
+                     "same on CPUs and GPUs, so both compute alike)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> factorContractions{
       *this, "factor-contractions",
       llvm::cl::desc("Split contractions of products into GEMMs and "
-                     "elementwise ops (pp-factor-contractions)"),
+                     "elementwise ops (pp-factor-contractions; on by "
+                     "default)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise ops on tensors into their consumers "
-                     "(pp-fuse-elementwise; on a GPU one kernel per fused "
-                     "chain)"),
+                     "(pp-fuse-elementwise; on by default; on a GPU one "
+                     "kernel per fused chain)"),
       llvm::cl::init(true)};
   PassOptions::Option<GemmPrecision> precision{
       *this, "precision",
-      llvm::cl::desc("Element type the GEMMs read their inputs in (bf16: every "
-                     "contraction that maps becomes a pprt_gemm call, cuBLAS "
-                     "GemmEx on a GPU)"),
+      llvm::cl::desc("Element type the GEMMs read their inputs in (default "
+                     "fp32)"),
       llvm::cl::init(GemmPrecision::FP32),
       llvm::cl::values(
-          clEnumValN(GemmPrecision::FP32, "fp32", "f32"),
+          clEnumValN(GemmPrecision::FP32, "fp32", "fp32 throughout"),
           clEnumValN(GemmPrecision::BF16, "bf16",
-                     "bf16 rounded from the f32 values, fp32 accumulation; "
-                     "weights, optimizer and loss stay fp32"))};
+                     "GEMM inputs rounded to bf16 with fp32 accumulation "
+                     "(every contraction a pprt_gemm call, cuBLAS GemmEx on "
+                     "a GPU); fp32 weights, optimizer and loss"))};
 
   /// Copies these options from another pipeline's.
   template <typename Other>
@@ -136,8 +150,9 @@ struct LowerToCPUPipelineOptions
     : public StageCodePipelineOptions<LowerToCPUPipelineOptions> {
   PassOptions::Option<bool> staticScratch{
       *this, "static-scratch",
-      llvm::cl::desc("Place stage functions' fixed-size temporaries in "
-                     "static buffers instead of the heap"),
+      llvm::cl::desc("Stage-code temporaries in static buffers or on the "
+                     "stack (default true; false: on the heap, allocated "
+                     "every call)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> maxStackBytes{
       *this, "max-stack-bytes",
@@ -145,13 +160,14 @@ struct LowerToCPUPipelineOptions
       llvm::cl::init(4096)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
-      llvm::cl::desc("Tile and vectorize the contractions that stay "
-                     "generated code into register tiles of FMAs"),
+      llvm::cl::desc("Tile and vectorize generated contractions into "
+                     "register tiles of FMAs for the target's vector width "
+                     "(pp-vectorize-contractions; on by default)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeElementwise{
       *this, "vectorize-elementwise",
-      llvm::cl::desc("Vectorize the elementwise ops and reductions on "
-                     "buffers (pp-vectorize-elementwise)"),
+      llvm::cl::desc("Vectorize elementwise ops and reductions "
+                     "(pp-vectorize-elementwise; on by default)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> vectorBits{
       *this, "vector-bits",
@@ -162,15 +178,16 @@ struct LowerToCPUPipelineOptions
       llvm::cl::init(512)};
   PassOptions::Option<GemmChoice> gemm{
       *this, "gemm",
-      llvm::cl::desc("Which contractions become pprt_gemm library calls"),
+      llvm::cl::desc("Where contractions are computed (default auto)"),
       llvm::cl::init(GemmChoice::Auto),
       llvm::cl::values(
           clEnumValN(GemmChoice::Generated, "generated",
-                     "none: MLIR generates every contraction"),
+                     "MLIR-generated code for every contraction"),
           clEnumValN(GemmChoice::Library, "library",
-                     "every contraction that maps onto pprt_gemm"),
+                     "pprt_gemm (a BLAS) wherever a contraction maps"),
           clEnumValN(GemmChoice::Auto, "auto",
-                     "those the measured rule of pp-select-gemm prefers"))};
+                     "per shape, by the measured rule of pp-select-gemm "
+                     "(bench/gemm_choice.md)"))};
 };
 
 /// Options of `pp-lower-to-cuda`: the tensor-level ones are
@@ -179,7 +196,9 @@ struct LowerToCPUPipelineOptions
 struct LowerToCUDAPipelineOptions
     : public StageCodePipelineOptions<LowerToCUDAPipelineOptions> {
   PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("GPU architecture kernels are built for"),
+      *this, "chip",
+      llvm::cl::desc("GPU architecture kernels are built for (default "
+                     "sm_90)"),
       llvm::cl::init("sm_90")};
   PassOptions::Option<std::string> kernelFormat{
       *this, "kernel-format",

@@ -67,7 +67,7 @@ namespace {
 /// What the planner is asked to optimise for: the pass options.
 struct PlannerOptions {
   int64_t numStages = 0, numRanks = 0, numMicrobatches = 0;
-  StringRef schedule;
+  ScheduleChoice schedule;
   ArrayRef<std::string> devices;
   StringRef deviceFile, costFile;
   /// Bytes each rank may hold: one value for every rank or one per rank;
@@ -186,14 +186,8 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
     return func.emitError("cannot place ")
            << numStages << " stages on " << problem.numRanks << " ranks with "
            << problem.numMicrobatches << " micro-batches";
-  const ScheduleGenerator *generator =
-      lookupScheduleGenerator(options.schedule);
-  if (!generator)
-    return func.emitError("unknown schedule '")
-           << options.schedule << "'; expected one of "
-           << listScheduleGenerators();
   FailureOr<GeneratedSchedule> schedule =
-      generator->generate(problem, [&] { return func.emitError(); });
+      options.schedule.generate(problem, [&] { return func.emitError(); });
   if (failed(schedule))
     return failure();
 

@@ -213,7 +213,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
                                 ArrayRef<bool> recomputed) {
     if (costFile.empty() && forwardCost.empty() && backwardInputCost.empty() &&
         backwardWeightCost.empty() && activationMemory.empty() &&
-        stashMemory.empty() && !commCost.hasValue() &&
+        stashMemory.empty() && std::isnan(commCost.getValue()) &&
         llvm::none_of(recomputed, [](bool r) { return r; }))
       return CostAttr();
     auto column = [&](double StageProfile::*field) {
@@ -235,7 +235,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (failed(recomputedCosts))
       return failure();
     std::tie(*bi, *act) = *recomputedCosts;
-    double comm = commCost.hasValue() ? commCost.getValue() : profile.transfer;
+    double comm = std::isnan(commCost.getValue()) ? profile.transfer : commCost;
     auto emit = [&] { return module.emitError(); };
     Builder b(module.getContext());
     CostAttr cost =
@@ -286,15 +286,15 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    const ScheduleGenerator *generator = lookupScheduleGenerator(schedule);
-    if (!generator) {
-      module.emitError("unknown schedule '")
-          << schedule << "'; expected one of: " << listScheduleGenerators();
-      return signalPassFailure();
-    }
     FailureOr<std::optional<CostProfile>> file = readCostFile(module);
     if (failed(file))
       return signalPassFailure();
+    if (numStages < 0) {
+      module.emitError("num-stages must be at least 1 (or 0: read from the "
+                       "stage functions), got ")
+          << numStages.getValue();
+      return signalPassFailure();
+    }
     if (numStages > kMaxStages) {
       module.emitError("num-stages is ")
           << numStages.getValue() << "; at most " << kMaxStages
@@ -341,25 +341,26 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       problem.memoryCap.assign(ranks, caps->front());
     else
       problem.memoryCap = *caps;
-    FailureOr<GeneratedSchedule> generated =
-        generator->generate(problem, [&] { return module.emitError(); });
+    FailureOr<GeneratedSchedule> generated = schedule.getValue().generate(
+        problem, [&] { return module.emitError(); });
+    StringRef name = schedule.getValue().getName();
     if (failed(generated) ||
-        failed(checkMemoryCaps(module, generator->name, problem, *generated)))
+        failed(checkMemoryCaps(module, name, problem, *generated)))
       return signalPassFailure();
     if (!generated->note.empty())
       emitRemark(module.getLoc()) << generated->note;
 
-    std::string name = function + "_schedule";
-    if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
+    std::string symbol = function + "_schedule";
+    if (Operation *existing = SymbolTable::lookupSymbolIn(module, symbol)) {
       existing->emitOpError("already defines @")
-          << name << "; pp-schedule adds one schedule per training step";
+          << symbol << "; pp-schedule adds one schedule per training step";
       return signalPassFailure();
     }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     Location loc = module.getLoc();
     auto op = ScheduleOp::create(
-        builder, loc, builder.getStringAttr(name),
-        builder.getStringAttr(generator->name),
+        builder, loc, builder.getStringAttr(symbol),
+        builder.getStringAttr(name),
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),
         builder.getDenseI64ArrayAttr(generated->stageRank), *cost,

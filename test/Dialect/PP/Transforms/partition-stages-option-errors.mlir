@@ -24,7 +24,7 @@
 // MISSING: error: device file '{{.*}}incomplete-device.json': the device: missing 'link_bandwidth' (or a 'base' device to take it from)
 // NOFILE: error: cannot read device file '{{.*}}none.json'
 // BOTH: error: give either 'device' or 'device-file', not both
-// SCHEDULE: error: unknown schedule 'fastest'; expected one of
+// SCHEDULE: for the --schedule option: unknown schedule 'fastest'; expected one of: gpipe, 1f1b
 // PLACE: error: cannot place 3 stages on 2 ranks with 1 micro-batches
 // GENERATOR: error: {{.*}}1f1b
 // NEGATIVE: error: num-stages must be at least 1 without stage markers, got -2

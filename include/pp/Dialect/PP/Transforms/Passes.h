@@ -20,6 +20,7 @@
 #include "pp/Dialect/PP/Analysis/TransferSemantics.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/Dialect/PP/Transforms/ScheduleOption.h"
 
 namespace mlir {
 namespace pp {

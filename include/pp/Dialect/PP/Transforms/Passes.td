@@ -242,7 +242,8 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
            "Number of stages; 0 means one more than the number of markers">,
     Option<"numRanks", "num-ranks", "int64_t", "0",
            "Number of ranks the stages are placed on; 0 means one per stage">,
-    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+    Option<"schedule", "schedule", "::mlir::pp::ScheduleChoice",
+           "::mlir::pp::ScheduleChoice::get(\"1f1b\")",
            "Schedule whose placement and in-flight micro-batches the plan "
            "assumes">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
@@ -490,7 +491,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+    Option<"schedule", "schedule", "::mlir::pp::ScheduleChoice",
+           "::mlir::pp::ScheduleChoice::get(\"1f1b\")",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
            "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy, "
            "hanayo, interleaved-zb, pipedream-2bw or exact (auto's exact "
@@ -511,8 +513,10 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
                "Time of B per stage (default 1)">,
     ListOption<"backwardWeightCost", "backward-weight-cost", "double",
                "Time of W per stage (default 1)">,
-    Option<"commCost", "comm-cost", "double", "0.0",
-           "Time of one activation or gradient transfer">,
+    Option<"commCost", "comm-cost", "double",
+           "std::numeric_limits<double>::quiet_NaN()",
+           "Time of one activation or gradient transfer (default: the cost "
+           "file's, else 0)">,
     ListOption<"activationMemory", "activation-memory", "double",
                "Activation memory one micro-batch's F holds per stage "
                "(default 1)">,

@@ -1,0 +1,128 @@
+"""pp.compile takes every option pp-compile has, under the same name in
+snake_case, from the one table both come from; option errors say which
+option and what is wrong, and a schedule typo is a one-line option error."""
+
+import pathlib
+import re
+import subprocess
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+MLP = REPO / "examples" / "mlp" / "mlp.mlir"
+
+# pp-compile's flags that only the tool takes: pp.compile always builds an
+# executable.
+TOOL_ONLY = {"emit", "profile-steps", "profile-warmup", "run-arg"}
+
+
+def _flags(help_text):
+    """The flags of the `pp-compile options` section of --help."""
+    section = help_text.split("pp-compile options:", 1)[1]
+    section = re.split(r"\n\S", section, maxsplit=1)[0]
+    return set(re.findall(r"^  -{1,2}([A-Za-z][\w-]*)", section, re.M))
+
+
+def test_every_flag_has_a_python_twin(pp, pp_compile):
+    help_text = subprocess.run([pp_compile, "--help"], capture_output=True,
+                               text=True, check=True).stdout
+    flags = _flags(help_text)
+    assert {"stages", "schedule", "memory-cap", "precision", "target",
+            "cuda-chip", "O", "o"} <= flags
+    twins = {option.flag.lstrip("-"): option
+             for option in pp.COMPILE_OPTIONS.values()}
+    assert sorted(flags - TOOL_ONLY - twins.keys()) == []
+    assert sorted(twins.keys() - flags) == []
+    for flag, option in twins.items():
+        if flag not in ("O", "o", "data-parallel"):
+            assert option.keyword == flag.replace("-", "_")
+        assert option.help in help_text
+
+
+def _sample(option):
+    if option.choices:
+        return option.choices[0]
+    return {"bool": True, "int": 1, "str": "", "str list": ["cpu"],
+            "float list": [1e9]}[option.kind]
+
+
+@pytest.mark.parametrize("keyword", ["memory_cap", "precision", "target",
+                                     "cuda_chip", "device", "jobs",
+                                     "opt_level", "split_backward"])
+def test_compile_takes_option(pp, keyword):
+    # Every option is set before the model is read: the error is the
+    # model's, at its first line.
+    option = pp.COMPILE_OPTIONS[keyword]
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile("func.func @train_step(", stages=1, microbatches=1,
+                   filename="m.mlir", **{keyword: _sample(option)})
+    assert info.value.diagnostics[0].location == "m.mlir:1:22"
+
+
+def test_compile_takes_every_option(pp):
+    options = {keyword: _sample(option)
+               for keyword, option in pp.COMPILE_OPTIONS.items()
+               if keyword not in ("output", "stages", "microbatches",
+                                  "schedule", "ranks", "replicas")}
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile("func.func @train_step(", stages=1, microbatches=1,
+                   filename="m.mlir", **options)
+    assert info.value.diagnostics[0].location == "m.mlir:1:22"
+
+
+def test_option_values_are_checked(pp):
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, stages=1, microbatches=1, precision="fp16")
+    [diag] = info.value.diagnostics
+    assert diag.location == "--precision"
+    assert diag.message == "--precision takes fp32, bf16; got 'fp16'"
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, stages=1, microbatches=1, opt_level=-1)
+    assert info.value.diagnostics[0].location == "-O"
+    with pytest.raises(TypeError, match="'memory_cap' takes float list"):
+        pp.compile(MLP, stages=1, microbatches=1, memory_cap="lots")
+    with pytest.raises(TypeError, match="'cuda_chip' takes str"):
+        pp.compile(MLP, stages=1, microbatches=1, cuda_chip=90)
+    with pytest.raises(TypeError, match="'stages' takes int"):
+        pp.compile(MLP, stages=True, microbatches=1)
+
+
+@pytest.mark.parametrize("keyword,value,message", [
+    ("stages", -1, "--stages must be between 1 and 65536, got -1"),
+    ("microbatches", 0, "--microbatches must be between 1 and 1048576, "
+     "got 0"),
+    ("ranks", -1, "--ranks must be between 0 and 65536 (0: one rank per "
+     "stage), got -1"),
+    ("replicas", 0, "--data-parallel must be between 1 and 65536, got 0"),
+])
+def test_compile_bad_numbers(pp, keyword, value, message):
+    options = {"stages": 1, "microbatches": 1, keyword: value}
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, **options)
+    assert [d.message for d in info.value.diagnostics] == [message]
+
+
+@pytest.mark.parametrize("keyword,value", [
+    ("num_stages", -1), ("num_stages", 0), ("num_microbatches", 0),
+    ("num_ranks", 0), ("num_replicas", -3),
+])
+def test_schedule_bad_numbers(pp, keyword, value):
+    options = {"num_stages": 2, "num_microbatches": 4, keyword: value}
+    with pytest.raises(ValueError,
+                       match=f"^{keyword} must be at least 1, got {value}$"):
+        pp.schedule("1f1b", **options)
+
+
+def test_schedule_typo_is_one_option_error(pp_compile):
+    start = time.monotonic()
+    proc = subprocess.run([pp_compile, str(MLP), "--stages", "2",
+                           "--microbatches", "4", "--schedule", "1f1bx"],
+                          capture_output=True, text=True)
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("pp-compile: for the --schedule option: unknown "
+                           "schedule '1f1bx'; expected one of: gpipe, 1f1b, ")
+    assert elapsed < 1.0, elapsed
