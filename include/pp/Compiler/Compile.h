@@ -12,7 +12,7 @@
 #define PP_COMPILER_COMPILE_H
 
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/Timing.h"

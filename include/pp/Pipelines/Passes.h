@@ -10,7 +10,7 @@
 #define PP_PIPELINES_PASSES_H
 
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Pass/PassOptions.h"
 

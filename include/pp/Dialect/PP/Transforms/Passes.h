@@ -19,7 +19,6 @@
 #include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/Analysis/TransferSemantics.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
 
 namespace mlir {
 namespace pp {

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/STLExtras.h"

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_TRANSFORMS_GEMMLAYOUT_H
-#define PP_DIALECT_PP_TRANSFORMS_GEMMLAYOUT_H
+#ifndef PP_STAGECODE_GEMMLAYOUT_H
+#define PP_STAGECODE_GEMMLAYOUT_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/SmallVector.h"
@@ -82,4 +82,4 @@ FailureOr<llvm::SmallVector<int64_t>> rowMajorStrides(OpOperand &operand);
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_TRANSFORMS_GEMMLAYOUT_H
+#endif // PP_STAGECODE_GEMMLAYOUT_H

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Utils/ContractionFactoring.h"
+#include "pp/StageCode/ContractionFactoring.h"
+#include "pp/StageCode/GemmLayout.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -18,7 +18,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPFACTORCONTRACTIONS
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Utils/ContractionTiling.h"
+#include "pp/StageCode/ContractionTiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

@@ -1,6 +1,6 @@
 //===- HoistTransfers.cpp - keep loop-carried vectors in registers --------===//
 
-#include "pp/Dialect/PP/Utils/HoistTransfers.h"
+#include "pp/StageCode/HoistTransfers.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"

@@ -1,6 +1,6 @@
 //===- ContractionFactoring.cpp - contractions of products as GEMMs -------===//
 
-#include "pp/Dialect/PP/Utils/ContractionFactoring.h"
+#include "pp/StageCode/ContractionFactoring.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 

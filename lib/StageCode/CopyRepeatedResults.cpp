@@ -5,13 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPCOPYREPEATEDRESULTS
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

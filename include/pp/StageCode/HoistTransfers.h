@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_UTILS_HOISTTRANSFERS_H
-#define PP_DIALECT_PP_UTILS_HOISTTRANSFERS_H
+#ifndef PP_STAGECODE_HOISTTRANSFERS_H
+#define PP_STAGECODE_HOISTTRANSFERS_H
 
 #include "mlir/IR/Operation.h"
 
@@ -31,4 +31,4 @@ void hoistTransfersPerNest(Operation *root);
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_UTILS_HOISTTRANSFERS_H
+#endif // PP_STAGECODE_HOISTTRANSFERS_H

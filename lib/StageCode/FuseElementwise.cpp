@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPFUSEELEMENTWISE
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_UTILS_BOUNDEDREWRITE_H
-#define PP_DIALECT_PP_UTILS_BOUNDEDREWRITE_H
+#ifndef PP_STAGECODE_BOUNDEDREWRITE_H
+#define PP_STAGECODE_BOUNDEDREWRITE_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
@@ -23,4 +23,4 @@ LogicalResult applyPatternsBounded(Operation *root,
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_UTILS_BOUNDEDREWRITE_H
+#endif // PP_STAGECODE_BOUNDEDREWRITE_H

@@ -5,11 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/StageCode/Passes.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSTRIPATTRIBUTES
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

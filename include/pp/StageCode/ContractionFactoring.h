@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_UTILS_CONTRACTIONFACTORING_H
-#define PP_DIALECT_PP_UTILS_CONTRACTIONFACTORING_H
+#ifndef PP_STAGECODE_CONTRACTIONFACTORING_H
+#define PP_STAGECODE_CONTRACTIONFACTORING_H
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"

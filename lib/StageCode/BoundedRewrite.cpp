@@ -1,6 +1,6 @@
 //===- BoundedRewrite.cpp - greedy rewrites that end ----------------------===//
 
-#include "pp/Dialect/PP/Utils/BoundedRewrite.h"
+#include "pp/StageCode/BoundedRewrite.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 

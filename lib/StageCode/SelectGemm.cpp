@@ -5,15 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Utils/ContractionTiling.h"
+#include "pp/StageCode/ContractionTiling.h"
+#include "pp/StageCode/GemmLayout.h"
+#include "pp/StageCode/Passes.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSELECTGEMM
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -6,14 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSTATICSCRATCH
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

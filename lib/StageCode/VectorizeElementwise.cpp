@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Utils/BoundedRewrite.h"
-#include "pp/Dialect/PP/Utils/ContractionTiling.h"
-#include "pp/Dialect/PP/Utils/HoistTransfers.h"
+#include "pp/StageCode/BoundedRewrite.h"
+#include "pp/StageCode/ContractionTiling.h"
+#include "pp/StageCode/HoistTransfers.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -25,7 +25,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPVECTORIZEELEMENTWISE
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

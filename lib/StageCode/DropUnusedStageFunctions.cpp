@@ -5,14 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPDROPUNUSEDSTAGEFUNCTIONS
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/StageCode/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_UTILS_CONTRACTIONTILING_H
-#define PP_DIALECT_PP_UTILS_CONTRACTIONTILING_H
+#ifndef PP_STAGECODE_CONTRACTIONTILING_H
+#define PP_STAGECODE_CONTRACTIONTILING_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Support/LLVM.h"
@@ -76,4 +76,4 @@ SmallVector<int64_t> transposeTileSizes(ArrayRef<int64_t> shape,
 } // namespace pp
 } // namespace mlir
 
-#endif // PP_DIALECT_PP_UTILS_CONTRACTIONTILING_H
+#endif // PP_STAGECODE_CONTRACTIONTILING_H
