@@ -11,12 +11,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Compiler/Compile.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/InitAll.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Target/ScheduleExport.h"
 #include "pp/Target/ScheduleImport.h"
 
@@ -45,6 +46,7 @@
 namespace nb = nanobind;
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 namespace {
 
@@ -369,7 +371,7 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
                                        const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   ScheduleOp op = schedule.get();
-  ActionCosts costs(op.getCostOrUnit());
+  ActionCosts costs = getActionCosts(op.getCostOrUnit());
   ScheduleSimulator simulator(op);
   std::optional<TransferSemantics> mode = symbolizeTransferSemantics(semantics);
   if (!mode)

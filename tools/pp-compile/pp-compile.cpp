@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Compiler/Compile.h"
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/InitAll.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -267,7 +267,7 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   // The registry's names, so the help lists every schedule pp-schedule has.
   static const std::string scheduleHelp =
-      "Schedule: " + pp::listScheduleGenerators();
+      "Schedule: " + pp::sched::listScheduleGenerators();
   scheduleName.setDescription(scheduleHelp);
   cl::ParseCommandLineOptions(
       argc, argv,

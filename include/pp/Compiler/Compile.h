@@ -11,7 +11,7 @@
 #ifndef PP_COMPILER_COMPILE_H
 #define PP_COMPILER_COMPILE_H
 
-#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
+#include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Support/LLVM.h"

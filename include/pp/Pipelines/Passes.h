@@ -9,7 +9,7 @@
 #ifndef PP_PIPELINES_PASSES_H
 #define PP_PIPELINES_PASSES_H
 
-#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
+#include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Pass/PassOptions.h"

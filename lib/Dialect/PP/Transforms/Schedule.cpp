@@ -5,12 +5,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
-#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -24,6 +25,7 @@ namespace mlir::pp {
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 /// The number of stages of the derived stage functions in `module`.
 static int64_t countStages(ModuleOp module) {
@@ -82,6 +84,24 @@ static LogicalResult checkMemoryCaps(ModuleOp module, StringRef name,
              << "; 1f1b, greedy and auto schedule within per-rank caps";
   }
   return success();
+}
+
+/// Runs `generator` on `problem` and checks what it generates: the memory
+/// caps, then everything else `verify` checks (a generator brought by a
+/// plugin need not be correct by construction).
+static FailureOr<GeneratedSchedule>
+generateSchedule(ModuleOp module, const ScheduleGenerator &generator,
+                 const ScheduleProblem &problem) {
+  llvm::Expected<GeneratedSchedule> generated = generator.generate(problem);
+  if (!generated)
+    return module.emitError(llvm::toString(generated.takeError()));
+  if (failed(checkMemoryCaps(module, generator.name, problem, *generated)))
+    return failure();
+  if (llvm::Error error = verify(problem, *generated))
+    return module.emitError("schedule '")
+           << generator.name << "' generated an invalid schedule: "
+           << llvm::toString(std::move(error));
+  return std::move(*generated);
 }
 
 namespace {
@@ -335,16 +355,15 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (failed(cost) || failed(caps))
       return signalPassFailure();
     ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
-    problem.cost = *cost;
-    problem.context = module.getContext();
+    if (*cost)
+      problem.cost = getStageCosts(*cost);
     if (caps->size() == 1)
       problem.memoryCap.assign(ranks, caps->front());
     else
       problem.memoryCap = *caps;
     FailureOr<GeneratedSchedule> generated =
-        generator->generate(problem, [&] { return module.emitError(); });
-    if (failed(generated) ||
-        failed(checkMemoryCaps(module, generator->name, problem, *generated)))
+        generateSchedule(module, *generator, problem);
+    if (failed(generated))
       return signalPassFailure();
     if (!generated->note.empty())
       emitRemark(module.getLoc()) << generated->note;
@@ -382,8 +401,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
             builder, getActionLoc(&getContext(), rank, action, stageFunc),
             action.phase, action.stage, action.mb, /*overlap=*/false,
             stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr,
-            /*first_step=*/action.part == StepPart::firstOnly,
-            /*next_step=*/action.part == StepPart::next);
+            /*first_step=*/action.part == sched::StepPart::firstOnly,
+            /*next_step=*/action.part == sched::StepPart::next);
       }
     }
   }

@@ -16,9 +16,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
-#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/Analysis/TransferSemantics.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Scheduling/PartitionPlanner.h"
 
 namespace mlir {
 namespace pp {
