@@ -9,6 +9,7 @@
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Pipelines/Passes.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -33,6 +34,7 @@ void mlir::pp::registerAllDialects(DialectRegistry &registry) {
 void mlir::pp::registerAllPasses() {
   mlir::registerAllPasses();
   mlir::pp::registerPPPasses();
+  mlir::pp::registerPPStageCodePasses();
   mlir::pp::registerPPConversionPasses();
   mlir::pp::registerPPPipelines();
 }

@@ -11,13 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Compiler/Compile.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
-#include "pp/Dialect/PP/Transforms/ScheduleOption.h"
+#include "pp/Scheduling/ScheduleOption.h"
 #include "pp/InitAll.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Target/ScheduleExport.h"
 #include "pp/Target/ScheduleImport.h"
 
@@ -47,6 +48,7 @@
 namespace nb = nanobind;
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 namespace {
 
@@ -359,7 +361,7 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
                                        const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   ScheduleOp op = schedule.get();
-  ActionCosts costs(op.getCostOrUnit());
+  ActionCosts costs = getActionCosts(op.getCostOrUnit());
   ScheduleSimulator simulator(op);
   std::optional<TransferSemantics> mode = symbolizeTransferSemantics(semantics);
   if (!mode)

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
 
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Config/llvm-config.h"
@@ -17,15 +17,15 @@
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 /// Rank r runs p - r forwards before its first backward, one more than
 /// 1F1B's p - r - 1, except the last rank, whose backward needs no
 /// transfer.
-static FailureOr<GeneratedSchedule>
-generateEagerOneFOneB(const ScheduleProblem &problem,
-                      ScheduleErrorFn emitError) {
-  if (failed(requireOneStagePerRank(problem, "1f1b-eager", emitError)))
-    return failure();
+static llvm::Expected<GeneratedSchedule>
+generateEagerOneFOneB(const ScheduleProblem &problem) {
+  if (llvm::Error error = requireOneStagePerRank(problem, "1f1b-eager"))
+    return std::move(error);
   int64_t p = problem.numStages;
   SmallVector<SmallVector<ScheduledAction>> ranks(p);
   for (int64_t stage = 0; stage < p; ++stage) {

@@ -91,7 +91,7 @@ private:
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
-  ScheduleChoice getScheduledChoice() const;
+  sched::ScheduleChoice getScheduledChoice() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
   void buildLowering(OpPassManager &pm,
                      const llvm::TargetMachine &machine) const;
@@ -131,13 +131,13 @@ int64_t Compilation::getScheduledRanks() const {
 
 /// The schedule the program runs: the requested one, or for a profile with
 /// several stages per rank and no schedule given, the looped `looped-bfs`.
-ScheduleChoice Compilation::getScheduledChoice() const {
+sched::ScheduleChoice Compilation::getScheduledChoice() const {
   const SchedulePipelineOptions &schedule = options.schedule;
   if (schedule.schedule.hasValue())
     return schedule.schedule;
   int64_t ranks = getScheduledRanks();
   bool looped = ranks != 0 && ranks < schedule.numStages;
-  return ScheduleChoice::get(emits(EmitKind::Profile) && looped ? "looped-bfs"
+  return sched::ScheduleChoice::get(emits(EmitKind::Profile) && looped ? "looped-bfs"
                                                                 : "1f1b");
 }
 

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Conversion/Passes.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Pipelines/Passes.h"
+#include "pp/StageCode/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -8,6 +8,7 @@
 
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Pipelines/Passes.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
 
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
@@ -19,6 +20,7 @@
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 void pp::buildTosaToLinalgPipeline(OpPassManager &pm) {
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions());

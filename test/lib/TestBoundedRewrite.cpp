@@ -10,7 +10,7 @@
 
 #include "TestPasses.h"
 
-#include "pp/Dialect/PP/Utils/BoundedRewrite.h"
+#include "pp/StageCode/BoundedRewrite.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -9,6 +9,7 @@
 
 #include "pp/Compiler/Compile.h"
 #include "pp/InitAll.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -13,7 +13,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/StageCode/GemmLayout.h"
 
 namespace mlir {
 namespace pp {

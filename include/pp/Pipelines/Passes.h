@@ -9,9 +9,9 @@
 #ifndef PP_PIPELINES_PASSES_H
 #define PP_PIPELINES_PASSES_H
 
-#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
-#include "pp/Dialect/PP/Transforms/ScheduleOption.h"
+#include "pp/Scheduling/PartitionPlanner.h"
+#include "pp/StageCode/GemmLayout.h"
+#include "pp/Scheduling/ScheduleOption.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -41,9 +41,9 @@ struct SchedulePipelineOptions
       llvm::cl::init(0)};
   /// The help lists the registry's schedules as it is when the options are
   /// made (pass plugins' included).
-  PassOptions::Option<ScheduleChoice> schedule{
-      *this, "schedule", llvm::cl::desc(getScheduleOptionHelp()),
-      llvm::cl::init(ScheduleChoice::get("1f1b"))};
+  PassOptions::Option<sched::ScheduleChoice> schedule{
+      *this, "schedule", llvm::cl::desc(sched::getScheduleOptionHelp()),
+      llvm::cl::init(sched::ScheduleChoice::get("1f1b"))};
   PassOptions::Option<bool> splitBackward{
       *this, "split-backward",
       llvm::cl::desc("Run each backward as input gradient (B) then weight "
@@ -55,7 +55,7 @@ struct SchedulePipelineOptions
                      "then runs on ranks x replicas MPI processes and "
                      "all-reduces each stage's weight gradients"),
       llvm::cl::init(1)};
-  PassOptions::Option<ScheduleChoice> planSchedule{
+  PassOptions::Option<sched::ScheduleChoice> planSchedule{
       *this, "plan-schedule",
       llvm::cl::desc("Schedule the stage planner plans for (default: "
                      "schedule)")};

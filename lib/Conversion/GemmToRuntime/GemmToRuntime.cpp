@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Conversion/Passes.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
+#include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"

@@ -22,6 +22,7 @@
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 /// Cells are at least this wide: a one-unit label such as "F0" and a space.
 static constexpr int64_t kMinCellWidth = 3;

@@ -17,6 +17,7 @@
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 /// Trace timestamps are in microseconds.
 static constexpr double kMicrosecondsPerUnit = 1000.0;

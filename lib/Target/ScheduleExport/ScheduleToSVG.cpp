@@ -21,6 +21,7 @@
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 // Layout, in pixels.
 static constexpr double kMinUnitWidth = 24;

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
-#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/Utils/JSONDepth.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -20,6 +20,7 @@
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 namespace json = llvm::json;
 

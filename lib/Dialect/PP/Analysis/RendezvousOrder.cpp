@@ -6,12 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 namespace {
 /// A transfer to place: the compute action it goes right before (the
@@ -93,7 +95,7 @@ LogicalResult mlir::pp::orderForRendezvous(ScheduleOp schedule) {
     return success();
   // Compute actions that cost nothing still take time, so that the stamps
   // keep their order.
-  ActionCosts costs(schedule.getCostOrUnit());
+  ActionCosts costs = getActionCosts(schedule.getCostOrUnit());
   costs.replaceZeroDurations(1.0);
   ScheduleSimulator simulator(schedule);
   if (failed(simulator.run(costs, TransferSemantics::async)))

@@ -11,6 +11,7 @@
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 /// `op` as the timing model sees it.
 static TimedAction getTimedAction(Operation &op) {
@@ -44,15 +45,14 @@ static TimedAction getTimedAction(Operation &op) {
 
 ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule)
     : timing(schedule.getNumStages(), schedule.getNumMicrobatches()),
-      unitCosts(
-          CostAttr::getUnit(schedule.getContext(), schedule.getNumStages())) {
+      unitCosts(sched::StageCosts::getUnit(schedule.getNumStages())) {
   std::vector<TimedAction> actions;
   SmallVector<int64_t> rankBegin = {0};
   for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
     for (Operation &op : rank.getBody().front()) {
       // One step as a run of one step runs it: the next step's actions
       // are skipped (pp-verify-schedule checks them back to back).
-      if (getStepPart(&op) == StepPart::next)
+      if (getStepPart(&op) == pp::StepPart::next)
         continue;
       ops.push_back(&op);
       actions.push_back(getTimedAction(op));

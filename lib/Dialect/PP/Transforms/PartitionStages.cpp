@@ -8,13 +8,14 @@
 
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
-#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
-#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Scheduling/PartitionPlanner.h"
+#include "pp/Scheduling/ScheduleEvaluator.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -32,6 +33,7 @@ namespace mlir::pp {
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 /// Ops re-created in every stage that uses them instead of being sent
 /// between stages: cheap producers, and linalg ops computed only from those
@@ -146,25 +148,6 @@ FailureOr<int64_t> StagePartitioner::countStages(const PlannerOptions &options,
   return numStages;
 }
 
-/// Per stage, the most micro-batches whose activations its rank holds at
-/// once under the schedule: the stage's peak memory when each forward holds
-/// one unit until its backward input gradient (unit costs, no stash).
-static SmallVector<double> countInFlight(MLIRContext *context,
-                                         const GeneratedSchedule &schedule,
-                                         int64_t numStages) {
-  ActionCosts unit(CostAttr::getUnit(context, numStages));
-  SmallVector<double> peak;
-  for (int64_t stage = 0; stage < numStages; ++stage) {
-    auto delta = [&](const ScheduledAction &action) {
-      return action.stage == stage ? unit.memoryDelta(action.phase, stage)
-                                   : 0.0;
-    };
-    peak.push_back(
-        findMemoryPeak(schedule.ranks[schedule.stageRank[stage]], delta).peak);
-  }
-  return peak;
-}
-
 FailureOr<PipelineTarget>
 StagePartitioner::describeTarget(const PlannerOptions &options,
                                  int64_t numStages) {
@@ -174,7 +157,6 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
     microbatches = split.getInt();
   ScheduleProblem problem{numStages, std::max<int64_t>(microbatches, 1),
                           options.numRanks ? options.numRanks : numStages};
-  problem.context = func.getContext();
   if (microbatches < 0)
     return func.emitError("num-microbatches must be at least 1, got ")
            << microbatches;
@@ -186,14 +168,14 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
     return func.emitError("cannot place ")
            << numStages << " stages on " << problem.numRanks << " ranks with "
            << problem.numMicrobatches << " micro-batches";
-  FailureOr<GeneratedSchedule> schedule =
-      options.schedule.generate(problem, [&] { return func.emitError(); });
-  if (failed(schedule))
-    return failure();
+  llvm::Expected<GeneratedSchedule> schedule =
+      options.schedule.generate(problem);
+  if (!schedule)
+    return func.emitError(llvm::toString(schedule.takeError()));
 
   PipelineTarget target;
   target.stageRank = schedule->stageRank;
-  target.inFlight = countInFlight(func.getContext(), *schedule, numStages);
+  target.inFlight = countInFlight(*schedule);
   target.weightVersions = schedule->weightVersions;
   llvm::Expected<SmallVector<DeviceDescription>> devices =
       resolveDevices(options.devices, options.deviceFile, problem.numRanks);

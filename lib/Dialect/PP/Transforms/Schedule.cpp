@@ -5,12 +5,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
-#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Dialect/PP/Transforms/ScheduleGenerators.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -24,6 +25,7 @@ namespace mlir::pp {
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 /// The number of stages of the derived stage functions in `module`.
 static int64_t countStages(ModuleOp module) {
@@ -82,6 +84,24 @@ static LogicalResult checkMemoryCaps(ModuleOp module, StringRef name,
              << "; 1f1b, greedy and auto schedule within per-rank caps";
   }
   return success();
+}
+
+/// Runs `generator` on `problem` and checks what it generates: the memory
+/// caps, then everything else `verify` checks (a generator brought by a
+/// plugin need not be correct by construction).
+static FailureOr<GeneratedSchedule>
+generateSchedule(ModuleOp module, const ScheduleChoice &generator,
+                 const ScheduleProblem &problem) {
+  llvm::Expected<GeneratedSchedule> generated = generator.generate(problem);
+  if (!generated)
+    return module.emitError(llvm::toString(generated.takeError()));
+  if (failed(checkMemoryCaps(module, generator.getName(), problem, *generated)))
+    return failure();
+  if (llvm::Error error = verify(problem, *generated))
+    return module.emitError("schedule '")
+           << generator.getName() << "' generated an invalid schedule: "
+           << llvm::toString(std::move(error));
+  return std::move(*generated);
 }
 
 namespace {
@@ -335,17 +355,15 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (failed(cost) || failed(caps))
       return signalPassFailure();
     ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
-    problem.cost = *cost;
-    problem.context = module.getContext();
+    if (*cost)
+      problem.cost = getStageCosts(*cost);
     if (caps->size() == 1)
       problem.memoryCap.assign(ranks, caps->front());
     else
       problem.memoryCap = *caps;
-    FailureOr<GeneratedSchedule> generated = schedule.getValue().generate(
-        problem, [&] { return module.emitError(); });
-    StringRef name = schedule.getValue().getName();
-    if (failed(generated) ||
-        failed(checkMemoryCaps(module, name, problem, *generated)))
+    FailureOr<GeneratedSchedule> generated =
+        generateSchedule(module, schedule.getValue(), problem);
+    if (failed(generated))
       return signalPassFailure();
     if (!generated->note.empty())
       emitRemark(module.getLoc()) << generated->note;
@@ -360,7 +378,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     Location loc = module.getLoc();
     auto op = ScheduleOp::create(
         builder, loc, builder.getStringAttr(symbol),
-        builder.getStringAttr(name),
+        builder.getStringAttr(schedule.getValue().getName()),
         FlatSymbolRefAttr::get(builder.getContext(), function),
         builder.getI64IntegerAttr(*microbatches),
         builder.getDenseI64ArrayAttr(generated->stageRank), *cost,
@@ -383,8 +401,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
             builder, getActionLoc(&getContext(), rank, action, stageFunc),
             action.phase, action.stage, action.mb, /*overlap=*/false,
             stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr,
-            /*first_step=*/action.part == StepPart::firstOnly,
-            /*next_step=*/action.part == StepPart::next);
+            /*first_step=*/action.part == sched::StepPart::firstOnly,
+            /*next_step=*/action.part == sched::StepPart::next);
       }
     }
   }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -22,6 +23,7 @@ namespace mlir::pp {
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 static std::string joinNumbers(ArrayRef<double> values) {
   return llvm::join(llvm::map_range(values, formatQuantity), ", ");
@@ -90,7 +92,7 @@ static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
     return schedule.emitError("all-reduce-cost has ")
            << numCosts << " values but the schedule has "
            << schedule.getNumStages() << " stages";
-  ActionCosts costs(schedule.getCostOrUnit());
+  ActionCosts costs = getActionCosts(schedule.getCostOrUnit());
   costs.setAllReduceDurations(allReduceCost);
   ScheduleSimulator simulator(schedule);
   if (failed(simulator.run(costs, semantics))) {

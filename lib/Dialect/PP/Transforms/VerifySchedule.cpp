@@ -7,11 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/ActionTable.h"
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Scheduling/ActionTable.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -23,6 +24,7 @@ namespace mlir::pp {
 
 using namespace mlir;
 using namespace mlir::pp;
+using namespace mlir::pp::sched;
 
 namespace {
 
@@ -588,7 +590,7 @@ void ScheduleChecker::checkRendezvousDeadlockFreedom() {
 void ScheduleChecker::checkMemoryCap() {
   if (!schedule.getMemoryCapAttr())
     return;
-  ActionCosts costs(schedule.getCostOrUnit());
+  ActionCosts costs = getActionCosts(schedule.getCostOrUnit());
   for (auto [rank, rankOp] : llvm::enumerate(ranks)) {
     double cap = *schedule.getRankMemoryCap(rank);
     auto delta = [&](Operation &op) {

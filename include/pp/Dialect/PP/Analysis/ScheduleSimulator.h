@@ -10,8 +10,8 @@
 #ifndef PP_DIALECT_PP_ANALYSIS_SCHEDULESIMULATOR_H
 #define PP_DIALECT_PP_ANALYSIS_SCHEDULESIMULATOR_H
 
-#include "pp/Dialect/PP/Analysis/ScheduleTiming.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
@@ -97,7 +97,7 @@ inline StringRef getActionMnemonic(Operation *op) {
 /// Runs the ranks of a schedule against each other (see ScheduleTiming).
 class ScheduleSimulator {
 public:
-  using Interval = ScheduleTiming::Interval;
+  using Interval = sched::ScheduleTiming::Interval;
 
   /// Collects the actions of every rank and pairs each receive with the
   /// first send of the same transfer on the receive's peer rank.
@@ -107,7 +107,7 @@ public:
 
   /// Runs every rank as far as it gets under `costs`. Succeeds if all ranks
   /// finish; fails silently on a deadlock (see emitDeadlockError).
-  LogicalResult run(const ActionCosts &costs,
+  LogicalResult run(const sched::ActionCosts &costs,
                     TransferSemantics semantics = TransferSemantics::async) {
     return timing.run(costs, semantics);
   }
@@ -123,7 +123,7 @@ public:
     return ArrayRef<Operation *>(ops).slice(timing.getFirstAction(rank),
                                             timing.getNumActions(rank));
   }
-  ArrayRef<TimedAction> getTimedActions(int64_t rank) const {
+  ArrayRef<sched::TimedAction> getTimedActions(int64_t rank) const {
     return timing.getActions(rank);
   }
 
@@ -162,8 +162,8 @@ public:
 private:
   /// All actions, rank by rank, in the order of `timing`'s.
   std::vector<Operation *> ops;
-  ScheduleTiming timing;
-  ActionCosts unitCosts;
+  sched::ScheduleTiming timing;
+  sched::ActionCosts unitCosts;
 };
 
 } // namespace mlir::pp

@@ -16,11 +16,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
-#include "pp/Dialect/PP/Analysis/PartitionPlanner.h"
 #include "pp/Dialect/PP/Analysis/TransferSemantics.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
-#include "pp/Dialect/PP/Transforms/GemmLayout.h"
-#include "pp/Dialect/PP/Transforms/ScheduleOption.h"
+#include "pp/Scheduling/PartitionPlanner.h"
+#include "pp/Scheduling/ScheduleOption.h"
 
 namespace mlir {
 namespace pp {

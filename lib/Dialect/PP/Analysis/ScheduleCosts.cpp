@@ -1,0 +1,24 @@
+//===- ScheduleCosts.cpp - a #pp.cost as the scheduling library's ---------===//
+//
+// Copies the per-stage arrays and the transfer time of a #pp.cost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+sched::StageCosts mlir::pp::getStageCosts(CostAttr cost) {
+  auto copy = [](DenseF64ArrayAttr values) {
+    return SmallVector<double>(values.asArrayRef());
+  };
+  sched::StageCosts costs;
+  costs.forward = copy(cost.getForward());
+  costs.backwardInput = copy(cost.getBackwardInput());
+  costs.backwardWeight = copy(cost.getBackwardWeight());
+  costs.activation = copy(cost.getActivation());
+  costs.stash = copy(cost.getStash());
+  costs.transfer = cost.getComm().getValueAsDouble();
+  return costs;
+}

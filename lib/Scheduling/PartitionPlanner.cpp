@@ -1,0 +1,249 @@
+//===- PartitionPlanner.cpp - optimal contiguous stage partitions ---------===//
+//
+// Dynamic programming over (ops placed, stages placed) with Pareto sets of
+// per-rank partial loads, so that ranks holding several stages are exact,
+// and of the time recomputation adds, so that it is chosen only where needed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/PartitionPlanner.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <limits>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+int64_t PartitionProblem::getNumRanks() const {
+  return stageRank.empty() ? 0 : *llvm::max_element(stageRank) + 1;
+}
+
+namespace {
+/// A partial partition: the stages placed so far, summarised.
+struct Label {
+  /// The largest load of a rank whose stages are all placed.
+  double closedMax = 0.0;
+  /// Load and memory so far of every rank (0 once closed).
+  SmallVector<double> time, memory;
+  /// The time recomputing stages added, over every rank.
+  double recomputeTime = 0.0;
+  /// Where the previous stage started, and its label there; whether the
+  /// last stage placed recomputes.
+  int64_t prevBegin = -1, prevLabel = -1;
+  bool recompute = false;
+
+  bool dominates(const Label &other) const {
+    if (closedMax > other.closedMax || recomputeTime > other.recomputeTime)
+      return false;
+    for (auto [a, b] : llvm::zip(time, other.time))
+      if (a > b)
+        return false;
+    for (auto [a, b] : llvm::zip(memory, other.memory))
+      if (a > b)
+        return false;
+    return true;
+  }
+};
+
+using LabelSet = SmallVector<Label, 1>;
+
+/// The most partial plans kept per (ops placed, stages placed). With one
+/// stage per rank there is only ever one; beyond the limit the search keeps
+/// the least loaded and is no longer proven optimal.
+constexpr size_t kMaxLabels = 48;
+
+/// The largest load a partial plan already implies.
+double getLoad(const Label &label) {
+  return std::max(label.closedMax, *llvm::max_element(label.time));
+}
+
+/// Adds `label` to `set` unless a label there is at least as good; drops the
+/// labels it beats, and the most loaded one if the set grows too large.
+/// Returns false if a label that no other dominates was dropped.
+bool insertPareto(LabelSet &set, Label label) {
+  if (llvm::any_of(set, [&](const Label &l) { return l.dominates(label); }))
+    return true;
+  llvm::erase_if(set, [&](const Label &l) { return label.dominates(l); });
+  set.push_back(std::move(label));
+  if (set.size() <= kMaxLabels)
+    return true;
+  set.erase(llvm::max_element(set, [](const Label &a, const Label &b) {
+    return getLoad(a) < getLoad(b);
+  }));
+  return false;
+}
+} // namespace
+
+/// The search; drops partial plans whose load reaches `bound`. Clears
+/// `proven` if it had to drop others.
+static std::optional<Partition> search(const PartitionProblem &problem,
+                                       double bound, bool &proven) {
+  int64_t n = problem.numOps, numStages = problem.getNumStages();
+  int64_t numRanks = problem.getNumRanks();
+  SmallVector<int64_t> lastStage(numRanks, -1);
+  for (auto [stage, rank] : llvm::enumerate(problem.stageRank))
+    lastStage[rank] = stage;
+  auto fits = [&](int64_t rank, double memory) {
+    return problem.memoryCap.empty() ||
+           memory <= problem.memoryCap[rank] * (1.0 + 1e-12);
+  };
+
+  // labels[k][i]: partial partitions of the first i ops into k stages.
+  std::vector<std::vector<LabelSet>> labels(numStages + 1,
+                                            std::vector<LabelSet>(n + 1));
+  labels[0][0].push_back(Label{0.0, SmallVector<double>(numRanks, 0.0),
+                               SmallVector<double>(numRanks, 0.0)});
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    int64_t rank = problem.stageRank[stage];
+    bool last = stage + 1 == numStages;
+    for (int64_t begin = 0; begin < n; ++begin) {
+      if (labels[stage][begin].empty())
+        continue;
+      for (int64_t end = begin + 1; end <= n; ++end) {
+        if (n - end < numStages - stage - 1)
+          break; // too few ops left for the other stages
+        bool atEnd = end == n;
+        if (last != atEnd ||
+            (!atEnd && !problem.mayCut[end] && !problem.mustCut[end])) {
+          if (!atEnd && problem.mustCut[end])
+            break; // no stage reaches past a required cut
+          continue;
+        }
+        // Without recomputation first: it wins ties.
+        StageLoad plain = problem.load(stage, begin, end);
+        SmallVector<std::pair<StageLoad, bool>, 2> choices = {{plain, false}};
+        if (problem.recomputeLoad)
+          choices.push_back(
+              {problem.recomputeLoad(stage, begin, end), /*recompute=*/true});
+        for (auto [load, recompute] : choices)
+          for (auto [index, from] : llvm::enumerate(labels[stage][begin])) {
+            Label next = from;
+            next.time[rank] += load.time;
+            if (!problem.memoryCap.empty())
+              next.memory[rank] += load.memory;
+            if (!fits(rank, next.memory[rank]) || next.time[rank] >= bound)
+              continue;
+            if (recompute)
+              next.recomputeTime += load.time - plain.time;
+            if (lastStage[rank] == stage) {
+              next.closedMax = std::max(next.closedMax, next.time[rank]);
+              next.time[rank] = next.memory[rank] = 0.0;
+            }
+            next.prevBegin = begin;
+            next.prevLabel = index;
+            next.recompute = recompute;
+            if (!insertPareto(labels[stage + 1][end], std::move(next)))
+              proven = false;
+          }
+        if (!atEnd && problem.mustCut[end])
+          break;
+      }
+    }
+  }
+
+  const LabelSet &done = labels[numStages][n];
+  if (done.empty())
+    return std::nullopt;
+  // The least bottleneck, then (within rounding) the least recomputation.
+  const Label *best =
+      llvm::min_element(done, [](const Label &a, const Label &b) {
+        return a.closedMax < b.closedMax;
+      });
+  double tolerance = 1e-9 * best->closedMax;
+  for (const Label &label : done)
+    if (label.closedMax <= best->closedMax + tolerance &&
+        label.recomputeTime < best->recomputeTime)
+      best = &label;
+  Partition partition;
+  partition.bottleneck = best->closedMax;
+  partition.starts.resize(numStages);
+  if (problem.recomputeLoad)
+    partition.recompute.resize(numStages);
+  for (int64_t stage = numStages; stage > 0; --stage) {
+    partition.starts[stage - 1] = best->prevBegin;
+    if (problem.recomputeLoad)
+      partition.recompute[stage - 1] = best->recompute;
+    best = &labels[stage - 1][best->prevBegin][best->prevLabel];
+  }
+  return partition;
+}
+
+/// The bottleneck of `partition`, or none if a rank exceeds its cap.
+static std::optional<double> evaluate(const PartitionProblem &problem,
+                                      const Partition &partition) {
+  ArrayRef<int64_t> starts = partition.starts;
+  SmallVector<double> time(problem.getNumRanks(), 0.0),
+      memory(problem.getNumRanks(), 0.0);
+  for (auto [stage, rank] : llvm::enumerate(problem.stageRank)) {
+    int64_t end =
+        stage + 1 < starts.size() ? starts[stage + 1] : problem.numOps;
+    bool recompute = !partition.recompute.empty() && partition.recompute[stage];
+    StageLoad load = (recompute ? problem.recomputeLoad
+                                : problem.load)(stage, starts[stage], end);
+    time[rank] += load.time;
+    memory[rank] += load.memory;
+  }
+  for (auto [rank, used] : llvm::enumerate(memory))
+    if (!problem.memoryCap.empty() &&
+        used > problem.memoryCap[rank] * (1.0 + 1e-12))
+      return std::nullopt;
+  return *llvm::max_element(time);
+}
+
+/// Whether no partition can exceed a cap: every rank fits even if each of
+/// its stages held the whole chain (loads grow with a stage's extent).
+static bool capsCannotBind(const PartitionProblem &problem) {
+  SmallVector<double> memory(problem.getNumRanks(), 0.0);
+  for (auto [stage, rank] : llvm::enumerate(problem.stageRank))
+    memory[rank] += problem.load(stage, 0, problem.numOps).memory;
+  return llvm::all_of(llvm::enumerate(memory), [&](auto entry) {
+    return entry.value() <= problem.memoryCap[entry.index()];
+  });
+}
+
+std::optional<Partition>
+mlir::pp::sched::planPartition(const PartitionProblem &original) {
+  PartitionProblem problem = original;
+  if (!problem.memoryCap.empty() && capsCannotBind(problem))
+    problem.memoryCap.clear(); // fewer dimensions to compare partial plans on
+  int64_t numRanks = problem.getNumRanks();
+  const double unbounded = std::numeric_limits<double>::infinity();
+  bool proven = true;
+  auto finish = [&](std::optional<Partition> partition) {
+    if (partition)
+      partition->proven = proven;
+    return partition;
+  };
+  if (numRanks == problem.getNumStages())
+    return finish(search(problem, unbounded, proven));
+
+  // Several stages per rank: the plan that is best when each stage counts
+  // as a rank of its own (a rank's cap split evenly between its stages)
+  // bounds the search, which then only keeps partial plans that can still
+  // beat it.
+  PartitionProblem relaxed = problem;
+  relaxed.stageRank.clear();
+  relaxed.memoryCap.clear();
+  SmallVector<int64_t> stagesOnRank(numRanks, 0);
+  for (int64_t rank : problem.stageRank)
+    ++stagesOnRank[rank];
+  for (auto [stage, rank] : llvm::enumerate(problem.stageRank)) {
+    relaxed.stageRank.push_back(stage);
+    if (!problem.memoryCap.empty())
+      relaxed.memoryCap.push_back(problem.memoryCap[rank] / stagesOnRank[rank]);
+  }
+  bool relaxedProven = true;
+  std::optional<Partition> incumbent =
+      search(relaxed, unbounded, relaxedProven);
+  std::optional<double> bound =
+      incumbent ? evaluate(problem, *incumbent) : std::nullopt;
+  if (!bound)
+    return finish(search(problem, unbounded, proven));
+  incumbent->bottleneck = *bound;
+  std::optional<Partition> better = search(problem, *bound, proven);
+  return finish(better ? better : incumbent);
+}

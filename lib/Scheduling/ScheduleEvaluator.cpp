@@ -1,0 +1,86 @@
+//===- ScheduleEvaluator.cpp - timing of generated schedules --------------===//
+//
+// Runs a generated schedule through ScheduleTiming and summarises the run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/ScheduleEvaluator.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+bool Evaluation::fits(const ScheduleProblem &problem) const {
+  for (auto [rank, held] : llvm::enumerate(rankPeak))
+    if (held > problem.getMemoryCap(rank) + 1e-9)
+      return false;
+  return true;
+}
+
+double Evaluation::bubble() const {
+  double idle = 0.0;
+  for (double busy : rankBusy)
+    idle += makespan - busy;
+  return makespan > 0 ? idle / (makespan * rankBusy.size()) : 0.0;
+}
+
+bool Evaluation::betterThan(const Evaluation &other) const {
+  if (makespan < other.makespan - 1e-9)
+    return true;
+  return makespan <= other.makespan + 1e-9 && totalEnd < other.totalEnd - 1e-9;
+}
+
+FailureOr<Evaluation>
+ScheduleEvaluator::evaluate(const GeneratedSchedule &schedule,
+                            SmallVectorImpl<SmallVector<double>> *starts) {
+  if (failed(timing.runComputeOnly(schedule.ranks, stageRank, costs,
+                                   /*recordIntervals=*/starts != nullptr)))
+    return failure();
+  int64_t numRanks = timing.getNumRanks();
+  Evaluation result;
+  result.makespan = 0.0;
+  result.totalEnd = 0.0;
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    result.makespan = std::max(result.makespan, timing.getRankEnd(rank));
+    result.totalEnd += timing.getRankEnd(rank);
+    result.rankPeak.push_back(timing.getPeakMemory(rank));
+    double busy = 0.0;
+    for (const ScheduledAction &action : schedule.ranks[rank])
+      busy += costs.duration(action.phase, action.stage);
+    result.rankBusy.push_back(busy);
+  }
+  if (starts) {
+    starts->assign(numRanks, {});
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      for (const ScheduleTiming::Interval &interval : timing.getIntervals(rank))
+        (*starts)[rank].push_back(interval.start);
+  }
+  return result;
+}
+
+llvm::Expected<Evaluation>
+mlir::pp::sched::simulate(const ScheduleProblem &problem,
+                          const GeneratedSchedule &schedule) {
+  ActionCosts costs(problem.getCostOrUnit());
+  ScheduleEvaluator evaluator(problem, costs, schedule.stageRank);
+  FailureOr<Evaluation> eval = evaluator.evaluate(schedule);
+  if (failed(eval))
+    return ScheduleError() << "the ranks wait for each other forever";
+  return std::move(*eval);
+}
+
+SmallVector<double>
+mlir::pp::sched::countInFlight(const GeneratedSchedule &schedule) {
+  int64_t numStages = schedule.stageRank.size();
+  ActionCosts unit(StageCosts::getUnit(numStages));
+  SmallVector<double> peak;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    auto delta = [&](const ScheduledAction &action) {
+      return action.stage == stage ? unit.memoryDelta(action.phase, stage)
+                                   : 0.0;
+    };
+    peak.push_back(
+        findMemoryPeak(schedule.ranks[schedule.stageRank[stage]], delta).peak);
+  }
+  return peak;
+}

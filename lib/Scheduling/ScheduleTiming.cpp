@@ -1,0 +1,255 @@
+//===- ScheduleTiming.cpp - the one timing model of pp schedules ----------===//
+//
+// The costs table and the run of a schedule's ranks against each other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/ScheduleTiming.h"
+#include "pp/Scheduling/ActionTable.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+std::string mlir::pp::sched::formatQuantity(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+std::optional<TransferSemantics>
+mlir::pp::symbolizeTransferSemantics(StringRef text) {
+  if (text == "async")
+    return TransferSemantics::async;
+  if (text == "rendezvous")
+    return TransferSemantics::rendezvous;
+  return std::nullopt;
+}
+
+StringRef mlir::pp::stringifyTransferSemantics(TransferSemantics semantics) {
+  return semantics == TransferSemantics::async ? "async" : "rendezvous";
+}
+
+//===----------------------------------------------------------------------===//
+// ActionCosts
+//===----------------------------------------------------------------------===//
+
+StageCosts StageCosts::getUnit(int64_t numStages) {
+  StageCosts unit;
+  unit.forward.assign(numStages, 1.0);
+  unit.backwardInput.assign(numStages, 1.0);
+  unit.backwardWeight.assign(numStages, 1.0);
+  unit.activation.assign(numStages, 1.0);
+  unit.stash.assign(numStages, 0.0);
+  return unit;
+}
+
+ActionCosts::ActionCosts(const StageCosts &cost)
+    : numStages(cost.getNumStages()), transfer(cost.transfer) {
+  ArrayRef<double> forward = cost.forward, input = cost.backwardInput,
+                   weight = cost.backwardWeight, held = cost.activation,
+                   stash = cost.stash;
+  // In the order of Phase: forward, backward_input, backward_weight,
+  // backward.
+  static_assert(static_cast<int>(Phase::forward) == 0 &&
+                static_cast<int>(Phase::backward_input) == 1 &&
+                static_cast<int>(Phase::backward_weight) == 2 &&
+                static_cast<int>(Phase::backward) == 3);
+  durations.append(forward.begin(), forward.end());
+  durations.append(input.begin(), input.end());
+  durations.append(weight.begin(), weight.end());
+  for (int64_t s = 0; s < numStages; ++s)
+    durations.push_back(input[s] + weight[s]);
+  deltas.append(held.begin(), held.end());
+  for (int64_t s = 0; s < numStages; ++s)
+    deltas.push_back(stash[s] - held[s]);
+  for (int64_t s = 0; s < numStages; ++s)
+    deltas.push_back(-stash[s]);
+  for (int64_t s = 0; s < numStages; ++s)
+    deltas.push_back(-held[s]);
+}
+
+void ActionCosts::replaceZeroDurations(double duration) {
+  for (double &time : durations)
+    if (!(time > 0.0))
+      time = duration;
+}
+
+//===----------------------------------------------------------------------===//
+// TimedAction
+//===----------------------------------------------------------------------===//
+
+int64_t TimedAction::getProducerStage() const {
+  // An activation flows from s to s + 1, a gradient from s to s - 1.
+  if (kind == Kind::send)
+    return stage;
+  return transfer == TransferKind::activation ? stage - 1 : stage + 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleTiming
+//===----------------------------------------------------------------------===//
+
+void ScheduleTiming::setActions(std::vector<TimedAction> newActions,
+                                SmallVector<int64_t> newRankBegin) {
+  actions = std::move(newActions);
+  rankBegin = std::move(newRankBegin);
+  dataflow.reset();
+
+  ActionTable<int64_t> sendIds(getMaxEnumValForTransferKind() + 1, numStages,
+                               numMicrobatches, actions.size(),
+                               /*empty=*/-1);
+  auto key = [](const TimedAction &action) {
+    return ActionKey{static_cast<int32_t>(action.transfer),
+                     action.getProducerStage(), action.mb};
+  };
+  for (int64_t id = 0, e = actions.size(); id < e; ++id)
+    if (actions[id].kind == TimedAction::Kind::send)
+      sendIds.insertFirst(key(actions[id]), id);
+
+  matchingSend.assign(actions.size(), kNotARecv);
+  for (int64_t id = 0, e = actions.size(); id < e; ++id) {
+    if (actions[id].kind != TimedAction::Kind::recv)
+      continue;
+    int64_t send = sendIds.lookup(key(actions[id]));
+    bool fromPeer = send >= 0 && getRankOf(send) == actions[id].peer;
+    matchingSend[id] = fromPeer ? send : kNoSend;
+  }
+}
+
+int64_t ScheduleTiming::getRankOf(int64_t id) const {
+  return std::upper_bound(rankBegin.begin(), rankBegin.end(), id) -
+         rankBegin.begin() - 1;
+}
+
+double ScheduleTiming::getMakespan() const {
+  double makespan = 0.0;
+  for (const Interval &interval : intervals)
+    makespan = std::max(makespan, interval.end);
+  return makespan;
+}
+
+bool ScheduleTiming::waitsForever(int64_t rank) const {
+  std::optional<int64_t> id = getBlockedAction(rank);
+  return id && actions[*id].kind == TimedAction::Kind::recv &&
+         matchingSend[*id] == kNoSend;
+}
+
+void ScheduleTiming::wakeWaiters(int64_t send) {
+  for (int64_t w = firstWaiter[send]; w >= 0; w = nextWaiter[w])
+    worklist.push_back(w);
+  firstWaiter[send] = -1;
+}
+
+double ScheduleTiming::tryComplete(int64_t send) {
+  if (completes[send] >= 0)
+    return completes[send];
+  bool async = semantics == TransferSemantics::async;
+  if (sendReached[send] < 0 || (!async && recvReached[send] < 0))
+    return -1.0;
+  double start = async ? sendReached[send]
+                       : std::max(sendReached[send], recvReached[send]);
+  completes[send] = start + transferTime;
+  wakeWaiters(send);
+  return completes[send];
+}
+
+int64_t ScheduleTiming::reach(int64_t id, double now) {
+  bool isSend = actions[id].kind == TimedAction::Kind::send;
+  int64_t send = isSend ? id : matchingSend[id];
+  if (send < 0)
+    return send;
+  std::vector<double> &reached = isSend ? sendReached : recvReached;
+  if (reached[send] < 0)
+    reached[send] = now;
+  tryComplete(send);
+  return send;
+}
+
+double ScheduleTiming::reachTransfers(int64_t rank, int64_t id, int64_t end,
+                                      double now) {
+  // An exchange group's transfers all start when the rank reaches its first
+  // one.
+  if (!actions[id].grouped)
+    for (int64_t member = id + 1; member < end && actions[member].grouped;
+         ++member)
+      reach(member, now);
+  int64_t send = reach(id, now);
+  if (send == kNoSend)
+    return kBlockedForever;
+  if (send == kNotARecv)
+    return now;
+  // An async send returns at once; everything else waits for the transfer
+  // to complete.
+  if (send == id && semantics == TransferSemantics::async)
+    return now;
+  double done = tryComplete(send);
+  if (done < 0) {
+    nextWaiter[rank] = firstWaiter[send];
+    firstWaiter[send] = rank;
+    return -1.0;
+  }
+  return std::max(now, done);
+}
+
+void ScheduleTiming::startRun(const ActionCosts &costs,
+                              TransferSemantics newSemantics,
+                              bool withIntervals) {
+  int64_t numRanks = getNumRanks();
+  size_t numActions = rankBegin.back();
+  semantics = newSemantics;
+  transferTime = costs.transferTime();
+  recordIntervals = withIntervals;
+  intervals.assign(withIntervals ? numActions : 0, Interval());
+  if (!matchingSend.empty()) {
+    sendReached.assign(numActions, -1.0);
+    recvReached.assign(numActions, -1.0);
+    completes.assign(numActions, -1.0);
+    firstWaiter.assign(numActions, -1);
+    nextWaiter.assign(numRanks, -1);
+  }
+  if (dataflow) {
+    dataflow->setTransferTime(transferTime);
+    dataflow->reset();
+  }
+  clock.assign(numRanks, 0.0);
+  held.assign(numRanks, 0.0);
+  peak.assign(numRanks, 0.0);
+  reduced.assign(numStages, 0.0);
+  position.assign(rankBegin.begin(), rankBegin.end() - 1);
+  worklist.clear();
+}
+
+LogicalResult ScheduleTiming::run(const ActionCosts &costs,
+                                  TransferSemantics semantics) {
+  SmallVector<ArrayRef<TimedAction>> ranks;
+  for (int64_t rank = 0, e = getNumRanks(); rank < e; ++rank)
+    ranks.push_back(getActions(rank));
+  startRun(costs, semantics, /*withIntervals=*/true);
+  return runRanks(ranks, costs);
+}
+
+SmallVector<int64_t> ScheduleTiming::getWaitChain() const {
+  SmallVector<int64_t> chain;
+  int64_t rank = 0;
+  while (rank < getNumRanks() && !getBlockedAction(rank))
+    ++rank;
+  llvm::SmallDenseSet<int64_t> seen;
+  while (rank >= 0 && rank < getNumRanks() && seen.insert(rank).second) {
+    chain.push_back(rank);
+    if (waitsForever(rank))
+      return chain;
+    rank = actions[*getBlockedAction(rank)].peer;
+  }
+  if (rank >= 0 && rank < getNumRanks())
+    chain.push_back(rank);
+  return chain;
+}

@@ -1,0 +1,106 @@
+//===- DeviceMemory.cpp - GPU stage code's buffers from the GPU runtime ---===//
+//
+// pp-device-memory: turns heap temporaries into managed GPU allocations and
+// dense copies into device copies, so kernels reach every buffer they use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/StageCode/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::pp {
+#define GEN_PASS_DEF_PPDEVICEMEMORY
+#include "pp/StageCode/Passes.h.inc"
+} // namespace mlir::pp
+
+using namespace mlir;
+
+namespace {
+
+bool isDense(Value buffer) {
+  return cast<MemRefType>(buffer.getType()).getLayout().isIdentity();
+}
+
+/// Emits the async form of a GPU op at `builder`'s point and waits for it:
+/// synchronous gpu.dealloc and gpu.memcpy have no lowering, and the
+/// stream the wait creates is the runtime's one, so the order holds.
+void emitOnStream(OpBuilder &builder, Location loc,
+                  function_ref<Value(Value)> emit) {
+  Type token = gpu::AsyncTokenType::get(builder.getContext());
+  Value start =
+      gpu::WaitOp::create(builder, loc, token, ValueRange()).getAsyncToken();
+  gpu::WaitOp::create(builder, loc, Type(), ValueRange{emit(start)});
+}
+
+void rewriteAlloc(memref::AllocOp alloc) {
+  OpBuilder builder(alloc);
+  auto managed = gpu::AllocOp::create(
+      builder, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+      ValueRange(), alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+      /*hostShared=*/true);
+  alloc.replaceAllUsesWith(managed.getMemref());
+  alloc.erase();
+}
+
+void rewriteDealloc(memref::DeallocOp dealloc) {
+  OpBuilder builder(dealloc);
+  Location loc = dealloc.getLoc();
+  Type token = gpu::AsyncTokenType::get(builder.getContext());
+  emitOnStream(builder, loc, [&](Value start) {
+    return gpu::DeallocOp::create(builder, loc, token, ValueRange{start},
+                                  dealloc.getMemref())
+        .getAsyncToken();
+  });
+  dealloc.erase();
+}
+
+void rewriteCopy(memref::CopyOp copy) {
+  OpBuilder builder(copy);
+  Location loc = copy.getLoc();
+  Type token = gpu::AsyncTokenType::get(builder.getContext());
+  emitOnStream(builder, loc, [&](Value start) {
+    return gpu::MemcpyOp::create(builder, loc, token, ValueRange{start},
+                                 copy.getTarget(), copy.getSource())
+        .getAsyncToken();
+  });
+  copy.erase();
+}
+
+/// Host memory a kernel would read: a stack buffer or a global used by a
+/// linalg op (each becomes a kernel).
+LogicalResult checkHostBuffers(ModuleOp module) {
+  WalkResult result = module.walk([](Operation *op) {
+    if (!isa<memref::AllocaOp, memref::GetGlobalOp>(op))
+      return WalkResult::advance();
+    for (Operation *user : op->getResult(0).getUsers())
+      if (isa<linalg::LinalgOp>(user)) {
+        InFlightDiagnostic diag = op->emitError()
+                                  << "host memory that GPU code would read "
+                                     "(lower without pp-static-scratch)";
+        diag.attachNote(user->getLoc()) << "read here";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct DeviceMemory : pp::impl::PPDeviceMemoryBase<DeviceMemory> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkHostBuffers(module)))
+      return signalPassFailure();
+    module.walk([](Operation *op) {
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        rewriteAlloc(alloc);
+      else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+        rewriteDealloc(dealloc);
+      else if (auto copy = dyn_cast<memref::CopyOp>(op);
+               copy && isDense(copy.getSource()) && isDense(copy.getTarget()))
+        rewriteCopy(copy);
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,95 @@
+//===- StaticScratch.cpp - fixed-size temporaries without the heap --------===//
+//
+// pp-static-scratch: moves the fixed-size temporaries of functions that
+// return no buffers into static buffers (or onto the stack when small), so
+// that a stage call does no heap allocation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/StageCode/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::pp {
+#define GEN_PASS_DEF_PPSTATICSCRATCH
+#include "pp/StageCode/Passes.h.inc"
+} // namespace mlir::pp
+
+using namespace mlir;
+
+namespace {
+
+/// The size of a buffer `alloc` creates, if it is a dense buffer of a static
+/// shape and a scalar element type whose size is known.
+std::optional<int64_t> getStaticBytes(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      !type.getElementType().isIntOrFloat() || type.getMemorySpace())
+    return std::nullopt;
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * llvm::divideCeil(bits, 8);
+}
+
+/// A function may keep temporaries across calls only if none escapes it
+/// through its results.
+bool returnsBuffers(func::FuncOp fn) {
+  return llvm::any_of(fn.getResultTypes(), llvm::IsaPred<BaseMemRefType>);
+}
+
+struct StaticScratch : pp::impl::PPStaticScratchBase<StaticScratch> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
+      if (!fn.isDeclaration() && !returnsBuffers(fn))
+        placeTemporaries(fn, symbols);
+  }
+
+  /// Rewrites the allocations in the entry block of `fn`: inner blocks may
+  /// run more than once per call with their buffers alive at once.
+  void placeTemporaries(func::FuncOp fn, SymbolTable &symbols) {
+    auto allocs =
+        llvm::to_vector(fn.getBody().front().getOps<memref::AllocOp>());
+    for (memref::AllocOp alloc : allocs) {
+      std::optional<int64_t> bytes = getStaticBytes(alloc);
+      if (!bytes)
+        continue;
+      OpBuilder builder(alloc);
+      Value buffer = *bytes <= maxStackBytes
+                         ? createStackBuffer(builder, alloc)
+                         : createStaticBuffer(builder, alloc, fn, symbols);
+      for (Operation *user : llvm::to_vector(alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      alloc.replaceAllUsesWith(buffer);
+      alloc.erase();
+    }
+  }
+
+  Value createStackBuffer(OpBuilder &builder, memref::AllocOp alloc) {
+    return memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(),
+                                    builder.getI64IntegerAttr(getAlignment()));
+  }
+
+  Value createStaticBuffer(OpBuilder &builder, memref::AllocOp alloc,
+                           func::FuncOp fn, SymbolTable &symbols) {
+    OpBuilder moduleBuilder(fn);
+    auto global = memref::GlobalOp::create(
+        moduleBuilder, alloc.getLoc(),
+        moduleBuilder.getStringAttr(
+            llvm::formatv("__pp_scratch_{0}", fn.getSymName()).str()),
+        moduleBuilder.getStringAttr("private"), TypeAttr::get(alloc.getType()),
+        /*initial_value=*/moduleBuilder.getUnitAttr(), /*constant=*/UnitAttr(),
+        moduleBuilder.getI64IntegerAttr(getAlignment()));
+    symbols.insert(global); // Renames it unique.
+    return memref::GetGlobalOp::create(builder, alloc.getLoc(), alloc.getType(),
+                                       global.getSymName());
+  }
+
+  int64_t getAlignment() { return std::max<int64_t>(alignment, 1); }
+};
+
+} // namespace

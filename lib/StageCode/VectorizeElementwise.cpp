@@ -1,0 +1,230 @@
+//===- VectorizeElementwise.cpp - vector elementwise ops and reductions ---===//
+//
+// pp-vectorize-elementwise: tiles the elementwise ops and reductions of
+// buffer-level stage code into vector-wide tiles along their contiguous loop
+// and vectorizes them with upstream linalg, SCF and vector transforms, so
+// that reductions accumulate in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/StageCode/BoundedRewrite.h"
+#include "pp/StageCode/ContractionTiling.h"
+#include "pp/StageCode/HoistTransfers.h"
+#include "pp/StageCode/Passes.h"
+
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::pp {
+#define GEN_PASS_DEF_PPVECTORIZEELEMENTWISE
+#include "pp/StageCode/Passes.h.inc"
+} // namespace mlir::pp
+
+using namespace mlir;
+
+/// The discardable attribute of contractions left to the GEMM library.
+static constexpr StringLiteral kGemmAttr = "pp.gemm";
+
+/// Whether the pass rewrites `op`: a static, buffer-level linalg op on
+/// integers or floats whose operands are read through projected
+/// permutations and that is not a contraction (those are
+/// pp-vectorize-contractions' or the GEMM library's).
+static bool isCandidate(linalg::LinalgOp op) {
+  if (op->hasAttr(kGemmAttr) || !op.hasPureBufferSemantics() ||
+      op.getNumLoops() == 0 || op.hasDynamicShape() ||
+      !linalg::allIndexingsAreProjectedPermutation(op) ||
+      linalg::isaContractionOpInterface(op) || pp::isTileableContraction(op))
+    return false;
+  // LLVM packs a vector of i1 into bits, but memref<...xi1> (a mask) holds
+  // a byte per element: such ops stay scalar.
+  return llvm::all_of(op->getOperands(), [](Value operand) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    return !type || (type.getElementType().isIntOrFloat() &&
+                     type.getElementType().getIntOrFloatBitWidth() % 8 == 0 &&
+                     type.getLayout().isIdentity());
+  });
+}
+
+/// The loop that runs along the innermost dimension of the op's largest
+/// operand: vectorized, it reads and writes that operand contiguously.
+/// None when no operand's innermost dimension is a loop (a scalar, or a
+/// unit dimension read at a constant 0, as torch-mlir's keepdim shapes are).
+static std::optional<unsigned> vectorLoop(linalg::LinalgOp op) {
+  OpOperand *largest = nullptr;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (map.getNumResults() != 0 &&
+        isa<AffineDimExpr>(map.getResults().back()) &&
+        (!largest || map.getNumResults() >
+                         op.getMatchingIndexingMap(largest).getNumResults()))
+      largest = &operand;
+  }
+  if (!largest)
+    return std::nullopt;
+  AffineMap map = op.getMatchingIndexingMap(largest);
+  return cast<AffineDimExpr>(map.getResults().back()).getPosition();
+}
+
+/// The largest power of two at most `maxWidth` that divides `extent`: LLVM
+/// scalarizes vectors of other widths.
+static int64_t tileWidth(int64_t extent, int64_t maxWidth) {
+  int64_t width = 1;
+  while (width * 2 <= maxWidth && extent % (width * 2) == 0)
+    width *= 2;
+  return width;
+}
+
+/// Tiles `op` into vector-wide tiles of its vector loop, every other loop
+/// by 1, with the reductions innermost, and vectorizes each tile.
+static LogicalResult tileAndVectorize(RewriterBase &rewriter,
+                                      linalg::LinalgOp op, int64_t maxWidth) {
+  std::optional<unsigned> innermost = vectorLoop(op);
+  if (!innermost)
+    return success();
+  unsigned vector = *innermost;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t width = tileWidth(ranges[vector], maxWidth);
+  if (width < 2)
+    return success();
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes[vector] = width;
+  // Reductions run innermost so that an accumulator the vector loop does
+  // not index stays in a register across them; a reduction along the
+  // vector loop goes last.
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> order;
+  for (bool reductions : {false, true})
+    for (unsigned loop = 0; loop < ranges.size(); ++loop)
+      if (loop != vector &&
+          linalg::isReductionIterator(iterators[loop]) == reductions)
+        order.push_back(loop);
+  order.insert(linalg::isReductionIterator(iterators[vector])
+                   ? order.end()
+                   : llvm::find_if(order,
+                                   [&](int64_t loop) {
+                                     return linalg::isReductionIterator(
+                                         iterators[loop]);
+                                   }),
+               vector);
+
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(op->getContext(), sizes));
+  options.setInterchange(order);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return op->emitError("cannot tile this op");
+  rewriter.eraseOp(op);
+  for (Operation *tile : tiled->tiledOps) {
+    rewriter.setInsertionPoint(tile);
+    if (failed(linalg::vectorize(rewriter, tile)))
+      return tile->emitError("cannot vectorize this tile");
+    rewriter.eraseOp(tile);
+  }
+  return success();
+}
+
+/// Casts away the tiles' unit dimensions, leaving 1-D vectors, then folds
+/// subviews into the transfers; `pass` names the caller in an error.
+static LogicalResult simplifyVectors(Operation *root, StringRef pass) {
+  MLIRContext *context = root->getContext();
+  RewritePatternSet unitDims(context);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(unitDims);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(unitDims);
+  vector::populateVectorTransferDropUnitDimsPatterns(unitDims);
+  vector::populateDropUnitDimWithShapeCastPatterns(unitDims);
+  vector::MultiDimReductionOp::getCanonicalizationPatterns(unitDims, context);
+  vector::TransferReadOp::getCanonicalizationPatterns(unitDims, context);
+  vector::TransferWriteOp::getCanonicalizationPatterns(unitDims, context);
+  vector::BroadcastOp::getCanonicalizationPatterns(unitDims, context);
+  vector::ShapeCastOp::getCanonicalizationPatterns(unitDims, context);
+  vector::ExtractOp::getCanonicalizationPatterns(unitDims, context);
+  scf::ForOp::getCanonicalizationPatterns(unitDims, context);
+  RewritePatternSet aliasFolding(context);
+  pp::populateTransferAliasFoldingPatterns(aliasFolding);
+  if (failed(pp::applyPatternsBounded(root, std::move(unitDims), pass,
+                                      "dropping unit vector dimensions")))
+    return failure();
+  return pp::applyPatternsBounded(root, std::move(aliasFolding), pass,
+                                  "folding subviews into transfers");
+}
+
+/// Lowers reductions to `vector.reduction` and transfers to 1-D loads and
+/// stores, which the LLVM conversion takes as they are.
+static LogicalResult lowerVectors(Operation *root, StringRef pass) {
+  MLIRContext *context = root->getContext();
+  RewritePatternSet patterns(context);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerReduction);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorBroadcastLoweringPatterns(patterns);
+  vector::populateVectorStepLoweringPatterns(patterns);
+  vector::populateVectorShapeCastLoweringPatterns(patterns);
+  vector::populateVectorTransferLoweringPatterns(patterns,
+                                                 /*maxTransferRank=*/1);
+  populateVectorToSCFConversionPatterns(
+      patterns, VectorTransferToSCFOptions().enableFullUnroll());
+  vector::ExtractOp::getCanonicalizationPatterns(patterns, context);
+  vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
+  return pp::applyPatternsBounded(root, std::move(patterns), pass,
+                                  "lowering vectors");
+}
+
+/// Marks float reductions reassociable. Without it LLVM reduces a tile of
+/// 64 lanes with 64 dependent adds (an ordered `vector.reduce.fadd`), which
+/// made vectorized softmax and layer-norm rows slower than scalar loops.
+static void allowReassociation(Operation *root) {
+  root->walk([](vector::ReductionOp reduction) {
+    if (isa<FloatType>(reduction.getDest().getType()))
+      reduction.setFastmath(reduction.getFastmath() |
+                            arith::FastMathFlags::reassoc);
+  });
+}
+
+namespace {
+struct VectorizeElementwise
+    : pp::impl::PPVectorizeElementwiseBase<VectorizeElementwise> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (vectorBits < 8 || maxVectors < 1) {
+      emitError(getOperation()->getLoc())
+          << "pp-vectorize-elementwise needs vector-bits >= 8 and "
+             "max-vectors >= 1";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (isCandidate(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      unsigned elementBits = getElementTypeOrSelf(op->getOperand(0).getType())
+                                 .getIntOrFloatBitWidth();
+      int64_t lanes = std::max<int64_t>(1, vectorBits / elementBits);
+      if (failed(tileAndVectorize(rewriter, op, lanes * maxVectors)))
+        return signalPassFailure();
+    }
+    if (failed(simplifyVectors(getOperation(), getArgument())))
+      return signalPassFailure();
+    // Accumulators stay in registers across the reduction loops.
+    pp::hoistTransfersPerNest(getOperation());
+    if (failed(lowerVectors(getOperation(), getArgument())))
+      return signalPassFailure();
+    if (reassociate)
+      allowReassociation(getOperation());
+  }
+};
+} // namespace

@@ -1,0 +1,193 @@
+//===- ScheduleTest.cpp - the scheduling library without IR ---------------===//
+//
+// Generators, the timing model, the searches and `verify` on plain data:
+// closed forms and known optima, and the schedules `verify` must reject.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/ExactScheduleSearch.h"
+#include "pp/Scheduling/PartitionPlanner.h"
+#include "pp/Scheduling/ScheduleEvaluator.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+namespace {
+
+/// The schedule `name` generates for `problem`; fails the test if none.
+GeneratedSchedule generate(llvm::StringRef name,
+                           const ScheduleProblem &problem) {
+  const ScheduleGenerator *generator = lookupScheduleGenerator(name);
+  EXPECT_NE(generator, nullptr) << name.str();
+  llvm::Expected<GeneratedSchedule> schedule = generator->generate(problem);
+  if (!schedule) {
+    ADD_FAILURE() << llvm::toString(schedule.takeError());
+    return {};
+  }
+  return std::move(*schedule);
+}
+
+/// The message of `error`, or "" if it is success.
+std::string message(llvm::Error error) {
+  return error ? llvm::toString(std::move(error)) : "";
+}
+
+TEST(ScheduleTiming, OneFOneBMakespanIsClosedForm) {
+  // (m + p - 1)(F + B) with the fused backward B = 2 under unit costs.
+  for (int64_t p : {2, 4, 8})
+    for (int64_t m : {4, 8, 16}) {
+      ScheduleProblem problem{p, m, p};
+      GeneratedSchedule schedule = generate("1f1b", problem);
+      llvm::Expected<Evaluation> eval = simulate(problem, schedule);
+      ASSERT_TRUE(static_cast<bool>(eval));
+      EXPECT_DOUBLE_EQ(eval->makespan, double((m + p - 1) * 3))
+          << "p = " << p << ", m = " << m;
+      // Rank r holds p - r micro-batches at its peak, all m if fewer.
+      for (int64_t r = 0; r < p; ++r)
+        EXPECT_DOUBLE_EQ(eval->rankPeak[r], double(std::min(p - r, m)));
+    }
+}
+
+TEST(ScheduleTiming, ZeroBubbleH1Bubble) {
+  // Each rank idles (p - 1)(F + B - W) = p - 1 under unit costs.
+  ScheduleProblem problem{4, 16, 4};
+  GeneratedSchedule schedule = generate("zb-h1", problem);
+  llvm::Expected<Evaluation> eval = simulate(problem, schedule);
+  ASSERT_TRUE(static_cast<bool>(eval));
+  EXPECT_DOUBLE_EQ(eval->makespan, 51.0);
+  for (double busy : eval->rankBusy)
+    EXPECT_DOUBLE_EQ(eval->makespan - busy, 3.0);
+  EXPECT_NEAR(eval->bubble(), 12.0 / (51.0 * 4), 1e-12);
+}
+
+TEST(ScheduleTiming, TransferTimeDelaysOtherRanksOnly) {
+  // GPipe on 2 stages, 1 micro-batch: F0, (t), F1, B1, (t), B0.
+  ScheduleProblem problem{2, 1, 2};
+  StageCosts costs = StageCosts::getUnit(2);
+  costs.transfer = 0.5;
+  problem.cost = costs;
+  GeneratedSchedule schedule = generate("gpipe", problem);
+  llvm::Expected<Evaluation> eval = simulate(problem, schedule);
+  ASSERT_TRUE(static_cast<bool>(eval));
+  EXPECT_DOUBLE_EQ(eval->makespan, 1 + 0.5 + 1 + 2 + 0.5 + 2);
+}
+
+TEST(ScheduleVerify, AcceptsEveryBuiltin) {
+  for (llvm::StringRef name : {"gpipe", "1f1b", "zb-h1", "zb-h2"})
+    for (bool split : {false, true}) {
+      ScheduleProblem problem{4, 8, 4, split};
+      EXPECT_EQ(message(verify(problem, generate(name, problem))), "")
+          << name.str();
+    }
+  ScheduleProblem looped{8, 8, 4};
+  for (llvm::StringRef name : {"interleaved-1f1b", "zbv", "looped-bfs"})
+    EXPECT_EQ(message(verify(looped, generate(name, looped))), "")
+        << name.str();
+  ScheduleProblem noFlush{4, 8, 4};
+  EXPECT_EQ(message(verify(noFlush, generate("pipedream-2bw", noFlush))), "");
+}
+
+TEST(ScheduleVerify, RejectsMissingAction) {
+  ScheduleProblem problem{2, 2, 2};
+  GeneratedSchedule schedule = generate("1f1b", problem);
+  schedule.ranks[1].pop_back(); // the last backward of stage 1
+  EXPECT_EQ(message(verify(problem, schedule)),
+            "backward_input stage 1 mb 1 is missing (and there is no fused "
+            "backward)");
+}
+
+TEST(ScheduleVerify, RejectsDuplicateAction) {
+  ScheduleProblem problem{2, 2, 2};
+  GeneratedSchedule schedule = generate("gpipe", problem);
+  schedule.ranks[0].push_back(schedule.ranks[0].front());
+  EXPECT_EQ(message(verify(problem, schedule)),
+            "forward stage 0 mb 0 runs more than once");
+}
+
+TEST(ScheduleVerify, RejectsDependencyViolation) {
+  // Stage 1 runs the backward of micro-batch 0 before its forward.
+  ScheduleProblem problem{2, 1, 2};
+  GeneratedSchedule schedule = generate("gpipe", problem);
+  std::swap(schedule.ranks[1][0], schedule.ranks[1][1]);
+  EXPECT_EQ(message(verify(problem, schedule)),
+            "the ranks wait forever: rank 0 at backward stage 0 mb 0, rank 1 "
+            "at backward stage 1 mb 0, whose inputs are never computed before "
+            "them");
+}
+
+TEST(ScheduleVerify, RejectsActionOffItsRank) {
+  ScheduleProblem problem{2, 1, 2};
+  GeneratedSchedule schedule = generate("gpipe", problem);
+  schedule.stageRank = {0, 0};
+  EXPECT_EQ(message(verify(problem, schedule)),
+            "rank 1 runs forward stage 1 mb 0, but stage 1 is placed on rank "
+            "0");
+}
+
+TEST(ScheduleVerify, RejectsMemoryOverCap) {
+  // GPipe holds all 4 micro-batches on rank 0; its cap is 2.
+  ScheduleProblem problem{2, 4, 2};
+  GeneratedSchedule schedule = generate("gpipe", problem);
+  problem.memoryCap = {2.0, 4.0};
+  EXPECT_EQ(message(verify(problem, schedule)),
+            "rank 0 holds 4 units of activation memory, over its memory cap "
+            "of 2");
+}
+
+TEST(ScheduleGenerators, RejectProblemsWithReasons) {
+  ScheduleProblem looped{8, 8, 4};
+  llvm::Expected<GeneratedSchedule> schedule =
+      lookupScheduleGenerator("1f1b")->generate(looped);
+  ASSERT_FALSE(static_cast<bool>(schedule));
+  EXPECT_EQ(llvm::toString(schedule.takeError()),
+            "schedule '1f1b' runs one stage per rank, but there are 8 stages "
+            "on 4 ranks");
+  EXPECT_EQ(lookupScheduleGenerator("1f1bx"), nullptr);
+}
+
+TEST(ExactSearch, FindsKnownOptimum) {
+  // 3 stages, 4 micro-batches, unit costs, split backwards: the last rank
+  // starts at 2 and has 12 units of work, so 14 is optimal.
+  ScheduleProblem problem{3, 4, 3, /*splitBackward=*/true};
+  ActionCosts costs(problem.getCostOrUnit());
+  ExactSearchResult found =
+      searchFastestSchedule(problem, costs, {0, 1, 2},
+                            std::numeric_limits<double>::infinity(), 100000);
+  ASSERT_TRUE(found.schedule.has_value());
+  EXPECT_TRUE(found.exhaustive);
+  EXPECT_DOUBLE_EQ(found.makespan, 14.0);
+  EXPECT_EQ(message(verify(problem, *found.schedule)), "");
+  // `auto` finds the same optimum.
+  GeneratedSchedule best = generate("auto", problem);
+  llvm::Expected<Evaluation> eval = simulate(problem, best);
+  ASSERT_TRUE(static_cast<bool>(eval));
+  EXPECT_DOUBLE_EQ(eval->makespan, 14.0);
+}
+
+TEST(PartitionPlanner, BalancesContiguousStages) {
+  // Ops of times 1..6 in 3 stages: {1,2,3} {4,5} {6} (6, 9, 6) has the
+  // least bottleneck; any other cut puts 10 or more on one stage.
+  SmallVector<double> times = {1, 2, 3, 4, 5, 6};
+  PartitionProblem problem;
+  problem.numOps = times.size();
+  problem.stageRank = {0, 1, 2};
+  problem.mayCut.assign(times.size() + 1, true);
+  problem.mustCut.assign(times.size() + 1, false);
+  auto load = [&](int64_t, int64_t begin, int64_t end) {
+    StageLoad stage;
+    for (int64_t op = begin; op < end; ++op)
+      stage.time += times[op];
+    return stage;
+  };
+  problem.load = load;
+  std::optional<Partition> plan = planPartition(problem);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_DOUBLE_EQ(plan->bottleneck, 9.0);
+  EXPECT_EQ(plan->starts, (SmallVector<int64_t>{0, 3, 5}));
+}
+
+} // namespace
