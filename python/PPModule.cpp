@@ -13,6 +13,7 @@
 #include "pp/Compiler/Compile.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
@@ -380,7 +381,7 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
       if (timed.kind == TimedAction::Kind::compute)
         held += costs.memoryDelta(timed.phase, timed.stage);
       auto [stage, mb] = getStageAndMicrobatch(action);
-      timeline.emplace_back(rank, getActionMnemonic(action).str(), stage, mb,
+      timeline.emplace_back(rank, getActionName(action).str(), stage, mb,
                             interval.start, interval.end, held);
     }
   }
@@ -719,6 +720,26 @@ std::vector<std::string> getGeneratorNames() {
   return names;
 }
 
+/// One row of the action vocabulary: JSON and PyTorch names, whether it
+/// names a micro-batch, the phase of a computation, its description and
+/// timeline colour.
+using VocabularyRow =
+    std::tuple<std::string, std::string, bool, std::optional<std::string>,
+               std::string, std::string>;
+
+std::vector<VocabularyRow> getVocabularyRows() {
+  std::vector<VocabularyRow> rows;
+  for (const ActionSpelling &spelling : getActionVocabulary()) {
+    std::optional<std::string> phase;
+    if (std::optional<Phase> computed = getComputePhase(spelling.kind))
+      phase = stringifyPhase(*computed).str();
+    rows.emplace_back(spelling.json.str(), spelling.pytorch.str(),
+                      spelling.hasMicrobatch, phase, spelling.description.str(),
+                      spelling.colour.str());
+  }
+  return rows;
+}
+
 void bindSchedule(nb::module_ &m) {
   nb::class_<Schedule>(m, "NativeSchedule", "A module holding one pp.schedule.")
       .def_prop_ro("name",
@@ -795,6 +816,10 @@ NB_MODULE(_pp, m) {
   bindGenerate(m);
   m.def("generator_names", &getGeneratorNames,
         "The schedules pp-schedule's registry holds, in its order.");
+  m.def("action_vocabulary", &getVocabularyRows,
+        "The schedule actions (ActionVocabulary.h) as tuples (json, pytorch, "
+        "has_microbatch, phase or None, description, colour); an empty name "
+        "has no spelling in that format.");
   bindImport(m);
   bindCompile(m);
 }

@@ -25,19 +25,6 @@ std::string mlir::pp::sched::formatQuantity(double value) {
   return text;
 }
 
-std::optional<TransferSemantics>
-mlir::pp::symbolizeTransferSemantics(StringRef text) {
-  if (text == "async")
-    return TransferSemantics::async;
-  if (text == "rendezvous")
-    return TransferSemantics::rendezvous;
-  return std::nullopt;
-}
-
-StringRef mlir::pp::stringifyTransferSemantics(TransferSemantics semantics) {
-  return semantics == TransferSemantics::async ? "async" : "rendezvous";
-}
-
 //===----------------------------------------------------------------------===//
 // ActionCosts
 //===----------------------------------------------------------------------===//

@@ -6,17 +6,21 @@ from __future__ import annotations
 import pathlib
 from typing import TYPE_CHECKING, Dict, List, Optional
 
+from . import _pp
+
 if TYPE_CHECKING:
     from . import Action, Schedule
 
-# Phases as pp-translate's SVG timeline colours them (ScheduleToSVG.cpp).
+# The computations by their action names (Action.kind), coloured and named
+# as pp-translate's SVG timeline shows them: one vocabulary, the C++ one
+# (include/pp/Dialect/PP/IR/ActionVocabulary.h).
+_COMPUTATIONS = [(json, description, colour)
+                 for json, _, _, phase, description, colour
+                 in _pp.action_vocabulary() if phase is not None]
 PHASE_COLOURS: Dict[str, str] = {
-    "F": "#4e79a7", "B": "#59a14f", "W": "#f28e2b", "BW": "#b07aa1",
-}
+    json: colour for json, _, colour in _COMPUTATIONS}
 PHASE_NAMES: Dict[str, str] = {
-    "F": "forward", "B": "backward input", "W": "backward weight",
-    "BW": "backward",
-}
+    json: description for json, description, _ in _COMPUTATIONS}
 
 
 def _figure_class():

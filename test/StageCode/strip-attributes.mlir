@@ -5,11 +5,16 @@
 // CHECK-SAME: attributes {keep = 1 : i64}
 // CHECK-NOT: pp.
 // CHECK: llvm.return {other}
-llvm.func @f_s0_forward() attributes {pp.stage = 0 : i64, pp.phase = "forward", keep = 1 : i64} {
-  llvm.return {pp.slot = "x", other}
+llvm.func @f_s0_forward() attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>, pp.recompute, keep = 1 : i64} {
+  llvm.return {other}
 }
 
-// CHECK: module attributes {test.mine = 2 : i64}
+// CHECK-LABEL: func.func @gemm
+// CHECK: linalg.matmul {other}
 // CHECK-NOT: pp.
-module attributes {pp.note = 1 : i64, test.mine = 2 : i64} {
+func.func @gemm(%a: memref<4x4xf32>, %c: memref<4x4xf32>) {
+  linalg.matmul {pp.gemm = "library", other}
+      ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>)
+      outs(%c : memref<4x4xf32>)
+  return
 }

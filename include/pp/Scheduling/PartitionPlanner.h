@@ -12,6 +12,8 @@
 #ifndef PP_SCHEDULING_PARTITIONPLANNER_H
 #define PP_SCHEDULING_PARTITIONPLANNER_H
 
+#include "pp/Dialect/PP/IR/PPEnums.h"
+
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -20,10 +22,10 @@
 
 namespace mlir::pp {
 
-/// Which stages of a pipeline recompute their forward in their backward
-/// (keeping only their inputs from the forward): none, every stage, or those
-/// the planner picks so that every rank fits its memory cap.
-enum class RecomputePolicy { None, All, Auto };
+// RecomputePolicy (PPEnums.td): which stages of a pipeline recompute their
+// forward in their backward (keeping only their inputs from the forward):
+// none, every stage, or those the planner picks so that every rank fits its
+// memory cap.
 
 } // namespace mlir::pp
 

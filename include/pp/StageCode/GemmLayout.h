@@ -9,23 +9,22 @@
 #ifndef PP_STAGECODE_GEMMLAYOUT_H
 #define PP_STAGECODE_GEMMLAYOUT_H
 
+#include "pp/Dialect/PP/IR/PPDialect.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/SmallVector.h"
 #include <string>
 
 namespace mlir::pp {
 
-/// How contractions are lowered: by MLIR's code generation, by the runtime's
-/// GEMM entry, or per shape (`pp-select-gemm`).
-enum class GemmChoice { Generated, Library, Auto };
+// GemmChoice (PPEnums.td): how contractions are lowered, by MLIR's code
+// generation, by the runtime's GEMM entry, or per shape (`pp-select-gemm`).
+// GemmPrecision (PPEnums.td): the element type library GEMMs read their
+// inputs in, fp32 or bf16 (rounded from the fp32 values) with fp32 products
+// and accumulation.
 
-/// The element type library GEMMs read their inputs in: fp32, or bf16
-/// (rounded from the fp32 values) with fp32 products and accumulation.
-enum class GemmPrecision { FP32, BF16 };
-
-/// The discardable attribute `pp-select-gemm` marks library GEMMs with.
-constexpr llvm::StringLiteral kGemmAttrName = "pp.gemm";
-constexpr llvm::StringLiteral kGemmLibrary = "library";
+// `pp-select-gemm` marks library GEMMs with `pp.gemm = "library"`
+// (kGemmAttrName, kGemmLibrary in PPDialect.h).
 
 /// A loop around the GEMM call: its trip count, the element step of A, B
 /// and C per iteration, and whether it is a reduction (its iterations

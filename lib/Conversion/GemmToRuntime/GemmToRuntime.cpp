@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Conversion/Passes.h"
+#include "pp/Conversion/RuntimeFunctions.h"
 #include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -23,31 +24,6 @@ namespace mlir::pp {
 
 using namespace mlir;
 using namespace mlir::pp;
-
-static constexpr llvm::StringLiteral kGemmFunction = "pprt_gemm";
-
-/// The declaration of `pprt_gemm` (runtime/include/pprt/pprt.h), added once.
-static FailureOr<func::FuncOp> declareGemm(ModuleOp module) {
-  MLIRContext *ctx = module.getContext();
-  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64),
-       f32 = Float32Type::get(ctx), ptr = LLVM::LLVMPointerType::get(ctx);
-  auto type =
-      FunctionType::get(ctx,
-                        {i32, i32, i32, i32, i64, i64, i64, i64, f32, ptr, i64,
-                         i64, ptr, i64, i64, f32, ptr, i64, i64},
-                        {});
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kGemmFunction)) {
-    if (existing.getFunctionType() == type)
-      return existing;
-    return existing.emitError("'pprt_gemm' is declared with type ")
-           << existing.getFunctionType() << ", not the runtime's " << type;
-  }
-  auto builder = OpBuilder::atBlockEnd(module.getBody());
-  auto gemm =
-      func::FuncOp::create(builder, module.getLoc(), kGemmFunction, type);
-  gemm.setPrivate();
-  return gemm;
-}
 
 /// The static element strides of a memref operand.
 static FailureOr<SmallVector<int64_t>> memrefStrides(OpOperand &operand) {
@@ -226,7 +202,7 @@ struct ConvertGemmToRuntime
   /// Declares pprt_gemm on first use.
   FailureOr<func::FuncOp> gemmFunction() {
     if (!callee)
-      callee = declareGemm(getOperation());
+      callee = RuntimeFunctions(&getContext()).gemm.declare(getOperation());
     return *callee;
   }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Conversion/Passes.h"
+#include "pp/Conversion/RuntimeFunctions.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
@@ -31,28 +32,6 @@ using namespace mlir;
 using namespace mlir::pp;
 
 namespace {
-
-/// A libpprt entry point and its C signature (runtime/include/pprt/pprt.h),
-/// declared in the module on first use.
-struct RuntimeFunction {
-  StringRef name;
-  FunctionType type;
-
-  func::CallOp create(OpBuilder &b, Location loc, ModuleOp module,
-                      ValueRange args) const;
-};
-
-/// Every pprt_* function the lowering calls, each declared once here; a
-/// call whose operands do not match its declaration is a bug of this pass.
-struct RuntimeFunctions {
-  explicit RuntimeFunctions(MLIRContext *context);
-
-  RuntimeFunction setProgram, setDataParallel, setWeightVersions, defineBuffer,
-      defineSaved;
-  RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
-      recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
-  RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
-};
 
 /// A runtime buffer: one slot of the stage functions, or the sum of a
 /// weight's per-micro-batch gradients.
@@ -120,49 +99,6 @@ private:
 };
 
 } // namespace
-
-RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
-  Builder b(context);
-  Type ptr = LLVM::LLVMPointerType::get(context), i32 = b.getI32Type();
-  auto fn = [&](StringRef name, ArrayRef<Type> args,
-                ArrayRef<Type> results = {}) {
-    return RuntimeFunction{name, b.getFunctionType(args, results)};
-  };
-  setProgram = fn("pprt_set_program", {ptr, i32, i32, i32, i32});
-  setDataParallel = fn("pprt_set_data_parallel", {ptr, i32});
-  setWeightVersions = fn("pprt_set_weight_versions", {ptr, i32});
-  defineBuffer =
-      fn("pprt_define_buffer", {ptr, i32, i32, i32, i32, i32, i32, ptr});
-  defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
-  buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
-  send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
-  recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});
-  groupBegin = fn("pprt_group_begin", {ptr});
-  groupEnd = fn("pprt_group_end", {ptr});
-  accumulate = fn("pprt_accumulate", {ptr, i32, i32, i32});
-  recordLoss = fn("pprt_record_loss", {ptr, i32, i32});
-  allReduce = fn("pprt_all_reduce", {ptr, i32});
-  optimizerStep = fn("pprt_optimizer_step", {ptr, i32});
-  actionBegin = fn("pprt_action_begin", {ptr, i32, i32, i32});
-  actionEnd = fn("pprt_action_end", {ptr});
-  stepIsFirst = fn("pprt_step_is_first", {ptr}, {i32});
-  stepIsLast = fn("pprt_step_is_last", {ptr}, {i32});
-  setStepOffset = fn("pprt_set_step_offset", {ptr, i32});
-}
-
-func::CallOp RuntimeFunction::create(OpBuilder &b, Location loc,
-                                     ModuleOp module, ValueRange args) const {
-  assert(TypeRange(args) == type.getInputs() &&
-         "operands do not match the pprt.h signature");
-  auto callee = module.lookupSymbol<func::FuncOp>(name);
-  if (!callee) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    callee = func::FuncOp::create(b, loc, name, type);
-    callee.setPrivate();
-  }
-  return func::CallOp::create(b, loc, callee, args);
-}
 
 static pprt_buffer_kind kindOf(SlotKind kind) {
   switch (kind) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleExport.h"
 
@@ -43,11 +44,10 @@ struct ComputeSpan {
 /// runs more than one stage, since the micro-batch alone is then ambiguous.
 static std::string getSpanLabel(ComputeOp compute, bool withStage) {
   if (withStage)
-    return llvm::formatv("{0}{1}.{2}", getActionMnemonic(compute),
+    return llvm::formatv("{0}{1}.{2}", getActionName(compute),
                          compute.getStage(), compute.getMb())
         .str();
-  return llvm::formatv("{0}{1}", getActionMnemonic(compute), compute.getMb())
-      .str();
+  return llvm::formatv("{0}{1}", getActionName(compute), compute.getMb()).str();
 }
 
 /// The cell width that fits every label in its span with a space after it,

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleExport.h"
 
@@ -21,20 +22,11 @@
 using namespace mlir;
 using namespace mlir::pp;
 
-/// PyTorch's name of a compute phase: I is the input-gradient backward that
-/// pp calls backward_input, B the fused backward.
-static StringRef getPyTorchComputation(Phase phase) {
-  switch (phase) {
-  case Phase::forward:
-    return "F";
-  case Phase::backward_input:
-    return "I";
-  case Phase::backward_weight:
-    return "W";
-  case Phase::backward:
-    return "B";
-  }
-  llvm_unreachable("unknown phase");
+/// PyTorch's computation type of an action op (ActionVocabulary.h): I is
+/// the input-gradient backward that pp calls backward_input, B the fused
+/// backward.
+static StringRef getPyTorchName(Operation *op) {
+  return getActionSpelling(*getActionKind(op)).pytorch;
 }
 
 /// The cells of one rank's row.
@@ -43,28 +35,29 @@ static SmallVector<std::string> getCells(RankOp rank) {
   for (Operation &op : rank.getBody().front()) {
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](ComputeOp compute) {
-          std::string cell = llvm::formatv(
-              "{0}{1}{2}", compute.getStage(),
-              getPyTorchComputation(compute.getPhase()), compute.getMb());
+          std::string cell =
+              llvm::formatv("{0}{1}{2}", compute.getStage(),
+                            getPyTorchName(compute), compute.getMb());
           // The verifier keeps the partner forward right before it.
           if (compute.getOverlapPartner())
-            cells.back() = "(" + cells.back() + ";" + cell + ")OVERLAP_F_B";
+            cells.back() = llvm::formatv("({0};{1}){2}", cells.back(), cell,
+                                         kPyTorchOverlap);
           else
             cells.push_back(std::move(cell));
         })
         .Case<SendOp, RecvOp>([&](auto transfer) {
-          bool isSend = isa<SendOp>(transfer.getOperation());
-          bool isActivation = transfer.getKind() == TransferKind::activation;
-          cells.push_back(llvm::formatv(
-              "{0}{1}{2}{3}", transfer.getStage(), isSend ? "SEND_" : "RECV_",
-              isActivation ? "F" : "B", transfer.getMb()));
+          cells.push_back(llvm::formatv("{0}{1}{2}", transfer.getStage(),
+                                        getPyTorchName(transfer),
+                                        transfer.getMb()));
         })
         .Case([&](AllReduceOp reduce) {
           // pp's optimizer step waits for the sum; PyTorch's schedules wait
           // right away unless told to defer.
-          cells.push_back(llvm::formatv("{0}REDUCE_GRAD", reduce.getStage()));
-          cells.push_back(
-              llvm::formatv("{0}WAIT_REDUCE_GRAD", reduce.getStage()));
+          cells.push_back(llvm::formatv("{0}{1}", reduce.getStage(),
+                                        getPyTorchName(reduce)));
+          cells.push_back(llvm::formatv(
+              "{0}{1}", reduce.getStage(),
+              getActionSpelling(ActionKind::WaitAllReduce).pytorch));
         });
   }
   return cells;

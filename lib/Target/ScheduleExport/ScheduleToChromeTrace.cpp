@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleExport.h"
 
@@ -26,13 +27,12 @@ static constexpr double kMicrosecondsPerUnit = 1000.0;
 static std::string getEventName(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case<ComputeOp, SendOp, RecvOp>([](auto action) {
-        return llvm::formatv("{0}{1}.{2}", getActionMnemonic(action),
+        return llvm::formatv("{0}{1}.{2}", getActionName(action),
                              action.getStage(), action.getMb())
             .str();
       })
       .Case<AllReduceOp, OptimizerStepOp>([](auto action) {
-        return llvm::formatv("{0}{1}", getActionMnemonic(action),
-                             action.getStage())
+        return llvm::formatv("{0}{1}", getActionName(action), action.getStage())
             .str();
       })
       .Default(

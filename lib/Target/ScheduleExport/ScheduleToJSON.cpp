@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleExport.h"
 
@@ -27,7 +27,7 @@ using namespace mlir::pp;
 static void writeAction(Operation *op, raw_ostream &os) {
   llvm::json::OStream json(os);
   json.object([&] {
-    json.attribute("op", getActionMnemonic(op));
+    json.attribute("op", getActionName(op));
     llvm::TypeSwitch<Operation *>(op)
         .Case([&](ComputeOp compute) {
           json.attribute("stage", static_cast<int64_t>(compute.getStage()));
@@ -109,9 +109,16 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
     writeCompactArray(json, "stage_rank", schedule.getStageRank());
     if (CostAttr cost = schedule.getCostAttr())
       json.attributeObject("cost", [&] {
-        writeCompactArray(json, "F", cost.getForward().asArrayRef());
-        writeCompactArray(json, "B", cost.getBackwardInput().asArrayRef());
-        writeCompactArray(json, "W", cost.getBackwardWeight().asArrayRef());
+        // Each phase's times under its action's name.
+        auto name = [](Phase phase) {
+          return getActionSpelling(getComputeAction(phase)).json;
+        };
+        writeCompactArray(json, name(Phase::forward),
+                          cost.getForward().asArrayRef());
+        writeCompactArray(json, name(Phase::backward_input),
+                          cost.getBackwardInput().asArrayRef());
+        writeCompactArray(json, name(Phase::backward_weight),
+                          cost.getBackwardWeight().asArrayRef());
         json.attributeBegin("comm");
         writeNumber(json, cost.getComm().getValueAsDouble());
         json.attributeEnd();

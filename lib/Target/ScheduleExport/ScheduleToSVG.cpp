@@ -10,14 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleExport.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-
-#include <cstring>
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -36,21 +35,14 @@ static constexpr double kLegendHeight = 32;
 static constexpr double kMinTickSpacing = 40;
 static constexpr double kMinWidth = 600; // room for the title and legend
 
-namespace {
-/// How boxes of a phase look; their CSS class is the phase's name.
-struct PhaseStyle {
-  Phase phase;
-  const char *colour;
-  const char *legend;
-};
-} // namespace
+/// The phases in legend order; boxes of a phase take their colour from the
+/// action vocabulary, and their CSS class is the phase's name.
+static constexpr Phase kPhases[] = {Phase::forward, Phase::backward_input,
+                                    Phase::backward_weight, Phase::backward};
 
-static constexpr PhaseStyle kPhaseStyles[] = {
-    {Phase::forward, "#4e79a7", "F forward"},
-    {Phase::backward_input, "#59a14f", "B backward input"},
-    {Phase::backward_weight, "#f28e2b", "W backward weight"},
-    {Phase::backward, "#b07aa1", "BW fused backward"},
-};
+static const ActionSpelling &getPhaseSpelling(Phase phase) {
+  return getActionSpelling(getComputeAction(phase));
+}
 
 /// A number as an SVG coordinate: "%g" writes the whole and half pixels of
 /// this layout exactly, and the same on every platform.
@@ -161,9 +153,9 @@ void TimelineDrawing::writeHeader() {
      << "\" height=\"" << px(height) << "\" viewBox=\"0 0 " << px(width) << " "
      << px(height) << "\" font-family=\"monospace\" font-size=\"11\">\n";
   os << "<style>\n";
-  for (const PhaseStyle &style : kPhaseStyles)
-    os << "  ." << stringifyPhase(style.phase) << " { fill: " << style.colour
-       << "; }\n";
+  for (Phase phase : kPhases)
+    os << "  ." << stringifyPhase(phase)
+       << " { fill: " << getPhaseSpelling(phase).colour << "; }\n";
   os << "  rect { stroke: #ffffff; stroke-width: 1; }\n"
      << "  text.box { fill: #ffffff; text-anchor: middle; }\n"
      << "  text.tick { text-anchor: middle; }\n"
@@ -218,10 +210,10 @@ void TimelineDrawing::writeRank(int64_t rank) {
     }
     os << "  <rect class=\"" << stringifyPhase(compute.getPhase()) << "\" x=\""
        << px(x) << "\" y=\"" << px(top) << "\" width=\"" << px(w)
-       << "\" height=\"" << px(height) << "\"><title>"
-       << getActionMnemonic(compute) << " stage " << compute.getStage()
-       << " mb " << compute.getMb() << ", " << px(interval.start) << " to "
-       << px(interval.end) << "</title></rect>\n";
+       << "\" height=\"" << px(height) << "\"><title>" << getActionName(compute)
+       << " stage " << compute.getStage() << " mb " << compute.getMb() << ", "
+       << px(interval.start) << " to " << px(interval.end)
+       << "</title></rect>\n";
     os << "  <text class=\"box\" x=\"" << px(x + w / 2) << "\" y=\""
        << px(top + height / 2 + 4) << "\">" << getBoxLabel(compute, withStage)
        << "</text>\n";
@@ -233,12 +225,14 @@ void TimelineDrawing::writeLegend() {
   double y = yOf(numRanks) + 8;
   os << "<g class=\"legend\">\n";
   double x = kLeftMargin;
-  for (const PhaseStyle &style : kPhaseStyles) {
-    os << "  <rect class=\"" << stringifyPhase(style.phase) << "\" x=\""
-       << px(x) << "\" y=\"" << px(y) << "\" width=\"12\" height=\"12\"/>\n"
+  for (Phase phase : kPhases) {
+    const ActionSpelling &spelling = getPhaseSpelling(phase);
+    std::string legend = (spelling.json + " " + spelling.description).str();
+    os << "  <rect class=\"" << stringifyPhase(phase) << "\" x=\"" << px(x)
+       << "\" y=\"" << px(y) << "\" width=\"12\" height=\"12\"/>\n"
        << "  <text x=\"" << px(x + 16) << "\" y=\"" << px(y + 10) << "\">"
-       << style.legend << "</text>\n";
-    x += 16 + kCharWidth * (std::strlen(style.legend) + 3);
+       << legend << "</text>\n";
+    x += 16 + kCharWidth * (legend.size() + 3);
   }
   os << "</g>\n";
 }

@@ -10,6 +10,7 @@
 
 #include "ImportSupport.h"
 
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Utils/JSONDepth.h"
@@ -18,7 +19,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
 
@@ -193,20 +195,6 @@ namespace {
 struct Located {
   const llvm::json::Value *value;
   JSONPositions::NodeId node;
-};
-
-/// The `op` of a pp-schedule-v1 action and the IR it becomes.
-enum class ActionKind {
-  F,
-  B,
-  W,
-  BW,
-  SendF,
-  RecvF,
-  SendB,
-  RecvB,
-  AllReduce,
-  Opt
 };
 
 class JSONScheduleImporter {
@@ -491,13 +479,19 @@ FailureOr<CostAttr> JSONScheduleImporter::parseCost(Located cost) {
     }
     return DenseF64ArrayAttr::get(context, values);
   };
-  FailureOr<DenseF64ArrayAttr> forward = parseTimes("F");
+  // Each phase's times are under its action's name.
+  auto parsePhaseTimes = [&](Phase phase) {
+    return parseTimes(getActionSpelling(getComputeAction(phase)).json);
+  };
+  FailureOr<DenseF64ArrayAttr> forward = parsePhaseTimes(Phase::forward);
   if (failed(forward))
     return failure();
-  FailureOr<DenseF64ArrayAttr> backwardInput = parseTimes("B");
+  FailureOr<DenseF64ArrayAttr> backwardInput =
+      parsePhaseTimes(Phase::backward_input);
   if (failed(backwardInput))
     return failure();
-  FailureOr<DenseF64ArrayAttr> backwardWeight = parseTimes("W");
+  FailureOr<DenseF64ArrayAttr> backwardWeight =
+      parsePhaseTimes(Phase::backward_weight);
   if (failed(backwardWeight))
     return failure();
   FailureOr<Located> commField = getField(cost, "comm", where);
@@ -524,6 +518,19 @@ FailureOr<CostAttr> JSONScheduleImporter::parseCost(Located cost) {
   return attr;
 }
 
+/// The JSON ops of the actions `select` picks, in vocabulary order:
+/// "F, B or W".
+static std::string listJSONOps(function_ref<bool(ActionKind)> select,
+                               StringRef lastSeparator) {
+  SmallVector<StringRef> names;
+  for (const ActionSpelling &spelling : getActionVocabulary())
+    if (!spelling.json.empty() && select(spelling.kind))
+      names.push_back(spelling.json);
+  return llvm::formatv("{0} {1} {2}",
+                       llvm::join(ArrayRef(names).drop_back(), ", "),
+                       lastSeparator, names.back());
+}
+
 LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
                                                 OpBuilder &builder) {
   if (!action.value->getAsObject())
@@ -536,33 +543,21 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
   if (!opName)
     return emitError(opField->node) << where << "'op' must be a string, got "
                                     << describeKind(*opField->value);
-  std::optional<ActionKind> kind =
-      llvm::StringSwitch<std::optional<ActionKind>>(*opName)
-          .Case("F", ActionKind::F)
-          .Case("B", ActionKind::B)
-          .Case("W", ActionKind::W)
-          .Case("BW", ActionKind::BW)
-          .Case("SEND_F", ActionKind::SendF)
-          .Case("RECV_F", ActionKind::RecvF)
-          .Case("SEND_B", ActionKind::SendB)
-          .Case("RECV_B", ActionKind::RecvB)
-          .Case("ALLREDUCE", ActionKind::AllReduce)
-          .Case("OPT", ActionKind::Opt)
-          .Default(std::nullopt);
+  std::optional<ActionKind> kind = lookupJSONAction(*opName);
   if (!kind)
     return emitError(opField->node)
-           << where << "unknown op '" << *opName
-           << "'; expected F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, "
-              "ALLREDUCE or OPT";
+           << where << "unknown op '" << *opName << "'; expected "
+           << listJSONOps([](ActionKind) { return true; }, "or");
 
   // pp's extension: only a transfer can be posted in an exchange group.
-  bool isTransfer = *kind == ActionKind::SendF || *kind == ActionKind::RecvF ||
-                    *kind == ActionKind::SendB || *kind == ActionKind::RecvB;
+  auto isTransfer = [](ActionKind kind) {
+    return getTransfer(kind).has_value();
+  };
   if (std::optional<Located> grouped = getOptionalField(action, "grouped");
-      grouped && !isTransfer)
+      grouped && !isTransfer(*kind))
     return emitError(grouped->node)
-           << where << "'grouped' applies only to SEND_F, RECV_F, SEND_B and "
-           << "RECV_B, not " << *opName;
+           << where << "'grouped' applies only to "
+           << listJSONOps(isTransfer, "and") << ", not " << *opName;
 
   FailureOr<int64_t> stage =
       getIndexField(action, "stage", where, numStages, "stages");
@@ -573,7 +568,7 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
     AllReduceOp::create(builder, loc, *stage);
     return success();
   }
-  if (*kind == ActionKind::Opt) {
+  if (*kind == ActionKind::OptimizerStep) {
     OptimizerStepOp::create(builder, loc, *stage);
     return success();
   }
@@ -582,24 +577,7 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
       getIndexField(action, "mb", where, numMicrobatches, "micro-batches");
   if (failed(mb))
     return failure();
-  std::optional<Phase> phase;
-  switch (*kind) {
-  case ActionKind::F:
-    phase = Phase::forward;
-    break;
-  case ActionKind::B:
-    phase = Phase::backward_input;
-    break;
-  case ActionKind::W:
-    phase = Phase::backward_weight;
-    break;
-  case ActionKind::BW:
-    phase = Phase::backward;
-    break;
-  default:
-    break;
-  }
-  if (phase) {
+  if (std::optional<Phase> phase = getComputePhase(*kind)) {
     ComputeOp::create(builder, loc, *phase, *stage, *mb, /*overlap=*/false,
                       /*function=*/nullptr);
     return success();
@@ -612,15 +590,12 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
   FailureOr<bool> grouped = getGrouped(action, where);
   if (failed(grouped))
     return failure();
-  TransferKind transfer =
-      *kind == ActionKind::SendF || *kind == ActionKind::RecvF
-          ? TransferKind::activation
-          : TransferKind::gradient;
   // The op verifier checks that a grouped transfer follows another one.
-  if (*kind == ActionKind::SendF || *kind == ActionKind::SendB)
-    SendOp::create(builder, loc, transfer, *stage, *mb, *peer, *grouped);
+  TransferAction transfer = *getTransfer(*kind);
+  if (transfer.isSend)
+    SendOp::create(builder, loc, transfer.kind, *stage, *mb, *peer, *grouped);
   else
-    RecvOp::create(builder, loc, transfer, *stage, *mb, *peer, *grouped);
+    RecvOp::create(builder, loc, transfer.kind, *stage, *mb, *peer, *grouped);
   return success();
 }
 

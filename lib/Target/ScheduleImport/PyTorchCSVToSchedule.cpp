@@ -26,6 +26,7 @@
 
 #include "ImportSupport.h"
 
+#include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleImport.h"
@@ -34,7 +35,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <optional>
 #include <tuple>
@@ -47,27 +48,9 @@ namespace {
 /// Identifies an action within a row: (kind, stage, micro-batch).
 using RowKey = std::tuple<int, int64_t, int64_t>;
 
-/// The PyTorch computation types pp reads.
-enum class CSVOp {
-  F,
-  I,
-  W,
-  B,
-  SendF,
-  RecvF,
-  SendB,
-  RecvB,
-  WaitSendF,
-  WaitSendB,
-  ReduceGrad,
-  WaitReduceGrad,
-  Unshard,
-  Reshard
-};
-
 /// One action of the CSV: a cell, or half of an overlapped pair.
 struct CSVAction {
-  CSVOp op;
+  ActionKind op;
   int64_t stage;
   int64_t mb;
   /// Whether it runs concurrently with the action before it (the backward
@@ -85,25 +68,15 @@ struct CSVRow {
 };
 } // namespace
 
-/// PyTorch's name of an op, and whether it names a micro-batch.
-static std::optional<std::pair<CSVOp, bool>> lookupOp(StringRef name) {
-  using Entry = std::optional<std::pair<CSVOp, bool>>;
-  return llvm::StringSwitch<Entry>(name)
-      .Case("F", std::pair(CSVOp::F, true))
-      .Case("I", std::pair(CSVOp::I, true))
-      .Case("W", std::pair(CSVOp::W, true))
-      .Case("B", std::pair(CSVOp::B, true))
-      .Case("SEND_F", std::pair(CSVOp::SendF, true))
-      .Case("RECV_F", std::pair(CSVOp::RecvF, true))
-      .Case("SEND_B", std::pair(CSVOp::SendB, true))
-      .Case("RECV_B", std::pair(CSVOp::RecvB, true))
-      .Case("WAIT_SEND_F", std::pair(CSVOp::WaitSendF, true))
-      .Case("WAIT_SEND_B", std::pair(CSVOp::WaitSendB, true))
-      .Case("REDUCE_GRAD", std::pair(CSVOp::ReduceGrad, false))
-      .Case("WAIT_REDUCE_GRAD", std::pair(CSVOp::WaitReduceGrad, false))
-      .Case("UNSHARD", std::pair(CSVOp::Unshard, false))
-      .Case("RESHARD", std::pair(CSVOp::Reshard, false))
-      .Default(std::nullopt);
+/// The op list of the malformed-action error, from the vocabulary: those
+/// with a micro-batch (`withMicrobatch`) or those without.
+static std::string listPyTorchOps(bool withMicrobatch) {
+  SmallVector<StringRef> names;
+  for (const ActionSpelling &spelling : getActionVocabulary())
+    if (!spelling.pytorch.empty() && spelling.hasMicrobatch == withMicrobatch)
+      names.push_back(spelling.pytorch);
+  return llvm::join(ArrayRef(names).drop_back(), ", ") + " or " +
+         names.back().str();
 }
 
 /// Parses one action such as `0F1`, `1SEND_B0` or `2REDUCE_GRAD`.
@@ -115,11 +88,11 @@ static FailureOr<CSVAction> parseAction(StringRef text, size_t offset,
   auto malformed = [&] {
     return emitActionError()
            << "malformed PyTorch action '" << text
-           << "': expected {stage}{op}{micro-batch} with op F, I, W, B, "
-              "SEND_F, RECV_F, SEND_B, RECV_B, WAIT_SEND_F or WAIT_SEND_B, "
-              "{stage}{op} with op REDUCE_GRAD, WAIT_REDUCE_GRAD, UNSHARD or "
-              "RESHARD, or (F;B)OVERLAP_F_B, e.g. '0F1', '1SEND_B0' or "
-              "'(0F3;3B1)OVERLAP_F_B'";
+           << "': expected {stage}{op}{micro-batch} with op "
+           << listPyTorchOps(/*withMicrobatch=*/true)
+           << ", {stage}{op} with op " << listPyTorchOps(false) << ", or (F;B)"
+           << kPyTorchOverlap << ", e.g. '0F1', '1SEND_B0' or '(0F3;3B1)"
+           << kPyTorchOverlap << "'";
   };
   size_t stageEnd = text.find_first_not_of("0123456789");
   if (stageEnd == 0 || stageEnd == StringRef::npos)
@@ -127,11 +100,12 @@ static FailureOr<CSVAction> parseAction(StringRef text, size_t offset,
   StringRef rest = text.drop_front(stageEnd);
   size_t opEnd = std::min(rest.find_first_of("0123456789"), rest.size());
   StringRef opName = rest.take_front(opEnd), mbText = rest.drop_front(opEnd);
-  std::optional<std::pair<CSVOp, bool>> op = lookupOp(opName);
-  CSVAction action{CSVOp::F, 0, 0, /*overlap=*/false, text, offset};
+  std::optional<ActionKind> op = lookupPyTorchAction(opName);
+  CSVAction action{ActionKind::Forward, 0, 0, /*overlap=*/false, text, offset};
+  bool hasMicrobatch = op && getActionSpelling(*op).hasMicrobatch;
   if (!op || text.take_front(stageEnd).getAsInteger(10, action.stage) ||
-      mbText.empty() == op->second ||
-      (op->second && mbText.getAsInteger(10, action.mb)))
+      mbText.empty() == hasMicrobatch ||
+      (hasMicrobatch && mbText.getAsInteger(10, action.mb)))
     return malformed();
   if (action.stage >= kMaxStages)
     return emitActionError()
@@ -142,7 +116,7 @@ static FailureOr<CSVAction> parseAction(StringRef text, size_t offset,
            << "PyTorch action '" << text << "' has micro-batch " << action.mb
            << "; at most " << kMaxMicrobatches
            << " micro-batches are supported";
-  action.op = op->first;
+  action.op = *op;
   return action;
 }
 
@@ -155,8 +129,8 @@ static LogicalResult parseOverlap(StringRef cell, size_t offset,
   SmallVector<StringRef, 2> parts;
   if (close != StringRef::npos)
     cell.slice(1, close).split(parts, ';');
-  if (close == StringRef::npos || cell.drop_front(close + 1) != "OVERLAP_F_B" ||
-      parts.size() != 2)
+  if (close == StringRef::npos ||
+      cell.drop_front(close + 1) != kPyTorchOverlap || parts.size() != 2)
     return mlir::emitError(locator.getLoc(offset))
            << "malformed PyTorch action '" << cell
            << "': expected an overlapped forward and backward "
@@ -170,8 +144,10 @@ static LogicalResult parseOverlap(StringRef cell, size_t offset,
     actions.push_back(*action);
   }
   CSVAction &forward = actions[actions.size() - 2], &backward = actions.back();
-  if (forward.op != CSVOp::F ||
-      !llvm::is_contained({CSVOp::I, CSVOp::W, CSVOp::B}, backward.op))
+  if (forward.op != ActionKind::Forward ||
+      !llvm::is_contained({ActionKind::BackwardInput,
+                           ActionKind::BackwardWeight, ActionKind::Backward},
+                          backward.op))
     return mlir::emitError(locator.getLoc(offset))
            << "'" << cell
            << "' must overlap a forward (F) with a backward (I, W or B), in "
@@ -202,20 +178,20 @@ static LogicalResult parseCell(StringRef cell, size_t offset,
 static LogicalResult checkWaits(const CSVRow &row,
                                 const SourceLocator &locator) {
   llvm::DenseSet<RowKey> started;
-  auto key = [](CSVOp op, const CSVAction &action) {
+  auto key = [](ActionKind op, const CSVAction &action) {
     return std::make_tuple(static_cast<int>(op), action.stage, action.mb);
   };
   for (const CSVAction &action : row.actions) {
-    std::optional<CSVOp> awaited;
+    std::optional<ActionKind> awaited;
     switch (action.op) {
-    case CSVOp::WaitSendF:
-      awaited = CSVOp::SendF;
+    case ActionKind::WaitSendActivation:
+      awaited = ActionKind::SendActivation;
       break;
-    case CSVOp::WaitSendB:
-      awaited = CSVOp::SendB;
+    case ActionKind::WaitSendGradient:
+      awaited = ActionKind::SendGradient;
       break;
-    case CSVOp::WaitReduceGrad:
-      awaited = CSVOp::ReduceGrad;
+    case ActionKind::WaitAllReduce:
+      awaited = ActionKind::AllReduce;
       break;
     default:
       started.insert(key(action.op, action));
@@ -224,7 +200,9 @@ static LogicalResult checkWaits(const CSVRow &row,
     if (!started.contains(key(*awaited, action)))
       return mlir::emitError(locator.getLoc(action.offset))
              << "'" << action.text << "' waits for a "
-             << (*awaited == CSVOp::ReduceGrad ? "REDUCE_GRAD" : "send")
+             << (*awaited == ActionKind::AllReduce
+                     ? StringRef(getActionSpelling(*awaited).pytorch)
+                     : StringRef("send"))
              << " that does not come before it on its rank";
   }
   return success();
@@ -235,9 +213,10 @@ static LogicalResult checkWaits(const CSVRow &row,
 /// receive without a later consumer stays (the verifier reports it).
 static void moveReceivesToConsumers(CSVRow &row) {
   auto computeKey = [](const CSVAction &action) -> std::optional<RowKey> {
-    if (action.op == CSVOp::F)
+    if (action.op == ActionKind::Forward)
       return RowKey{0, action.stage, action.mb};
-    if (action.op == CSVOp::B || action.op == CSVOp::I)
+    if (action.op == ActionKind::Backward ||
+        action.op == ActionKind::BackwardInput)
       return RowKey{1, action.stage, action.mb};
     return std::nullopt;
   };
@@ -251,9 +230,11 @@ static void moveReceivesToConsumers(CSVRow &row) {
   for (auto [i, action] : llvm::enumerate(row.actions)) {
     if (auto it = deferred.find(i); it != deferred.end())
       llvm::append_range(order, it->second);
-    if (action.op == CSVOp::RecvF || action.op == CSVOp::RecvB) {
-      auto it = waitAt.find(
-          RowKey{action.op == CSVOp::RecvF ? 0 : 1, action.stage, action.mb});
+    if (action.op == ActionKind::RecvActivation ||
+        action.op == ActionKind::RecvGradient) {
+      auto it =
+          waitAt.find(RowKey{action.op == ActionKind::RecvActivation ? 0 : 1,
+                             action.stage, action.mb});
       if (it != waitAt.end() && it->second > i) {
         deferred[it->second].push_back(action);
         continue;
@@ -314,7 +295,7 @@ inferPlacement(ArrayRef<CSVRow> rows, int64_t numStages,
   for (auto [rank, row] : llvm::enumerate(rows)) {
     for (const CSVAction &action : row.actions) {
       firstUse.try_emplace(action.stage, &action);
-      if (action.op != CSVOp::F)
+      if (action.op != ActionKind::Forward)
         continue;
       auto [it, inserted] = forwards.try_emplace(action.stage, rank, &action);
       auto [owner, first] = it->second;
@@ -351,22 +332,6 @@ inferPlacement(ArrayRef<CSVRow> rows, int64_t numStages,
   return stageRank;
 }
 
-/// The phase of a compute action.
-static std::optional<Phase> getPhase(CSVOp op) {
-  switch (op) {
-  case CSVOp::F:
-    return Phase::forward;
-  case CSVOp::I:
-    return Phase::backward_input;
-  case CSVOp::W:
-    return Phase::backward_weight;
-  case CSVOp::B:
-    return Phase::backward;
-  default:
-    return std::nullopt;
-  }
-}
-
 /// Creates the pp action of one CSV action, if it has one; transfers get
 /// their peer from the placement.
 static LogicalResult createAction(const CSVAction &action,
@@ -375,27 +340,22 @@ static LogicalResult createAction(const CSVAction &action,
                                   OpBuilder &builder) {
   Location loc = locator.getLoc(action.offset);
   int64_t last = stageRank.size() - 1;
-  if (std::optional<Phase> phase = getPhase(action.op)) {
+  if (std::optional<Phase> phase = getComputePhase(action.op)) {
     // An imported schedule has no model, so no stage functions to name.
     ComputeOp::create(builder, loc, *phase, action.stage, action.mb,
                       action.overlap, /*function=*/nullptr);
     return success();
   }
-  switch (action.op) {
-  case CSVOp::ReduceGrad:
+  if (action.op == ActionKind::AllReduce) {
     AllReduceOp::create(builder, loc, action.stage);
     return success();
-  case CSVOp::WaitSendF:
-  case CSVOp::WaitSendB:
-  case CSVOp::WaitReduceGrad:
-  case CSVOp::Unshard:
-  case CSVOp::Reshard:
-    return success();
-  default:
-    break;
   }
-  bool isSend = action.op == CSVOp::SendF || action.op == CSVOp::SendB;
-  bool isActivation = action.op == CSVOp::SendF || action.op == CSVOp::RecvF;
+  // Waits, UNSHARD and RESHARD have no pp action.
+  std::optional<TransferAction> transfer = getTransfer(action.op);
+  if (!transfer)
+    return success();
+  bool isSend = transfer->isSend;
+  bool isActivation = transfer->kind == TransferKind::activation;
   // Activations flow from stage s to s + 1, gradients back.
   int64_t neighbour =
       isSend == isActivation ? action.stage + 1 : action.stage - 1;
@@ -404,13 +364,11 @@ static LogicalResult createAction(const CSVAction &action,
            << "'" << action.text << "' "
            << (isSend ? "sends to" : "receives from") << " stage " << neighbour
            << ", but the stages are 0.." << last;
-  TransferKind kind =
-      isActivation ? TransferKind::activation : TransferKind::gradient;
   if (isSend)
-    SendOp::create(builder, loc, kind, action.stage, action.mb,
+    SendOp::create(builder, loc, transfer->kind, action.stage, action.mb,
                    stageRank[neighbour]);
   else
-    RecvOp::create(builder, loc, kind, action.stage, action.mb,
+    RecvOp::create(builder, loc, transfer->kind, action.stage, action.mb,
                    stageRank[neighbour]);
   return success();
 }

@@ -20,8 +20,6 @@ using namespace mlir::pp;
 
 #include "pp/Dialect/PP/IR/PPOpsDialect.cpp.inc"
 
-#include "pp/Dialect/PP/IR/PPEnums.cpp.inc"
-
 /// Parses `[v, ...]` of f64 literals, decimal or hexadecimal.
 static ParseResult parseExactF64Array(AsmParser &parser,
                                       DenseF64ArrayAttr &array) {
@@ -62,28 +60,6 @@ void PPDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "pp/Dialect/PP/IR/PPAttrs.cpp.inc"
       >();
-}
-
-/// Checks the `pp.slot` of a function argument or result: a #pp.slot.
-static LogicalResult verifySlotAttribute(Operation *op, StringRef what,
-                                         unsigned index, NamedAttribute attr) {
-  if (attr.getName() != kSlotAttr || isa<SlotAttr>(attr.getValue()))
-    return success();
-  return op->emitError() << what << " #" << index << " has '" << kSlotAttr
-                         << "' = " << attr.getValue()
-                         << ", which is not a #pp.slot";
-}
-
-LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op, unsigned,
-                                                  unsigned argIndex,
-                                                  NamedAttribute attr) {
-  return verifySlotAttribute(op, "argument", argIndex, attr);
-}
-
-LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op, unsigned,
-                                                     unsigned resultIndex,
-                                                     NamedAttribute attr) {
-  return verifySlotAttribute(op, "result", resultIndex, attr);
 }
 
 CostAttr CostAttr::getUnit(MLIRContext *context, int64_t numStages) {

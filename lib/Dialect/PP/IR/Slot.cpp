@@ -1,6 +1,6 @@
 //===- Slot.cpp - names of the runtime buffers stage functions use --------===//
 //
-// Slot kinds and `#pp.slot`: its keywords, parser, printer and verifier.
+// Slot kinds and `#pp.slot`: its parser, printer and verifier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,51 +8,9 @@
 #include "pp/Dialect/PP/IR/PPDialect.h"
 
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::pp;
-
-StringRef mlir::pp::stringifySlotKind(SlotKind kind) {
-  switch (kind) {
-  case SlotKind::Param:
-    return "param";
-  case SlotKind::Data:
-    return "data";
-  case SlotKind::Target:
-    return "target";
-  case SlotKind::Activation:
-    return "act";
-  case SlotKind::Gradient:
-    return "grad";
-  case SlotKind::Saved:
-    return "saved";
-  case SlotKind::Stash:
-    return "stash";
-  case SlotKind::ParamGrad:
-    return "param_grad";
-  case SlotKind::Loss:
-    return "loss";
-  case SlotKind::LossGrad:
-    return "loss_grad";
-  }
-  llvm_unreachable("unknown slot kind");
-}
-
-std::optional<SlotKind> mlir::pp::symbolizeSlotKind(StringRef keyword) {
-  return llvm::StringSwitch<std::optional<SlotKind>>(keyword)
-      .Case("param", SlotKind::Param)
-      .Case("data", SlotKind::Data)
-      .Case("target", SlotKind::Target)
-      .Case("act", SlotKind::Activation)
-      .Case("grad", SlotKind::Gradient)
-      .Case("saved", SlotKind::Saved)
-      .Case("stash", SlotKind::Stash)
-      .Case("param_grad", SlotKind::ParamGrad)
-      .Case("loss", SlotKind::Loss)
-      .Case("loss_grad", SlotKind::LossGrad)
-      .Default(std::nullopt);
-}
 
 bool mlir::pp::slotKindHasStage(SlotKind kind) {
   return kind == SlotKind::Activation || kind == SlotKind::Gradient ||

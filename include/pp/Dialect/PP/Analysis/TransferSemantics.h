@@ -9,26 +9,8 @@
 #ifndef PP_DIALECT_PP_ANALYSIS_TRANSFERSEMANTICS_H
 #define PP_DIALECT_PP_ANALYSIS_TRANSFERSEMANTICS_H
 
-#include "llvm/ADT/StringRef.h"
-
-#include <optional>
-
-namespace mlir::pp {
-
-/// How point-to-point transfers synchronise.
-enum class TransferSemantics {
-  /// A send never blocks; a receive waits for its send (the
-  /// `pp-schedule-v1` contract, MPI's buffered sends).
-  async,
-  /// A send also waits until its receive is reached (NCCL send/recv).
-  rendezvous,
-};
-
-/// `async` or `rendezvous`, or none.
-std::optional<TransferSemantics>
-symbolizeTransferSemantics(llvm::StringRef text);
-llvm::StringRef stringifyTransferSemantics(TransferSemantics semantics);
-
-} // namespace mlir::pp
+// TransferSemantics (async or rendezvous) and its stringify/symbolize
+// functions are generated from PPEnums.td.
+#include "pp/Dialect/PP/IR/PPEnums.h"
 
 #endif // PP_DIALECT_PP_ANALYSIS_TRANSFERSEMANTICS_H

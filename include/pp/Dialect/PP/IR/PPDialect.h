@@ -12,7 +12,7 @@
 
 #include "pp/Dialect/PP/IR/PPOpsDialect.h.inc"
 
-#include "pp/Dialect/PP/IR/PPEnums.h.inc"
+#include "pp/Dialect/PP/IR/PPEnums.h"
 
 #include "pp/Dialect/PP/IR/Slot.h"
 
@@ -20,12 +20,34 @@
 #include "pp/Dialect/PP/IR/PPAttrs.h.inc"
 
 namespace mlir::pp {
-/// Attributes tagging a derived stage function with its stage and phase.
+// The discardable attributes of the dialect; PPDialect verifies where each
+// sits and what it holds (DiscardableAttributes.cpp).
+
+/// On a derived stage function: its stage, its phase, the number of
+/// micro-batches pp-split-microbatches split the step into (also on the
+/// step), and whether its stage's backward recomputes its forward from the
+/// stage inputs (a `recompute` pp.stage).
 inline constexpr llvm::StringLiteral kStageAttr = "pp.stage";
 inline constexpr llvm::StringLiteral kPhaseAttr = "pp.phase";
+inline constexpr llvm::StringLiteral kMicrobatchesAttr = "pp.microbatches";
+inline constexpr llvm::StringLiteral kRecomputeAttr = "pp.recompute";
 /// Argument/result attribute (a SlotAttr) naming the runtime buffer a
 /// stage-function value lives in.
 inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";
+/// On arguments of the training step: a weight, the data argument that holds
+/// the training targets, and the name of a weight (its checkpoint key).
+inline constexpr llvm::StringLiteral kParamAttr = "pp.param";
+inline constexpr llvm::StringLiteral kTargetAttr = "pp.target";
+inline constexpr llvm::StringLiteral kNameAttr = "pp.name";
+/// On a linalg contraction: `pp-select-gemm` chose the runtime's GEMM.
+inline constexpr llvm::StringLiteral kGemmAttrName = "pp.gemm";
+inline constexpr llvm::StringLiteral kGemmLibrary = "library";
+/// On a pp.schedule, what pp-simulate found: the makespan, each rank's idle
+/// time and peak activation memory, and a no-flush schedule's time per step.
+inline constexpr llvm::StringLiteral kMakespanAttr = "pp.makespan";
+inline constexpr llvm::StringLiteral kIdleAttr = "pp.idle";
+inline constexpr llvm::StringLiteral kPeakMemoryAttr = "pp.peak_memory";
+inline constexpr llvm::StringLiteral kSteadyStepAttr = "pp.steady_step";
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_IR_PPDIALECT_H

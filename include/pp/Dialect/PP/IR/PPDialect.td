@@ -24,7 +24,9 @@ def PP_Dialect : Dialect {
     types.
   }];
   let useDefaultAttributePrinterParser = 1;
-  // `pp.slot` on stage-function arguments and results must be a #pp.slot.
+  // The discardable `pp.*` attributes (PPDialect.h) on ops, function
+  // arguments and results: known names, where they belong, valid values.
+  let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];

@@ -10,40 +10,24 @@
 #ifndef PP_DIALECT_PP_IR_SLOT_H
 #define PP_DIALECT_PP_IR_SLOT_H
 
-#include "llvm/ADT/StringRef.h"
+#include "pp/Dialect/PP/IR/PPEnums.h"
 
 #include <cstdint>
-#include <optional>
 
 namespace mlir::pp {
 
-/// What a slot holds. `stage` and `index` mean, per kind:
-///   Param, Data, Target, ParamGrad: index = the step's argument number;
-///   Activation, Gradient: output `index` of stage `stage` (and its gradient);
-///   Saved, Stash: value `index` the backward (W) of `stage` keeps;
-///   Loss, LossGrad: neither.
-enum class SlotKind {
-  Param,      // <param i>               a weight
-  Data,       // <data i>                batch input
-  Target,     // <target i>              batch target
-  Activation, // <act stage s output j>  stage output
-  Gradient,   // <grad stage s output j> gradient of a stage output
-  Saved,      // <saved stage s value n> forward value the backward reads
-  Stash,      // <stash stage s value n> B value W reads
-  ParamGrad,  // <param_grad i>          one micro-batch's weight gradient
-  Loss,       // <loss>                  the last stage's loss
-  LossGrad,   // <loss_grad>             the backward's seed, 1
-};
-
-/// The keyword of `kind` in `#pp.slot<...>`.
-llvm::StringRef stringifySlotKind(SlotKind kind);
-/// The kind a keyword names, if any.
-std::optional<SlotKind> symbolizeSlotKind(llvm::StringRef keyword);
 /// Whether a slot of `kind` names a stage (and a value within it).
 bool slotKindHasStage(SlotKind kind);
 /// Whether a slot of `kind` has a number (all but the loss and its seed).
 bool slotKindHasIndex(SlotKind kind);
 
+/// A runtime buffer: what it holds (SlotKind in PPEnums.td, whose keyword
+/// in `#pp.slot<...>` stringifySlotKind gives) and its numbers, which mean
+/// per kind:
+///   Param, Data, Target, ParamGrad: index = the step's argument number;
+///   Activation, Gradient: output `index` of stage `stage` (and its gradient);
+///   Saved, Stash: value `index` the backward (W) of `stage` keeps;
+///   Loss, LossGrad: neither.
 struct Slot {
   SlotKind kind = SlotKind::Loss;
   int64_t stage = 0;

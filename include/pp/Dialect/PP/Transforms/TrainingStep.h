@@ -15,16 +15,8 @@
 
 namespace mlir::pp {
 
-/// Attribute marking a weight argument of the training step.
-inline constexpr llvm::StringLiteral kParamAttr = "pp.param";
-/// Attribute marking the data argument that holds the training targets.
-inline constexpr llvm::StringLiteral kTargetAttr = "pp.target";
-/// The number of micro-batches pp-split-microbatches split the step into,
-/// on the step and on the stage functions derived from it.
-inline constexpr llvm::StringLiteral kMicrobatchesAttr = "pp.microbatches";
-/// Marks the stage functions of a stage whose backward recomputes its
-/// forward from the stage inputs (a `recompute` pp.stage).
-inline constexpr llvm::StringLiteral kRecomputeAttr = "pp.recompute";
+// The attributes of a training step (pp.param, pp.target, pp.microbatches,
+// pp.recompute) are declared with the dialect (PPDialect.h).
 
 /// Finds the training-step function `name`, or emits an error on `module`.
 func::FuncOp lookupTrainingStep(ModuleOp module, StringRef name);

@@ -1,0 +1,50 @@
+//===- RuntimeFunctions.h - the libpprt entry points the lowering calls -*-===//
+//
+// Every pprt_* function that convert-pp-to-runtime and
+// convert-gemm-to-runtime call, each declared once with its C signature
+// (runtime/include/pprt/pprt.h), in the manner of upstream's
+// FunctionCallBuilder: a call whose operands do not match its declaration is
+// a bug of the pass that builds it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_CONVERSION_RUNTIMEFUNCTIONS_H
+#define PP_CONVERSION_RUNTIMEFUNCTIONS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::pp {
+
+/// A libpprt entry point and its C signature, declared in the module on
+/// first use.
+struct RuntimeFunction {
+  StringRef name;
+  FunctionType type;
+
+  /// The declaration in `module`, added at its end if missing; fails, with
+  /// an error at the declaration, if the module declares it with another
+  /// type.
+  FailureOr<func::FuncOp> declare(ModuleOp module) const;
+  /// A call of the function with `args`, declaring it on first use.
+  func::CallOp create(OpBuilder &b, Location loc, ModuleOp module,
+                      ValueRange args) const;
+};
+
+/// The table of runtime functions.
+struct RuntimeFunctions {
+  explicit RuntimeFunctions(MLIRContext *context);
+
+  // The program a schedule lowers to (convert-pp-to-runtime).
+  RuntimeFunction setProgram, setDataParallel, setWeightVersions, defineBuffer,
+      defineSaved;
+  RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
+      recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
+  RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
+  // The library GEMM of marked contractions (convert-gemm-to-runtime).
+  RuntimeFunction gemm;
+};
+
+} // namespace mlir::pp
+
+#endif // PP_CONVERSION_RUNTIMEFUNCTIONS_H

@@ -1,0 +1,23 @@
+//===- PPEnums.h - pp enumerations ------------------------------*- C++ -*-===//
+//
+// The enum classes of PPEnums.td (phases, transfer kinds, slot kinds) and
+// PPOptionEnums.td (the values of pass options), with their generated
+// stringify/symbolize functions (defined in MLIRPP).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_IR_PPENUMS_H
+#define PP_DIALECT_PP_IR_PPENUMS_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMapInfo.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "pp/Dialect/PP/IR/PPEnums.h.inc"
+#include "pp/Dialect/PP/IR/PPOptionEnums.h.inc"
+
+#endif // PP_DIALECT_PP_IR_PPENUMS_H

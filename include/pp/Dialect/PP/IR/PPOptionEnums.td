@@ -1,0 +1,55 @@
+//===- PPOptionEnums.td - values of pp's pass options ------*- tablegen -*-===//
+//
+// The enumerated options of pp's passes and pipelines, with the strings
+// they take on the command line: -gen-enum-decls/-gen-enum-defs write each
+// enum class and its stringify/symbolize functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_IR_PPOPTIONENUMS_TD
+#define PP_DIALECT_PP_IR_PPOPTIONENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+def PP_TransferSemantics : I32Enum<"TransferSemantics",
+    "how point-to-point transfers synchronise", [
+    // A send never blocks; a receive waits for its send (the
+    // `pp-schedule-v1` contract, MPI's buffered sends).
+    I32EnumCase<"async", 0>,
+    // A send also waits until its receive is reached (NCCL send/recv).
+    I32EnumCase<"rendezvous", 1>
+  ]> {
+  let cppNamespace = "::mlir::pp";
+}
+
+def PP_RecomputePolicy : I32Enum<"RecomputePolicy",
+    "which stages recompute their forward in their backward", [
+    I32EnumCase<"None", 0, "none">,
+    I32EnumCase<"All", 1, "all">,
+    // Those the partition planner picks so that every rank fits its cap.
+    I32EnumCase<"Auto", 2, "auto">
+  ]> {
+  let cppNamespace = "::mlir::pp";
+}
+
+def PP_GemmChoice : I32Enum<"GemmChoice", "how contractions are lowered", [
+    // By MLIR's code generation.
+    I32EnumCase<"Generated", 0, "generated">,
+    // By the runtime's GEMM entry.
+    I32EnumCase<"Library", 1, "library">,
+    // Per shape (pp-select-gemm).
+    I32EnumCase<"Auto", 2, "auto">
+  ]> {
+  let cppNamespace = "::mlir::pp";
+}
+
+def PP_GemmPrecision : I32Enum<"GemmPrecision",
+    "the element type library GEMMs read their inputs in", [
+    I32EnumCase<"FP32", 0, "fp32">,
+    // Rounded from the fp32 values, with fp32 products and accumulation.
+    I32EnumCase<"BF16", 1, "bf16">
+  ]> {
+  let cppNamespace = "::mlir::pp";
+}
+
+#endif // PP_DIALECT_PP_IR_PPOPTIONENUMS_TD

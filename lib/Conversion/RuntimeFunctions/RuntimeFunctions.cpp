@@ -1,0 +1,76 @@
+//===- RuntimeFunctions.cpp - signatures of the libpprt entry points ------===//
+//
+// The one table of the pprt_* functions the conversions call, with their C
+// signatures as MLIR function types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Conversion/RuntimeFunctions.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
+  Builder b(context);
+  Type ptr = LLVM::LLVMPointerType::get(context), i32 = b.getI32Type(),
+       i64 = b.getI64Type(), f32 = b.getF32Type();
+  auto fn = [&](StringRef name, ArrayRef<Type> args,
+                ArrayRef<Type> results = {}) {
+    return RuntimeFunction{name, b.getFunctionType(args, results)};
+  };
+  setProgram = fn("pprt_set_program", {ptr, i32, i32, i32, i32});
+  setDataParallel = fn("pprt_set_data_parallel", {ptr, i32});
+  setWeightVersions = fn("pprt_set_weight_versions", {ptr, i32});
+  defineBuffer =
+      fn("pprt_define_buffer", {ptr, i32, i32, i32, i32, i32, i32, ptr});
+  defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
+  buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
+  send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
+  recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});
+  groupBegin = fn("pprt_group_begin", {ptr});
+  groupEnd = fn("pprt_group_end", {ptr});
+  accumulate = fn("pprt_accumulate", {ptr, i32, i32, i32});
+  recordLoss = fn("pprt_record_loss", {ptr, i32, i32});
+  allReduce = fn("pprt_all_reduce", {ptr, i32});
+  optimizerStep = fn("pprt_optimizer_step", {ptr, i32});
+  actionBegin = fn("pprt_action_begin", {ptr, i32, i32, i32});
+  actionEnd = fn("pprt_action_end", {ptr});
+  stepIsFirst = fn("pprt_step_is_first", {ptr}, {i32});
+  stepIsLast = fn("pprt_step_is_last", {ptr}, {i32});
+  setStepOffset = fn("pprt_set_step_offset", {ptr, i32});
+  // ab_type, c_type, trans_a, trans_b, batch, m, n, k, alpha, a, lda,
+  // stride_a, b, ldb, stride_b, beta, c, ldc, stride_c.
+  gemm = fn("pprt_gemm", {i32, i32, i32, i32, i64, i64, i64, i64, f32, ptr, i64,
+                          i64, ptr, i64, i64, f32, ptr, i64, i64});
+}
+
+FailureOr<func::FuncOp> RuntimeFunction::declare(ModuleOp module) const {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name)) {
+    if (existing.getFunctionType() == type)
+      return existing;
+    return existing.emitError("'")
+           << name << "' is declared with type " << existing.getFunctionType()
+           << ", not the runtime's " << type;
+  }
+  auto builder = OpBuilder::atBlockEnd(module.getBody());
+  auto declaration = func::FuncOp::create(builder, module.getLoc(), name, type);
+  declaration.setPrivate();
+  return declaration;
+}
+
+func::CallOp RuntimeFunction::create(OpBuilder &b, Location loc,
+                                     ModuleOp module, ValueRange args) const {
+  assert(TypeRange(args) == type.getInputs() &&
+         "operands do not match the pprt.h signature");
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    callee = func::FuncOp::create(b, loc, name, type);
+    callee.setPrivate();
+  }
+  return func::CallOp::create(b, loc, callee, args);
+}

@@ -1,0 +1,200 @@
+//===- DiscardableAttributes.cpp - the pp.* attributes passes attach ------===//
+//
+// Verifies the discardable `pp.*` attributes that pp's passes and front ends
+// set on functions, their arguments and results, schedules and linalg ops:
+// each known name must sit where it belongs and hold a value of its kind,
+// and any other `pp.*` name is rejected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+namespace {
+/// Where a discardable pp attribute may appear.
+enum class Site {
+  Function,         // the attributes of a function op
+  Schedule,         // the attributes of a pp.schedule
+  LinalgOp,         // the attributes of an op of the linalg dialect
+  Argument,         // a function argument
+  ArgumentOrResult, // a function argument or result
+};
+
+/// One known attribute: its name, where it belongs, and its value.
+struct AttributeRule {
+  StringLiteral name;
+  Site site;
+  /// What the value must be, for diagnostics ("a #pp.slot").
+  StringLiteral expected;
+  bool (*isValid)(Attribute value);
+};
+} // namespace
+
+static bool isUnit(Attribute value) { return isa<UnitAttr>(value); }
+
+static bool isString(Attribute value) { return isa<StringAttr>(value); }
+
+static bool isFloat(Attribute value) { return isa<FloatAttr>(value); }
+
+static bool isF64Array(Attribute value) {
+  return isa<DenseF64ArrayAttr>(value);
+}
+
+/// Whether `value` is an integer in [min, max).
+static bool isIntegerIn(Attribute value, int64_t min, int64_t max) {
+  auto integer = dyn_cast<IntegerAttr>(value);
+  if (!integer || !integer.getType().isSignlessInteger(64))
+    return false;
+  return integer.getInt() >= min && integer.getInt() < max;
+}
+
+static bool isStageNumber(Attribute value) {
+  return isIntegerIn(value, 0, kMaxStages);
+}
+
+static bool isMicrobatchCount(Attribute value) {
+  return isIntegerIn(value, 1, kMaxMicrobatches + 1);
+}
+
+static bool isPhase(Attribute value) { return isa<PhaseAttr>(value); }
+
+static bool isSlot(Attribute value) { return isa<SlotAttr>(value); }
+
+static bool isGemmMark(Attribute value) {
+  auto mark = dyn_cast<StringAttr>(value);
+  return mark && mark.getValue() == kGemmLibrary;
+}
+
+static const AttributeRule kAttributeRules[] = {
+    {kStageAttr, Site::Function, "a stage number (an i64 in [0, 65536))",
+     isStageNumber},
+    {kPhaseAttr, Site::Function, "a #pp.phase", isPhase},
+    {kRecomputeAttr, Site::Function, "a unit attribute", isUnit},
+    {kMicrobatchesAttr, Site::Function,
+     "a micro-batch count (an i64 in [1, 1048576])", isMicrobatchCount},
+    {kMakespanAttr, Site::Schedule, "a float", isFloat},
+    {kSteadyStepAttr, Site::Schedule, "a float", isFloat},
+    {kIdleAttr, Site::Schedule, "an array<f64>", isF64Array},
+    {kPeakMemoryAttr, Site::Schedule, "an array<f64>", isF64Array},
+    {kGemmAttrName, Site::LinalgOp, "\"library\"", isGemmMark},
+    {kParamAttr, Site::Argument, "a unit attribute", isUnit},
+    {kTargetAttr, Site::Argument, "a unit attribute", isUnit},
+    {kNameAttr, Site::Argument, "a string", isString},
+    {kSlotAttr, Site::ArgumentOrResult, "a #pp.slot", isSlot},
+};
+
+static StringRef describeSite(Site site) {
+  switch (site) {
+  case Site::Function:
+    return "a function";
+  case Site::Schedule:
+    return "a pp.schedule";
+  case Site::LinalgOp:
+    return "a linalg op";
+  case Site::Argument:
+    return "a function argument";
+  case Site::ArgumentOrResult:
+    return "a function argument or result";
+  }
+  llvm_unreachable("unknown site");
+}
+
+/// The rule of `name`, or an error listing the known names.
+static FailureOr<const AttributeRule *>
+lookupRule(StringAttr name, function_ref<InFlightDiagnostic()> emitError) {
+  const auto *rule = llvm::find_if(kAttributeRules, [&](const auto &rule) {
+    return rule.name == name.getValue();
+  });
+  if (rule != std::end(kAttributeRules))
+    return rule;
+  InFlightDiagnostic diag = emitError();
+  diag << "unknown pp attribute '" << name.getValue()
+       << "'; the known ones are ";
+  llvm::interleaveComma(kAttributeRules, diag,
+                        [&](const AttributeRule &rule) { diag << rule.name; });
+  return diag;
+}
+
+/// Checks the value of `attr` against its rule; `emitError` starts the
+/// message with where it sits ("argument #0 has ").
+static LogicalResult checkValue(const AttributeRule &rule, NamedAttribute attr,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  if (rule.isValid(attr.getValue()))
+    return success();
+  return emitError() << "'" << rule.name << "' = " << attr.getValue()
+                     << ", which is not " << rule.expected;
+}
+
+static bool isAtSite(Operation *op, Site site) {
+  switch (site) {
+  case Site::Function:
+    return isa<FunctionOpInterface>(op);
+  case Site::Schedule:
+    return isa<ScheduleOp>(op);
+  case Site::LinalgOp:
+    return op->getName().getDialectNamespace() == "linalg";
+  case Site::Argument:
+  case Site::ArgumentOrResult:
+    return false;
+  }
+  llvm_unreachable("unknown site");
+}
+
+LogicalResult PPDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  auto emitError = [&] { return op->emitOpError(); };
+  FailureOr<const AttributeRule *> rule = lookupRule(attr.getName(), emitError);
+  if (failed(rule))
+    return failure();
+  if (!isAtSite(op, (*rule)->site))
+    return op->emitOpError("has '") << (*rule)->name << "', which belongs on "
+                                    << describeSite((*rule)->site);
+  return checkValue(**rule, attr, [&] { return op->emitOpError("has "); });
+}
+
+/// Checks an attribute of function argument or result `index` (`what`).
+static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
+                                          unsigned index, NamedAttribute attr) {
+  auto emitError = [&] {
+    return op->emitError() << what << " #" << index << " has ";
+  };
+  FailureOr<const AttributeRule *> rule = lookupRule(attr.getName(), [&] {
+    return op->emitError() << what << " #" << index << ": ";
+  });
+  if (failed(rule))
+    return failure();
+  Site site = (*rule)->site;
+  bool isResult = what == "result";
+  if (site == Site::ArgumentOrResult || (site == Site::Argument && !isResult))
+    return checkValue(**rule, attr, emitError);
+  return emitError() << "'" << (*rule)->name << "', which belongs on "
+                     << describeSite(site);
+}
+
+LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attr) {
+  if (failed(verifyValueAttribute(op, "argument", argIndex, attr)))
+    return failure();
+  // A weight is not data: it has no targets.
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (attr.getName() == kTargetAttr && function &&
+      function.getArgAttr(argIndex, kParamAttr))
+    return op->emitError() << "argument #" << argIndex << " has both '"
+                           << kParamAttr << "' and '" << kTargetAttr
+                           << "': a weight holds no training targets";
+  return success();
+}
+
+LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attr) {
+  return verifyValueAttribute(op, "result", resultIndex, attr);
+}
