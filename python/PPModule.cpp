@@ -17,9 +17,9 @@
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
-#include "pp/Scheduling/ScheduleOption.h"
 #include "pp/InitAll.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
+#include "pp/Scheduling/ScheduleOption.h"
 #include "pp/Target/ScheduleExport.h"
 #include "pp/Target/ScheduleImport.h"
 

@@ -9,7 +9,10 @@ Fails, naming each offending file and line, when
   - the compiler (lib/, include/pp/, tools/, its CMake include directories)
     reaches into the runtime tree (pprt/pprt.h, runtime/..., core/...);
   - the runtime includes MLIR, LLVM or compiler headers;
-  - the shared ABI header (include/pp-abi) includes anything but C's own.
+  - the shared ABI header (include/pp-abi) includes anything but C's own;
+  - a compiler layer includes a pp header of a layer above it
+    (docs/Architecture.md): the dialect's IR includes only itself, the
+    scheduling library and the stage-code passes only themselves and the IR.
 """
 
 import argparse
@@ -30,6 +33,15 @@ COMPILER_HEADER = re.compile(r"^(mlir|llvm|mlir-c|llvm-c|pp)/")
 # sources too, and are left out).
 COMPILER_FOLDERS = ("lib", "include/pp", "tools/pp-compile", "tools/pp-opt",
                     "tools/pp-translate")
+# The compiler's lower layers: (folders, the pp headers they may include).
+COMPILER_LAYERS = (
+    (("include/pp/Dialect/PP/IR", "lib/Dialect/PP/IR"),
+     ("pp/Dialect/PP/IR/",)),
+    (("include/pp/Scheduling", "lib/Scheduling"),
+     ("pp/Scheduling/", "pp/Dialect/PP/IR/")),
+    (("include/pp/StageCode", "lib/StageCode"),
+     ("pp/StageCode/", "pp/Dialect/PP/IR/")),
+)
 # C's own headers: what the ABI header may include.
 C_HEADER = re.compile(r"^std\w*\.h$")
 
@@ -159,6 +171,14 @@ def main():
                    lambda name: not C_HEADER.match(name),
                    "the ABI header is plain C shared by compiler and "
                    "runtime", problems)
+    for folders, allowed in COMPILER_LAYERS:
+        for folder in folders:
+            check_includes(
+                root, folder, COMPILER_SOURCES,
+                lambda name: (name.startswith("pp/")
+                              and not name.startswith(allowed)),
+                "a lower layer of the compiler includes only "
+                + " and ".join(allowed) + " (docs/Architecture.md)", problems)
     check_core_calls(root, problems)
     check_cmake_include_dirs(root, problems)
     if args.core_lib and args.driver_lib:

@@ -137,8 +137,8 @@ sched::ScheduleChoice Compilation::getScheduledChoice() const {
     return schedule.schedule;
   int64_t ranks = getScheduledRanks();
   bool looped = ranks != 0 && ranks < schedule.numStages;
-  return sched::ScheduleChoice::get(emits(EmitKind::Profile) && looped ? "looped-bfs"
-                                                                : "1f1b");
+  return sched::ScheduleChoice::get(
+      emits(EmitKind::Profile) && looped ? "looped-bfs" : "1f1b");
 }
 
 /// The pipeline's options as given, with the ranks and schedule the program

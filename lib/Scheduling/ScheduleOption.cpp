@@ -26,7 +26,7 @@ ScheduleChoice ScheduleChoice::get(llvm::StringRef name) {
 }
 
 llvm::raw_ostream &mlir::pp::sched::operator<<(llvm::raw_ostream &os,
-                                        const ScheduleChoice &choice) {
+                                               const ScheduleChoice &choice) {
   return os << choice.getName();
 }
 

@@ -10,8 +10,8 @@
 #define PP_PIPELINES_PASSES_H
 
 #include "pp/Scheduling/PartitionPlanner.h"
-#include "pp/StageCode/GemmLayout.h"
 #include "pp/Scheduling/ScheduleOption.h"
+#include "pp/StageCode/GemmLayout.h"
 
 #include "mlir/Pass/PassOptions.h"
 

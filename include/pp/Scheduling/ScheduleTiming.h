@@ -29,8 +29,8 @@
 #ifndef PP_SCHEDULING_SCHEDULETIMING_H
 #define PP_SCHEDULING_SCHEDULETIMING_H
 
-#include "pp/Dialect/PP/Analysis/TransferSemantics.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Dialect/PP/IR/PPEnums.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
