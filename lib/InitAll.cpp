@@ -33,7 +33,9 @@ void mlir::pp::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::pp::registerAllPasses() {
   mlir::registerAllPasses();
-  mlir::pp::registerPPPasses();
+  mlir::pp::registerPPImportPasses();
+  mlir::pp::registerPPDifferentiatePasses();
+  mlir::pp::registerPPSchedulePasses();
   mlir::pp::registerPPStageCodePasses();
   mlir::pp::registerPPConversionPasses();
   mlir::pp::registerPPPipelines();

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 ninja -C "$build" mlir-doc >/dev/null
 out=docs/reference
-files=(Dialects/PPDialect.md Dialects/PPOps.md PPPasses.md PPStageCodePasses.md
+files=(Dialects/PPDialect.md Dialects/PPOps.md PPImportPasses.md
+  PPDifferentiatePasses.md PPSchedulePasses.md PPStageCodePasses.md
   PPConversionPasses.md)
 if [ "${1:-}" = "--check" ]; then
   for f in "${files[@]}"; do

@@ -4,14 +4,14 @@
 // (w0) + 1024 (outs) + 1024 (result) = 19456 bytes, F = 9.728e-07 s, and the
 // rank time is 3F + 2 x (1 us + 1024 B / 10 GB/s) = 5.1232e-06 s.
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 print-table" -o /dev/null | FileCheck %s --check-prefix=TABLE
-// RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/half-speed-rank-1.json print-table" | FileCheck %s --check-prefix=SLOW
+// RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/half-speed-rank-1.json print-table" | FileCheck %s --check-prefix=SLOW
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 memory-cap=40000 print-table" -o /dev/null | FileCheck %s --check-prefix=MEMORY
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 memory-cap=0,40000 print-table" -o /dev/null | FileCheck %s --check-prefix=RANK-MEMORY
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 schedule=pipedream-2bw print-table" -o /dev/null | FileCheck %s --check-prefix=TWO-VERSIONS
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=4 schedule=pipedream-2bw memory-cap=40000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TWO-VERSIONS-CAP
 // RUN: pp-opt %s --pp-partition-stages="num-stages=4 num-ranks=2 schedule=interleaved-1f1b num-microbatches=2 device=h200,cpu print-table" -o /dev/null | FileCheck %s --check-prefix=LOOPED
 // RUN: pp-opt %s --pp-partition-stages="num-stages=4 num-ranks=2 schedule=zbv num-microbatches=4 device=h200 print-table" -o /dev/null | FileCheck %s --check-prefix=VSHAPE
-// RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/h200-custom.json print-costs" -o /dev/null | FileCheck %s --check-prefix=COSTS
+// RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/h200-custom.json print-costs" -o /dev/null | FileCheck %s --check-prefix=COSTS
 
 // The FLOPs-balanced cut: 32768 FLOPs | 32768 + 4096 + 512.
 // TABLE:      stage rank ops       flops      F(s)       B(s)       W(s)       params(B)  acts(B)    in-flight send(B)

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Import/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPLOWERGATHERS
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Import/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

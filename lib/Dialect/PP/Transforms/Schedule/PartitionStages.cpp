@@ -10,13 +10,14 @@
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 #include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Scheduling/ScheduleTiming.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -28,7 +29,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPPARTITIONSTAGES
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/IR/PPOps.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Import/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSPLITMICROBATCHES
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Import/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

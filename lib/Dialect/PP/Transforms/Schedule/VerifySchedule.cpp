@@ -11,7 +11,7 @@
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Scheduling/ActionTable.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPVERIFYSCHEDULE
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -18,7 +18,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSIMULATE
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_TRANSFORMS_ADJOINTS_H
-#define PP_DIALECT_PP_TRANSFORMS_ADJOINTS_H
+#ifndef PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_ADJOINTS_H
+#define PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_ADJOINTS_H
 
 #include "mlir/IR/Builders.h"
 
@@ -28,4 +28,4 @@ buildAdjoint(OpBuilder &builder, Operation *op, ArrayRef<Value> resultGrads,
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_TRANSFORMS_ADJOINTS_H
+#endif // PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_ADJOINTS_H

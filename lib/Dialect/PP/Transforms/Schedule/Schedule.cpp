@@ -8,7 +8,7 @@
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Scheduling/ScheduleTiming.h"
@@ -20,7 +20,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSCHEDULE
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

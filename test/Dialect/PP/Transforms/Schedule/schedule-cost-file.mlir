@@ -1,10 +1,10 @@
 // pp-schedule reads its costs and memory cap from a pp-profile-v1 file, the
 // cost options override the file field by field, and pp-simulate and
 // pp-verify-schedule use what the schedule carries.
-// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=8 cost-file=%S/Inputs/uniform-4-stages.json" --pp-insert-transfers --pp-verify-schedule --pp-simulate 2>&1 | FileCheck %s
-// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=8 cost-file=%S/Inputs/uniform-4-stages.json forward-cost=2 comm-cost=0 memory-cap=0" --pp-insert-transfers --pp-verify-schedule --pp-simulate 2>&1 | FileCheck %s --check-prefix=OVERRIDE
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=8 cost-file=%S/../Inputs/uniform-4-stages.json" --pp-insert-transfers --pp-verify-schedule --pp-simulate 2>&1 | FileCheck %s
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=8 cost-file=%S/../Inputs/uniform-4-stages.json forward-cost=2 comm-cost=0 memory-cap=0" --pp-insert-transfers --pp-verify-schedule --pp-simulate 2>&1 | FileCheck %s --check-prefix=OVERRIDE
 // RUN: pp-opt %pp_src_root/examples/mlp/mlp.mlir --pp-split-microbatches=num-microbatches=8 --pp-partition-stages=num-stages=4 --pp-derive-backward --pp-schedule="schedule=zb-h1 cost-file=%pp_src_root/examples/profiles/mlp-4-stages.json" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXAMPLE
-// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=12 cost-file=%S/Inputs/uniform-4-stages.json" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=CAP
+// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=12 cost-file=%S/../Inputs/uniform-4-stages.json" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=CAP
 
 // GPipe with uniform costs: (m + p - 1)(F + B + W) plus one transfer per
 // hop on the way down and up, 11 * 3 + 2 * 3 * 0.5 = 36; every rank busy

@@ -1,11 +1,11 @@
 // Bad planner options and device files are diagnosed on the training step.
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device=tpu" 2>&1 | FileCheck %s --check-prefix=NAME
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device=cpu,cpu,cpu" 2>&1 | FileCheck %s --check-prefix=COUNT
-// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/three-devices.json" 2>&1 | FileCheck %s --check-prefix=FILECOUNT
-// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/bad-device-field.json" 2>&1 | FileCheck %s --check-prefix=FIELD
-// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/incomplete-device.json" 2>&1 | FileCheck %s --check-prefix=MISSING
-// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/none.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
-// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device=cpu device-file=%S/Inputs/h200-custom.json" 2>&1 | FileCheck %s --check-prefix=BOTH
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/three-devices.json" 2>&1 | FileCheck %s --check-prefix=FILECOUNT
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/bad-device-field.json" 2>&1 | FileCheck %s --check-prefix=FIELD
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/incomplete-device.json" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/none.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device=cpu device-file=%S/../Inputs/h200-custom.json" 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 schedule=fastest" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=3 num-ranks=2" 2>&1 | FileCheck %s --check-prefix=PLACE
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-ranks=1 schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=GENERATOR

@@ -4,7 +4,7 @@
 // RUN: pp-opt %s -verify-diagnostics --pp-partition-stages="num-stages=2 num-microbatches=4 memory-cap=40000 schedule=gpipe"
 // With uneven caps (20000 and 10000 bytes) the error names the factor they
 // must grow by: the best partition needs 67584 and 33792 bytes.
-// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/Inputs/uneven-memory.json" 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/uneven-memory.json" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // The same caps given per rank by memory-cap:
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=20000,10000" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: error: no partition into 2 stages fits the memory caps; the caps must grow by a factor of 3.3792 to 67584 33792 bytes

@@ -10,13 +10,13 @@
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPINSERTTRANSFERS
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -9,8 +9,8 @@
 // RUN: pp-opt %s --pp-schedule="schedule=exact num-stages=2 num-microbatches=3 memory-cap=1,3" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXACT-SMALL-FIRST
 // RUN: pp-opt %s --pp-schedule="schedule=exact num-stages=2 num-microbatches=3 memory-cap=3,1" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXACT-SMALL-LAST
 // RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=2 num-microbatches=3 memory-cap=0.5,2" 2>&1 | FileCheck %s --check-prefix=NONE
-// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 cost-file=%S/Inputs/half-memory-rank.json" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=FILE
-// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 cost-file=%S/Inputs/half-memory-rank.json memory-cap=3" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=FILE-OVERRIDE
+// RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 cost-file=%S/../Inputs/half-memory-rank.json" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=FILE
+// RUN: pp-opt %s --pp-schedule="schedule=gpipe num-stages=2 num-microbatches=2 cost-file=%S/../Inputs/half-memory-rank.json memory-cap=3" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=FILE-OVERRIDE
 // 1f1b runs as many warm-up forwards as each cap holds, no more than the
 // rank before it (so that the ranks cannot wait for each other in a cycle);
 // the other fixed generators are held to the caps by pp-schedule itself.

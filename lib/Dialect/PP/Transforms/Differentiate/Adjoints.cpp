@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Adjoints.h"
-#include "pp/Dialect/PP/Transforms/ScalarDerivative.h"
+#include "pp/Dialect/PP/Transforms/Differentiate/Adjoints.h"
+#include "pp/Dialect/PP/Transforms/Differentiate/ScalarDerivative.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

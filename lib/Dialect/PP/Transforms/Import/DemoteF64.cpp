@@ -5,14 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Import/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPDEMOTEF64
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Import/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

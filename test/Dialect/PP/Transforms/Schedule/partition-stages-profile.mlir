@@ -4,7 +4,7 @@
 // stage 1 as modelled, so ops 0-2 cost 3 F, B and W each, and the re-plan
 // balances 2 x 3 against 4 x 1: stage 0 keeps only ops 0-1.
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 print-table" -o /dev/null | FileCheck %s --check-prefix=MODEL
-// RUN: pp-opt %s --pp-partition-stages="num-stages=2 cost-file=%S/Inputs/six-matmuls-stage0-3x.json print-table" | FileCheck %s --check-prefix=PROFILE
+// RUN: pp-opt %s --pp-partition-stages="num-stages=2 cost-file=%S/../Inputs/six-matmuls-stage0-3x.json print-table" | FileCheck %s --check-prefix=PROFILE
 
 // MODEL:      stage rank ops       flops      F(s)       B(s)       W(s)
 // MODEL-NEXT: 0     0    0-2       9.83e+04   2.918e-06  2.918e-06  2.918e-06

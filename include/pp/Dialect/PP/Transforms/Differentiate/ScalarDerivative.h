@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_TRANSFORMS_SCALARDERIVATIVE_H
-#define PP_DIALECT_PP_TRANSFORMS_SCALARDERIVATIVE_H
+#ifndef PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_SCALARDERIVATIVE_H
+#define PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_SCALARDERIVATIVE_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -28,4 +28,4 @@ differentiatePayload(OpBuilder &builder, Block &payload, BlockArgument wrt,
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_TRANSFORMS_SCALARDERIVATIVE_H
+#endif // PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_SCALARDERIVATIVE_H

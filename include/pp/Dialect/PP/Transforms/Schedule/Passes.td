@@ -1,161 +1,14 @@
-//===- Passes.td - pp dialect transformation passes --------*- tablegen -*-===//
+//===- Passes.td - pp schedule passes ----------------------*- tablegen -*-===//
 //
-// The passes that take a model to a verified, materialised pipeline schedule.
+// The passes that cut a training step into stages and materialise, check and
+// simulate its pipeline schedule.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_TRANSFORMS_PASSES_TD
-#define PP_DIALECT_PP_TRANSFORMS_PASSES_TD
+#ifndef PP_DIALECT_PP_TRANSFORMS_SCHEDULE_PASSES_TD
+#define PP_DIALECT_PP_TRANSFORMS_SCHEDULE_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
-
-def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
-  let summary = "Rewrite a training step to run on one micro-batch";
-  let description = [{
-    Divides the batch dimension (dimension 0 of every data argument, i.e.
-    every argument without `pp.param`) by `num-microbatches` and propagates
-    the new shape through the model's linalg ops and their `tensor.empty`
-    and `linalg.fill` destinations. Constants keep their values, so a loss
-    written as a batch sum times a constant (a mean over the whole batch)
-    becomes a per-micro-batch term whose sum over micro-batches is the
-    whole-batch loss.
-
-    ```mlir
-    // before, num-microbatches=4
-    func.func @train_step(%x: tensor<8x16xf32>, %w: tensor<16x4xf32> {pp.param})
-    // after
-    func.func @train_step(%x: tensor<2x16xf32>, %w: tensor<16x4xf32> {pp.param})
-    ```
-  }];
-  let options = [
-    Option<"numMicrobatches", "num-microbatches", "int64_t", "1",
-           "Number of micro-batches the batch is split into">,
-    Option<"function", "function", "std::string", "\"train_step\"",
-           "Name of the training-step function">,
-  ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect"];
-}
-
-def PPDemoteF64 : Pass<"pp-demote-f64", "func::FuncOp"> {
-  let summary = "Compute a model's f64 intermediates in f32";
-  let description = [{
-    Gives every f64 value of the function f32 type instead: scalars in
-    linalg bodies, tensors of f64 elements, f64 constants (rounded to the
-    nearest f32) and the function's own f64 arguments and results. The
-    `arith.extf` and `arith.truncf` between f32 and f64 that are left
-    converting f32 to f32 are removed.
-
-    PyTorch's decompositions, as torch-mlir imports them, compute the
-    statistics of `F.layer_norm` and `F.cross_entropy` in f64 and round the
-    result to f32. pp stores, sends and differentiates f32 tensors only, so
-    pp-compile runs this pass first: such a model trains in f32 throughout,
-    with results that differ from PyTorch's by f32 rounding (docs/PyTorch.md).
-    A `dense_resource` f64 constant, whose bytes pp cannot read, is an error.
-
-    ```mlir
-    // before
-    %m = linalg.generic ... ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf64>) {
-    ^bb0(%in: f32, %out: f64):
-      %w = arith.extf %in : f32 to f64
-      %s = arith.mulf %w, %cst : f64      // %cst = arith.constant 0.125 : f64
-      linalg.yield %s : f64
-    } -> tensor<4x8xf64>
-    // after
-    %m = linalg.generic ... ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %s = arith.mulf %in, %cst : f32     // %cst = arith.constant 0.125 : f32
-      linalg.yield %s : f32
-    } -> tensor<4x8xf32>
-    ```
-  }];
-}
-
-def PPDropUnusedResults : Pass<"pp-drop-unused-results", "func::FuncOp"> {
-  let summary = "Erase the results of linalg ops that nothing uses";
-  let description = [{
-    Removes each result of a linalg op that has no use, with its `outs`
-    operand and the body computations that only fed it (upstream's
-    `populateEraseUnusedOperandsAndResultsPatterns`). PyTorch's `max` over
-    a dimension, as torch-mlir imports the one inside `F.softmax` and
-    `F.log_softmax`, also returns the index of the maximum: pp cannot
-    differentiate an integer result, and the softmax never reads it, so
-    pp-compile runs this pass first.
-
-    ```mlir
-    // before
-    %m:2 = linalg.generic {...} ins(%x : tensor<16x4xf32>)
-        outs(%max, %index : tensor<16xf32>, tensor<16xi64>) {
-    ^bb0(%in: f32, %out: f32, %out_i: i64):
-      %j = linalg.index 1 : index
-      %ji = arith.index_cast %j : index to i64
-      %v = arith.maximumf %in, %out : f32
-      %gt = arith.cmpf ogt, %in, %out : f32
-      %i = arith.select %gt, %ji, %out_i : i64
-      linalg.yield %v, %i : f32, i64
-    } -> (tensor<16xf32>, tensor<16xi64>)      // %m#1 unused
-    // after
-    %m = linalg.generic {...} ins(%x : tensor<16x4xf32>)
-        outs(%max : tensor<16xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %v = arith.maximumf %in, %out : f32
-      linalg.yield %v : f32
-    } -> tensor<16xf32>
-    ```
-  }];
-}
-
-def PPLowerGathers : Pass<"pp-lower-gathers", "func::FuncOp"> {
-  let summary = "Rewrite gathers in linalg bodies as one-hot sum reductions";
-  let description = [{
-    torch-mlir imports `F.embedding` (`nn.Embedding`) and the target pick
-    of `F.cross_entropy` over class indices as a `linalg.generic` whose
-    body reads a tensor defined outside it with `tensor.extract`, at an
-    index computed from an integer input (a token id or a class index),
-    guarded by two `cf.assert` bounds checks. Such a table is no operand,
-    so neither pp-split-microbatches nor pp-derive-backward can see it.
-
-    This pass makes the table an operand: each index computed in the body
-    gets a new reduction loop over the table's dimension, and the body
-    keeps the table's element where the index equals that loop, summing
-    over it (a one-hot selection). Indices that are loops of the op
-    (`linalg.index`) become the table's indexing map. The gradient of the
-    table is then pp-derive-backward's ordinary rule: a sum over the batch
-    of the result's gradient where the id matches, the scatter-add of a
-    gather. The bounds checks are dropped: an id outside the table matches
-    no row and gathers 0 (docs/PyTorch.md). The work grows with the size
-    of the gathered dimension (the vocabulary).
-
-    ```mlir
-    // before
-    %e = linalg.generic {indexing_maps = [(b, t, d) -> (b, t), (b, t, d) -> (b, t, d)],
-                         iterator_types = ["parallel", "parallel", "parallel"]}
-        ins(%ids : tensor<4x6xi64>) outs(%empty : tensor<4x6x8xf32>) {
-    ^bb0(%id: i64, %out: f32):
-      %i = arith.index_cast %id : i64 to index
-      %d = linalg.index 2 : index
-      cf.assert %ok, "index must be smaller than dim size"
-      %v = tensor.extract %table[%i, %d] : tensor<10x8xf32>
-      linalg.yield %v : f32
-    } -> tensor<4x6x8xf32>
-    // after
-    %e = linalg.generic {indexing_maps = [(b, t, d, v) -> (b, t), (b, t, d, v) -> (v, d),
-                                          (b, t, d, v) -> (b, t, d)],
-                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-        ins(%ids, %table : tensor<4x6xi64>, tensor<10x8xf32>) outs(%zeros : tensor<4x6x8xf32>) {
-    ^bb0(%id: i64, %w: f32, %out: f32):
-      %i = arith.index_cast %id : i64 to index
-      %v = linalg.index 3 : index
-      %hit = arith.cmpi eq, %i, %v : index
-      %picked = arith.select %hit, %w, %cst_0 : f32
-      %sum = arith.addf %out, %picked : f32
-      linalg.yield %sum : f32
-    } -> tensor<4x6x8xf32>
-    ```
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect"];
-}
 
 def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
   let summary = "Plan and cut a training step into pipeline stages";
@@ -283,49 +136,6 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
            "Name of the training-step function">,
   ];
   let dependentDialects = ["::mlir::pp::PPDialect"];
-}
-
-def PPDeriveBackward : Pass<"pp-derive-backward", "ModuleOp"> {
-  let summary = "Differentiate each stage into forward, B, W and fused backward";
-  let description = [{
-    Reverse-mode differentiation of every `pp.stage` of the training step.
-    Each stage is outlined into four functions tagged with `pp.stage` and
-    `pp.phase`: `forward` (returns the stage outputs and the activations
-    the backward needs), `backward_input` (gradients of the stage inputs,
-    and what the weight gradient needs from it), `backward_weight`
-    (gradients of the parameters) and the fused `backward`. Every argument
-    and result carries a `pp.slot` naming the runtime buffer it lives in.
-    The backward of a `recompute` stage recomputes its forward: the
-    forward returns only the stage outputs, `backward` and
-    `backward_input` re-create the forward values they read from the stage
-    inputs, B stashes what W reads, and all four carry `pp.recompute`
-    (docs/Recompute.md).
-    Linalg ops are differentiated by one rule over their indexing maps and
-    scalar payload, so matmuls (any operand transposition), elementwise
-    ops, broadcasts, transposes and sum reductions share it; max and min
-    reductions route the gradient to the iterations attaining the extremum
-    (shared between ties), `linalg.softmax` is decomposed first, and tensor
-    reshapes, slices, `concat` and `pad` move gradients back. Any other op
-    that needs a gradient is an error naming it and its stage
-    (docs/Autodiff.md lists what is supported).
-
-    ```mlir
-    func.func @train_step_s0_forward(%x: tensor<2x16xf32> {pp.slot = #pp.slot<data 0>}, ...)
-        -> (tensor<2x32xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, ...)
-        attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
-    func.func @train_step_s0_backward_weight(...)
-        attributes {pp.phase = #pp<phase backward_weight>, pp.stage = 0 : i64}
-    ```
-  }];
-  let options = [
-    Option<"function", "function", "std::string", "\"train_step\"",
-           "Name of the training-step function">,
-  ];
-  let dependentDialects = ["::mlir::pp::PPDialect",
-                           "::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
 }
 
 def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
@@ -704,4 +514,4 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
   ];
 }
 
-#endif // PP_DIALECT_PP_TRANSFORMS_PASSES_TD
+#endif // PP_DIALECT_PP_TRANSFORMS_SCHEDULE_PASSES_TD

@@ -9,8 +9,8 @@
 
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
-#include "pp/Dialect/PP/Transforms/Adjoints.h"
-#include "pp/Dialect/PP/Transforms/Passes.h"
+#include "pp/Dialect/PP/Transforms/Differentiate/Adjoints.h"
+#include "pp/Dialect/PP/Transforms/Differentiate/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPDERIVEBACKWARD
-#include "pp/Dialect/PP/Transforms/Passes.h.inc"
+#include "pp/Dialect/PP/Transforms/Differentiate/Passes.h.inc"
 } // namespace mlir::pp
 
 using namespace mlir;

@@ -1,0 +1,31 @@
+//===- Passes.h - pp differentiation passes ---------------------*- C++ -*-===//
+//
+// Declares the passes that derive the backward computation of pipeline
+// stages, and their registration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_PASSES_H
+#define PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+#include "pp/Dialect/PP/IR/PPDialect.h"
+
+namespace mlir {
+namespace pp {
+
+#define GEN_PASS_DECL
+#include "pp/Dialect/PP/Transforms/Differentiate/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "pp/Dialect/PP/Transforms/Differentiate/Passes.h.inc"
+
+} // namespace pp
+} // namespace mlir
+
+#endif // PP_DIALECT_PP_TRANSFORMS_DIFFERENTIATE_PASSES_H
