@@ -64,32 +64,6 @@ struct TransferKey {
   }
 };
 
-/// PyTorch-pipelining name of an action: F, B, W, BW, SEND_F, RECV_F, SEND_B,
-/// RECV_B, ALLREDUCE or OPT.
-inline StringRef getActionMnemonic(Operation *op) {
-  if (auto compute = dyn_cast<ComputeOp>(op)) {
-    switch (compute.getPhase()) {
-    case Phase::forward:
-      return "F";
-    case Phase::backward_input:
-      return "B";
-    case Phase::backward_weight:
-      return "W";
-    case Phase::backward:
-      return "BW";
-    }
-  }
-  if (auto send = dyn_cast<SendOp>(op))
-    return send.getKind() == TransferKind::activation ? "SEND_F" : "SEND_B";
-  if (auto recv = dyn_cast<RecvOp>(op))
-    return recv.getKind() == TransferKind::activation ? "RECV_F" : "RECV_B";
-  if (isa<AllReduceOp>(op))
-    return "ALLREDUCE";
-  if (isa<OptimizerStepOp>(op))
-    return "OPT";
-  return op->getName().getStringRef();
-}
-
 //===----------------------------------------------------------------------===//
 // ScheduleSimulator
 //===----------------------------------------------------------------------===//
