@@ -119,7 +119,6 @@ static void lb_none(pprt_transport *t) { (void)t; }
 static void lb_split(pprt_transport *t, int32_t color, int32_t key) {
   (void)t, (void)color, (void)key;
 }
-static void lb_wait(pprt_transport *t, int32_t h) { (void)t, (void)h; }
 
 static int32_t lb_isend(pprt_transport *t, const void *buf, int64_t bytes,
                         int32_t peer, int32_t tag) {
@@ -171,19 +170,27 @@ static bool lb_wait_for(pprt_transport *t, int32_t h, double timeout_s) {
   return true;
 }
 
-static void lb_reduce_f64(pprt_transport *t, double *vals, int32_t n) {
-  (void)t, (void)vals, (void)n; /* one rank: the sum is its own */
+static bool lb_wait_all(pprt_transport *t, double timeout_s) {
+  (void)t, (void)timeout_s;
+  return true;
 }
 
-static void lb_min_i32(pprt_transport *t, int32_t *vals, int32_t n) {
-  (void)t, (void)vals, (void)n;
+static bool lb_reduce_f64(pprt_transport *t, double *vals, int32_t n,
+                          double timeout_s) {
+  (void)t, (void)vals, (void)n, (void)timeout_s; /* one rank: its own sum */
+  return true;
 }
 
-static int32_t lb_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
-                              int32_t *chain, int32_t *length) {
-  (void)t, (void)timeout_s, (void)chain;
-  *length = 0;
-  return peer;
+static bool lb_min_i32(pprt_transport *t, int32_t *vals, int32_t n,
+                       double timeout_s) {
+  (void)t, (void)vals, (void)n, (void)timeout_s;
+  return true;
+}
+
+static void lb_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
+                           pprt_silence *out) {
+  (void)t, (void)timeout_s;
+  *out = (pprt_silence){.rank = peer, .found_by = 0};
 }
 
 static void lb_abort(pprt_transport *t, int code) {
@@ -192,10 +199,21 @@ static void lb_abort(pprt_transport *t, int code) {
 }
 
 static const pprt_transport_ops loopback_ops = {
-    lb_split,   lb_isend,       lb_wait,      lb_none,
-    lb_recv,    lb_irecv,       lb_wait_recv, lb_none,
-    lb_none,    lb_iallreduce,  lb_wait_for,  lb_reduce_f64,
-    lb_min_i32, lb_find_silent, lb_abort,     lb_none,
+    .split_groups = lb_split,
+    .isend = lb_isend,
+    .wait_all = lb_wait_all,
+    .recv = lb_recv,
+    .irecv = lb_irecv,
+    .wait_recv = lb_wait_recv,
+    .group_begin = lb_none,
+    .group_end = lb_none,
+    .iallreduce_group_f32 = lb_iallreduce,
+    .wait_for = lb_wait_for,
+    .reduce_world_f64 = lb_reduce_f64,
+    .allreduce_world_min_i32 = lb_min_i32,
+    .find_silent = lb_find_silent,
+    .abort = lb_abort,
+    .destroy = lb_none,
 };
 
 /* ---- The stub driver's data source and observer. ---- */

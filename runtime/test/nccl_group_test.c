@@ -69,9 +69,9 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-  log_call("StreamSynchronize %s", stream_name(s));
-  return cudaSuccess;
+cudaError_t cudaStreamQuery(cudaStream_t s) {
+  log_call("StreamQuery %s", stream_name(s));
+  return complete ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
@@ -97,11 +97,6 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   log_call("EventQuery e%d", event_id(e));
   /* As CUDA: an event never recorded counts as complete. */
   return !recorded[event_id(e)] || complete ? cudaSuccess : cudaErrorNotReady;
-}
-
-cudaError_t cudaEventSynchronize(cudaEvent_t e) {
-  log_call("EventSynchronize e%d", event_id(e));
-  return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
@@ -198,10 +193,15 @@ static int32_t inner_isend(pprt_transport *t, const void *buf, int64_t bytes,
   return 0;
 }
 
-static void inner_wait_all(pprt_transport *t) { (void)t; }
+static bool inner_wait_all(pprt_transport *t, double timeout_s) {
+  (void)t, (void)timeout_s;
+  return true;
+}
 
-static void inner_min_i32(pprt_transport *t, int32_t *vals, int32_t n) {
-  (void)t, (void)vals, (void)n;
+static bool inner_min_i32(pprt_transport *t, int32_t *vals, int32_t n,
+                          double timeout_s) {
+  (void)t, (void)vals, (void)n, (void)timeout_s;
+  return true;
 }
 
 /* A death test's exit status. */
@@ -266,10 +266,12 @@ static void test_group(pprt_transport *n) {
 /* A transfer outside a group is a group of its own. */
 static void test_alone(pprt_transport *n) {
   int32_t s = n->ops->isend(n, a, 4, 1, 0);
-  n->ops->wait(n, s);
+  if (!n->ops->wait_for(n, s, 1.0))
+    fail("lone send timed out");
   if (n->ops->recv(n, b, 4, 1, 0, 1.0) != PPRT_RECV_OK)
     fail("lone receive failed");
-  n->ops->wait_all(n);
+  if (!n->ops->wait_all(n, 1.0))
+    fail("wait_all timed out");
   expect_calls("alone", "EventCreate e5\n"
                         "EventRecord e5 compute\n"
                         "StreamWaitEvent comm e5\n"
@@ -278,7 +280,7 @@ static void test_alone(pprt_transport *n) {
                         "EventCreate e6\n"
                         "GroupEnd\n"
                         "EventRecord e6 comm\n"
-                        "EventSynchronize e6\n"
+                        "EventQuery e6\n"
                         "EventCreate e7\n"
                         "EventRecord e7 compute\n"
                         "StreamWaitEvent comm e7\n"
@@ -289,7 +291,7 @@ static void test_alone(pprt_transport *n) {
                         "EventRecord e8 comm\n"
                         "EventQuery e8\n"
                         "StreamWaitEvent compute e8\n"
-                        "StreamSynchronize comm\n");
+                        "StreamQuery comm\n");
 }
 
 /* An all-reduce after the compute stream's work, before its later work. */
@@ -317,6 +319,9 @@ static void test_timeout(pprt_transport *n) {
   n->ops->group_end(n);
   if (n->ops->wait_recv(n, r, 0.01) != PPRT_RECV_TIMEOUT)
     fail("expected a timeout");
+  /* Nor does wait_all block on a stream that never drains. */
+  if (n->ops->wait_all(n, 0.01))
+    fail("expected wait_all to time out");
   complete = true;
   if (strstr(calls, "StreamWaitEvent compute"))
     fail("compute waits for a lost receive");
@@ -361,7 +366,8 @@ int main(void) {
   test_all_reduce(n);
   test_timeout(n);
   test_wait_in_group(n);
-  n->ops->wait_all(n);
+  if (!n->ops->wait_all(n, 1.0))
+    fail("the final wait_all timed out");
   n->ops->destroy(n);
   if (failures)
     fprintf(stderr, "%d failures\n", failures);

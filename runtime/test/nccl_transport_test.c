@@ -41,14 +41,14 @@ static int with_gpu(pprt_transport *t, int count) {
   cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice);
   int bad = 0;
   if (n->world_rank == 0) {
-    n->ops->wait(n, n->ops->isend(n, dev, sizeof host, 1, 7));
+    bad |= !n->ops->wait_for(n, n->ops->isend(n, dev, sizeof host, 1, 7), 60.0);
   } else if (n->world_rank == 1) {
     cudaMemset(dev, 0, sizeof host);
     bad |= n->ops->recv(n, dev, sizeof host, 0, 7, 60.0) != PPRT_RECV_OK;
     cudaMemcpy(got, dev, sizeof got, cudaMemcpyDeviceToHost);
     bad |= memcmp(got, host, sizeof got) != 0;
   }
-  n->ops->wait_all(n);
+  bad |= !n->ops->wait_all(n, 60.0);
   n->ops->split_groups(n, 0, n->world_rank);
   for (int i = 0; i < 4; ++i)
     host[i] = (float)(n->world_rank + 1);

@@ -16,12 +16,8 @@ static int32_t fw_isend(pprt_transport *t, const void *buf, int64_t bytes,
   return INNER(t, isend, buf, bytes, peer, tag);
 }
 
-static void fw_wait(pprt_transport *t, int32_t handle) {
-  INNER(t, wait, handle);
-}
-
-static void fw_wait_all(pprt_transport *t) {
-  inner_of(t)->ops->wait_all(inner_of(t));
+static bool fw_wait_all(pprt_transport *t, double timeout_s) {
+  return INNER(t, wait_all, timeout_s);
 }
 
 static pprt_recv_status fw_recv(pprt_transport *t, void *buf, int64_t bytes,
@@ -56,18 +52,19 @@ static bool fw_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   return INNER(t, wait_for, handle, timeout_s);
 }
 
-static void fw_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
-  INNER(t, reduce_world_f64, vals, n);
+static bool fw_reduce_world_f64(pprt_transport *t, double *vals, int32_t n,
+                                double timeout_s) {
+  return INNER(t, reduce_world_f64, vals, n, timeout_s);
 }
 
-static void fw_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
-                                       int32_t n) {
-  INNER(t, allreduce_world_min_i32, vals, n);
+static bool fw_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
+                                       int32_t n, double timeout_s) {
+  return INNER(t, allreduce_world_min_i32, vals, n, timeout_s);
 }
 
-static int32_t fw_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
-                              int32_t *chain, int32_t *length) {
-  return INNER(t, find_silent, peer, timeout_s, chain, length);
+static void fw_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
+                           pprt_silence *out) {
+  INNER(t, find_silent, peer, timeout_s, out);
 }
 
 static void fw_abort(pprt_transport *t, int code) { INNER(t, abort, code); }
@@ -81,7 +78,6 @@ static void fw_destroy(pprt_transport *t) {
 const pprt_transport_ops pprt_forwarding_ops = {
     .split_groups = fw_split_groups,
     .isend = fw_isend,
-    .wait = fw_wait,
     .wait_all = fw_wait_all,
     .recv = fw_recv,
     .irecv = fw_irecv,

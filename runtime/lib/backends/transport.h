@@ -18,15 +18,35 @@ typedef enum pprt_recv_status {
   PPRT_RECV_SIZE_MISMATCH,
 } pprt_recv_status;
 
+/* find_silent's `peer` after a collective did not complete: any rank may
+   be the one that stopped. */
+enum { PPRT_EVERYONE = -2 };
+
+/* The longest chain of waits a pprt_silence records. */
+#define PPRT_MAX_CHAIN 16
+
+/* Who stopped answering, after a wait did not complete (find_silent). */
+typedef struct pprt_silence {
+  int32_t rank;     /* the silent rank; -1 when every rank still answers */
+  int32_t found_by; /* the rank that found it: this one, or one that said */
+  double waited_s;  /* how long this rank's wait lasted */
+  int32_t length;   /* the ranks asked along the chain of waits, in order */
+  int32_t chain[PPRT_MAX_CHAIN];
+} pprt_silence;
+
+/* Every wait is bounded by `timeout_s`: a wait that does not complete in
+   time, or that learns from another rank that the job is over, returns
+   false (or PPRT_RECV_TIMEOUT) with its transfer still posted, and the
+   caller ends the job naming find_silent's rank. */
 typedef struct pprt_transport_ops {
   /* Groups processes with equal `color` for allreduce_group. */
   void (*split_groups)(pprt_transport *t, int32_t color, int32_t key);
-  /* Starts a send of `bytes` bytes and returns a handle for wait(). */
+  /* Starts a send of `bytes` bytes and returns a handle for wait_for(). */
   int32_t (*isend)(pprt_transport *t, const void *buf, int64_t bytes,
                    int32_t peer, int32_t tag);
-  void (*wait)(pprt_transport *t, int32_t handle);
-  /* Completes every outstanding send; invalidates all handles. */
-  void (*wait_all)(pprt_transport *t);
+  /* Completes every outstanding send and all-reduce within `timeout_s`;
+     invalidates all handles. */
+  bool (*wait_all)(pprt_transport *t, double timeout_s);
   /* Receives exactly `bytes` bytes. */
   pprt_recv_status (*recv)(pprt_transport *t, void *buf, int64_t bytes,
                            int32_t peer, int32_t tag, double timeout_s);
@@ -45,22 +65,28 @@ typedef struct pprt_transport_ops {
   void (*group_begin)(pprt_transport *t);
   void (*group_end)(pprt_transport *t);
   /* Starts an in-place sum over the caller's group and returns a handle
-     for wait()/wait_for(); the buffer must stay untouched until then. */
+     for wait_for(); the buffer must stay untouched until then. */
   int32_t (*iallreduce_group_f32)(pprt_transport *t, void *buf, int64_t count);
-  /* Completes a handle within `timeout_s`; false if it timed out. */
+  /* Completes a send or all-reduce handle within `timeout_s`; false if it
+     did not. */
   bool (*wait_for)(pprt_transport *t, int32_t handle, double timeout_s);
-  /* In-place sum over the world into rank 0 (others' results undefined). */
-  void (*reduce_world_f64)(pprt_transport *t, double *vals, int32_t n);
-  /* In-place element-wise minimum over the world, result on every rank. */
-  void (*allreduce_world_min_i32)(pprt_transport *t, int32_t *vals, int32_t n);
-  /* After a receive from `peer` timed out: follows the chain of waits from
-     `peer` (whom is it waiting for, and whom is that one waiting for, ...)
-     and returns the first rank that does not answer within `timeout_s`,
-     which every rank asking finds alike. A rank that answers but waits
-     for nobody ends the chain too. `chain` (world_size entries) receives
-     the ranks asked, `*length` their count. */
-  int32_t (*find_silent)(pprt_transport *t, int32_t peer, double timeout_s,
-                         int32_t *chain, int32_t *length);
+  /* In-place sum over the world into rank 0 (others' results undefined);
+     false if it did not complete within `timeout_s`. */
+  bool (*reduce_world_f64)(pprt_transport *t, double *vals, int32_t n,
+                           double timeout_s);
+  /* In-place element-wise minimum over the world, result on every rank;
+     false if it did not complete within `timeout_s`. */
+  bool (*allreduce_world_min_i32)(pprt_transport *t, int32_t *vals, int32_t n,
+                                  double timeout_s);
+  /* After a wait on `peer` (PPRT_EVERYONE for a collective) did not
+     complete: the rank that stopped answering, found by following the
+     chain of waits from `peer` (whom is it waiting for, and whom is that
+     one waiting for, ...) to the first rank that does not answer within
+     half of `timeout_s`, or that waits for nobody; every rank asking finds
+     the same one. The MPI transport asks while the wait is still running,
+     so the answer is known when it ends. */
+  void (*find_silent)(pprt_transport *t, int32_t peer, double timeout_s,
+                      pprt_silence *out);
   /* Ends every process of the job with `code`; does not return. */
   void (*abort)(pprt_transport *t, int code);
   /* Releases the transport and shuts the communication layer down. */

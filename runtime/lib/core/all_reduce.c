@@ -8,10 +8,10 @@ static void wait_reduction(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
     return;
   pprt_transport *t = ctx->transport;
   if (!t->ops->wait_for(t, g->reduce_handle, ctx->opts.timeout_s))
-    pprt_fatal(ctx,
-               "timed out after %.1f s in the all-reduce of gradient buffer "
-               "%d (stage %d) over %d replicas",
-               ctx->opts.timeout_s, id, g->stage, ctx->num_replicas);
+    pprt_fatal_silent(ctx, PPRT_EVERYONE,
+                      "the all-reduce of gradient buffer %d (stage %d) over "
+                      "%d replicas",
+                      id, g->stage, ctx->num_replicas);
   g->reduce_handle = -1;
 }
 

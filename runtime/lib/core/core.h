@@ -74,6 +74,7 @@ typedef struct pprt_group_recv {
 typedef struct pprt_pending_send {
   int32_t id;
   int32_t slot;
+  int32_t world_peer;
   int32_t handle;
   bool grouped;
   int64_t step; /* the step it belongs to: the next one for a carried send */
@@ -250,6 +251,25 @@ void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot);
 void pprt_wait_all_sends(pprt_context *ctx);
 /* Completes the sends of steps up to `step`; later (carried) ones stay. */
 void pprt_wait_step_sends(pprt_context *ctx, int64_t step);
+
+/* ---- core/silence.c ---- */
+/* Ends the job after a wait on `peer` (a world rank, or PPRT_EVERYONE for
+   a collective) did not complete, naming the rank that stopped answering
+   (find_silent); `fmt` says what was awaited. */
+_Noreturn void pprt_fatal_silent(const pprt_context *ctx, int32_t peer,
+                                 const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The same for a transport without a context yet; `ranks` is the pipeline
+   ranks per replica (0 if unknown). */
+_Noreturn void pprt_transport_fatal_silent(pprt_transport *t, int32_t ranks,
+                                           int32_t peer, double timeout_s,
+                                           const char *what);
+/* allreduce_world_min_i32 and reduce_world_f64 within the timeout, or the
+   end of the job naming the silent rank; `what` names the values. */
+void pprt_min_everywhere(pprt_context *ctx, int32_t *vals, int32_t n,
+                         const char *what);
+void pprt_sum_to_rank0(pprt_context *ctx, double *vals, int32_t n,
+                       const char *what);
 
 /* ---- core/all_reduce.c ---- */
 /* Completes the in-flight all-reduces of `stage` (every stage if -1). */

@@ -70,7 +70,7 @@ double pprt_end_step(pprt_context *ctx) {
      the next step's call. */
   pprt_wait_step_sends(ctx, ctx->step);
   double loss = ctx->step_loss;
-  ctx->transport->ops->reduce_world_f64(ctx->transport, &loss, 1);
+  pprt_sum_to_rank0(ctx, &loss, 1, "loss");
   if (ctx->observer.step_end)
     ctx->observer.step_end(ctx->observer.self, ctx, ctx->step);
   return loss;

@@ -53,15 +53,23 @@ static void *reserve_one(pprt_context *ctx, void *array, int32_t *cap,
 }
 
 static void push_pending(pprt_context *ctx, int32_t id, int32_t slot,
-                         int32_t handle) {
+                         int32_t world_peer, int32_t handle) {
   ctx->pending = reserve_one(ctx, ctx->pending, &ctx->pending_cap,
                              ctx->num_pending, sizeof *ctx->pending, "sends");
   ctx->pending[ctx->num_pending++] = (pprt_pending_send){
-      id, slot, handle, ctx->in_group, pprt_action_step(ctx)};
+      id, slot, world_peer, handle, ctx->in_group, pprt_action_step(ctx)};
+}
+
+/* Completes pending send `p`, or ends the job naming the silent rank. */
+static void wait_send(pprt_context *ctx, const pprt_pending_send *p) {
+  pprt_transport *t = ctx->transport;
+  if (!t->ops->wait_for(t, p->handle, ctx->opts.timeout_s))
+    pprt_fatal_silent(ctx, p->world_peer,
+                      "rank %d to take buffer %d (micro-batch slot %d)",
+                      p->world_peer, p->id, p->slot);
 }
 
 void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot) {
-  pprt_transport *t = ctx->transport;
   for (int32_t i = 0; i < ctx->num_pending;) {
     pprt_pending_send *p = &ctx->pending[i];
     if (p->id != id || p->slot != slot) {
@@ -74,13 +82,14 @@ void pprt_wait_slot_sends(pprt_context *ctx, int32_t id, int32_t slot) {
                  "buffer %d micro-batch slot %d is sent and received in "
                  "one exchange group",
                  id, slot);
-    t->ops->wait(t, p->handle);
+    wait_send(ctx, p);
     *p = ctx->pending[--ctx->num_pending];
   }
 }
 
 void pprt_wait_all_sends(pprt_context *ctx) {
-  ctx->transport->ops->wait_all(ctx->transport);
+  if (!ctx->transport->ops->wait_all(ctx->transport, ctx->opts.timeout_s))
+    pprt_fatal_silent(ctx, PPRT_EVERYONE, "the step's sends to be taken");
   ctx->num_pending = 0;
 }
 
@@ -91,13 +100,12 @@ void pprt_wait_step_sends(pprt_context *ctx, int64_t step) {
   /* wait_all invalidates every handle: only when none is carried. */
   if (!carried)
     return pprt_wait_all_sends(ctx);
-  pprt_transport *t = ctx->transport;
   for (int32_t i = 0; i < ctx->num_pending;) {
     if (ctx->pending[i].step > step) {
       ++i;
       continue;
     }
-    t->ops->wait(t, ctx->pending[i].handle);
+    wait_send(ctx, &ctx->pending[i]);
     ctx->pending[i] = ctx->pending[--ctx->num_pending];
   }
 }
@@ -112,29 +120,7 @@ void pprt_send(pprt_context *ctx, int32_t id, int32_t mb, int32_t peer,
     ctx->observer.send(ctx->observer.self, ctx, id, mb, peer, e.b->bytes);
   pprt_transport *t = ctx->transport;
   int32_t handle = t->ops->isend(t, data, e.b->bytes, e.world_peer, e.tag);
-  push_pending(ctx, id, e.slot, handle);
-}
-
-/* Ends the job after a receive from `peer` timed out, naming the rank that
-   stopped answering: the end of the chain of waits that starts at `peer`,
-   which every rank that times out finds alike (their own peers would
-   otherwise each be blamed). */
-_Noreturn static void report_silent_peer(pprt_context *ctx, int32_t peer,
-                                         double timeout, const char *what,
-                                         int32_t stage, int32_t mb) {
-  pprt_transport *t = ctx->transport;
-  int32_t *chain = pprt_xcalloc(ctx, (size_t)t->world_size, sizeof *chain);
-  int32_t length = 0;
-  int32_t silent = t->ops->find_silent(t, peer, timeout, chain, &length);
-  char waits[256] = "";
-  size_t used = 0;
-  for (int32_t i = 0; i < length && used < sizeof waits; ++i)
-    used +=
-        (size_t)snprintf(waits + used, sizeof waits - used, " -> %d", chain[i]);
-  pprt_fatal(ctx,
-             "rank %d stopped answering: timed out after %.1f s waiting for "
-             "%s of stage %d micro-batch %d from rank %d (waits: %d%s)",
-             silent, timeout, what, stage, mb, peer, t->world_rank, waits);
+  push_pending(ctx, id, e.slot, e.world_peer, handle);
 }
 
 /* Keeps a receive of the open group for its end. */
@@ -148,13 +134,15 @@ static void defer_recv(pprt_context *ctx, pprt_group_recv r) {
 static void check_received(pprt_context *ctx, pprt_recv_status status,
                            int32_t id, int32_t mb, int32_t world_peer,
                            int32_t stage, int32_t kind) {
-  double timeout = ctx->opts.timeout_s;
   switch (status) {
   case PPRT_RECV_OK:
     return;
   case PPRT_RECV_TIMEOUT:
-    report_silent_peer(ctx, world_peer, timeout, transfer_name(kind), stage,
-                       mb);
+    /* The end of the chain of waits from `world_peer`, which every rank
+       that times out finds alike (each would blame its own neighbour). */
+    pprt_fatal_silent(ctx, world_peer,
+                      "%s of stage %d micro-batch %d from rank %d",
+                      transfer_name(kind), stage, mb, world_peer);
   case PPRT_RECV_SIZE_MISMATCH:
     pprt_fatal(ctx,
                "%s of stage %d micro-batch %d from rank %d does not have "

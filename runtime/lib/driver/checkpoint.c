@@ -224,8 +224,7 @@ static bool same_file_everywhere(pprt_context *ctx,
     not_h = ~h;
   }
   int32_t lo_and_not_hi[2] = {h, not_h};
-  ctx->transport->ops->allreduce_world_min_i32(ctx->transport, lo_and_not_hi,
-                                               2);
+  pprt_min_everywhere(ctx, lo_and_not_hi, 2, "the checkpoint's fingerprint");
   return lo_and_not_hi[0] == INT32_MAX || lo_and_not_hi[0] == ~lo_and_not_hi[1];
 }
 

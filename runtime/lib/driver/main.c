@@ -414,7 +414,9 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
     snprintf(err, err_size, "--checkpoint: %s", why);
     ok = 0;
   }
-  t->ops->allreduce_world_min_i32(t, &ok, 1);
+  if (!t->ops->allreduce_world_min_i32(t, &ok, 1, o->run.timeout_s))
+    pprt_transport_fatal_silent(t, 0, PPRT_EVERYONE, o->run.timeout_s,
+                                "every rank to check its outputs");
   return ok != 0;
 }
 
@@ -537,7 +539,8 @@ static int handle_bad_options(pprt_transport *t, int status, const char *prog,
 /* The backend, or NULL (after a line naming the rank and the reason, and
    with the transport shut down) when any rank cannot create it: all ranks
    agree, so all exit. */
-static pprt_backend *create_backend(pprt_transport *t, const char *name) {
+static pprt_backend *create_backend(pprt_transport *t, const char *name,
+                                    double timeout_s) {
   char err[256] = "";
   pprt_backend *be = NULL;
   if (pprt_kernel_modules_registered() && strcmp(name, "cuda") != 0)
@@ -547,7 +550,9 @@ static pprt_backend *create_backend(pprt_transport *t, const char *name) {
   else
     be = pprt_backend_create(name, t, err, sizeof err);
   int32_t ok = be != NULL;
-  t->ops->allreduce_world_min_i32(t, &ok, 1);
+  if (!t->ops->allreduce_world_min_i32(t, &ok, 1, timeout_s))
+    pprt_transport_fatal_silent(t, 0, PPRT_EVERYONE, timeout_s,
+                                "every rank to start its backend");
   if (ok)
     return be;
   if (be)
@@ -592,7 +597,7 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  pprt_backend *be = create_backend(t, opts.backend);
+  pprt_backend *be = create_backend(t, opts.backend, opts.run.timeout_s);
   if (!be)
     return 1;
   pprt_set_active_backend(be);

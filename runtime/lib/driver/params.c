@@ -36,7 +36,7 @@ void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
     const pprt_slot *s = &ctx->buffers[ids[i]].slots[0];
     owner[i] = ctx->replica == 0 && s->data ? me : INT32_MAX;
   }
-  ctx->transport->ops->allreduce_world_min_i32(ctx->transport, owner, n);
+  pprt_min_everywhere(ctx, owner, n, "which rank holds each weight");
 }
 
 uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n) {
@@ -78,7 +78,7 @@ int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
     lo[i] = state_fingerprint(ctx, ids[i]);
     not_hi[i] = lo[i] == INT32_MAX ? INT32_MAX : ~lo[i];
   }
-  ctx->transport->ops->allreduce_world_min_i32(ctx->transport, lo, 2 * n);
+  pprt_min_everywhere(ctx, lo, 2 * n, "the replicas' weight fingerprints");
   int32_t diverged = -1;
   for (int32_t i = 0; i < n && diverged < 0; ++i)
     if (lo[i] != INT32_MAX && lo[i] != ~not_hi[i])
@@ -114,7 +114,7 @@ bool pprt_print_params(pprt_context *ctx) {
       stats[2 * i + 1] += (double)w[k] * w[k];
     }
   }
-  ctx->transport->ops->reduce_world_f64(ctx->transport, stats, 2 * n);
+  pprt_sum_to_rank0(ctx, stats, 2 * n, "weight sums");
   if (me == 0) {
     for (int32_t i = 0; i < n; ++i) {
       params[i].sum = stats[2 * i];

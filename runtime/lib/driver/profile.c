@@ -149,8 +149,18 @@ static void run_steps(const pprt_driver *d, pprt_profile *p) {
 
 static void expect_recv(pprt_context *ctx, void *buf, int64_t n, int32_t peer) {
   pprt_transport *t = ctx->transport;
-  if (t->ops->recv(t, buf, n, peer, 0, ctx->opts.timeout_s) != PPRT_RECV_OK)
-    pprt_fatal(ctx, "transfer probe: no reply from rank %d", peer);
+  pprt_recv_status s = t->ops->recv(t, buf, n, peer, 0, ctx->opts.timeout_s);
+  if (s == PPRT_RECV_TIMEOUT)
+    pprt_fatal_silent(ctx, peer, "the transfer probe from rank %d", peer);
+  if (s != PPRT_RECV_OK)
+    pprt_fatal(ctx, "transfer probe: a wrong reply from rank %d", peer);
+}
+
+static void send_probe(pprt_context *ctx, void *buf, int64_t n, int32_t peer) {
+  pprt_transport *t = ctx->transport;
+  if (!t->ops->wait_for(t, t->ops->isend(t, buf, n, peer, 0),
+                        ctx->opts.timeout_s))
+    pprt_fatal_silent(ctx, peer, "rank %d to take the transfer probe", peer);
 }
 
 /* One-way time of the largest message a step sends, between pipeline ranks
@@ -160,7 +170,7 @@ static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
   pprt_transport *t = ctx->transport;
   int32_t largest =
       -(int32_t)(p->max_send_bytes < INT32_MAX ? p->max_send_bytes : INT32_MAX);
-  t->ops->allreduce_world_min_i32(t, &largest, 1);
+  pprt_min_everywhere(ctx, &largest, 1, "the largest transfer");
   int64_t n = -(int64_t)largest;
   if (ctx->num_ranks < 2 || n == 0)
     return 0.0;
@@ -175,11 +185,11 @@ static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
     for (int32_t k = 0; k < 2 * PROBE_ROUND_TRIPS; ++k) {
       double start = now_ms();
       if (me == r) {
-        t->ops->wait(t, t->ops->isend(t, buf, n, r + 1, 0));
+        send_probe(ctx, buf, n, r + 1);
         expect_recv(ctx, buf, n, r + 1);
       } else {
         expect_recv(ctx, buf, n, r);
-        t->ops->wait(t, t->ops->isend(t, buf, n, r, 0));
+        send_probe(ctx, buf, n, r);
       }
       if (k >= PROBE_ROUND_TRIPS)
         push_sample(ctx, &trips, now_ms() - start);
@@ -188,7 +198,7 @@ static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
       one_way[r] = 0.5 * median(&trips);
     free(trips.v);
   }
-  t->ops->reduce_world_f64(t, one_way, ctx->num_ranks);
+  pprt_sum_to_rank0(ctx, one_way, ctx->num_ranks, "transfer times");
   double slowest = 0.0;
   for (int32_t r = 0; r < ctx->num_ranks; ++r)
     slowest = one_way[r] > slowest ? one_way[r] : slowest;
@@ -208,7 +218,7 @@ static double *gather_medians(pprt_context *ctx, pprt_profile *p) {
     out[i] = median(&p->actions[i]);
     out[n + i] = 1.0;
   }
-  ctx->transport->ops->reduce_world_f64(ctx->transport, out, 2 * n);
+  pprt_sum_to_rank0(ctx, out, 2 * n, "action times");
   return out;
 }
 

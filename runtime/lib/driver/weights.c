@@ -107,7 +107,9 @@ bool pprt_agree(pprt_context *ctx, bool ok, const char *option,
                 const char *path, const char *err) {
   pprt_transport *t = ctx->transport;
   int32_t first_failed = ok ? INT32_MAX : t->world_rank;
-  t->ops->allreduce_world_min_i32(t, &first_failed, 1);
+  char what[4200];
+  snprintf(what, sizeof what, "%s '%s'", option, path);
+  pprt_min_everywhere(ctx, &first_failed, 1, what);
   if (first_failed == t->world_rank) {
     fprintf(stderr, "pprt: rank %d: %s '%s': %s\n", t->world_rank, option, path,
             err);
@@ -209,16 +211,23 @@ const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
       part == PPRT_PART_ADAM_STEP ? (int64_t)sizeof b->num_updates : b->bytes;
   if (owner == t->world_rank) {
     const void *host = part_on_owner(ctx, b, id, part, bytes);
-    if (t->world_rank != 0)
-      t->ops->wait(t, t->ops->isend(t, host, bytes, 0, TAG));
+    if (t->world_rank != 0 &&
+        !t->ops->wait_for(t, t->ops->isend(t, host, bytes, 0, TAG),
+                          ctx->opts.timeout_s))
+      pprt_fatal_silent(ctx, 0, "rank 0 to take param %d for %s", b->index,
+                        option);
     return host;
   }
   if (t->world_rank != 0)
     return NULL;
   void *host = pprt_staging(ctx, (size_t)bytes);
-  if (t->ops->recv(t, host, bytes, owner, TAG, ctx->opts.timeout_s) !=
-      PPRT_RECV_OK)
-    pprt_fatal(ctx, "%s: receiving param %d from rank %d failed", option,
+  pprt_recv_status s =
+      t->ops->recv(t, host, bytes, owner, TAG, ctx->opts.timeout_s);
+  if (s == PPRT_RECV_TIMEOUT)
+    pprt_fatal_silent(ctx, owner, "param %d for %s from rank %d", b->index,
+                      option, owner);
+  if (s != PPRT_RECV_OK)
+    pprt_fatal(ctx, "%s: param %d from rank %d has the wrong size", option,
                b->index, owner);
   return host;
 }

@@ -170,12 +170,10 @@ static int32_t gt_isend(pprt_transport *t, const void *buf, int64_t bytes,
   return h;
 }
 
-static void gt_wait(pprt_transport *t, int32_t handle) {
-  FORWARD(pprt_forwarding_ops.wait(t, handle));
-}
-
-static void gt_wait_all(pprt_transport *t) {
-  FORWARD(pprt_forwarding_ops.wait_all(t));
+static bool gt_wait_all(pprt_transport *t, double timeout_s) {
+  bool done;
+  FORWARD(done = pprt_forwarding_ops.wait_all(t, timeout_s));
+  return done;
 }
 
 static pprt_recv_status gt_recv(pprt_transport *t, void *buf, int64_t bytes,
@@ -231,7 +229,6 @@ static pprt_transport *guarded_transport_create(pprt_transport *t) {
     guarded_fatal("out of memory");
   pprt_forwarding_init(w, t);
   w->ops.isend = gt_isend;
-  w->ops.wait = gt_wait;
   w->ops.wait_all = gt_wait_all;
   w->ops.recv = gt_recv;
   w->ops.irecv = gt_irecv;

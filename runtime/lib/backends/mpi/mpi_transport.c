@@ -10,11 +10,19 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+
+/* A send or group all-reduce, and whom it waits for (a rank, or
+   PPRT_EVERYONE). */
+typedef struct mpi_send_request {
+  MPI_Request req;
+  int32_t peer;
+} mpi_send_request;
 
 /* A receive irecv started, for wait_recv. */
 typedef struct mpi_recv_request {
@@ -23,14 +31,36 @@ typedef struct mpi_recv_request {
   int64_t bytes;
 } mpi_recv_request;
 
+/* The questions of one wait that has lasted half its timeout: whom each
+   asked rank waits for, to find the one that stopped answering. Arrays are
+   indexed by world rank. */
+typedef struct search {
+  bool active;
+  int32_t seq;       /* this search's number, echoed by the answers */
+  int32_t target;    /* the rank waited on, or PPRT_EVERYONE */
+  double *asked_at;  /* when a rank was asked; < 0 if not */
+  bool *answered;    /* whether its answer to this search arrived */
+  int32_t *answers;  /* 3 per rank: {seq, waits for, silent rank known} */
+  MPI_Request *reqs; /* the receive of each asked rank's answer */
+} search;
+
 typedef struct mpi_transport {
   pprt_transport base; /* first, so the two pointers convert */
   MPI_Comm comm;       /* private dup of MPI_COMM_WORLD */
   MPI_Comm probe_comm; /* questions about waits (find_silent), apart */
-  int32_t waiting_for; /* rank a receive waits for; NOBODY otherwise */
-  int32_t silent;      /* the silent rank once found; NOBODY before */
-  MPI_Comm group_comm; /* data-parallel group, MPI_COMM_NULL until split */
-  MPI_Request *reqs;   /* outstanding sends; index = handle - first_req */
+  int32_t waiting_for; /* rank a wait waits for, PPRT_EVERYONE, or NOBODY */
+  /* Once a wait has ended the job: who stopped answering (NOBODY when
+     every rank still answers), who found it, and how it was found. */
+  bool concluded;
+  int32_t silent;
+  int32_t found_by;
+  int32_t chain[PPRT_MAX_CHAIN];
+  int32_t chain_length;
+  int32_t verdict[2]; /* {silent, found_by}, sent to every rank */
+  double waited_s;    /* how long the last wait lasted */
+  search search;
+  MPI_Comm group_comm;    /* data-parallel group, MPI_COMM_NULL until split */
+  mpi_send_request *reqs; /* outstanding sends; index = handle - first_req */
   int32_t num_reqs;
   int32_t first_req; /* handle of reqs[0]; completed leading ones go */
   int32_t cap_reqs;
@@ -96,8 +126,8 @@ static void mpi_split_groups(pprt_transport *t, int32_t color, int32_t key) {
 }
 
 /* A free request slot; its index is the handle. */
-static MPI_Request *new_request(mpi_transport *m, const char *what) {
-  MPI_Request *r =
+static mpi_send_request *new_request(mpi_transport *m, const char *what) {
+  mpi_send_request *r =
       pprt_reserve_one(m->reqs, &m->cap_reqs, m->num_reqs, sizeof *r);
   if (!r)
     fail(m, what, "out of memory");
@@ -113,7 +143,7 @@ static int32_t push_request(mpi_transport *m) {
 /* Drops the completed requests at the front (pprt_drop_done). */
 static void drop_completed(mpi_transport *m) {
   int32_t done = 0;
-  while (done < m->num_reqs && m->reqs[done] == MPI_REQUEST_NULL)
+  while (done < m->num_reqs && m->reqs[done].req == MPI_REQUEST_NULL)
     ++done;
   pprt_drop_done(m->reqs, &m->num_reqs, &m->first_req, done, sizeof *m->reqs);
 }
@@ -121,36 +151,14 @@ static void drop_completed(mpi_transport *m) {
 static int32_t mpi_isend(pprt_transport *t, const void *buf, int64_t bytes,
                          int32_t peer, int32_t tag) {
   mpi_transport *m = as_mpi(t);
-  MPI_Request *req = new_request(m, "MPI_Isend");
-  check(m,
-        MPI_Isend(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, req),
-        "MPI_Isend");
+  mpi_send_request *r = new_request(m, "MPI_Isend");
+  r->peer = peer;
+  check(
+      m,
+      MPI_Isend(buf, count_of(m, bytes), MPI_BYTE, peer, tag, m->comm, &r->req),
+      "MPI_Isend");
   return push_request(m);
 }
-
-static void mpi_wait(pprt_transport *t, int32_t handle) {
-  mpi_transport *m = as_mpi(t);
-  /* Leaves MPI_REQUEST_NULL behind, which the final Waitall skips. */
-  check(m, MPI_Wait(&m->reqs[handle - m->first_req], MPI_STATUS_IGNORE),
-        "MPI_Wait");
-  drop_completed(m);
-}
-
-/* GCC 12 mistakes MPICH's MPI_STATUSES_IGNORE sentinel for an array. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#endif
-static void mpi_wait_all(pprt_transport *t) {
-  mpi_transport *m = as_mpi(t);
-  check(m, MPI_Waitall(m->num_reqs, m->reqs, MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
-  m->num_reqs = 0;
-  m->first_req = 0;
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 /* How a wait polls, in three phases: spin on MPI_Test (a message that is
    already on its way arrives within the MPI latency), then yield the core
@@ -167,12 +175,45 @@ enum {
   MAX_SLEEP_NS = 100 * 1000,
 };
 
-/* find_silent's messages on probe_comm: a question (any int) and its
-   answer {rank the answerer waits for, silent rank it knows of}. */
-enum { NOBODY = -1, QUESTION_TAG = 1, ANSWER_TAG = 2 };
+/* ---- Finding the rank that stopped answering. ----
 
-/* Answers the questions that have arrived: a rank waits only in
-   poll_request, so a rank that never answers there is stopped or stuck. */
+   A rank answers questions only while it polls in a wait, so a rank that
+   does not answer for half a timeout is stopped or stuck. A wait that has
+   lasted half its timeout asks the rank it waits for whom that one waits
+   for, then that one, and so on (a collective asks every rank), while it
+   goes on polling; when the timeout passes without the transfer, the end
+   of that chain is the silent rank, and the rank that found it tells every
+   other rank (a verdict), whose waits then end too. So every rank names
+   the same one about one timeout after it stopped. */
+
+/* Messages on probe_comm: a question {seq}, its answer {seq, rank the
+   answerer waits for, silent rank it knows of}, and a verdict {silent,
+   found_by}. */
+enum { NOBODY = -1, UNDECIDED = -3 };
+enum { QUESTION_TAG = 1, ANSWER_TAG = 2, VERDICT_TAG = 3 };
+
+/* Records a verdict another rank sent, unless this rank has its own. */
+static void take_verdicts(mpi_transport *m) {
+  for (;;) {
+    int pending = 0;
+    MPI_Status status;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, VERDICT_TAG, m->probe_comm, &pending,
+                   &status) != MPI_SUCCESS ||
+        !pending)
+      return;
+    int verdict[2];
+    MPI_Recv(verdict, 2, MPI_INT, status.MPI_SOURCE, VERDICT_TAG, m->probe_comm,
+             MPI_STATUS_IGNORE);
+    if (m->concluded)
+      continue;
+    m->concluded = true;
+    m->silent = verdict[0];
+    m->found_by = verdict[1];
+    m->chain_length = 0;
+  }
+}
+
+/* Answers the questions that have arrived, and takes in verdicts. */
 static void answer_questions(mpi_transport *m) {
   for (;;) {
     int pending = 0;
@@ -180,35 +221,223 @@ static void answer_questions(mpi_transport *m) {
     if (MPI_Iprobe(MPI_ANY_SOURCE, QUESTION_TAG, m->probe_comm, &pending,
                    &status) != MPI_SUCCESS ||
         !pending)
-      return;
+      break;
     int question = 0;
     MPI_Recv(&question, 1, MPI_INT, status.MPI_SOURCE, QUESTION_TAG,
              m->probe_comm, MPI_STATUS_IGNORE);
-    int answer[2] = {m->waiting_for, m->silent};
+    int answer[3] = {question, m->waiting_for,
+                     m->concluded ? m->silent : NOBODY};
     /* Eager-sized: completes without the asker's help. */
-    MPI_Send(answer, 2, MPI_INT, status.MPI_SOURCE, ANSWER_TAG, m->probe_comm);
+    MPI_Send(answer, 3, MPI_INT, status.MPI_SOURCE, ANSWER_TAG, m->probe_comm);
+  }
+  take_verdicts(m);
+}
+
+static void post_answer_recv(mpi_transport *m, int32_t rank) {
+  search *s = &m->search;
+  MPI_Irecv(&s->answers[3 * rank], 3, MPI_INT, rank, ANSWER_TAG, m->probe_comm,
+            &s->reqs[rank]);
+}
+
+/* Asks `rank` whom it waits for, once per search. */
+static void ask(mpi_transport *m, int32_t rank, double now) {
+  search *s = &m->search;
+  if (rank < 0 || rank >= m->base.world_size || rank == m->base.world_rank ||
+      s->asked_at[rank] >= 0)
+    return;
+  MPI_Request req;
+  if (MPI_Isend(&s->seq, 1, MPI_INT, rank, QUESTION_TAG, m->probe_comm, &req) !=
+      MPI_SUCCESS)
+    return;
+  MPI_Request_free(&req);
+  post_answer_recv(m, rank);
+  s->asked_at[rank] = now;
+}
+
+static void ask_everyone(mpi_transport *m, double now) {
+  for (int32_t r = 0; r < m->base.world_size; ++r)
+    ask(m, r, now);
+}
+
+static void search_begin(mpi_transport *m, int32_t target, double now) {
+  search *s = &m->search;
+  s->active = true;
+  ++s->seq;
+  s->target = target;
+  for (int32_t r = 0; r < m->base.world_size; ++r) {
+    s->asked_at[r] = -1.0;
+    s->answered[r] = false;
+  }
+  if (target == PPRT_EVERYONE)
+    ask_everyone(m, now);
+  else
+    ask(m, target, now);
+}
+
+/* Takes in the answers that arrived and asks whom they wait for. An answer
+   of an earlier search (its seq) is dropped and the receive posted again. */
+static void collect_answers(mpi_transport *m, double now) {
+  search *s = &m->search;
+  for (int32_t r = 0; r < m->base.world_size; ++r) {
+    if (s->asked_at[r] < 0 || s->answered[r])
+      continue;
+    int done = 0;
+    if (MPI_Test(&s->reqs[r], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done)
+      continue;
+    const int32_t *a = &s->answers[3 * r];
+    if (a[0] != s->seq) {
+      post_answer_recv(m, r);
+      continue;
+    }
+    s->answered[r] = true;
+    if (a[1] == PPRT_EVERYONE)
+      ask_everyone(m, now);
+    else
+      ask(m, a[1], now);
   }
 }
 
-/* Polls `req` until it completes (MPI_SUCCESS), fails (the MPI error) or
-   `timeout_s` passes (MPI_ERR_PENDING), answering find_silent's questions
-   meanwhile. Polling instead of blocking turns a lost peer into a
-   timeout. */
-static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
-                        double timeout_s) {
-  double start = now_s(), deadline = start + timeout_s;
-  long sleep_ns = MIN_SLEEP_NS;
-  for (;;) {
-    for (int i = 0; i < POLLS_PER_CLOCK; ++i) {
-      int done = 0;
-      int rc = MPI_Test(req, &done, status);
-      if (rc != MPI_SUCCESS || done)
-        return rc;
+/* Cancels the receives of answers still out; a late answer is dropped by
+   the next search. */
+static void search_end(mpi_transport *m) {
+  search *s = &m->search;
+  if (!s->active)
+    return;
+  for (int32_t r = 0; r < m->base.world_size; ++r)
+    if (s->asked_at[r] >= 0 && !s->answered[r]) {
+      MPI_Cancel(&s->reqs[r]);
+      MPI_Wait(&s->reqs[r], MPI_STATUS_IGNORE);
     }
-    answer_questions(m);
+  s->active = false;
+}
+
+/* Whether `rank`, asked and unanswered, has had `grace` seconds to answer:
+   1 if so, 0 if it had not, -1 if it answered or was not asked. */
+static int silent_for(const search *s, int32_t rank, double now, double grace) {
+  if (s->asked_at[rank] < 0 || s->answered[rank])
+    return -1;
+  return now - s->asked_at[rank] >= grace;
+}
+
+/* Among the asked ranks, the lowest that has not answered for `grace`;
+   UNDECIDED while one has not had that long; NOBODY if all answered. */
+static int32_t first_unanswered(const search *s, int32_t size, double now,
+                                double grace) {
+  int32_t found = NOBODY;
+  for (int32_t r = 0; r < size; ++r) {
+    int silent = silent_for(s, r, now, grace);
+    if (silent == 0)
+      return UNDECIDED;
+    if (silent == 1 && found == NOBODY)
+      found = r;
+  }
+  return found;
+}
+
+/* The silent rank the answers so far point to, following the chain from
+   the target (recorded in m->chain); UNDECIDED while a rank on it has not
+   had `grace` seconds to answer. */
+static int32_t silent_rank(mpi_transport *m, double now, double grace) {
+  search *s = &m->search;
+  int32_t size = m->base.world_size;
+  for (int32_t r = 0; r < size; ++r)
+    if (s->answered[r] && s->answers[3 * r + 2] != NOBODY)
+      return s->answers[3 * r + 2]; /* found by a rank further on */
+  m->chain_length = 0;
+  int32_t rank = s->target;
+  while (rank != PPRT_EVERYONE) {
+    if (m->chain_length < PPRT_MAX_CHAIN)
+      m->chain[m->chain_length++] = rank;
+    int silent = silent_for(s, rank, now, grace);
+    if (silent >= 0)
+      return silent ? rank : UNDECIDED;
+    int32_t next = s->answers[3 * rank + 1];
+    bool seen = next == m->base.world_rank;
+    for (int32_t i = 0; i < m->chain_length; ++i)
+      seen = seen || m->chain[i] == next;
+    /* A cycle of ranks that all answer is a deadlock: nobody stopped. */
+    if (seen) {
+      if (m->chain_length < PPRT_MAX_CHAIN)
+        m->chain[m->chain_length++] = next;
+      return NOBODY;
+    }
+    /* Waits for nobody: it ends the chain, the rank the others wait on. */
+    if (next != PPRT_EVERYONE &&
+        (next < 0 || next >= size || s->asked_at[next] < 0))
+      return rank;
+    rank = next;
+  }
+  return first_unanswered(s, size, now, grace);
+}
+
+/* Settles who is silent once the answers allow (or `force`), and tells
+   every other rank; false while undecided. */
+static bool conclude(mpi_transport *m, double now, double grace, bool force) {
+  int32_t silent = silent_rank(m, now, force ? 0.0 : grace);
+  if (silent == UNDECIDED)
+    return false;
+  search_end(m);
+  m->concluded = true;
+  m->silent = silent;
+  m->found_by = m->base.world_rank;
+  m->verdict[0] = silent;
+  m->verdict[1] = m->found_by;
+  for (int32_t r = 0; r < m->base.world_size; ++r) {
+    MPI_Request req;
+    if (r != m->base.world_rank && r != silent &&
+        MPI_Isend(m->verdict, 2, MPI_INT, r, VERDICT_TAG, m->probe_comm,
+                  &req) == MPI_SUCCESS)
+      MPI_Request_free(&req);
+  }
+  return true;
+}
+
+/* One look at the search of a wait that began at `start`: starts it at
+   half the timeout and concludes from the timeout on, giving ranks asked
+   late up to half a timeout more. True once the wait must end. */
+static bool watch(mpi_transport *m, int32_t target, double start, double now,
+                  double timeout_s) {
+  answer_questions(m);
+  if (m->concluded)
+    return true; /* a verdict came in */
+  double grace = 0.5 * timeout_s;
+  if (now < start + grace)
+    return false;
+  if (!m->search.active)
+    search_begin(m, target, now);
+  collect_answers(m, now);
+  return now >= start + timeout_s &&
+         conclude(m, now, grace, now >= start + timeout_s + grace);
+}
+
+/* Tests `req` POLLS_PER_CLOCK times; true once it completed or failed
+   (`*rc` says which). */
+static bool test_a_while(MPI_Request *req, MPI_Status *status, int *rc) {
+  for (int i = 0; i < POLLS_PER_CLOCK; ++i) {
+    int done = 0;
+    *rc = MPI_Test(req, &done, status);
+    if (*rc != MPI_SUCCESS || done)
+      return true;
+  }
+  return false;
+}
+
+/* Polls `req`, waited on since `start` for `target` (a rank or
+   PPRT_EVERYONE), until it completes (MPI_SUCCESS), fails (the MPI error)
+   or the job must end (MPI_ERR_PENDING): the timeout passed and the
+   silent rank is known, or another rank found it. Polling instead of
+   blocking turns a lost peer into a timeout. */
+static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
+                        int32_t target, double start, double timeout_s) {
+  long sleep_ns = MIN_SLEEP_NS;
+  int rc = MPI_SUCCESS;
+  m->waiting_for = target;
+  while (!test_a_while(req, status, &rc)) {
     double now = now_s();
-    if (now >= deadline)
-      return MPI_ERR_PENDING;
+    if (watch(m, target, start, now, timeout_s)) {
+      rc = MPI_ERR_PENDING;
+      break;
+    }
     double waited_ns = (now - start) * 1e9;
     if (waited_ns < SPIN_NS)
       continue;
@@ -219,6 +448,44 @@ static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
     sleep_for_ns(sleep_ns);
     sleep_ns = sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS : sleep_ns * 2;
   }
+  m->waiting_for = NOBODY;
+  m->waited_s = now_s() - start;
+  search_end(m);
+  return rc;
+}
+
+/* Completes send request `r` by `start` + `timeout_s`; false if the job
+   must end. */
+static bool wait_send(mpi_transport *m, mpi_send_request *r, double start,
+                      double timeout_s) {
+  if (r->req == MPI_REQUEST_NULL)
+    return true;
+  /* Leaves MPI_REQUEST_NULL behind, which later waits skip. */
+  int rc =
+      poll_request(m, &r->req, MPI_STATUS_IGNORE, r->peer, start, timeout_s);
+  if (rc == MPI_ERR_PENDING)
+    return false;
+  check(m, rc, "MPI_Test");
+  return true;
+}
+
+static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
+  mpi_transport *m = as_mpi(t);
+  if (!wait_send(m, &m->reqs[handle - m->first_req], now_s(), timeout_s))
+    return false;
+  drop_completed(m);
+  return true;
+}
+
+static bool mpi_wait_all(pprt_transport *t, double timeout_s) {
+  mpi_transport *m = as_mpi(t);
+  double start = now_s();
+  for (int32_t i = 0; i < m->num_reqs; ++i)
+    if (!wait_send(m, &m->reqs[i], start, timeout_s))
+      return false;
+  m->num_reqs = 0;
+  m->first_req = 0;
+  return true;
 }
 
 static int32_t mpi_irecv(pprt_transport *t, void *buf, int64_t bytes,
@@ -245,11 +512,9 @@ static pprt_recv_status mpi_wait_recv(pprt_transport *t, int32_t handle,
   mpi_transport *m = as_mpi(t);
   mpi_recv_request *r = &m->recvs[handle];
   MPI_Status status;
-  m->waiting_for = r->peer;
-  int rc = poll_request(m, &r->req, &status, timeout_s);
+  int rc = poll_request(m, &r->req, &status, r->peer, now_s(), timeout_s);
   if (rc == MPI_ERR_PENDING)
     return PPRT_RECV_TIMEOUT; /* the caller aborts the job; still waiting */
-  m->waiting_for = NOBODY;
   int64_t bytes = r->bytes;
   if (--m->open_recvs == 0)
     m->num_recvs = 0;
@@ -277,97 +542,81 @@ static void mpi_group_end(pprt_transport *t) { (void)t; }
 static int32_t mpi_iallreduce_group_f32(pprt_transport *t, void *buf,
                                         int64_t count) {
   mpi_transport *m = as_mpi(t);
-  MPI_Request *req = new_request(m, "MPI_Iallreduce");
+  mpi_send_request *r = new_request(m, "MPI_Iallreduce");
+  r->peer = PPRT_EVERYONE;
   check(m,
         MPI_Iallreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT,
-                       MPI_SUM, m->group_comm, req),
+                       MPI_SUM, m->group_comm, &r->req),
         "MPI_Iallreduce");
   return push_request(m);
 }
 
-static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
-  mpi_transport *m = as_mpi(t);
-  int rc = poll_request(m, &m->reqs[handle - m->first_req], MPI_STATUS_IGNORE,
-                        timeout_s);
+/* Completes a collective that `rc` started in `req`; false if the job
+   must end. */
+static bool finish_collective(mpi_transport *m, int rc, MPI_Request *req,
+                              double timeout_s, const char *what) {
+  check(m, rc, what);
+  rc = poll_request(m, req, MPI_STATUS_IGNORE, PPRT_EVERYONE, now_s(),
+                    timeout_s);
   if (rc == MPI_ERR_PENDING)
     return false;
-  check(m, rc, "MPI_Test");
-  drop_completed(m);
+  check(m, rc, what);
   return true;
 }
 
-/* Asks `rank` whom it waits for; false if it does not answer in time. */
-static bool ask(mpi_transport *m, int32_t rank, double timeout_s,
-                int answer[2]) {
-  int question = 0;
+static bool mpi_reduce_world_f64(pprt_transport *t, double *vals, int32_t n,
+                                 double timeout_s) {
+  mpi_transport *m = as_mpi(t);
   MPI_Request req;
-  if (MPI_Send(&question, 1, MPI_INT, rank, QUESTION_TAG, m->probe_comm) !=
-          MPI_SUCCESS ||
-      MPI_Irecv(answer, 2, MPI_INT, rank, ANSWER_TAG, m->probe_comm, &req) !=
-          MPI_SUCCESS)
-    return false;
-  if (poll_request(m, &req, MPI_STATUS_IGNORE, timeout_s) == MPI_SUCCESS)
-    return true;
-  MPI_Cancel(&req);
-  return false;
-}
-
-static int32_t mpi_find_silent(pprt_transport *t, int32_t peer,
-                               double timeout_s, int32_t *chain,
-                               int32_t *length) {
-  mpi_transport *m = as_mpi(t);
-  int32_t rank = peer;
-  *length = 0;
-  while (m->silent == NOBODY) {
-    chain[(*length)++] = rank;
-    int answer[2];
-    if (!ask(m, rank, timeout_s, answer)) {
-      m->silent = rank;
-      break;
-    }
-    if (answer[1] != NOBODY) {
-      m->silent = answer[1]; /* found by a rank further down the chain */
-      break;
-    }
-    int32_t next = answer[0];
-    bool seen = next == m->base.world_rank;
-    for (int32_t i = 0; i < *length; ++i)
-      seen = seen || chain[i] == next;
-    /* Waits for nobody (busy) or closes a cycle (a deadlock): it ends the
-       chain, and is the rank the others wait on. */
-    if (next == NOBODY || seen || next < 0 || next >= m->base.world_size) {
-      m->silent = rank;
-      break;
-    }
-    rank = next;
-  }
-  return m->silent;
-}
-
-static void mpi_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
-  mpi_transport *m = as_mpi(t);
   int rc =
       m->base.world_rank == 0
-          ? MPI_Reduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, 0, m->comm)
-          : MPI_Reduce(vals, NULL, n, MPI_DOUBLE, MPI_SUM, 0, m->comm);
-  check(m, rc, "MPI_Reduce");
+          ? MPI_Ireduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, 0, m->comm,
+                        &req)
+          : MPI_Ireduce(vals, NULL, n, MPI_DOUBLE, MPI_SUM, 0, m->comm, &req);
+  return finish_collective(m, rc, &req, timeout_s, "MPI_Ireduce");
 }
 
-static void mpi_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
-                                        int32_t n) {
+static bool mpi_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
+                                        int32_t n, double timeout_s) {
   mpi_transport *m = as_mpi(t);
-  check(m, MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_INT32_T, MPI_MIN, m->comm),
-        "MPI_Allreduce");
+  MPI_Request req;
+  int rc = MPI_Iallreduce(MPI_IN_PLACE, vals, n, MPI_INT32_T, MPI_MIN, m->comm,
+                          &req);
+  return finish_collective(m, rc, &req, timeout_s, "MPI_Iallreduce");
+}
+
+/* The search already ran in the wait that ended; a caller whose wait ran
+   elsewhere (the NCCL transport's) searches now, for up to `timeout_s`. */
+static void mpi_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
+                            pprt_silence *out) {
+  mpi_transport *m = as_mpi(t);
+  double start = now_s() - 0.5 * timeout_s; /* ask at once */
+  while (!m->concluded) {
+    double now = now_s();
+    if (!watch(m, peer, start, now, timeout_s))
+      sleep_for_ns(MAX_SLEEP_NS);
+  }
+  search_end(m);
+  out->rank = m->silent;
+  out->found_by = m->found_by;
+  out->waited_s = m->waited_s;
+  out->length = m->chain_length;
+  memcpy(out->chain, m->chain, sizeof m->chain);
 }
 
 static void mpi_destroy(pprt_transport *t) {
   mpi_transport *m = as_mpi(t);
+  search_end(m);
   if (m->group_comm != MPI_COMM_NULL)
     MPI_Comm_free(&m->group_comm);
   MPI_Comm_free(&m->probe_comm);
   MPI_Comm_free(&m->comm);
   free(m->reqs);
   free(m->recvs);
+  free(m->search.asked_at);
+  free(m->search.answered);
+  free(m->search.answers);
+  free(m->search.reqs);
   free(m);
   MPI_Finalize();
 }
@@ -375,7 +624,6 @@ static void mpi_destroy(pprt_transport *t) {
 static const pprt_transport_ops mpi_ops = {
     .split_groups = mpi_split_groups,
     .isend = mpi_isend,
-    .wait = mpi_wait,
     .wait_all = mpi_wait_all,
     .recv = mpi_recv,
     .irecv = mpi_irecv,
@@ -434,6 +682,13 @@ pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   m->base.world_size = size;
   m->base.local_rank = local_rank();
   m->base.max_tag = tag_upper_bound();
+  search *s = &m->search;
+  s->asked_at = calloc((size_t)size, sizeof *s->asked_at);
+  s->answered = calloc((size_t)size, sizeof *s->answered);
+  s->answers = calloc(3 * (size_t)size, sizeof *s->answers);
+  s->reqs = calloc((size_t)size, sizeof *s->reqs);
+  if (!s->asked_at || !s->answered || !s->answers || !s->reqs)
+    fail(m, "starting", "out of memory");
 #ifdef __linux__
   /* Linux lets a sleep overrun by the timer slack, 50 us by default, which
      would make every backoff sleep of a receive several times too long. */

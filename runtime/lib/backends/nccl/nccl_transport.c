@@ -36,6 +36,7 @@ typedef struct nccl_transport {
   int32_t num_events, cap_events;
   /* The open exchange group's first handle; -1 outside a group. */
   int32_t group_first;
+  double waited_s; /* how long the last wait lasted */
 } nccl_transport;
 
 /* What crosses MPI from rank 0: whether it has an id, and the id. */
@@ -110,21 +111,22 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Polls `ev` until it completes (true) or `timeout_s` passes (false);
-   NCCL's asynchronous errors end the job. */
+/* Polls `ev` (or, when NULL, the comm stream) until it completes (true)
+   or `timeout_s` passes (false); NCCL's asynchronous errors end the job. */
 static bool poll_event(nccl_transport *n, cudaEvent_t ev, double timeout_s) {
-  double deadline = now_s() + timeout_s;
+  double start = now_s();
   struct timespec pause = {0, 20 * 1000};
   for (;;) {
-    cudaError_t rc = cudaEventQuery(ev);
+    cudaError_t rc = ev ? cudaEventQuery(ev) : cudaStreamQuery(n->comm);
+    n->waited_s = now_s() - start;
     if (rc == cudaSuccess)
       return true;
     if (rc != cudaErrorNotReady)
-      check_cuda(n, rc, "cudaEventQuery");
+      check_cuda(n, rc, ev ? "cudaEventQuery" : "cudaStreamQuery");
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(n->world, &async);
     check_nccl(n, async, "asynchronous error");
-    if (now_s() >= deadline)
+    if (n->waited_s >= timeout_s)
       return false;
     nanosleep(&pause, NULL);
   }
@@ -183,21 +185,16 @@ static int32_t nc_isend(pprt_transport *t, const void *buf, int64_t bytes,
   return transfer(as_nccl(t), buf, NULL, bytes, peer);
 }
 
-static void nc_wait(pprt_transport *t, int32_t handle) {
-  nccl_transport *n = as_nccl(t);
-  check_issued(n, handle);
-  check_cuda(n, cudaEventSynchronize(n->events[handle]),
-             "cudaEventSynchronize");
-}
-
-static void nc_wait_all(pprt_transport *t) {
+static bool nc_wait_all(pprt_transport *t, double timeout_s) {
   nccl_transport *n = as_nccl(t);
   if (n->group_first >= 0)
     nccl_fatal(n, "wait_all", "inside a group");
-  check_cuda(n, cudaStreamSynchronize(n->comm), "cudaStreamSynchronize");
+  if (!poll_event(n, NULL, timeout_s))
+    return false;
   for (int32_t i = 0; i < n->num_events; ++i)
     cudaEventDestroy(n->events[i]);
   n->num_events = 0;
+  return true;
 }
 
 /* The compute stream's later work waits for handle's transfer. */
@@ -251,21 +248,25 @@ static bool nc_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   return poll_event(n, n->events[handle], timeout_s);
 }
 
-static void nc_reduce_world_f64(pprt_transport *t, double *vals, int32_t n) {
+static bool nc_reduce_world_f64(pprt_transport *t, double *vals, int32_t n,
+                                double timeout_s) {
   pprt_transport *in = as_nccl(t)->inner;
-  in->ops->reduce_world_f64(in, vals, n);
+  return in->ops->reduce_world_f64(in, vals, n, timeout_s);
 }
 
-static void nc_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
-                                       int32_t n) {
+static bool nc_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
+                                       int32_t n, double timeout_s) {
   pprt_transport *in = as_nccl(t)->inner;
-  in->ops->allreduce_world_min_i32(in, vals, n);
+  return in->ops->allreduce_world_min_i32(in, vals, n, timeout_s);
 }
 
-static int32_t nc_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
-                              int32_t *chain, int32_t *length) {
-  pprt_transport *in = as_nccl(t)->inner;
-  return in->ops->find_silent(in, peer, timeout_s, chain, length);
+/* A wait on an event that timed out ran outside MPI: the MPI transport
+   asks whom the ranks wait for now. */
+static void nc_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
+                           pprt_silence *out) {
+  nccl_transport *n = as_nccl(t);
+  n->inner->ops->find_silent(n->inner, peer, timeout_s, out);
+  out->waited_s = n->waited_s;
 }
 
 static void nc_abort(pprt_transport *t, int code) {
@@ -277,10 +278,13 @@ static void nc_abort(pprt_transport *t, int code) {
 static void nc_destroy(pprt_transport *t) {
   nccl_transport *n = as_nccl(t);
   pprt_transport *in = n->inner;
-  nc_wait_all(t);
+  /* Transfers still running after a timeout would hold ncclCommDestroy up:
+     abort the communicators then. */
+  ncclResult_t (*end)(ncclComm_t) =
+      nc_wait_all(t, ID_TIMEOUT_S) ? ncclCommDestroy : ncclCommAbort;
   if (n->group)
-    ncclCommDestroy(n->group);
-  ncclCommDestroy(n->world);
+    end(n->group);
+  end(n->world);
   cudaStreamDestroy(n->comm);
   free(n->events);
   free(n);
@@ -290,7 +294,6 @@ static void nc_destroy(pprt_transport *t) {
 static const pprt_transport_ops nccl_ops = {
     .split_groups = nc_split_groups,
     .isend = nc_isend,
-    .wait = nc_wait,
     .wait_all = nc_wait_all,
     .recv = nc_recv,
     .irecv = nc_irecv,
@@ -309,8 +312,7 @@ static const pprt_transport_ops nccl_ops = {
 /* True on every rank iff `ok` is on every rank. */
 static bool all_agree(pprt_transport *in, bool ok) {
   int32_t v = ok;
-  in->ops->allreduce_world_min_i32(in, &v, 1);
-  return v != 0;
+  return in->ops->allreduce_world_min_i32(in, &v, 1, ID_TIMEOUT_S) && v != 0;
 }
 
 /* Rank 0's id (or its failure) to every rank, over MPI. */
@@ -318,8 +320,7 @@ static bool share_id(pprt_transport *in, id_message *msg) {
   if (in->world_rank == 0) {
     for (int32_t r = 1; r < in->world_size; ++r)
       in->ops->isend(in, msg, (int64_t)sizeof *msg, r, ID_TAG);
-    in->ops->wait_all(in);
-    return true;
+    return in->ops->wait_all(in, ID_TIMEOUT_S);
   }
   return in->ops->recv(in, msg, (int64_t)sizeof *msg, 0, ID_TAG,
                        ID_TIMEOUT_S) == PPRT_RECV_OK;

@@ -138,22 +138,15 @@ static int32_t st_isend(pprt_transport *t, const void *buf, int64_t bytes,
   return add_pending(s, (pending){h, b, NULL, bytes, false});
 }
 
-static void st_wait(pprt_transport *t, int32_t handle) {
+static bool st_wait_all(pprt_transport *t, double timeout_s) {
   staged_transport *s = as_staged(t);
-  pending *p = pending_of(s, handle);
-  if (!p->done)
-    pprt_forwarding_ops.wait(t, p->inner);
-  finish(s, p);
-  drop_finished(s);
-}
-
-static void st_wait_all(pprt_transport *t) {
-  staged_transport *s = as_staged(t);
-  pprt_forwarding_ops.wait_all(t);
+  if (!pprt_forwarding_ops.wait_all(t, timeout_s))
+    return false;
   for (int32_t i = 0; i < s->num_pendings; ++i)
     finish(s, &s->pendings[i]);
   s->num_pendings = 0;
   s->first_pending = 0;
+  return true;
 }
 
 static int32_t st_irecv(pprt_transport *t, void *buf, int64_t bytes,
@@ -233,7 +226,6 @@ pprt_transport *pprt_staged_transport_create(pprt_transport *inner,
   pprt_forwarding_init(&s->fwd, inner);
   pprt_transport_ops *ops = &s->fwd.ops;
   ops->isend = st_isend;
-  ops->wait = st_wait;
   ops->wait_all = st_wait_all;
   ops->recv = st_recv;
   ops->irecv = st_irecv;
