@@ -202,6 +202,32 @@ def exe_of(pid):
         return ""
 
 
+def comm_of(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def ranks_of(job_pid, exe):
+    """The rank processes of program `exe` that job `job_pid` started: not
+    their watchers (which run the same program, named pprt-watch)."""
+    real = os.path.realpath(exe)
+    return [p for p in children_of(job_pid)
+            if exe_of(p) == real and comm_of(p) != "pprt-watch"]
+
+
+def mpi_rank_of(pid):
+    """The MPI rank of a process, from the launcher's environment."""
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        for entry in f.read().split(b"\0"):
+            for key in (b"PMI_RANK=", b"OMPI_COMM_WORLD_RANK="):
+                if entry.startswith(key):
+                    return int(entry[len(key):])
+    return None
+
+
 def wait_for_file_text(path, text, limit_s):
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
@@ -213,7 +239,8 @@ def wait_for_file_text(path, text, limit_s):
 
 
 def test_kill(args):
-    """kill -9 of one rank ends the whole job with a failure."""
+    """kill -9 of one rank ends the whole job with a failure, and a line
+    names the rank that was killed."""
     out_path = os.path.join(args.work, "kill.out")
     cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
            args.toy, "--steps", "100000"]
@@ -226,15 +253,20 @@ def test_kill(args):
         check(wait_for_file_text(out_path, "step 2 loss", 20),
               "training did not start")
         time.sleep(1)  # let both ranks settle into steady training
-        toy = os.path.realpath(args.toy)
-        ranks = [p for p in children_of(job.pid) if exe_of(p) == toy]
+        ranks = ranks_of(job.pid, args.toy)
         check(len(ranks) == 2, f"expected 2 toy processes, found {ranks}")
-        os.kill(ranks[-1], signal.SIGKILL)
+        victim = ranks[-1]
+        rank = mpi_rank_of(victim)
+        os.kill(victim, signal.SIGKILL)
         killed_at = time.monotonic()
         rc = job.wait(timeout=30)
         print(f"job exited {rc} {time.monotonic() - killed_at:.1f} s "
               f"after the kill")
         check(rc != 0, "job succeeded after a rank was killed")
+        with open(out_path) as f:
+            out = f.read()
+        named = f"pprt: rank {rank} (pid {victim}) was killed by signal 9"
+        check(named in out, f"no line {named!r}:\n{out}")
     except subprocess.TimeoutExpired:
         raise Failure("job still running 30 s after a rank was killed")
     finally:

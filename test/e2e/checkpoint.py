@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "runtime", "test"))
 import safetensors_file  # noqa: E402
-from pprt_tests import children_of  # noqa: E402
+from pprt_tests import ranks_of as rank_processes  # noqa: E402
 
 RUN_TIMEOUT_S = 300
 MORE_STEPS = 3
@@ -52,15 +52,7 @@ def compile_mlp(args, workdir, replicas):
 
 
 def ranks_of(job, exe):
-    real = os.path.realpath(exe)
-    found = []
-    for pid in children_of(job.pid):
-        try:
-            if os.readlink(f"/proc/{pid}/exe") == real:
-                found.append(pid)
-        except OSError:
-            pass
-    return found
+    return rank_processes(job.pid, exe)
 
 
 def checkpoint_step(ckpt):

@@ -5,6 +5,7 @@
 
 #include "backends/cuda/kernel_launch.h"
 #include "driver/driver.h"
+#include "driver/watch.h"
 
 #include <errno.h>
 #include <float.h>
@@ -584,7 +585,9 @@ static pprt_transport *maybe_trace(pprt_transport *t) {
 }
 
 int main(int argc, char **argv) {
+  pprt_watch_start();
   pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
+  pprt_watch_set_rank(t->world_rank);
   pprt_driver_options opts;
   char err[256] = "";
   int status = parse_options(argc, argv, &opts, err, sizeof err);
