@@ -58,6 +58,9 @@ typedef struct mpi_transport {
   int32_t chain_length;
   int32_t verdict[2]; /* {silent, found_by}, sent to every rank */
   double waited_s;    /* how long the last wait lasted */
+  double timeout_s;   /* and its timeout */
+  bool *acked;        /* the ranks that printed the verdict (finder only) */
+  int32_t num_acked;
   search search;
   MPI_Comm group_comm;    /* data-parallel group, MPI_COMM_NULL until split */
   mpi_send_request *reqs; /* outstanding sends; index = handle - first_req */
@@ -83,8 +86,7 @@ static void sleep_for_ns(long ns) {
   nanosleep(&ts, NULL);
 }
 
-_Noreturn static void mpi_abort(pprt_transport *t, int code) {
-  (void)t;
+_Noreturn static void end_job(int code) {
   /* The launcher kills the job without draining its output pipes, so give
      it a moment to forward the message just printed. */
   fflush(NULL);
@@ -99,7 +101,7 @@ _Noreturn static void fail(mpi_transport *m, const char *what,
                            const char *detail) {
   fprintf(stderr, "pprt: rank %d: %s: %s\n", m->base.world_rank, what, detail);
   fflush(stderr);
-  mpi_abort(&m->base, 1);
+  end_job(1);
 }
 
 /* Errors return to us (MPI_ERRORS_RETURN) so they can be reported here. */
@@ -190,9 +192,31 @@ enum {
    answerer waits for, silent rank it knows of}, and a verdict {silent,
    found_by}. */
 enum { NOBODY = -1, UNDECIDED = -3 };
-enum { QUESTION_TAG = 1, ANSWER_TAG = 2, VERDICT_TAG = 3 };
+enum { QUESTION_TAG = 1, ANSWER_TAG = 2, VERDICT_TAG = 3, ACK_TAG = 4 };
 
-/* Records a verdict another rank sent, unless this rank has its own. */
+static void count_ack(mpi_transport *m, int32_t rank) {
+  if (!m->acked[rank])
+    ++m->num_acked;
+  m->acked[rank] = true;
+}
+
+/* Counts the ranks that said they printed a verdict (an acknowledgement). */
+static void take_acks(mpi_transport *m) {
+  for (;;) {
+    int pending = 0, ack = 0;
+    MPI_Status status;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, ACK_TAG, m->probe_comm, &pending,
+                   &status) != MPI_SUCCESS ||
+        !pending)
+      return;
+    MPI_Recv(&ack, 1, MPI_INT, status.MPI_SOURCE, ACK_TAG, m->probe_comm,
+             MPI_STATUS_IGNORE);
+    count_ack(m, status.MPI_SOURCE);
+  }
+}
+
+/* Records a verdict another rank sent, unless this rank has its own (then
+   the sender printed one too, which counts as its acknowledgement). */
 static void take_verdicts(mpi_transport *m) {
   for (;;) {
     int pending = 0;
@@ -204,8 +228,10 @@ static void take_verdicts(mpi_transport *m) {
     int verdict[2];
     MPI_Recv(verdict, 2, MPI_INT, status.MPI_SOURCE, VERDICT_TAG, m->probe_comm,
              MPI_STATUS_IGNORE);
-    if (m->concluded)
+    if (m->concluded) {
+      count_ack(m, status.MPI_SOURCE);
       continue;
+    }
     m->concluded = true;
     m->silent = verdict[0];
     m->found_by = verdict[1];
@@ -430,6 +456,7 @@ static bool test_a_while(MPI_Request *req, MPI_Status *status, int *rc) {
 static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
                         int32_t target, double start, double timeout_s) {
   long sleep_ns = MIN_SLEEP_NS;
+  m->timeout_s = timeout_s;
   int rc = MPI_SUCCESS;
   m->waiting_for = target;
   while (!test_a_while(req, status, &rc)) {
@@ -467,6 +494,43 @@ static bool wait_send(mpi_transport *m, mpi_send_request *r, double start,
     return false;
   check(m, rc, "MPI_Test");
   return true;
+}
+
+/* Before a verdict ends the job, every rank prints its line. The finder
+   waits (up to half a timeout) until each rank but the silent one has
+   said it printed; a rank that was told says so and waits for the finder
+   to end the job, ending it itself only if the finder does not. */
+static void settle_verdict(mpi_transport *m) {
+  double grace = 0.5 * m->timeout_s, start = now_s();
+  int32_t me = m->base.world_rank;
+  if (m->found_by != me) {
+    int ack = 1;
+    MPI_Request req;
+    if (MPI_Isend(&ack, 1, MPI_INT, m->found_by, ACK_TAG, m->probe_comm,
+                  &req) == MPI_SUCCESS)
+      MPI_Request_free(&req);
+    while (now_s() < start + grace + 1.0) {
+      answer_questions(m);
+      sleep_for_ns(1000 * 1000);
+    }
+    return;
+  }
+  int32_t others = m->base.world_size - 1;
+  if (m->silent >= 0 && m->silent != me)
+    --others;
+  while (m->num_acked < others && now_s() < start + grace) {
+    answer_questions(m);
+    take_acks(m);
+    sleep_for_ns(MAX_SLEEP_NS);
+  }
+}
+
+_Noreturn static void mpi_abort(pprt_transport *t, int code) {
+  mpi_transport *m = as_mpi(t);
+  fflush(NULL);
+  if (m->concluded)
+    settle_verdict(m);
+  end_job(code);
 }
 
 static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
@@ -591,6 +655,7 @@ static void mpi_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
                             pprt_silence *out) {
   mpi_transport *m = as_mpi(t);
   double start = now_s() - 0.5 * timeout_s; /* ask at once */
+  m->timeout_s = timeout_s;
   while (!m->concluded) {
     double now = now_s();
     if (!watch(m, peer, start, now, timeout_s))
@@ -617,6 +682,7 @@ static void mpi_destroy(pprt_transport *t) {
   free(m->search.answered);
   free(m->search.answers);
   free(m->search.reqs);
+  free(m->acked);
   free(m);
   MPI_Finalize();
 }
@@ -687,7 +753,8 @@ pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   s->answered = calloc((size_t)size, sizeof *s->answered);
   s->answers = calloc(3 * (size_t)size, sizeof *s->answers);
   s->reqs = calloc((size_t)size, sizeof *s->reqs);
-  if (!s->asked_at || !s->answered || !s->answers || !s->reqs)
+  m->acked = calloc((size_t)size, sizeof *m->acked);
+  if (!s->asked_at || !s->answered || !s->answers || !s->reqs || !m->acked)
     fail(m, "starting", "out of memory");
 #ifdef __linux__
   /* Linux lets a sleep overrun by the timer slack, 50 us by default, which
