@@ -165,6 +165,10 @@ bool pprt_context_start(pprt_context *ctx) {
   ctx->pipeline_rank = t->world_rank % ctx->num_ranks;
   ctx->replica = t->world_rank / ctx->num_ranks;
   ctx->num_replicas = t->world_size / ctx->num_ranks;
+  /* MPI_Comm_split blocks without a timeout: meet within one first, so
+     that a rank lost before it is named instead of hanging the others. */
+  int32_t started = 1;
+  pprt_min_everywhere(ctx, &started, 1, "the start");
   t->ops->split_groups(t, ctx->pipeline_rank, ctx->replica);
   return true;
 }

@@ -36,14 +36,21 @@ static void pass_on(int sig) {
   kill(child, sig);
 }
 
-/* The rank's world rank, or -1 if it died before it knew it. */
+/* The rank's world rank; if it died before it knew it, the one its
+   launcher gave it (MPICH's, Open MPI's or PMIx's variable); -1 if none. */
 static int read_rank(int fd) {
   int32_t rank = -1;
   ssize_t got;
   do
     got = read(fd, &rank, sizeof rank);
   while (got < 0 && errno == EINTR);
-  return got == (ssize_t)sizeof rank ? rank : -1;
+  if (got == (ssize_t)sizeof rank)
+    return rank;
+  const char *vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i)
+    if (getenv(vars[i]))
+      return atoi(getenv(vars[i]));
+  return -1;
 }
 
 /* Ends the watcher as its rank ended, so the launcher sees the same. */
