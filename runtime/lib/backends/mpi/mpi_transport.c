@@ -205,8 +205,8 @@ static void take_acks(mpi_transport *m) {
   for (;;) {
     int pending = 0, ack = 0;
     MPI_Status status;
-    if (MPI_Iprobe(MPI_ANY_SOURCE, ACK_TAG, m->probe_comm, &pending,
-                   &status) != MPI_SUCCESS ||
+    if (MPI_Iprobe(MPI_ANY_SOURCE, ACK_TAG, m->probe_comm, &pending, &status) !=
+            MPI_SUCCESS ||
         !pending)
       return;
     MPI_Recv(&ack, 1, MPI_INT, status.MPI_SOURCE, ACK_TAG, m->probe_comm,
