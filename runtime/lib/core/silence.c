@@ -21,16 +21,20 @@ _Noreturn void pprt_transport_fatal_silent(pprt_transport *t, int32_t ranks,
   t->ops->find_silent(t, peer, timeout_s, &s);
   char who[64], waits[256] = "";
   describe_rank(who, sizeof who, s.rank, ranks, t->world_size);
+  /* The chain of waits it followed; none after a collective. */
   size_t used = 0;
+  if (s.length > 0)
+    used = (size_t)snprintf(waits, sizeof waits, " (waits: %d", t->world_rank);
   for (int32_t i = 0; i < s.length && used < sizeof waits; ++i)
     used += (size_t)snprintf(waits + used, sizeof waits - used, " -> %d",
                              s.chain[i]);
+  if (s.length > 0 && used < sizeof waits)
+    snprintf(waits + used, sizeof waits - used, ")");
   if (s.rank < 0)
     fprintf(stderr,
             "pprt: rank %d: no rank stopped answering, but waiting for %s "
-            "timed out after %.1f s: the ranks wait for each other (waits: "
-            "%d%s)\n",
-            t->world_rank, what, s.waited_s, t->world_rank, waits);
+            "timed out after %.1f s: the ranks wait for each other%s\n",
+            t->world_rank, what, s.waited_s, waits);
   else if (s.found_by != t->world_rank)
     fprintf(stderr,
             "pprt: rank %d: rank %d%s stopped answering (found by rank %d); "
@@ -39,8 +43,8 @@ _Noreturn void pprt_transport_fatal_silent(pprt_transport *t, int32_t ranks,
   else
     fprintf(stderr,
             "pprt: rank %d: rank %d%s stopped answering: timed out after "
-            "%.1f s waiting for %s (waits: %d%s)\n",
-            t->world_rank, s.rank, who, s.waited_s, what, t->world_rank, waits);
+            "%.1f s waiting for %s%s\n",
+            t->world_rank, s.rank, who, s.waited_s, what, waits);
   fflush(stderr);
   t->ops->abort(t, 1);
   exit(1); /* abort does not return */
