@@ -611,6 +611,10 @@ int main(int argc, char **argv) {
   pprt_driver_install_data_source(&d);
   pp_define_program(d.ctx);
   int rc = start(&d) ? run(&d) : 1;
+  /* MPI_Finalize waits for every rank without a timeout: meet within one
+     first, so that a rank lost after the last step is named. */
+  int32_t ended = 1;
+  pprt_min_everywhere(d.ctx, &ended, 1, "the end of the run");
   pprt_driver_free_data(&d);
   pprt_context_destroy(d.ctx);
   t->ops->destroy(t);
