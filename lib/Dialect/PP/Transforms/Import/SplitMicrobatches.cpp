@@ -380,8 +380,14 @@ struct SplitMicrobatchesPass
     func::FuncOp func = lookupTrainingStep(getOperation(), function);
     if (!func)
       return signalPassFailure();
-    if (func->hasAttr(kMicrobatchesAttr)) {
-      func.emitError("the training step is already split into micro-batches");
+    // A step traced at the micro-batch shape (pp.torch.export's
+    // `microbatches`) is split already.
+    if (auto split = func->getAttrOfType<IntegerAttr>(kMicrobatchesAttr)) {
+      if (split.getInt() == numMicrobatches)
+        return;
+      func.emitError("the training step is split into ")
+          << split.getInt() << " micro-batches already, not "
+          << numMicrobatches.getValue();
       return signalPassFailure();
     }
     if (numMicrobatches > 1 &&

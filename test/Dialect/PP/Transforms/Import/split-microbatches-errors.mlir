@@ -39,3 +39,11 @@ func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<6x3xf32> {pp.param}) -> te
 func.func @train_step(%lr: f32, %w: tensor<3x2xf32> {pp.param}) -> tensor<3x2xf32> {
   return %w : tensor<3x2xf32>
 }
+
+// -----
+
+// A step exported at the micro-batch shape for another count.
+// expected-error @+1 {{the training step is split into 2 micro-batches already, not 3}}
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3x2xf32> {pp.param}) -> tensor<4x3xf32> attributes {pp.microbatches = 2 : i64} {
+  return %x : tensor<4x3xf32>
+}
