@@ -28,7 +28,7 @@ func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<3x2xf32> {pp.param}) -> te
 
 func.func @train_step(%x: tensor<6x3xf32>, %w: tensor<6x3xf32> {pp.param}) -> tensor<6x3xf32> {
   %e = tensor.empty() : tensor<6x3xf32>
-  // expected-error @+1 {{operand #1 is indexed by the batch dimension but is neither batch data nor built from a tensor.empty}}
+  // expected-error @+1 {{operand #1 is indexed by the batch dimension but is neither batch data nor built from a tensor.empty or a splat constant}}
   %a = linalg.add ins(%x, %w : tensor<6x3xf32>, tensor<6x3xf32>) outs(%e : tensor<6x3xf32>) -> tensor<6x3xf32>
   return %a : tensor<6x3xf32>
 }
