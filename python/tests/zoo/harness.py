@@ -30,9 +30,13 @@ class Case:
     `inputs` and `targets` are the whole batch's shapes; with `vocab` they
     are [rows, positions] int64 token ids and next-token targets from a
     token file (`--tokens`), otherwise f32 from the runtime's synthetic
-    generator. `stages` lists the pipeline depths to train on;
+    generator. `stages` lists the pipeline depths to train on in CI,
+    `slow_stages` more for the full zoo (`PP_ZOO_FULL=1`, ctest -L slow);
     `compile_options` go to pp.compile; `uses` lists the rows of
-    docs/PyTorch.md's table the model exercises."""
+    docs/PyTorch.md's table the model exercises. `whole_batch` ("ci" or
+    "slow") adds a 2-stage run exported at the whole batch's shape, which
+    pp-split-microbatches splits; `mean_loss` says that the loss divides by a count the shapes
+    fix (a mean), which such a run keeps the whole batch's."""
 
     name: str
     make: Callable[[], torch.nn.Module]
@@ -42,9 +46,12 @@ class Case:
     uses: Sequence[str]
     vocab: Optional[int] = None
     stages: Sequence[int] = (2,)
+    slow_stages: Sequence[int] = ()
     steps: int = 5
     lr: float = 0.05
     split_points: Sequence[str] = ()
+    whole_batch: Optional[str] = None
+    mean_loss: bool = True
     compile_options: Dict[str, object] = dataclasses.field(
         default_factory=dict)
 
@@ -126,9 +133,9 @@ def example_inputs(case: Case):
                  for shape in list(case.inputs) + list(case.targets))
 
 
-def pytorch_losses(case: Case, model, batches):
-    """SGD as pp.torch.export's step defines it: each micro-batch's loss
-    divided by the micro-batch count, gradients accumulated over them."""
+def pytorch_losses(case: Case, model, batches, scale):
+    """SGD as the exported step defines it: each micro-batch's loss times
+    `scale`, gradients accumulated over the micro-batches."""
     optimizer = torch.optim.SGD(model.parameters(), lr=case.lr)
     losses = []
     for batch in batches:
@@ -137,7 +144,7 @@ def pytorch_losses(case: Case, model, batches):
         parts = [t.chunk(MICROBATCHES) for t in batch]
         for mb in zip(*parts):
             inputs, targets = mb[:len(case.inputs)], mb[len(case.inputs):]
-            loss = case.loss(model(*inputs), *targets) / MICROBATCHES
+            loss = case.loss(model(*inputs), *targets) * scale
             loss.backward()
             total += loss.item()
         optimizer.step()
@@ -160,19 +167,24 @@ class Result:
                    for a, b in zip(self.pp_losses, self.torch_losses))
 
 
-def check(pp, case: Case, stages: int, directory: pathlib.Path) -> Result:
-    """Exports `case` for MICROBATCHES micro-batches, trains it `steps`
-    steps under 1f1b on `stages` ranks and with PyTorch's loop, asserts
-    the losses agree within RTOL and that the weights pp saves load into
-    the module with the loop's values."""
+def check(pp, case: Case, stages: int, directory: pathlib.Path,
+          whole_batch: bool = False) -> Result:
+    """Exports `case` for MICROBATCHES micro-batches (or at the whole
+    batch's shape), trains it `steps` steps under 1f1b on `stages` ranks
+    and with PyTorch's loop, asserts the losses agree within RTOL and that
+    the weights pp saves load into the module with the loop's values."""
     import pp.torch
     torch.manual_seed(0)
     model = case.make()
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     exported = pp.torch.export(
         model, example_inputs(case), case.loss, directory / f"{case.name}.mlir",
-        num_targets=len(case.targets), microbatches=MICROBATCHES,
+        num_targets=len(case.targets),
+        microbatches=None if whole_batch else MICROBATCHES,
         split_points=case.split_points)
+    # A mean over the whole batch is the micro-batches' scaled sum; a loss
+    # whose divisor comes from the data is per micro-batch (docs/PyTorch.md).
+    scale = 1 / MICROBATCHES if case.mean_loss or not whole_batch else 1.0
     # -O0: the zoo checks numbers, and it halves the compile time.
     options = {"opt_level": 0, **case.compile_options}
     program = pp.compile(exported.mlir, stages=stages,
@@ -188,7 +200,7 @@ def check(pp, case: Case, stages: int, directory: pathlib.Path) -> Result:
     run = pp.run(program, steps=case.steps, lr=case.lr, seed=SEED,
                  init_weights=exported.weights, save=saved, extra_args=extra,
                  timeout=300)
-    expected = pytorch_losses(case, model, batches)
+    expected = pytorch_losses(case, model, batches, scale)
     result = Result(case.name, stages, list(run.losses), expected)
     assert len(run.losses) == case.steps
     assert run.losses == pytest_approx(expected), result

@@ -111,7 +111,8 @@ def loss(logits, targets):
 
 CASES = [Case(
     "llama", Llama, loss, inputs=[(ROWS, CONTEXT)], targets=[(ROWS, CONTEXT)],
-    vocab=VOCAB, stages=(2, 4), lr=0.1,
-    uses=["nn.Embedding", "nn.Linear", "RMSNorm", "rotary embeddings",
+    vocab=VOCAB, slow_stages=(4,), lr=0.1, mean_loss=False,
+    whole_batch="slow",
+    uses=["nn.Embedding", "nn.Linear", "torch.cat", "RMSNorm", "rotary embeddings",
           "F.silu", "F.scaled_dot_product_attention", "grouped-query attention",
           "tied embeddings", "F.cross_entropy"])]

@@ -42,5 +42,6 @@ class ViT(nn.Module):
 CASES = [Case(
     "vit", ViT, F.mse_loss, inputs=[(ROWS, CHANNELS, SIZE, SIZE)],
     targets=[(ROWS, CLASSES)], lr=0.1,
-    uses=["class token", "torch.cat", "nn.TransformerEncoderLayer",
+    whole_batch="ci",
+    uses=["class token", "torch.cat", "nn.Linear", "nn.TransformerEncoderLayer",
           "nn.TransformerEncoder", "nn.GELU", "nn.LayerNorm", "F.mse_loss"])]

@@ -51,6 +51,7 @@ private:
   LogicalResult visitPad(tensor::PadOp pad, unsigned dim);
   void setBatchDim(Value value, unsigned dim, int64_t outer);
   Value freshInit(OpBuilder &builder, Value init, RankedTensorType type);
+  Value freshReshape(OpBuilder &builder, Operation *op, RankedTensorType type);
   int64_t outerOf(Value value) const {
     auto it = outerSize.find(value);
     return it == outerSize.end() ? 1 : it->second;
@@ -86,6 +87,16 @@ LogicalResult BatchShapeRewriter::splitValue(Value value, unsigned dim) {
   return success();
 }
 
+/// The splat a constant holds, looking through reshapes (an RNN's zero
+/// initial state, [layers, batch, hidden] viewed as [batch, hidden]).
+static SplatElementsAttr getSplatConstant(Value value) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  auto constant = value.getDefiningOp<arith::ConstantOp>();
+  return constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
+}
+
 /// Re-creates, at micro-batch shape, a value computed without batch data: a
 /// tensor.empty, a splat constant (PyTorch's zeros shaped like the batch),
 /// or a single-result linalg op (a fill or a broadcast of a weight) whose
@@ -96,21 +107,114 @@ Value BatchShapeRewriter::freshInit(OpBuilder &builder, Value init,
   if (isa_and_nonnull<tensor::EmptyOp>(def))
     return tensor::EmptyOp::create(builder, init.getLoc(), type.getShape(),
                                    type.getElementType());
-  if (auto constant = dyn_cast_or_null<arith::ConstantOp>(def))
-    if (auto splat = dyn_cast<SplatElementsAttr>(constant.getValue()))
-      return arith::ConstantOp::create(builder, init.getLoc(),
-                                       splat.resizeSplat(type));
+  if (SplatElementsAttr splat = getSplatConstant(init))
+    return arith::ConstantOp::create(builder, init.getLoc(),
+                                     splat.resizeSplat(type));
+  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                      tensor::ExtractSliceOp>(def))
+    return freshReshape(builder, def, type);
   auto producer = dyn_cast_or_null<linalg::LinalgOp>(def);
   if (!producer || producer->getNumResults() != 1 ||
       llvm::any_of(producer->getOperands(),
                    [&](Value v) { return batchDim.count(v); }))
     return nullptr;
-  Value dest = freshInit(builder, producer.getDpsInits()[0], type);
-  if (!dest)
+  // The loop of the dimension the micro-batch divides; the operands it
+  // indexes (the destination, and the zeros an RNN's first step
+  // multiplies) are re-created too.
+  auto oldType = cast<RankedTensorType>(init.getType());
+  OpOperand *dest = producer.getDpsInitOperand(0);
+  auto dim =
+      llvm::find_if(llvm::seq<unsigned>(type.getRank()), [&](unsigned d) {
+        return type.getDimSize(d) != oldType.getDimSize(d);
+      });
+  auto loop = dyn_cast<AffineDimExpr>(
+      producer.getMatchingIndexingMap(dest).getResult(*dim));
+  if (!loop)
     return nullptr;
+  SmallVector<std::pair<unsigned, Value>> replaced;
+  for (OpOperand &operand : producer->getOpOperands()) {
+    std::optional<unsigned> pos =
+        producer.getMatchingIndexingMap(&operand).getResultPosition(loop);
+    if (!pos)
+      continue;
+    auto operandType = cast<RankedTensorType>(operand.get().getType());
+    SmallVector<int64_t> shape(operandType.getShape());
+    shape[*pos] /= numMicrobatches;
+    Value fresh = freshInit(builder, operand.get(), operandType.clone(shape));
+    if (!fresh)
+      return nullptr;
+    replaced.emplace_back(operand.getOperandNumber(), fresh);
+  }
   Operation *clone = builder.clone(*producer);
-  clone->setOperand(producer.getDpsInitOperand(0)->getOperandNumber(), dest);
+  for (auto [number, value] : replaced)
+    clone->setOperand(number, value);
   clone->getResult(0).setType(type);
+  return clone->getResult(0);
+}
+
+/// Whether a slice takes all of dimension `dim`, of size `size`.
+static bool isWholeDim(OffsetSizeAndStrideOpInterface slice, unsigned dim,
+                       int64_t size) {
+  return slice.getStaticOffsets()[dim] == 0 &&
+         slice.getStaticStrides()[dim] == 1 &&
+         slice.getStaticSizes()[dim] == size;
+}
+
+/// The dimension in which `type` is `old` with a divided size.
+static unsigned getDividedDim(RankedTensorType type, RankedTensorType old) {
+  for (unsigned d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) != old.getDimSize(d))
+      return d;
+  return 0;
+}
+
+/// freshInit through a reshape or a slice of a value computed without batch
+/// data (the gates of an RNN's first step, from its zero state): the source
+/// is re-created with its matching dimension divided.
+Value BatchShapeRewriter::freshReshape(OpBuilder &builder, Operation *op,
+                                       RankedTensorType type) {
+  auto oldType = cast<RankedTensorType>(op->getResult(0).getType());
+  unsigned dim = getDividedDim(type, oldType);
+  Value source = op->getOperand(0);
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  SmallVector<int64_t> shape(sourceType.getShape());
+  std::optional<unsigned> sliceDim;
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    // The batch must be the outermost non-unit part of its group.
+    for (auto [group, dims] : llvm::enumerate(expand.getReassociationIndices()))
+      if (llvm::is_contained(dims, dim))
+        shape[group] /= numMicrobatches;
+  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    ReassociationIndices dims = collapse.getReassociationIndices()[dim];
+    auto outer = llvm::find_if(
+        dims, [&](int64_t d) { return sourceType.getDimSize(d) != 1; });
+    shape[outer == dims.end() ? dims.back() : *outer] /= numMicrobatches;
+  } else {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    unsigned sourceDim = 0;
+    for (unsigned kept = 0;; ++sourceDim)
+      if (!dropped.test(sourceDim) && kept++ == dim)
+        break;
+    if (!isWholeDim(slice, sourceDim, shape[sourceDim]))
+      return nullptr;
+    shape[sourceDim] /= numMicrobatches;
+    sliceDim = sourceDim;
+  }
+  Value fresh = freshInit(builder, source, sourceType.clone(shape));
+  if (!fresh)
+    return nullptr;
+  Operation *clone = builder.clone(*op);
+  clone->setOperand(0, fresh);
+  if (sliceDim) {
+    auto slice = cast<tensor::ExtractSliceOp>(clone);
+    SmallVector<int64_t> sizes(slice.getStaticSizes());
+    sizes[*sliceDim] = shape[*sliceDim];
+    slice.setStaticSizes(sizes);
+  }
+  clone->getResult(0).setType(type);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(clone))
+    expand.setStaticOutputShape(type.getShape());
   return clone->getResult(0);
 }
 
@@ -241,14 +345,6 @@ LogicalResult BatchShapeRewriter::visitExpand(tensor::ExpandShapeOp expand,
   setBatchDim(expand.getResult(), *batch, 1);
   expand.setStaticOutputShape(expand.getResultType().getShape());
   return success();
-}
-
-/// Whether a slice takes all of dimension `dim`, of size `size`.
-static bool isWholeDim(OffsetSizeAndStrideOpInterface slice, unsigned dim,
-                       int64_t size) {
-  return slice.getStaticOffsets()[dim] == 0 &&
-         slice.getStaticStrides()[dim] == 1 &&
-         slice.getStaticSizes()[dim] == size;
 }
 
 /// Slices must take the whole batch: each micro-batch then takes its part.

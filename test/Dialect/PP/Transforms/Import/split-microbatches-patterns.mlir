@@ -69,3 +69,38 @@ func.func @train_step(%x: tensor<4x2xf32>) -> tensor<4x4xf32> {
   } : tensor<4x2xf32> to tensor<4x4xf32>
   return %p : tensor<4x4xf32>
 }
+
+// -----
+
+// An RNN's zero initial state, [layers, batch, hidden] viewed as
+// [batch, hidden]: the reshaped splat is re-created at micro-batch size.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[H0:.*]] = arith.constant dense<0.000000e+00> : tensor<2x3xf32>
+// CHECK: linalg.add ins(%{{.*}}, %[[H0]] : tensor<2x3xf32>, tensor<2x3xf32>)
+func.func @train_step(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %zeros = arith.constant dense<0.0> : tensor<1x4x3xf32>
+  %h0 = tensor.collapse_shape %zeros [[0, 1], [2]] : tensor<1x4x3xf32> into tensor<4x3xf32>
+  %e = tensor.empty() : tensor<4x3xf32>
+  %h = linalg.add ins(%x, %h0 : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %h : tensor<4x3xf32>
+}
+
+// -----
+
+// A GRU's first step multiplies its zero state by a weight: the product,
+// computed without batch data, is re-created from micro-batch zeros.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[H0:.*]] = arith.constant dense<0.000000e+00> : tensor<2x3xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<2x3xf32>)
+// CHECK: %[[HW:.*]] = linalg.matmul ins(%[[H0]], %{{.*}} : tensor<2x3xf32>, tensor<3x3xf32>) outs(%[[Z]] : tensor<2x3xf32>)
+// CHECK: linalg.add ins(%{{.*}}, %[[HW]] : tensor<2x3xf32>, tensor<2x3xf32>)
+func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3x3xf32> {pp.param}) -> tensor<4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %h0 = arith.constant dense<0.0> : tensor<4x3xf32>
+  %e = tensor.empty() : tensor<4x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %hw = linalg.matmul ins(%h0, %w : tensor<4x3xf32>, tensor<3x3xf32>) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %h = linalg.add ins(%x, %hw : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %h : tensor<4x3xf32>
+}
