@@ -87,6 +87,22 @@ LogicalResult BatchShapeRewriter::splitValue(Value value, unsigned dim) {
   return success();
 }
 
+/// Whether a slice takes all of dimension `dim`, of size `size`.
+static bool isWholeDim(OffsetSizeAndStrideOpInterface slice, unsigned dim,
+                       int64_t size) {
+  return slice.getStaticOffsets()[dim] == 0 &&
+         slice.getStaticStrides()[dim] == 1 &&
+         slice.getStaticSizes()[dim] == size;
+}
+
+/// The dimension in which `type` is `old` with a divided size.
+static unsigned getDividedDim(RankedTensorType type, RankedTensorType old) {
+  for (unsigned d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) != old.getDimSize(d))
+      return d;
+  return 0;
+}
+
 /// The splat a constant holds, looking through reshapes (an RNN's zero
 /// initial state, [layers, batch, hidden] viewed as [batch, hidden]).
 static SplatElementsAttr getSplatConstant(Value value) {
@@ -97,10 +113,11 @@ static SplatElementsAttr getSplatConstant(Value value) {
   return constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
 }
 
-/// Re-creates, at micro-batch shape, a value computed without batch data: a
-/// tensor.empty, a splat constant (PyTorch's zeros shaped like the batch),
-/// or a single-result linalg op (a fill or a broadcast of a weight) whose
-/// destination can itself be re-created.
+/// Re-creates, at micro-batch shape, a value computed without batch data,
+/// the same in every row of the batch: a tensor.empty, a splat constant
+/// (PyTorch's zeros shaped like the batch), a reshape or whole slice of such
+/// a value, or a single-result linalg op (a fill, a broadcast of a weight)
+/// whose operands along the batch can themselves be re-created.
 Value BatchShapeRewriter::freshInit(OpBuilder &builder, Value init,
                                     RankedTensorType type) {
   Operation *def = init.getDefiningOp();
@@ -121,15 +138,17 @@ Value BatchShapeRewriter::freshInit(OpBuilder &builder, Value init,
   // The loop of the dimension the micro-batch divides; the operands it
   // indexes (the destination, and the zeros an RNN's first step
   // multiplies) are re-created too.
-  auto oldType = cast<RankedTensorType>(init.getType());
-  OpOperand *dest = producer.getDpsInitOperand(0);
-  auto dim =
-      llvm::find_if(llvm::seq<unsigned>(type.getRank()), [&](unsigned d) {
-        return type.getDimSize(d) != oldType.getDimSize(d);
-      });
+  unsigned dim = getDividedDim(type, cast<RankedTensorType>(init.getType()));
   auto loop = dyn_cast<AffineDimExpr>(
-      producer.getMatchingIndexingMap(dest).getResult(*dim));
-  if (!loop)
+      producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
+          .getResult(dim));
+  // Every micro-batch gets the first rows: they must not depend on the row.
+  if (!loop ||
+      producer
+          ->walk([&](linalg::IndexOp index) {
+            return WalkResult(failure(index.getDim() == loop.getPosition()));
+          })
+          .wasInterrupted())
     return nullptr;
   SmallVector<std::pair<unsigned, Value>> replaced;
   for (OpOperand &operand : producer->getOpOperands()) {
@@ -152,22 +171,6 @@ Value BatchShapeRewriter::freshInit(OpBuilder &builder, Value init,
   return clone->getResult(0);
 }
 
-/// Whether a slice takes all of dimension `dim`, of size `size`.
-static bool isWholeDim(OffsetSizeAndStrideOpInterface slice, unsigned dim,
-                       int64_t size) {
-  return slice.getStaticOffsets()[dim] == 0 &&
-         slice.getStaticStrides()[dim] == 1 &&
-         slice.getStaticSizes()[dim] == size;
-}
-
-/// The dimension in which `type` is `old` with a divided size.
-static unsigned getDividedDim(RankedTensorType type, RankedTensorType old) {
-  for (unsigned d = 0; d < type.getRank(); ++d)
-    if (type.getDimSize(d) != old.getDimSize(d))
-      return d;
-  return 0;
-}
-
 /// freshInit through a reshape or a slice of a value computed without batch
 /// data (the gates of an RNN's first step, from its zero state): the source
 /// is re-created with its matching dimension divided.
@@ -180,7 +183,6 @@ Value BatchShapeRewriter::freshReshape(OpBuilder &builder, Operation *op,
   SmallVector<int64_t> shape(sourceType.getShape());
   std::optional<unsigned> sliceDim;
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    // The batch must be the outermost non-unit part of its group.
     for (auto [group, dims] : llvm::enumerate(expand.getReassociationIndices()))
       if (llvm::is_contained(dims, dim))
         shape[group] /= numMicrobatches;
@@ -268,7 +270,8 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
       return op->emitOpError("operand #")
              << operand.getOperandNumber()
              << " is indexed by the batch dimension but is neither batch "
-                "data nor built from a tensor.empty or a splat constant";
+                "data nor the same in every row of the batch (zeros, a "
+                "broadcast weight)";
     operand.set(init);
     batchDim[init] = *pos;
     outerSize[init] = outer;
