@@ -3,9 +3,12 @@ importer on a training step whose weights are explicit arguments, marks
 those arguments `pp.param` and the loss's targets `pp.target`, and writes
 the module's weights next to the MLIR as the runtime's `--init-weights`
 file. Everything the model then needs rewritten is a pp pass (`pp-compile`
-runs them); this module only drives torch-mlir and names the arguments.
+runs them); this module only drives torch-mlir, names the arguments,
+marks the cut points (`pp.boundary`) and rejects ops of dialects pp does
+not compile at the model's line.
 
-    exported = pp.torch.export(model, (x, t), F.mse_loss, "mlp.mlir")
+    exported = pp.torch.export(model, (x, t), F.mse_loss, "mlp.mlir",
+                               microbatches=4)
     program = pp.compile(exported.mlir, stages=2, microbatches=4)
     pp.run(program, steps=3, init_weights=exported.weights)
 
@@ -18,10 +21,11 @@ import json
 import os
 import pathlib
 import re
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
-__all__ = ["ExportError", "Exported", "export", "pipe_split",
-           "read_safetensors", "write_safetensors"]
+__all__ = ["Exported", "export", "pipe_split", "read_safetensors",
+           "write_safetensors"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -37,7 +41,8 @@ class Exported:
     taking the inputs, then the targets, then the weights) and its initial
     weights (`weights`, safetensors). `names` maps each weight's runtime
     name (`param<argument>`) to its `state_dict` key; `inputs` and
-    `targets` are the argument positions of the data."""
+    `targets` are the argument positions of the data; `microbatches` is the
+    count the step was traced for (None: at the whole batch's shape)."""
 
     mlir: pathlib.Path
     weights: pathlib.Path
