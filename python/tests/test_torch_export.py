@@ -53,6 +53,10 @@ def test_traced_at_microbatch_shape(pp, tmp_path):
     assert re.search(r"%arg0: tensor<2x4xf32>", text)
     # The loss is scaled so that the micro-batches' sum is the batch's mean.
     assert "2.500000e-01" in text
+    unscaled = pp.torch.export(mlp(), BATCH, squared_error,
+                               tmp_path / "sum.mlir", microbatches=4,
+                               scale_grads=False)
+    assert "2.500000e-01" not in unscaled.mlir.read_text()
     with pytest.raises(pp.CompileError,
                        match="split into 4 micro-batches already, not 2"):
         pp.compile(exported.mlir, stages=2, microbatches=2)
