@@ -133,11 +133,29 @@ StringRef getSeverityName(DiagnosticSeverity severity) {
   return "error";
 }
 
+/// A call site's location is the callee's, and each caller a "called from"
+/// note, as mlir-opt prints them: a PyTorch model's op names the model's
+/// line that called it.
 LocatedDiagnostic toLocated(Diagnostic &diag) {
+  Location loc = diag.getLocation();
+  SmallVector<Location> callers;
+  while (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    callers.push_back(call.getCaller());
+    loc = call.getCallee();
+  }
   LocatedDiagnostic result{getSeverityName(diag.getSeverity()).str(),
-                           formatLocation(diag.getLocation()),
+                           formatLocation(loc),
                            diag.str(),
                            {}};
+  for (size_t i = 0; i < callers.size(); ++i) {
+    Location caller = callers[i];
+    // A caller may itself be a call site: its callee is the calling line.
+    while (auto call = dyn_cast<CallSiteLoc>(caller)) {
+      callers.insert(callers.begin() + i + 1, call.getCaller());
+      caller = call.getCallee();
+    }
+    result.notes.push_back({"note", formatLocation(caller), "called from", {}});
+  }
   for (Diagnostic &note : diag.getNotes())
     result.notes.push_back(toLocated(note));
   return result;
@@ -606,6 +624,15 @@ void bindCompile(nb::module_ &m) {
         "pp.compile's options: (keyword, pp-compile flag, kind, help, "
         "choices) each, kind one of bool, int, str, str list, float list.");
   m.def(
+      "compiler_dialects",
+      [] {
+        DialectRegistry registry;
+        registerCompilerDialects(registry);
+        auto names = registry.getDialectNames();
+        return std::vector<std::string>(names.begin(), names.end());
+      },
+      "The dialects pp-compile reads.");
+  m.def(
       "mpiexec", [] { return getMPIExec().str(); },
       "The MPI launcher the programs are built for.");
 }
@@ -652,6 +679,17 @@ void bindErrors(nb::module_ &m) {
 
 void bindDiagnostic(nb::module_ &m) {
   nb::class_<LocatedDiagnostic>(m, "Diagnostic", "One located MLIR diagnostic.")
+      .def(
+          "__init__",
+          [](LocatedDiagnostic *self, std::string severity,
+             std::string location, std::string message,
+             std::vector<LocatedDiagnostic> notes) {
+            new (self)
+                LocatedDiagnostic{std::move(severity), std::move(location),
+                                  std::move(message), std::move(notes)};
+          },
+          nb::arg("severity"), nb::arg("location"), nb::arg("message"),
+          nb::arg("notes") = std::vector<LocatedDiagnostic>())
       .def_ro("severity", &LocatedDiagnostic::severity,
               "error, warning, note or remark")
       .def_ro("location", &LocatedDiagnostic::location,

@@ -3,9 +3,12 @@ importer on a training step whose weights are explicit arguments, marks
 those arguments `pp.param` and the loss's targets `pp.target`, and writes
 the module's weights next to the MLIR as the runtime's `--init-weights`
 file. Everything the model then needs rewritten is a pp pass (`pp-compile`
-runs them); this module only drives torch-mlir and names the arguments.
+runs them); this module only drives torch-mlir, names the arguments,
+marks the cut points (`pp.boundary`) and rejects ops of dialects pp does
+not compile at the model's line.
 
-    exported = pp.torch.export(model, (x, t), F.mse_loss, "mlp.mlir")
+    exported = pp.torch.export(model, (x, t), F.mse_loss, "mlp.mlir",
+                               microbatches=4)
     program = pp.compile(exported.mlir, stages=2, microbatches=4)
     pp.run(program, steps=3, init_weights=exported.weights)
 
@@ -17,9 +20,12 @@ import dataclasses
 import json
 import os
 import pathlib
-from typing import Callable, Dict, Mapping, Sequence, Tuple, Union
+import re
+from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
-__all__ = ["Exported", "export", "read_safetensors", "write_safetensors"]
+__all__ = ["Exported", "export", "pipe_split", "read_safetensors",
+           "write_safetensors"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -35,13 +41,15 @@ class Exported:
     taking the inputs, then the targets, then the weights) and its initial
     weights (`weights`, safetensors). `names` maps each weight's runtime
     name (`param<argument>`) to its `state_dict` key; `inputs` and
-    `targets` are the argument positions of the data."""
+    `targets` are the argument positions of the data; `microbatches` is the
+    count the step was traced for (None: at the whole batch's shape)."""
 
     mlir: pathlib.Path
     weights: pathlib.Path
     names: Dict[str, str]
     inputs: Tuple[int, ...]
     targets: Tuple[int, ...]
+    microbatches: Optional[int] = None
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
@@ -90,21 +98,61 @@ def read_safetensors(path: PathLike) -> Dict[str, object]:
     return tensors
 
 
+# The values marked as stage boundaries while `export` traces, or None
+# outside an export.
+_boundaries: Optional[List[object]] = None
+
+
+def pipe_split(value):
+    """Marks `value` as the end of a pipeline stage: the stage after it
+    starts with the ops that read it (`pp.boundary`). Returns `value`, so
+    a model calls it in its forward (`x = pipe_split(x)`); outside
+    `export` it does nothing."""
+    if _boundaries is not None and all(v is not value for v in _boundaries):
+        _boundaries.append(value)
+    return value
+
+
+def _mark_split_points(module, split_points: Sequence[str]):
+    """Hooks that mark the input of each named submodule as a stage
+    boundary, as PyTorch's `split_spec` with `SplitPoint.BEGINNING` does.
+    Returns the hook handles."""
+    modules = dict(module.named_modules())
+    handles = []
+    for name in split_points:
+        if name not in modules or name == "":
+            raise ValueError(f"split point '{name}' names no submodule of "
+                             f"{type(module).__name__}")
+        handles.append(modules[name].register_forward_pre_hook(
+            lambda _, args: pipe_split(args[0])))
+    return handles
+
+
 def _training_step(module, loss_fn: Callable, names: Sequence[str],
-                   num_inputs: int):
+                   num_inputs: int, scale: float):
     """An nn.Module whose forward takes (inputs, targets, weights) and
-    returns the loss: the weights become explicit arguments through
+    returns the loss times `scale`, then the values `pipe_split` marked:
+    the weights become explicit arguments through
     torch.func.functional_call, so torch-mlir imports them as arguments
     rather than as constants."""
     import torch
 
     class TrainingStep(torch.nn.Module):
         def forward(self, *args):
+            global _boundaries
             inputs = args[:num_inputs]
             targets = args[num_inputs:len(args) - len(names)]
             weights = dict(zip(names, args[len(args) - len(names):]))
-            output = torch.func.functional_call(module, weights, inputs)
-            return loss_fn(output, *targets)
+            _boundaries = []
+            try:
+                output = torch.func.functional_call(module, weights, inputs)
+                marked = tuple(_boundaries)
+            finally:
+                _boundaries = None
+            loss = loss_fn(output, *targets)
+            if scale != 1:
+                loss = loss * scale
+            return (loss,) + marked if marked else loss
 
     return TrainingStep()
 
@@ -129,9 +177,103 @@ def _mark_arguments(func, inputs: int, targets: int,
         arg.set_location(ir.Location.file(label, 0, 0))
 
 
+def _frames(location) -> List[str]:
+    """The `file:line:col` frames of an MLIR location, innermost first
+    (torch-mlir nests each op's call stack as call sites)."""
+    return [f"{f}:{line}:{col}" for f, line, col in
+            re.findall(r'"([^"]*)":(\d+):(\d+)', str(location))]
+
+
+def _pytorch_op(program, frame: str) -> Optional[str]:
+    """The ATen op of the exported program whose innermost stack frame is
+    the line `frame` names (`aten.topk`), if one is."""
+    path, line = frame.rsplit(":", 2)[:2]
+    for node in program.graph.nodes:
+        trace = node.meta.get("stack_trace") or ""
+        calls = re.findall(r'File "([^"]*)", line (\d+)', trace)
+        if node.op == "call_function" and calls and calls[-1] == (path, line):
+            return str(node.target).removesuffix(".default")
+    return None
+
+
+def _check_dialects(func, program) -> None:
+    """Raises pp.CompileError at the model's line for an op of a dialect
+    pp-compile does not read (torch-mlir's `tm_tensor.sort` for
+    `torch.topk`), naming the PyTorch op it comes from."""
+    from . import CompileError, Diagnostic, _pp
+    known = set(_pp.compiler_dialects())
+    errors = []
+
+    def visit(op):
+        name = op.name
+        if name.split(".")[0] in known:
+            return ir.WalkResult.ADVANCE
+        # This module's own frame (the step calling the model) says nothing.
+        frames = [f for f in _frames(op.location)
+                  if not f.startswith(__file__ + ":")] or _frames(op.location)
+        source = _pytorch_op(program, frames[0]) if frames else None
+        origin = f" (from PyTorch's {source})" if source else ""
+        notes = [Diagnostic("note", f, "called from") for f in frames[1:]]
+        errors.append(Diagnostic(
+            "error", frames[0] if frames else "",
+            f"'{name}'{origin} is an op of dialect "
+            f"'{name.split('.')[0]}', which pp does not compile", notes))
+        return ir.WalkResult.SKIP   # its body is the same op's
+
+    from torch_mlir import ir
+    func.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if errors:
+        error = CompileError("\n".join(["cannot export the model"] +
+                                        [str(e) for e in errors]))
+        error.diagnostics = errors
+        raise error
+
+
+def _insert_boundaries(func) -> None:
+    """Turns the step's results after the loss, the values `pipe_split`
+    marked, into `pp.boundary` markers right after those values: the step
+    returns the loss alone again."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import func as func_d
+    block = func.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    loss = ret.operands[0]
+    for value in list(ret.operands)[1:]:
+        owner = value.owner
+        with ir.InsertionPoint(ret), ret.location:
+            marker = ir.Operation.create("pp.boundary", results=[value.type],
+                                         operands=[value])
+        if isinstance(owner, ir.Block):
+            marker.move_before(list(block.operations)[0])
+        else:
+            marker.move_after(owner)
+        value.replace_all_uses_except(marker.result, [marker, ret.operation])
+    with ir.InsertionPoint(ret), ret.location:
+        func_d.ReturnOp([loss])
+    ret.erase()
+    inputs = ir.FunctionType(ir.TypeAttr(
+        func.attributes["function_type"]).value).inputs
+    func.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(inputs, [loss.type]))
+
+
+def _microbatch(example_inputs, microbatches: int):
+    """The first micro-batch of each example input (dimension 0 divided)."""
+    parts = []
+    for i, x in enumerate(example_inputs):
+        if x.dim() == 0 or x.shape[0] % microbatches:
+            raise ValueError(f"example input {i} of shape {tuple(x.shape)} "
+                             f"does not split into {microbatches} "
+                             "micro-batches along dimension 0")
+        parts.append(x[:x.shape[0] // microbatches].clone())
+    return tuple(parts)
+
+
 def export(module, example_inputs: Sequence[object], loss_fn: Callable,
            path: PathLike, *, num_targets: int = 1,
-           function: str = "train_step") -> Exported:
+           function: str = "train_step",
+           microbatches: Optional[int] = None, scale_grads: bool = True,
+           split_points: Sequence[str] = ()) -> Exported:
     """Exports `loss_fn(module(*inputs), *targets)` as a pp training step.
 
     `example_inputs` are the module's inputs followed by the loss's
@@ -143,6 +285,17 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     go to `path` with the suffix `.safetensors`, named as the runtime names
     them (`param<argument>`, with the state_dict keys in the header's
     `__metadata__`). Buffers stay constants in the module.
+
+    With `microbatches`, the step is traced at the micro-batch shape (each
+    input's dimension 0 divided by it), as torch.distributed.pipelining
+    traces its stages, and is marked as split (`pp.microbatches`), so pp
+    pipelines any model torch.export takes without rewriting its batch
+    dimension; compile it with the same micro-batch count. With
+    `scale_grads` (PyTorch's default) each micro-batch's loss, and so its
+    gradient, is divided by the count: a mean loss then gives the whole
+    batch's loss and gradient. `split_points` names submodules whose input
+    starts a new stage (PyTorch's `split_spec` at `SplitPoint.BEGINNING`);
+    `pipe_split(x)` in a forward marks `x` the same way.
 
     Returns the paths and the argument roles (`Exported`)."""
     import torch
@@ -160,16 +313,34 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     if not weights:
         raise ValueError(f"{type(module).__name__} has no parameters, so "
                          "there is nothing to train")
+    if microbatches is not None:
+        if microbatches < 1:
+            raise ValueError(f"microbatches must be at least 1, got "
+                             f"{microbatches}")
+        example_inputs = _microbatch(example_inputs, microbatches)
+    scale = 1.0 / microbatches if microbatches and scale_grads else 1.0
     names = list(weights)
-    step = _training_step(module, loss_fn, names, num_inputs)
+    step = _training_step(module, loss_fn, names, num_inputs, scale)
     args = example_inputs + tuple(w.detach() for w in weights.values())
-    imported = fx.export_and_import(step, *args,
-                                    output_type="linalg-on-tensors",
+    hooks = _mark_split_points(module, split_points)
+    try:
+        program = torch.export.export(step, args, strict=False)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    imported = fx.export_and_import(program, output_type="linalg-on-tensors",
                                     func_name=function)
     with imported.context:
+        imported.context.allow_unregistered_dialects = True
         func = next(op for op in imported.body.operations
                     if op.operation.name == "func.func")
+        _check_dialects(func, program)
+        if len(program.graph_signature.user_outputs) > 1:
+            _insert_boundaries(func)
         _mark_arguments(func, num_inputs, num_targets, names)
+        if microbatches is not None:
+            func.attributes["pp.microbatches"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), microbatches)
         text = imported.operation.get_asm(enable_debug_info=True)
     path = pathlib.Path(path)
     path.write_text(text)
@@ -183,4 +354,5 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
                        "names": json.dumps(runtime_names)})
     return Exported(mlir=path, weights=weights_path, names=runtime_names,
                     inputs=tuple(range(num_inputs)),
-                    targets=tuple(range(num_inputs, first)))
+                    targets=tuple(range(num_inputs, first)),
+                    microbatches=microbatches)

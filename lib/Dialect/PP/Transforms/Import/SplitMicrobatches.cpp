@@ -2,7 +2,7 @@
 //
 // Divides the batch dimension of a training step by the number of
 // micro-batches and propagates the new shape through its linalg ops and the
-// tensor ops that move data (reshapes, slices, concatenation).
+// tensor ops that move data (reshapes, slices, concatenation, padding).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 #include "pp/Dialect/PP/Transforms/Import/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -25,7 +26,11 @@ using namespace mlir::pp;
 
 namespace {
 
-/// Tracks which dimension of each tensor value is the batch dimension.
+/// Tracks which dimension of each tensor value is the batch dimension, and
+/// the product of the dimensions a reshape merged outside the batch into it
+/// (nn.MultiheadAttention's [sequence * batch] rows): a micro-batch's part
+/// of such a dimension is strided, which is harmless while the dimension
+/// is only iterated over, until a reshape splits it where it was merged.
 class BatchShapeRewriter {
 public:
   explicit BatchShapeRewriter(int64_t numMicrobatches)
@@ -43,11 +48,23 @@ private:
   LogicalResult visitInsertSlice(tensor::InsertSliceOp slice);
   LogicalResult visitConcat(tensor::ConcatOp concat);
   LogicalResult visitSoftmax(linalg::SoftmaxOp softmax, unsigned dim);
-  void setBatchDim(Value value, unsigned dim);
+  LogicalResult visitPad(tensor::PadOp pad, unsigned dim);
+  void setBatchDim(Value value, unsigned dim, int64_t outer);
   Value freshInit(OpBuilder &builder, Value init, RankedTensorType type);
+  Value freshReshape(OpBuilder &builder, Operation *op, RankedTensorType type);
+  int64_t outerOf(Value value) const {
+    auto it = outerSize.find(value);
+    return it == outerSize.end() ? 1 : it->second;
+  }
+  void copyBatch(Value from, Value to) {
+    batchDim[to] = batchDim.lookup(from);
+    outerSize[to] = outerOf(from);
+  }
 
   int64_t numMicrobatches;
   DenseMap<Value, unsigned> batchDim;
+  /// Absent: 1, the batch is the outermost part of its dimension.
+  DenseMap<Value, int64_t> outerSize;
 };
 
 } // namespace
@@ -70,32 +87,143 @@ LogicalResult BatchShapeRewriter::splitValue(Value value, unsigned dim) {
   return success();
 }
 
-/// Re-creates, at micro-batch shape, a value computed without batch data: a
-/// tensor.empty, or a single-result linalg op (a fill or a broadcast of a
-/// weight) whose destination can itself be re-created.
+/// Whether a slice takes all of dimension `dim`, of size `size`.
+static bool isWholeDim(OffsetSizeAndStrideOpInterface slice, unsigned dim,
+                       int64_t size) {
+  return slice.getStaticOffsets()[dim] == 0 &&
+         slice.getStaticStrides()[dim] == 1 &&
+         slice.getStaticSizes()[dim] == size;
+}
+
+/// The dimension in which `type` is `old` with a divided size.
+static unsigned getDividedDim(RankedTensorType type, RankedTensorType old) {
+  for (unsigned d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) != old.getDimSize(d))
+      return d;
+  return 0;
+}
+
+/// The splat a constant holds, looking through reshapes (an RNN's zero
+/// initial state, [layers, batch, hidden] viewed as [batch, hidden]).
+static SplatElementsAttr getSplatConstant(Value value) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  auto constant = value.getDefiningOp<arith::ConstantOp>();
+  return constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
+}
+
+/// Re-creates, at micro-batch shape, a value computed without batch data,
+/// the same in every row of the batch: a tensor.empty, a splat constant
+/// (PyTorch's zeros shaped like the batch), a reshape or whole slice of such
+/// a value, or a single-result linalg op (a fill, a broadcast of a weight)
+/// whose operands along the batch can themselves be re-created.
 Value BatchShapeRewriter::freshInit(OpBuilder &builder, Value init,
                                     RankedTensorType type) {
   Operation *def = init.getDefiningOp();
   if (isa_and_nonnull<tensor::EmptyOp>(def))
     return tensor::EmptyOp::create(builder, init.getLoc(), type.getShape(),
                                    type.getElementType());
+  if (SplatElementsAttr splat = getSplatConstant(init))
+    return arith::ConstantOp::create(builder, init.getLoc(),
+                                     splat.resizeSplat(type));
+  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                      tensor::ExtractSliceOp>(def))
+    return freshReshape(builder, def, type);
   auto producer = dyn_cast_or_null<linalg::LinalgOp>(def);
   if (!producer || producer->getNumResults() != 1 ||
       llvm::any_of(producer->getOperands(),
                    [&](Value v) { return batchDim.count(v); }))
     return nullptr;
-  Value dest = freshInit(builder, producer.getDpsInits()[0], type);
-  if (!dest)
+  // The loop of the dimension the micro-batch divides; the operands it
+  // indexes (the destination, and the zeros an RNN's first step
+  // multiplies) are re-created too.
+  unsigned dim = getDividedDim(type, cast<RankedTensorType>(init.getType()));
+  auto loop = dyn_cast<AffineDimExpr>(
+      producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
+          .getResult(dim));
+  // Every micro-batch gets the first rows: they must not depend on the row.
+  if (!loop ||
+      producer
+          ->walk([&](linalg::IndexOp index) {
+            return WalkResult(failure(index.getDim() == loop.getPosition()));
+          })
+          .wasInterrupted())
     return nullptr;
+  SmallVector<std::pair<unsigned, Value>> replaced;
+  for (OpOperand &operand : producer->getOpOperands()) {
+    std::optional<unsigned> pos =
+        producer.getMatchingIndexingMap(&operand).getResultPosition(loop);
+    if (!pos)
+      continue;
+    auto operandType = cast<RankedTensorType>(operand.get().getType());
+    SmallVector<int64_t> shape(operandType.getShape());
+    shape[*pos] /= numMicrobatches;
+    Value fresh = freshInit(builder, operand.get(), operandType.clone(shape));
+    if (!fresh)
+      return nullptr;
+    replaced.emplace_back(operand.getOperandNumber(), fresh);
+  }
   Operation *clone = builder.clone(*producer);
-  clone->setOperand(producer.getDpsInitOperand(0)->getOperandNumber(), dest);
+  for (auto [number, value] : replaced)
+    clone->setOperand(number, value);
   clone->getResult(0).setType(type);
+  return clone->getResult(0);
+}
+
+/// freshInit through a reshape or a slice of a value computed without batch
+/// data (the gates of an RNN's first step, from its zero state): the source
+/// is re-created with its matching dimension divided.
+Value BatchShapeRewriter::freshReshape(OpBuilder &builder, Operation *op,
+                                       RankedTensorType type) {
+  auto oldType = cast<RankedTensorType>(op->getResult(0).getType());
+  unsigned dim = getDividedDim(type, oldType);
+  Value source = op->getOperand(0);
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  SmallVector<int64_t> shape(sourceType.getShape());
+  std::optional<unsigned> sliceDim;
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    for (auto [group, dims] : llvm::enumerate(expand.getReassociationIndices()))
+      if (llvm::is_contained(dims, dim))
+        shape[group] /= numMicrobatches;
+  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    ReassociationIndices dims = collapse.getReassociationIndices()[dim];
+    auto outer = llvm::find_if(
+        dims, [&](int64_t d) { return sourceType.getDimSize(d) != 1; });
+    shape[outer == dims.end() ? dims.back() : *outer] /= numMicrobatches;
+  } else {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    unsigned sourceDim = 0;
+    for (unsigned kept = 0;; ++sourceDim)
+      if (!dropped.test(sourceDim) && kept++ == dim)
+        break;
+    if (!isWholeDim(slice, sourceDim, shape[sourceDim]))
+      return nullptr;
+    shape[sourceDim] /= numMicrobatches;
+    sliceDim = sourceDim;
+  }
+  Value fresh = freshInit(builder, source, sourceType.clone(shape));
+  if (!fresh)
+    return nullptr;
+  Operation *clone = builder.clone(*op);
+  clone->setOperand(0, fresh);
+  if (sliceDim) {
+    auto slice = cast<tensor::ExtractSliceOp>(clone);
+    SmallVector<int64_t> sizes(slice.getStaticSizes());
+    sizes[*sliceDim] = shape[*sliceDim];
+    slice.setStaticSizes(sizes);
+  }
+  clone->getResult(0).setType(type);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(clone))
+    expand.setStaticOutputShape(type.getShape());
   return clone->getResult(0);
 }
 
 LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
   // Find the loop that iterates over the batch, from any batched operand.
   std::optional<unsigned> loop;
+  int64_t outer = 1;
   for (OpOperand &operand : op->getOpOperands()) {
     auto it = batchDim.find(operand.get());
     if (it == batchDim.end())
@@ -106,6 +234,7 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
       return op->emitOpError("indexes the batch dimension with a non-trivial "
                              "affine expression");
     loop = dimExpr.getPosition();
+    outer = outerOf(operand.get());
     break;
   }
   if (!loop)
@@ -126,6 +255,11 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
         return op->emitOpError("reads the batch dimension at position ")
                << *pos << " of operand #" << operand.getOperandNumber()
                << ", which is batched along " << it->second;
+      if (outerOf(operand.get()) != outer)
+        return op->emitOpError("operand #")
+               << operand.getOperandNumber()
+               << " merges its batch dimension with outer dimensions of "
+                  "another size than the other operands'";
       continue;
     }
     auto type = cast<RankedTensorType>(operand.get().getType());
@@ -136,9 +270,11 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
       return op->emitOpError("operand #")
              << operand.getOperandNumber()
              << " is indexed by the batch dimension but is neither batch "
-                "data nor built from a tensor.empty";
+                "data nor the same in every row of the batch (zeros, a "
+                "broadcast weight)";
     operand.set(init);
     batchDim[init] = *pos;
+    outerSize[init] = outer;
   }
   for (OpResult result : op->getResults()) {
     Value init = op.getDpsInitOperand(result.getResultNumber())->get();
@@ -146,23 +282,25 @@ LogicalResult BatchShapeRewriter::visitLinalgOp(linalg::LinalgOp op) {
     if (it == batchDim.end())
       continue;
     result.setType(init.getType());
-    batchDim[result] = it->second;
+    copyBatch(init, result);
   }
   return success();
 }
 
 /// Gives `value`, whose batch dimension `dim` kept the whole-batch size,
-/// the micro-batch size.
-void BatchShapeRewriter::setBatchDim(Value value, unsigned dim) {
+/// the micro-batch size; `outer` dimensions are merged outside the batch.
+void BatchShapeRewriter::setBatchDim(Value value, unsigned dim, int64_t outer) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] /= numMicrobatches;
   value.setType(type.clone(shape));
   batchDim[value] = dim;
+  if (outer != 1)
+    outerSize[value] = outer;
 }
 
-/// A collapse keeps micro-batches contiguous if every dimension merged
-/// outside the batch dimension has size 1.
+/// A collapse merges the batch dimension with its group: the dimensions
+/// merged outside it multiply its outer size.
 LogicalResult
 BatchShapeRewriter::visitCollapse(tensor::CollapseShapeOp collapse,
                                   unsigned dim) {
@@ -170,44 +308,46 @@ BatchShapeRewriter::visitCollapse(tensor::CollapseShapeOp collapse,
        llvm::enumerate(collapse.getReassociationIndices())) {
     if (!llvm::is_contained(dims, dim))
       continue;
-    for (int64_t outer : dims) {
-      if (outer == dim)
+    int64_t outer = outerOf(collapse.getSrc());
+    for (int64_t d : dims) {
+      if (d == dim)
         break;
-      if (collapse.getSrcType().getDimSize(outer) != 1)
-        return collapse.emitOpError("merges the batch dimension into an outer "
-                                    "dimension of size ")
-               << collapse.getSrcType().getDimSize(outer);
+      outer *= collapse.getSrcType().getDimSize(d);
     }
-    setBatchDim(collapse.getResult(), group);
+    setBatchDim(collapse.getResult(), group, outer);
   }
   return success();
 }
 
-/// An expansion splits the batch dimension; its outermost non-unit part
-/// becomes the batch dimension.
+/// An expansion splits the batch dimension: the batch is the first
+/// non-unit part after the dimensions that were merged outside it.
 LogicalResult BatchShapeRewriter::visitExpand(tensor::ExpandShapeOp expand,
                                               unsigned dim) {
   RankedTensorType type = expand.getResultType();
   ReassociationIndices group = expand.getReassociationIndices()[dim];
-  auto outer =
-      llvm::find_if(group, [&](int64_t d) { return type.getDimSize(d) != 1; });
-  unsigned batch = outer == group.end() ? group.back() : *outer;
-  if (type.getDimSize(batch) % numMicrobatches != 0)
+  int64_t outer = outerOf(expand.getSrc()), before = 1;
+  std::optional<unsigned> batch;
+  for (int64_t d : group) {
+    if (before == outer && type.getDimSize(d) != 1) {
+      batch = d;
+      break;
+    }
+    before *= type.getDimSize(d);
+  }
+  if (!batch && outer == 1)
+    batch = group.back();
+  if (!batch)
+    return expand.emitOpError("splits a dimension that merges the batch with "
+                              "outer dimensions of size ")
+           << outer << " elsewhere than between them";
+  if (type.getDimSize(*batch) % numMicrobatches != 0)
     return expand.emitOpError("splits the batch dimension into an outer "
                               "dimension of size ")
-           << type.getDimSize(batch) << ", not divisible into "
+           << type.getDimSize(*batch) << ", not divisible into "
            << numMicrobatches << " micro-batches";
-  setBatchDim(expand.getResult(), batch);
+  setBatchDim(expand.getResult(), *batch, 1);
   expand.setStaticOutputShape(expand.getResultType().getShape());
   return success();
-}
-
-/// Whether a slice takes all of dimension `dim`, of size `size`.
-static bool isWholeDim(OffsetSizeAndStrideOpInterface slice, unsigned dim,
-                       int64_t size) {
-  return slice.getStaticOffsets()[dim] == 0 &&
-         slice.getStaticStrides()[dim] == 1 &&
-         slice.getStaticSizes()[dim] == size;
 }
 
 /// Slices must take the whole batch: each micro-batch then takes its part.
@@ -224,7 +364,7 @@ BatchShapeRewriter::visitExtractSlice(tensor::ExtractSliceOp slice,
   unsigned resultDim = dim;
   for (unsigned d = 0; d < dim; ++d)
     resultDim -= dropped.test(d);
-  setBatchDim(slice.getResult(), resultDim);
+  setBatchDim(slice.getResult(), resultDim, outerOf(slice.getSource()));
   return success();
 }
 
@@ -257,29 +397,56 @@ BatchShapeRewriter::visitInsertSlice(tensor::InsertSliceOp slice) {
       return slice.emitOpError("inserts batch data into a destination that "
                                "is not built from a tensor.empty");
     slice.getDestMutable().set(init);
-    batchDim[init] = dim;
+    copyBatch(slice.getSource(), init);
   }
   SmallVector<int64_t> sizes(slice.getStaticSizes());
   sizes[dim] = size;
   slice.setStaticSizes(sizes);
   // getDestType() is the result's type, which is still the old one.
   slice.getResult().setType(slice.getDest().getType());
-  batchDim[slice.getResult()] = dim;
+  copyBatch(slice.getSource(), slice.getResult());
   return success();
 }
 
-/// Concatenation of batch data along another dimension.
+/// Concatenation along another dimension than the batch, of batch data
+/// and of values computed without it at the batch's shape (a ViT's class
+/// token broadcast to the batch), which are re-created at micro-batch size.
 LogicalResult BatchShapeRewriter::visitConcat(tensor::ConcatOp concat) {
-  std::optional<unsigned> dim;
-  for (Value input : concat.getInputs()) {
-    auto it = batchDim.find(input);
-    if (it == batchDim.end() || (dim && *dim != it->second) ||
-        it->second == concat.getDim())
-      return concat.emitOpError("must concatenate batch data only, along "
-                                "another dimension than the batch");
-    dim = it->second;
+  Value batched = *llvm::find_if(concat.getInputs(),
+                                 [&](Value v) { return batchDim.count(v); });
+  unsigned dim = batchDim.lookup(batched);
+  if (dim == concat.getDim())
+    return concat.emitOpError("concatenates along the batch dimension");
+  OpBuilder builder(concat);
+  for (OpOperand &input : concat->getOpOperands()) {
+    auto it = batchDim.find(input.get());
+    if (it != batchDim.end()) {
+      if (it->second != dim || outerOf(input.get()) != outerOf(batched))
+        return concat.emitOpError("concatenates batch data batched along "
+                                  "different dimensions");
+      continue;
+    }
+    auto type = cast<RankedTensorType>(input.get().getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] /= numMicrobatches;
+    Value init = freshInit(builder, input.get(), type.clone(shape));
+    if (!init)
+      return concat.emitOpError("operand #")
+             << input.getOperandNumber()
+             << " is not batch data, nor computed from weights and constants "
+                "alone";
+    input.set(init);
+    copyBatch(batched, init);
   }
-  setBatchDim(concat.getResult(), *dim);
+  setBatchDim(concat.getResult(), dim, outerOf(batched));
+  return success();
+}
+
+/// Padding other dimensions than the batch.
+LogicalResult BatchShapeRewriter::visitPad(tensor::PadOp pad, unsigned dim) {
+  if (pad.getStaticLow()[dim] != 0 || pad.getStaticHigh()[dim] != 0)
+    return pad.emitOpError("pads the batch dimension");
+  setBatchDim(pad.getResult(), dim, outerOf(pad.getSource()));
   return success();
 }
 
@@ -297,12 +464,13 @@ LogicalResult BatchShapeRewriter::visitSoftmax(linalg::SoftmaxOp softmax,
                                "tensor.empty");
   softmax.getOutputMutable().set(init);
   softmax.getResult()[0].setType(init.getType());
-  batchDim[softmax.getResult()[0]] = dim;
+  outerSize[init] = outerOf(softmax.getInput());
+  copyBatch(softmax.getInput(), softmax.getResult()[0]);
   return success();
 }
 
 /// Ops other than linalg structured ops that read batch data: those that
-/// move it (reshapes, slices, concat) and linalg.softmax.
+/// move it (reshapes, slices, concat, pad) and linalg.softmax.
 LogicalResult BatchShapeRewriter::visitDataMovement(Operation *op) {
   auto batchOf = [&](Value value) -> std::optional<unsigned> {
     auto it = batchDim.find(value);
@@ -325,6 +493,9 @@ LogicalResult BatchShapeRewriter::visitDataMovement(Operation *op) {
       .Case(
           [&](tensor::InsertSliceOp slice) { return visitInsertSlice(slice); })
       .Case([&](tensor::ConcatOp concat) { return visitConcat(concat); })
+      .Case([&](tensor::PadOp pad) {
+        return visitPad(pad, *batchOf(pad.getSource()));
+      })
       .Case([&](linalg::SoftmaxOp softmax) {
         return visitSoftmax(softmax, *batchOf(softmax.getInput()));
       })
@@ -345,7 +516,7 @@ LogicalResult BatchShapeRewriter::run(func::FuncOp func) {
       auto it = batchDim.find(boundary.getInput());
       if (it != batchDim.end()) {
         boundary.getOutput().setType(boundary.getInput().getType());
-        batchDim[boundary.getOutput()] = it->second;
+        copyBatch(boundary.getInput(), boundary.getOutput());
       }
       return WalkResult::advance();
     }
@@ -380,8 +551,14 @@ struct SplitMicrobatchesPass
     func::FuncOp func = lookupTrainingStep(getOperation(), function);
     if (!func)
       return signalPassFailure();
-    if (func->hasAttr(kMicrobatchesAttr)) {
-      func.emitError("the training step is already split into micro-batches");
+    // A step traced at the micro-batch shape (pp.torch.export's
+    // `microbatches`) is split already.
+    if (auto split = func->getAttrOfType<IntegerAttr>(kMicrobatchesAttr)) {
+      if (split.getInt() == numMicrobatches)
+        return;
+      func.emitError("the training step is split into ")
+          << split.getInt() << " micro-batches already, not "
+          << numMicrobatches.getValue();
       return signalPassFailure();
     }
     if (numMicrobatches > 1 &&

@@ -20,6 +20,17 @@ def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
     becomes a per-micro-batch term whose sum over micro-batches is the
     whole-batch loss.
 
+    Values shaped like the batch but computed without batch data are
+    re-created at the micro-batch shape where batch data meets them: splat
+    constants (also reshaped), fills, weights broadcast to the batch (also
+    when concatenated with batch data along another dimension, a ViT's
+    class token), and what linalg ops, reshapes and whole slices compute
+    from those (an RNN's first step from its zero state). The batch may be
+    merged inside an outer dimension (`[sequence * batch]` rows) and split
+    back where it was merged; padding must leave the batch dimension alone.
+    A step already marked `pp.microbatches` (traced at the micro-batch
+    shape by `pp.torch.export`) is left as it is if the counts agree.
+
     ```mlir
     // before, num-microbatches=4
     func.func @train_step(%x: tensor<8x16xf32>, %w: tensor<16x4xf32> {pp.param})
@@ -33,7 +44,8 @@ def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

@@ -1,0 +1,170 @@
+"""pp.torch.export's pipelining options and errors: a step traced at the
+micro-batch shape, cut points from module names (`split_points`) and
+`pipe_split`, which become `pp.boundary` markers pp-partition-stages
+honours; an op of a dialect pp does not compile is an error at the model's
+line naming the PyTorch op; and pp.CompileError carries the "called from"
+notes that lead from torch's own modules to the model's line. Skipped
+where torch or torch_mlir is not importable."""
+
+import re
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8),
+        torch.nn.Tanh(), torch.nn.Linear(8, 2))
+
+
+def squared_error(y, t):
+    return ((y - t) ** 2).mean()
+
+
+BATCH = (torch.zeros(8, 4), torch.zeros(8, 2))
+
+
+def stage_params(pp_opt, path):
+    """The pp.name of the weights each stage reads, after
+    pp-partition-stages."""
+    out = subprocess.run(
+        [pp_opt, str(path), "--pp-split-microbatches=num-microbatches=4",
+         "--pp-partition-stages"], check=True, capture_output=True,
+        text=True).stdout
+    names = dict(re.findall(r'(%arg\d+): tensor<[^>]*> \{pp.name = "([^"]*)"',
+                            out))
+    return [[names[a] for a in re.findall(r"%arg\d+", operands)
+             if a in names]
+            for operands in re.findall(r"pp.stage \d+ \(([^)]*)\)", out)]
+
+
+def test_traced_at_microbatch_shape(pp, tmp_path):
+    import pp.torch
+    exported = pp.torch.export(mlp(), BATCH, squared_error,
+                               tmp_path / "mlp.mlir", microbatches=4)
+    text = exported.mlir.read_text()
+    assert exported.microbatches == 4
+    assert "pp.microbatches = 4 : i64" in text
+    assert re.search(r"%arg0: tensor<2x4xf32>", text)
+    # The loss is scaled so that the micro-batches' sum is the batch's mean.
+    assert "2.500000e-01" in text
+    unscaled = pp.torch.export(mlp(), BATCH, squared_error,
+                               tmp_path / "sum.mlir", microbatches=4,
+                               scale_grads=False)
+    assert "2.500000e-01" not in unscaled.mlir.read_text()
+    with pytest.raises(pp.CompileError,
+                       match="split into 4 micro-batches already, not 2"):
+        pp.compile(exported.mlir, stages=2, microbatches=2)
+    with pytest.raises(ValueError, match="does not split into 3"):
+        pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "x.mlir",
+                        microbatches=3)
+
+
+def test_split_points_cut_where_named(pp, pp_opt, tmp_path):
+    import pp.torch
+    exported = pp.torch.export(mlp(), BATCH, squared_error,
+                               tmp_path / "mlp.mlir", microbatches=4,
+                               split_points=["2"])
+    assert exported.mlir.read_text().count('"pp.boundary"') == 1
+    assert stage_params(pp_opt, exported.mlir) == [
+        ["0.weight", "0.bias"], ["2.weight", "2.bias", "4.weight", "4.bias"]]
+    exported = pp.torch.export(mlp(), BATCH, squared_error,
+                               tmp_path / "mlp4.mlir", microbatches=4,
+                               split_points=["4"])
+    assert stage_params(pp_opt, exported.mlir) == [
+        ["0.weight", "0.bias", "2.weight", "2.bias"], ["4.weight", "4.bias"]]
+    with pytest.raises(ValueError, match="split point 'nine' names no"):
+        pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "x.mlir",
+                        split_points=["nine"])
+
+
+class Marked(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(4, 8)
+        self.second = torch.nn.Linear(8, 2)
+
+    def forward(self, x):
+        import pp.torch
+        h = pp.torch.pipe_split(torch.relu(self.first(x)))
+        return self.second(h)
+
+
+def test_pipe_split_marks_a_value(pp, pp_opt, tmp_path):
+    import pp.torch
+    torch.manual_seed(0)
+    exported = pp.torch.export(Marked(), BATCH, squared_error,
+                               tmp_path / "marked.mlir", microbatches=4)
+    assert exported.mlir.read_text().count('"pp.boundary"') == 1
+    assert stage_params(pp_opt, exported.mlir) == [
+        ["first.weight", "first.bias"], ["second.weight", "second.bias"]]
+    # Outside an export it is the identity.
+    x = torch.ones(2)
+    assert pp.torch.pipe_split(x) is x
+
+
+class Router(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        values, _ = torch.topk(self.gate(x), 2, dim=-1)  # the topk line
+        return values
+
+
+def line_of(marker):
+    return next(i for i, line in enumerate(open(__file__), 1)
+                if marker in line)
+
+
+def test_unknown_dialect_names_the_pytorch_op(pp, tmp_path):
+    import pp.torch
+    with pytest.raises(pp.CompileError) as info:
+        pp.torch.export(Router(), BATCH, squared_error, tmp_path / "r.mlir")
+    [error] = info.value.diagnostics
+    assert error.location == f"{__file__}:{line_of('# the topk line')}:0"
+    assert error.message == (
+        "'tm_tensor.sort' (from PyTorch's aten.topk) is an op of dialect "
+        "'tm_tensor', which pp does not compile")
+    assert not (tmp_path / "r.mlir").exists()
+
+
+class Sine(torch.nn.Module):
+    def forward(self, x):
+        return torch.sin(x)  # the sine line
+
+
+class Wave(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 2)
+        self.sine = Sine()
+
+    def forward(self, x):
+        return self.sine(self.linear(x))  # the model line
+
+
+def test_compile_error_names_the_calling_lines(pp, tmp_path):
+    """The error is at the op's line in the module that computes it (as
+    for ops inside torch.nn's own modules), and its notes lead to the
+    model's line that called that module."""
+    import pp.torch
+    exported = pp.torch.export(Wave(), BATCH, squared_error,
+                               tmp_path / "wave.mlir")
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(exported.mlir, stages=1, microbatches=1)
+    sine = f"{__file__}:{line_of('# the sine line')}:0"
+    model = f"{__file__}:{line_of('# the model line')}:0"
+    error = info.value.diagnostics[0]
+    assert error.message == "no derivative rule for 'math.sin'"
+    assert error.location == sine
+    assert [n.message for n in error.notes][:2] == ["called from"] * 2
+    assert error.notes[0].location == model
+    assert f"{sine}: error: no derivative rule" in str(info.value)
+    assert f"{model}: note: called from" in str(info.value)
