@@ -35,8 +35,8 @@ static constexpr StringLiteral kGemmAttr = "pp.gemm";
 
 /// Whether the pass rewrites `op`: a static, buffer-level linalg op on
 /// integers or floats whose operands are read through projected
-/// permutations, that reads no other memory, and that is not a contraction (those are
-/// pp-vectorize-contractions' or the GEMM library's).
+/// permutations, that reads no other memory, and that is not a contraction
+/// (those are pp-vectorize-contractions' or the GEMM library's).
 static bool isCandidate(linalg::LinalgOp op) {
   if (op->hasAttr(kGemmAttr) || !op.hasPureBufferSemantics() ||
       op.getNumLoops() == 0 || op.hasDynamicShape() ||
