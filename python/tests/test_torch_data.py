@@ -97,6 +97,27 @@ def test_trains_from_numpy_arrays(pp, classifier, tmp_path):
                                        rel=1e-5)
 
 
+def test_trains_from_safetensors(pp, classifier, tmp_path):
+    """FILE.safetensors:NAME entries: both arrays in one file."""
+    import pp.torch
+    model, initial, exported, program = classifier
+    rng = np.random.default_rng(11)
+    features = rng.standard_normal((SAMPLES, FEATURES)).astype(np.float32)
+    labels = rng.integers(0, CLASSES, SAMPLES).astype(np.int64)
+    path = tmp_path / "samples.safetensors"
+    pp.torch.write_safetensors(path, {"x": features, "y": labels})
+    run = pp.run(program, steps=2, lr=LR, seed=SEED,
+                 init_weights=exported.weights,
+                 data=[f"{path}:x", f"{path}:y"])
+    batches = []
+    for step in range(2):
+        order = pp.sample_order(SAMPLES, step, ROWS, seed=SEED)
+        batches.append((torch.from_numpy(features[order]),
+                        torch.from_numpy(labels[order])))
+    assert run.losses == pytest.approx(torch_losses(model, initial, batches),
+                                       rel=1e-5)
+
+
 def test_synthetic_class_ids(pp, classifier):
     """--classes: labels hashed from (seed, step, argument, row) into
     [0, CLASSES); features uniform in [-1, 1) as for any f32 input."""
