@@ -1,5 +1,6 @@
 /* The driver's data source: deterministic parameter initialisation (or
-   --init-weights, --resume) and synthetic training data (or --corpus). */
+   --init-weights, --resume) and synthetic training data (or --corpus,
+   --tokens, --data). */
 #include "driver/driver.h"
 #include "driver/samples.h"
 #include "pprt_math.h"
