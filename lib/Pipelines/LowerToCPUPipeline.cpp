@@ -111,6 +111,10 @@ void pp::buildToLLVMPhase(OpPassManager &pm,
 
 void pp::buildLowerToCPUPipeline(OpPassManager &pm,
                                  const LowerToCPUPipelineOptions &options) {
+  // Before the shared phase: on a GPU the scatter-adds' loop nests would
+  // run on the host.
+  if (options.gathers)
+    pm.addNestedPass<func::FuncOp>(createPPCollapseOneHot());
   buildStageCodeOptimizationPhase(pm, options);
   buildBufferizationPhase(pm, options);
   buildMemRefPhase(pm, options);

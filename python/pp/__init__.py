@@ -33,7 +33,7 @@ __all__ = [
     "COMPILE_OPTIONS", "SCHEDULES", "Action", "CompileError", "CompileOption",
     "Costs", "Diagnostic", "Error",
     "Param", "Program", "RunError", "RunResult", "Schedule", "Simulation",
-    "VerifyError", "compile", "run", "schedule",
+    "VerifyError", "compile", "run", "sample_order", "schedule",
 ]
 
 SCHEDULES = tuple(n for n in _pp.generator_names()
@@ -524,12 +524,73 @@ def _mpiexec() -> str:
                    command=[], returncode=None, stdout="", stderr="")
 
 
+DataArray = Union[str, "os.PathLike[str]", "numpy.ndarray"]
+"""A data argument's samples: an array, an .npy path, or a safetensors
+tensor as "FILE.safetensors:NAME"."""
+
+TAG_SAMPLES = 0x53414D50  # runtime/lib/driver/samples.c
+_MASK = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def _pprt_hash(seed: int, keys: Sequence[int]) -> int:
+    h = _splitmix64(seed)
+    for key in keys:
+        h = _splitmix64(h ^ key)
+    return h
+
+
+def sample_order(num_samples: int, step: int, batch: int,
+                 seed: int = 1) -> List[int]:
+    """The samples of `--data` arrays that 0-based step `step` trains on,
+    one per row of its global batch of `batch` rows (micro-batch rows times
+    micro-batches times data-parallel replicas; replica r takes rows
+    [r*B, (r+1)*B), micro-batch m its m-th block of each). Row p of all the
+    steps' rows, taken in order, is the (p % num_samples)-th sample of epoch
+    p // num_samples, whose samples are ordered by a hash of (seed, epoch,
+    sample): every epoch visits each sample once, in its own order."""
+    orders: Dict[int, List[int]] = {}
+    samples = []
+    for row in range(batch):
+        position = step * batch + row
+        epoch = position // num_samples
+        if epoch not in orders:
+            orders[epoch] = sorted(
+                range(num_samples),
+                key=lambda i: (_pprt_hash(seed, [TAG_SAMPLES, epoch, i]), i))
+        samples.append(orders[epoch][position % num_samples])
+    return samples
+
+
+def _data_files(data: Sequence[DataArray], workdir: pathlib.Path) -> str:
+    """--data's value: arrays written as .npy files into `workdir`."""
+    specs = []
+    for i, array in enumerate(data):
+        if isinstance(array, (str, os.PathLike)):
+            specs.append(os.fspath(array))
+            continue
+        import numpy
+        path = workdir / f"data{i}.npy"
+        numpy.save(path, numpy.ascontiguousarray(array))
+        specs.append(str(path))
+    if any("," in spec for spec in specs):
+        raise ValueError(f"data paths must not contain commas: {specs}")
+    return ",".join(specs)
+
+
 def run(program: Program, *, steps: int, ranks: Optional[int] = None,
         microbatches: Optional[int] = None, lr: Optional[float] = None,
         optimizer: Optional[str] = None,
         init_weights: Optional[Source] = None,
         save: Optional[Source] = None, seed: Optional[int] = None,
         param_stats: bool = False, extra_args: Sequence[str] = (),
+        data: Optional[Sequence[DataArray]] = None,
         timeout: Optional[float] = None) -> RunResult:
     """Trains with a compiled program for `steps` steps under mpiexec, as
     `mpiexec -n <processes> <program> --steps <steps> ...` does.
@@ -540,7 +601,12 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     `init_weights` and `save` (safetensors files) and `seed` are the
     program's options of those names; `param_stats=True` adds
     `--print-params`; `extra_args` go to the program as they are (its
-    `--help` lists them). `timeout` bounds the whole run in seconds.
+    `--help` lists them). `data` trains on arrays indexed by sample along
+    their first dimension, one per data argument in argument order (the
+    inputs, then the targets): numpy arrays, `.npy` paths or
+    `"FILE.safetensors:NAME"` tensors (the program's `--data`); each
+    step's rows are the samples `sample_order` gives. `timeout` bounds the
+    whole run in seconds.
 
     Returns each step's loss and time (read from the program's `--metrics`
     file); raises `pp.RunError` with the tail of the program's stderr when
@@ -566,6 +632,8 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
             args += ["--seed", str(seed)]
         if param_stats:
             args.append("--print-params")
+        if data is not None:
+            args += ["--data", _data_files(data, pathlib.Path(workdir))]
         command = [_mpiexec(), "-n", str(processes)] + args + list(extra_args)
         try:
             proc = subprocess.run(command, capture_output=True, text=True,

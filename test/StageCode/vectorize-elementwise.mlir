@@ -184,3 +184,27 @@ func.func @mask(%x: memref<8x64xi64>, %m: memref<8x64xi1>) {
   }
   return
 }
+
+// -----
+
+#ids = affine_map<(i, j) -> (i)>
+#out = affine_map<(i, j) -> (i, j)>
+
+// A gather (a load of a table at a computed row, as pp-collapse-one-hot
+// writes) stays scalar: the vectorizer reads only the op's operands.
+// CHECK-LABEL: func.func @gather
+// CHECK: linalg.generic
+// CHECK: memref.load
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @gather(%ids: memref<8xi64>, %table: memref<10x64xf32>, %out: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [#ids, #out], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : memref<8xi64>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 1 : index
+    %v = memref.load %table[%row, %col] : memref<10x64xf32>
+    linalg.yield %v : f32
+  }
+  return
+}

@@ -193,6 +193,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"approximate-math", "approximate_math"},
         cpu.approximateMath);
   visit(CompileFlag{"static-scratch", "static_scratch"}, cpu.staticScratch);
+  visit(CompileFlag{"gathers", "gathers"}, cpu.gathers);
   visit(CompileFlag{"gemm", "gemm"}, cpu.gemm);
   visit(CompileFlag{"precision", "precision"}, cpu.precision);
   visit(CompileFlag{"vectorize-contractions", "vectorize_contractions"},

@@ -158,6 +158,13 @@ struct LowerToCPUPipelineOptions
       *this, "max-stack-bytes",
       llvm::cl::desc("Temporaries up to this size go to the stack"),
       llvm::cl::init(4096)};
+  PassOptions::Option<bool> gathers{
+      *this, "gathers",
+      llvm::cl::desc("Compute one-hot sums (embedding lookups, cross-entropy "
+                     "picks, torch.gather, and their gradients) as gathers "
+                     "and scatter-adds (pp-collapse-one-hot; on by default; "
+                     "false: as sums over the table)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Tile and vectorize generated contractions into "

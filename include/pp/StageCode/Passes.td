@@ -35,6 +35,68 @@ def PPCopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPCollapseOneHot : Pass<"pp-collapse-one-hot", "func::FuncOp"> {
+  let summary = "Compute one-hot sums as gathers and scatter-adds";
+  let description = [{
+    The front end reads a gather (an embedding lookup, `torch.gather`, the
+    target pick of a cross-entropy) as a sum over the gathered dimension of
+    a term that is zero except where the loop equals a computed index
+    (`pp-lower-gathers`), so that every pp pass sees the table as an
+    operand; the derivatives of those sums have the same form. Computed as
+    written they cost a factor of the table's size (the vocabulary). This
+    pass finds a `linalg.generic` whose single result is `out + term` with
+    `term` provably zero unless `index == linalg.index v` (a `select` on
+    that equality, or a product, negation or quotient of such a term) and
+    evaluates it at that one iteration of loop `v`:
+
+    - if the result does not depend on `v` (a gather): a generic without
+      loop `v` that reads the operands indexed by `v` with `tensor.extract`
+      at the computed index;
+    - if it does (a scatter-add: the gradient of a table): a loop nest over
+      the other loops that adds each term into its row of the result
+      (`tensor.extract`, `tensor.insert` on the loop-carried tensor).
+
+    The index is clamped into the loop's range, and the equality is kept,
+    so an index outside the table still contributes zero, as in the sum.
+    The work becomes that of the gathered elements, independent of the
+    table's size. Runs before other stage-code rewrites, which could merge
+    the sums into other ops.
+
+    ```mlir
+    // before: out[b, d] = sum_v (ids[b] == v ? w[v, d] : 0)
+    %r = linalg.generic {indexing_maps = [(b, d, v) -> (b), (b, d, v) -> (v, d), (b, d, v) -> (b, d)],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%ids, %w : tensor<4xi64>, tensor<10x8xf32>) outs(%zero : tensor<4x8xf32>) {
+    ^bb0(%id: i64, %e: f32, %acc: f32):
+      %i = arith.index_cast %id : i64 to index
+      %v = linalg.index 2 : index
+      %hit = arith.cmpi eq, %i, %v : index
+      %pick = arith.select %hit, %e, %c0 : f32
+      %sum = arith.addf %acc, %pick : f32
+      linalg.yield %sum : f32
+    }
+    // after: out[b, d] = w[clamp(ids[b]), d] where ids[b] is in range
+    %r = linalg.generic {indexing_maps = [(b, d) -> (b), (b, d) -> (b, d)],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%ids : tensor<4xi64>) outs(%zero : tensor<4x8xf32>) {
+    ^bb0(%id: i64, %acc: f32):
+      %i = arith.index_cast %id : i64 to index
+      %row = ... clamp %i into [0, 9] ...
+      %d = linalg.index 1 : index
+      %e = tensor.extract %w[%row, %d] : tensor<10x8xf32>
+      %hit = arith.cmpi eq, %i, %row : index
+      ...
+    }
+    ```
+
+    `pp-lower-to-cpu` runs it unless `gathers=false`; `pp-lower-to-cuda`
+    does not (a scatter-add loop nest would run on the host).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PPCloneSharedFills : Pass<"pp-clone-shared-fills", "func::FuncOp"> {
   let summary = "Give every consumer of a shared linalg.fill its own fill";
   let description = [{

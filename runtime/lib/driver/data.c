@@ -1,6 +1,8 @@
 /* The driver's data source: deterministic parameter initialisation (or
-   --init-weights, --resume) and synthetic training data (or --corpus). */
+   --init-weights, --resume) and synthetic training data (or --corpus,
+   --tokens, --data). */
 #include "driver/driver.h"
+#include "driver/samples.h"
 #include "pprt_math.h"
 
 #include <stdio.h>
@@ -165,6 +167,14 @@ static void source_load_rows(void *self, pprt_context *ctx,
     pprt_corpus_fill(d, b, step, first_row, out);
     return;
   }
+  if (d->samples) {
+    pprt_samples_fill(self, b, step, first_row, out);
+    return;
+  }
+  if ((b->dtype == PPRT_I32 || b->dtype == PPRT_I64) && d->opts.num_classes) {
+    pprt_class_ids_fill(d, b, step, first_row, out);
+    return;
+  }
   pprt_require_f32(ctx, b, id, "loading training data");
   int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
   int64_t row_size = b->numel / rows;
@@ -198,23 +208,56 @@ void pprt_driver_install_data_source(pprt_driver *d) {
   pprt_set_data_source(d->ctx, &src);
 }
 
+/* Synthetic data fills f32 arguments, and integer ones with --classes. */
+static bool check_synthetic(const pprt_driver *d, char *err, size_t size) {
+  const pprt_context *ctx = d->ctx;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!b->defined || (b->kind != PPRT_INPUT && b->kind != PPRT_TARGET) ||
+        b->dtype == PPRT_F32)
+      continue;
+    bool ids = b->dtype == PPRT_I32 || b->dtype == PPRT_I64;
+    if (ids && d->opts.num_classes)
+      continue;
+    snprintf(err, size,
+             "%s argument %d holds %s: synthetic data fills f32 arguments%s; "
+             "give --data (or --tokens)",
+             b->kind == PPRT_INPUT ? "input" : "target", b->index,
+             pprt_dtype_name(b->dtype),
+             ids ? ", and integer ones with --classes N (ids in [0, N))" : "");
+    return false;
+  }
+  return true;
+}
+
 bool pprt_driver_prepare_data(pprt_driver *d) {
   prepare_teacher(d);
-  char err[320];
-  if ((!d->opts.corpus_path && !d->opts.tokens_path) ||
-      pprt_corpus_load(d, err, sizeof err))
-    return true;
-  /* Every rank found the same problem: one reports it. */
-  if (d->ctx->transport->world_rank == 0) {
+  char err[640];
+  bool ok = false;
+  bool corpus = d->opts.corpus_path || d->opts.tokens_path;
+  if (corpus && d->opts.data_spec)
+    snprintf(err, sizeof err, "--data excludes --corpus and --tokens");
+  else if (corpus ? pprt_corpus_load(d, err, sizeof err)
+           : d->opts.data_spec
+               ? pprt_samples_load(d, err, sizeof err)
+               : pprt_user_load_data || check_synthetic(d, err, sizeof err))
+    ok = true;
+  /* A rank sees only its stages' data arguments: the lowest rank that
+     found a problem reports it, and every rank stops. */
+  pprt_transport *t = d->ctx->transport;
+  int32_t first_failed = ok ? INT32_MAX : t->world_rank;
+  t->ops->allreduce_world_min_i32(t, &first_failed, 1);
+  if (first_failed == t->world_rank) {
     fprintf(stderr, "pprt: %s\n", err);
     fflush(stderr);
   }
-  return false;
+  return first_failed == INT32_MAX;
 }
 
 void pprt_driver_free_data(pprt_driver *d) {
   free(d->teacher);
   free(d->x0_row);
   pprt_corpus_free(d->corpus);
+  pprt_samples_free(d->samples);
   pprt_weights_free(d);
 }

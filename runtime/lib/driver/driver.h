@@ -19,6 +19,8 @@
 
 /* Training tokens of --corpus or --tokens (corpus.c). */
 typedef struct pprt_corpus pprt_corpus;
+/* Arrays of --data (samples.c). */
+typedef struct pprt_samples pprt_samples;
 
 /* A safetensors file read into memory, and one of its tensors
    (driver/safetensors.h). */
@@ -33,6 +35,8 @@ typedef struct pprt_driver_options {
   const char *corpus_path; /* --corpus; NULL for synthetic data */
   const char *tokens_path; /* --tokens; NULL for synthetic data */
   int token_width;         /* --token-dtype: bytes per id of a flat file */
+  const char *data_spec;   /* --data: arrays by sample; NULL for synthetic */
+  int64_t num_classes;     /* --classes: synthetic integer data; 0: none */
   bool print_params;
   bool check_gradients;
   const char *profile_path; /* --profile; NULL when training */
@@ -57,7 +61,8 @@ typedef struct pprt_driver {
   float *x0_row;    /* scratch row of the teacher's input */
   int64_t teacher_din;
   int64_t teacher_dout;
-  pprt_corpus *corpus; /* --corpus/--tokens; NULL for synthetic data */
+  pprt_corpus *corpus;   /* --corpus/--tokens; NULL for synthetic data */
+  pprt_samples *samples; /* --data; NULL for synthetic data */
   /* --init-weights or --resume's checkpoint; NULL for hash init. */
   pprt_safetensors *init_weights;
   bool resuming; /* init_weights is a checkpoint with optimizer state */

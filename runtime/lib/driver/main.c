@@ -41,6 +41,13 @@ static void usage(FILE *f, const char *prog) {
       "                     uint16 ids (nanoGPT's .bin), or .npy; one-hot\n"
       "                     for f32 data arguments, ids for i32/i64 ones\n"
       "  --token-dtype T    uint16 (default) or uint32: a flat file's ids\n"
+      "  --data A[,B...]    train on arrays indexed by sample, one per data\n"
+      "                     argument in argument order (inputs, then\n"
+      "                     targets): .npy files or FILE.safetensors:NAME\n"
+      "                     tensors of shape [samples, ...] and the\n"
+      "                     argument's dtype; each epoch in a shuffled\n"
+      "                     order (--seed)\n"
+      "  --classes N        synthetic integer data: class ids in [0, N)\n"
       "  --print-params     print per-parameter sums after training\n"
       "  --metrics FILE     write each step's loss and wall-clock seconds\n"
       "                     to FILE, one JSON object a line\n"
@@ -244,6 +251,12 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                    (o->run.sequential_replicas = (int32_t)n))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
   VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
+  VALUE_OPTION("data",
+               "a comma-separated list of .npy files or "
+               "FILE.safetensors:NAME tensors",
+               *(o->data_spec = v) != '\0')
+  VALUE_OPTION("classes", "an integer >= 1",
+               parse_i64(v, &o->num_classes) && o->num_classes >= 1)
   VALUE_OPTION("token-dtype", "uint16 or uint32",
                parse_token_width(v, &o->token_width))
   VALUE_OPTION("profile-clock", "wall or cpu",
