@@ -246,7 +246,7 @@ bool pprt_driver_prepare_data(pprt_driver *d) {
      found a problem reports it, and every rank stops. */
   pprt_transport *t = d->ctx->transport;
   int32_t first_failed = ok ? INT32_MAX : t->world_rank;
-  t->ops->allreduce_world_min_i32(t, &first_failed, 1);
+  pprt_min_everywhere(d->ctx, &first_failed, 1, "the training data's checks");
   if (first_failed == t->world_rank) {
     fprintf(stderr, "pprt: %s\n", err);
     fflush(stderr);

@@ -232,9 +232,8 @@ static int32_t data_arguments(pprt_context *ctx, int32_t *indices) {
   for (int32_t id = 0; id < ctx->num_buffers; ++id)
     if (is_data(&ctx->buffers[id]) && ctx->buffers[id].index > last)
       last = ctx->buffers[id].index;
-  pprt_transport *t = ctx->transport;
   int32_t negated = -last;
-  t->ops->allreduce_world_min_i32(t, &negated, 1);
+  pprt_min_everywhere(ctx, &negated, 1, "the data arguments");
   last = -negated;
   if (last < 0)
     return 0;
@@ -244,7 +243,7 @@ static int32_t data_arguments(pprt_context *ctx, int32_t *indices) {
   for (int32_t id = 0; id < ctx->num_buffers; ++id)
     if (is_data(&ctx->buffers[id]))
       absent[ctx->buffers[id].index] = 0;
-  t->ops->allreduce_world_min_i32(t, absent, last + 1);
+  pprt_min_everywhere(ctx, absent, last + 1, "the data arguments");
   int32_t n = 0;
   for (int32_t i = 0; i <= last && n < MAX_DATA_ARGS; ++i)
     if (!absent[i])
