@@ -10,6 +10,8 @@
 
 #include "Backend.h"
 
+#include "pp/Compiler/FatalErrors.h"
+
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/InitAll.h"
@@ -88,6 +90,9 @@ public:
                                  TimingScope &timing);
 
 private:
+  LogicalResult compile(llvm::SourceMgr &sourceMgr, TimingScope &timing,
+                        CompiledProgram &program);
+
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
@@ -351,6 +356,7 @@ LogicalResult Compilation::getObjectBase(std::string &base,
 LogicalResult Compilation::build(ModuleOp module, llvm::TargetMachine &machine,
                                  TimingScope &timing) {
   llvm::LLVMContext llvmContext;
+  forwardDiagnostics(llvmContext, getOutputLoc());
   std::unique_ptr<llvm::Module> llvmModule;
   {
     TimingScope translation = timing.nest("Translate to LLVM IR");
@@ -407,6 +413,17 @@ FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
                                             TimingScope &timing) {
   if (failed(checkCompileOptions(context, options)))
     return failure();
+  // The parts build on threads of their own, each recoverable too.
+  CompiledProgram program;
+  if (failed(runRecoverably(
+          getOutputLoc(), [&] { return compile(sourceMgr, timing, program); })))
+    return failure();
+  return program;
+}
+
+LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
+                                   TimingScope &timing,
+                                   CompiledProgram &program) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   const DriverOptions &driver = options.driver;
@@ -420,19 +437,14 @@ FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
       getOptionLoc(context, "--target-cpu"), backendOptions, driver.optLevel);
   if (!machine)
     return failure();
-  CompiledProgram program;
   program.output = output;
   OwningOpRef<ModuleOp> module =
       lowerModel(sourceMgr, timing, *machine, program);
   if (!module)
     return failure();
-  LogicalResult built =
-      emits(EmitKind::Schedule) || emits(EmitKind::MLIR)
-          ? writeText([&](raw_ostream &os) { module->print(os); })
-          : build(*module, *machine, timing);
-  if (failed(built))
-    return failure();
-  return program;
+  return emits(EmitKind::Schedule) || emits(EmitKind::MLIR)
+             ? writeText([&](raw_ostream &os) { module->print(os); })
+             : build(*module, *machine, timing);
 }
 
 /// Checks that `--<name>` lies in [min, max]; `meaning` explains a special
@@ -489,6 +501,12 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
       failed(checkRange(context, "data-parallel", schedule.numReplicas, 1,
                         kMaxRanks)))
     return failure();
+  if (schedule.numStages * schedule.numMicrobatches > kMaxStageMicrobatches)
+    return emitError(getOptionLoc(context, "--microbatches"))
+           << "--stages " << schedule.numStages.getValue()
+           << " x --microbatches " << schedule.numMicrobatches.getValue()
+           << " is too large a schedule: at most " << kMaxStageMicrobatches
+           << " stage micro-batches are supported";
   if (driver.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
       (driver.emit == EmitKind::Executable || driver.emit == EmitKind::Profile))
     return emitError(getOptionLoc(context, "--target"))
