@@ -2,7 +2,7 @@
 """Times pp at the count limits of docs/Reliability.md: each largest
 schedule generated, given transfers, simulated and printed (pp-opt
 --pp-schedule --pp-insert-transfers --pp-simulate), and the largest
-declared micro-batch count verified. One row each with wall time, CPU time
+declared micro-batch count simulated. One row each with wall time, CPU time
 (user + system, which a loaded machine does not inflate) and peak memory.
 
 Standard library only. Example:
@@ -37,9 +37,9 @@ ROWS = [
     ("1 stage, 262,144 micro-batches (2^18)",
      "--pp-schedule=num-stages=1 num-microbatches=262144 schedule=1f1b"),
 ]
-SPARSE = ("a parsed schedule declaring 2^20 micro-batches, verified",
+SPARSE = ("a parsed schedule declaring 2^20 micro-batches, simulated",
           REPO / "test/Dialect/PP/Transforms/Schedule/"
-          "verify-schedule-sparse.mlir", "--pp-verify-schedule")
+          "verify-schedule-sparse.mlir", "--pp-simulate")
 
 
 def measure(command):

@@ -34,6 +34,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -223,6 +224,44 @@ static std::vector<CompiledParam> getParams(ModuleOp module,
   return params;
 }
 
+/// Whether `offset` in `text` lies in a `//` comment.
+static bool isInComment(StringRef text, size_t offset) {
+  size_t lineStart = text.rfind('\n', offset);
+  lineStart = lineStart == StringRef::npos ? 0 : lineStart + 1;
+  return text.slice(lineStart, offset).contains("//");
+}
+
+/// MLIR's parsers of linalg.broadcast, linalg.reduce and linalg.transpose
+/// store what they parse for `dimensions = [...]` (`permutation`) without
+/// checking it, and crash on a malformed list (`[1, ]`, a `]` missing):
+/// such a list is an error at its place, before the model is parsed.
+static LogicalResult checkIndexLists(llvm::SourceMgr &sourceMgr,
+                                     MLIRContext &context) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  StringRef text = buffer->getBuffer();
+  static const llvm::Regex keyword(
+      "(dimensions|permutation)[[:space:]]*=[[:space:]]*\\[");
+  static const llvm::Regex list(
+      "^[[:space:]]*(-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?[[:space:]]*"
+      "(,[[:space:]]*-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?[[:space:]]*)"
+      "*)?\\]");
+  SmallVector<StringRef> match;
+  for (size_t offset = 0; keyword.match(text.drop_front(offset), &match);) {
+    size_t start = match[0].data() - text.data();
+    offset = start + match[0].size();
+    if (isInComment(text, start) || list.match(text.drop_front(offset)))
+      continue;
+    auto [line, column] = sourceMgr.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(text.data() + offset));
+    return emitError(FileLineColLoc::get(
+               &context, buffer->getBufferIdentifier(), line, column))
+           << "expected a list of integers and ']' after '" << match[1]
+           << " = ['";
+  }
+  return success();
+}
+
 /// Parses the model and runs the registered pipelines: to a verified
 /// schedule (whose shape goes into `program`), then (unless the schedule is
 /// the output) to the LLVM dialect for `machine`.
@@ -231,6 +270,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
                         const llvm::TargetMachine &machine,
                         CompiledProgram &program) {
   OwningOpRef<ModuleOp> module;
+  if (failed(checkIndexLists(sourceMgr, context)))
+    return nullptr;
   {
     TimingScope parsing = timing.nest("Parse");
     module = parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));

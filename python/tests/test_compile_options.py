@@ -160,3 +160,15 @@ def test_code_the_target_cannot_generate(pp, tmp_path):
     program = pp.compile(MLP, stages=1, microbatches=1, opt_level=0,
                          output=str(tmp_path / "train"))
     assert program.path.exists()
+
+
+def test_malformed_index_list_is_an_error(pp, tmp_path):
+    # MLIR's linalg.transpose parser crashed on it, ending the interpreter.
+    text = (REPO / "test/Tools/Inputs/malformed-permutation.mlir").read_text()
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(text, stages=1, microbatches=1, filename="m.mlir",
+                   output=str(tmp_path / "train"))
+    [diag] = info.value.diagnostics
+    assert diag.location == "m.mlir:4:93"
+    assert diag.message == ("expected a list of integers and ']' after "
+                            "'permutation = ['")
