@@ -233,31 +233,32 @@ static bool isInComment(StringRef text, size_t offset) {
 
 /// MLIR's parsers of linalg.broadcast, linalg.reduce and linalg.transpose
 /// store what they parse for `dimensions = [...]` (`permutation`) without
-/// checking it, and crash on a malformed list (`[1, ]`, a `]` missing):
-/// such a list is an error at its place, before the model is parsed.
+/// checking it, and crash on anything but a list of integers (`[1, ]`, a
+/// missing `[`): such a value is an error at its place, before the model is
+/// parsed. The generic form's `array<i64: ...>` is left to the parser.
 static LogicalResult checkIndexLists(llvm::SourceMgr &sourceMgr,
                                      MLIRContext &context) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringRef text = buffer->getBuffer();
   static const llvm::Regex keyword(
-      "(dimensions|permutation)[[:space:]]*=[[:space:]]*\\[");
-  static const llvm::Regex list(
-      "^[[:space:]]*(-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?[[:space:]]*"
-      "(,[[:space:]]*-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?[[:space:]]*)"
-      "*)?\\]");
+      "(^|[^[:alnum:]_])(dimensions|permutation)[[:space:]]*=[[:space:]]*");
+  static const llvm::Regex value(
+      "^(array<|\\[[[:space:]]*(-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?"
+      "[[:space:]]*(,[[:space:]]*-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?"
+      "[[:space:]]*)*)?\\])");
   SmallVector<StringRef> match;
   for (size_t offset = 0; keyword.match(text.drop_front(offset), &match);) {
-    size_t start = match[0].data() - text.data();
-    offset = start + match[0].size();
-    if (isInComment(text, start) || list.match(text.drop_front(offset)))
+    size_t start = match[2].data() - text.data();
+    offset = match[0].data() + match[0].size() - text.data();
+    if (isInComment(text, start) || value.match(text.drop_front(offset)))
       continue;
     auto [line, column] = sourceMgr.getLineAndColumn(
         llvm::SMLoc::getFromPointer(text.data() + offset));
     return emitError(FileLineColLoc::get(
                &context, buffer->getBufferIdentifier(), line, column))
-           << "expected a list of integers and ']' after '" << match[1]
-           << " = ['";
+           << "expected a list of integers in brackets after '" << match[2]
+           << " ='";
   }
   return success();
 }

@@ -169,6 +169,6 @@ def test_malformed_index_list_is_an_error(pp, tmp_path):
         pp.compile(text, stages=1, microbatches=1, filename="m.mlir",
                    output=str(tmp_path / "train"))
     [diag] = info.value.diagnostics
-    assert diag.location == "m.mlir:4:93"
-    assert diag.message == ("expected a list of integers and ']' after "
-                            "'permutation = ['")
+    assert diag.location == "m.mlir:4:92"
+    assert diag.message == ("expected a list of integers in brackets after "
+                            "'permutation ='")
