@@ -55,6 +55,10 @@ llc = os.path.join(config.llvm_tools_dir, "llc")
 if os.path.exists(llc) and "nvptx64" in subprocess.run(
         [llc, "--version"], capture_output=True, text=True).stdout:
     config.available_features.add("nvptx")
+# AddressSanitizer builds (PP_SANITIZE): LeakSanitizer reports what a
+# compile that recovered from an LLVM fatal error leaked by design.
+if "address" in config.pp_sanitize:
+    config.available_features.add("asan")
 mlir_runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
 if os.path.exists(mlir_runner):
     config.available_features.add("mlir-runner")

@@ -8,9 +8,14 @@
 
 #include "Backend.h"
 
+#include "pp/Compiler/FatalErrors.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassTimingInfo.h"
@@ -53,6 +58,51 @@ static llvm::CodeGenOptLevel getCodeGenOptLevel(unsigned level) {
   }
 }
 
+/// Checks `cpu` and `features` against `target` before LLVM sees them: it
+/// warns about unknown names and ignores them, and ends the process on a
+/// CPU that cannot run the triple's code (`--target-cpu i386` on x86-64).
+/// Errors are at `loc` (the CPU's) or at the features' option.
+static LogicalResult checkSubtarget(Location loc, const llvm::Target &target,
+                                    const llvm::Triple &triple, StringRef cpu,
+                                    StringRef features) {
+  Location featuresLoc =
+      NameLoc::get(StringAttr::get(loc.getContext(), "--target-features"));
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(
+      target.createMCSubtargetInfo(triple, "", ""));
+  if (!generic->isCPUStringValid(cpu))
+    return emitError(loc) << "--target-cpu '" << cpu
+                          << "' is not a CPU of target '" << triple.str()
+                          << "'";
+  SmallVector<StringRef> names;
+  features.split(names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef name : names) {
+    if (!name.starts_with("+") && !name.starts_with("-"))
+      return emitError(featuresLoc)
+             << "--target-features '" << features << "': '" << name
+             << "' must begin with '+' or '-'";
+    if (!llvm::any_of(generic->getAllProcessorFeatures(),
+                      [&](const llvm::SubtargetFeatureKV &feature) {
+                        return name.drop_front() == feature.Key;
+                      }))
+      return emitError(featuresLoc)
+             << "--target-features '" << features << "': '" << name.drop_front()
+             << "' is not a feature of target '" << triple.str() << "'";
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> chosen(
+      target.createMCSubtargetInfo(triple, cpu, features));
+  if (triple.isX86() && triple.isArch64Bit() &&
+      !chosen->checkFeatures("+64bit")) {
+    if (features.contains("-64bit"))
+      return emitError(featuresLoc)
+             << "--target-features '" << features
+             << "' turn off the 64-bit code of target '" << triple.str() << "'";
+    return emitError(loc) << "--target-cpu '" << cpu
+                          << "' cannot run the 64-bit code of target '"
+                          << triple.str() << "'";
+  }
+  return success();
+}
+
 std::unique_ptr<llvm::TargetMachine>
 pp::createTargetMachine(Location loc, const BackendOptions &options,
                         unsigned level) {
@@ -68,6 +118,9 @@ pp::createTargetMachine(Location loc, const BackendOptions &options,
   std::string features = options.features ? *options.features
                          : options.cpu    ? std::string()
                                           : getHostFeatures();
+  if ((options.cpu || options.features) &&
+      failed(checkSubtarget(loc, *target, triple, cpu, features)))
+    return nullptr;
   // No global FP contraction: the X86 backend ignores it, and FMAs come
   // from the IR (math.fma, vector.fma, `contract` flags).
   llvm::TargetOptions targetOptions;
@@ -121,6 +174,50 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
   builder.buildPerModuleDefaultPipeline(pipeline).run(module, mam);
 }
 
+namespace {
+/// Forwards LLVM's errors and warnings to MLIR at one location; only the
+/// first error, as LLVM repeats it for every instruction it cannot lower.
+/// Unsupported code (a float return with SSE off) names its function
+/// without the long signature LLVM prints.
+struct ForwardingHandler : llvm::DiagnosticHandler {
+  explicit ForwardingHandler(Location loc) : loc(loc) {}
+
+  bool handleDiagnostics(const llvm::DiagnosticInfo &info) override {
+    llvm::DiagnosticSeverity severity = info.getSeverity();
+    if ((severity == llvm::DS_Error && reportedError) ||
+        (severity != llvm::DS_Error && severity != llvm::DS_Warning))
+      return true;
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (auto *unsupported = dyn_cast<llvm::DiagnosticInfoUnsupported>(&info)) {
+      os << "cannot generate code for '" << unsupported->getFunction().getName()
+         << "': " << unsupported->getMessage();
+    } else {
+      llvm::DiagnosticPrinterRawOStream printer(os);
+      info.print(printer);
+    }
+    if (severity == llvm::DS_Warning) {
+      emitWarning(loc) << message;
+      return true;
+    }
+    emitError(loc) << message;
+    reportedError = true;
+    return true;
+  }
+
+  Location loc;
+  bool reportedError = false;
+};
+} // namespace
+
+void pp::forwardDiagnostics(llvm::LLVMContext &context, Location loc) {
+  context.setDiagnosticHandler(std::make_unique<ForwardingHandler>(loc));
+}
+
+LogicalResult pp::checkDiagnostics(llvm::LLVMContext &context) {
+  return failure(context.getDiagHandlerPtr()->HasErrors);
+}
+
 LogicalResult pp::checkStream(Location loc, llvm::raw_fd_ostream &os,
                               StringRef path) {
   os.flush();
@@ -144,7 +241,8 @@ LogicalResult pp::emitObject(Location loc, llvm::Module &module,
     return emitError(loc) << "the target cannot emit object files";
   }
   pm.run(module);
-  if (failed(checkStream(loc, out.os(), path)))
+  if (failed(checkDiagnostics(module.getContext())) ||
+      failed(checkStream(loc, out.os(), path)))
     return failure();
   out.keep();
   return success();
@@ -194,6 +292,7 @@ static LogicalResult buildPart(Location loc, pp::ModulePart &part,
                     " part (" + Twine(part.size) + " instructions)")
                        .str());
   llvm::LLVMContext context;
+  pp::forwardDiagnostics(context, loc);
   std::unique_ptr<llvm::Module> module = pp::readPart(loc, part, context);
   if (!module)
     return failure();
@@ -207,6 +306,8 @@ static LogicalResult buildPart(Location loc, pp::ModulePart &part,
     TimingScope optimization = timing.nest("LLVM optimisation");
     optimizeModule(*module, *machine, level);
   }
+  if (failed(pp::checkDiagnostics(context)))
+    return failure();
   if (object.empty()) {
     part.bitcode.clear();
     llvm::raw_svector_ostream os(part.bitcode);
@@ -229,7 +330,10 @@ LogicalResult pp::buildParts(Location loc, MutableArrayRef<ModulePart> parts,
   for (size_t index : order)
     pool.async([&, index] {
       StringRef object = objects.empty() ? StringRef() : objects[index];
-      if (mlir::failed(buildPart(loc, parts[index], object, options, timing)))
+      // A fatal error of LLVM's ends this part, not the process.
+      if (mlir::failed(pp::runRecoverably(loc, [&] {
+            return buildPart(loc, parts[index], object, options, timing);
+          })))
         failed = true;
     });
   pool.wait();

@@ -20,6 +20,7 @@
 #include <string>
 
 namespace llvm {
+class LLVMContext;
 class TargetMachine;
 } // namespace llvm
 
@@ -73,6 +74,14 @@ LogicalResult emitObject(Location loc, llvm::Module &module,
 /// Links `objects` with libpprt and BLAS into the executable `path`.
 LogicalResult linkExecutable(Location loc, ArrayRef<std::string> objects,
                              StringRef path);
+
+/// Reports LLVM's errors in `context` (code the target cannot generate) as
+/// errors at `loc`, which it would otherwise print before exiting, and its
+/// warnings as warnings.
+void forwardDiagnostics(llvm::LLVMContext &context, Location loc);
+
+/// Fails if LLVM reported an error in `context`.
+LogicalResult checkDiagnostics(llvm::LLVMContext &context);
 
 /// Flushes `os` and reports a write error once, as an error rather than
 /// the fatal "IO failure on output stream" of an unchecked stream.

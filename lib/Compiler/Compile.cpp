@@ -10,6 +10,8 @@
 
 #include "Backend.h"
 
+#include "pp/Compiler/FatalErrors.h"
+
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/InitAll.h"
@@ -32,6 +34,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -88,6 +91,9 @@ public:
                                  TimingScope &timing);
 
 private:
+  LogicalResult compile(llvm::SourceMgr &sourceMgr, TimingScope &timing,
+                        CompiledProgram &program);
+
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
@@ -218,6 +224,45 @@ static std::vector<CompiledParam> getParams(ModuleOp module,
   return params;
 }
 
+/// Whether `offset` in `text` lies in a `//` comment.
+static bool isInComment(StringRef text, size_t offset) {
+  size_t lineStart = text.rfind('\n', offset);
+  lineStart = lineStart == StringRef::npos ? 0 : lineStart + 1;
+  return text.slice(lineStart, offset).contains("//");
+}
+
+/// MLIR's parsers of linalg.broadcast, linalg.reduce and linalg.transpose
+/// store what they parse for `dimensions = [...]` (`permutation`) without
+/// checking it, and crash on anything but a list of integers (`[1, ]`, a
+/// missing `[`): such a value is an error at its place, before the model is
+/// parsed. The generic form's `array<i64: ...>` is left to the parser.
+static LogicalResult checkIndexLists(llvm::SourceMgr &sourceMgr,
+                                     MLIRContext &context) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  StringRef text = buffer->getBuffer();
+  static const llvm::Regex keyword(
+      "(^|[^[:alnum:]_])(dimensions|permutation)[[:space:]]*=[[:space:]]*");
+  static const llvm::Regex value(
+      "^(array<|\\[[[:space:]]*(-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?"
+      "[[:space:]]*(,[[:space:]]*-?[0-9]+([[:space:]]*:[[:space:]]*i[0-9]+)?"
+      "[[:space:]]*)*)?\\])");
+  SmallVector<StringRef> match;
+  for (size_t offset = 0; keyword.match(text.drop_front(offset), &match);) {
+    size_t start = match[2].data() - text.data();
+    offset = match[0].data() + match[0].size() - text.data();
+    if (isInComment(text, start) || value.match(text.drop_front(offset)))
+      continue;
+    auto [line, column] = sourceMgr.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(text.data() + offset));
+    return emitError(FileLineColLoc::get(
+               &context, buffer->getBufferIdentifier(), line, column))
+           << "expected a list of integers in brackets after '" << match[2]
+           << " ='";
+  }
+  return success();
+}
+
 /// Parses the model and runs the registered pipelines: to a verified
 /// schedule (whose shape goes into `program`), then (unless the schedule is
 /// the output) to the LLVM dialect for `machine`.
@@ -226,6 +271,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
                         const llvm::TargetMachine &machine,
                         CompiledProgram &program) {
   OwningOpRef<ModuleOp> module;
+  if (failed(checkIndexLists(sourceMgr, context)))
+    return nullptr;
   {
     TimingScope parsing = timing.nest("Parse");
     module = parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
@@ -351,6 +398,7 @@ LogicalResult Compilation::getObjectBase(std::string &base,
 LogicalResult Compilation::build(ModuleOp module, llvm::TargetMachine &machine,
                                  TimingScope &timing) {
   llvm::LLVMContext llvmContext;
+  forwardDiagnostics(llvmContext, getOutputLoc());
   std::unique_ptr<llvm::Module> llvmModule;
   {
     TimingScope translation = timing.nest("Translate to LLVM IR");
@@ -407,6 +455,17 @@ FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
                                             TimingScope &timing) {
   if (failed(checkCompileOptions(context, options)))
     return failure();
+  // The parts build on threads of their own, each recoverable too.
+  CompiledProgram program;
+  if (failed(runRecoverably(
+          getOutputLoc(), [&] { return compile(sourceMgr, timing, program); })))
+    return failure();
+  return program;
+}
+
+LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
+                                   TimingScope &timing,
+                                   CompiledProgram &program) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   const DriverOptions &driver = options.driver;
@@ -420,19 +479,14 @@ FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
       getOptionLoc(context, "--target-cpu"), backendOptions, driver.optLevel);
   if (!machine)
     return failure();
-  CompiledProgram program;
   program.output = output;
   OwningOpRef<ModuleOp> module =
       lowerModel(sourceMgr, timing, *machine, program);
   if (!module)
     return failure();
-  LogicalResult built =
-      emits(EmitKind::Schedule) || emits(EmitKind::MLIR)
-          ? writeText([&](raw_ostream &os) { module->print(os); })
-          : build(*module, *machine, timing);
-  if (failed(built))
-    return failure();
-  return program;
+  return emits(EmitKind::Schedule) || emits(EmitKind::MLIR)
+             ? writeText([&](raw_ostream &os) { module->print(os); })
+             : build(*module, *machine, timing);
 }
 
 /// Checks that `--<name>` lies in [min, max]; `meaning` explains a special
@@ -489,6 +543,12 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
       failed(checkRange(context, "data-parallel", schedule.numReplicas, 1,
                         kMaxRanks)))
     return failure();
+  if (schedule.numStages * schedule.numMicrobatches > kMaxStageMicrobatches)
+    return emitError(getOptionLoc(context, "--microbatches"))
+           << "--stages " << schedule.numStages.getValue()
+           << " x --microbatches " << schedule.numMicrobatches.getValue()
+           << " is too large a schedule: at most " << kMaxStageMicrobatches
+           << " stage micro-batches are supported";
   if (driver.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
       (driver.emit == EmitKind::Executable || driver.emit == EmitKind::Profile))
     return emitError(getOptionLoc(context, "--target"))

@@ -126,3 +126,49 @@ def test_schedule_typo_is_one_option_error(pp_compile):
     assert line.startswith("pp-compile: for the --schedule option: unknown "
                            "schedule '1f1bx'; expected one of: gpipe, 1f1b, ")
     assert elapsed < 1.0, elapsed
+
+
+@pytest.mark.parametrize("options,location,message", [
+    ({"target_cpu": "bogus-cpu"}, "--target-cpu",
+     r"^--target-cpu 'bogus-cpu' is not a CPU of target '.+'$"),
+    ({"target_cpu": "i386"}, "--target-cpu",
+     r"^--target-cpu 'i386' cannot run the 64-bit code of target '.+'$"),
+    ({"target_features": "+foo"}, "--target-features",
+     r"^--target-features '\+foo': 'foo' is not a feature of target '.+'$"),
+])
+def test_target_errors(pp, tmp_path, options, location, message):
+    # These ended the interpreter ("LLVM ERROR: 64-bit code requested on a
+    # subtarget that doesn't support it!").
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, stages=1, microbatches=1,
+                   output=str(tmp_path / "train"), **options)
+    [diag] = info.value.diagnostics
+    assert diag.location == location
+    assert re.match(message, diag.message), diag.message
+
+
+def test_code_the_target_cannot_generate(pp, tmp_path):
+    # LLVM reported it and exited the process from a code generation thread.
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(MLP, stages=1, microbatches=1, opt_level=0,
+                   target_features="-sse,-sse2",
+                   output=str(tmp_path / "train"))
+    [diag] = info.value.diagnostics
+    assert re.match(r"^cannot generate code for '\w+': SSE register return "
+                    r"with SSE disabled$", diag.message), diag.message
+    # The interpreter goes on and compiles.
+    program = pp.compile(MLP, stages=1, microbatches=1, opt_level=0,
+                         output=str(tmp_path / "train"))
+    assert program.path.exists()
+
+
+def test_malformed_index_list_is_an_error(pp, tmp_path):
+    # MLIR's linalg.transpose parser crashed on it, ending the interpreter.
+    text = (REPO / "test/Tools/Inputs/malformed-permutation.mlir").read_text()
+    with pytest.raises(pp.CompileError) as info:
+        pp.compile(text, stages=1, microbatches=1, filename="m.mlir",
+                   output=str(tmp_path / "train"))
+    [diag] = info.value.diagnostics
+    assert diag.location == "m.mlir:4:92"
+    assert diag.message == ("expected a list of integers in brackets after "
+                            "'permutation ='")

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Compiler/Compile.h"
+#include "pp/Compiler/FatalErrors.h"
 #include "pp/InitAll.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 
@@ -111,6 +112,7 @@ static LogicalResult printToolError(Diagnostic &diag) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  pp::installFatalErrorHandlers("pp-compile");
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();

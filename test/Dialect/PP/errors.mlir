@@ -124,7 +124,35 @@ pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {cost = #nan}
 
 // -----
 
-// expected-error @+1 {{memory_cap must be positive and finite, got inf}}
+// Finite costs so large that a simulation's sums overflow (1e308 per F made
+// an infinite makespan) are rejected.
+// expected-error @+1 {{costs must be at most 1e280}}
+#huge = #pp.cost<forward = [1.0e+308], backward_input = [1.0], backward_weight = [1.0], comm = 0.0 : f64, activation = [1.0], stash = [0.0]>
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {cost = #huge} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{costs must be at most 1e280}}
+#hugecomm = #pp.cost<forward = [1.0], backward_input = [1.0], backward_weight = [1.0], comm = 1.0e+300 : f64, activation = [1.0], stash = [0.0]>
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {cost = #hugecomm} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{memory_cap must be positive and at most 1e280, got 1e+300}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {memory_cap = 1.0e+300 : f64} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{memory_cap must be positive and at most 1e280, got inf}}
 pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {memory_cap = 0x7FF0000000000000 : f64} {
   pp.rank 0 {
   }
@@ -143,7 +171,7 @@ pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_ca
 
 // -----
 
-// expected-error @+1 {{memory_cap of rank 1 must be positive and finite, got 0}}
+// expected-error @+1 {{memory_cap of rank 1 must be positive and at most 1e280, got 0}}
 pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_cap = array<f64: 4.0, 0.0>} {
   pp.rank 0 {
   }
@@ -153,7 +181,7 @@ pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_ca
 
 // -----
 
-// expected-error @+1 {{memory_cap of rank 0 must be positive and finite, got inf}}
+// expected-error @+1 {{memory_cap of rank 0 must be positive and at most 1e280, got inf}}
 pp.schedule @s "x" for @f microbatches 1 stage_rank [0, 1] attributes {memory_cap = array<f64: 0x7FF0000000000000, 1.0>} {
   pp.rank 0 {
   }

@@ -98,15 +98,15 @@ pp.schedule @exchange_group "1f1b" for @train_step microbatches 2 stage_rank [0,
 
 // Costs print exactly: six digits when they suffice, the shortest exact
 // decimal otherwise (0.123456789 printed as 1.234568e-01, 1e-50 as 0 and
-// 1e300 as INF before).
+// 1e300 as INF before; costs are at most 1e280 now).
 // CHECK-LABEL: pp.schedule @exact_costs
-// CHECK-SAME: cost = #pp.cost<forward = [0.123456789, 1.000000e+00], backward_input = [1.000000e-50, 4.940660e-324], backward_weight = [1.000000e+300, 1.7976931348623157E+308], comm = 1.000000e-01 : f64, activation = [2.500000e-01, 3.000000e+00], stash = [0.000000e+00, 0.33333333333333331]>
-// CHECK-SAME: memory_cap = 1.000000e+300 : f64
+// CHECK-SAME: cost = #pp.cost<forward = [0.123456789, 1.000000e+00], backward_input = [1.000000e-50, 4.940660e-324], backward_weight = [1.000000e+280, 1.2345678901234567E+279], comm = 1.000000e-01 : f64, activation = [2.500000e-01, 3.000000e+00], stash = [0.000000e+00, 0.33333333333333331]>
+// CHECK-SAME: memory_cap = 1.000000e+280 : f64
 pp.schedule @exact_costs "x" for @f microbatches 1 stage_rank [0, 0] attributes {
     cost = #pp.cost<forward = [0.123456789, 1.0], backward_input = [1.0e-50, 4.9406564584124654e-324],
-                    backward_weight = [1.0e300, 1.7976931348623157e308], comm = 0.1 : f64,
+                    backward_weight = [1.0e280, 1.2345678901234567e279], comm = 0.1 : f64,
                     activation = [0.25, 3.0], stash = [0.0, 0.33333333333333331]>,
-    memory_cap = 1.0e300 : f64} {
+    memory_cap = 1.0e280 : f64} {
   pp.rank 0 {
   }
 }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -87,11 +88,15 @@ LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "costs must be finite";
     if (llvm::any_of(field.asArrayRef(), [](double v) { return v < 0; }))
       return emitError() << "costs must not be negative";
+    if (!llvm::all_of(field.asArrayRef(), isValidQuantity))
+      return emitError() << "costs must be at most " << kMaxQuantityText;
   }
   if (!isFinite(comm.getValueAsDouble()))
     return emitError() << "costs must be finite";
   if (comm.getValueAsDouble() < 0)
     return emitError() << "costs must not be negative";
+  if (!isValidQuantity(comm.getValueAsDouble()))
+    return emitError() << "costs must be at most " << kMaxQuantityText;
   for (size_t s = 0; s < stages; ++s)
     if (stash[s] > activation[s])
       return emitError()

@@ -59,14 +59,14 @@ CostAttr ScheduleOp::getCostOrUnit() {
 }
 
 int64_t ScheduleOp::getNumRanks() {
-  // Ranks are numbered 0, 1, ... in order (the verifier checks it), so the
-  // last one tells the count without a walk; actions ask for every peer.
+  // Ranks are numbered 0, 1, ... in order (the verifier checks it before
+  // the actions', which ask for every peer), so the last one tells the
+  // count. Counting the block instead (its size is a walk) made verifying
+  // a schedule quadratic in ranks.
   Block &body = getBody().front();
   if (body.empty())
     return 0;
-  if (auto last = dyn_cast<RankOp>(body.back());
-      last && static_cast<int64_t>(last.getRank()) + 1 ==
-                  static_cast<int64_t>(body.getOperations().size()))
+  if (auto last = dyn_cast<RankOp>(body.back()))
     return last.getRank() + 1;
   return llvm::range_size(body.getOps<RankOp>());
 }
@@ -85,15 +85,15 @@ static std::string formatCap(double value) {
   return llvm::formatv("{0}", llvm::format("%g", value)).str();
 }
 
-/// Checks that `memory_cap` is positive and finite, and that a list of caps
-/// has one per rank.
+/// Checks that `memory_cap` is positive and finite (at most kMaxQuantity),
+/// and that a list of caps has one per rank.
 static LogicalResult verifyMemoryCap(ScheduleOp op, int64_t numRanks) {
-  auto valid = [](double cap) { return cap > 0 && std::isfinite(cap); };
+  auto valid = [](double cap) { return cap > 0 && isValidQuantity(cap); };
   Attribute cap = op.getMemoryCapAttr();
   if (auto all = dyn_cast_if_present<FloatAttr>(cap);
       all && !valid(all.getValueAsDouble()))
-    return op.emitOpError("memory_cap must be positive and finite, got ")
-           << formatCap(all.getValueAsDouble());
+    return op.emitOpError("memory_cap must be positive and at most ")
+           << kMaxQuantityText << ", got " << formatCap(all.getValueAsDouble());
   auto perRank = dyn_cast_if_present<DenseF64ArrayAttr>(cap);
   if (!perRank)
     return success();
@@ -104,8 +104,8 @@ static LogicalResult verifyMemoryCap(ScheduleOp op, int64_t numRanks) {
   for (auto [rank, value] : llvm::enumerate(perRank.asArrayRef()))
     if (!valid(value))
       return op.emitOpError("memory_cap of rank ")
-             << rank << " must be positive and finite, got "
-             << formatCap(value);
+             << rank << " must be positive and at most " << kMaxQuantityText
+             << ", got " << formatCap(value);
   return success();
 }
 

@@ -18,6 +18,26 @@ namespace mlir::pp {
 inline constexpr int64_t kMaxStages = int64_t(1) << 16;
 inline constexpr int64_t kMaxRanks = int64_t(1) << 16;
 inline constexpr int64_t kMaxMicrobatches = int64_t(1) << 20;
+/// The most (stage, micro-batch) pairs a generated schedule may have, each
+/// two or three compute actions and their transfers: 2^18 generate,
+/// simulate and print in about 7 s of CPU; 2^20 (one stage of 2^20
+/// micro-batches) took 17 s and 1.5 GB. Schedules read from files are
+/// bounded by their size instead.
+inline constexpr int64_t kMaxStageMicrobatches = int64_t(1) << 18;
+
+/// The largest time (seconds) or memory (bytes) a cost, cap or option may
+/// give. A simulation adds fewer than 2^40 of them per rank (every
+/// micro-batch of every stage, each a few actions), so its sums stay
+/// finite: 1e308 per F, allowed before, made an infinite makespan.
+inline constexpr double kMaxQuantity = 1e280;
+/// kMaxQuantity as errors spell it.
+inline constexpr const char *kMaxQuantityText = "1e280";
+
+/// Whether `value` is a time or memory amount pp computes with: finite, not
+/// negative and at most kMaxQuantity (NaN is none of these).
+inline bool isValidQuantity(double value) {
+  return value >= 0 && value <= kMaxQuantity;
+}
 
 } // namespace mlir::pp
 

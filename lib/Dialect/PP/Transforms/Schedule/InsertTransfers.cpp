@@ -132,16 +132,19 @@ struct InsertTransfersPass
         schedule.emitWarning("transfers left unordered for rendezvous "
                              "semantics: the ranks deadlock even with sends "
                              "that never block");
+      // Each rank's stages, in one pass over the placement (a scan per
+      // rank was quadratic in stages).
+      SmallVector<SmallVector<int64_t, 2>> owned(schedule.getNumRanks());
+      for (auto [stage, owner] : llvm::enumerate(stageRank))
+        if (owner >= 0 && owner < static_cast<int64_t>(owned.size()))
+          owned[owner].push_back(stage);
       for (RankOp rank : schedule.getBody().getOps<RankOp>()) {
         Block &body = rank.getBody().front();
-        SmallVector<int64_t> owned;
-        for (auto [stage, owner] : llvm::enumerate(stageRank))
-          if (static_cast<uint64_t>(owner) == rank.getRank())
-            owned.push_back(stage);
+        ArrayRef<int64_t> stages = owned[rank.getRank()];
         if (numReplicas > 1)
-          insertAllReduces(body, owned, rank.getLoc());
+          insertAllReduces(body, stages, rank.getLoc());
         OpBuilder builder = OpBuilder::atBlockEnd(&body);
-        for (int64_t stage : owned)
+        for (int64_t stage : stages)
           OptimizerStepOp::create(builder, rank.getLoc(), stage);
       }
       return WalkResult::advance();

@@ -36,6 +36,10 @@ using namespace mlir;
 using namespace mlir::pp;
 using namespace mlir::pp::sched;
 
+/// The most copies of each weight a rank may hold (`param-copies`): weights,
+/// gradients and any optimizer's state fit in far fewer.
+static constexpr int kMaxParameterCopies = 1024;
+
 /// Ops re-created in every stage that uses them instead of being sent
 /// between stages: cheap producers, and linalg ops computed only from those
 /// and from weights (a broadcast bias). Keeping the latter next to their
@@ -165,6 +169,11 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
     return func.emitError("num-microbatches is ")
            << microbatches << "; at most " << kMaxMicrobatches
            << " micro-batches are supported";
+  if (numStages * problem.numMicrobatches > kMaxStageMicrobatches)
+    return func.emitError()
+           << numStages << " stages x " << problem.numMicrobatches
+           << " micro-batches is too large a schedule to plan for: at most "
+           << kMaxStageMicrobatches << " stage micro-batches are supported";
   if (problem.numRanks < 1 || numStages % problem.numRanks != 0)
     return func.emitError("cannot place ")
            << numStages << " stages on " << problem.numRanks << " ranks with "
@@ -188,8 +197,16 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
     return func.emitError("memory-cap has ")
            << caps.size() << " values, expected 1 or one per rank ("
            << problem.numRanks << ")";
-  if (llvm::any_of(caps, [](double cap) { return !(cap >= 0.0); }))
-    return func.emitError("memory-cap must not be negative");
+  for (double cap : caps)
+    if (!isValidQuantity(cap))
+      return func.emitError("memory-cap must be a finite number of bytes "
+                            "between 0 (the device's capacity) and ")
+             << kMaxQuantityText << ", got " << formatQuantity(cap);
+  if (!(options.parameterCopies >= 0 &&
+        options.parameterCopies <= kMaxParameterCopies))
+    return func.emitError("param-copies must be between 0 and ")
+           << kMaxParameterCopies << ", got "
+           << formatQuantity(options.parameterCopies);
   for (auto [rank, device] : llvm::enumerate(target.devices)) {
     double cap = caps.empty() ? 0.0 : caps[caps.size() == 1 ? 0 : rank];
     target.memoryCap.push_back(cap > 0.0 ? cap : device.memoryCapacity);

@@ -285,10 +285,10 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       return failure();
     }
     for (double cap : caps)
-      if (!(cap > 0) || !std::isfinite(cap)) {
+      if (!(cap > 0) || !isValidQuantity(cap)) {
         module.emitError(source)
-            << (cap < 0 ? " must not be negative"
-                        : " must be positive and finite (0 alone for no cap)");
+            << " must be positive and at most " << kMaxQuantityText
+            << " (0 alone for no cap), got " << formatQuantity(cap);
         return failure();
       }
     return SmallVector<double>(caps);
@@ -304,8 +304,36 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     return b.getDenseF64ArrayAttr(caps);
   }
 
+  /// Checks every cost and memory option: finite, not negative and at most
+  /// kMaxQuantity, whether or not a stage uses it (input-memory counts only
+  /// for recomputing stages). memory-cap is checked with the cost file's.
+  LogicalResult checkQuantityOptions(ModuleOp module) {
+    std::pair<StringRef, ArrayRef<double>> lists[] = {
+        {"forward-cost", forwardCost},
+        {"backward-input-cost", backwardInputCost},
+        {"backward-weight-cost", backwardWeightCost},
+        {"activation-memory", activationMemory},
+        {"stash-memory", stashMemory},
+        {"input-memory", inputMemory}};
+    for (auto [name, values] : lists)
+      for (double value : values)
+        if (!isValidQuantity(value))
+          return module.emitError(name)
+                 << " must be a finite number between 0 and "
+                 << kMaxQuantityText << ", got " << formatQuantity(value);
+    // NaN is the option's default: the cost file's value.
+    double comm = commCost;
+    if (!std::isnan(comm) && !isValidQuantity(comm))
+      return module.emitError("comm-cost must be a finite number between 0 "
+                              "and ")
+             << kMaxQuantityText << ", got " << formatQuantity(comm);
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(checkQuantityOptions(module)))
+      return signalPassFailure();
     FailureOr<std::optional<CostProfile>> file = readCostFile(module);
     if (failed(file))
       return signalPassFailure();
@@ -337,6 +365,13 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<int64_t> microbatches = resolveMicrobatches(module);
     if (failed(microbatches))
       return signalPassFailure();
+    if (stages * *microbatches > kMaxStageMicrobatches) {
+      module.emitError()
+          << stages << " stages x " << *microbatches
+          << " micro-batches is too large a schedule to generate: at most "
+          << kMaxStageMicrobatches << " stage micro-batches are supported";
+      return signalPassFailure();
+    }
     int64_t ranks = numRanks > 0 ? numRanks.getValue() : stages;
     if (numRanks < 0 || stages % ranks != 0) {
       module.emitError("num-ranks must divide the ")

@@ -8,6 +8,7 @@
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 
@@ -130,10 +131,13 @@ namespace {
 struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (llvm::any_of(allReduceCost, [](double c) { return c < 0; })) {
-      getOperation().emitError("all-reduce-cost must not be negative");
-      return signalPassFailure();
-    }
+    for (double cost : allReduceCost)
+      if (!isValidQuantity(cost)) {
+        getOperation().emitError("all-reduce-cost must be a finite number "
+                                 "between 0 and ")
+            << kMaxQuantityText << ", got " << formatQuantity(cost);
+        return signalPassFailure();
+      }
     // Collected first: a no-flush schedule's steps are simulated on copies.
     SmallVector<ScheduleOp> schedules;
     getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });

@@ -13,9 +13,19 @@
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=-1" 2>&1 | FileCheck %s --check-prefix=MICRO
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=1e9,1e9,1e9" 2>&1 | FileCheck %s --check-prefix=CAPCOUNT
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=1e9,-1" 2>&1 | FileCheck %s --check-prefix=CAPNEGATIVE
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=inf" 2>&1 | FileCheck %s --check-prefix=CAPINF
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=nan" 2>&1 | FileCheck %s --check-prefix=CAPNAN
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 param-copies=-1" 2>&1 | FileCheck %s --check-prefix=COPIES
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 param-copies=nan" 2>&1 | FileCheck %s --check-prefix=COPIESNAN
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=2 param-copies=1e9" 2>&1 | FileCheck %s --check-prefix=COPIESHUGE
 
 // CAPCOUNT: error: memory-cap has 3 values, expected 1 or one per rank (2)
-// CAPNEGATIVE: error: memory-cap must not be negative
+// CAPNEGATIVE: error: memory-cap must be a finite number of bytes between 0 (the device's capacity) and 1e280, got -1
+// CAPINF: error: memory-cap must be a finite number of bytes between 0 (the device's capacity) and 1e280, got inf
+// CAPNAN: error: memory-cap must be a finite number of bytes between 0 (the device's capacity) and 1e280, got nan
+// COPIES: error: param-copies must be between 0 and 1024, got -1
+// COPIESNAN: error: param-copies must be between 0 and 1024, got nan
+// COPIESHUGE: error: param-copies must be between 0 and 1024, got 1e+09
 
 // NAME: [[@LINE+12]]:1: error: unknown device 'tpu'; the built-in devices are cpu, h200
 // COUNT: error: 3 devices given for 2 ranks; give one for every rank or one per rank

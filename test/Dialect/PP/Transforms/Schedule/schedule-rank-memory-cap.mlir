@@ -78,8 +78,8 @@
 // MANY: memory_cap = array<f64: 1.000000e+00, 2.000000e+00, {{.*}}, 6.300000e+01, 6.400000e+01>
 
 // COUNT: error: memory-cap has 3 values, expected 1 or one per rank (2)
-// ZERO: error: memory-cap must be positive and finite (0 alone for no cap)
-// NEGATIVE: error: memory-cap must not be negative
+// ZERO: error: memory-cap must be positive and at most 1e280 (0 alone for no cap), got 0
+// NEGATIVE: error: memory-cap must be positive and at most 1e280 (0 alone for no cap), got -1
 
 module {
 }

@@ -50,7 +50,7 @@ pp.schedule @stash "zb" for @f microbatches 2 stage_rank [0] attributes {cost = 
 
 // -----
 
-// expected-error @+1 {{'pp.schedule' op memory_cap must be positive and finite, got 0}}
+// expected-error @+1 {{'pp.schedule' op memory_cap must be positive and at most 1e280, got 0}}
 pp.schedule @zero "x" for @f microbatches 1 stage_rank [0] attributes {memory_cap = 0.0 : f64} {
   pp.rank 0 {
   }
