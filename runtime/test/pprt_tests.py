@@ -521,7 +521,7 @@ def test_corpus_errors(args):
     many = "".join(chr(c) for c in range(ord("0"), ord("0") + 40)) * 2
     cases = [
         (args.corpus_prog, os.path.join(args.work, "missing.txt"),
-         "missing.txt: cannot read: No such file or directory"),
+         "missing.txt: cannot open: No such file or directory"),
         (args.corpus_prog, write_corpus(args, "short.txt", "abcdefgh"),
          "the corpus has 8 characters; a context of 8 positions needs at "
          "least 9"),
