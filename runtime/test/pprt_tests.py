@@ -1092,17 +1092,27 @@ def test_outputs(args):
          "'/proc/self/comm': it is a file of the kernel"),
         (["--profile", "/proc/self/comm"], "--profile: cannot write "
          "'/proc/self/comm': it is a file of the kernel"),
-        (["--save", long_name], f"--save: cannot create '{long_name}.tmp': "
-         "File name too long (with the suffix the writer adds"),
-        (["--checkpoint", "/proc/self"], "--checkpoint: cannot create "
+        (["--save", long_name], f"--save: cannot write '{long_name}': cannot "
+         f"create '{long_name}.tmp': File name too long (with the suffix the "
+         "writer adds"),
+        (["--checkpoint", "/proc/self"], "--checkpoint: cannot write "
+         "'/proc/self/checkpoint.safetensors': cannot create "
          "'/proc/self/checkpoint.safetensors.tmp'"),
     ]
     for i, (flags, message) in enumerate(cases):
         proc = mpirun(args, 1 if i else 2, args.toy, "--steps", "1", *flags)
         check(one_error_line(proc, message, 2),
               f"{flags}: expected exit 2 and one line {message!r}", proc)
-    check(not os.path.exists(long_name[:-4]), "a probe file was left")
     check(sorted(os.listdir(work)) == ["fifo"], f"left: {os.listdir(work)}")
+    # A transport trace is opened without blocking on a FIFO.
+    os.mkfifo(os.path.join(work, "trace.0"))
+    prefix = os.path.join(work, "trace")
+    proc = mpirun(args, 1, args.ref, "--steps", "1",
+                  env=clean_env(PPRT_TRANSPORT_TRACE=prefix))
+    message = ("pprt: rank 0: PPRT_TRANSPORT_TRACE: cannot write the "
+               f"transport trace '{prefix}.0': not a regular file")
+    check(proc.returncode not in (0, 124) and message in proc.stderr,
+          f"no {message!r}", proc)
     late_save(args, work)
     late_checkpoint(args, work)
 

@@ -58,8 +58,9 @@ static bool check_existing(const char *path, const struct stat *st, char *err,
 
 /* Creates `path` afresh and removes it again, or, if a regular file of
    that name is there (a temporary a killed run left), opens it for
-   writing; `err` says why not. */
-static bool probe_create(const char *path, char *err, size_t err_size) {
+   writing; `err` says why not, after "cannot write 'TARGET': ". */
+static bool probe_create(const char *target, const char *path, char *err,
+                         size_t err_size) {
   int fd =
       open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_NOCTTY, 0666);
   bool created = fd >= 0;
@@ -71,10 +72,15 @@ static bool probe_create(const char *path, char *err, size_t err_size) {
   }
   if (fd < 0) {
     int e = errno;
-    snprintf(err, err_size, "cannot create '%s': %s%s", path, strerror(e),
-             e == ENAMETOOLONG ? " (with the suffix the writer adds, the "
-                                 "name is longer than the file system allows)"
-                               : "");
+    char created_as[4200] = "";
+    if (path != target)
+      snprintf(created_as, sizeof created_as, "cannot create '%s': ", path);
+    snprintf(err, err_size, "cannot write '%s': %s%s%s", target, created_as,
+             strerror(e),
+             e == ENAMETOOLONG && path != target
+                 ? " (with the suffix the writer adds, the name is longer "
+                   "than the file system allows)"
+                 : "");
     return false;
   }
   close(fd);
@@ -105,7 +111,7 @@ bool pprt_check_output(const char *path, pprt_output_mode mode, char *err,
     return true;
   }
   if (mode == PPRT_OUTPUT_IN_PLACE)
-    return probe_create(path, err, err_size);
+    return probe_create(path, path, err, err_size);
   /* The writer creates PATH.tmp beside PATH and renames it over PATH. */
   size_t n = strlen(path) + sizeof ".tmp";
   char *tmp = malloc(n);
@@ -114,7 +120,7 @@ bool pprt_check_output(const char *path, pprt_output_mode mode, char *err,
     return false;
   }
   snprintf(tmp, n, "%s.tmp", path);
-  bool ok = probe_create(tmp, err, err_size);
+  bool ok = probe_create(path, tmp, err, err_size);
   free(tmp);
   return ok;
 }
