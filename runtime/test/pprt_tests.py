@@ -605,6 +605,16 @@ def test_tokens_errors(args):
     message = "the largest id is 2147483648, more than i32 input argument 0"
     check(proc.returncode not in (0, 124) and
           proc.stderr.count(message) == 1, f"expected one {message!r}", proc)
+    # Ids index tables of 32 rows (an embedding, a loss's classes): an id
+    # of 32 or more would gather nothing and train silently.
+    wide = write_bytes(args, "wide-ids.bin", struct.pack("<20H", *range(13, 33)))
+    env = clean_env(PPRT_CORPUS_MB=1, PPRT_CORPUS_IDS="i64")
+    proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", "--tokens", wide,
+                  env=env)
+    message = ("wide-ids.bin: the largest id is 32, but input argument 0 "
+               "indexes a table of 32 rows: ids must be below 32")
+    check(proc.returncode not in (0, 124) and
+          proc.stderr.count(message) == 1, f"expected one {message!r}", proc)
     proc = mpirun(args, 1, args.corpus_prog, "--token-dtype", "int8")
     check(proc.returncode == 2 and "uint16 or uint32" in proc.stderr,
           "--token-dtype int8 accepted", proc)

@@ -77,6 +77,12 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
                         "[rows, positions, vocabulary] f32 tensors or i32/i64 "
                         "ids [rows, positions]",
                         what, b->index, b->ndims, pprt_dtype_name(b->dtype));
+  if (ids && b->id_bound > 0 && c->vocab_size > b->id_bound)
+    return corpus_error(err, err_size, c,
+                        "the largest id is %lld, but %s argument %d indexes a "
+                        "table of %lld rows: ids must be below %lld",
+                        (long long)(c->vocab_size - 1), what, b->index,
+                        (long long)b->id_bound, (long long)b->id_bound);
   if (!ids && b->dims[2] < c->vocab_size)
     return corpus_error(
         err, err_size, c,
