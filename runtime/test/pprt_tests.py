@@ -1152,16 +1152,19 @@ def run_until(args, cwd, path, flags, breaks):
     return result
 
 
-def replace_dir_by_file(d):
-    """`d` (a directory) becomes a regular file: writes below it fail with
-    ENOTDIR, and mkdir cannot bring it back."""
-    os.rename(d, d + "-moved")
-    with open(d, "w") as f:
-        f.write("not a directory")
+def block_temporary(path):
+    """Makes a directory of the writer's temporary `path` + ".tmp", so that
+    creating it fails (EISDIR); retried while a write has the file open."""
+    while True:
+        try:
+            os.mkdir(path + ".tmp")
+            return
+        except FileExistsError:
+            time.sleep(0.001)
 
 
 def late_save(args, work):
-    """--save's directory is replaced by a file during a long run: the
+    """--save's temporary cannot be created by the end of a long run: the
     weights go to the working directory, named, and the run exits 1."""
     import glob
     sys.path.insert(0, os.path.dirname(__file__))
@@ -1172,13 +1175,13 @@ def late_save(args, work):
     proc = run_until(args, cwd, None,
                      ["--steps", "10000", "--lr", "0.2", "--save", save,
                       "--print-params"],
-                     lambda: replace_dir_by_file(os.path.join(cwd, "out")))
+                     lambda: block_temporary(save))
     rescued = glob.glob(os.path.join(cwd, "pprt-rescued-*-w.safetensors"))
     check(proc.returncode == 1 and len(rescued) == 1,
           "no rescued weights", proc)
     name = os.path.join(".", os.path.basename(rescued[0]))
     for message in (f"pprt: rank 0: --save '{save}': cannot create "
-                    f"'{save}.tmp': Not a directory",
+                    f"'{save}.tmp': Is a directory",
                     f"pprt: rank 0: --save: the trained weights are in "
                     f"'{name}' instead of '{save}'"):
         check(message in proc.stderr, f"no {message!r}", proc)
@@ -1196,9 +1199,9 @@ def late_save(args, work):
 
 
 def late_checkpoint(args, work):
-    """--checkpoint's directory is replaced by a file after its first
+    """--checkpoint's temporary cannot be created after its first
     checkpoint: the next step's state goes to a rescue directory that
-    --resume continues from, the moved directory keeps its checkpoint, and
+    --resume continues from, the directory keeps its last checkpoint, and
     the run stops with exit 1."""
     import glob
     cwd = os.path.join(work, "ckpt")
@@ -1207,11 +1210,12 @@ def late_checkpoint(args, work):
     proc = run_until(args, cwd, os.path.join(ckpt, "checkpoint.safetensors"),
                      ["--steps", "10000", "--lr", "0.2", "--checkpoint", ckpt,
                       "--checkpoint-every", "1"],
-                     lambda: replace_dir_by_file(ckpt))
+                     lambda: block_temporary(
+                         os.path.join(ckpt, "checkpoint.safetensors")))
     rescued = glob.glob(os.path.join(cwd, "pprt-rescued-*-c"))
     check(proc.returncode == 1 and len(rescued) == 1,
           "no rescued checkpoint", proc)
-    kept = read_checkpoint(ckpt + "-moved")[0]["step"]
+    kept = read_checkpoint(ckpt)[0]["step"]
     last = max(step_losses_any(proc))
     name = os.path.join(".", os.path.basename(rescued[0]))
     for message in (f"pprt: rank 0: --checkpoint: the training state after "
@@ -1220,8 +1224,9 @@ def late_checkpoint(args, work):
                     f"pprt: rank 0: --checkpoint: '{ckpt}' keeps the "
                     f"checkpoint of step {kept}"):
         check(message in proc.stderr, f"no {message!r}", proc)
-    check(read_checkpoint(rescued[0])[0]["step"] == str(last),
-          "the rescued checkpoint is not the last step's")
+    check(read_checkpoint(rescued[0])[0]["step"] == str(last) and
+          kept == str(last - 1),
+          f"rescued step {last}, kept {kept}: not the last two steps")
     resumed = step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--lr",
                                  "0.2", "--resume", rescued[0]))
     check(sorted(resumed) == [last + 1], f"resumed steps {resumed}")
@@ -1311,6 +1316,22 @@ def test_inputs(args):
                       *flags)
         message = f"pprt: rank 0: --resume '{path}{message}"
         check(one_error_line(proc, message, 1), f"{d}: no {message!r}", proc)
+    # A header length 4 bytes short, within the writer's padding: every
+    # tensor would shift by one float.
+    saved = os.path.join(work, "w.safetensors")
+    parse_run(mpirun(args, 2, args.toy, "--steps", "1", "--save", saved))
+    with open(saved, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    text = blob[8:8 + n].rstrip(b" ")
+    text += b" " * (4 + (-(len(text) + 4) % 8))
+    short = os.path.join(work, "short.safetensors")
+    with open(short, "wb") as f:
+        f.write(struct.pack("<Q", len(text) - 4) + text + blob[8 + n:])
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--init-weights", short)
+    check(one_error_line(proc, "': the tensors cover 768 of the 772 data "
+                         "bytes: 4 bytes after the last belong to no tensor",
+                         1), "a header 4 bytes short was accepted", proc)
     nan_w = made("nan-w", {})[1]
     sf.write(nan_w, {"param2": ("F32", [8, 16], sf.f32([float("nan")] * 128)),
                      "param3": ("F32", [16, 4], sf.f32([0.0] * 64))})
