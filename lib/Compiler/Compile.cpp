@@ -14,6 +14,7 @@
 
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/InitAll.h"
 #include "pp/Pipelines/Passes.h"
 
@@ -582,10 +583,20 @@ FailureOr<CompiledProgram> pp::compileModelFile(StringRef path,
                                                 TimingScope &timing) {
   if (failed(checkCompileOptions(context, options)))
     return failure();
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &error);
-  if (!file)
-    return emitError(getOptionLoc(context, path)) << error;
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  if (path == "-") {
+    std::string error;
+    if (!(file = openInputFile(path, &error)))
+      return emitError(getOptionLoc(context, path)) << error;
+  } else {
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
+        readRegularFile(path, kMaxModelFileBytes);
+    if (!read)
+      return emitError(getOptionLoc(context, path))
+             << "cannot open input file '" << path
+             << "': " << llvm::toString(read.takeError());
+    file = std::move(*read);
+  }
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   return compileModel(sourceMgr, context, options, timing);
 }

@@ -21,6 +21,7 @@ import json
 import os
 import pathlib
 import shutil
+import stat
 import subprocess
 import tempfile
 import weakref
@@ -98,11 +99,33 @@ def _values(value: Optional[PerStage]) -> List[float]:
     return [float(v) for v in value]
 
 
+# The largest text file (model, schedule) read: far above any real one.
+_MAX_TEXT_BYTES = 4 << 30
+
+
+def _read_regular_file(path: pathlib.Path) -> str:
+    """The text of the regular file `path`. Opened without blocking and
+    checked first: a FIFO would block the read forever and a device such as
+    /dev/zero would be read until memory runs out; both raise ValueError,
+    as does a file of more than _MAX_TEXT_BYTES."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"cannot read '{path}': it is not a regular "
+                             "file (a FIFO, device or directory)")
+        if info.st_size > _MAX_TEXT_BYTES:
+            raise ValueError(f"cannot read '{path}': it has {info.st_size} "
+                             f"bytes; at most {_MAX_TEXT_BYTES} are read")
+        os.set_blocking(fd, True)
+        return f.read(info.st_size).decode()
+
+
 def _read(source: Source, filename: Optional[str]) -> Tuple[str, str]:
     """The text of `source` and the name its diagnostics use."""
     if isinstance(source, os.PathLike):
         path = pathlib.Path(source)
-        return path.read_text(), filename or str(path)
+        return _read_regular_file(path), filename or str(path)
     return source, filename or "<string>"
 
 

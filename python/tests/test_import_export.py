@@ -2,6 +2,7 @@
 pp-translate reads and writes, in process."""
 
 import json
+import pathlib
 
 import pytest
 
@@ -54,6 +55,19 @@ def test_files(pp, schedule, tmp_path):
         assert pp.Schedule.load(path).verify().to_csv() == schedule.to_csv()
     with pytest.raises(ValueError, match="cannot tell the format"):
         pp.Schedule.load(tmp_path / "s.txt")
+
+
+def test_special_files_are_refused(pp, tmp_path):
+    """A FIFO or a device given as a path fails at once instead of blocking
+    or reading without end."""
+    import os
+    fifo = tmp_path / "s.json"
+    os.mkfifo(fifo)
+    for path in (fifo, pathlib.Path("/dev/zero")):
+        with pytest.raises(ValueError, match="it is not a regular file"):
+            pp.Schedule.from_json(path)
+        with pytest.raises(ValueError, match="it is not a regular file"):
+            pp.compile(path, stages=2, microbatches=2)
 
 
 def test_csv_without_transfers(pp):

@@ -16,7 +16,8 @@
  * A position that is not exactly one-hot prints as -1. The micro-batch
  * count comes from env PPRT_CORPUS_MB (default 2). With env PPRT_CORPUS_IDS
  * set to i32 or i64, input and target are instead [ROWS, SEQ] ids of that
- * type, printed as they are.
+ * type, printed as they are; like ids into an embedding of VOCAB rows, they
+ * are declared below VOCAB (pprt_set_id_bound).
  */
 
 enum { ROWS = 2, SEQ = 8, VOCAB = 32 };
@@ -45,6 +46,10 @@ void pp_define_program(pprt_context *ctx) {
   const int64_t dims[] = {ROWS, SEQ, last};
   pprt_define_buffer(ctx, X, PPRT_INPUT, 0, 0, dtype, ndims, dims);
   pprt_define_buffer(ctx, Y, PPRT_TARGET, 0, 1, dtype, ndims, dims);
+  if (dtype != PPRT_F32) {
+    pprt_set_id_bound(ctx, X, VOCAB);
+    pprt_set_id_bound(ctx, Y, VOCAB);
+  }
 }
 
 /* The index of the single 1 in `v`, or -1 if `v` is not one-hot. */

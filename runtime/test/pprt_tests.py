@@ -3,6 +3,7 @@
 import argparse
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -553,7 +554,7 @@ def test_corpus_errors(args):
     many = "".join(chr(c) for c in range(ord("0"), ord("0") + 40)) * 2
     cases = [
         (args.corpus_prog, os.path.join(args.work, "missing.txt"),
-         "missing.txt: cannot read: No such file or directory"),
+         "missing.txt: cannot open: No such file or directory"),
         (args.corpus_prog, write_corpus(args, "short.txt", "abcdefgh"),
          "the corpus has 8 characters; a context of 8 positions needs at "
          "least 9"),
@@ -634,6 +635,16 @@ def test_tokens_errors(args):
     proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", "--tokens", big,
                   "--token-dtype", "uint32", env=env)
     message = "the largest id is 2147483648, more than i32 input argument 0"
+    check(proc.returncode not in (0, 124) and
+          proc.stderr.count(message) == 1, f"expected one {message!r}", proc)
+    # Ids index tables of 32 rows (an embedding, a loss's classes): an id
+    # of 32 or more would gather nothing and train silently.
+    wide = write_bytes(args, "wide-ids.bin", struct.pack("<20H", *range(13, 33)))
+    env = clean_env(PPRT_CORPUS_MB=1, PPRT_CORPUS_IDS="i64")
+    proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", "--tokens", wide,
+                  env=env)
+    message = ("wide-ids.bin: the largest id is 32, but input argument 0 "
+               "indexes a table of 32 rows: ids must be below 32")
     check(proc.returncode not in (0, 124) and
           proc.stderr.count(message) == 1, f"expected one {message!r}", proc)
     proc = mpirun(args, 1, args.corpus_prog, "--token-dtype", "int8")
@@ -1084,6 +1095,299 @@ def test_metrics(args):
     check(bad.returncode != 0 and "step" not in bad.stdout and
           "--metrics: cannot write" in bad.stderr,
           "an unwritable --metrics file must fail before training", bad)
+
+
+def one_error_line(proc, message, rc):
+    """Whether `proc` exited `rc` before any step with `message` as its one
+    line from pprt."""
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("pprt:")]
+    return (proc.returncode == rc and "step" not in proc.stdout and
+            len(lines) == 1 and message in lines[0])
+
+
+def test_outputs(args):
+    """Every output is proven creatable where its writer puts it before the
+    first step: devices, FIFOs, kernel files and names too long for the
+    writer's temporary are refused at once with one line. A write that
+    fails late loses nothing silently: --metrics stops and the run exits 1
+    with its weights saved; --save and --checkpoint put the state in a
+    rescue place and name it."""
+    work = os.path.join(args.work, "outputs")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    fifo = os.path.join(work, "fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    long_name = os.path.join(work, "w" * 253)
+    cases = [
+        (["--metrics", "/dev/full"], "pprt: rank 0: --metrics: cannot write "
+         "'/dev/full': it is a character device; outputs must be regular "
+         "files"),
+        (["--save", "/dev/null"], "--save: cannot write '/dev/null': it is a "
+         "character device"),
+        (["--save", fifo], f"--save: cannot write '{fifo}': it is a FIFO"),
+        (["--metrics", fifo], f"--metrics: cannot write '{fifo}': it is a "
+         "FIFO"),
+        (["--save", "/proc/self/comm"], "--save: cannot write "
+         "'/proc/self/comm': it is a file of the kernel"),
+        (["--metrics", "/proc/self/comm"], "--metrics: cannot write "
+         "'/proc/self/comm': it is a file of the kernel"),
+        (["--profile", "/proc/self/comm"], "--profile: cannot write "
+         "'/proc/self/comm': it is a file of the kernel"),
+        (["--save", long_name], f"--save: cannot write '{long_name}': cannot "
+         f"create '{long_name}.tmp': File name too long (with the suffix the "
+         "writer adds"),
+        (["--checkpoint", "/proc/self"], "--checkpoint: cannot write "
+         "'/proc/self/checkpoint.safetensors': cannot create "
+         "'/proc/self/checkpoint.safetensors.tmp'"),
+    ]
+    for i, (flags, message) in enumerate(cases):
+        proc = mpirun(args, 1 if i else 2, args.toy, "--steps", "1", *flags)
+        check(one_error_line(proc, message, 2),
+              f"{flags}: expected exit 2 and one line {message!r}", proc)
+    check(sorted(os.listdir(work)) == ["fifo"], f"left: {os.listdir(work)}")
+    # A transport trace is opened without blocking on a FIFO.
+    os.mkfifo(os.path.join(work, "trace.0"))
+    prefix = os.path.join(work, "trace")
+    proc = mpirun(args, 1, args.ref, "--steps", "1",
+                  env=clean_env(PPRT_TRANSPORT_TRACE=prefix))
+    message = ("pprt: rank 0: PPRT_TRANSPORT_TRACE: cannot write the "
+               f"transport trace '{prefix}.0': not a regular file")
+    check(proc.returncode not in (0, 124) and message in proc.stderr,
+          f"no {message!r}", proc)
+    late_save(args, work)
+    late_checkpoint(args, work)
+
+
+def run_until(args, cwd, path, flags, breaks):
+    """Starts the toy on 2 processes in `cwd` (also its TMPDIR), waits for
+    its first step line and then for `path` to appear (if given), calls
+    `breaks()` while the run goes on, and returns the finished run."""
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, *flags]
+    print("+", " ".join(cmd), flush=True)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=clean_env(TMPDIR=cwd))
+    first = proc.stdout.readline()
+    deadline = time.monotonic() + JOB_LIMIT_S
+    while path and not os.path.exists(path) and proc.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.005)
+    running = proc.poll() is None
+    breaks()
+    out, err = proc.communicate()
+    result = subprocess.CompletedProcess(cmd, proc.returncode, first + out,
+                                         err)
+    check(running, "the run ended before its output could be broken",
+          result)
+    return result
+
+
+def block_temporary(path):
+    """Makes a directory of the writer's temporary `path` + ".tmp", so that
+    creating it fails (EISDIR); retried while a write has the file open."""
+    while True:
+        try:
+            os.mkdir(path + ".tmp")
+            return
+        except FileExistsError:
+            time.sleep(0.001)
+
+
+def late_save(args, work):
+    """--save's temporary cannot be created by the end of a long run: the
+    weights go to the working directory, named, and the run exits 1."""
+    import glob
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file
+    cwd = os.path.join(work, "save")
+    os.makedirs(os.path.join(cwd, "out"))
+    save = os.path.join(cwd, "out", "w.safetensors")
+    proc = run_until(args, cwd, None,
+                     ["--steps", "10000", "--lr", "0.2", "--save", save,
+                      "--print-params"],
+                     lambda: block_temporary(save))
+    rescued = glob.glob(os.path.join(cwd, "pprt-rescued-*-w.safetensors"))
+    check(proc.returncode == 1 and len(rescued) == 1,
+          "no rescued weights", proc)
+    name = os.path.join(".", os.path.basename(rescued[0]))
+    for message in (f"pprt: rank 0: --save '{save}': cannot create "
+                    f"'{save}.tmp': Is a directory",
+                    f"pprt: rank 0: --save: the trained weights are in "
+                    f"'{name}' instead of '{save}'"):
+        check(message in proc.stderr, f"no {message!r}", proc)
+    params = {}
+    for line in proc.stdout.splitlines():
+        if m := PARAM_RE.match(line):
+            params[int(m[1])] = (float(m[2]), float(m[3]))
+    _, tensors = safetensors_file.read(rescued[0])
+    check(sorted(tensors) == ["param2", "param3"], f"tensors {tensors}")
+    for k, (_, _, values) in tensors.items():
+        total, sumsq = params[int(k[len("param"):])]
+        check(close(sum(values), total, rel=1e-6) and
+              close(sum(v * v for v in values), sumsq, rel=1e-6),
+              f"{k}: the rescued weights are not the trained ones")
+
+
+def late_checkpoint(args, work):
+    """--checkpoint's temporary cannot be created after its first
+    checkpoint: the next step's state goes to a rescue directory that
+    --resume continues from, the directory keeps its last checkpoint, and
+    the run stops with exit 1."""
+    import glob
+    cwd = os.path.join(work, "ckpt")
+    os.makedirs(cwd)
+    ckpt = os.path.join(cwd, "c")
+    proc = run_until(args, cwd, os.path.join(ckpt, "checkpoint.safetensors"),
+                     ["--steps", "10000", "--lr", "0.2", "--checkpoint", ckpt,
+                      "--checkpoint-every", "1"],
+                     lambda: block_temporary(
+                         os.path.join(ckpt, "checkpoint.safetensors")))
+    rescued = glob.glob(os.path.join(cwd, "pprt-rescued-*-c"))
+    check(proc.returncode == 1 and len(rescued) == 1,
+          "no rescued checkpoint", proc)
+    kept = read_checkpoint(ckpt)[0]["step"]
+    last = max(step_losses_any(proc))
+    name = os.path.join(".", os.path.basename(rescued[0]))
+    for message in (f"pprt: rank 0: --checkpoint: the training state after "
+                    f"step {last} is in '{name}' (continue with --resume "
+                    f"{name})",
+                    f"pprt: rank 0: --checkpoint: '{ckpt}' keeps the "
+                    f"checkpoint of step {kept}"):
+        check(message in proc.stderr, f"no {message!r}", proc)
+    check(read_checkpoint(rescued[0])[0]["step"] == str(last) and
+          kept == str(last - 1),
+          f"rescued step {last}, kept {kept}: not the last two steps")
+    resumed = step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--lr",
+                                 "0.2", "--resume", rescued[0]))
+    check(sorted(resumed) == [last + 1], f"resumed steps {resumed}")
+
+
+def step_losses_any(proc):
+    """{step: loss text} of a run, successful or not."""
+    return {int(m[1]): m[2] for m in
+            re.finditer(r"^step (\d+) loss (\S+)$", proc.stdout, re.M)}
+
+
+def test_inputs(args):
+    """Inputs are regular files, opened without blocking: a FIFO or a device
+    as --init-weights, --resume, --tokens or --corpus ends the job at once
+    with one line. Weights and optimizer state out of range, and step
+    numbers past int64, are refused before the first step."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file as sf
+    work = os.path.join(args.work, "inputs")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    fifo = os.path.join(work, "fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    fifo_dir = os.path.join(work, "fifo-ckpt")
+    os.makedirs(fifo_dir, exist_ok=True)
+    fifo_ckpt = os.path.join(fifo_dir, "checkpoint.safetensors")
+    if not os.path.exists(fifo_ckpt):
+        os.mkfifo(fifo_ckpt)
+    for prog, flags, message in (
+            (args.toy, ["--init-weights", fifo], f"--init-weights '{fifo}': "
+             "cannot read: a FIFO; only regular files are read"),
+            (args.toy, ["--init-weights", "/dev/zero"], "--init-weights "
+             "'/dev/zero': cannot read: a character device"),
+            (args.toy, ["--resume", fifo_dir], f"--resume '{fifo_ckpt}': "
+             "cannot read: a FIFO"),
+            (args.corpus_prog, ["--tokens", fifo], f"--tokens {fifo}: cannot "
+             "read: a FIFO"),
+            (args.corpus_prog, ["--corpus", fifo], f"--corpus {fifo}: cannot "
+             "read: a FIFO"),
+            (args.corpus_prog, ["--corpus", "/dev/zero"], "--corpus "
+             "/dev/zero: cannot read: a character device"),
+            (args.corpus_prog, ["--tokens", work], f"--tokens {work}: cannot "
+             "read: a directory")):
+        proc = mpirun(args, 2, prog, "--steps", "1", *flags,
+                      env=clean_env(PPRT_CORPUS_MB=1))
+        check(one_error_line(proc, message, 1),
+              f"{flags}: expected exit 1 and one line {message!r}", proc)
+    # State out of range.
+    good = os.path.join(work, "adam")
+    parse_run(mpirun(args, 2, args.toy, "--steps", "2", "--optimizer", "adam",
+                     "--checkpoint", good))
+    meta, tensors = sf.read(os.path.join(good, "checkpoint.safetensors"))
+
+    def made(name, changes, meta=meta):
+        d = os.path.join(work, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "checkpoint.safetensors")
+        sf.write(path, {k: (t[0], t[1], sf.f32(t[2]) if t[0] == "F32"
+                            else t[2])
+                        for k, t in {**tensors, **changes}.items()}, meta)
+        return d, path
+
+    def with_value(name, index, value):
+        dtype, shape, values = tensors[name]
+        values = list(values)
+        values[index] = value
+        return {name: (dtype, shape, values)}
+
+    adam = ["--optimizer", "adam"]
+    for (d, path), flags, message in (
+            (made("neg-v", with_value("param3.adam_v", 5, -1.0)), adam,
+             "': tensor 'param3.adam_v' holds -1 at element 5; Adam's second "
+             "moments must be >= 0"),
+            (made("nan-v", with_value("param2.adam_v", 0, float("nan"))),
+             adam, "': tensor 'param2.adam_v' holds nan at element 0"),
+            (made("inf-m", with_value("param2.adam_m", 7, float("inf"))),
+             adam, "': tensor 'param2.adam_m' holds inf at element 7; Adam's "
+             "moments must be finite"),
+            (made("nan-w", with_value("param3", 2, float("nan"))), adam,
+             "': tensor 'param3' holds nan at element 2; weights must be "
+             "finite (--allow-non-finite loads them)"),
+            (made("last-step", {}, meta={**meta, "step": str(2**63 - 1)}),
+             adam, "': the checkpoint's step 9223372036854775807 with --steps "
+             "1 would number steps past 9223372036854775807")):
+        proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", d,
+                      *flags)
+        message = f"pprt: rank 0: --resume '{path}{message}"
+        check(one_error_line(proc, message, 1), f"{d}: no {message!r}", proc)
+    # A header length 4 bytes short, within the writer's padding: every
+    # tensor would shift by one float.
+    saved = os.path.join(work, "w.safetensors")
+    parse_run(mpirun(args, 2, args.toy, "--steps", "1", "--save", saved))
+    with open(saved, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    text = blob[8:8 + n].rstrip(b" ")
+    text += b" " * (4 + (-(len(text) + 4) % 8))
+    short = os.path.join(work, "short.safetensors")
+    with open(short, "wb") as f:
+        f.write(struct.pack("<Q", len(text) - 4) + text + blob[8 + n:])
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--init-weights", short)
+    check(one_error_line(proc, "': the tensors cover 768 of the 772 data "
+                         "bytes: 4 bytes after the last belong to no tensor",
+                         1), "a header 4 bytes short was accepted", proc)
+    nan_w = made("nan-w", {})[1]
+    sf.write(nan_w, {"param2": ("F32", [8, 16], sf.f32([float("nan")] * 128)),
+                     "param3": ("F32", [16, 4], sf.f32([0.0] * 64))})
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--init-weights", nan_w)
+    check(one_error_line(proc, "tensor 'param2' holds nan at element 0", 1),
+          "non-finite --init-weights accepted", proc)
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--init-weights", nan_w,
+                  "--allow-non-finite")
+    check(proc.returncode == 0, "--allow-non-finite refused NaN weights",
+          proc)
+    # Step numbers past int64.
+    for flags, message in (
+            (["--first-step", str(2**63 - 1), "--steps", "2"],
+             "--first-step 9223372036854775807 with --steps 2 would number "
+             "steps past 9223372036854775807, the largest step number"),
+            (["--profile", "p.json", "--warmup", str(2**63 - 1), "--steps",
+              "1"], "--warmup 9223372036854775807 with --steps 1 would")):
+        proc = mpirun(args, 1, args.toy, *flags)
+        check(proc.returncode == 2 and message in proc.stderr and
+              "step" not in proc.stdout, f"{flags}: no {message!r}", proc)
+    proc = mpirun(args, 2, args.toy, "--first-step", str(2**63 - 1),
+                  "--steps", "1")
+    check(step_losses(proc).keys() == {2**63 - 1}, "the last step number "
+          "must still run", proc)
 
 
 def test_group(args):

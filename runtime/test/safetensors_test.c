@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int failures = 0;
@@ -162,6 +163,61 @@ static void test_headers(void) {
   expect_error("", 0, "expected '{'");
 }
 
+/* The tensors must tile the data section exactly: a header length 4 bytes
+   short (one flipped bit in the writer's padding) shifts every tensor and
+   leaves 4 bytes over; trailing bytes and gaps are refused too. */
+static void test_tiling(void) {
+  /* 54 bytes of JSON padded to 64, as the writer pads. */
+  const char *x8 = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],"
+                   "\"data_offsets\":[0,8]}}";
+  char padded[72];
+  snprintf(padded, sizeof padded, "%-64s", x8);
+  size_t n = strlen(padded);
+  CHECK(n % 8 == 0 && n - strlen(x8) >= 4);
+  unsigned char *bytes = calloc(1, 8 + n + 8);
+  bytes[0] = (unsigned char)(n - 4); /* 4 bytes short */
+  memcpy(bytes + 8, padded, n);
+  pprt_safetensors st;
+  char err[256] = "";
+  CHECK(!pprt_st_parse(bytes, 8 + n + 8, &st, err, sizeof err));
+  CHECK(strstr(err, "the tensors cover 8 of the 12 data bytes: 4 bytes after "
+                    "the last belong to no tensor"));
+  pprt_st_free(&st);
+  expect_error(x8, 9, "the tensors cover 8 of the 9 data bytes");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],"
+               "\"data_offsets\":[4,12]}}",
+               12, "data bytes [0, 4) before tensor 'x' belong to no tensor");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":"
+               "[0,4]},\"y\":{\"dtype\":\"F32\",\"shape\":[1],"
+               "\"data_offsets\":[8,12]}}",
+               12, "data bytes [4, 8) before tensor 'y' belong to no tensor");
+  expect_error("{\"x\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":"
+               "[4,4]},\"y\":{\"dtype\":\"F32\",\"shape\":[1],"
+               "\"data_offsets\":[0,4]}}",
+               4, "");
+  expect_error("{}", 1, "the tensors cover 0 of the 1 data bytes");
+}
+
+/* Only regular files are read, and a FIFO without a writer fails at once
+   instead of blocking in open(). */
+static void test_special_files(const char *dir) {
+  char fifo[4096], err[256] = "";
+  pprt_safetensors st;
+  snprintf(fifo, sizeof fifo, "%s/fifo.safetensors", dir);
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  CHECK(!pprt_st_read(fifo, &st, err, sizeof err));
+  CHECK(strstr(err, "cannot read: a FIFO; only regular files are read"));
+  pprt_st_free(&st);
+  unlink(fifo);
+  CHECK(!pprt_st_read("/dev/zero", &st, err, sizeof err));
+  CHECK(strstr(err, "cannot read: a character device"));
+  pprt_st_free(&st);
+  CHECK(!pprt_st_read(dir, &st, err, sizeof err));
+  CHECK(strstr(err, "cannot read: a directory"));
+  pprt_st_free(&st);
+}
+
 /* Header lengths that do not fit the file. */
 static void test_lengths(void) {
   char err[256];
@@ -186,6 +242,8 @@ int main(int argc, char **argv) {
   test_short_write(dir);
   test_headers();
   test_lengths();
+  test_tiling();
+  test_special_files(dir);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

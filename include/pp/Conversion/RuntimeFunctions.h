@@ -37,7 +37,7 @@ struct RuntimeFunctions {
 
   // The program a schedule lowers to (convert-pp-to-runtime).
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, defineBuffer,
-      defineSaved;
+      setIdBound, defineSaved;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
   RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;

@@ -42,6 +42,7 @@ struct Buffer {
   Slot slot;
   MemRefType type;
   pprt_dtype dtype;
+  int64_t idBound = 0; // rows of the smallest table its ids index; 0: none
 };
 
 /// Emits the runtime program of one schedule.
@@ -171,6 +172,10 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
     return func.emitError("argument #")
            << i << " has type " << type << " but slot " << slotAttr << " is "
            << it->second.type << " elsewhere";
+  if (auto bound = func.getArgAttrOfType<IntegerAttr>(i, kIdBoundAttr)) {
+    int64_t &known = it->second.idBound;
+    known = known ? std::min(known, bound.getInt()) : bound.getInt();
+  }
   // Weight gradients of one micro-batch are summed into a persistent buffer.
   if (inserted && slot->kind == SlotKind::ParamGrad)
     gradientSums.try_emplace(
@@ -249,6 +254,11 @@ void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
                              i32(buffer.type.getRank()),
                              getDims(buffer.type)};
   call(fns.defineBuffer, args);
+  if (buffer.idBound > 0 &&
+      (buffer.dtype == PPRT_I32 || buffer.dtype == PPRT_I64))
+    call(fns.setIdBound, {ctx, i32(buffer.id),
+                          arith::ConstantOp::create(
+                              b, loc, b.getI64IntegerAttr(buffer.idBound))});
 }
 
 void RuntimeProgramBuilder::emitDefineProgram() {

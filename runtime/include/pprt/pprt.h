@@ -126,6 +126,13 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
                         int32_t stage, int32_t index, int32_t dtype,
                         int32_t ndims, const int64_t *dims);
 
+/* Declares that the ids in INPUT or TARGET buffer `id` (defined before, of
+   i32 or i64) index a table of `bound` (>= 1) rows, such as an embedding
+   or the classes a loss picks from: ids outside [0, bound) would gather
+   nothing and train silently, so the runtime refuses training data that
+   holds one. Several calls keep the smallest bound. */
+void pprt_set_id_bound(pprt_context *ctx, int32_t id, int64_t bound);
+
 /* Declares that the per-micro-batch buffer `id` (defined before) is what
    the forward of `stage` leaves for that stage's backward: it is held from
    a micro-batch's F until its `until` phase (PPRT_BACKWARD_INPUT,

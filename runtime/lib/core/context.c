@@ -314,6 +314,19 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   b->reduced_step = -1;
 }
 
+void pprt_set_id_bound(pprt_context *ctx, int32_t id, int64_t bound) {
+  pprt_buffer_desc *b = pprt_lookup(ctx, id);
+  if ((b->kind != PPRT_INPUT && b->kind != PPRT_TARGET) ||
+      (b->dtype != PPRT_I32 && b->dtype != PPRT_I64))
+    pprt_fatal(
+        ctx, "pprt_set_id_bound: buffer %d is no i32 or i64 data argument", id);
+  if (bound < 1)
+    pprt_fatal(ctx, "pprt_set_id_bound: buffer %d: bound %lld is not >= 1", id,
+               (long long)bound);
+  if (b->id_bound == 0 || bound < b->id_bound)
+    b->id_bound = bound;
+}
+
 void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
                        int32_t until) {
   const pprt_buffer_desc *b = pprt_lookup(ctx, id);

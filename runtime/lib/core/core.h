@@ -46,6 +46,9 @@ typedef struct pprt_buffer_desc {
   int32_t dtype;     /* a pprt_dtype */
   int64_t elem_size; /* bytes per element */
   int64_t bytes;     /* numel * elem_size */
+  /* INPUT/TARGET ids: the rows of the smallest table they index
+     (pprt_set_id_bound); 0 if none is declared. */
+  int64_t id_bound;
   int32_t num_slots;
   pprt_slot *slots;
   /* PARAM_GRAD: the in-flight all-reduce (transport handle, -1 if none)

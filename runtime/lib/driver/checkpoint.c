@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The value of the "pprt_checkpoint" metadata key: the format's version. */
 #define CHECKPOINT_VERSION "1"
@@ -113,6 +114,19 @@ static bool check_metadata(const pprt_driver *d, const pprt_safetensors *st,
   return true;
 }
 
+/* Whether the first step after checkpoint step `step` and --steps more
+   keep every step number within int64_t. */
+static bool check_step_range(const pprt_driver *d, int64_t step, char *err,
+                             size_t err_size) {
+  if (step < INT64_MAX && step <= INT64_MAX - d->opts.steps)
+    return true;
+  snprintf(err, err_size,
+           "the checkpoint's step %lld with --steps %lld would number "
+           "steps past %lld, the largest step number",
+           (long long)step, (long long)d->opts.steps, (long long)INT64_MAX);
+  return false;
+}
+
 /* Whether `t` is an update count of at most `step` (one update a step). */
 static bool check_count(const pprt_safetensors *st, const pprt_st_tensor *t,
                         const char *name, int64_t step, char *err,
@@ -134,16 +148,19 @@ static bool check_count(const pprt_safetensors *st, const pprt_st_tensor *t,
 
 /* Whether the file's tensor `t` can hold part `part` of PARAM `b` after
    `step` steps. */
-static bool check_part(const pprt_safetensors *st, const pprt_buffer_desc *b,
-                       int32_t part, const pprt_st_tensor *t, const char *name,
-                       int64_t step, char *err, size_t err_size) {
+static bool check_part(const pprt_context *ctx, const pprt_safetensors *st,
+                       const pprt_buffer_desc *b, int32_t part,
+                       const pprt_st_tensor *t, const char *name, int64_t step,
+                       char *err, size_t err_size) {
   char why[384];
   if (part == PPRT_PART_ADAM_STEP)
     return check_count(st, t, name, step, err, err_size);
-  if (!pprt_tensor_mismatch(b, t, why, sizeof why))
-    return true;
-  snprintf(err, err_size, "tensor '%s' %s", name, why);
-  return false;
+  if (pprt_tensor_mismatch(b, t, why, sizeof why)) {
+    snprintf(err, err_size, "tensor '%s' %s", name, why);
+    return false;
+  }
+  return pprt_check_state_values(st, t, part, ctx->opts.allow_non_finite, err,
+                                 err_size);
 }
 
 /* Checks that the file holds every part of every param, and nothing else:
@@ -163,7 +180,7 @@ static bool check_tensors(const pprt_context *ctx, const pprt_safetensors *st,
                  b->stage, part ? "'s optimizer state" : "");
         return false;
       }
-      if (!check_part(st, b, part, t, name, step, err, err_size))
+      if (!check_part(ctx, st, b, part, t, name, step, err, err_size))
         return false;
     }
   }
@@ -196,6 +213,7 @@ static bool read_checkpoint(const pprt_driver *d, const char *path,
   int32_t n = pprt_ordered_params(ctx, ids);
   bool ok = pprt_st_read(path, st, err, err_size) &&
             check_metadata(d, st, step, err, err_size) &&
+            check_step_range(d, *step, err, err_size) &&
             check_tensors(ctx, st, ids, n, *step, err, err_size);
   free(ids);
   return ok;
@@ -346,17 +364,67 @@ static bool write_parts(pprt_context *ctx, pprt_st_writer *w,
   return ok;
 }
 
-bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
+/* Writes the training state after `step` to DIR/checkpoint.safetensors
+   (creating DIR, as a rescue place is new) through world rank 0; a
+   pprt_state_writer. */
+static bool write_to(pprt_driver *d, const char *dir, int64_t step, char *err,
+                     size_t err_size) {
   pprt_context *ctx = d->ctx;
+  bool root = ctx->transport->world_rank == 0;
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
   int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
   int32_t *owner = ids + cap;
   int32_t n = pprt_ordered_params(ctx, ids);
+  pprt_elect_owners(ctx, ids, n, owner);
+  char path[4200];
+  checkpoint_path(dir, path, sizeof path);
+  pprt_st_writer *w = NULL;
+  bool ok = true;
+  if (root && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    snprintf(err, err_size, "cannot create '%s': %s", dir, strerror(errno));
+    ok = false;
+  } else if (root) {
+    w = begin_file(d, path, ids, n, step, err, err_size);
+    ok = w != NULL;
+  }
+  ok = write_parts(ctx, w, ids, owner, n, ok, err, err_size);
+  if (w && ok)
+    ok = pprt_st_writer_commit(w, err, err_size);
+  else if (w)
+    pprt_st_writer_abort(w);
+  free(ids);
+  return ok;
+}
+
+/* Says on rank 0 where the state after `step` went when --checkpoint's
+   directory did not take it. */
+static void report_rescue(const pprt_driver *d, int64_t step, bool rescued,
+                          const char *place) {
+  if (d->ctx->transport->world_rank != 0)
+    return;
+  if (rescued)
+    fprintf(stderr,
+            "pprt: rank 0: --checkpoint: the training state after step %lld "
+            "is in '%s' (continue with --resume %s)\n",
+            (long long)step, place, place);
+  if (d->checkpoint_step >= 0)
+    fprintf(stderr,
+            "pprt: rank 0: --checkpoint: '%s' keeps the checkpoint of step "
+            "%lld\n",
+            d->opts.checkpoint_dir, (long long)d->checkpoint_step);
+  fflush(stderr);
+}
+
+bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
+  pprt_context *ctx = d->ctx;
+  const char *dir = d->opts.checkpoint_dir;
   char path[4200], err[512] = "";
-  checkpoint_path(d->opts.checkpoint_dir, path, sizeof path);
+  checkpoint_path(dir, path, sizeof path);
+  int32_t *ids = pprt_xcalloc(ctx, (size_t)ctx->num_buffers + 1, sizeof *ids);
+  int32_t n = pprt_ordered_params(ctx, ids);
   int32_t diverged = pprt_find_diverged_param(ctx, ids, n);
+  free(ids);
   if (diverged >= 0) {
-    free(ids);
     snprintf(err, sizeof err,
              "after step %lld the data-parallel replicas hold different "
              "values of param %d or of its optimizer state",
@@ -365,15 +433,14 @@ bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
     return pprt_agree(ctx, ctx->transport->world_rank != 0, "--checkpoint",
                       path, err);
   }
-  pprt_elect_owners(ctx, ids, n, owner);
-  bool root = ctx->transport->world_rank == 0;
-  pprt_st_writer *w =
-      root ? begin_file(d, path, ids, n, step, err, sizeof err) : NULL;
-  bool ok = write_parts(ctx, w, ids, owner, n, !root || w, err, sizeof err);
-  if (w && ok)
-    ok = pprt_st_writer_commit(w, err, sizeof err);
-  else if (w)
-    pprt_st_writer_abort(w);
-  free(ids);
-  return pprt_agree(ctx, ok, "--checkpoint", path, err);
+  bool ok = write_to(d, dir, step, err, sizeof err);
+  if (pprt_agree(ctx, ok, "--checkpoint", path, err)) {
+    d->checkpoint_step = step;
+    return true;
+  }
+  char place[4400];
+  bool rescued = pprt_rescue_state(d, write_to, "--checkpoint", dir, step,
+                                   place, sizeof place);
+  report_rescue(d, step, rescued, place);
+  return false;
 }

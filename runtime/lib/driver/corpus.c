@@ -1,10 +1,10 @@
 /* Training tokens from a text file (--corpus FILE, characters) or a token
    dataset (--tokens FILE), as one-hot windows or integer ids. */
 #include "driver/driver.h"
+#include "driver/input_file.h"
 #include "driver/token_file.h"
 #include "pprt_math.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,33 +46,6 @@ static int64_t token_at(const pprt_corpus *c, int64_t i) {
                  : (int64_t)pprt_token_at(&c->file, i);
 }
 
-/* Reads the whole file; NULL (with errno set) if it cannot. */
-static unsigned char *read_file(const char *path, int64_t *length) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 4096, n = 0;
-  unsigned char *text = malloc(cap);
-  while (text) {
-    n += fread(text + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    unsigned char *grown = realloc(text, cap *= 2);
-    if (!grown)
-      free(text);
-    text = grown;
-  }
-  bool failed = ferror(f);
-  fclose(f);
-  if (failed) {
-    free(text);
-    errno = EIO;
-    return NULL;
-  }
-  *length = (int64_t)n;
-  return text;
-}
-
 /* The vocabulary is the corpus's distinct bytes in increasing order. */
 static void build_vocab(pprt_corpus *c) {
   bool seen[256] = {false};
@@ -104,6 +77,12 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
                         "[rows, positions, vocabulary] f32 tensors or i32/i64 "
                         "ids [rows, positions]",
                         what, b->index, b->ndims, pprt_dtype_name(b->dtype));
+  if (ids && b->id_bound > 0 && c->vocab_size > b->id_bound)
+    return corpus_error(err, err_size, c,
+                        "the largest id is %lld, but %s argument %d indexes a "
+                        "table of %lld rows: ids must be below %lld",
+                        (long long)(c->vocab_size - 1), what, b->index,
+                        (long long)b->id_bound, (long long)b->id_bound);
   if (!ids && b->dims[2] < c->vocab_size)
     return corpus_error(
         err, err_size, c,
@@ -134,9 +113,12 @@ static bool check_data_buffers(const pprt_context *ctx, const pprt_corpus *c,
 }
 
 static bool load_text(pprt_corpus *c, char *err, size_t err_size) {
-  c->text = read_file(c->path, &c->length);
+  char why[256];
+  size_t length = 0;
+  c->text = pprt_read_input(c->path, &length, why, sizeof why);
   if (!c->text)
-    return corpus_error(err, err_size, c, "cannot read: %s", strerror(errno));
+    return corpus_error(err, err_size, c, "%s", why);
+  c->length = (int64_t)length;
   build_vocab(c);
   return true;
 }

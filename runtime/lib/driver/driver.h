@@ -66,6 +66,11 @@ typedef struct pprt_driver {
   /* --init-weights or --resume's checkpoint; NULL for hash init. */
   pprt_safetensors *init_weights;
   bool resuming; /* init_weights is a checkpoint with optimizer state */
+  /* The step of the last checkpoint this run wrote to --checkpoint; -1
+     before the first. */
+  int64_t checkpoint_step;
+  /* A write failed that did not stop the run (--metrics): exit 1. */
+  bool write_failed;
 } pprt_driver;
 
 /* ---- driver/data.c: contents are written to host memory. ---- */
@@ -155,11 +160,52 @@ typedef enum pprt_param_part {
   PPRT_PART_ADAM_STEP,
   PPRT_NUM_PARTS
 } pprt_param_part;
+/* Whether the values of part `part` of a param in tensor `t` of `st` can
+   be trained from: finite weights (any with `allow_non_finite`), finite
+   moments, second moments >= 0; `err` says which element is not. */
+bool pprt_check_state_values(const pprt_safetensors *st,
+                             const struct pprt_st_tensor *t, int32_t part,
+                             bool allow_non_finite, char *err, size_t err_size);
 /* The host bytes of part `part` of param `id` from world rank `owner`, on
    world rank 0 and on the owner; NULL elsewhere. Collective between the
    two. */
 const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
                                   int32_t part, const char *option);
+
+/* ---- driver/outputs.c ---- */
+/* How a writer puts its file in place: written into PATH.tmp and renamed
+   over PATH (--save, checkpoints), or written at PATH as it goes
+   (--metrics, --profile). */
+typedef enum pprt_output_mode {
+  PPRT_OUTPUT_REPLACED,
+  PPRT_OUTPUT_IN_PLACE
+} pprt_output_mode;
+/* Before the first step: proves that the writer can create its file where
+   it will (creating and removing it), and that `path` is not a device,
+   FIFO, directory or kernel file; `err` says why not. */
+bool pprt_check_output(const char *path, pprt_output_mode mode, char *err,
+                       size_t err_size);
+/* Creates --checkpoint's directory if it is missing and checks its
+   checkpoint file as pprt_check_output does. */
+bool pprt_check_checkpoint_dir(const char *dir, char *err, size_t err_size);
+/* Where trained state that could not be written to `path` goes instead:
+   the `attempt`th place (the working directory, then $TMPDIR or /tmp),
+   in `out`; false when there is none left. */
+bool pprt_rescue_path(const char *path, int32_t attempt, char *out,
+                      size_t size);
+
+/* Writes a run's state (weights or a checkpoint after step `step`) to
+   `path` through world rank 0; false there, with the reason in `err`, if
+   that failed. Collective. */
+typedef bool (*pprt_state_writer)(pprt_driver *d, const char *path,
+                                  int64_t step, char *err, size_t err_size);
+/* After `write` failed for `path` on every rank: writes the same state to
+   each rescue place in turn (pprt_rescue_path) until one takes it, each
+   failure reported as "OPTION 'PLACE': ERR"; true, with the place in
+   `out` on rank 0, if one did. Collective. */
+bool pprt_rescue_state(pprt_driver *d, pprt_state_writer write,
+                       const char *option, const char *path, int64_t step,
+                       char *out, size_t size);
 
 /* ---- driver/checkpoint.c ---- */
 /* The checkpoint file in --checkpoint's and --resume's directory. */

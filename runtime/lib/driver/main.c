@@ -352,6 +352,17 @@ static int parse_options(int argc, char **argv, pprt_driver_options *o,
              "--profile needs --steps >= 1 and excludes --check-gradients");
     return PARSE_ERROR;
   }
+  /* Steps are numbered in int64_t: the last must fit. */
+  if (o->first_step - 1 > INT64_MAX - o->steps ||
+      (o->profile_path && o->warmup_steps > INT64_MAX - o->steps)) {
+    snprintf(err, err_size,
+             "%s %lld with --steps %lld would number steps past %lld, "
+             "the largest step number",
+             o->profile_path ? "--warmup" : "--first-step",
+             (long long)(o->profile_path ? o->warmup_steps : o->first_step),
+             (long long)o->steps, (long long)INT64_MAX);
+    return PARSE_ERROR;
+  }
   if (o->save_path && (o->profile_path || o->check_gradients)) {
     snprintf(err, err_size,
              "--save writes trained weights and excludes --profile and "
@@ -361,55 +372,10 @@ static int parse_options(int argc, char **argv, pprt_driver_options *o,
   return check_training_state_options(o, err, err_size);
 }
 
-/* Whether `path` can be written (an existing file, or a new one in an
-   existing directory), checked before training so that a bad path fails
-   at once rather than after every step; `err` says why not. */
-static bool can_write(const char *path, char *err, size_t err_size) {
-  struct stat st;
-  if (stat(path, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      snprintf(err, err_size, "cannot write '%s': it is a directory", path);
-      return false;
-    }
-    if (access(path, W_OK) == 0)
-      return true;
-  } else {
-    /* A new file: its directory must exist and take new entries. */
-    char dir[4096] = ".";
-    const char *slash = strrchr(path, '/');
-    if (slash) {
-      size_t len = slash == path ? 1 : (size_t)(slash - path);
-      len = len < sizeof dir ? len : sizeof dir - 1;
-      memcpy(dir, path, len);
-      dir[len] = '\0';
-    }
-    if (access(dir, W_OK | X_OK) == 0)
-      return true;
-  }
-  snprintf(err, err_size, "cannot write '%s': %s", path, strerror(errno));
-  return false;
-}
-
-/* Creates --checkpoint's directory if it is missing and checks that its
-   checkpoint file can be written; `err` says why not. */
-static bool can_write_checkpoint(const char *dir, char *err, size_t err_size) {
-  struct stat st;
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    snprintf(err, err_size, "cannot create '%s': %s", dir, strerror(errno));
-    return false;
-  }
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(err, err_size, "'%s' is not a directory", dir);
-    return false;
-  }
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", dir, PPRT_CHECKPOINT_FILE);
-  return can_write(path, err, err_size);
-}
-
 /* Checks the files this run writes (the profile or the weights, the
-   metrics and the checkpoint, on rank 0) before it starts; every rank
-   learns the outcome so that all exit alike. */
+   metrics and the checkpoint, on rank 0) before it starts, so that a bad
+   path fails at once rather than after every step; every rank learns the
+   outcome so that all exit alike. */
 static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
                           char *err, size_t err_size) {
   int32_t ok = 1;
@@ -417,15 +383,18 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
                          o->metrics_path};
   const char *options[] = {o->profile_path ? "--profile" : "--save",
                            "--metrics"};
-  char why[200];
+  const pprt_output_mode modes[] = {o->profile_path ? PPRT_OUTPUT_IN_PLACE
+                                                    : PPRT_OUTPUT_REPLACED,
+                                    PPRT_OUTPUT_IN_PLACE};
+  char why[4400];
   for (int k = 0; k < 2 && ok; ++k)
     if (t->world_rank == 0 && paths[k] &&
-        !can_write(paths[k], why, sizeof why)) {
+        !pprt_check_output(paths[k], modes[k], why, sizeof why)) {
       snprintf(err, err_size, "%s: %s", options[k], why);
       ok = 0;
     }
   if (t->world_rank == 0 && ok && o->checkpoint_dir &&
-      !can_write_checkpoint(o->checkpoint_dir, why, sizeof why)) {
+      !pprt_check_checkpoint_dir(o->checkpoint_dir, why, sizeof why)) {
     snprintf(err, err_size, "--checkpoint: %s", why);
     ok = 0;
   }
@@ -441,30 +410,47 @@ static double wall_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One --metrics line; JSON has no NaN or infinity: those losses are null. */
-static void write_metrics(FILE *metrics, int64_t step, double loss,
+/* One --metrics line; JSON has no NaN or infinity: those losses are null.
+   False if it could not be written. */
+static bool write_metrics(FILE *metrics, int64_t step, double loss,
                           double seconds) {
-  if (isfinite(loss))
-    fprintf(metrics, "{\"step\": %lld, \"loss\": %.9g, \"seconds\": %.9g}\n",
-            (long long)step, loss, seconds);
-  else
-    fprintf(metrics, "{\"step\": %lld, \"loss\": null, \"seconds\": %.9g}\n",
-            (long long)step, seconds);
-  fflush(metrics);
+  int n = isfinite(loss)
+              ? fprintf(metrics,
+                        "{\"step\": %lld, \"loss\": %.9g, \"seconds\": "
+                        "%.9g}\n",
+                        (long long)step, loss, seconds)
+              : fprintf(metrics,
+                        "{\"step\": %lld, \"loss\": null, \"seconds\": "
+                        "%.9g}\n",
+                        (long long)step, seconds);
+  return n >= 0 && fflush(metrics) == 0;
+}
+
+/* Reports on rank 0 that --metrics failed, and closes it: training goes on
+   (its weights and checkpoints are still written), and the run exits 1. */
+static void metrics_failed(pprt_driver *d, FILE **metrics, const char *what) {
+  fprintf(stderr,
+          "pprt: rank 0: --metrics '%s': cannot write %s: %s; training goes "
+          "on without it\n",
+          d->opts.metrics_path, what, strerror(errno));
+  fflush(stderr);
+  if (*metrics)
+    fclose(*metrics);
+  *metrics = NULL;
+  d->write_failed = true;
 }
 
 /* Runs the steps, writing checkpoints when due and each step's loss and
-   time to --metrics (checked writable); false if either fails. A step's
-   time is rank 0's, from its start to its loss. */
+   time to --metrics; false if a checkpoint failed (on every rank). A
+   step's time is rank 0's, from its start to its loss. */
 static bool train(pprt_driver *d) {
   pprt_context *ctx = d->ctx;
   bool root = ctx->transport->world_rank == 0;
   FILE *metrics = NULL;
   if (root && d->opts.metrics_path &&
       !(metrics = fopen(d->opts.metrics_path, "w")))
-    fprintf(stderr, "pprt: rank 0: --metrics: cannot write '%s': %s\n",
-            d->opts.metrics_path, strerror(errno));
-  bool ok = !root || !d->opts.metrics_path || metrics;
+    metrics_failed(d, &metrics, "it");
+  bool ok = true;
   int64_t first = d->opts.first_step - 1, end = first + d->opts.steps;
   pprt_set_run(ctx, first, end);
   for (int64_t step = first; step < end; ++step) {
@@ -477,8 +463,8 @@ static bool train(pprt_driver *d) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
       fflush(stdout);
     }
-    if (metrics)
-      write_metrics(metrics, step + 1, loss, seconds);
+    if (metrics && !write_metrics(metrics, step + 1, loss, seconds))
+      metrics_failed(d, &metrics, "a step's line");
     if (pprt_checkpoint_due(d, step + 1, step + 1 == end) &&
         !pprt_checkpoint_write(d, step + 1)) {
       ok = false;
@@ -489,9 +475,8 @@ static bool train(pprt_driver *d) {
   if (first == end && pprt_checkpoint_due(d, end, true))
     ok = pprt_checkpoint_write(d, end) && ok;
   if (metrics && fclose(metrics) != 0) {
-    fprintf(stderr, "pprt: rank 0: --metrics: cannot write '%s': %s\n",
-            d->opts.metrics_path, strerror(errno));
-    ok = false;
+    metrics = NULL;
+    metrics_failed(d, &metrics, "its last lines");
   }
   return ok;
 }
@@ -533,7 +518,7 @@ static int run(pprt_driver *d) {
     return 1;
   if (d->opts.save_path && !pprt_weights_save(d))
     return 1;
-  return 0;
+  return d->write_failed ? 1 : 0;
 }
 
 /* Every process parses the same argv, so all agree on how to exit. */
@@ -603,7 +588,7 @@ int main(int argc, char **argv) {
   pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
   pprt_watch_set_rank(t->world_rank);
   pprt_driver_options opts;
-  char err[256] = "";
+  char err[9000] = "";
   int status = parse_options(argc, argv, &opts, err, sizeof err);
   if (status != PARSE_OK)
     return handle_bad_options(t, status, argv[0], err);
@@ -619,7 +604,7 @@ int main(int argc, char **argv) {
     return 1;
   pprt_set_active_backend(be);
   t = maybe_trace(be->ops->wrap_transport(be, t));
-  pprt_driver d = {.opts = opts};
+  pprt_driver d = {.opts = opts, .checkpoint_step = -1};
   d.ctx = pprt_context_create(t, be, &opts.run);
   pprt_driver_install_data_source(&d);
   pp_define_program(d.ctx);

@@ -4,6 +4,7 @@
 
 #include "driver/driver.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,10 +335,14 @@ int pprt_profile_run(pprt_driver *d) {
     FILE *f = fopen(path, "w");
     bool ok = f && write_profile(d, f, medians, transfer, step_time,
                                  median(&p->step_actions));
-    if (f && fclose(f) != 0)
+    int error = errno;
+    if (f && fclose(f) != 0) {
       ok = false;
+      error = errno;
+    }
     if (!ok) {
-      fprintf(stderr, "pprt: cannot write the profile '%s'\n", path);
+      fprintf(stderr, "pprt: rank 0: --profile: cannot write '%s': %s\n", path,
+              strerror(error));
       rc = 1;
     }
   }

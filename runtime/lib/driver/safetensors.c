@@ -4,6 +4,7 @@
 #endif
 
 #include "driver/safetensors.h"
+#include "driver/input_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -412,14 +413,18 @@ static bool tensor_bytes(const pprt_st_tensor *t, uint64_t *bytes) {
   return true;
 }
 
-static int compare_begins(const void *a, const void *b) {
+/* By data_offsets: begin, then end (empty tensors before the one they
+   start). */
+static int compare_offsets(const void *a, const void *b) {
   const pprt_st_tensor *x = *(const pprt_st_tensor *const *)a;
   const pprt_st_tensor *y = *(const pprt_st_tensor *const *)b;
-  return (x->begin > y->begin) - (x->begin < y->begin);
+  if (x->begin != y->begin)
+    return (x->begin > y->begin) - (x->begin < y->begin);
+  return (x->end > y->end) - (x->end < y->end);
 }
 
-/* Offsets within the data, matching the shapes, and no two overlapping. */
-static bool check_offsets(const pprt_safetensors *st, char *err,
+/* Each tensor's offsets lie within the data and match its shape. */
+static bool check_extents(const pprt_safetensors *st, char *err,
                           size_t err_size) {
   for (int32_t i = 0; i < st->num_tensors; ++i) {
     const pprt_st_tensor *t = &st->tensors[i];
@@ -437,26 +442,47 @@ static bool check_offsets(const pprt_safetensors *st, char *err,
                   "needs another size",
                   t->name, (unsigned long long)(t->end - t->begin), t->dtype);
   }
+  return true;
+}
+
+/* The tensors, in offset order, tile the data section exactly, as the
+   format requires: no overlap, no gap, no byte after the last. A header
+   length that is off (a flipped bit in its padding) shifts every offset
+   and leaves bytes over, so it is caught here rather than read as
+   weights shifted by a few bytes. */
+static bool check_tiling(const pprt_safetensors *st, char *err,
+                         size_t err_size) {
   size_t count = st->num_tensors > 0 ? (size_t)st->num_tensors : 1;
   const pprt_st_tensor **order = malloc(count * sizeof *order);
   if (!order)
     return fail(err, err_size, "out of memory");
   for (int32_t i = 0; i < st->num_tensors; ++i)
     order[i] = &st->tensors[i];
-  qsort(order, (size_t)st->num_tensors, sizeof *order, compare_begins);
-  /* The tensor reaching furthest so far; empty tensors overlap nothing. */
+  qsort(order, (size_t)st->num_tensors, sizeof *order, compare_offsets);
+  uint64_t covered = 0;
   const pprt_st_tensor *last = NULL;
   bool ok = true;
   for (int32_t i = 0; i < st->num_tensors && ok; ++i) {
-    if (order[i]->begin == order[i]->end)
-      continue;
-    if (last && order[i]->begin < last->end)
+    const pprt_st_tensor *t = order[i];
+    if (t->begin < covered)
       ok = fail(err, err_size, "tensors '%s' and '%s' overlap", last->name,
-                order[i]->name);
-    if (!last || order[i]->end > last->end)
-      last = order[i];
+                t->name);
+    else if (t->begin > covered)
+      ok = fail(err, err_size,
+                "data bytes [%llu, %llu) before tensor '%s' belong to no "
+                "tensor",
+                (unsigned long long)covered, (unsigned long long)t->begin,
+                t->name);
+    covered = t->end;
+    last = t->begin < t->end ? t : last;
   }
   free(order);
+  if (ok && covered != st->data_size)
+    ok = fail(err, err_size,
+              "the tensors cover %llu of the %llu data bytes: %llu bytes "
+              "after the last belong to no tensor (a wrong header length?)",
+              (unsigned long long)covered, (unsigned long long)st->data_size,
+              (unsigned long long)(st->data_size - covered));
   return ok;
 }
 
@@ -484,30 +510,15 @@ bool pprt_st_parse(unsigned char *bytes, size_t size, pprt_safetensors *out,
     return false;
   out->data = bytes + 8 + n;
   out->data_size = size - 8 - n;
-  return check_offsets(out, err, err_size);
+  return check_extents(out, err, err_size) && check_tiling(out, err, err_size);
 }
 
 bool pprt_st_read(const char *path, pprt_safetensors *out, char *err,
                   size_t err_size) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return fail(err, err_size, "cannot open: %s", strerror(errno));
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return fail(err, err_size, "cannot read: not a regular file");
-  }
-  size_t size = (size_t)st.st_size;
-  unsigned char *bytes = malloc(size + 1);
-  bool ok = bytes && fread(bytes, 1, size, f) == size;
-  int saved = errno;
-  fclose(f);
-  if (!ok) {
-    free(bytes);
-    return fail(err, err_size, "cannot read: %s", strerror(saved));
-  }
-  return pprt_st_parse(bytes, (size_t)size, out, err, err_size);
+  size_t size = 0;
+  unsigned char *bytes = pprt_read_input(path, &size, err, err_size);
+  return bytes && pprt_st_parse(bytes, size, out, err, err_size);
 }
 
 const pprt_st_tensor *pprt_st_find(const pprt_safetensors *st,

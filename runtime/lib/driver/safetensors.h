@@ -1,5 +1,6 @@
 /* A small reader and writer of safetensors files (the format of PyTorch and
-   Hugging Face weights), with no dependency on the rest of the runtime. */
+   Hugging Face weights), with no dependency on the rest of the runtime
+   but the reading of regular files (input_file.h). */
 #ifndef PPRT_SAFETENSORS_H
 #define PPRT_SAFETENSORS_H
 

@@ -1,14 +1,13 @@
 /* Token datasets (--tokens FILE): a flat binary of uint16 or uint32 ids,
    the layout nanoGPT and Megatron write, or a 1-D .npy of either. */
 #include "driver/token_file.h"
+#include "driver/input_file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static bool token_error(char *err, size_t err_size, const char *fmt, ...)
@@ -95,15 +94,16 @@ static bool parse_npy(const uint8_t *bytes, size_t size, pprt_token_file *t,
 bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
                           char *err, size_t err_size) {
   memset(t, 0, sizeof *t);
-  int fd = open(path, O_RDONLY);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    int e = errno;
-    if (fd >= 0)
-      close(fd);
-    return token_error(err, err_size, "cannot read: %s", strerror(e));
+  uint64_t size = 0;
+  int fd = pprt_open_input(path, &size, err, err_size);
+  if (fd < 0)
+    return false;
+  if (size > SIZE_MAX) {
+    close(fd);
+    return token_error(err, err_size, "%llu bytes do not fit in memory",
+                       (unsigned long long)size);
   }
-  t->map_size = (size_t)st.st_size;
+  t->map_size = (size_t)size;
   void *map = t->map_size
                   ? mmap(NULL, t->map_size, PROT_READ, MAP_PRIVATE, fd, 0)
                   : MAP_FAILED;

@@ -2,6 +2,7 @@
 #include "driver/driver.h"
 #include "driver/safetensors.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,35 @@ const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
   return why;
 }
 
-/* Checks that the file holds every param with its dtype and shape. */
+bool pprt_check_state_values(const pprt_safetensors *st,
+                             const pprt_st_tensor *t, int32_t part,
+                             bool allow_non_finite, char *err,
+                             size_t err_size) {
+  /* The optimizer computes on f32 alone; other dtypes hold what they may. */
+  if (strcmp(t->dtype, "F32") != 0 || part == PPRT_PART_ADAM_STEP)
+    return true;
+  uint64_t n = (t->end - t->begin) / sizeof(float);
+  for (uint64_t i = 0; i < n; ++i) {
+    float v;
+    memcpy(&v, st->data + t->begin + i * sizeof v, sizeof v);
+    const char *why = NULL;
+    if (part == PPRT_PART_ADAM_V && !(v >= 0.0f))
+      why = "Adam's second moments must be >= 0";
+    else if (!isfinite(v) && (part != PPRT_PART_VALUES || !allow_non_finite))
+      why = part == PPRT_PART_VALUES
+                ? "weights must be finite (--allow-non-finite loads them)"
+                : "Adam's moments must be finite";
+    if (why) {
+      snprintf(err, err_size, "tensor '%s' holds %g at element %llu; %s",
+               t->name, (double)v, (unsigned long long)i, why);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Checks that the file holds every param with its dtype and shape, and
+   values the run can start from. */
 static bool check_weights(const pprt_context *ctx, const pprt_safetensors *st,
                           char *err, size_t err_size) {
   char name[64], why[384];
@@ -92,6 +121,9 @@ static bool check_weights(const pprt_context *ctx, const pprt_safetensors *st,
       snprintf(err, err_size, "tensor '%s' %s", name, why);
       return false;
     }
+    if (!pprt_check_state_values(st, t, PPRT_PART_VALUES,
+                                 ctx->opts.allow_non_finite, err, err_size))
+      return false;
   }
   return true;
 }
@@ -160,8 +192,9 @@ void pprt_weights_free(pprt_driver *d) {
 }
 
 /* Rank 0 starts the file: one entry per param, in `ids` order. */
-static pprt_st_writer *begin_file(const pprt_driver *d, const int32_t *ids,
-                                  int32_t n, char *err, size_t err_size) {
+static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
+                                  const int32_t *ids, int32_t n, char *err,
+                                  size_t err_size) {
   const pprt_context *ctx = d->ctx;
   pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)n, sizeof *entries);
   char(*names)[64] = pprt_xcalloc(ctx, (size_t)n, sizeof *names);
@@ -176,8 +209,8 @@ static pprt_st_writer *begin_file(const pprt_driver *d, const int32_t *ids,
            (long long)(d->opts.first_step - 1 + d->opts.steps));
   const char *keys[] = {"format", "producer", "step"};
   const char *values[] = {"pt", "pprt", step};
-  pprt_st_writer *w = pprt_st_writer_begin(d->opts.save_path, entries, n, keys,
-                                           values, 3, err, err_size);
+  pprt_st_writer *w =
+      pprt_st_writer_begin(path, entries, n, keys, values, 3, err, err_size);
   free(names);
   free(entries);
   return w;
@@ -232,7 +265,11 @@ const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
   return host;
 }
 
-bool pprt_weights_save(pprt_driver *d) {
+/* Writes every param (from replica 0) to `path` through world rank 0;
+   false there, with the reason in `err`, if that failed. Collective. */
+static bool save_to(pprt_driver *d, const char *path, int64_t step, char *err,
+                    size_t err_size) {
+  (void)step;
   pprt_context *ctx = d->ctx;
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
   int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
@@ -240,8 +277,7 @@ bool pprt_weights_save(pprt_driver *d) {
   int32_t n = pprt_ordered_params(ctx, ids);
   pprt_elect_owners(ctx, ids, n, owner);
   bool root = ctx->transport->world_rank == 0;
-  char err[512] = "";
-  pprt_st_writer *w = root ? begin_file(d, ids, n, err, sizeof err) : NULL;
+  pprt_st_writer *w = root ? begin_file(d, path, ids, n, err, err_size) : NULL;
   bool ok = !root || w;
   for (int32_t i = 0; i < n; ++i) {
     /* A param nobody touched still has its initial values: rank 0 makes
@@ -251,12 +287,30 @@ bool pprt_weights_save(pprt_driver *d) {
         pprt_param_part_bytes(ctx, ids[i], from, PPRT_PART_VALUES, "--save");
     if (root && ok)
       ok = pprt_st_writer_data(w, host, (size_t)ctx->buffers[ids[i]].bytes, err,
-                               sizeof err);
+                               err_size);
   }
   if (w && ok)
-    ok = pprt_st_writer_commit(w, err, sizeof err);
+    ok = pprt_st_writer_commit(w, err, err_size);
   else if (w)
     pprt_st_writer_abort(w);
   free(ids);
-  return pprt_agree(ctx, ok, "--save", d->opts.save_path, err);
+  return ok;
+}
+
+bool pprt_weights_save(pprt_driver *d) {
+  char err[512] = "";
+  const char *path = d->opts.save_path;
+  bool ok = save_to(d, path, 0, err, sizeof err);
+  if (pprt_agree(d->ctx, ok, "--save", path, err))
+    return true;
+  char rescued[4400];
+  if (pprt_rescue_state(d, save_to, "--save", path, 0, rescued,
+                        sizeof rescued) &&
+      d->ctx->transport->world_rank == 0)
+    fprintf(stderr,
+            "pprt: rank 0: --save: the trained weights are in '%s' instead "
+            "of '%s'\n",
+            rescued, path);
+  fflush(stderr);
+  return false;
 }

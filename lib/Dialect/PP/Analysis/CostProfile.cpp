@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/Dialect/PP/Utils/JSONDepth.h"
 #include "pp/Scheduling/ScheduleTiming.h"
 
@@ -301,10 +302,10 @@ mlir::pp::parseCostProfile(StringRef text, StringRef fileName,
 
 FailureOr<CostProfile> mlir::pp::readCostProfile(StringRef path,
                                                  CostProfileErrorFn emitError) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (std::error_code ec = buffer.getError())
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readRegularFile(path, kMaxJSONFileBytes);
+  if (!buffer)
     return emitError() << "cannot read cost file '" << path
-                       << "': " << ec.message();
+                       << "': " << llvm::toString(buffer.takeError());
   return parseCostProfile((*buffer)->getBuffer(), path, emitError);
 }

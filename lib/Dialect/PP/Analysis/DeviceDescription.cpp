@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/Dialect/PP/Utils/JSONDepth.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -163,10 +164,11 @@ mlir::pp::resolveDevices(ArrayRef<std::string> names, StringRef deviceFile,
   if (!deviceFile.empty()) {
     if (!names.empty())
       return deviceError("give either 'device' or 'device-file', not both");
-    auto buffer = llvm::MemoryBuffer::getFile(deviceFile);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        readRegularFile(deviceFile, kMaxJSONFileBytes);
     if (!buffer)
       return deviceError("cannot read device file '" + deviceFile +
-                         "': " + buffer.getError().message());
+                         "': " + llvm::toString(buffer.takeError()));
     llvm::Expected<SmallVector<DeviceDescription>> parsed =
         parseDeviceFile((*buffer)->getBuffer());
     if (!parsed)

@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::pp;
 
@@ -55,6 +57,10 @@ static bool isIntegerIn(Attribute value, int64_t min, int64_t max) {
   return integer.getInt() >= min && integer.getInt() < max;
 }
 
+static bool isTableSize(Attribute value) {
+  return isIntegerIn(value, 1, std::numeric_limits<int64_t>::max());
+}
+
 static bool isStageNumber(Attribute value) {
   return isIntegerIn(value, 0, kMaxStages);
 }
@@ -87,6 +93,8 @@ static const AttributeRule kAttributeRules[] = {
     {kParamAttr, Site::Argument, "a unit attribute", isUnit},
     {kTargetAttr, Site::Argument, "a unit attribute", isUnit},
     {kNameAttr, Site::Argument, "a string", isString},
+    {kIdBoundAttr, Site::Argument, "a table size (a positive i64)",
+     isTableSize},
     {kSlotAttr, Site::ArgumentOrResult, "a #pp.slot", isSlot},
 };
 

@@ -1,9 +1,18 @@
 /* A transport that writes one line per transfer it forwards to another:
    the order a rank issues its transfers and exchange groups in. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include "backends/transport.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /*
  * PPRT_TRANSPORT_TRACE=PREFIX makes the driver wrap the transport in this
@@ -16,6 +25,7 @@
 typedef struct trace_transport {
   pprt_forwarding_transport fwd; /* first, so the pointers convert */
   FILE *out;
+  char path[4096];
 } trace_transport;
 
 static FILE *out_of(pprt_transport *t) { return ((trace_transport *)t)->out; }
@@ -65,20 +75,44 @@ static void tr_abort(pprt_transport *t, int code) {
   pprt_forwarding_ops.abort(t, code);
 }
 
+/* A trace that could not be written whole is reported, and the process
+   exits 1 once the inner transport is shut down. */
 static void tr_destroy(pprt_transport *t) {
-  fclose(out_of(t));
+  trace_transport *tr = (trace_transport *)t;
+  bool failed = ferror(tr->out) != 0;
+  failed = fclose(tr->out) != 0 || failed;
+  int rank = t->world_rank;
+  if (failed)
+    fprintf(stderr,
+            "pprt: rank %d: PPRT_TRANSPORT_TRACE: cannot write '%s': "
+            "%s\n",
+            rank, tr->path, strerror(errno));
   pprt_forwarding_ops.destroy(t);
+  if (failed)
+    exit(1);
 }
 
 pprt_transport *pprt_trace_transport_create(pprt_transport *inner,
                                             const char *prefix, char *err,
                                             size_t err_size) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s.%d", prefix, inner->world_rank);
   trace_transport *tr = calloc(1, sizeof *tr);
-  FILE *out = tr ? fopen(path, "w") : NULL;
+  if (!tr) {
+    snprintf(err, err_size, "out of memory");
+    return NULL;
+  }
+  snprintf(tr->path, sizeof tr->path, "%s.%d", prefix, inner->world_rank);
+  /* Without blocking on a FIFO, and only into a regular file. */
+  int fd = open(tr->path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK, 0666);
+  struct stat st;
+  bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  FILE *out = regular && fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "w") : NULL;
   if (!out) {
-    snprintf(err, err_size, "cannot write the transport trace '%s'", path);
+    snprintf(err, err_size, "cannot write the transport trace '%s': %s",
+             tr->path,
+             (fd >= 0 && !regular) || errno == ENXIO ? "not a regular file"
+                                                     : strerror(errno));
+    if (fd >= 0)
+      close(fd);
     free(tr);
     return NULL;
   }

@@ -39,6 +39,11 @@ inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";
 inline constexpr llvm::StringLiteral kParamAttr = "pp.param";
 inline constexpr llvm::StringLiteral kTargetAttr = "pp.target";
 inline constexpr llvm::StringLiteral kNameAttr = "pp.name";
+/// On an integer data argument of the training step and on the stage-function
+/// arguments that hold it: the rows of the smallest table its ids index (an
+/// embedding, the classes of a loss), which the runtime checks the training
+/// data against.
+inline constexpr llvm::StringLiteral kIdBoundAttr = "pp.id_bound";
 /// On a linalg contraction: `pp-select-gemm` chose the runtime's GEMM.
 inline constexpr llvm::StringLiteral kGemmAttrName = "pp.gemm";
 inline constexpr llvm::StringLiteral kGemmLibrary = "library";

@@ -270,8 +270,13 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
   IRMapping mapping;
   for (auto [i, value] : llvm::enumerate(arguments)) {
     mapping.map(value, entry->getArgument(i));
-    func.setArgAttr(i, kSlotAttr,
-                    SlotAttr::get(builder.getContext(), slotOf(value)));
+    Slot slot = slotOf(value);
+    func.setArgAttr(i, kSlotAttr, SlotAttr::get(builder.getContext(), slot));
+    // The runtime learns the tables a data argument's ids index from here.
+    bool isData = slot.kind == SlotKind::Data || slot.kind == SlotKind::Target;
+    if (Attribute bound =
+            isData ? step.getArgAttr(slot.index, kIdBoundAttr) : Attribute())
+      func.setArgAttr(i, kIdBoundAttr, bound);
   }
   builder.setInsertionPointToStart(entry);
   std::function<void(Value)> recreate = [&](Value value) {

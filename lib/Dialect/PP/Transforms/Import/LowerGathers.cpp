@@ -7,10 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/Transforms/Import/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -160,9 +162,63 @@ LogicalResult GatherToOneHot::matchAndRewrite(linalg::GenericOp op,
   return success();
 }
 
+/// The function argument whose integers the computed index `index` of `op`
+/// is, through integer casts in the body and reshapes of the input outside
+/// it; null if it is computed otherwise.
+static BlockArgument getIdArgument(linalg::GenericOp op, Value index) {
+  Value value = index;
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+             arith::ExtUIOp>(def))
+      return {};
+    value = def->getOperand(0);
+  }
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != op.getBlock() ||
+      arg.getArgNumber() >= op.getNumDpsInputs())
+    return {};
+  Value input = op.getDpsInputs()[arg.getArgNumber()];
+  while (Operation *def = input.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+            def))
+      return {};
+    input = def->getOperand(0);
+  }
+  auto funcArg = dyn_cast<BlockArgument>(input);
+  auto func = funcArg
+                  ? dyn_cast<func::FuncOp>(funcArg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  return func && funcArg.getOwner() == &func.front() ? funcArg
+                                                     : BlockArgument();
+}
+
+/// Marks each function argument whose ids a gather reads with the rows of
+/// the smallest table they index (`pp.id_bound`): the rewrite drops the
+/// bounds checks, so the runtime checks the training data instead.
+static void markIdBounds(func::FuncOp func) {
+  func.walk([&](linalg::GenericOp op) {
+    tensor::ExtractOp extract = getYieldedGather(op);
+    if (!extract || failed(classifyIndices(op, extract)))
+      return;
+    ArrayRef<int64_t> tableShape = extract.getTensor().getType().getShape();
+    for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
+      BlockArgument arg = getIdArgument(op, index);
+      if (!arg || arg.getOwner() != &func.front())
+        continue;
+      unsigned i = arg.getArgNumber();
+      auto known = func.getArgAttrOfType<IntegerAttr>(i, pp::kIdBoundAttr);
+      if (known && known.getInt() <= tableShape[dim])
+        continue;
+      func.setArgAttr(i, pp::kIdBoundAttr,
+                      Builder(op).getI64IntegerAttr(tableShape[dim]));
+    }
+  });
+}
+
 namespace {
 struct LowerGathers : pp::impl::PPLowerGathersBase<LowerGathers> {
   void runOnOperation() override {
+    markIdBounds(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<GatherToOneHot>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

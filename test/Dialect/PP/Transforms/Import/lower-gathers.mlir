@@ -6,8 +6,9 @@
 // CHECK-DAG: #[[IDS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 // CHECK-DAG: #[[TABLE:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// The ids index a table of 10 rows: the runtime checks them against it.
 // CHECK-LABEL: func.func @embedding(
-// CHECK-SAME: %[[IDS_ARG:.*]]: tensor<4x6xi64>, %[[W:.*]]: tensor<10x8xf32>
+// CHECK-SAME: %[[IDS_ARG:.*]]: tensor<4x6xi64> {pp.id_bound = 10 : i64}, %[[W:.*]]: tensor<10x8xf32>)
 // CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x6x8xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[IDS]], #[[TABLE]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 // CHECK-SAME: ins(%[[IDS_ARG]], %[[W]] : tensor<4x6xi64>, tensor<10x8xf32>) outs(%[[ZEROS]] : tensor<4x6x8xf32>)
@@ -48,7 +49,7 @@ func.func @embedding(%ids: tensor<4x6xi64>, %w: tensor<10x8xf32>) -> tensor<4x6x
 // CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @pick(
-// CHECK-SAME: %[[TGT:.*]]: tensor<24x1xi64>, %[[LOGITS:.*]]: tensor<24x10xf32>
+// CHECK-SAME: %[[TGT:.*]]: tensor<24x1xi64> {pp.id_bound = 10 : i64}, %[[LOGITS:.*]]: tensor<24x10xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[T]], #[[X]], #[[T]]], iterator_types = ["parallel", "parallel", "reduction"]}
 // CHECK-SAME: ins(%[[TGT]], %[[LOGITS]] : tensor<24x1xi64>, tensor<24x10xf32>)
 // CHECK: linalg.index 2 : index
@@ -71,6 +72,7 @@ func.func @pick(%t: tensor<24x1xi64>, %x: tensor<24x10xf32>) -> tensor<24x1xf32>
 // An extract of a tensor the op reads as an operand, or whose loop index
 // spans another size than the table's dimension, is left alone.
 // CHECK-LABEL: func.func @not_a_gather(
+// CHECK-NOT: pp.id_bound
 // CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<10x9xf32>
 #m2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @not_a_gather(%ids: tensor<4x8xi64>, %w: tensor<10x9xf32>) -> tensor<4x8xf32> {
@@ -84,4 +86,35 @@ func.func @not_a_gather(%ids: tensor<4x8xi64>, %w: tensor<10x9xf32>) -> tensor<4
     linalg.yield %v : f32
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// Ids read through a reshape of the argument and a sign extension, by two
+// tables: the smaller one bounds them.
+// CHECK-LABEL: func.func @two_tables(
+// CHECK-SAME: %{{.*}}: tensor<24xi32> {pp.id_bound = 7 : i64}
+#m3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#o3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @two_tables(%ids: tensor<24xi32>, %a: tensor<9x8xf32>, %b: tensor<7x8xf32>) -> (tensor<4x6x8xf32>, tensor<4x6x8xf32>) {
+  %r = tensor.expand_shape %ids [[0, 1]] output_shape [4, 6] : tensor<24xi32> into tensor<4x6xi32>
+  %e = tensor.empty() : tensor<4x6x8xf32>
+  %x = linalg.generic {indexing_maps = [#m3, #o3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r : tensor<4x6xi32>) outs(%e : tensor<4x6x8xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %w = arith.extsi %in : i32 to i64
+    %i = arith.index_cast %w : i64 to index
+    %d = linalg.index 2 : index
+    %v = tensor.extract %a[%i, %d] : tensor<9x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x6x8xf32>
+  %y = linalg.generic {indexing_maps = [#m3, #o3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r : tensor<4x6xi32>) outs(%e : tensor<4x6x8xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %i = arith.index_cast %in : i32 to index
+    %d = linalg.index 2 : index
+    %v = tensor.extract %b[%i, %d] : tensor<7x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x6x8xf32>
+  return %x, %y : tensor<4x6x8xf32>, tensor<4x6x8xf32>
 }

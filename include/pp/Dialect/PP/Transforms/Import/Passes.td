@@ -135,8 +135,13 @@ def PPLowerGathers : Pass<"pp-lower-gathers", "func::FuncOp"> {
     table is then pp-derive-backward's ordinary rule: a sum over the batch
     of the result's gradient where the id matches, the scatter-add of a
     gather. The bounds checks are dropped: an id outside the table matches
-    no row and gathers 0 (docs/PyTorch.md). The work grows with the size
-    of the gathered dimension (the vocabulary).
+    no row and gathers 0 (docs/PyTorch.md). So the pass marks each
+    function argument the ids come from (through integer casts and
+    reshapes) with `pp.id_bound`, the rows of the smallest table they
+    index, which the compiled program declares to the runtime
+    (`pprt_set_id_bound`) and the runtime checks the training data
+    against. The work grows with the size of the gathered dimension (the
+    vocabulary).
 
     ```mlir
     // before

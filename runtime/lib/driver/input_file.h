@@ -1,0 +1,25 @@
+/* Opening the files a run reads (--init-weights, --resume, --tokens,
+   --corpus) without blocking, and only when they are regular files. */
+#ifndef PPRT_DRIVER_INPUT_FILE_H
+#define PPRT_DRIVER_INPUT_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Opens `path` read-only without waiting for a writer (a FIFO would block
+   open() forever) and checks that it is a regular file: a FIFO, a device
+   such as /dev/zero or a directory is refused, so no read can block or
+   run on without end. Returns the descriptor, in blocking mode, and sets
+   `*size` to the file's size; -1, with the reason (without the path) in
+   `err`, if the file cannot be read. */
+int pprt_open_input(const char *path, uint64_t *size, char *err,
+                    size_t err_size);
+
+/* Reads the regular file `path` whole into malloc'ed memory (one byte
+   more, zeroed, after its end): exactly the size it had when opened, so
+   a file that grows while it is read cannot make the read run on. NULL,
+   with the reason in `err`, if it cannot. */
+unsigned char *pprt_read_input(const char *path, size_t *size, char *err,
+                               size_t err_size);
+
+#endif

@@ -1,0 +1,183 @@
+/* The files a run writes (--save, --checkpoint, --metrics, --profile):
+   proven writable before the first step, and a place for trained state
+   when writing it fails after the last. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "driver/driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/* The magic numbers of pseudo file systems (linux/magic.h), whose files
+   accept writes that store nothing. */
+enum { PROC_MAGIC = 0x9fa0, SYSFS_MAGIC = 0x62656572 };
+
+static const char *kind_of(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/* Whether the existing file `path` (`st`) can take an output; `err` says
+   why not. */
+static bool check_existing(const char *path, const struct stat *st, char *err,
+                           size_t err_size) {
+  if (!S_ISREG(st->st_mode)) {
+    snprintf(err, err_size,
+             "cannot write '%s': it is %s; outputs must be regular files", path,
+             kind_of(st->st_mode));
+    return false;
+  }
+  struct statfs fs;
+  if (statfs(path, &fs) == 0 &&
+      (fs.f_type == PROC_MAGIC || fs.f_type == SYSFS_MAGIC)) {
+    snprintf(err, err_size,
+             "cannot write '%s': it is a file of the kernel (/proc, /sys), "
+             "not a regular file that keeps what is written",
+             path);
+    return false;
+  }
+  return true;
+}
+
+/* Creates `path` afresh and removes it again, or, if a regular file of
+   that name is there (a temporary a killed run left), opens it for
+   writing; `err` says why not, after "cannot write 'TARGET': ". */
+static bool probe_create(const char *target, const char *path, char *err,
+                         size_t err_size) {
+  int fd =
+      open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_NOCTTY, 0666);
+  bool created = fd >= 0;
+  struct stat st;
+  if (fd < 0 && errno == EEXIST) {
+    if (lstat(path, &st) == 0 && !check_existing(path, &st, err, err_size))
+      return false;
+    fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY);
+  }
+  if (fd < 0) {
+    int e = errno;
+    char created_as[4200] = "";
+    if (path != target)
+      snprintf(created_as, sizeof created_as, "cannot create '%s': ", path);
+    snprintf(err, err_size, "cannot write '%s': %s%s%s", target, created_as,
+             strerror(e),
+             e == ENAMETOOLONG && path != target
+                 ? " (with the suffix the writer adds, the name is longer "
+                   "than the file system allows)"
+                 : "");
+    return false;
+  }
+  close(fd);
+  if (created && unlink(path) != 0) {
+    snprintf(err, err_size, "cannot remove '%s': %s", path, strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+bool pprt_check_output(const char *path, pprt_output_mode mode, char *err,
+                       size_t err_size) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (!check_existing(path, &st, err, err_size))
+      return false;
+  } else if (errno != ENOENT) {
+    snprintf(err, err_size, "cannot write '%s': %s", path, strerror(errno));
+    return false;
+  }
+  if (mode == PPRT_OUTPUT_IN_PLACE && stat(path, &st) == 0) {
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+      snprintf(err, err_size, "cannot write '%s': %s", path, strerror(errno));
+      return false;
+    }
+    close(fd);
+    return true;
+  }
+  if (mode == PPRT_OUTPUT_IN_PLACE)
+    return probe_create(path, path, err, err_size);
+  /* The writer creates PATH.tmp beside PATH and renames it over PATH. */
+  size_t n = strlen(path) + sizeof ".tmp";
+  char *tmp = malloc(n);
+  if (!tmp) {
+    snprintf(err, err_size, "out of memory");
+    return false;
+  }
+  snprintf(tmp, n, "%s.tmp", path);
+  bool ok = probe_create(path, tmp, err, err_size);
+  free(tmp);
+  return ok;
+}
+
+bool pprt_check_checkpoint_dir(const char *dir, char *err, size_t err_size) {
+  struct stat st;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    snprintf(err, err_size, "cannot create '%s': %s", dir, strerror(errno));
+    return false;
+  }
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(err, err_size, "'%s' is not a directory", dir);
+    return false;
+  }
+  size_t n = strlen(dir) + sizeof "/" PPRT_CHECKPOINT_FILE;
+  char *path = malloc(n);
+  if (!path) {
+    snprintf(err, err_size, "out of memory");
+    return false;
+  }
+  snprintf(path, n, "%s/%s", dir, PPRT_CHECKPOINT_FILE);
+  bool ok = pprt_check_output(path, PPRT_OUTPUT_REPLACED, err, err_size);
+  free(path);
+  return ok;
+}
+
+bool pprt_rescue_path(const char *path, int32_t attempt, char *out,
+                      size_t size) {
+  const char *dirs[2] = {".", getenv("TMPDIR")};
+  if (!dirs[1] || !*dirs[1])
+    dirs[1] = "/tmp";
+  if (attempt < 0 || attempt >= 2)
+    return false;
+  const char *slash = strrchr(path, '/');
+  const char *base = slash && slash[1] ? slash + 1 : path;
+  /* Short enough, with ".tmp", for any file system's name limit. */
+  snprintf(out, size, "%s/pprt-rescued-%ld-%.180s", dirs[attempt],
+           (long)getpid(), base);
+  return true;
+}
+
+bool pprt_rescue_state(pprt_driver *d, pprt_state_writer write,
+                       const char *option, const char *path, int64_t step,
+                       char *out, size_t size) {
+  bool root = d->ctx->transport->world_rank == 0;
+  for (int32_t attempt = 0; pprt_rescue_path(path, attempt, out, size);
+       ++attempt) {
+    char err[512] = "";
+    bool ok = write(d, out, step, err, sizeof err);
+    if (pprt_agree(d->ctx, ok, option, root ? out : path, err))
+      return true;
+  }
+  if (root)
+    fprintf(stderr,
+            "pprt: rank 0: %s: no rescue place took what could not be "
+            "written to '%s' either\n",
+            option, path);
+  fflush(stderr);
+  return false;
+}
