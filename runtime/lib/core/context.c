@@ -123,6 +123,10 @@ void pprt_context_destroy(pprt_context *ctx) {
     }
     if (b->older)
       be->ops->free(be, b->older);
+    if (b->zero_shard)
+      be->ops->free(be, b->zero_shard);
+    if (b->zero_padded)
+      be->ops->free(be, b->zero_padded);
   }
   free(ctx->buffers);
   free(ctx->staging);
@@ -388,6 +392,8 @@ static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
     return;
   b->moment1 = device_copy(ctx, m, (size_t)b->bytes, "Adam's moments");
   b->moment2 = device_copy(ctx, v, (size_t)b->bytes, "Adam's moments");
+  b->moment_bytes = b->bytes;
+  ctx->optimizer_state_bytes += 2 * b->bytes;
 }
 
 /* Gives freshly allocated (zeroed) storage its kind's initial contents,

@@ -34,6 +34,7 @@ typedef struct pprt_driver_options {
   const char *tokens_path; /* --tokens; NULL for synthetic data */
   int token_width;         /* --token-dtype: bytes per id of a flat file */
   bool print_params;
+  bool print_memory;
   bool check_gradients;
   const char *profile_path; /* --profile; NULL when training */
   int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
@@ -97,6 +98,8 @@ int pprt_check_gradients(pprt_context *ctx);
 /* Prints per-param sums (from replica 0); false if the replicas' weights
    differ. */
 bool pprt_print_params(pprt_context *ctx);
+/* Prints this rank's bytes of weights, gradients and optimizer state. */
+void pprt_print_memory(pprt_context *ctx);
 /* Per PARAM buffer ids[i], the lowest world rank of replica 0 that holds
    it, or INT32_MAX if none does; identical on every rank. */
 void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,

@@ -42,6 +42,10 @@ static void usage(FILE *f, const char *prog) {
       "                     for f32 data arguments, ids for i32/i64 ones\n"
       "  --token-dtype T    uint16 (default) or uint32: a flat file's ids\n"
       "  --print-params     print per-parameter sums after training\n"
+      "  --zero N           0 (default) or 1: ZeRO-1 shards the optimizer\n"
+      "                     state over the data-parallel replicas\n"
+      "  --print-memory     every rank prints the bytes of weights,\n"
+      "                     gradients and optimizer state it holds\n"
       "  --metrics FILE     write each step's loss and wall-clock seconds\n"
       "                     to FILE, one JSON object a line\n"
       "  --init-weights FILE\n"
@@ -137,6 +141,8 @@ static void default_options(pprt_driver_options *o) {
   o->tokens_path = NULL;
   o->token_width = 2;
   o->print_params = false;
+  o->print_memory = false;
+  o->run.zero = 0;
   o->check_gradients = false;
   o->profile_path = NULL;
   o->warmup_steps = 2;
@@ -242,6 +248,9 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("sequential-replicas", "an integer in [1, 2147483647]",
                parse_i64(v, &n) && n >= 1 && n <= INT32_MAX &&
                    (o->run.sequential_replicas = (int32_t)n))
+  VALUE_OPTION("zero", "0 or 1",
+               parse_i64(v, &n) && (n == 0 || n == 1) &&
+                   ((o->run.zero = (int32_t)n) || true))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
   VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
   VALUE_OPTION("token-dtype", "uint16 or uint32",
@@ -280,6 +289,9 @@ static int check_training_state_options(const pprt_driver_options *o, char *err,
            (o->profile_path || o->check_gradients))
     problem = "--checkpoint and --resume train and exclude --profile and "
               "--check-gradients";
+  else if ((o->checkpoint_dir || o->resume_dir) && o->run.zero)
+    problem = "--zero 1 shards Adam's moments, which --checkpoint and "
+              "--resume do not save or restore";
   else if (o->resume_dir && o->init_weights_path)
     problem = "--resume sets the weights and excludes --init-weights";
   else if (o->resume_dir && o->first_step_set)
@@ -309,6 +321,10 @@ static int parse_options(int argc, char **argv, pprt_driver_options *o,
       return PARSE_HELP;
     if (strcmp(arg, "--print-params") == 0) {
       o->print_params = true;
+      continue;
+    }
+    if (strcmp(arg, "--print-memory") == 0) {
+      o->print_memory = true;
       continue;
     }
     if (strcmp(arg, "--check-gradients") == 0) {
@@ -518,6 +534,8 @@ static int run(pprt_driver *d) {
     return 1;
   if (d->opts.print_params && !pprt_print_params(d->ctx))
     return 1;
+  if (d->opts.print_memory)
+    pprt_print_memory(d->ctx);
   if (d->opts.save_path && !pprt_weights_save(d))
     return 1;
   return 0;

@@ -1,0 +1,83 @@
+/* ZeRO-1: the optimizer state sharded over the data-parallel replicas.
+   A stage's gradients are reduce-scattered instead of all-reduced, each
+   replica updates its block of the weights (Adam's moments exist for that
+   block only) and the replicas all-gather the updated weights. */
+#include "core/core.h"
+
+/* A buffer of `numel` values is split into `replicas` blocks of
+   ceil(numel / replicas); the last ones are padded (with zeros, which sum
+   to zero and are never read back). */
+static int64_t block_numel(const pprt_context *ctx, int64_t numel) {
+  return (numel + ctx->num_replicas - 1) / ctx->num_replicas;
+}
+
+bool pprt_zero_sharded(const pprt_context *ctx) {
+  return ctx->opts.zero == 1 && ctx->num_replicas > 1;
+}
+
+/* The padded copy of gradient `g`, allocated on first use; NULL when its
+   length is a multiple of the replica count. */
+static void *padded(pprt_context *ctx, pprt_buffer_desc *g) {
+  int64_t whole = block_numel(ctx, g->numel) * ctx->num_replicas;
+  if (whole == g->numel)
+    return NULL;
+  if (!g->zero_padded)
+    g->zero_padded = pprt_device_alloc(ctx, (size_t)whole * sizeof(float),
+                                       "ZeRO-1's padded gradient");
+  return g->zero_padded;
+}
+
+void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
+                              int32_t id) {
+  int64_t block = block_numel(ctx, g->numel);
+  if (!g->zero_shard)
+    g->zero_shard = pprt_device_alloc(ctx, (size_t)block * sizeof(float),
+                                      "ZeRO-1's gradient shard");
+  const void *send = pprt_slot_data(ctx, g, id, 0);
+  void *pad = padded(ctx, g);
+  if (pad) {
+    pprt_copy_f32(ctx, pad, send, g->numel);
+    send = pad;
+  }
+  pprt_transport *t = ctx->transport;
+  g->reduce_handle = t->ops->ireduce_scatter_group_f32(
+      t, send, g->zero_shard, block, ctx->num_replicas);
+}
+
+/* Gathers every replica's block of the weights at `w`. */
+static void all_gather(pprt_context *ctx, pprt_buffer_desc *p, float *w,
+                       pprt_buffer_desc *g) {
+  int64_t block = block_numel(ctx, p->numel);
+  int64_t first = ctx->replica * block;
+  int64_t mine = p->numel - first < block ? p->numel - first : block;
+  float *buf = w, *pad = padded(ctx, g);
+  if (pad) {
+    if (mine > 0)
+      pprt_copy_f32(ctx, pad + first, w + first, mine);
+    buf = pad;
+  }
+  pprt_transport *t = ctx->transport;
+  int32_t h = t->ops->iallgather_group_f32(t, buf, block, ctx->num_replicas);
+  if (!t->ops->wait_for(t, h, ctx->opts.timeout_s))
+    pprt_fatal_silent(ctx, PPRT_EVERYONE,
+                      "the all-gather of param %d (stage %d) over %d replicas",
+                      p->index, p->stage, ctx->num_replicas);
+  if (pad)
+    pprt_copy_f32(ctx, w, pad, p->numel);
+}
+
+void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
+                      pprt_buffer_desc *g, int32_t gid) {
+  if (!g->zero_shard || g->reduced_step != ctx->step)
+    pprt_fatal(ctx,
+               "ZeRO-1: gradient buffer %d of param %d (stage %d) was not "
+               "reduce-scattered in step %lld",
+               gid, p->index, p->stage, (long long)ctx->step + 1);
+  int64_t block = block_numel(ctx, p->numel);
+  int64_t first = ctx->replica * block;
+  int64_t mine = p->numel - first < block ? p->numel - first : block;
+  float *w = pprt_slot_data(ctx, p, pid, 0);
+  if (mine > 0)
+    pprt_apply_update(ctx, p, w + first, g->zero_shard, mine);
+  all_gather(ctx, p, w, g);
+}
