@@ -302,7 +302,8 @@ def test_bad_option(args):
             (["--lr", "1e40"], "invalid value '1e40' for --lr: expected a "
              "finite number within float range"),
             (["--timeout=0"], "invalid value '0' for --timeout: expected a "
-             "positive number of seconds")):
+             "positive number of seconds"),
+            (["--zero", "2"], "invalid value '2' for --zero: expected 0 or 1")):
         proc = mpirun(args, 1, args.toy, *flags)
         check(proc.returncode == 2 and message in proc.stderr,
               f"{flags}: expected exit 2 and '{message}'", proc)
@@ -1019,6 +1020,9 @@ def test_checkpoint_errors(args):
              "--resume sets the first step and excludes --first-step", 2),
             (["--checkpoint", good, "--profile", "p.json"],
              "--checkpoint and --resume train and exclude --profile", 2),
+            (["--checkpoint", good, "--zero", "1"],
+             "--zero 1 shards Adam's moments, which --checkpoint and "
+             "--resume do not save or restore", 2),
             (["--checkpoint", a_file],
              f"pprt: rank 0: --checkpoint: '{a_file}' is not a directory", 2),
             (["--checkpoint", os.path.join(work, "no-such-dir", "c")],
