@@ -315,6 +315,7 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   for (int32_t s = 0; s < b->num_slots; ++s)
     b->slots[s].data_step = -1;
   b->reduce_handle = -1;
+  b->gather_handle = -1;
   b->reduced_step = -1;
 }
 

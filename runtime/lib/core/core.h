@@ -62,7 +62,8 @@ typedef struct pprt_buffer_desc {
      first needed) and the number of updates applied. */
   void *moment1;
   void *moment2;
-  int64_t moment_bytes; /* of each moment: `bytes`, or the ZeRO-1 shard's */
+  int64_t moment_bytes;  /* of each moment: `bytes`, or the ZeRO-1 shard's */
+  int32_t gather_handle; /* ZeRO-1's in-flight all-gather; -1 if none */
   int64_t num_updates;
   /* PARAM with two weight versions: the older one, which the stage
      functions read (slots[0] holds the newer); NULL until first read. */
@@ -303,9 +304,11 @@ bool pprt_zero_sharded(const pprt_context *ctx);
 void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
                               int32_t id);
 /* Updates this replica's shard of param `pid` from its reduced gradient
-   shard (gradient buffer `gid`) and gathers the updated weights. */
+   shard (gradient buffer `gid`) and starts gathering the updated weights. */
 void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
                       pprt_buffer_desc *g, int32_t gid);
+/* Completes the all-gathers of `stage`'s weights. */
+void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage);
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);

@@ -192,6 +192,8 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
     if (b->defined && b->kind == PPRT_PARAM && b->stage == stage)
       update_param(ctx, b, id);
   }
+  if (pprt_zero_sharded(ctx))
+    pprt_zero_wait_gathers(ctx, stage);
 }
 
 void pprt_zero_grads(pprt_context *ctx) {

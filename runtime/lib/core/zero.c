@@ -1,7 +1,8 @@
 /* ZeRO-1: the optimizer state sharded over the data-parallel replicas.
    A stage's gradients are reduce-scattered instead of all-reduced, each
    replica updates its block of the weights (Adam's moments exist for that
-   block only) and the replicas all-gather the updated weights. */
+   block only) and the replicas all-gather the updated weights: all of a
+   stage's at once, completed at the end of its optimizer step. */
 #include "core/core.h"
 
 /* A buffer of `numel` values is split into `replicas` blocks of
@@ -44,9 +45,9 @@ void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
       t, send, g->zero_shard, block, ctx->num_replicas);
 }
 
-/* Gathers every replica's block of the weights at `w`. */
-static void all_gather(pprt_context *ctx, pprt_buffer_desc *p, float *w,
-                       pprt_buffer_desc *g) {
+/* Starts gathering every replica's block of the weights at `w`. */
+static void start_gather(pprt_context *ctx, pprt_buffer_desc *p, float *w,
+                         pprt_buffer_desc *g) {
   int64_t block = block_numel(ctx, p->numel);
   int64_t first = ctx->replica * block;
   int64_t mine = p->numel - first < block ? p->numel - first : block;
@@ -57,13 +58,8 @@ static void all_gather(pprt_context *ctx, pprt_buffer_desc *p, float *w,
     buf = pad;
   }
   pprt_transport *t = ctx->transport;
-  int32_t h = t->ops->iallgather_group_f32(t, buf, block, ctx->num_replicas);
-  if (!t->ops->wait_for(t, h, ctx->opts.timeout_s))
-    pprt_fatal_silent(ctx, PPRT_EVERYONE,
-                      "the all-gather of param %d (stage %d) over %d replicas",
-                      p->index, p->stage, ctx->num_replicas);
-  if (pad)
-    pprt_copy_f32(ctx, w, pad, p->numel);
+  p->gather_handle =
+      t->ops->iallgather_group_f32(t, buf, block, ctx->num_replicas);
 }
 
 void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
@@ -79,5 +75,27 @@ void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
   float *w = pprt_slot_data(ctx, p, pid, 0);
   if (mine > 0)
     pprt_apply_update(ctx, p, w + first, g->zero_shard, mine);
-  all_gather(ctx, p, w, g);
+  start_gather(ctx, p, w, g);
+}
+
+/* Completes param `pid`'s all-gather; a padded one is copied back. */
+static void finish_gather(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
+  pprt_transport *t = ctx->transport;
+  if (!t->ops->wait_for(t, p->gather_handle, ctx->opts.timeout_s))
+    pprt_fatal_silent(ctx, PPRT_EVERYONE,
+                      "the all-gather of param %d (stage %d) over %d replicas",
+                      p->index, p->stage, ctx->num_replicas);
+  p->gather_handle = -1;
+  void *pad = padded(ctx, pprt_grad_of(ctx, p, NULL));
+  if (pad)
+    pprt_copy_f32(ctx, pprt_slot_data(ctx, p, pid, 0), pad, p->numel);
+}
+
+void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage) {
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    pprt_buffer_desc *p = &ctx->buffers[id];
+    if (p->defined && p->kind == PPRT_PARAM && p->stage == stage &&
+        p->gather_handle >= 0)
+      finish_gather(ctx, p, id);
+  }
 }
