@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """ZeRO-1 (--zero 1) against plain data parallelism: the same final
-weights, bit for bit, and the same per-step losses, with SGD and Adam, for
-the MLP as 2 stages x 2 replicas (4 processes) and, with every layer 33
+weights, bit for bit, and the same per-step losses. With SGD and Adam:
+the MLP as 2 stages x 2 replicas (4 processes), and, with every layer 33
 wide so that most weights and biases have an odd number of values (the
-blocks are padded), as 1 stage x 2 replicas. With 2 replicas each sum is
-a + b in both collectives, so the results agree exactly. --print-memory's
+blocks are padded), as 1 stage x 2 replicas. With Adam only:
+interleaved-1f1b with 2 stages per rank, and the no-flush pipedream-2bw
+with its two weight versions. With 2 replicas each sum is a + b in both
+collectives, so the results agree exactly. --print-memory's
 optimizer-state bytes per rank match the closed form: Adam keeps 8 bytes
 per weight on every replica without ZeRO, and 8 per weight of the
 replica's block, ceil(n / d) or the rest, with ZeRO-1. The 2 x 2 Adam run
@@ -48,6 +50,7 @@ def losses(out):
 
 def train(exe, procs, workdir, name, extra):
     path = os.path.join(workdir, name + ".safetensors")
+    # A later --steps wins.
     out = run(["mpirun", "-np", str(procs), exe, "--steps", "20", "--save",
                path, "--print-memory"] + extra)
     with open(path, "rb") as f:
@@ -118,6 +121,21 @@ def main():
              "-o", exe])
         check(exe, 2 * REPLICAS, workdir, "2 stages x 2 replicas", None,
               staged=True)
+        # Two stages per rank, and a no-flush schedule with two weight
+        # versions: Adam only, 10 steps.
+        for schedule, stages in (("interleaved-1f1b", 4),
+                                 ("pipedream-2bw", 2)):
+            exe = os.path.join(workdir, schedule)
+            run([args.pp_compile, args.model, "--stages", str(stages),
+                 "--ranks", "2", "--microbatches", "8", "--schedule",
+                 schedule, "--data-parallel", str(REPLICAS), "-o", exe])
+            adam = ["--optimizer", "adam", "--lr", "0.01", "--steps", "10"]
+            plain, w_plain = train(exe, 2 * REPLICAS, workdir, "plain", adam)
+            zero, w_zero = train(exe, 2 * REPLICAS, workdir, "zero",
+                                 adam + ["--zero", "1"])
+            if w_plain != w_zero or losses(plain) != losses(zero):
+                sys.exit(f"{schedule} adam: ZeRO-1 differs\n{plain}\n{zero}")
+            print(f"{schedule} adam: identical weights")
         exe = os.path.join(workdir, "odd_1x2")
         run([args.pp_compile, odd_path, "--stages", "1", "--microbatches",
              "4", "--schedule", "gpipe", "--data-parallel", str(REPLICAS),
