@@ -1020,9 +1020,6 @@ def test_checkpoint_errors(args):
              "--resume sets the first step and excludes --first-step", 2),
             (["--checkpoint", good, "--profile", "p.json"],
              "--checkpoint and --resume train and exclude --profile", 2),
-            (["--checkpoint", good, "--zero", "1"],
-             "--zero 1 shards Adam's moments, which --checkpoint and "
-             "--resume do not save or restore", 2),
             (["--checkpoint", a_file],
              f"pprt: rank 0: --checkpoint: '{a_file}' is not a directory", 2),
             (["--checkpoint", os.path.join(work, "no-such-dir", "c")],

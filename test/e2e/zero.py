@@ -10,7 +10,10 @@ collectives, so the results agree exactly. --print-memory's
 optimizer-state bytes per rank match the closed form: Adam keeps 8 bytes
 per weight on every replica without ZeRO, and 8 per weight of the
 replica's block, ceil(n / d) or the rest, with ZeRO-1. The 2 x 2 Adam run
-is repeated through the host-staged transport."""
+is repeated through the host-staged transport. With Adam, a checkpoint
+written under ZeRO-1 after 10 steps is byte-equal to plain data
+parallelism's, and resuming from it under ZeRO-1 gives the weights of 20
+plain steps."""
 
 import argparse
 import math
@@ -57,6 +60,31 @@ def train(exe, procs, workdir, name, extra):
         return out, f.read()
 
 
+def checkpoint(exe, procs, workdir, name, extra):
+    """The checkpoint file of a 10-step run."""
+    ckpt = os.path.join(workdir, name)
+    run(["mpirun", "-np", str(procs), exe, "--steps", "10", "--checkpoint",
+         ckpt] + extra)
+    with open(os.path.join(ckpt, "checkpoint.safetensors"), "rb") as f:
+        return ckpt, f.read()
+
+
+def check_checkpoint(exe, procs, workdir, tag, optimizer, w_plain):
+    """A checkpoint written under ZeRO-1 holds the whole moments, the
+    bytes of plain data parallelism's, and 10 more steps resumed from it
+    under ZeRO-1 give the weights of 20 uninterrupted plain steps."""
+    ckpt, zero = checkpoint(exe, procs, workdir, "ckpt-zero",
+                            optimizer + ["--zero", "1"])
+    _, plain = checkpoint(exe, procs, workdir, "ckpt-plain", optimizer)
+    if zero != plain:
+        sys.exit(f"{tag}: the ZeRO-1 checkpoint differs from the plain one")
+    _, resumed = train(exe, procs, workdir, "resumed",
+                       optimizer + ["--zero", "1", "--resume", ckpt,
+                                    "--steps", "10"])
+    if resumed != w_plain:
+        sys.exit(f"{tag}: resumed under ZeRO-1, the weights differ")
+
+
 def check(exe, procs, workdir, label, sizes, staged=False):
     for optimizer in (["--optimizer", "sgd", "--lr", "0.1"],
                       ["--optimizer", "adam", "--lr", "0.01"]):
@@ -76,6 +104,8 @@ def check(exe, procs, workdir, label, sizes, staged=False):
                                              "guarded-staged"])
             if w_staged != w_plain:
                 sys.exit(f"{tag}: the weights differ through staging buffers")
+        if optimizer[1] == "adam":
+            check_checkpoint(exe, procs, workdir, tag, optimizer, w_plain)
         mem_plain, mem_zero = memory(plain), memory(zero)
         if len(mem_plain) != procs or len(mem_zero) != procs:
             sys.exit(f"{tag}: expected {procs} memory lines\n{plain}\n{zero}")

@@ -391,10 +391,19 @@ static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
      updated is resumed without them, as it was saved. */
   if (updates == 0)
     return;
-  b->moment1 = device_copy(ctx, m, (size_t)b->bytes, "Adam's moments");
-  b->moment2 = device_copy(ctx, v, (size_t)b->bytes, "Adam's moments");
-  b->moment_bytes = b->bytes;
-  ctx->optimizer_state_bytes += 2 * b->bytes;
+  /* Under ZeRO-1 the replica keeps its block of the whole moments. */
+  int64_t first = 0, length = b->numel;
+  if (pprt_zero_sharded(ctx))
+    pprt_zero_block(ctx, b->numel, &first, &length);
+  if (length == 0)
+    return;
+  b->moment_bytes = length * b->elem_size;
+  int64_t skip = first * b->elem_size;
+  b->moment1 = device_copy(ctx, (const char *)m + skip, (size_t)b->moment_bytes,
+                           "Adam's moments");
+  b->moment2 = device_copy(ctx, (const char *)v + skip, (size_t)b->moment_bytes,
+                           "Adam's moments");
+  ctx->optimizer_state_bytes += 2 * b->moment_bytes;
 }
 
 /* Gives freshly allocated (zeroed) storage its kind's initial contents,

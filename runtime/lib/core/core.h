@@ -309,6 +309,16 @@ void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
                       pprt_buffer_desc *g, int32_t gid);
 /* Completes the all-gathers of `stage`'s weights. */
 void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage);
+/* This replica's block of a buffer of `numel` values: its first value and
+   its length (0 for a replica past the end). */
+void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
+                     int64_t *length);
+/* Adam's whole moments of PARAM `pid` into host memory `m` and `v` (its
+   `bytes` each), gathered from the replicas' blocks (zeros where none
+   exist yet). Collective: every replica holding the param's stage calls
+   it, for the same params in the same order. */
+void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p,
+                              int32_t pid, void *m, void *v);
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);

@@ -99,3 +99,48 @@ void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage) {
       finish_gather(ctx, p, id);
   }
 }
+
+void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
+                     int64_t *length) {
+  int64_t block = block_numel(ctx, numel);
+  *first = ctx->replica * block;
+  *length = numel - *first < block ? numel - *first : block;
+  if (*length < 0)
+    *length = 0;
+}
+
+/* A padded device copy of this replica's block of `moment` (NULL: none),
+   gathered in place; returns its all-gather's handle. */
+static int32_t start_moment_gather(pprt_context *ctx, pprt_buffer_desc *p,
+                                   const void *moment, float *whole) {
+  int64_t first = 0, mine = 0;
+  pprt_zero_block(ctx, p->numel, &first, &mine);
+  if (moment && mine > 0)
+    pprt_copy_f32(ctx, whole + first, moment, mine);
+  pprt_transport *t = ctx->transport;
+  return t->ops->iallgather_group_f32(t, whole, block_numel(ctx, p->numel),
+                                      ctx->num_replicas);
+}
+
+void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p,
+                              int32_t pid, void *m, void *v) {
+  (void)pid;
+  size_t bytes =
+      (size_t)(block_numel(ctx, p->numel) * ctx->num_replicas) * sizeof(float);
+  float *whole_m = pprt_device_alloc(ctx, bytes, "gathered Adam moments");
+  float *whole_v = pprt_device_alloc(ctx, bytes, "gathered Adam moments");
+  int32_t hm = start_moment_gather(ctx, p, p->moment1, whole_m);
+  int32_t hv = start_moment_gather(ctx, p, p->moment2, whole_v);
+  pprt_transport *t = ctx->transport;
+  if (!t->ops->wait_for(t, hm, ctx->opts.timeout_s) ||
+      !t->ops->wait_for(t, hv, ctx->opts.timeout_s))
+    pprt_fatal_silent(ctx, PPRT_EVERYONE,
+                      "the all-gather of param %d's Adam moments (stage %d) "
+                      "over %d replicas",
+                      p->index, p->stage, ctx->num_replicas);
+  pprt_backend *be = ctx->backend;
+  be->ops->copy_to_host(be, m, whole_m, (size_t)p->bytes);
+  be->ops->copy_to_host(be, v, whole_v, (size_t)p->bytes);
+  be->ops->free(be, whole_m);
+  be->ops->free(be, whole_v);
+}

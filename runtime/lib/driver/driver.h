@@ -155,9 +155,10 @@ typedef enum pprt_param_part {
 } pprt_param_part;
 /* The host bytes of part `part` of param `id` from world rank `owner`, on
    world rank 0 and on the owner; NULL elsewhere. Collective between the
-   two. */
+   two. The owner sends `owned` if not NULL, else reads the param. */
 const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
-                                  int32_t part, const char *option);
+                                  int32_t part, const void *owned,
+                                  const char *option);
 
 /* ---- driver/checkpoint.c ---- */
 /* The checkpoint file in --checkpoint's and --resume's directory. */

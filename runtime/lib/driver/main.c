@@ -289,9 +289,6 @@ static int check_training_state_options(const pprt_driver_options *o, char *err,
            (o->profile_path || o->check_gradients))
     problem = "--checkpoint and --resume train and exclude --profile and "
               "--check-gradients";
-  else if ((o->checkpoint_dir || o->resume_dir) && o->run.zero)
-    problem = "--zero 1 shards Adam's moments, which --checkpoint and "
-              "--resume do not save or restore";
   else if (o->resume_dir && o->init_weights_path)
     problem = "--resume sets the weights and excludes --init-weights";
   else if (o->resume_dir && o->first_step_set)
