@@ -313,12 +313,12 @@ void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage);
    its length (0 for a replica past the end). */
 void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
                      int64_t *length);
-/* Adam's whole moments of PARAM `pid` into host memory `m` and `v` (its
+/* Adam's whole moments of PARAM `p` into host memory `m` and `v` (its
    `bytes` each), gathered from the replicas' blocks (zeros where none
    exist yet). Collective: every replica holding the param's stage calls
    it, for the same params in the same order. */
-void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p,
-                              int32_t pid, void *m, void *v);
+void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p, void *m,
+                              void *v);
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);

@@ -122,9 +122,8 @@ static int32_t start_moment_gather(pprt_context *ctx, pprt_buffer_desc *p,
                                       ctx->num_replicas);
 }
 
-void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p,
-                              int32_t pid, void *m, void *v) {
-  (void)pid;
+void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p, void *m,
+                              void *v) {
   size_t bytes =
       (size_t)(block_numel(ctx, p->numel) * ctx->num_replicas) * sizeof(float);
   float *whole_m = pprt_device_alloc(ctx, bytes, "gathered Adam moments");

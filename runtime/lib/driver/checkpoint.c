@@ -336,8 +336,7 @@ static void **gather_moments(pprt_context *ctx, const int32_t *ids, int32_t n) {
     if (!b->slots[0].data)
       continue;
     whole[i] = pprt_xcalloc(ctx, 2, (size_t)b->bytes);
-    pprt_zero_gather_moments(ctx, b, ids[i], whole[i],
-                             (char *)whole[i] + b->bytes);
+    pprt_zero_gather_moments(ctx, b, whole[i], (char *)whole[i] + b->bytes);
   }
   return whole;
 }
