@@ -12,6 +12,15 @@ static int64_t block_numel(const pprt_context *ctx, int64_t numel) {
   return (numel + ctx->num_replicas - 1) / ctx->num_replicas;
 }
 
+void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
+                     int64_t *length) {
+  int64_t block = block_numel(ctx, numel);
+  *first = ctx->replica * block;
+  *length = numel - *first < block ? numel - *first : block;
+  if (*length < 0)
+    *length = 0;
+}
+
 bool pprt_zero_sharded(const pprt_context *ctx) {
   return ctx->opts.zero == 1 && ctx->num_replicas > 1;
 }
@@ -48,9 +57,8 @@ void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
 /* Starts gathering every replica's block of the weights at `w`. */
 static void start_gather(pprt_context *ctx, pprt_buffer_desc *p, float *w,
                          pprt_buffer_desc *g) {
-  int64_t block = block_numel(ctx, p->numel);
-  int64_t first = ctx->replica * block;
-  int64_t mine = p->numel - first < block ? p->numel - first : block;
+  int64_t first = 0, mine = 0;
+  pprt_zero_block(ctx, p->numel, &first, &mine);
   float *buf = w, *pad = padded(ctx, g);
   if (pad) {
     if (mine > 0)
@@ -58,8 +66,8 @@ static void start_gather(pprt_context *ctx, pprt_buffer_desc *p, float *w,
     buf = pad;
   }
   pprt_transport *t = ctx->transport;
-  p->gather_handle =
-      t->ops->iallgather_group_f32(t, buf, block, ctx->num_replicas);
+  p->gather_handle = t->ops->iallgather_group_f32(
+      t, buf, block_numel(ctx, p->numel), ctx->num_replicas);
 }
 
 void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
@@ -69,9 +77,8 @@ void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
                "ZeRO-1: gradient buffer %d of param %d (stage %d) was not "
                "reduce-scattered in step %lld",
                gid, p->index, p->stage, (long long)ctx->step + 1);
-  int64_t block = block_numel(ctx, p->numel);
-  int64_t first = ctx->replica * block;
-  int64_t mine = p->numel - first < block ? p->numel - first : block;
+  int64_t first = 0, mine = 0;
+  pprt_zero_block(ctx, p->numel, &first, &mine);
   float *w = pprt_slot_data(ctx, p, pid, 0);
   if (mine > 0)
     pprt_apply_update(ctx, p, w + first, g->zero_shard, mine);
@@ -98,15 +105,6 @@ void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage) {
         p->gather_handle >= 0)
       finish_gather(ctx, p, id);
   }
-}
-
-void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
-                     int64_t *length) {
-  int64_t block = block_numel(ctx, numel);
-  *first = ctx->replica * block;
-  *length = numel - *first < block ? numel - *first : block;
-  if (*length < 0)
-    *length = 0;
 }
 
 /* A padded device copy of this replica's block of `moment` (NULL: none),
