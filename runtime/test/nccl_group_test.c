@@ -185,6 +185,36 @@ ncclResult_t ncclAllReduce(const void *in, void *out, size_t count,
   return ncclSuccess;
 }
 
+/* The replicas' communicator has two processes; this one is the second. */
+ncclResult_t ncclCommCount(ncclComm_t c, int *count) {
+  *count = c == replicas ? 2 : 0;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommUserRank(ncclComm_t c, int *rank) {
+  *rank = c == replicas ? 1 : 0;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclReduceScatter(const void *in, void *out, size_t count,
+                               ncclDataType_t type, ncclRedOp_t op,
+                               ncclComm_t c, cudaStream_t s) {
+  (void)type, (void)op;
+  log_call("ReduceScatter %s to %s %zu over %s on %s", (const char *)in,
+           (const char *)out, count, c == replicas ? "replicas" : "?",
+           stream_name(s));
+  return ncclSuccess;
+}
+
+ncclResult_t ncclAllGather(const void *in, void *out, size_t count,
+                           ncclDataType_t type, ncclComm_t c, cudaStream_t s) {
+  (void)type;
+  log_call("AllGather +%td %zu over %s on %s",
+           (const char *)in - (const char *)out, count,
+           c == replicas ? "replicas" : "?", stream_name(s));
+  return ncclSuccess;
+}
+
 /* ---- The MPI side: one of two ranks; only what start-up needs. ---- */
 
 static int32_t inner_isend(pprt_transport *t, const void *buf, int64_t bytes,
@@ -310,6 +340,36 @@ static void test_all_reduce(pprt_transport *n) {
                              "EventQuery e10\n");
 }
 
+/* A reduce-scatter and an in-place all-gather over the replicas, ordered
+   against the compute stream like the all-reduce; the all-gather sends
+   this process's block (the second, 3 floats = 12 bytes in). */
+static void test_shard_collectives(pprt_transport *n) {
+  float whole[6];
+  int32_t h = n->ops->ireduce_scatter_group_f32(n, g, b, 3, 2);
+  if (!n->ops->wait_for(n, h, 1.0))
+    fail("reduce-scatter timed out");
+  h = n->ops->iallgather_group_f32(n, whole, 3, 2);
+  if (!n->ops->wait_for(n, h, 1.0))
+    fail("all-gather timed out");
+  expect_calls("shard collectives", "EventCreate e11\n"
+                                    "EventRecord e11 compute\n"
+                                    "StreamWaitEvent comm e11\n"
+                                    "ReduceScatter G to B 3 over replicas on "
+                                    "comm\n"
+                                    "EventCreate e12\n"
+                                    "EventRecord e12 comm\n"
+                                    "StreamWaitEvent compute e12\n"
+                                    "EventQuery e12\n"
+                                    "EventCreate e13\n"
+                                    "EventRecord e13 compute\n"
+                                    "StreamWaitEvent comm e13\n"
+                                    "AllGather +12 3 over replicas on comm\n"
+                                    "EventCreate e14\n"
+                                    "EventRecord e14 comm\n"
+                                    "StreamWaitEvent compute e14\n"
+                                    "EventQuery e14\n");
+}
+
 /* A receive that never arrives times out; the compute stream does not
    wait for it. */
 static void test_timeout(pprt_transport *n) {
@@ -364,6 +424,7 @@ int main(void) {
   test_group(n);
   test_alone(n);
   test_all_reduce(n);
+  test_shard_collectives(n);
   test_timeout(n);
   test_wait_in_group(n);
   if (!n->ops->wait_all(n, 1.0))

@@ -1,6 +1,7 @@
 /* The NCCL transport over 2+ ranks: without a GPU every rank gets NULL
    and a reason (no crash, no hang); with one, a device buffer goes from
-   rank 0 to rank 1 and a group all-reduce sums over all ranks. */
+   rank 0 to rank 1, a group all-reduce sums over all ranks, and a
+   reduce-scatter and an all-gather (ZeRO-1) reassemble the sums. */
 #include "backends/nccl/nccl_transport.h"
 #include "backends/transport.h"
 
@@ -21,6 +22,41 @@ static int no_gpu(pprt_transport *t) {
   }
   t->ops->destroy(t);
   return rc;
+}
+
+enum { MAX_RANKS = 8 };
+
+/* ZeRO-1's collectives: rank r reduce-scatters blocks {r + 1, k} (block
+   k), receiving {ranks (ranks + 1) / 2, ranks r}; then the in-place
+   all-gather of those gives every rank all blocks. Nonzero if wrong. */
+static int shard_collectives(pprt_transport *n, cudaStream_t s) {
+  int ranks = n->world_size, me = n->world_rank;
+  if (ranks > MAX_RANKS)
+    return 1;
+  float host[2 * MAX_RANKS], got[2 * MAX_RANKS];
+  for (int k = 0; k < ranks; ++k) {
+    host[2 * k] = (float)(me + 1);
+    host[2 * k + 1] = (float)k;
+  }
+  size_t bytes = (size_t)(2 * ranks) * sizeof(float);
+  float *send, *all;
+  cudaMalloc((void **)&send, bytes);
+  cudaMalloc((void **)&all, bytes);
+  cudaMemcpy(send, host, bytes, cudaMemcpyHostToDevice);
+  cudaMemset(all, 0, bytes);
+  int bad = !n->ops->wait_for(
+      n, n->ops->ireduce_scatter_group_f32(n, send, all + 2 * me, 2, ranks),
+      60.0);
+  bad |= !n->ops->wait_for(n, n->ops->iallgather_group_f32(n, all, 2, ranks),
+                           60.0);
+  cudaStreamSynchronize(s);
+  cudaMemcpy(got, all, bytes, cudaMemcpyDeviceToHost);
+  for (int k = 0; k < ranks; ++k)
+    bad |= got[2 * k] != (float)(ranks * (ranks + 1) / 2) ||
+           got[2 * k + 1] != (float)(ranks * k);
+  cudaFree(send);
+  cudaFree(all);
+  return bad;
 }
 
 /* rank 0 sends {1, 2, 3, 4} to rank 1; then every rank all-reduces
@@ -59,6 +95,7 @@ static int with_gpu(pprt_transport *t, int count) {
   float want = (float)(n->world_size * (n->world_size + 1) / 2);
   for (int i = 0; i < 4; ++i)
     bad |= got[i] != want;
+  bad |= shard_collectives(n, s);
   printf("rank %d: %s\n", n->world_rank, bad ? "FAIL" : "ok");
   cudaFree(dev);
   n->ops->destroy(n);

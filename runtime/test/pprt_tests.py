@@ -303,7 +303,8 @@ def test_bad_option(args):
             (["--lr", "1e40"], "invalid value '1e40' for --lr: expected a "
              "finite number within float range"),
             (["--timeout=0"], "invalid value '0' for --timeout: expected a "
-             "positive number of seconds")):
+             "positive number of seconds"),
+            (["--zero", "2"], "invalid value '2' for --zero: expected 0 or 1")):
         proc = mpirun(args, 1, args.toy, *flags)
         check(proc.returncode == 2 and message in proc.stderr,
               f"{flags}: expected exit 2 and '{message}'", proc)

@@ -2,8 +2,8 @@
 """A failing or silent peer never hangs a compiled pipeline, and pp names
 it: a rank that is stopped (alive but silent) is named by every other rank
 about one --timeout after it stopped, also while they wait in a
-checkpoint's agreement or a data-parallel all-reduce (which names its
-replica); a rank that is killed is named by its watcher."""
+checkpoint's agreement or a data-parallel all-reduce, reduce-scatter or
+all-gather (ZeRO-1), which names its replica; a rank that is killed is named by its watcher."""
 
 import argparse
 import os
@@ -90,6 +90,9 @@ def main():
             ("silent while checkpointing", pipeline, signal.SIGSTOP, 2, ckpt,
              ""),
             ("silent replica", replicas, signal.SIGSTOP, 2, [],
+             " (replica 1, pipeline rank 0)"),
+            ("silent replica under ZeRO-1", replicas, signal.SIGSTOP, 2,
+             ["--zero", "1", "--optimizer", "adam"],
              " (replica 1, pipeline rank 0)"),
         )
         for what, exe, sig, victim, extra, who in cases:

@@ -20,6 +20,7 @@ extern "C" {
  *   mpirun -np P ./train [--steps N] [--optimizer sgd|adam] [--lr F]
  *                        [--beta1 F] [--beta2 F] [--eps F] [--seed N]
  *                        [--timeout S] [--sequential-replicas K]
+ *                        [--zero 0|1] [--print-memory]
  *                        [--corpus FILE] [--print-params]
  *                        [--profile FILE [--warmup N]
  *                         [--profile-clock wall|cpu]]

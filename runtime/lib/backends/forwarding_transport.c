@@ -48,6 +48,17 @@ static int32_t fw_iallreduce_group_f32(pprt_transport *t, void *buf,
   return INNER(t, iallreduce_group_f32, buf, count);
 }
 
+static int32_t fw_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
+                                            void *recv, int64_t count,
+                                            int32_t blocks) {
+  return INNER(t, ireduce_scatter_group_f32, send, recv, count, blocks);
+}
+
+static int32_t fw_iallgather_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count, int32_t blocks) {
+  return INNER(t, iallgather_group_f32, buf, count, blocks);
+}
+
 static bool fw_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   return INNER(t, wait_for, handle, timeout_s);
 }
@@ -85,6 +96,8 @@ const pprt_transport_ops pprt_forwarding_ops = {
     .group_begin = fw_group_begin,
     .group_end = fw_group_end,
     .iallreduce_group_f32 = fw_iallreduce_group_f32,
+    .ireduce_scatter_group_f32 = fw_ireduce_scatter_group_f32,
+    .iallgather_group_f32 = fw_iallgather_group_f32,
     .wait_for = fw_wait_for,
     .reduce_world_f64 = fw_reduce_world_f64,
     .allreduce_world_min_i32 = fw_allreduce_world_min_i32,

@@ -44,7 +44,7 @@ typedef struct pprt_transport_ops {
   /* Starts a send of `bytes` bytes and returns a handle for wait_for(). */
   int32_t (*isend)(pprt_transport *t, const void *buf, int64_t bytes,
                    int32_t peer, int32_t tag);
-  /* Completes every outstanding send and all-reduce within `timeout_s`;
+  /* Completes every outstanding send and collective within `timeout_s`;
      invalidates all handles. */
   bool (*wait_all)(pprt_transport *t, double timeout_s);
   /* Receives exactly `bytes` bytes. */
@@ -67,7 +67,20 @@ typedef struct pprt_transport_ops {
   /* Starts an in-place sum over the caller's group and returns a handle
      for wait_for(); the buffer must stay untouched until then. */
   int32_t (*iallreduce_group_f32)(pprt_transport *t, void *buf, int64_t count);
-  /* Completes a send or all-reduce handle within `timeout_s`; false if it
+  /* Starts a sum over the caller's group of `blocks` (the group's size)
+     blocks of `count` f32 at `send`, leaving block k of the sum in `recv`
+     (`count` f32) of the group's k-th process (split_groups' key order);
+     returns a handle for wait_for(). Both buffers stay untouched until
+     then. */
+  int32_t (*ireduce_scatter_group_f32)(pprt_transport *t, const void *send,
+                                       void *recv, int64_t count,
+                                       int32_t blocks);
+  /* Starts an in-place gather over the caller's group: `buf` holds
+     `blocks` blocks of `count` f32, the k-th process's own block at k;
+     afterwards every block everywhere. Returns a handle for wait_for(). */
+  int32_t (*iallgather_group_f32)(pprt_transport *t, void *buf, int64_t count,
+                                  int32_t blocks);
+  /* Completes a send or collective handle within `timeout_s`; false if it
      did not. */
   bool (*wait_for)(pprt_transport *t, int32_t handle, double timeout_s);
   /* In-place sum over the world into rank 0 (others' results undefined);

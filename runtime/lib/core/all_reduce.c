@@ -9,8 +9,9 @@ static void wait_reduction(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
   pprt_transport *t = ctx->transport;
   if (!t->ops->wait_for(t, g->reduce_handle, ctx->opts.timeout_s))
     pprt_fatal_silent(ctx, PPRT_EVERYONE,
-                      "the all-reduce of gradient buffer %d (stage %d) over "
+                      "the %s of gradient buffer %d (stage %d) over "
                       "%d replicas",
+                      pprt_zero_sharded(ctx) ? "reduce-scatter" : "all-reduce",
                       id, g->stage, ctx->num_replicas);
   g->reduce_handle = -1;
 }
@@ -38,6 +39,10 @@ static void start_reduction(pprt_context *ctx, pprt_buffer_desc *g,
   pprt_require_f32(ctx, g, id, "pprt_all_reduce");
   void *data = pprt_slot_data(ctx, g, id, 0);
   pprt_wait_slot_sends(ctx, id, 0);
+  if (pprt_zero_sharded(ctx)) {
+    pprt_zero_reduce_scatter(ctx, g, id);
+    return;
+  }
   pprt_transport *t = ctx->transport;
   g->reduce_handle = t->ops->iallreduce_group_f32(t, data, g->numel);
 }

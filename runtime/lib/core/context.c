@@ -123,6 +123,10 @@ void pprt_context_destroy(pprt_context *ctx) {
     }
     if (b->older)
       be->ops->free(be, b->older);
+    if (b->zero_shard)
+      be->ops->free(be, b->zero_shard);
+    if (b->zero_padded)
+      be->ops->free(be, b->zero_padded);
   }
   free(ctx->buffers);
   free(ctx->staging);
@@ -311,6 +315,7 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   for (int32_t s = 0; s < b->num_slots; ++s)
     b->slots[s].data_step = -1;
   b->reduce_handle = -1;
+  b->gather_handle = -1;
   b->reduced_step = -1;
 }
 
@@ -399,8 +404,19 @@ static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
      updated is resumed without them, as it was saved. */
   if (updates == 0)
     return;
-  b->moment1 = device_copy(ctx, m, (size_t)b->bytes, "Adam's moments");
-  b->moment2 = device_copy(ctx, v, (size_t)b->bytes, "Adam's moments");
+  /* Under ZeRO-1 the replica keeps its block of the whole moments. */
+  int64_t first = 0, length = b->numel;
+  if (pprt_zero_sharded(ctx))
+    pprt_zero_block(ctx, b->numel, &first, &length);
+  if (length == 0)
+    return;
+  b->moment_bytes = length * b->elem_size;
+  int64_t skip = first * b->elem_size;
+  b->moment1 = device_copy(ctx, (const char *)m + skip, (size_t)b->moment_bytes,
+                           "Adam's moments");
+  b->moment2 = device_copy(ctx, (const char *)v + skip, (size_t)b->moment_bytes,
+                           "Adam's moments");
+  ctx->optimizer_state_bytes += 2 * b->moment_bytes;
 }
 
 /* Gives freshly allocated (zeroed) storage its kind's initial contents,

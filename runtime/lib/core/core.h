@@ -55,10 +55,18 @@ typedef struct pprt_buffer_desc {
      and the step it was last started in (-1 if never). */
   int32_t reduce_handle;
   int64_t reduced_step;
+  /* PARAM_GRAD under ZeRO-1 (core/zero.c): this replica's block of the
+     summed gradient, and the gradient (then the weights) padded to a
+     multiple of the replica count; NULL until needed, `padded` also when
+     the length is a multiple already. */
+  void *zero_shard;
+  void *zero_padded;
   /* PARAM: optimizer state (Adam's m and v in device memory, NULL until
      first needed) and the number of updates applied. */
   void *moment1;
   void *moment2;
+  int64_t moment_bytes;  /* of each moment: `bytes`, or the ZeRO-1 shard's */
+  int32_t gather_handle; /* ZeRO-1's in-flight all-gather; -1 if none */
   int64_t num_updates;
   /* PARAM with two weight versions: the older one, which the stage
      functions read (slots[0] holds the newer); NULL until first read. */
@@ -106,6 +114,7 @@ typedef struct pprt_options {
   int32_t sequential_replicas; /* replicas each process plays in turn */
   double timeout_s;            /* receives and all-reduces */
   bool allow_non_finite;       /* train on past a NaN or infinite loss */
+  int32_t zero; /* ZeRO stage: 0 (replicated optimizer state) or 1 */
 } pprt_options;
 
 /* Where buffer contents come from, installed by the driver
@@ -180,6 +189,9 @@ struct pprt_context {
   int32_t step_offset;
   bool freeze_params; /* optimizer steps keep weights and gradients */
   bool defer_update;  /* like freeze_params, for all but the last pass */
+
+  /* Optimizer state this process allocated (Adam's moments), in bytes. */
+  int64_t optimizer_state_bytes;
 
   pprt_buffer_desc *buffers; /* indexed by id */
   int32_t num_buffers;       /* 1 + highest id slot allocated in `buffers` */
@@ -280,6 +292,36 @@ void pprt_wait_reductions(pprt_context *ctx, int32_t stage);
 
 /* ---- core/update.c ---- */
 void pprt_zero_grads(pprt_context *ctx);
+/* Applies the optimizer to `n` weights at `w` of param `p` (whose update
+   count is already this update's) with gradient `dw`; Adam's moments, first
+   allocated here, hold `n` values. */
+void pprt_apply_update(pprt_context *ctx, pprt_buffer_desc *p, void *w,
+                       const void *dw, int64_t n);
+/* dst = src for `n` f32 values in device memory (exact). */
+void pprt_copy_f32(pprt_context *ctx, void *dst, const void *src, int64_t n);
+
+/* ---- core/zero.c ---- */
+/* Whether the optimizer state is sharded over the replicas (ZeRO-1). */
+bool pprt_zero_sharded(const pprt_context *ctx);
+/* Starts the reduce-scatter of gradient buffer `id` into its shard. */
+void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
+                              int32_t id);
+/* Updates this replica's shard of param `pid` from its reduced gradient
+   shard (gradient buffer `gid`) and starts gathering the updated weights. */
+void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
+                      pprt_buffer_desc *g, int32_t gid);
+/* Completes the all-gathers of `stage`'s weights. */
+void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage);
+/* This replica's block of a buffer of `numel` values: its first value and
+   its length (0 for a replica past the end). */
+void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
+                     int64_t *length);
+/* Adam's whole moments of PARAM `p` into host memory `m` and `v` (its
+   `bytes` each), gathered from the replicas' blocks (zeros where none
+   exist yet). Collective: every replica holding the param's stage calls
+   it, for the same params in the same order. */
+void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p, void *m,
+                              void *v);
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);

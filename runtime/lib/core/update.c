@@ -94,25 +94,41 @@ static void zero_grad(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
   ctx->backend->ops->zero(ctx->backend, g->slots[0].data, (size_t)g->bytes);
 }
 
-/* Bias-corrected Adam; p->num_updates is already this update's t. */
+/* Bias-corrected Adam over `n` weights; p->num_updates is already this
+   update's t. */
 static void adam(pprt_context *ctx, pprt_buffer_desc *p, void *w,
-                 const void *dw) {
+                 const void *dw, int64_t n) {
   if (!p->moment1) {
-    p->moment1 = pprt_device_alloc(ctx, (size_t)p->bytes, "Adam's moments");
-    p->moment2 = pprt_device_alloc(ctx, (size_t)p->bytes, "Adam's moments");
+    p->moment_bytes = n * (int64_t)sizeof(float);
+    p->moment1 =
+        pprt_device_alloc(ctx, (size_t)p->moment_bytes, "Adam's moments");
+    p->moment2 =
+        pprt_device_alloc(ctx, (size_t)p->moment_bytes, "Adam's moments");
+    ctx->optimizer_state_bytes += 2 * p->moment_bytes;
   }
+  if (p->moment_bytes != n * (int64_t)sizeof(float))
+    pprt_fatal(ctx, "Adam's moments of param %d hold %lld bytes, not %lld",
+               p->index, (long long)p->moment_bytes,
+               (long long)(n * (int64_t)sizeof(float)));
   const pprt_options *o = &ctx->opts;
   double b1t = pprt_powi(o->beta1, p->num_updates);
   double b2t = pprt_powi(o->beta2, p->num_updates);
   pprt_adam_update u = {o->beta1, o->beta2, o->eps, o->lr / (1.0 - b1t),
                         1.0 / (1.0 - b2t)};
-  ctx->backend->ops->adam_f32(ctx->backend, w, dw, p->moment1, p->moment2,
-                              p->numel, &u);
+  ctx->backend->ops->adam_f32(ctx->backend, w, dw, p->moment1, p->moment2, n,
+                              &u);
 }
 
-/* dst = src for `n` f32 values in device memory, through the backend's
-   ops (exact: 0 + x is x). */
-static void copy_f32(pprt_context *ctx, void *dst, const void *src, int64_t n) {
+void pprt_apply_update(pprt_context *ctx, pprt_buffer_desc *p, void *w,
+                       const void *dw, int64_t n) {
+  if (ctx->opts.optimizer == PPRT_ADAM)
+    adam(ctx, p, w, dw, n);
+  else
+    ctx->backend->ops->sgd_f32(ctx->backend, w, dw, n, ctx->opts.lr);
+}
+
+/* Through the backend's ops (exact: 0 + x is x). */
+void pprt_copy_f32(pprt_context *ctx, void *dst, const void *src, int64_t n) {
   ctx->backend->ops->zero(ctx->backend, dst, (size_t)n * sizeof(float));
   ctx->backend->ops->accumulate_f32(ctx->backend, dst, src, n);
 }
@@ -129,7 +145,7 @@ void *pprt_param_read_version(pprt_context *ctx, pprt_buffer_desc *p,
     pprt_require_f32(ctx, p, id, "a second weight version");
     p->older =
         pprt_device_alloc(ctx, (size_t)p->bytes, "a second weight version");
-    copy_f32(ctx, p->older, newest, p->numel);
+    pprt_copy_f32(ctx, p->older, newest, p->numel);
   }
   return p->older;
 }
@@ -141,7 +157,7 @@ static void update_param(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
   if (ctx->weight_versions == 2) {
     void *older = pprt_param_read_version(ctx, p, pid);
     pprt_wait_slot_sends(ctx, pid, 0);
-    copy_f32(ctx, older, pprt_slot_data(ctx, p, pid, 0), p->numel);
+    pprt_copy_f32(ctx, older, pprt_slot_data(ctx, p, pid, 0), p->numel);
   }
   int32_t gid = -1;
   pprt_buffer_desc *g = pprt_grad_of(ctx, p, &gid);
@@ -157,10 +173,10 @@ static void update_param(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
   pprt_wait_slot_sends(ctx, pid, 0);
   const void *dw = pprt_slot_data(ctx, g, gid, 0);
   ++p->num_updates;
-  if (ctx->opts.optimizer == PPRT_ADAM)
-    adam(ctx, p, w, dw);
+  if (pprt_zero_sharded(ctx))
+    pprt_zero_update(ctx, p, pid, g, gid);
   else
-    ctx->backend->ops->sgd_f32(ctx->backend, w, dw, p->numel, ctx->opts.lr);
+    pprt_apply_update(ctx, p, w, dw, p->numel);
   zero_grad(ctx, g, gid);
 }
 
@@ -176,6 +192,8 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
     if (b->defined && b->kind == PPRT_PARAM && b->stage == stage)
       update_param(ctx, b, id);
   }
+  if (pprt_zero_sharded(ctx))
+    pprt_zero_wait_gathers(ctx, stage);
 }
 
 void pprt_zero_grads(pprt_context *ctx) {

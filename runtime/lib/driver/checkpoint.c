@@ -342,25 +342,61 @@ static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
   return w;
 }
 
+/* Under ZeRO-1 with Adam: the whole moments of every param this rank
+   holds, gathered from the replicas (m then v, each the param's bytes; NULL
+   for the others); NULL without sharded moments. */
+static void **gather_moments(pprt_context *ctx, const int32_t *ids, int32_t n) {
+  if (!pprt_zero_sharded(ctx) || ctx->opts.optimizer != PPRT_ADAM)
+    return NULL;
+  void **whole = pprt_xcalloc(ctx, n ? (size_t)n : 1, sizeof *whole);
+  for (int32_t i = 0; i < n; ++i) {
+    pprt_buffer_desc *b = &ctx->buffers[ids[i]];
+    if (!b->slots[0].data)
+      continue;
+    whole[i] = pprt_xcalloc(ctx, 2, (size_t)b->bytes);
+    pprt_zero_gather_moments(ctx, b, whole[i], (char *)whole[i] + b->bytes);
+  }
+  return whole;
+}
+
+static void free_moments(void **whole, int32_t n) {
+  for (int32_t i = 0; whole && i < n; ++i)
+    free(whole[i]);
+  free(whole);
+}
+
+/* What the owner of param `i` sends as `part`: its gathered moments under
+   ZeRO-1, else NULL (read from the param). */
+static const void *owned_part(void **whole, int32_t i, int32_t part,
+                              int64_t bytes) {
+  if (!whole || !whole[i] ||
+      (part != PPRT_PART_ADAM_M && part != PPRT_PART_ADAM_V))
+    return NULL;
+  return (char *)whole[i] + (part == PPRT_PART_ADAM_V ? bytes : 0);
+}
+
 /* Streams every part of every param from its owner into `w` (rank 0). */
 static bool write_parts(pprt_context *ctx, pprt_st_writer *w,
                         const int32_t *ids, const int32_t *owner, int32_t n,
                         bool ok, char *err, size_t err_size) {
   int32_t parts = parts_per_param(ctx);
+  void **whole = gather_moments(ctx, ids, n);
   for (int32_t i = 0; i < n; ++i) {
     /* A param nobody touched still has its initial values: rank 0 makes
        them. */
     int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
+    int64_t bytes = ctx->buffers[ids[i]].bytes;
     for (int32_t part = 0; part < parts; ++part) {
-      const void *host =
-          pprt_param_part_bytes(ctx, ids[i], from, part, "--checkpoint");
-      size_t bytes = part == PPRT_PART_ADAM_STEP
-                         ? sizeof(int64_t)
-                         : (size_t)ctx->buffers[ids[i]].bytes;
+      const void *host = pprt_param_part_bytes(
+          ctx, ids[i], from, part, owned_part(whole, i, part, bytes),
+          "--checkpoint");
+      size_t size =
+          part == PPRT_PART_ADAM_STEP ? sizeof(int64_t) : (size_t)bytes;
       if (w && ok)
-        ok = pprt_st_writer_data(w, host, bytes, err, err_size);
+        ok = pprt_st_writer_data(w, host, size, err, err_size);
     }
   }
+  free_moments(whole, n);
   return ok;
 }
 

@@ -38,6 +38,7 @@ typedef struct pprt_driver_options {
   const char *data_spec;   /* --data: arrays by sample; NULL for synthetic */
   int64_t num_classes;     /* --classes: synthetic integer data; 0: none */
   bool print_params;
+  bool print_memory;
   bool check_gradients;
   const char *profile_path; /* --profile; NULL when training */
   int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
@@ -107,6 +108,8 @@ int pprt_check_gradients(pprt_context *ctx);
 /* Prints per-param sums (from replica 0); false if the replicas' weights
    differ. */
 bool pprt_print_params(pprt_context *ctx);
+/* Prints this rank's bytes of weights, gradients and optimizer state. */
+void pprt_print_memory(pprt_context *ctx);
 /* Per PARAM buffer ids[i], the lowest world rank of replica 0 that holds
    it, or INT32_MAX if none does; identical on every rank. */
 void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
@@ -168,9 +171,10 @@ bool pprt_check_state_values(const pprt_safetensors *st,
                              bool allow_non_finite, char *err, size_t err_size);
 /* The host bytes of part `part` of param `id` from world rank `owner`, on
    world rank 0 and on the owner; NULL elsewhere. Collective between the
-   two. */
+   two. The owner sends `owned` if not NULL, else reads the param. */
 const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
-                                  int32_t part, const char *option);
+                                  int32_t part, const void *owned,
+                                  const char *option);
 
 /* ---- driver/outputs.c ---- */
 /* How a writer puts its file in place: written into PATH.tmp and renamed

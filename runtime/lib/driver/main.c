@@ -49,6 +49,10 @@ static void usage(FILE *f, const char *prog) {
       "                     order (--seed)\n"
       "  --classes N        synthetic integer data: class ids in [0, N)\n"
       "  --print-params     print per-parameter sums after training\n"
+      "  --zero N           0 (default) or 1: ZeRO-1 shards the optimizer\n"
+      "                     state over the data-parallel replicas\n"
+      "  --print-memory     every rank prints the bytes of weights,\n"
+      "                     gradients and optimizer state it holds\n"
       "  --metrics FILE     write each step's loss and wall-clock seconds\n"
       "                     to FILE, one JSON object a line\n"
       "  --init-weights FILE\n"
@@ -144,6 +148,8 @@ static void default_options(pprt_driver_options *o) {
   o->tokens_path = NULL;
   o->token_width = 2;
   o->print_params = false;
+  o->print_memory = false;
+  o->run.zero = 0;
   o->check_gradients = false;
   o->profile_path = NULL;
   o->warmup_steps = 2;
@@ -249,6 +255,9 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("sequential-replicas", "an integer in [1, 2147483647]",
                parse_i64(v, &n) && n >= 1 && n <= INT32_MAX &&
                    (o->run.sequential_replicas = (int32_t)n))
+  VALUE_OPTION("zero", "0 or 1",
+               parse_i64(v, &n) && (n == 0 || n == 1) &&
+                   ((o->run.zero = (int32_t)n) || true))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
   VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
   VALUE_OPTION("data",
@@ -322,6 +331,10 @@ static int parse_options(int argc, char **argv, pprt_driver_options *o,
       return PARSE_HELP;
     if (strcmp(arg, "--print-params") == 0) {
       o->print_params = true;
+      continue;
+    }
+    if (strcmp(arg, "--print-memory") == 0) {
+      o->print_memory = true;
       continue;
     }
     if (strcmp(arg, "--check-gradients") == 0) {
@@ -516,6 +529,8 @@ static int run(pprt_driver *d) {
     return 1;
   if (d->opts.print_params && !pprt_print_params(d->ctx))
     return 1;
+  if (d->opts.print_memory)
+    pprt_print_memory(d->ctx);
   if (d->opts.save_path && !pprt_weights_save(d))
     return 1;
   return d->write_failed ? 1 : 0;

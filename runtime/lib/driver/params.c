@@ -55,7 +55,8 @@ static int32_t state_fingerprint(pprt_context *ctx, int32_t id) {
   uint64_t h = PPRT_FNV_OFFSET;
   h = pprt_fnv1a(h, pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
                  (size_t)b->bytes);
-  if (b->moment1) {
+  /* Under ZeRO-1 each replica holds its own block of the moments. */
+  if (b->moment1 && !pprt_zero_sharded(ctx)) {
     h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment1, (size_t)b->bytes),
                    (size_t)b->bytes);
     h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment2, (size_t)b->bytes),
@@ -135,4 +136,21 @@ bool pprt_print_params(pprt_context *ctx) {
   free(owner);
   free(params);
   return diverged < 0;
+}
+
+void pprt_print_memory(pprt_context *ctx) {
+  int64_t weights = 0, grads = 0;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!b->defined || !b->slots || !b->slots[0].data)
+      continue;
+    if (b->kind == PPRT_PARAM)
+      weights += b->bytes;
+    else if (b->kind == PPRT_PARAM_GRAD)
+      grads += b->bytes;
+  }
+  printf("memory rank %d: weights %lld gradients %lld optimizer %lld bytes\n",
+         ctx->transport->world_rank, (long long)weights, (long long)grads,
+         (long long)ctx->optimizer_state_bytes);
+  fflush(stdout);
 }

@@ -236,14 +236,15 @@ static const void *part_on_owner(pprt_context *ctx, pprt_buffer_desc *b,
    one tag, so the parts need no tag of their own (and no limit on the
    param count). */
 const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
-                                  int32_t part, const char *option) {
+                                  int32_t part, const void *owned,
+                                  const char *option) {
   enum { TAG = 0 };
   pprt_transport *t = pprt_host_transport(ctx->transport);
   pprt_buffer_desc *b = &ctx->buffers[id];
   int64_t bytes =
       part == PPRT_PART_ADAM_STEP ? (int64_t)sizeof b->num_updates : b->bytes;
   if (owner == t->world_rank) {
-    const void *host = part_on_owner(ctx, b, id, part, bytes);
+    const void *host = owned ? owned : part_on_owner(ctx, b, id, part, bytes);
     if (t->world_rank != 0 &&
         !t->ops->wait_for(t, t->ops->isend(t, host, bytes, 0, TAG),
                           ctx->opts.timeout_s))
@@ -283,8 +284,8 @@ static bool save_to(pprt_driver *d, const char *path, int64_t step, char *err,
     /* A param nobody touched still has its initial values: rank 0 makes
        them. */
     int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
-    const void *host =
-        pprt_param_part_bytes(ctx, ids[i], from, PPRT_PART_VALUES, "--save");
+    const void *host = pprt_param_part_bytes(ctx, ids[i], from,
+                                             PPRT_PART_VALUES, NULL, "--save");
     if (root && ok)
       ok = pprt_st_writer_data(w, host, (size_t)ctx->buffers[ids[i]].bytes, err,
                                err_size);

@@ -214,6 +214,22 @@ static int32_t gt_iallreduce_group_f32(pprt_transport *t, void *buf,
   return h;
 }
 
+static int32_t gt_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
+                                            void *recv, int64_t count,
+                                            int32_t blocks) {
+  int32_t h;
+  FORWARD(h = pprt_forwarding_ops.ireduce_scatter_group_f32(t, send, recv,
+                                                            count, blocks));
+  return h;
+}
+
+static int32_t gt_iallgather_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count, int32_t blocks) {
+  int32_t h;
+  FORWARD(h = pprt_forwarding_ops.iallgather_group_f32(t, buf, count, blocks));
+  return h;
+}
+
 static bool gt_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   bool done;
   FORWARD(done = pprt_forwarding_ops.wait_for(t, handle, timeout_s));
@@ -236,6 +252,8 @@ static pprt_transport *guarded_transport_create(pprt_transport *t) {
   w->ops.group_begin = gt_group_begin;
   w->ops.group_end = gt_group_end;
   w->ops.iallreduce_group_f32 = gt_iallreduce_group_f32;
+  w->ops.ireduce_scatter_group_f32 = gt_ireduce_scatter_group_f32;
+  w->ops.iallgather_group_f32 = gt_iallgather_group_f32;
   w->ops.wait_for = gt_wait_for;
   return &w->base;
 }

@@ -615,6 +615,43 @@ static int32_t mpi_iallreduce_group_f32(pprt_transport *t, void *buf,
   return push_request(m);
 }
 
+/* Fails unless the group has `blocks` processes. */
+static void check_blocks(mpi_transport *m, int32_t blocks, const char *what) {
+  int size = 0;
+  check(m, MPI_Comm_size(m->group_comm, &size), "MPI_Comm_size");
+  if (size != blocks)
+    fail(m, what, "the block count differs from the group's size");
+}
+
+static int32_t mpi_ireduce_scatter_group_f32(pprt_transport *t,
+                                             const void *send, void *recv,
+                                             int64_t count, int32_t blocks) {
+  mpi_transport *m = as_mpi(t);
+  check_blocks(m, blocks, "MPI_Ireduce_scatter_block");
+  count_of(m, count * blocks);
+  mpi_send_request *r = new_request(m, "MPI_Ireduce_scatter_block");
+  r->peer = PPRT_EVERYONE;
+  check(m,
+        MPI_Ireduce_scatter_block(send, recv, count_of(m, count), MPI_FLOAT,
+                                  MPI_SUM, m->group_comm, &r->req),
+        "MPI_Ireduce_scatter_block");
+  return push_request(m);
+}
+
+static int32_t mpi_iallgather_group_f32(pprt_transport *t, void *buf,
+                                        int64_t count, int32_t blocks) {
+  mpi_transport *m = as_mpi(t);
+  check_blocks(m, blocks, "MPI_Iallgather");
+  count_of(m, count * blocks);
+  mpi_send_request *r = new_request(m, "MPI_Iallgather");
+  r->peer = PPRT_EVERYONE;
+  check(m,
+        MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
+                       count_of(m, count), MPI_FLOAT, m->group_comm, &r->req),
+        "MPI_Iallgather");
+  return push_request(m);
+}
+
 /* Completes a collective that `rc` started in `req`; false if the job
    must end. */
 static bool finish_collective(mpi_transport *m, int rc, MPI_Request *req,
@@ -697,6 +734,8 @@ static const pprt_transport_ops mpi_ops = {
     .group_begin = mpi_group_begin,
     .group_end = mpi_group_end,
     .iallreduce_group_f32 = mpi_iallreduce_group_f32,
+    .ireduce_scatter_group_f32 = mpi_ireduce_scatter_group_f32,
+    .iallgather_group_f32 = mpi_iallgather_group_f32,
     .wait_for = mpi_wait_for,
     .reduce_world_f64 = mpi_reduce_world_f64,
     .allreduce_world_min_i32 = mpi_allreduce_world_min_i32,

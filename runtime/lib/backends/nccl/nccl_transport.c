@@ -242,6 +242,55 @@ static int32_t nc_iallreduce_group_f32(pprt_transport *t, void *buf,
   return h;
 }
 
+/* The group's size, after checking that a collective may start. */
+static int32_t group_collective(nccl_transport *n, const char *what) {
+  if (!n->group)
+    nccl_fatal(n, what, "split_groups was not called");
+  if (n->group_first >= 0)
+    nccl_fatal(n, what, "inside an exchange group");
+  int size = 0;
+  check_nccl(n, ncclCommCount(n->group, &size), "ncclCommCount");
+  return size;
+}
+
+/* The handle of a collective just issued on the communication stream. */
+static int32_t collective_handle(nccl_transport *n) {
+  int32_t h = new_handle(n);
+  check_cuda(n, cudaEventRecord(n->events[h], n->comm), "cudaEventRecord");
+  before_compute(n, h);
+  return h;
+}
+
+static int32_t nc_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
+                                            void *recv, int64_t count,
+                                            int32_t blocks) {
+  nccl_transport *n = as_nccl(t);
+  if (group_collective(n, "reduce-scatter") != blocks)
+    nccl_fatal(n, "reduce-scatter", "the block count differs from the group");
+  after_compute(n);
+  check_nccl(n,
+             ncclReduceScatter(send, recv, (size_t)count, ncclFloat32, ncclSum,
+                               n->group, n->comm),
+             "ncclReduceScatter");
+  return collective_handle(n);
+}
+
+static int32_t nc_iallgather_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count, int32_t blocks) {
+  nccl_transport *n = as_nccl(t);
+  if (group_collective(n, "all-gather") != blocks)
+    nccl_fatal(n, "all-gather", "the block count differs from the group");
+  int rank = 0;
+  check_nccl(n, ncclCommUserRank(n->group, &rank), "ncclCommUserRank");
+  after_compute(n);
+  /* In place: this process's block is already where it goes. */
+  const float *own = (const float *)buf + (int64_t)rank * count;
+  check_nccl(
+      n, ncclAllGather(own, buf, (size_t)count, ncclFloat32, n->group, n->comm),
+      "ncclAllGather");
+  return collective_handle(n);
+}
+
 static bool nc_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   nccl_transport *n = as_nccl(t);
   check_issued(n, handle);
@@ -301,6 +350,8 @@ static const pprt_transport_ops nccl_ops = {
     .group_begin = nc_group_begin,
     .group_end = nc_group_end,
     .iallreduce_group_f32 = nc_iallreduce_group_f32,
+    .ireduce_scatter_group_f32 = nc_ireduce_scatter_group_f32,
+    .iallgather_group_f32 = nc_iallgather_group_f32,
     .wait_for = nc_wait_for,
     .reduce_world_f64 = nc_reduce_world_f64,
     .allreduce_world_min_i32 = nc_allreduce_world_min_i32,

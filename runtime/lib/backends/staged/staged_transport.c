@@ -24,8 +24,9 @@ typedef struct staging_buffer {
 typedef struct pending {
   int32_t inner;  /* the inner transport's handle */
   int32_t buffer; /* index into buffers */
-  void *device;   /* where an all-reduce's result goes; NULL for sends */
-  int64_t bytes;
+  void *device;   /* where a collective's result goes; NULL for sends */
+  int64_t offset; /* of the result in the host buffer */
+  int64_t bytes;  /* of the result (sends: of the data) */
   bool done;
 } pending;
 
@@ -123,7 +124,8 @@ static void finish(staged_transport *s, pending *p) {
   if (p->done)
     return;
   if (p->device)
-    s->be->ops->copy_to_device(s->be, p->device, host_of(s, p->buffer),
+    s->be->ops->copy_to_device(s->be, p->device,
+                               (char *)host_of(s, p->buffer) + p->offset,
                                (size_t)p->bytes);
   s->buffers[p->buffer].busy = false;
   p->done = true;
@@ -135,7 +137,7 @@ static int32_t st_isend(pprt_transport *t, const void *buf, int64_t bytes,
   int32_t b = acquire(s, bytes);
   s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
   int32_t h = pprt_forwarding_ops.isend(t, host_of(s, b), bytes, peer, tag);
-  return add_pending(s, (pending){h, b, NULL, bytes, false});
+  return add_pending(s, (pending){h, b, NULL, 0, bytes, false});
 }
 
 static bool st_wait_all(pprt_transport *t, double timeout_s) {
@@ -194,7 +196,33 @@ static int32_t st_iallreduce_group_f32(pprt_transport *t, void *buf,
   int32_t b = acquire(s, bytes);
   s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
   int32_t h = pprt_forwarding_ops.iallreduce_group_f32(t, host_of(s, b), count);
-  return add_pending(s, (pending){h, b, buf, bytes, false});
+  return add_pending(s, (pending){h, b, buf, 0, bytes, false});
+}
+
+/* The host buffer holds the send blocks, then the received block. */
+static int32_t st_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
+                                            void *recv, int64_t count,
+                                            int32_t blocks) {
+  staged_transport *s = as_staged(t);
+  int64_t block = count * (int64_t)sizeof(float);
+  int64_t sent = block * blocks;
+  int32_t b = acquire(s, sent + block);
+  char *host = host_of(s, b);
+  s->be->ops->copy_to_host(s->be, host, send, (size_t)sent);
+  int32_t h = pprt_forwarding_ops.ireduce_scatter_group_f32(
+      t, host, host + sent, count, blocks);
+  return add_pending(s, (pending){h, b, recv, sent, block, false});
+}
+
+static int32_t st_iallgather_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count, int32_t blocks) {
+  staged_transport *s = as_staged(t);
+  int64_t bytes = count * blocks * (int64_t)sizeof(float);
+  int32_t b = acquire(s, bytes);
+  s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
+  int32_t h =
+      pprt_forwarding_ops.iallgather_group_f32(t, host_of(s, b), count, blocks);
+  return add_pending(s, (pending){h, b, buf, 0, bytes, false});
 }
 
 static bool st_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
@@ -231,6 +259,8 @@ pprt_transport *pprt_staged_transport_create(pprt_transport *inner,
   ops->irecv = st_irecv;
   ops->wait_recv = st_wait_recv;
   ops->iallreduce_group_f32 = st_iallreduce_group_f32;
+  ops->ireduce_scatter_group_f32 = st_ireduce_scatter_group_f32;
+  ops->iallgather_group_f32 = st_iallgather_group_f32;
   ops->wait_for = st_wait_for;
   ops->destroy = st_destroy;
   s->be = be;

@@ -70,6 +70,22 @@ static int32_t tr_iallreduce_group_f32(pprt_transport *t, void *buf,
   return pprt_forwarding_ops.iallreduce_group_f32(t, buf, count);
 }
 
+static int32_t tr_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
+                                            void *recv, int64_t count,
+                                            int32_t blocks) {
+  fprintf(out_of(t), "reduce_scatter count=%lld blocks=%d\n", (long long)count,
+          blocks);
+  return pprt_forwarding_ops.ireduce_scatter_group_f32(t, send, recv, count,
+                                                       blocks);
+}
+
+static int32_t tr_iallgather_group_f32(pprt_transport *t, void *buf,
+                                       int64_t count, int32_t blocks) {
+  fprintf(out_of(t), "all_gather count=%lld blocks=%d\n", (long long)count,
+          blocks);
+  return pprt_forwarding_ops.iallgather_group_f32(t, buf, count, blocks);
+}
+
 static void tr_abort(pprt_transport *t, int code) {
   fflush(out_of(t));
   pprt_forwarding_ops.abort(t, code);
@@ -124,6 +140,8 @@ pprt_transport *pprt_trace_transport_create(pprt_transport *inner,
   ops->group_begin = tr_group_begin;
   ops->group_end = tr_group_end;
   ops->iallreduce_group_f32 = tr_iallreduce_group_f32;
+  ops->ireduce_scatter_group_f32 = tr_ireduce_scatter_group_f32;
+  ops->iallgather_group_f32 = tr_iallgather_group_f32;
   ops->abort = tr_abort;
   ops->destroy = tr_destroy;
   tr->out = out;
