@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import warnings
 from typing import Callable, Dict, Mapping, Sequence, Tuple, Union
 
 __all__ = ["Exported", "export", "read_safetensors", "write_safetensors"]
@@ -42,6 +43,9 @@ class Exported:
     names: Dict[str, str]
     inputs: Tuple[int, ...]
     targets: Tuple[int, ...]
+    # Buffers the module's forward updates in place (batch norm's running
+    # statistics): the step computes with copies, so they keep their values.
+    frozen_buffers: Tuple[str, ...] = ()
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
@@ -90,19 +94,46 @@ def read_safetensors(path: PathLike) -> Dict[str, object]:
     return tensors
 
 
+def _updated_buffers(module, inputs) -> Tuple[str, ...]:
+    """The buffers that `module`'s forward on `inputs` updates in place:
+    those of batch norms in training mode (whose kernel updates them
+    without a trace on the tensor) and any other that a run of a copy of
+    the module changes."""
+    import copy
+    import torch
+    trial = copy.deepcopy(module)
+    before = {name: (b._version, b.clone())
+              for name, b in trial.named_buffers()}
+    with torch.no_grad():
+        trial(*(x.clone() if isinstance(x, torch.Tensor) else x
+                for x in inputs))
+    norms = {f"{prefix}.{name}" if prefix else name
+             for prefix, norm in module.named_modules()
+             if isinstance(norm, torch.nn.modules.batchnorm._NormBase)
+             and norm.training and norm.track_running_stats
+             for name, _ in norm.named_buffers(recurse=False)}
+    return tuple(name for name, b in trial.named_buffers()
+                 if name in norms or b._version != before[name][0]
+                 or not torch.equal(b, before[name][1]))
+
+
 def _training_step(module, loss_fn: Callable, names: Sequence[str],
-                   num_inputs: int):
+                   num_inputs: int, updated: Sequence[str] = ()):
     """An nn.Module whose forward takes (inputs, targets, weights) and
     returns the loss: the weights become explicit arguments through
     torch.func.functional_call, so torch-mlir imports them as arguments
-    rather than as constants."""
+    rather than as constants. The `updated` buffers are copied first, so
+    that their in-place update (which torch.export rejects on a constant)
+    stays inside the step, where nothing reads it."""
     import torch
+    buffers = dict(module.named_buffers())
 
     class TrainingStep(torch.nn.Module):
         def forward(self, *args):
             inputs = args[:num_inputs]
             targets = args[num_inputs:len(args) - len(names)]
             weights = dict(zip(names, args[len(args) - len(names):]))
+            weights.update({name: buffers[name].clone() for name in updated})
             output = torch.func.functional_call(module, weights, inputs)
             return loss_fn(output, *targets)
 
@@ -142,7 +173,9 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     after the data, are its `pp.param` arguments, and their current values
     go to `path` with the suffix `.safetensors`, named as the runtime names
     them (`param<argument>`, with the state_dict keys in the header's
-    `__metadata__`). Buffers stay constants in the module.
+    `__metadata__`). Buffers stay constants in the module; those the
+    forward updates in place (batch norm's running statistics) keep their
+    values, with a warning, and are listed in `frozen_buffers`.
 
     Returns the paths and the argument roles (`Exported`)."""
     import torch
@@ -161,7 +194,14 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         raise ValueError(f"{type(module).__name__} has no parameters, so "
                          "there is nothing to train")
     names = list(weights)
-    step = _training_step(module, loss_fn, names, num_inputs)
+    updated = _updated_buffers(module, example_inputs[:num_inputs])
+    if updated:
+        warnings.warn(
+            f"{type(module).__name__}: the forward updates buffers "
+            f"{', '.join(updated)} in place (batch norm's running "
+            "statistics); pp trains with the batch statistics but keeps "
+            "these buffers as they are (docs/PyTorch.md)", stacklevel=2)
+    step = _training_step(module, loss_fn, names, num_inputs, updated)
     args = example_inputs + tuple(w.detach() for w in weights.values())
     imported = fx.export_and_import(step, *args,
                                     output_type="linalg-on-tensors",
@@ -183,4 +223,5 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
                        "names": json.dumps(runtime_names)})
     return Exported(mlir=path, weights=weights_path, names=runtime_names,
                     inputs=tuple(range(num_inputs)),
-                    targets=tuple(range(num_inputs, first)))
+                    targets=tuple(range(num_inputs, first)),
+                    frozen_buffers=updated)
