@@ -140,6 +140,45 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
     return TrainingStep()
 
 
+def _topk(x, k, dim=-1, largest=True, sorted=True):
+    """torch.topk as k max (or min) reductions, each masking the element it
+    picked: ops whose gradients pp derives (the selected values get the
+    result's gradient), where torch-mlir would emit `tm_tensor.sort`. The
+    cost is k passes over `dim`: meant for routing (k and `dim` small)."""
+    import torch
+    dim = dim % x.dim()
+    shape = [1] * x.dim()
+    shape[dim] = x.shape[dim]
+    positions = torch.arange(x.shape[dim], device=x.device).view(shape)
+    fill = float("-inf") if largest else float("inf")
+    rest, values, indices = x, [], []
+    for _ in range(k):
+        value, index = (rest.max if largest else rest.min)(dim, keepdim=True)
+        values.append(value)
+        indices.append(index)
+        rest = torch.where(positions == index, fill, rest)
+    return torch.cat(values, dim), torch.cat(indices, dim)
+
+
+def _sort(x, dim=-1, descending=False, stable=None):
+    """torch.sort (and argsort) as a top-k over the whole dimension."""
+    return _topk(x, x.shape[dim], dim, largest=descending)
+
+
+def _decompositions():
+    """torch-mlir's decompositions, with top-k and sort as reductions."""
+    import torch
+    from torch_mlir.fx import get_decomposition_table
+    aten = torch.ops.aten
+    table = dict(get_decomposition_table())
+    table[aten.topk.default] = _topk
+    table[aten.sort.default] = _sort
+    table[aten.sort.stable] = \
+        lambda x, *, stable=None, dim=-1, descending=False: _sort(
+            x, dim, descending)
+    return table
+
+
 def _mark_arguments(func, inputs: int, targets: int,
                     names: Sequence[str]) -> None:
     """Sets `pp.target` on the target arguments and `pp.param` and
@@ -205,7 +244,8 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     args = example_inputs + tuple(w.detach() for w in weights.values())
     imported = fx.export_and_import(step, *args,
                                     output_type="linalg-on-tensors",
-                                    func_name=function)
+                                    func_name=function,
+                                    decomposition_table=_decompositions())
     with imported.context:
         func = next(op for op in imported.body.operations
                     if op.operation.name == "func.func")
