@@ -102,6 +102,7 @@ typedef struct pprt_options {
   int32_t sequential_replicas; /* replicas each process plays in turn */
   double timeout_s;            /* receives and all-reduces */
   bool allow_non_finite;       /* train on past a NaN or infinite loss */
+  uint64_t seed;               /* --seed: keys pprt_random_seed */
 } pprt_options;
 
 /* Where buffer contents come from, installed by the driver

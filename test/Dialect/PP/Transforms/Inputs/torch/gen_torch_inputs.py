@@ -162,6 +162,20 @@ class ConvNet(nn.Module):
         return self.head(F.adaptive_avg_pool2d(y, 1).flatten(1))
 
 
+class DropoutMLP(nn.Module):
+    """Two dropouts (p > 0, training mode): torch-mlir advances a global
+    seed for each."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(8, 16)
+        self.drop = nn.Dropout(0.25)
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.out(self.drop(torch.tanh(self.hidden(self.drop(x)))))
+
+
 def export(name, module, inputs, loss_fn):
     path = HERE / f"{name}.mlir"
     pp_torch.export(module, inputs, loss_fn, path)
@@ -223,6 +237,8 @@ def main():
            (torch.randn(16, 8), torch.randn(16, 4)), F.mse_loss)
     export("conv", ConvNet(),
            (torch.randn(2, 1, 8, 8), torch.randn(2, 2)), F.mse_loss)
+    export("dropout", DropoutMLP(),
+           (torch.randn(4, 8), torch.randn(4, 4)), F.mse_loss)
     export_frozen()
 
 
