@@ -4,9 +4,9 @@ dilation and groups, nn.BatchNorm2d in training mode, residual blocks,
 max, average and adaptive average pooling) and a 1-D CNN (nn.Conv1d with
 padding, nn.GroupNorm, F.pad, pooling). Every convolution and pooling
 sits behind another layer with weights, so the weights' gradients pass
-through the input gradients of all of them. One stage, one micro-batch:
-pp-split-microbatches does not split `tensor.pad` yet. Skipped where
-torch or torch_mlir is not importable."""
+through the input gradients of all of them. Two stages (1f1b), one
+micro-batch: pp-split-microbatches does not split `tensor.pad` yet.
+Skipped where torch or torch_mlir is not importable."""
 
 import numpy as np
 import pytest
@@ -86,7 +86,7 @@ class Conv1dNet(nn.Module):
 
 
 def train_like_pytorch(pp, model, shapes, tmp_path):
-    """Trains `model` under pp (1 stage) and with PyTorch's SGD from the
+    """Trains `model` under pp (2 stages) and with PyTorch's SGD from the
     same weights on the runtime's synthetic data; returns both losses, the
     weights pp saved (under the module's keys) and the module's."""
     import pp.torch
@@ -98,7 +98,7 @@ def train_like_pytorch(pp, model, shapes, tmp_path):
             _no_warning():
         exported = pp.torch.export(model, zeros, F.mse_loss,
                                    tmp_path / "model.mlir")
-    program = pp.compile(exported.mlir, stages=1, microbatches=1)
+    program = pp.compile(exported.mlir, stages=2, microbatches=1)
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
                  init_weights=exported.weights, save=saved)
