@@ -49,3 +49,4 @@ module {
     return %u, %v : tensor<4x8xf32>, tensor<4x8xf32>
   }
 }
+
