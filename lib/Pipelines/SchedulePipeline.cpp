@@ -74,6 +74,8 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createPPDropUnusedResults());
   // Embedding and cross-entropy gathers, with their tables as operands.
   pm.addNestedPass<func::FuncOp>(createPPLowerGathers());
+  // Dropout's seed per op, step, replica and micro-batch.
+  pm.addPass(createPPLowerRandomSeeds());
   PPSplitMicrobatchesOptions split;
   split.numMicrobatches = options.numMicrobatches;
   split.function = options.function;

@@ -21,6 +21,7 @@ import json
 import os
 import pathlib
 import re
+import warnings
 from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
                     Union)
 
@@ -50,6 +51,9 @@ class Exported:
     inputs: Tuple[int, ...]
     targets: Tuple[int, ...]
     microbatches: Optional[int] = None
+    # Buffers the module's forward updates in place (batch norm's running
+    # statistics): the step computes with copies, so they keep their values.
+    frozen_buffers: Tuple[str, ...] = ()
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
@@ -128,14 +132,41 @@ def _mark_split_points(module, split_points: Sequence[str]):
     return handles
 
 
+def _updated_buffers(module, inputs) -> Tuple[str, ...]:
+    """The buffers that `module`'s forward on `inputs` updates in place:
+    those of batch norms in training mode (whose kernel updates them
+    without a trace on the tensor) and any other that a run of a copy of
+    the module changes."""
+    import copy
+    import torch
+    trial = copy.deepcopy(module)
+    before = {name: (b._version, b.clone())
+              for name, b in trial.named_buffers()}
+    with torch.no_grad():
+        trial(*(x.clone() if isinstance(x, torch.Tensor) else x
+                for x in inputs))
+    norms = {f"{prefix}.{name}" if prefix else name
+             for prefix, norm in module.named_modules()
+             if isinstance(norm, torch.nn.modules.batchnorm._NormBase)
+             and norm.training and norm.track_running_stats
+             for name, _ in norm.named_buffers(recurse=False)}
+    return tuple(name for name, b in trial.named_buffers()
+                 if name in norms or b._version != before[name][0]
+                 or not torch.equal(b, before[name][1]))
+
+
 def _training_step(module, loss_fn: Callable, names: Sequence[str],
-                   num_inputs: int, scale: float):
+                   num_inputs: int, scale: float,
+                   updated: Sequence[str] = ()):
     """An nn.Module whose forward takes (inputs, targets, weights) and
     returns the loss times `scale`, then the values `pipe_split` marked:
     the weights become explicit arguments through
     torch.func.functional_call, so torch-mlir imports them as arguments
-    rather than as constants."""
+    rather than as constants. The `updated` buffers are copied first, so
+    that their in-place update (which torch.export rejects on a constant)
+    stays inside the step, where nothing reads it."""
     import torch
+    buffers = dict(module.named_buffers())
 
     class TrainingStep(torch.nn.Module):
         def forward(self, *args):
@@ -143,6 +174,7 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
             inputs = args[:num_inputs]
             targets = args[num_inputs:len(args) - len(names)]
             weights = dict(zip(names, args[len(args) - len(names):]))
+            weights.update({name: buffers[name].clone() for name in updated})
             _boundaries = []
             try:
                 output = torch.func.functional_call(module, weights, inputs)
@@ -155,6 +187,45 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
             return (loss,) + marked if marked else loss
 
     return TrainingStep()
+
+
+def _topk(x, k, dim=-1, largest=True, sorted=True):
+    """torch.topk as k max (or min) reductions, each masking the element it
+    picked: ops whose gradients pp derives (the selected values get the
+    result's gradient), where torch-mlir would emit `tm_tensor.sort`. The
+    cost is k passes over `dim`: meant for routing (k and `dim` small)."""
+    import torch
+    dim = dim % x.dim()
+    shape = [1] * x.dim()
+    shape[dim] = x.shape[dim]
+    positions = torch.arange(x.shape[dim], device=x.device).view(shape)
+    fill = float("-inf") if largest else float("inf")
+    rest, values, indices = x, [], []
+    for _ in range(k):
+        value, index = (rest.max if largest else rest.min)(dim, keepdim=True)
+        values.append(value)
+        indices.append(index)
+        rest = torch.where(positions == index, fill, rest)
+    return torch.cat(values, dim), torch.cat(indices, dim)
+
+
+def _sort(x, dim=-1, descending=False, stable=None):
+    """torch.sort (and argsort) as a top-k over the whole dimension."""
+    return _topk(x, x.shape[dim], dim, largest=descending)
+
+
+def _decompositions():
+    """torch-mlir's decompositions, with top-k and sort as reductions."""
+    import torch
+    from torch_mlir.fx import get_decomposition_table
+    aten = torch.ops.aten
+    table = dict(get_decomposition_table())
+    table[aten.topk.default] = _topk
+    table[aten.sort.default] = _sort
+    table[aten.sort.stable] = \
+        lambda x, *, stable=None, dim=-1, descending=False: _sort(
+            x, dim, descending)
+    return table
 
 
 def _mark_arguments(func, inputs: int, targets: int,
@@ -284,7 +355,9 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     after the data, are its `pp.param` arguments, and their current values
     go to `path` with the suffix `.safetensors`, named as the runtime names
     them (`param<argument>`, with the state_dict keys in the header's
-    `__metadata__`). Buffers stay constants in the module.
+    `__metadata__`). Buffers stay constants in the module; those the
+    forward updates in place (batch norm's running statistics) keep their
+    values, with a warning, and are listed in `frozen_buffers`.
 
     With `microbatches`, the step is traced at the micro-batch shape (each
     input's dimension 0 divided by it), as torch.distributed.pipelining
@@ -320,7 +393,14 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         example_inputs = _microbatch(example_inputs, microbatches)
     scale = 1.0 / microbatches if microbatches and scale_grads else 1.0
     names = list(weights)
-    step = _training_step(module, loss_fn, names, num_inputs, scale)
+    updated = _updated_buffers(module, example_inputs[:num_inputs])
+    if updated:
+        warnings.warn(
+            f"{type(module).__name__}: the forward updates buffers "
+            f"{', '.join(updated)} in place (batch norm's running "
+            "statistics); pp trains with the batch statistics but keeps "
+            "these buffers as they are (docs/PyTorch.md)", stacklevel=2)
+    step = _training_step(module, loss_fn, names, num_inputs, scale, updated)
     args = example_inputs + tuple(w.detach() for w in weights.values())
     hooks = _mark_split_points(module, split_points)
     try:
@@ -329,7 +409,8 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         for hook in hooks:
             hook.remove()
     imported = fx.export_and_import(program, output_type="linalg-on-tensors",
-                                    func_name=function)
+                                    func_name=function,
+                                    decomposition_table=_decompositions())
     with imported.context:
         imported.context.allow_unregistered_dialects = True
         func = next(op for op in imported.body.operations
@@ -355,4 +436,5 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     return Exported(mlir=path, weights=weights_path, names=runtime_names,
                     inputs=tuple(range(num_inputs)),
                     targets=tuple(range(num_inputs, first)),
-                    microbatches=microbatches)
+                    microbatches=microbatches,
+                    frozen_buffers=updated)

@@ -208,3 +208,28 @@ func.func @gather(%ids: memref<8xi64>, %table: memref<10x64xf32>, %out: memref<8
   }
   return
 }
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// A max that also yields its index (torch's `max(dim)`, top-k routing)
+// stays scalar: upstream vectorizes no reduction that selects.
+// CHECK-LABEL: func.func @max_with_index
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @max_with_index(%x: memref<8x64xf32>, %m: memref<8xf32>, %i: memref<8xi64>) {
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%m, %i : memref<8xf32>, memref<8xi64>) {
+  ^bb0(%a: f32, %o: f32, %oi: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %mx = arith.maximumf %a, %o : f32
+    %gt = arith.cmpf ogt, %a, %o : f32
+    %s = arith.select %gt, %ji, %oi : i64
+    linalg.yield %mx, %s : f32, i64
+  }
+  return
+}

@@ -43,6 +43,8 @@ struct RuntimeFunctions {
   RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
   // The library GEMM of marked contractions (convert-gemm-to-runtime).
   RuntimeFunction gemm;
+  // The seed of a random op in stage code (convert-pp-to-runtime).
+  RuntimeFunction randomSeed;
 };
 
 } // namespace mlir::pp

@@ -521,6 +521,18 @@ struct ConvertPPToRuntimePass
     if (failed(RuntimeProgramBuilder(module, schedules.front()).build()))
       return signalPassFailure();
     schedules.front().erase();
+    // The stage functions' random seeds come from the runtime, which knows
+    // the step, replica and micro-batch of the action that calls them.
+    RuntimeFunctions functions(&getContext());
+    module.walk([&](RandomSeedOp op) {
+      OpBuilder builder(op);
+      Value id = arith::ConstantOp::create(
+          builder, op.getLoc(), builder.getI64IntegerAttr(op.getId()));
+      op.replaceAllUsesWith(
+          functions.randomSeed.create(builder, op.getLoc(), module, id)
+              .getResult(0));
+      op.erase();
+    });
   }
 };
 } // namespace

@@ -46,6 +46,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   // stride_a, b, ldb, stride_b, beta, c, ldc, stride_c.
   gemm = fn("pprt_gemm", {i32, i32, i32, i32, i64, i64, i64, i64, f32, ptr, i64,
                           i64, ptr, i64, i64, f32, ptr, i64, i64});
+  randomSeed = fn("pprt_random_seed", {i64}, {i64});
 }
 
 FailureOr<func::FuncOp> RuntimeFunction::declare(ModuleOp module) const {

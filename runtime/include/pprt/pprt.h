@@ -261,6 +261,12 @@ void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
                const void *b, int64_t ldb, int64_t stride_b, float beta,
                void *c, int64_t ldc, int64_t stride_c);
 
+/* The seed of random op `id` (dropout's mask) in the running stage action:
+   a hash of --seed, the step, the data-parallel replica, the micro-batch
+   and `id`, so that a backward that recomputes the op draws what its
+   forward drew, under any schedule. Aborts outside an action. */
+int64_t pprt_random_seed(int64_t id);
+
 /* ---- Training data. ---------------------------------------------------- */
 
 /*

@@ -1,5 +1,13 @@
 /* One training step: bookkeeping around pp_run_step and its action brackets. */
 #include "core/core.h"
+#include "pprt_math.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The action running on this thread, for pprt_random_seed, which stage
+   code calls without a context. */
+static _Thread_local const pprt_context *running_action;
 
 void pprt_set_run(pprt_context *ctx, int64_t begin, int64_t end) {
   ctx->run_begin = begin;
@@ -87,6 +95,7 @@ void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
   ctx->action_phase = phase;
   ctx->action_stage = stage;
   ctx->action_mb = mb;
+  running_action = ctx;
   ctx->backend->ops->stage_begin(ctx->backend);
 }
 
@@ -95,7 +104,21 @@ void pprt_action_end(pprt_context *ctx) {
     pprt_fatal(ctx, "pprt_action_end without pprt_action_begin");
   ctx->backend->ops->stage_end(ctx->backend);
   ctx->in_stage = false;
+  running_action = NULL;
   if (ctx->observer.action_end)
     ctx->observer.action_end(ctx->observer.self, ctx, ctx->action_phase,
                              ctx->action_stage, ctx->action_mb);
+}
+
+int64_t pprt_random_seed(int64_t id) {
+  const pprt_context *ctx = running_action;
+  if (!ctx) {
+    fprintf(stderr, "pprt: pprt_random_seed called outside a stage action\n");
+    abort();
+  }
+  enum { TAG_RANDOM = 0x524E4447 /* "RNDG" */ };
+  uint64_t keys[] = {TAG_RANDOM, (uint64_t)pprt_step(ctx),
+                     (uint32_t)pprt_data_replica(ctx), (uint32_t)ctx->action_mb,
+                     (uint64_t)id};
+  return (int64_t)pprt_hash(ctx->opts.seed, keys, 5);
 }

@@ -620,6 +620,7 @@ int main(int argc, char **argv) {
   pprt_set_active_backend(be);
   t = maybe_trace(be->ops->wrap_transport(be, t));
   pprt_driver d = {.opts = opts, .checkpoint_step = -1};
+  opts.run.seed = opts.seed;
   d.ctx = pprt_context_create(t, be, &opts.run);
   pprt_driver_install_data_source(&d);
   pp_define_program(d.ctx);

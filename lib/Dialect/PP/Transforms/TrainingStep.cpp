@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -28,7 +29,10 @@ func::FuncOp mlir::pp::lookupTrainingStep(ModuleOp module, StringRef name) {
 bool mlir::pp::isCheapToRecreate(Operation *op) {
   if (!op)
     return false;
-  if (op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op))
+  // A random seed depends on the action's micro-batch only, so every stage
+  // and backward that re-creates it reads the forward's.
+  if (op->hasTrait<OpTrait::ConstantLike>() ||
+      isa<tensor::EmptyOp, RandomSeedOp>(op))
     return true;
   if (!isa<linalg::FillOp>(op))
     return false;

@@ -37,6 +37,26 @@ def PP_BoundaryOp : PP_Op<"boundary", [SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def PP_RandomSeedOp : PP_Op<"random_seed", [Pure]> {
+  let summary = "the seed of one random op, per step, replica and micro-batch";
+  let description = [{
+    The seed a random op (dropout's mask) draws from: a hash of the run's
+    `--seed`, the step, the data-parallel replica, the micro-batch the
+    stage function computes and `id`, which tells the model's random ops
+    apart. A forward and the backward that recomputes the op read the same
+    seed, under every schedule. `pp-lower-random-seeds` puts it where
+    torch-mlir advances a global seed; the runtime computes it
+    (`pprt_random_seed`).
+
+    ```mlir
+    %seed = pp.random_seed 0
+    ```
+  }];
+  let arguments = (ins I64Attr:$id);
+  let results = (outs I64:$seed);
+  let assemblyFormat = "$id attr-dict";
+}
+
 def PP_StageOp : PP_Op<"stage", [IsolatedFromAbove,
     SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "one pipeline stage of a model";

@@ -22,8 +22,8 @@ namespace mlir::pp {
 func::FuncOp lookupTrainingStep(ModuleOp module, StringRef name);
 
 /// Whether `op` is cheap enough to re-create wherever its value is needed
-/// instead of storing or sending it: constants, empty tensors and fills of
-/// those, with no values captured from outside.
+/// instead of storing or sending it: constants, empty tensors, random seeds
+/// and fills of those, with no values captured from outside.
 bool isCheapToRecreate(Operation *op);
 
 /// Whether `type` is a tensor pp can differentiate and store: ranked, static

@@ -48,6 +48,28 @@ enum class Combiner {
   Extremum // max(out, f(ins)) or min(out, f(ins))
 };
 
+/// One result of an operand's indexing map that slides a window, as a
+/// convolution or pooling reads its input: `stride * outer + dilation *
+/// inner + offset`, where `outer` is a loop the op's results index (the
+/// window's position) and `inner` an optional one they do not (the place in
+/// the window).
+struct WindowDim {
+  unsigned position; // in the operand's indexing map
+  AffineExpr expr;
+  std::optional<unsigned> outer;
+  int64_t stride = 0;
+  std::optional<unsigned> inner;
+  int64_t dilation = 0;
+  int64_t innerRange = 1;
+  int64_t offset = 0;
+  int64_t extent = 0; // the operand's size at `position`
+
+  /// Where the spread result gradient places position 0 of the window, so
+  /// that `coordinate - dilation * inner + spreadOffset` stays in bounds.
+  int64_t spreadOffset() const { return dilation * (innerRange - 1) + offset; }
+  int64_t spreadSize() const { return extent + dilation * (innerRange - 1); }
+};
+
 /// What the rule knows about one result of the op.
 struct ResultAdjoint {
   OpResult result;
@@ -86,6 +108,11 @@ private:
   void bindAllLoops(SmallVector<Value> &inputs, SmallVector<AffineMap> &maps,
                     AffineMap outputMap);
   Value countTies(const ResultAdjoint &result);
+  FailureOr<SmallVector<WindowDim>> findWindows(AffineMap map,
+                                                ArrayRef<int64_t> shape);
+  LogicalResult slideOperands(ArrayRef<WindowDim> windows,
+                              SmallVector<Value> &inputs,
+                              SmallVector<AffineMap> &maps);
   FailureOr<Value> operandGradient(OpOperand &target);
 
   OpBuilder &builder;
@@ -211,6 +238,166 @@ void LinalgAdjoint::bindAllLoops(SmallVector<Value> &inputs,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Sliding windows
+//===----------------------------------------------------------------------===//
+
+/// Adds `scale` times the linear form of `expr` (a sum of constants and
+/// loops times constants) to `coefficients` (one per loop) and `constant`.
+static bool addLinearForm(AffineExpr expr, int64_t scale,
+                          SmallVectorImpl<int64_t> &coefficients,
+                          int64_t &constant) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    coefficients[dim.getPosition()] += scale;
+    return true;
+  }
+  if (auto value = dyn_cast<AffineConstantExpr>(expr)) {
+    constant += scale * value.getValue();
+    return true;
+  }
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return false;
+  if (binary.getKind() == AffineExprKind::Add)
+    return addLinearForm(binary.getLHS(), scale, coefficients, constant) &&
+           addLinearForm(binary.getRHS(), scale, coefficients, constant);
+  auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+  if (binary.getKind() == AffineExprKind::Mul && factor)
+    return addLinearForm(binary.getLHS(), scale * factor.getValue(),
+                         coefficients, constant);
+  return false;
+}
+
+FailureOr<SmallVector<WindowDim>>
+LinalgAdjoint::findWindows(AffineMap map, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> loopRanges = op.getStaticLoopRanges();
+  auto indexedByResults = [&](unsigned loop) {
+    return llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+      return op.getMatchingIndexingMap(&init).isFunctionOfDim(loop);
+    });
+  };
+  SmallVector<WindowDim> windows;
+  llvm::SmallBitVector used(op.getNumLoops());
+  for (auto [position, expr] : llvm::enumerate(map.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      if (used.test(dim.getPosition()))
+        return failure();
+      used.set(dim.getPosition());
+      continue;
+    }
+    if (auto value = dyn_cast<AffineConstantExpr>(expr)) {
+      if (value.getValue() != 0) // a constant 0 indexes a unit dimension
+        return failure();
+      continue;
+    }
+    SmallVector<int64_t> coefficients(op.getNumLoops(), 0);
+    int64_t constant = 0;
+    if (!addLinearForm(expr, 1, coefficients, constant) || constant < 0)
+      return failure();
+    WindowDim window{static_cast<unsigned>(position), expr};
+    window.offset = constant;
+    window.extent = shape[position];
+    for (auto [loop, coefficient] : llvm::enumerate(coefficients)) {
+      if (coefficient == 0)
+        continue;
+      if (coefficient < 0 || used.test(loop))
+        return failure();
+      used.set(loop);
+      if (indexedByResults(loop) && !window.outer) {
+        window.outer = loop;
+        window.stride = coefficient;
+      } else if (!window.inner) {
+        window.inner = loop;
+        window.dilation = coefficient;
+        window.innerRange = loopRanges[loop];
+      } else {
+        return failure();
+      }
+    }
+    if (!window.outer || ShapedType::isDynamic(window.innerRange))
+      return failure();
+    windows.push_back(window);
+  }
+  return windows;
+}
+
+/// `map` over the loops of the derived generic, in which each window's
+/// outer loop runs over the coordinate of the operand it reads: the window
+/// expression becomes that loop; the plain outer loop (how the results
+/// index it) becomes the place in the spread result gradient, `outer -
+/// dilation * inner + spreadOffset`. Appends the positions to spread, per
+/// window, to `spread`; fails where `map` reads an outer loop otherwise.
+static FailureOr<AffineMap>
+slideMap(AffineMap map, ArrayRef<WindowDim> windows,
+         SmallVectorImpl<std::pair<unsigned, const WindowDim *>> &spread) {
+  MLIRContext *context = map.getContext();
+  SmallVector<AffineExpr> results;
+  for (auto [position, expr] : llvm::enumerate(map.getResults())) {
+    const WindowDim *match = nullptr;
+    for (const WindowDim &window : windows)
+      if (expr == window.expr)
+        match = &window;
+    if (match) {
+      results.push_back(getAffineDimExpr(*match->outer, context));
+      continue;
+    }
+    for (const WindowDim &window : windows)
+      if (expr == getAffineDimExpr(*window.outer, context))
+        match = &window;
+    if (match) {
+      AffineExpr place = expr + match->spreadOffset();
+      if (match->inner)
+        place =
+            place - getAffineDimExpr(*match->inner, context) * match->dilation;
+      results.push_back(place);
+      spread.emplace_back(position, match);
+      continue;
+    }
+    if (llvm::any_of(windows, [&](const WindowDim &window) {
+          return expr.isFunctionOfDim(*window.outer);
+        }))
+      return failure();
+    results.push_back(expr);
+  }
+  return AffineMap::get(map.getNumDims(), 0, results, context);
+}
+
+/// `value` spread along the given dimensions: each element moved from `p`
+/// to `spreadOffset + stride * p`, zeros between and around.
+static Value
+spreadValue(OpBuilder &builder, Location loc, Value value,
+            ArrayRef<std::pair<unsigned, const WindowDim *>> spread) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), builder.getIndexAttr(1));
+  for (auto [position, window] : spread) {
+    shape[position] = window->spreadSize();
+    offsets[position] = builder.getIndexAttr(window->spreadOffset());
+    strides[position] = builder.getIndexAttr(window->stride);
+  }
+  Value zeros = createZeros(builder, loc, type.clone(shape));
+  return tensor::InsertSliceOp::create(
+      builder, loc, value, zeros, offsets,
+      getAsIndexOpFoldResult(builder.getContext(), type.getShape()), strides);
+}
+
+LogicalResult LinalgAdjoint::slideOperands(ArrayRef<WindowDim> windows,
+                                           SmallVector<Value> &inputs,
+                                           SmallVector<AffineMap> &maps) {
+  for (auto [input, map] : llvm::zip(inputs, maps)) {
+    SmallVector<std::pair<unsigned, const WindowDim *>> spread;
+    FailureOr<AffineMap> slid = slideMap(map, windows, spread);
+    if (failed(slid))
+      return emitError() << "an operand reads the position of a sliding "
+                            "window otherwise than through the window";
+    if (!spread.empty())
+      input = spreadValue(builder, loc, input, spread);
+    map = *slid;
+  }
+  return success();
+}
+
 /// For an extremum result: how many iterations attain it, per element.
 Value LinalgAdjoint::countTies(const ResultAdjoint &result) {
   OpResult value = result.result;
@@ -252,9 +439,27 @@ Value LinalgAdjoint::countTies(const ResultAdjoint &result) {
 /// it is identically zero.
 FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
   AffineMap targetMap = op.getMatchingIndexingMap(&target);
-  if (!targetMap.isProjectedPermutation(/*allowZeroInResults=*/true))
-    return emitError() << "operand #" << target.getOperandNumber()
-                       << " is not indexed by a projected permutation";
+  // An operand read through sliding windows (a convolution's or pooling's
+  // input) gets its gradient over loops in which each window's position is
+  // replaced by the operand's coordinate; the result gradient is spread by
+  // the stride and padded, so the sum runs over the window's offsets.
+  SmallVector<WindowDim> windows;
+  if (!targetMap.isProjectedPermutation(/*allowZeroInResults=*/true)) {
+    FailureOr<SmallVector<WindowDim>> found = findWindows(
+        targetMap, cast<RankedTensorType>(target.get().getType()).getShape());
+    if (failed(found) || found->empty())
+      return emitError() << "operand #" << target.getOperandNumber()
+                         << " is not indexed by a projected permutation or "
+                            "sliding windows";
+    windows = std::move(*found);
+    if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
+      return emitError() << "its body reads loop indices while operand #"
+                         << target.getOperandNumber()
+                         << " is read through sliding windows";
+  }
+  SmallVector<std::pair<unsigned, const WindowDim *>> unused;
+  AffineMap gradMap =
+      windows.empty() ? targetMap : *slideMap(targetMap, windows, unused);
   SmallVector<const ResultAdjoint *> seeded;
   SmallVector<Value> values;
   for (const ResultAdjoint &result : results)
@@ -282,11 +487,13 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
       maps.push_back(resultMap);
     }
   }
-  bindAllLoops(inputs, maps, targetMap);
-  maps.push_back(targetMap);
+  bindAllLoops(inputs, maps, gradMap);
+  if (!windows.empty() && failed(slideOperands(windows, inputs, maps)))
+    return failure();
+  maps.push_back(gradMap);
   SmallVector<utils::IteratorType> iterators;
   for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
-    iterators.push_back(targetMap.isFunctionOfDim(loop)
+    iterators.push_back(gradMap.isFunctionOfDim(loop)
                             ? utils::IteratorType::parallel
                             : utils::IteratorType::reduction);
   Value init = createZeros(builder, loc, target.get().getType());

@@ -61,11 +61,13 @@ static bool isRematerializable(Operation *op) {
 }
 
 /// Whether `op` belongs to a stage: it does real work, or computes a value
-/// the step returns (which the last stage must then produce).
+/// the step returns (which the last stage must then produce). A constant
+/// that a region yields (a tensor.pad's padding value) is no result.
 static bool isStageWork(Operation &op) {
   return !isRematerializable(&op) ||
-         llvm::any_of(op.getUsers(), [](Operation *user) {
-           return user->hasTrait<OpTrait::IsTerminator>();
+         llvm::any_of(op.getUsers(), [&](Operation *user) {
+           return user->hasTrait<OpTrait::IsTerminator>() &&
+                  user->getBlock() == op.getBlock();
          });
 }
 

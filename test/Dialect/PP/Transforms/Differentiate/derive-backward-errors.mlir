@@ -209,13 +209,91 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4x4xf32> {pp.param}) -> tens
   %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<4x4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<4x4xf32>):
     %e = tensor.empty() : tensor<4xf32>
-    // expected-error @+1 {{'linalg.generic' op in stage 0 cannot be differentiated: operand #1 is not indexed by a projected permutation}}
+    // expected-error @+1 {{'linalg.generic' op in stage 0 cannot be differentiated: operand #1 is not indexed by a projected permutation or sliding windows}}
     %d = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i, i)>, affine_map<(i) -> (i)>],
                          iterator_types = ["parallel"]}
         ins(%a, %b : tensor<4xf32>, tensor<4x4xf32>) outs(%e : tensor<4xf32>) {
       ^bb0(%p: f32, %q: f32, %o: f32):
         %m = arith.mulf %p, %q : f32
         linalg.yield %m : f32
+    } -> tensor<4xf32>
+    pp.yield %d : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A window read backwards (`i - k`): not a sliding window the rule
+// spreads the gradient for.
+func.func @train_step(%x: tensor<4xf32>, %w: tensor<6xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<4xf32>, tensor<6xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<6xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %k = tensor.empty() : tensor<3xf32>
+    // expected-error @+1 {{'linalg.generic' op in stage 0 cannot be differentiated: operand #1 is not indexed by a projected permutation or sliding windows}}
+    %d = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i)>, affine_map<(i, k) -> (i - k + 2)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>],
+                         iterator_types = ["parallel", "reduction"]}
+        ins(%a, %b, %k : tensor<4xf32>, tensor<6xf32>, tensor<3xf32>) outs(%z : tensor<4xf32>) {
+      ^bb0(%p: f32, %q: f32, %u: f32, %o: f32):
+        %m = arith.mulf %p, %q : f32
+        %s = arith.addf %o, %m : f32
+        linalg.yield %s : f32
+    } -> tensor<4xf32>
+    pp.yield %d : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Another operand reads the window's position through another window
+// (`i + k + 1`): the rule cannot move it onto the weight's positions.
+func.func @train_step(%x: tensor<7xf32>, %w: tensor<6xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<7xf32>, tensor<6xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<7xf32>, %b: tensor<6xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %k = tensor.empty() : tensor<3xf32>
+    // expected-error @+1 {{'linalg.generic' op in stage 0 cannot be differentiated: an operand reads the position of a sliding window otherwise than through the window}}
+    %d = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i + k + 1)>, affine_map<(i, k) -> (i + k)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>],
+                         iterator_types = ["parallel", "reduction"]}
+        ins(%a, %b, %k : tensor<7xf32>, tensor<6xf32>, tensor<3xf32>) outs(%z : tensor<4xf32>) {
+      ^bb0(%p: f32, %q: f32, %u: f32, %o: f32):
+        %m = arith.mulf %p, %q : f32
+        %s = arith.addf %o, %m : f32
+        linalg.yield %s : f32
+    } -> tensor<4xf32>
+    pp.yield %d : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A windowed read whose body also reads the loop indices: in the gradient
+// the window's position loop runs over other values.
+func.func @train_step(%w: tensor<6xf32> {pp.param}) -> tensor<4xf32> {
+  %r = pp.stage 0 (%w) : (tensor<6xf32>) -> tensor<4xf32> {
+  ^bb0(%b: tensor<6xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %k = tensor.empty() : tensor<3xf32>
+    // expected-error @+1 {{'linalg.generic' op in stage 0 cannot be differentiated: its body reads loop indices while operand #0 is read through sliding windows}}
+    %d = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i + k)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>],
+                         iterator_types = ["parallel", "reduction"]}
+        ins(%b, %k : tensor<6xf32>, tensor<3xf32>) outs(%z : tensor<4xf32>) {
+      ^bb0(%q: f32, %u: f32, %o: f32):
+        %i = linalg.index 0 : index
+        %ii = arith.index_cast %i : index to i64
+        %f = arith.sitofp %ii : i64 to f32
+        %m = arith.mulf %q, %f : f32
+        %s = arith.addf %o, %m : f32
+        linalg.yield %s : f32
     } -> tensor<4xf32>
     pp.yield %d : tensor<4xf32>
   }

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
+#include "pp/Dialect/PP/IR/PPDialect.h"
 
 namespace mlir {
 namespace pp {

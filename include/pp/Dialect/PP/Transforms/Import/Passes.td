@@ -49,6 +49,38 @@ def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPLowerRandomSeeds : Pass<"pp-lower-random-seeds", "ModuleOp"> {
+  let summary = "Give each random op of a step its own pp.random_seed";
+  let description = [{
+    torch-mlir draws random numbers (dropout's mask) from a counter-based
+    generator over the element index, seeded from a mutable
+    `ml_program.global` that every random op loads, advances and stores
+    back. In a pipeline that state would advance once per call of a stage
+    function, so a backward that recomputes the mask, another schedule or
+    another micro-batch count would draw another one.
+
+    This pass replaces each advanced seed by `pp.random_seed <id>`, `id`
+    counting the random ops in order, and erases the global: the seed then
+    depends only on the run's seed, the step, the replica, the micro-batch
+    and the op. Any other use of mutable global state is an error.
+
+    ```mlir
+    // before
+    %g = ml_program.global_load @global_seed : tensor<i64>
+    %s = tensor.extract %g[] : tensor<i64>
+    %m = arith.muli %s, %c6364136223846793005 : i64
+    %next = arith.addi %m, %c1442695040888963407 : i64
+    %t = tensor.insert %next into %g[] : tensor<i64>
+    ml_program.global_store @global_seed = %t : tensor<i64>
+    ... uses of %next
+    // after
+    %next = pp.random_seed 0
+    ... uses of %next
+    ```
+  }];
+  let dependentDialects = ["::mlir::pp::PPDialect"];
+}
+
 def PPDemoteF64 : Pass<"pp-demote-f64", "func::FuncOp"> {
   let summary = "Compute a model's f64 intermediates in f32";
   let description = [{

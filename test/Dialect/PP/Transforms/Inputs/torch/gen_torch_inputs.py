@@ -145,6 +145,37 @@ class BilinearPool(nn.Module):
         return self.head(pooled.reshape(x.shape[0], -1))
 
 
+class ConvNet(nn.Module):
+    """Strided, padded, dilated and grouped 2-D convolutions, max, average
+    and adaptive average pooling, each behind a layer with weights, so
+    their input gradients are needed."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(1, 4, 3, stride=2, padding=1)
+        self.conv = nn.Conv2d(4, 4, 3, padding=2, dilation=2, groups=2)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        y = self.conv(torch.tanh(self.stem(x)))
+        y = F.avg_pool2d(F.max_pool2d(torch.tanh(y), 2), 2, padding=1)
+        return self.head(F.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
+class DropoutMLP(nn.Module):
+    """Two dropouts (p > 0, training mode): torch-mlir advances a global
+    seed for each."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(8, 16)
+        self.drop = nn.Dropout(0.25)
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.out(self.drop(torch.tanh(self.hidden(self.drop(x)))))
+
+
 def export(name, module, inputs, loss_fn):
     path = HERE / f"{name}.mlir"
     pp_torch.export(module, inputs, loss_fn, path)
@@ -204,6 +235,10 @@ def main():
            (torch.randn(16, 8), torch.randn(16, 1)), F.mse_loss)
     export("einsum", BilinearPool(),
            (torch.randn(16, 8), torch.randn(16, 4)), F.mse_loss)
+    export("conv", ConvNet(),
+           (torch.randn(2, 1, 8, 8), torch.randn(2, 2)), F.mse_loss)
+    export("dropout", DropoutMLP(),
+           (torch.randn(4, 8), torch.randn(4, 4)), F.mse_loss)
     export_frozen()
 
 

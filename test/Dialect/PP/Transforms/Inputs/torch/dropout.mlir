@@ -1,0 +1,227 @@
+#loc1 = loc("torch/nn/modules/dropout.py":73:0)
+#loc2 = loc("gen_torch_inputs.py":176:0)
+#loc3 = loc("python/pp/torch.py":137:0)
+#loc4 = loc("inputs[0]":0:0)
+#loc5 = loc("targets[0]":0:0)
+#loc6 = loc("hidden.weight":0:0)
+#loc7 = loc("hidden.bias":0:0)
+#loc8 = loc("out.weight":0:0)
+#loc9 = loc("out.bias":0:0)
+#loc10 = loc("python/pp/torch.py":138:0)
+#loc11 = loc("torch/nn/modules/linear.py":134:0)
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> ()>
+#map2 = affine_map<(d0, d1) -> (d1)>
+#map3 = affine_map<() -> ()>
+#loc12 = loc(callsite(#loc2 at #loc3))
+#loc13 = loc(callsite(#loc1 at #loc12))
+#loc14 = loc(callsite(#loc11 at #loc12))
+module {
+  ml_program.global private mutable @global_seed(dense<0> : tensor<i64>) : tensor<i64> loc(#loc)
+  func.func @train_step(%arg0: tensor<4x8xf32> loc("inputs[0]":0:0), %arg1: tensor<4x4xf32> {pp.target} loc("targets[0]":0:0), %arg2: tensor<16x8xf32> {pp.name = "hidden.weight", pp.param} loc("hidden.weight":0:0), %arg3: tensor<16xf32> {pp.name = "hidden.bias", pp.param} loc("hidden.bias":0:0), %arg4: tensor<4x16xf32> {pp.name = "out.weight", pp.param} loc("out.weight":0:0), %arg5: tensor<4xf32> {pp.name = "out.bias", pp.param} loc("out.bias":0:0)) -> tensor<f32> {
+    %c2_i64 = arith.constant 2 : i64 loc(#loc10)
+    %c16_i64 = arith.constant 16 : i64 loc(#loc)
+    %c8_i64 = arith.constant 8 : i64 loc(#loc13)
+    %c32_i64 = arith.constant 32 : i64 loc(#loc)
+    %cst = arith.constant 0.000000e+00 : f32 loc(#loc)
+    %cst_0 = arith.constant 0.000000e+00 : f64 loc(#loc13)
+    %cst_1 = arith.constant dense<7.500000e-01> : tensor<f64> loc(#loc13)
+    %cst_2 = arith.constant 5.4210107999999998E-20 : f64 loc(#loc)
+    %cst_3 = arith.constant 7.500000e-01 : f32 loc(#loc)
+    %cst_4 = arith.constant 1.600000e+01 : f32 loc(#loc)
+    %c6364136223846793005_i64 = arith.constant 6364136223846793005 : i64 loc(#loc)
+    %c1442695040888963407_i64 = arith.constant 1442695040888963407 : i64 loc(#loc)
+    %global_seed = ml_program.global_load @global_seed : tensor<i64> loc(#loc13)
+    %extracted = tensor.extract %global_seed[] : tensor<i64> loc(#loc13)
+    %0 = arith.muli %extracted, %c6364136223846793005_i64 : i64 loc(#loc13)
+    %1 = arith.addi %0, %c1442695040888963407_i64 : i64 loc(#loc13)
+    %inserted = tensor.insert %1 into %global_seed[] : tensor<i64> loc(#loc13)
+    ml_program.global_store @global_seed = %inserted : tensor<i64> loc(#loc13)
+    %2 = tensor.empty() : tensor<4x8xf64> loc(#loc13)
+    %3 = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]} outs(%2 : tensor<4x8xf64>) {
+    ^bb0(%out: f64 loc(callsite(#loc1 at #loc12))):
+      %38 = linalg.index 0 : index loc(#loc13)
+      %39 = arith.index_cast %38 : index to i64 loc(#loc13)
+      %40 = linalg.index 1 : index loc(#loc13)
+      %41 = arith.index_cast %40 : index to i64 loc(#loc13)
+      %42 = arith.muli %39, %c8_i64 : i64 loc(#loc13)
+      %43 = arith.addi %42, %41 : i64 loc(#loc13)
+      %44 = arith.muli %43, %1 : i64 loc(#loc13)
+      %45 = arith.addi %44, %1 : i64 loc(#loc13)
+      %46 = arith.muli %44, %44 : i64 loc(#loc13)
+      %47 = arith.addi %46, %44 : i64 loc(#loc13)
+      %48 = arith.shli %47, %c32_i64 : i64 loc(#loc13)
+      %49 = arith.shrui %47, %c32_i64 : i64 loc(#loc13)
+      %50 = arith.ori %48, %49 : i64 loc(#loc13)
+      %51 = arith.muli %50, %50 : i64 loc(#loc13)
+      %52 = arith.addi %51, %45 : i64 loc(#loc13)
+      %53 = arith.shli %52, %c32_i64 : i64 loc(#loc13)
+      %54 = arith.shrui %52, %c32_i64 : i64 loc(#loc13)
+      %55 = arith.ori %53, %54 : i64 loc(#loc13)
+      %56 = arith.muli %55, %55 : i64 loc(#loc13)
+      %57 = arith.addi %56, %44 : i64 loc(#loc13)
+      %58 = arith.shli %57, %c32_i64 : i64 loc(#loc13)
+      %59 = arith.shrui %57, %c32_i64 : i64 loc(#loc13)
+      %60 = arith.ori %58, %59 : i64 loc(#loc13)
+      %61 = arith.muli %60, %60 : i64 loc(#loc13)
+      %62 = arith.addi %61, %45 : i64 loc(#loc13)
+      %63 = arith.shli %62, %c32_i64 : i64 loc(#loc13)
+      %64 = arith.shrui %62, %c32_i64 : i64 loc(#loc13)
+      %65 = arith.ori %63, %64 : i64 loc(#loc13)
+      %66 = arith.muli %65, %65 : i64 loc(#loc13)
+      %67 = arith.addi %66, %44 : i64 loc(#loc13)
+      %68 = arith.shrui %67, %c32_i64 : i64 loc(#loc13)
+      %69 = arith.xori %62, %68 : i64 loc(#loc13)
+      %70 = arith.uitofp %69 : i64 to f64 loc(#loc13)
+      %71 = arith.mulf %70, %cst_2 : f64 loc(#loc13)
+      %72 = arith.addf %71, %cst_0 : f64 loc(#loc13)
+      linalg.yield %72 : f64 loc(#loc13)
+    } -> tensor<4x8xf64> loc(#loc13)
+    %4 = tensor.empty() : tensor<4x8xi1> loc(#loc13)
+    %5 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%3, %cst_1 : tensor<4x8xf64>, tensor<f64>) outs(%4 : tensor<4x8xi1>) {
+    ^bb0(%in: f64 loc(callsite(#loc1 at #loc12)), %in_9: f64 loc(callsite(#loc1 at #loc12)), %out: i1 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.cmpf olt, %in, %in_9 : f64 loc(#loc13)
+      linalg.yield %38 : i1 loc(#loc13)
+    } -> tensor<4x8xi1> loc(#loc13)
+    %6 = tensor.empty() : tensor<4x8xf32> loc(#loc13)
+    %7 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%5 : tensor<4x8xi1>) outs(%6 : tensor<4x8xf32>) {
+    ^bb0(%in: i1 loc(callsite(#loc1 at #loc12)), %out: f32 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.uitofp %in : i1 to f32 loc(#loc13)
+      linalg.yield %38 : f32 loc(#loc13)
+    } -> tensor<4x8xf32> loc(#loc13)
+    %8 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%7, %arg0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%6 : tensor<4x8xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc1 at #loc12)), %in_9: f32 loc(callsite(#loc1 at #loc12)), %out: f32 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.mulf %in, %in_9 : f32 loc(#loc13)
+      linalg.yield %38 : f32 loc(#loc13)
+    } -> tensor<4x8xf32> loc(#loc13)
+    %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%8 : tensor<4x8xf32>) outs(%6 : tensor<4x8xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc1 at #loc12)), %out: f32 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.divf %in, %cst_3 : f32 loc(#loc13)
+      linalg.yield %38 : f32 loc(#loc13)
+    } -> tensor<4x8xf32> loc(#loc13)
+    %10 = tensor.empty() : tensor<8x16xf32> loc(#loc14)
+    %transposed = linalg.transpose ins(%arg2 : tensor<16x8xf32>) outs(%10 : tensor<8x16xf32>) permutation = [1, 0]  loc(#loc14)
+    %11 = tensor.empty() : tensor<4x16xf32> loc(#loc14)
+    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<4x16xf32>) -> tensor<4x16xf32> loc(#loc14)
+    %13 = linalg.matmul ins(%9, %transposed : tensor<4x8xf32>, tensor<8x16xf32>) outs(%12 : tensor<4x16xf32>) -> tensor<4x16xf32> loc(#loc14)
+    %14 = linalg.generic {indexing_maps = [#map2, #map], iterator_types = ["parallel", "parallel"]} ins(%arg3 : tensor<16xf32>) outs(%11 : tensor<4x16xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc11 at #loc12)), %out: f32 loc(callsite(#loc11 at #loc12))):
+      linalg.yield %in : f32 loc(#loc14)
+    } -> tensor<4x16xf32> loc(#loc14)
+    %15 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%13, %14 : tensor<4x16xf32>, tensor<4x16xf32>) outs(%11 : tensor<4x16xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc11 at #loc12)), %in_9: f32 loc(callsite(#loc11 at #loc12)), %out: f32 loc(callsite(#loc11 at #loc12))):
+      %38 = arith.addf %in, %in_9 : f32 loc(#loc14)
+      linalg.yield %38 : f32 loc(#loc14)
+    } -> tensor<4x16xf32> loc(#loc14)
+    %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%15 : tensor<4x16xf32>) outs(%11 : tensor<4x16xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc11 at #loc12)), %out: f32 loc(callsite(#loc2 at #loc3))):
+      %38 = math.tanh %in : f32 loc(#loc12)
+      linalg.yield %38 : f32 loc(#loc12)
+    } -> tensor<4x16xf32> loc(#loc12)
+    %global_seed_5 = ml_program.global_load @global_seed : tensor<i64> loc(#loc13)
+    %extracted_6 = tensor.extract %global_seed_5[] : tensor<i64> loc(#loc13)
+    %17 = arith.muli %extracted_6, %c6364136223846793005_i64 : i64 loc(#loc13)
+    %18 = arith.addi %17, %c1442695040888963407_i64 : i64 loc(#loc13)
+    %inserted_7 = tensor.insert %18 into %global_seed_5[] : tensor<i64> loc(#loc13)
+    ml_program.global_store @global_seed = %inserted_7 : tensor<i64> loc(#loc13)
+    %19 = tensor.empty() : tensor<4x16xf64> loc(#loc13)
+    %20 = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]} outs(%19 : tensor<4x16xf64>) {
+    ^bb0(%out: f64 loc(callsite(#loc1 at #loc12))):
+      %38 = linalg.index 0 : index loc(#loc13)
+      %39 = arith.index_cast %38 : index to i64 loc(#loc13)
+      %40 = linalg.index 1 : index loc(#loc13)
+      %41 = arith.index_cast %40 : index to i64 loc(#loc13)
+      %42 = arith.muli %39, %c16_i64 : i64 loc(#loc13)
+      %43 = arith.addi %42, %41 : i64 loc(#loc13)
+      %44 = arith.muli %43, %18 : i64 loc(#loc13)
+      %45 = arith.addi %44, %18 : i64 loc(#loc13)
+      %46 = arith.muli %44, %44 : i64 loc(#loc13)
+      %47 = arith.addi %46, %44 : i64 loc(#loc13)
+      %48 = arith.shli %47, %c32_i64 : i64 loc(#loc13)
+      %49 = arith.shrui %47, %c32_i64 : i64 loc(#loc13)
+      %50 = arith.ori %48, %49 : i64 loc(#loc13)
+      %51 = arith.muli %50, %50 : i64 loc(#loc13)
+      %52 = arith.addi %51, %45 : i64 loc(#loc13)
+      %53 = arith.shli %52, %c32_i64 : i64 loc(#loc13)
+      %54 = arith.shrui %52, %c32_i64 : i64 loc(#loc13)
+      %55 = arith.ori %53, %54 : i64 loc(#loc13)
+      %56 = arith.muli %55, %55 : i64 loc(#loc13)
+      %57 = arith.addi %56, %44 : i64 loc(#loc13)
+      %58 = arith.shli %57, %c32_i64 : i64 loc(#loc13)
+      %59 = arith.shrui %57, %c32_i64 : i64 loc(#loc13)
+      %60 = arith.ori %58, %59 : i64 loc(#loc13)
+      %61 = arith.muli %60, %60 : i64 loc(#loc13)
+      %62 = arith.addi %61, %45 : i64 loc(#loc13)
+      %63 = arith.shli %62, %c32_i64 : i64 loc(#loc13)
+      %64 = arith.shrui %62, %c32_i64 : i64 loc(#loc13)
+      %65 = arith.ori %63, %64 : i64 loc(#loc13)
+      %66 = arith.muli %65, %65 : i64 loc(#loc13)
+      %67 = arith.addi %66, %44 : i64 loc(#loc13)
+      %68 = arith.shrui %67, %c32_i64 : i64 loc(#loc13)
+      %69 = arith.xori %62, %68 : i64 loc(#loc13)
+      %70 = arith.uitofp %69 : i64 to f64 loc(#loc13)
+      %71 = arith.mulf %70, %cst_2 : f64 loc(#loc13)
+      %72 = arith.addf %71, %cst_0 : f64 loc(#loc13)
+      linalg.yield %72 : f64 loc(#loc13)
+    } -> tensor<4x16xf64> loc(#loc13)
+    %21 = tensor.empty() : tensor<4x16xi1> loc(#loc13)
+    %22 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%20, %cst_1 : tensor<4x16xf64>, tensor<f64>) outs(%21 : tensor<4x16xi1>) {
+    ^bb0(%in: f64 loc(callsite(#loc1 at #loc12)), %in_9: f64 loc(callsite(#loc1 at #loc12)), %out: i1 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.cmpf olt, %in, %in_9 : f64 loc(#loc13)
+      linalg.yield %38 : i1 loc(#loc13)
+    } -> tensor<4x16xi1> loc(#loc13)
+    %23 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%22 : tensor<4x16xi1>) outs(%11 : tensor<4x16xf32>) {
+    ^bb0(%in: i1 loc(callsite(#loc1 at #loc12)), %out: f32 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.uitofp %in : i1 to f32 loc(#loc13)
+      linalg.yield %38 : f32 loc(#loc13)
+    } -> tensor<4x16xf32> loc(#loc13)
+    %24 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%23, %16 : tensor<4x16xf32>, tensor<4x16xf32>) outs(%11 : tensor<4x16xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc1 at #loc12)), %in_9: f32 loc(callsite(#loc2 at #loc3)), %out: f32 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.mulf %in, %in_9 : f32 loc(#loc13)
+      linalg.yield %38 : f32 loc(#loc13)
+    } -> tensor<4x16xf32> loc(#loc13)
+    %25 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%24 : tensor<4x16xf32>) outs(%11 : tensor<4x16xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc1 at #loc12)), %out: f32 loc(callsite(#loc1 at #loc12))):
+      %38 = arith.divf %in, %cst_3 : f32 loc(#loc13)
+      linalg.yield %38 : f32 loc(#loc13)
+    } -> tensor<4x16xf32> loc(#loc13)
+    %26 = tensor.empty() : tensor<16x4xf32> loc(#loc14)
+    %transposed_8 = linalg.transpose ins(%arg4 : tensor<4x16xf32>) outs(%26 : tensor<16x4xf32>) permutation = [1, 0]  loc(#loc14)
+    %27 = tensor.empty() : tensor<4x4xf32> loc(#loc14)
+    %28 = linalg.fill ins(%cst : f32) outs(%27 : tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc14)
+    %29 = linalg.matmul ins(%25, %transposed_8 : tensor<4x16xf32>, tensor<16x4xf32>) outs(%28 : tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc14)
+    %30 = linalg.generic {indexing_maps = [#map2, #map], iterator_types = ["parallel", "parallel"]} ins(%arg5 : tensor<4xf32>) outs(%27 : tensor<4x4xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc11 at #loc12)), %out: f32 loc(callsite(#loc11 at #loc12))):
+      linalg.yield %in : f32 loc(#loc14)
+    } -> tensor<4x4xf32> loc(#loc14)
+    %31 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%29, %30 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%27 : tensor<4x4xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc11 at #loc12)), %in_9: f32 loc(callsite(#loc11 at #loc12)), %out: f32 loc(callsite(#loc11 at #loc12))):
+      %38 = arith.addf %in, %in_9 : f32 loc(#loc14)
+      linalg.yield %38 : f32 loc(#loc14)
+    } -> tensor<4x4xf32> loc(#loc14)
+    %32 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%31, %arg1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%27 : tensor<4x4xf32>) {
+    ^bb0(%in: f32 loc(callsite(#loc11 at #loc12)), %in_9: f32 loc("python/pp/torch.py":138:0), %out: f32 loc("python/pp/torch.py":138:0)):
+      %38 = arith.subf %in, %in_9 : f32 loc(#loc10)
+      linalg.yield %38 : f32 loc(#loc10)
+    } -> tensor<4x4xf32> loc(#loc10)
+    %33 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%32 : tensor<4x4xf32>) outs(%27 : tensor<4x4xf32>) {
+    ^bb0(%in: f32 loc("python/pp/torch.py":138:0), %out: f32 loc("python/pp/torch.py":138:0)):
+      %38 = math.fpowi %in, %c2_i64 : f32, i64 loc(#loc10)
+      linalg.yield %38 : f32 loc(#loc10)
+    } -> tensor<4x4xf32> loc(#loc10)
+    %34 = tensor.empty() : tensor<f32> loc(#loc10)
+    %35 = linalg.fill ins(%cst : f32) outs(%34 : tensor<f32>) -> tensor<f32> loc(#loc10)
+    %36 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["reduction", "reduction"]} ins(%33 : tensor<4x4xf32>) outs(%35 : tensor<f32>) {
+    ^bb0(%in: f32 loc("python/pp/torch.py":138:0), %out: f32 loc("python/pp/torch.py":138:0)):
+      %38 = arith.addf %in, %out : f32 loc(#loc10)
+      linalg.yield %38 : f32 loc(#loc10)
+    } -> tensor<f32> loc(#loc10)
+    %37 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = []} ins(%36 : tensor<f32>) outs(%34 : tensor<f32>) {
+    ^bb0(%in: f32 loc("python/pp/torch.py":138:0), %out: f32 loc("python/pp/torch.py":138:0)):
+      %38 = arith.divf %in, %cst_4 : f32 loc(#loc10)
+      linalg.yield %38 : f32 loc(#loc10)
+    } -> tensor<f32> loc(#loc10)
+    return %37 : tensor<f32> loc(#loc10)
+  } loc(#loc13)
+} loc(#loc)
+#loc = loc(unknown)
