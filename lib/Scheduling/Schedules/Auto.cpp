@@ -47,6 +47,10 @@ static constexpr int64_t kLocalSearchMaxEvaluations = 4000;
 /// How many actions the greedy family may schedule in all (a fraction of a
 /// second); at least four greedy schedules are built.
 static constexpr int64_t kGreedyWork = 2500000;
+/// Under rendezvous semantics, the greedy family also charges each compute
+/// action these multiples of the transfer time per transfer (see
+/// chargeTransfers).
+static constexpr double kTransferCharges[] = {0.5, 1.0, 2.0};
 /// How many consecutive in-flight counts the greedy family tries below the
 /// largest useful one before it thins out.
 static constexpr size_t kGreedyNear = 12;
@@ -169,10 +173,11 @@ private:
   Evaluation bestEval;
   std::string bestName;
   int64_t candidates = 0;
-  /// Whether the exact search finished on every placement, and whether
-  /// the search stopped before its last step because a schedule met the
-  /// bound.
-  bool proven = false, stopped = false;
+  /// Whether the exact search finished on every placement, whether that
+  /// proves the best schedule optimal (it searches with async transfers),
+  /// and whether the search stopped before its last step because a schedule
+  /// met the bound.
+  bool exhaustive = false, proven = false, stopped = false;
 };
 
 } // namespace
@@ -217,9 +222,28 @@ void AutoSearch::offerBuiltins() {
   }
 }
 
+/// Costs under which a list schedule leaves room for transfers: each
+/// forward and input gradient also takes `factor` times the transfer time
+/// per transfer it takes part in. Under rendezvous semantics a transfer
+/// holds both of its ranks, which the list schedule does not see otherwise.
+static ActionCosts chargeTransfers(const ScheduleProblem &problem,
+                                   ArrayRef<int64_t> stageRank, double factor) {
+  StageCosts cost = problem.getCostOrUnit();
+  double charge = factor * cost.transfer;
+  int64_t last = problem.numStages - 1;
+  for (int64_t s = 0; s <= last; ++s) {
+    int transfers = (s > 0 && stageRank[s - 1] != stageRank[s]) +
+                    (s < last && stageRank[s + 1] != stageRank[s]);
+    cost.forward[s] += charge * transfers;
+    cost.backwardInput[s] += charge * transfers;
+  }
+  return ActionCosts(cost);
+}
+
 /// Greedy list schedules on every placement, for a range of in-flight
 /// memory limits within the caps, with weight gradients in idle time or
-/// as early as they can run.
+/// as early as they can run; under rendezvous semantics also with the
+/// transfers charged to the compute actions (transfer-aware).
 void AutoSearch::offerGreedy() {
   SmallVector<double> caps = problem.getMemoryCaps();
   double largest = 0.0;
@@ -231,22 +255,36 @@ void AutoSearch::offerGreedy() {
   double loosest = *llvm::max_element(caps);
   if (largest > 0 && loosest < most * largest)
     most = std::max(least, int64_t(std::ceil(loosest / largest - 1e-9)));
+  SmallVector<double> charges = {0.0};
+  if (problem.semantics == TransferSemantics::rendezvous &&
+      costs.transferTime() > 0)
+    charges.append(std::begin(kTransferCharges), std::end(kTransferCharges));
+  // Per placement, the costs of each charge.
+  SmallVector<SmallVector<ActionCosts>> charged;
+  for (ArrayRef<int64_t> placement : placements)
+    charged.push_back(llvm::map_to_vector(charges, [&](double factor) {
+      return chargeTransfers(problem, placement, factor);
+    }));
   int64_t builds = std::max<int64_t>(kGreedyWork / numActions(), 4);
   for (int64_t inFlight : greedyInFlight(least, most)) {
     SmallVector<double> limit = llvm::map_to_vector(
         caps, [&](double cap) { return std::min(cap, inFlight * largest); });
-    for (ArrayRef<int64_t> placement : placements)
-      for (bool eager : {false, true}) {
-        if (builds-- == 0)
-          return;
-        FailureOr<GeneratedSchedule> candidate = buildGreedySchedule(
-            problem, costs, placement, GreedyPolicy{limit, eager});
-        if (succeeded(candidate))
-          offer(std::move(*candidate),
-                "greedy, memory limit " + formatPerRank(limit));
-        if (meetsBound())
-          return;
-      }
+    for (auto [placement, placementCosts] : llvm::zip(placements, charged))
+      for (auto [factor, greedyCosts] : llvm::zip(charges, placementCosts))
+        for (bool eager : {false, true}) {
+          if (builds-- == 0)
+            return;
+          FailureOr<GeneratedSchedule> candidate = buildGreedySchedule(
+              problem, greedyCosts, placement, GreedyPolicy{limit, eager});
+          if (succeeded(candidate))
+            offer(std::move(*candidate),
+                  "greedy, memory limit " + formatPerRank(limit) +
+                      (factor > 0
+                           ? llvm::formatv(", transfers x{0}", factor).str()
+                           : ""));
+          if (meetsBound())
+            return;
+        }
   }
 }
 
@@ -267,7 +305,7 @@ void AutoSearch::improveBest() {
 void AutoSearch::searchExact() {
   if (!searchable(problem) || placements.empty())
     return;
-  proven = searchPlacements(
+  exhaustive = searchPlacements(
       problem, costs, placements,
       [&](GeneratedSchedule candidate, StringRef name) {
         offer(std::move(candidate), name);
@@ -276,6 +314,7 @@ void AutoSearch::searchExact() {
         return best ? bestEval.makespan
                     : std::numeric_limits<double>::infinity();
       });
+  proven = exhaustive && problem.semantics == TransferSemantics::async;
 }
 
 void AutoSearch::run() {
@@ -295,8 +334,8 @@ llvm::Expected<GeneratedSchedule> AutoSearch::finish() {
   if (!best)
     return ScheduleError() << "auto found no schedule within the memory cap of "
                            << formatPerRank(problem.getMemoryCaps())
-                           << (proven ? " (none exists: exhaustive search)"
-                                      : "");
+                           << (exhaustive ? " (none exists: exhaustive search)"
+                                          : "");
   std::string claim;
   double shown = bound;
   if (meetsBound())
@@ -331,6 +370,8 @@ llvm::Expected<GeneratedSchedule>
 mlir::pp::sched::generateExact(const ScheduleProblem &in) {
   ScheduleProblem problem = in;
   problem.cost = problem.getCostOrUnit();
+  // The search's model: transfers that never block.
+  problem.semantics = TransferSemantics::async;
   ActionCosts costs(*problem.cost);
   if (!searchable(problem))
     return ScheduleError() << "exact search is limited to " << kSearchMaxActions

@@ -346,6 +346,17 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
                "Activation memory of each stage's inputs, what a "
                "recomputing stage holds per micro-batch (one value: every "
                "stage; default: its activation memory)">,
+    Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
+           "::mlir::pp::TransferSemantics::rendezvous",
+           "Transfer semantics the schedule runs with, as "
+           "pp-insert-transfers orders its transfers: auto and greedy "
+           "time candidates as that program",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::TransferSemantics::async, "async",
+                        "Sends never block (buffered, MPI)"),
+             clEnumValN(::mlir::pp::TransferSemantics::rendezvous,
+                        "rendezvous",
+                        "A send waits for its receive (NCCL)"))}]>,
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];
