@@ -35,15 +35,16 @@ FailureOr<Evaluation>
 ScheduleEvaluator::evaluate(const GeneratedSchedule &schedule,
                             SmallVectorImpl<SmallVector<double>> *starts) {
   bool async = semantics == TransferSemantics::async;
-  // The compute-only run gives the memory (it depends on the order alone)
-  // and, with async transfers, the times.
+  // The compute-only run checks that every action's inputs come first (in
+  // a program with transfers, actions wait only for their receives) and,
+  // with async transfers, is the program's timing; otherwise the program
+  // runs with its transfers.
   if (failed(timing.runComputeOnly(schedule.ranks, stageRank, costs,
-                                   /*recordIntervals=*/async && starts)))
-    return failure();
-  if (!async && failed(runProgram(schedule, costs, semantics, program)))
+                                   /*recordIntervals=*/async && starts)) ||
+      (!async && failed(runProgram(schedule, costs, semantics, program))))
     return failure();
   const ScheduleTiming &timed = async ? timing : program;
-  int64_t numRanks = timing.getNumRanks();
+  int64_t numRanks = schedule.ranks.size();
   Evaluation result;
   result.makespan = 0.0;
   result.totalEnd = 0.0;

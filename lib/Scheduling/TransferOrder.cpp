@@ -139,59 +139,61 @@ static void placeTransfers(ArrayRef<TimedAction> actions,
   }
 }
 
-/// Stamps the transfers of `schedule` with their send times in an async run
-/// in `timing` and posts both ends in stamp order (see TransferOrder.h);
-/// fails if the ranks deadlock even so.
-static LogicalResult placeByStamps(RankActions &schedule,
+/// Stamps the transfers of the actions set in `timing` (grouped, rank by
+/// rank) with their send times in an async run and posts both ends in stamp
+/// order (see TransferOrder.h); `placed` gets the actions in their new
+/// order and `order` the index each had. Fails if the ranks deadlock even
+/// so.
+static LogicalResult placeByStamps(ScheduleTiming &timing,
                                    const ActionCosts &costs,
-                                   ScheduleTiming &timing,
+                                   RankActions &placed,
                                    std::vector<int64_t> *order) {
-  int64_t numRanks = schedule.getNumRanks();
+  int64_t numRanks = timing.getNumRanks();
   // Compute actions that cost nothing still take time, so that the stamps
   // keep their order.
   ActionCosts positive = costs;
   positive.replaceZeroDurations(1.0);
-  timing.setActions(schedule.actions, schedule.rankBegin);
   if (failed(timing.run(positive, TransferSemantics::async)))
     return failure();
+  size_t numActions = timing.getFirstAction(numRanks);
   ActionTable<double> posted(getMaxEnumValForTransferKind() + 1,
                              timing.getNumStages(), timing.getNumMicrobatches(),
-                             schedule.actions.size(), /*empty=*/-1.0);
+                             numActions, /*empty=*/-1.0);
   for (int64_t rank = 0; rank < numRanks; ++rank)
     for (auto [action, interval] :
          llvm::zip(timing.getActions(rank), timing.getIntervals(rank)))
       if (action.kind == TimedAction::Kind::send)
         posted.insertFirst(getKey(action), interval.start);
-  std::vector<TimedAction> placed;
-  placed.reserve(schedule.actions.size());
-  std::vector<int64_t> moved;
+  placed.actions.clear();
+  placed.actions.reserve(numActions);
+  placed.rankBegin.assign(1, 0);
+  if (order)
+    order->clear();
   SmallVector<int64_t> rankOrder;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     rankOrder.clear();
-    placeTransfers(timing.getActions(rank), timing.getIntervals(rank), posted,
-                   rankOrder);
-    int64_t first = schedule.rankBegin[rank];
+    ArrayRef<TimedAction> actions = timing.getActions(rank);
+    placeTransfers(actions, timing.getIntervals(rank), posted, rankOrder);
     for (int64_t index : rankOrder) {
-      placed.push_back(schedule.actions[first + index]);
-      moved.push_back(first + index);
+      placed.actions.push_back(actions[index]);
+      if (order)
+        order->push_back(timing.getFirstAction(rank) + index);
     }
+    placed.rankBegin.push_back(placed.actions.size());
+    groupAdjacentTransfers(placed.getRank(rank));
   }
-  schedule.actions = std::move(placed);
-  for (int64_t rank = 0; rank < numRanks; ++rank)
-    groupAdjacentTransfers(schedule.getRank(rank));
-  if (order)
-    *order = std::move(moved);
   return success();
 }
 
-/// Groups adjacent transfers and runs `schedule` under rendezvous semantics
-/// in `timing`: whether the ranks deadlock depends on the order alone.
-static LogicalResult runGroupedAsIs(RankActions &schedule,
+/// Groups the adjacent transfers of `schedule`, sets its actions in
+/// `timing` and runs them under rendezvous semantics: whether the ranks
+/// deadlock depends on the order alone.
+static LogicalResult runGroupedAsIs(RankActions schedule,
                                     const ActionCosts &costs,
                                     ScheduleTiming &timing) {
   for (int64_t rank = 0, e = schedule.getNumRanks(); rank < e; ++rank)
     groupAdjacentTransfers(schedule.getRank(rank));
-  timing.setActions(schedule.actions, schedule.rankBegin);
+  timing.setActions(std::move(schedule.actions), std::move(schedule.rankBegin));
   return timing.run(costs, TransferSemantics::rendezvous);
 }
 
@@ -204,10 +206,12 @@ LogicalResult mlir::pp::sched::orderForRendezvous(RankActions &schedule,
     order->resize(schedule.actions.size());
     std::iota(order->begin(), order->end(), 0);
   }
+  for (int64_t rank = 0, e = schedule.getNumRanks(); rank < e; ++rank)
+    groupAdjacentTransfers(schedule.getRank(rank));
   ScheduleTiming timing(numStages, numMicrobatches);
   if (succeeded(runGroupedAsIs(schedule, costs, timing)))
     return success();
-  return placeByStamps(schedule, costs, timing, order);
+  return placeByStamps(timing, costs, schedule, order);
 }
 
 LogicalResult mlir::pp::sched::runProgram(const GeneratedSchedule &schedule,
@@ -215,13 +219,15 @@ LogicalResult mlir::pp::sched::runProgram(const GeneratedSchedule &schedule,
                                           TransferSemantics semantics,
                                           ScheduleTiming &timing) {
   RankActions program = insertTransfers(schedule);
-  if (semantics == TransferSemantics::rendezvous) {
-    // Mostly the grouped order runs as it is, and that run is the answer.
-    if (succeeded(runGroupedAsIs(program, costs, timing)))
-      return success();
-    if (failed(placeByStamps(program, costs, timing, nullptr)))
-      return failure();
+  if (semantics == TransferSemantics::async) {
+    timing.setActions(std::move(program.actions), std::move(program.rankBegin));
+    return timing.run(costs, semantics);
   }
+  // Mostly the grouped order runs as it is, and that run is the answer.
+  if (succeeded(runGroupedAsIs(std::move(program), costs, timing)))
+    return success();
+  if (failed(placeByStamps(timing, costs, program, nullptr)))
+    return failure();
   timing.setActions(std::move(program.actions), std::move(program.rankBegin));
   return timing.run(costs, semantics);
 }

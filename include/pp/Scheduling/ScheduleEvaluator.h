@@ -64,8 +64,9 @@ private:
   const ActionCosts &costs;
   SmallVector<int64_t> stageRank;
   TransferSemantics semantics;
-  /// The compute-only run (memory, and the async timing) and, under
-  /// rendezvous semantics, the run of the program with its transfers.
+  /// The compute-only run (memory, dependencies, and the async timing)
+  /// and, under rendezvous semantics, the run of the program with its
+  /// transfers.
   ScheduleTiming timing, program;
 };
 

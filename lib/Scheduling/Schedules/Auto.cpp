@@ -44,6 +44,9 @@ static constexpr int64_t kSearchMaxActions = 3000;
 /// second), and how many timings it may run at most.
 static constexpr int64_t kLocalSearchWork = 10000000;
 static constexpr int64_t kLocalSearchMaxEvaluations = 4000;
+/// How many times a compute-only run timing a candidate in a rendezvous
+/// program costs.
+static constexpr int64_t kRendezvousWork = 8;
 /// How many actions the greedy family may schedule in all (a fraction of a
 /// second); at least four greedy schedules are built.
 static constexpr int64_t kGreedyWork = 2500000;
@@ -162,6 +165,13 @@ private:
   int64_t numActions() const {
     return 3 * problem.numStages * problem.numMicrobatches;
   }
+  /// What timing one candidate costs, in actions: a rendezvous program has
+  /// its transfers, and is ordered and run up to three times.
+  int64_t evaluationWork() const {
+    return problem.semantics == TransferSemantics::rendezvous
+               ? kRendezvousWork * numActions()
+               : numActions();
+  }
 
   const ScheduleProblem &problem;
   ActionCosts costs;
@@ -242,8 +252,9 @@ static ActionCosts chargeTransfers(const ScheduleProblem &problem,
 
 /// Greedy list schedules on every placement, for a range of in-flight
 /// memory limits within the caps, with weight gradients in idle time or
-/// as early as they can run; under rendezvous semantics also with the
-/// transfers charged to the compute actions (transfer-aware).
+/// as early as they can run, or forwards before input gradients; under
+/// rendezvous semantics also with the transfers charged to the compute actions
+/// (transfer-aware).
 void AutoSearch::offerGreedy() {
   SmallVector<double> caps = problem.getMemoryCaps();
   double largest = 0.0;
@@ -265,20 +276,24 @@ void AutoSearch::offerGreedy() {
     charged.push_back(llvm::map_to_vector(charges, [&](double factor) {
       return chargeTransfers(problem, placement, factor);
     }));
-  int64_t builds = std::max<int64_t>(kGreedyWork / numActions(), 4);
+  int64_t builds = std::max<int64_t>(kGreedyWork / evaluationWork(), 4);
   for (int64_t inFlight : greedyInFlight(least, most)) {
     SmallVector<double> limit = llvm::map_to_vector(
         caps, [&](double cap) { return std::min(cap, inFlight * largest); });
     for (auto [placement, placementCosts] : llvm::zip(placements, charged))
       for (auto [factor, greedyCosts] : llvm::zip(charges, placementCosts))
-        for (bool eager : {false, true}) {
+        for (auto [eager, forwardsFirst] :
+             {std::pair(false, false), std::pair(true, false),
+              std::pair(false, true)}) {
           if (builds-- == 0)
             return;
-          FailureOr<GeneratedSchedule> candidate = buildGreedySchedule(
-              problem, greedyCosts, placement, GreedyPolicy{limit, eager});
+          FailureOr<GeneratedSchedule> candidate =
+              buildGreedySchedule(problem, greedyCosts, placement,
+                                  GreedyPolicy{limit, eager, forwardsFirst});
           if (succeeded(candidate))
             offer(std::move(*candidate),
                   "greedy, memory limit " + formatPerRank(limit) +
+                      (forwardsFirst ? ", forwards first" : "") +
                       (factor > 0
                            ? llvm::formatv(", transfers x{0}", factor).str()
                            : ""));
@@ -293,8 +308,8 @@ void AutoSearch::offerGreedy() {
 void AutoSearch::improveBest() {
   if (!best)
     return;
-  int64_t evaluations = std::clamp<int64_t>(kLocalSearchWork / numActions(), 1,
-                                            kLocalSearchMaxEvaluations);
+  int64_t evaluations = std::clamp<int64_t>(kLocalSearchWork / evaluationWork(),
+                                            1, kLocalSearchMaxEvaluations);
   int64_t moves = improveSchedule(problem, costs, *best, bestEval, evaluations);
   if (moves > 0)
     bestName += llvm::formatv(", {0} local moves", moves).str();
