@@ -66,8 +66,8 @@ def parse_f64(text):
     return float(text)
 
 
-def make_problem(rng):
-    p = rng.randint(4, 16)
+def make_problem(rng, max_ranks=16):
+    p = rng.randint(4, max_ranks)
     m = rng.randint(p, 3 * p)
     f = [rng.uniform(0.5, 2.0) for _ in range(p)]
     b = [rng.uniform(0.5, 2.5) for _ in range(p)]
@@ -454,11 +454,14 @@ def main():
     parser.add_argument("--problems", type=int, default=200)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--max-ranks", type=int, default=16,
+                        help="at most this many ranks (a quicker run)")
     parser.add_argument("--semantics", default="async,rendezvous",
                         type=lambda s: s.split(","))
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    problems = [make_problem(rng) for _ in range(args.problems)]
+    problems = [make_problem(rng, args.max_ranks)
+                for _ in range(args.problems)]
     names = builtin_names(args.pp_opt)
     externals = ("zb-greedy", "cp-list")
     orders = [{"zb-greedy": zb_greedy(pb), "cp-list": cp_list(pb)}
@@ -468,7 +471,8 @@ def main():
                                                    orders[i]),
                              range(len(problems))))
     failed = False
-    print(f"{len(problems)} problems, seed {args.seed}: p in [4, 16], "
+    print(f"{len(problems)} problems, seed {args.seed}: p in "
+          f"[4, {args.max_ranks}], "
           f"m in [p, 3p], comm up to 1x the mean F, per-rank caps")
     for semantics in args.semantics:
         print(f"\n{semantics} transfers")
