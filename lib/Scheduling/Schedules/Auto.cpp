@@ -47,6 +47,10 @@ static constexpr int64_t kLocalSearchMaxEvaluations = 4000;
 /// How many times a compute-only run timing a candidate in a rendezvous
 /// program costs.
 static constexpr int64_t kRendezvousWork = 8;
+/// Past this many compute actions, a rendezvous problem gets two greedy
+/// candidates and no local search, so that auto stays within about three
+/// times 1f1b's generation time (p = 64, m = 1024 has 196608).
+static constexpr int64_t kLargeProgramActions = 100000;
 /// How many actions the greedy family may schedule in all (a fraction of a
 /// second); at least four greedy schedules are built.
 static constexpr int64_t kGreedyWork = 2500000;
@@ -165,6 +169,12 @@ private:
   int64_t numActions() const {
     return 3 * problem.numStages * problem.numMicrobatches;
   }
+  /// Whether the problem is so large that timing its rendezvous programs
+  /// limits the search to the built-ins and two greedy schedules.
+  bool largeProgram() const {
+    return problem.semantics == TransferSemantics::rendezvous &&
+           numActions() > kLargeProgramActions;
+  }
   /// What timing one candidate costs, in actions: a rendezvous program has
   /// its transfers, and is ordered and run up to three times.
   int64_t evaluationWork() const {
@@ -276,7 +286,8 @@ void AutoSearch::offerGreedy() {
     charged.push_back(llvm::map_to_vector(charges, [&](double factor) {
       return chargeTransfers(problem, placement, factor);
     }));
-  int64_t builds = std::max<int64_t>(kGreedyWork / evaluationWork(), 4);
+  int64_t builds =
+      std::max<int64_t>(kGreedyWork / evaluationWork(), largeProgram() ? 2 : 4);
   for (int64_t inFlight : greedyInFlight(least, most)) {
     SmallVector<double> limit = llvm::map_to_vector(
         caps, [&](double cap) { return std::min(cap, inFlight * largest); });
@@ -306,7 +317,7 @@ void AutoSearch::offerGreedy() {
 /// Moves actions of the best candidate into idle time while that helps,
 /// within a budget of timings that keeps large problems fast.
 void AutoSearch::improveBest() {
-  if (!best)
+  if (!best || largeProgram())
     return;
   int64_t evaluations = std::clamp<int64_t>(kLocalSearchWork / evaluationWork(),
                                             1, kLocalSearchMaxEvaluations);
