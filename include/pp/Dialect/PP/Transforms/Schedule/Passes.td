@@ -289,7 +289,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     `semantics=rendezvous` its schedules are candidates like the others
     and prove nothing (the lower bound holds under both semantics). The greedy family and the local search have a budget
     of actions scheduled and timed (a rendezvous program counts 8 times
-    its compute actions), so that large problems (p = 64, m = 1024) take
+    its compute actions; past 100000 compute actions a rendezvous problem
+    gets two greedy candidates and no local search), so that large
+    problems (p = 64, m = 1024) take
     at most about 3 times 1f1b's generation time; auto is never slower
     than any other schedule here, `greedy` included, that fits the caps.
     The remark ends with the number of candidates evaluated.
