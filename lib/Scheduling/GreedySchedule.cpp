@@ -101,11 +101,14 @@ Choice GreedyListScheduler::choose(int64_t rank) const {
     if (!best.valid() || candidate.before(best))
       best = candidate;
   };
+  bool forwardsFirst = policy.forwardsFirst;
   for (int64_t s : rankStages[rank]) {
     if (nextBackward[s] < m)
-      consider({Phase::backward_input, s, nextBackward[s]}, 0);
+      consider({Phase::backward_input, s, nextBackward[s]},
+               forwardsFirst ? int(stages) : 0);
     if (nextForward[s] < m && admits(rank, s))
-      consider({Phase::forward, s, nextForward[s]}, 1 + int(stages - 1 - s));
+      consider({Phase::forward, s, nextForward[s]},
+               forwardsFirst ? int(s) - int(stages) : 1 + int(stages - 1 - s));
     // Unless eager, weight gradients wait for idle time: any other action
     // that starts no later goes first.
     if (nextWeight[s] < nextBackward[s])

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Scheduling/ScheduleEvaluator.h"
+#include "pp/Scheduling/TransferOrder.h"
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -33,16 +34,23 @@ bool Evaluation::betterThan(const Evaluation &other) const {
 FailureOr<Evaluation>
 ScheduleEvaluator::evaluate(const GeneratedSchedule &schedule,
                             SmallVectorImpl<SmallVector<double>> *starts) {
+  bool async = semantics == TransferSemantics::async;
+  // The compute-only run checks that every action's inputs come first (in
+  // a program with transfers, actions wait only for their receives) and,
+  // with async transfers, is the program's timing; otherwise the program
+  // runs with its transfers.
   if (failed(timing.runComputeOnly(schedule.ranks, stageRank, costs,
-                                   /*recordIntervals=*/starts != nullptr)))
+                                   /*recordIntervals=*/async && starts)) ||
+      (!async && failed(runProgram(schedule, costs, semantics, program))))
     return failure();
-  int64_t numRanks = timing.getNumRanks();
+  const ScheduleTiming &timed = async ? timing : program;
+  int64_t numRanks = schedule.ranks.size();
   Evaluation result;
   result.makespan = 0.0;
   result.totalEnd = 0.0;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
-    result.makespan = std::max(result.makespan, timing.getRankEnd(rank));
-    result.totalEnd += timing.getRankEnd(rank);
+    result.makespan = std::max(result.makespan, timed.getRankEnd(rank));
+    result.totalEnd += timed.getRankEnd(rank);
     result.rankPeak.push_back(timing.getPeakMemory(rank));
     double busy = 0.0;
     for (const ScheduledAction &action : schedule.ranks[rank])
@@ -52,8 +60,10 @@ ScheduleEvaluator::evaluate(const GeneratedSchedule &schedule,
   if (starts) {
     starts->assign(numRanks, {});
     for (int64_t rank = 0; rank < numRanks; ++rank)
-      for (const ScheduleTiming::Interval &interval : timing.getIntervals(rank))
-        (*starts)[rank].push_back(interval.start);
+      for (auto [i, interval] : llvm::enumerate(timed.getIntervals(rank)))
+        if (async ||
+            timed.getActions(rank)[i].kind == TimedAction::Kind::compute)
+          (*starts)[rank].push_back(interval.start);
   }
   return result;
 }

@@ -282,7 +282,8 @@ def parse_f64(text):
 
 def run_schedule(pp_opt, pb, schedule):
     options = [
-        f'schedule={schedule}', 'split-backward=1', f'num-stages={pb.stages}',
+        f'schedule={schedule}', 'semantics=async', 'split-backward=1',
+        f'num-stages={pb.stages}',
         f'num-ranks={pb.ranks}', f'num-microbatches={pb.mbs}',
         f'forward-cost={values(pb.duration[F])}',
         f'backward-input-cost={values(pb.duration[B])}',

@@ -9,8 +9,11 @@
 #include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
+#include "pp/Scheduling/TransferOrder.h"
 
 #include "gtest/gtest.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -50,6 +53,91 @@ TEST(ScheduleTiming, OneFOneBMakespanIsClosedForm) {
       for (int64_t r = 0; r < p; ++r)
         EXPECT_DOUBLE_EQ(eval->rankPeak[r], double(std::min(p - r, m)));
     }
+}
+
+TEST(TransferOrder, AsyncProgramTimesAsTheComputeOnlyRun) {
+  // Each receive right before its consumer, sends that never block: the
+  // program's makespan is the compute-only run's, inputs arriving the
+  // transfer time late.
+  ScheduleProblem problem{4, 8, 4, /*splitBackward=*/true};
+  problem.cost = StageCosts::getUnit(4);
+  problem.cost->forward = {1.0, 2.0, 1.0, 1.5};
+  problem.cost->transfer = 0.7;
+  ActionCosts costs(*problem.cost);
+  for (llvm::StringRef name : {"1f1b", "zb-h1", "zb-h2", "gpipe"}) {
+    GeneratedSchedule schedule = generate(name, problem);
+    RankActions program = insertTransfers(schedule);
+    // One receive and one send per boundary, micro-batch and direction.
+    EXPECT_EQ(program.actions.size(), size_t(3 * 4 * 8 + 4 * 3 * 8));
+    ScheduleTiming timing(4, 8);
+    ASSERT_TRUE(succeeded(
+        runProgram(schedule, costs, TransferSemantics::async, timing)));
+    llvm::Expected<Evaluation> eval = simulate(problem, schedule);
+    ASSERT_TRUE(static_cast<bool>(eval));
+    EXPECT_DOUBLE_EQ(timing.getMakespan(), eval->makespan) << name.str();
+  }
+}
+
+TEST(TransferOrder, RendezvousOrderRunsAndCostsNoLess) {
+  // Every built-in's program runs to the end with sends that wait for
+  // their receives, no faster than with sends that never block; the
+  // evaluator times a rendezvous problem as that program.
+  for (llvm::StringRef name : {"1f1b", "zb-h1", "zb-h2", "gpipe"}) {
+    ScheduleProblem problem{4, 8, 4, /*splitBackward=*/true};
+    problem.cost = StageCosts::getUnit(4);
+    problem.cost->transfer = 0.5;
+    ActionCosts costs(*problem.cost);
+    GeneratedSchedule schedule = generate(name, problem);
+    ScheduleTiming timing(4, 8);
+    ASSERT_TRUE(succeeded(
+        runProgram(schedule, costs, TransferSemantics::rendezvous, timing)))
+        << name.str();
+    double rendezvous = timing.getMakespan();
+    llvm::Expected<Evaluation> async = simulate(problem, schedule);
+    ASSERT_TRUE(static_cast<bool>(async));
+    EXPECT_GE(rendezvous, async->makespan - 1e-9) << name.str();
+    problem.semantics = TransferSemantics::rendezvous;
+    llvm::Expected<Evaluation> eval = simulate(problem, schedule);
+    ASSERT_TRUE(static_cast<bool>(eval));
+    EXPECT_DOUBLE_EQ(eval->makespan, rendezvous) << name.str();
+  }
+}
+
+TEST(TransferOrder, StampsMoveTransfersIntoSafeGroups) {
+  // ZB-H2's receives right before their consumers deadlock with sends that
+  // wait for their receives, even grouped; posted in the order of their
+  // async send times, every transfer completes. Compute actions keep their
+  // order.
+  ScheduleProblem problem{4, 8, 4, /*splitBackward=*/true};
+  GeneratedSchedule schedule = generate("zb-h2", problem);
+  ActionCosts costs(StageCosts::getUnit(4));
+  RankActions program = insertTransfers(schedule);
+  ScheduleTiming timing(4, 8);
+  for (int64_t rank = 0; rank < 4; ++rank)
+    groupAdjacentTransfers(program.getRank(rank));
+  timing.setActions(program.actions, program.rankBegin);
+  EXPECT_TRUE(failed(timing.run(costs, TransferSemantics::rendezvous)));
+  RankActions ordered = program;
+  std::vector<int64_t> order;
+  ASSERT_TRUE(succeeded(orderForRendezvous(ordered, 4, 8, costs, &order)));
+  std::vector<int64_t> unmoved(order.size());
+  std::iota(unmoved.begin(), unmoved.end(), 0);
+  EXPECT_NE(order, unmoved);
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    SmallVector<TimedAction> computes;
+    for (int64_t i = program.rankBegin[rank]; i < program.rankBegin[rank + 1];
+         ++i) {
+      EXPECT_GE(order[i], program.rankBegin[rank]);
+      EXPECT_LT(order[i], program.rankBegin[rank + 1]);
+      if (ordered.actions[i].kind == TimedAction::Kind::compute)
+        computes.push_back(ordered.actions[i]);
+    }
+    ASSERT_EQ(computes.size(), schedule.ranks[rank].size());
+    for (auto [timed, action] : llvm::zip(computes, schedule.ranks[rank]))
+      EXPECT_TRUE(timed.phase == action.phase && timed.mb == action.mb);
+  }
+  timing.setActions(ordered.actions, ordered.rankBegin);
+  EXPECT_TRUE(succeeded(timing.run(costs, TransferSemantics::rendezvous)));
 }
 
 TEST(ScheduleTiming, ZeroBubbleH1Bubble) {

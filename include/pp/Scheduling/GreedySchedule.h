@@ -21,6 +21,10 @@ struct GreedyPolicy {
   /// Run weight gradients as soon as they can start instead of in idle
   /// time only.
   bool eagerWeights = false;
+  /// On ties, run forwards (of earlier stages first) before input
+  /// gradients, as a critical-path list schedule does: a forward's path to
+  /// the end of the step is the longer.
+  bool forwardsFirst = false;
 };
 
 /// The list schedule of `problem` on `stageRank` under `policy`: repeatedly

@@ -3,7 +3,10 @@
 // Times a compute-only GeneratedSchedule under a problem's costs with the one
 // timing model (ScheduleTiming.h), without IR: what `auto`, `greedy` and the
 // local search compare candidates by, and `simulate`'s makespan, bubble and
-// peak memory per rank.
+// peak memory per rank. Under the problem's rendezvous semantics a schedule
+// is timed as the program pp-insert-transfers makes of it (TransferOrder.h);
+// under async semantics the compute-only run is that program's timing
+// (each input arrives the transfer time after it is computed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,11 +50,12 @@ class ScheduleEvaluator {
 public:
   ScheduleEvaluator(const ScheduleProblem &problem, const ActionCosts &costs,
                     ArrayRef<int64_t> stageRank)
-      : costs(costs), stageRank(stageRank),
-        timing(problem.numStages, problem.numMicrobatches) {}
+      : costs(costs), stageRank(stageRank), semantics(problem.semantics),
+        timing(problem.numStages, problem.numMicrobatches),
+        program(problem.numStages, problem.numMicrobatches) {}
 
   /// Times `schedule`; fails if its ranks wait for each other forever.
-  /// With `starts`, also returns when each action starts, per rank.
+  /// With `starts`, also returns when each compute action starts, per rank.
   FailureOr<Evaluation>
   evaluate(const GeneratedSchedule &schedule,
            SmallVectorImpl<SmallVector<double>> *starts = nullptr);
@@ -59,7 +63,11 @@ public:
 private:
   const ActionCosts &costs;
   SmallVector<int64_t> stageRank;
-  ScheduleTiming timing;
+  TransferSemantics semantics;
+  /// The compute-only run (memory, dependencies, and the async timing)
+  /// and, under rendezvous semantics, the run of the program with its
+  /// transfers.
+  ScheduleTiming timing, program;
 };
 
 /// Per stage, the most micro-batches whose activations its rank holds at

@@ -37,6 +37,10 @@ struct ScheduleProblem {
   /// searches with them.
   std::optional<StageCosts> cost;
   llvm::SmallVector<double> memoryCap;
+  /// The semantics of the transfers the schedule will run with:
+  /// pp-insert-transfers{semantics} orders them, and `auto`, `greedy` and
+  /// the local search time candidates as that program (TransferOrder.h).
+  TransferSemantics semantics = TransferSemantics::async;
 
   /// The stages' costs, unit costs when none are given.
   StageCosts getCostOrUnit() const {

@@ -392,6 +392,8 @@ public:
                                bool recordIntervals = true);
 
   int64_t getNumRanks() const { return rankBegin.size() - 1; }
+  int64_t getNumStages() const { return numStages; }
+  int64_t getNumMicrobatches() const { return numMicrobatches; }
 
   /// The actions set by setActions.
   ArrayRef<TimedAction> getActions(int64_t rank) const {

@@ -44,9 +44,20 @@ static constexpr int64_t kSearchMaxActions = 3000;
 /// second), and how many timings it may run at most.
 static constexpr int64_t kLocalSearchWork = 10000000;
 static constexpr int64_t kLocalSearchMaxEvaluations = 4000;
+/// How many times a compute-only run timing a candidate in a rendezvous
+/// program costs.
+static constexpr int64_t kRendezvousWork = 8;
+/// Past this many compute actions, a rendezvous problem gets two greedy
+/// candidates and no local search, so that auto stays within about three
+/// times 1f1b's generation time (p = 64, m = 1024 has 196608).
+static constexpr int64_t kLargeProgramActions = 100000;
 /// How many actions the greedy family may schedule in all (a fraction of a
 /// second); at least four greedy schedules are built.
 static constexpr int64_t kGreedyWork = 2500000;
+/// Under rendezvous semantics, the greedy family also charges each compute
+/// action these multiples of the transfer time per transfer (see
+/// chargeTransfers).
+static constexpr double kTransferCharges[] = {0.5, 1.0, 2.0};
 /// How many consecutive in-flight counts the greedy family tries below the
 /// largest useful one before it thins out.
 static constexpr size_t kGreedyNear = 12;
@@ -158,6 +169,19 @@ private:
   int64_t numActions() const {
     return 3 * problem.numStages * problem.numMicrobatches;
   }
+  /// Whether the problem is so large that timing its rendezvous programs
+  /// limits the search to the built-ins and two greedy schedules.
+  bool largeProgram() const {
+    return problem.semantics == TransferSemantics::rendezvous &&
+           numActions() > kLargeProgramActions;
+  }
+  /// What timing one candidate costs, in actions: a rendezvous program has
+  /// its transfers, and is ordered and run up to three times.
+  int64_t evaluationWork() const {
+    return problem.semantics == TransferSemantics::rendezvous
+               ? kRendezvousWork * numActions()
+               : numActions();
+  }
 
   const ScheduleProblem &problem;
   ActionCosts costs;
@@ -169,10 +193,11 @@ private:
   Evaluation bestEval;
   std::string bestName;
   int64_t candidates = 0;
-  /// Whether the exact search finished on every placement, and whether
-  /// the search stopped before its last step because a schedule met the
-  /// bound.
-  bool proven = false, stopped = false;
+  /// Whether the exact search finished on every placement, whether that
+  /// proves the best schedule optimal (it searches with async transfers),
+  /// and whether the search stopped before its last step because a schedule
+  /// met the bound.
+  bool exhaustive = false, proven = false, stopped = false;
 };
 
 } // namespace
@@ -217,9 +242,29 @@ void AutoSearch::offerBuiltins() {
   }
 }
 
+/// Costs under which a list schedule leaves room for transfers: each
+/// forward and input gradient also takes `factor` times the transfer time
+/// per transfer it takes part in. Under rendezvous semantics a transfer
+/// holds both of its ranks, which the list schedule does not see otherwise.
+static ActionCosts chargeTransfers(const ScheduleProblem &problem,
+                                   ArrayRef<int64_t> stageRank, double factor) {
+  StageCosts cost = problem.getCostOrUnit();
+  double charge = factor * cost.transfer;
+  int64_t last = problem.numStages - 1;
+  for (int64_t s = 0; s <= last; ++s) {
+    int transfers = (s > 0 && stageRank[s - 1] != stageRank[s]) +
+                    (s < last && stageRank[s + 1] != stageRank[s]);
+    cost.forward[s] += charge * transfers;
+    cost.backwardInput[s] += charge * transfers;
+  }
+  return ActionCosts(cost);
+}
+
 /// Greedy list schedules on every placement, for a range of in-flight
 /// memory limits within the caps, with weight gradients in idle time or
-/// as early as they can run.
+/// as early as they can run, or forwards before input gradients; under
+/// rendezvous semantics also with the transfers charged to the compute actions
+/// (transfer-aware).
 void AutoSearch::offerGreedy() {
   SmallVector<double> caps = problem.getMemoryCaps();
   double largest = 0.0;
@@ -231,32 +276,51 @@ void AutoSearch::offerGreedy() {
   double loosest = *llvm::max_element(caps);
   if (largest > 0 && loosest < most * largest)
     most = std::max(least, int64_t(std::ceil(loosest / largest - 1e-9)));
-  int64_t builds = std::max<int64_t>(kGreedyWork / numActions(), 4);
+  SmallVector<double> charges = {0.0};
+  if (problem.semantics == TransferSemantics::rendezvous &&
+      costs.transferTime() > 0)
+    charges.append(std::begin(kTransferCharges), std::end(kTransferCharges));
+  // Per placement, the costs of each charge.
+  SmallVector<SmallVector<ActionCosts>> charged;
+  for (ArrayRef<int64_t> placement : placements)
+    charged.push_back(llvm::map_to_vector(charges, [&](double factor) {
+      return chargeTransfers(problem, placement, factor);
+    }));
+  int64_t builds =
+      std::max<int64_t>(kGreedyWork / evaluationWork(), largeProgram() ? 2 : 4);
   for (int64_t inFlight : greedyInFlight(least, most)) {
     SmallVector<double> limit = llvm::map_to_vector(
         caps, [&](double cap) { return std::min(cap, inFlight * largest); });
-    for (ArrayRef<int64_t> placement : placements)
-      for (bool eager : {false, true}) {
-        if (builds-- == 0)
-          return;
-        FailureOr<GeneratedSchedule> candidate = buildGreedySchedule(
-            problem, costs, placement, GreedyPolicy{limit, eager});
-        if (succeeded(candidate))
-          offer(std::move(*candidate),
-                "greedy, memory limit " + formatPerRank(limit));
-        if (meetsBound())
-          return;
-      }
+    for (auto [placement, placementCosts] : llvm::zip(placements, charged))
+      for (auto [factor, greedyCosts] : llvm::zip(charges, placementCosts))
+        for (auto [eager, forwardsFirst] :
+             {std::pair(false, false), std::pair(true, false),
+              std::pair(false, true)}) {
+          if (builds-- == 0)
+            return;
+          FailureOr<GeneratedSchedule> candidate =
+              buildGreedySchedule(problem, greedyCosts, placement,
+                                  GreedyPolicy{limit, eager, forwardsFirst});
+          if (succeeded(candidate))
+            offer(std::move(*candidate),
+                  "greedy, memory limit " + formatPerRank(limit) +
+                      (forwardsFirst ? ", forwards first" : "") +
+                      (factor > 0
+                           ? llvm::formatv(", transfers x{0}", factor).str()
+                           : ""));
+          if (meetsBound())
+            return;
+        }
   }
 }
 
 /// Moves actions of the best candidate into idle time while that helps,
 /// within a budget of timings that keeps large problems fast.
 void AutoSearch::improveBest() {
-  if (!best)
+  if (!best || largeProgram())
     return;
-  int64_t evaluations = std::clamp<int64_t>(kLocalSearchWork / numActions(), 1,
-                                            kLocalSearchMaxEvaluations);
+  int64_t evaluations = std::clamp<int64_t>(kLocalSearchWork / evaluationWork(),
+                                            1, kLocalSearchMaxEvaluations);
   int64_t moves = improveSchedule(problem, costs, *best, bestEval, evaluations);
   if (moves > 0)
     bestName += llvm::formatv(", {0} local moves", moves).str();
@@ -267,7 +331,7 @@ void AutoSearch::improveBest() {
 void AutoSearch::searchExact() {
   if (!searchable(problem) || placements.empty())
     return;
-  proven = searchPlacements(
+  exhaustive = searchPlacements(
       problem, costs, placements,
       [&](GeneratedSchedule candidate, StringRef name) {
         offer(std::move(candidate), name);
@@ -276,6 +340,7 @@ void AutoSearch::searchExact() {
         return best ? bestEval.makespan
                     : std::numeric_limits<double>::infinity();
       });
+  proven = exhaustive && problem.semantics == TransferSemantics::async;
 }
 
 void AutoSearch::run() {
@@ -295,8 +360,8 @@ llvm::Expected<GeneratedSchedule> AutoSearch::finish() {
   if (!best)
     return ScheduleError() << "auto found no schedule within the memory cap of "
                            << formatPerRank(problem.getMemoryCaps())
-                           << (proven ? " (none exists: exhaustive search)"
-                                      : "");
+                           << (exhaustive ? " (none exists: exhaustive search)"
+                                          : "");
   std::string claim;
   double shown = bound;
   if (meetsBound())
@@ -331,6 +396,8 @@ llvm::Expected<GeneratedSchedule>
 mlir::pp::sched::generateExact(const ScheduleProblem &in) {
   ScheduleProblem problem = in;
   problem.cost = problem.getCostOrUnit();
+  // The search's model: transfers that never block.
+  problem.semantics = TransferSemantics::async;
   ActionCosts costs(*problem.cost);
   if (!searchable(problem))
     return ScheduleError() << "exact search is limited to " << kSearchMaxActions

@@ -1,117 +1,68 @@
 //===- RendezvousOrder.cpp - transfers NCCL cannot deadlock on ------------===//
 //
-// Stamps transfers with their send time under async semantics and posts
-// both ends in that order (see RendezvousOrder.h for why it is safe).
+// Reads a schedule's ranks into the scheduling library's rendezvous order
+// (sched::orderForRendezvous, TransferOrder.h) and moves the transfer ops
+// to where it puts them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Scheduling/TransferOrder.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::pp;
 using namespace mlir::pp::sched;
 
-namespace {
-/// A transfer to place: the compute action it goes right before (the
-/// number of compute actions: the end), whether it receives, and when its
-/// send is posted.
-struct PlacedTransfer {
-  size_t before;
-  bool isRecv;
-  double stamp;
-  Operation *op;
-};
-} // namespace
-
-/// The key of the tensor a send or receive moves.
-static std::tuple<int32_t, int64_t, int64_t> getKey(Operation *transfer) {
-  if (auto send = dyn_cast<SendOp>(transfer))
-    return TransferKey::get(send).asTuple();
-  return TransferKey::get(cast<RecvOp>(transfer)).asTuple();
-}
-
-/// Moves every transfer of one rank between the last compute action that
-/// starts before the transfer's stamp and the next one, right after the
-/// former.
-static void placeTransfers(
-    ArrayRef<Operation *> actions,
-    ArrayRef<ScheduleSimulator::Interval> intervals,
-    const DenseMap<std::tuple<int32_t, int64_t, int64_t>, double> &posted) {
-  SmallVector<double> starts;
-  SmallVector<Operation *> computes;
-  for (auto [op, interval] : llvm::zip(actions, intervals)) {
-    if (isa<ComputeOp>(op)) {
-      starts.push_back(interval.start);
-      computes.push_back(op);
-    }
-  }
-  SmallVector<PlacedTransfer> transfers;
-  for (Operation *op : actions) {
-    if (!isa<SendOp, RecvOp>(op))
-      continue;
-    double stamp = posted.at(getKey(op));
-    size_t before = llvm::lower_bound(starts, stamp) - starts.begin();
-    transfers.push_back({before, isa<RecvOp>(op), stamp, op});
-  }
-  // A group's sends go first, so that a backend posting its transfers in
-  // order never holds a send behind a receive.
-  llvm::stable_sort(transfers, [](const auto &a, const auto &b) {
-    return std::tie(a.before, a.isRecv, a.stamp) <
-           std::tie(b.before, b.isRecv, b.stamp);
-  });
-  // Each group starts right after the compute action before it.
+/// Moves the transfers of one rank, `ops` in their new order: each right
+/// after the action before it, or first. Actions that are not transfers stay
+/// where they are, as do those the simulator skips (a next step's).
+static void moveTransfers(ArrayRef<Operation *> ops) {
   Operation *previous = nullptr;
-  size_t gap = SIZE_MAX;
-  for (const PlacedTransfer &transfer : transfers) {
-    if (transfer.before != gap) {
-      gap = transfer.before;
-      previous = gap > 0 ? computes[gap - 1] : nullptr;
+  for (Operation *op : ops) {
+    if (isa<SendOp, RecvOp>(op)) {
+      if (previous)
+        op->moveAfter(previous);
+      else
+        op->moveBefore(op->getBlock(), op->getBlock()->begin());
     }
-    Block *block = transfer.op->getBlock();
-    if (previous)
-      transfer.op->moveAfter(previous);
-    else
-      transfer.op->moveBefore(block, block->begin());
-    previous = transfer.op;
+    previous = op;
   }
-}
-
-/// Whether the ranks of `schedule` finish with rendezvous transfers.
-static bool runsWithRendezvous(ScheduleOp schedule) {
-  ScheduleSimulator simulator(schedule);
-  return succeeded(simulator.run(TransferSemantics::rendezvous));
 }
 
 LogicalResult mlir::pp::orderForRendezvous(ScheduleOp schedule) {
-  // Receives right before their consumers are best with sends that never
-  // block; grouping adjacent transfers often makes them safe as they are.
-  for (RankOp rank : schedule.getBody().getOps<RankOp>())
-    groupAdjacentTransfers(rank);
-  if (runsWithRendezvous(schedule))
-    return success();
-  // Compute actions that cost nothing still take time, so that the stamps
-  // keep their order.
-  ActionCosts costs = getActionCosts(schedule.getCostOrUnit());
-  costs.replaceZeroDurations(1.0);
   ScheduleSimulator simulator(schedule);
-  if (failed(simulator.run(costs, TransferSemantics::async)))
-    return failure();
-  DenseMap<std::tuple<int32_t, int64_t, int64_t>, double> posted;
-  for (int64_t rank = 0, e = simulator.getNumRanks(); rank < e; ++rank)
-    for (auto [op, interval] :
-         llvm::zip(simulator.getActions(rank), simulator.getIntervals(rank)))
-      if (auto send = dyn_cast<SendOp>(op))
-        posted.try_emplace(getKey(send), interval.start);
-  for (int64_t rank = 0, e = simulator.getNumRanks(); rank < e; ++rank)
-    placeTransfers(simulator.getActions(rank), simulator.getIntervals(rank),
-                   posted);
+  RankActions actions;
+  std::vector<Operation *> ops;
+  for (int64_t rank = 0, e = simulator.getNumRanks(); rank < e; ++rank) {
+    llvm::append_range(actions.actions, simulator.getTimedActions(rank));
+    llvm::append_range(ops, simulator.getActions(rank));
+    actions.rankBegin.push_back(actions.actions.size());
+  }
+  ActionCosts costs = getActionCosts(schedule.getCostOrUnit());
+  std::vector<int64_t> order;
+  LogicalResult ordered =
+      sched::orderForRendezvous(actions, schedule.getNumStages(),
+                                schedule.getNumMicrobatches(), costs, &order);
+  if (succeeded(ordered) &&
+      !llvm::equal(order, llvm::seq<int64_t>(0, order.size()))) {
+    for (int64_t rank = 0, e = simulator.getNumRanks(); rank < e; ++rank) {
+      SmallVector<Operation *> moved;
+      for (int64_t i = actions.rankBegin[rank]; i < actions.rankBegin[rank + 1];
+           ++i)
+        moved.push_back(ops[order[i]]);
+      moveTransfers(moved);
+    }
+  }
+  // The groups as the IR holds them, a next step's transfers included.
   for (RankOp rank : schedule.getBody().getOps<RankOp>())
     groupAdjacentTransfers(rank);
-  return success();
+  return ordered;
 }
 
 void mlir::pp::groupAdjacentTransfers(RankOp rank) {

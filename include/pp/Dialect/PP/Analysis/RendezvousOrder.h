@@ -2,21 +2,9 @@
 //
 // Orders the sends and receives of a schedule into exchange groups so that
 // the ranks make progress even when a send waits for its receive (NCCL
-// point-to-point, TransferSemantics::rendezvous).
-//
-// First each run of adjacent transfers becomes a group (Megatron's
-// send_forward_recv_backward); that keeps every receive right before its
-// consumer, best with sends that never block, and suffices for GPipe,
-// 1F1B and the zero-bubble schedules. Otherwise, the construction: simulate the
-// schedule with sends that never block, and stamp each transfer with the time
-// its send is posted there. Every rank then posts the transfer, at either end,
-// right before its first compute action that starts at or after the stamp, and
-// the transfers between two compute actions form one group. Ranks go through
-// the stamps in increasing order: when every transfer with an earlier stamp is
-// done, both ends of the next one are reachable, because the compute actions
-// before it start earlier and so need only earlier transfers. This needs
-// compute actions of positive duration; ones the costs make free count as one
-// unit.
+// point-to-point, TransferSemantics::rendezvous): the IR side of the
+// scheduling library's sched::orderForRendezvous (TransferOrder.h), which
+// says why the order is safe and which `auto` times its candidates with.
 //
 //===----------------------------------------------------------------------===//
 

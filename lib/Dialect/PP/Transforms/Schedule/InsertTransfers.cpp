@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
-#include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
+#include "pp/Scheduling/TransferOrder.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -22,11 +22,10 @@ namespace mlir::pp {
 using namespace mlir;
 using namespace mlir::pp;
 
-/// Inserts the transfers around one compute action of `rank`.
-static void insertTransfersAround(ComputeOp compute, int64_t rank,
+/// Inserts the transfers around one compute action (sched::getTransfers
+/// says which).
+static void insertTransfersAround(ComputeOp compute,
                                   ArrayRef<int64_t> stageRank) {
-  int64_t stage = compute.getStage(), mb = compute.getMb();
-  int64_t last = stageRank.size() - 1;
   // Receives go before the whole overlapped pair, sends after it.
   Operation *first = compute, *second = compute;
   if (ComputeOp partner = compute.getOverlapPartner())
@@ -34,35 +33,22 @@ static void insertTransfersAround(ComputeOp compute, int64_t rank,
   if (auto next = dyn_cast_or_null<ComputeOp>(compute->getNextNode());
       next && next.getOverlapPartner())
     second = next;
+  SmallVector<sched::TimedAction, 1> recvs, sends;
+  sched::getTransfers(sched::TimedAction::getCompute(compute.getPhase(),
+                                                     compute.getStage(),
+                                                     compute.getMb()),
+                      stageRank, recvs, sends);
   OpBuilder builder(first);
   Location loc = compute.getLoc();
-  auto remote = [&](int64_t s) { return stageRank[s] != rank; };
-  Phase phase = compute.getPhase();
   // A transfer runs in the steps its compute action runs in.
   bool firstStep = compute.getFirstStep(), nextStep = compute.getNextStep();
-  auto recv = [&](TransferKind kind, int64_t peer) {
-    RecvOp::create(builder, loc, kind, stage, mb, stageRank[peer],
+  for (const sched::TimedAction &recv : recvs)
+    RecvOp::create(builder, loc, recv.transfer, recv.stage, recv.mb, recv.peer,
                    /*grouped=*/false, firstStep, nextStep);
-  };
-  auto send = [&](TransferKind kind, int64_t peer) {
-    SendOp::create(builder, loc, kind, stage, mb, stageRank[peer],
-                   /*grouped=*/false, firstStep, nextStep);
-  };
-  if (phase == Phase::forward) {
-    if (stage > 0 && remote(stage - 1))
-      recv(TransferKind::activation, stage - 1);
-    builder.setInsertionPointAfter(second);
-    if (stage < last && remote(stage + 1))
-      send(TransferKind::activation, stage + 1);
-    return;
-  }
-  if (phase == Phase::backward_weight)
-    return;
-  if (stage < last && remote(stage + 1))
-    recv(TransferKind::gradient, stage + 1);
   builder.setInsertionPointAfter(second);
-  if (stage > 0 && remote(stage - 1))
-    send(TransferKind::gradient, stage - 1);
+  for (const sched::TimedAction &send : sends)
+    SendOp::create(builder, loc, send.transfer, send.stage, send.mb, send.peer,
+                   /*grouped=*/false, firstStep, nextStep);
 }
 
 /// Inserts the all-reduce of each stage in `stages` (owned by the rank of
@@ -126,7 +112,7 @@ struct InsertTransfersPass
       for (RankOp rank : schedule.getBody().getOps<RankOp>())
         for (ComputeOp compute : llvm::make_early_inc_range(
                  rank.getBody().front().getOps<ComputeOp>()))
-          insertTransfersAround(compute, rank.getRank(), stageRank);
+          insertTransfersAround(compute, stageRank);
       // A deadlock is pp-verify-schedule's to report, at the actions.
       if (rendezvous && failed(orderForRendezvous(schedule)))
         schedule.emitWarning("transfers left unordered for rendezvous "

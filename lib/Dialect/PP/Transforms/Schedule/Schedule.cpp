@@ -390,6 +390,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (failed(cost) || failed(caps))
       return signalPassFailure();
     ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
+    problem.semantics = semantics;
     if (*cost)
       problem.cost = getStageCosts(*cost);
     if (caps->size() == 1)

@@ -5,19 +5,19 @@
 // lower bound it proves (gap 0). Where the search finishes within its node
 // budget, the result is proven optimal; otherwise auto reports the lower
 // bound. Its own timing agrees with pp-simulate's.
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNIT
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=3 num-microbatches=4" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALL
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 memory-cap=2" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=CAP
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 forward-cost=1,2,1,1 backward-input-cost=2 comm-cost=0.1" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=HET
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=8 num-ranks=4 num-microbatches=8" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=V
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=16 num-microbatches=62" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SEARCHED
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=16 num-microbatches=63" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-LARGE
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=3 num-microbatches=4 memory-cap=1" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXHAUSTIVE
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=64 num-microbatches=1024" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=64 num-ranks=32 num-microbatches=1024" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE-V
-// RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=4 num-microbatches=8 memory-cap=0.5" 2>&1 | FileCheck %s --check-prefix=NONE
-// RUN: pp-opt %s --pp-schedule="schedule=auto num-stages=8 num-microbatches=16 forward-cost=1,2,1,3,1,1,2,1 backward-input-cost=2 comm-cost=0.3 memory-cap=5" --pp-insert-transfers=semantics=async --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAME-MODEL
-// RUN: not pp-opt %s --pp-schedule="schedule=auto num-stages=2 num-microbatches=2 activation-memory=1,2 memory-cap=1.5" 2>&1 | FileCheck %s --check-prefix=NONE-STAGE
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=4 num-microbatches=8" --pp-insert-transfers=semantics=async --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNIT
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=3 num-microbatches=4" --pp-insert-transfers=semantics=async --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=4 num-microbatches=8 memory-cap=2" --pp-insert-transfers=semantics=async --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=CAP
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=4 num-microbatches=8 forward-cost=1,2,1,1 backward-input-cost=2 comm-cost=0.1" --pp-insert-transfers=semantics=async --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=HET
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=8 num-ranks=4 num-microbatches=8" --pp-insert-transfers=semantics=async --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=V
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=16 num-microbatches=62" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SEARCHED
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=16 num-microbatches=63" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOO-LARGE
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=3 num-microbatches=4 memory-cap=1" --pp-insert-transfers=semantics=async --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXHAUSTIVE
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=64 num-microbatches=1024" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=64 num-ranks=32 num-microbatches=1024" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE-V
+// RUN: not pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=4 num-microbatches=8 memory-cap=0.5" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=8 num-microbatches=16 forward-cost=1,2,1,3,1,1,2,1 backward-input-cost=2 comm-cost=0.3 memory-cap=5" --pp-insert-transfers=semantics=async --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAME-MODEL
+// RUN: not pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=2 num-microbatches=2 activation-memory=1,2 memory-cap=1.5" 2>&1 | FileCheck %s --check-prefix=NONE-STAGE
 
 // Unit costs: ZB-H1 reaches the bound 3m + p - 1, so auto stops after the
 // built-ins (14 candidates: the seven that schedule one stage per rank, as

@@ -254,9 +254,20 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     problem (as generated and with split backwards; `hanayo`'s waves
     included) and a family of greedy
     list schedules (in-flight memory bounded below the caps, weight
-    gradients in idle time or as early as possible) under the costs and
+    gradients in idle time or as early as possible, or forwards before
+    input gradients; under rendezvous semantics also with each transfer
+    charged to the compute actions it joins) under the costs and
     memory caps given by the options, and keeps the fastest within every
-    rank's cap. It stops as soon as a schedule meets the lower bound it
+    rank's cap. It times every candidate as the program it becomes:
+    `semantics` (rendezvous by default, as `pp-insert-transfers`) names
+    the transfer semantics the schedule will run with, each candidate's
+    transfers are inserted and, for rendezvous, ordered into exchange
+    groups as `pp-insert-transfers{semantics}` does (the scheduling
+    library's `TransferOrder.h`, which the pass uses), and the program is
+    timed under those semantics: the makespan `auto` reports is the one
+    `pp-simulate{semantics}` reports after `pp-insert-transfers{semantics}`.
+    With `async` that is the compute-only timing (each input arriving
+    `comm` after it is computed). It stops as soon as a schedule meets the lower bound it
     proves over the placements it considers (each rank's work after the
     first forward can reach it; one micro-batch's forward-backward chain,
     with transfers where it changes ranks), within a relative 1e-9: the
@@ -274,15 +285,21 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     schedule is optimal for those placements and the remark says `proven
     optimal by exhaustive search, ... gap 0.0%` (or, with no schedule
     within the cap, that none exists); otherwise auto reports the lower
-    bound and the gap. The greedy family and the local search have a budget
-    of actions scheduled and timed, so that large problems (p = 64,
-    m = 1024) take a few times 1f1b's generation time; auto is never slower
+    bound and the gap. The exact search models async transfers: under
+    `semantics=rendezvous` its schedules are candidates like the others
+    and prove nothing (the lower bound holds under both semantics). The greedy family and the local search have a budget
+    of actions scheduled and timed (a rendezvous program counts 8 times
+    its compute actions; past 100000 compute actions a rendezvous problem
+    gets two greedy candidates and no local search), so that large
+    problems (p = 64, m = 1024) take
+    at most about 3 times 1f1b's generation time; auto is never slower
     than any other schedule here, `greedy` included, that fits the caps.
     The remark ends with the number of candidates evaluated.
 
     `exact` is a testing and diagnostic knob: it runs `auto`'s exact search
     alone, with no other candidate to start from, on the placements it
     searches, and fails unless the search finishes (same limits as above).
+    It optimises and reports the async makespan whatever `semantics` says.
     Its mistakes are then not hidden behind a built-in or greedy schedule
     that happens to be optimal; test/e2e/auto_optimality.py checks both
     `exact` and `auto` against a brute-force oracle.
@@ -346,6 +363,17 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
                "Activation memory of each stage's inputs, what a "
                "recomputing stage holds per micro-batch (one value: every "
                "stage; default: its activation memory)">,
+    Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
+           "::mlir::pp::TransferSemantics::rendezvous",
+           "Transfer semantics the schedule runs with, as "
+           "pp-insert-transfers orders its transfers: auto and greedy "
+           "time candidates as that program",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::TransferSemantics::async, "async",
+                        "Sends never block (buffered, MPI)"),
+             clEnumValN(::mlir::pp::TransferSemantics::rendezvous,
+                        "rendezvous",
+                        "A send waits for its receive (NCCL)"))}]>,
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];
