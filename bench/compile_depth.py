@@ -75,13 +75,20 @@ def main():
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--extra", action="append", default=[],
                         help="a flag added to every pp-compile")
+    parser.add_argument("--models-dir",
+                        help="keep the models here and reuse those already "
+                        "there (<model><blocks>.mlir; default: a new "
+                        "temporary directory)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="pp-compile-depth-")
+    models = args.models_dir or work
+    os.makedirs(models, exist_ok=True)
     configs = []
     for model in args.models:
         for blocks in args.blocks:
-            path = os.path.join(work, f"{model}{blocks}.mlir")
-            MODELS[model](blocks, path)
+            path = os.path.join(models, f"{model}{blocks}.mlir")
+            if not os.path.exists(path):
+                MODELS[model](blocks, path)
             configs += [(model, stages, blocks, path)
                         for stages in args.stages]
     runs = {config[:3]: [] for config in configs}
