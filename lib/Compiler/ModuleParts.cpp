@@ -58,7 +58,9 @@ private:
 
   Module &module;
   DenseMap<const GlobalValue *, int> home;
-  /// Local constants, copied into every part listed.
+  /// Functions copied into every part that calls them.
+  DenseSet<const Function *> copiedFunctions;
+  /// Local constants and copied functions, in every part listed.
   DenseMap<const GlobalValue *, SmallDenseSet<int, 4>> copies;
   SmallVector<size_t> sizes;
   int driverPart = kNoPart;
@@ -72,8 +74,33 @@ static size_t countInstructions(const Function &func) {
   return count;
 }
 
+/// Whether `func` is copied into every part that calls it, like a local
+/// constant: a local function that only calls declarations and is only
+/// called (pp-outline-loop-nests' shared loop nests). Each part's callers
+/// keep it internal, so LLVM drops its unused arguments, and the nests
+/// shared by stage functions do not tie those into one part.
+static bool isCopiedFunction(const Function &func) {
+  if (!func.hasLocalLinkage() || func.isDeclaration())
+    return false;
+  for (const User *user : func.users()) {
+    auto *call = dyn_cast<CallBase>(user);
+    if (!call || call->getCalledOperand() != &func)
+      return false;
+  }
+  for (const BasicBlock &block : func)
+    for (const Instruction &inst : block)
+      if (auto *call = dyn_cast<CallBase>(&inst))
+        if (auto *callee = call->getCalledFunction();
+            !callee || !callee->isDeclaration())
+          return false;
+  return true;
+}
+
 PartAssignment::PartAssignment(Module &module, unsigned numStageParts)
     : module(module) {
+  for (const Function &func : module)
+    if (isCopiedFunction(func))
+      copiedFunctions.insert(&func);
   assignFunctions(std::max(numStageParts, 1u));
   assignGlobals();
 }
@@ -89,13 +116,16 @@ void PartAssignment::assignFunctions(unsigned numStageParts) {
       driver.push_back(&func);
       continue;
     }
+    if (copiedFunctions.contains(&func))
+      continue;
     groups.insert(&func);
     for (const BasicBlock &block : func)
       for (const Instruction &inst : block)
         for (const Value *operand : inst.operands())
           if (auto *callee = dyn_cast<Function>(operand->stripPointerCasts()))
             if (!callee->isDeclaration() &&
-                !pp::isDriverFunction(callee->getName()))
+                !pp::isDriverFunction(callee->getName()) &&
+                !copiedFunctions.contains(callee))
               groups.unionSets(&func, callee);
   }
   SmallVector<std::pair<size_t, SmallVector<const Function *>>> members;
@@ -164,6 +194,11 @@ void PartAssignment::assignGlobals() {
     bool usedByGlobal = false;
     collectUsers(&value, parts, usedByGlobal);
     auto *variable = dyn_cast<GlobalVariable>(&value);
+    auto *func = dyn_cast<Function>(&value);
+    if (func && copiedFunctions.contains(func)) {
+      copies[func] = parts;
+      continue;
+    }
     if (!variable) {
       if (!home.count(&value))
         home[&value] = 0;

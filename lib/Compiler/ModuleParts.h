@@ -40,7 +40,8 @@ bool isDriverFunction(llvm::StringRef name);
 /// at most `numStageParts` parts of stage code. Functions that call each
 /// other directly stay in one part, so that inlining within stage code is
 /// unchanged; a constant global is copied into every part that reads it (its
-/// initializer stays visible to the optimiser), and the other symbols one
+/// initializer stays visible to the optimiser), and so is a local function
+/// that only calls declarations (a shared loop nest), and the other symbols one
 /// part uses from another become hidden external symbols. `module` is
 /// modified (those symbols' linkage); the parts are independent of it.
 llvm::SmallVector<ModulePart> splitModule(llvm::Module &module,

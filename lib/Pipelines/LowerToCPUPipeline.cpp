@@ -90,6 +90,8 @@ void pp::buildMemRefPhase(OpPassManager &pm,
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());
+  if (options.outlineLoopNests)
+    pm.addPass(createPPOutlineLoopNests());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
 }

@@ -204,6 +204,8 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
         cpu.fuseElementwise);
   visit(CompileFlag{"vectorize-elementwise", "vectorize_elementwise"},
         cpu.vectorizeElementwise);
+  visit(CompileFlag{"outline-loop-nests", "outline_loop_nests"},
+        cpu.outlineLoopNests);
   visit(CompileFlag{"cuda-chip", "cuda_chip"}, options.cuda.chip);
   DriverOptions &driver = options.driver;
   visit(CompileFlag{"target", "target"}, driver.target);

@@ -176,6 +176,12 @@ struct LowerToCPUPipelineOptions
       llvm::cl::desc("Vectorize elementwise ops and reductions "
                      "(pp-vectorize-elementwise; on by default)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> outlineLoopNests{
+      *this, "outline-loop-nests",
+      llvm::cl::desc("Stage code as calls of one function per distinct loop "
+                     "nest (pp-outline-loop-nests; on by default: compile "
+                     "time linear in the model's depth)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Width of the target's widest vector registers in bits, "

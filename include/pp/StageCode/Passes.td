@@ -339,6 +339,51 @@ def PPDropUnusedStageFunctions
   }];
 }
 
+def PPOutlineLoopNests : Pass<"pp-outline-loop-nests", "ModuleOp"> {
+  let summary = "Move each loop nest of stage code into a shared function";
+  let description = [{
+    Every op with regions at the top level of a stage function (tagged
+    `pp.stage`): a linalg op, an `scf.for` nest of vector code, moves into
+    a private function of its own that the stage function calls; nests
+    that are the same op on the same types (the same layer norm in every
+    block of a transformer) share one function. Constants the nest reads
+    are copied into it; every other value it reads (buffers, scalars) is an
+    argument, so nests differing only in their buffers are one function.
+
+    A stage function is then a list of calls, and LLVM optimises each
+    distinct nest once, in a function of the nest's size: compile time
+    grows with the number of distinct nests plus the calls, linearly in
+    the model's depth, instead of with the size of the one function that
+    held every nest (LLVM's schedulers and loop passes are super-linear in
+    a function's or block's size). The functions get internal linkage and
+    `noinline`, so that LLVM neither merges them back into their callers
+    nor keeps arguments it can drop (dead argument elimination).
+
+    ```mlir
+    // before
+    func.func @f_s0_forward(%x: memref<4x8xf32>, %y: memref<4x8xf32>,
+                            %z: memref<4x8xf32>) attributes {pp.stage = 0 : i64} {
+      linalg.generic {...} ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {...}
+      linalg.generic {...} ins(%y : memref<4x8xf32>) outs(%z : memref<4x8xf32>) {...}
+      return
+    }
+    // after: both nests are the same op, so one function
+    func.func @f_s0_forward(...) attributes {pp.stage = 0 : i64} {
+      call @f_s0_forward_nest0(%x, %y) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+      call @f_s0_forward_nest0(%y, %z) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+      return
+    }
+    func.func private @f_s0_forward_nest0(%a: memref<4x8xf32>, %b: memref<4x8xf32>)
+        attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
+      linalg.generic {...} ins(%a : memref<4x8xf32>) outs(%b : memref<4x8xf32>) {...}
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def PPStripAttributes : Pass<"pp-strip-attributes"> {
   let summary = "Remove pp's discardable attributes before translation";
   let description = [{
