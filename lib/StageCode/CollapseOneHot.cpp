@@ -10,8 +10,8 @@
 #include "pp/StageCode/Passes.h"
 
 #include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPCOLLAPSEONEHOT
@@ -132,11 +132,12 @@ static bool hasSimpleMaps(linalg::GenericOp op) {
   });
 }
 
-/// Matches `op` as a one-hot sum over one of its loops.
+/// Matches `op` as a one-hot sum over one of its loops (its loop ranges
+/// following from its operands' shapes).
 static std::optional<OneHotSum> matchOneHotSum(linalg::GenericOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumLoops() < 2 ||
       !op.hasPureTensorSemantics() || op.hasDynamicShape() ||
-      !hasSimpleMaps(op))
+      !hasSimpleMaps(op) || !op.getShapesToLoopsMap())
     return std::nullopt;
   Block *body = op.getBlock();
   BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
@@ -224,6 +225,23 @@ static void cloneBody(OpBuilder &b, Location loc, linalg::GenericOp op,
   for (Operation &nested : body->without_terminator())
     if (!slice.contains(&nested) && &nested != sum.add)
       cloneOp(&nested);
+}
+
+/// Whether every loop but `loop` is read by an operand that `loop` does not
+/// index: the gather, which keeps only those operands, then still knows its
+/// loop ranges.
+static bool keepsLoopRanges(linalg::GenericOp op, unsigned loop) {
+  llvm::SmallBitVector read(op.getNumLoops());
+  read.set(loop);
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (map.isFunctionOfDim(loop))
+      continue;
+    for (AffineExpr expr : map.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        read.set(dim.getPosition());
+  }
+  return read.all();
 }
 
 /// A gather: the same generic without the collapsed loop, reading the
@@ -329,28 +347,28 @@ static Value buildScatterAdd(OpBuilder &b, linalg::GenericOp op,
 
 namespace {
 
-struct CollapseOneHotSum : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(linalg::GenericOp op,
-                                PatternRewriter &rewriter) const override {
-    std::optional<OneHotSum> sum = matchOneHotSum(op);
-    if (!sum)
-      return rewriter.notifyMatchFailure(op, "not a one-hot sum");
-    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    Value collapsed = outMap.isFunctionOfDim(sum->loop)
-                          ? buildScatterAdd(rewriter, op, *sum)
-                          : buildGather(rewriter, op, *sum);
-    rewriter.replaceOp(op, collapsed);
-    return success();
-  }
-};
-
+/// Rewrites each one-hot sum in place. A walk rather than the greedy driver:
+/// folding every op on the way would meet generics whose loop ranges do not
+/// follow from their shapes (windowed gradients), which linalg.index's fold
+/// cannot handle.
 struct CollapseOneHot : pp::impl::PPCollapseOneHotBase<CollapseOneHot> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<CollapseOneHotSum>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    SmallVector<linalg::GenericOp> generics;
+    getOperation()->walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : generics) {
+      std::optional<OneHotSum> sum = matchOneHotSum(op);
+      if (!sum)
+        continue;
+      AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+      bool scatter = outMap.isFunctionOfDim(sum->loop);
+      if (!scatter && !keepsLoopRanges(op, sum->loop))
+        continue;
+      rewriter.setInsertionPoint(op);
+      Value collapsed = scatter ? buildScatterAdd(rewriter, op, *sum)
+                                : buildGather(rewriter, op, *sum);
+      rewriter.replaceOp(op, collapsed);
+    }
   }
 };
 

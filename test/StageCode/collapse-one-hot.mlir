@@ -7,13 +7,13 @@
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @embedding(
 // CHECK-SAME: %[[IDS_ARG:.*]]: tensor<4x6xi64>, %[[W:.*]]: tensor<10x8xf32>
-// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK-DAG: %[[C9:.*]] = arith.constant 9 : index
 // CHECK: linalg.generic {indexing_maps = [#[[IDS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-SAME: ins(%[[IDS_ARG]] : tensor<4x6xi64>)
 // CHECK-NEXT: ^bb0(%[[ID:.*]]: i64, %[[ACC:.*]]: f32):
 // CHECK: %[[D:.*]] = linalg.index 2 : index
 // CHECK: %[[I:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[C9:.*]] = arith.constant 9 : index
 // CHECK: %[[LOW:.*]] = arith.maxsi %[[I]], %[[C0]] : index
 // CHECK: %[[ROW:.*]] = arith.minsi %[[LOW]], %[[C9]] : index
 // CHECK: %[[ELEM:.*]] = tensor.extract %[[W]][%[[ROW]], %[[D]]] : tensor<10x8xf32>
@@ -124,4 +124,33 @@ func.func @not_one_hot(%t: tensor<24x1xi64>, %x: tensor<24x10xf32>, %zero: tenso
     linalg.yield %sum : f32
   } -> tensor<24x1xf32>
   return %r : tensor<24x1xf32>
+}
+
+// -----
+
+// A pick at two computed indices (torch-mlir's group norm reads its
+// statistics so): collapsing one loop would leave the other read by no
+// kept operand, so the sum stays, and the walk folds nothing on the way.
+// CHECK-LABEL: func.func @pick_2d(
+// CHECK: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK-NOT: tensor.extract
+#ids = affine_map<(d0, d1, d2) -> (d0)>
+#tab = affine_map<(d0, d1, d2) -> (d1, d2)>
+func.func @pick_2d(%a: tensor<6xi64>, %b: tensor<6xi64>, %x: tensor<4x5xf32>, %zero: tensor<6xf32>) -> tensor<6xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %r = linalg.generic {indexing_maps = [#ids, #ids, #tab, #ids], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%a, %b, %x : tensor<6xi64>, tensor<6xi64>, tensor<4x5xf32>) outs(%zero : tensor<6xf32>) {
+  ^bb0(%ia: i64, %ib: i64, %e: f32, %acc: f32):
+    %i = arith.index_cast %ia : i64 to index
+    %j = arith.index_cast %ib : i64 to index
+    %v = linalg.index 1 : index
+    %w = linalg.index 2 : index
+    %hv = arith.cmpi eq, %i, %v : index
+    %hw = arith.cmpi eq, %j, %w : index
+    %hit = arith.andi %hv, %hw : i1
+    %pick = arith.select %hit, %e, %c0 : f32
+    %sum = arith.addf %acc, %pick : f32
+    linalg.yield %sum : f32
+  } -> tensor<6xf32>
+  return %r : tensor<6xf32>
 }
