@@ -111,7 +111,7 @@ def test_pipe_split_marks_a_value(pp, pp_opt, tmp_path):
 class Prefix(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.gate = torch.nn.Linear(4, 4)
+        self.gate = torch.nn.Linear(4, 2)
 
     def forward(self, x):
         return torch.cumsum(self.gate(x), dim=-1)  # the cumsum line
