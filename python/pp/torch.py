@@ -257,7 +257,7 @@ def _frames(location) -> List[str]:
 
 def _pytorch_op(program, frame: str) -> Optional[str]:
     """The ATen op of the exported program whose innermost stack frame is
-    the line `frame` names (`aten.topk`), if one is."""
+    the line `frame` names (`aten.cumsum`), if one is."""
     path, line = frame.rsplit(":", 2)[:2]
     for node in program.graph.nodes:
         trace = node.meta.get("stack_trace") or ""
@@ -269,8 +269,8 @@ def _pytorch_op(program, frame: str) -> Optional[str]:
 
 def _check_dialects(func, program) -> None:
     """Raises pp.CompileError at the model's line for an op of a dialect
-    pp-compile does not read (torch-mlir's `tm_tensor.sort` for
-    `torch.topk`), naming the PyTorch op it comes from."""
+    pp-compile does not read (torch-mlir's `tm_tensor.scan` for
+    `torch.cumsum`), naming the PyTorch op it comes from."""
     from . import CompileError, Diagnostic, _pp
     known = set(_pp.compiler_dialects())
     errors = []

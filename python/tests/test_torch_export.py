@@ -108,14 +108,13 @@ def test_pipe_split_marks_a_value(pp, pp_opt, tmp_path):
     assert pp.torch.pipe_split(x) is x
 
 
-class Router(torch.nn.Module):
+class Prefix(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.gate = torch.nn.Linear(4, 4)
+        self.gate = torch.nn.Linear(4, 2)
 
     def forward(self, x):
-        values, _ = torch.topk(self.gate(x), 2, dim=-1)  # the topk line
-        return values
+        return torch.cumsum(self.gate(x), dim=-1)  # the cumsum line
 
 
 def line_of(marker):
@@ -126,11 +125,11 @@ def line_of(marker):
 def test_unknown_dialect_names_the_pytorch_op(pp, tmp_path):
     import pp.torch
     with pytest.raises(pp.CompileError) as info:
-        pp.torch.export(Router(), BATCH, squared_error, tmp_path / "r.mlir")
+        pp.torch.export(Prefix(), BATCH, squared_error, tmp_path / "r.mlir")
     [error] = info.value.diagnostics
-    assert error.location == f"{__file__}:{line_of('# the topk line')}:0"
+    assert error.location == f"{__file__}:{line_of('# the cumsum line')}:0"
     assert error.message == (
-        "'tm_tensor.sort' (from PyTorch's aten.topk) is an op of dialect "
+        "'tm_tensor.scan' (from PyTorch's aten.cumsum) is an op of dialect "
         "'tm_tensor', which pp does not compile")
     assert not (tmp_path / "r.mlir").exists()
 
