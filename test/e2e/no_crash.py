@@ -13,6 +13,10 @@ import pathlib
 import subprocess
 import sys
 
+# Inputs that crash MLIR's linalg parsers (the cases pp-compile rejects
+# before parsing; pp-opt parses them itself).
+UPSTREAM_PARSER_CRASHES = {"malformed-permutation.mlir"}
+
 PASSES = [
     "--pp-split-microbatches=num-microbatches=2",
     "--pp-partition-stages=num-stages=2",
@@ -39,6 +43,7 @@ def main():
     jobs = [(path, chunk, flags)
             for path in sorted(pathlib.Path(args.tests).rglob("*.mlir"))
             if path.parent.name != "pp-compile-fuzzer"
+            and path.name not in UPSTREAM_PARSER_CRASHES
             for chunk in path.read_text().split("// -----")
             for flags in [[p] for p in PASSES] + [PIPELINE]]
 
