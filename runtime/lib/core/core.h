@@ -114,8 +114,8 @@ typedef struct pprt_options {
   int32_t sequential_replicas; /* replicas each process plays in turn */
   double timeout_s;            /* receives and all-reduces */
   bool allow_non_finite;       /* train on past a NaN or infinite loss */
-  int32_t zero; /* ZeRO stage: 0 (replicated optimizer state) or 1 */
-  uint64_t seed;               /* --seed: keys pprt_random_seed */
+  int32_t zero;  /* ZeRO stage: 0 (replicated optimizer state) or 1 */
+  uint64_t seed; /* --seed: keys pprt_random_seed */
 } pprt_options;
 
 /* Where buffer contents come from, installed by the driver
