@@ -13,8 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What a file that is not a regular one is, for messages. */
-static const char *file_kind(mode_t mode) {
+const char *pprt_file_kind(mode_t mode) {
   if (S_ISDIR(mode))
     return "a directory";
   if (S_ISFIFO(mode))
@@ -43,7 +42,7 @@ int pprt_open_input(const char *path, uint64_t *size, char *err,
   }
   if (!S_ISREG(st.st_mode)) {
     snprintf(err, err_size, "cannot read: %s; only regular files are read",
-             file_kind(st.st_mode));
+             pprt_file_kind(st.st_mode));
     close(fd);
     return -1;
   }

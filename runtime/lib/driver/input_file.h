@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Opens `path` read-only without waiting for a writer (a FIFO would block
    open() forever) and checks that it is a regular file: a FIFO, a device
@@ -14,6 +15,10 @@
    `err`, if the file cannot be read. */
 int pprt_open_input(const char *path, uint64_t *size, char *err,
                     size_t err_size);
+
+/* What a file of `mode` that is not a regular one is, for messages ("a
+   FIFO", "a character device", ...). */
+const char *pprt_file_kind(mode_t mode);
 
 /* Reads the regular file `path` whole into malloc'ed memory (one byte
    more, zeroed, after its end): exactly the size it had when opened, so

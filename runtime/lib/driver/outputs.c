@@ -6,6 +6,7 @@
 #endif
 
 #include "driver/driver.h"
+#include "driver/input_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,20 +21,6 @@
    accept writes that store nothing. */
 enum { PROC_MAGIC = 0x9fa0, SYSFS_MAGIC = 0x62656572 };
 
-static const char *kind_of(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
 /* Whether the existing file `path` (`st`) can take an output; `err` says
    why not. */
 static bool check_existing(const char *path, const struct stat *st, char *err,
@@ -41,7 +28,7 @@ static bool check_existing(const char *path, const struct stat *st, char *err,
   if (!S_ISREG(st->st_mode)) {
     snprintf(err, err_size,
              "cannot write '%s': it is %s; outputs must be regular files", path,
-             kind_of(st->st_mode));
+             pprt_file_kind(st->st_mode));
     return false;
   }
   struct statfs fs;
