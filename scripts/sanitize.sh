@@ -20,6 +20,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan"
 # UCX (under MPICH) patches mmap at load time, which crashes beside ASan's
 # interceptors; MPI over shared memory does not need the hook.
 export UCX_MEM_MMAP_HOOK_MODE=none
+# What MPI's own libraries allocate and keep is not a leak of pp's.
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 # pprt.link_mpicc links by hand through the system mpicc (gcc), which
 # cannot link a library that clang instrumented.
 status=0
