@@ -40,26 +40,41 @@ def main():
     parser.add_argument("--pp-opt", required=True)
     parser.add_argument("--tests", required=True)
     args = parser.parse_args()
-    jobs = [(path, chunk, flags)
+    # One pp-opt per file and pass list (--split-input-file): its start-up
+    # costs more than the passes; a crashed run is repeated chunk by chunk
+    # to name the chunk.
+    jobs = [(path, flags)
             for path in sorted(pathlib.Path(args.tests).rglob("*.mlir"))
             if path.parent.name != "pp-compile-fuzzer"
             and path.name not in UPSTREAM_PARSER_CRASHES
-            for chunk in path.read_text().split("// -----")
             for flags in [[p] for p in PASSES] + [PIPELINE]]
 
+    def pp_opt(text, flags):
+        return subprocess.run([args.pp_opt, "-", *flags], input=text,
+                              capture_output=True, text=True, timeout=300)
+
+    def crashed(proc):
+        return proc.returncode < 0 or proc.returncode > 1
+
     def run(job):
-        path, chunk, flags = job
-        proc = subprocess.run([args.pp_opt, "-", *flags], input=chunk,
-                              capture_output=True, text=True, timeout=60)
-        return path, flags, proc
+        path, flags = job
+        text = path.read_text()
+        proc = pp_opt(text, ["--split-input-file", *flags])
+        if not crashed(proc):
+            return path, flags, []
+        return path, flags, [(i, proc)
+                             for i, chunk in enumerate(text.split("// -----"))
+                             if crashed(proc := pp_opt(chunk, flags))]
 
     runs = crashes = 0
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        for path, flags, proc in pool.map(run, jobs):
+        for path, flags, crashed_chunks in pool.map(run, jobs):
             runs += 1
-            if proc.returncode < 0 or proc.returncode > 1:
+            if crashed_chunks:
                 crashes += 1
-                print(f"CRASH ({proc.returncode}): {path} {' '.join(flags)}")
+            for chunk, proc in crashed_chunks:
+                print(f"CRASH ({proc.returncode}): {path} chunk {chunk} "
+                      f"{' '.join(flags)}")
                 print(proc.stderr[-2000:])
     print(f"{runs - crashes} passed, {crashes} failed")
     return 1 if crashes else 0
