@@ -7,6 +7,8 @@ contract (test/Target/validate_schedule_json.py, shared/spec) rejects."""
 
 import argparse
 import concurrent.futures
+import importlib.util
+import json
 import os
 import random
 import re
@@ -27,6 +29,14 @@ SCHEDULES = [
     ("auto", 3, 3, 4, False),
 ]
 ACTION = re.compile(r"^\s*pp\.(compute|send|recv|all_reduce)\b")
+
+
+def load_validator(path):
+    spec = importlib.util.spec_from_file_location("validate_schedule_json",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def generate(args, name, stages, ranks, microbatches, split):
@@ -65,8 +75,33 @@ def mutate(lines, rng):
     return None if out == lines else "\n".join(out)
 
 
-def judge(args, text):
-    """(verifier rejects, validator rejects) for one schedule."""
+MARKER = "// ----- next chunk"
+
+
+def run_chunks(tool, flags, texts):
+    """Runs `tool` once on every text (--split-input-file); its exit status
+    and each text's output, empty where the text failed."""
+    proc = subprocess.run(
+        [tool, "-", "--split-input-file", f"--output-split-marker={MARKER}",
+         *flags], input="\n// -----\n".join(texts), capture_output=True,
+        text=True)
+    outputs = proc.stdout.split(MARKER)
+    if len(outputs) != len(texts):
+        raise RuntimeError(f"{tool}: {len(outputs)} outputs for "
+                           f"{len(texts)} inputs\n{proc.stderr[-2000:]}")
+    return proc.returncode, [o.strip() for o in outputs]
+
+
+def validator_rejects(validator, document):
+    try:
+        return bool(validator.Validator(json.loads(document)).run())
+    except Exception:  # the validator's own run would fail too
+        return True
+
+
+def judge_one(args, validator, text):
+    """(verifier rejects, validator rejects) for one schedule, or ("crash",
+    None) when the verifier died."""
     verify = subprocess.run([args.pp_opt, "-", "--pp-verify-schedule"],
                             input=text, capture_output=True, text=True)
     if verify.returncode not in (0, 1):
@@ -75,9 +110,19 @@ def judge(args, text):
                             input=text, capture_output=True, text=True)
     if export.returncode != 0:  # malformed beyond JSON: both must reject
         return verify.returncode != 0, True
-    check = subprocess.run([sys.executable, args.validator, "-"],
-                           input=export.stdout, capture_output=True, text=True)
-    return verify.returncode != 0, check.returncode != 0
+    return verify.returncode != 0, validator_rejects(validator, export.stdout)
+
+
+def judge(args, validator, texts):
+    """judge_one of every text, with one pp-opt and one pp-translate for
+    all of them; one by one if the batch crashed."""
+    status, verified = run_chunks(args.pp_opt, ["--pp-verify-schedule"], texts)
+    if status not in (0, 1):
+        return [judge_one(args, validator, text) for text in texts]
+    _, exported = run_chunks(args.pp_translate, ["--pp-schedule-to-json"],
+                             texts)
+    return [(not v, True) if not e else (not v, validator_rejects(validator, e))
+            for v, e in zip(verified, exported)]
 
 
 def main():
@@ -99,18 +144,23 @@ def main():
             mutant = mutate(lines, rng)
             if mutant:
                 jobs.append((f"{name} mutant", mutant))
-    passed = failed = rejected = 0
+    validator = load_validator(args.validator)
+    groups = [jobs[i:i + args.mutants] for i in range(0, len(jobs),
+                                                      args.mutants)]
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        for (label, text), (verifier, oracle) in zip(
-                jobs, pool.map(lambda j: judge(args, j[1]), jobs)):
-            ok = verifier == oracle
-            if label.endswith("(unmutated)") and (verifier or oracle):
-                ok = False  # a generated schedule must be valid
-            rejected += bool(oracle)
-            if not ok:
-                print(f"MISMATCH {label}: verifier rejects={verifier}, "
-                      f"validator rejects={oracle}\n{text}\n")
-            passed, failed = passed + ok, failed + (not ok)
+        verdicts = [v for group in pool.map(
+            lambda g: judge(args, validator, [text for _, text in g]), groups)
+                    for v in group]
+    passed = failed = rejected = 0
+    for (label, text), (verifier, oracle) in zip(jobs, verdicts):
+        ok = verifier == oracle
+        if label.endswith("(unmutated)") and (verifier or oracle):
+            ok = False  # a generated schedule must be valid
+        rejected += bool(oracle)
+        if not ok:
+            print(f"MISMATCH {label}: verifier rejects={verifier}, "
+                  f"validator rejects={oracle}\n{text}\n")
+        passed, failed = passed + ok, failed + (not ok)
     print(f"{len(jobs)} schedules, {rejected} broken by the validator's "
           f"judgement, verifier agreed on {passed}")
     print(f"{passed} passed, {failed} failed")
