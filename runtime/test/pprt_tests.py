@@ -1569,6 +1569,20 @@ def test_tensor_parallel(args):
     same_losses(b, a, "--init-weights at T=2")
 
 
+def test_tensor_parallel_replicas(args):
+    """T = 2 x P = 2 x 2 replicas (8 processes), Adam with and without
+    ZeRO-1, against 2 unsplit replicas: the same losses and weights."""
+    adam = ["--optimizer", "adam", "--lr", "0.02", "--steps", "3"]
+    ref_path = os.path.join(args.work, "tp8-ref.safetensors")
+    ref = tp_run(args, 2, 1, 1, "--save", ref_path, *adam)
+    for zero in ("0", "1"):
+        path = os.path.join(args.work, f"tp8-zero{zero}.safetensors")
+        proc = tp_run(args, 8, 2, 2, "--save", path, "--zero", zero,
+                      "--print-params", *adam)
+        same_losses(proc, ref, f"T=2 x P=2 x 2 replicas, ZeRO {zero}")
+        same_tensors(path, ref_path, f"T=2 x P=2 x 2 replicas, ZeRO {zero}")
+
+
 def test_tensor_parallel_errors(args):
     """A world T does not divide, a bad split and an unsupported element
     type end the job with one line naming the rank; a tensor-group peer
@@ -1595,6 +1609,12 @@ def test_tensor_parallel_errors(args):
                   for line in proc.stderr.splitlines()
                   if line.startswith("pprt")),
               f"{env}: an error line without its rank", proc)
+    # A replicated param whose copies drift apart is named.
+    proc = tp_run(args, 2, 2, 1, "--steps", "1", "--print-params",
+                  PPRT_TP_DRIFT=1)
+    check(proc.returncode == 1 and "pprt: the data-parallel replicas or "
+          "tensor-parallel ranks hold different values of param 4"
+          in proc.stderr, "the drifted b1 was not reported", proc)
     start = time.monotonic()
     proc = tp_run(args, 4, 2, 2, "--steps", "3", "--timeout", "1",
                   PPRT_TP_STALL_STEP=2)

@@ -26,7 +26,8 @@
  * Test hooks (env): PPRT_TP_SPLIT_DIM and PPRT_TP_PARTS replace W0's split
  * dim and parts; PPRT_TP_STALL_STEP=N makes tp index 1 of pipeline rank 0
  * hang before its forward all-reduce in (1-based) step N; PPRT_TP_DTYPE=1
- * all-reduces as f16.
+ * all-reduces as f16; PPRT_TP_DRIFT=1 makes tp index 1 add to the
+ * replicated b1's gradient, so that the tensor group's copies differ.
  */
 
 enum { DIN = 8, DH = 16, DM = 12, DOUT = 4, BATCH = 32, NUM_MB = 2 };
@@ -208,8 +209,10 @@ static void backward0(pprt_context *ctx, int mb) {
   int dh = DH / tp;
   const float *du = buf(ctx, DU, mb), *h = buf(ctx, H, mb);
   float *db1 = buf(ctx, DB1_MB, mb);
+  float drift =
+      pprt_tp_index() == 1 && env_long("PPRT_TP_DRIFT", 0) ? 1.0f : 0.0f;
   for (int j = 0; j < DM; ++j) {
-    db1[j] = 0.0f;
+    db1[j] = drift;
     for (int i = 0; i < ROWS; ++i)
       db1[j] += du[i * DM + j];
   }
