@@ -127,12 +127,15 @@ typedef struct pprt_options {
    `out` is host memory of b->bytes bytes; `self` is the driver's state. */
 typedef struct pprt_data_source {
   void *self;
-  /* The initial values of PARAM `id`. */
+  /* The initial values of PARAM `id`; for a split param `b` describes
+     its global tensor (pprt_global_desc), of which the core keeps this
+     process's block. */
   void (*init_param)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,
                      int32_t id, void *out);
   /* The optimizer state PARAM `id` resumes with: true with its update count
      in *num_updates and, when that is positive, Adam's moments in host
-     memory *m and *v; false when it starts fresh. NULL: always fresh. */
+     memory *m and *v (global, as for init_param); false when it starts
+     fresh. NULL: always fresh. */
   bool (*param_state)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,
                       int32_t id, int64_t *num_updates, const void **m,
                       const void **v);
