@@ -1571,7 +1571,8 @@ def test_tensor_parallel(args):
 
 def test_tensor_parallel_replicas(args):
     """T = 2 x P = 2 x 2 replicas (8 processes), Adam with and without
-    ZeRO-1, against 2 unsplit replicas: the same losses and weights."""
+    ZeRO-1, against 2 unsplit replicas: the same losses and weights; its
+    ZeRO-1 checkpoint resumes unsplit."""
     adam = ["--optimizer", "adam", "--lr", "0.02", "--steps", "3"]
     ref_path = os.path.join(args.work, "tp8-ref.safetensors")
     ref = tp_run(args, 2, 1, 1, "--save", ref_path, *adam)
@@ -1581,6 +1582,18 @@ def test_tensor_parallel_replicas(args):
                       "--print-params", *adam)
         same_losses(proc, ref, f"T=2 x P=2 x 2 replicas, ZeRO {zero}")
         same_tensors(path, ref_path, f"T=2 x P=2 x 2 replicas, ZeRO {zero}")
+    # A ZeRO-1 checkpoint of the 8 processes (each tp index's moments
+    # gathered over its replicas, then its blocks over the tensor group)
+    # resumes as 2 unsplit replicas.
+    ckpt = os.path.join(args.work, "tp8-ckpt")
+    path = os.path.join(args.work, "tp8-resumed.safetensors")
+    adam2 = adam[:-1] + ["2"]
+    step_losses(tp_run(args, 8, 2, 2, "--checkpoint", ckpt, "--zero", "1",
+                       *adam2))
+    adam1 = adam[:-1] + ["1"]
+    step_losses(tp_run(args, 2, 1, 1, "--resume", ckpt, "--save", path,
+                       *adam1))
+    same_tensors(path, ref_path, "ZeRO-1 checkpoint of 2 x 2 x 2 resumed")
 
 
 def test_tensor_parallel_errors(args):
