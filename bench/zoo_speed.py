@@ -36,8 +36,8 @@ CHOSEN = {"vit": "vit-conv"}
 def cases(names):
     """(family, case) for each family file of the zoo (or those `names`)."""
     import importlib
-    families = sorted(p.stem for p in ZOO.glob("*.py")
-                      if p.stem != "harness" and not p.stem.startswith("test_"))
+    families = sorted(p.stem for p in ZOO.glob("*.py") if p.stem != "harness"
+                      and not p.stem.startswith("test_"))
     for family in families:
         all_cases = importlib.import_module(family).CASES
         case = next((c for c in all_cases if c.name == CHOSEN.get(family)),
