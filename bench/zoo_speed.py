@@ -107,6 +107,9 @@ def pp_ms(case, rows, warmup, steps, workdir):
     extra = ["--classes", str(case.vocab)] if case.vocab else []
     run = pp.run(program, steps=warmup + steps, lr=case.lr,
                  init_weights=exported.weights, extra_args=extra)
+    if None in run.losses:
+        raise RuntimeError(f"{case.name}: pp's loss is not finite: "
+                           f"{run.losses}")
     return 1e3 * min(run.step_times[warmup:]), compile_s
 
 
