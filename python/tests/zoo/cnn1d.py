@@ -1,5 +1,5 @@
 """A 1-D CNN over sequences as people write one for signals: a padded
-convolution, max pooling, a causal (left-padded with
+convolution with group normalization, max pooling, a causal (left-padded with
 F.pad) dilated, strided and grouped convolution, average pooling and a
 linear classifier over the flattened features."""
 
@@ -29,6 +29,7 @@ class CNN1d(nn.Module):
         super().__init__()
         self.features = nn.Sequential(
             nn.Conv1d(CHANNELS, width, 5, padding=2),
+            nn.GroupNorm(2, width),
             nn.GELU(),
             nn.MaxPool1d(2),
             CausalConv1d(width, width, 3, stride=2, dilation=2, groups=4),
@@ -43,5 +44,5 @@ class CNN1d(nn.Module):
 CASES = [Case(
     "cnn1d", CNN1d, F.mse_loss, inputs=[(ROWS, CHANNELS, LENGTH)],
     targets=[(ROWS, CLASSES)], lr=0.05,
-    uses=["nn.Conv1d", "nn.GELU", "nn.MaxPool1d", "F.pad",
+    uses=["nn.Conv1d", "nn.GroupNorm", "nn.GELU", "nn.MaxPool1d", "F.pad",
           "nn.AvgPool1d", "nn.Linear", "F.mse_loss"])]
