@@ -136,15 +136,14 @@ TimelineDrawing::TimelineDrawing(ScheduleOp schedule,
       numRanks(simulator.getNumRanks()),
       withStage(schedule.getNumStages() > numRanks),
       slices(schedule.getNumSlices()), makespan(simulator.getMakespan()) {
-  // Wide enough for the longest label in a one-unit box, or in a slice's
-  // share of one unit in a sequence-sliced schedule.
+  // Wide enough for the longest label in a one-unit box.
   size_t longest = 1;
   for (int64_t rank = 0; rank < numRanks; ++rank)
     for (Operation *op : simulator.getActions(rank))
       if (auto compute = dyn_cast<ComputeOp>(op))
         longest =
             std::max(longest, getBoxLabel(compute, withStage, slices).size());
-  unitWidth = std::max(kMinUnitWidth, kCharWidth * (longest + 1)) * slices;
+  unitWidth = std::max(kMinUnitWidth, kCharWidth * (longest + 1));
   width = std::max(xOf(makespan) + kRightMargin, kMinWidth);
   height = yOf(numRanks) + kLegendHeight;
 }
@@ -172,12 +171,16 @@ void TimelineDrawing::writeHeader() {
      << "</style>\n";
   os << "<rect x=\"0\" y=\"0\" width=\"" << px(width) << "\" height=\""
      << px(height) << "\" fill=\"#ffffff\" stroke=\"none\"/>\n";
+  // A sliced schedule's units are slices, each costing one unit here.
+  int64_t microbatches = schedule.getNumMicrobatches() / slices;
+  std::string sliced =
+      slices > 1 ? llvm::formatv(" of {0} slices", slices).str() : "";
   os << "<text class=\"title\" x=\"" << px(kLeftMargin) << "\" y=\"16\">"
      << escapeXML(llvm::formatv("pp.schedule @{0} \"{1}\": {2} ranks, {3} "
-                                "micro-batch{4}, makespan {5} (unit costs)",
+                                "micro-batch{4}{5}, makespan {6} (unit costs)",
                                 schedule.getSymName(), schedule.getName(),
-                                numRanks, schedule.getNumMicrobatches(),
-                                schedule.getNumMicrobatches() == 1 ? "" : "es",
+                                numRanks, microbatches,
+                                microbatches == 1 ? "" : "es", sliced,
                                 px(makespan))
                       .str())
      << "</text>\n";
