@@ -426,6 +426,16 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       problem.memoryCap.assign(ranks, caps->front());
     else
       problem.memoryCap = *caps;
+    // The searches order whole micro-batches, not sequence slices.
+    StringRef name = schedule.getValue().getName();
+    if (numSlices > 1 &&
+        llvm::is_contained(ArrayRef<StringRef>{"auto", "greedy", "exact"},
+                           name)) {
+      module.emitError("schedule '")
+          << name << "' does not order sequence slices; with slices = "
+          << numSlices.getValue() << " use seq1f1b";
+      return signalPassFailure();
+    }
     FailureOr<GeneratedSchedule> generated =
         generateSchedule(module, schedule.getValue(), problem);
     if (failed(generated))

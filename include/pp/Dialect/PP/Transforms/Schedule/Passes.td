@@ -226,7 +226,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
       transfers of a k-th of the data). With fused backwards and no
       transfer time it takes (m k + p - 1)(F + B + W) / k and rank r holds
       at most p - r + k - 1 slices. Other schedules given `slices` are
-      checked like it and fail where they break the slice order.
+      checked like it and fail where they break the slice order; `auto`,
+      `greedy` and `exact`, which order whole micro-batches, refuse it.
 
     With `split-backward`, each backward is a `backward_input` (B)
     immediately followed by its `backward_weight` (W); the zero-bubble
