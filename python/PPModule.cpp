@@ -709,8 +709,8 @@ void bindGenerate(nb::module_ &m) {
          int64_t numRanks, bool splitBackward,
          const std::vector<std::vector<double>> &costLists,
          std::optional<double> comm, const std::vector<double> &memoryCap,
-         const std::string &costFile, int64_t numReplicas,
-         bool insertTransfers) {
+         const std::string &costFile, int64_t numReplicas, bool insertTransfers,
+         int64_t slices) {
         auto list = [&](size_t i) {
           return SmallVector<double>(costLists[i].begin(), costLists[i].end());
         };
@@ -738,6 +738,7 @@ void bindGenerate(nb::module_ &m) {
         options.stashMemory = list(4);
         options.memoryCap.assign(memoryCap.begin(), memoryCap.end());
         options.costFile = costFile;
+        options.numSlices = slices;
         request.numReplicas = numReplicas;
         request.insertTransfers = insertTransfers;
         return generate(request);
@@ -746,6 +747,7 @@ void bindGenerate(nb::module_ &m) {
       nb::arg("num_ranks"), nb::arg("split_backward"), nb::arg("cost_lists"),
       nb::arg("comm"), nb::arg("memory_cap"), nb::arg("cost_file"),
       nb::arg("num_replicas"), nb::arg("insert_transfers"),
+      nb::arg("slices") = 1,
       "Runs pp-schedule (and pp-insert-transfers). cost_lists: forward, "
       "backward_input, backward_weight, activation and stash, each empty for "
       "the default.");

@@ -131,6 +131,65 @@ static llvm::Error verifyComplete(const ScheduleProblem &problem,
   return llvm::Error::success();
 }
 
+/// Where each compute action runs in its rank's list, by (phase, stage,
+/// unit); -1 where none does.
+static std::vector<int64_t> getPositions(const ScheduleProblem &problem,
+                                         const GeneratedSchedule &schedule) {
+  std::vector<int64_t> positions(
+      4 * problem.numStages * problem.numMicrobatches, -1);
+  for (const auto &actions : schedule.ranks)
+    for (auto [position, action] : llvm::enumerate(actions))
+      if (action.part != StepPart::next)
+        positions[(static_cast<size_t>(action.phase) * problem.numStages +
+                   action.stage) *
+                      problem.numMicrobatches +
+                  action.mb] = position;
+  return positions;
+}
+
+/// Sequence slices in order on every stage: the forward of slice j after
+/// that of slice j - 1 (its attention reads their keys and values), the
+/// backward (B or fused) of slice j before that of slice j - 1 (it yields
+/// their key and value gradients).
+static llvm::Error verifySliceOrder(const ScheduleProblem &problem,
+                                    const GeneratedSchedule &schedule) {
+  int64_t k = problem.numSlices;
+  if (k < 2)
+    return llvm::Error::success();
+  if (problem.numMicrobatches % k != 0)
+    return ScheduleError() << problem.numMicrobatches << " units are not " << k
+                           << " slices of whole micro-batches";
+  std::vector<int64_t> positions = getPositions(problem, schedule);
+  auto at = [&](Phase phase, int64_t stage, int64_t unit) {
+    return positions[(static_cast<size_t>(phase) * problem.numStages + stage) *
+                         problem.numMicrobatches +
+                     unit];
+  };
+  auto backwardAt = [&](int64_t stage, int64_t unit) {
+    int64_t fused = at(Phase::backward, stage, unit);
+    return fused >= 0 ? fused : at(Phase::backward_input, stage, unit);
+  };
+  auto name = [&](int64_t unit) {
+    return "mb " + std::to_string(unit) + " (micro-batch " +
+           std::to_string(unit / k) + " slice " + std::to_string(unit % k) +
+           ")";
+  };
+  for (int64_t stage = 0; stage < problem.numStages; ++stage)
+    for (int64_t unit = 0; unit < problem.numMicrobatches; ++unit) {
+      if (unit % k == 0)
+        continue;
+      if (at(Phase::forward, stage, unit) < at(Phase::forward, stage, unit - 1))
+        return ScheduleError()
+               << "the forward of stage " << stage << " " << name(unit)
+               << " runs before that of slice " << unit % k - 1;
+      if (backwardAt(stage, unit - 1) < backwardAt(stage, unit))
+        return ScheduleError()
+               << "the backward of stage " << stage << " " << name(unit - 1)
+               << " runs before that of slice " << unit % k;
+    }
+  return llvm::Error::success();
+}
+
 /// The ranks run to the end, each action waiting for its inputs, within
 /// their memory caps. Actions for the next step belong to the next run.
 static llvm::Error verifyTiming(const ScheduleProblem &problem,
@@ -171,6 +230,8 @@ llvm::Error mlir::pp::sched::verify(const ScheduleProblem &problem,
   if (llvm::Error error = verifyActions(problem, schedule, counts))
     return error;
   if (llvm::Error error = verifyComplete(problem, counts))
+    return error;
+  if (llvm::Error error = verifySliceOrder(problem, schedule))
     return error;
   return verifyTiming(problem, schedule);
 }

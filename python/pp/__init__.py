@@ -308,7 +308,7 @@ def schedule(name: str, *, num_microbatches: int,
              costs: Union[Costs, Mapping[str, object], None] = None,
              memory_cap: Optional[PerStage] = None,
              cost_file: Optional[Source] = None, num_replicas: int = 1,
-             insert_transfers: bool = True) -> Schedule:
+             insert_transfers: bool = True, slices: int = 1) -> Schedule:
     """Generates a schedule with pp-schedule, then (by default) makes its
     transfers explicit with pp-insert-transfers.
 
@@ -318,7 +318,10 @@ def schedule(name: str, *, num_microbatches: int,
     per stage. `costs` (a `Costs` or a mapping of its fields) and
     `memory_cap` (one value for every rank, 0 for none, or one per rank)
     override `cost_file` (a `pp-profile-v1` JSON file). `num_replicas` > 1
-    adds the data-parallel all-reduces. Raises `pp.Error` with pp-schedule's
+    adds the data-parallel all-reduces. `slices` > 1 cuts every
+    micro-batch into that many sequence slices (`seq1f1b`): the schedule
+    then counts slices in `num_microbatches` and its costs are one slice's
+    (docs/Seq1F1B.md). Raises `pp.Error` with pp-schedule's
     diagnostics when the schedule does not fit the problem, `ValueError`
     for a count below 1."""
     _check_count("num_microbatches", num_microbatches)
@@ -327,6 +330,7 @@ def schedule(name: str, *, num_microbatches: int,
         if value is not None:
             _check_count(argument, value)
     _check_count("num_replicas", num_replicas)
+    _check_count("slices", slices)
     if costs is None:
         costs = Costs()
     elif not isinstance(costs, Costs):
@@ -339,7 +343,7 @@ def schedule(name: str, *, num_microbatches: int,
         split_backward, cost_lists,
         None if costs.comm is None else float(costs.comm), _values(memory_cap),
         os.fspath(cost_file) if cost_file is not None else "", num_replicas,
-        insert_transfers))
+        insert_transfers, slices))
 
 
 # Compiling and running ---------------------------------------------------

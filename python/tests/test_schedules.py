@@ -13,7 +13,7 @@ PROBLEMS = [
     ("zbv", 8, 4), ("v-half", 8, 4), ("v-min", 8, 4), ("dualpipev", 8, 4),
     ("greedy", 4, None), ("greedy", 8, 4), ("hanayo", 8, 4),
     ("hanayo", 16, 4), ("interleaved-zb", 8, 4), ("interleaved-zb", 12, 4),
-    ("pipedream-2bw", 4, None),
+    ("pipedream-2bw", 4, None), ("seq1f1b", 4, None),
     ("auto", 4, None), ("exact", 4, None),
 ]
 
@@ -26,8 +26,10 @@ def test_every_built_in_is_tested(pp):
 
 @pytest.mark.parametrize("name,stages,ranks", PROBLEMS)
 def test_generates_and_verifies(pp, name, stages, ranks):
+    # seq1f1b runs 4 micro-batches of 2 sequence slices: 8 slices.
+    slices = 2 if name == "seq1f1b" else 1
     s = pp.schedule(name, num_stages=stages, num_ranks=ranks,
-                    num_microbatches=8)
+                    num_microbatches=8 // slices, slices=slices)
     assert s.verify() is s
     assert s.verify("rendezvous") is s
     assert s.name == name
@@ -100,3 +102,13 @@ def test_a_schedule_that_does_not_fit_is_an_error(pp):
 def test_docstring_example(pp):
     import doctest
     assert doctest.testmod(pp).failed == 0
+
+
+def test_seq1f1b_closed_form(pp):
+    # (m k + p - 1)(F + B + W) / k with unit costs per micro-batch.
+    s = pp.schedule("seq1f1b", num_stages=4, num_microbatches=8, slices=4)
+    assert s.num_microbatches == 32
+    assert s.simulate().makespan == (32 + 3) * 3 / 4
+    with pytest.raises(pp.Error, match="invalid schedule: the backward of "
+                       "stage 0 mb 0 .micro-batch 0 slice 0. runs before"):
+        pp.schedule("1f1b", num_stages=2, num_microbatches=2, slices=2)

@@ -237,6 +237,98 @@ TEST(ScheduleGenerators, RejectProblemsWithReasons) {
   EXPECT_EQ(lookupScheduleGenerator("1f1bx"), nullptr);
 }
 
+/// A problem of p stages and m micro-batches cut into k slices of equal
+/// cost: F = 1, B = 1.5 and W = 0.5 per micro-batch, one unit of activation
+/// per micro-batch, each divided among the slices.
+ScheduleProblem getSlicedProblem(int64_t p, int64_t m, int64_t k,
+                                 bool split = false) {
+  ScheduleProblem problem{p, m * k, p, split};
+  problem.numSlices = k;
+  StageCosts costs = StageCosts::getUnit(p);
+  for (int64_t s = 0; s < p; ++s) {
+    costs.forward[s] = 1.0 / k;
+    costs.backwardInput[s] = 1.5 / k;
+    costs.backwardWeight[s] = 0.5 / k;
+    costs.activation[s] = 1.0 / k;
+  }
+  problem.cost = costs;
+  return problem;
+}
+
+TEST(Seq1F1B, MakespanAndPeakAreClosedForms) {
+  // With fused backwards: (m k + p - 1)(F + B + W) / k, and p - r + k - 1
+  // slices on rank r while the schedule has that many (m k >= p + k - 1).
+  // Split, each gradient leaves after B: no slower, the same peak.
+  int64_t cases[][3] = {{4, 8, 2}, {4, 8, 4}, {8, 16, 4}, {2, 3, 2},
+                        {2, 4, 4}, {3, 2, 3}, {4, 2, 2}};
+  for (auto [p, m, k] : cases)
+    for (bool split : {false, true}) {
+      ScheduleProblem problem = getSlicedProblem(p, m, k, split);
+      GeneratedSchedule schedule = generate("seq1f1b", problem);
+      EXPECT_EQ(message(verify(problem, schedule)), "");
+      llvm::Expected<Evaluation> eval = simulate(problem, schedule);
+      ASSERT_TRUE(static_cast<bool>(eval));
+      double closedForm = double(m * k + p - 1) * 3.0 / k;
+      if (split)
+        EXPECT_LE(eval->makespan, closedForm + 1e-9);
+      else
+        EXPECT_NEAR(eval->makespan, closedForm, 1e-9)
+            << "p = " << p << ", m = " << m << ", k = " << k;
+      for (int64_t r = 0; r < p; ++r)
+        EXPECT_NEAR(eval->rankPeak[r] * k,
+                    double(std::min(p - r + k - 1, m * k)), 1e-9)
+            << "p = " << p << ", m = " << m << ", k = " << k << ", r = " << r;
+    }
+}
+
+TEST(Seq1F1B, WarmsUpThenRunsSlicesInOrderAndBackwardsInReverse) {
+  // p = 3, m = 2, k = 2: stage s runs min(p - s - 2 + k, m k) = 3 - s
+  // warm-up forwards (all 4 units at most).
+  ScheduleProblem problem = getSlicedProblem(3, 2, 2);
+  GeneratedSchedule schedule = generate("seq1f1b", problem);
+  auto spell = [](ArrayRef<ScheduledAction> actions) {
+    std::string text;
+    for (const ScheduledAction &action : actions)
+      text += (action.phase == Phase::forward ? "F" : "B") +
+              std::to_string(action.mb) + " ";
+    return text;
+  };
+  EXPECT_EQ(spell(schedule.ranks[0]), "F0 F1 F2 F3 B1 B0 B3 B2 ");
+  EXPECT_EQ(spell(schedule.ranks[1]), "F0 F1 F2 B1 F3 B0 B3 B2 ");
+  EXPECT_EQ(spell(schedule.ranks[2]), "F0 F1 B1 F2 B0 F3 B3 B2 ");
+}
+
+TEST(Seq1F1B, RejectsProblemsItCannotSlice) {
+  ScheduleProblem unsliced{4, 8, 4};
+  llvm::Expected<GeneratedSchedule> schedule =
+      lookupScheduleGenerator("seq1f1b")->generate(unsliced);
+  ASSERT_FALSE(static_cast<bool>(schedule));
+  EXPECT_EQ(llvm::toString(schedule.takeError()),
+            "schedule 'seq1f1b' slices the sequence: it needs at least 2 "
+            "slices per micro-batch (with one slice it is 1f1b)");
+  ScheduleProblem partial = getSlicedProblem(2, 2, 2);
+  partial.numMicrobatches = 3;
+  schedule = lookupScheduleGenerator("seq1f1b")->generate(partial);
+  ASSERT_FALSE(static_cast<bool>(schedule));
+  EXPECT_EQ(llvm::toString(schedule.takeError()),
+            "seq1f1b: 3 units are not 2 slices of whole micro-batches");
+}
+
+TEST(ScheduleVerify, RejectsSlicesOutOfOrder) {
+  ScheduleProblem problem = getSlicedProblem(2, 2, 2);
+  // 1F1B over the units runs slice 0's backward before slice 1's.
+  GeneratedSchedule oneFOneB = generate("1f1b", problem);
+  EXPECT_EQ(message(verify(problem, oneFOneB)),
+            "the backward of stage 0 mb 0 (micro-batch 0 slice 0) runs "
+            "before that of slice 1");
+  // Stage 1 forwards slice 1 before slice 0: F1 F0 B1 ...
+  GeneratedSchedule schedule = generate("seq1f1b", problem);
+  std::swap(schedule.ranks[1][0], schedule.ranks[1][1]);
+  EXPECT_EQ(message(verify(problem, schedule)),
+            "the forward of stage 1 mb 1 (micro-batch 0 slice 1) runs before "
+            "that of slice 0");
+}
+
 TEST(ExactSearch, FindsKnownOptimum) {
   // 3 stages, 4 micro-batches, unit costs, split backwards: the last rank
   // starts at 2 and has 12 units of work, so 14 is optimal.

@@ -120,6 +120,8 @@ llvm::Expected<GeneratedSchedule>
 generateInterleavedZeroBubble(const ScheduleProblem &problem);
 llvm::Expected<GeneratedSchedule>
 generatePipeDream2BW(const ScheduleProblem &problem);
+llvm::Expected<GeneratedSchedule>
+generateSeq1F1B(const ScheduleProblem &problem);
 
 } // namespace mlir::pp::sched
 

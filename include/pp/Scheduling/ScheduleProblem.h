@@ -41,6 +41,11 @@ struct ScheduleProblem {
   /// pp-insert-transfers{semantics} orders them, and `auto`, `greedy` and
   /// the local search time candidates as that program (TransferOrder.h).
   TransferSemantics semantics = TransferSemantics::async;
+  /// Sequence slices per micro-batch (Seq1F1B): with k > 1 the schedule's
+  /// micro-batch index u is slice u mod k of micro-batch u / k, and
+  /// numMicrobatches counts slices. A stage runs the forwards of a
+  /// micro-batch's slices in order and their backwards in reverse.
+  int64_t numSlices = 1;
 
   /// The stages' costs, unit costs when none are given.
   StageCosts getCostOrUnit() const {
@@ -122,8 +127,9 @@ private:
 /// stage on a rank, every rank with its stages' actions only), that each
 /// forward and backward (fused, or B and W) of every stage and micro-batch
 /// runs exactly once, that the ranks run to the end when each action waits
-/// for its inputs (dependencies, deadlock freedom), and that no rank holds
-/// more activation memory than its cap. The error names the first problem.
+/// for its inputs (dependencies, deadlock freedom), that sequence slices run
+/// in order, and that no rank holds more activation memory than its cap.
+/// The error names the first problem.
 llvm::Error verify(const ScheduleProblem &problem,
                    const GeneratedSchedule &schedule);
 

@@ -31,6 +31,7 @@ static const ScheduleGenerator kGenerators[] = {
     {"hanayo", generateHanayo},
     {"interleaved-zb", generateInterleavedZeroBubble},
     {"pipedream-2bw", generatePipeDream2BW},
+    {"seq1f1b", generateSeq1F1B},
     {"exact", generateExact},
     {"auto", generateAuto},
 };

@@ -7,7 +7,8 @@
 // `{stage}WAIT_REDUCE_GRAD`, as PyTorch's schedules do. Optimizer steps have
 // no PyTorch action (its runtime runs them outside the schedule), so they
 // are left out; nor do exchange groups (`grouped`): their transfers keep
-// their order, one cell each (docs/PyTorchCSV.md).
+// their order, one cell each (docs/PyTorchCSV.md). Sequence-sliced
+// schedules have no form there and are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +73,13 @@ LogicalResult mlir::pp::exportScheduleToPyTorchCSV(ScheduleOp schedule,
            << schedule.getNumWeightVersions()
            << " weight versions (pipedream-2bw), which PyTorch's schedule "
               "CSV cannot express";
+  // PyTorch's actions name a micro-batch and no sequence slice: its runtime
+  // would run the slices as independent micro-batches.
+  if (schedule.getNumSlices() != 1)
+    return schedule.emitOpError("runs ")
+           << schedule.getNumSlices()
+           << " sequence slices per micro-batch (seq1f1b), which PyTorch's "
+              "schedule CSV cannot express; export it as pp-schedule-v1 JSON";
   for (RankOp rank : schedule.getBody().front().getOps<RankOp>())
     os << llvm::join(getCells(rank), ",") << "\n";
   return success();

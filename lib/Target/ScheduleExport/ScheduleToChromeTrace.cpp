@@ -54,6 +54,14 @@ static void writeEventArgs(Operation *op, llvm::json::OStream &json) {
         .Case<ComputeOp, SendOp, RecvOp>([&](auto action) {
           json.attribute("stage", static_cast<int64_t>(action.getStage()));
           json.attribute("mb", static_cast<int64_t>(action.getMb()));
+          // Which slice of which micro-batch `mb` is (Seq1F1B).
+          auto schedule = action->template getParentOfType<ScheduleOp>();
+          if (int64_t slices = schedule.getNumSlices(); slices > 1) {
+            json.attribute("microbatch",
+                           static_cast<int64_t>(action.getMb()) / slices);
+            json.attribute("slice",
+                           static_cast<int64_t>(action.getMb()) % slices);
+          }
         })
         .Case<AllReduceOp, OptimizerStepOp>([&](auto action) {
           json.attribute("stage", static_cast<int64_t>(action.getStage()));

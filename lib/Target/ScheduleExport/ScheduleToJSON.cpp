@@ -3,8 +3,9 @@
 // Writes the JSON contract of shared/spec/schedule-json.md: the header
 // fields, then each rank's ordered actions, one compact object per line so
 // that the document stays readable and diffable. The contract has no
-// overlapped pairs, so a schedule with one is refused. Exchange groups
-// travel in an optional field of pp's own (docs/Dialects/PP.md).
+// overlapped pairs, so a schedule with one is refused. Exchange groups and
+// sequence slices travel in optional fields of pp's own
+// (docs/Dialects/PP.md, docs/Seq1F1B.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +139,9 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
     }
     if (std::optional<uint64_t> replicas = schedule.getNumReplicas())
       json.attribute("num_replicas", static_cast<int64_t>(*replicas));
+    // pp's extension: the actions' `mb` index sequence slices.
+    if (std::optional<uint64_t> slices = schedule.getSlices())
+      json.attribute("slices", static_cast<int64_t>(*slices));
     json.attributeArray("ranks", [&] {
       for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
         json.array([&] {

@@ -2,8 +2,8 @@
 //
 // Draws the unit-cost timeline of a schedule as a standalone SVG image for
 // documents and browsers: a time axis, one row of boxes per rank coloured by
-// phase and labelled with the micro-batch, and a legend. Times come from
-// ScheduleSimulator, like the ASCII and Chrome-trace timelines; transfers,
+// phase and labelled with the micro-batch (and slice), and a legend. Times come
+// from ScheduleSimulator, like the ASCII and Chrome-trace timelines; transfers,
 // all-reduces and optimizer steps take no time and are not drawn. The two
 // halves of an overlapped pair share their row, one above the other.
 //
@@ -74,11 +74,18 @@ static std::string escapeXML(StringRef text) {
   return escaped;
 }
 
-/// The micro-batch, or "stage.mb" where a rank runs several stages.
-static std::string getBoxLabel(ComputeOp compute, bool withStage) {
+/// The micro-batch, "i:j" for slice j of micro-batch i in a schedule of
+/// `slices` sequence slices, prefixed with "stage." where a rank runs
+/// several stages.
+static std::string getBoxLabel(ComputeOp compute, bool withStage,
+                               int64_t slices) {
+  int64_t mb = compute.getMb();
+  std::string label =
+      slices > 1 ? llvm::formatv("{0}:{1}", mb / slices, mb % slices).str()
+                 : std::to_string(mb);
   if (withStage)
-    return llvm::formatv("{0}.{1}", compute.getStage(), compute.getMb()).str();
-  return std::to_string(compute.getMb());
+    return llvm::formatv("{0}.{1}", compute.getStage(), label).str();
+  return label;
 }
 
 /// The smallest of 1, 2, 5, 10, 20, 50, ... time units whose ticks are at
@@ -114,6 +121,7 @@ private:
   raw_ostream &os;
   int64_t numRanks;
   bool withStage;
+  int64_t slices;
   double unitWidth;
   double makespan;
   double width;
@@ -127,13 +135,14 @@ TimelineDrawing::TimelineDrawing(ScheduleOp schedule,
     : schedule(schedule), simulator(simulator), os(os),
       numRanks(simulator.getNumRanks()),
       withStage(schedule.getNumStages() > numRanks),
-      makespan(simulator.getMakespan()) {
+      slices(schedule.getNumSlices()), makespan(simulator.getMakespan()) {
   // Wide enough for the longest label in a one-unit box.
   size_t longest = 1;
   for (int64_t rank = 0; rank < numRanks; ++rank)
     for (Operation *op : simulator.getActions(rank))
       if (auto compute = dyn_cast<ComputeOp>(op))
-        longest = std::max(longest, getBoxLabel(compute, withStage).size());
+        longest =
+            std::max(longest, getBoxLabel(compute, withStage, slices).size());
   unitWidth = std::max(kMinUnitWidth, kCharWidth * (longest + 1));
   width = std::max(xOf(makespan) + kRightMargin, kMinWidth);
   height = yOf(numRanks) + kLegendHeight;
@@ -162,12 +171,16 @@ void TimelineDrawing::writeHeader() {
      << "</style>\n";
   os << "<rect x=\"0\" y=\"0\" width=\"" << px(width) << "\" height=\""
      << px(height) << "\" fill=\"#ffffff\" stroke=\"none\"/>\n";
+  // A sliced schedule's units are slices, each costing one unit here.
+  int64_t microbatches = schedule.getNumMicrobatches() / slices;
+  std::string sliced =
+      slices > 1 ? llvm::formatv(" of {0} slices", slices).str() : "";
   os << "<text class=\"title\" x=\"" << px(kLeftMargin) << "\" y=\"16\">"
      << escapeXML(llvm::formatv("pp.schedule @{0} \"{1}\": {2} ranks, {3} "
-                                "micro-batch{4}, makespan {5} (unit costs)",
+                                "micro-batch{4}{5}, makespan {6} (unit costs)",
                                 schedule.getSymName(), schedule.getName(),
-                                numRanks, schedule.getNumMicrobatches(),
-                                schedule.getNumMicrobatches() == 1 ? "" : "es",
+                                numRanks, microbatches,
+                                microbatches == 1 ? "" : "es", sliced,
                                 px(makespan))
                       .str())
      << "</text>\n";
@@ -211,12 +224,15 @@ void TimelineDrawing::writeRank(int64_t rank) {
     os << "  <rect class=\"" << stringifyPhase(compute.getPhase()) << "\" x=\""
        << px(x) << "\" y=\"" << px(top) << "\" width=\"" << px(w)
        << "\" height=\"" << px(height) << "\"><title>" << getActionName(compute)
-       << " stage " << compute.getStage() << " mb " << compute.getMb() << ", "
-       << px(interval.start) << " to " << px(interval.end)
+       << " stage " << compute.getStage() << " mb " << compute.getMb();
+    if (slices > 1)
+      os << " (micro-batch " << compute.getMb() / slices << " slice "
+         << compute.getMb() % slices << ")";
+    os << ", " << px(interval.start) << " to " << px(interval.end)
        << "</title></rect>\n";
     os << "  <text class=\"box\" x=\"" << px(x + w / 2) << "\" y=\""
-       << px(top + height / 2 + 4) << "\">" << getBoxLabel(compute, withStage)
-       << "</text>\n";
+       << px(top + height / 2 + 4) << "\">"
+       << getBoxLabel(compute, withStage, slices) << "</text>\n";
   }
   os << "</g>\n";
 }

@@ -252,7 +252,7 @@ private:
   SmallVector<int64_t> stageRank;
   CostAttr cost;
   Attribute memoryCap;
-  IntegerAttr numReplicas;
+  IntegerAttr numReplicas, numSlices;
 };
 } // namespace
 
@@ -412,6 +412,19 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
       return emitError(field->node)
              << "'num_replicas' must be positive, got " << *replicas;
     numReplicas = IntegerAttr::get(IntegerType::get(context, 64), *replicas);
+  }
+
+  // pp's extension for sequence slices (Seq1F1B): the actions' `mb` index
+  // slices, `num_microbatches` counts them.
+  if (std::optional<Located> field = getOptionalField(root, "slices")) {
+    FailureOr<int64_t> slices = getInteger(*field, "'slices'", "");
+    if (failed(slices))
+      return failure();
+    if (*slices <= 0 || numMicrobatches % *slices != 0)
+      return emitError(field->node)
+             << "'slices' must be positive and divide 'num_microbatches' ("
+             << numMicrobatches << "), got " << *slices;
+    numSlices = IntegerAttr::get(IntegerType::get(context, 64), *slices);
   }
   return success();
 }
@@ -693,6 +706,8 @@ OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
                              stageRank, cost, memoryCap);
   if (numReplicas)
     (*module->getOps<ScheduleOp>().begin()).setNumReplicasAttr(numReplicas);
+  if (numSlices)
+    (*module->getOps<ScheduleOp>().begin()).setSlicesAttr(numSlices);
   for (int64_t rank = 0; rank < numRanks; ++rank)
     if (failed(parseRank(getElement(*ranks, rank), rank, builder)))
       return nullptr;

@@ -101,3 +101,19 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
     pp.compute forward stage 0 mb 0
   }
 }
+
+// -----
+
+// Sequence-sliced schedules need stage functions cut along the sequence.
+module {
+  // expected-error @+1 {{'pp.schedule' op runs 2 sequence slices per micro-batch; lowering sequence-sliced schedules to the runtime is not supported yet (their stage functions compute whole micro-batches)}}
+  pp.schedule @sliced "seq1f1b" for @f microbatches 2 stage_rank [0]
+      attributes {slices = 2 : i64} {
+    pp.rank 0 {
+      pp.compute forward stage 0 mb 0
+      pp.compute forward stage 0 mb 1
+      pp.compute backward stage 0 mb 1
+      pp.compute backward stage 0 mb 0
+    }
+  }
+}

@@ -154,6 +154,11 @@ LogicalResult ScheduleOp::verify() {
            << getNumMicrobatches() << " micro-batches for " << getNumStages()
            << " stages; PipeDream-2BW needs at least one micro-batch per "
               "stage";
+  if (getNumMicrobatches() % getNumSlices() != 0)
+    return emitOpError("counts ")
+           << getNumMicrobatches()
+           << " slices in 'microbatches', not a multiple of its "
+           << getNumSlices() << " slices per micro-batch";
   return success();
 }
 

@@ -142,6 +142,15 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     two versions are ever live), and every compute of a stage comes before
     the stage's optimizer step. Without it (or with 1) there is one version.
 
+    `slices = k` (Seq1F1B, docs/Seq1F1B.md) makes the schedule run sequence
+    slices: every micro-batch is cut into k slices along its sequence, the
+    actions' `mb` u is slice u mod k of micro-batch u / k, and `microbatches`
+    counts slices (k times the micro-batches). A stage runs the forwards of
+    a micro-batch's slices in order (causal attention in slice j reads the
+    keys and values of the slices before it) and their backwards in reverse
+    (slice j's backward yields those keys' and values' gradients), which
+    pp-verify-schedule checks. `cost` is then the cost of one slice.
+
     ```mlir
     pp.schedule @train_step_schedule "1f1b" for @train_step microbatches 2
         stage_rank [0, 1] {
@@ -163,7 +172,9 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
                            $num_replicas,
                        OptionalAttr<ConfinedAttr<I64Attr,
-                           [IntMinValue<1>, IntMaxValue<2>]>>:$weight_versions);
+                           [IntMinValue<1>, IntMaxValue<2>]>>:$weight_versions,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
+                           $slices);
   let regions = (region SizedRegion<1>:$body);
   let builders = [
     // A schedule of one pipeline, without data-parallel replicas.
@@ -175,7 +186,7 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                    "::mlir::Attribute":$memory_cap), [{
       build($_builder, $_state, sym_name, name, pipeline, num_microbatches,
             stage_rank, cost, memory_cap, /*num_replicas=*/nullptr,
-            /*weight_versions=*/nullptr);
+            /*weight_versions=*/nullptr, /*slices=*/nullptr);
     }]>,
   ];
   let assemblyFormat = [{
@@ -193,6 +204,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     /// How many versions of its weights each stage keeps: 1, or 2 for
     /// PipeDream-2BW's delayed update.
     int64_t getNumWeightVersions() { return getWeightVersions().value_or(1); }
+    /// Sequence slices per micro-batch: 1 unless `slices` says more.
+    int64_t getNumSlices() { return getSlices().value_or(1); }
   }];
 }
 

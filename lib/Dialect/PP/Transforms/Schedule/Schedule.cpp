@@ -104,6 +104,24 @@ generateSchedule(ModuleOp module, const ScheduleChoice &generator,
   return std::move(*generated);
 }
 
+/// The cost of one of `slices` uniform sequence slices of a micro-batch:
+/// every time and memory of `cost` (unit costs when null) divided by it.
+static CostAttr getSliceCost(MLIRContext *context, CostAttr cost,
+                             int64_t stages, int64_t slices) {
+  if (!cost)
+    cost = CostAttr::getUnit(context, stages);
+  Builder b(context);
+  auto divide = [&](DenseF64ArrayAttr values) {
+    return b.getDenseF64ArrayAttr(llvm::to_vector(llvm::map_range(
+        values.asArrayRef(), [&](double v) { return v / slices; })));
+  };
+  return CostAttr::get(
+      context, divide(cost.getForward()), divide(cost.getBackwardInput()),
+      divide(cost.getBackwardWeight()),
+      b.getF64FloatAttr(cost.getComm().getValueAsDouble() / slices),
+      divide(cost.getActivation()), divide(cost.getStash()));
+}
+
 namespace {
 struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
   using Base::Base;
@@ -365,6 +383,14 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<int64_t> microbatches = resolveMicrobatches(module);
     if (failed(microbatches))
       return signalPassFailure();
+    if (numSlices < 1 || numSlices > kMaxMicrobatches / *microbatches) {
+      module.emitError("slices must be at least 1 and at most ")
+          << kMaxMicrobatches << " with the micro-batches, got "
+          << numSlices.getValue();
+      return signalPassFailure();
+    }
+    // With sequence slices the schedule's units are the slices.
+    *microbatches *= numSlices;
     if (stages * *microbatches > kMaxStageMicrobatches) {
       module.emitError()
           << stages << " stages x " << *microbatches
@@ -389,14 +415,27 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         resolveMemoryCap(module, *profile, ranks);
     if (failed(cost) || failed(caps))
       return signalPassFailure();
+    if (numSlices > 1)
+      *cost = getSliceCost(&getContext(), *cost, stages, numSlices);
     ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
     problem.semantics = semantics;
+    problem.numSlices = numSlices;
     if (*cost)
       problem.cost = getStageCosts(*cost);
     if (caps->size() == 1)
       problem.memoryCap.assign(ranks, caps->front());
     else
       problem.memoryCap = *caps;
+    // The searches order whole micro-batches, not sequence slices.
+    StringRef name = schedule.getValue().getName();
+    if (numSlices > 1 &&
+        llvm::is_contained(ArrayRef<StringRef>{"auto", "greedy", "exact"},
+                           name)) {
+      module.emitError("schedule '")
+          << name << "' does not order sequence slices; with slices = "
+          << numSlices.getValue() << " use seq1f1b";
+      return signalPassFailure();
+    }
     FailureOr<GeneratedSchedule> generated =
         generateSchedule(module, schedule.getValue(), problem);
     if (failed(generated))
@@ -421,6 +460,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
         getMemoryCapAttr(builder, *caps));
     if (generated->weightVersions != 1)
       op.setWeightVersions(generated->weightVersions);
+    if (numSlices > 1)
+      op.setSlices(numSlices);
     builder.createBlock(&op.getBody());
     auto stageFuncs = getStageFunctions(module);
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {

@@ -83,6 +83,7 @@ private:
   void checkTransferEndpoints();
   void checkCompleteness();
   void checkComputeDependencies();
+  void checkSliceOrder();
   void checkSendsFollowProducers();
   void checkOptimizerSteps();
   void checkAllReduces();
@@ -208,6 +209,7 @@ LogicalResult ScheduleChecker::check() {
   if (!wellPlaced)
     return failure();
   checkComputeDependencies();
+  checkSliceOrder();
   checkSendsFollowProducers();
   checkOptimizerSteps();
   checkAllReduces();
@@ -422,6 +424,43 @@ void ScheduleChecker::checkComputeDependencies() {
         checkRunsAfter(op, lookupCompute(Phase::backward_input, stage, mb));
         break;
       }
+    }
+  }
+}
+
+/// Sequence slices (`slices` = k): the forward of slice j reads the keys
+/// and values of slice j - 1's forward, and the backward of slice j - 1
+/// needs their gradients from slice j's; both on the stage's rank.
+void ScheduleChecker::checkSliceOrder() {
+  int64_t k = schedule.getNumSlices();
+  if (k < 2)
+    return;
+  auto name = [&](ComputeOp op) {
+    return llvm::formatv("{0} of stage {1} mb {2} (micro-batch {3} slice {4})",
+                         stringifyPhase(op.getPhase()), op.getStage(),
+                         op.getMb(), op.getMb() / k, op.getMb() % k)
+        .str();
+  };
+  for (RankOp rankOp : ranks) {
+    for (ComputeOp op : rankOp.getBody().front().getOps<ComputeOp>()) {
+      int64_t stage = op.getStage(), mb = op.getMb();
+      if (lookupCompute(op.getPhase(), stage, mb) != op)
+        continue; // Duplicates are reported as such.
+      ComputeOp dep;
+      StringRef why;
+      if (op.getPhase() == Phase::forward && mb % k != 0) {
+        dep = lookupCompute(Phase::forward, stage, mb - 1);
+        why = "whose keys and values its attention reads";
+      } else if ((op.getPhase() == Phase::backward ||
+                  op.getPhase() == Phase::backward_input) &&
+                 mb % k != k - 1) {
+        dep = lookupBackward(stage, mb + 1);
+        why = "which yields its keys' and values' gradients";
+      }
+      if (!dep || precedes(dep, op))
+        continue; // A missing action is reported as missing.
+      fail(op, name(op) + " runs before the " + name(dep) + ", " + why, dep,
+           name(dep) + " here");
     }
   }
 }

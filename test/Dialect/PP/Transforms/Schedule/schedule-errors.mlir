@@ -7,6 +7,6 @@
 // RUN: not pp-opt %s --pp-schedule-pipeline="plan-schedule=zigzag" 2>&1 | FileCheck %s --implicit-check-not=module
 // RUN: not pp-opt %s --pass-pipeline="builtin.module(pp-schedule{schedule=zigzag})" 2>&1 | FileCheck %s --implicit-check-not=module
 
-// CHECK: for the --{{(plan-)?}}schedule option: unknown schedule 'zigzag'; expected one of: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy, hanayo, interleaved-zb, pipedream-2bw, exact, auto{{$}}
+// CHECK: for the --{{(plan-)?}}schedule option: unknown schedule 'zigzag'; expected one of: gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy, hanayo, interleaved-zb, pipedream-2bw, seq1f1b, exact, auto{{$}}
 module {
 }

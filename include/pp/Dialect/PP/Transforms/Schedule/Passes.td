@@ -213,6 +213,22 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
       micro-batch enters a rank only with room for all its chunks there.
       Any m >= 1; backwards fused unless `split-backward`.
 
+    Sequence-sliced, with `slices` = k >= 2 (docs/Seq1F1B.md):
+
+    - `seq1f1b` (Seq1F1B, the core of SlimPipe): every micro-batch cut into
+      k slices along its sequence and 1F1B run over the m k slices:
+      min(p - s - 2 + k, m k) warm-up slice forwards on stage s, a
+      micro-batch's slices forward in order and backward in reverse. The
+      schedule gets `slices = k`, indexes slice j of micro-batch i as
+      `mb` i k + j and counts m k slices in `microbatches`; its `#pp.cost`
+      is the cost of one slice, every time and memory of the costs above
+      (which describe a whole micro-batch) divided by k (uniform slices,
+      transfers of a k-th of the data). With fused backwards and no
+      transfer time it takes (m k + p - 1)(F + B + W) / k and rank r holds
+      at most p - r + k - 1 slices. Other schedules given `slices` are
+      checked like it and fail where they break the slice order; `auto`,
+      `greedy` and `exact`, which order whole micro-batches, refuse it.
+
     With `split-backward`, each backward is a `backward_input` (B)
     immediately followed by its `backward_weight` (W); the zero-bubble
     schedules split and place W themselves.
@@ -322,8 +338,8 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
            "::mlir::pp::sched::ScheduleChoice::get(\"1f1b\")",
            "Schedule to generate: auto, gpipe, 1f1b, interleaved-1f1b, "
            "looped-bfs, zb-h1, zb-h2, zbv, v-half, v-min, dualpipev, greedy, "
-           "hanayo, interleaved-zb, pipedream-2bw or exact (auto's exact "
-           "search alone, for testing)">,
+           "hanayo, interleaved-zb, pipedream-2bw, seq1f1b or exact (auto's "
+           "exact search alone, for testing)">,
     Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
            "Number of micro-batches per step; 0 takes the count "
            "pp-split-microbatches used (1 if it did not run)">,
@@ -334,6 +350,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
            "Number of ranks; 0 means one rank per stage">,
     Option<"splitBackward", "split-backward", "bool", "false",
            "Run each backward as backward_input then backward_weight">,
+    Option<"numSlices", "slices", "int64_t", "1",
+           "Sequence slices per micro-batch (seq1f1b); the costs are "
+           "divided among them">,
     ListOption<"forwardCost", "forward-cost", "double",
                "Time of F per stage (one value: every stage; default 1)">,
     ListOption<"backwardInputCost", "backward-input-cost", "double",
