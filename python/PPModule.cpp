@@ -368,9 +368,10 @@ std::pair<int64_t, int64_t> getStageAndMicrobatch(Operation *op) {
         return std::make_pair<int64_t, int64_t>(action.getStage(),
                                                 action.getMb());
       })
-      .Case<AllReduceOp, OptimizerStepOp>([](auto action) {
-        return std::make_pair<int64_t, int64_t>(action.getStage(), -1);
-      })
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
+          [](auto action) {
+            return std::make_pair<int64_t, int64_t>(action.getStage(), -1);
+          })
       .Default([](Operation *) { return std::make_pair(-1, -1); });
 }
 

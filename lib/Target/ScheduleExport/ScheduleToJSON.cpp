@@ -42,9 +42,10 @@ static void writeAction(Operation *op, raw_ostream &os) {
           if (transfer.getGrouped())
             json.attribute("grouped", true);
         })
-        .Case<AllReduceOp, OptimizerStepOp>([&](auto action) {
-          json.attribute("stage", static_cast<int64_t>(action.getStage()));
-        });
+        .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
+            [&](auto action) {
+              json.attribute("stage", static_cast<int64_t>(action.getStage()));
+            });
   });
 }
 
@@ -138,6 +139,8 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
     }
     if (std::optional<uint64_t> replicas = schedule.getNumReplicas())
       json.attribute("num_replicas", static_cast<int64_t>(*replicas));
+    if (std::optional<uint64_t> zero = schedule.getZero())
+      json.attribute("zero", static_cast<int64_t>(*zero));
     json.attributeArray("ranks", [&] {
       for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
         json.array([&] {

@@ -253,6 +253,7 @@ private:
   CostAttr cost;
   Attribute memoryCap;
   IntegerAttr numReplicas;
+  IntegerAttr zero;
 };
 } // namespace
 
@@ -413,6 +414,17 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
              << "'num_replicas' must be positive, got " << *replicas;
     numReplicas = IntegerAttr::get(IntegerType::get(context, 64), *replicas);
   }
+
+  if (std::optional<Located> field = getOptionalField(root, "zero")) {
+    FailureOr<int64_t> stage = getInteger(*field, "'zero'", "");
+    if (failed(stage))
+      return failure();
+    if (*stage != 0 && *stage != 1)
+      return emitError(field->node)
+             << "'zero' must be 0 or 1 (ZeRO-3 is not supported), got "
+             << *stage;
+    zero = IntegerAttr::get(IntegerType::get(context, 64), *stage);
+  }
   return success();
 }
 
@@ -568,6 +580,14 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
     AllReduceOp::create(builder, loc, *stage);
     return success();
   }
+  if (*kind == ActionKind::ReduceScatter) {
+    ReduceScatterOp::create(builder, loc, *stage);
+    return success();
+  }
+  if (*kind == ActionKind::AllGather) {
+    AllGatherOp::create(builder, loc, *stage);
+    return success();
+  }
   if (*kind == ActionKind::OptimizerStep) {
     OptimizerStepOp::create(builder, loc, *stage);
     return success();
@@ -693,6 +713,8 @@ OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
                              stageRank, cost, memoryCap);
   if (numReplicas)
     (*module->getOps<ScheduleOp>().begin()).setNumReplicasAttr(numReplicas);
+  if (zero)
+    (*module->getOps<ScheduleOp>().begin()).setZeroAttr(zero);
   for (int64_t rank = 0; rank < numRanks; ++rank)
     if (failed(parseRank(getElement(*ranks, rank), rank, builder)))
       return nullptr;
