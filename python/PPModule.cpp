@@ -321,14 +321,19 @@ void insertTransfers(Schedule &schedule, int64_t numReplicas,
                      const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
-  pm.addPass(createPPInsertTransfers({numReplicas, getSemantics(semantics)}));
+  PPInsertTransfersOptions options;
+  options.numReplicas = numReplicas;
+  options.semantics = getSemantics(semantics);
+  pm.addPass(createPPInsertTransfers(options));
   runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");
 }
 
 void verify(const Schedule &schedule, const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
-  pm.addPass(createPPVerifySchedule({getSemantics(semantics)}));
+  PPVerifyScheduleOptions options;
+  options.semantics = getSemantics(semantics);
+  pm.addPass(createPPVerifySchedule(options));
   runPasses(pm, schedule.getModule(), capture, "the schedule is invalid",
             ErrorKind::Verify);
 }
@@ -368,9 +373,10 @@ std::pair<int64_t, int64_t> getStageAndMicrobatch(Operation *op) {
         return std::make_pair<int64_t, int64_t>(action.getStage(),
                                                 action.getMb());
       })
-      .Case<AllReduceOp, OptimizerStepOp>([](auto action) {
-        return std::make_pair<int64_t, int64_t>(action.getStage(), -1);
-      })
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
+          [](auto action) {
+            return std::make_pair<int64_t, int64_t>(action.getStage(), -1);
+          })
       .Default([](Operation *) { return std::make_pair(-1, -1); });
 }
 

@@ -542,7 +542,9 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
       failed(checkRange(context, "microbatches", schedule.numMicrobatches, 1,
                         kMaxMicrobatches)) ||
       failed(checkRange(context, "data-parallel", schedule.numReplicas, 1,
-                        kMaxRanks)))
+                        kMaxRanks)) ||
+      failed(checkRange(context, "zero", schedule.zero, 0, 1,
+                        " (3, ZeRO-3, is not supported)")))
     return failure();
   if (schedule.numStages * schedule.numMicrobatches > kMaxStageMicrobatches)
     return emitError(getOptionLoc(context, "--microbatches"))

@@ -87,6 +87,7 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   pm.addPass(createPPSchedule(getSchedulerOptions(options)));
   PPInsertTransfersOptions transfers;
   transfers.numReplicas = options.numReplicas;
+  transfers.zero = options.zero;
   pm.addPass(createPPInsertTransfers(transfers));
   pm.addPass(createPPVerifySchedule());
   pm.addPass(createCanonicalizerPass());

@@ -78,8 +78,9 @@ class Simulation:
 @dataclasses.dataclass(frozen=True)
 class Action:
     """One action of a simulated timeline. `kind` is its PyTorch-pipelining
-    name (F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, ALLREDUCE, OPT);
-    `microbatch` is -1 for all-reduces and optimizer steps; `memory` is the
+    name (F, B, W, BW, SEND_F, RECV_F, SEND_B, RECV_B, ALLREDUCE, OPT,
+    REDUCESCATTER, ALLGATHER); `microbatch` is -1 for the collectives and
+    optimizer steps; `memory` is the
     activation memory its rank holds after it."""
 
     rank: int

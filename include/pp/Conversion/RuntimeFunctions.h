@@ -36,10 +36,11 @@ struct RuntimeFunctions {
   explicit RuntimeFunctions(MLIRContext *context);
 
   // The program a schedule lowers to (convert-pp-to-runtime).
-  RuntimeFunction setProgram, setDataParallel, setWeightVersions, defineBuffer,
-      setIdBound, defineSaved;
+  RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
+      defineBuffer, setIdBound, defineSaved;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
-      recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
+      recordLoss, allReduce, reduceScatter, allGather, optimizerStep,
+      actionBegin, actionEnd;
   RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
   // The library GEMM of marked contractions (convert-gemm-to-runtime).
   RuntimeFunction gemm;

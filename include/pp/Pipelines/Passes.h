@@ -55,6 +55,13 @@ struct SchedulePipelineOptions
                      "then runs on ranks x replicas MPI processes and "
                      "all-reduces each stage's weight gradients"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> zero{
+      *this, "zero",
+      llvm::cl::desc("ZeRO stage of the data-parallel replicas: 0 (default) "
+                     "or 1, the optimizer state sharded over them "
+                     "(reduce-scatter, update of each replica's block, "
+                     "all-gather; docs/DataParallel.md)"),
+      llvm::cl::init(0)};
   PassOptions::Option<sched::ScheduleChoice> planSchedule{
       *this, "plan-schedule",
       llvm::cl::desc("Schedule the stage planner plans for (default: "

@@ -17,10 +17,13 @@
 // from another rank. Computations and optimizer steps take their cost; an
 // all-reduce takes its cost in the background (data-parallel replicas run
 // the same schedule, so it waits for no one), delaying only its stage's
-// optimizer step. A backward marked `overlap` runs beside the forward before
-// it (two streams): both start together, and the rank is busy until the
-// later one ends. The transfers of an exchange group all start when the
-// rank reaches the group's first one, and the rank goes on once each is
+// optimizer step. ZeRO-1's reduce-scatter and all-gather move half an
+// all-reduce's volume each and run in the background likewise: the
+// optimizer step waits for the reduce-scatter, and the all-gather, after
+// the step, ends the rank's step. A backward marked `overlap` runs beside the
+// forward before it (two streams): both start together, and the rank is busy
+// until the later one ends. The transfers of an exchange group all start when
+// the rank reaches the group's first one, and the rank goes on once each is
 // done. A rank's activation memory changes after each compute action and
 // depends on the order alone.
 //
@@ -131,6 +134,9 @@ struct TimedAction {
     recv,
     allReduce,
     optimizerStep,
+    /// ZeRO-1's halves of an all-reduce (pp.reduce_scatter, pp.all_gather).
+    reduceScatter,
+    allGather,
     /// Anything else a rank holds: takes no time.
     other,
   };
@@ -165,6 +171,9 @@ inline double getDuration(const ActionCosts &costs, const TimedAction &action) {
     return costs.duration(action.phase, action.stage);
   case TimedAction::Kind::allReduce:
     return costs.allReduceDuration(action.stage);
+  case TimedAction::Kind::reduceScatter:
+  case TimedAction::Kind::allGather:
+    return costs.allReduceDuration(action.stage) / 2;
   default:
     return 0.0;
   }
@@ -588,12 +597,17 @@ void ScheduleTiming::advance(int64_t rank, ArrayRef<Action> rankActions,
     if constexpr (Traits::mayTransfer) {
       double duration = getDuration(costs, action);
       bool inRange = action.stage >= 0 && action.stage < numStages;
-      if (kind == Kind::allReduce) {
-        // An all-reduce runs in the background; its stage's optimizer step
+      if (kind == Kind::allReduce || kind == Kind::reduceScatter) {
+        // A reduction runs in the background; its stage's optimizer step
         // waits for it.
         intervals[id] = {now, now + duration};
         if (inRange)
           reduced[action.stage] = intervals[id].end;
+        continue;
+      }
+      if (kind == Kind::allGather) {
+        // In the background too; the step ends when it does.
+        intervals[id] = {now, now + duration};
         continue;
       }
       if (kind == Kind::optimizerStep && inRange)

@@ -275,13 +275,19 @@ void RuntimeProgramBuilder::emitDefineProgram() {
   // schedule that reduces gradients without saying over how many replicas
   // (an imported one) may run as any number of them.
   std::optional<uint64_t> replicas = schedule.getNumReplicas();
-  bool reduces =
-      schedule->walk([](AllReduceOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
+  bool reduces = schedule
+                     ->walk([](Operation *op) {
+                       return isa<AllReduceOp, ReduceScatterOp>(op)
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     })
+                     .wasInterrupted();
   if (replicas || !reduces)
     call(fns.setDataParallel, {ctx, i32(replicas.value_or(1))});
   if (schedule.getNumWeightVersions() != 1)
     call(fns.setWeightVersions, {ctx, i32(schedule.getNumWeightVersions())});
+  if (schedule.getZeroStage() != 0)
+    call(fns.setZero, {ctx, i32(schedule.getZeroStage())});
   for (auto &entry : buffers)
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
@@ -451,6 +457,12 @@ void RuntimeProgramBuilder::emitAction(Operation &action) {
       })
       .Case<AllReduceOp>([&](AllReduceOp op) {
         call(fns.allReduce, {ctx, i32(op.getStage())});
+      })
+      .Case<ReduceScatterOp>([&](ReduceScatterOp op) {
+        call(fns.reduceScatter, {ctx, i32(op.getStage())});
+      })
+      .Case<AllGatherOp>([&](AllGatherOp op) {
+        call(fns.allGather, {ctx, i32(op.getStage())});
       })
       .Case<OptimizerStepOp>([&](OptimizerStepOp op) {
         call(fns.optimizerStep, {ctx, i32(op.getStage())});

@@ -24,6 +24,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   setProgram = fn("pprt_set_program", {ptr, i32, i32, i32, i32});
   setDataParallel = fn("pprt_set_data_parallel", {ptr, i32});
   setWeightVersions = fn("pprt_set_weight_versions", {ptr, i32});
+  setZero = fn("pprt_set_zero", {ptr, i32});
   defineBuffer =
       fn("pprt_define_buffer", {ptr, i32, i32, i32, i32, i32, i32, ptr});
   setIdBound = fn("pprt_set_id_bound", {ptr, i32, i64});
@@ -36,6 +37,8 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   accumulate = fn("pprt_accumulate", {ptr, i32, i32, i32});
   recordLoss = fn("pprt_record_loss", {ptr, i32, i32});
   allReduce = fn("pprt_all_reduce", {ptr, i32});
+  reduceScatter = fn("pprt_reduce_scatter", {ptr, i32});
+  allGather = fn("pprt_all_gather", {ptr, i32});
   optimizerStep = fn("pprt_optimizer_step", {ptr, i32});
   actionBegin = fn("pprt_action_begin", {ptr, i32, i32, i32});
   actionEnd = fn("pprt_action_end", {ptr});

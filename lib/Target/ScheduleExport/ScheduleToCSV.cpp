@@ -51,14 +51,19 @@ static SmallVector<std::string> getCells(RankOp rank) {
                                         getPyTorchName(transfer),
                                         transfer.getMb()));
         })
-        .Case([&](AllReduceOp reduce) {
+        .Case<AllReduceOp, ReduceScatterOp>([&](auto reduce) {
           // pp's optimizer step waits for the sum; PyTorch's schedules wait
-          // right away unless told to defer.
+          // right away unless told to defer. Both are REDUCE_GRAD; an
+          // UNSHARD in the CSV says which.
           cells.push_back(llvm::formatv("{0}{1}", reduce.getStage(),
                                         getPyTorchName(reduce)));
           cells.push_back(llvm::formatv(
               "{0}{1}", reduce.getStage(),
               getActionSpelling(ActionKind::WaitAllReduce).pytorch));
+        })
+        .Case([&](AllGatherOp gather) {
+          cells.push_back(llvm::formatv("{0}{1}", gather.getStage(),
+                                        getPyTorchName(gather)));
         });
   }
   return cells;

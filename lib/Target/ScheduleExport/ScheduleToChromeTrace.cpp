@@ -31,10 +31,12 @@ static std::string getEventName(Operation *op) {
                              action.getStage(), action.getMb())
             .str();
       })
-      .Case<AllReduceOp, OptimizerStepOp>([](auto action) {
-        return llvm::formatv("{0}{1}", getActionName(action), action.getStage())
-            .str();
-      })
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
+          [](auto action) {
+            return llvm::formatv("{0}{1}", getActionName(action),
+                                 action.getStage())
+                .str();
+          })
       .Default(
           [](Operation *op) { return op->getName().getStringRef().str(); });
 }
@@ -43,7 +45,8 @@ static StringRef getEventCategory(Operation *op) {
   return llvm::TypeSwitch<Operation *, StringRef>(op)
       .Case([](SendOp) { return "send"; })
       .Case([](RecvOp) { return "recv"; })
-      .Case([](AllReduceOp) { return "collective"; })
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp>(
+          [](Operation *) { return "collective"; })
       .Default([](Operation *) { return "compute"; });
 }
 
@@ -63,9 +66,10 @@ static void writeEventArgs(Operation *op, llvm::json::OStream &json) {
                            static_cast<int64_t>(action.getMb()) % slices);
           }
         })
-        .Case<AllReduceOp, OptimizerStepOp>([&](auto action) {
-          json.attribute("stage", static_cast<int64_t>(action.getStage()));
-        });
+        .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
+            [&](auto action) {
+              json.attribute("stage", static_cast<int64_t>(action.getStage()));
+            });
     if (auto send = dyn_cast<SendOp>(op))
       json.attribute("peer", static_cast<int64_t>(send.getPeer()));
     if (auto recv = dyn_cast<RecvOp>(op))

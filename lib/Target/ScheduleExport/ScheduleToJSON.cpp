@@ -43,9 +43,10 @@ static void writeAction(Operation *op, raw_ostream &os) {
           if (transfer.getGrouped())
             json.attribute("grouped", true);
         })
-        .Case<AllReduceOp, OptimizerStepOp>([&](auto action) {
-          json.attribute("stage", static_cast<int64_t>(action.getStage()));
-        });
+        .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
+            [&](auto action) {
+              json.attribute("stage", static_cast<int64_t>(action.getStage()));
+            });
   });
 }
 
@@ -142,6 +143,8 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
     // pp's extension: the actions' `mb` index sequence slices.
     if (std::optional<uint64_t> slices = schedule.getSlices())
       json.attribute("slices", static_cast<int64_t>(*slices));
+    if (std::optional<uint64_t> zero = schedule.getZero())
+      json.attribute("zero", static_cast<int64_t>(*zero));
     json.attributeArray("ranks", [&] {
       for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
         json.array([&] {

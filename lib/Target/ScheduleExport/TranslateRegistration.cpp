@@ -19,7 +19,7 @@ using namespace mlir::pp;
 static LogicalResult checkExportable(ScheduleOp schedule) {
   WalkResult result = schedule.walk([](Operation *op) {
     if (isa<ScheduleOp, RankOp, ComputeOp, SendOp, RecvOp, AllReduceOp,
-            OptimizerStepOp>(op))
+            ReduceScatterOp, AllGatherOp, OptimizerStepOp>(op))
       return WalkResult::advance();
     op->emitOpError("cannot be exported: not a schedule action");
     return WalkResult::interrupt();

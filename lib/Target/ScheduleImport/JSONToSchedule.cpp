@@ -253,6 +253,8 @@ private:
   CostAttr cost;
   Attribute memoryCap;
   IntegerAttr numReplicas, numSlices;
+  IntegerAttr numReplicas;
+  IntegerAttr zero;
 };
 } // namespace
 
@@ -426,6 +428,16 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
              << numMicrobatches << "), got " << *slices;
     numSlices = IntegerAttr::get(IntegerType::get(context, 64), *slices);
   }
+  if (std::optional<Located> field = getOptionalField(root, "zero")) {
+    FailureOr<int64_t> stage = getInteger(*field, "'zero'", "");
+    if (failed(stage))
+      return failure();
+    if (*stage != 0 && *stage != 1)
+      return emitError(field->node)
+             << "'zero' must be 0 or 1 (ZeRO-3 is not supported), got "
+             << *stage;
+    zero = IntegerAttr::get(IntegerType::get(context, 64), *stage);
+  }
   return success();
 }
 
@@ -581,6 +593,14 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
     AllReduceOp::create(builder, loc, *stage);
     return success();
   }
+  if (*kind == ActionKind::ReduceScatter) {
+    ReduceScatterOp::create(builder, loc, *stage);
+    return success();
+  }
+  if (*kind == ActionKind::AllGather) {
+    AllGatherOp::create(builder, loc, *stage);
+    return success();
+  }
   if (*kind == ActionKind::OptimizerStep) {
     OptimizerStepOp::create(builder, loc, *stage);
     return success();
@@ -708,6 +728,8 @@ OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
     (*module->getOps<ScheduleOp>().begin()).setNumReplicasAttr(numReplicas);
   if (numSlices)
     (*module->getOps<ScheduleOp>().begin()).setSlicesAttr(numSlices);
+  if (zero)
+    (*module->getOps<ScheduleOp>().begin()).setZeroAttr(zero);
   for (int64_t rank = 0; rank < numRanks; ++rank)
     if (failed(parseRank(getElement(*ranks, rank), rank, builder)))
       return nullptr;

@@ -73,7 +73,8 @@ struct CSVRow {
 static std::string listPyTorchOps(bool withMicrobatch) {
   SmallVector<StringRef> names;
   for (const ActionSpelling &spelling : getActionVocabulary())
-    if (!spelling.pytorch.empty() && spelling.hasMicrobatch == withMicrobatch)
+    if (!spelling.pytorch.empty() && spelling.hasMicrobatch == withMicrobatch &&
+        !llvm::is_contained(names, spelling.pytorch))
       names.push_back(spelling.pytorch);
   return llvm::join(ArrayRef(names).drop_back(), ", ") + " or " +
          names.back().str();
@@ -332,12 +333,26 @@ inferPlacement(ArrayRef<CSVRow> rows, int64_t numStages,
   return stageRank;
 }
 
-/// Creates the pp action of one CSV action, if it has one; transfers get
-/// their peer from the placement.
-static LogicalResult createAction(const CSVAction &action,
-                                  ArrayRef<int64_t> stageRank,
+/// Whether an UNSHARD of `row` follows its stage's REDUCE_GRAD: ZeRO-1's
+/// all-gather of updated weights (pp's export), not FSDP's gather before
+/// use, which PyTorch's lowering puts before every stage's computes.
+static bool isGatherAfterReduction(const CSVRow &row, size_t index) {
+  const CSVAction &gather = row.actions[index];
+  return llvm::any_of(ArrayRef(row.actions).take_front(index),
+                      [&](const CSVAction &action) {
+                        return action.op == ActionKind::AllReduce &&
+                               action.stage == gather.stage;
+                      });
+}
+
+/// Creates the pp action of `row`'s action `index`, if it has one;
+/// transfers get their peer from the placement. Under ZeRO-1 (`zero`)
+/// REDUCE_GRAD is a reduce-scatter.
+static LogicalResult createAction(const CSVRow &row, size_t index,
+                                  ArrayRef<int64_t> stageRank, bool zero,
                                   const SourceLocator &locator,
                                   OpBuilder &builder) {
+  const CSVAction &action = row.actions[index];
   Location loc = locator.getLoc(action.offset);
   int64_t last = stageRank.size() - 1;
   if (std::optional<Phase> phase = getComputePhase(action.op)) {
@@ -347,10 +362,37 @@ static LogicalResult createAction(const CSVAction &action,
     return success();
   }
   if (action.op == ActionKind::AllReduce) {
-    AllReduceOp::create(builder, loc, action.stage);
+    if (zero)
+      ReduceScatterOp::create(builder, loc, action.stage);
+    else
+      AllReduceOp::create(builder, loc, action.stage);
     return success();
   }
-  // Waits, UNSHARD and RESHARD have no pp action.
+  if (action.op == ActionKind::AllGather && zero) {
+    if (!isGatherAfterReduction(row, index))
+      return mlir::emitError(loc)
+             << "'" << action.text << "' gathers weights before their "
+             << "stage's REDUCE_GRAD in a ZeRO-1 schedule, whose UNSHARD "
+             << "spreads the updated weights after it";
+    AllGatherOp::create(builder, loc, action.stage);
+    return success();
+  }
+  // FSDP's gather before use and free after (ZeRO-3), which PyTorch's
+  // lowering adds to every schedule and runs as no-ops on stages that are
+  // not sharded: pp keeps the weights whole, and says so.
+  if (action.op == ActionKind::AllGather || action.op == ActionKind::Reshard) {
+    if (zero)
+      return mlir::emitError(loc)
+             << "'" << action.text << "' frees gathered weights (ZeRO-3) "
+             << "in a ZeRO-1 schedule; pp does not shard weights";
+    mlir::emitWarning(loc)
+        << "'" << action.text << "' "
+        << (action.op == ActionKind::Reshard ? "frees" : "gathers")
+        << " FSDP-sharded weights (ZeRO-3), which pp does not shard: the "
+           "stage keeps whole weights";
+    return success();
+  }
+  // Waits have no pp action.
   std::optional<TransferAction> transfer = getTransfer(action.op);
   if (!transfer)
     return success();
@@ -398,16 +440,28 @@ mlir::pp::importScheduleFromPyTorchCSV(llvm::SourceMgr &sourceMgr,
   if (failed(stageRank))
     return nullptr;
 
+  // An UNSHARD after its stage's REDUCE_GRAD makes the schedule ZeRO-1's:
+  // its REDUCE_GRADs are reduce-scatters.
+  bool zero = llvm::any_of(*rows, [](const CSVRow &row) {
+    return llvm::any_of(llvm::seq<size_t>(0, row.actions.size()),
+                        [&](size_t i) {
+                          return row.actions[i].op == ActionKind::AllGather &&
+                                 isGatherAfterReduction(row, i);
+                        });
+  });
   OpBuilder builder(context);
   OwningOpRef<ModuleOp> module = createImportedSchedule(
       builder, locator.getLoc(0), locator.getFileStem(), numMicrobatches,
       *stageRank, /*cost=*/nullptr, /*memoryCap=*/nullptr);
+  if (zero)
+    (*module->getOps<ScheduleOp>().begin())
+        .setZeroAttr(builder.getI64IntegerAttr(1));
   for (auto [rank, row] : llvm::enumerate(*rows)) {
     auto rankOp = RankOp::create(builder, locator.getLoc(row.offset), rank);
     OpBuilder::InsertionGuard guard(builder);
     builder.createBlock(&rankOp.getBody());
-    for (const CSVAction &action : row.actions)
-      if (failed(createAction(action, *stageRank, locator, builder)))
+    for (size_t i = 0, e = row.actions.size(); i < e; ++i)
+      if (failed(createAction(row, i, *stageRank, zero, locator, builder)))
         return nullptr;
   }
   return module;

@@ -123,6 +123,12 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);
    T = 1 (no call) is today's layout. A stage's transfers pair tp index i
    with tp index i of the peer rank; the loss is the tp index 0 ranks'. */
 void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel);
+/* Declares the program's ZeRO stage (pp-compile --zero 1): its schedule
+   reduce-scatters gradients (pprt_reduce_scatter) and all-gathers the
+   updated weights (pprt_all_gather). It becomes the run's --zero; an
+   explicit --zero 0 contradicts it and stops the run. Only 1 is accepted.
+   Call after pprt_set_program. */
+void pprt_set_zero(pprt_context *ctx, int32_t zero);
 
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
    small and dense) of `kind` owned by `stage`, with elements of `dtype`
@@ -213,6 +219,18 @@ void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb);
    reduction is in flight, or reducing a stage twice in one step, aborts.
    Waits at most the receive timeout for the other replicas. */
 void pprt_all_reduce(pprt_context *ctx, int32_t stage);
+
+/* ZeRO-1 (programs that called pprt_set_zero): like pprt_all_reduce, but
+   each replica receives the sum of its block of every PARAM_GRAD buffer
+   of `stage` only. The stage's optimizer step waits for it and updates
+   the replica's block of the weights; pprt_all_gather then spreads the
+   updated blocks. */
+void pprt_reduce_scatter(pprt_context *ctx, int32_t stage);
+
+/* ZeRO-1: gathers the blocks of `stage`'s weights that the replicas
+   updated in the stage's optimizer step, and returns once every replica
+   holds the whole weights (within the receive timeout). */
+void pprt_all_gather(pprt_context *ctx, int32_t stage);
 
 /* Completes the stage's all-reduce, then updates the params of `stage`
    with their gradients and zeroes the gradients. --optimizer sgd (default):

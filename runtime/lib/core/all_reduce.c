@@ -48,9 +48,11 @@ static void start_reduction(pprt_context *ctx, pprt_buffer_desc *g,
       t->ops->iallreduce_group_f32(t, ctx->dp_group, data, g->numel);
 }
 
-void pprt_all_reduce(pprt_context *ctx, int32_t stage) {
+/* Starts the gradient reduction of `stage`: all-reduces, or ZeRO-1's
+   reduce-scatters. `action` names the caller. */
+static void reduce_stage(pprt_context *ctx, int32_t stage, const char *action) {
   if (stage < 0 || stage >= ctx->num_stages)
-    pprt_fatal(ctx, "pprt_all_reduce: stage %d out of range 0..%d", stage,
+    pprt_fatal(ctx, "%s: stage %d out of range 0..%d", action, stage,
                ctx->num_stages - 1);
   /* Sequential replicas accumulate locally; only the sum of all of a
      process's passes is reduced across processes. */
@@ -63,4 +65,22 @@ void pprt_all_reduce(pprt_context *ctx, int32_t stage) {
     if (g->defined && g->kind == PPRT_PARAM_GRAD && g->stage == stage)
       start_reduction(ctx, g, id);
   }
+}
+
+void pprt_all_reduce(pprt_context *ctx, int32_t stage) {
+  if (ctx->zero_in_schedule)
+    pprt_fatal(ctx,
+               "pprt_all_reduce of stage %d in a ZeRO-1 program, whose "
+               "schedule reduce-scatters",
+               stage);
+  reduce_stage(ctx, stage, "pprt_all_reduce");
+}
+
+void pprt_reduce_scatter(pprt_context *ctx, int32_t stage) {
+  if (!ctx->zero_in_schedule)
+    pprt_fatal(ctx,
+               "pprt_reduce_scatter of stage %d in a program without "
+               "ZeRO-1 (compile with --zero 1)",
+               stage);
+  reduce_stage(ctx, stage, "pprt_reduce_scatter");
 }

@@ -228,6 +228,19 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions) {
   ctx->weight_versions = num_versions;
 }
 
+void pprt_set_zero(pprt_context *ctx, int32_t zero) {
+  if (!ctx->program_set)
+    pprt_fatal(ctx, "pprt_set_zero before pprt_set_program");
+  if (zero != 1)
+    pprt_fatal(ctx, "pprt_set_zero: ZeRO stage %d; must be 1", zero);
+  if (ctx->opts.zero == 0)
+    pprt_fatal(ctx, "--zero 0 contradicts the program, compiled with --zero "
+                    "1 (its schedule reduce-scatters gradients and "
+                    "all-gathers weights); leave --zero out or recompile");
+  ctx->opts.zero = 1;
+  ctx->zero_in_schedule = true;
+}
+
 bool pprt_kind_is_persistent(int32_t kind) {
   return kind == PPRT_PARAM || kind == PPRT_PARAM_GRAD ||
          kind == PPRT_LOSS_GRAD;

@@ -71,6 +71,7 @@ typedef struct pprt_buffer_desc {
   void *moment2;
   int64_t moment_bytes;  /* of each moment: `bytes`, or the ZeRO-1 shard's */
   int32_t gather_handle; /* ZeRO-1's in-flight all-gather; -1 if none */
+  bool gather_pending;   /* ZeRO-1: updated block not yet gathered */
   int64_t num_updates;
   /* PARAM with two weight versions: the older one, which the stage
      functions read (slots[0] holds the newer); NULL until first read. */
@@ -118,7 +119,8 @@ typedef struct pprt_options {
   int32_t sequential_replicas; /* replicas each process plays in turn */
   double timeout_s;            /* receives and all-reduces */
   bool allow_non_finite;       /* train on past a NaN or infinite loss */
-  int32_t zero;  /* ZeRO stage: 0 (replicated optimizer state) or 1 */
+  int32_t zero;  /* ZeRO stage: 0 (replicated optimizer state) or 1; -1:
+                    not given, the program's */
   uint64_t seed; /* --seed: keys pprt_random_seed */
 } pprt_options;
 
@@ -195,7 +197,11 @@ struct pprt_context {
   int32_t tp_group;
   int32_t declared_replicas; /* pprt_set_data_parallel; 0 if undeclared */
   int32_t weight_versions;   /* pprt_set_weight_versions: 1 or 2 */
-  int32_t pass;              /* sequential replica being played, 0..K-1 */
+  /* pprt_set_zero: the schedule reduce-scatters and all-gathers itself
+     (else --zero 1 turns its all-reduces into reduce-scatters and the
+     optimizer step gathers). */
+  bool zero_in_schedule;
+  int32_t pass; /* sequential replica being played, 0..K-1 */
 
   int64_t step;
   double step_loss;
@@ -347,9 +353,12 @@ bool pprt_zero_sharded(const pprt_context *ctx);
 void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
                               int32_t id);
 /* Updates this replica's shard of param `pid` from its reduced gradient
-   shard (gradient buffer `gid`) and starts gathering the updated weights. */
+   shard (gradient buffer `gid`); the gather of the updated weights starts
+   now, or at the schedule's pprt_all_gather. */
 void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
                       pprt_buffer_desc *g, int32_t gid);
+/* Starts gathering every updated block of `stage`'s weights. */
+void pprt_zero_start_gathers(pprt_context *ctx, int32_t stage);
 /* Completes the all-gathers of `stage`'s weights. */
 void pprt_zero_wait_gathers(pprt_context *ctx, int32_t stage);
 /* This replica's block of a buffer of `numel` values: its first value and

@@ -192,8 +192,23 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
     if (b->defined && b->kind == PPRT_PARAM && b->stage == stage)
       update_param(ctx, b, id);
   }
-  if (pprt_zero_sharded(ctx))
+  if (pprt_zero_sharded(ctx) && !ctx->zero_in_schedule)
     pprt_zero_wait_gathers(ctx, stage);
+}
+
+void pprt_all_gather(pprt_context *ctx, int32_t stage) {
+  if (stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "pprt_all_gather: stage %d out of range 0..%d", stage,
+               ctx->num_stages - 1);
+  if (!ctx->zero_in_schedule)
+    pprt_fatal(ctx,
+               "pprt_all_gather of stage %d in a program without "
+               "ZeRO-1 (compile with --zero 1)",
+               stage);
+  if (!pprt_zero_sharded(ctx) || ctx->freeze_params || ctx->defer_update)
+    return;
+  pprt_zero_start_gathers(ctx, stage);
+  pprt_zero_wait_gathers(ctx, stage);
 }
 
 void pprt_zero_grads(pprt_context *ctx) {

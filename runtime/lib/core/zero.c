@@ -82,7 +82,21 @@ void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
   float *w = pprt_slot_data(ctx, p, pid, 0);
   if (mine > 0)
     pprt_apply_update(ctx, p, w + first, g->zero_shard, mine);
-  start_gather(ctx, p, w, g);
+  p->gather_pending = true;
+  if (!ctx->zero_in_schedule)
+    pprt_zero_start_gathers(ctx, p->stage);
+}
+
+void pprt_zero_start_gathers(pprt_context *ctx, int32_t stage) {
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    pprt_buffer_desc *p = &ctx->buffers[id];
+    if (!p->defined || p->kind != PPRT_PARAM || p->stage != stage ||
+        !p->gather_pending)
+      continue;
+    p->gather_pending = false;
+    start_gather(ctx, p, pprt_slot_data(ctx, p, id, 0),
+                 pprt_grad_of(ctx, p, NULL));
+  }
 }
 
 /* Completes param `pid`'s all-gather; a padded one is copied back. */

@@ -49,8 +49,10 @@ static void usage(FILE *f, const char *prog) {
       "                     order (--seed)\n"
       "  --classes N        synthetic integer data: class ids in [0, N)\n"
       "  --print-params     print per-parameter sums after training\n"
-      "  --zero N           0 (default) or 1: ZeRO-1 shards the optimizer\n"
-      "                     state over the data-parallel replicas\n"
+      "  --zero N           0 or 1: ZeRO-1 shards the optimizer state over\n"
+      "                     the data-parallel replicas (default: the\n"
+      "                     program's, pp-compile --zero; 0 contradicts a\n"
+      "                     program compiled with --zero 1)\n"
       "  --print-memory     every rank prints the bytes of weights,\n"
       "                     gradients and optimizer state it holds\n"
       "  --metrics FILE     write each step's loss and wall-clock seconds\n"
@@ -149,7 +151,7 @@ static void default_options(pprt_driver_options *o) {
   o->token_width = 2;
   o->print_params = false;
   o->print_memory = false;
-  o->run.zero = 0;
+  o->run.zero = -1; /* the program's */
   o->check_gradients = false;
   o->profile_path = NULL;
   o->warmup_steps = 2;

@@ -133,7 +133,8 @@ static void appendCall(OpBuilder &builder, RankOp original, int64_t step,
     bool last = step + 1 == steps;
     if ((part == StepPart::firstOnly && step > 0) ||
         (part == StepPart::next && last) ||
-        (isa<AllReduceOp, OptimizerStepOp>(op) && !last))
+        (isa<AllReduceOp, ReduceScatterOp, OptimizerStepOp, AllGatherOp>(op) &&
+         !last))
       continue;
     Operation *copy = builder.clone(op);
     int64_t ofStep = step + (part == StepPart::next ? 1 : 0);

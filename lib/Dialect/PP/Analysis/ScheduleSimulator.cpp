@@ -35,6 +35,14 @@ static TimedAction getTimedAction(Operation &op) {
         action.kind = TimedAction::Kind::allReduce;
         action.stage = reduce.getStage();
       })
+      .Case([&](ReduceScatterOp reduce) {
+        action.kind = TimedAction::Kind::reduceScatter;
+        action.stage = reduce.getStage();
+      })
+      .Case([&](AllGatherOp gather) {
+        action.kind = TimedAction::Kind::allGather;
+        action.stage = gather.getStage();
+      })
       .Case([&](OptimizerStepOp step) {
         action.kind = TimedAction::Kind::optimizerStep;
         action.stage = step.getStage();

@@ -31,14 +31,18 @@ static constexpr ActionSpelling kVocabulary[] = {
     {ActionKind::AllReduce, "ALLREDUCE", "REDUCE_GRAD", false,
      "sum the weight gradients over replicas", ""},
     {ActionKind::OptimizerStep, "OPT", "", false, "update the weights", ""},
+    // PyTorch writes REDUCE_GRAD for both gradient collectives; the CSV
+    // importer reads it as the all-reduce unless the schedule is ZeRO's.
+    {ActionKind::ReduceScatter, "REDUCESCATTER", "REDUCE_GRAD", false,
+     "sum each replica's block of the weight gradients (ZeRO-1)", ""},
+    {ActionKind::AllGather, "ALLGATHER", "UNSHARD", false,
+     "gather the replicas' updated weight blocks (ZeRO-1)", ""},
     {ActionKind::WaitSendActivation, "", "WAIT_SEND_F", true,
      "wait for an activation's send", ""},
     {ActionKind::WaitSendGradient, "", "WAIT_SEND_B", true,
      "wait for a gradient's send", ""},
     {ActionKind::WaitAllReduce, "", "WAIT_REDUCE_GRAD", false,
      "wait for the gradient sum", ""},
-    {ActionKind::Unshard, "", "UNSHARD", false, "gather FSDP-sharded weights",
-     ""},
     {ActionKind::Reshard, "", "RESHARD", false, "free gathered weights", ""},
 };
 
@@ -82,6 +86,8 @@ std::optional<ActionKind> mlir::pp::getActionKind(Operation *op) {
       })
       .Case([](AllReduceOp) { return ActionKind::AllReduce; })
       .Case([](OptimizerStepOp) { return ActionKind::OptimizerStep; })
+      .Case([](ReduceScatterOp) { return ActionKind::ReduceScatter; })
+      .Case([](AllGatherOp) { return ActionKind::AllGather; })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -89,6 +89,8 @@ static const AttributeRule kAttributeRules[] = {
     {kSteadyStepAttr, Site::Schedule, "a float", isFloat},
     {kIdleAttr, Site::Schedule, "an array<f64>", isF64Array},
     {kPeakMemoryAttr, Site::Schedule, "an array<f64>", isF64Array},
+    // pp-simulate's bytes of weights, gradients and optimizer state per rank.
+    {"pp.static_memory", Site::Schedule, "an array<f64>", isF64Array},
     {kGemmAttrName, Site::LinalgOp, "\"library\"", isGemmMark},
     {kParamAttr, Site::Argument, "a unit attribute", isUnit},
     {kTargetAttr, Site::Argument, "a unit attribute", isUnit},

@@ -140,6 +140,12 @@ LogicalResult ScheduleOp::verify() {
            << " stages";
   if (failed(verifyMemoryCap(*this, expected)))
     return failure();
+  // ZeRO-2 equals ZeRO-1 with gradients accumulated over micro-batches;
+  // ZeRO-3 (parameters gathered before each use) is reserved.
+  if (int64_t zero = getZeroStage(); zero > 1)
+    return emitOpError("has zero = ")
+           << zero << "; only 0 (plain data parallelism) and 1 (ZeRO-1, "
+           << "optimizer state sharded over the replicas) are supported";
   for (auto [stage, rank] : llvm::enumerate(getStageRank()))
     if (rank < 0 || rank >= expected)
       return emitOpError("stage ")
@@ -286,6 +292,14 @@ LogicalResult SendOp::verify() { return verifyTransfer(*this); }
 LogicalResult RecvOp::verify() { return verifyTransfer(*this); }
 
 LogicalResult AllReduceOp::verify() {
+  return verifyAction(*this, getStage(), 0);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyAction(*this, getStage(), 0);
+}
+
+LogicalResult AllGatherOp::verify() {
   return verifyAction(*this, getStage(), 0);
 }
 

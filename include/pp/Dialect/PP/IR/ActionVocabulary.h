@@ -31,10 +31,11 @@ enum class ActionKind {
   RecvGradient,   // pp.recv gradient
   AllReduce,      // pp.all_reduce
   OptimizerStep,  // pp.optimizer_step
+  ReduceScatter,  // pp.reduce_scatter
+  AllGather,      // pp.all_gather
   WaitSendActivation,
   WaitSendGradient,
   WaitAllReduce,
-  Unshard,
   Reshard,
 };
 
@@ -68,7 +69,8 @@ std::optional<ActionKind> lookupJSONAction(StringRef name);
 std::optional<ActionKind> lookupPyTorchAction(StringRef name);
 
 /// The kind of a schedule action op (pp.compute, pp.send, pp.recv,
-/// pp.all_reduce, pp.optimizer_step), if `op` is one.
+/// pp.all_reduce, pp.optimizer_step, pp.reduce_scatter, pp.all_gather), if
+/// `op` is one.
 std::optional<ActionKind> getActionKind(Operation *op);
 /// pp's name of an action op ("F", "SEND_B", "OPT"); other ops go by their
 /// op name.

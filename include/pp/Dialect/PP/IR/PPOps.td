@@ -129,7 +129,11 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     different memory (`memory_cap = array<f64: 4.0, 2.0>`). The schedule
     describes one pipeline; `num_replicas` (when present) says it runs as
     that many data-parallel replicas, each stage's weight gradients summed
-    over them by a `pp.all_reduce`.
+    over them by a `pp.all_reduce`. With `zero = 1` (ZeRO-1, the optimizer
+    state sharded over the replicas) a `pp.reduce_scatter` takes the
+    all-reduce's place and a `pp.all_gather` follows each optimizer step
+    (docs/DataParallel.md); `zero = 0` or no `zero` is plain data
+    parallelism, and 3 is reserved for ZeRO-3.
 
     `weight_versions = 2` (PipeDream-2BW, docs/PipeDream2BW.md) makes every
     stage keep two versions of its weights: the computes of step t, forward
@@ -174,7 +178,9 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                        OptionalAttr<ConfinedAttr<I64Attr,
                            [IntMinValue<1>, IntMaxValue<2>]>>:$weight_versions,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
-                           $slices);
+                           $slices,
+                       OptionalAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<0>, IntMaxValue<3>]>>:$zero);
   let regions = (region SizedRegion<1>:$body);
   let builders = [
     // A schedule of one pipeline, without data-parallel replicas.
@@ -186,7 +192,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                    "::mlir::Attribute":$memory_cap), [{
       build($_builder, $_state, sym_name, name, pipeline, num_microbatches,
             stage_rank, cost, memory_cap, /*num_replicas=*/nullptr,
-            /*weight_versions=*/nullptr, /*slices=*/nullptr);
+            /*weight_versions=*/nullptr, /*slices=*/nullptr,
+            /*zero=*/nullptr);
     }]>,
   ];
   let assemblyFormat = [{
@@ -206,6 +213,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     int64_t getNumWeightVersions() { return getWeightVersions().value_or(1); }
     /// Sequence slices per micro-batch: 1 unless `slices` says more.
     int64_t getNumSlices() { return getSlices().value_or(1); }
+    /// The ZeRO stage: 0 (plain data parallelism) or 1.
+    int64_t getZeroStage() { return getZero().value_or(0); }
   }];
 }
 
@@ -361,6 +370,46 @@ def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {
     pp.all_reduce stage 1
     ...
     pp.optimizer_step stage 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage);
+  let assemblyFormat = "`stage` $stage attr-dict";
+}
+
+def PP_ReduceScatterOp : PP_ActionOp<"reduce_scatter"> {
+  let summary = "ZeRO-1: sum a stage's weight gradients, each replica its block";
+  let description = [{
+    The `pp.all_reduce` of a schedule with `zero = 1`, in its place (after
+    the stage's last weight-gradient action): starts summing the stage's
+    accumulated weight gradients over the data-parallel replicas, each
+    replica receiving the sum of its block only (1/d of every gradient
+    buffer, in flat blocks), and lets the rank go on. The stage's
+    `pp.optimizer_step` waits for it and updates the replica's block of
+    the weights; PyTorch's `REDUCE_GRAD` under FSDP.
+
+    ```mlir
+    pp.compute backward stage 1 mb 7
+    pp.reduce_scatter stage 1
+    ...
+    pp.optimizer_step stage 1
+    pp.all_gather stage 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage);
+  let assemblyFormat = "`stage` $stage attr-dict";
+}
+
+def PP_AllGatherOp : PP_ActionOp<"all_gather"> {
+  let summary = "ZeRO-1: gather a stage's updated weight blocks from replicas";
+  let description = [{
+    In a schedule with `zero = 1`, right after the stage's
+    `pp.optimizer_step`: every replica sends the block of the weights it
+    updated to the others, so that all of them hold the whole, identical
+    weights again before the next step's forward. PyTorch's `UNSHARD`.
+
+    ```mlir
+    pp.optimizer_step stage 0
+    pp.all_gather stage 0
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$stage);

@@ -2,7 +2,8 @@
 //
 // Makes every dependency between stages on different ranks an explicit
 // pp.send / pp.recv pair, places each stage's data-parallel gradient
-// all-reduce and appends each stage's optimizer step. An overlapped pair
+// all-reduce (ZeRO-1: reduce-scatter) and appends each stage's optimizer
+// step (ZeRO-1: and its all-gather). An overlapped pair
 // stays together: its receives come before it and its sends after it.
 //
 //===----------------------------------------------------------------------===//
@@ -58,11 +59,14 @@ static void insertTransfersAround(ComputeOp compute,
 /// never waits for it. A stage
 /// without a weight-gradient action gets it at the end (the verifier reports
 /// the missing actions). A stage that has one (imported) keeps it.
-static void insertAllReduces(Block &body, ArrayRef<int64_t> stages,
+static void insertAllReduces(Block &body, ArrayRef<int64_t> stages, bool zero,
                              Location rankLoc) {
   DenseSet<int64_t> reduced;
-  for (AllReduceOp reduce : body.getOps<AllReduceOp>())
-    reduced.insert(reduce.getStage());
+  for (Operation &op : body)
+    if (auto reduce = dyn_cast<AllReduceOp>(op))
+      reduced.insert(reduce.getStage());
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      reduced.insert(scatter.getStage());
   DenseMap<int64_t, ComputeOp> lastWeightGradient;
   for (ComputeOp compute : body.getOps<ComputeOp>())
     if (compute.getPhase() == Phase::backward ||
@@ -80,7 +84,10 @@ static void insertAllReduces(Block &body, ArrayRef<int64_t> stages,
       builder.setInsertionPointAfter(after);
       loc = last.getLoc();
     }
-    AllReduceOp::create(builder, loc, stage);
+    if (zero)
+      ReduceScatterOp::create(builder, loc, stage);
+    else
+      AllReduceOp::create(builder, loc, stage);
   }
 }
 
@@ -93,6 +100,11 @@ struct InsertTransfersPass
     if (numReplicas < 1) {
       getOperation().emitError("num-replicas must be at least 1, got ")
           << numReplicas.getValue();
+      return signalPassFailure();
+    }
+    if (zero != 0 && zero != 1) {
+      getOperation().emitError("zero must be 0 or 1, got ")
+          << zero.getValue() << (zero == 3 ? " (ZeRO-3 is not supported)" : "");
       return signalPassFailure();
     }
     WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
@@ -109,6 +121,9 @@ struct InsertTransfersPass
       if (numReplicas > 1)
         schedule.setNumReplicasAttr(
             OpBuilder(schedule).getI64IntegerAttr(numReplicas));
+      if (zero == 1)
+        schedule.setZeroAttr(OpBuilder(schedule).getI64IntegerAttr(1));
+      bool sharded = schedule.getZeroStage() == 1;
       for (RankOp rank : schedule.getBody().getOps<RankOp>())
         for (ComputeOp compute : llvm::make_early_inc_range(
                  rank.getBody().front().getOps<ComputeOp>()))
@@ -128,10 +143,18 @@ struct InsertTransfersPass
         Block &body = rank.getBody().front();
         ArrayRef<int64_t> stages = owned[rank.getRank()];
         if (numReplicas > 1)
-          insertAllReduces(body, stages, rank.getLoc());
+          insertAllReduces(body, stages, sharded, rank.getLoc());
+        // An imported all-gather (PyTorch's UNSHARD) moves after the
+        // optimizer step it follows.
+        for (AllGatherOp gather :
+             llvm::make_early_inc_range(body.getOps<AllGatherOp>()))
+          gather.erase();
         OpBuilder builder = OpBuilder::atBlockEnd(&body);
-        for (int64_t stage : stages)
+        for (int64_t stage : stages) {
           OptimizerStepOp::create(builder, rank.getLoc(), stage);
+          if (sharded)
+            AllGatherOp::create(builder, rank.getLoc(), stage);
+        }
       }
       return WalkResult::advance();
     });

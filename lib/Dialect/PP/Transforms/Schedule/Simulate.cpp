@@ -8,6 +8,7 @@
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/Analysis/StaticMemory.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
@@ -84,10 +85,34 @@ static LogicalResult reportSteadyState(ScheduleOp schedule,
   return success();
 }
 
+/// Reports each rank's weights, gradients and optimizer state, when the
+/// schedule has its model.
+static void reportStaticMemory(ScheduleOp schedule, OptimizerKind optimizer) {
+  std::optional<SmallVector<SmallVector<WeightBuffer>>> weights =
+      getStageWeights(schedule);
+  if (!weights)
+    return;
+  SmallVector<StaticMemory> ranks =
+      getRankStaticMemory(schedule, *weights, optimizer);
+  InFlightDiagnostic remark = emitRemark(schedule.getLoc());
+  remark << "static memory per rank (weights + gradients + optimizer state, "
+            "bytes):";
+  SmallVector<double> totals;
+  for (auto [rank, memory] : llvm::enumerate(ranks)) {
+    remark << (rank ? "; " : " ") << "rank " << rank << ": " << memory.weights
+           << " + " << memory.gradients << " + " << memory.optimizer;
+    totals.push_back(memory.total());
+  }
+  schedule->setAttr(
+      "pp.static_memory",
+      Builder(schedule.getContext()).getDenseF64ArrayAttr(totals));
+}
+
 /// Simulates `schedule` and records what it found; fails on a deadlock.
 /// `allReduceCost` has no entry (free), one (every stage) or one per stage.
 static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
-                              ArrayRef<double> allReduceCost) {
+                              ArrayRef<double> allReduceCost,
+                              OptimizerKind optimizer) {
   int64_t numCosts = allReduceCost.size();
   if (numCosts > 1 && numCosts != schedule.getNumStages())
     return schedule.emitError("all-reduce-cost has ")
@@ -122,6 +147,7 @@ static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
   schedule->setAttr("pp.makespan", b.getF64FloatAttr(makespan));
   schedule->setAttr("pp.idle", b.getDenseF64ArrayAttr(idle));
   schedule->setAttr("pp.peak_memory", b.getDenseF64ArrayAttr(peak));
+  reportStaticMemory(schedule, optimizer);
   if (runsWithoutFlush(schedule))
     return reportSteadyState(schedule, costs, semantics);
   return success();
@@ -138,11 +164,18 @@ struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
             << kMaxQuantityText << ", got " << formatQuantity(cost);
         return signalPassFailure();
       }
+    if (optimizer != "sgd" && optimizer != "adam") {
+      getOperation().emitError("optimizer must be sgd or adam, got '")
+          << optimizer << "'";
+      return signalPassFailure();
+    }
+    OptimizerKind kind =
+        optimizer == "adam" ? OptimizerKind::adam : OptimizerKind::sgd;
     // Collected first: a no-flush schedule's steps are simulated on copies.
     SmallVector<ScheduleOp> schedules;
     getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
     for (ScheduleOp schedule : schedules)
-      if (failed(simulate(schedule, semantics, allReduceCost)))
+      if (failed(simulate(schedule, semantics, allReduceCost, kind)))
         return signalPassFailure();
   }
 };

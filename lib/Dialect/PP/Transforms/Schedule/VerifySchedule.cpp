@@ -10,6 +10,7 @@
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/Analysis/StaticMemory.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Scheduling/ActionTable.h"
@@ -35,7 +36,8 @@ ActionKey getKey(Phase phase, int64_t stage, int64_t mb) {
 /// The stage an action belongs to, or -1 for an op that is not an action.
 int64_t getActionStage(Operation *op) {
   return llvm::TypeSwitch<Operation *, int64_t>(op)
-      .Case<ComputeOp, SendOp, RecvOp, AllReduceOp, OptimizerStepOp>(
+      .Case<ComputeOp, SendOp, RecvOp, AllReduceOp, ReduceScatterOp,
+            AllGatherOp, OptimizerStepOp>(
           [](auto action) { return action.getStage(); })
       .Default([](Operation *) { return -1; });
 }
@@ -59,12 +61,13 @@ std::string describe(Operation *op) {
                              transfer.getStage(), transfer.getMb())
             .str();
       })
-      .Case<AllReduceOp, OptimizerStepOp>([](auto action) {
-        return llvm::formatv("{0} of stage {1}",
-                             action->getName().stripDialect(),
-                             action.getStage())
-            .str();
-      })
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
+          [](auto action) {
+            return llvm::formatv("{0} of stage {1}",
+                                 action->getName().stripDialect(),
+                                 action.getStage())
+                .str();
+          })
       .Default(
           [](Operation *op) { return op->getName().getStringRef().str(); });
 }
@@ -74,7 +77,10 @@ std::string describe(Operation *op) {
 /// that keeps one mistake from being reported again as a consequence.
 class ScheduleChecker {
 public:
-  ScheduleChecker(ScheduleOp schedule, bool rendezvous);
+  /// `staticMemory`: what each rank holds besides activations, counted
+  /// against the memory cap (empty: nothing).
+  ScheduleChecker(ScheduleOp schedule, bool rendezvous,
+                  ArrayRef<StaticMemory> staticMemory = {});
 
   LogicalResult check();
 
@@ -87,6 +93,7 @@ private:
   void checkSendsFollowProducers();
   void checkOptimizerSteps();
   void checkAllReduces();
+  void checkAllGathers();
   /// Checks that `op` runs after every weight-gradient action (W or fused
   /// backward) of `stage`, whose gradient it `uses` ("applies", ...).
   void checkFollowsWeightGradients(Operation *op, int64_t stage,
@@ -137,6 +144,7 @@ private:
 
   ScheduleOp schedule;
   bool rendezvous; // also check deadlock freedom with rendezvous transfers
+  ArrayRef<StaticMemory> staticMemory;
   ArrayRef<int64_t> stageRank;
   int64_t numStages;
   int64_t numMicrobatches;
@@ -149,7 +157,10 @@ private:
   ActionTable<SendOp> sends;
   ActionTable<RecvOp> recvs;
   llvm::DenseMap<int64_t, SmallVector<OptimizerStepOp, 1>> optimizerSteps;
-  llvm::DenseMap<int64_t, SmallVector<AllReduceOp, 1>> allReduces;
+  /// Each stage's gradient collectives: pp.all_reduce or, under ZeRO-1,
+  /// pp.reduce_scatter.
+  llvm::DenseMap<int64_t, SmallVector<Operation *, 1>> allReduces;
+  llvm::DenseMap<int64_t, SmallVector<AllGatherOp, 1>> allGathers;
   bool failed = false;
 };
 
@@ -163,8 +174,9 @@ size_t countActions(ScheduleOp schedule) {
 
 } // namespace
 
-ScheduleChecker::ScheduleChecker(ScheduleOp schedule, bool rendezvous)
-    : schedule(schedule), rendezvous(rendezvous),
+ScheduleChecker::ScheduleChecker(ScheduleOp schedule, bool rendezvous,
+                                 ArrayRef<StaticMemory> staticMemory)
+    : schedule(schedule), rendezvous(rendezvous), staticMemory(staticMemory),
       stageRank(schedule.getStageRank()), numStages(schedule.getNumStages()),
       numMicrobatches(schedule.getNumMicrobatches()),
       numActions(countActions(schedule)),
@@ -191,8 +203,11 @@ ScheduleChecker::ScheduleChecker(ScheduleOp schedule, bool rendezvous)
           .Case([&](OptimizerStepOp step) {
             optimizerSteps[step.getStage()].push_back(step);
           })
-          .Case([&](AllReduceOp reduce) {
+          .Case<AllReduceOp, ReduceScatterOp>([&](auto reduce) {
             allReduces[reduce.getStage()].push_back(reduce);
+          })
+          .Case([&](AllGatherOp gather) {
+            allGathers[gather.getStage()].push_back(gather);
           });
     }
     ranks.push_back(rank);
@@ -213,6 +228,7 @@ LogicalResult ScheduleChecker::check() {
   checkSendsFollowProducers();
   checkOptimizerSteps();
   checkAllReduces();
+  checkAllGathers();
   bool failedBeforeMatching = failed;
   checkTransferMatching();
   bool matched = failed == failedBeforeMatching;
@@ -495,9 +511,8 @@ void ScheduleChecker::checkOptimizerSteps() {
         continue;
       }
       // Gradients are reduced across replicas before they are applied.
-      for (AllReduceOp reduce : rankOp.getBody().front().getOps<AllReduceOp>())
-        if (static_cast<int64_t>(reduce.getStage()) == stage &&
-            precedes(step, reduce))
+      for (Operation *reduce : allReduces.lookup(stage))
+        if (precedes(step, reduce))
           fail(reduce,
                describe(reduce) + " comes after the " + describe(step) +
                    " that applies the gradients it reduces",
@@ -523,19 +538,30 @@ void ScheduleChecker::checkFollowsWeightGradients(Operation *op, int64_t stage,
   }
 }
 
-/// An all-reduce sums the weight gradients of every micro-batch over the
-/// replicas, so it comes after all of them, once per stage; with several
-/// replicas every stage needs one.
+/// A gradient collective (an all-reduce, or ZeRO-1's reduce-scatter) sums
+/// the weight gradients of every micro-batch over the replicas, so it comes
+/// after all of them, once per stage; with several replicas every stage
+/// needs one, of the kind the schedule's `zero` names.
 void ScheduleChecker::checkAllReduces() {
+  bool zero = schedule.getZeroStage() == 1;
+  StringRef expected = zero ? "reduce_scatter" : "all_reduce";
   for (RankOp rankOp : ranks) {
-    for (AllReduceOp reduce : rankOp.getBody().front().getOps<AllReduceOp>()) {
-      int64_t stage = reduce.getStage();
-      AllReduceOp first = allReduces.lookup(stage).front();
-      if (first != reduce) {
-        reportDuplicate(reduce, first);
+    for (Operation &reduce : rankOp.getBody().front()) {
+      if (!isa<AllReduceOp, ReduceScatterOp>(reduce))
+        continue;
+      int64_t stage = getActionStage(&reduce);
+      if (isa<ReduceScatterOp>(reduce) != zero) {
+        fail(&reduce) << describe(&reduce) << " in a schedule with zero = "
+                      << schedule.getZeroStage() << ", which sums gradients "
+                      << "with pp." << expected;
         continue;
       }
-      checkFollowsWeightGradients(reduce, stage, "reduces");
+      Operation *first = allReduces.lookup(stage).front();
+      if (first != &reduce) {
+        reportDuplicate(&reduce, first);
+        continue;
+      }
+      checkFollowsWeightGradients(&reduce, stage, "reduces");
     }
   }
   std::optional<uint64_t> replicas = schedule.getNumReplicas();
@@ -547,8 +573,54 @@ void ScheduleChecker::checkAllReduces() {
     // Not emitOpError: that would print the whole rank with the error.
     failed = true;
     mlir::emitError(ranks[stageRank[stage]].getLoc())
-        << "missing all_reduce of stage " << stage << ": the schedule runs as "
-        << *replicas << " data-parallel replicas";
+        << "missing " << expected << " of stage " << stage
+        << ": the schedule runs as " << *replicas << " data-parallel replicas";
+  }
+}
+
+/// ZeRO-1's all-gather spreads the weight blocks the replicas updated, so
+/// it comes after its stage's optimizer step (or, without one, its
+/// reduce-scatter), once per stage, and only in a schedule with `zero = 1`;
+/// with several replicas every stage needs one.
+void ScheduleChecker::checkAllGathers() {
+  bool zero = schedule.getZeroStage() == 1;
+  for (RankOp rankOp : ranks) {
+    for (AllGatherOp gather : rankOp.getBody().front().getOps<AllGatherOp>()) {
+      int64_t stage = gather.getStage();
+      if (!zero) {
+        fail(gather) << describe(gather)
+                     << " in a schedule without zero = 1: only ZeRO-1 shards "
+                        "the weight updates";
+        continue;
+      }
+      AllGatherOp first = allGathers.lookup(stage).front();
+      if (first != gather) {
+        reportDuplicate(gather, first);
+        continue;
+      }
+      // An imported schedule (PyTorch's CSV) has no optimizer steps; its
+      // gather then follows the reduction.
+      Operation *update = nullptr;
+      if (auto steps = optimizerSteps.lookup(stage); !steps.empty())
+        update = steps.front();
+      else if (auto reduces = allReduces.lookup(stage); !reduces.empty())
+        update = reduces.front();
+      if (update && !precedes(update, gather))
+        fail(gather) << describe(gather) << " must follow the "
+                     << describe(update)
+                     << " on its rank: it gathers the updated blocks";
+    }
+  }
+  std::optional<uint64_t> replicas = schedule.getNumReplicas();
+  if (!zero || !replicas || *replicas < 2)
+    return;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    if (allGathers.count(stage))
+      continue;
+    failed = true;
+    mlir::emitError(ranks[stageRank[stage]].getLoc())
+        << "missing all_gather of stage " << stage << ": the schedule runs as "
+        << *replicas << " data-parallel replicas with zero = 1";
   }
 }
 
@@ -632,20 +704,33 @@ void ScheduleChecker::checkMemoryCap() {
   ActionCosts costs = getActionCosts(schedule.getCostOrUnit());
   for (auto [rank, rankOp] : llvm::enumerate(ranks)) {
     double cap = *schedule.getRankMemoryCap(rank);
+    // Weights, gradients and optimizer state are held throughout.
+    double held = staticMemory.empty() ? 0.0 : staticMemory[rank].total();
     auto delta = [&](Operation &op) {
       auto compute = dyn_cast<ComputeOp>(op);
       return compute ? costs.memoryDelta(compute.getPhase(), compute.getStage())
                      : 0.0;
     };
     Block &body = rankOp.getBody().front();
-    MemoryPeak peak = findMemoryPeak(body, delta, cap);
-    if (peak.peak <= cap + 1e-9)
+    MemoryPeak peak = findMemoryPeak(body, delta, cap - held);
+    if (held + peak.peak <= cap + 1e-9)
       continue;
     failed = true;
-    std::next(body.begin(), *peak.at)->emitOpError("leaves rank ")
+    if (!peak.at) {
+      rankOp.emitOpError("holds ")
+          << formatQuantity(held) << " bytes of weights, gradients and "
+          << "optimizer state on rank " << rank
+          << ", above the schedule's memory_cap of " << formatQuantity(cap);
+      continue;
+    }
+    InFlightDiagnostic diag =
+        std::next(body.begin(), *peak.at)->emitOpError("leaves rank ")
         << rank << " holding " << formatQuantity(peak.peak)
-        << " units of activation memory, above the schedule's memory_cap of "
-        << formatQuantity(cap);
+        << " units of activation memory";
+    if (held > 0)
+      diag << " beside " << formatQuantity(held)
+           << " of weights, gradients and optimizer state";
+    diag << ", above the schedule's memory_cap of " << formatQuantity(cap);
   }
 }
 
@@ -680,16 +765,37 @@ namespace {
 struct VerifySchedulePass
     : mlir::pp::impl::PPVerifyScheduleBase<VerifySchedulePass> {
   using Base::Base;
+  /// Each rank's weights, gradients and optimizer state when the memory cap
+  /// counts them (static-memory) and the schedule has its model.
+  SmallVector<StaticMemory> getHeldStaticMemory(ScheduleOp schedule) {
+    if (staticMemory.empty())
+      return {};
+    std::optional<SmallVector<SmallVector<WeightBuffer>>> weights =
+        getStageWeights(schedule);
+    if (!weights)
+      return {};
+    return getRankStaticMemory(schedule, *weights,
+                               staticMemory == "adam" ? OptimizerKind::adam
+                                                      : OptimizerKind::sgd);
+  }
   void runOnOperation() override {
     bool rendezvous = semantics == TransferSemantics::rendezvous;
+    StringRef optimizer = staticMemory;
+    if (!optimizer.empty() && optimizer != "sgd" && optimizer != "adam") {
+      getOperation().emitError("static-memory must be sgd or adam, got '")
+          << staticMemory << "'";
+      return signalPassFailure();
+    }
     bool failed = false;
     SmallVector<ScheduleOp> schedules;
     getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
-    for (ScheduleOp schedule : schedules)
+    for (ScheduleOp schedule : schedules) {
+      SmallVector<StaticMemory> held = getHeldStaticMemory(schedule);
       failed |= (runsWithoutFlush(schedule)
                      ? checkNoFlush(schedule, rendezvous)
-                     : ScheduleChecker(schedule, rendezvous).check())
+                     : ScheduleChecker(schedule, rendezvous, held).check())
                     .failed();
+    }
     if (failed)
       signalPassFailure();
     markAllAnalysesPreserved();

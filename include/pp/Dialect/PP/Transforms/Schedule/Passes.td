@@ -432,6 +432,11 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     it. A stage that already has one (imported from PyTorch's
     `REDUCE_GRAD`) keeps it.
 
+    With `zero=1` (ZeRO-1, the optimizer state sharded over the replicas)
+    the schedule records `zero = 1`, a `pp.reduce_scatter` takes each
+    all-reduce's place and a `pp.all_gather` follows each optimizer step.
+    `zero=3` (ZeRO-3) is reserved and refused.
+
     ```mlir
     pp.rank 0 {
       pp.compute forward stage 0 mb 0
@@ -447,6 +452,10 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     Option<"numReplicas", "num-replicas", "int64_t", "1",
            "Data-parallel replicas of the pipeline; above 1, each stage's "
            "weight gradients are all-reduced over them">,
+    Option<"zero", "zero", "int64_t", "0",
+           "ZeRO stage: 0 (replicated optimizer state) or 1 (sharded over "
+           "the replicas: reduce-scatter, update of the replica's block, "
+           "all-gather)">,
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
            "::mlir::pp::TransferSemantics::rendezvous",
            "Order transfers for rendezvous sends (NCCL; the default) or "
@@ -472,6 +481,9 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     `pp.all_reduce` takes `all-reduce-cost` (per stage; 0 by default) in
     the background and its stage's `pp.optimizer_step` waits for it, so a
     reduction hidden behind the rank's remaining backward costs nothing.
+    Under ZeRO-1 (`zero = 1`) a `pp.reduce_scatter` and a `pp.all_gather`
+    each take half of it, also in the background: the optimizer step waits
+    for the reduce-scatter, and the step ends with the all-gather.
     Reports
     the makespan, each rank's idle time and the bubble fraction, and each
     rank's peak activation memory as a remark, and records them on the
@@ -481,6 +493,14 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     `next_step` actions, docs/PipeDream2BW.md) is simulated as a run of one
     step (its `next_step` actions skipped), then as 2 and 3 steps back to
     back: a second remark gives their time per step (`pp.steady_step`).
+
+    On a schedule with its model (stage functions with `param` slots) a
+    third remark gives each rank's static memory in bytes, the weights,
+    gradients and optimizer state of its stages under `optimizer` (SGD:
+    none; Adam: two f32 moments per weight, only the replica's block of
+    every weight buffer under ZeRO-1), as the runtime's `--print-memory`
+    prints it for the ranks of replica 0; it records the totals as
+    `pp.static_memory`.
 
     ```mlir
     // remark: makespan 12, bubble 25.0% (idle per rank: 3, 3),
@@ -503,6 +523,9 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     ListOption<"allReduceCost", "all-reduce-cost", "double",
                "Time of each stage's gradient all-reduce (one value: every "
                "stage; default 0)">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "Optimizer whose state the static memory counts: sgd (none) or "
+           "adam (two moments per weight)">,
   ];
 }
 
@@ -529,7 +552,11 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     make progress when a send waits for its receive (NCCL point-to-point).
     With a `memory_cap` on the schedule, no rank may hold more activation
     memory (in the units of its `#pp.cost`) after any action than its cap
-    (the one cap, or its entry of a list of one per rank). A
+    (the one cap, or its entry of a list of one per rank); with
+    `static-memory=sgd` or `adam`, on a schedule with its model, plus the
+    rank's weights, gradients and optimizer state in bytes (as
+    `pp-simulate` reports them; the costs' memory unit must then be bytes,
+    as in a measured profile). A
     `pp.all_reduce` must follow every weight-gradient action (W or fused
     backward) of its stage and precede its optimizer step, once per stage;
     a schedule with `num_replicas` above 1 needs one for every stage.
@@ -548,6 +575,11 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     ```
   }];
   let options = [
+    Option<"staticMemory", "static-memory", "std::string", "\"\"",
+           "With 'sgd' or 'adam', the memory cap also counts each rank's "
+           "weights, gradients and that optimizer's state in bytes (on a "
+           "schedule with its model and byte costs; default: activations "
+           "only)">,
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
            "::mlir::pp::TransferSemantics::async",
            "Also prove deadlock freedom with rendezvous transfers (a send "

@@ -1,0 +1,137 @@
+// RUN: pp-opt %s -split-input-file --pp-verify-schedule -verify-diagnostics
+
+// ZeRO-1 reduce-scatters where plain data parallelism all-reduces.
+pp.schedule @all_reduce_under_zero "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    // expected-error @+1 {{all_reduce of stage 0 in a schedule with zero = 1, which sums gradients with pp.reduce_scatter}}
+    pp.all_reduce stage 0
+    pp.optimizer_step stage 0
+    pp.all_gather stage 0
+  }
+}
+
+// -----
+
+pp.schedule @scatter_without_zero "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    // expected-error @+1 {{reduce_scatter of stage 0 in a schedule with zero = 0, which sums gradients with pp.all_reduce}}
+    pp.reduce_scatter stage 0
+    pp.optimizer_step stage 0
+    // expected-error @+1 {{all_gather of stage 0 in a schedule without zero = 1: only ZeRO-1 shards the weight updates}}
+    pp.all_gather stage 0
+  }
+}
+
+// -----
+
+// The reduce-scatter sees every micro-batch's weight gradient.
+pp.schedule @early "1f1b" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward_input stage 0 mb 0
+    // expected-error @+1 {{reduce_scatter of stage 0 runs before the backward_weight of stage 0 micro-batch 0 whose gradient it reduces}}
+    pp.reduce_scatter stage 0
+    // expected-note @+1 {{backward_weight of stage 0 micro-batch 0 here}}
+    pp.compute backward_weight stage 0 mb 0
+    pp.optimizer_step stage 0
+    pp.all_gather stage 0
+  }
+}
+
+// -----
+
+// The optimizer step updates the block the reduce-scatter summed.
+pp.schedule @after_step "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    // expected-note @+1 {{optimizer_step of stage 0 here}}
+    pp.optimizer_step stage 0
+    // expected-error @+1 {{reduce_scatter of stage 0 comes after the optimizer_step of stage 0 that applies the gradients it reduces}}
+    pp.reduce_scatter stage 0
+    pp.all_gather stage 0
+  }
+}
+
+// -----
+
+// One gradient collective per stage.
+pp.schedule @twice "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    // expected-note @+1 {{first occurrence here}}
+    pp.reduce_scatter stage 0
+    // expected-error @+1 {{duplicate reduce_scatter of stage 0}}
+    pp.reduce_scatter stage 0
+    pp.optimizer_step stage 0
+    pp.all_gather stage 0
+  }
+}
+
+// -----
+
+// The all-gather spreads the blocks the step updated.
+pp.schedule @gather_first "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.reduce_scatter stage 0
+    // expected-error @+1 {{all_gather of stage 0 must follow the optimizer_step of stage 0 on its rank: it gathers the updated blocks}}
+    pp.all_gather stage 0
+    pp.optimizer_step stage 0
+  }
+}
+
+// -----
+
+pp.schedule @gather_twice "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.reduce_scatter stage 0
+    pp.optimizer_step stage 0
+    // expected-note @+1 {{first occurrence here}}
+    pp.all_gather stage 0
+    // expected-error @+1 {{duplicate all_gather of stage 0}}
+    pp.all_gather stage 0
+  }
+}
+
+// -----
+
+// Every stage of a replicated ZeRO-1 schedule needs both collectives.
+pp.schedule @missing "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+  // expected-error @+2 {{missing reduce_scatter of stage 0: the schedule runs as 2 data-parallel replicas}}
+  // expected-error @+1 {{missing all_gather of stage 0: the schedule runs as 2 data-parallel replicas with zero = 1}}
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.optimizer_step stage 0
+  }
+}
+
+// -----
+
+// ZeRO-3 is reserved.
+// expected-error @+1 {{'pp.schedule' op has zero = 3; only 0 (plain data parallelism) and 1 (ZeRO-1, optimizer state sharded over the replicas) are supported}}
+pp.schedule @zero3 "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 3 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.optimizer_step stage 0
+  }
+}
