@@ -362,7 +362,8 @@ LogicalResult Compilation::profileExecutable(ArrayRef<std::string> objects,
     int64_t ranks = getScheduledRanks();
     profiled =
         runProfile(program, (ranks ? ranks : options.schedule.numStages) *
-                                options.schedule.numReplicas);
+                                options.schedule.numReplicas *
+                                options.schedule.tensorParallel);
   }
   llvm::sys::fs::remove(program);
   return profiled;
@@ -542,6 +543,8 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
       failed(checkRange(context, "microbatches", schedule.numMicrobatches, 1,
                         kMaxMicrobatches)) ||
       failed(checkRange(context, "data-parallel", schedule.numReplicas, 1,
+                        kMaxRanks)) ||
+      failed(checkRange(context, "tensor-parallel", schedule.tensorParallel, 1,
                         kMaxRanks)))
     return failure();
   if (schedule.numStages * schedule.numMicrobatches > kMaxStageMicrobatches)

@@ -103,6 +103,12 @@ void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
    pprt_set_program. */
 void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas);
 
+/* After pprt_set_program: each pipeline rank is a group of T >= 1 processes
+   running the same actions; the job runs on num_ranks*T*num_replicas
+   processes, world rank = tp + T*(pipeline_rank + num_ranks*replica).
+   T = 1 (no call) is today's layout. */
+void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel);
+
 /* Declares how many versions of its weights every stage keeps: 1 (the
    default) or 2, PipeDream-2BW's double buffer. With 2, the stage functions
    of step t read version t - 1 (pprt_buffer of a PARAM) and
@@ -126,6 +132,14 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);
 void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
                         int32_t stage, int32_t index, int32_t dtype,
                         int32_t ndims, const int64_t *dims);
+
+/* After pprt_define_buffer(id, ...), whose dims are the LOCAL shape: the
+   global tensor is `parts` blocks along `dim` (global dims[dim] =
+   local*parts); tensor-parallel index i holds block i. For PARAM buffers
+   (the PARAM_GRAD of the same index is split alike). Init, --init-weights,
+   --save, --print-params and checkpoints see the global tensor. */
+void pprt_set_buffer_split(pprt_context *ctx, int32_t id, int32_t dim,
+                           int32_t parts);
 
 /* Declares that the ids in INPUT or TARGET buffer `id` (defined before, of
    i32 or i64) index a table of `bound` (>= 1) rows, such as an embedding
@@ -266,6 +280,17 @@ void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
    and `id`, so that a backward that recomputes the op draws what its
    forward drew, under any schedule. Aborts outside an action. */
 int64_t pprt_random_seed(int64_t id);
+
+/* Context-free, like pprt_gemm, called by stage code inside an action:
+   in-place sum of `count` elements of `dtype` (PPRT_F32 at least) over the
+   calling process's tensor-parallel group; blocking, bounded by --timeout
+   (naming the silent rank and the group); a no-op when T = 1. */
+void pprt_tp_all_reduce(int32_t dtype, void *buf, int64_t count);
+/* recv gets T*count elements: block i is tp index i's `send`. */
+void pprt_tp_all_gather(int32_t dtype, const void *send, void *recv,
+                        int64_t count);
+/* This process's index in its tensor-parallel group, 0..T-1. */
+int32_t pprt_tp_index(void);
 
 /* ---- Training data. ---------------------------------------------------- */
 
