@@ -19,15 +19,15 @@ int main(int argc, char **argv) {
   for (int k = 0; k < n; ++k)
     for (int i = 0; i < BLOCK; ++i)
       send[k * BLOCK + i] = (float)(100 * me + 10 * k + i);
-  t->ops->split_groups(t, 0, me);
-  int32_t h = t->ops->ireduce_scatter_group_f32(t, send, mine, BLOCK, n);
+  int32_t g = t->ops->split_groups(t, 0, me);
+  int32_t h = t->ops->ireduce_scatter_group_f32(t, g, send, mine, BLOCK, n);
   bad |= !t->ops->wait_for(t, h, 60.0);
   /* sum over r of 100 r + 10 me + i */
   for (int i = 0; i < BLOCK; ++i)
     bad |= mine[i] != (float)(100 * n * (n - 1) / 2 + n * (10 * me + i));
   for (int i = 0; i < BLOCK; ++i)
     all[me * BLOCK + i] = mine[i];
-  h = t->ops->iallgather_group_f32(t, all, BLOCK, n);
+  h = t->ops->iallgather_group_f32(t, g, all, BLOCK, n);
   bad |= !t->ops->wait_for(t, h, 60.0);
   for (int k = 0; k < n; ++k)
     for (int i = 0; i < BLOCK; ++i)

@@ -116,8 +116,9 @@ typedef struct mailbox {
 static mailbox boxes[NUM_MB];
 
 static void lb_none(pprt_transport *t) { (void)t; }
-static void lb_split(pprt_transport *t, int32_t color, int32_t key) {
+static int32_t lb_split(pprt_transport *t, int32_t color, int32_t key) {
   (void)t, (void)color, (void)key;
+  return 0;
 }
 
 static int32_t lb_isend(pprt_transport *t, const void *buf, int64_t bytes,
@@ -160,8 +161,9 @@ static pprt_recv_status lb_wait_recv(pprt_transport *t, int32_t h,
   return PPRT_RECV_TIMEOUT;
 }
 
-static int32_t lb_iallreduce(pprt_transport *t, void *buf, int64_t count) {
-  (void)t, (void)buf, (void)count;
+static int32_t lb_iallreduce(pprt_transport *t, int32_t group, void *buf,
+                             int64_t count) {
+  (void)t, (void)group, (void)buf, (void)count;
   return 0;
 }
 

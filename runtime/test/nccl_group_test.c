@@ -110,6 +110,11 @@ const char *cudaGetErrorString(cudaError_t rc) {
 
 static ncclComm_t const world = (ncclComm_t)(uintptr_t)0x300;
 static ncclComm_t const replicas = (ncclComm_t)(uintptr_t)0x400;
+static ncclComm_t const tensor = (ncclComm_t)(uintptr_t)0x500;
+
+static const char *comm_name(ncclComm_t c) {
+  return c == replicas ? "replicas" : c == tensor ? "tensor" : "?";
+}
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   memset(id, 0, sizeof *id);
@@ -123,10 +128,15 @@ ncclResult_t ncclCommInitRank(ncclComm_t *c, int nranks, ncclUniqueId id,
   return ncclSuccess;
 }
 
+/* The first split makes the replicas' communicator, the second the
+   tensor-parallel one. */
 ncclResult_t ncclCommSplit(ncclComm_t c, int color, int key, ncclComm_t *out,
                            ncclConfig_t *config) {
-  (void)c, (void)color, (void)key, (void)config;
-  *out = replicas;
+  static int splits;
+  (void)config;
+  *out = splits++ == 0 ? replicas : tensor;
+  log_call("CommSplit %s color %d key %d into %s", c == world ? "world" : "?",
+           color, key, comm_name(*out));
   return ncclSuccess;
 }
 
@@ -181,18 +191,19 @@ ncclResult_t ncclAllReduce(const void *in, void *out, size_t count,
                            cudaStream_t s) {
   (void)in, (void)type, (void)op;
   log_call("AllReduce %s %zu over %s on %s", (const char *)out, count,
-           c == replicas ? "replicas" : "?", stream_name(s));
+           comm_name(c), stream_name(s));
   return ncclSuccess;
 }
 
-/* The replicas' communicator has two processes; this one is the second. */
+/* The replicas' communicator has two processes, this one the second; the
+   tensor group four, this one the third. */
 ncclResult_t ncclCommCount(ncclComm_t c, int *count) {
-  *count = c == replicas ? 2 : 0;
+  *count = c == replicas ? 2 : c == tensor ? 4 : 0;
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommUserRank(ncclComm_t c, int *rank) {
-  *rank = c == replicas ? 1 : 0;
+  *rank = c == replicas ? 1 : c == tensor ? 2 : 0;
   return ncclSuccess;
 }
 
@@ -201,8 +212,7 @@ ncclResult_t ncclReduceScatter(const void *in, void *out, size_t count,
                                ncclComm_t c, cudaStream_t s) {
   (void)type, (void)op;
   log_call("ReduceScatter %s to %s %zu over %s on %s", (const char *)in,
-           (const char *)out, count, c == replicas ? "replicas" : "?",
-           stream_name(s));
+           (const char *)out, count, comm_name(c), stream_name(s));
   return ncclSuccess;
 }
 
@@ -210,8 +220,8 @@ ncclResult_t ncclAllGather(const void *in, void *out, size_t count,
                            ncclDataType_t type, ncclComm_t c, cudaStream_t s) {
   (void)type;
   log_call("AllGather +%td %zu over %s on %s",
-           (const char *)in - (const char *)out, count,
-           c == replicas ? "replicas" : "?", stream_name(s));
+           (const char *)in - (const char *)out, count, comm_name(c),
+           stream_name(s));
   return ncclSuccess;
 }
 
@@ -326,11 +336,13 @@ static void test_alone(pprt_transport *n) {
 
 /* An all-reduce after the compute stream's work, before its later work. */
 static void test_all_reduce(pprt_transport *n) {
-  n->ops->split_groups(n, 0, 0);
-  int32_t h = n->ops->iallreduce_group_f32(n, g, 5);
+  if (n->ops->split_groups(n, 3, 1) != 0)
+    fail("the first group's id is not 0");
+  int32_t h = n->ops->iallreduce_group_f32(n, 0, g, 5);
   if (!n->ops->wait_for(n, h, 1.0))
     fail("all-reduce timed out");
-  expect_calls("all-reduce", "EventCreate e9\n"
+  expect_calls("all-reduce", "CommSplit world color 3 key 1 into replicas\n"
+                             "EventCreate e9\n"
                              "EventRecord e9 compute\n"
                              "StreamWaitEvent comm e9\n"
                              "AllReduce G 5 over replicas on comm\n"
@@ -345,10 +357,10 @@ static void test_all_reduce(pprt_transport *n) {
    this process's block (the second, 3 floats = 12 bytes in). */
 static void test_shard_collectives(pprt_transport *n) {
   float whole[6];
-  int32_t h = n->ops->ireduce_scatter_group_f32(n, g, b, 3, 2);
+  int32_t h = n->ops->ireduce_scatter_group_f32(n, 0, g, b, 3, 2);
   if (!n->ops->wait_for(n, h, 1.0))
     fail("reduce-scatter timed out");
-  h = n->ops->iallgather_group_f32(n, whole, 3, 2);
+  h = n->ops->iallgather_group_f32(n, 0, whole, 3, 2);
   if (!n->ops->wait_for(n, h, 1.0))
     fail("all-gather timed out");
   expect_calls("shard collectives", "EventCreate e11\n"
@@ -368,6 +380,57 @@ static void test_shard_collectives(pprt_transport *n) {
                                     "EventRecord e14 comm\n"
                                     "StreamWaitEvent compute e14\n"
                                     "EventQuery e14\n");
+}
+
+/* A second group (the tensor-parallel one) gets its own communicator:
+   its all-reduce and all-gather go there, not to the replicas', and the
+   all-gather sends this process's block (the third of four, 2 floats = 16
+   bytes in). */
+static void test_second_group(pprt_transport *n) {
+  float whole[8];
+  if (n->ops->split_groups(n, 5, 2) != 1)
+    fail("the second group's id is not 1");
+  int32_t h = n->ops->iallreduce_group_f32(n, 1, g, 7);
+  if (!n->ops->wait_for(n, h, 1.0))
+    fail("tensor all-reduce timed out");
+  h = n->ops->iallgather_group_f32(n, 1, whole, 2, 4);
+  if (!n->ops->wait_for(n, h, 1.0))
+    fail("tensor all-gather timed out");
+  expect_calls("second group", "CommSplit world color 5 key 2 into tensor\n"
+                               "EventCreate e15\n"
+                               "EventRecord e15 compute\n"
+                               "StreamWaitEvent comm e15\n"
+                               "AllReduce G 7 over tensor on comm\n"
+                               "EventCreate e16\n"
+                               "EventRecord e16 comm\n"
+                               "StreamWaitEvent compute e16\n"
+                               "EventQuery e16\n"
+                               "EventCreate e17\n"
+                               "EventRecord e17 compute\n"
+                               "StreamWaitEvent comm e17\n"
+                               "AllGather +16 2 over tensor on comm\n"
+                               "EventCreate e18\n"
+                               "EventRecord e18 comm\n"
+                               "StreamWaitEvent compute e18\n"
+                               "EventQuery e18\n");
+}
+
+/* A collective on a group that was never split, or with a block count
+   other than the group's size, ends the job. */
+static void test_bad_group(pprt_transport *n, int32_t group, int32_t blocks) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stderr))
+      _exit(2);
+    float whole[8];
+    n->ops->iallgather_group_f32(n, group, whole, 1, blocks);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 41)
+    fail("a collective on a bad group did not end the job");
 }
 
 /* A receive that never arrives times out; the compute stream does not
@@ -425,6 +488,9 @@ int main(void) {
   test_alone(n);
   test_all_reduce(n);
   test_shard_collectives(n);
+  test_second_group(n);
+  test_bad_group(n, 2, 4);
+  test_bad_group(n, 1, 3);
   test_timeout(n);
   test_wait_in_group(n);
   if (!n->ops->wait_all(n, 1.0))

@@ -29,7 +29,7 @@ enum { MAX_RANKS = 8 };
 /* ZeRO-1's collectives: rank r reduce-scatters blocks {r + 1, k} (block
    k), receiving {ranks (ranks + 1) / 2, ranks r}; then the in-place
    all-gather of those gives every rank all blocks. Nonzero if wrong. */
-static int shard_collectives(pprt_transport *n, cudaStream_t s) {
+static int shard_collectives(pprt_transport *n, cudaStream_t s, int32_t g) {
   int ranks = n->world_size, me = n->world_rank;
   if (ranks > MAX_RANKS)
     return 1;
@@ -45,9 +45,9 @@ static int shard_collectives(pprt_transport *n, cudaStream_t s) {
   cudaMemcpy(send, host, bytes, cudaMemcpyHostToDevice);
   cudaMemset(all, 0, bytes);
   int bad = !n->ops->wait_for(
-      n, n->ops->ireduce_scatter_group_f32(n, send, all + 2 * me, 2, ranks),
+      n, n->ops->ireduce_scatter_group_f32(n, g, send, all + 2 * me, 2, ranks),
       60.0);
-  bad |= !n->ops->wait_for(n, n->ops->iallgather_group_f32(n, all, 2, ranks),
+  bad |= !n->ops->wait_for(n, n->ops->iallgather_group_f32(n, g, all, 2, ranks),
                            60.0);
   cudaStreamSynchronize(s);
   cudaMemcpy(got, all, bytes, cudaMemcpyDeviceToHost);
@@ -85,17 +85,17 @@ static int with_gpu(pprt_transport *t, int count) {
     bad |= memcmp(got, host, sizeof got) != 0;
   }
   bad |= !n->ops->wait_all(n, 60.0);
-  n->ops->split_groups(n, 0, n->world_rank);
+  int32_t g = n->ops->split_groups(n, 0, n->world_rank);
   for (int i = 0; i < 4; ++i)
     host[i] = (float)(n->world_rank + 1);
   cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice);
-  bad |= !n->ops->wait_for(n, n->ops->iallreduce_group_f32(n, dev, 4), 60.0);
+  bad |= !n->ops->wait_for(n, n->ops->iallreduce_group_f32(n, g, dev, 4), 60.0);
   cudaStreamSynchronize(s);
   cudaMemcpy(got, dev, sizeof got, cudaMemcpyDeviceToHost);
   float want = (float)(n->world_size * (n->world_size + 1) / 2);
   for (int i = 0; i < 4; ++i)
     bad |= got[i] != want;
-  bad |= shard_collectives(n, s);
+  bad |= shard_collectives(n, s, g);
   printf("rank %d: %s\n", n->world_rank, bad ? "FAIL" : "ok");
   cudaFree(dev);
   n->ops->destroy(n);

@@ -1441,6 +1441,209 @@ def test_staged(args):
               f"outputs differ:\n{cpu.stdout}\nvs staged\n{staged.stdout}")
 
 
+def tp_env(tp, ranks, **extra):
+    return clean_env(PPRT_TP=tp, PPRT_TP_RANKS=ranks, **extra)
+
+
+def tp_run(args, np, tp, ranks, *flags, **extra):
+    return mpirun(args, np, args.tp, *flags, env=tp_env(tp, ranks, **extra))
+
+
+def same_tensors(path, ref_path, label):
+    """The safetensors files hold the same tensors and shapes, with values
+    within 1e-5 relative (tensor parallelism sums in another order)."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file
+    _, got = safetensors_file.read(path)
+    _, want = safetensors_file.read(ref_path)
+    check(sorted(got) == sorted(want), f"{label}: tensors {sorted(got)}")
+    for name, (dtype, shape, values) in want.items():
+        check(got[name][:2] == (dtype, shape),
+              f"{label}: {name} is {got[name][:2]}, not {(dtype, shape)}")
+        if dtype != "F32":
+            check(got[name][2] == values, f"{label}: {name} differs")
+            continue
+        for i, (a, b) in enumerate(zip(got[name][2], values)):
+            check(close(a, b, rel=1e-5, abs_tol=1e-7),
+                  f"{label}: {name}[{i}] = {a}, unsplit {b}")
+
+
+def same_losses(proc, ref, label):
+    losses, ref_losses = step_losses(proc), step_losses(ref)
+    check(sorted(losses) == sorted(ref_losses), f"{label}: steps", proc)
+    for k in losses:
+        check(close(float(losses[k]), float(ref_losses[k]), abs_tol=0.0),
+              f"{label}: step {k} loss {losses[k]} != unsplit "
+              f"{ref_losses[k]}", proc)
+
+
+def memory_lines(proc):
+    return {int(m[1]): (int(m[2]), int(m[3]), int(m[4])) for m in re.finditer(
+        r"^memory rank (\d+): weights (\d+) gradients (\d+) optimizer "
+        r"(\d+) bytes$", proc.stdout, re.M)}
+
+
+def test_tensor_parallel(args):
+    """The MLP with column-, row-split and replicated weights on 2 tensor-
+    parallel processes per pipeline rank trains like its unsplit run: the
+    same losses and saved (global) weights, SGD and Adam, pipelined,
+    over 2 data-parallel replicas with ZeRO-1, and under the guarded staged
+    backend; checkpoints move between T = 2 and T = 1 both ways; each rank
+    holds (--print-memory) its blocks only."""
+    work = args.work
+    sgd = ["--lr", "0.1"]
+    adam = ["--optimizer", "adam", "--lr", "0.02"]
+    refs = {}
+    for name, opt in (("sgd", sgd), ("adam", adam)):
+        ref_path = os.path.join(work, f"tp-ref-{name}.safetensors")
+        ref = refs[name] = tp_run(args, 1, 1, 1, "--steps", "4", "--save",
+                                  ref_path, *opt)
+        # (T = 2 on one pipeline rank runs below, with replicas.)
+        label = f"{name} T=2 x P=2"
+        path = os.path.join(work, f"tp-{name}.safetensors")
+        proc = tp_run(args, 4, 2, 2, "--steps", "4", "--save", path, *opt)
+        same_losses(proc, ref, label)
+        same_tensors(path, ref_path, label)
+    # 2 replicas of T = 2, the optimizer state sharded (ZeRO-1) per tp
+    # index, against 2 replicas unsplit; the replicated b1 stays identical
+    # across the tensor group (--print-params checks it).
+    ref_path = os.path.join(work, "tp-dp-ref.safetensors")
+    ref = tp_run(args, 2, 1, 1, "--steps", "3", "--save", ref_path,
+                 "--print-memory", *adam)
+    path = os.path.join(work, "tp-dp.safetensors")
+    proc = tp_run(args, 4, 2, 1, "--steps", "3", "--save", path, "--zero",
+                  "1", "--print-params", "--print-memory", *adam)
+    same_losses(proc, ref, "T=2 x 2 replicas, ZeRO-1")
+    same_tensors(path, ref_path, "T=2 x 2 replicas, ZeRO-1")
+    # Weights: W0 8x16, W1 16x12, b1 12, W2 12x4 floats, halved but b1.
+    whole, split = 4 * (128 + 192 + 12 + 48), 4 * (64 + 96 + 12 + 24)
+    mem, ref_mem = memory_lines(proc), memory_lines(ref)
+    check(sorted(mem) == [0, 1, 2, 3], f"memory lines {mem}", proc)
+    for rank, (weights, grads, optimizer) in mem.items():
+        check(weights == split and grads == split,
+              f"rank {rank}: {weights} B of weights, {grads} B of gradients; "
+              f"expected {split} (of {whole})", proc)
+        # Adam's two moments of this replica's half of each local param
+        # (every local param has an even length).
+        check(optimizer == split,
+              f"rank {rank}: {optimizer} B of optimizer state", proc)
+    check(all(m[0] == whole for m in ref_mem.values()), f"{ref_mem}", ref)
+    # Through the guarded backend's staged transport, traced: the tensor
+    # group's collectives (group 1) happen, and train the same.
+    trace = os.path.join(work, "tp-trace")
+    proc = tp_run(args, 4, 2, 2, "--steps", "2", *sgd,
+                  PPRT_BACKEND="guarded-staged", PPRT_TRANSPORT_TRACE=trace)
+    got, want = step_losses(proc), step_losses(refs["sgd"])
+    check(sorted(got) == [1, 2] and all(
+        close(float(got[k]), float(want[k]), abs_tol=0.0) for k in got),
+        f"guarded-staged: losses {got} differ from the unsplit {want}", proc)
+    with open(trace + ".0") as f:
+        lines = f.read().splitlines()
+    check(lines.count("allreduce group=1 count=192") == 4
+          and lines.count("all_gather group=1 count=32 blocks=2") == 0,
+          f"rank 0's tensor-group collectives: {lines}")
+    with open(trace + ".2") as f:
+        lines = f.read().splitlines()
+    check(lines.count("all_gather group=1 count=32 blocks=2") == 4
+          and lines.count("allreduce group=1 count=192") == 4,
+          f"rank 2's tensor-group collectives: {lines}")
+    # A checkpoint after 2 steps of T = 2 resumes at T = 1 for 2 more, and
+    # the reverse; both end with the weights of 4 unbroken unsplit steps.
+    ref_path = os.path.join(work, "tp-ref-adam.safetensors")
+    for (np, tp, ranks), (np2, tp2, ranks2) in (((4, 2, 2), (1, 1, 1)),
+                                                 ((1, 1, 1), (4, 2, 2))):
+        label = f"T={tp} checkpoint resumed at T={tp2}"
+        ckpt = os.path.join(work, f"tp-ckpt-{tp}-{tp2}")
+        path = os.path.join(work, f"tp-resumed-{tp}-{tp2}.safetensors")
+        step_losses(tp_run(args, np, tp, ranks, "--steps", "2",
+                           "--checkpoint", ckpt, *adam))
+        step_losses(tp_run(args, np2, tp2, ranks2, "--steps", "2", "--resume",
+                           ckpt, "--save", path, *adam))
+        same_tensors(path, ref_path, label)
+    # --init-weights of an unsplit run's file starts T = 2 where it ended.
+    path = os.path.join(work, "tp-ref-sgd.safetensors")
+    a = tp_run(args, 1, 1, 1, "--steps", "1", "--init-weights", path, *sgd)
+    b = tp_run(args, 2, 2, 1, "--steps", "1", "--init-weights", path, *sgd)
+    same_losses(b, a, "--init-weights at T=2")
+
+
+def test_tensor_parallel_replicas(args):
+    """T = 2 x P = 2 x 2 replicas (8 processes), Adam with and without
+    ZeRO-1, against 2 unsplit replicas: the same losses and weights; its
+    ZeRO-1 checkpoint resumes unsplit."""
+    adam = ["--optimizer", "adam", "--lr", "0.02", "--steps", "3"]
+    ref_path = os.path.join(args.work, "tp8-ref.safetensors")
+    ref = tp_run(args, 2, 1, 1, "--save", ref_path, *adam)
+    for zero in ("0", "1"):
+        path = os.path.join(args.work, f"tp8-zero{zero}.safetensors")
+        proc = tp_run(args, 8, 2, 2, "--save", path, "--zero", zero,
+                      "--print-params", *adam)
+        same_losses(proc, ref, f"T=2 x P=2 x 2 replicas, ZeRO {zero}")
+        same_tensors(path, ref_path, f"T=2 x P=2 x 2 replicas, ZeRO {zero}")
+    # A ZeRO-1 checkpoint of the 8 processes (each tp index's moments
+    # gathered over its replicas, then its blocks over the tensor group)
+    # resumes as 2 unsplit replicas.
+    ckpt = os.path.join(args.work, "tp8-ckpt")
+    path = os.path.join(args.work, "tp8-resumed.safetensors")
+    adam2 = adam[:-1] + ["2"]
+    step_losses(tp_run(args, 8, 2, 2, "--checkpoint", ckpt, "--zero", "1",
+                       *adam2))
+    adam1 = adam[:-1] + ["1"]
+    step_losses(tp_run(args, 2, 1, 1, "--resume", ckpt, "--save", path,
+                       *adam1))
+    same_tensors(path, ref_path, "ZeRO-1 checkpoint of 2 x 2 x 2 resumed")
+
+
+def test_tensor_parallel_errors(args):
+    """A world T does not divide, a bad split and an unsupported element
+    type end the job with one line naming the rank; a tensor-group peer
+    that stops is named, with its group, by the others' timeout."""
+    proc = tp_run(args, 3, 2, 1, "--steps", "1")
+    check(one_error_line(proc, "pprt: rank 0: world size 3 is not a multiple "
+                         "of the program's 1 pipeline ranks x 2 tensor-"
+                         "parallel processes; run with mpirun -np <k * 2>",
+                         1), "expected one line on the world size", proc)
+    cases = [
+        ({"PPRT_TP_SPLIT_DIM": 2}, "pprt: rank 0: pprt_set_buffer_split: "
+         "buffer 0 (param 2 of stage 0): split dim 2 out of range 0..1"),
+        ({"PPRT_TP_PARTS": 3}, "pprt: rank 0: buffer 0 (param 2 of stage 0) "
+         "is split in 3 parts, but the program runs 2 tensor-parallel "
+         "processes per pipeline rank"),
+        ({"PPRT_TP_DTYPE": 1}, "pprt_tp_all_reduce in stage 0 micro-batch 0: "
+         "element type f16; only f32 is supported so far"),
+    ]
+    for env, message in cases:
+        proc = tp_run(args, 2, 2, 1, "--steps", "1", **env)
+        check(proc.returncode == 1 and message in proc.stderr,
+              f"{env}: expected {message!r}", proc)
+        check(all(line.startswith("pprt: rank ")
+                  for line in proc.stderr.splitlines()
+                  if line.startswith("pprt")),
+              f"{env}: an error line without its rank", proc)
+    # A replicated param whose copies drift apart is named.
+    proc = tp_run(args, 2, 2, 1, "--steps", "1", "--print-params",
+                  PPRT_TP_DRIFT=1)
+    check(proc.returncode == 1 and "pprt: the data-parallel replicas or "
+          "tensor-parallel ranks hold different values of param 4"
+          in proc.stderr, "the drifted b1 was not reported", proc)
+    start = time.monotonic()
+    proc = tp_run(args, 4, 2, 2, "--steps", "3", "--timeout", "1",
+                  PPRT_TP_STALL_STEP=2)
+    elapsed = time.monotonic() - start
+    check(proc.returncode not in (0, 124), "job did not fail by itself", proc)
+    check(elapsed < 15, f"took {elapsed:.1f} s to fail", proc)
+    # Rank 0 waits in the all-reduce for its stopped tensor-group peer
+    # (whichever rank finds it first tells the others).
+    named = re.search(
+        r"^pprt: rank 0: rank 1 \(replica 0, pipeline rank 0, tensor index "
+        r"1\) stopped answering.* after 1\.0 s waiting for the "
+        r"tensor-parallel all-reduce of 192 f32 in stage 0 micro-batch 0 "
+        r"over the tensor group of pipeline rank 0, replica 0 \(world ranks "
+        r"0\.\.1\)$", proc.stderr, re.M)
+    check(named, "no timeout line naming rank 1 and its group", proc)
+    check(proc.stdout.startswith("step 1 loss"), "step 1 did not run", proc)
+
+
 def gpu_present():
     try:
         proc = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
@@ -1723,7 +1926,7 @@ def test_precision_bf16(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",
-                "corpus-prog", "latency", "lib", "blas", "include", "mpicc", "work",
+                "corpus-prog", "tp", "latency", "lib", "blas", "include", "mpicc", "work",
                 "cuda", "pp-compile", "model"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")

@@ -28,12 +28,14 @@ extern "C" {
  *                        [--save FILE] [--init-weights FILE]
  *                        [--first-step N]
  *
- * The world of P processes is split into P / num_ranks data-parallel
- * replicas of a num_ranks-deep pipeline: pipeline rank = world rank %
- * num_ranks, replica = world rank / num_ranks. Every `rank`/`peer` argument
- * in this ABI is a *pipeline* rank; the runtime maps it into the caller's
- * replica. A program that declares its replica count (pprt_set_data_parallel)
- * must run on exactly num_ranks * num_replicas processes.
+ * The world of P processes is split into P / (num_ranks * T) data-parallel
+ * replicas of a num_ranks-deep pipeline whose ranks are each a group of T
+ * tensor-parallel processes (T = 1 unless pprt_set_tensor_parallel says
+ * otherwise): world rank = tp + T * (pipeline rank + num_ranks * replica).
+ * Every `rank`/`peer` argument in this ABI is a *pipeline* rank; the
+ * runtime maps it into the caller's replica and tensor-parallel index. A
+ * program that declares its replica count (pprt_set_data_parallel) must
+ * run on exactly num_ranks * T * num_replicas processes.
  *
  * With --sequential-replicas K every process also plays K replicas one
  * after the other in each step (accumulating their gradients, applying
@@ -103,12 +105,6 @@ void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
    pprt_set_program. */
 void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas);
 
-/* After pprt_set_program: each pipeline rank is a group of T >= 1 processes
-   running the same actions; the job runs on num_ranks*T*num_replicas
-   processes, world rank = tp + T*(pipeline_rank + num_ranks*replica).
-   T = 1 (no call) is today's layout. */
-void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel);
-
 /* Declares how many versions of its weights every stage keeps: 1 (the
    default) or 2, PipeDream-2BW's double buffer. With 2, the stage functions
    of step t read version t - 1 (pprt_buffer of a PARAM) and
@@ -120,6 +116,13 @@ void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel);
    --print-params and --save see the newest version. Checkpoints, which
    hold one version, are refused. Call after pprt_set_program. */
 void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);
+
+/* After pprt_set_program: each pipeline rank is a group of T >= 1 processes
+   running the same actions; the job runs on num_ranks*T*num_replicas
+   processes, world rank = tp + T*(pipeline_rank + num_ranks*replica).
+   T = 1 (no call) is today's layout. A stage's transfers pair tp index i
+   with tp index i of the peer rank; the loss is the tp index 0 ranks'. */
+void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel);
 
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
    small and dense) of `kind` owned by `stage`, with elements of `dtype`
@@ -137,7 +140,10 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
    global tensor is `parts` blocks along `dim` (global dims[dim] =
    local*parts); tensor-parallel index i holds block i. For PARAM buffers
    (the PARAM_GRAD of the same index is split alike). Init, --init-weights,
-   --save, --print-params and checkpoints see the global tensor. */
+   --save, --print-params and checkpoints see the global tensor. `dim`
+   must be in [0, ndims) and `parts` must be T (checked at start-up);
+   PARAM buffers without a split are replicated: every tp index holds the
+   whole tensor, and they must stay identical. */
 void pprt_set_buffer_split(pprt_context *ctx, int32_t id, int32_t dim,
                            int32_t parts);
 
@@ -281,15 +287,20 @@ void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
    forward drew, under any schedule. Aborts outside an action. */
 int64_t pprt_random_seed(int64_t id);
 
+/* ---- Tensor-parallel collectives. ------------------------------------- */
+
 /* Context-free, like pprt_gemm, called by stage code inside an action:
    in-place sum of `count` elements of `dtype` (PPRT_F32 at least) over the
    calling process's tensor-parallel group; blocking, bounded by --timeout
-   (naming the silent rank and the group); a no-op when T = 1. */
+   (naming the silent rank and the group); a no-op when T = 1. Every
+   process of the group must make the same calls in the same order. */
 void pprt_tp_all_reduce(int32_t dtype, void *buf, int64_t count);
-/* recv gets T*count elements: block i is tp index i's `send`. */
+/* recv gets T*count elements: block i is tp index i's `send`. Blocking and
+   bounded like pprt_tp_all_reduce; a copy when T = 1. */
 void pprt_tp_all_gather(int32_t dtype, const void *send, void *recv,
                         int64_t count);
-/* This process's index in its tensor-parallel group, 0..T-1. */
+/* This process's index in its tensor-parallel group, 0..T-1 (0 before the
+   job has started). */
 int32_t pprt_tp_index(void);
 
 /* ---- Training data. ---------------------------------------------------- */

@@ -7,8 +7,8 @@ static pprt_transport *inner_of(pprt_transport *t) {
 
 #define INNER(t, op, ...) inner_of(t)->ops->op(inner_of(t), __VA_ARGS__)
 
-static void fw_split_groups(pprt_transport *t, int32_t color, int32_t key) {
-  INNER(t, split_groups, color, key);
+static int32_t fw_split_groups(pprt_transport *t, int32_t color, int32_t key) {
+  return INNER(t, split_groups, color, key);
 }
 
 static int32_t fw_isend(pprt_transport *t, const void *buf, int64_t bytes,
@@ -43,20 +43,21 @@ static void fw_group_end(pprt_transport *t) {
   inner_of(t)->ops->group_end(inner_of(t));
 }
 
-static int32_t fw_iallreduce_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count) {
-  return INNER(t, iallreduce_group_f32, buf, count);
+static int32_t fw_iallreduce_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count) {
+  return INNER(t, iallreduce_group_f32, group, buf, count);
 }
 
-static int32_t fw_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
-                                            void *recv, int64_t count,
-                                            int32_t blocks) {
-  return INNER(t, ireduce_scatter_group_f32, send, recv, count, blocks);
+static int32_t fw_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,
+                                            const void *send, void *recv,
+                                            int64_t count, int32_t blocks) {
+  return INNER(t, ireduce_scatter_group_f32, group, send, recv, count, blocks);
 }
 
-static int32_t fw_iallgather_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count, int32_t blocks) {
-  return INNER(t, iallgather_group_f32, buf, count, blocks);
+static int32_t fw_iallgather_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count,
+                                       int32_t blocks) {
+  return INNER(t, iallgather_group_f32, group, buf, count, blocks);
 }
 
 static bool fw_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {

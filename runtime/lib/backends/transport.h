@@ -22,6 +22,10 @@ typedef enum pprt_recv_status {
    be the one that stopped. */
 enum { PPRT_EVERYONE = -2 };
 
+/* The most groups split_groups makes (the data-parallel and the
+   tensor-parallel group, with room to spare). */
+#define PPRT_MAX_GROUPS 4
+
 /* The longest chain of waits a pprt_silence records. */
 #define PPRT_MAX_CHAIN 16
 
@@ -39,8 +43,11 @@ typedef struct pprt_silence {
    false (or PPRT_RECV_TIMEOUT) with its transfer still posted, and the
    caller ends the job naming find_silent's rank. */
 typedef struct pprt_transport_ops {
-  /* Groups processes with equal `color` for allreduce_group. */
-  void (*split_groups)(pprt_transport *t, int32_t color, int32_t key);
+  /* Groups the processes with equal `color`, ordered by `key`, and
+     returns the group's id for the group collectives (0 for the first
+     split, 1 for the second, ...). Collective over the world: every
+     process splits the same number of times, in the same order. */
+  int32_t (*split_groups)(pprt_transport *t, int32_t color, int32_t key);
   /* Starts a send of `bytes` bytes and returns a handle for wait_for(). */
   int32_t (*isend)(pprt_transport *t, const void *buf, int64_t bytes,
                    int32_t peer, int32_t tag);
@@ -64,22 +71,23 @@ typedef struct pprt_transport_ops {
      their handles may be waited on before group_end; groups do not nest. */
   void (*group_begin)(pprt_transport *t);
   void (*group_end)(pprt_transport *t);
-  /* Starts an in-place sum over the caller's group and returns a handle
-     for wait_for(); the buffer must stay untouched until then. */
-  int32_t (*iallreduce_group_f32)(pprt_transport *t, void *buf, int64_t count);
-  /* Starts a sum over the caller's group of `blocks` (the group's size)
-     blocks of `count` f32 at `send`, leaving block k of the sum in `recv`
-     (`count` f32) of the group's k-th process (split_groups' key order);
-     returns a handle for wait_for(). Both buffers stay untouched until
-     then. */
-  int32_t (*ireduce_scatter_group_f32)(pprt_transport *t, const void *send,
-                                       void *recv, int64_t count,
-                                       int32_t blocks);
-  /* Starts an in-place gather over the caller's group: `buf` holds
-     `blocks` blocks of `count` f32, the k-th process's own block at k;
-     afterwards every block everywhere. Returns a handle for wait_for(). */
-  int32_t (*iallgather_group_f32)(pprt_transport *t, void *buf, int64_t count,
-                                  int32_t blocks);
+  /* Starts an in-place sum over the caller's group `group` (split_groups'
+     id) and returns a handle for wait_for(); the buffer must stay
+     untouched until then. */
+  int32_t (*iallreduce_group_f32)(pprt_transport *t, int32_t group, void *buf,
+                                  int64_t count);
+  /* Starts a sum over `group` of `blocks` (the group's size) blocks of
+     `count` f32 at `send`, leaving block k of the sum in `recv` (`count`
+     f32) of the group's k-th process (split_groups' key order); returns a
+     handle for wait_for(). Both buffers stay untouched until then. */
+  int32_t (*ireduce_scatter_group_f32)(pprt_transport *t, int32_t group,
+                                       const void *send, void *recv,
+                                       int64_t count, int32_t blocks);
+  /* Starts an in-place gather over `group`: `buf` holds `blocks` blocks of
+     `count` f32, the k-th process's own block at k; afterwards every block
+     everywhere. Returns a handle for wait_for(). */
+  int32_t (*iallgather_group_f32)(pprt_transport *t, int32_t group, void *buf,
+                                  int64_t count, int32_t blocks);
   /* Completes a send or collective handle within `timeout_s`; false if it
      did not. */
   bool (*wait_for)(pprt_transport *t, int32_t handle, double timeout_s);

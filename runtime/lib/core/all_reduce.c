@@ -44,7 +44,8 @@ static void start_reduction(pprt_context *ctx, pprt_buffer_desc *g,
     return;
   }
   pprt_transport *t = ctx->transport;
-  g->reduce_handle = t->ops->iallreduce_group_f32(t, data, g->numel);
+  g->reduce_handle =
+      t->ops->iallreduce_group_f32(t, ctx->dp_group, data, g->numel);
 }
 
 void pprt_all_reduce(pprt_context *ctx, int32_t stage) {

@@ -92,6 +92,9 @@ pprt_context *pprt_context_create(pprt_transport *t, pprt_backend *be,
   ctx->backend = be;
   ctx->opts = *o;
   ctx->num_replicas = 1;
+  ctx->tensor_parallel = 1;
+  ctx->dp_group = -1;
+  ctx->tp_group = -1;
   ctx->weight_versions = 1;
   ctx->run_end = 1; /* until pprt_set_run: every step runs flushed */
   return ctx;
@@ -139,41 +142,50 @@ void pprt_context_destroy(pprt_context *ctx) {
 /* Reports a start-up problem once (from rank 0) instead of P times. */
 static bool start_error(const pprt_context *ctx, const char *msg) {
   if (ctx->transport->world_rank == 0) {
-    fprintf(stderr, "pprt: %s\n", msg);
+    fprintf(stderr, "pprt: rank 0: %s\n", msg);
     fflush(stderr);
   }
   return false;
+}
+
+/* Why the world cannot run the program's layout, in `msg`; "" if it can. */
+static void check_world(const pprt_context *ctx, char *msg, size_t size) {
+  int32_t world = ctx->transport->world_size, declared = ctx->declared_replicas;
+  int32_t t = ctx->tensor_parallel, group = ctx->num_ranks * t;
+  char tp[64] = "";
+  if (t > 1)
+    snprintf(tp, sizeof tp, " x %d tensor-parallel processes", t);
+  msg[0] = '\0';
+  if (declared && world != group * declared)
+    snprintf(msg, size,
+             "world size %d does not match the program: %d pipeline "
+             "ranks%s x %d data-parallel replicas; run with mpirun -np %d",
+             world, ctx->num_ranks, tp, declared, group * declared);
+  else if (world % group != 0)
+    snprintf(msg, size,
+             "world size %d is not a multiple of the program's %d pipeline "
+             "ranks%s; run with mpirun -np <k * %d>",
+             world, ctx->num_ranks, tp, group);
 }
 
 bool pprt_context_start(pprt_context *ctx) {
   pprt_transport *t = ctx->transport;
   if (!ctx->program_set)
     return start_error(ctx, "pp_define_program did not call pprt_set_program");
-  char msg[320];
-  int32_t declared = ctx->declared_replicas;
-  if (declared && t->world_size != ctx->num_ranks * declared) {
-    snprintf(msg, sizeof msg,
-             "world size %d does not match the program: %d pipeline ranks x "
-             "%d data-parallel replicas; run with mpirun -np %d",
-             t->world_size, ctx->num_ranks, declared,
-             ctx->num_ranks * declared);
+  char msg[512];
+  check_world(ctx, msg, sizeof msg);
+  if (msg[0] || !pprt_check_splits(ctx, msg, sizeof msg))
     return start_error(ctx, msg);
-  }
-  if (t->world_size % ctx->num_ranks != 0) {
-    snprintf(msg, sizeof msg,
-             "world size %d is not a multiple of the program's %d pipeline "
-             "ranks; run with mpirun -np <k * %d>",
-             t->world_size, ctx->num_ranks, ctx->num_ranks);
-    return start_error(ctx, msg);
-  }
-  ctx->pipeline_rank = t->world_rank % ctx->num_ranks;
-  ctx->replica = t->world_rank / ctx->num_ranks;
-  ctx->num_replicas = t->world_size / ctx->num_ranks;
+  int32_t tp = ctx->tensor_parallel, group = ctx->num_ranks * tp;
+  ctx->tp_index = t->world_rank % tp;
+  ctx->pipeline_rank = t->world_rank / tp % ctx->num_ranks;
+  ctx->replica = t->world_rank / group;
+  ctx->num_replicas = t->world_size / group;
   /* MPI_Comm_split blocks without a timeout: meet within one first, so
      that a rank lost before it is named instead of hanging the others. */
   int32_t started = 1;
   pprt_min_everywhere(ctx, &started, 1, "the start");
-  t->ops->split_groups(t, ctx->pipeline_rank, ctx->replica);
+  pprt_split_world(ctx);
   return true;
 }
 
@@ -314,6 +326,8 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   b->slots = pprt_xcalloc(ctx, (size_t)b->num_slots, sizeof *b->slots);
   for (int32_t s = 0; s < b->num_slots; ++s)
     b->slots[s].data_step = -1;
+  b->split_dim = 0;
+  b->split_parts = 0;
   b->reduce_handle = -1;
   b->gather_handle = -1;
   b->reduced_step = -1;
@@ -396,20 +410,32 @@ static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
   const pprt_data_source *src = &ctx->data;
   int64_t updates = 0;
   const void *m = NULL, *v = NULL;
+  pprt_buffer_desc global = pprt_global_desc(b);
   if (!src->param_state ||
-      !src->param_state(src->self, ctx, b, id, &updates, &m, &v))
+      !src->param_state(src->self, ctx, &global, id, &updates, &m, &v))
     return;
   b->num_updates = updates;
   /* Adam allocates its moments on the first update; so a param never
      updated is resumed without them, as it was saved. */
   if (updates == 0)
     return;
+  /* A split param keeps its tp index's block of the global moments. */
+  void *local = NULL;
+  if (pprt_is_split(b)) {
+    local = pprt_xcalloc(ctx, 2, (size_t)b->bytes);
+    pprt_block_from_global(b, ctx->tp_index, m, local);
+    pprt_block_from_global(b, ctx->tp_index, v, (char *)local + b->bytes);
+    m = local;
+    v = (char *)local + b->bytes;
+  }
   /* Under ZeRO-1 the replica keeps its block of the whole moments. */
   int64_t first = 0, length = b->numel;
   if (pprt_zero_sharded(ctx))
     pprt_zero_block(ctx, b->numel, &first, &length);
-  if (length == 0)
+  if (length == 0) {
+    free(local);
     return;
+  }
   b->moment_bytes = length * b->elem_size;
   int64_t skip = first * b->elem_size;
   b->moment1 = device_copy(ctx, (const char *)m + skip, (size_t)b->moment_bytes,
@@ -417,6 +443,7 @@ static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
   b->moment2 = device_copy(ctx, (const char *)v + skip, (size_t)b->moment_bytes,
                            "Adam's moments");
   ctx->optimizer_state_bytes += 2 * b->moment_bytes;
+  free(local);
 }
 
 /* Gives freshly allocated (zeroed) storage its kind's initial contents,
@@ -427,7 +454,16 @@ static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
     return;
   pprt_require_f32(ctx, b, id, "initialising");
   float *host = pprt_staging(ctx, (size_t)b->bytes);
-  if (b->kind == PPRT_PARAM) {
+  if (b->kind == PPRT_PARAM && pprt_is_split(b)) {
+    /* The data source makes the global tensor; this rank keeps its block. */
+    const pprt_data_source *src =
+        source_of(ctx, ctx->data.init_param != NULL, id);
+    pprt_buffer_desc global = pprt_global_desc(b);
+    void *whole = pprt_xcalloc(ctx, 1, (size_t)global.bytes);
+    src->init_param(src->self, ctx, &global, id, whole);
+    pprt_block_from_global(b, ctx->tp_index, whole, host);
+    free(whole);
+  } else if (b->kind == PPRT_PARAM) {
     const pprt_data_source *src =
         source_of(ctx, ctx->data.init_param != NULL, id);
     src->init_param(src->self, ctx, b, id, host);

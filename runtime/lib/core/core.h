@@ -49,6 +49,10 @@ typedef struct pprt_buffer_desc {
   /* INPUT/TARGET ids: the rows of the smallest table they index
      (pprt_set_id_bound); 0 if none is declared. */
   int64_t id_bound;
+  /* pprt_set_buffer_split: the global tensor is `split_parts` blocks of
+     these (local) dims along `split_dim`; split_parts 0 if replicated. */
+  int32_t split_dim;
+  int32_t split_parts;
   int32_t num_slots;
   pprt_slot *slots;
   /* PARAM_GRAD: the in-flight all-reduce (transport handle, -1 if none)
@@ -123,12 +127,15 @@ typedef struct pprt_options {
    `out` is host memory of b->bytes bytes; `self` is the driver's state. */
 typedef struct pprt_data_source {
   void *self;
-  /* The initial values of PARAM `id`. */
+  /* The initial values of PARAM `id`; for a split param `b` describes
+     its global tensor (pprt_global_desc), of which the core keeps this
+     process's block. */
   void (*init_param)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,
                      int32_t id, void *out);
   /* The optimizer state PARAM `id` resumes with: true with its update count
      in *num_updates and, when that is positive, Adam's moments in host
-     memory *m and *v; false when it starts fresh. NULL: always fresh. */
+     memory *m and *v (global, as for init_param); false when it starts
+     fresh. NULL: always fresh. */
   bool (*param_state)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,
                       int32_t id, int64_t *num_updates, const void **m,
                       const void **v);
@@ -175,8 +182,17 @@ struct pprt_context {
   int32_t num_stages;
   int32_t num_microbatches;
   int32_t pipeline_rank;
-  int32_t replica;      /* this process's replica: world rank / num_ranks */
-  int32_t num_replicas; /* process replicas: world size / num_ranks */
+  /* Processes per pipeline rank (pprt_set_tensor_parallel; 1 by default)
+     and this one's index among them: world rank % tensor_parallel. */
+  int32_t tensor_parallel;
+  int32_t tp_index;
+  int32_t replica;      /* world rank / (num_ranks * tensor_parallel) */
+  int32_t num_replicas; /* world size / (num_ranks * tensor_parallel) */
+  /* The transport's groups (split_groups' ids): the data-parallel group
+     (same pipeline rank and tp index in every replica) and, with
+     tensor_parallel > 1, the tensor-parallel group; -1 if not split. */
+  int32_t dp_group;
+  int32_t tp_group;
   int32_t declared_replicas; /* pprt_set_data_parallel; 0 if undeclared */
   int32_t weight_versions;   /* pprt_set_weight_versions: 1 or 2 */
   int32_t pass;              /* sequential replica being played, 0..K-1 */
@@ -276,16 +292,39 @@ _Noreturn void pprt_fatal_silent(const pprt_context *ctx, int32_t peer,
                                  const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The same for a transport without a context yet; `ranks` is the pipeline
-   ranks per replica (0 if unknown). */
+   ranks per replica (0 if unknown) and `tp` the processes per pipeline
+   rank. */
 _Noreturn void pprt_transport_fatal_silent(pprt_transport *t, int32_t ranks,
-                                           int32_t peer, double timeout_s,
-                                           const char *what);
+                                           int32_t tp, int32_t peer,
+                                           double timeout_s, const char *what);
 /* allreduce_world_min_i32 and reduce_world_f64 within the timeout, or the
    end of the job naming the silent rank; `what` names the values. */
 void pprt_min_everywhere(pprt_context *ctx, int32_t *vals, int32_t n,
                          const char *what);
 void pprt_sum_to_rank0(pprt_context *ctx, double *vals, int32_t n,
                        const char *what);
+
+/* ---- core/tensor_parallel.c ---- */
+/* The world rank of pipeline rank `rank` in this process's replica and
+   tensor-parallel index. */
+int32_t pprt_world_rank_of(const pprt_context *ctx, int32_t rank);
+/* Checks the buffers' splits against the program's tensor parallelism;
+   false with the reason in `err` if one does not fit. */
+bool pprt_check_splits(const pprt_context *ctx, char *err, size_t err_size);
+/* Splits the world into the data-parallel and tensor-parallel groups and
+   makes this process's tp index known to pprt_tp_index. Collective. */
+void pprt_split_world(pprt_context *ctx);
+/* Whether buffer `b` is split over the tensor-parallel ranks. */
+bool pprt_is_split(const pprt_buffer_desc *b);
+/* `b` as its global tensor: dims, numel and bytes of all blocks. */
+pprt_buffer_desc pprt_global_desc(const pprt_buffer_desc *b);
+/* Block `block` of split buffer `b` out of its global tensor `global`
+   (host, pprt_global_desc's bytes) into `local` (host, b->bytes), and
+   back. */
+void pprt_block_from_global(const pprt_buffer_desc *b, int32_t block,
+                            const void *global, void *local);
+void pprt_block_to_global(const pprt_buffer_desc *b, int32_t block,
+                          const void *local, void *global);
 
 /* ---- core/all_reduce.c ---- */
 /* Completes the in-flight all-reduces of `stage` (every stage if -1). */
@@ -328,6 +367,9 @@ pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);
 
 /* ---- core/step.c ---- */
+/* The context of the stage action running on this thread; NULL outside
+   one. */
+pprt_context *pprt_running_context(void);
 /* Declares the steps the driver will run, [begin, end), which tells a
    no-flush program its first and last step (pprt_step_is_first/last). */
 void pprt_set_run(pprt_context *ctx, int64_t begin, int64_t end);

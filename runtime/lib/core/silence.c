@@ -5,22 +5,29 @@
 #include <stdio.h>
 
 /* " (replica R, pipeline rank P)" for world rank `rank` when there are
-   several replicas of `ranks` pipeline ranks each; "" otherwise. */
+   several replicas of `ranks` pipeline ranks each, ", tensor index I" added
+   with `tp` > 1 processes per pipeline rank; "" otherwise. */
 static void describe_rank(char *out, size_t size, int32_t rank, int32_t ranks,
-                          int32_t world_size) {
+                          int32_t tp, int32_t world_size) {
   out[0] = '\0';
-  if (ranks > 0 && world_size > ranks && rank >= 0)
+  if (ranks <= 0 || rank < 0)
+    return;
+  int32_t group = ranks * (tp > 1 ? tp : 1);
+  if (tp > 1)
+    snprintf(out, size, " (replica %d, pipeline rank %d, tensor index %d)",
+             rank / group, rank / tp % ranks, rank % tp);
+  else if (world_size > ranks)
     snprintf(out, size, " (replica %d, pipeline rank %d)", rank / ranks,
              rank % ranks);
 }
 
 _Noreturn void pprt_transport_fatal_silent(pprt_transport *t, int32_t ranks,
-                                           int32_t peer, double timeout_s,
-                                           const char *what) {
+                                           int32_t tp, int32_t peer,
+                                           double timeout_s, const char *what) {
   pprt_silence s = {0};
   t->ops->find_silent(t, peer, timeout_s, &s);
-  char who[64], waits[256] = "";
-  describe_rank(who, sizeof who, s.rank, ranks, t->world_size);
+  char who[80], waits[256] = "";
+  describe_rank(who, sizeof who, s.rank, ranks, tp, t->world_size);
   /* The chain of waits it followed; none after a collective. */
   size_t used = 0;
   if (s.length > 0)
@@ -57,8 +64,9 @@ _Noreturn void pprt_fatal_silent(const pprt_context *ctx, int32_t peer,
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  pprt_transport_fatal_silent(ctx->transport, ctx->num_ranks, peer,
-                              ctx->opts.timeout_s, what);
+  pprt_transport_fatal_silent(ctx->transport, ctx->num_ranks,
+                              ctx->tensor_parallel, peer, ctx->opts.timeout_s,
+                              what);
 }
 
 void pprt_min_everywhere(pprt_context *ctx, int32_t *vals, int32_t n,

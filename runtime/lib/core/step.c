@@ -7,7 +7,9 @@
 
 /* The action running on this thread, for pprt_random_seed, which stage
    code calls without a context. */
-static _Thread_local const pprt_context *running_action;
+static _Thread_local pprt_context *running_action;
+
+pprt_context *pprt_running_context(void) { return running_action; }
 
 void pprt_set_run(pprt_context *ctx, int64_t begin, int64_t end) {
   ctx->run_begin = begin;
@@ -77,7 +79,8 @@ double pprt_end_step(pprt_context *ctx) {
   /* The next step's sends stay in flight: their receives may come only in
      the next step's call. */
   pprt_wait_step_sends(ctx, ctx->step);
-  double loss = ctx->step_loss;
+  /* The tensor-parallel ranks of a stage compute the same loss. */
+  double loss = ctx->tp_index == 0 ? ctx->step_loss : 0.0;
   pprt_sum_to_rank0(ctx, &loss, 1, "loss");
   if (ctx->observer.step_end)
     ctx->observer.step_end(ctx->observer.self, ctx, ctx->step);

@@ -31,8 +31,8 @@ static endpoint resolve(pprt_context *ctx, const char *op, int32_t id,
   if (peer < 0 || peer >= ctx->num_ranks)
     pprt_fatal(ctx, "%s of buffer %d: peer rank %d out of range 0..%d", op, id,
                peer, ctx->num_ranks - 1);
-  /* Peers are pipeline ranks of the caller's own replica. */
-  e.world_peer = ctx->replica * ctx->num_ranks + peer;
+  /* Peers are pipeline ranks of the caller's own replica and tp index. */
+  e.world_peer = pprt_world_rank_of(ctx, peer);
   int64_t tag = (int64_t)id * ctx->num_microbatches + e.slot;
   if (tag > ctx->transport->max_tag)
     pprt_fatal(ctx,

@@ -51,7 +51,7 @@ void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
   }
   pprt_transport *t = ctx->transport;
   g->reduce_handle = t->ops->ireduce_scatter_group_f32(
-      t, send, g->zero_shard, block, ctx->num_replicas);
+      t, ctx->dp_group, send, g->zero_shard, block, ctx->num_replicas);
 }
 
 /* Starts gathering every replica's block of the weights at `w`. */
@@ -67,7 +67,7 @@ static void start_gather(pprt_context *ctx, pprt_buffer_desc *p, float *w,
   }
   pprt_transport *t = ctx->transport;
   p->gather_handle = t->ops->iallgather_group_f32(
-      t, buf, block_numel(ctx, p->numel), ctx->num_replicas);
+      t, ctx->dp_group, buf, block_numel(ctx, p->numel), ctx->num_replicas);
 }
 
 void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
@@ -116,8 +116,8 @@ static int32_t start_moment_gather(pprt_context *ctx, pprt_buffer_desc *p,
   if (moment && mine > 0)
     pprt_copy_f32(ctx, whole + first, moment, mine);
   pprt_transport *t = ctx->transport;
-  return t->ops->iallgather_group_f32(t, whole, block_numel(ctx, p->numel),
-                                      ctx->num_replicas);
+  return t->ops->iallgather_group_f32(
+      t, ctx->dp_group, whole, block_numel(ctx, p->numel), ctx->num_replicas);
 }
 
 void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p, void *m,

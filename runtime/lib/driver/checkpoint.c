@@ -316,8 +316,12 @@ static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
   int32_t parts = parts_per_param(ctx), count = n * parts;
   pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)count, sizeof *entries);
   char(*names)[96] = pprt_xcalloc(ctx, (size_t)count, sizeof *names);
+  /* A split param's parts are its global tensors. */
+  pprt_buffer_desc *global = pprt_xcalloc(ctx, (size_t)n + 1, sizeof *global);
+  for (int32_t i = 0; i < n; ++i)
+    global[i] = pprt_global_desc(&ctx->buffers[ids[i]]);
   for (int32_t k = 0; k < count; ++k) {
-    const pprt_buffer_desc *b = &ctx->buffers[ids[k / parts]];
+    const pprt_buffer_desc *b = &global[k / parts];
     int32_t part = k % parts;
     part_name(ctx, b, part, names[k], sizeof names[k]);
     entries[k] = part == PPRT_PART_ADAM_STEP
@@ -337,6 +341,7 @@ static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
   }
   pprt_st_writer *w = pprt_st_writer_begin(path, entries, count, keys, values,
                                            4 + nconfig, err, err_size);
+  free(global);
   free(names);
   free(entries);
   return w;
@@ -375,26 +380,27 @@ static const void *owned_part(void **whole, int32_t i, int32_t part,
   return (char *)whole[i] + (part == PPRT_PART_ADAM_V ? bytes : 0);
 }
 
-/* Streams every part of every param from its owner into `w` (rank 0). */
+/* Streams every part of every param from its owners into `w` (rank 0). */
 static bool write_parts(pprt_context *ctx, pprt_st_writer *w,
                         const int32_t *ids, const int32_t *owner, int32_t n,
                         bool ok, char *err, size_t err_size) {
-  int32_t parts = parts_per_param(ctx);
+  int32_t parts = parts_per_param(ctx), tp = ctx->tensor_parallel;
+  bool root = ctx->transport->world_rank == 0;
   void **whole = gather_moments(ctx, ids, n);
   for (int32_t i = 0; i < n; ++i) {
-    /* A param nobody touched still has its initial values: rank 0 makes
-       them. */
-    int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
-    int64_t bytes = ctx->buffers[ids[i]].bytes;
+    const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
+    int64_t bytes = pprt_global_desc(b).bytes;
+    void *global = root ? pprt_xcalloc(ctx, 1, (size_t)bytes) : NULL;
     for (int32_t part = 0; part < parts; ++part) {
-      const void *host = pprt_param_part_bytes(
-          ctx, ids[i], from, part, owned_part(whole, i, part, bytes),
-          "--checkpoint");
+      const void *host = pprt_param_global_part(
+          ctx, ids[i], owner + i * tp, part,
+          owned_part(whole, i, part, b->bytes), "--checkpoint", global);
       size_t size =
           part == PPRT_PART_ADAM_STEP ? sizeof(int64_t) : (size_t)bytes;
       if (w && ok)
         ok = pprt_st_writer_data(w, host, size, err, err_size);
     }
+    free(global);
   }
   free_moments(whole, n);
   return ok;
@@ -408,8 +414,9 @@ static bool write_to(pprt_driver *d, const char *dir, int64_t step, char *err,
   pprt_context *ctx = d->ctx;
   bool root = ctx->transport->world_rank == 0;
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
-  int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
-  int32_t *owner = ids + cap;
+  int32_t *ids = pprt_xcalloc(ctx, (size_t)cap, sizeof *ids);
+  int32_t *owner = pprt_xcalloc(ctx, (size_t)cap * (size_t)ctx->tensor_parallel,
+                                sizeof *owner);
   int32_t n = pprt_ordered_params(ctx, ids);
   pprt_elect_owners(ctx, ids, n, owner);
   char path[4200];
@@ -428,6 +435,7 @@ static bool write_to(pprt_driver *d, const char *dir, int64_t step, char *err,
     ok = pprt_st_writer_commit(w, err, err_size);
   else if (w)
     pprt_st_writer_abort(w);
+  free(owner);
   free(ids);
   return ok;
 }
@@ -462,9 +470,13 @@ bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
   free(ids);
   if (diverged >= 0) {
     snprintf(err, sizeof err,
-             "after step %lld the data-parallel replicas hold different "
-             "values of param %d or of its optimizer state",
-             (long long)step, diverged);
+             "after step %lld the %s hold different values of param %d or "
+             "of its optimizer state",
+             (long long)step,
+             ctx->tensor_parallel > 1
+                 ? "data-parallel replicas or tensor-parallel ranks"
+                 : "data-parallel replicas",
+             diverged);
     /* Every rank found it; rank 0 reports. */
     return pprt_agree(ctx, ctx->transport->world_rank != 0, "--checkpoint",
                       path, err);

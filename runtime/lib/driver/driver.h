@@ -110,16 +110,19 @@ int pprt_check_gradients(pprt_context *ctx);
 bool pprt_print_params(pprt_context *ctx);
 /* Prints this rank's bytes of weights, gradients and optimizer state. */
 void pprt_print_memory(pprt_context *ctx);
-/* Per PARAM buffer ids[i], the lowest world rank of replica 0 that holds
-   it, or INT32_MAX if none does; identical on every rank. */
+/* Per PARAM buffer ids[i] and tensor-parallel index k < T, in
+   owner[i * T + k]: the lowest world rank of replica 0 that holds block k
+   of it (of a replicated param: the whole as k = 0, nobody for k > 0), or
+   INT32_MAX if none does; identical on every rank. */
 void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
                        int32_t *owner);
 /* FNV-1a over `n` bytes, continuing from `h` (PPRT_FNV_OFFSET to start). */
 #define PPRT_FNV_OFFSET 0xCBF29CE484222325ull
 uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n);
 /* The index (model argument) of a PARAM among ids[0..n) whose values or
-   optimizer state differ between the data-parallel replicas, or -1;
-   identical on every rank. Collective. */
+   optimizer state differ between the data-parallel replicas (or, when it
+   is not split, the tensor-parallel ranks), or -1; identical on every
+   rank. Collective. */
 int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
                                  int32_t n);
 
@@ -144,8 +147,8 @@ const char *pprt_st_dtype_name(int32_t dtype);
 /* PARAM buffer ids ordered by model argument, then stage (the order of
    weight files); their count. `ids` has room for ctx->num_buffers. */
 int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids);
-/* Why the file's tensor `t` cannot hold buffer `b` (dtype or shape), in
-   `why`; NULL if it can. */
+/* Why the file's tensor `t` cannot hold buffer `b` (dtype or global
+   shape), in `why`; NULL if it can. */
 const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
                                  const struct pprt_st_tensor *t, char *why,
                                  size_t size);
@@ -175,6 +178,17 @@ bool pprt_check_state_values(const pprt_safetensors *st,
 const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
                                   int32_t part, const void *owned,
                                   const char *option);
+
+/* The host bytes of part `part` of param `id` as its global tensor, on
+   world rank 0 (NULL elsewhere), from the owners of its blocks
+   (pprt_elect_owners' owners[0..T)): a split param's blocks are assembled
+   in rank 0's `whole` (its global bytes), a replicated one comes from
+   owners[0]. An owner sends `owned` if not NULL. Collective between the
+   owners and rank 0. */
+const void *pprt_param_global_part(pprt_context *ctx, int32_t id,
+                                   const int32_t *owners, int32_t part,
+                                   const void *owned, const char *option,
+                                   void *whole);
 
 /* ---- driver/outputs.c ---- */
 /* How a writer puts its file in place: written into PATH.tmp and renamed

@@ -412,7 +412,7 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
     ok = 0;
   }
   if (!t->ops->allreduce_world_min_i32(t, &ok, 1, o->run.timeout_s))
-    pprt_transport_fatal_silent(t, 0, PPRT_EVERYONE, o->run.timeout_s,
+    pprt_transport_fatal_silent(t, 0, 1, PPRT_EVERYONE, o->run.timeout_s,
                                 "every rank to check its outputs");
   return ok != 0;
 }
@@ -566,7 +566,7 @@ static pprt_backend *create_backend(pprt_transport *t, const char *name,
     be = pprt_backend_create(name, t, err, sizeof err);
   int32_t ok = be != NULL;
   if (!t->ops->allreduce_world_min_i32(t, &ok, 1, timeout_s))
-    pprt_transport_fatal_silent(t, 0, PPRT_EVERYONE, timeout_s,
+    pprt_transport_fatal_silent(t, 0, 1, PPRT_EVERYONE, timeout_s,
                                 "every rank to start its backend");
   if (ok)
     return be;

@@ -29,14 +29,25 @@ static int32_t collect_params(pprt_context *ctx, param_report *out) {
   return n;
 }
 
+/* Whether this rank's copy of PARAM `b` stands for block `k` of it: its
+   own block if the param is split, block 0 (the whole) otherwise. */
+static bool holds_block(const pprt_context *ctx, const pprt_buffer_desc *b,
+                        int32_t k) {
+  return pprt_is_split(b) ? ctx->tp_index == k : k == 0;
+}
+
 void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
                        int32_t *owner) {
-  int32_t me = ctx->transport->world_rank;
+  int32_t me = ctx->transport->world_rank, tp = ctx->tensor_parallel;
   for (int32_t i = 0; i < n; ++i) {
-    const pprt_slot *s = &ctx->buffers[ids[i]].slots[0];
-    owner[i] = ctx->replica == 0 && s->data ? me : INT32_MAX;
+    const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
+    for (int32_t k = 0; k < tp; ++k)
+      owner[i * tp + k] =
+          ctx->replica == 0 && b->slots[0].data && holds_block(ctx, b, k)
+              ? me
+              : INT32_MAX;
   }
-  pprt_min_everywhere(ctx, owner, n, "which rank holds each weight");
+  pprt_min_everywhere(ctx, owner, n * tp, "which rank holds each weight");
 }
 
 uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n) {
@@ -67,73 +78,87 @@ static int32_t state_fingerprint(pprt_context *ctx, int32_t id) {
 }
 
 /* Data-parallel replicas apply the same summed gradients to the same
-   state, so they hold bit-identical weights and optimizer state. */
+   state, so they hold bit-identical weights and optimizer state; so do the
+   tensor-parallel ranks of a replicated (not split) param. A split param's
+   blocks are compared per tp index. */
 int32_t pprt_find_diverged_param(pprt_context *ctx, const int32_t *ids,
                                  int32_t n) {
-  if (ctx->num_replicas == 1)
+  int32_t tp = ctx->tensor_parallel, m = n * tp;
+  if (ctx->num_replicas == 1 && tp == 1)
     return -1;
   /* min over the holders of h and of ~h: they agree iff min h == max h. */
-  int32_t *lo = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *lo);
-  int32_t *not_hi = lo + n;
-  for (int32_t i = 0; i < n; ++i) {
-    lo[i] = state_fingerprint(ctx, ids[i]);
+  int32_t *lo = pprt_xcalloc(ctx, 2 * (size_t)m, sizeof *lo);
+  int32_t *not_hi = lo + m;
+  for (int32_t i = 0; i < m; ++i) {
+    const pprt_buffer_desc *b = &ctx->buffers[ids[i / tp]];
+    lo[i] = holds_block(ctx, b, i % tp) ? state_fingerprint(ctx, ids[i / tp])
+                                        : INT32_MAX;
     not_hi[i] = lo[i] == INT32_MAX ? INT32_MAX : ~lo[i];
   }
-  pprt_min_everywhere(ctx, lo, 2 * n, "the replicas' weight fingerprints");
+  pprt_min_everywhere(ctx, lo, 2 * m, "the replicas' weight fingerprints");
   int32_t diverged = -1;
-  for (int32_t i = 0; i < n && diverged < 0; ++i)
+  for (int32_t i = 0; i < m && diverged < 0; ++i)
     if (lo[i] != INT32_MAX && lo[i] != ~not_hi[i])
-      diverged = ctx->buffers[ids[i]].index;
+      diverged = ctx->buffers[ids[i / tp]].index;
   free(lo);
   return diverged;
 }
 
+/* The sum and sum of squares of param `id`'s global values on world rank
+   0 (zeros elsewhere), gathered from its owners. */
+static void param_stats(pprt_context *ctx, int32_t id, const int32_t *owners,
+                        void *whole, double *stats) {
+  pprt_buffer_desc *b = &ctx->buffers[id];
+  pprt_require_f32(ctx, b, id, "--print-params");
+  const float *w = pprt_param_global_part(ctx, id, owners, PPRT_PART_VALUES,
+                                          NULL, "--print-params", whole);
+  if (!w)
+    return;
+  int64_t numel = pprt_global_desc(b).numel;
+  for (int64_t k = 0; k < numel; ++k) {
+    stats[0] += w[k];
+    stats[1] += (double)w[k] * w[k];
+  }
+}
+
 bool pprt_print_params(pprt_context *ctx) {
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
+  int32_t tp = ctx->tensor_parallel;
   param_report *params = pprt_xcalloc(ctx, (size_t)cap, sizeof *params);
-  int32_t *owner = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *owner);
-  int32_t *ids = owner + cap;
-  double *stats = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *stats);
+  int32_t *ids = pprt_xcalloc(ctx, (size_t)cap, sizeof *ids);
+  int32_t *owner = pprt_xcalloc(ctx, (size_t)cap * (size_t)tp, sizeof *owner);
   int32_t n = collect_params(ctx, params);
   for (int32_t i = 0; i < n; ++i)
     ids[i] = params[i].id;
   int32_t diverged = pprt_find_diverged_param(ctx, ids, n);
   pprt_elect_owners(ctx, ids, n, owner);
   int32_t me = ctx->transport->world_rank;
+  void *whole = NULL;
   for (int32_t i = 0; i < n; ++i) {
-    /* A param nobody touched still has its initial values; rank 0 makes
-       them so that the report is complete. */
-    bool mine = owner[i] == me || (owner[i] == INT32_MAX && me == 0);
-    if (!mine)
-      continue;
-    pprt_buffer_desc *b = &ctx->buffers[params[i].id];
-    pprt_require_f32(ctx, b, params[i].id, "--print-params");
-    const float *w = pprt_to_host(ctx, pprt_slot_data(ctx, b, params[i].id, 0),
-                                  (size_t)b->bytes);
-    for (int64_t k = 0; k < b->numel; ++k) {
-      stats[2 * i] += w[k];
-      stats[2 * i + 1] += (double)w[k] * w[k];
-    }
+    double stats[2] = {0.0, 0.0};
+    int64_t bytes = pprt_global_desc(&ctx->buffers[ids[i]]).bytes;
+    whole = me == 0 ? realloc(whole, (size_t)bytes) : NULL;
+    if (me == 0 && !whole)
+      pprt_fatal(ctx, "out of memory for --print-params");
+    param_stats(ctx, ids[i], owner + i * tp, whole, stats);
+    params[i].sum = stats[0];
+    params[i].sumsq = stats[1];
   }
-  pprt_sum_to_rank0(ctx, stats, 2 * n, "weight sums");
+  free(whole);
   if (me == 0) {
-    for (int32_t i = 0; i < n; ++i) {
-      params[i].sum = stats[2 * i];
-      params[i].sumsq = stats[2 * i + 1];
-    }
     qsort(params, (size_t)n, sizeof *params, compare_reports);
     for (int32_t i = 0; i < n; ++i)
       printf("param %d sum %.9g sumsq %.9g\n", params[i].index, params[i].sum,
              params[i].sumsq);
     fflush(stdout);
     if (diverged >= 0)
-      fprintf(stderr,
-              "pprt: the data-parallel replicas hold different values of "
-              "param %d\n",
+      fprintf(stderr, "pprt: the %s hold different values of param %d\n",
+              tp > 1 ? "data-parallel replicas or tensor-parallel ranks"
+                     : "data-parallel replicas",
               diverged);
   }
-  free(stats);
   free(owner);
+  free(ids);
   free(params);
   return diverged < 0;
 }

@@ -165,7 +165,8 @@ static void send_probe(pprt_context *ctx, void *buf, int64_t n, int32_t peer) {
 }
 
 /* One-way time of the largest message a step sends, between pipeline ranks
-   r and r + 1 of replica 0 (half the median round trip); the slowest pair.
+   r and r + 1 of replica 0 and tp index 0 (half the median round trip); the
+   slowest pair.
    Valid on world rank 0; 0 with one rank. Every process takes part. */
 static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
   pprt_transport *t = ctx->transport;
@@ -178,24 +179,25 @@ static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
   /* Device memory, like the buffers a step sends. */
   void *buf = pprt_device_alloc(ctx, (size_t)n, "the transfer probe");
   double *one_way = pprt_xcalloc(ctx, (size_t)ctx->num_ranks, sizeof *one_way);
-  int32_t me = t->world_rank;
+  int32_t me = t->world_rank, tp = ctx->tensor_parallel;
   for (int32_t r = 0; r + 1 < ctx->num_ranks; ++r) {
-    if (me != r && me != r + 1)
+    int32_t from = tp * r, to = tp * (r + 1); /* world ranks */
+    if (me != from && me != to)
       continue;
     samples trips = {0};
     for (int32_t k = 0; k < 2 * PROBE_ROUND_TRIPS; ++k) {
       double start = now_ms();
-      if (me == r) {
-        send_probe(ctx, buf, n, r + 1);
-        expect_recv(ctx, buf, n, r + 1);
+      if (me == from) {
+        send_probe(ctx, buf, n, to);
+        expect_recv(ctx, buf, n, to);
       } else {
-        expect_recv(ctx, buf, n, r);
-        send_probe(ctx, buf, n, r);
+        expect_recv(ctx, buf, n, from);
+        send_probe(ctx, buf, n, from);
       }
       if (k >= PROBE_ROUND_TRIPS)
         push_sample(ctx, &trips, now_ms() - start);
     }
-    if (me == r)
+    if (me == from)
       one_way[r] = 0.5 * median(&trips);
     free(trips.v);
   }
@@ -208,12 +210,13 @@ static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
   return slowest;
 }
 
-/* Per (stage, phase): the median on the rank of replica 0 that ran it, and
-   1 where it ran, summed over the world into world rank 0. */
+/* Per (stage, phase): the median on the rank of replica 0 and tp index 0
+   that ran it, and 1 where it ran, summed over the world into world rank
+   0. */
 static double *gather_medians(pprt_context *ctx, pprt_profile *p) {
   int32_t n = ctx->num_stages * NUM_PHASES;
   double *out = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *out);
-  for (int32_t i = 0; i < n && ctx->replica == 0; ++i) {
+  for (int32_t i = 0; i < n && ctx->replica == 0 && ctx->tp_index == 0; ++i) {
     if (p->actions[i].n == 0)
       continue;
     out[i] = median(&p->actions[i]);

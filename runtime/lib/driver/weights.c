@@ -50,9 +50,12 @@ int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids) {
   return n;
 }
 
-const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,
+const char *pprt_tensor_mismatch(const pprt_buffer_desc *local,
                                  const pprt_st_tensor *t, char *why,
                                  size_t size) {
+  /* Files hold the global tensor of a split param. */
+  pprt_buffer_desc global = pprt_global_desc(local);
+  const pprt_buffer_desc *b = &global;
   bool same = t->ndims == b->ndims &&
               strcmp(t->dtype, pprt_st_dtype_name(b->dtype)) == 0;
   for (int32_t d = 0; same && d < b->ndims; ++d)
@@ -198,8 +201,10 @@ static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
   const pprt_context *ctx = d->ctx;
   pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)n, sizeof *entries);
   char(*names)[64] = pprt_xcalloc(ctx, (size_t)n, sizeof *names);
+  pprt_buffer_desc *global = pprt_xcalloc(ctx, (size_t)n, sizeof *global);
   for (int32_t i = 0; i < n; ++i) {
-    const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
+    global[i] = pprt_global_desc(&ctx->buffers[ids[i]]);
+    const pprt_buffer_desc *b = &global[i];
     pprt_param_name(ctx, b, names[i], sizeof names[i]);
     entries[i] = (pprt_st_entry){names[i], pprt_st_dtype_name(b->dtype),
                                  b->ndims, b->dims};
@@ -211,6 +216,7 @@ static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
   const char *values[] = {"pt", "pprt", step};
   pprt_st_writer *w =
       pprt_st_writer_begin(path, entries, n, keys, values, 3, err, err_size);
+  free(global);
   free(names);
   free(entries);
   return w;
@@ -266,6 +272,46 @@ const void *pprt_param_part_bytes(pprt_context *ctx, int32_t id, int32_t owner,
   return host;
 }
 
+/* Rank 0's starting point for the global tensor of split param `b` when a
+   block has no owner (no rank touched it): the initial values, or zeros
+   for the optimizer state. */
+static void unowned_blocks(pprt_context *ctx, const pprt_buffer_desc *b,
+                           int32_t id, int32_t part, void *whole) {
+  pprt_buffer_desc global = pprt_global_desc(b);
+  if (part == PPRT_PART_VALUES)
+    ctx->data.init_param(ctx->data.self, ctx, &global, id, whole);
+  else
+    memset(whole, 0, (size_t)global.bytes);
+}
+
+const void *pprt_param_global_part(pprt_context *ctx, int32_t id,
+                                   const int32_t *owners, int32_t part,
+                                   const void *owned, const char *option,
+                                   void *whole) {
+  pprt_buffer_desc *b = &ctx->buffers[id];
+  int32_t me = ctx->transport->world_rank;
+  if (!pprt_is_split(b) || part == PPRT_PART_ADAM_STEP) {
+    /* A param nobody touched still has its initial values: rank 0 makes
+       them. */
+    int32_t from = owners[0] == INT32_MAX ? 0 : owners[0];
+    return pprt_param_part_bytes(ctx, id, from, part, owned, option);
+  }
+  bool unowned = false;
+  for (int32_t k = 0; k < b->split_parts; ++k)
+    unowned = unowned || owners[k] == INT32_MAX;
+  if (me == 0 && unowned)
+    unowned_blocks(ctx, b, id, part, whole);
+  for (int32_t k = 0; k < b->split_parts; ++k) {
+    if (owners[k] == INT32_MAX)
+      continue;
+    const void *block = pprt_param_part_bytes(
+        ctx, id, owners[k], part, owners[k] == me ? owned : NULL, option);
+    if (me == 0)
+      pprt_block_to_global(b, k, block, whole);
+  }
+  return me == 0 ? whole : NULL;
+}
+
 /* Writes every param (from replica 0) to `path` through world rank 0;
    false there, with the reason in `err`, if that failed. Collective. */
 static bool save_to(pprt_driver *d, const char *path, int64_t step, char *err,
@@ -273,27 +319,28 @@ static bool save_to(pprt_driver *d, const char *path, int64_t step, char *err,
   (void)step;
   pprt_context *ctx = d->ctx;
   int32_t cap = ctx->num_buffers ? ctx->num_buffers : 1;
-  int32_t *ids = pprt_xcalloc(ctx, 2 * (size_t)cap, sizeof *ids);
-  int32_t *owner = ids + cap;
+  int32_t tp = ctx->tensor_parallel;
+  int32_t *ids = pprt_xcalloc(ctx, (size_t)cap, sizeof *ids);
+  int32_t *owner = pprt_xcalloc(ctx, (size_t)cap * (size_t)tp, sizeof *owner);
   int32_t n = pprt_ordered_params(ctx, ids);
   pprt_elect_owners(ctx, ids, n, owner);
   bool root = ctx->transport->world_rank == 0;
   pprt_st_writer *w = root ? begin_file(d, path, ids, n, err, err_size) : NULL;
   bool ok = !root || w;
   for (int32_t i = 0; i < n; ++i) {
-    /* A param nobody touched still has its initial values: rank 0 makes
-       them. */
-    int32_t from = owner[i] == INT32_MAX ? 0 : owner[i];
-    const void *host = pprt_param_part_bytes(ctx, ids[i], from,
-                                             PPRT_PART_VALUES, NULL, "--save");
+    int64_t bytes = pprt_global_desc(&ctx->buffers[ids[i]]).bytes;
+    void *whole = root ? pprt_xcalloc(ctx, 1, (size_t)bytes) : NULL;
+    const void *host = pprt_param_global_part(
+        ctx, ids[i], owner + i * tp, PPRT_PART_VALUES, NULL, "--save", whole);
     if (root && ok)
-      ok = pprt_st_writer_data(w, host, (size_t)ctx->buffers[ids[i]].bytes, err,
-                               err_size);
+      ok = pprt_st_writer_data(w, host, (size_t)bytes, err, err_size);
+    free(whole);
   }
   if (w && ok)
     ok = pprt_st_writer_commit(w, err, err_size);
   else if (w)
     pprt_st_writer_abort(w);
+  free(owner);
   free(ids);
   return ok;
 }

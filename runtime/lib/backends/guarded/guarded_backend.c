@@ -207,26 +207,28 @@ static void gt_group_end(pprt_transport *t) {
   FORWARD(pprt_forwarding_ops.group_end(t));
 }
 
-static int32_t gt_iallreduce_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count) {
+static int32_t gt_iallreduce_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count) {
   int32_t h;
-  FORWARD(h = pprt_forwarding_ops.iallreduce_group_f32(t, buf, count));
+  FORWARD(h = pprt_forwarding_ops.iallreduce_group_f32(t, group, buf, count));
   return h;
 }
 
-static int32_t gt_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
-                                            void *recv, int64_t count,
-                                            int32_t blocks) {
+static int32_t gt_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,
+                                            const void *send, void *recv,
+                                            int64_t count, int32_t blocks) {
   int32_t h;
-  FORWARD(h = pprt_forwarding_ops.ireduce_scatter_group_f32(t, send, recv,
-                                                            count, blocks));
+  FORWARD(h = pprt_forwarding_ops.ireduce_scatter_group_f32(
+              t, group, send, recv, count, blocks));
   return h;
 }
 
-static int32_t gt_iallgather_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count, int32_t blocks) {
+static int32_t gt_iallgather_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count,
+                                       int32_t blocks) {
   int32_t h;
-  FORWARD(h = pprt_forwarding_ops.iallgather_group_f32(t, buf, count, blocks));
+  FORWARD(h = pprt_forwarding_ops.iallgather_group_f32(t, group, buf, count,
+                                                       blocks));
   return h;
 }
 

@@ -62,7 +62,8 @@ typedef struct mpi_transport {
   bool *acked;        /* the ranks that printed the verdict (finder only) */
   int32_t num_acked;
   search search;
-  MPI_Comm group_comm;    /* data-parallel group, MPI_COMM_NULL until split */
+  MPI_Comm groups[PPRT_MAX_GROUPS]; /* split_groups' communicators, by id */
+  int32_t num_groups;
   mpi_send_request *reqs; /* outstanding sends; index = handle - first_req */
   int32_t num_reqs;
   int32_t first_req; /* handle of reqs[0]; completed leading ones go */
@@ -120,11 +121,21 @@ static int count_of(mpi_transport *m, int64_t count) {
   return (int)count;
 }
 
-static void mpi_split_groups(pprt_transport *t, int32_t color, int32_t key) {
+static int32_t mpi_split_groups(pprt_transport *t, int32_t color, int32_t key) {
   mpi_transport *m = as_mpi(t);
-  check(m, MPI_Comm_split(m->comm, color, key, &m->group_comm),
-        "MPI_Comm_split");
-  MPI_Comm_set_errhandler(m->group_comm, MPI_ERRORS_RETURN);
+  if (m->num_groups == PPRT_MAX_GROUPS)
+    fail(m, "MPI_Comm_split", "too many groups");
+  MPI_Comm *c = &m->groups[m->num_groups];
+  check(m, MPI_Comm_split(m->comm, color, key, c), "MPI_Comm_split");
+  MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+  return m->num_groups++;
+}
+
+/* The communicator of group `group`, which split_groups made. */
+static MPI_Comm group_comm(mpi_transport *m, int32_t group, const char *what) {
+  if (group < 0 || group >= m->num_groups)
+    fail(m, what, "no such group (split_groups was not called)");
+  return m->groups[group];
 }
 
 /* A free request slot; its index is the handle. */
@@ -603,51 +614,57 @@ static void mpi_group_begin(pprt_transport *t) { (void)t; }
 
 static void mpi_group_end(pprt_transport *t) { (void)t; }
 
-static int32_t mpi_iallreduce_group_f32(pprt_transport *t, void *buf,
-                                        int64_t count) {
+static int32_t mpi_iallreduce_group_f32(pprt_transport *t, int32_t group,
+                                        void *buf, int64_t count) {
   mpi_transport *m = as_mpi(t);
+  MPI_Comm comm = group_comm(m, group, "MPI_Iallreduce");
   mpi_send_request *r = new_request(m, "MPI_Iallreduce");
   r->peer = PPRT_EVERYONE;
   check(m,
         MPI_Iallreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT,
-                       MPI_SUM, m->group_comm, &r->req),
+                       MPI_SUM, comm, &r->req),
         "MPI_Iallreduce");
   return push_request(m);
 }
 
-/* Fails unless the group has `blocks` processes. */
-static void check_blocks(mpi_transport *m, int32_t blocks, const char *what) {
+/* Group `group`'s communicator, after failing unless it has `blocks`
+   processes. */
+static MPI_Comm check_blocks(mpi_transport *m, int32_t group, int32_t blocks,
+                             const char *what) {
+  MPI_Comm comm = group_comm(m, group, what);
   int size = 0;
-  check(m, MPI_Comm_size(m->group_comm, &size), "MPI_Comm_size");
+  check(m, MPI_Comm_size(comm, &size), "MPI_Comm_size");
   if (size != blocks)
     fail(m, what, "the block count differs from the group's size");
+  return comm;
 }
 
-static int32_t mpi_ireduce_scatter_group_f32(pprt_transport *t,
+static int32_t mpi_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,
                                              const void *send, void *recv,
                                              int64_t count, int32_t blocks) {
   mpi_transport *m = as_mpi(t);
-  check_blocks(m, blocks, "MPI_Ireduce_scatter_block");
+  MPI_Comm comm = check_blocks(m, group, blocks, "MPI_Ireduce_scatter_block");
   count_of(m, count * blocks);
   mpi_send_request *r = new_request(m, "MPI_Ireduce_scatter_block");
   r->peer = PPRT_EVERYONE;
   check(m,
         MPI_Ireduce_scatter_block(send, recv, count_of(m, count), MPI_FLOAT,
-                                  MPI_SUM, m->group_comm, &r->req),
+                                  MPI_SUM, comm, &r->req),
         "MPI_Ireduce_scatter_block");
   return push_request(m);
 }
 
-static int32_t mpi_iallgather_group_f32(pprt_transport *t, void *buf,
-                                        int64_t count, int32_t blocks) {
+static int32_t mpi_iallgather_group_f32(pprt_transport *t, int32_t group,
+                                        void *buf, int64_t count,
+                                        int32_t blocks) {
   mpi_transport *m = as_mpi(t);
-  check_blocks(m, blocks, "MPI_Iallgather");
+  MPI_Comm comm = check_blocks(m, group, blocks, "MPI_Iallgather");
   count_of(m, count * blocks);
   mpi_send_request *r = new_request(m, "MPI_Iallgather");
   r->peer = PPRT_EVERYONE;
   check(m,
         MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
-                       count_of(m, count), MPI_FLOAT, m->group_comm, &r->req),
+                       count_of(m, count), MPI_FLOAT, comm, &r->req),
         "MPI_Iallgather");
   return push_request(m);
 }
@@ -709,8 +726,8 @@ static void mpi_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
 static void mpi_destroy(pprt_transport *t) {
   mpi_transport *m = as_mpi(t);
   search_end(m);
-  if (m->group_comm != MPI_COMM_NULL)
-    MPI_Comm_free(&m->group_comm);
+  for (int32_t g = 0; g < m->num_groups; ++g)
+    MPI_Comm_free(&m->groups[g]);
   MPI_Comm_free(&m->probe_comm);
   MPI_Comm_free(&m->comm);
   free(m->reqs);
@@ -778,7 +795,6 @@ pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(m->probe_comm, MPI_ERRORS_RETURN);
   m->waiting_for = NOBODY;
   m->silent = NOBODY;
-  m->group_comm = MPI_COMM_NULL;
   m->base.ops = &mpi_ops;
   int rank = 0, size = 1;
   MPI_Comm_rank(m->comm, &rank);

@@ -30,7 +30,8 @@ typedef struct nccl_transport {
   pprt_transport base; /* first, so the two pointers convert */
   pprt_transport *inner;
   ncclComm_t world;
-  ncclComm_t group; /* data-parallel group; NULL until split */
+  ncclComm_t groups[PPRT_MAX_GROUPS]; /* split_groups' communicators, by id */
+  int32_t num_groups;
   cudaStream_t compute, comm;
   cudaEvent_t *events; /* index = handle */
   int32_t num_events, cap_events;
@@ -132,10 +133,14 @@ static bool poll_event(nccl_transport *n, cudaEvent_t ev, double timeout_s) {
   }
 }
 
-static void nc_split_groups(pprt_transport *t, int32_t color, int32_t key) {
+static int32_t nc_split_groups(pprt_transport *t, int32_t color, int32_t key) {
   nccl_transport *n = as_nccl(t);
-  check_nccl(n, ncclCommSplit(n->world, color, key, &n->group, NULL),
-             "ncclCommSplit");
+  if (n->num_groups == PPRT_MAX_GROUPS)
+    nccl_fatal(n, "ncclCommSplit", "too many groups");
+  check_nccl(
+      n, ncclCommSplit(n->world, color, key, &n->groups[n->num_groups], NULL),
+      "ncclCommSplit");
+  return n->num_groups++;
 }
 
 static void nc_group_begin(pprt_transport *t) {
@@ -224,33 +229,26 @@ static pprt_recv_status nc_recv(pprt_transport *t, void *buf, int64_t bytes,
   return nc_wait_recv(t, nc_irecv(t, buf, bytes, peer, tag), timeout_s);
 }
 
-static int32_t nc_iallreduce_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count) {
-  nccl_transport *n = as_nccl(t);
-  if (!n->group)
-    nccl_fatal(n, "all-reduce", "split_groups was not called");
-  if (n->group_first >= 0)
-    nccl_fatal(n, "all-reduce", "inside an exchange group");
-  after_compute(n);
-  check_nccl(n,
-             ncclAllReduce(buf, buf, (size_t)count, ncclFloat32, ncclSum,
-                           n->group, n->comm),
-             "ncclAllReduce");
-  int32_t h = new_handle(n);
-  check_cuda(n, cudaEventRecord(n->events[h], n->comm), "cudaEventRecord");
-  before_compute(n, h);
-  return h;
-}
-
-/* The group's size, after checking that a collective may start. */
-static int32_t group_collective(nccl_transport *n, const char *what) {
-  if (!n->group)
-    nccl_fatal(n, what, "split_groups was not called");
+/* Group `group`'s communicator, after checking that a collective may
+   start on it. */
+static ncclComm_t group_comm(nccl_transport *n, int32_t group,
+                             const char *what) {
+  if (group < 0 || group >= n->num_groups)
+    nccl_fatal(n, what, "no such group (split_groups was not called)");
   if (n->group_first >= 0)
     nccl_fatal(n, what, "inside an exchange group");
+  return n->groups[group];
+}
+
+/* The size of group `group`, checked against a collective's `blocks`. */
+static ncclComm_t sized_group(nccl_transport *n, int32_t group, int32_t blocks,
+                              const char *what) {
+  ncclComm_t c = group_comm(n, group, what);
   int size = 0;
-  check_nccl(n, ncclCommCount(n->group, &size), "ncclCommCount");
-  return size;
+  check_nccl(n, ncclCommCount(c, &size), "ncclCommCount");
+  if (size != blocks)
+    nccl_fatal(n, what, "the block count differs from the group");
+  return c;
 }
 
 /* The handle of a collective just issued on the communication stream. */
@@ -261,33 +259,43 @@ static int32_t collective_handle(nccl_transport *n) {
   return h;
 }
 
-static int32_t nc_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
-                                            void *recv, int64_t count,
-                                            int32_t blocks) {
+static int32_t nc_iallreduce_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count) {
   nccl_transport *n = as_nccl(t);
-  if (group_collective(n, "reduce-scatter") != blocks)
-    nccl_fatal(n, "reduce-scatter", "the block count differs from the group");
+  ncclComm_t c = group_comm(n, group, "all-reduce");
+  after_compute(n);
+  check_nccl(
+      n,
+      ncclAllReduce(buf, buf, (size_t)count, ncclFloat32, ncclSum, c, n->comm),
+      "ncclAllReduce");
+  return collective_handle(n);
+}
+
+static int32_t nc_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,
+                                            const void *send, void *recv,
+                                            int64_t count, int32_t blocks) {
+  nccl_transport *n = as_nccl(t);
+  ncclComm_t c = sized_group(n, group, blocks, "reduce-scatter");
   after_compute(n);
   check_nccl(n,
              ncclReduceScatter(send, recv, (size_t)count, ncclFloat32, ncclSum,
-                               n->group, n->comm),
+                               c, n->comm),
              "ncclReduceScatter");
   return collective_handle(n);
 }
 
-static int32_t nc_iallgather_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count, int32_t blocks) {
+static int32_t nc_iallgather_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count,
+                                       int32_t blocks) {
   nccl_transport *n = as_nccl(t);
-  if (group_collective(n, "all-gather") != blocks)
-    nccl_fatal(n, "all-gather", "the block count differs from the group");
+  ncclComm_t c = sized_group(n, group, blocks, "all-gather");
   int rank = 0;
-  check_nccl(n, ncclCommUserRank(n->group, &rank), "ncclCommUserRank");
+  check_nccl(n, ncclCommUserRank(c, &rank), "ncclCommUserRank");
   after_compute(n);
   /* In place: this process's block is already where it goes. */
   const float *own = (const float *)buf + (int64_t)rank * count;
-  check_nccl(
-      n, ncclAllGather(own, buf, (size_t)count, ncclFloat32, n->group, n->comm),
-      "ncclAllGather");
+  check_nccl(n, ncclAllGather(own, buf, (size_t)count, ncclFloat32, c, n->comm),
+             "ncclAllGather");
   return collective_handle(n);
 }
 
@@ -331,8 +339,8 @@ static void nc_destroy(pprt_transport *t) {
      abort the communicators then. */
   ncclResult_t (*end)(ncclComm_t) =
       nc_wait_all(t, ID_TIMEOUT_S) ? ncclCommDestroy : ncclCommAbort;
-  if (n->group)
-    end(n->group);
+  for (int32_t g = 0; g < n->num_groups; ++g)
+    end(n->groups[g]);
   end(n->world);
   cudaStreamDestroy(n->comm);
   free(n->events);

@@ -189,20 +189,21 @@ static pprt_recv_status st_recv(pprt_transport *t, void *buf, int64_t bytes,
   return st_wait_recv(t, st_irecv(t, buf, bytes, peer, tag), timeout_s);
 }
 
-static int32_t st_iallreduce_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count) {
+static int32_t st_iallreduce_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count) {
   staged_transport *s = as_staged(t);
   int64_t bytes = count * (int64_t)sizeof(float);
   int32_t b = acquire(s, bytes);
   s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
-  int32_t h = pprt_forwarding_ops.iallreduce_group_f32(t, host_of(s, b), count);
+  int32_t h =
+      pprt_forwarding_ops.iallreduce_group_f32(t, group, host_of(s, b), count);
   return add_pending(s, (pending){h, b, buf, 0, bytes, false});
 }
 
 /* The host buffer holds the send blocks, then the received block. */
-static int32_t st_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
-                                            void *recv, int64_t count,
-                                            int32_t blocks) {
+static int32_t st_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,
+                                            const void *send, void *recv,
+                                            int64_t count, int32_t blocks) {
   staged_transport *s = as_staged(t);
   int64_t block = count * (int64_t)sizeof(float);
   int64_t sent = block * blocks;
@@ -210,18 +211,19 @@ static int32_t st_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
   char *host = host_of(s, b);
   s->be->ops->copy_to_host(s->be, host, send, (size_t)sent);
   int32_t h = pprt_forwarding_ops.ireduce_scatter_group_f32(
-      t, host, host + sent, count, blocks);
+      t, group, host, host + sent, count, blocks);
   return add_pending(s, (pending){h, b, recv, sent, block, false});
 }
 
-static int32_t st_iallgather_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count, int32_t blocks) {
+static int32_t st_iallgather_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count,
+                                       int32_t blocks) {
   staged_transport *s = as_staged(t);
   int64_t bytes = count * blocks * (int64_t)sizeof(float);
   int32_t b = acquire(s, bytes);
   s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
-  int32_t h =
-      pprt_forwarding_ops.iallgather_group_f32(t, host_of(s, b), count, blocks);
+  int32_t h = pprt_forwarding_ops.iallgather_group_f32(t, group, host_of(s, b),
+                                                       count, blocks);
   return add_pending(s, (pending){h, b, buf, 0, bytes, false});
 }
 

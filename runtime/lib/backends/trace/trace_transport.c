@@ -18,9 +18,10 @@
  * PPRT_TRANSPORT_TRACE=PREFIX makes the driver wrap the transport in this
  * one, which appends to PREFIX.<rank> a line for each transfer started
  * ("send|irecv|recv peer=P tag=T bytes=B"), each group bracket
- * ("group_begin", "group_end") and each group all-reduce ("allreduce
- * count=N"): what the core asked for, in order, before any backend
- * transport reorders or stages it. Waits are not traced.
+ * ("group_begin", "group_end") and each group collective ("allreduce
+ * group=G count=N", "reduce_scatter ...", "all_gather ..."): what the core
+ * asked for, in order, before any backend transport reorders or stages it.
+ * Waits are not traced.
  */
 typedef struct trace_transport {
   pprt_forwarding_transport fwd; /* first, so the pointers convert */
@@ -64,26 +65,28 @@ static void tr_group_end(pprt_transport *t) {
   pprt_forwarding_ops.group_end(t);
 }
 
-static int32_t tr_iallreduce_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count) {
-  fprintf(out_of(t), "allreduce count=%lld\n", (long long)count);
-  return pprt_forwarding_ops.iallreduce_group_f32(t, buf, count);
+static int32_t tr_iallreduce_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count) {
+  fprintf(out_of(t), "allreduce group=%d count=%lld\n", group,
+          (long long)count);
+  return pprt_forwarding_ops.iallreduce_group_f32(t, group, buf, count);
 }
 
-static int32_t tr_ireduce_scatter_group_f32(pprt_transport *t, const void *send,
-                                            void *recv, int64_t count,
-                                            int32_t blocks) {
-  fprintf(out_of(t), "reduce_scatter count=%lld blocks=%d\n", (long long)count,
-          blocks);
-  return pprt_forwarding_ops.ireduce_scatter_group_f32(t, send, recv, count,
-                                                       blocks);
+static int32_t tr_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,
+                                            const void *send, void *recv,
+                                            int64_t count, int32_t blocks) {
+  fprintf(out_of(t), "reduce_scatter group=%d count=%lld blocks=%d\n", group,
+          (long long)count, blocks);
+  return pprt_forwarding_ops.ireduce_scatter_group_f32(t, group, send, recv,
+                                                       count, blocks);
 }
 
-static int32_t tr_iallgather_group_f32(pprt_transport *t, void *buf,
-                                       int64_t count, int32_t blocks) {
-  fprintf(out_of(t), "all_gather count=%lld blocks=%d\n", (long long)count,
-          blocks);
-  return pprt_forwarding_ops.iallgather_group_f32(t, buf, count, blocks);
+static int32_t tr_iallgather_group_f32(pprt_transport *t, int32_t group,
+                                       void *buf, int64_t count,
+                                       int32_t blocks) {
+  fprintf(out_of(t), "all_gather group=%d count=%lld blocks=%d\n", group,
+          (long long)count, blocks);
+  return pprt_forwarding_ops.iallgather_group_f32(t, group, buf, count, blocks);
 }
 
 static void tr_abort(pprt_transport *t, int code) {
