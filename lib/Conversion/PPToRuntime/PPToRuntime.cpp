@@ -43,7 +43,7 @@ struct Buffer {
   Slot slot;
   MemRefType type;
   pprt_dtype dtype;
-  int64_t idBound = 0; // rows of the smallest table its ids index; 0: none
+  int64_t idBound = 0;   // rows of the smallest table its ids index; 0: none
   int64_t splitDim = -1; // the dimension `pp.split` splits over TP; -1: none
 };
 

@@ -115,7 +115,8 @@ std::pair<Value, Value> CollectiveLowering::copyToBuffer(Value tensor) {
 }
 
 Value CollectiveLowering::addressOf(Value buffer) {
-  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
   Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), aligned);
   return LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
@@ -123,8 +124,7 @@ Value CollectiveLowering::addressOf(Value buffer) {
 
 LogicalResult CollectiveLowering::lower(shard::AllReduceOp reduce) {
   auto type = dyn_cast<RankedTensorType>(reduce.getInput().getType());
-  if (!type || !type.hasStaticShape() ||
-      reduce.getResult().getType() != type)
+  if (!type || !type.hasStaticShape() || reduce.getResult().getType() != type)
     return reduce.emitOpError("must reduce a static tensor into its own type");
   if (reduce.getReduction() != shard::ReductionKind::Sum)
     return reduce.emitOpError("reduces by ")
@@ -208,8 +208,8 @@ LogicalResult CollectiveLowering::lower(shard::AllSliceOp slice) {
     return failure();
   int64_t axis = slice.getSliceAxis().getSExtValue();
   SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
-      result.getShape(), [&](int64_t size) -> OpFoldResult {
+  SmallVector<OpFoldResult> sizes =
+      llvm::map_to_vector(result.getShape(), [&](int64_t size) -> OpFoldResult {
         return b.getIndexAttr(size);
       });
   SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
@@ -240,8 +240,7 @@ struct ConvertShardToRuntimePass
     RuntimeFunctions runtime(&getContext());
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<shard::ShardDialect>(op->getDialect()) &&
-          !isa<shard::GridOp>(op))
+      if (isa<shard::ShardDialect>(op->getDialect()) && !isa<shard::GridOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {

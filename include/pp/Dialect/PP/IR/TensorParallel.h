@@ -1,4 +1,4 @@
-//===- TensorParallel.h - the pp.* attributes of tensor parallelism -*- C++ -*-===//
+//===- TensorParallel.h - pp.* attributes of tensor parallelism -*- C++ -*-===//
 //
 // The discardable attributes that describe a tensor-parallel program: how
 // a stage-function value splits over its group, and the group's size on
@@ -21,8 +21,7 @@ namespace mlir::pp {
 inline constexpr llvm::StringLiteral kSplitAttr = "pp.split";
 /// On a pp.schedule: each rank is a tensor-parallel group of this many
 /// processes running the same actions (absent: 1).
-inline constexpr llvm::StringLiteral kTensorParallelAttr =
-    "pp.tensor_parallel";
+inline constexpr llvm::StringLiteral kTensorParallelAttr = "pp.tensor_parallel";
 
 /// Processes per tensor-parallel group of `schedule`: 1 without tensor
 /// parallelism.

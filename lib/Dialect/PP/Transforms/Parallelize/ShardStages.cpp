@@ -33,7 +33,8 @@ static SmallVector<func::FuncOp> getStageFunctions(ModuleOp module) {
   auto order = [](func::FuncOp func) {
     return std::make_pair(
         func->getAttrOfType<IntegerAttr>(kStageAttr).getInt(),
-        static_cast<int>(func->getAttrOfType<PhaseAttr>(kPhaseAttr).getValue()));
+        static_cast<int>(
+            func->getAttrOfType<PhaseAttr>(kPhaseAttr).getValue()));
   };
   llvm::stable_sort(functions, [&](func::FuncOp a, func::FuncOp b) {
     return order(a) < order(b);
@@ -74,8 +75,8 @@ struct ShardStagesPass : pp::impl::PPShardStagesBase<ShardStagesPass> {
     if (auto grid = module.lookupSymbol<shard::GridOp>(kTensorParallelGrid)) {
       if (grid.getShape().size() == 1 && grid.getShape()[0] == parts)
         return grid;
-      grid.emitError("grid @") << kTensorParallelGrid
-                               << " does not have shape " << parts;
+      grid.emitError("grid @")
+          << kTensorParallelGrid << " does not have shape " << parts;
       return nullptr;
     }
     auto b = OpBuilder::atBlockBegin(module.getBody());

@@ -25,10 +25,9 @@ SmallVector<shard::GridAxesAttr> pp::toSplitAxes(ArrayAttr split) {
   MLIRContext *context = split.getContext();
   for (auto dim : split.getAsRange<ArrayAttr>())
     axes.push_back(DenseI16ArrayAttr::get(
-        context, llvm::map_to_vector(dim.getAsRange<IntegerAttr>(),
-                                     [](IntegerAttr axis) {
-                                       return int16_t(axis.getInt());
-                                     })));
+        context, llvm::map_to_vector(
+                     dim.getAsRange<IntegerAttr>(),
+                     [](IntegerAttr axis) { return int16_t(axis.getInt()); })));
   return axes;
 }
 
@@ -186,16 +185,16 @@ static LogicalResult checkDivisible(func::FuncOp func, StringRef what,
   if (!split || !tensor)
     return success();
   if (split.size() > size_t(tensor.getRank()))
-    return func.emitError() << what << " #" << index << " of type " << type
-                            << " has pp.split " << split << " of rank "
-                            << split.size();
+    return func.emitError()
+           << what << " #" << index << " of type " << type << " has pp.split "
+           << split << " of rank " << split.size();
   for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
-    if (!axes.empty() && (tensor.isDynamicDim(dim) ||
-                          tensor.getDimSize(dim) % parts != 0))
+    if (!axes.empty() &&
+        (tensor.isDynamicDim(dim) || tensor.getDimSize(dim) % parts != 0))
       return func.emitError()
              << what << " #" << index << " of type " << type
-             << " splits dimension " << dim << ", which tensor-parallel="
-             << parts << " does not divide";
+             << " splits dimension " << dim
+             << ", which tensor-parallel=" << parts << " does not divide";
   return success();
 }
 
@@ -228,8 +227,8 @@ LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
         !contract.isDecided(slot))
       continue;
     ArrayAttr split = contract.lookup(slot);
-    if (failed(checkDivisible(func, "result", i, operand.get().getType(),
-                              split, parts)))
+    if (failed(checkDivisible(func, "result", i, operand.get().getType(), split,
+                              parts)))
       return failure();
     if (split)
       func.setResultAttr(i, kSplitAttr, split);
@@ -254,11 +253,10 @@ static LogicalResult checkArgument(func::FuncOp func, BlockArgument arg) {
         splitOfShardOp(read) == expected)
       continue;
     Attribute slot = func.getArgAttr(arg.getArgNumber(), kSlotAttr);
-    InFlightDiagnostic diag = func.emitError()
-                              << "argument #" << arg.getArgNumber() << " ("
-                              << slot << ") is read split as "
-                              << splitOfShardOp(read)
-                              << ", but its sharding contract is ";
+    InFlightDiagnostic diag =
+        func.emitError() << "argument #" << arg.getArgNumber() << " (" << slot
+                         << ") is read split as " << splitOfShardOp(read)
+                         << ", but its sharding contract is ";
     if (expected)
       diag << expected;
     else
@@ -279,12 +277,11 @@ static LogicalResult checkResult(func::FuncOp func, unsigned index,
        shard = shard.getSrc().getDefiningOp<shard::ShardOp>()) {
     if (splitOfShardOp(shard) == expected)
       continue;
-    InFlightDiagnostic diag = func.emitError()
-                              << "result #" << index << " ("
-                              << func.getResultAttr(index, kSlotAttr)
-                              << ") is produced split as "
-                              << splitOfShardOp(shard)
-                              << ", but its sharding contract is ";
+    InFlightDiagnostic diag =
+        func.emitError() << "result #" << index << " ("
+                         << func.getResultAttr(index, kSlotAttr)
+                         << ") is produced split as " << splitOfShardOp(shard)
+                         << ", but its sharding contract is ";
     if (expected)
       diag << expected;
     else

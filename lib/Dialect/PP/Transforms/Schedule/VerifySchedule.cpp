@@ -645,11 +645,10 @@ static LogicalResult checkNoFlush(ScheduleOp schedule, bool rendezvous) {
 static LogicalResult checkTensorParallel(ScheduleOp schedule) {
   int64_t parts = getTensorParallelism(schedule);
   auto module = schedule->getParentOfType<ModuleOp>();
-  auto grid = module ? module.lookupSymbol<shard::GridOp>("pp_tp")
-                     : shard::GridOp();
-  int64_t gridParts = grid && grid.getShape().size() == 1
-                          ? grid.getShape()[0]
-                          : (grid ? -1 : 1);
+  auto grid =
+      module ? module.lookupSymbol<shard::GridOp>("pp_tp") : shard::GridOp();
+  int64_t gridParts = grid && grid.getShape().size() == 1 ? grid.getShape()[0]
+                                                          : (grid ? -1 : 1);
   if (parts == gridParts)
     return success();
   if (gridParts == 1)

@@ -24,8 +24,7 @@ inline constexpr llvm::StringLiteral kTensorParallelGrid = "pp_tp";
 SmallVector<shard::GridAxesAttr> toSplitAxes(ArrayAttr split);
 /// Shard split axes as `pp.split`, trailing unsplit dimensions dropped;
 /// null where nothing is split.
-ArrayAttr toSplitAttr(MLIRContext *context,
-                      ArrayRef<shard::GridAxesAttr> axes);
+ArrayAttr toSplitAttr(MLIRContext *context, ArrayRef<shard::GridAxesAttr> axes);
 
 /// The contract: the `pp.split` of each split slot. A weight's gradient
 /// is looked up as the weight.
