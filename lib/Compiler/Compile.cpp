@@ -564,6 +564,11 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
     return emitError(getOptionLoc(context, "--precision"))
            << "--precision=bf16 computes GEMMs through pprt_gemm; it cannot "
               "be combined with --gemm=generated";
+  // The stage code's collectives are host calls on host buffers so far.
+  if (driver.target == CompileTarget::CUDA && schedule.tensorParallel > 1)
+    return emitError(getOptionLoc(context, "--tensor-parallel"))
+           << "--tensor-parallel runs on CPUs only so far; it cannot be "
+              "combined with --target=cuda";
   if (driver.optLevel > 3)
     return emitError(getOptionLoc(context, "-O"))
            << "-O takes 0, 1, 2 or 3, got " << driver.optLevel.getValue();
