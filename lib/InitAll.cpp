@@ -36,6 +36,7 @@ void mlir::pp::registerAllPasses() {
   mlir::pp::registerPPImportPasses();
   mlir::pp::registerPPDifferentiatePasses();
   mlir::pp::registerPPSchedulePasses();
+  mlir::pp::registerPPParallelizePasses();
   mlir::pp::registerPPStageCodePasses();
   mlir::pp::registerPPConversionPasses();
   mlir::pp::registerPPPipelines();

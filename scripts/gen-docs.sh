@@ -8,7 +8,7 @@ ninja -C "$build" mlir-doc >/dev/null
 out=docs/reference
 files=(Dialects/PPDialect.md Dialects/PPOps.md PPImportPasses.md
   PPDifferentiatePasses.md PPSchedulePasses.md PPStageCodePasses.md
-  PPConversionPasses.md)
+  PPParallelizePasses.md PPConversionPasses.md)
 if [ "${1:-}" = "--check" ]; then
   for f in "${files[@]}"; do
     if ! cmp -s "$build/docs/$f" "$out/$(basename "$f")"; then

@@ -362,7 +362,8 @@ LogicalResult Compilation::profileExecutable(ArrayRef<std::string> objects,
     int64_t ranks = getScheduledRanks();
     profiled =
         runProfile(program, (ranks ? ranks : options.schedule.numStages) *
-                                options.schedule.numReplicas);
+                                options.schedule.numReplicas *
+                                options.schedule.tensorParallel);
   }
   llvm::sys::fs::remove(program);
   return profiled;
@@ -544,7 +545,9 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
       failed(checkRange(context, "data-parallel", schedule.numReplicas, 1,
                         kMaxRanks)) ||
       failed(checkRange(context, "zero", schedule.zero, 0, 1,
-                        " (3, ZeRO-3, is not supported)")))
+                        " (3, ZeRO-3, is not supported)")) ||
+      failed(checkRange(context, "tensor-parallel", schedule.tensorParallel, 1,
+                        kMaxRanks)))
     return failure();
   if (schedule.numStages * schedule.numMicrobatches > kMaxStageMicrobatches)
     return emitError(getOptionLoc(context, "--microbatches"))
@@ -563,6 +566,11 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
     return emitError(getOptionLoc(context, "--precision"))
            << "--precision=bf16 computes GEMMs through pprt_gemm; it cannot "
               "be combined with --gemm=generated";
+  // The stage code's collectives are host calls on host buffers so far.
+  if (driver.target == CompileTarget::CUDA && schedule.tensorParallel > 1)
+    return emitError(getOptionLoc(context, "--tensor-parallel"))
+           << "--tensor-parallel runs on CPUs only so far; it cannot be "
+              "combined with --target=cuda";
   if (driver.optLevel > 3)
     return emitError(getOptionLoc(context, "-O"))
            << "-O takes 0, 1, 2 or 3, got " << driver.optLevel.getValue();

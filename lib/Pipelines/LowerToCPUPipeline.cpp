@@ -54,6 +54,8 @@ getStaticScratchOptions(const LowerToCPUPipelineOptions &options) {
 
 void pp::buildBufferizationPhase(OpPassManager &pm,
                                  const LowerToCPUPipelineOptions &options) {
+  // Tensor-parallel collectives, which do not bufferize, as runtime calls.
+  pm.addPass(createConvertShardToRuntime());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -76,6 +76,12 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createPPLowerGathers());
   // Dropout's seed per op, step, replica and micro-batch.
   pm.addPass(createPPLowerRandomSeeds());
+  // Megatron's splits for the weights the user did not split.
+  if (options.tensorParallel > 1) {
+    PPPlanTensorParallelOptions plan;
+    plan.function = options.function;
+    pm.addPass(createPPPlanTensorParallel(plan));
+  }
   PPSplitMicrobatchesOptions split;
   split.numMicrobatches = options.numMicrobatches;
   split.function = options.function;
@@ -89,6 +95,9 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   transfers.numReplicas = options.numReplicas;
   transfers.zero = options.zero;
   pm.addPass(createPPInsertTransfers(transfers));
+  PPShardStagesOptions shard;
+  shard.tensorParallel = options.tensorParallel;
+  pm.addPass(createPPShardStages(shard));
   pm.addPass(createPPVerifySchedule());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -366,7 +366,8 @@ class Param:
 class Program:
     """A pipelined MPI training program `pp.compile` built: the executable
     and what it runs. `schedule` is the schedule's name (for `auto`, the
-    one it chose); it runs on `ranks * replicas` processes."""
+    one it chose); it runs on `ranks * tensor_parallel * replicas`
+    processes (docs/TensorParallel.md)."""
 
     path: pathlib.Path
     schedule: str
@@ -375,11 +376,13 @@ class Program:
     microbatches: int
     replicas: int
     params: Tuple[Param, ...]
+    tensor_parallel: int = 1
 
     @property
     def processes(self) -> int:
-        """The MPI processes a run needs: ranks times replicas."""
-        return self.ranks * self.replicas
+        """The MPI processes a run needs: ranks times tensor-parallel
+        processes times replicas."""
+        return self.ranks * self.tensor_parallel * self.replicas
 
 
 @dataclasses.dataclass(frozen=True)
@@ -521,7 +524,8 @@ def compile(model: Source, *, stages: int, microbatches: int,
         ranks=num_ranks, microbatches=num_microbatches,
         replicas=num_replicas,
         params=tuple(Param(argument, type_, tuple(shape), dtype)
-                     for argument, type_, shape, dtype in params))
+                     for argument, type_, shape, dtype in params),
+        tensor_parallel=int(values.get("tensor_parallel", 1)))
     if workdir:
         weakref.finalize(program, shutil.rmtree, workdir, True)
     return program

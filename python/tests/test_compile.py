@@ -75,6 +75,23 @@ def test_recompute_trains_like_unpipelined(pp, reference, tmp_path):
         assert close(a, b), (ref.losses, run.losses)
 
 
+def test_tensor_parallel_trains_like_unpipelined(pp, reference, tmp_path):
+    """2 ranks, each a group of 2 processes splitting its weights
+    (docs/TensorParallel.md): 4 processes, the same losses and global
+    weights."""
+    program = pp.compile(MLP, stages=2, microbatches=4, tensor_parallel=2,
+                         output=tmp_path / "train")
+    assert (program.ranks, program.tensor_parallel, program.processes) == (
+        2, 2, 4)
+    ref = pp.run(reference, steps=STEPS, lr=LR, param_stats=True)
+    run = pp.run(program, steps=STEPS, lr=LR, param_stats=True)
+    for a, b in zip(ref.losses, run.losses):
+        assert close(a, b), (ref.losses, run.losses)
+    for index, (s, q) in ref.params.items():
+        assert close(s, run.params[index][0], 1e-4)
+        assert close(q, run.params[index][1], 1e-4)
+
+
 def test_matches_pp_compile(pp, pp_compile, pipelined, tmp_path):
     """The executable pp-compile builds for the same options prints the
     losses pp.run returns, digit for digit."""

@@ -49,7 +49,8 @@ def _sample(option):
 
 @pytest.mark.parametrize("keyword", ["memory_cap", "precision", "target",
                                      "cuda_chip", "device", "jobs",
-                                     "opt_level", "split_backward"])
+                                     "opt_level", "split_backward",
+                                     "tensor_parallel"])
 def test_compile_takes_option(pp, keyword):
     # Every option is set before the model is read: the error is the
     # model's, at its first line.
@@ -95,6 +96,8 @@ def test_option_values_are_checked(pp):
     ("ranks", -1, "--ranks must be between 0 and 65536 (0: one rank per "
      "stage), got -1"),
     ("replicas", 0, "--data-parallel must be between 1 and 65536, got 0"),
+    ("tensor_parallel", 0, "--tensor-parallel must be between 1 and 65536, "
+     "got 0"),
 ])
 def test_compile_bad_numbers(pp, keyword, value, message):
     options = {"stages": 1, "microbatches": 1, keyword: value}

@@ -9,7 +9,12 @@ processes, each replica on its own B rows of a D x B-row global batch, and
 their summed gradients train every replica. The reference is the same
 1-stage program on one process playing the D replicas in turn
 (--sequential-replicas D): the same global batch, its gradients summed by
-accumulation instead of an all-reduce, the loss the sum over replicas."""
+accumulation instead of an all-reduce, the loss the sum over replicas.
+
+With --tensor-parallel T every pipeline rank is a group of T processes
+that split its weights (docs/TensorParallel.md): ranks x T x D processes,
+against the same unsplit reference; --print-params reports the gathered
+global weights."""
 
 import argparse
 import os
@@ -48,20 +53,24 @@ def parse_schedule(spec, ranks):
 
 
 def train(args, workdir, stages, microbatches, schedule, ranks=None,
-          split=False, replicas=1, sequential=1, recompute=False):
+          split=False, replicas=1, sequential=1, recompute=False,
+          tensor_parallel=1):
     """Trains `replicas` data-parallel copies of the pipeline, each process
-    playing `sequential` replicas in turn."""
+    playing `sequential` replicas in turn, each rank a group of
+    `tensor_parallel` processes."""
     ranks = ranks or stages
     exe = os.path.join(workdir, f"train_{stages}_{ranks}_{microbatches}_"
                        f"{schedule}_{int(split)}_{int(recompute)}_{replicas}_"
-                       f"{args.label}")
+                       f"{tensor_parallel}_{args.label}")
     run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
          str(ranks), "--microbatches", str(microbatches), "--schedule",
-         schedule, "--data-parallel", str(replicas), "-o", exe] +
+         schedule, "--data-parallel", str(replicas), "--tensor-parallel",
+         str(tensor_parallel), "-o", exe] +
         (["--split-backward"] if split else []) +
         (["--recompute=all"] if recompute else []) + args.compile_arg)
     data = ["--corpus", args.corpus] if args.corpus else []
-    out = run(["mpirun", "-np", str(ranks * replicas), exe, "--steps",
+    out = run(["mpirun", "-np", str(ranks * tensor_parallel * replicas), exe,
+               "--steps",
                str(args.steps), "--optimizer", args.optimizer, "--lr",
                str(args.lr), "--sequential-replicas", str(sequential),
                "--print-params", "--timeout", "60"] + data)
@@ -103,6 +112,9 @@ def main():
     parser.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
     parser.add_argument("--data-parallel", type=int, default=1,
                         help="replicas of each pipeline (ranks x D processes)")
+    parser.add_argument("--tensor-parallel", type=int, default=1,
+                        help="processes per pipeline rank splitting its "
+                        "weights (ranks x T x D processes)")
     parser.add_argument("--corpus",
                         help="train on this text (the program's --corpus) "
                         "instead of synthetic data")
@@ -146,7 +158,8 @@ def main():
                     continue
                 losses, params = train(args, workdir, stages, mb, schedule,
                                        args.ranks, split, args.data_parallel,
-                                       recompute=recompute)
+                                       recompute=recompute,
+                                       tensor_parallel=args.tensor_parallel)
                 worst = max(abs(a - b) / max(abs(b), 1e-12)
                             for a, b in zip(losses, ref_losses))
                 ok = all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))
@@ -154,7 +167,9 @@ def main():
                     close(params[i][k], ref_params[i][k], args.rtol * 10)
                     for i in params for k in (0, 1))
                 name = (f"{spec} stages={stages} ranks={args.ranks} "
-                        f"replicas={args.data_parallel} microbatches={mb} "
+                        f"replicas={args.data_parallel} "
+                        f"tensor-parallel={args.tensor_parallel} "
+                        f"microbatches={mb} "
                         f"optimizer={args.optimizer}")
                 print(f"{'PASS' if ok else 'FAIL'}: {name}: max relative loss "
                       f"difference {worst:.2e} over {args.steps} steps")

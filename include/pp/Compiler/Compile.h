@@ -185,6 +185,8 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
         schedule.splitBackward);
   visit(CompileFlag{"data-parallel", "replicas"}, schedule.numReplicas);
   visit(CompileFlag{"zero", "zero"}, schedule.zero);
+  visit(CompileFlag{"tensor-parallel", "tensor_parallel"},
+        schedule.tensorParallel);
   visit(CompileFlag{"device", "device"}, schedule.device);
   visit(CompileFlag{"device-file", "device_file"}, schedule.deviceFile);
   visit(CompileFlag{"cost-file", "cost_file"}, schedule.costFile);

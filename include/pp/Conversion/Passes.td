@@ -115,4 +115,50 @@ def ConvertGemmToRuntime : Pass<"convert-gemm-to-runtime", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def ConvertShardToRuntime : Pass<"convert-shard-to-runtime", "ModuleOp"> {
+  let summary = "Lower tensor-parallel collectives to pprt_tp_* calls";
+  let description = [{
+    Rewrites the ops `shard-partition` leaves in stage functions that
+    `pp-shard-stages` partitioned over the tensor-parallel grid `@pp_tp`
+    into calls of libpprt's context-free tensor-parallel entry points
+    (runtime/include/pprt/pprt.h), on tensors, so that One-Shot Bufferize
+    sees only ops it can bufferize:
+
+    - `shard.all_reduce` (sum) copies its operand into a fresh buffer,
+      which `pprt_tp_all_reduce(dtype, buf, count)` sums in place over the
+      group;
+    - `shard.all_gather` along dimension d calls `pprt_tp_all_gather` into
+      a buffer of T blocks, then moves block i to offset i * local of d
+      (`linalg.transpose` where d > 0, `tensor.collapse_shape`);
+    - `shard.all_slice` along d becomes a `tensor.extract_slice` at offset
+      `pprt_tp_index() * local`;
+    - `shard.process_multi_index` and `shard.process_linear_index` become
+      `pprt_tp_index()`.
+
+    The grid is erased. Any other shard op, a reduction other than a sum,
+    or an element type the runtime does not take is an error at the op.
+    Going through pprt rather than `convert-shard-to-mpi` keeps every
+    transport (MPI, NCCL, the staged, guarded and trace decorators) and the
+    runtime's timeouts.
+
+    ```mlir
+    %s = shard.all_reduce %p on @pp_tp grid_axes = [0] : tensor<8x4xf32> -> tensor<8x4xf32>
+    // becomes
+    %src = bufferization.to_buffer %p read_only : tensor<8x4xf32> to memref<8x4xf32>
+    %buf = memref.alloc() : memref<8x4xf32>
+    memref.copy %src, %buf : memref<8x4xf32> to memref<8x4xf32>
+    ...
+    func.call @pprt_tp_all_reduce(%c0_i32, %ptr, %c32_i64) : (i32, !llvm.ptr, i64) -> ()
+    %s = bufferization.to_tensor %buf restrict writable : memref<8x4xf32> to tensor<8x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // PP_CONVERSION_PASSES_TD

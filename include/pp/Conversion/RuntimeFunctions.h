@@ -46,6 +46,11 @@ struct RuntimeFunctions {
   RuntimeFunction gemm;
   // The seed of a random op in stage code (convert-pp-to-runtime).
   RuntimeFunction randomSeed;
+  // Tensor parallelism: the program's groups and split weights
+  // (convert-pp-to-runtime), and the collectives of partitioned stage code
+  // (convert-shard-to-runtime).
+  RuntimeFunction setTensorParallel, setBufferSplit;
+  RuntimeFunction tpAllReduce, tpAllGather, tpIndex;
 };
 
 } // namespace mlir::pp

@@ -62,6 +62,15 @@ struct SchedulePipelineOptions
                      "(reduce-scatter, update of each replica's block, "
                      "all-gather; docs/DataParallel.md)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> tensorParallel{
+      *this, "tensor-parallel",
+      llvm::cl::desc("Processes per tensor-parallel group: each pipeline "
+                     "rank becomes T processes running the same actions, "
+                     "its weights split as their pp.split says or, "
+                     "without one, as Megatron-LM splits an MLP (the "
+                     "program then runs on ranks x T x replicas processes; "
+                     "docs/TensorParallel.md)"),
+      llvm::cl::init(1)};
   PassOptions::Option<sched::ScheduleChoice> planSchedule{
       *this, "plan-schedule",
       llvm::cl::desc("Schedule the stage planner plans for (default: "

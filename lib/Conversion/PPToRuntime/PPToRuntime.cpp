@@ -11,6 +11,7 @@
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
@@ -42,8 +43,20 @@ struct Buffer {
   Slot slot;
   MemRefType type;
   pprt_dtype dtype;
-  int64_t idBound = 0; // rows of the smallest table its ids index; 0: none
+  int64_t idBound = 0;   // rows of the smallest table its ids index; 0: none
+  int64_t splitDim = -1; // the dimension `pp.split` splits over TP; -1: none
 };
+
+/// The dimension the `pp.split` of argument `i` of `func` splits, or -1.
+static int64_t getSplitDim(func::FuncOp func, unsigned i) {
+  auto split = func.getArgAttrOfType<ArrayAttr>(i, kSplitAttr);
+  if (!split)
+    return -1;
+  for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
+    if (!axes.empty())
+      return dim;
+  return -1;
+}
 
 /// Emits the runtime program of one schedule.
 class RuntimeProgramBuilder {
@@ -172,6 +185,8 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
     return func.emitError("argument #")
            << i << " has type " << type << " but slot " << slotAttr << " is "
            << it->second.type << " elsewhere";
+  if (slot->kind == SlotKind::Param)
+    it->second.splitDim = getSplitDim(func, i);
   if (auto bound = func.getArgAttrOfType<IntegerAttr>(i, kIdBoundAttr)) {
     int64_t &known = it->second.idBound;
     known = known ? std::min(known, bound.getInt()) : bound.getInt();
@@ -259,6 +274,11 @@ void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
     call(fns.setIdBound, {ctx, i32(buffer.id),
                           arith::ConstantOp::create(
                               b, loc, b.getI64IntegerAttr(buffer.idBound))});
+  // A weight split over the tensor-parallel group (its gradient alike).
+  if (buffer.kind == PPRT_PARAM && buffer.splitDim >= 0 &&
+      getTensorParallelism(schedule) > 1)
+    call(fns.setBufferSplit, {ctx, i32(buffer.id), i32(buffer.splitDim),
+                              i32(getTensorParallelism(schedule))});
 }
 
 void RuntimeProgramBuilder::emitDefineProgram() {
@@ -284,6 +304,8 @@ void RuntimeProgramBuilder::emitDefineProgram() {
                      .wasInterrupted();
   if (replicas || !reduces)
     call(fns.setDataParallel, {ctx, i32(replicas.value_or(1))});
+  if (getTensorParallelism(schedule) != 1)
+    call(fns.setTensorParallel, {ctx, i32(getTensorParallelism(schedule))});
   if (schedule.getNumWeightVersions() != 1)
     call(fns.setWeightVersions, {ctx, i32(schedule.getNumWeightVersions())});
   if (schedule.getZeroStage() != 0)

@@ -50,6 +50,12 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   gemm = fn("pprt_gemm", {i32, i32, i32, i32, i64, i64, i64, i64, f32, ptr, i64,
                           i64, ptr, i64, i64, f32, ptr, i64, i64});
   randomSeed = fn("pprt_random_seed", {i64}, {i64});
+  setTensorParallel = fn("pprt_set_tensor_parallel", {ptr, i32});
+  setBufferSplit = fn("pprt_set_buffer_split", {ptr, i32, i32, i32});
+  // dtype, buf, count; dtype, send, recv, count.
+  tpAllReduce = fn("pprt_tp_all_reduce", {i32, ptr, i64});
+  tpAllGather = fn("pprt_tp_all_gather", {i32, ptr, ptr, i64});
+  tpIndex = fn("pprt_tp_index", {}, {i32});
 }
 
 FailureOr<func::FuncOp> RuntimeFunction::declare(ModuleOp module) const {

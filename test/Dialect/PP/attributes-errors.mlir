@@ -95,7 +95,7 @@ func.func @param_on_a_function() attributes {pp.param} {
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown pp attribute 'pp.note'; the known ones are pp.stage, pp.phase, pp.recompute, pp.microbatches, pp.makespan, pp.steady_step, pp.idle, pp.peak_memory, pp.static_memory, pp.gemm, pp.param, pp.target, pp.name, pp.id_bound, pp.slot}}
+// expected-error @+1 {{'func.func' op unknown pp attribute 'pp.note'; the known ones are pp.stage, pp.phase, pp.recompute, pp.microbatches, pp.makespan, pp.steady_step, pp.idle, pp.peak_memory, pp.static_memory, pp.tensor_parallel, pp.gemm, pp.param, pp.target, pp.name, pp.id_bound, pp.slot, pp.split}}
 func.func @unknown() attributes {pp.note = 1 : i64} {
   return
 }
@@ -157,5 +157,19 @@ func.func @unknown_argument_attribute(%w: tensor<4xf32> {pp.weight}) {
 func.func @slot_on_an_op() {
   // expected-error @+1 {{'arith.constant' op has 'pp.slot', which belongs on a function argument or result}}
   %c = arith.constant {pp.slot = #pp.slot<loss>} 0.0 : f32
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 has 'pp.split' = [[0], [0]], which is not shard split_axes on the one tensor-parallel grid axis (such as [[], [0]])}}
+func.func @split_twice(%w: tensor<4x4xf32> {pp.param, pp.split = [[0], [0]]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 has 'pp.split' = [[1]], which is not shard split_axes on the one tensor-parallel grid axis (such as [[], [0]])}}
+func.func @split_other_axis(%w: tensor<4x4xf32> {pp.param, pp.split = [[1]]}) {
   return
 }

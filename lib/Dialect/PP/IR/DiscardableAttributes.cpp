@@ -10,6 +10,7 @@
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
@@ -78,6 +79,28 @@ static bool isGemmMark(Attribute value) {
   return mark && mark.getValue() == kGemmLibrary;
 }
 
+/// Whether `value` is shard `split_axes` over a one-axis grid: a list, per
+/// tensor dimension, of the grid axes it is split on, axis 0 at most once.
+static bool isSplitAxes(Attribute value) {
+  auto dims = dyn_cast<ArrayAttr>(value);
+  if (!dims)
+    return false;
+  int64_t uses = 0;
+  for (Attribute dim : dims) {
+    auto axes = dyn_cast<ArrayAttr>(dim);
+    if (!axes || axes.size() > 1)
+      return false;
+    for (Attribute axis : axes)
+      if (!isIntegerIn(axis, 0, 1) || ++uses > 1)
+        return false;
+  }
+  return true;
+}
+
+static bool isTensorParallelism(Attribute value) {
+  return isIntegerIn(value, 1, kMaxRanks);
+}
+
 static const AttributeRule kAttributeRules[] = {
     {kStageAttr, Site::Function, "a stage number (an i64 in [0, 65536))",
      isStageNumber},
@@ -91,6 +114,9 @@ static const AttributeRule kAttributeRules[] = {
     {kPeakMemoryAttr, Site::Schedule, "an array<f64>", isF64Array},
     // pp-simulate's bytes of weights, gradients and optimizer state per rank.
     {"pp.static_memory", Site::Schedule, "an array<f64>", isF64Array},
+    {kTensorParallelAttr, Site::Schedule,
+     "a tensor-parallel group size (an i64 in [1, 65536))",
+     isTensorParallelism},
     {kGemmAttrName, Site::LinalgOp, "\"library\"", isGemmMark},
     {kParamAttr, Site::Argument, "a unit attribute", isUnit},
     {kTargetAttr, Site::Argument, "a unit attribute", isUnit},
@@ -98,6 +124,10 @@ static const AttributeRule kAttributeRules[] = {
     {kIdBoundAttr, Site::Argument, "a table size (a positive i64)",
      isTableSize},
     {kSlotAttr, Site::ArgumentOrResult, "a #pp.slot", isSlot},
+    {kSplitAttr, Site::ArgumentOrResult,
+     "shard split_axes on the one tensor-parallel grid axis (such as "
+     "[[], [0]])",
+     isSplitAxes},
 };
 
 static StringRef describeSite(Site site) {

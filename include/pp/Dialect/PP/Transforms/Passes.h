@@ -1,7 +1,7 @@
 //===- Passes.h - pp dialect transformation passes --------------*- C++ -*-===//
 //
-// Declares the passes of the pp dialect: the import, differentiation and
-// schedule phases.
+// Declares the passes of the pp dialect: the import, differentiation,
+// schedule and tensor-parallel phases.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 
 #include "pp/Dialect/PP/Transforms/Differentiate/Passes.h"
 #include "pp/Dialect/PP/Transforms/Import/Passes.h"
+#include "pp/Dialect/PP/Transforms/Parallelize/Passes.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 
 #endif // PP_DIALECT_PP_TRANSFORMS_PASSES_H

@@ -9,6 +9,7 @@
 
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Differentiate/Adjoints.h"
 #include "pp/Dialect/PP/Transforms/Differentiate/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
@@ -73,6 +74,11 @@ private:
                        ArrayRef<Slot> resultSlots, bool forwardToo = false);
   Slot slotOf(Value value);
   SmallVector<Value> valuesReadBy(Operation *op);
+  /// Calls `set` with the `pp.split` of weight `arg` of the step, if any.
+  void copySplit(int64_t arg, function_ref<void(Attribute)> set) {
+    if (Attribute split = step.getArgAttr(arg, kSplitAttr))
+      set(split);
+  }
 
   StageOp stage;
   func::FuncOp step;
@@ -277,6 +283,10 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
     if (Attribute bound =
             isData ? step.getArgAttr(slot.index, kIdBoundAttr) : Attribute())
       func.setArgAttr(i, kIdBoundAttr, bound);
+    if (slot.kind == SlotKind::Param)
+      copySplit(slot.index, [&](Attribute split) {
+        func.setArgAttr(i, kSplitAttr, split);
+      });
   }
   builder.setInsertionPointToStart(entry);
   std::function<void(Value)> recreate = [&](Value value) {
@@ -294,8 +304,14 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
   func::ReturnOp::create(
       builder, stage.getLoc(),
       llvm::map_to_vector(results, [&](Value v) { return mapping.lookup(v); }));
-  for (auto [i, slot] : llvm::enumerate(resultSlots))
+  for (auto [i, slot] : llvm::enumerate(resultSlots)) {
     func.setResultAttr(i, kSlotAttr, SlotAttr::get(builder.getContext(), slot));
+    // A weight's gradient is split like the weight.
+    if (slot.kind == SlotKind::ParamGrad)
+      copySplit(slot.index, [&](Attribute split) {
+        func.setResultAttr(i, kSplitAttr, split);
+      });
+  }
   func->setAttr(kStageAttr, builder.getI64IntegerAttr(id()));
   if (Attribute microbatches = step->getAttr(kMicrobatchesAttr))
     func->setAttr(kMicrobatchesAttr, microbatches);

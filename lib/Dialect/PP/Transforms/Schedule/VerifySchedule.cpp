@@ -12,9 +12,11 @@
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/Analysis/StaticMemory.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Scheduling/ActionTable.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -761,6 +763,30 @@ static LogicalResult checkNoFlush(ScheduleOp schedule, bool rendezvous) {
          << schedule.getNumMicrobatches() << " * s + j)";
 }
 
+/// A schedule of tensor-parallel groups of T processes needs its stage
+/// functions partitioned over a grid of T (pp-shard-stages), and stage
+/// functions partitioned so need such a schedule.
+static LogicalResult checkTensorParallel(ScheduleOp schedule) {
+  int64_t parts = getTensorParallelism(schedule);
+  auto module = schedule->getParentOfType<ModuleOp>();
+  auto grid =
+      module ? module.lookupSymbol<shard::GridOp>("pp_tp") : shard::GridOp();
+  int64_t gridParts = grid && grid.getShape().size() == 1 ? grid.getShape()[0]
+                                                          : (grid ? -1 : 1);
+  if (parts == gridParts)
+    return success();
+  if (gridParts == 1)
+    return schedule.emitError("runs as pp.tensor_parallel = ")
+           << parts << ", but its stage functions are not partitioned over "
+           << "shard.grid @pp_tp(shape = " << parts
+           << ") (pp-shard-stages does that)";
+  InFlightDiagnostic diag = schedule.emitError("runs as pp.tensor_parallel = ")
+                            << parts << ", but its stage functions are "
+                            << "partitioned over grid @pp_tp";
+  diag.attachNote(grid.getLoc()) << "the grid";
+  return diag;
+}
+
 namespace {
 struct VerifySchedulePass
     : mlir::pp::impl::PPVerifyScheduleBase<VerifySchedulePass> {
@@ -789,6 +815,8 @@ struct VerifySchedulePass
     bool failed = false;
     SmallVector<ScheduleOp> schedules;
     getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
+    for (ScheduleOp schedule : schedules)
+      failed |= mlir::failed(checkTensorParallel(schedule));
     for (ScheduleOp schedule : schedules) {
       SmallVector<StaticMemory> held = getHeldStaticMemory(schedule);
       failed |= (runsWithoutFlush(schedule)

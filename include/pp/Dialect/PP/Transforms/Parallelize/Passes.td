@@ -1,0 +1,103 @@
+//===- Passes.td - pp tensor-parallel passes ---------------*- tablegen -*-===//
+//
+// The passes that split weights over a tensor-parallel group: the plan on
+// the training step, and the partitioning of the derived stage functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_PASSES_TD
+#define PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
+  let summary = "Choose how each weight of a training step splits over a "
+                "tensor-parallel group";
+  let description = [{
+    Sets `pp.split` (upstream `shard` `split_axes` on the one grid axis of
+    the tensor-parallel group) on the weights of the training step that
+    carry none, in the style `style` names. `megatron` pairs the step's
+    matrix products of an activation by a 2-D weight in program order:
+    the first of a pair is column-parallel (its weight split on the output
+    dimension, `[[], [0]]`), the second row-parallel (split on the input
+    dimension, `[[0]]`), and a 1-D weight broadcast onto the
+    column-parallel product (its bias) is split alike (`[[0]]`); so an MLP
+    computes its hidden layer locally and needs one all-reduce per pair.
+    A weight the user annotated keeps its `pp.split`, and a pair the user
+    split one half of is left alone.
+
+    A split is refused, with an error at the `linalg.index` and a note at
+    the weight, when an op reading the split dimension of the product
+    (through its iteration space) also reads its own iteration index
+    there: upstream partitioning leaves such indices local (a causal mask
+    would be silently wrong).
+
+    ```mlir
+    // before
+    func.func @train_step(%x: tensor<8x16xf32>, %w0: tensor<16x32xf32> {pp.param},
+                          %w1: tensor<32x4xf32> {pp.param}) -> tensor<f32>
+    // after pp-plan-tensor-parallel{style=megatron}
+    func.func @train_step(%x: tensor<8x16xf32>,
+        %w0: tensor<16x32xf32> {pp.param, pp.split = [[], [0]]},
+        %w1: tensor<32x4xf32> {pp.param, pp.split = [[0]]}) -> tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Training-step function">,
+    Option<"style", "style", "std::string", "\"megatron\"",
+           "Plan style: megatron (column then row for each pair of matrix "
+           "products)">,
+  ];
+}
+
+def PPShardStages : Pass<"pp-shard-stages", "ModuleOp"> {
+  let summary = "Partition the derived stage functions over a "
+                "tensor-parallel group";
+  let description = [{
+    Rewrites every derived stage function into the code one member of a
+    tensor-parallel group of `tensor-parallel` processes runs, with
+    upstream `sharding-propagation` and `shard-partition` on a
+    module-level `shard.grid @pp_tp(shape = T)`. Weights (and their
+    gradients) split as their `pp.split` says; data, targets, activations,
+    their gradients and the loss are replicated. Stage by stage, the
+    forward is partitioned first, and the splits propagation chose for the
+    values it saves become `pp.split` on those results: the slot sharding
+    contract the backward functions must read them under (likewise for
+    what backward_input stashes for backward_weight).
+
+    Before propagation each `tensor.empty` and `linalg.fill` gets one copy
+    per use and the function is canonicalized, so that a fill shared by
+    split and replicated users is not gathered, and no unused
+    `tensor.empty` is left (upstream partitioning crashes on one).
+
+    Located errors: an op with no sharding rule (no `ShardingInterface`)
+    that handles tensors; a `linalg.index` reading a split loop dimension
+    (upstream leaves it local: silently wrong); a function that would
+    read or produce a boundary value split otherwise than its contract; a
+    split dimension that `tensor-parallel` does not divide.
+    `tensor_parallel = T` is set on the `pp.schedule`. With
+    `tensor-parallel=1` the pass does nothing.
+
+    ```mlir
+    // a row-parallel product in a forward, T = 2: before
+    func.func @s1_forward(%h: tensor<8x32xf32> {pp.slot = ...},
+        %w: tensor<32x4xf32> {pp.slot = #pp.slot<param 8>, pp.split = [[0]]}) ...
+    // after: the local half of %w, and one all-reduce of the product
+    func.func @s1_forward(%h: tensor<8x32xf32> {pp.slot = ...},
+        %w: tensor<16x4xf32> {pp.slot = #pp.slot<param 8>, pp.split = [[0]]}) ...
+      %p = linalg.matmul ins(%hl, %w : ...)
+      %s = shard.all_reduce %p on @pp_tp grid_axes = [0] : ...
+    ```
+  }];
+  let options = [
+    Option<"tensorParallel", "tensor-parallel", "int64_t", "1",
+           "Processes per tensor-parallel group">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_PASSES_TD

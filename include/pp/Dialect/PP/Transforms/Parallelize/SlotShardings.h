@@ -1,0 +1,75 @@
+//===- SlotShardings.h - how stage-function boundaries split ----*- C++ -*-===//
+//
+// The slot sharding contract of tensor parallelism: the split of every
+// stage-function argument and result that is not replicated over the
+// tensor-parallel group, and the steps pp-shard-stages takes on one stage
+// function around upstream sharding propagation and partitioning.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_SLOTSHARDINGS_H
+#define PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_SLOTSHARDINGS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::pp {
+
+/// The name of the one grid every tensor-parallel stage function uses.
+inline constexpr llvm::StringLiteral kTensorParallelGrid = "pp_tp";
+
+/// `pp.split` (an array of arrays of grid axes) as shard split axes.
+SmallVector<shard::GridAxesAttr> toSplitAxes(ArrayAttr split);
+/// Shard split axes as `pp.split`, trailing unsplit dimensions dropped;
+/// null where nothing is split.
+ArrayAttr toSplitAttr(MLIRContext *context, ArrayRef<shard::GridAxesAttr> axes);
+
+/// The contract: the `pp.split` of each split slot. A weight's gradient
+/// is looked up as the weight.
+class SlotShardings {
+public:
+  /// Collects the weights' splits from the `pp.split` of stage-function
+  /// arguments and results in `module`.
+  explicit SlotShardings(ModuleOp module);
+
+  /// The split of `slot` (a #pp.slot), or null if it is replicated.
+  ArrayAttr lookup(Attribute slot) const;
+  /// Whether `slot` has been decided (weights always are; saved and
+  /// stashed values once their producer is partitioned).
+  bool isDecided(Attribute slot) const;
+  void record(Attribute slot, ArrayAttr split);
+
+private:
+  Attribute key(Attribute slot) const;
+  DenseMap<Attribute, ArrayAttr> splits;
+  llvm::DenseSet<Attribute> decided;
+};
+
+/// One copy of each `tensor.empty` and `linalg.fill` per use, so that
+/// propagation can split each use alike.
+void cloneEmptiesAndFills(func::FuncOp func);
+
+/// A located error at the first op of `func` that handles tensors but has
+/// no sharding rule.
+LogicalResult checkShardingRules(func::FuncOp func);
+
+/// Annotates every argument and result of `func` with its split over
+/// `grid` (replicated unless the contract splits it); results the contract
+/// has not decided yet (saved and stashed values) are left to propagation.
+/// Fails, with an error at the function, where `parts` does not divide a
+/// split dimension.
+LogicalResult annotateBoundary(func::FuncOp func, shard::GridOp grid,
+                               const SlotShardings &contract, int64_t parts);
+
+/// After propagation: records the splits chosen for the undecided results
+/// in the contract and in `pp.split`, and fails with a located error where
+/// a boundary value is resharded (read or produced otherwise than its
+/// contract) or a split loop dimension is read by `linalg.index`.
+LogicalResult recordAndCheckBoundary(func::FuncOp func,
+                                     SlotShardings &contract);
+
+} // namespace mlir::pp
+
+#endif // PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_SLOTSHARDINGS_H

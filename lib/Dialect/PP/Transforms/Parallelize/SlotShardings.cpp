@@ -1,0 +1,341 @@
+//===- SlotShardings.cpp - how stage-function boundaries split ------------===//
+//
+// The slot sharding contract and the checks pp-shard-stages makes around
+// upstream sharding propagation: each a located error where upstream would
+// crash or silently compute something else.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Transforms/Parallelize/SlotShardings.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+
+SmallVector<shard::GridAxesAttr> pp::toSplitAxes(ArrayAttr split) {
+  SmallVector<shard::GridAxesAttr> axes;
+  if (!split)
+    return axes;
+  MLIRContext *context = split.getContext();
+  for (auto dim : split.getAsRange<ArrayAttr>())
+    axes.push_back(DenseI16ArrayAttr::get(
+        context, llvm::map_to_vector(
+                     dim.getAsRange<IntegerAttr>(),
+                     [](IntegerAttr axis) { return int16_t(axis.getInt()); })));
+  return axes;
+}
+
+ArrayAttr pp::toSplitAttr(MLIRContext *context,
+                          ArrayRef<shard::GridAxesAttr> axes) {
+  while (!axes.empty() && axes.back().empty())
+    axes = axes.drop_back();
+  if (axes.empty())
+    return nullptr;
+  Builder b(context);
+  return b.getArrayAttr(
+      llvm::map_to_vector(axes, [&](shard::GridAxesAttr dim) -> Attribute {
+        return b.getI64ArrayAttr(llvm::map_to_vector(
+            dim.asArrayRef(), [](int16_t axis) { return int64_t(axis); }));
+      }));
+}
+
+/// The split `value`'s defining shard op gives it, or null if none does.
+static ArrayAttr splitOfProducer(Value value) {
+  auto shard = value.getDefiningOp<shard::ShardOp>();
+  if (!shard)
+    return nullptr;
+  return toSplitAttr(value.getContext(),
+                     shard::Sharding(shard.getSharding()).getSplitAxes());
+}
+
+static ArrayAttr splitOfShardOp(shard::ShardOp shard) {
+  return toSplitAttr(shard.getContext(),
+                     shard::Sharding(shard.getSharding()).getSplitAxes());
+}
+
+//===----------------------------------------------------------------------===//
+// The contract
+//===----------------------------------------------------------------------===//
+
+SlotShardings::SlotShardings(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto collect = [&](DictionaryAttr attrs) {
+      if (!attrs)
+        return;
+      auto slot = attrs.getAs<SlotAttr>(kSlotAttr);
+      auto split = attrs.getAs<ArrayAttr>(kSplitAttr);
+      SlotKind kind = slot ? slot.getSlot().kind : SlotKind::Loss;
+      if (split && (kind == SlotKind::Param || kind == SlotKind::ParamGrad))
+        record(slot, split);
+    };
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      collect(func.getArgAttrDict(i));
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      collect(func.getResultAttrDict(i));
+  }
+}
+
+Attribute SlotShardings::key(Attribute slot) const {
+  auto slotAttr = dyn_cast_or_null<SlotAttr>(slot);
+  if (!slotAttr || slotAttr.getSlot().kind != SlotKind::ParamGrad)
+    return slot;
+  return SlotAttr::get(slot.getContext(),
+                       Slot::param(slotAttr.getSlot().index));
+}
+
+ArrayAttr SlotShardings::lookup(Attribute slot) const {
+  return splits.lookup(key(slot));
+}
+
+bool SlotShardings::isDecided(Attribute slot) const {
+  auto slotAttr = dyn_cast_or_null<SlotAttr>(slot);
+  if (!slotAttr)
+    return true;
+  SlotKind kind = slotAttr.getSlot().kind;
+  if (kind != SlotKind::Saved && kind != SlotKind::Stash)
+    return true;
+  return decided.contains(key(slot));
+}
+
+void SlotShardings::record(Attribute slot, ArrayAttr split) {
+  decided.insert(key(slot));
+  if (split)
+    splits[key(slot)] = split;
+}
+
+//===----------------------------------------------------------------------===//
+// Preparing and checking a stage function
+//===----------------------------------------------------------------------===//
+
+/// Replaces each use of `op`'s one result in its block by a clone of `op`
+/// right before the user.
+static void cloneForEachUse(Operation *op) {
+  Value result = op->getResult(0);
+  for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+    if (use.getOwner()->getBlock() != op->getBlock())
+      continue;
+    OpBuilder builder(use.getOwner());
+    use.set(builder.clone(*op)->getResult(0));
+  }
+  if (result.use_empty())
+    op->erase();
+}
+
+void pp::cloneEmptiesAndFills(func::FuncOp func) {
+  SmallVector<Operation *> fills, empties;
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() != 1 || op->getResult(0).hasOneUse() ||
+        op->getResult(0).use_empty() ||
+        !isa<RankedTensorType>(op->getResult(0).getType()))
+      return;
+    if (isa<linalg::FillOp>(op))
+      fills.push_back(op);
+    else if (isa<tensor::EmptyOp>(op))
+      empties.push_back(op);
+  });
+  // Fills first: their clones are further users of the empties.
+  llvm::for_each(fills, cloneForEachUse);
+  func.walk([&](tensor::EmptyOp empty) {
+    if (!empty.getResult().hasOneUse() && !empty.getResult().use_empty())
+      empties.push_back(empty);
+  });
+  llvm::DenseSet<Operation *> seen;
+  for (Operation *empty : empties)
+    if (seen.insert(empty).second)
+      cloneForEachUse(empty);
+}
+
+static bool handlesTensors(Operation *op) {
+  auto isTensor = [](Type type) { return isa<TensorType>(type); };
+  return llvm::any_of(op->getOperandTypes(), isTensor) ||
+         llvm::any_of(op->getResultTypes(), isTensor);
+}
+
+LogicalResult pp::checkShardingRules(func::FuncOp func) {
+  for (Operation &op : func.getBody().front()) {
+    if (!handlesTensors(&op) || isa<shard::ShardingInterface>(op) ||
+        isa<shard::ShardDialect>(op.getDialect()))
+      continue;
+    return op.emitOpError("has no sharding rule (ShardingInterface), so "
+                          "tensor parallelism cannot partition '")
+           << func.getSymName() << "'";
+  }
+  return success();
+}
+
+/// The sharding op for `split` over `grid`, built at `b`.
+static Value createSharding(OpBuilder &b, Location loc, shard::GridOp grid,
+                            ArrayAttr split) {
+  return shard::ShardingOp::create(
+      b, loc, FlatSymbolRefAttr::get(grid.getSymNameAttr()),
+      toSplitAxes(split));
+}
+
+/// Fails where `parts` does not divide a dimension `split` splits.
+static LogicalResult checkDivisible(func::FuncOp func, StringRef what,
+                                    unsigned index, Type type, ArrayAttr split,
+                                    int64_t parts) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!split || !tensor)
+    return success();
+  if (split.size() > size_t(tensor.getRank()))
+    return func.emitError()
+           << what << " #" << index << " of type " << type << " has pp.split "
+           << split << " of rank " << split.size();
+  for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
+    if (!axes.empty() &&
+        (tensor.isDynamicDim(dim) || tensor.getDimSize(dim) % parts != 0))
+      return func.emitError()
+             << what << " #" << index << " of type " << type
+             << " splits dimension " << dim
+             << ", which tensor-parallel=" << parts << " does not divide";
+  return success();
+}
+
+LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
+                                   const SlotShardings &contract,
+                                   int64_t parts) {
+  Block &entry = func.getBody().front();
+  auto b = OpBuilder::atBlockBegin(&entry);
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      continue;
+    Attribute slot = func.getArgAttr(arg.getArgNumber(), kSlotAttr);
+    ArrayAttr split = contract.lookup(slot);
+    if (failed(checkDivisible(func, "argument", arg.getArgNumber(),
+                              arg.getType(), split, parts)))
+      return failure();
+    if (split)
+      func.setArgAttr(arg.getArgNumber(), kSplitAttr, split);
+    Value sharding = createSharding(b, func.getLoc(), grid, split);
+    auto shard = shard::ShardOp::create(b, func.getLoc(), arg.getType(), arg,
+                                        sharding, UnitAttr());
+    arg.replaceAllUsesExcept(shard, shard);
+  }
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  b.setInsertionPoint(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    Attribute slot = func.getResultAttr(i, kSlotAttr);
+    if (!isa<RankedTensorType>(operand.get().getType()) ||
+        !contract.isDecided(slot))
+      continue;
+    ArrayAttr split = contract.lookup(slot);
+    if (failed(checkDivisible(func, "result", i, operand.get().getType(), split,
+                              parts)))
+      return failure();
+    if (split)
+      func.setResultAttr(i, kSplitAttr, split);
+    Value sharding = createSharding(b, ret.getLoc(), grid, split);
+    operand.set(shard::ShardOp::create(b, ret.getLoc(), operand.get().getType(),
+                                       operand.get(), sharding, UnitAttr()));
+  }
+  return success();
+}
+
+/// Fails where `arg` is read split otherwise than its annotation.
+static LogicalResult checkArgument(func::FuncOp func, BlockArgument arg) {
+  if (!arg.hasOneUse())
+    return success();
+  auto annotation = dyn_cast<shard::ShardOp>(*arg.getUsers().begin());
+  if (!annotation)
+    return success();
+  ArrayAttr expected = splitOfShardOp(annotation);
+  for (Operation *user : annotation->getUsers()) {
+    auto read = dyn_cast<shard::ShardOp>(user);
+    if (!read || !read.getAnnotateForUsers() ||
+        splitOfShardOp(read) == expected)
+      continue;
+    Attribute slot = func.getArgAttr(arg.getArgNumber(), kSlotAttr);
+    InFlightDiagnostic diag =
+        func.emitError() << "argument #" << arg.getArgNumber() << " (" << slot
+                         << ") is read split as " << splitOfShardOp(read)
+                         << ", but its sharding contract is ";
+    if (expected)
+      diag << expected;
+    else
+      diag << "replicated";
+    for (Operation *reader : read->getUsers())
+      diag.attachNote(reader->getLoc()) << "read here";
+    return diag;
+  }
+  return success();
+}
+
+/// Fails where the chain of shard ops that ends in result `index` changes
+/// the split (the value is produced otherwise than its contract).
+static LogicalResult checkResult(func::FuncOp func, unsigned index,
+                                 Value value) {
+  ArrayAttr expected = splitOfProducer(value);
+  for (auto shard = value.getDefiningOp<shard::ShardOp>(); shard;
+       shard = shard.getSrc().getDefiningOp<shard::ShardOp>()) {
+    if (splitOfShardOp(shard) == expected)
+      continue;
+    InFlightDiagnostic diag =
+        func.emitError() << "result #" << index << " ("
+                         << func.getResultAttr(index, kSlotAttr)
+                         << ") is produced split as " << splitOfShardOp(shard)
+                         << ", but its sharding contract is ";
+    if (expected)
+      diag << expected;
+    else
+      diag << "replicated";
+    return diag;
+  }
+  return success();
+}
+
+/// Fails where a linalg op reads with `linalg.index` a loop dimension that
+/// one of its operands splits.
+static LogicalResult checkIndexedLoops(linalg::LinalgOp op) {
+  llvm::SmallDenseSet<unsigned> splitLoops;
+  for (OpOperand &operand : op->getOpOperands()) {
+    ArrayAttr split = splitOfProducer(operand.get());
+    if (!split || !isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [dim, axes] : llvm::enumerate(split.getAsRange<ArrayAttr>()))
+      if (!axes.empty() && dim < map.getNumResults())
+        if (auto loop = dyn_cast<AffineDimExpr>(map.getResult(dim)))
+          splitLoops.insert(loop.getPosition());
+  }
+  for (auto index : op->getRegion(0).getOps<linalg::IndexOp>())
+    if (splitLoops.contains(index.getDim()))
+      return index.emitOpError("reads loop dimension ")
+             << index.getDim()
+             << ", which tensor parallelism splits: upstream partitioning "
+                "would leave the index local to each part";
+  return success();
+}
+
+LogicalResult pp::recordAndCheckBoundary(func::FuncOp func,
+                                         SlotShardings &contract) {
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    if (failed(checkArgument(func, arg)))
+      return failure();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  for (OpOperand &operand : ret->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    Attribute slot = func.getResultAttr(i, kSlotAttr);
+    if (!contract.isDecided(slot)) {
+      ArrayAttr split = splitOfProducer(operand.get());
+      contract.record(slot, split);
+      if (split)
+        func.setResultAttr(i, kSplitAttr, split);
+    }
+    if (failed(checkResult(func, i, operand.get())))
+      return failure();
+  }
+  WalkResult walk = func.walk([&](linalg::LinalgOp op) {
+    return failed(checkIndexedLoops(op)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}

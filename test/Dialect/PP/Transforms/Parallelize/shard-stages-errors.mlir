@@ -1,0 +1,77 @@
+// RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-shard-stages=tensor-parallel=2
+
+// An op with no sharding rule cannot be partitioned, even replicated.
+func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}) -> (tensor<8x4x4xf32> {pp.slot = #pp.slot<act stage 0 output 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  // expected-error @+1 {{'tensor.expand_shape' op has no sharding rule (ShardingInterface), so tensor parallelism cannot partition 's0_forward'}}
+  %r = tensor.expand_shape %x [[0], [1, 2]] output_shape [8, 4, 4] : tensor<8x16xf32> into tensor<8x4x4xf32>
+  return %r : tensor<8x4x4xf32>
+}
+
+// -----
+
+// A split dimension the group size does not divide.
+// expected-error @+1 {{argument #1 of type 'tensor<16x3xf32>' splits dimension 1, which tensor-parallel=2 does not divide}}
+func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %w: tensor<16x3xf32> {pp.slot = #pp.slot<param 1>, pp.split = [[], [0]]}) -> (tensor<8x3xf32> {pp.slot = #pp.slot<act stage 0 output 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x3xf32>) outs(%z : tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %mm : tensor<8x3xf32>
+}
+
+// -----
+
+// linalg.index on a split loop: upstream would leave the index local to
+// each half (a causal mask computed from it would be silently wrong).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %w: tensor<16x32xf32> {pp.slot = #pp.slot<param 1>, pp.split = [[], [0]]}) -> (tensor<8x32xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %masked = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<8x32xf32>) outs(%e : tensor<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    // expected-error @+1 {{'linalg.index' op reads loop dimension 1, which tensor parallelism splits: upstream partitioning would leave the index local to each part}}
+    %j = linalg.index 1 : index
+    %i = linalg.index 0 : index
+    %keep = arith.cmpi ule, %j, %i : index
+    %v = arith.select %keep, %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<8x32xf32>
+  return %masked : tensor<8x32xf32>
+}
+
+// -----
+
+// The forward saves its column-parallel product split on dimension 1; a
+// backward that needs it split otherwise breaks the contract.
+#a = affine_map<(d0, d1, d2) -> (d2, d0)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %w: tensor<16x32xf32> {pp.slot = #pp.slot<param 1>, pp.split = [[], [0]]}) -> (tensor<8x32xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %mm : tensor<8x32xf32>
+}
+// expected-error @+1 {{argument #0 (#pp.slot<saved stage 0 value 0>) is read split as}}
+func.func @s0_backward_weight(%s: tensor<8x32xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) -> (tensor<32x32xf32> {pp.slot = #pp.slot<param_grad 2>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase backward_weight>} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
+  // expected-note @+1 {{read here}}
+  %g = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s, %s : tensor<8x32xf32>, tensor<8x32xf32>) outs(%z : tensor<32x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s2 = arith.addf %acc, %m : f32
+    linalg.yield %s2 : f32
+  } -> tensor<32x32xf32>
+  return %g : tensor<32x32xf32>
+}
+
+// -----
+
+// A grid of another size than tensor-parallel.
+// expected-error @+1 {{grid @pp_tp does not have shape 2}}
+shard.grid @pp_tp(shape = 4)
