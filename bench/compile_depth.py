@@ -64,6 +64,11 @@ def compile_once(pp_compile, model, stages, out, extra):
     return float(wall), float(user) + float(system), int(kb) / 1024
 
 
+def load_average():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pp-compile", required=True)
@@ -92,6 +97,7 @@ def main():
             configs += [(model, stages, blocks, path)
                         for stages in args.stages]
     runs = {config[:3]: [] for config in configs}
+    loads = [load_average()]
     for _ in range(args.rounds):
         for model, stages, blocks, path in configs:
             out = os.path.join(work, "program")
@@ -99,6 +105,8 @@ def main():
                 compile_once(args.pp_compile, path, stages, out, args.extra))
             print(f"# {model} stages={stages} blocks={blocks}: "
                   f"{runs[(model, stages, blocks)][-1]}", file=sys.stderr)
+        loads.append(load_average())
+    print(f"load average {' -> '.join(loads)} (one value a round)")
     print("| model | stages | blocks | wall s | CPU s | peak MB | "
           "CPU x per doubling |")
     print("|---|---|---|---|---|---|---|")

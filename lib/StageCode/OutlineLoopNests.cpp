@@ -3,6 +3,8 @@
 // pp-outline-loop-nests: moves each loop nest of a stage function into a
 // private function, one per distinct nest, so that LLVM's work grows with
 // the distinct nests and not with the size of one function holding them all.
+// The buffers no call passes overlapping another it writes become `noalias`
+// pointers, which the nest had known inside its caller.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,9 +12,14 @@
 #include "pp/StageCode/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -45,6 +52,155 @@ llvm::SetVector<Value> getCapturedValues(Operation *nest) {
   return captured;
 }
 
+/// The buffer `value` is a view of: the value no view-like op defines.
+Value getBufferRoot(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `root` is a buffer no other root can be: a fresh allocation.
+bool isFreshAllocation(Value root) {
+  return root.getDefiningOp<memref::AllocOp>() ||
+         root.getDefiningOp<memref::AllocaOp>();
+}
+
+bool isFunctionArgument(Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  return argument && argument.getOwner()->isEntryBlock() &&
+         isa<func::FuncOp>(argument.getOwner()->getParentOp());
+}
+
+/// The runtime buffer (pp.slot) a stage function's argument lives in.
+std::optional<pp::Slot> getSlot(Value value) {
+  if (!isFunctionArgument(value))
+    return std::nullopt;
+  auto argument = cast<BlockArgument>(value);
+  auto fn = cast<func::FuncOp>(argument.getOwner()->getParentOp());
+  auto slot =
+      fn.getArgAttrOfType<pp::SlotAttr>(argument.getArgNumber(), pp::kSlotAttr);
+  if (!slot)
+    return std::nullopt;
+  return slot.getSlot();
+}
+
+/// Whether the buffers rooted at `a` and `b` (getBufferRoot) may overlap.
+/// Distinct: a fresh allocation and any other root, two different globals,
+/// a private global and a stage function's argument (the runtime's buffer
+/// cannot be the module's private global), and arguments in different
+/// runtime slots (each slot is a buffer of its own).
+bool mayOverlap(Value a, Value b, SymbolTable &symbols) {
+  if (a == b)
+    return true;
+  std::optional<pp::Slot> slotA = getSlot(a), slotB = getSlot(b);
+  if (slotA && slotB &&
+      std::tie(slotA->kind, slotA->stage, slotA->index) !=
+          std::tie(slotB->kind, slotB->stage, slotB->index))
+    return false;
+  if (isFreshAllocation(a) || isFreshAllocation(b))
+    return false;
+  auto globalA = a.getDefiningOp<memref::GetGlobalOp>();
+  auto globalB = b.getDefiningOp<memref::GetGlobalOp>();
+  if (globalA && globalB)
+    return globalA.getName() == globalB.getName();
+  auto isPrivateGlobal = [&](memref::GetGlobalOp get) {
+    Operation *global = get ? symbols.lookup(get.getName()) : nullptr;
+    return global && SymbolTable::getSymbolVisibility(global) ==
+                         SymbolTable::Visibility::Private;
+  };
+  if ((isPrivateGlobal(globalA) && isFunctionArgument(b)) ||
+      (isPrivateGlobal(globalB) && isFunctionArgument(a)))
+    return false;
+  return true;
+}
+
+/// Whether the bare-pointer calling convention can pass `type`: a memref
+/// whose shape, strides and offset are static.
+bool isBarePointerBuffer(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !memref.hasStaticShape())
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         ShapedType::isStatic(offset) &&
+         llvm::all_of(strides, ShapedType::isStatic);
+}
+
+/// Which arguments of `fn` it writes through; std::nullopt when it touches
+/// memory that is not its arguments' (or writes without saying where).
+std::optional<llvm::BitVector> getWrittenArguments(func::FuncOp fn) {
+  llvm::BitVector written(fn.getNumArguments());
+  WalkResult result = fn.getBody().walk([&](Operation *op) {
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface)
+      return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &effect : effects) {
+      if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value)
+        return WalkResult::interrupt();
+      Value root = getBufferRoot(value);
+      if (isFreshAllocation(root))
+        continue;
+      auto argument = dyn_cast<BlockArgument>(root);
+      if (!argument || argument.getOwner()->getParentOp() != fn)
+        return WalkResult::interrupt();
+      if (isa<MemoryEffects::Write>(effect.getEffect()))
+        written.set(argument.getArgNumber());
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return std::nullopt;
+  return written;
+}
+
+/// Marks the buffer arguments of the outlined `fn` that no call in `calls`
+/// passes overlapping another argument, where either is written, with
+/// `llvm.noalias`, under the bare-pointer calling convention (one pointer
+/// per buffer, which keeps the attribute through convert-func-to-llvm).
+void markDistinctBuffers(func::FuncOp fn, ArrayRef<func::CallOp> calls,
+                         SymbolTable &symbols) {
+  if (!llvm::all_of(fn.getArgumentTypes(),
+                    [](Type type) {
+                      return !isa<BaseMemRefType>(type) ||
+                             isBarePointerBuffer(type);
+                    }) ||
+      llvm::any_of(fn.getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+    return;
+  std::optional<llvm::BitVector> written = getWrittenArguments(fn);
+  if (!written)
+    return;
+  unsigned count = fn.getNumArguments();
+  llvm::BitVector distinct(count);
+  for (unsigned i = 0; i < count; ++i)
+    distinct[i] = isa<MemRefType>(fn.getArgumentTypes()[i]);
+  for (func::CallOp call : calls) {
+    SmallVector<Value> roots = llvm::map_to_vector(
+        call.getOperands(), [](Value v) { return getBufferRoot(v); });
+    for (unsigned i = 0; i < count; ++i)
+      for (unsigned j = i + 1; j < count; ++j)
+        if (((*written)[i] || (*written)[j]) &&
+            isa<MemRefType>(roots[i].getType()) &&
+            isa<MemRefType>(roots[j].getType()) &&
+            mayOverlap(roots[i], roots[j], symbols))
+          distinct.reset(i), distinct.reset(j);
+  }
+  if (distinct.none())
+    return;
+  MLIRContext *context = fn.getContext();
+  fn->setAttr("llvm.bareptr", UnitAttr::get(context));
+  for (unsigned i : distinct.set_bits())
+    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                  UnitAttr::get(context));
+}
+
 class NestOutliner {
 public:
   NestOutliner(ModuleOp module) : symbols(module) {}
@@ -57,6 +213,12 @@ public:
           outline(&op, stage);
   }
 
+  /// After every stage is outlined: the outlined functions' noalias buffers.
+  void markDistinctBuffers() {
+    for (auto &[fn, fnCalls] : calls)
+      ::markDistinctBuffers(fn, fnCalls, symbols);
+  }
+
 private:
   void outline(Operation *nest, func::FuncOp stage);
   func::FuncOp createCandidate(Operation *nest, ArrayRef<Value> arguments,
@@ -66,6 +228,8 @@ private:
   SymbolTable symbols;
   /// The outlined functions by their printed form (under kCandidateName).
   llvm::StringMap<func::FuncOp> functions;
+  /// Every call of each outlined function, in the order they were made.
+  llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> calls;
 };
 
 void NestOutliner::outline(Operation *nest, func::FuncOp stage) {
@@ -76,6 +240,7 @@ void NestOutliner::outline(Operation *nest, func::FuncOp stage) {
       getOrInsert(createCandidate(nest, arguments, constants), stage);
   OpBuilder builder(nest);
   auto call = func::CallOp::create(builder, nest->getLoc(), callee, arguments);
+  calls[callee].push_back(call);
   nest->replaceAllUsesWith(call.getResults());
   nest->erase();
 }
@@ -134,6 +299,7 @@ struct OutlineLoopNests : pp::impl::PPOutlineLoopNestsBase<OutlineLoopNests> {
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (!fn.isDeclaration() && fn->hasAttr(pp::kStageAttr))
         outliner.outlineNests(fn);
+    outliner.markDistinctBuffers();
   }
 };
 

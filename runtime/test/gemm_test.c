@@ -1,4 +1,5 @@
 /* Unit test of pprt_gemm against a naive loop over its whole contract. */
+#include "backends/backend.h"
 #include "backends/cpu/blas_kernels.h"
 #include "pprt/pprt.h"
 
@@ -124,6 +125,21 @@ static int check_blas_kernels(void) {
   return bad;
 }
 
+int openblas_get_num_threads(void);
+
+/* --threads: pprt_set_compute_threads reaches OpenBLAS, and a product
+   large enough for OpenBLAS to split over its threads stays right. */
+static int check_threads(void) {
+  pprt_set_compute_threads(2);
+  int threads = openblas_get_num_threads();
+  gemm_case t = {0, 1, 2, 160, 192, 176, 1, 1.0f, 1.0f, 0};
+  int bad = (threads != 2) + run_case(&t);
+  printf("gemm on %d threads, batch 2 m 160 n 192 k 176: %s\n", threads,
+         bad ? "FAILED" : "ok");
+  pprt_set_compute_threads(1);
+  return bad;
+}
+
 int main(void) {
   int failures = 0, cases = 0;
   for (int ta = 0; ta < 2; ++ta)
@@ -141,7 +157,8 @@ int main(void) {
             ++cases;
           }
   failures += check_blas_kernels();
-  ++cases;
+  failures += check_threads() != 0;
+  cases += 2;
   printf("%d of %d cases failed\n", failures, cases);
   return failures ? 1 : 0;
 }

@@ -304,7 +304,9 @@ def test_bad_option(args):
              "finite number within float range"),
             (["--timeout=0"], "invalid value '0' for --timeout: expected a "
              "positive number of seconds"),
-            (["--zero", "2"], "invalid value '2' for --zero: expected 0 or 1")):
+            (["--zero", "2"], "invalid value '2' for --zero: expected 0 or 1"),
+            (["--threads", "0"], "invalid value '0' for --threads: expected "
+             "an integer in [1, 1024]")):
         proc = mpirun(args, 1, args.toy, *flags)
         check(proc.returncode == 2 and message in proc.stderr,
               f"{flags}: expected exit 2 and '{message}'", proc)
@@ -324,6 +326,11 @@ def test_bad_option(args):
                   env=clean_env(PPRT_TIMEOUT="soon"))
     check(proc.returncode == 2 and "PPRT_TIMEOUT" in proc.stderr,
           "bad PPRT_TIMEOUT accepted", proc)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        proc = mpirun(args, 1, args.toy, "--steps", "1",
+                      env=clean_env(**{var: "many"}))
+        check(proc.returncode == 2 and f"invalid {var} 'many'" in proc.stderr,
+              f"bad {var} accepted", proc)
     proc = subprocess.run([args.toy, "--help"], capture_output=True,
                           text=True, env=clean_env())
     check(proc.returncode == 0 and "usage:" in proc.stdout, "--help", proc)

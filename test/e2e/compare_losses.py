@@ -73,7 +73,7 @@ def train(args, workdir, stages, microbatches, schedule, ranks=None,
                "--steps",
                str(args.steps), "--optimizer", args.optimizer, "--lr",
                str(args.lr), "--sequential-replicas", str(sequential),
-               "--print-params", "--timeout", "60"] + data)
+               "--print-params", "--timeout", "60"] + data + args.run_arg)
     losses = [float(m) for m in re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
     params = re.findall(r"^param (\d+) sum (\S+) sumsq (\S+)$", out, re.M)
     if len(losses) != args.steps or not params:
@@ -126,6 +126,10 @@ def main():
     parser.add_argument("--compile-arg", action="append", default=[],
                         help="an option for pp-compile (repeatable), e.g. "
                         "--compile-arg=--gemm=library")
+    parser.add_argument("--run-arg", action="append", default=[],
+                        help="an option for the pipelined programs' runs, not "
+                        "the reference's (repeatable), e.g. "
+                        "--run-arg=--threads=2")
     parser.add_argument("--reference-compile-arg", action="append",
                         default=None,
                         help="an option for the reference's pp-compile "
@@ -135,7 +139,7 @@ def main():
     RUN_TIMEOUT = args.run_timeout
     reference = argparse.Namespace(
         **{**vars(args), "model": args.reference_model or args.model,
-           "label": "reference",
+           "label": "reference", "run_arg": [],
            "compile_arg": (args.compile_arg
                            if args.reference_compile_arg is None
                            else args.reference_compile_arg)})

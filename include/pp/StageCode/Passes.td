@@ -359,6 +359,14 @@ def PPOutlineLoopNests : Pass<"pp-outline-loop-nests", "ModuleOp"> {
     `noinline`, so that LLVM neither merges them back into their callers
     nor keeps arguments it can drop (dead argument elimination).
 
+    A buffer argument that no call passes overlapping another argument the
+    nest writes (fresh allocations, different globals, a private global
+    against a stage argument, stage arguments in different `pp.slot`s; two
+    arguments the nest only reads may be the same) is marked `llvm.noalias`, which the nest had known inside its
+    caller; such functions, when every buffer has a static layout, use the
+    bare-pointer calling convention (`llvm.bareptr`), which keeps the
+    attribute on the one pointer per buffer through convert-func-to-llvm.
+
     ```mlir
     // before
     func.func @f_s0_forward(%x: memref<4x8xf32>, %y: memref<4x8xf32>,

@@ -68,9 +68,11 @@ struct pprt_backend {
   const pprt_device_ops *ops;
 };
 
-/* Host memory through OpenBLAS; one BLAS thread per process unless
-   OPENBLAS_NUM_THREADS says otherwise. */
+/* Host memory through OpenBLAS; one BLAS thread per process until
+   pprt_set_compute_threads says otherwise. */
 pprt_backend *pprt_cpu_backend_create(void);
+/* The threads each of this process's host GEMMs runs on (n >= 1). */
+void pprt_set_compute_threads(int n);
 /* The CPU ops, for backends that compute like the CPU one. */
 extern const pprt_device_ops pprt_cpu_device_ops;
 /* Host memory that is inaccessible (PROT_NONE) outside the backend's own

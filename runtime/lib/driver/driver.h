@@ -52,6 +52,7 @@ typedef struct pprt_driver_options {
   int64_t checkpoint_every;   /* --checkpoint-every: steps; 0: at the end */
   const char *resume_dir;     /* --resume: training state read from here */
   const char *metrics_path;   /* --metrics: each step's loss and time (JSON) */
+  int64_t threads; /* --threads: host GEMM threads per rank; 0: from env */
 } pprt_driver_options;
 
 typedef struct pprt_driver {

@@ -79,6 +79,9 @@ static void usage(FILE *f, const char *prog) {
       "  --warmup N         unmeasured steps before profiling (default 2)\n"
       "  --profile-clock C  wall (default) or cpu: time stage calls in\n"
       "                     wall-clock or in CPU time\n"
+      "  --threads N        threads of each rank's host GEMMs (default\n"
+      "                     $OPENBLAS_NUM_THREADS, else $OMP_NUM_THREADS,\n"
+      "                     else 1); stage code runs on one thread\n"
       "  --backend NAME     cpu (default: $PPRT_BACKEND, or cuda for programs\n"
       "                     built with --target=cuda, else cpu), cuda (one\n"
       "                     GPU per rank, transfers staged through host\n"
@@ -167,6 +170,7 @@ static void default_options(pprt_driver_options *o) {
   o->checkpoint_every = 0;
   o->resume_dir = NULL;
   o->metrics_path = NULL;
+  o->threads = 0;
 }
 
 /* Applies one value option; returns false if `argv[*i]` is not one of them
@@ -198,6 +202,10 @@ static bool parse_backend(const char *s, const char **out) {
   *out = s;
   return strcmp(s, "cpu") == 0 || strcmp(s, "guarded") == 0 ||
          strcmp(s, "guarded-staged") == 0 || strcmp(s, "cuda") == 0;
+}
+
+static bool parse_threads(const char *s, int64_t *out) {
+  return parse_i64(s, out) && *out >= 1 && *out <= 1024;
 }
 
 /* What parse_value_option made of argv[*i]. */
@@ -290,6 +298,8 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("seed", "an integer >= 0", parse_u64(v, &o->seed))
   VALUE_OPTION("timeout", "a positive number of seconds",
                parse_timeout(v, &o->run.timeout_s))
+  VALUE_OPTION("threads", "an integer in [1, 1024]",
+               parse_threads(v, &o->threads))
   return OPTION_UNKNOWN;
 }
 #undef VALUE_OPTION
@@ -321,6 +331,18 @@ static int parse_options(int argc, char **argv, pprt_driver_options *o,
   if (env && *env && !parse_timeout(env, &o->run.timeout_s)) {
     snprintf(err, err_size, "invalid PPRT_TIMEOUT '%s'", env);
     return PARSE_ERROR;
+  }
+  /* OpenBLAS's own order: its variable before OpenMP's. */
+  const char *threads_vars[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"};
+  for (int k = 1; k >= 0; --k) {
+    env = getenv(threads_vars[k]);
+    if (env && *env && !parse_threads(env, &o->threads)) {
+      snprintf(err, err_size,
+               "invalid %s '%s': expected an integer in "
+               "[1, 1024]",
+               threads_vars[k], env);
+      return PARSE_ERROR;
+    }
   }
   env = getenv("PPRT_BACKEND");
   if (env && *env && !parse_backend(env, &o->backend)) {
@@ -620,6 +642,7 @@ int main(int argc, char **argv) {
   if (!be)
     return 1;
   pprt_set_active_backend(be);
+  pprt_set_compute_threads(opts.threads ? (int)opts.threads : 1);
   t = maybe_trace(be->ops->wrap_transport(be, t));
   pprt_driver d = {.opts = opts, .checkpoint_step = -1};
   opts.run.seed = opts.seed;

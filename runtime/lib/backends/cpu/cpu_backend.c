@@ -187,9 +187,11 @@ static void choose_blas_kernels(void) {
 pprt_backend *pprt_cpu_backend_create(void) {
   static pprt_backend cpu = {&pprt_cpu_device_ops};
   /* Several ranks share the cores; a BLAS thread per core in every rank
-     would oversubscribe them. */
+     would oversubscribe them. The driver applies --threads afterwards. */
   if (!getenv("OPENBLAS_NUM_THREADS"))
     openblas_set_num_threads(1);
   choose_blas_kernels();
   return &cpu;
 }
+
+void pprt_set_compute_threads(int n) { openblas_set_num_threads(n); }
