@@ -595,7 +595,8 @@ void ScheduleChecker::checkMemoryCap() {
     double cap = *schedule.getRankMemoryCap(rank);
     auto delta = [&](Operation &op) {
       auto compute = dyn_cast<ComputeOp>(op);
-      return compute ? costs.memoryDelta(compute.getPhase(), compute.getStage())
+      return compute ? costs.memoryDelta(compute.getPhase(), compute.getStage(),
+                                         compute.getMb())
                      : 0.0;
     };
     Block &body = rankOp.getBody().front();
