@@ -403,7 +403,7 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
          llvm::zip(simulator.getActions(rank), simulator.getTimedActions(rank),
                    simulator.getIntervals(rank))) {
       if (timed.kind == TimedAction::Kind::compute)
-        held += costs.memoryDelta(timed.phase, timed.stage);
+        held += costs.memoryDelta(timed.phase, timed.stage, timed.mb);
       auto [stage, mb] = getStageAndMicrobatch(action);
       timeline.emplace_back(rank, getActionName(action).str(), stage, mb,
                             interval.start, interval.end, held);

@@ -54,10 +54,11 @@ public:
         dataflow(stages, mbs, stageRank, costs.transferTime()),
         cap(problem.getMemoryCaps()), best(upperBound), budget(nodeBudget) {
     for (int phase = 0; phase < kNumPhases; ++phase)
-      for (int64_t s = 0; s < stages; ++s) {
-        duration.push_back(costs.duration(kPhaseOf[phase], s));
-        delta.push_back(costs.memoryDelta(kPhaseOf[phase], s));
-      }
+      for (int64_t s = 0; s < stages; ++s)
+        for (int64_t mb = 0; mb < mbs; ++mb) {
+          duration.push_back(costs.duration(kPhaseOf[phase], s, mb));
+          delta.push_back(costs.memoryDelta(kPhaseOf[phase], s, mb));
+        }
     done.assign(kNumPhases * stages, 0);
     clock.assign(ranks, 0.0);
     held.assign(ranks, 0.0);
@@ -83,7 +84,9 @@ private:
   int64_t action(int phase, int64_t s, int64_t mb) const {
     return slot(phase, s) * mbs + mb;
   }
-  double length(int phase, int64_t s) const { return duration[slot(phase, s)]; }
+  double length(int phase, int64_t s, int64_t mb) const {
+    return duration[action(phase, s, mb)];
+  }
   bool crosses(int64_t from, int64_t to) const {
     return stageRank[from] != stageRank[to];
   }
@@ -114,20 +117,20 @@ private:
     };
     for (int64_t s = 0; s < stages; ++s)
       for (int64_t mb = mbs - 1; mb >= 0; --mb)
-        tail[action(kW, s, mb)] = length(kW, s) + after(kW, s, mb);
+        tail[action(kW, s, mb)] = length(kW, s, mb) + after(kW, s, mb);
     for (int64_t s = 0; s < stages; ++s)
       for (int64_t mb = mbs - 1; mb >= 0; --mb) {
         double next = std::max(after(kB, s, mb), tail[action(kW, s, mb)]);
         if (s > 0)
           next = std::max(next, arrival(s, s - 1, tail[action(kB, s - 1, mb)]));
-        tail[action(kB, s, mb)] = length(kB, s) + next;
+        tail[action(kB, s, mb)] = length(kB, s, mb) + next;
       }
     for (int64_t s = stages - 1; s >= 0; --s)
       for (int64_t mb = mbs - 1; mb >= 0; --mb) {
         double next = std::max(after(kF, s, mb), tail[action(kB, s, mb)]);
         if (s + 1 < stages)
           next = std::max(next, arrival(s, s + 1, tail[action(kF, s + 1, mb)]));
-        tail[action(kF, s, mb)] = length(kF, s) + next;
+        tail[action(kF, s, mb)] = length(kF, s, mb) + next;
       }
   }
 
@@ -137,14 +140,14 @@ private:
     double start = clock[stageRank[s]];
     int64_t first = done[slot(phase, s)];
     if (mb > first)
-      start = std::max(start,
-                       earliest[action(phase, s, mb - 1)] + length(phase, s));
+      start = std::max(start, earliest[action(phase, s, mb - 1)] +
+                                  length(phase, s, mb - 1));
     // An input that is not run yet is ready no earlier than it could end;
     // one on the same rank ended before the rank's clock.
     auto input = [&](int from, int64_t t) {
       bool ran = mb < done[slot(from, t)];
       double ready = ran ? endOf(from, t, mb)
-                         : earliest[action(from, t, mb)] + length(from, t);
+                         : earliest[action(from, t, mb)] + length(from, t, mb);
       start = std::max(start, arrival(t, s, ready));
     };
     if (phase == kF && s > 0)
@@ -168,14 +171,16 @@ private:
     SmallVector<SmallVector<std::pair<double, double>, 6>> perRank(ranks);
     auto visit = [&](int phase, int64_t s) {
       int64_t first = done[slot(phase, s)];
+      double work = 0.0;
       for (int64_t mb = first; mb < mbs; ++mb) {
         double start = earliestStart(phase, s, mb);
         earliest[action(phase, s, mb)] = start;
         bound = std::max(bound, start + tail[action(phase, s, mb)]);
+        work += length(phase, s, mb);
       }
       if (first < mbs)
-        perRank[stageRank[s]].push_back({earliest[action(phase, s, first)],
-                                         (mbs - first) * length(phase, s)});
+        perRank[stageRank[s]].push_back(
+            {earliest[action(phase, s, first)], work});
     };
     // Inputs before their consumers: forwards down, input gradients up.
     for (int64_t s = 0; s < stages; ++s)
@@ -254,7 +259,9 @@ private:
       for (int phase = 0; phase < kNumPhases; ++phase) {
         std::optional<double> ready = readyTime(phase, s);
         int64_t rank = stageRank[s];
-        if (!ready || held[rank] + delta[slot(phase, s)] > cap[rank] + 1e-9)
+        if (!ready ||
+            held[rank] + delta[action(phase, s, done[slot(phase, s)])] >
+                cap[rank] + 1e-9)
           continue;
         result.push_back({std::max(clock[rank], *ready), phase, s});
       }
@@ -290,10 +297,11 @@ private:
     for (const Candidate &next : candidates()) {
       int64_t s = next.stage, rank = stageRank[s];
       int64_t at = slot(next.phase, s), mb = done[at];
+      int64_t id = action(next.phase, s, mb);
       double before = clock[rank];
-      clock[rank] = next.start + duration[at];
+      clock[rank] = next.start + duration[id];
       dataflow.record(kPhaseOf[next.phase], s, mb, clock[rank]);
-      held[rank] += delta[at];
+      held[rank] += delta[id];
       ++done[at];
       --remaining;
       path.push_back({rank, {kPhaseOf[next.phase], s, mb}});
@@ -302,7 +310,7 @@ private:
       ++remaining;
       --done[at];
       dataflow.erase(kPhaseOf[next.phase], s, mb);
-      held[rank] -= delta[at];
+      held[rank] -= delta[id];
       clock[rank] = before;
       if (aborted)
         return;
@@ -315,7 +323,8 @@ private:
   DataflowTimes dataflow;
   /// Per rank: the activation memory it may hold.
   SmallVector<double> cap;
-  /// Per (phase, stage): duration, memory change, micro-batches run.
+  /// Per (phase, stage, micro-batch): duration and memory change; per
+  /// (phase, stage): micro-batches run.
   SmallVector<double> duration, delta;
   SmallVector<int64_t> done;
   /// Per rank: when it is free, and the activation memory it holds.

@@ -51,8 +51,16 @@ private:
   /// Whether a forward of stage `s` fits the memory limit of `rank`.
   bool admits(int64_t rank, int64_t s) const {
     return s != rankStages[rank].back() ||
-           committed[rank] + entryMemory[rank] <=
+           committed[rank] + getEntryMemory(rank, nextForward[s]) <=
                policy.memoryLimit[rank] + 1e-9;
+  }
+  /// The activations micro-batch `mb` holds on `rank` at most: those of all
+  /// its stages.
+  double getEntryMemory(int64_t rank, int64_t mb) const {
+    double held = 0.0;
+    for (int64_t s : rankStages[rank])
+      held += costs.memoryDelta(Phase::forward, s, mb);
+    return held;
   }
   /// Recomputes the best next action of `rank` and the tournament above it.
   void update(int64_t rank);
@@ -71,13 +79,13 @@ private:
   /// action.
   SmallVector<SmallVector<int64_t>> rankStages;
   SmallVector<double> clock;
-  /// Per rank: the activations of all its stages, which a micro-batch holds
-  /// there at most, and what it holds plus what the micro-batches it has
-  /// started will hold on their way through its later stages. A rank starts
-  /// a micro-batch (a forward of its first stage) only if the limit leaves
-  /// room for all of them: otherwise forwards of its first stage could fill
-  /// its memory and starve its later ones.
-  SmallVector<double> entryMemory, committed;
+  /// Per rank: what it holds plus what the micro-batches it has started
+  /// will hold on their way through its later stages. A rank starts a
+  /// micro-batch (a forward of its first stage) only if the limit leaves
+  /// room for the activations of all its stages (getEntryMemory): otherwise
+  /// forwards of its first stage could fill its memory and starve its later
+  /// ones.
+  SmallVector<double> committed;
   SmallVector<Choice> choice;
   /// A tournament over the ranks' choices: node i holds the winner of nodes
   /// 2i and 2i + 1, leaf `leaves + r` rank r, node 1 the overall winner.
@@ -122,11 +130,11 @@ void GreedyListScheduler::append(const Choice &chosen) {
   const ScheduledAction &a = chosen.action;
   int64_t rank = stageRank[a.stage];
   schedule.ranks[rank].push_back(a);
-  clock[rank] = chosen.start + costs.duration(a.phase, a.stage);
+  clock[rank] = chosen.start + costs.duration(a.phase, a.stage, a.mb);
   if (a.phase != Phase::forward)
-    committed[rank] += costs.memoryDelta(a.phase, a.stage);
+    committed[rank] += costs.memoryDelta(a.phase, a.stage, a.mb);
   else if (a.stage == rankStages[rank].back())
-    committed[rank] += entryMemory[rank];
+    committed[rank] += getEntryMemory(rank, a.mb);
   dataflow.record(a.phase, a.stage, a.mb, clock[rank]);
   if (a.phase == Phase::forward)
     ++nextForward[a.stage];
@@ -168,9 +176,6 @@ FailureOr<GeneratedSchedule> GreedyListScheduler::build() {
     rankStages[stageRank[s]].push_back(s);
   clock.assign(ranks, 0.0);
   committed.assign(ranks, 0.0);
-  entryMemory.assign(ranks, 0.0);
-  for (int64_t s = 0; s < stages; ++s)
-    entryMemory[stageRank[s]] += costs.memoryDelta(Phase::forward, s);
   nextForward.assign(stages, 0);
   nextBackward.assign(stages, 0);
   nextWeight.assign(stages, 0);
@@ -200,7 +205,7 @@ static SmallVector<double> defaultLimits(const ScheduleProblem &problem,
                                          const ActionCosts &costs) {
   double largest = 0.0;
   for (int64_t s = 0; s < problem.numStages; ++s)
-    largest = std::max(largest, costs.memoryDelta(Phase::forward, s));
+    largest = std::max(largest, costs.getLargestMemoryDelta(Phase::forward, s));
   SmallVector<double> limits = problem.getMemoryCaps();
   for (double &limit : limits)
     limit = std::min(limit, problem.numStages * largest);

@@ -75,8 +75,9 @@ SmallVector<Move> LocalScheduleSearch::findMoves() {
     double free = 0.0;
     for (size_t to = 0; to < actions.size(); ++to) {
       double idle = starts[rank][to] - free;
-      free = starts[rank][to] +
-             costs.duration(actions[to].phase, actions[to].stage);
+      free =
+          starts[rank][to] +
+          costs.duration(actions[to].phase, actions[to].stage, actions[to].mb);
       if (idle <= 1e-9)
         continue;
       size_t end = std::min(actions.size(), to + 1 + kWindow);

@@ -54,7 +54,7 @@ ScheduleEvaluator::evaluate(const GeneratedSchedule &schedule,
     result.rankPeak.push_back(timing.getPeakMemory(rank));
     double busy = 0.0;
     for (const ScheduledAction &action : schedule.ranks[rank])
-      busy += costs.duration(action.phase, action.stage);
+      busy += costs.duration(action.phase, action.stage, action.mb);
     result.rankBusy.push_back(busy);
   }
   if (starts) {
@@ -86,7 +86,7 @@ mlir::pp::sched::countInFlight(const GeneratedSchedule &schedule) {
   SmallVector<double> peak;
   for (int64_t stage = 0; stage < numStages; ++stage) {
     auto delta = [&](const ScheduledAction &action) {
-      return action.stage == stage ? unit.memoryDelta(action.phase, stage)
+      return action.stage == stage ? unit.memoryDelta(action.phase, stage, 0)
                                    : 0.0;
     };
     peak.push_back(

@@ -39,29 +39,105 @@ StageCosts StageCosts::getUnit(int64_t numStages) {
   return unit;
 }
 
+std::array<double, 5> StageCosts::get(int64_t stage, int64_t mb) const {
+  const MicrobatchCosts &table = perMicrobatch;
+  size_t at = stage * table.numMicrobatches + mb;
+  auto pick = [&](ArrayRef<double> perStage, ArrayRef<double> perMb) {
+    return perMb.empty() ? perStage[stage] : perMb[at];
+  };
+  return {pick(forward, table.forward),
+          pick(backwardInput, table.backwardInput),
+          pick(backwardWeight, table.backwardWeight),
+          pick(activation, table.activation), pick(stash, table.stash)};
+}
+
+std::string StageCosts::check(int64_t numStages,
+                              int64_t numMicrobatches) const {
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  if (getNumStages() != numStages) {
+    os << "the costs describe " << getNumStages() << " stages, not "
+       << numStages;
+    return problem;
+  }
+  const MicrobatchCosts &table = perMicrobatch;
+  if (table.empty())
+    return problem;
+  if (table.numMicrobatches != numMicrobatches) {
+    os << "the per-micro-batch costs describe " << table.numMicrobatches
+       << " micro-batches, not " << numMicrobatches;
+    return problem;
+  }
+  size_t size = numStages * numMicrobatches;
+  for (ArrayRef<double> field :
+       {ArrayRef<double>(table.forward), ArrayRef<double>(table.backwardInput),
+        ArrayRef<double>(table.backwardWeight),
+        ArrayRef<double>(table.activation), ArrayRef<double>(table.stash)})
+    if (!field.empty() && field.size() != size) {
+      os << "a per-micro-batch cost table has " << field.size()
+         << " entries, not " << size;
+      return problem;
+    }
+  for (int64_t s = 0; s < numStages; ++s)
+    for (int64_t mb = 0; mb < numMicrobatches; ++mb) {
+      std::array<double, 5> at = get(s, mb);
+      if (at[4] > at[3]) {
+        os << "stage " << s << " micro-batch " << mb << " stashes "
+           << formatQuantity(at[4]) << " for W but holds only "
+           << formatQuantity(at[3]);
+        return problem;
+      }
+    }
+  return problem;
+}
+
 ActionCosts::ActionCosts(const StageCosts &cost)
     : numStages(cost.getNumStages()), transfer(cost.transfer) {
-  ArrayRef<double> forward = cost.forward, input = cost.backwardInput,
-                   weight = cost.backwardWeight, held = cost.activation,
-                   stash = cost.stash;
   // In the order of Phase: forward, backward_input, backward_weight,
   // backward.
   static_assert(static_cast<int>(Phase::forward) == 0 &&
                 static_cast<int>(Phase::backward_input) == 1 &&
                 static_cast<int>(Phase::backward_weight) == 2 &&
                 static_cast<int>(Phase::backward) == 3);
-  durations.append(forward.begin(), forward.end());
-  durations.append(input.begin(), input.end());
-  durations.append(weight.begin(), weight.end());
+  if (!cost.perMicrobatch.empty()) {
+    width = cost.getNumMicrobatches();
+    mbStride = 1;
+  }
+  size_t size = 4 * numStages * width;
+  durations.resize(size);
+  deltas.resize(size);
   for (int64_t s = 0; s < numStages; ++s)
-    durations.push_back(input[s] + weight[s]);
-  deltas.append(held.begin(), held.end());
-  for (int64_t s = 0; s < numStages; ++s)
-    deltas.push_back(stash[s] - held[s]);
-  for (int64_t s = 0; s < numStages; ++s)
-    deltas.push_back(-stash[s]);
-  for (int64_t s = 0; s < numStages; ++s)
-    deltas.push_back(-held[s]);
+    for (int64_t mb = 0; mb < width; ++mb) {
+      auto [forward, input, weight, held, stash] = cost.get(s, mb);
+      auto set = [&](Phase phase, double time, double delta) {
+        durations[index(phase, s, mb)] = time;
+        deltas[index(phase, s, mb)] = delta;
+      };
+      set(Phase::forward, forward, held);
+      set(Phase::backward_input, input, stash - held);
+      set(Phase::backward_weight, weight, -stash);
+      set(Phase::backward, input + weight, -held);
+    }
+}
+
+double ActionCosts::getLargestDuration(Phase phase, int64_t stage) const {
+  ArrayRef<double> row(&durations[index(phase, stage, 0)], width);
+  return *llvm::max_element(row);
+}
+
+double ActionCosts::getLargestMemoryDelta(Phase phase, int64_t stage) const {
+  ArrayRef<double> row(&deltas[index(phase, stage, 0)], width);
+  return *llvm::max_element(row);
+}
+
+double ActionCosts::getTotalDuration(Phase phase, int64_t stage,
+                                     int64_t numMicrobatches) const {
+  if (isUniform())
+    return numMicrobatches * duration(phase, stage, 0);
+  double total = 0.0;
+  for (int64_t mb = 0; mb < numMicrobatches; ++mb)
+    total += duration(phase, stage, mb);
+  return total;
 }
 
 void ActionCosts::replaceZeroDurations(double duration) {

@@ -224,6 +224,12 @@ static llvm::Error verifyTiming(const ScheduleProblem &problem,
 
 llvm::Error mlir::pp::sched::verify(const ScheduleProblem &problem,
                                     const GeneratedSchedule &schedule) {
+  if (problem.cost) {
+    std::string wrong =
+        problem.cost->check(problem.numStages, problem.numMicrobatches);
+    if (!wrong.empty())
+      return ScheduleError() << wrong;
+  }
   if (llvm::Error error = verifyPlacement(problem, schedule))
     return error;
   ActionCounts counts(problem);

@@ -45,3 +45,15 @@ pp.schedule @two_versions "pipedream-2bw" for @f microbatches 1 stage_rank [0]
     pp.compute backward stage 0 mb 0
   }
 }
+
+// -----
+
+// expected-error @below {{has per-micro-batch costs, which pp-schedule-v1 cannot express}}
+pp.schedule @tables "gpipe" for @f microbatches 2 stage_rank [0] attributes {cost = #pp.cost<forward = [2.0], backward_input = [1.0], backward_weight = [1.0], comm = 0.0, activation = [1.0], stash = [0.0], microbatch_forward = [[1.0, 2.0]]>} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute forward stage 0 mb 1
+    pp.compute backward stage 0 mb 0
+    pp.compute backward stage 0 mb 1
+  }
+}

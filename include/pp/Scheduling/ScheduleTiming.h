@@ -39,6 +39,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <array>
 #include <limits>
 #include <optional>
 #include <string>
@@ -61,42 +62,74 @@ inline double getWeightCopies(double parameterCopies, int64_t weightVersions) {
 // Costs
 //===----------------------------------------------------------------------===//
 
+/// What the micro-batches of a pipeline cost where they differ (samples of
+/// different lengths): per (stage, micro-batch) tables of the fields of
+/// StageCosts, stage-major (entry `stage * numMicrobatches + mb`). An empty
+/// table leaves that field to its per-stage value.
+struct MicrobatchCosts {
+  int64_t numMicrobatches = 0;
+  SmallVector<double> forward, backwardInput, backwardWeight;
+  SmallVector<double> activation, stash;
+
+  bool empty() const { return numMicrobatches == 0; }
+};
+
 /// What each stage costs, on plain data (the fields of a #pp.cost): per
 /// stage the times of its forward (F), input gradient (B) and weight
 /// gradient (W), the activation memory one micro-batch's forward holds until
 /// its backward and the part of it B keeps for W, and the time one
-/// activation or gradient takes to arrive.
+/// activation or gradient takes to arrive. `perMicrobatch` overrides any of
+/// the per-stage values micro-batch by micro-batch.
 struct StageCosts {
   SmallVector<double> forward, backwardInput, backwardWeight;
   SmallVector<double> activation, stash;
   double transfer = 0.0;
+  MicrobatchCosts perMicrobatch;
 
   /// Unit costs: F = B = W = 1, no transfer time, one unit of activation
   /// per micro-batch, none kept for W.
   static StageCosts getUnit(int64_t numStages);
   int64_t getNumStages() const { return forward.size(); }
+  /// How many micro-batches the per-micro-batch tables describe; 0 when the
+  /// costs are the same for every micro-batch.
+  int64_t getNumMicrobatches() const { return perMicrobatch.numMicrobatches; }
+  /// F, B, W, activation and stash of (stage, mb), in that order.
+  std::array<double, 5> get(int64_t stage, int64_t mb) const;
+  /// Why these costs cannot describe a pipeline of `numStages` stages and
+  /// `numMicrobatches` micro-batches (the tables' shapes, a stash larger
+  /// than its activation), or "" if they can.
+  std::string check(int64_t numStages, int64_t numMicrobatches) const;
 };
 
-/// The durations and memory changes of every (phase, stage), the transfer
-/// time and the all-reduce times, computed from StageCosts once: searches
-/// query them millions of times.
+/// The durations and memory changes of every (phase, stage, micro-batch),
+/// the transfer time and the all-reduce times, computed from StageCosts
+/// once: searches query them millions of times. Costs the same for every
+/// micro-batch are stored once per stage.
 class ActionCosts {
 public:
   explicit ActionCosts(const StageCosts &cost);
 
   int64_t getNumStages() const { return numStages; }
+  /// Whether every micro-batch costs the same.
+  bool isUniform() const { return mbStride == 0; }
 
   /// How long a compute action keeps its rank busy; a fused backward takes
   /// B + W.
-  double duration(Phase phase, int64_t stage) const {
-    return durations[index(phase, stage)];
+  double duration(Phase phase, int64_t stage, int64_t mb) const {
+    return durations[index(phase, stage, mb)];
   }
   /// How the activation memory its rank holds changes after a compute
   /// action: a forward holds its stage's activation, B releases all but the
   /// stash W needs, W the stash, and a fused backward everything.
-  double memoryDelta(Phase phase, int64_t stage) const {
-    return deltas[index(phase, stage)];
+  double memoryDelta(Phase phase, int64_t stage, int64_t mb) const {
+    return deltas[index(phase, stage, mb)];
   }
+  /// The largest duration and memory change of (phase, stage) over the
+  /// micro-batches, and the sum of the durations of `numMicrobatches`.
+  double getLargestDuration(Phase phase, int64_t stage) const;
+  double getLargestMemoryDelta(Phase phase, int64_t stage) const;
+  double getTotalDuration(Phase phase, int64_t stage,
+                          int64_t numMicrobatches) const;
   /// The time one activation or gradient takes to arrive.
   double transferTime() const { return transfer; }
   /// How long the gradient all-reduce of `stage` takes (0 unless set).
@@ -113,11 +146,15 @@ public:
   void replaceZeroDurations(double duration);
 
 private:
-  size_t index(Phase phase, int64_t stage) const {
-    return static_cast<size_t>(phase) * numStages + stage;
+  size_t index(Phase phase, int64_t stage, int64_t mb) const {
+    return (static_cast<size_t>(phase) * numStages + stage) * width +
+           mb * mbStride;
   }
 
   int64_t numStages;
+  /// Entries per (phase, stage): the micro-batches, or 1 when uniform; the
+  /// step from one micro-batch to the next, 0 when uniform.
+  int64_t width = 1, mbStride = 0;
   SmallVector<double> durations, deltas, allReduce;
   double transfer;
 };
@@ -168,7 +205,7 @@ struct TimedAction {
 inline double getDuration(const ActionCosts &costs, const TimedAction &action) {
   switch (action.kind) {
   case TimedAction::Kind::compute:
-    return costs.duration(action.phase, action.stage);
+    return costs.duration(action.phase, action.stage, action.mb);
   case TimedAction::Kind::allReduce:
     return costs.allReduceDuration(action.stage);
   case TimedAction::Kind::reduceScatter:
@@ -220,7 +257,7 @@ MemoryPeak findActivationPeak(const ActionCosts &costs, const Range &actions,
                                      TimedAction>)
           if (action.kind != TimedAction::Kind::compute)
             return 0.0;
-        return costs.memoryDelta(action.phase, action.stage);
+        return costs.memoryDelta(action.phase, action.stage, action.mb);
       },
       cap);
 }
@@ -571,8 +608,8 @@ void ScheduleTiming::advance(int64_t rank, ArrayRef<Action> rankActions,
           return stop();
         now = std::max(now, *ready);
       }
-      double duration = costs.duration(action.phase, action.stage);
-      held[rank] += costs.memoryDelta(action.phase, action.stage);
+      double duration = costs.duration(action.phase, action.stage, action.mb);
+      held[rank] += costs.memoryDelta(action.phase, action.stage, action.mb);
       peak[rank] = std::max(peak[rank], held[rank]);
       if (Traits::isOverlapped(action)) {
         // An overlapped backward runs beside its forward, the action before

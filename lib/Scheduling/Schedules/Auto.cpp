@@ -106,22 +106,30 @@ static double lowerBound(const ScheduleProblem &problem,
                          const ActionCosts &costs,
                          ArrayRef<int64_t> stageRank) {
   int64_t stages = problem.numStages, m = problem.numMicrobatches;
+  int64_t kinds = costs.isUniform() ? 1 : m;
   SmallVector<double> work(problem.numRanks, 0.0);
   SmallVector<double> head(problem.numRanks,
                            std::numeric_limits<double>::infinity());
-  double reach = 0.0, chain = 0.0;
+  // Per micro-batch (one when all cost alike): when its forward reaches
+  // the stage, and its chain of forwards and input gradients.
+  SmallVector<double> reach(kinds, 0.0), chain(kinds, 0.0);
   for (int64_t s = 0; s < stages; ++s) {
     int64_t r = stageRank[s];
-    head[r] = std::min(head[r], reach);
-    work[r] += m * costs.duration(Phase::backward, s) +
-               m * costs.duration(Phase::forward, s);
+    head[r] = std::min(head[r], *llvm::min_element(reach));
+    work[r] += costs.getTotalDuration(Phase::backward, s, m) +
+               costs.getTotalDuration(Phase::forward, s, m);
     double hop =
         s + 1 < stages && stageRank[s + 1] != r ? costs.transferTime() : 0.0;
-    reach += costs.duration(Phase::forward, s) + hop;
-    chain += costs.duration(Phase::forward, s) +
-             costs.duration(Phase::backward_input, s) + 2 * hop;
+    for (int64_t mb = 0; mb < kinds; ++mb) {
+      reach[mb] += costs.duration(Phase::forward, s, mb) + hop;
+      chain[mb] += costs.duration(Phase::forward, s, mb) +
+                   costs.duration(Phase::backward_input, s, mb) + 2 * hop;
+    }
   }
-  double bound = chain + costs.duration(Phase::backward_weight, 0);
+  double bound = 0.0;
+  for (int64_t mb = 0; mb < kinds; ++mb)
+    bound = std::max(bound,
+                     chain[mb] + costs.duration(Phase::backward_weight, 0, mb));
   for (int64_t r = 0; r < problem.numRanks; ++r)
     bound = std::max(bound, head[r] + work[r]);
   return bound;
@@ -256,6 +264,10 @@ static ActionCosts chargeTransfers(const ScheduleProblem &problem,
                     (s < last && stageRank[s + 1] != stageRank[s]);
     cost.forward[s] += charge * transfers;
     cost.backwardInput[s] += charge * transfers;
+    MicrobatchCosts &table = cost.perMicrobatch;
+    for (SmallVector<double> *field : {&table.forward, &table.backwardInput})
+      for (int64_t mb = 0; mb < table.numMicrobatches && !field->empty(); ++mb)
+        (*field)[s * table.numMicrobatches + mb] += charge * transfers;
   }
   return ActionCosts(cost);
 }
@@ -269,7 +281,7 @@ void AutoSearch::offerGreedy() {
   SmallVector<double> caps = problem.getMemoryCaps();
   double largest = 0.0;
   for (int64_t s = 0; s < problem.numStages; ++s)
-    largest = std::max(largest, costs.memoryDelta(Phase::forward, s));
+    largest = std::max(largest, costs.getLargestMemoryDelta(Phase::forward, s));
   // Past the count whose limit reaches every cap, the limits are the caps.
   int64_t least = problem.numStages / problem.numRanks;
   int64_t most = 2 * problem.numStages;

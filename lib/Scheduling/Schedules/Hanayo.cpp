@@ -192,7 +192,7 @@ mlir::pp::sched::generateHanayo(const ScheduleProblem &problem) {
   ActionCosts costs(problem.getCostOrUnit());
   double largest = 0.0;
   for (int64_t s = 0; s < problem.numStages; ++s)
-    largest = std::max(largest, costs.memoryDelta(Phase::forward, s));
+    largest = std::max(largest, costs.getLargestMemoryDelta(Phase::forward, s));
   SmallVector<int64_t> limit;
   for (int64_t rank = 0; rank < p; ++rank) {
     double cap = problem.getMemoryCap(rank);

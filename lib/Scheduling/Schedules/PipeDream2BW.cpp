@@ -61,8 +61,9 @@ getSteadyState(const ScheduleProblem &problem, const ActionCosts &costs) {
   double period = *three - *two;
   double busy = 0.0;
   for (int64_t stage = 0; stage < problem.numStages; ++stage)
-    busy += problem.numMicrobatches * (costs.duration(Phase::forward, stage) +
-                                       costs.duration(Phase::backward, stage));
+    busy +=
+        problem.numMicrobatches * (costs.duration(Phase::forward, stage, 0) +
+                                   costs.duration(Phase::backward, stage, 0));
   double bubble = period > 0 ? 1.0 - busy / (period * problem.numStages) : 0.0;
   return std::make_pair(period, std::max(bubble, 0.0));
 }
@@ -103,6 +104,11 @@ mlir::pp::sched::generatePipeDream2BW(const ScheduleProblem &problem) {
            << " stages), so that each step's new weight version "
               "is made before the next step's forwards read it";
   ActionCosts costs(problem.getCostOrUnit());
+  // Its steady state runs step after step: every step's micro-batches must
+  // cost alike.
+  if (!costs.isUniform())
+    return ScheduleError() << "pipedream-2bw needs costs that are the same "
+                              "for every micro-batch";
   GeneratedSchedule schedule{identityPlacement(problem), {}};
   for (int64_t stage = 0; stage < p; ++stage)
     schedule.ranks.push_back(getNoFlushSteps(problem, stage, p - stage - 1));

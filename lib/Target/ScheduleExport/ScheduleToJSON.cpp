@@ -94,6 +94,11 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
   });
   if (overlap.wasInterrupted())
     return failure();
+  // Imported again, the costs would lose their micro-batch tables.
+  if (CostAttr cost = schedule.getCostAttr();
+      cost && cost.getNumMicrobatches() != 0)
+    return schedule.emitOpError("has per-micro-batch costs, which "
+                                "pp-schedule-v1 cannot express");
   // Imported again, the schedule would train synchronously.
   if (schedule.getNumWeightVersions() != 1)
     return schedule.emitOpError("keeps ")

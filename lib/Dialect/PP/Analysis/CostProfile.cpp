@@ -31,6 +31,10 @@ static constexpr StringRef kProfileFields[] = {
     "memory_cap", "stages",    "meta"};
 static constexpr StringRef kStageFields[] = {
     "stage",           "forward",           "backward_input",
+    "backward_weight", "activation_memory", "stash_memory",
+    "microbatches"};
+static constexpr StringRef kMicrobatchFields[] = {
+    "microbatch",      "forward",           "backward_input",
     "backward_weight", "activation_memory", "stash_memory"};
 
 CostProfile CostProfile::getUnit(int64_t numStages) {
@@ -44,15 +48,33 @@ SmallVector<double> CostProfile::getColumn(double StageProfile::*field) const {
       stages, [&](const StageProfile &stage) { return stage.*field; }));
 }
 
+SmallVector<double>
+CostProfile::getMicrobatchColumn(double StageProfile::*field) const {
+  SmallVector<double> column;
+  for (const StageProfile &stage : stages)
+    for (const StageProfile &mb : stage.microbatches)
+      column.push_back(mb.*field);
+  return column;
+}
+
 CostAttr CostProfile::getCostAttr(MLIRContext *context) const {
   Builder b(context);
+  auto table = [&](double StageProfile::*field) {
+    return getNumMicrobatches() == 0
+               ? DenseF64ArrayAttr()
+               : b.getDenseF64ArrayAttr(getMicrobatchColumn(field));
+  };
   return CostAttr::get(
       context, b.getDenseF64ArrayAttr(getColumn(&StageProfile::forward)),
       b.getDenseF64ArrayAttr(getColumn(&StageProfile::backwardInput)),
       b.getDenseF64ArrayAttr(getColumn(&StageProfile::backwardWeight)),
       b.getF64FloatAttr(transfer),
       b.getDenseF64ArrayAttr(getColumn(&StageProfile::activationMemory)),
-      b.getDenseF64ArrayAttr(getColumn(&StageProfile::stashMemory)));
+      b.getDenseF64ArrayAttr(getColumn(&StageProfile::stashMemory)),
+      table(&StageProfile::forward), table(&StageProfile::backwardInput),
+      table(&StageProfile::backwardWeight),
+      table(&StageProfile::activationMemory),
+      table(&StageProfile::stashMemory));
 }
 
 /// `value` as written in a diagnostic, shortened if long.
@@ -98,6 +120,13 @@ private:
   /// absent.
   FailureOr<SmallVector<double>> readMemoryCap(const json::Object &root);
   FailureOr<StageProfile> readStage(const json::Value &value, size_t index);
+  /// The five cost fields of a stage or micro-batch entry.
+  LogicalResult readCosts(const json::Object &object, const std::string &entry,
+                          StageProfile &profile);
+  /// A stage's `microbatches`, each entry {"microbatch": i, costs...}.
+  LogicalResult readMicrobatches(const json::Value &value,
+                                 const std::string &entry,
+                                 StageProfile &profile);
 
   StringRef fileName;
   CostProfileErrorFn emitError;
@@ -180,6 +209,48 @@ FailureOr<StageProfile> CostProfileReader::readStage(const json::Value &value,
            << "must be " << index << ": stages are listed in order";
 
   StageProfile profile;
+  if (failed(readCosts(*object, entry, profile)))
+    return failure();
+  if (const json::Value *microbatches = object->get("microbatches"))
+    if (failed(
+            readMicrobatches(*microbatches, entry + ".microbatches", profile)))
+      return failure();
+  return profile;
+}
+
+LogicalResult CostProfileReader::readMicrobatches(const json::Value &value,
+                                                  const std::string &entry,
+                                                  StageProfile &profile) {
+  const json::Array *list = value.getAsArray();
+  if (!list || list->empty())
+    return error(entry) << "must be a non-empty array, got "
+                        << formatValue(value);
+  for (auto [index, item] : llvm::enumerate(*list)) {
+    std::string path = (entry + "[" + Twine(index) + "]").str();
+    const json::Object *object = item.getAsObject();
+    if (!object)
+      return error(path) << "must be an object, got " << formatValue(item);
+    if (failed(checkFields(*object, path, kMicrobatchFields)))
+      return failure();
+    FailureOr<const json::Value *> number =
+        getField(*object, "microbatch", path);
+    if (failed(number))
+      return failure();
+    std::optional<int64_t> mb = (*number)->getAsInteger();
+    if (!mb || *mb != static_cast<int64_t>(index))
+      return error(path + ".microbatch")
+             << "must be " << index << ": micro-batches are listed in order";
+    StageProfile costs;
+    if (failed(readCosts(*object, path, costs)))
+      return failure();
+    profile.microbatches.push_back(costs);
+  }
+  return success();
+}
+
+LogicalResult CostProfileReader::readCosts(const json::Object &object,
+                                           const std::string &entry,
+                                           StageProfile &profile) {
   std::pair<StringRef, double *> fields[] = {
       {"forward", &profile.forward},
       {"backward_input", &profile.backwardInput},
@@ -187,7 +258,7 @@ FailureOr<StageProfile> CostProfileReader::readStage(const json::Value &value,
       {"activation_memory", &profile.activationMemory},
       {"stash_memory", &profile.stashMemory}};
   for (auto [key, field] : fields) {
-    FailureOr<double> amount = getAmount(*object, key, entry);
+    FailureOr<double> amount = getAmount(object, key, entry);
     if (failed(amount))
       return failure();
     *field = *amount;
@@ -197,7 +268,7 @@ FailureOr<StageProfile> CostProfileReader::readStage(const json::Value &value,
            << formatQuantity(profile.stashMemory)
            << " exceeds the activation_memory "
            << formatQuantity(profile.activationMemory) << " it is part of";
-  return profile;
+  return success();
 }
 
 FailureOr<SmallVector<double>>
@@ -266,6 +337,12 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
     FailureOr<StageProfile> stage = readStage(value, index);
     if (failed(stage))
       return failure();
+    if (!profile.stages.empty() &&
+        stage->microbatches.size() !=
+            profile.stages.front().microbatches.size())
+      return error(("stages[" + Twine(index) + "].microbatches").str())
+             << "must list as many micro-batches as stages[0] does ("
+             << profile.stages.front().microbatches.size() << ")";
     profile.stages.push_back(*stage);
   }
   return profile;

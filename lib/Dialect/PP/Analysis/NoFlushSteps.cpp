@@ -147,12 +147,39 @@ static void appendCall(OpBuilder &builder, RankOp original, int64_t step,
   }
 }
 
+/// `cost` for `steps` steps run as one: each per-micro-batch table's rows
+/// repeated once per step.
+static CostAttr repeatMicrobatchCosts(CostAttr cost, int64_t steps) {
+  if (!cost || cost.getNumMicrobatches() == 0)
+    return cost;
+  int64_t m = cost.getNumMicrobatches();
+  auto repeat = [&](DenseF64ArrayAttr table) -> DenseF64ArrayAttr {
+    if (!table)
+      return table;
+    SmallVector<double> values;
+    for (int64_t s = 0; s < cost.getNumStages(); ++s)
+      for (int64_t step = 0; step < steps; ++step)
+        llvm::append_range(values, table.asArrayRef().slice(s * m, m));
+    return DenseF64ArrayAttr::get(cost.getContext(), values);
+  };
+  return CostAttr::get(cost.getContext(), cost.getForward(),
+                       cost.getBackwardInput(), cost.getBackwardWeight(),
+                       cost.getComm(), cost.getActivation(), cost.getStash(),
+                       repeat(cost.getMicrobatchForward()),
+                       repeat(cost.getMicrobatchBackwardInput()),
+                       repeat(cost.getMicrobatchBackwardWeight()),
+                       repeat(cost.getMicrobatchActivation()),
+                       repeat(cost.getMicrobatchStash()));
+}
+
 ScheduleOp mlir::pp::buildBackToBack(ScheduleOp schedule, int64_t steps) {
   OpBuilder builder(schedule);
   builder.setInsertionPointAfter(schedule);
   auto run = cast<ScheduleOp>(builder.clone(*schedule.getOperation()));
   int64_t m = schedule.getNumMicrobatches();
   run.setNumMicrobatchesAttr(builder.getI64IntegerAttr(steps * m));
+  if (CostAttr cost = schedule.getCostAttr())
+    run.setCostAttr(repeatMicrobatchCosts(cost, steps));
   for (auto [original, copy] :
        llvm::zip(schedule.getBody().front().getOps<RankOp>(),
                  run.getBody().front().getOps<RankOp>())) {

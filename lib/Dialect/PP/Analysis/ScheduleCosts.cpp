@@ -1,6 +1,7 @@
 //===- ScheduleCosts.cpp - a #pp.cost as the scheduling library's ---------===//
 //
-// Copies the per-stage arrays and the transfer time of a #pp.cost.
+// Copies the per-stage arrays, the per-micro-batch tables and the transfer
+// time of a #pp.cost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,5 +21,16 @@ sched::StageCosts mlir::pp::getStageCosts(CostAttr cost) {
   costs.activation = copy(cost.getActivation());
   costs.stash = copy(cost.getStash());
   costs.transfer = cost.getComm().getValueAsDouble();
+  sched::MicrobatchCosts &table = costs.perMicrobatch;
+  table.numMicrobatches = cost.getNumMicrobatches();
+  auto copyTable = [](DenseF64ArrayAttr values) {
+    return values ? SmallVector<double>(values.asArrayRef())
+                  : SmallVector<double>();
+  };
+  table.forward = copyTable(cost.getMicrobatchForward());
+  table.backwardInput = copyTable(cost.getMicrobatchBackwardInput());
+  table.backwardWeight = copyTable(cost.getMicrobatchBackwardWeight());
+  table.activation = copyTable(cost.getMicrobatchActivation());
+  table.stash = copyTable(cost.getMicrobatchStash());
   return costs;
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
@@ -25,6 +26,7 @@ namespace {
 enum class Site {
   Function,         // the attributes of a function op
   Schedule,         // the attributes of a pp.schedule
+  Module,           // the attributes of a builtin.module
   LinalgOp,         // the attributes of an op of the linalg dialect
   Argument,         // a function argument
   ArgumentOrResult, // a function argument or result
@@ -71,6 +73,12 @@ static bool isMicrobatchCount(Attribute value) {
 }
 
 static bool isPhase(Attribute value) { return isa<PhaseAttr>(value); }
+
+static bool isCost(Attribute value) { return isa<CostAttr>(value); }
+
+static bool isI64Array(Attribute value) {
+  return isa<DenseI64ArrayAttr>(value);
+}
 
 static bool isSlot(Attribute value) { return isa<SlotAttr>(value); }
 
@@ -128,6 +136,10 @@ static const AttributeRule kAttributeRules[] = {
      "shard split_axes on the one tensor-parallel grid axis (such as "
      "[[], [0]])",
      isSplitAxes},
+    {kMicrobatchCostAttr, Site::Module, "a #pp.cost", isCost},
+    {kMicrobatchSamplesAttr, Site::Module, "an array<i64>", isI64Array},
+    {kMicrobatchBeginAttr, Site::Module, "an array<i64>", isI64Array},
+    {kMicrobatchLengthAttr, Site::Module, "an array<i64>", isI64Array},
 };
 
 static StringRef describeSite(Site site) {
@@ -136,6 +148,8 @@ static StringRef describeSite(Site site) {
     return "a function";
   case Site::Schedule:
     return "a pp.schedule";
+  case Site::Module:
+    return "a module";
   case Site::LinalgOp:
     return "a linalg op";
   case Site::Argument:
@@ -178,6 +192,8 @@ static bool isAtSite(Operation *op, Site site) {
     return isa<FunctionOpInterface>(op);
   case Site::Schedule:
     return isa<ScheduleOp>(op);
+  case Site::Module:
+    return isa<ModuleOp>(op);
   case Site::LinalgOp:
     return op->getName().getDialectNamespace() == "linalg";
   case Site::Argument:

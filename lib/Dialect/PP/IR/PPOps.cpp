@@ -138,6 +138,12 @@ LogicalResult ScheduleOp::verify() {
     return emitOpError("has costs for ")
            << cost.getNumStages() << " stages but " << getNumStages()
            << " stages";
+  if (CostAttr cost = getCostAttr();
+      cost && cost.getNumMicrobatches() != 0 &&
+      cost.getNumMicrobatches() != int64_t(getNumMicrobatches()))
+    return emitOpError("has costs for ")
+           << cost.getNumMicrobatches() << " micro-batches but "
+           << getNumMicrobatches() << " micro-batches";
   if (failed(verifyMemoryCap(*this, expected)))
     return failure();
   // ZeRO-2 equals ZeRO-1 with gradients accumulated over micro-batches;

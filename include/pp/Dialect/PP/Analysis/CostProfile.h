@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::pp {
 
@@ -29,6 +30,9 @@ struct StageProfile {
   double activationMemory = 1.0;
   /// The part of it still held after B until W.
   double stashMemory = 0.0;
+  /// What each micro-batch costs where they differ (samples of different
+  /// lengths): one entry per micro-batch, or none.
+  std::vector<StageProfile> microbatches;
 };
 
 /// A `pp-profile-v1` document.
@@ -51,6 +55,13 @@ struct CostProfile {
   /// `profile.getColumn(&StageProfile::forward)`.
   llvm::SmallVector<double> getColumn(double StageProfile::*field) const;
 
+  /// How many micro-batches the per-micro-batch costs describe; 0 without.
+  int64_t getNumMicrobatches() const {
+    return stages.empty() ? 0 : stages.front().microbatches.size();
+  }
+  /// One field of every (stage, micro-batch), stage-major.
+  llvm::SmallVector<double>
+  getMicrobatchColumn(double StageProfile::*field) const;
   /// The costs as a schedule carries them.
   CostAttr getCostAttr(MLIRContext *context) const;
 };

@@ -35,30 +35,70 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
              backward_weight = [1.0, 1.0], comm = 0.1,
              activation = [1.0, 1.0], stash = [0.5, 0.5]>
     ```
+
+    Where micro-batches differ (samples of different lengths), any of the
+    five per-stage fields may also be given per (stage, micro-batch):
+    `microbatch_<field> = [[stage 0's per micro-batch], [stage 1's], ...]`,
+    one row per stage and one entry per micro-batch in each row; the rows of
+    every such table have the schedule's number of micro-batches. A table
+    replaces its field's per-stage values for timing and memory; the
+    per-stage values stay what tools that read costs per stage use (the
+    largest over the micro-batches where pp writes them).
+
+    ```mlir
+    #pp.cost<forward = [3.0, 3.0], backward_input = [6.0, 6.0],
+             backward_weight = [0.0, 0.0], comm = 0.0,
+             activation = [1.0, 1.0], stash = [0.0, 0.0],
+             microbatch_forward = [[1.0, 3.0], [1.0, 3.0]],
+             microbatch_backward_input = [[2.0, 6.0], [2.0, 6.0]]>
+    ```
   }];
   let parameters = (ins "::mlir::DenseF64ArrayAttr":$forward,
                         "::mlir::DenseF64ArrayAttr":$backward_input,
                         "::mlir::DenseF64ArrayAttr":$backward_weight,
                         "::mlir::FloatAttr":$comm,
                         "::mlir::DenseF64ArrayAttr":$activation,
-                        "::mlir::DenseF64ArrayAttr":$stash);
+                        "::mlir::DenseF64ArrayAttr":$stash,
+                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_forward,
+                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_backward_input,
+                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_backward_weight,
+                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_activation,
+                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_stash);
+  let builders = [
+    // Costs that are the same for every micro-batch.
+    AttrBuilder<(ins "::mlir::DenseF64ArrayAttr":$forward,
+                     "::mlir::DenseF64ArrayAttr":$backward_input,
+                     "::mlir::DenseF64ArrayAttr":$backward_weight,
+                     "::mlir::FloatAttr":$comm,
+                     "::mlir::DenseF64ArrayAttr":$activation,
+                     "::mlir::DenseF64ArrayAttr":$stash), [{
+      return $_get($_ctxt, forward, backward_input, backward_weight, comm,
+                   activation, stash, nullptr, nullptr, nullptr, nullptr,
+                   nullptr);
+    }]>,
+  ];
   // MLIR prints the elements of a DenseF64ArrayAttr with six digits, which
   // loses precision (0.123456789 became 1.234568e-01, 1e-50 became 0, 1e300
-  // INF); these arrays print every element exactly, as FloatAttr does.
-  let assemblyFormat = [{
-    `<` `forward` `=` custom<ExactF64Array>($forward) `,`
-    `backward_input` `=` custom<ExactF64Array>($backward_input) `,`
-    `backward_weight` `=` custom<ExactF64Array>($backward_weight) `,`
-    `comm` `=` $comm `,`
-    `activation` `=` custom<ExactF64Array>($activation) `,`
-    `stash` `=` custom<ExactF64Array>($stash) `>`
-  }];
+  // INF); these arrays print every element exactly, as FloatAttr does. The
+  // per-micro-batch tables print as one row per stage.
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Unit costs for `numStages` stages: F = B = W = 1, no transfer time,
     /// one unit of activation per micro-batch, none kept for W.
     static CostAttr getUnit(::mlir::MLIRContext *context, int64_t numStages);
     int64_t getNumStages() const { return getForward().size(); }
+    /// The micro-batches the per-micro-batch tables describe; 0 without
+    /// tables.
+    int64_t getNumMicrobatches() const;
+    /// The per-micro-batch tables, null where absent, in the order of the
+    /// per-stage fields (forward, backward_input, backward_weight,
+    /// activation, stash).
+    std::array<::mlir::DenseF64ArrayAttr, 5> getMicrobatchTables() const {
+      return {getMicrobatchForward(), getMicrobatchBackwardInput(),
+              getMicrobatchBackwardWeight(), getMicrobatchActivation(),
+              getMicrobatchStash()};
+    }
   }];
 }
 

@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dialect.h"
 
+#include <array>
+
 #include "pp/Dialect/PP/IR/PPOpsDialect.h.inc"
 
 #include "pp/Dialect/PP/IR/PPEnums.h"

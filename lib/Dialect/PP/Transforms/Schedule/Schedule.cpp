@@ -36,6 +36,32 @@ static int64_t countStages(ModuleOp module) {
   return count;
 }
 
+/// The costs pp-plan-microbatches left on `module` as a profile, or nothing.
+static std::optional<CostProfile> getPlannedCosts(ModuleOp module) {
+  auto cost = module->getAttrOfType<CostAttr>(kMicrobatchCostAttr);
+  if (!cost)
+    return std::nullopt;
+  StageCosts costs = getStageCosts(cost);
+  CostProfile profile;
+  profile.transfer = costs.transfer;
+  for (int64_t s = 0; s < costs.getNumStages(); ++s) {
+    auto toProfile = [](std::array<double, 5> at) {
+      StageProfile stage;
+      std::tie(stage.forward, stage.backwardInput, stage.backwardWeight,
+               stage.activationMemory, stage.stashMemory) =
+          std::tuple(at[0], at[1], at[2], at[3], at[4]);
+      return stage;
+    };
+    StageProfile stage = toProfile({costs.forward[s], costs.backwardInput[s],
+                                    costs.backwardWeight[s],
+                                    costs.activation[s], costs.stash[s]});
+    for (int64_t mb = 0; mb < costs.getNumMicrobatches(); ++mb)
+      stage.microbatches.push_back(toProfile(costs.get(s, mb)));
+    profile.stages.push_back(std::move(stage));
+  }
+  return profile;
+}
+
 /// The derived stage functions in `module`, by stage and phase.
 static DenseMap<std::pair<int64_t, Phase>, func::FuncOp>
 getStageFunctions(ModuleOp module) {
@@ -126,6 +152,9 @@ namespace {
 struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
   using Base::Base;
 
+  /// Whether the costs are pp-plan-microbatches' rather than a file's.
+  bool plannedCosts = false;
+
   /// The micro-batch count: the option, which must agree with the count the
   /// stage functions were split into; without the option, that count or 1.
   FailureOr<int64_t> resolveMicrobatches(ModuleOp module) {
@@ -194,8 +223,10 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (!file)
       return CostProfile::getUnit(stages);
     if (int64_t(file->stages.size()) != stages) {
-      module.emitError("cost file '")
-          << costFile.getValue() << "' describes " << file->stages.size()
+      (plannedCosts
+           ? module.emitError("the planned micro-batches' costs ")
+           : module.emitError("cost file '") << costFile.getValue() << "' ")
+          << "describe" << (plannedCosts ? " " : "s ") << file->stages.size()
           << " stages, but there are " << stages << " to schedule";
       return failure();
     }
@@ -249,9 +280,10 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
   /// them is given.
   FailureOr<CostAttr> buildCost(ModuleOp module, const CostProfile &profile,
                                 ArrayRef<bool> recomputed) {
-    if (costFile.empty() && forwardCost.empty() && backwardInputCost.empty() &&
-        backwardWeightCost.empty() && activationMemory.empty() &&
-        stashMemory.empty() && std::isnan(commCost.getValue()) &&
+    if (!plannedCosts && costFile.empty() && forwardCost.empty() &&
+        backwardInputCost.empty() && backwardWeightCost.empty() &&
+        activationMemory.empty() && stashMemory.empty() &&
+        std::isnan(commCost.getValue()) &&
         llvm::none_of(recomputed, [](bool r) { return r; }))
       return CostAttr();
     auto column = [&](double StageProfile::*field) {
@@ -269,6 +301,14 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
                           column(&StageProfile::stashMemory));
     if (failed(f) || failed(bi) || failed(bw) || failed(act) || failed(stash))
       return failure();
+    bool perMicrobatch = profile.getNumMicrobatches() > 0;
+    if (perMicrobatch && llvm::is_contained(recomputed, true)) {
+      module.emitError("cost file '")
+          << costFile.getValue()
+          << "' has per-micro-batch costs, which recomputing stages do not "
+             "support";
+      return failure();
+    }
     auto recomputedCosts = applyRecompute(module, recomputed, *f, *bi, *act);
     if (failed(recomputedCosts))
       return failure();
@@ -276,9 +316,19 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     double comm = std::isnan(commCost.getValue()) ? profile.transfer : commCost;
     auto emit = [&] { return module.emitError(); };
     Builder b(module.getContext());
-    CostAttr cost =
-        CostAttr::getChecked(emit, module.getContext(), *f, *bi, *bw,
-                             b.getF64FloatAttr(comm), *act, *stash);
+    // A cost option replaces its field for every micro-batch.
+    auto table = [&](ArrayRef<double> option, double StageProfile::*field) {
+      return !perMicrobatch || !option.empty()
+                 ? DenseF64ArrayAttr()
+                 : b.getDenseF64ArrayAttr(profile.getMicrobatchColumn(field));
+    };
+    CostAttr cost = CostAttr::getChecked(
+        emit, module.getContext(), *f, *bi, *bw, b.getF64FloatAttr(comm), *act,
+        *stash, table(forwardCost, &StageProfile::forward),
+        table(backwardInputCost, &StageProfile::backwardInput),
+        table(backwardWeightCost, &StageProfile::backwardWeight),
+        table(activationMemory, &StageProfile::activationMemory),
+        table(stashMemory, &StageProfile::stashMemory));
     if (!cost)
       return failure();
     return cost;
@@ -355,6 +405,11 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<std::optional<CostProfile>> file = readCostFile(module);
     if (failed(file))
       return signalPassFailure();
+    // Without a cost file, the micro-batches pp-plan-microbatches planned.
+    plannedCosts = false;
+    if (!*file && (*file = getPlannedCosts(module)))
+      plannedCosts = true;
+    bool planned = plannedCosts;
     if (numStages < 0) {
       module.emitError("num-stages must be at least 1 (or 0: read from the "
                        "stage functions), got ")
@@ -383,6 +438,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<int64_t> microbatches = resolveMicrobatches(module);
     if (failed(microbatches))
       return signalPassFailure();
+    if (planned && numMicrobatches == 0 && *microbatches == 1)
+      *microbatches = (*file)->getNumMicrobatches();
     if (numSlices < 1 || numSlices > kMaxMicrobatches / *microbatches) {
       module.emitError("slices must be at least 1 and at most ")
           << kMaxMicrobatches << " with the micro-batches, got "
@@ -407,6 +464,16 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<CostProfile> profile = getBaseCosts(module, *file, stages);
     if (failed(profile))
       return signalPassFailure();
+    if (int64_t described = profile->getNumMicrobatches();
+        described > 0 && described != *microbatches) {
+      (planned ? module.emitError("the planned micro-batches (")
+               : module.emitError("cost file '") << costFile.getValue() << "' ")
+          << (planned ? "" : "has costs for ") << described
+          << (planned ? ") differ from the " : " micro-batches, but there are ")
+          << *microbatches
+          << (planned ? " micro-batches to schedule" : " to schedule");
+      return signalPassFailure();
+    }
     FailureOr<SmallVector<bool>> recomputed = resolveRecompute(module, stages);
     if (failed(recomputed))
       return signalPassFailure();

@@ -44,7 +44,7 @@ static double getBusyTime(const ScheduleSimulator &simulator,
     if (action.overlapped)
       busy += std::max(0.0, times[i].end - times[i - 1].end);
     else
-      busy += costs.duration(action.phase, action.stage);
+      busy += costs.duration(action.phase, action.stage, action.mb);
   }
   return busy;
 }

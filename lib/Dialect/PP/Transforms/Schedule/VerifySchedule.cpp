@@ -710,7 +710,8 @@ void ScheduleChecker::checkMemoryCap() {
     double held = staticMemory.empty() ? 0.0 : staticMemory[rank].total();
     auto delta = [&](Operation &op) {
       auto compute = dyn_cast<ComputeOp>(op);
-      return compute ? costs.memoryDelta(compute.getPhase(), compute.getStage())
+      return compute ? costs.memoryDelta(compute.getPhase(), compute.getStage(),
+                                         compute.getMb())
                      : 0.0;
     };
     Block &body = rankOp.getBody().front();

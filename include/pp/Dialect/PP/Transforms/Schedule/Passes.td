@@ -399,6 +399,68 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let dependentDialects = ["::mlir::pp::PPDialect"];
 }
 
+def PPPlanMicrobatches : Pass<"pp-plan-microbatches", "ModuleOp"> {
+  let summary = "Cut one step's samples of different lengths into micro-batches";
+  let description = [{
+    Reads the sample lengths of step `step` from `lengths-file` (a text
+    index: one line per step, its samples' lengths in tokens separated by
+    spaces or commas; `#` starts a comment), sorts them longest first and
+    cuts them into micro-batches by DynaPipe's dynamic program: the cut
+    whose pipeline time, (p - 1) x the slowest micro-batch + the sum of
+    all, is least, every micro-batch within `memory-cap`. A micro-batch of
+    r samples padded to its longest, L tokens, costs k + r x (a + b L +
+    c L^2) per stage and phase, with `per-microbatch` k, `per-sample` a,
+    `per-token` b and `per-token-squared` c given as F,B,W triples, and
+    holds r x L x `activation-per-token` of activation memory. Without a
+    per-micro-batch cost every sample is best alone.
+
+    The plan goes on the module: `pp.microbatch_cost`, a `#pp.cost` with
+    the micro-batches' per-(stage, micro-batch) tables, which `pp-schedule`
+    schedules with when it has no cost file; `pp.microbatch_samples`, the
+    step's sample indices in micro-batch order; `pp.microbatch_begin`, where
+    each micro-batch starts in that list; and `pp.microbatch_length`, the
+    length each is padded to. A remark compares the plan's pipeline time
+    with padding every sample to the step's longest in micro-batches of as
+    many samples (`padded-rows`, by default the plan's largest micro-batch's
+    or as many as fit `memory-cap`).
+
+    ```mlir
+    // pp-opt --pp-plan-microbatches="lengths-file=steps.txt num-stages=2
+    //   per-token=1,2,0" --pp-schedule=schedule=1f1b
+    module attributes {pp.microbatch_begin = array<i64: 0, 1, 3>,
+        pp.microbatch_cost = #pp.cost<..., microbatch_forward = [[...]]>,
+        pp.microbatch_length = array<i64: 900, 310, 40>,
+        pp.microbatch_samples = array<i64: 2, 0, 3, 1, 4>} { ... }
+    ```
+  }];
+  let options = [
+    Option<"lengthsFile", "lengths-file", "std::string", "\"\"",
+           "Text index of sample lengths: one line per step">,
+    Option<"step", "step", "int64_t", "0", "The step (line) to plan">,
+    Option<"numStages", "num-stages", "int64_t", "0",
+           "Pipeline stages (0: the derived stage functions')">,
+    ListOption<"perMicrobatch", "per-microbatch", "double",
+               "F,B,W time of every micro-batch, however small, on every "
+               "stage">,
+    ListOption<"perSample", "per-sample", "double",
+               "F,B,W time per sample of every stage">,
+    ListOption<"perToken", "per-token", "double",
+               "F,B,W time per token of every stage">,
+    ListOption<"perTokenSquared", "per-token-squared", "double",
+               "F,B,W time per squared token (attention) of every stage">,
+    Option<"activationPerToken", "activation-per-token", "double", "1.0",
+           "Activation memory a stage holds per token of a micro-batch">,
+    Option<"memoryCap", "memory-cap", "double", "0.0",
+           "Activation memory one micro-batch may hold on a stage (0: none)">,
+    Option<"commCost", "comm-cost", "double", "0.0",
+           "Time of one activation or gradient transfer">,
+    Option<"paddedRows", "padded-rows", "int64_t", "0",
+           "Samples per micro-batch of the padded comparison (0: the "
+           "plan's largest micro-batch)">,
+  ];
+  let dependentDialects = ["::mlir::pp::PPDialect"];
+}
+
 def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
   let summary = "Make every cross-rank dependency an explicit send/recv";
   let description = [{

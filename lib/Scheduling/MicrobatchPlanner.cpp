@@ -1,0 +1,176 @@
+//===- MicrobatchPlanner.cpp - variable-length micro-batches --------------===//
+//
+// DynaPipe's dynamic program: for each candidate slowest time T, the least
+// sum of micro-batch times over cuts whose micro-batches all take at most
+// T and fit the memory cap; the plan is the candidate with the least
+// (p - 1) x T + sum.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/MicrobatchPlanner.h"
+#include "pp/Scheduling/ScheduleProblem.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+namespace {
+
+/// Runs the samples [i, j) as one micro-batch, for every i < j, calling
+/// `visit(i, rows, paddedLength)` from i = j - 1 down, so that the padded
+/// length is a running maximum.
+template <typename Fn>
+void forEachRunEndingAt(ArrayRef<int64_t> lengths, int64_t j, Fn visit) {
+  int64_t padded = 0;
+  for (int64_t i = j - 1; i >= 0; --i) {
+    padded = std::max(padded, lengths[i]);
+    if (!visit(i, j - i, padded))
+      return;
+  }
+}
+
+/// The least sum of micro-batch times over cuts whose micro-batches take at
+/// most `slowest` and fit the cap; `from[j]` the start of the micro-batch
+/// ending at j on the way. Infinity if there is none.
+double leastTotal(ArrayRef<int64_t> lengths,
+                  const MicrobatchPlanProblem &problem, double slowest,
+                  SmallVectorImpl<int64_t> &from) {
+  int64_t n = lengths.size();
+  double inf = std::numeric_limits<double>::infinity();
+  SmallVector<double> best(n + 1, inf);
+  from.assign(n + 1, -1);
+  best[0] = 0.0;
+  for (int64_t j = 1; j <= n; ++j)
+    forEachRunEndingAt(lengths, j, [&](int64_t i, int64_t rows, int64_t len) {
+      // Longer runs only get slower and larger: stop at the first too big.
+      double time = problem.time.get(rows, len);
+      if (time > slowest * (1 + 1e-12) ||
+          problem.memory.get(rows, len) > problem.memoryCap * (1 + 1e-12))
+        return false;
+      if (best[i] + time < best[j]) {
+        best[j] = best[i] + time;
+        from[j] = i;
+      }
+      return true;
+    });
+  return best[n];
+}
+
+/// The distinct times of the micro-batches that fit the cap, ascending,
+/// thinned to at most `most` (the largest always kept).
+SmallVector<double> getCandidates(ArrayRef<int64_t> lengths,
+                                  const MicrobatchPlanProblem &problem) {
+  SmallVector<double> times;
+  for (int64_t j = 1, n = lengths.size(); j <= n; ++j)
+    forEachRunEndingAt(lengths, j, [&](int64_t, int64_t rows, int64_t len) {
+      if (problem.memory.get(rows, len) > problem.memoryCap * (1 + 1e-12))
+        return false;
+      times.push_back(problem.time.get(rows, len));
+      return true;
+    });
+  llvm::sort(times);
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  int64_t most = std::max<int64_t>(problem.maxCandidates, 2);
+  if (int64_t(times.size()) <= most)
+    return times;
+  SmallVector<double> thinned;
+  for (int64_t k = 0; k < most; ++k)
+    thinned.push_back(times[k * (times.size() - 1) / (most - 1)]);
+  return thinned;
+}
+
+} // namespace
+
+MicrobatchPlan
+mlir::pp::sched::makeMicrobatchPlan(ArrayRef<int64_t> lengths,
+                                    ArrayRef<int64_t> ends,
+                                    const MicrobatchPlanProblem &problem) {
+  MicrobatchPlan plan;
+  int64_t start = 0;
+  for (int64_t end : ends) {
+    int64_t padded =
+        *std::max_element(lengths.begin() + start, lengths.begin() + end);
+    double time = problem.time.get(end - start, padded);
+    plan.begin.push_back(start);
+    plan.rows.push_back(end - start);
+    plan.paddedLength.push_back(padded);
+    plan.slowest = std::max(plan.slowest, time);
+    plan.total += time;
+    start = end;
+  }
+  plan.objective = (problem.numStages - 1) * plan.slowest + plan.total;
+  return plan;
+}
+
+llvm::Expected<MicrobatchPlan>
+mlir::pp::sched::planMicrobatches(ArrayRef<int64_t> lengths,
+                                  const MicrobatchPlanProblem &problem) {
+  if (lengths.empty())
+    return ScheduleError() << "no samples to cut into micro-batches";
+  for (auto [index, length] : llvm::enumerate(lengths))
+    if (length <= 0)
+      return ScheduleError() << "sample " << index << " has length " << length
+                             << "; lengths must be positive";
+  for (auto [index, length] : llvm::enumerate(lengths))
+    if (problem.memory.get(1, length) > problem.memoryCap * (1 + 1e-12))
+      return ScheduleError()
+             << "sample " << index << " of length " << length << " needs "
+             << formatQuantity(problem.memory.get(1, length))
+             << " of activation memory alone, over the cap of "
+             << formatQuantity(problem.memoryCap);
+  double bestObjective = std::numeric_limits<double>::infinity();
+  SmallVector<int64_t> bestFrom, from;
+  for (double slowest : getCandidates(lengths, problem)) {
+    // Candidates ascend: past this one no sum makes up for the delay.
+    if ((problem.numStages - 1) * slowest >= bestObjective)
+      break;
+    double total = leastTotal(lengths, problem, slowest, from);
+    double objective = (problem.numStages - 1) * slowest + total;
+    if (objective < bestObjective) {
+      bestObjective = objective;
+      bestFrom = from;
+    }
+  }
+  // Every sample alone fits, so the largest candidate always has a cut.
+  SmallVector<int64_t> ends;
+  for (int64_t j = lengths.size(); j > 0; j = bestFrom[j])
+    ends.push_back(j);
+  std::reverse(ends.begin(), ends.end());
+  return makeMicrobatchPlan(lengths, ends, problem);
+}
+
+StageCosts mlir::pp::sched::getMicrobatchCosts(const MicrobatchPlan &plan,
+                                               ArrayRef<StageTokenCosts> stages,
+                                               double transfer) {
+  StageCosts costs;
+  costs.transfer = transfer;
+  MicrobatchCosts &table = costs.perMicrobatch;
+  int64_t m = plan.getNumMicrobatches();
+  table.numMicrobatches = m;
+  auto fill = [&](TokenCost StageTokenCosts::*field,
+                  SmallVector<double> &perStage,
+                  SmallVector<double> &perMicrobatch) {
+    for (const StageTokenCosts &stage : stages) {
+      double largest = 0.0;
+      for (int64_t mb = 0; mb < m; ++mb) {
+        double value = (stage.*field).get(plan.rows[mb], plan.paddedLength[mb]);
+        perMicrobatch.push_back(value);
+        largest = std::max(largest, value);
+      }
+      perStage.push_back(largest);
+    }
+  };
+  fill(&StageTokenCosts::forward, costs.forward, table.forward);
+  fill(&StageTokenCosts::backwardInput, costs.backwardInput,
+       table.backwardInput);
+  fill(&StageTokenCosts::backwardWeight, costs.backwardWeight,
+       table.backwardWeight);
+  fill(&StageTokenCosts::activation, costs.activation, table.activation);
+  fill(&StageTokenCosts::stash, costs.stash, table.stash);
+  return costs;
+}

@@ -1,0 +1,154 @@
+//===- MicrobatchPlannerTest.cpp - variable-length micro-batches ----------===//
+//
+// The micro-batch planner against brute force over every contiguous cut,
+// and per-micro-batch costs through the timing model: GPipe's makespan
+// with micro-batches of different times.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/MicrobatchPlanner.h"
+#include "pp/Scheduling/ScheduleEvaluator.h"
+#include "pp/Scheduling/ScheduleGenerators.h"
+
+#include "llvm/ADT/Sequence.h"
+#include "gtest/gtest.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+namespace {
+
+/// The least objective over all 2^(n-1) cuts of `lengths` into runs within
+/// the memory cap, by enumeration; infinity if none fits.
+double bruteForce(ArrayRef<int64_t> lengths,
+                  const MicrobatchPlanProblem &problem) {
+  int64_t n = lengths.size();
+  double best = std::numeric_limits<double>::infinity();
+  for (uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
+    // Bit k set: a micro-batch ends after sample k.
+    SmallVector<int64_t> ends;
+    for (int64_t k = 0; k + 1 < n; ++k)
+      if (cuts & (1u << k))
+        ends.push_back(k + 1);
+    ends.push_back(n);
+    MicrobatchPlan plan = makeMicrobatchPlan(lengths, ends, problem);
+    bool fits = llvm::all_of(
+        llvm::seq<int64_t>(0, plan.getNumMicrobatches()), [&](int64_t mb) {
+          return problem.memory.get(plan.rows[mb], plan.paddedLength[mb]) <=
+                 problem.memoryCap;
+        });
+    if (fits)
+      best = std::min(best, plan.objective);
+  }
+  return best;
+}
+
+/// Calls `visit` with every non-increasing list of 1 to `most` lengths
+/// drawn from `values` (given descending).
+void forEachSortedList(ArrayRef<int64_t> values, int64_t most,
+                       llvm::function_ref<void(ArrayRef<int64_t>)> visit) {
+  SmallVector<int64_t> list;
+  std::function<void(size_t)> extend = [&](size_t from) {
+    if (!list.empty())
+      visit(list);
+    if (int64_t(list.size()) == most)
+      return;
+    for (size_t v = from; v < values.size(); ++v) {
+      list.push_back(values[v]);
+      extend(v);
+      list.pop_back();
+    }
+  };
+  extend(0);
+}
+
+TEST(MicrobatchPlanner, EqualsBruteForceOnEverySortedList) {
+  // Linear and attention-like costs, with and without a memory cap that
+  // binds, on 2 and 8 stages.
+  struct Case {
+    int64_t stages;
+    TokenCost time;
+    double cap;
+  };
+  Case cases[] = {
+      {2, {0.5, 1.0, 0.0}, std::numeric_limits<double>::infinity()},
+      {8, {0.0, 1.0, 0.05}, std::numeric_limits<double>::infinity()},
+      {4, {1.0, 0.5, 0.02}, 24.0},
+  };
+  int64_t lists = 0;
+  for (const Case &c : cases) {
+    MicrobatchPlanProblem problem;
+    problem.numStages = c.stages;
+    problem.time = c.time;
+    problem.memory = {0.0, 1.0, 0.0}; // one unit per token
+    problem.memoryCap = c.cap;
+    forEachSortedList({9, 5, 2, 1}, 12, [&](ArrayRef<int64_t> lengths) {
+      ++lists;
+      llvm::Expected<MicrobatchPlan> plan = planMicrobatches(lengths, problem);
+      ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+      double expected = bruteForce(lengths, problem);
+      ASSERT_NEAR(plan->objective, expected, 1e-9 * expected)
+          << "lengths of " << lengths.size() << " starting " << lengths[0];
+      // The plan is a cut of the samples within the cap.
+      int64_t covered = 0;
+      for (int64_t mb = 0; mb < plan->getNumMicrobatches(); ++mb) {
+        EXPECT_EQ(plan->begin[mb], covered);
+        covered += plan->rows[mb];
+        EXPECT_LE(problem.memory.get(plan->rows[mb], plan->paddedLength[mb]),
+                  problem.memoryCap);
+      }
+      EXPECT_EQ(covered, int64_t(lengths.size()));
+    });
+  }
+  // C(n + 3, 3) lists of each length n from 1 to 12, per case.
+  EXPECT_EQ(lists, 3 * 1819);
+}
+
+TEST(MicrobatchPlanner, RejectsASampleOverTheCap) {
+  MicrobatchPlanProblem problem;
+  problem.time = {0.0, 1.0, 0.0};
+  problem.memory = {0.0, 1.0, 0.0};
+  problem.memoryCap = 8.0;
+  llvm::Expected<MicrobatchPlan> plan = planMicrobatches({9, 4}, problem);
+  ASSERT_FALSE(static_cast<bool>(plan));
+  EXPECT_EQ(llvm::toString(plan.takeError()),
+            "sample 0 of length 9 needs 9 of activation memory alone, over "
+            "the cap of 8");
+}
+
+TEST(MicrobatchCosts, GPipeMakespanIsClosedForm) {
+  // Per-micro-batch times the same on every stage, no transfer time:
+  // sum F + sum B + (p - 1)(max F + max B).
+  MicrobatchPlanProblem problem;
+  MicrobatchPlan plan =
+      makeMicrobatchPlan({16, 12, 12, 7, 3, 3, 3, 1}, {1, 3, 4, 7, 8}, problem);
+  StageTokenCosts stage;
+  stage.forward = {0.5, 1.0, 0.0};
+  stage.backwardInput = {1.0, 2.0, 0.01};
+  stage.activation = {0.0, 1.0, 0.0};
+  for (int64_t p : {2, 3, 5}) {
+    SmallVector<StageTokenCosts> stages(p, stage);
+    ScheduleProblem schedule{p, plan.getNumMicrobatches(), p};
+    schedule.cost = getMicrobatchCosts(plan, stages, 0.0);
+    const ScheduleGenerator *gpipe = lookupScheduleGenerator("gpipe");
+    llvm::Expected<GeneratedSchedule> generated = gpipe->generate(schedule);
+    ASSERT_TRUE(static_cast<bool>(generated));
+    llvm::Expected<Evaluation> eval = simulate(schedule, *generated);
+    ASSERT_TRUE(static_cast<bool>(eval));
+    const MicrobatchCosts &table = schedule.cost->perMicrobatch;
+    double sumF = 0, sumB = 0, maxF = 0, maxB = 0;
+    for (int64_t mb = 0; mb < plan.getNumMicrobatches(); ++mb) {
+      sumF += table.forward[mb];
+      sumB += table.backwardInput[mb];
+      maxF = std::max(maxF, table.forward[mb]);
+      maxB = std::max(maxB, table.backwardInput[mb]);
+    }
+    EXPECT_NEAR(eval->makespan, sumF + sumB + (p - 1) * (maxF + maxB), 1e-9)
+        << "p = " << p;
+  }
+}
+
+} // namespace
