@@ -21,7 +21,9 @@
 #include "pp/Scheduling/LocalScheduleSearch.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Scheduling/ScheduleTiming.h"
+#include "pp/Scheduling/ZeroBubbleGreedy.h"
 
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -158,6 +160,7 @@ public:
 private:
   void offer(GeneratedSchedule candidate, StringRef name);
   void offerBuiltins();
+  void offerZeroBubble();
   void offerGreedy();
   void improveBest();
   void searchExact();
@@ -314,6 +317,35 @@ void AutoSearch::offerGreedy() {
   }
 }
 
+/// The Zero Bubble heuristic's variants (one stage per rank), with the
+/// problem's costs and, under rendezvous semantics, with transfers charged
+/// to the compute actions; within the greedy family's budget of work.
+void AutoSearch::offerZeroBubble() {
+  if (problem.numRanks != problem.numStages)
+    return;
+  SmallVector<int64_t> identity =
+      llvm::to_vector(llvm::seq<int64_t>(0, problem.numStages));
+  SmallVector<double> charges = {0.0};
+  if (problem.semantics == TransferSemantics::rendezvous &&
+      costs.transferTime() > 0)
+    charges.append(std::begin(kTransferCharges), std::end(kTransferCharges));
+  int64_t builds = std::max<int64_t>(kGreedyWork / evaluationWork(), 1);
+  for (double factor : charges) {
+    ActionCosts charged = chargeTransfers(problem, identity, factor);
+    for (const ZeroBubblePolicy &policy : getZeroBubblePolicies()) {
+      if (builds-- == 0 || meetsBound())
+        return;
+      FailureOr<GeneratedSchedule> candidate =
+          buildZeroBubbleGreedy(problem, charged, policy);
+      if (succeeded(candidate))
+        offer(std::move(*candidate),
+              "zero-bubble greedy" +
+                  (factor > 0 ? llvm::formatv(", transfers x{0}", factor).str()
+                              : ""));
+    }
+  }
+}
+
 /// Moves actions of the best candidate into idle time while that helps,
 /// within a budget of timings that keeps large problems fast.
 void AutoSearch::improveBest() {
@@ -348,8 +380,8 @@ void AutoSearch::run() {
   for (ArrayRef<int64_t> placement : placements)
     bound = std::min(bound, lowerBound(problem, costs, placement));
   for (void (AutoSearch::*step)() :
-       {&AutoSearch::offerGreedy, &AutoSearch::improveBest,
-        &AutoSearch::searchExact}) {
+       {&AutoSearch::offerZeroBubble, &AutoSearch::offerGreedy,
+        &AutoSearch::improveBest, &AutoSearch::searchExact}) {
     if ((stopped = meetsBound()))
       return;
     (this->*step)();
