@@ -308,7 +308,8 @@ def schedule(name: str, *, num_microbatches: int,
              costs: Union[Costs, Mapping[str, object], None] = None,
              memory_cap: Optional[PerStage] = None,
              cost_file: Optional[Source] = None, num_replicas: int = 1,
-             insert_transfers: bool = True) -> Schedule:
+             insert_transfers: bool = True,
+             semantics: str = "rendezvous") -> Schedule:
     """Generates a schedule with pp-schedule, then (by default) makes its
     transfers explicit with pp-insert-transfers.
 
@@ -318,9 +319,13 @@ def schedule(name: str, *, num_microbatches: int,
     per stage. `costs` (a `Costs` or a mapping of its fields) and
     `memory_cap` (one value for every rank, 0 for none, or one per rank)
     override `cost_file` (a `pp-profile-v1` JSON file). `num_replicas` > 1
-    adds the data-parallel all-reduces. Raises `pp.Error` with pp-schedule's
-    diagnostics when the schedule does not fit the problem, `ValueError`
-    for a count below 1."""
+    adds the data-parallel all-reduces. `semantics` is how the program's
+    transfers behave: "rendezvous" (a send waits for its receive, as NCCL's
+    do; the default) or "async" (sends never block); `auto` and `greedy`
+    optimise the program that runs under them, and the transfers are
+    ordered for them. Raises `pp.Error` with pp-schedule's diagnostics when
+    the schedule does not fit the problem or for an unknown `semantics`,
+    `ValueError` for a count below 1."""
     _check_count("num_microbatches", num_microbatches)
     for argument, value in (("num_stages", num_stages),
                             ("num_ranks", num_ranks)):
@@ -339,7 +344,7 @@ def schedule(name: str, *, num_microbatches: int,
         split_backward, cost_lists,
         None if costs.comm is None else float(costs.comm), _values(memory_cap),
         os.fspath(cost_file) if cost_file is not None else "", num_replicas,
-        insert_transfers))
+        insert_transfers, semantics))
 
 
 # Compiling and running ---------------------------------------------------
