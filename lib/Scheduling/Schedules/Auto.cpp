@@ -1,7 +1,8 @@
 //===- Auto.cpp - search for the fastest schedule under a memory cap ------===//
 //
-// `auto` evaluates every built-in schedule that fits the problem and a family
-// of greedy list schedules (GreedySchedule.h), all under the problem's
+// `auto` evaluates every built-in schedule that fits the problem, the
+// Zero Bubble heuristic's variants (ZeroBubbleGreedy.h) and a family of
+// greedy list schedules (GreedySchedule.h), all under the problem's
 // costs, and keeps the fastest one within the memory caps; a local search
 // (LocalScheduleSearch.h) improves it, and then a branch and bound over all
 // schedules on the standard placements and those the built-ins use looks
@@ -218,12 +219,28 @@ void AutoSearch::offer(GeneratedSchedule candidate, StringRef name) {
   }
 }
 
+/// Whether two schedules place the stages and order every rank's actions
+/// alike.
+static bool sameSchedule(const GeneratedSchedule &a,
+                         const GeneratedSchedule &b) {
+  auto sameAction = [](const ScheduledAction &x, const ScheduledAction &y) {
+    return x.phase == y.phase && x.stage == y.stage && x.mb == y.mb &&
+           x.part == y.part;
+  };
+  return a.stageRank == b.stageRank &&
+         llvm::equal(a.ranks, b.ranks, [&](const auto &x, const auto &y) {
+           return llvm::equal(x, y, sameAction);
+         });
+}
+
 /// Every built-in that can schedule the problem, as it is and with split
-/// backwards.
+/// backwards (once where it splits them either way: timing a large program
+/// is what auto spends its time on).
 void AutoSearch::offerBuiltins() {
   for (const ScheduleGenerator &generator : getScheduleGenerators()) {
     if (generator.name == "auto" || generator.name == "exact")
       continue;
+    std::optional<GeneratedSchedule> fused;
     for (bool split : {false, true}) {
       ScheduleProblem variant = problem;
       variant.splitBackward = split;
@@ -239,6 +256,10 @@ void AutoSearch::offerBuiltins() {
         continue;
       if (!llvm::is_contained(placements, candidate->stageRank))
         placements.push_back(candidate->stageRank);
+      if (!split)
+        fused = *candidate;
+      else if (fused && sameSchedule(*fused, *candidate))
+        continue;
       offer(std::move(*candidate),
             split ? (generator.name + " (split)").str() : generator.name.str());
     }
