@@ -710,8 +710,8 @@ void bindGenerate(nb::module_ &m) {
          int64_t numRanks, bool splitBackward,
          const std::vector<std::vector<double>> &costLists,
          std::optional<double> comm, const std::vector<double> &memoryCap,
-         const std::string &costFile, int64_t numReplicas,
-         bool insertTransfers, const std::string &semantics) {
+         const std::string &costFile, int64_t numReplicas, bool insertTransfers,
+         const std::string &semantics) {
         auto list = [&](size_t i) {
           return SmallVector<double>(costLists[i].begin(), costLists[i].end());
         };
