@@ -262,7 +262,8 @@ Schedule generate(const GenerateRequest &request) {
   PassManager pm(&context);
   pm.addPass(createPPSchedule(request.schedule));
   if (request.insertTransfers)
-    pm.addPass(createPPInsertTransfers({request.numReplicas}));
+    pm.addPass(createPPInsertTransfers(
+        {request.numReplicas, request.schedule.semantics}));
   runPasses(
       pm, *module, capture,
       ("cannot generate schedule '" + request.schedule.schedule.getName() + "'")
@@ -716,7 +717,7 @@ void bindGenerate(nb::module_ &m) {
          const std::vector<std::vector<double>> &costLists,
          std::optional<double> comm, const std::vector<double> &memoryCap,
          const std::string &costFile, int64_t numReplicas, bool insertTransfers,
-         int64_t slices) {
+         int64_t slices, const std::string &semantics) {
         auto list = [&](size_t i) {
           return SmallVector<double>(costLists[i].begin(), costLists[i].end());
         };
@@ -745,6 +746,7 @@ void bindGenerate(nb::module_ &m) {
         options.memoryCap.assign(memoryCap.begin(), memoryCap.end());
         options.costFile = costFile;
         options.numSlices = slices;
+        options.semantics = getSemantics(semantics);
         request.numReplicas = numReplicas;
         request.insertTransfers = insertTransfers;
         return generate(request);
@@ -753,10 +755,10 @@ void bindGenerate(nb::module_ &m) {
       nb::arg("num_ranks"), nb::arg("split_backward"), nb::arg("cost_lists"),
       nb::arg("comm"), nb::arg("memory_cap"), nb::arg("cost_file"),
       nb::arg("num_replicas"), nb::arg("insert_transfers"),
-      nb::arg("slices") = 1,
-      "Runs pp-schedule (and pp-insert-transfers). cost_lists: forward, "
-      "backward_input, backward_weight, activation and stash, each empty for "
-      "the default.");
+      nb::arg("slices") = 1, nb::arg("semantics") = "rendezvous",
+      "Runs pp-schedule (and pp-insert-transfers) for transfers of "
+      "`semantics`. cost_lists: forward, backward_input, backward_weight, "
+      "activation and stash, each empty for the default.");
 }
 
 std::vector<std::string> getGeneratorNames() {

@@ -309,7 +309,8 @@ def schedule(name: str, *, num_microbatches: int,
              costs: Union[Costs, Mapping[str, object], None] = None,
              memory_cap: Optional[PerStage] = None,
              cost_file: Optional[Source] = None, num_replicas: int = 1,
-             insert_transfers: bool = True, slices: int = 1) -> Schedule:
+             insert_transfers: bool = True, slices: int = 1,
+             semantics: str = "rendezvous") -> Schedule:
     """Generates a schedule with pp-schedule, then (by default) makes its
     transfers explicit with pp-insert-transfers.
 
@@ -322,9 +323,13 @@ def schedule(name: str, *, num_microbatches: int,
     adds the data-parallel all-reduces. `slices` > 1 cuts every
     micro-batch into that many sequence slices (`seq1f1b`): the schedule
     then counts slices in `num_microbatches` and its costs are one slice's
-    (docs/Seq1F1B.md). Raises `pp.Error` with pp-schedule's
-    diagnostics when the schedule does not fit the problem, `ValueError`
-    for a count below 1."""
+    (docs/Seq1F1B.md). `semantics` is how the program's transfers behave:
+    "rendezvous" (a send waits for its receive, as NCCL's do; the default)
+    or "async" (sends never block); `auto` and `greedy` optimise the
+    program that runs under them, and the transfers are ordered for them.
+    Raises `pp.Error` with pp-schedule's diagnostics when the schedule does
+    not fit the problem or for an unknown `semantics`, `ValueError` for a
+    count below 1."""
     _check_count("num_microbatches", num_microbatches)
     for argument, value in (("num_stages", num_stages),
                             ("num_ranks", num_ranks)):
@@ -344,7 +349,7 @@ def schedule(name: str, *, num_microbatches: int,
         split_backward, cost_lists,
         None if costs.comm is None else float(costs.comm), _values(memory_cap),
         os.fspath(cost_file) if cost_file is not None else "", num_replicas,
-        insert_transfers, slices))
+        insert_transfers, slices, semantics))
 
 
 # Compiling and running ---------------------------------------------------

@@ -3,6 +3,7 @@ verify (also with rendezvous transfers), with the costs and memory caps
 asked for."""
 
 import json
+import re
 
 import pytest
 
@@ -73,6 +74,28 @@ def test_auto_stays_within_the_cap(pp):
     s.verify()
     assert max(s.simulate().peak_memory) <= 2
     assert any(r.startswith("auto:") for r in s.remarks)
+
+
+def test_auto_optimises_the_program_of_its_semantics(pp):
+    # Transfers as long as a forward: with async sends auto reaches its
+    # lower bound, 30; a send that waits for its receive holds both ranks,
+    # and auto picks another schedule for that program.
+    # Either way its makespan is the program's under those semantics.
+    def auto(semantics):
+        s = pp.schedule("auto", num_stages=4, num_microbatches=8,
+                        costs={"comm": 1.0}, semantics=semantics)
+        s.verify(semantics=semantics)
+        reported = re.match(r"auto: makespan ([0-9.]+)", s.remarks[0])
+        assert float(reported.group(1)) == pytest.approx(
+            s.simulate(semantics=semantics).makespan, rel=1e-12)
+        return s
+    fast, safe = auto("async"), auto("rendezvous")
+    assert fast.simulate(semantics="async").makespan == pytest.approx(30)
+    assert safe.simulate(semantics="rendezvous").makespan == pytest.approx(50)
+    assert safe.simulate(semantics="async").makespan > 30
+    with pytest.raises(pp.Error, match="unknown semantics 'nccl'"):
+        pp.schedule("1f1b", num_stages=2, num_microbatches=2,
+                    semantics="nccl")
 
 
 def test_cost_file(pp):

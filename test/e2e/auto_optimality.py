@@ -30,6 +30,7 @@ enumeration of every order without any merging.
 
 import argparse
 import concurrent.futures
+import operator
 import random
 import re
 import struct
@@ -78,6 +79,7 @@ class Model:
 
     def __init__(self, problem, placement):
         self.pb, self.rank = problem, placement
+        self.runnable_cache, self.needed_cache = {}, {}
 
     def arrival(self, src, dst, time):
         return time if self.rank[src] == self.rank[dst] else time + self.pb.comm
@@ -100,11 +102,27 @@ class Model:
     def moves(self, done, clock, ends):
         """Every action the state may append within the cap: (phase, stage,
         mb, end time). `ends` maps (phase, stage, mb) to end times."""
+        for (phase, s, mb), r, inputs, duration, _, _ in self.runnable(done):
+            start = clock[r]
+            for key, comm in inputs:
+                start = max(start, ends[key] + comm)
+            yield phase, s, mb, start + duration
+
+    def runnable(self, done):
+        """The actions whose inputs are computed and that fit the cap after
+        `done`: ((phase, stage, mb), rank, inputs as (key, the transfer time
+        to add to its end time), duration, the counts after it and the
+        results still needed then). They depend on `done` alone, which many
+        states share."""
+        found = self.runnable_cache.get(done)
+        if found is not None:
+            return found
         pb = self.pb
         held = [0.0] * pb.ranks
         for s in range(pb.stages):
             for phase in (F, B, W):
                 held[self.rank[s]] += done[phase][s] * pb.delta[phase][s]
+        found = []
         for s in range(pb.stages):
             r = self.rank[s]
             for phase in (F, B, W):
@@ -115,15 +133,37 @@ class Model:
                     continue
                 if held[r] + pb.delta[phase][s] > pb.cap_of(r) + 1e-9:
                     continue
-                start = clock[r]
-                for ph, t in self.inputs(phase, s):
-                    start = max(start, self.arrival(t, s, ends[(ph, t, mb)]))
-                yield phase, s, mb, start + pb.duration[phase][s]
+                # arrival(t, s, end) is end + comm across ranks.
+                inputs = [((ph, t, mb), self.arrival(t, s, 0.0))
+                          for ph, t in self.inputs(phase, s)]
+                nxt = after(done, phase, s)
+                found.append(((phase, s, mb), r, inputs,
+                              pb.duration[phase][s], nxt,
+                              self.needed_keys(nxt, done, (phase, s, mb))))
+        self.runnable_cache[done] = found
+        return found
 
     def needed(self, done, key):
         """Whether the result `key` is still an input of an action not run."""
         phase, s, mb = key
         return any(done[ph][t] <= mb for ph, t in self.consumers(phase, s))
+
+    def needed_keys(self, done, before=None, key=None):
+        """The computed results some action not run after `done` still
+        needs, in a fixed order: a state keeps their end times. `done` is
+        `before` plus `key`, when given: the results `before` needs, and
+        `key`, filtered."""
+        found = self.needed_cache.get(done)
+        if found is None:
+            if before is None:
+                candidates = ((phase, s, mb) for phase in (F, B)
+                              for s in range(self.pb.stages)
+                              for mb in range(done[phase][s]))
+            else:
+                candidates = self.needed_keys(before) + (key,)
+            found = tuple(k for k in candidates if self.needed(done, k))
+            self.needed_cache[done] = found
+        return found
 
 
 def after(done, phase, s):
@@ -132,41 +172,44 @@ def after(done, phase, s):
 
 
 def pareto_optimum(problem, placement):
-    """The least makespan, breadth first with dominated states merged."""
+    """The least makespan, breadth first with dominated states merged. A
+    state is its rank clocks and the end times of the results still needed
+    (`Model.needed_keys`), as one vector for the dominance test, and those
+    end times by key."""
     model = Model(problem, placement)
+    ranks = problem.ranks
     start = (tuple([0] * problem.stages),) * 3
-    level = {start: [((0.0,) * problem.ranks, {})]}
+    level = {start: [((0.0,) * ranks, {})]}
     for _ in range(3 * problem.stages * problem.mbs):
         following = {}
         for done, states in level.items():
-            for clock, ends in states:
-                for phase, s, mb, end in model.moves(done, clock, ends):
-                    r = placement[s]
-                    nxt = after(done, phase, s)
-                    new_clock = clock[:r] + (end,) + clock[r + 1:]
-                    new_ends = {k: t for k, t in ends.items()
-                                if model.needed(nxt, k)}
-                    if model.needed(nxt, (phase, s, mb)):
-                        new_ends[(phase, s, mb)] = end
-                    insert(following.setdefault(nxt, []), new_clock,
-                           new_ends)
+            actions = model.runnable(done)
+            for vector, ends in states:
+                for key, r, inputs, duration, nxt, keys in actions:
+                    begin = vector[r]
+                    for needed, comm in inputs:
+                        begin = max(begin, ends[needed] + comm)
+                    end = begin + duration
+                    # Only the new result is missing from `ends`.
+                    new_ends = {k: ends.get(k, end) for k in keys}
+                    insert(following.setdefault(nxt, []),
+                           vector[:r] + (end,) + vector[r + 1:ranks] +
+                           tuple(new_ends.values()), new_ends)
         level = following
-    return min((max(clock) for states in level.values()
-                for clock, _ in states), default=float('inf'))
+    return min((max(vector[:ranks]) for states in level.values()
+                for vector, _ in states), default=float('inf'))
 
 
-def insert(states, clock, ends):
+def insert(states, vector, ends):
     """Adds a state to a list of mutually undominated ones (same actions
-    run, so the same results are still needed)."""
-    def no_later(a_clock, a_ends, b_clock, b_ends):
-        return (all(x <= y for x, y in zip(a_clock, b_clock)) and
-                all(a_ends[k] <= b_ends[k] for k in a_ends))
-    for other_clock, other_ends in states:
-        if no_later(other_clock, other_ends, clock, ends):
+    run, so the same results are still needed, in the same order): one
+    dominates another when every clock and end time is no later."""
+    for other, _ in states:
+        if all(map(operator.le, other, vector)):
             return
-    states[:] = [(c, e) for c, e in states
-                 if not no_later(clock, ends, c, e)]
-    states.append((clock, ends))
+    states[:] = [(v, e) for v, e in states
+                 if not all(map(operator.le, vector, v))]
+    states.append((vector, ends))
 
 
 def enumerated_optimum(problem, placement):

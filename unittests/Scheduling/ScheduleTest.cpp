@@ -10,6 +10,7 @@
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Scheduling/TransferOrder.h"
+#include "pp/Scheduling/ZeroBubbleGreedy.h"
 
 #include "gtest/gtest.h"
 
@@ -346,6 +347,85 @@ TEST(ExactSearch, FindsKnownOptimum) {
   llvm::Expected<Evaluation> eval = simulate(problem, best);
   ASSERT_TRUE(static_cast<bool>(eval));
   EXPECT_DOUBLE_EQ(eval->makespan, 14.0);
+}
+
+/// The actions of `schedule` on `rank` as "F0 B0 W0 ...".
+std::string formatRank(const GeneratedSchedule &schedule, int64_t rank) {
+  std::string text;
+  for (const ScheduledAction &a : schedule.ranks[rank]) {
+    if (!text.empty())
+      text += ' ';
+    text += a.phase == Phase::forward          ? 'F'
+            : a.phase == Phase::backward_input ? 'B'
+                                               : 'W';
+    text += std::to_string(a.mb);
+  }
+  return text;
+}
+
+TEST(ZeroBubbleGreedy, WarmsUpThenFillsWaitsWithWeightGradients) {
+  // p = 2, m = 2, unit costs: rank 0 runs a second forward while micro-batch
+  // 0's backward comes back, then W0 fills its wait for B1's gradient; the
+  // makespan is the bound 3m + p - 1.
+  ScheduleProblem problem{2, 2, 2, /*splitBackward=*/true};
+  ActionCosts costs(problem.getCostOrUnit());
+  FailureOr<GeneratedSchedule> schedule =
+      buildZeroBubbleGreedy(problem, costs, ZeroBubblePolicy());
+  ASSERT_TRUE(succeeded(schedule));
+  EXPECT_EQ(formatRank(*schedule, 0), "F0 F1 B0 W0 B1 W1");
+  EXPECT_EQ(formatRank(*schedule, 1), "F0 B0 F1 B1 W0 W1");
+  llvm::Expected<Evaluation> eval = simulate(problem, *schedule);
+  ASSERT_TRUE(static_cast<bool>(eval));
+  EXPECT_DOUBLE_EQ(eval->makespan, 7.0);
+}
+
+TEST(ZeroBubbleGreedy, EveryVariantRunsWithinTheCaps) {
+  // Heterogeneous costs, transfers, stashes and per-rank caps below what
+  // 1F1B holds: every variant that succeeds is a valid schedule within the
+  // caps, with the transfers charged to the compute actions or not.
+  for (double comm : {0.0, 0.7})
+    for (bool capped : {false, true}) {
+      ScheduleProblem problem{5, 9, 5, /*splitBackward=*/true};
+      StageCosts cost = StageCosts::getUnit(5);
+      cost.forward = {1.0, 1.5, 0.8, 1.2, 1.0};
+      cost.backwardInput = {1.4, 2.0, 1.1, 0.9, 1.6};
+      cost.backwardWeight = {0.2, 1.5, 0.4, 1.0, 0.3};
+      cost.stash = {0.3, 0.5, 0.1, 0.0, 0.4};
+      cost.transfer = comm;
+      problem.cost = cost;
+      if (capped)
+        problem.memoryCap = {4.0, 3.0, 3.0, 2.0, 2.0};
+      int succeeded = 0;
+      for (double charge : {0.0, 1.0}) {
+        StageCosts charged = cost;
+        for (double &f : charged.forward)
+          f += charge * comm;
+        ActionCosts costs(charged);
+        for (const ZeroBubblePolicy &policy : getZeroBubblePolicies()) {
+          FailureOr<GeneratedSchedule> schedule =
+              buildZeroBubbleGreedy(problem, costs, policy);
+          if (failed(schedule))
+            continue;
+          ++succeeded;
+          EXPECT_EQ(message(verify(problem, *schedule)), "")
+              << "comm " << comm << ", capped " << capped;
+        }
+      }
+      EXPECT_GT(succeeded, 0) << "comm " << comm << ", capped " << capped;
+    }
+  // Several stages per rank are not its problem.
+  ScheduleProblem looped{8, 8, 4, /*splitBackward=*/true};
+  EXPECT_TRUE(failed(buildZeroBubbleGreedy(
+      looped, ActionCosts(looped.getCostOrUnit()), ZeroBubblePolicy())));
+}
+
+TEST(ZeroBubbleGreedy, FailsWhenACapStopsAStage) {
+  // A cap below one activation leaves rank 0 no forward.
+  ScheduleProblem problem{3, 4, 3, /*splitBackward=*/true};
+  problem.memoryCap = {0.5, 3.0, 3.0};
+  for (const ZeroBubblePolicy &policy : getZeroBubblePolicies())
+    EXPECT_TRUE(failed(buildZeroBubbleGreedy(
+        problem, ActionCosts(problem.getCostOrUnit()), policy)));
 }
 
 TEST(PartitionPlanner, BalancesContiguousStages) {

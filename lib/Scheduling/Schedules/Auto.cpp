@@ -1,7 +1,8 @@
 //===- Auto.cpp - search for the fastest schedule under a memory cap ------===//
 //
-// `auto` evaluates every built-in schedule that fits the problem and a family
-// of greedy list schedules (GreedySchedule.h), all under the problem's
+// `auto` evaluates every built-in schedule that fits the problem, the
+// Zero Bubble heuristic's variants (ZeroBubbleGreedy.h) and a family of
+// greedy list schedules (GreedySchedule.h), all under the problem's
 // costs, and keeps the fastest one within the memory caps; a local search
 // (LocalScheduleSearch.h) improves it, and then a branch and bound over all
 // schedules on the standard placements and those the built-ins use looks
@@ -21,7 +22,9 @@
 #include "pp/Scheduling/LocalScheduleSearch.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Scheduling/ScheduleTiming.h"
+#include "pp/Scheduling/ZeroBubbleGreedy.h"
 
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -166,6 +169,7 @@ public:
 private:
   void offer(GeneratedSchedule candidate, StringRef name);
   void offerBuiltins();
+  void offerZeroBubble();
   void offerGreedy();
   void improveBest();
   void searchExact();
@@ -223,12 +227,28 @@ void AutoSearch::offer(GeneratedSchedule candidate, StringRef name) {
   }
 }
 
+/// Whether two schedules place the stages and order every rank's actions
+/// alike.
+static bool sameSchedule(const GeneratedSchedule &a,
+                         const GeneratedSchedule &b) {
+  auto sameAction = [](const ScheduledAction &x, const ScheduledAction &y) {
+    return x.phase == y.phase && x.stage == y.stage && x.mb == y.mb &&
+           x.part == y.part;
+  };
+  return a.stageRank == b.stageRank &&
+         llvm::equal(a.ranks, b.ranks, [&](const auto &x, const auto &y) {
+           return llvm::equal(x, y, sameAction);
+         });
+}
+
 /// Every built-in that can schedule the problem, as it is and with split
-/// backwards.
+/// backwards (once where it splits them either way: timing a large program
+/// is what auto spends its time on).
 void AutoSearch::offerBuiltins() {
   for (const ScheduleGenerator &generator : getScheduleGenerators()) {
     if (generator.name == "auto" || generator.name == "exact")
       continue;
+    std::optional<GeneratedSchedule> fused;
     for (bool split : {false, true}) {
       ScheduleProblem variant = problem;
       variant.splitBackward = split;
@@ -244,6 +264,10 @@ void AutoSearch::offerBuiltins() {
         continue;
       if (!llvm::is_contained(placements, candidate->stageRank))
         placements.push_back(candidate->stageRank);
+      if (!split)
+        fused = *candidate;
+      else if (fused && sameSchedule(*fused, *candidate))
+        continue;
       offer(std::move(*candidate),
             split ? (generator.name + " (split)").str() : generator.name.str());
     }
@@ -326,6 +350,35 @@ void AutoSearch::offerGreedy() {
   }
 }
 
+/// The Zero Bubble heuristic's variants (one stage per rank), with the
+/// problem's costs and, under rendezvous semantics, with transfers charged
+/// to the compute actions; within the greedy family's budget of work.
+void AutoSearch::offerZeroBubble() {
+  if (problem.numRanks != problem.numStages)
+    return;
+  SmallVector<int64_t> identity =
+      llvm::to_vector(llvm::seq<int64_t>(0, problem.numStages));
+  SmallVector<double> charges = {0.0};
+  if (problem.semantics == TransferSemantics::rendezvous &&
+      costs.transferTime() > 0)
+    charges.append(std::begin(kTransferCharges), std::end(kTransferCharges));
+  int64_t builds = std::max<int64_t>(kGreedyWork / evaluationWork(), 1);
+  for (double factor : charges) {
+    ActionCosts charged = chargeTransfers(problem, identity, factor);
+    for (const ZeroBubblePolicy &policy : getZeroBubblePolicies()) {
+      if (builds-- == 0 || meetsBound())
+        return;
+      FailureOr<GeneratedSchedule> candidate =
+          buildZeroBubbleGreedy(problem, charged, policy);
+      if (succeeded(candidate))
+        offer(std::move(*candidate),
+              "zero-bubble greedy" +
+                  (factor > 0 ? llvm::formatv(", transfers x{0}", factor).str()
+                              : ""));
+    }
+  }
+}
+
 /// Moves actions of the best candidate into idle time while that helps,
 /// within a budget of timings that keeps large problems fast.
 void AutoSearch::improveBest() {
@@ -360,8 +413,8 @@ void AutoSearch::run() {
   for (ArrayRef<int64_t> placement : placements)
     bound = std::min(bound, lowerBound(problem, costs, placement));
   for (void (AutoSearch::*step)() :
-       {&AutoSearch::offerGreedy, &AutoSearch::improveBest,
-        &AutoSearch::searchExact}) {
+       {&AutoSearch::offerZeroBubble, &AutoSearch::offerGreedy,
+        &AutoSearch::improveBest, &AutoSearch::searchExact}) {
     if ((stopped = meetsBound()))
       return;
     (this->*step)();

@@ -13,15 +13,15 @@
 
 // With rendezvous transfers every transfer holds both of its ranks: 1F1B's
 // send-forward-receive-backward groups win (191.375, where zb-h1 takes
-// 257.487). With async ones the search finds 147.014 (145.992 under the
-// per-rank caps), where zb-h1 takes 148.304.
+// 257.487). With async ones the Zero Bubble heuristic's schedule wins
+// (144.304, also under the per-rank caps), where zb-h1 takes 148.304.
 // RENDEZVOUS: remark: auto: makespan [[M:191.375]] (1f1b)
 // RENDEZVOUS: remark: makespan [[M]],
-// ASYNC: remark: auto: makespan [[M:147.014]] (
+// ASYNC: remark: auto: makespan [[M:144.304]] (zero-bubble greedy)
 // ASYNC: remark: makespan [[M]],
 // RENDEZVOUS-CAPS: remark: auto: makespan [[M:191.375]] (1f1b)
 // RENDEZVOUS-CAPS: remark: makespan [[M]],
-// ASYNC-CAPS: remark: auto: makespan [[M:145.992]] (
+// ASYNC-CAPS: remark: auto: makespan [[M:144.304]] (zero-bubble greedy)
 // ASYNC-CAPS: remark: makespan [[M]],
 // ZB-RENDEZVOUS: remark: makespan 257.487,
 // ZB-ASYNC: remark: makespan 148.304,

@@ -20,12 +20,12 @@
 // RUN: not pp-opt %s --pp-schedule="schedule=auto semantics=async num-stages=2 num-microbatches=2 activation-memory=1,2 memory-cap=1.5" 2>&1 | FileCheck %s --check-prefix=NONE-STAGE
 
 // Unit costs: ZB-H1 reaches the bound 3m + p - 1, so auto stops after the
-// built-ins (14 candidates: the seven that schedule one stage per rank, as
-// generated and with split backwards); no greedy family, local search or
-// exact search runs.
-// UNIT: remark: auto: makespan 27 (zb-h1), peak activation memory 4; proven optimal: meets the lower bound 27, gap 0.0%; stopped there after 14 candidates
+// built-ins (10 candidates: the seven that schedule one stage per rank, and
+// with split backwards those whose order that changes); no greedy family,
+// local search or exact search runs.
+// UNIT: remark: auto: makespan 27 (zb-h1), peak activation memory 4; proven optimal: meets the lower bound 27, gap 0.0%; stopped there after 10 candidates
 // UNIT: remark: makespan 27,
-// SMALL: remark: auto: makespan 14 (zb-h1), peak activation memory 3; proven optimal: meets the lower bound 14, gap 0.0%; stopped there after 14 candidates
+// SMALL: remark: auto: makespan 14 (zb-h1), peak activation memory 3; proven optimal: meets the lower bound 14, gap 0.0%; stopped there after 10 candidates
 // SMALL: remark: makespan 14,
 
 // No built-in schedule holds at most 2 micro-batches per rank for p = 4;
@@ -46,8 +46,8 @@
 // Meeting the bound proves a schedule optimal on either side of the exact
 // search's limit of 3000 actions (3 x 16 x 62 = 2976). interleaved-zb
 // refuses 62 micro-batches (not a multiple of its 62 / 16 = 3 rounds).
-// SEARCHED: remark: auto: makespan 201 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 201, gap 0.0%; stopped there after 12 candidates
-// TOO-LARGE: remark: auto: makespan 204 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 204, gap 0.0%; stopped there after 14 candidates
+// SEARCHED: remark: auto: makespan 201 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 201, gap 0.0%; stopped there after 9 candidates
+// TOO-LARGE: remark: auto: makespan 204 (zb-h1), peak activation memory 16; proven optimal: meets the lower bound 204, gap 0.0%; stopped there after 10 candidates
 
 // One micro-batch in flight on 3 ranks: 25, far above the bound of 14 that
 // ignores the cap; the exact search proves the greedy schedule optimal.
@@ -56,8 +56,8 @@
 
 // Large problems stop at the bound too, in about twice 1f1b's time
 // (bench/RESULTS.md): ZB-H1 on one stage per rank, ZBV on two.
-// LARGE: remark: auto: makespan 3135 (zb-h1), peak activation memory 64; proven optimal: meets the lower bound 3135, gap 0.0%; stopped there after 14 candidates
-// LARGE-V: remark: auto: makespan 6175 (zbv), peak activation memory 64; proven optimal: meets the lower bound 6175, gap 0.0%; stopped there after 18 candidates
+// LARGE: remark: auto: makespan 3135 (zb-h1), peak activation memory 64; proven optimal: meets the lower bound 3135, gap 0.0%; stopped there after 10 candidates
+// LARGE-V: remark: auto: makespan 6175 (zbv), peak activation memory 64; proven optimal: meets the lower bound 6175, gap 0.0%; stopped there after 13 candidates
 
 // NONE: error: auto found no schedule within the memory cap of 0.5 (none exists: exhaustive search)
 // A stage whose activation alone exceeds the cap.

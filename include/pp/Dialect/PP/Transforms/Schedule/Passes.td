@@ -267,8 +267,13 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     stages), and runs weight gradients in time it would otherwise idle.
 
     `auto` searches: it evaluates every schedule above that fits the
-    problem (as generated and with split backwards; `hanayo`'s waves
-    included) and a family of greedy
+    problem (as generated and with split backwards where that changes its
+    order; `hanayo`'s waves included), with one stage per rank the eight
+    variants of the Zero Bubble paper's heuristic schedule (warm-up
+    forwards until the first backward returns, then one forward per stage
+    and one micro-batch's backwards per round, weight gradients where a
+    stage waits or needs memory; under rendezvous semantics also with
+    transfers charged), and a family of greedy
     list schedules (in-flight memory bounded below the caps, weight
     gradients in idle time or as early as possible, or forwards before
     input gradients; under rendezvous semantics also with each transfer
