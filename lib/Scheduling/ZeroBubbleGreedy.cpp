@@ -44,8 +44,12 @@ private:
   int64_t &next(Phase phase, int64_t s) {
     return nextMb[static_cast<int>(phase)][s];
   }
+  /// The duration of the next action of `phase` on stage `s`.
   double duration(Phase phase, int64_t s) const {
-    return costs.duration(phase, s);
+    return costs.duration(phase, s, nextOf(phase, s));
+  }
+  int64_t nextOf(Phase phase, int64_t s) const {
+    return nextMb[static_cast<int>(phase)][s];
   }
   double &endOf(Phase phase, int64_t s, int64_t mb) {
     return (phase == Phase::forward ? forwardEnd : backwardEnd)[s * m + mb];
@@ -55,7 +59,8 @@ private:
   /// Appends the next action of `phase` to stage `s`.
   void run(int64_t s, Phase phase);
   bool fits(int64_t s, Phase phase) const {
-    return memory[s] + costs.memoryDelta(phase, s) <= caps[s] + 1e-9;
+    return memory[s] + costs.memoryDelta(phase, s, nextOf(phase, s)) <=
+           caps[s] + 1e-9;
   }
   /// Runs weight gradients until the next `phase` fits the cap.
   bool makeRoom(int64_t s, Phase phase);
@@ -101,10 +106,10 @@ void ZeroBubbleBuilder::run(int64_t s, Phase phase) {
   double start = std::max(free[s], arrival(phase, s));
   if (next(Phase::forward, s) > 0)
     idle[s] += start - free[s];
-  free[s] = start + duration(phase, s);
+  free[s] = start + costs.duration(phase, s, mb);
   if (phase != Phase::backward_weight)
     endOf(phase, s, mb) = free[s];
-  memory[s] += costs.memoryDelta(phase, s);
+  memory[s] += costs.memoryDelta(phase, s, mb);
   ++next(phase, s);
   schedule.ranks[s].push_back({phase, s, mb});
 }
@@ -161,9 +166,10 @@ bool ZeroBubbleBuilder::warmUp() {
                 duration(Phase::backward_input, stages - 1);
   for (int64_t s = stages - 2; s >= 0; --s) {
     double t = free[s], held = memory[s];
-    double forward = duration(Phase::forward, s);
     while (next(Phase::forward, s) + extra[s] < m) {
-      double activation = costs.memoryDelta(Phase::forward, s);
+      int64_t mb = next(Phase::forward, s) + extra[s];
+      double forward = costs.duration(Phase::forward, s, mb);
+      double activation = costs.memoryDelta(Phase::forward, s, mb);
       if (held + activation > caps[s] + 1e-9)
         break;
       if (policy.warmupEndsBeforeBackward ? t + forward > back + comm
