@@ -80,6 +80,7 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   if (options.tensorParallel > 1) {
     PPPlanTensorParallelOptions plan;
     plan.function = options.function;
+    plan.tensorParallel = options.tensorParallel;
     pm.addPass(createPPPlanTensorParallel(plan));
   }
   PPSplitMicrobatchesOptions split;

@@ -253,7 +253,6 @@ private:
   CostAttr cost;
   Attribute memoryCap;
   IntegerAttr numReplicas, numSlices;
-  IntegerAttr numReplicas;
   IntegerAttr zero;
 };
 } // namespace

@@ -32,7 +32,7 @@ struct PlanTensorParallelPass
           << style << "'; the known one is megatron";
       return signalPassFailure();
     }
-    FailureOr<TensorParallelPlan> plan = planMegatron(step);
+    FailureOr<TensorParallelPlan> plan = planMegatron(step, tensorParallel);
     if (failed(plan))
       return signalPassFailure();
     for (auto [arg, split] : *plan)

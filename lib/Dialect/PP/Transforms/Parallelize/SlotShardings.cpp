@@ -219,7 +219,6 @@ LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
     arg.replaceAllUsesExcept(shard, shard);
   }
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
-  b.setInsertionPoint(ret);
   for (OpOperand &operand : ret->getOpOperands()) {
     unsigned i = operand.getOperandNumber();
     Attribute slot = func.getResultAttr(i, kSlotAttr);
@@ -232,6 +231,9 @@ LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
       return failure();
     if (split)
       func.setResultAttr(i, kSplitAttr, split);
+    // Right after the value, not at the return: propagation reuses this
+    // annotation for the value's other readers, which it must dominate.
+    b.setInsertionPointAfterValue(operand.get());
     Value sharding = createSharding(b, ret.getLoc(), grid, split);
     operand.set(shard::ShardOp::create(b, ret.getLoc(), operand.get().getType(),
                                        operand.get(), sharding, UnitAttr()));

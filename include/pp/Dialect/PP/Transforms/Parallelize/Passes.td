@@ -16,15 +16,20 @@ def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
   let description = [{
     Sets `pp.split` (upstream `shard` `split_axes` on the one grid axis of
     the tensor-parallel group) on the weights of the training step that
-    carry none, in the style `style` names. `megatron` pairs the step's
-    matrix products of an activation by a 2-D weight in program order:
-    the first of a pair is column-parallel (its weight split on the output
-    dimension, `[[], [0]]`), the second row-parallel (split on the input
-    dimension, `[[0]]`), and a 1-D weight broadcast onto the
-    column-parallel product (its bias) is split alike (`[[0]]`); so an MLP
-    computes its hidden layer locally and needs one all-reduce per pair.
-    A weight the user annotated keeps its `pp.split`, and a pair the user
-    split one half of is left alone.
+    carry none, in the style `style` names. `megatron` groups the step's
+    products of an activation by a weight (rank >= 2): a product is
+    column-parallel (its weight split on an output dimension, e.g.
+    `[[], [0]]`) when that split, carried through parallel loops only,
+    reaches one other weight product that sums over it, the row-parallel
+    one (its weight split on the summed dimension, e.g. `[[0]]`). The
+    columns reaching one row split alike, and 1-D weights read along the
+    split (biases) split with them. So an MLP computes its hidden layer
+    locally, and attention its heads (Q, K and V split by heads, the output
+    projection by its heads input): one all-reduce per group in the
+    forward. A weight the user annotated keeps its `pp.split`, and a group
+    with one is left alone. With `tensor-parallel` > 1, a planned split
+    dimension it does not divide (heads not a multiple of T) is an error
+    at the product.
 
     A split is refused, with an error at the `linalg.index` and a note at
     the weight, when an op reading the split dimension of the product
@@ -48,6 +53,9 @@ def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
     Option<"style", "style", "std::string", "\"megatron\"",
            "Plan style: megatron (column then row for each pair of matrix "
            "products)">,
+    Option<"tensorParallel", "tensor-parallel", "int64_t", "0",
+           "Processes per tensor-parallel group; above 1, every planned "
+           "split dimension must be a multiple of it">,
   ];
 }
 

@@ -17,13 +17,22 @@ namespace mlir::pp {
 /// splits.
 using TensorParallelPlan = llvm::MapVector<unsigned, ArrayAttr>;
 
-/// Megatron's plan: the step's products of an activation by a 2-D weight,
-/// in program order, paired column-parallel then row-parallel, and the 1-D
-/// weights broadcast onto a column-parallel product split with it. Pairs
-/// with a weight the user already split are skipped. Fails, with an error
-/// at the `linalg.index` and a note at the weight, where a split dimension
-/// reaches an op that reads its own index there.
-FailureOr<TensorParallelPlan> planMegatron(func::FuncOp step);
+/// Megatron's plan. A product of an activation by a weight of the step
+/// (rank >= 2) is column-parallel when splitting one of the weight's output
+/// dimensions keeps the product's result split, through ops that only
+/// carry it in parallel loops, up to one other weight product that sums
+/// over it: the row-parallel product, whose weight splits on the dimension
+/// summed. All the columns that reach one row form a group (an MLP's first
+/// layer; an attention block's Q, K and V projections, split by heads, for
+/// its output projection), split so that they agree on the row's
+/// dimension; 1-D weights read along the split on the way (biases) split
+/// with it. A group with a weight the user already split is skipped. Fails
+/// with an error at the `linalg.index` and a note at the product where the
+/// split reaches an op that reads its own index there, and, when
+/// `tensorParallel` > 1, with an error at a product whose planned split
+/// dimension it does not divide.
+FailureOr<TensorParallelPlan> planMegatron(func::FuncOp step,
+                                           int64_t tensorParallel);
 
 } // namespace mlir::pp
 
