@@ -261,9 +261,12 @@ Schedule generate(const GenerateRequest &request) {
       FileLineColLoc::get(&context, "<pp.schedule>", /*line=*/1, /*col=*/1));
   PassManager pm(&context);
   pm.addPass(createPPSchedule(request.schedule));
-  if (request.insertTransfers)
-    pm.addPass(createPPInsertTransfers(
-        {request.numReplicas, request.schedule.semantics}));
+  if (request.insertTransfers) {
+    PPInsertTransfersOptions transfers;
+    transfers.numReplicas = request.numReplicas;
+    transfers.semantics = request.schedule.semantics;
+    pm.addPass(createPPInsertTransfers(transfers));
+  }
   runPasses(
       pm, *module, capture,
       ("cannot generate schedule '" + request.schedule.schedule.getName() + "'")
