@@ -15,7 +15,9 @@ from collections import defaultdict
 FORMAT = "pp-schedule-v1"
 COMPUTE_OPS = ("F", "B", "W", "BW")
 TRANSFER_OPS = ("SEND_F", "RECV_F", "SEND_B", "RECV_B")
-STAGE_OPS = ("ALLREDUCE", "OPT")
+# ALLREDUCE and OPT are the spec's; REDUCESCATTER and ALLGATHER are pp's
+# extension for ZeRO-1 (a schedule with "zero": 1), placed like ALLREDUCE.
+STAGE_OPS = ("ALLREDUCE", "OPT", "REDUCESCATTER", "ALLGATHER")
 FIELDS = {
     **{op: ("stage", "mb") for op in COMPUTE_OPS},
     **{op: ("stage", "mb", "peer") for op in TRANSFER_OPS},
