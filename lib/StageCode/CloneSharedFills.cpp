@@ -8,6 +8,8 @@
 
 #include "pp/StageCode/Passes.h"
 
+#include "pp/Dialect/PP/IR/CloneForEachUse.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
@@ -20,21 +22,6 @@ using namespace mlir;
 
 namespace {
 
-/// Replaces each use of `fill` in its own block by a clone placed right
-/// before the user. Uses in nested regions keep the fill: a clone there
-/// would run once per loop iteration.
-void cloneForEachUse(linalg::FillOp fill) {
-  Value result = fill.getResult(0);
-  for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
-    if (use.getOwner()->getBlock() != fill->getBlock())
-      continue;
-    OpBuilder builder(use.getOwner());
-    use.set(builder.clone(*fill)->getResult(0));
-  }
-  if (result.use_empty())
-    fill.erase();
-}
-
 struct CloneSharedFills : pp::impl::PPCloneSharedFillsBase<CloneSharedFills> {
   void runOnOperation() override {
     SmallVector<linalg::FillOp> shared;
@@ -44,7 +31,7 @@ struct CloneSharedFills : pp::impl::PPCloneSharedFillsBase<CloneSharedFills> {
         shared.push_back(fill);
     });
     for (linalg::FillOp fill : shared)
-      cloneForEachUse(fill);
+      pp::cloneForEachUse(fill);
   }
 };
 

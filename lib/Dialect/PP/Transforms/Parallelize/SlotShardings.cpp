@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Transforms/Parallelize/SlotShardings.h"
+#include "pp/Dialect/PP/IR/CloneForEachUse.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -113,20 +114,6 @@ void SlotShardings::record(Attribute slot, ArrayAttr split) {
 // Preparing and checking a stage function
 //===----------------------------------------------------------------------===//
 
-/// Replaces each use of `op`'s one result in its block by a clone of `op`
-/// right before the user.
-static void cloneForEachUse(Operation *op) {
-  Value result = op->getResult(0);
-  for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
-    if (use.getOwner()->getBlock() != op->getBlock())
-      continue;
-    OpBuilder builder(use.getOwner());
-    use.set(builder.clone(*op)->getResult(0));
-  }
-  if (result.use_empty())
-    op->erase();
-}
-
 void pp::cloneEmptiesAndFills(func::FuncOp func) {
   SmallVector<Operation *> fills, empties;
   func.walk([&](Operation *op) {
@@ -140,7 +127,7 @@ void pp::cloneEmptiesAndFills(func::FuncOp func) {
       empties.push_back(op);
   });
   // Fills first: their clones are further users of the empties.
-  llvm::for_each(fills, cloneForEachUse);
+  llvm::for_each(fills, pp::cloneForEachUse);
   func.walk([&](tensor::EmptyOp empty) {
     if (!empty.getResult().hasOneUse() && !empty.getResult().use_empty())
       empties.push_back(empty);
@@ -148,7 +135,7 @@ void pp::cloneEmptiesAndFills(func::FuncOp func) {
   llvm::DenseSet<Operation *> seen;
   for (Operation *empty : empties)
     if (seen.insert(empty).second)
-      cloneForEachUse(empty);
+      pp::cloneForEachUse(empty);
 }
 
 static bool handlesTensors(Operation *op) {
