@@ -143,6 +143,21 @@ private:
     fail(duplicate, "duplicate " + describe(duplicate), first,
          "first occurrence here");
   }
+  /// Reports each stage that `has` no `action` though the schedule runs as
+  /// `replicas` data-parallel replicas (`why` adds what else asks for it),
+  /// at the stage's rank: emitOpError would print the whole rank.
+  void reportMissingPerStage(function_ref<bool(int64_t)> has, StringRef action,
+                             uint64_t replicas, StringRef why = "") {
+    for (int64_t stage = 0; stage < numStages; ++stage) {
+      if (has(stage))
+        continue;
+      failed = true;
+      mlir::emitError(ranks[stageRank[stage]].getLoc())
+          << "missing " << action << " of stage " << stage
+          << ": the schedule runs as " << replicas << " data-parallel replicas"
+          << why;
+    }
+  }
 
   ScheduleOp schedule;
   bool rendezvous; // also check deadlock freedom with rendezvous transfers
@@ -569,15 +584,8 @@ void ScheduleChecker::checkAllReduces() {
   std::optional<uint64_t> replicas = schedule.getNumReplicas();
   if (!replicas || *replicas < 2)
     return;
-  for (int64_t stage = 0; stage < numStages; ++stage) {
-    if (allReduces.count(stage))
-      continue;
-    // Not emitOpError: that would print the whole rank with the error.
-    failed = true;
-    mlir::emitError(ranks[stageRank[stage]].getLoc())
-        << "missing " << expected << " of stage " << stage
-        << ": the schedule runs as " << *replicas << " data-parallel replicas";
-  }
+  reportMissingPerStage([&](int64_t stage) { return allReduces.count(stage); },
+                        expected, *replicas);
 }
 
 /// ZeRO-1's all-gather spreads the weight blocks the replicas updated, so
@@ -616,14 +624,8 @@ void ScheduleChecker::checkAllGathers() {
   std::optional<uint64_t> replicas = schedule.getNumReplicas();
   if (!zero || !replicas || *replicas < 2)
     return;
-  for (int64_t stage = 0; stage < numStages; ++stage) {
-    if (allGathers.count(stage))
-      continue;
-    failed = true;
-    mlir::emitError(ranks[stageRank[stage]].getLoc())
-        << "missing all_gather of stage " << stage << ": the schedule runs as "
-        << *replicas << " data-parallel replicas with zero = 1";
-  }
+  reportMissingPerStage([&](int64_t stage) { return allGathers.count(stage); },
+                        "all_gather", *replicas, " with zero = 1");
 }
 
 //===----------------------------------------------------------------------===//
