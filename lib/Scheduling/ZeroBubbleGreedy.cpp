@@ -44,12 +44,12 @@ private:
   int64_t &next(Phase phase, int64_t s) {
     return nextMb[static_cast<int>(phase)][s];
   }
+  int64_t next(Phase phase, int64_t s) const {
+    return nextMb[static_cast<int>(phase)][s];
+  }
   /// The duration of the next action of `phase` on stage `s`.
   double duration(Phase phase, int64_t s) const {
-    return costs.duration(phase, s, nextOf(phase, s));
-  }
-  int64_t nextOf(Phase phase, int64_t s) const {
-    return nextMb[static_cast<int>(phase)][s];
+    return costs.duration(phase, s, next(phase, s));
   }
   double &endOf(Phase phase, int64_t s, int64_t mb) {
     return (phase == Phase::forward ? forwardEnd : backwardEnd)[s * m + mb];
@@ -59,7 +59,7 @@ private:
   /// Appends the next action of `phase` to stage `s`.
   void run(int64_t s, Phase phase);
   bool fits(int64_t s, Phase phase) const {
-    return memory[s] + costs.memoryDelta(phase, s, nextOf(phase, s)) <=
+    return memory[s] + costs.memoryDelta(phase, s, next(phase, s)) <=
            caps[s] + 1e-9;
   }
   /// Runs weight gradients until the next `phase` fits the cap.
