@@ -39,7 +39,7 @@ struct RuntimeFunctions {
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, defineBuffer,
       setIdBound, defineSaved;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
-      recordLoss, allReduce, optimizerStep, actionBegin, actionEnd;
+      recordLoss, updateState, allReduce, optimizerStep, actionBegin, actionEnd;
   RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
   // The library GEMM of marked contractions (convert-gemm-to-runtime).
   RuntimeFunction gemm;
