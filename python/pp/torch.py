@@ -169,7 +169,7 @@ def _tracked_norms(module, updated: Sequence[str]) -> Dict[str, object]:
     return {prefix: norm for prefix, norm in module.named_modules()
             if isinstance(norm, torch.nn.modules.batchnorm._BatchNorm)
             and norm.training and norm.track_running_stats
-            and f"{prefix}.num_batches_tracked".lstrip(".") in updated}
+            and _key(prefix, "num_batches_tracked") in updated}
 
 
 def _key(prefix: str, name: str) -> str:

@@ -54,11 +54,13 @@ void pprt_update_state(pprt_context *ctx, int32_t state_id, int32_t src_id,
                state->stage, mb, src_id, (long long)src->bytes,
                pprt_dtype_name(src->dtype), state_id, (long long)state->bytes,
                pprt_dtype_name(state->dtype));
+  /* The state's storage first: making it may use the staging memory that
+     the new value is read into. */
+  void *data = pprt_slot_data(ctx, state, state_id, 0);
   const void *value = pprt_to_host(
       ctx,
       pprt_slot_data(ctx, src, src_id, pprt_slot_index(ctx, src, src_id, mb)),
       (size_t)src->bytes);
-  void *data = pprt_slot_data(ctx, state, state_id, 0);
   ctx->backend->ops->copy_to_device(ctx->backend, data, value,
                                     (size_t)state->bytes);
   pprt_core_leave(ctx);
