@@ -3,8 +3,9 @@
 `pp.state` arguments after the weights, the step returns their new values
 after the loss (marked with their argument), and the weights file holds
 their starting values as `state<argument>` (i64 for the batch count); at
-the whole batch's shape they stay frozen. The zoo's ResNet checks the
-trained values against PyTorch's. Skipped without torch and torch_mlir."""
+the whole batch's shape they stay frozen; the step's update, run eagerly,
+matches PyTorch's modules. The zoo's ResNet checks the values pp trains
+against PyTorch's loop. Skipped without torch and torch_mlir."""
 
 import re
 
@@ -67,3 +68,38 @@ def test_whole_batch_keeps_them_frozen(pp, tmp_path):
     assert exported.states == ()
     assert "bn.num_batches_tracked" in exported.frozen_buffers
     assert "pp.state" not in exported.mlir.read_text()
+
+
+def test_step_updates_them_as_pytorch_does(pp):
+    """The exported step's computation, run eagerly on three batches, leaves
+    the running statistics of a batch norm with momentum 0.1 and one with a
+    cumulative average (momentum None) where PyTorch's modules leave them."""
+    import copy
+
+    import pp.torch as ppt
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4),
+                          nn.BatchNorm2d(4, momentum=None), nn.Flatten(),
+                          nn.Linear(64, 2))
+    reference = copy.deepcopy(model)
+    x, t = torch.randn(4, 2, 4, 4), torch.randn(4, 2)
+    updated = ppt._updated_buffers(model, (x,))
+    states = tuple(ppt._key(prefix, name)
+                   for prefix in ppt._tracked_norms(model, updated)
+                   for name in ppt._STATISTICS)
+    assert len(states) == 6
+    names = list(dict(model.named_parameters()))
+    step = ppt._training_step(model, F.mse_loss, names, 1, 1.0, updated,
+                              states)
+    buffers = dict(model.named_buffers())
+    state = [buffers[name].clone() for name in states]
+    for _ in range(3):
+        x = torch.randn(4, 2, 4, 4)
+        state = list(step(x, t, *(p.detach() for p in model.parameters()),
+                          *state)[1:])
+        reference(x)
+    expected = reference.state_dict()
+    for name, value in zip(states, state):
+        assert value.dtype == expected[name].dtype, name
+        assert torch.allclose(value, expected[name], rtol=1e-6,
+                              atol=1e-7), name
