@@ -22,7 +22,9 @@ func.func @train_step(%x: tensor<3xf32>, %w: tensor<3xf32> {pp.param},
                       %running: tensor<3xf32> {pp.state})
     -> (tensor<3xf32>, tensor<3xf32> {pp.state = 2 : i64}) {
   %e = tensor.empty() : tensor<3xf32>
-  %b = linalg.mul ins(%x, %w : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %a = linalg.mul ins(%x, %w : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %cut = pp.boundary %a : tensor<3xf32>
+  %b = linalg.add ins(%cut, %x : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) -> tensor<3xf32>
   // expected-error @+1 {{result #1 updates state argument #2 but no op of the step computes it}}
   return %b, %running : tensor<3xf32>, tensor<3xf32>
 }

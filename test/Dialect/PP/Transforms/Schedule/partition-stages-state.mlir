@@ -13,13 +13,13 @@
 // CHECK: return %[[S1]], %[[S0]]#1, %[[S0]]#2
 
 // DERIVED-LABEL: func.func @train_step_s0_forward(
-// DERIVED-SAME: %{{.*}}: tensor<3xf32> {pp.slot = #pp.slot<state 2>}, %{{.*}}: tensor<i64> {pp.slot = #pp.slot<state 4>})
+// DERIVED-SAME: tensor<3xf32> {pp.slot = #pp.slot<state 2>}, %arg3: tensor<i64> {pp.slot = #pp.slot<state 4>})
 // DERIVED-SAME: -> (tensor<4x3xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, tensor<3xf32> {pp.slot = #pp.slot<state_update 2>}, tensor<i64> {pp.slot = #pp.slot<state_update 4>})
 // DERIVED: arith.addi
 // DERIVED-LABEL: func.func @train_step_s0_backward_input(
 // DERIVED-NOT: state
 // DERIVED-LABEL: func.func @train_step_s1_forward(
-// DERIVED-SAME: -> (tensor<f32> {pp.slot = #pp.slot<loss>})
+// DERIVED-SAME: -> (tensor<f32> {pp.slot = #pp.slot<loss>}, tensor<4x1xf32> {pp.slot = #pp.slot<saved stage 1 value 0>})
 // DERIVED-NOT: state
 // DERIVED-NOT: @train_step(
 
