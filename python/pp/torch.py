@@ -418,8 +418,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
            path: PathLike, *, num_targets: int = 1,
            function: str = "train_step",
            microbatches: Optional[int] = None, scale_grads: bool = True,
-           split_points: Sequence[str] = (),
-           running_stats: bool = False) -> Exported:
+           split_points: Sequence[str] = ()) -> Exported:
     """Exports `loss_fn(module(*inputs), *targets)` as a pp training step.
 
     `example_inputs` are the module's inputs followed by the loss's
@@ -432,8 +431,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     them (`param<argument>`, with the state_dict keys in the header's
     `__metadata__`). Buffers stay constants in the module, but for the
     running statistics of batch norms in training mode when exported with
-    `microbatches` and `running_stats`: those are `pp.state` arguments
-    after the weights, whose
+    `microbatches`: those are `pp.state` arguments after the weights, whose
     new values the step returns after the loss (PyTorch's momentum update
     from each micro-batch's statistics, in micro-batch order), listed in
     `states` and written to the weights file as `state<argument>`. Other
@@ -481,16 +479,15 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     states = tuple(
         _key(prefix, name)
         for prefix in (_tracked_norms(module, updated)
-                       if microbatches is not None and running_stats else ())
+                       if microbatches is not None else ())
         for name in _STATISTICS)
     frozen = tuple(name for name in updated if name not in states)
     if frozen:
         warnings.warn(
             f"{type(module).__name__}: the forward updates buffers "
             f"{', '.join(frozen)} in place; pp keeps these buffers as they "
-            "are (batch norm's running statistics are updated when exported "
-            "with `microbatches` and `running_stats=True`; docs/PyTorch.md)",
-            stacklevel=2)
+            "are (batch norm's running statistics are updated only when "
+            "exported with `microbatches`; docs/PyTorch.md)", stacklevel=2)
     buffers = dict(module.named_buffers())
     step = _training_step(module, loss_fn, names, num_inputs, scale, updated,
                           states)

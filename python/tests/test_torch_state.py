@@ -1,11 +1,11 @@
 """pp.torch.export's batch norm state (docs/PyTorch.md): exported with
-`microbatches` and `running_stats=True`, the running statistics of batch
-norms in training mode are
+`microbatches`, the running statistics of batch norms in training mode are
 `pp.state` arguments after the weights, the step returns their new values
 after the loss (marked with their argument), and the weights file holds
 their starting values as `state<argument>` (i64 for the batch count); at
 the whole batch's shape they stay frozen; the step's update, run eagerly,
-matches PyTorch's modules. Skipped without torch and torch_mlir."""
+matches PyTorch's modules. The zoo's ResNet checks the values pp trains
+against PyTorch's loop. Skipped without torch and torch_mlir."""
 
 import re
 
@@ -40,8 +40,7 @@ def export(pp, tmp_path, **options):
 
 
 def test_running_statistics_are_state(pp, tmp_path):
-    model, exported = export(pp, tmp_path, microbatches=2,
-                             running_stats=True)
+    model, exported = export(pp, tmp_path, microbatches=2)
     keys = ("bn.running_mean", "bn.running_var", "bn.num_batches_tracked")
     assert exported.states == keys
     assert exported.frozen_buffers == ()
