@@ -34,6 +34,13 @@ typedef enum pprt_buffer_kind {
   /* Scalar constant 1.0 seeding the backward pass; the total loss is the
      SUM of the micro-batch losses. Persistent. */
   PPRT_LOSS_GRAD = 6,
+  /* Persistent non-trained state of the step argument `index` (batch
+     norm's running statistics): never optimized nor all-reduced, each
+     data-parallel replica updates its own. Zero initialised (or from
+     --init-weights and --resume as `state<index>`); written by --save and
+     checkpoints from replica 0. pprt_update_state replaces it after each
+     forward that computes its new value. */
+  PPRT_STATE = 7,
 } pprt_buffer_kind;
 
 /* Element types of buffers and of GEMM operands. Buffers of every type
@@ -55,7 +62,7 @@ typedef enum pprt_dtype {
    refuses to start: any change to a pprt_* signature or to the meaning of
    an argument bumps it. Date-stamped (YYYYMMDD) so that no older object's
    first pprt_set_program argument (a rank count) can pass for it. */
-#define PPRT_ABI_VERSION 20261203
+#define PPRT_ABI_VERSION 20261204
 
 /* The highest rank of a buffer (pprt_define_buffer's `ndims`). */
 #define PPRT_MAX_DIMS 6

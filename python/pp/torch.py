@@ -43,7 +43,10 @@ class Exported:
     weights (`weights`, safetensors). `names` maps each weight's runtime
     name (`param<argument>`) to its `state_dict` key; `inputs` and
     `targets` are the argument positions of the data; `microbatches` is the
-    count the step was traced for (None: at the whole batch's shape)."""
+    count the step was traced for (None: at the whole batch's shape).
+    `states` are the `state_dict` keys of the batch norms' running
+    statistics the step updates (`pp.state` arguments after the weights,
+    named `state<argument>` in `names` and in the files)."""
 
     mlir: pathlib.Path
     weights: pathlib.Path
@@ -54,6 +57,7 @@ class Exported:
     # Buffers the module's forward updates in place (batch norm's running
     # statistics): the step computes with copies, so they keep their values.
     frozen_buffers: Tuple[str, ...] = ()
+    states: Tuple[str, ...] = ()
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
@@ -155,36 +159,92 @@ def _updated_buffers(module, inputs) -> Tuple[str, ...]:
                  or not torch.equal(b, before[name][1]))
 
 
+_STATISTICS = ("running_mean", "running_var", "num_batches_tracked")
+
+
+def _tracked_norms(module, updated: Sequence[str]) -> Dict[str, object]:
+    """The batch norms in training mode whose running statistics the
+    forward updates, by module name."""
+    import torch
+    return {prefix: norm for prefix, norm in module.named_modules()
+            if isinstance(norm, torch.nn.modules.batchnorm._BatchNorm)
+            and norm.training and norm.track_running_stats
+            and _key(prefix, "num_batches_tracked") in updated}
+
+
+def _key(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _update_statistics(norm, x, state: Dict[str, object], prefix: str):
+    """Replaces `norm`'s running statistics in `state` by PyTorch's update
+    from the batch `x` (before the norm): the momentum average of the
+    batch mean and unbiased variance (a cumulative average with momentum
+    None), and one more batch counted."""
+    dims = [0] + list(range(2, x.dim()))
+    mean = x.mean(dims)
+    var = x.var(dims, unbiased=True)  # training needs count > 1
+    keys = [_key(prefix, name) for name in _STATISTICS]
+    batches = state[keys[2]] + 1
+    factor = (1.0 / batches.to(x.dtype) if norm.momentum is None
+              else norm.momentum)
+    state[keys[0]] = factor * mean.detach() + (1 - factor) * state[keys[0]]
+    state[keys[1]] = factor * var.detach() + (1 - factor) * state[keys[1]]
+    state[keys[2]] = batches
+
+
 def _training_step(module, loss_fn: Callable, names: Sequence[str],
                    num_inputs: int, scale: float,
-                   updated: Sequence[str] = ()):
-    """An nn.Module whose forward takes (inputs, targets, weights) and
-    returns the loss times `scale`, then the values `pipe_split` marked:
-    the weights become explicit arguments through
+                   updated: Sequence[str] = (), states: Sequence[str] = ()):
+    """An nn.Module whose forward takes (inputs, targets, weights, states)
+    and returns the loss times `scale`, the new `states`, then the values
+    `pipe_split` marked: the weights become explicit arguments through
     torch.func.functional_call, so torch-mlir imports them as arguments
     rather than as constants. The `updated` buffers are copied first, so
     that their in-place update (which torch.export rejects on a constant)
-    stays inside the step, where nothing reads it."""
+    stays inside the step, where nothing reads it; batch norms in training
+    mode run without their running statistics, whose new values (those in
+    `states`) are computed apart, before each norm runs, from their
+    arguments."""
     import torch
     buffers = dict(module.named_buffers())
+    norms = _tracked_norms(module, updated)
+    statistics = {_key(prefix, name) for prefix in norms
+                  for name in _STATISTICS}
+    norms = {prefix: norm for prefix, norm in norms.items()
+             if _key(prefix, _STATISTICS[0]) in states}
 
     class TrainingStep(torch.nn.Module):
         def forward(self, *args):
             global _boundaries
+            first = len(args) - len(names) - len(states)
             inputs = args[:num_inputs]
-            targets = args[num_inputs:len(args) - len(names)]
-            weights = dict(zip(names, args[len(args) - len(names):]))
-            weights.update({name: buffers[name].clone() for name in updated})
+            targets = args[num_inputs:first]
+            weights = dict(zip(names, args[first:first + len(names)]))
+            state = dict(zip(states, args[first + len(names):]))
+            weights.update({name: buffers[name].clone() for name in updated
+                            if name not in statistics})
+            # Without running statistics a training-mode norm normalizes
+            # with the batch's and updates nothing (nor reads its count as
+            # a float, which momentum None would).
+            weights.update({name: None for name in statistics})
+            hooks = [norm.register_forward_pre_hook(
+                lambda norm, a, prefix=prefix: _update_statistics(
+                    norm, a[0], state, prefix))
+                for prefix, norm in norms.items()]
             _boundaries = []
             try:
                 output = torch.func.functional_call(module, weights, inputs)
                 marked = tuple(_boundaries)
             finally:
                 _boundaries = None
+                for hook in hooks:
+                    hook.remove()
             loss = loss_fn(output, *targets)
             if scale != 1:
                 loss = loss * scale
-            return (loss,) + marked if marked else loss
+            results = (loss,) + tuple(state[name] for name in states) + marked
+            return results if len(results) > 1 else loss
 
     return TrainingStep()
 
@@ -228,12 +288,14 @@ def _decompositions():
     return table
 
 
-def _mark_arguments(func, inputs: int, targets: int,
-                    names: Sequence[str]) -> None:
-    """Sets `pp.target` on the target arguments and `pp.param` and
-    `pp.name` (the state_dict key) on the weights of the imported step, and
-    names each argument's location (`inputs[0]`, `targets[0]`, the key):
-    torch-mlir gives every argument its first user's location."""
+def _mark_arguments(func, inputs: int, targets: int, names: Sequence[str],
+                    states: Sequence[str] = ()) -> None:
+    """Sets `pp.target` on the target arguments, `pp.param` and `pp.name`
+    (the state_dict key) on the weights and `pp.state` and `pp.name` on the
+    states of the imported step, and `pp.state` (the argument's number) on
+    the results after the loss holding the states' new values; names each
+    argument's location (`inputs[0]`, `targets[0]`, the key): torch-mlir
+    gives every argument its first user's location."""
     from torch_mlir import ir
     unit = ir.UnitAttr.get()
     attrs = [ir.DictAttr.get({}) for _ in range(inputs)]
@@ -241,9 +303,20 @@ def _mark_arguments(func, inputs: int, targets: int,
     attrs += [ir.DictAttr.get({"pp.param": unit,
                                "pp.name": ir.StringAttr.get(name)})
               for name in names]
+    attrs += [ir.DictAttr.get({"pp.state": unit,
+                               "pp.name": ir.StringAttr.get(name)})
+              for name in states]
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+    if states:
+        first = inputs + targets + len(names)
+        i64 = ir.IntegerType.get_signless(64)
+        func.attributes["res_attrs"] = ir.ArrayAttr.get(
+            [ir.DictAttr.get({})] +
+            [ir.DictAttr.get({"pp.state": ir.IntegerAttr.get(i64, first + i)})
+             for i in range(len(states))])
     labels = ([f"inputs[{i}]" for i in range(inputs)] +
-              [f"targets[{i}]" for i in range(targets)] + list(names))
+              [f"targets[{i}]" for i in range(targets)] + list(names) +
+              list(states))
     for arg, label in zip(func.regions[0].blocks[0].arguments, labels):
         arg.set_location(ir.Location.file(label, 0, 0))
 
@@ -300,16 +373,17 @@ def _check_dialects(func, program) -> None:
         raise error
 
 
-def _insert_boundaries(func) -> None:
-    """Turns the step's results after the loss, the values `pipe_split`
-    marked, into `pp.boundary` markers right after those values: the step
-    returns the loss alone again."""
+def _insert_boundaries(func, kept: int = 1) -> None:
+    """Turns the step's results after the first `kept` (the loss and the
+    states' new values), the values `pipe_split` marked, into `pp.boundary`
+    markers right after those values: the step returns the first `kept`
+    results again."""
     from torch_mlir import ir
     from torch_mlir.dialects import func as func_d
     block = func.regions[0].blocks[0]
     ret = list(block.operations)[-1]
-    loss = ret.operands[0]
-    for value in list(ret.operands)[1:]:
+    results = list(ret.operands)[:kept]
+    for value in list(ret.operands)[kept:]:
         owner = value.owner
         with ir.InsertionPoint(ret), ret.location:
             marker = ir.Operation.create("pp.boundary", results=[value.type],
@@ -320,12 +394,12 @@ def _insert_boundaries(func) -> None:
             marker.move_after(owner)
         value.replace_all_uses_except(marker.result, [marker, ret.operation])
     with ir.InsertionPoint(ret), ret.location:
-        func_d.ReturnOp([loss])
+        func_d.ReturnOp(results)
     ret.erase()
     inputs = ir.FunctionType(ir.TypeAttr(
         func.attributes["function_type"]).value).inputs
     func.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get(inputs, [loss.type]))
+        ir.FunctionType.get(inputs, [v.type for v in results]))
 
 
 def _microbatch(example_inputs, microbatches: int):
@@ -355,9 +429,15 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     after the data, are its `pp.param` arguments, and their current values
     go to `path` with the suffix `.safetensors`, named as the runtime names
     them (`param<argument>`, with the state_dict keys in the header's
-    `__metadata__`). Buffers stay constants in the module; those the
-    forward updates in place (batch norm's running statistics) keep their
-    values, with a warning, and are listed in `frozen_buffers`.
+    `__metadata__`). Buffers stay constants in the module, but for the
+    running statistics of batch norms in training mode when exported with
+    `microbatches`: those are `pp.state` arguments after the weights, whose
+    new values the step returns after the loss (PyTorch's momentum update
+    from each micro-batch's statistics, in micro-batch order), listed in
+    `states` and written to the weights file as `state<argument>`. Other
+    buffers the forward updates in place (and the running statistics at
+    the whole batch's shape) keep their values, with a warning, and are
+    listed in `frozen_buffers`.
 
     With `microbatches`, the step is traced at the micro-batch shape (each
     input's dimension 0 divided by it), as torch.distributed.pipelining
@@ -394,14 +474,25 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     scale = 1.0 / microbatches if microbatches and scale_grads else 1.0
     names = list(weights)
     updated = _updated_buffers(module, example_inputs[:num_inputs])
-    if updated:
+    # Running statistics follow each micro-batch only in a step traced at
+    # the micro-batch's shape.
+    states = tuple(
+        _key(prefix, name)
+        for prefix in (_tracked_norms(module, updated)
+                       if microbatches is not None else ())
+        for name in _STATISTICS)
+    frozen = tuple(name for name in updated if name not in states)
+    if frozen:
         warnings.warn(
             f"{type(module).__name__}: the forward updates buffers "
-            f"{', '.join(updated)} in place (batch norm's running "
-            "statistics); pp trains with the batch statistics but keeps "
-            "these buffers as they are (docs/PyTorch.md)", stacklevel=2)
-    step = _training_step(module, loss_fn, names, num_inputs, scale, updated)
-    args = example_inputs + tuple(w.detach() for w in weights.values())
+            f"{', '.join(frozen)} in place; pp keeps these buffers as they "
+            "are (batch norm's running statistics are updated only when "
+            "exported with `microbatches`; docs/PyTorch.md)", stacklevel=2)
+    buffers = dict(module.named_buffers())
+    step = _training_step(module, loss_fn, names, num_inputs, scale, updated,
+                          states)
+    args = (example_inputs + tuple(w.detach() for w in weights.values()) +
+            tuple(buffers[name].detach().clone() for name in states))
     hooks = _mark_split_points(module, split_points)
     try:
         program = torch.export.export(step, args, strict=False)
@@ -416,9 +507,9 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         func = next(op for op in imported.body.operations
                     if op.operation.name == "func.func")
         _check_dialects(func, program)
-        if len(program.graph_signature.user_outputs) > 1:
-            _insert_boundaries(func)
-        _mark_arguments(func, num_inputs, num_targets, names)
+        if len(program.graph_signature.user_outputs) > 1 + len(states):
+            _insert_boundaries(func, 1 + len(states))
+        _mark_arguments(func, num_inputs, num_targets, names, states)
         if microbatches is not None:
             func.attributes["pp.microbatches"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64), microbatches)
@@ -427,9 +518,12 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     path.write_text(text)
     first = len(example_inputs)
     runtime_names = {f"param{first + i}": name for i, name in enumerate(names)}
+    runtime_names.update({f"state{first + len(names) + i}": name
+                          for i, name in enumerate(states)})
+    values = {**weights, **{name: buffers[name] for name in states}}
     weights_path = path.with_suffix(".safetensors")
     write_safetensors(weights_path,
-                      {key: weights[name]
+                      {key: values[name]
                        for key, name in runtime_names.items()},
                       {"format": "pt", "producer": "pp.torch",
                        "names": json.dumps(runtime_names)})
@@ -437,4 +531,4 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
                     inputs=tuple(range(num_inputs)),
                     targets=tuple(range(num_inputs, first)),
                     microbatches=microbatches,
-                    frozen_buffers=updated)
+                    frozen_buffers=frozen, states=states)

@@ -141,8 +141,9 @@ def test_resnet_trains_like_pytorch(pp, tmp_path):
         pp, model, [(4, 2, 12, 12), (4, 3)], tmp_path)
     assert pp_losses == pytest.approx(torch_losses, rel=1e-5)
     assert_weights_match(trained, model)
-    # Batch norm trains with batch statistics; its running statistics are
-    # not updated by pp, and export says which buffers those are.
+    # Batch norm trains with batch statistics; exported at the whole batch's
+    # shape its running statistics stay as they are (the zoo checks their
+    # update at the micro-batch shape), and export says which buffers.
     assert "bn.running_mean" in exported.frozen_buffers
     assert "block2.bn2.num_batches_tracked" in exported.frozen_buffers
     text = exported.mlir.read_text()

@@ -416,7 +416,7 @@ def test_errors(args):
         "ndims": "pprt: rank 0: buffer 0 of stage 0: rank 7 out of range "
                  "0..6",
         "abi": "pprt: rank 0: the program was compiled for pprt ABI version "
-               "20261204, but this runtime implements version 20261203",
+               "20261205, but this runtime implements version 20261204",
         "dtype": "pprt: rank 0: buffer 1: unknown element type 9",
         "f16param": "pprt: rank 1: initialising: buffer 3 (param of stage 1) "
                     "holds f16; only f32 is supported so far",
@@ -931,6 +931,69 @@ def test_checkpoint(args):
                            "--init-weights",
                            os.path.join(ckpt, "checkpoint.safetensors")))
     check(a == b, f"--init-weights of a checkpoint: {b} != {a}")
+
+
+def test_state(args):
+    """STATE buffers (PPRT_TOY_STATE: a running mean, f32, and a count of
+    forwards, i64): --save writes them as state<i> after the params, a
+    checkpoint holds them without optimizer state and --resume continues
+    them byte for byte, --init-weights starts from them and needs them,
+    and with 2 data-parallel replicas replica 0's are saved."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file as sf
+    work = args.work
+    env = clean_env(PPRT_TOY_STATE=1)
+    flags = ["--lr", "0.2"]
+
+    def saved(np, name, *extra):
+        path = os.path.join(work, f"state-{name}.safetensors")
+        step_losses(mpirun(args, np, args.toy, *flags, "--save", path,
+                           *extra, env=env))
+        return path, sf.read(path)[1]
+
+    def count(tensors):
+        check(tensors["state5"][:2] == ("I64", []),
+              f"state5 is {tensors['state5'][:2]}")
+        return int.from_bytes(tensors["state5"][2], "little", signed=True)
+
+    whole, tensors = saved(2, "whole", "--steps", "5")
+    check(list(tensors) == ["param2", "param3", "state4", "state5"],
+          f"saved tensors {list(tensors)}")
+    check(tensors["state4"][:2] == ("F32", [16]),
+          f"state4 is {tensors['state4'][:2]}")
+    check(any(tensors["state4"][2]), "the running mean stayed zero")
+    check(count(tensors) == 10, f"5 steps of 2 forwards: {count(tensors)}")
+
+    ckpt = os.path.join(work, "state-ckpt")
+    step_losses(mpirun(args, 2, args.toy, *flags, "--steps", "3",
+                       "--checkpoint", ckpt, env=env))
+    _, ckpt_tensors = read_checkpoint(ckpt)
+    check(sorted(ckpt_tensors) == ["param2", "param3", "state4", "state5"],
+          f"checkpoint tensors {sorted(ckpt_tensors)}")
+    check(count(ckpt_tensors) == 6, f"checkpoint count {count(ckpt_tensors)}")
+    rest, _ = saved(2, "rest", "--steps", "2", "--resume", ckpt)
+    check(same_bytes(whole, rest),
+          "resumed state or weights differ from the unbroken run's")
+
+    _, more = saved(2, "more", "--steps", "1", "--init-weights", whole)
+    check(count(more) == 12, f"--init-weights then a step: {count(more)}")
+
+    # Replica 0 reads the same rows with one replica or two; its state after
+    # one step (same weights) is what --save writes.
+    _, one = saved(2, "one", "--steps", "1")
+    _, two = saved(4, "two", "--steps", "1")
+    check(one["state4"] == two["state4"] and count(two) == 2,
+          "2 replicas saved another state than replica 0's")
+
+    meta, params = sf.read(whole)
+    no_state = os.path.join(work, "state-missing.safetensors")
+    sf.write(no_state, {k: ("F32", params[k][1], sf.f32(params[k][2]))
+                        for k in ("param2", "param3")})
+    proc = mpirun(args, 2, args.toy, *flags, "--steps", "1",
+                  "--init-weights", no_state, env=env)
+    check(proc.returncode != 0 and
+          "no tensor 'state4' (stage 0's state)" in proc.stderr,
+          "--init-weights without the state", proc)
 
 
 def test_checkpoint_errors(args):

@@ -26,7 +26,9 @@
  * PPRT_TOY_REDUCE=skip|twice|late skips the gradient all-reduce, runs it
  * twice, or accumulates a gradient after it; PPRT_TOY_TOUCH_OUTSIDE=1
  * reads a weight outside any stage function (which the guarded backend
- * must catch).
+ * must catch); PPRT_TOY_STATE=1 gives stage 0 two STATE buffers its
+ * forward updates: a running mean of h's columns (momentum 0.5, f32, model
+ * argument 4) and a count of forwards (i64, argument 5).
  */
 
 enum { DIN = 8, DH = 16, DOUT = 4, BATCH = 32 };
@@ -53,6 +55,10 @@ enum {
   LOSS,
   LOSS_GRAD,
   P,
+  RUNNING,
+  COUNT,
+  RUNNING_NEW,
+  COUNT_NEW,
 };
 
 static long env_long(const char *name) {
@@ -98,6 +104,15 @@ void pp_define_program(pprt_context *ctx) {
   pprt_define_saved(ctx, H, 1, PPRT_BACKWARD);
   pprt_define_saved(ctx, P, 1, PPRT_BACKWARD);
   pprt_define_saved(ctx, Y, 1, PPRT_BACKWARD);
+  if (env_long("PPRT_TOY_STATE")) {
+    pprt_define_buffer(ctx, RUNNING, PPRT_STATE, 0, 4, PPRT_F32, 1,
+                       (int64_t[]){DH});
+    pprt_define_buffer(ctx, COUNT, PPRT_STATE, 0, 5, PPRT_I64, 0, NULL);
+    pprt_define_buffer(ctx, RUNNING_NEW, PPRT_MICROBATCH, 0, 0, PPRT_F32, 1,
+                       (int64_t[]){DH});
+    pprt_define_buffer(ctx, COUNT_NEW, PPRT_MICROBATCH, 0, 0, PPRT_I64, 0,
+                       NULL);
+  }
 }
 
 #ifdef TOY_USER_DATA
@@ -155,8 +170,27 @@ static void matmul_nt(const float *a, const float *b, float *c, int m, int n,
     }
 }
 
+/* The new running mean and count from micro-batch `mb`'s h, which replace
+   the state after the call, as generated code does. */
+static void update_state(pprt_context *ctx, int mb) {
+  const float *h = buf(ctx, H, mb), *running = buf(ctx, RUNNING, 0);
+  float *next = buf(ctx, RUNNING_NEW, mb);
+  for (int j = 0; j < DH; ++j) {
+    float mean = 0.0f;
+    for (int i = 0; i < ROWS; ++i)
+      mean += h[i * DH + j];
+    next[j] = 0.5f * running[j] + 0.5f * (mean / ROWS);
+  }
+  int64_t *count = pprt_buffer(ctx, COUNT_NEW, mb);
+  *count = *(const int64_t *)pprt_buffer(ctx, COUNT, 0) + 1;
+  pprt_update_state(ctx, RUNNING, RUNNING_NEW, mb);
+  pprt_update_state(ctx, COUNT, COUNT_NEW, mb);
+}
+
 static void forward0(pprt_context *ctx, int mb) {
   matmul(buf(ctx, X, mb), buf(ctx, W0, 0), buf(ctx, H, mb), ROWS, DIN, DH);
+  if (env_long("PPRT_TOY_STATE"))
+    update_state(ctx, mb);
 }
 
 static void forward1(pprt_context *ctx, int mb) {

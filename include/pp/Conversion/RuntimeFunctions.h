@@ -39,8 +39,8 @@ struct RuntimeFunctions {
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
       defineBuffer, setIdBound, defineSaved;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
-      recordLoss, allReduce, reduceScatter, allGather, optimizerStep,
-      actionBegin, actionEnd;
+      recordLoss, updateState, allReduce, reduceScatter, allGather,
+      optimizerStep, actionBegin, actionEnd;
   RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
   // The library GEMM of marked contractions (convert-gemm-to-runtime).
   RuntimeFunction gemm;

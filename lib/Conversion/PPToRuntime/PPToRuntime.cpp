@@ -126,6 +126,8 @@ static pprt_buffer_kind kindOf(SlotKind kind) {
     return PPRT_LOSS;
   case SlotKind::LossGrad:
     return PPRT_LOSS_GRAD;
+  case SlotKind::State:
+    return PPRT_STATE;
   default:
     return PPRT_MICROBATCH;
   }
@@ -212,6 +214,16 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
       if (failed(collectArgument(func, i, stage.getInt())))
         return failure();
   }
+  // A new state value replaces a state some stage function reads.
+  for (auto [key, func] : stageFuncs)
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      Slot slot = func.getArgAttrOfType<SlotAttr>(i, kSlotAttr).getSlot();
+      if (slot.kind == SlotKind::StateUpdate &&
+          !buffers.count(keyOf(Slot::state(slot.index))))
+        return func.emitError("argument #")
+               << i << " holds a new value of state argument #" << slot.index
+               << ", which no stage function reads";
+    }
   // The sums take the ids after the slots.
   int32_t id = buffers.size();
   for (auto &entry : gradientSums)
@@ -258,6 +270,7 @@ Value RuntimeProgramBuilder::getDims(MemRefType type) {
 void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
   bool isArgument = buffer.slot.kind == SlotKind::Param ||
                     buffer.slot.kind == SlotKind::ParamGrad ||
+                    buffer.slot.kind == SlotKind::State ||
                     buffer.slot.kind == SlotKind::Data ||
                     buffer.slot.kind == SlotKind::Target;
   SmallVector<Value> args = {ctx,
@@ -363,6 +376,7 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
   SmallVector<Value> operands;
   SmallVector<std::pair<int32_t, int32_t>> accumulations;
   SmallVector<int32_t> losses;
+  SmallVector<std::pair<int32_t, int32_t>> stateUpdates;
   Value mb = i32(op.getMb());
   // The profiler times the whole action as the schedule runs it: buffer
   // lookups (which load a micro-batch's data), the call, the gradient sums.
@@ -381,8 +395,16 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
           {gradientSums.find(buffer.slot.index)->second.id, buffer.id});
     if (buffer.slot.kind == SlotKind::Loss)
       losses.push_back(buffer.id);
+    // A forward's new state value replaces the state after the call: the
+    // function cannot write it in place, as it reads the state too.
+    if (buffer.slot.kind == SlotKind::StateUpdate)
+      stateUpdates.push_back(
+          {buffers.find(keyOf(Slot::state(buffer.slot.index)))->second.id,
+           buffer.id});
   }
   func::CallOp::create(b, loc, callee, operands);
+  for (auto [state, update] : stateUpdates)
+    call(fns.updateState, {ctx, i32(state), i32(update), mb});
   for (auto [acc, grad] : accumulations)
     call(fns.accumulate, {ctx, i32(acc), i32(grad), mb});
   for (int32_t loss : losses)

@@ -36,6 +36,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   groupEnd = fn("pprt_group_end", {ptr});
   accumulate = fn("pprt_accumulate", {ptr, i32, i32, i32});
   recordLoss = fn("pprt_record_loss", {ptr, i32, i32});
+  updateState = fn("pprt_update_state", {ptr, i32, i32, i32});
   allReduce = fn("pprt_all_reduce", {ptr, i32});
   reduceScatter = fn("pprt_reduce_scatter", {ptr, i32});
   allGather = fn("pprt_all_gather", {ptr, i32});

@@ -3,8 +3,9 @@ convolutions with batch norms and a residual connection, a grouped and
 dilated first convolution, a ResNet-D downsampling path (average pooling,
 then a 1x1 convolution), a max-pooled stem and an adaptive
 average pooling before the classifier. Batch norm trains in training mode
-with each micro-batch's statistics; pp does not update its running
-statistics (docs/PyTorch.md)."""
+with each micro-batch's statistics, and pp updates its running statistics
+as PyTorch's loop does (docs/PyTorch.md); the downsampling path's keeps a
+cumulative average (`momentum=None`)."""
 
 import torch.nn as nn
 import torch.nn.functional as F
@@ -29,7 +30,7 @@ class BasicBlock(nn.Module):
             self.downsample = nn.Sequential(
                 nn.AvgPool2d(stride), nn.Conv2d(inplanes, planes, 1,
                                                 bias=False),
-                nn.BatchNorm2d(planes))
+                nn.BatchNorm2d(planes, momentum=None))
 
     def forward(self, x):
         identity = x

@@ -206,6 +206,11 @@ void pprt_group_end(pprt_context *ctx);
 void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
                      int32_t mb);
 
+/* state(state_id) = src(src_id, mb): a forward's new value of a STATE
+   buffer, which it cannot write in place as it reads the state too. */
+void pprt_update_state(pprt_context *ctx, int32_t state_id, int32_t src_id,
+                       int32_t mb);
+
 /* Adds the scalar in slot (id, mb) (an f32) to this step's loss. */
 void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb);
 

@@ -8,7 +8,7 @@
 
 static const char *const kind_names[] = {
     "param",       "param-grad", "input",     "target",
-    "micro-batch", "loss",       "loss-grad",
+    "micro-batch", "loss",       "loss-grad", "state",
 };
 
 const char *pprt_dtype_name(int32_t dtype) {
@@ -243,7 +243,7 @@ void pprt_set_zero(pprt_context *ctx, int32_t zero) {
 
 bool pprt_kind_is_persistent(int32_t kind) {
   return kind == PPRT_PARAM || kind == PPRT_PARAM_GRAD ||
-         kind == PPRT_LOSS_GRAD;
+         kind == PPRT_LOSS_GRAD || kind == PPRT_STATE;
 }
 
 /* Grows the id-indexed buffer table so that `id` is a valid index. */
@@ -310,7 +310,7 @@ void pprt_define_buffer(pprt_context *ctx, int32_t id, int32_t kind,
   if (id < 0 || id >= PPRT_MAX_BUFFERS)
     pprt_fatal(ctx, "buffer id %d out of range 0..%d", id,
                PPRT_MAX_BUFFERS - 1);
-  if (kind < PPRT_PARAM || kind > PPRT_LOSS_GRAD)
+  if (kind < PPRT_PARAM || kind > PPRT_STATE)
     pprt_fatal(ctx, "buffer %d: unknown kind %d", id, kind);
   if (stage < 0 || stage >= ctx->num_stages)
     pprt_fatal(ctx, "buffer %d: stage %d out of range 0..%d", id, stage,
@@ -463,6 +463,16 @@ static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
    made in host staging. */
 static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
                          void *data) {
+  if (b->kind == PPRT_STATE) {
+    /* Any element type: the data source gives its starting values. */
+    void *host = pprt_staging(ctx, (size_t)b->bytes);
+    const pprt_data_source *src =
+        source_of(ctx, ctx->data.init_param != NULL, id);
+    src->init_param(src->self, ctx, b, id, host);
+    ctx->backend->ops->copy_to_device(ctx->backend, data, host,
+                                      (size_t)b->bytes);
+    return;
+  }
   if (b->kind != PPRT_PARAM && b->kind != PPRT_LOSS_GRAD)
     return;
   pprt_require_f32(ctx, b, id, "initialising");

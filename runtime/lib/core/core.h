@@ -129,7 +129,8 @@ typedef struct pprt_options {
    `out` is host memory of b->bytes bytes; `self` is the driver's state. */
 typedef struct pprt_data_source {
   void *self;
-  /* The initial values of PARAM `id`; for a split param `b` describes
+  /* The initial values of PARAM or STATE `id` (of any element type for a
+     STATE); for a split param `b` describes
      its global tensor (pprt_global_desc), of which the core keeps this
      process's block. */
   void (*init_param)(void *self, pprt_context *ctx, const pprt_buffer_desc *b,

@@ -39,6 +39,33 @@ void pprt_accumulate(pprt_context *ctx, int32_t dst_id, int32_t src_id,
   pprt_core_leave(ctx);
 }
 
+void pprt_update_state(pprt_context *ctx, int32_t state_id, int32_t src_id,
+                       int32_t mb) {
+  pprt_core_enter(ctx);
+  pprt_buffer_desc *state = pprt_lookup(ctx, state_id);
+  pprt_buffer_desc *src = pprt_lookup(ctx, src_id);
+  if (state->kind != PPRT_STATE)
+    pprt_fatal(ctx, "pprt_update_state: buffer %d is not a state", state_id);
+  if (state->bytes != src->bytes || state->dtype != src->dtype)
+    pprt_fatal(ctx,
+               "pprt_update_state: stage %d micro-batch %d: buffer %d "
+               "(%lld bytes of %s) cannot replace state buffer %d (%lld "
+               "bytes of %s)",
+               state->stage, mb, src_id, (long long)src->bytes,
+               pprt_dtype_name(src->dtype), state_id, (long long)state->bytes,
+               pprt_dtype_name(state->dtype));
+  /* The state's storage first: making it may use the staging memory that
+     the new value is read into. */
+  void *data = pprt_slot_data(ctx, state, state_id, 0);
+  const void *value = pprt_to_host(
+      ctx,
+      pprt_slot_data(ctx, src, src_id, pprt_slot_index(ctx, src, src_id, mb)),
+      (size_t)src->bytes);
+  ctx->backend->ops->copy_to_device(ctx->backend, data, value,
+                                    (size_t)state->bytes);
+  pprt_core_leave(ctx);
+}
+
 void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb) {
   pprt_core_enter(ctx);
   pprt_buffer_desc *b = pprt_lookup(ctx, id);

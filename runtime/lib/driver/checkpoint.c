@@ -24,6 +24,18 @@ static int32_t parts_per_param(const pprt_context *ctx) {
   return ctx->opts.optimizer == PPRT_ADAM ? PPRT_NUM_PARTS : 1;
 }
 
+/* The parts of buffer `b` a checkpoint holds: a state has no optimizer
+   state. */
+static int32_t parts_of(const pprt_context *ctx, const pprt_buffer_desc *b) {
+  return b->kind == PPRT_STATE ? 1 : parts_per_param(ctx);
+}
+
+/* The params, then the states, in file order; their count. */
+static int32_t ordered_state(const pprt_context *ctx, int32_t *ids) {
+  int32_t n = pprt_ordered_params(ctx, ids);
+  return n + pprt_ordered_buffers(ctx, PPRT_STATE, ids + n);
+}
+
 static void part_name(const pprt_context *ctx, const pprt_buffer_desc *b,
                       int32_t part, char *out, size_t size) {
   char name[64];
@@ -168,29 +180,33 @@ static bool check_part(const pprt_context *ctx, const pprt_safetensors *st,
 static bool check_tensors(const pprt_context *ctx, const pprt_safetensors *st,
                           const int32_t *ids, int32_t n, int64_t step,
                           char *err, size_t err_size) {
-  int32_t parts = parts_per_param(ctx);
+  int32_t count = 0;
   char name[96];
   for (int32_t i = 0; i < n; ++i) {
     const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
+    int32_t parts = parts_of(ctx, b);
+    count += parts;
     for (int32_t part = 0; part < parts; ++part) {
       part_name(ctx, b, part, name, sizeof name);
       const pprt_st_tensor *t = pprt_st_find(st, name);
       if (!t) {
-        snprintf(err, err_size, "no tensor '%s' (stage %d's weight%s)", name,
-                 b->stage, part ? "'s optimizer state" : "");
+        snprintf(err, err_size, "no tensor '%s' (stage %d's %s%s)", name,
+                 b->stage, b->kind == PPRT_STATE ? "state" : "weight",
+                 part ? "'s optimizer state" : "");
         return false;
       }
       if (!check_part(ctx, st, b, part, t, name, step, err, err_size))
         return false;
     }
   }
-  if (st->num_tensors == n * parts)
+  if (st->num_tensors == count)
     return true;
   /* Names are unique, so some tensor is none of the expected ones. */
   for (int32_t k = 0; k < st->num_tensors; ++k) {
     bool known = false;
     for (int32_t i = 0; i < n && !known; ++i)
-      for (int32_t part = 0; part < parts && !known; ++part) {
+      for (int32_t part = 0;
+           part < parts_of(ctx, &ctx->buffers[ids[i]]) && !known; ++part) {
         part_name(ctx, &ctx->buffers[ids[i]], part, name, sizeof name);
         known = strcmp(name, st->tensors[k].name) == 0;
       }
@@ -210,7 +226,7 @@ static bool read_checkpoint(const pprt_driver *d, const char *path,
                             size_t err_size) {
   const pprt_context *ctx = d->ctx;
   int32_t *ids = pprt_xcalloc(ctx, (size_t)ctx->num_buffers, sizeof *ids);
-  int32_t n = pprt_ordered_params(ctx, ids);
+  int32_t n = ordered_state(ctx, ids);
   bool ok = pprt_st_read(path, st, err, err_size) &&
             check_metadata(d, st, step, err, err_size) &&
             check_step_range(d, *step, err, err_size) &&
@@ -307,27 +323,31 @@ bool pprt_checkpoint_due(const pprt_driver *d, int64_t step, bool last) {
   return d->opts.checkpoint_dir && (last || (every > 0 && step % every == 0));
 }
 
-/* Rank 0 starts the file: each param's parts, in `ids` order. */
+/* Rank 0 starts the file: each param's parts, then each state, in `ids`
+   order. */
 static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
                                   const int32_t *ids, int32_t n, int64_t step,
                                   char *err, size_t err_size) {
   const pprt_context *ctx = d->ctx;
   static const int64_t no_dims[1] = {0};
-  int32_t parts = parts_per_param(ctx), count = n * parts;
+  int32_t count = 0;
+  for (int32_t i = 0; i < n; ++i)
+    count += parts_of(ctx, &ctx->buffers[ids[i]]);
   pprt_st_entry *entries = pprt_xcalloc(ctx, (size_t)count, sizeof *entries);
   char(*names)[96] = pprt_xcalloc(ctx, (size_t)count, sizeof *names);
   /* A split param's parts are its global tensors. */
   pprt_buffer_desc *global = pprt_xcalloc(ctx, (size_t)n + 1, sizeof *global);
   for (int32_t i = 0; i < n; ++i)
     global[i] = pprt_global_desc(&ctx->buffers[ids[i]]);
-  for (int32_t k = 0; k < count; ++k) {
-    const pprt_buffer_desc *b = &global[k / parts];
-    int32_t part = k % parts;
-    part_name(ctx, b, part, names[k], sizeof names[k]);
-    entries[k] = part == PPRT_PART_ADAM_STEP
-                     ? (pprt_st_entry){names[k], "I64", 0, no_dims}
-                     : (pprt_st_entry){names[k], pprt_st_dtype_name(b->dtype),
-                                       b->ndims, b->dims};
+  for (int32_t i = 0, k = 0; i < n; ++i) {
+    const pprt_buffer_desc *b = &global[i];
+    for (int32_t part = 0; part < parts_of(ctx, b); ++part, ++k) {
+      part_name(ctx, b, part, names[k], sizeof names[k]);
+      entries[k] = part == PPRT_PART_ADAM_STEP
+                       ? (pprt_st_entry){names[k], "I64", 0, no_dims}
+                       : (pprt_st_entry){names[k], pprt_st_dtype_name(b->dtype),
+                                         b->ndims, b->dims};
+    }
   }
   setting config[8];
   int32_t nconfig = settings(d, config);
@@ -356,7 +376,7 @@ static void **gather_moments(pprt_context *ctx, const int32_t *ids, int32_t n) {
   void **whole = pprt_xcalloc(ctx, n ? (size_t)n : 1, sizeof *whole);
   for (int32_t i = 0; i < n; ++i) {
     pprt_buffer_desc *b = &ctx->buffers[ids[i]];
-    if (!b->slots[0].data)
+    if (!b->slots[0].data || b->kind != PPRT_PARAM)
       continue;
     whole[i] = pprt_xcalloc(ctx, 2, (size_t)b->bytes);
     pprt_zero_gather_moments(ctx, b, whole[i], (char *)whole[i] + b->bytes);
@@ -384,14 +404,14 @@ static const void *owned_part(void **whole, int32_t i, int32_t part,
 static bool write_parts(pprt_context *ctx, pprt_st_writer *w,
                         const int32_t *ids, const int32_t *owner, int32_t n,
                         bool ok, char *err, size_t err_size) {
-  int32_t parts = parts_per_param(ctx), tp = ctx->tensor_parallel;
+  int32_t tp = ctx->tensor_parallel;
   bool root = ctx->transport->world_rank == 0;
   void **whole = gather_moments(ctx, ids, n);
   for (int32_t i = 0; i < n; ++i) {
     const pprt_buffer_desc *b = &ctx->buffers[ids[i]];
     int64_t bytes = pprt_global_desc(b).bytes;
     void *global = root ? pprt_xcalloc(ctx, 1, (size_t)bytes) : NULL;
-    for (int32_t part = 0; part < parts; ++part) {
+    for (int32_t part = 0; part < parts_of(ctx, b); ++part) {
       const void *host = pprt_param_global_part(
           ctx, ids[i], owner + i * tp, part,
           owned_part(whole, i, part, b->bytes), "--checkpoint", global);
@@ -417,7 +437,7 @@ static bool write_to(pprt_driver *d, const char *dir, int64_t step, char *err,
   int32_t *ids = pprt_xcalloc(ctx, (size_t)cap, sizeof *ids);
   int32_t *owner = pprt_xcalloc(ctx, (size_t)cap * (size_t)ctx->tensor_parallel,
                                 sizeof *owner);
-  int32_t n = pprt_ordered_params(ctx, ids);
+  int32_t n = ordered_state(ctx, ids);
   pprt_elect_owners(ctx, ids, n, owner);
   char path[4200];
   checkpoint_path(dir, path, sizeof path);

@@ -29,6 +29,10 @@ static void init_param(const pprt_driver *d, const pprt_buffer_desc *b,
     pprt_weights_init_param(d, b, out);
     return;
   }
+  if (b->kind == PPRT_STATE) { /* batch norm's statistics start at zero */
+    memset(out, 0, (size_t)b->bytes);
+    return;
+  }
   int64_t d0 = b->ndims > 0 ? b->dims[0] : 1;
   float a = (float)(1.0 / pprt_sqrt((double)d0));
   for (int64_t i = 0; i < b->numel; ++i) {

@@ -148,6 +148,9 @@ const char *pprt_st_dtype_name(int32_t dtype);
 /* PARAM buffer ids ordered by model argument, then stage (the order of
    weight files); their count. `ids` has room for ctx->num_buffers. */
 int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids);
+/* The same for the buffers of `kind` (PPRT_STATE: by model argument). */
+int32_t pprt_ordered_buffers(const pprt_context *ctx, int32_t kind,
+                             int32_t *ids);
 /* Why the file's tensor `t` cannot hold buffer `b` (dtype or global
    shape), in `why`; NULL if it can. */
 const char *pprt_tensor_mismatch(const pprt_buffer_desc *b,

@@ -19,6 +19,10 @@ const char *pprt_st_dtype_name(int32_t dtype) {
 
 void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,
                      char *out, size_t size) {
+  if (b->kind == PPRT_STATE) { /* one stage reads and updates a state */
+    snprintf(out, size, "state%d", b->index);
+    return;
+  }
   int32_t same_index = 0;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *p = &ctx->buffers[id];
@@ -32,10 +36,15 @@ void pprt_param_name(const pprt_context *ctx, const pprt_buffer_desc *b,
 }
 
 int32_t pprt_ordered_params(const pprt_context *ctx, int32_t *ids) {
+  return pprt_ordered_buffers(ctx, PPRT_PARAM, ids);
+}
+
+int32_t pprt_ordered_buffers(const pprt_context *ctx, int32_t kind,
+                             int32_t *ids) {
   int32_t n = 0;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
-    if (!b->defined || b->kind != PPRT_PARAM)
+    if (!b->defined || b->kind != kind)
       continue;
     int32_t k = n++;
     for (; k > 0; --k) {
@@ -104,20 +113,20 @@ bool pprt_check_state_values(const pprt_safetensors *st,
   return true;
 }
 
-/* Checks that the file holds every param with its dtype and shape, and
-   values the run can start from. */
+/* Checks that the file holds every param and state with its dtype and
+   shape, and values the run can start from. */
 static bool check_weights(const pprt_context *ctx, const pprt_safetensors *st,
                           char *err, size_t err_size) {
   char name[64], why[384];
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
-    if (!b->defined || b->kind != PPRT_PARAM)
+    if (!b->defined || (b->kind != PPRT_PARAM && b->kind != PPRT_STATE))
       continue;
     pprt_param_name(ctx, b, name, sizeof name);
     const pprt_st_tensor *t = pprt_st_find(st, name);
     if (!t) {
-      snprintf(err, err_size, "no tensor '%s' (stage %d's weight)", name,
-               b->stage);
+      snprintf(err, err_size, "no tensor '%s' (stage %d's %s)", name, b->stage,
+               b->kind == PPRT_STATE ? "state" : "weight");
       return false;
     }
     if (pprt_tensor_mismatch(b, t, why, sizeof why)) {
@@ -312,7 +321,8 @@ const void *pprt_param_global_part(pprt_context *ctx, int32_t id,
   return me == 0 ? whole : NULL;
 }
 
-/* Writes every param (from replica 0) to `path` through world rank 0;
+/* Writes every param, then every state (both from replica 0), to `path`
+   through world rank 0;
    false there, with the reason in `err`, if that failed. Collective. */
 static bool save_to(pprt_driver *d, const char *path, int64_t step, char *err,
                     size_t err_size) {
@@ -323,6 +333,7 @@ static bool save_to(pprt_driver *d, const char *path, int64_t step, char *err,
   int32_t *ids = pprt_xcalloc(ctx, (size_t)cap, sizeof *ids);
   int32_t *owner = pprt_xcalloc(ctx, (size_t)cap * (size_t)tp, sizeof *owner);
   int32_t n = pprt_ordered_params(ctx, ids);
+  n += pprt_ordered_buffers(ctx, PPRT_STATE, ids + n);
   pprt_elect_owners(ctx, ids, n, owner);
   bool root = ctx->transport->world_rank == 0;
   pprt_st_writer *w = root ? begin_file(d, path, ids, n, err, err_size) : NULL;

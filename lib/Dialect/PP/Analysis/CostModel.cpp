@@ -159,8 +159,11 @@ StageCostModel::StageCostModel(func::FuncOp func, ArrayRef<Operation *> chain)
     }
     ops.push_back(std::move(op));
   }
-  for (Value returned : func.front().getTerminator()->getOperands())
-    if (auto it = builder.valueIds.find(returned); it != builder.valueIds.end())
+  // The loss lives to the end; a state's new value stays in its stage.
+  for (OpOperand &returned : func.front().getTerminator()->getOpOperands())
+    if (auto it = builder.valueIds.find(returned.get());
+        it != builder.valueIds.end() &&
+        !func.getResultAttr(returned.getOperandNumber(), kStateAttr))
       values[it->second].lastUse = size();
 
   // A cut before op i splits a weight read both before and after it.
@@ -174,6 +177,25 @@ StageCostModel::StageCostModel(func::FuncOp func, ArrayRef<Operation *> chain)
   for (auto &[weight, span] : readers)
     for (int64_t cut = span.first + 1; cut <= span.second; ++cut)
       weightSpan[cut] = true;
+  // Nor may a cut part a state's readers from its update: the stage that
+  // updates a state keeps it.
+  for (OpOperand &returned : func.front().getTerminator()->getOpOperands()) {
+    auto arg = func.getResultAttrOfType<IntegerAttr>(
+        returned.getOperandNumber(), kStateAttr);
+    auto update = builder.index.find(returned.get().getDefiningOp());
+    if (!arg || update == builder.index.end())
+      continue;
+    int64_t first = update->second, last = update->second;
+    for (Operation *user : func.getArgument(arg.getInt()).getUsers()) {
+      auto it = builder.index.find(func.front().findAncestorOpInBlock(*user));
+      if (it == builder.index.end())
+        continue;
+      first = std::min(first, it->second);
+      last = std::max(last, it->second);
+    }
+    for (int64_t cut = first + 1; cut <= last; ++cut)
+      weightSpan[cut] = true;
+  }
 
   calibration.assign(size(), CostCalibration());
   computeBoundaries();

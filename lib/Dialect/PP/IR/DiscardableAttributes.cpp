@@ -72,6 +72,13 @@ static bool isMicrobatchCount(Attribute value) {
   return isIntegerIn(value, 1, kMaxMicrobatches + 1);
 }
 
+/// `pp.state`: a unit attribute on the state's argument, the number of that
+/// argument on the result holding its new value.
+static bool isStateMark(Attribute value) {
+  return isUnit(value) ||
+         isIntegerIn(value, 0, std::numeric_limits<int64_t>::max());
+}
+
 static bool isPhase(Attribute value) { return isa<PhaseAttr>(value); }
 
 static bool isCost(Attribute value) { return isa<CostAttr>(value); }
@@ -140,6 +147,8 @@ static const AttributeRule kAttributeRules[] = {
     {kMicrobatchSamplesAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchBeginAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchLengthAttr, Site::Module, "an array<i64>", isI64Array},
+    {kStateAttr, Site::ArgumentOrResult,
+     "a unit attribute (argument) or an argument number (result)", isStateMark},
 };
 
 static StringRef describeSite(Site site) {
@@ -241,6 +250,10 @@ LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op, unsigned,
     return failure();
   // A weight is not data: it has no targets.
   auto function = dyn_cast<FunctionOpInterface>(op);
+  if (attr.getName() == kStateAttr && !isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << "argument #" << argIndex << " has '" << kStateAttr
+                           << "' = " << attr.getValue()
+                           << "; an argument takes it as a unit attribute";
   if (attr.getName() == kTargetAttr && function &&
       function.getArgAttr(argIndex, kParamAttr))
     return op->emitError() << "argument #" << argIndex << " has both '"
@@ -252,5 +265,22 @@ LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op, unsigned,
 LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                      unsigned resultIndex,
                                                      NamedAttribute attr) {
-  return verifyValueAttribute(op, "result", resultIndex, attr);
+  if (failed(verifyValueAttribute(op, "result", resultIndex, attr)))
+    return failure();
+  // A new state value names the state argument it replaces.
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (attr.getName() != kStateAttr || !function)
+    return success();
+  auto arg = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!arg)
+    return op->emitError() << "result #" << resultIndex << " has '"
+                           << kStateAttr
+                           << "' = unit; a result names the state argument "
+                              "it updates by its number";
+  if (arg.getInt() >= function.getNumArguments() ||
+      !function.getArgAttr(arg.getInt(), kStateAttr))
+    return op->emitError() << "result #" << resultIndex << " updates argument #"
+                           << arg.getInt() << ", which is not marked '"
+                           << kStateAttr << "'";
+  return success();
 }

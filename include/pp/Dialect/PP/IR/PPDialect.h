@@ -41,6 +41,10 @@ inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";
 inline constexpr llvm::StringLiteral kParamAttr = "pp.param";
 inline constexpr llvm::StringLiteral kTargetAttr = "pp.target";
 inline constexpr llvm::StringLiteral kNameAttr = "pp.name";
+/// Non-trained state the step updates (batch norm's running statistics): a
+/// unit attribute on the argument holding its value before the step, and
+/// on the result holding its new value, the number of that argument.
+inline constexpr llvm::StringLiteral kStateAttr = "pp.state";
 /// On an integer data argument of the training step and on the stage-function
 /// arguments that hold it: the rows of the smallest table its ids index (an
 /// embedding, the classes of a loss), which the runtime checks the training

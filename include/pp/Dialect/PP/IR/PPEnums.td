@@ -45,16 +45,18 @@ def PP_TransferKind : I32EnumAttr<"TransferKind",
 
 // What a slot holds; the string is its keyword in `#pp.slot<...>`.
 def PP_SlotKind : I32Enum<"SlotKind", "what a runtime buffer holds", [
-    I32EnumCase<"Param", 0, "param">,           // <param i>
-    I32EnumCase<"Data", 1, "data">,             // <data i>
-    I32EnumCase<"Target", 2, "target">,         // <target i>
-    I32EnumCase<"Activation", 3, "act">,        // <act stage s output j>
-    I32EnumCase<"Gradient", 4, "grad">,         // <grad stage s output j>
-    I32EnumCase<"Saved", 5, "saved">,           // <saved stage s value n>
-    I32EnumCase<"Stash", 6, "stash">,           // <stash stage s value n>
-    I32EnumCase<"ParamGrad", 7, "param_grad">,  // <param_grad i>
-    I32EnumCase<"Loss", 8, "loss">,             // <loss>
-    I32EnumCase<"LossGrad", 9, "loss_grad">     // <loss_grad>
+    I32EnumCase<"Param", 0, "param">,                // <param i>
+    I32EnumCase<"Data", 1, "data">,                  // <data i>
+    I32EnumCase<"Target", 2, "target">,              // <target i>
+    I32EnumCase<"Activation", 3, "act">,             // <act stage s output j>
+    I32EnumCase<"Gradient", 4, "grad">,              // <grad stage s output j>
+    I32EnumCase<"Saved", 5, "saved">,                // <saved stage s value n>
+    I32EnumCase<"Stash", 6, "stash">,                // <stash stage s value n>
+    I32EnumCase<"ParamGrad", 7, "param_grad">,       // <param_grad i>
+    I32EnumCase<"Loss", 8, "loss">,                  // <loss>
+    I32EnumCase<"LossGrad", 9, "loss_grad">,         // <loss_grad>
+    I32EnumCase<"State", 10, "state">,               // <state i>
+    I32EnumCase<"StateUpdate", 11, "state_update">   // <state_update i>
   ]> {
   let cppNamespace = "::mlir::pp";
 }

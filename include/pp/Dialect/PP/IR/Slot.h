@@ -24,7 +24,8 @@ bool slotKindHasIndex(SlotKind kind);
 /// A runtime buffer: what it holds (SlotKind in PPEnums.td, whose keyword
 /// in `#pp.slot<...>` stringifySlotKind gives) and its numbers, which mean
 /// per kind:
-///   Param, Data, Target, ParamGrad: index = the step's argument number;
+///   Param, Data, Target, ParamGrad, State, StateUpdate: index = the step's
+///   argument number (StateUpdate: a forward's new value of that state);
 ///   Activation, Gradient: output `index` of stage `stage` (and its gradient);
 ///   Saved, Stash: value `index` the backward (W) of `stage` keeps;
 ///   Loss, LossGrad: neither.
@@ -37,6 +38,10 @@ struct Slot {
   static Slot data(int64_t arg) { return {SlotKind::Data, 0, arg}; }
   static Slot target(int64_t arg) { return {SlotKind::Target, 0, arg}; }
   static Slot paramGrad(int64_t arg) { return {SlotKind::ParamGrad, 0, arg}; }
+  static Slot state(int64_t arg) { return {SlotKind::State, 0, arg}; }
+  static Slot stateUpdate(int64_t arg) {
+    return {SlotKind::StateUpdate, 0, arg};
+  }
   static Slot activation(int64_t stage, int64_t output) {
     return {SlotKind::Activation, stage, output};
   }

@@ -35,6 +35,11 @@ inline bool isParameter(func::FuncOp func, unsigned index) {
   return static_cast<bool>(func.getArgAttr(index, kParamAttr));
 }
 
+/// Whether argument `index` of the training step is state the step updates.
+inline bool isState(func::FuncOp func, unsigned index) {
+  return static_cast<bool>(func.getArgAttr(index, kStateAttr));
+}
+
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H

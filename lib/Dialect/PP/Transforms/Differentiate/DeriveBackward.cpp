@@ -4,6 +4,8 @@
 // forward, input-gradient (B), weight-gradient (W) and fused backward
 // functions, each argument and result tagged with the runtime slot it uses;
 // the backward of a `recompute` stage re-runs its forward from the inputs.
+// A stage's new state values (`pp.state` results of the step) are results
+// of its forward only, so that recomputation never updates them twice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,8 +56,11 @@ namespace {
 /// Differentiates one stage and outlines its phases as functions.
 class StageDifferentiator {
 public:
-  StageDifferentiator(StageOp stage, func::FuncOp step, bool isLast)
-      : stage(stage), step(step), isLast(isLast),
+  /// `stateArgs`: for each stage result, the state argument it updates
+  /// (-1 for a value of the pipeline).
+  StageDifferentiator(StageOp stage, func::FuncOp step, bool isLast,
+                      ArrayRef<int64_t> stateArgs)
+      : stage(stage), step(step), isLast(isLast), stateArgs(stateArgs),
         recompute(stage.getRecompute()),
         prefix((step.getSymName() + "_s" + Twine(stage.getStage())).str()) {}
 
@@ -83,6 +88,7 @@ private:
   StageOp stage;
   func::FuncOp step;
   bool isLast;
+  ArrayRef<int64_t> stateArgs;
   bool recompute; // the backward re-runs the forward from the stage inputs
   std::string prefix;
   int64_t id() { return stage.getStage(); }
@@ -92,7 +98,9 @@ private:
   DenseSet<Value> active;     // values that depend on a weight or activation
   SmallVector<Operation *> forwardOps;
   DenseSet<Operation *> forwardSet;
-  SmallVector<Value> outputs;
+  SmallVector<Value> outputs;      // the values later stages (or the loss) read
+  SmallVector<Value> stateUpdates; // new state values, one per `stateArgs`
+  SmallVector<Slot> stateSlots;
   DenseMap<Value, Value> adjoint;
   DenseMap<Value, Slot> namedSlots; // saved and stashed values
 };
@@ -104,6 +112,8 @@ Slot StageDifferentiator::operandSlot(Value operand) {
     unsigned index = arg.getArgNumber();
     if (isParameter(step, index))
       return Slot::param(index);
+    if (isState(step, index))
+      return Slot::state(index);
     return step.getArgAttr(index, kTargetAttr) ? Slot::target(index)
                                                : Slot::data(index);
   }
@@ -116,15 +126,18 @@ Slot StageDifferentiator::operandSlot(Value operand) {
 void StageDifferentiator::buildJoint() {
   OpBuilder builder(step);
   SmallVector<Type> types(stage.getInputs().getTypes());
-  llvm::append_range(types, stage.getResultTypes());
+  for (auto [result, arg] : llvm::zip(stage.getResults(), stateArgs))
+    if (arg < 0)
+      types.push_back(result.getType());
   joint = func::FuncOp::create(builder, stage.getLoc(), prefix + "_joint",
                                builder.getFunctionType(types, {}));
   Block *entry = joint.addEntryBlock();
   for (Value operand : stage.getInputs())
     argSlots.push_back(operandSlot(operand));
   for (unsigned i = 0; i < stage.getNumResults(); ++i)
-    argSlots.push_back(isLast ? Slot{SlotKind::LossGrad}
-                              : Slot::gradient(id(), i));
+    if (stateArgs[i] < 0)
+      argSlots.push_back(isLast ? Slot{SlotKind::LossGrad}
+                                : Slot::gradient(id(), i));
   IRMapping mapping;
   Block &body = stage.getBody().front();
   for (auto [arg, slot, local] :
@@ -150,8 +163,15 @@ void StageDifferentiator::buildJoint() {
             active.insert(result);
     }
   }
-  for (Value value : body.getTerminator()->getOperands())
-    outputs.push_back(mapping.lookup(value));
+  for (auto [value, arg] :
+       llvm::zip(body.getTerminator()->getOperands(), stateArgs)) {
+    if (arg < 0) {
+      outputs.push_back(mapping.lookup(value));
+      continue;
+    }
+    stateUpdates.push_back(mapping.lookup(value));
+    stateSlots.push_back(Slot::stateUpdate(arg));
+  }
 }
 
 void StageDifferentiator::accumulate(OpBuilder &builder, Value value,
@@ -394,6 +414,8 @@ LogicalResult StageDifferentiator::run() {
     forwardResults.push_back(value);
     forwardSlots.push_back(namedSlots.lookup(value));
   }
+  llvm::append_range(forwardResults, stateUpdates);
+  llvm::append_range(forwardSlots, stateSlots);
   SmallVector<Value> inputResults(inputGrads);
   SmallVector<Slot> inputSlots(inputGradSlots);
   for (Value value : stashed) {
@@ -480,6 +502,35 @@ static void noteConstantWeights(func::FuncOp step, InFlightDiagnostic &diag) {
   });
 }
 
+/// Records in `stateArgs` which stage results the step returns as new
+/// state values (results after the loss, marked `pp.state`), and which
+/// state argument each updates.
+static LogicalResult
+collectStateUpdates(func::FuncOp step, func::ReturnOp ret,
+                    DenseMap<StageOp, SmallVector<int64_t>> &stateArgs) {
+  for (OpOperand &operand : llvm::drop_begin(ret->getOpOperands())) {
+    unsigned i = operand.getOperandNumber();
+    auto arg = step.getResultAttrOfType<IntegerAttr>(i, kStateAttr);
+    if (!arg)
+      return ret.emitError("result #")
+             << i << " of the training step is neither the loss nor marked "
+             << "'" << kStateAttr << "'";
+    auto result = dyn_cast<OpResult>(operand.get());
+    auto stage = result ? dyn_cast<StageOp>(result.getOwner()) : StageOp();
+    if (!stage)
+      return ret.emitError("result #")
+             << i << " updates state argument #" << arg.getInt()
+             << " but is not a result of a pp.stage";
+    int64_t &slot = stateArgs[stage][result.getResultNumber()];
+    if (slot >= 0 || result.getNumUses() != 1)
+      return ret.emitError("result #")
+             << i << " updates state argument #" << arg.getInt()
+             << " with a stage result that is also used elsewhere";
+    slot = arg.getInt();
+  }
+  return success();
+}
+
 namespace {
 struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
   using Base::Base;
@@ -503,20 +554,27 @@ struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
                      "pp-partition-stages first");
       return signalPassFailure();
     }
+    DenseMap<StageOp, SmallVector<int64_t>> stateArgs;
+    for (StageOp stage : stages)
+      stateArgs[stage].assign(stage.getNumResults(), -1);
     auto ret = cast<func::ReturnOp>(step.front().getTerminator());
-    if (ret.getNumOperands() != 1 ||
+    if (failed(collectStateUpdates(step, ret, stateArgs)))
+      return signalPassFailure();
+    if (ret.getNumOperands() == 0 ||
         ret.getOperand(0).getDefiningOp() != stages.back() ||
-        stages.back().getNumResults() != 1) {
+        llvm::count(stateArgs[stages.back()], -1) != 1) {
       ret.emitError("the training step must return exactly the loss, "
-                    "computed by its last stage");
+                    "computed by its last stage, and the new values of its "
+                    "'pp.state' arguments");
       return signalPassFailure();
     }
     for (auto [index, stage] : llvm::enumerate(stages))
       if (failed(checkStageInterface(stage, index)))
         return signalPassFailure();
     for (StageOp stage : stages)
-      if (failed(
-              StageDifferentiator(stage, step, stage == stages.back()).run()))
+      if (failed(StageDifferentiator(stage, step, stage == stages.back(),
+                                     stateArgs[stage])
+                     .run()))
         return signalPassFailure();
     step.erase();
   }

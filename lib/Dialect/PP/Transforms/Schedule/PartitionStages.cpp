@@ -118,6 +118,7 @@ private:
   void buildStages(int64_t numStages);
   Value materialize(Value value, IRMapping &mapping, OpBuilder &builder);
   LogicalResult checkWeightsUnshared();
+  LogicalResult checkStatesLocal();
 
   func::FuncOp func;
   SmallVector<Operation *> work;          // ops that belong to a stage
@@ -603,6 +604,13 @@ void StagePartitioner::buildStages(int64_t numStages) {
                      owner == terminator ? numStages : stageOf.lookup(owner));
       }
 
+  // New values of the step's state: results of the stage computing them,
+  // which no later stage reads (the runtime keeps them in that stage).
+  DenseSet<Value> stateUpdates;
+  for (OpOperand &operand : terminator->getOpOperands())
+    if (func.getResultAttr(operand.getOperandNumber(), kStateAttr))
+      stateUpdates.insert(operand.get());
+
   OpBuilder builder(terminator);
   SmallVector<Value> carried;   // values flowing from the previous stage
   DenseMap<Value, Value> outer; // original value -> value outside the stages
@@ -630,10 +638,16 @@ void StagePartitioner::buildStages(int64_t numStages) {
     for (Value value : carried)
       if (lastUse.lookup(value) > stage)
         outputs.push_back(value);
+    SmallVector<Value> updates;
     for (Operation *op : ops)
       for (Value result : op->getResults())
-        if (lastUse.lookup(result) > stage)
+        if (stateUpdates.contains(result))
+          updates.push_back(result);
+        else if (lastUse.lookup(result) > stage)
           outputs.push_back(result);
+    carried = outputs;
+    // The state updates come last, after the values later stages read.
+    llvm::append_range(outputs, updates);
 
     SmallVector<Value> operands = llvm::map_to_vector(
         inputs, [&](Value v) { return outer.lookup(v) ? outer.lookup(v) : v; });
@@ -660,7 +674,6 @@ void StagePartitioner::buildStages(int64_t numStages) {
     builder.setInsertionPoint(terminator);
     for (auto [value, result] : llvm::zip(outputs, stageOp.getResults()))
       outer[value] = result;
-    carried = outputs;
   }
   for (OpOperand &operand : terminator->getOpOperands())
     if (Value replacement = outer.lookup(operand.get()))
@@ -688,8 +701,40 @@ LogicalResult StagePartitioner::checkWeightsUnshared() {
   return success();
 }
 
+/// Each state is read and updated by one stage, which keeps it: the
+/// runtime holds a state's value where it is updated.
+LogicalResult StagePartitioner::checkStatesLocal() {
+  Block &body = func.front();
+  Operation *terminator = body.getTerminator();
+  for (OpOperand &operand : terminator->getOpOperands()) {
+    auto arg = func.getResultAttrOfType<IntegerAttr>(operand.getOperandNumber(),
+                                                     kStateAttr);
+    if (!arg)
+      continue;
+    Operation *update = operand.get().getDefiningOp();
+    if (!update || !stageOf.count(update))
+      return terminator->emitError("result #")
+             << operand.getOperandNumber() << " updates state argument #"
+             << arg.getInt() << " but no op of the step computes it";
+    int64_t stage = stageOf.lookup(update);
+    for (Operation *user : func.getArgument(arg.getInt()).getUsers()) {
+      Operation *reader = body.findAncestorOpInBlock(*user);
+      if (!stageOf.count(reader) || stageOf.lookup(reader) == stage)
+        continue;
+      InFlightDiagnostic diag = reader->emitError("reads state argument #")
+                                << arg.getInt() << " in stage "
+                                << stageOf.lookup(reader) << ", but stage "
+                                << stage << " updates it; a state must be "
+                                << "read and updated in one stage";
+      diag.attachNote(update->getLoc()) << "updated here";
+      return diag;
+    }
+  }
+  return success();
+}
+
 LogicalResult StagePartitioner::run(const PlannerOptions &options) {
-  if (failed(assignStages(options)))
+  if (failed(assignStages(options)) || failed(checkStatesLocal()))
     return failure();
   int64_t numStages = 1 + llvm::max_element(stageOf, [](auto a, auto b) {
                             return a.second < b.second;
