@@ -88,6 +88,32 @@ static void test_short_write(const char *dir) {
   CHECK(access(tmp, F_OK) != 0 && access(path, F_OK) != 0);
 }
 
+/* A FIFO put at the path while the file was written is not replaced:
+   the commit fails, naming it, and removes the temporary. */
+static void test_path_replaced(const char *dir) {
+  char path[4096], tmp[4200], err[256] = "";
+  snprintf(path, sizeof path, "%s/replaced.safetensors", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  unlink(path);
+  int64_t dims[] = {2};
+  pprt_st_entry e = {"x", "F32", 1, dims};
+  pprt_st_writer *wr =
+      pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, sizeof err);
+  CHECK(wr);
+  if (!wr)
+    return;
+  float x[2] = {1, 2};
+  CHECK(pprt_st_writer_data(wr, x, sizeof x, err, sizeof err));
+  CHECK(mkfifo(path, 0600) == 0);
+  CHECK(!pprt_st_writer_commit(wr, err, sizeof err));
+  CHECK(strstr(err, "replaced.safetensors': it is a FIFO; outputs must be "
+                    "regular files"));
+  struct stat st;
+  CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+  CHECK(access(tmp, F_OK) != 0);
+  unlink(path);
+}
+
 /* Parses an image of `header` followed by `data_bytes` zero bytes;
    returns the error ("" if it parsed). */
 static const char *parse(const char *header, size_t data_bytes) {
@@ -244,6 +270,7 @@ int main(int argc, char **argv) {
   test_lengths();
   test_tiling();
   test_special_files(dir);
+  test_path_replaced(dir);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

@@ -477,6 +477,22 @@ static void metrics_failed(pprt_driver *d, FILE **metrics, const char *what) {
   d->write_failed = true;
 }
 
+/* Reports once that standard output lost what was printed (a full disk,
+   /dev/full): training goes on, and the run exits 1. */
+static void check_stdout(pprt_driver *d) {
+  bool ok = fflush(stdout) == 0 && !ferror(stdout);
+  int error = errno;
+  if (ok || d->stdout_failed)
+    return;
+  fprintf(stderr,
+          "pprt: rank %d: cannot write to standard output: %s; training goes "
+          "on without it\n",
+          d->ctx->transport->world_rank, strerror(error));
+  fflush(stderr);
+  d->stdout_failed = true;
+  d->write_failed = true;
+}
+
 /* Runs the steps, writing checkpoints when due and each step's loss and
    time to --metrics; false if a checkpoint failed (on every rank). A
    step's time is rank 0's, from its start to its loss. */
@@ -498,7 +514,7 @@ static bool train(pprt_driver *d) {
     double seconds = wall_seconds() - start;
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
-      fflush(stdout);
+      check_stdout(d);
     }
     if (metrics && !write_metrics(metrics, step + 1, loss, seconds))
       metrics_failed(d, &metrics, "a step's line");
@@ -557,6 +573,7 @@ static int run(pprt_driver *d) {
     pprt_print_memory(d->ctx);
   if (d->opts.save_path && !pprt_weights_save(d))
     return 1;
+  check_stdout(d);
   return d->write_failed ? 1 : 0;
 }
 

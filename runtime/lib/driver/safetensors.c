@@ -747,6 +747,18 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
     pprt_st_writer_abort(w);
     return false;
   }
+  /* rename() would replace a device or FIFO put at the path since the
+     run checked it; such a path takes no weights. */
+  struct stat st;
+  if (lstat(w->path, &st) == 0 && !S_ISREG(st.st_mode) &&
+      !S_ISLNK(st.st_mode)) {
+    fail(err, err_size,
+         "cannot write '%s': it is %s; outputs must be regular "
+         "files",
+         w->path, pprt_file_kind(st.st_mode));
+    pprt_st_writer_abort(w);
+    return false;
+  }
   ok = fclose(w->f) == 0 && rename(w->tmp, w->path) == 0;
   w->f = NULL;
   if (!ok) {
