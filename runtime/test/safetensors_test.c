@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "driver/input_file.h"
 #include "driver/safetensors.h"
 
 #include <stdio.h>
@@ -112,6 +113,34 @@ static void test_path_replaced(const char *dir) {
   CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
   CHECK(access(tmp, F_OK) != 0);
   unlink(path);
+}
+
+/* A FIFO at the temporary's path (made after the run checked its
+   outputs) fails the writer at once instead of blocking in open(); so do
+   the other outputs' opens. */
+static void test_fifo_temporary(const char *dir) {
+  char path[4096], tmp[4200], err[4400] = "";
+  snprintf(path, sizeof path, "%s/fifo-tmp.safetensors", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  unlink(tmp);
+  CHECK(mkfifo(tmp, 0600) == 0);
+  int64_t dims[] = {2};
+  pprt_st_entry e = {"x", "F32", 1, dims};
+  CHECK(!pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, sizeof err));
+  CHECK(strstr(err, "fifo-tmp.safetensors.tmp': it is a FIFO; outputs must "
+                    "be regular files"));
+  CHECK(!pprt_open_output(tmp, err, sizeof err));
+  CHECK(strstr(err, "it is a FIFO"));
+  unlink(tmp);
+  CHECK(!pprt_open_output("/dev/null", err, sizeof err));
+  CHECK(strstr(err, "cannot write '/dev/null': it is a character device"));
+  FILE *f = fopen(tmp, "w");
+  CHECK(f && fputs("old contents", f) >= 0 && fclose(f) == 0);
+  f = pprt_open_output(tmp, err, sizeof err);
+  CHECK(f && fputs("new", f) >= 0 && fclose(f) == 0);
+  struct stat st;
+  CHECK(stat(tmp, &st) == 0 && st.st_size == 3);
+  unlink(tmp);
 }
 
 /* Parses an image of `header` followed by `data_bytes` zero bytes;
@@ -271,6 +300,7 @@ int main(int argc, char **argv) {
   test_tiling();
   test_special_files(dir);
   test_path_replaced(dir);
+  test_fifo_temporary(dir);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

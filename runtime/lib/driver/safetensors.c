@@ -683,10 +683,10 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
   }
   w->path = concat(path, "");
   w->tmp = concat(path, ".tmp");
-  w->f = w->tmp ? fopen(w->tmp, "wb") : NULL;
+  w->f = w->tmp ? pprt_open_output(w->tmp, err, err_size) : NULL;
   if (!w->f) {
-    fail(err, err_size, "cannot create '%s': %s", w->tmp ? w->tmp : path,
-         strerror(errno));
+    if (!w->tmp)
+      fail(err, err_size, "out of memory");
     free(h.s);
     free(w->path);
     free(w->tmp);
