@@ -2,9 +2,12 @@
 #include "backends/backend.h"
 #include "core/core.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /*
  * A one-rank, two-stage program trains on the CPU backend through the
@@ -413,6 +416,90 @@ static void train(pprt_context *ctx) {
           (double)trained[j], (double)w[j]);
 }
 
+/* ---- Ids past their table, from any data source. ---- */
+
+/* A second program, in a child: one stage whose input (buffer 0, i64 or
+   i32) indexes a table of COLS * ROWS rows. The data source writes ids
+   0..7 into micro-batch 0 and `bad` at row 1 position 2 of micro-batch 1,
+   which the core must refuse, naming them. */
+static int64_t bad_id;
+
+static void ids_load_rows(void *self, pprt_context *ctx,
+                          const pprt_buffer_desc *b, int32_t id, int64_t step,
+                          int64_t first_row, void *out) {
+  (void)self, (void)ctx, (void)id, (void)step;
+  for (int64_t i = 0; i < b->numel; ++i) {
+    int64_t v = first_row > 0 && i == COLS + 2 ? bad_id : i;
+    if (b->dtype == PPRT_I64)
+      ((int64_t *)out)[i] = v;
+    else
+      ((int32_t *)out)[i] = (int32_t)v;
+  }
+}
+
+static void run_ids_child(int32_t dtype) {
+  pprt_transport loopback = {&loopback_ops, 0, 1, 0, 1 << 20, false, NULL};
+  pprt_options opts = {.sequential_replicas = 1, .timeout_s = 10.0};
+  pprt_context *ctx =
+      pprt_context_create(&loopback, pprt_cpu_backend_create(), &opts);
+  pprt_data_source source = {NULL, NULL, NULL, ids_load_rows};
+  pprt_set_data_source(ctx, &source);
+  pprt_set_program(ctx, PPRT_ABI_VERSION, 1, 1, NUM_MB);
+  int64_t dims[] = {ROWS, COLS};
+  pprt_define_buffer(ctx, 0, PPRT_INPUT, 0, 3, dtype, 2, dims);
+  pprt_set_id_bound(ctx, 0, ROWS * COLS);
+  if (!pprt_context_start(ctx))
+    exit(3);
+  pprt_set_run(ctx, 0, 1);
+  pprt_begin_step(ctx, 0);
+  for (int32_t mb = 0; mb < NUM_MB; ++mb)
+    pprt_buffer(ctx, 0, mb);
+  exit(0); /* the bad id went through */
+}
+
+/* Runs the child with `dtype` and `bad`; checks that it exits 1 with
+   `want` as its line. */
+static void check_bad_ids(int32_t dtype, int64_t bad, const char *want) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    CHECK(0, "pipe: %s", strerror(errno));
+    return;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    bad_id = bad;
+    run_ids_child(dtype);
+  }
+  close(fds[1]);
+  char out[1024] = "";
+  size_t n = 0;
+  ssize_t got;
+  while (n < sizeof out - 1 &&
+         (got = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
+    n += (size_t)got;
+  out[n] = '\0';
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1 && strcmp(out, want) == 0,
+        "id %lld: exit status %d and\n%s\nnot exit 1 and\n%s", (long long)bad,
+        WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, want);
+}
+
+static void check_id_bounds(void) {
+  check_bad_ids(PPRT_I64, ROWS * COLS,
+                "pprt: rank 0: step 1: input argument 3 of stage 0 "
+                "micro-batch 1 holds id 8 at row 1 position 2, but it indexes "
+                "a table of 8 rows: ids must be in [0, 8)\n");
+  check_bad_ids(PPRT_I32, -1,
+                "pprt: rank 0: step 1: input argument 3 of stage 0 "
+                "micro-batch 1 holds id -1 at row 1 position 2, but it "
+                "indexes a table of 8 rows: ids must be in [0, 8)\n");
+}
+
 int main(void) {
   pprt_transport loopback = {&loopback_ops, 0, 1, 0, 1 << 20, false, NULL};
   pprt_backend *be = pprt_cpu_backend_create();
@@ -437,6 +524,7 @@ int main(void) {
   check_data_source(&asked);
   check_observer(&seen);
   pprt_context_destroy(ctx);
+  check_id_bounds();
   if (failures)
     return 1;
   printf("core_stub_driver: ok\n");

@@ -315,7 +315,7 @@ def test_bad_option(args):
                   ["--eps", "0"], ["--sequential-replicas", "0"]):
         for np in (None, 1):
             if np is None:
-                proc = subprocess.run(["timeout", str(JOB_LIMIT_S), args.toy,
+                proc = subprocess.run(["timeout", str(JOB_LIMIT_S), args.ref,
                                        *flags], capture_output=True, text=True,
                                       env=clean_env())
             else:
@@ -609,7 +609,8 @@ def test_tokens(args):
 
 def test_tokens_errors(args):
     """Unusable token files stop the job with one clear line naming the
-    file."""
+    file; so do ids past the table they index, from --tokens, --classes or
+    --data."""
     ids = corpus_token_ids()
     payload = struct.pack(f"<{len(ids)}I", *ids)
     cases = [
@@ -658,6 +659,35 @@ def test_tokens_errors(args):
     proc = mpirun(args, 1, args.corpus_prog, "--token-dtype", "int8")
     check(proc.returncode == 2 and "uint16 or uint32" in proc.stderr,
           "--token-dtype int8 accepted", proc)
+    # The same tables bound --classes and the arrays of --data (each id
+    # named by sample and position) before the first step.
+    env = clean_env(PPRT_CORPUS_MB=1, PPRT_CORPUS_IDS="i64")
+    def ids_npy(name, ids):
+        return write_bytes(args, name, npy_bytes(
+            "<i8", f"({len(ids) // 8}, 8)", struct.pack(f"<{len(ids)}q",
+                                                        *ids)))
+    good = ids_npy("ids.npy", [i % 32 for i in range(32)])
+    past = ids_npy("ids-past.npy", [32 if i == 21 else i for i in range(32)])
+    neg = ids_npy("ids-neg.npy", [-1] + list(range(1, 32)))
+    for flags, message in (
+            (["--classes", "33"], "pprt: --classes 33 draws ids in [0, 33), "
+             "but input argument 0 indexes a table of 32 rows: give "
+             "--classes 32 or fewer"),
+            (["--data", f"{past},{good}"], f"pprt: --data {past}: sample 2 "
+             "holds id 32 at position 5, but input argument 0 indexes a "
+             "table of 32 rows: ids must be in [0, 32)"),
+            (["--data", f"{good},{neg}"], f"pprt: --data {neg}: sample 0 "
+             "holds id -1 at position 0, but target argument 1 indexes a "
+             "table of 32 rows")):
+        proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", *flags,
+                      env=env)
+        check(one_error_line(proc, message, 1), f"{flags}: no {message!r}",
+              proc)
+    for flags in (["--classes", "32"], ["--data", f"{good},{good}"]):
+        proc = mpirun(args, 1, args.corpus_prog, "--steps", "1", *flags,
+                      env=env)
+        check(proc.returncode == 0, f"{flags}: ids within the table refused",
+              proc)
 
 
 def test_guarded(args):
@@ -1226,6 +1256,18 @@ def test_outputs(args):
                f"transport trace '{prefix}.0': not a regular file")
     check(proc.returncode not in (0, 124) and message in proc.stderr,
           f"no {message!r}", proc)
+    # Standard output that loses the step lines (a run without a launcher
+    # in between): reported once, and the run exits 1.
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(["timeout", str(JOB_LIMIT_S), args.ref,
+                               "--steps", "3"], stdout=full,
+                              stderr=subprocess.PIPE, text=True,
+                              env=clean_env())
+    message = ("pprt: rank 0: cannot write to standard output: No space left "
+               "on device; training goes on without it")
+    check(proc.returncode == 1 and proc.stderr.count(message) == 1,
+          f"no {message!r}", subprocess.CompletedProcess(
+              proc.args, proc.returncode, "", proc.stderr))
     late_save(args, work)
     late_checkpoint(args, work)
 
@@ -1354,6 +1396,9 @@ def test_inputs(args):
     fifo = os.path.join(work, "fifo")
     if not os.path.exists(fifo):
         os.mkfifo(fifo)
+    fifo_npy = os.path.join(work, "fifo.npy")
+    if not os.path.exists(fifo_npy):
+        os.mkfifo(fifo_npy)
     fifo_dir = os.path.join(work, "fifo-ckpt")
     os.makedirs(fifo_dir, exist_ok=True)
     fifo_ckpt = os.path.join(fifo_dir, "checkpoint.safetensors")
@@ -1373,7 +1418,9 @@ def test_inputs(args):
             (args.corpus_prog, ["--corpus", "/dev/zero"], "--corpus "
              "/dev/zero: cannot read: a character device"),
             (args.corpus_prog, ["--tokens", work], f"--tokens {work}: cannot "
-             "read: a directory")):
+             "read: a directory"),
+            (args.corpus_prog, ["--data", f"{fifo_npy},{fifo_npy}"],
+             f"--data {fifo_npy}: cannot read: a FIFO")):
         proc = mpirun(args, 2, prog, "--steps", "1", *flags,
                       env=clean_env(PPRT_CORPUS_MB=1))
         check(one_error_line(proc, message, 1),

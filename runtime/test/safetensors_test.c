@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "driver/input_file.h"
 #include "driver/safetensors.h"
 
 #include <stdio.h>
@@ -86,6 +87,60 @@ static void test_short_write(const char *dir) {
   CHECK(!pprt_st_writer_commit(wr, err, sizeof err));
   CHECK(strstr(err, "8 tensor bytes written, 16 expected"));
   CHECK(access(tmp, F_OK) != 0 && access(path, F_OK) != 0);
+}
+
+/* A FIFO put at the path while the file was written is not replaced:
+   the commit fails, naming it, and removes the temporary. */
+static void test_path_replaced(const char *dir) {
+  char path[4096], tmp[4200], err[256] = "";
+  snprintf(path, sizeof path, "%s/replaced.safetensors", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  unlink(path);
+  int64_t dims[] = {2};
+  pprt_st_entry e = {"x", "F32", 1, dims};
+  pprt_st_writer *wr =
+      pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, sizeof err);
+  CHECK(wr);
+  if (!wr)
+    return;
+  float x[2] = {1, 2};
+  CHECK(pprt_st_writer_data(wr, x, sizeof x, err, sizeof err));
+  CHECK(mkfifo(path, 0600) == 0);
+  CHECK(!pprt_st_writer_commit(wr, err, sizeof err));
+  CHECK(strstr(err, "replaced.safetensors': it is a FIFO; outputs must be "
+                    "regular files"));
+  struct stat st;
+  CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+  CHECK(access(tmp, F_OK) != 0);
+  unlink(path);
+}
+
+/* A FIFO at the temporary's path (made after the run checked its
+   outputs) fails the writer at once instead of blocking in open(); so do
+   the other outputs' opens. */
+static void test_fifo_temporary(const char *dir) {
+  char path[4096], tmp[4200], err[4400] = "";
+  snprintf(path, sizeof path, "%s/fifo-tmp.safetensors", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  unlink(tmp);
+  CHECK(mkfifo(tmp, 0600) == 0);
+  int64_t dims[] = {2};
+  pprt_st_entry e = {"x", "F32", 1, dims};
+  CHECK(!pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, sizeof err));
+  CHECK(strstr(err, "fifo-tmp.safetensors.tmp': it is a FIFO; outputs must "
+                    "be regular files"));
+  CHECK(!pprt_open_output(tmp, err, sizeof err));
+  CHECK(strstr(err, "it is a FIFO"));
+  unlink(tmp);
+  CHECK(!pprt_open_output("/dev/null", err, sizeof err));
+  CHECK(strstr(err, "cannot write '/dev/null': it is a character device"));
+  FILE *f = fopen(tmp, "w");
+  CHECK(f && fputs("old contents", f) >= 0 && fclose(f) == 0);
+  f = pprt_open_output(tmp, err, sizeof err);
+  CHECK(f && fputs("new", f) >= 0 && fclose(f) == 0);
+  struct stat st;
+  CHECK(stat(tmp, &st) == 0 && st.st_size == 3);
+  unlink(tmp);
 }
 
 /* Parses an image of `header` followed by `data_bytes` zero bytes;
@@ -244,6 +299,8 @@ int main(int argc, char **argv) {
   test_lengths();
   test_tiling();
   test_special_files(dir);
+  test_path_replaced(dir);
+  test_fifo_temporary(dir);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

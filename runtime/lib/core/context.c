@@ -498,6 +498,31 @@ static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
     restore_param_state(ctx, b, id);
 }
 
+/* Refuses ids of INPUT/TARGET `b` (slot `slot`, host copy `ids`) outside
+   [0, id_bound): a gather rewritten as a one-hot sum has no bounds check,
+   so such an id would gather zeros and train silently, whichever data
+   source wrote it. */
+static void check_ids(const pprt_context *ctx, const pprt_buffer_desc *b,
+                      int32_t slot, int64_t step, const void *ids) {
+  if (b->id_bound <= 0)
+    return;
+  for (int64_t i = 0; i < b->numel; ++i) {
+    int64_t v = b->dtype == PPRT_I64 ? ((const int64_t *)ids)[i]
+                                     : ((const int32_t *)ids)[i];
+    if (v >= 0 && v < b->id_bound)
+      continue;
+    int64_t row_size = b->ndims > 0 ? b->numel / b->dims[0] : 1;
+    pprt_fatal(ctx,
+               "step %lld: %s argument %d of stage %d micro-batch %d holds id "
+               "%lld at row %lld position %lld, but it indexes a table of "
+               "%lld rows: ids must be in [0, %lld)",
+               (long long)step + 1, kind_names[b->kind], b->index, b->stage,
+               slot, (long long)v, (long long)(i / row_size),
+               (long long)(i % row_size), (long long)b->id_bound,
+               (long long)b->id_bound);
+  }
+}
+
 /* Fills INPUT/TARGET slot `slot` with step `step`'s rows: replica r owns
    rows [r*B, (r+1)*B) of the step's global batch, micro-batch mb its mb-th
    block of dims[0] rows. */
@@ -509,6 +534,7 @@ static void load_data(pprt_context *ctx, const pprt_buffer_desc *b, int32_t id,
   int64_t first_row = pprt_data_replica(ctx) * batch + slot * rows;
   void *host = pprt_staging(ctx, (size_t)b->bytes);
   src->load_rows(src->self, ctx, b, id, step, first_row, host);
+  check_ids(ctx, b, slot, step, host);
   ctx->backend->ops->copy_to_device(ctx->backend, data, host, (size_t)b->bytes);
 }
 

@@ -56,6 +56,14 @@ static void build_vocab(pprt_corpus *c) {
     c->char_index[ch] = seen[ch] ? (int16_t)c->vocab_size++ : -1;
 }
 
+/* The position of the first token at or past `bound`; some is. */
+static int64_t first_token_from(const pprt_corpus *c, int64_t bound) {
+  int64_t i = 0;
+  while (i < c->length - 1 && token_at(c, i) < bound)
+    ++i;
+  return i;
+}
+
 /* One-hot data needs room for every id; ids need an integer buffer. */
 static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
                               char *err, size_t err_size) {
@@ -77,12 +85,16 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
                         "[rows, positions, vocabulary] f32 tensors or i32/i64 "
                         "ids [rows, positions]",
                         what, b->index, b->ndims, pprt_dtype_name(b->dtype));
-  if (ids && b->id_bound > 0 && c->vocab_size > b->id_bound)
+  if (ids && b->id_bound > 0 && c->vocab_size > b->id_bound) {
+    int64_t at = first_token_from(c, b->id_bound);
     return corpus_error(err, err_size, c,
                         "the largest id is %lld, but %s argument %d indexes a "
-                        "table of %lld rows: ids must be below %lld",
+                        "table of %lld rows: ids must be below %lld (token "
+                        "%lld is %lld)",
                         (long long)(c->vocab_size - 1), what, b->index,
-                        (long long)b->id_bound, (long long)b->id_bound);
+                        (long long)b->id_bound, (long long)b->id_bound,
+                        (long long)at, (long long)token_at(c, at));
+  }
   if (!ids && b->dims[2] < c->vocab_size)
     return corpus_error(
         err, err_size, c,

@@ -221,6 +221,16 @@ static bool check_synthetic(const pprt_driver *d, char *err, size_t size) {
         b->dtype == PPRT_F32)
       continue;
     bool ids = b->dtype == PPRT_I32 || b->dtype == PPRT_I64;
+    if (ids && d->opts.num_classes && b->id_bound > 0 &&
+        d->opts.num_classes > b->id_bound) {
+      snprintf(err, size,
+               "--classes %lld draws ids in [0, %lld), but %s argument %d "
+               "indexes a table of %lld rows: give --classes %lld or fewer",
+               (long long)d->opts.num_classes, (long long)d->opts.num_classes,
+               b->kind == PPRT_INPUT ? "input" : "target", b->index,
+               (long long)b->id_bound, (long long)b->id_bound);
+      return false;
+    }
     if (ids && d->opts.num_classes)
       continue;
     snprintf(err, size,

@@ -71,8 +71,10 @@ typedef struct pprt_driver {
   /* The step of the last checkpoint this run wrote to --checkpoint; -1
      before the first. */
   int64_t checkpoint_step;
-  /* A write failed that did not stop the run (--metrics): exit 1. */
+  /* A write failed that did not stop the run (--metrics, standard
+     output): exit 1. */
   bool write_failed;
+  bool stdout_failed; /* reported once */
 } pprt_driver;
 
 /* ---- driver/data.c: contents are written to host memory. ---- */

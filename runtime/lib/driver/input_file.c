@@ -1,4 +1,5 @@
-/* Regular input files, opened without blocking (input_file.h). */
+/* Regular input and output files, opened without blocking
+   (input_file.h). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -7,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,40 @@ int pprt_open_input(const char *path, uint64_t *size, char *err,
   }
   *size = (uint64_t)st.st_size;
   return fd;
+}
+
+FILE *pprt_open_output(const char *path, char *err, size_t err_size) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY, 0666);
+  int open_error = errno;
+  struct stat st = {0};
+  /* A FIFO without a reader fails open() here (ENXIO) rather than block;
+     a directory fails with EISDIR, which says it. */
+  bool special = fd >= 0 ? fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+                         : stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+                               !S_ISDIR(st.st_mode);
+  if (special) {
+    snprintf(err, err_size,
+             "cannot write '%s': it is %s; outputs must be regular files", path,
+             pprt_file_kind(st.st_mode));
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  if (fd < 0) {
+    snprintf(err, err_size, "cannot create '%s': %s", path,
+             strerror(open_error));
+    return NULL;
+  }
+  int flags = fcntl(fd, F_GETFL);
+  FILE *f = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 &&
+                    ftruncate(fd, 0) == 0
+                ? fdopen(fd, "w")
+                : NULL;
+  if (!f) {
+    snprintf(err, err_size, "cannot write '%s': %s", path, strerror(errno));
+    close(fd);
+  }
+  return f;
 }
 
 unsigned char *pprt_read_input(const char *path, size_t *size, char *err,

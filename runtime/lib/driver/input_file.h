@@ -1,10 +1,12 @@
 /* Opening the files a run reads (--init-weights, --resume, --tokens,
-   --corpus) without blocking, and only when they are regular files. */
+   --corpus, --data) and writes without blocking, and only when they are
+   regular files. */
 #ifndef PPRT_DRIVER_INPUT_FILE_H
 #define PPRT_DRIVER_INPUT_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Opens `path` read-only without waiting for a writer (a FIFO would block
@@ -26,5 +28,12 @@ const char *pprt_file_kind(mode_t mode);
    with the reason in `err`, if it cannot. */
 unsigned char *pprt_read_input(const char *path, size_t *size, char *err,
                                size_t err_size);
+
+/* Opens `path` for writing, created or emptied, without waiting for a
+   reader (a FIFO put there since the run checked its outputs would block
+   open() forever) and only if it is a regular file. NULL, with the reason
+   in `err` ("cannot create 'PATH': ..." or "cannot write 'PATH': it is
+   ..."), if it cannot. */
+FILE *pprt_open_output(const char *path, char *err, size_t err_size);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "backends/cuda/kernel_launch.h"
 #include "driver/driver.h"
+#include "driver/input_file.h"
 #include "driver/watch.h"
 
 #include <errno.h>
@@ -463,17 +464,33 @@ static bool write_metrics(FILE *metrics, int64_t step, double loss,
   return n >= 0 && fflush(metrics) == 0;
 }
 
-/* Reports on rank 0 that --metrics failed, and closes it: training goes on
-   (its weights and checkpoints are still written), and the run exits 1. */
-static void metrics_failed(pprt_driver *d, FILE **metrics, const char *what) {
+/* Reports on rank 0 that --metrics failed (`why`), and closes it:
+   training goes on (its weights and checkpoints are still written), and
+   the run exits 1. */
+static void metrics_failed(pprt_driver *d, FILE **metrics, const char *why) {
   fprintf(stderr,
-          "pprt: rank 0: --metrics '%s': cannot write %s: %s; training goes "
-          "on without it\n",
-          d->opts.metrics_path, what, strerror(errno));
+          "pprt: rank 0: --metrics '%s': %s; training goes on without it\n",
+          d->opts.metrics_path, why);
   fflush(stderr);
   if (*metrics)
     fclose(*metrics);
   *metrics = NULL;
+  d->write_failed = true;
+}
+
+/* Reports once that standard output lost what was printed (a full disk,
+   /dev/full): training goes on, and the run exits 1. */
+static void check_stdout(pprt_driver *d) {
+  bool ok = fflush(stdout) == 0 && !ferror(stdout);
+  int error = errno;
+  if (ok || d->stdout_failed)
+    return;
+  fprintf(stderr,
+          "pprt: rank %d: cannot write to standard output: %s; training goes "
+          "on without it\n",
+          d->ctx->transport->world_rank, strerror(error));
+  fflush(stderr);
+  d->stdout_failed = true;
   d->write_failed = true;
 }
 
@@ -484,9 +501,10 @@ static bool train(pprt_driver *d) {
   pprt_context *ctx = d->ctx;
   bool root = ctx->transport->world_rank == 0;
   FILE *metrics = NULL;
+  char why[4400];
   if (root && d->opts.metrics_path &&
-      !(metrics = fopen(d->opts.metrics_path, "w")))
-    metrics_failed(d, &metrics, "it");
+      !(metrics = pprt_open_output(d->opts.metrics_path, why, sizeof why)))
+    metrics_failed(d, &metrics, why);
   bool ok = true;
   int64_t first = d->opts.first_step - 1, end = first + d->opts.steps;
   pprt_set_run(ctx, first, end);
@@ -498,10 +516,13 @@ static bool train(pprt_driver *d) {
     double seconds = wall_seconds() - start;
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
-      fflush(stdout);
+      check_stdout(d);
     }
-    if (metrics && !write_metrics(metrics, step + 1, loss, seconds))
-      metrics_failed(d, &metrics, "a step's line");
+    if (metrics && !write_metrics(metrics, step + 1, loss, seconds)) {
+      snprintf(why, sizeof why, "cannot write a step's line: %s",
+               strerror(errno));
+      metrics_failed(d, &metrics, why);
+    }
     if (pprt_checkpoint_due(d, step + 1, step + 1 == end) &&
         !pprt_checkpoint_write(d, step + 1)) {
       ok = false;
@@ -512,8 +533,10 @@ static bool train(pprt_driver *d) {
   if (first == end && pprt_checkpoint_due(d, end, true))
     ok = pprt_checkpoint_write(d, end) && ok;
   if (metrics && fclose(metrics) != 0) {
+    snprintf(why, sizeof why, "cannot write its last lines: %s",
+             strerror(errno));
     metrics = NULL;
-    metrics_failed(d, &metrics, "its last lines");
+    metrics_failed(d, &metrics, why);
   }
   return ok;
 }
@@ -557,6 +580,7 @@ static int run(pprt_driver *d) {
     pprt_print_memory(d->ctx);
   if (d->opts.save_path && !pprt_weights_save(d))
     return 1;
+  check_stdout(d);
   return d->write_failed ? 1 : 0;
 }
 

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "driver/driver.h"
+#include "driver/input_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -335,17 +336,18 @@ int pprt_profile_run(pprt_driver *d) {
     rc = 1;
   } else if (ctx->transport->world_rank == 0) {
     const char *path = d->opts.profile_path;
-    FILE *f = fopen(path, "w");
+    char why[4400] = "";
+    FILE *f = pprt_open_output(path, why, sizeof why);
     bool ok = f && write_profile(d, f, medians, transfer, step_time,
                                  median(&p->step_actions));
-    int error = errno;
-    if (f && fclose(f) != 0) {
+    if (f && !ok)
+      snprintf(why, sizeof why, "cannot write '%s': %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && ok) {
       ok = false;
-      error = errno;
+      snprintf(why, sizeof why, "cannot write '%s': %s", path, strerror(errno));
     }
     if (!ok) {
-      fprintf(stderr, "pprt: rank 0: --profile: cannot write '%s': %s\n", path,
-              strerror(error));
+      fprintf(stderr, "pprt: rank 0: --profile: %s\n", why);
       rc = 1;
     }
   }

@@ -683,10 +683,10 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
   }
   w->path = concat(path, "");
   w->tmp = concat(path, ".tmp");
-  w->f = w->tmp ? fopen(w->tmp, "wb") : NULL;
+  w->f = w->tmp ? pprt_open_output(w->tmp, err, err_size) : NULL;
   if (!w->f) {
-    fail(err, err_size, "cannot create '%s': %s", w->tmp ? w->tmp : path,
-         strerror(errno));
+    if (!w->tmp)
+      fail(err, err_size, "out of memory");
     free(h.s);
     free(w->path);
     free(w->tmp);
@@ -744,6 +744,18 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
   else if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
     ok = fail(err, err_size, "cannot write '%s': %s", w->tmp, strerror(errno));
   if (!ok) {
+    pprt_st_writer_abort(w);
+    return false;
+  }
+  /* rename() would replace a device or FIFO put at the path since the
+     run checked it; such a path takes no weights. */
+  struct stat st;
+  if (lstat(w->path, &st) == 0 && !S_ISREG(st.st_mode) &&
+      !S_ISLNK(st.st_mode)) {
+    fail(err, err_size,
+         "cannot write '%s': it is %s; outputs must be regular "
+         "files",
+         w->path, pprt_file_kind(st.st_mode));
     pprt_st_writer_abort(w);
     return false;
   }

@@ -3,17 +3,16 @@
    indexed by sample along their first dimension and drawn in a shuffled
    order per epoch; and the synthetic class ids of --classes. */
 #include "driver/samples.h"
+#include "driver/input_file.h"
 #include "driver/safetensors.h"
 #include "pprt_math.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Keep these hash streams apart from the others (data.c, corpus.c). */
@@ -157,25 +156,23 @@ static bool parse_npy(sample_array *a, const uint8_t *bytes, size_t size,
 }
 
 static bool map_npy(sample_array *a, char *err, size_t err_size) {
-  int fd = open(a->spec, O_RDONLY);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    int e = errno;
-    if (fd >= 0)
-      close(fd);
-    return fail(err, err_size, "%s: cannot read: %s", a->spec, strerror(e));
-  }
-  if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+  char why[256];
+  uint64_t size = 0;
+  int fd = pprt_open_input(a->spec, &size, why, sizeof why);
+  if (fd < 0)
+    return fail(err, err_size, "%s: %s", a->spec, why);
+  if (size == 0 || size > SIZE_MAX) {
     close(fd);
-    return fail(err, err_size, "%s: not a non-empty regular file", a->spec);
+    return fail(err, err_size, "%s: %s", a->spec,
+                size ? "too large to map" : "the file is empty");
   }
-  void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
   int e = errno;
   close(fd);
   if (map == MAP_FAILED)
     return fail(err, err_size, "%s: %s", a->spec, strerror(e));
   a->map = map;
-  a->map_size = (size_t)st.st_size;
+  a->map_size = (size_t)size;
   return parse_npy(a, map, a->map_size, err, err_size);
 }
 
@@ -290,6 +287,37 @@ static bool check_array(const sample_array *a, const pprt_buffer_desc *b,
               (long long)(b->ndims > 0 ? b->dims[0] : 1));
 }
 
+/* Checks that integer array `a`, when buffer `b` indexes a table with its
+   ids, holds none outside [0, id_bound): found here, before the first
+   step, rather than when the sample comes up. */
+static bool check_ids(const sample_array *a, const pprt_buffer_desc *b,
+                      char *err, size_t err_size) {
+  if (b->id_bound <= 0 || (a->dtype != PPRT_I32 && a->dtype != PPRT_I64))
+    return true;
+  int64_t per_sample = b->numel / (b->ndims > 0 ? b->dims[0] : 1);
+  int64_t count = a->dims[0] * per_sample;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v;
+    if (a->dtype == PPRT_I64)
+      memcpy(&v, a->bytes + 8 * i, 8);
+    else {
+      int32_t v32;
+      memcpy(&v32, a->bytes + 4 * i, 4);
+      v = v32;
+    }
+    if (v >= 0 && v < b->id_bound)
+      continue;
+    return fail(err, err_size,
+                "%s: sample %lld holds id %lld at position %lld, but %s "
+                "argument %d indexes a table of %lld rows: ids must be in "
+                "[0, %lld)",
+                a->spec, (long long)(i / per_sample), (long long)v,
+                (long long)(i % per_sample), kind_word(b->kind), b->index,
+                (long long)b->id_bound, (long long)b->id_bound);
+  }
+  return true;
+}
+
 /* Splits --data at its commas into the arrays' specs. */
 static bool split_specs(pprt_samples *s, const char *list, char *err,
                         size_t err_size) {
@@ -345,7 +373,7 @@ bool pprt_samples_load(pprt_driver *d, char *err, size_t err_size) {
     for (int32_t id = 0; id < d->ctx->num_buffers; ++id) {
       const pprt_buffer_desc *b = &d->ctx->buffers[id];
       if (is_data(b) && b->index == a->index &&
-          !check_array(a, b, err, err_size))
+          !(check_array(a, b, err, err_size) && check_ids(a, b, err, err_size)))
         return false;
     }
     if (i > 0 && a->dims[0] != s->num_samples)
