@@ -624,10 +624,14 @@ static pprt_transport *maybe_trace(pprt_transport *t) {
 
 int main(int argc, char **argv) {
   pprt_watch_start();
-  pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
-  pprt_watch_set_rank(t->world_rank);
+  /* MPI_Init waits for every rank without a timeout: bound it by
+     --timeout too, read before it (bad options are reported after). */
   pprt_driver_options opts;
   char err[9000] = "";
+  parse_options(argc, argv, &opts, err, sizeof err);
+  pprt_transport *t =
+      pprt_mpi_transport_create_within(&argc, &argv, opts.run.timeout_s);
+  pprt_watch_set_rank(t->world_rank);
   int status = parse_options(argc, argv, &opts, err, sizeof err);
   if (status != PARSE_OK)
     return handle_bad_options(t, status, argv[0], err);
