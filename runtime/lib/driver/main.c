@@ -623,12 +623,14 @@ static pprt_transport *maybe_trace(pprt_transport *t) {
 }
 
 int main(int argc, char **argv) {
-  pprt_watch_start();
   /* MPI_Init waits for every rank without a timeout: bound it by
-     --timeout too, read before it (bad options are reported after). */
+     --timeout too, read before it (bad options are reported after). The
+     ranks name a stopped rank within 1.5 timeouts; its watcher ends it
+     later, when no rank waits for it any more. */
   pprt_driver_options opts;
   char err[9000] = "";
   parse_options(argc, argv, &opts, err, sizeof err);
+  pprt_watch_start(2 * opts.run.timeout_s + 2.0);
   pprt_transport *t =
       pprt_mpi_transport_create_within(&argc, &argv, opts.run.timeout_s);
   pprt_watch_set_rank(t->world_rank);

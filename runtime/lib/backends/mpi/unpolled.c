@@ -133,7 +133,7 @@ _Noreturn static void expire(void) {
   fflush(stderr);
   /* The launcher kills every rank once this one ends: give the others,
      whose deadlines passed about now, time to say the same. */
-  double grace = guard.timeout_s / 4 < 1.0 ? guard.timeout_s / 4 : 1.0;
+  double grace = guard.timeout_s / 2 < 2.0 ? guard.timeout_s / 2 : 2.0;
   struct timespec pause = {(time_t)grace,
                            (long)((grace - (double)(time_t)grace) * 1e9)};
   nanosleep(&pause, NULL);
