@@ -629,10 +629,12 @@ int main(int argc, char **argv) {
      later, when no rank waits for it any more. */
   pprt_driver_options opts;
   char err[9000] = "";
-  parse_options(argc, argv, &opts, err, sizeof err);
-  pprt_watch_start(2 * opts.run.timeout_s + 2.0);
-  pprt_transport *t =
-      pprt_mpi_transport_create_within(&argc, &argv, opts.run.timeout_s);
+  double timeout_s =
+      parse_options(argc, argv, &opts, err, sizeof err) == PARSE_OK
+          ? opts.run.timeout_s
+          : 60.0;
+  pprt_watch_start(2 * timeout_s + 2.0);
+  pprt_transport *t = pprt_mpi_transport_create_within(&argc, &argv, timeout_s);
   pprt_watch_set_rank(t->world_rank);
   int status = parse_options(argc, argv, &opts, err, sizeof err);
   if (status != PARSE_OK)
