@@ -278,7 +278,7 @@ def test_kill(args):
 
 def test_unpolled(args):
     """A rank stopped before MPI_Init is named by the others once MPI_Init
-    has waited --timeout (MPI cannot poll it); a ranks left stopped with no
+    has waited --timeout (MPI cannot poll it); ranks left stopped with no
     rank waiting for them are ended by their watchers after 2 timeouts +
     2 s."""
     start = time.monotonic()
