@@ -280,7 +280,7 @@ def test_unpolled(args):
     """A rank stopped before MPI_Init is named by the others once MPI_Init
     has waited --timeout (MPI cannot poll it); ranks left stopped with no
     rank waiting for them are ended by their watchers after 2 timeouts +
-    2 s."""
+    2 s; a stopped watcher is continued by its rank as it exits."""
     start = time.monotonic()
     stopped = ["sh", "-c", f"kill -STOP $$; exec {args.toy} --timeout 2"]
     cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "1",
@@ -326,6 +326,36 @@ def test_unpolled(args):
         print(f"stopped ranks: ended {elapsed:.1f} s after the stop")
     except subprocess.TimeoutExpired:
         raise Failure("job still running 30 s after its ranks were stopped")
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+
+    # A stopped watcher: its rank continues it as it exits.
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, "--steps", "30", "--timeout", "2"]
+    print("+", " ".join(cmd), flush=True)
+    with open(out_path, "w") as out:
+        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                               env=clean_env(PPRT_TOY_SLEEP_MS=20),
+                               start_new_session=True)
+    try:
+        check(wait_for_file_text(out_path, "step 2 loss", 20),
+              "training did not start")
+        rank = ranks_of(job.pid, args.toy)[0]
+        with open(f"/proc/{rank}/stat") as f:
+            watcher = int(f.read().rsplit(")", 1)[1].split()[1])
+        os.kill(watcher, signal.SIGSTOP)
+        rc = job.wait(timeout=30)
+        with open(out_path) as f:
+            out = f.read()
+        check(rc == 0, f"job exited {rc}:\n{out}")
+        line = (f"pprt: the watcher (pid {watcher}) of the rank with pid "
+                f"{rank} is stopped; continuing it so that the job can end")
+        check(line in out, f"no line {line!r}:\n{out}")
+        print("stopped watcher: continued by its rank")
+    except subprocess.TimeoutExpired:
+        raise Failure("job still running 30 s after a watcher was stopped")
     finally:
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)

@@ -146,6 +146,32 @@ _Noreturn static void watch(int fd) {
   end_like(status);
 }
 
+/* In the rank: its watcher's pid; 0 if none. */
+static pid_t my_watcher;
+
+/* As the rank exits: a stopped watcher (kill -STOP of the process the
+   launcher started) would keep the launcher waiting for ever, so the
+   rank continues it, saying so. */
+static void continue_stopped_watcher(void) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)my_watcher);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *end = strrchr(buf, ')');
+  if (!end || end[1] != ' ' || end[2] != 'T' || getppid() != my_watcher)
+    return;
+  fprintf(stderr,
+          "pprt: the watcher (pid %d) of the rank with pid %d is stopped; "
+          "continuing it so that the job can end\n",
+          (int)my_watcher, (int)getpid());
+  fflush(stderr);
+  kill(my_watcher, SIGCONT);
+}
+
 void pprt_watch_start(double stop_limit_s) {
   stop_limit = stop_limit_s;
   const char *env = getenv("PPRT_WATCH");
@@ -172,6 +198,8 @@ void pprt_watch_start(double stop_limit_s) {
 #endif
   if (getppid() != watcher)
     raise(SIGKILL); /* the watcher died before the line above */
+  my_watcher = watcher;
+  atexit(continue_stopped_watcher);
 }
 
 void pprt_watch_set_rank(int32_t rank) {

@@ -20,7 +20,8 @@
  * about one timeout; but one stopped after its last communication (in
  * MPI_Finalize, once the others left) has no one waiting for it, and the
  * launcher would wait for it forever. So the watcher also ends a rank that
- * stays stopped for `stop_limit_s`, saying so.
+ * stays stopped for `stop_limit_s`, saying so. A rank whose watcher is
+ * stopped when it exits continues it, saying so.
  */
 
 /* Forks the watcher; returns in the rank (or when there is none). */
