@@ -24,7 +24,7 @@ static struct {
   double timeout_s;
   struct timespec deadline;
   int32_t rank;
-} guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} guard = {.lock = PTHREAD_MUTEX_INITIALIZER, .timeout_s = 60.0};
 
 /* The launchers' variable for a process's world rank; -1 if none. */
 static int32_t rank_in_environment(pid_t pid) {
@@ -202,4 +202,11 @@ void pprt_unpolled_end(void) {
   if (guard.started)
     pthread_cond_signal(&guard.changed);
   pthread_mutex_unlock(&guard.lock);
+}
+
+double pprt_unpolled_timeout(void) {
+  pthread_mutex_lock(&guard.lock);
+  double timeout_s = guard.timeout_s;
+  pthread_mutex_unlock(&guard.lock);
+  return timeout_s;
 }

@@ -16,6 +16,10 @@ void pprt_unpolled_begin(const char *what, double timeout_s, int32_t rank);
 /* The call returned: stops the deadline. */
 void pprt_unpolled_end(void);
 
+/* The timeout of the last deadline (the MPI transport's, for the blocking
+   calls of transports built on it); 60 s before any. */
+double pprt_unpolled_timeout(void);
+
 /* The ranks of this host (other than the caller) that are stopped
    (SIGSTOP, a debugger), as "rank 2 (pid 4711), ..." into `out`; "" if
    none. Read from /proc; "" where there is none. */
