@@ -229,6 +229,10 @@ class Campaign:
                 job.wait()
         row["rc"] = job.returncode
         row["err"] = err
+        # Where the fault was found: in one of MPI's blocking calls, or by
+        # the watcher of a rank stopped after the others had finished.
+        row["unpolled"] = "did not complete within" in err
+        row["watcher_ended"] = "stayed stopped" in err
         # A fault that came after the victim ended, or one the job
         # finished despite (a stop after the victim's last communication
         # that its watcher did not yet end), is a miss: the job must have
@@ -293,6 +297,8 @@ def summary(rows):
             f"checkpoint intact {count('intact', hits)} (none yet "
             f"{count('fresh', hits)}), resumed bit for bit "
             f"{count('bitwise', hits) - count('fresh', hits)}; "
+            f"{count('unpolled', hits)} found in MPI's blocking calls, "
+            f"{count('watcher_ended', hits)} ended by a watcher; "
             f"slowest end {slowest:.1f} s after the fault")
 
 
@@ -322,7 +328,9 @@ def main():
                       f"{row['opt']:4s} {row['signal']} rank {row['rank']} "
                       f"{row['moment']:5s}"
                       f"{' (writing)' if row['writing'] else ''}"
-                      f"{' (missed)' if row['missed'] else ''}: "
+                      f"{' (missed)' if row['missed'] else ''}"
+                      f"{' (MPI call)' if row['unpolled'] else ''}"
+                      f"{' (watcher)' if row['watcher_ended'] else ''}: "
                       f"exit {row['rc']} after {row['seconds']:.1f} s, "
                       f"checkpoint of step {row['step']}", flush=True)
                 if not good:
