@@ -14,15 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The deadline in force; `armed` guards the rest. */
+/* The watchdog thread and the deadline it keeps. */
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t changed;
   pthread_t thread;
-  bool started, armed;
+  bool running, armed; /* the thread; a deadline in force */
   const char *what;
   double timeout_s;
-  struct timespec deadline;
+  struct timespec started, deadline; /* of the call */
   int32_t rank;
 } guard = {.lock = PTHREAD_MUTEX_INITIALIZER, .timeout_s = 60.0};
 
@@ -114,8 +114,10 @@ void pprt_stopped_local_ranks(char *out, size_t size) {
 
 /* Names the stopped ranks and ends this process; the launcher then ends
    the job. Others waiting in the same call print theirs meanwhile. */
-_Noreturn static void expire(void) {
+_Noreturn static void expire(const struct timespec *now) {
   char stopped[512], who[32] = "rank ?";
+  double waited_s = (double)(now->tv_sec - guard.started.tv_sec) +
+                    1e-9 * (double)(now->tv_nsec - guard.started.tv_nsec);
   pprt_stopped_local_ranks(stopped, sizeof stopped);
   if (guard.rank >= 0)
     snprintf(who, sizeof who, "rank %d", guard.rank);
@@ -123,13 +125,13 @@ _Noreturn static void expire(void) {
     fprintf(stderr,
             "pprt: %s: %s stopped answering: %s did not complete within "
             "%.1f s\n",
-            who, stopped, guard.what, guard.timeout_s);
+            who, stopped, guard.what, waited_s);
   else
     fprintf(stderr,
             "pprt: %s: %s did not complete within %.1f s: a rank did not "
             "reach it (none of this host's ranks is stopped; one on another "
             "host, or one that ended?)\n",
-            who, guard.what, guard.timeout_s);
+            who, guard.what, waited_s);
   fflush(stderr);
   /* The launcher kills every rank once this one ends: give the others,
      whose deadlines passed about now, time to say the same. */
@@ -156,7 +158,7 @@ static void *watchdog(void *unused) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (!before(&now, &guard.deadline))
-      expire();
+      expire(&now);
     pthread_cond_timedwait(&guard.changed, &guard.lock, &guard.deadline);
   }
   return NULL;
@@ -178,9 +180,10 @@ static bool start_watchdog(void) {
 
 void pprt_unpolled_begin(const char *what, double timeout_s, int32_t rank) {
   pthread_mutex_lock(&guard.lock);
-  if (!guard.started)
-    guard.started = start_watchdog();
-  clock_gettime(CLOCK_MONOTONIC, &guard.deadline);
+  if (!guard.running)
+    guard.running = start_watchdog();
+  clock_gettime(CLOCK_MONOTONIC, &guard.started);
+  guard.deadline = guard.started;
   double whole = (double)(time_t)timeout_s;
   guard.deadline.tv_sec += (time_t)whole;
   guard.deadline.tv_nsec += (long)((timeout_s - whole) * 1e9);
@@ -191,7 +194,7 @@ void pprt_unpolled_begin(const char *what, double timeout_s, int32_t rank) {
   guard.what = what;
   guard.timeout_s = timeout_s;
   guard.rank = rank;
-  guard.armed = guard.started;
+  guard.armed = guard.running;
   pthread_cond_signal(&guard.changed);
   pthread_mutex_unlock(&guard.lock);
 }
@@ -199,7 +202,7 @@ void pprt_unpolled_begin(const char *what, double timeout_s, int32_t rank) {
 void pprt_unpolled_end(void) {
   pthread_mutex_lock(&guard.lock);
   guard.armed = false;
-  if (guard.started)
+  if (guard.running)
     pthread_cond_signal(&guard.changed);
   pthread_mutex_unlock(&guard.lock);
 }
