@@ -276,6 +276,95 @@ def test_kill(args):
             job.wait()
 
 
+def test_unpolled(args):
+    """A rank stopped before MPI_Init is named by the others once MPI_Init
+    has waited --timeout (MPI cannot poll it); ranks left stopped with no
+    rank waiting for them are ended by their watchers after 2 timeouts +
+    2 s; a stopped watcher is continued by its rank as it exits."""
+    start = time.monotonic()
+    stopped = ["sh", "-c", f"kill -STOP $$; exec {args.toy} --timeout 2"]
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "1",
+           args.toy, "--timeout", "2", ":", args.np_flag, "1", *stopped]
+    print("+", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          env=clean_env())
+    elapsed = time.monotonic() - start
+    check(proc.returncode not in (0, 124), "job did not fail by itself", proc)
+    check(elapsed < 15, f"took {elapsed:.1f} s to fail", proc)
+    named = re.search(r"^pprt: rank 0: rank 1 \(pid \d+\) stopped "
+                      r"answering: MPI_Init did not complete within "
+                      r"(\d+\.\d) s$", proc.stderr, re.M)
+    check(named, "no line naming rank 1", proc)
+    # The time it really waited: the timeout, and little more.
+    check(2.0 <= float(named.group(1)) < 3.0, "wrong time", proc)
+    print(f"MPI_Init: failed after {elapsed:.1f} s as expected")
+
+    # Both ranks stopped: no rank waits for either, only the watchers.
+    out_path = os.path.join(args.work, "unpolled.out")
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, "--steps", "100000", "--timeout", "1"]
+    print("+", " ".join(cmd), flush=True)
+    with open(out_path, "w") as out:
+        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                               env=clean_env(PPRT_TOY_SLEEP_MS=50),
+                               start_new_session=True)
+    try:
+        check(wait_for_file_text(out_path, "step 2 loss", 20),
+              "training did not start")
+        victims = {mpi_rank_of(p): p for p in ranks_of(job.pid, args.toy)}
+        check(len(victims) == 2, f"expected 2 toy processes, found {victims}")
+        for pid in victims.values():
+            os.kill(pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        rc = job.wait(timeout=30)
+        elapsed = time.monotonic() - stopped_at
+        with open(out_path) as f:
+            out = f.read()
+        check(rc not in (0, 124), f"job exited {rc}:\n{out}")
+        check(3.5 < elapsed < 10, f"ended {elapsed:.1f} s after the stop")
+        lines = [f"pprt: rank {r} (pid {p}) stayed stopped by signal 19 "
+                 f"(Stopped (signal)) for 4.0 s; its watcher ends it"
+                 for r, p in victims.items()]
+        check(any(l in out for l in lines), f"no line {lines[0]!r}:\n{out}")
+        print(f"stopped ranks: ended {elapsed:.1f} s after the stop")
+    except subprocess.TimeoutExpired:
+        raise Failure("job still running 30 s after its ranks were stopped")
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+
+    # A stopped watcher: its rank continues it as it exits.
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, "--steps", "30", "--timeout", "2"]
+    print("+", " ".join(cmd), flush=True)
+    with open(out_path, "w") as out:
+        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                               env=clean_env(PPRT_TOY_SLEEP_MS=20),
+                               start_new_session=True)
+    try:
+        check(wait_for_file_text(out_path, "step 2 loss", 20),
+              "training did not start")
+        rank = ranks_of(job.pid, args.toy)[0]
+        with open(f"/proc/{rank}/stat") as f:
+            watcher = int(f.read().rsplit(")", 1)[1].split()[1])
+        os.kill(watcher, signal.SIGSTOP)
+        rc = job.wait(timeout=30)
+        with open(out_path) as f:
+            out = f.read()
+        check(rc == 0, f"job exited {rc}:\n{out}")
+        line = (f"pprt: the watcher (pid {watcher}) of the rank with pid "
+                f"{rank} is stopped; continuing it so that the job can end")
+        check(line in out, f"no line {line!r}:\n{out}")
+        print("stopped watcher: continued by its rank")
+    except subprocess.TimeoutExpired:
+        raise Failure("job still running 30 s after a watcher was stopped")
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+
+
 def test_non_finite(args):
     """A diverging run stops at the first NaN loss, naming step, stage and
     micro-batch; --allow-non-finite trains on."""

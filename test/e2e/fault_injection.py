@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """Fault injection: the compiled MLP trains with a checkpoint after every
 step while one rank, chosen at random, is stopped (SIGSTOP) or killed
-(SIGKILL) at a random moment, half of the time while a checkpoint is being
-written. Every run must end by itself within a bound, with every surviving
-rank naming the stopped rank (a killed one is named by its watcher), the
-checkpoint directory must hold a complete checkpoint, and resuming from it
-must give, byte for byte, the weights of an unbroken run.
+(SIGKILL) at a random moment: while the job starts (MPI_Init, the set-up
+and its agreements), while it trains, while a checkpoint is being written,
+or while it ends (the last checkpoint, --save, the last agreement,
+MPI_Finalize). Every run must end by itself within a bound, with every
+surviving rank naming the stopped rank (a killed one is named by its
+watcher; one stopped after the others had finished, by its watcher too),
+the checkpoint directory must hold a complete checkpoint or none (a fault
+before the first step), and resuming from it must give, byte for byte, the
+weights of an unbroken run. A fault that comes after the victim finished
+is a miss: the run must then have ended normally with the unbroken run's
+weights.
 
 Configurations: 4 pipeline ranks (1f1b) and 2 stages x 2 data-parallel
 replicas, SGD and Adam. The faults, victims and moments come from --seed;
@@ -36,7 +42,10 @@ CONFIGS = {
 OPTIMIZERS = {"sgd": ["--lr", "0.1"],
               "adam": ["--optimizer", "adam", "--lr", "0.01"]}
 MORE_STEPS = 2
+END_STEPS = 3  # the steps of a run faulted while it ends
 RUN_LIMIT_S = 120  # a run that should end by itself
+# Where the fault falls, in the order the runs cycle through.
+MOMENTS = ("write", "train", "start", "end")
 
 
 class Failure(Exception):
@@ -71,23 +80,63 @@ def wait_for(cond, limit_s, job):
     return True
 
 
-def inject(job, exe, np, ckpt, sig, rank, during_write, rng):
-    """Waits for training, then sends `sig` to world rank `rank`: at once
-    when a checkpoint write is seen in progress (`during_write`), else after
-    a random delay. Returns (pid, whether a write was in progress)."""
-    if not wait_for(lambda: checkpoint_step(ckpt) is not None, 60, job):
-        raise Failure(f"no checkpoint appeared (exit {job.poll()})")
+def watched(pid):
+    """Whether rank process `pid` has forked its watcher (which reports a
+    kill; before it, the launcher alone sees the death)."""
+    with open(f"/proc/{pid}/stat") as f:
+        parent = int(f.read().rsplit(")", 1)[1].split()[1])
+    with open(f"/proc/{parent}/comm") as f:
+        return f.read().strip() == "pprt-watch"
+
+
+def rank_pids(job, exe, np, need_watchers):
+    """World rank -> pid of the job's rank processes, once all are there
+    (and watched, if `need_watchers`); {} if the job ended first."""
+    deadline = time.monotonic() + 60
+    while job.poll() is None and time.monotonic() < deadline:
+        try:
+            pids = {mpi_rank_of(p): p for p in ranks_of(job.pid, exe)}
+            if sorted(pids) == list(range(np)) and (
+                    not need_watchers or all(map(watched, pids.values()))):
+                return pids
+        except (OSError, ValueError):
+            pass  # a process came or went
+        time.sleep(0.01)
+    return {}
+
+
+def inject(job, exe, np, ckpt, sig, rank, moment, rng):
+    """Sends `sig` to world rank `rank` at `moment`: "start", a random
+    delay after launch; "train", a random delay after the first
+    checkpoint; "write", as soon as a checkpoint write is seen in progress;
+    "end", once the last step's checkpoint is there. Returns (pid, whether
+    a write was in progress, whether the signal was delivered)."""
     tmp = os.path.join(ckpt, "checkpoint.safetensors.tmp")
-    if during_write:
-        wait_for(lambda: os.path.exists(tmp), 5, job)
+    if moment == "start":
+        # A kill waits for the watchers. The processes are looked up
+        # again after the delay: one that forked its watcher since is the
+        # watcher now.
+        rank_pids(job, exe, np, sig == signal.SIGKILL)
+        time.sleep(rng.uniform(0.0, 1.5))
+        pids = rank_pids(job, exe, np, sig == signal.SIGKILL)
     else:
-        time.sleep(rng.uniform(0.0, 0.5))
-    pids = {mpi_rank_of(p): p for p in ranks_of(job.pid, exe)}
-    if sorted(pids) != list(range(np)):
-        raise Failure(f"expected ranks 0..{np - 1}, found {pids}")
+        first = 1 if moment != "end" else END_STEPS
+        if not wait_for(lambda: (checkpoint_step(ckpt) or 0) >= first, 60,
+                        job):
+            raise Failure(f"no checkpoint appeared (exit {job.poll()})")
+        if moment == "write":
+            wait_for(lambda: os.path.exists(tmp), 5, job)
+        elif moment == "train":
+            time.sleep(rng.uniform(0.0, 0.5))
+        pids = rank_pids(job, exe, np, False)
+    if rank not in pids:
+        return None, False, False
     writing = os.path.exists(tmp)
-    os.kill(pids[rank], sig)
-    return pids[rank], writing
+    try:
+        os.kill(pids[rank], sig)
+    except ProcessLookupError:
+        return pids[rank], writing, False
+    return pids[rank], writing, True
 
 
 def named_everywhere(err, sig, rank, pid, np):
@@ -100,6 +149,9 @@ def named_everywhere(err, sig, rank, pid, np):
         return False
     if sig == signal.SIGKILL:
         return f"pprt: rank {rank} (pid {pid}) was killed by signal 9" in err
+    if re.search(rf"^pprt: rank {rank} \(pid {pid}\) stayed stopped", err,
+                 re.M) and not re.search(r"^pprt: rank \d+: ", err, re.M):
+        return True  # the others had finished; its watcher ended it
     namers = set(int(r) for r in re.findall(
         rf"^pprt: rank (\d+): rank {rank}(?: \([^)]*\))? stopped answering",
         err, re.M))
@@ -138,24 +190,29 @@ class Campaign:
         return self.unbroken[key]
 
     def fault(self, i, rng):
+        # Any 8 consecutive runs cover both configurations, both signals
+        # and every moment; 32 cover every combination with an optimizer.
         config = ("4x1", "2x2")[i % 2]
-        opt = ("sgd", "adam")[(i // 2) % 2]
-        sig = (signal.SIGSTOP, signal.SIGKILL)[(i // 4) % 2]
+        moment = MOMENTS[(i // 2) % 4]
+        sig = (signal.SIGSTOP, signal.SIGKILL)[(i // 2 + i // 8) % 2]
+        opt = ("sgd", "adam")[(i // 16) % 2]
         np = CONFIGS[config][1]
         rank = rng.randrange(np)
-        during_write = rng.random() < 0.5
         ckpt = os.path.join(self.workdir, f"ckpt-{i}")
+        steps = END_STEPS if moment == "end" else 1000000
+        save = os.path.join(self.workdir, f"save-{i}.safetensors")
         cmd = self.base(config, opt) + [
-            "--steps", "1000000", "--checkpoint", ckpt,
-            "--checkpoint-every", "1"]
+            "--steps", str(steps), "--checkpoint", ckpt,
+            "--checkpoint-every", "1", "--save", save]
         job = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
         row = {"i": i, "config": config, "opt": opt, "rank": rank,
+               "moment": moment,
                "signal": "STOP" if sig == signal.SIGSTOP else "KILL"}
         try:
-            pid, row["writing"] = inject(job, self.exe(config), np, ckpt,
-                                         sig, rank, during_write, rng)
+            pid, row["writing"], row["hit"] = inject(
+                job, self.exe(config), np, ckpt, sig, rank, moment, rng)
             start = time.monotonic()
             try:
                 _, err = job.communicate(timeout=self.args.bound)
@@ -171,10 +228,27 @@ class Campaign:
                 os.killpg(job.pid, signal.SIGKILL)
                 job.wait()
         row["rc"] = job.returncode
-        row["named"] = (not row["hung"] and job.returncode != 0 and
-                        named_everywhere(err, sig, rank, pid, np))
         row["err"] = err
-        self.check_checkpoint(row, config, opt, ckpt)
+        # Where the fault was found: in one of MPI's blocking calls, or by
+        # the watcher of a rank stopped after the others had finished.
+        row["unpolled"] = "did not complete within" in err
+        row["watcher_ended"] = "stayed stopped" in err
+        # A fault that came after the victim ended, or one the job
+        # finished despite (a stop after the victim's last communication
+        # that its watcher did not yet end), is a miss: the job must have
+        # saved the unbroken run's weights.
+        row["missed"] = not row["hung"] and job.returncode == 0
+        if row["missed"]:
+            row["named"] = False
+            row["step"] = None
+            row["intact"] = row["bitwise"] = filecmp.cmp(
+                self.unbroken_weights(config, opt, steps), save,
+                shallow=False) if steps == END_STEPS else False
+        else:
+            row["named"] = (row["hit"] and not row["hung"] and
+                            job.returncode != 0 and
+                            named_everywhere(err, sig, rank, pid, np))
+            self.check_checkpoint(row, config, opt, ckpt)
         self.rows.append(row)
         return row
 
@@ -188,6 +262,11 @@ class Campaign:
             row["err"] += f"\ncheckpoint unreadable: {e}"
         row["bitwise"] = False
         if not row["intact"]:
+            # A fault before the first step leaves no checkpoint, rightly.
+            row["intact"] = row["bitwise"] = (
+                row["moment"] == "start" and step is None and
+                "checkpoint unreadable" not in row["err"])
+            row["fresh"] = row["intact"]
             return
         rest = os.path.join(self.workdir, f"rest-{row['i']}.safetensors")
         run(self.base(config, opt) + ["--steps", str(MORE_STEPS), "--resume",
@@ -196,19 +275,30 @@ class Campaign:
         row["bitwise"] = filecmp.cmp(whole, rest, shallow=False)
 
     def ok(self, row):
+        if row["missed"]:
+            return row["bitwise"] and row["seconds"] <= self.args.bound
         return (not row["hung"] and row["named"] and row["intact"] and
                 row["bitwise"] and row["seconds"] <= self.args.bound)
 
 
 def summary(rows):
-    def count(key):
-        return sum(1 for r in rows if r[key])
-    stops = sum(1 for r in rows if r["signal"] == "STOP")
+    def count(key, among=rows):
+        return sum(1 for r in among if r.get(key))
+    hits = [r for r in rows if not r["missed"]]
+    stops = sum(1 for r in hits if r["signal"] == "STOP")
+    moments = ", ".join(f"{m} {sum(1 for r in hits if r['moment'] == m)}"
+                        for m in MOMENTS)
     slowest = max((r["seconds"] for r in rows), default=0.0)
-    return (f"runs {len(rows)} (stops {stops}, kills {len(rows) - stops}; "
-            f"{count('writing')} during a checkpoint write): "
-            f"hangs {count('hung')}, named {count('named')}, "
-            f"intact {count('intact')}, bit for bit {count('bitwise')}; "
+    return (f"runs {len(rows)}, faults {len(hits)} (stops {stops}, kills "
+            f"{len(hits) - stops}; {moments}; {count('writing', hits)} during "
+            f"a checkpoint write), missed {len(rows) - len(hits)} "
+            f"(finished, weights bit for bit {count('bitwise', [r for r in rows if r['missed']])}): "
+            f"hangs {count('hung')}, named {count('named', hits)}, "
+            f"checkpoint intact {count('intact', hits)} (none yet "
+            f"{count('fresh', hits)}), resumed bit for bit "
+            f"{count('bitwise', hits) - count('fresh', hits)}; "
+            f"{count('unpolled', hits)} found in MPI's blocking calls, "
+            f"{count('watcher_ended', hits)} ended by a watcher; "
             f"slowest end {slowest:.1f} s after the fault")
 
 
@@ -235,8 +325,12 @@ def main():
                 row = campaign.fault(i, rng)
                 good = campaign.ok(row)
                 print(f"{'ok  ' if good else 'FAIL'} {i:3d} {row['config']} "
-                      f"{row['opt']:4s} {row['signal']} rank {row['rank']}"
-                      f"{' (writing)' if row['writing'] else ''}: "
+                      f"{row['opt']:4s} {row['signal']} rank {row['rank']} "
+                      f"{row['moment']:5s}"
+                      f"{' (writing)' if row['writing'] else ''}"
+                      f"{' (missed)' if row['missed'] else ''}"
+                      f"{' (MPI call)' if row['unpolled'] else ''}"
+                      f"{' (watcher)' if row['watcher_ended'] else ''}: "
                       f"exit {row['rc']} after {row['seconds']:.1f} s, "
                       f"checkpoint of step {row['step']}", flush=True)
                 if not good:

@@ -182,7 +182,14 @@ static inline pprt_transport *pprt_inner_transport(pprt_transport *t) {
   return ((pprt_forwarding_transport *)t)->inner;
 }
 
-/* Initialises MPI and returns the MPI transport. */
+/* Initialises MPI and returns the MPI transport. MPI_Init, communicator
+   set-up and MPI_Finalize cannot be polled: when one lasts longer than
+   `timeout_s`, the process names this host's stopped ranks and exits 1
+   (backends/mpi/unpolled.h). */
+pprt_transport *pprt_mpi_transport_create_within(int *argc, char ***argv,
+                                                 double timeout_s);
+
+/* The same with the default timeout, 60 s. */
 pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv);
 
 /* `inner` writing each transfer and group it starts to PREFIX.<rank>

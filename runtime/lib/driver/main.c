@@ -647,11 +647,19 @@ static pprt_transport *maybe_trace(pprt_transport *t) {
 }
 
 int main(int argc, char **argv) {
-  pprt_watch_start();
-  pprt_transport *t = pprt_mpi_transport_create(&argc, &argv);
-  pprt_watch_set_rank(t->world_rank);
+  /* MPI_Init waits for every rank without a timeout: bound it by
+     --timeout too, read before it (bad options are reported after). The
+     ranks name a stopped rank within 1.5 timeouts; its watcher ends it
+     later, when no rank waits for it any more. */
   pprt_driver_options opts;
   char err[9000] = "";
+  double timeout_s =
+      parse_options(argc, argv, &opts, err, sizeof err) == PARSE_OK
+          ? opts.run.timeout_s
+          : 60.0;
+  pprt_watch_start(2 * timeout_s + 2.0);
+  pprt_transport *t = pprt_mpi_transport_create_within(&argc, &argv, timeout_s);
+  pprt_watch_set_rank(t->world_rank);
   int status = parse_options(argc, argv, &opts, err, sizeof err);
   if (status != PARSE_OK)
     return handle_bad_options(t, status, argv[0], err);

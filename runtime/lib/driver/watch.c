@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef __linux__
@@ -22,9 +23,11 @@
 /* The rank's end of the pipe its world rank goes through; -1 if none. */
 static int rank_pipe = -1;
 
-/* In the watcher: the rank, and the last signal passed on to it. */
+/* In the watcher: the rank, the last signal passed on to it, and how long
+   it may stay stopped (0: for ever). */
 static pid_t child;
 static volatile sig_atomic_t passed_on;
+static double stop_limit;
 
 /* Signals the launcher sends to the processes it started (Ctrl-C, a
    job's time limit): the rank gets them. */
@@ -36,21 +39,79 @@ static void pass_on(int sig) {
   kill(child, sig);
 }
 
-/* The rank's world rank; if it died before it knew it, the one its
-   launcher gave it (MPICH's, Open MPI's or PMIx's variable); -1 if none. */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The rank's world rank, once it wrote it to the (non-blocking) pipe; else
+   the one its launcher gave it (MPICH's, Open MPI's or PMIx's variable);
+   -1 if none. */
 static int read_rank(int fd) {
-  int32_t rank = -1;
+  static int32_t rank = -1;
   ssize_t got;
   do
     got = read(fd, &rank, sizeof rank);
   while (got < 0 && errno == EINTR);
-  if (got == (ssize_t)sizeof rank)
+  if (rank >= 0)
     return rank;
   const char *vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"};
   for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i)
     if (getenv(vars[i]))
       return atoi(getenv(vars[i]));
   return -1;
+}
+
+static void describe(char *who, size_t size, int rank) {
+  if (rank >= 0)
+    snprintf(who, size, "rank %d", rank);
+  else
+    snprintf(who, size, "a rank");
+}
+
+/* The rank stayed stopped by `sig` for the stop limit: ends it and says
+   why (its end by SIGKILL is then no news). */
+static void end_stopped(int fd, int sig) {
+  char who[32];
+  describe(who, sizeof who, read_rank(fd));
+  fprintf(stderr,
+          "pprt: %s (pid %d) stayed stopped by signal %d (%s) for %.1f s; "
+          "its watcher ends it\n",
+          who, (int)child, sig, strsignal(sig), stop_limit);
+  fflush(stderr);
+  passed_on = SIGKILL;
+  kill(child, SIGKILL);
+}
+
+/* Waits until the rank ends, ending it when it stays stopped too long;
+   returns its wait status. */
+static int wait_for_end(int fd) {
+  int status = 0, stop_sig = 0;
+  double stopped_at = -1.0;
+  for (;;) {
+    int flags = WUNTRACED | WCONTINUED | (stopped_at >= 0 ? WNOHANG : 0);
+    pid_t got = waitpid(child, &status, flags);
+    if (got < 0 && errno != EINTR)
+      _exit(1);
+    if (got == 0 && now_s() - stopped_at >= stop_limit) {
+      end_stopped(fd, stop_sig);
+      stopped_at = -1.0;
+    } else if (got == 0) {
+      struct timespec pause = {0, 20L * 1000 * 1000};
+      nanosleep(&pause, NULL);
+    }
+    if (got <= 0)
+      continue;
+    if (WIFEXITED(status) || WIFSIGNALED(status))
+      return status;
+    if (WIFSTOPPED(status) && stop_limit > 0) {
+      stop_sig = WSTOPSIG(status);
+      stopped_at = now_s();
+    } else if (WIFCONTINUED(status)) {
+      stopped_at = -1.0;
+    }
+  }
 }
 
 /* Ends the watcher as its rank ended, so the launcher sees the same. */
@@ -73,15 +134,11 @@ _Noreturn static void watch(int fd) {
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < sizeof passed_signals / sizeof *passed_signals; ++i)
     sigaction(passed_signals[i], &sa, NULL);
-  int rank = read_rank(fd);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0)
-    if (errno != EINTR)
-      _exit(1);
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  int status = wait_for_end(fd);
   if (WIFSIGNALED(status) && WTERMSIG(status) != passed_on) {
-    char who[32] = "a rank";
-    if (rank >= 0)
-      snprintf(who, sizeof who, "rank %d", rank);
+    char who[32];
+    describe(who, sizeof who, read_rank(fd));
     fprintf(stderr, "pprt: %s (pid %d) was killed by signal %d (%s)\n", who,
             (int)child, WTERMSIG(status), strsignal(WTERMSIG(status)));
     fflush(stderr);
@@ -89,7 +146,34 @@ _Noreturn static void watch(int fd) {
   end_like(status);
 }
 
-void pprt_watch_start(void) {
+/* In the rank: its watcher's pid; 0 if none. */
+static pid_t my_watcher;
+
+/* As the rank exits: a stopped watcher (kill -STOP of the process the
+   launcher started) would keep the launcher waiting for ever, so the
+   rank continues it, saying so. */
+static void continue_stopped_watcher(void) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)my_watcher);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *end = strrchr(buf, ')');
+  if (!end || end[1] != ' ' || end[2] != 'T' || getppid() != my_watcher)
+    return;
+  fprintf(stderr,
+          "pprt: the watcher (pid %d) of the rank with pid %d is stopped; "
+          "continuing it so that the job can end\n",
+          (int)my_watcher, (int)getpid());
+  fflush(stderr);
+  kill(my_watcher, SIGCONT);
+}
+
+void pprt_watch_start(double stop_limit_s) {
+  stop_limit = stop_limit_s;
   const char *env = getenv("PPRT_WATCH");
   int fds[2];
   if ((env && strcmp(env, "0") == 0) || pipe(fds) != 0)
@@ -114,6 +198,8 @@ void pprt_watch_start(void) {
 #endif
   if (getppid() != watcher)
     raise(SIGKILL); /* the watcher died before the line above */
+  my_watcher = watcher;
+  atexit(continue_stopped_watcher);
 }
 
 void pprt_watch_set_rank(int32_t rank) {

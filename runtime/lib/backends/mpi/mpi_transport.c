@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "backends/mpi/unpolled.h"
 #include "backends/transport.h"
 
 #include <limits.h>
@@ -64,7 +65,8 @@ typedef struct mpi_transport {
   search search;
   MPI_Comm groups[PPRT_MAX_GROUPS]; /* split_groups' communicators, by id */
   int32_t num_groups;
-  mpi_send_request *reqs; /* outstanding sends; index = handle - first_req */
+  double unpolled_timeout_s; /* bounds MPI_Comm_split and MPI_Finalize */
+  mpi_send_request *reqs;    /* outstanding sends; index = handle - first_req */
   int32_t num_reqs;
   int32_t first_req; /* handle of reqs[0]; completed leading ones go */
   int32_t cap_reqs;
@@ -126,7 +128,10 @@ static int32_t mpi_split_groups(pprt_transport *t, int32_t color, int32_t key) {
   if (m->num_groups == PPRT_MAX_GROUPS)
     fail(m, "MPI_Comm_split", "too many groups");
   MPI_Comm *c = &m->groups[m->num_groups];
+  pprt_unpolled_begin("MPI_Comm_split", m->unpolled_timeout_s,
+                      m->base.world_rank);
   check(m, MPI_Comm_split(m->comm, color, key, c), "MPI_Comm_split");
+  pprt_unpolled_end();
   MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
   return m->num_groups++;
 }
@@ -737,8 +742,12 @@ static void mpi_destroy(pprt_transport *t) {
   free(m->search.answers);
   free(m->search.reqs);
   free(m->acked);
+  double timeout_s = m->unpolled_timeout_s;
+  int32_t rank = m->base.world_rank;
   free(m);
+  pprt_unpolled_begin("MPI_Finalize", timeout_s, rank);
   MPI_Finalize();
+  pprt_unpolled_end();
 }
 
 static const pprt_transport_ops mpi_ops = {
@@ -780,7 +789,24 @@ static int32_t local_rank(void) {
   return rank;
 }
 
+/* The world rank the launcher gave this process, before MPI_Init; -1. */
+static int32_t launcher_rank(void) {
+  const char *vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i)
+    if (getenv(vars[i]))
+      return atoi(getenv(vars[i]));
+  return -1;
+}
+
 pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
+  return pprt_mpi_transport_create_within(argc, argv, 60.0);
+}
+
+pprt_transport *pprt_mpi_transport_create_within(int *argc, char ***argv,
+                                                 double timeout_s) {
+  /* MPI_Init waits for every rank to start; MPI_Comm_dup and the node
+     split below for every rank too. */
+  pprt_unpolled_begin("MPI_Init", timeout_s, launcher_rank());
   MPI_Init(argc, argv);
   mpi_transport *m = calloc(1, sizeof *m);
   if (!m) {
@@ -802,6 +828,8 @@ pprt_transport *pprt_mpi_transport_create(int *argc, char ***argv) {
   m->base.world_rank = rank;
   m->base.world_size = size;
   m->base.local_rank = local_rank();
+  pprt_unpolled_end();
+  m->unpolled_timeout_s = timeout_s;
   m->base.max_tag = tag_upper_bound();
   search *s = &m->search;
   s->asked_at = calloc((size_t)size, sizeof *s->asked_at);

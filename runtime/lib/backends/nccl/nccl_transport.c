@@ -4,6 +4,7 @@
 #endif
 
 #include "backends/nccl/nccl_transport.h"
+#include "backends/mpi/unpolled.h"
 
 #include <nccl.h>
 #include <stdbool.h>
@@ -137,9 +138,14 @@ static int32_t nc_split_groups(pprt_transport *t, int32_t color, int32_t key) {
   nccl_transport *n = as_nccl(t);
   if (n->num_groups == PPRT_MAX_GROUPS)
     nccl_fatal(n, "ncclCommSplit", "too many groups");
+  /* Blocking and collective, like MPI_Comm_split: bounded the same way
+     (untested on a GPU). */
+  pprt_unpolled_begin("ncclCommSplit", pprt_unpolled_timeout(),
+                      n->base.world_rank);
   check_nccl(
       n, ncclCommSplit(n->world, color, key, &n->groups[n->num_groups], NULL),
       "ncclCommSplit");
+  pprt_unpolled_end();
   return n->num_groups++;
 }
 
@@ -441,8 +447,11 @@ pprt_transport *pprt_nccl_transport_create(pprt_transport *inner,
     snprintf(err, err_size, "no NCCL unique id from rank 0");
     return fail_create(n, err, err_size);
   }
+  pprt_unpolled_begin("ncclCommInitRank", pprt_unpolled_timeout(),
+                      inner->world_rank);
   ncclResult_t rc =
       ncclCommInitRank(&n->world, inner->world_size, msg.id, inner->world_rank);
+  pprt_unpolled_end();
   if (rc != ncclSuccess)
     snprintf(err, err_size, "ncclCommInitRank: %s", ncclGetErrorString(rc));
   if (!all_agree(inner, rc == ncclSuccess)) {
