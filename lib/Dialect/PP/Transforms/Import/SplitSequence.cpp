@@ -101,6 +101,17 @@ static bool isSum(linalg::GenericOp op) {
   return add && (add.getLhs() == out || add.getRhs() == out);
 }
 
+/// The work of a step along its sequence: a slice [a, b) costs
+/// perToken (b - a) + perPair (b - a) b, its token-wise ops plus its
+/// queries' attention over the b keys up to its end.
+struct SequenceCost {
+  double perToken = 0;
+  double perPair = 0;
+  double of(int64_t a, int64_t b) const {
+    return (perToken + perPair * b) * (b - a);
+  }
+};
+
 /// Rewrites one function into slices.
 class SequenceSlicer {
 public:
@@ -108,6 +119,8 @@ public:
       : bounds(bounds), seqDim(seqDim) {}
 
   LogicalResult run(func::FuncOp func);
+  /// The cost of the ops sliced by `run`, from their whole-sequence forms.
+  const SequenceCost &getCost() const { return cost; }
 
 private:
   unsigned numSlices() const { return bounds.size() - 1; }
@@ -136,8 +149,11 @@ private:
   Value sumParts(OpBuilder &b, Location loc, ArrayRef<Value> parts);
   LogicalResult materializeSums(Operation *op);
 
+  void addCost(linalg::GenericOp op, ArrayRef<SeqRole> roles);
+
   ArrayRef<int64_t> bounds;
   unsigned seqDim;
+  SequenceCost cost;
   DenseMap<Value, SlicedValue> sliced;
   DenseMap<std::pair<Value, unsigned>, Value> prefixes;
 };
@@ -349,6 +365,19 @@ FailureOr<Value> SequenceSlicer::inputPiece(OpBuilder &b, linalg::GenericOp op,
   return dims.empty() ? value : slicePart(b, op.getLoc(), value, dims, j);
 }
 
+/// Adds `op`'s work (iterations times body ops) per token, or per pair of
+/// query and key where it runs over keys.
+void SequenceSlicer::addCost(linalg::GenericOp op, ArrayRef<SeqRole> roles) {
+  double work = std::max<size_t>(op.getBody()->getOperations().size() - 1, 1);
+  for (int64_t range : op.getStaticLoopRanges())
+    work *= range;
+  double length = bounds.back();
+  if (llvm::is_contained(roles, SeqRole::Key))
+    cost.perPair += work / (length * length);
+  else
+    cost.perToken += work / length;
+}
+
 LogicalResult SequenceSlicer::visitGeneric(linalg::GenericOp op) {
   if (llvm::none_of(op.getDpsInputs(),
                     [&](Value input) { return sliced.count(input); }))
@@ -361,6 +390,7 @@ LogicalResult SequenceSlicer::visitGeneric(linalg::GenericOp op) {
   FailureOr<SmallVector<SeqRole>> roles = loopRoles(op);
   if (failed(roles))
     return failure();
+  addCost(op, *roles);
   // Result roles; a reduction over queries leaves per-slice parts of a sum.
   SmallVector<SlicedValue> results(op->getNumResults());
   for (OpResult result : op->getResults()) {
@@ -498,6 +528,45 @@ static SmallVector<int64_t> uniformBounds(int64_t length, int64_t slices) {
   return bounds;
 }
 
+/// Slice boundaries of equal cost as far as whole positions allow (later
+/// slices shorter where attention dominates): the smallest largest slice
+/// cost, found by bisection, each slice then as long as it may be while
+/// the remaining slices keep a position each.
+static SmallVector<int64_t> balancedBounds(int64_t length, int64_t slices,
+                                           const SequenceCost &cost) {
+  // The end of the longest slice from `start` costing at most `limit`.
+  auto reach = [&](int64_t start, double limit) {
+    int64_t lo = start, hi = length;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo + 1) / 2;
+      if (cost.of(start, mid) <= limit)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    return lo;
+  };
+  auto cut = [&](double limit) {
+    SmallVector<int64_t> bounds = {0};
+    for (int64_t j = 0; j + 1 < slices; ++j)
+      bounds.push_back(
+          std::max(bounds.back() + 1, std::min(reach(bounds.back(), limit),
+                                               length - (slices - 1 - j))));
+    bounds.push_back(length);
+    return bounds;
+  };
+  auto fits = [&](double limit) {
+    SmallVector<int64_t> bounds = cut(limit);
+    return cost.of(bounds[slices - 1], length) <= limit;
+  };
+  double lo = 0, hi = cost.of(0, length);
+  for (int i = 0; i < 100 && hi > 0; ++i) {
+    double mid = (lo + hi) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return cut(hi);
+}
+
 namespace {
 struct SplitSequencePass : pp::impl::PPSplitSequenceBase<SplitSequencePass> {
   using Base::Base;
@@ -533,6 +602,21 @@ struct SplitSequencePass : pp::impl::PPSplitSequenceBase<SplitSequencePass> {
       return signalPassFailure();
     }
     SmallVector<int64_t> bounds = uniformBounds(*length, numSlices);
+    if (split == "balanced") {
+      // The costs come from slicing a copy into one slice.
+      auto copy = cast<func::FuncOp>(func->clone());
+      SmallVector<int64_t> whole = {0, *length};
+      SequenceSlicer analysis(whole, seqDim);
+      LogicalResult analyzed = analysis.run(copy);
+      copy->erase();
+      if (failed(analyzed))
+        return signalPassFailure();
+      bounds = balancedBounds(*length, numSlices, analysis.getCost());
+    } else if (split != "uniform") {
+      func.emitError("split must be uniform or balanced, got '")
+          << split.getValue() << "'";
+      return signalPassFailure();
+    }
     if (failed(SequenceSlicer(bounds, seqDim).run(func)))
       return signalPassFailure();
   }

@@ -54,9 +54,13 @@ def PPSplitSequence : Pass<"pp-split-sequence", "ModuleOp"> {
   let description = [{
     Cuts the sequence dimension (`seq-dim`, default 1, of every data
     argument, i.e. every argument without `pp.param`) into `slices` = k
-    slices of equal length (the first ones one shorter when k does not
-    divide it) and computes every `linalg.generic` that reads the sequence
-    once per slice, as Seq1F1B runs a micro-batch (docs/Seq1F1B.md):
+    slices and computes every `linalg.generic` that reads the sequence
+    once per slice, as Seq1F1B runs a micro-batch (docs/Seq1F1B.md).
+    `split=uniform` (default) gives slices of equal length (the first ones
+    one shorter when k does not divide it); `split=balanced` slices of
+    equal estimated work (iterations times body ops of the sliced ops,
+    per token and per query-key pair), so later slices, whose queries
+    attend to more keys, are shorter (Seq1F1B's default).
 
     - token-wise ops (embeddings, layer norm, the MLP, the loss's terms)
       run on the slice's positions; whole-sequence operands such as
@@ -85,6 +89,9 @@ def PPSplitSequence : Pass<"pp-split-sequence", "ModuleOp"> {
   let options = [
     Option<"numSlices", "slices", "int64_t", "1",
            "Number of slices each sequence is cut into">,
+    Option<"split", "split", "std::string", "\"uniform\"",
+           "Slice lengths: uniform, or balanced (equal estimated work, "
+           "later slices shorter)">,
     Option<"seqDim", "seq-dim", "unsigned", "1",
            "The sequence dimension of the data arguments">,
     Option<"function", "function", "std::string", "\"train_step\"",
