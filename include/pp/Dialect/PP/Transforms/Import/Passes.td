@@ -49,6 +49,59 @@ def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPSplitSequence : Pass<"pp-split-sequence", "ModuleOp"> {
+  let summary = "Compute a training step in slices of its sequence";
+  let description = [{
+    Cuts the sequence dimension (`seq-dim`, default 1, of every data
+    argument, i.e. every argument without `pp.param`) into `slices` = k
+    slices and computes every `linalg.generic` that reads the sequence
+    once per slice, as Seq1F1B runs a micro-batch (docs/Seq1F1B.md).
+    `split=uniform` (default) gives slices of equal length (the first ones
+    one shorter when k does not divide it); `split=balanced` slices of
+    equal estimated work (iterations times body ops of the sliced ops,
+    per token and per query-key pair), so later slices, whose queries
+    attend to more keys, are shorter (Seq1F1B's default).
+
+    - token-wise ops (embeddings, layer norm, the MLP, the loss's terms)
+      run on the slice's positions; whole-sequence operands such as
+      learned positions are read at the slice's offset, and
+      `linalg.index` of a position loop is offset by the slice's start;
+    - causal attention, recognised by its mask `index(key) <= index(query)`
+      (in the op or its users), reads the keys and values of slices 0..j
+      concatenated (`tensor.concat`) in slice j; every op over a key loop
+      runs over that prefix;
+    - a sum over the sequence from zero (the loss) becomes one part per
+      slice, added in slice order where it is used or returned.
+
+    The function computes the same values; its gradients (pp-derive-backward)
+    are the unsliced ones, the keys' and values' gradients of slice j
+    accumulated over the slices that attend to it. Any other op reading
+    the sequence is an error at that op.
+
+    ```mlir
+    // before, slices=2: one attention over 16 positions
+    %s = linalg.generic ... ins(%q, %k : tensor<4x2x16x8xf32>, ...)
+    // after: slice 1's queries over the keys of both slices
+    %k01 = tensor.concat dim(2) %k0, %k1 : (...) -> tensor<4x2x16x8xf32>
+    %s1 = linalg.generic ... ins(%q1, %k01 : tensor<4x2x8x8xf32>, ...)
+    ```
+  }];
+  let options = [
+    Option<"numSlices", "slices", "int64_t", "1",
+           "Number of slices each sequence is cut into">,
+    Option<"split", "split", "std::string", "\"uniform\"",
+           "Slice lengths: uniform, or balanced (equal estimated work, "
+           "later slices shorter)">,
+    Option<"seqDim", "seq-dim", "unsigned", "1",
+           "The sequence dimension of the data arguments">,
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Name of the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PPLowerRandomSeeds : Pass<"pp-lower-random-seeds", "ModuleOp"> {
   let summary = "Give each random op of a step its own pp.random_seed";
   let description = [{
