@@ -536,8 +536,8 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
        failed(checkRange(context, "profile-warmup", driver.profileWarmup, 0,
                          INT32_MAX))))
     return failure();
-  if (failed(
-          checkRange(context, "stages", schedule.numStages, 1, kMaxStages)) ||
+  if (failed(checkRange(context, "stages", schedule.numStages, 1,
+                        kMaxPlannedStages)) ||
       failed(checkRange(context, "ranks", schedule.numRanks, 0, kMaxRanks,
                         " (0: one rank per stage)")) ||
       failed(checkRange(context, "microbatches", schedule.numMicrobatches, 1,

@@ -27,7 +27,9 @@ namespace {
 struct Label {
   /// The largest load of a rank whose stages are all placed.
   double closedMax = 0.0;
-  /// Load and memory so far of every rank (0 once closed).
+  /// Load and memory so far of every rank with several stages, and of
+  /// the current stage's if it is its rank's only one (getRankSlots; 0
+  /// once closed).
   SmallVector<double> time, memory;
   /// The time recomputing stages added, over every rank.
   double recomputeTime = 0.0;
@@ -78,6 +80,23 @@ bool insertPareto(LabelSet &set, Label label) {
 }
 } // namespace
 
+/// Where a partial plan keeps each rank's running load and memory. A rank
+/// with one stage is closed by the stage that opens it, so all such ranks
+/// share one slot that is zero between stages; with one stage per rank a
+/// plan is then a single number instead of a vector as long as the ranks.
+static SmallVector<int64_t> getRankSlots(const PartitionProblem &problem,
+                                         int64_t &numSlots) {
+  SmallVector<int64_t> stagesOnRank(problem.getNumRanks(), 0);
+  for (int64_t rank : problem.stageRank)
+    ++stagesOnRank[rank];
+  SmallVector<int64_t> slot(stagesOnRank.size(), 0);
+  numSlots = 1; // slot 0: the ranks of one stage
+  for (auto [rank, count] : llvm::enumerate(stagesOnRank))
+    if (count > 1)
+      slot[rank] = numSlots++;
+  return slot;
+}
+
 /// The search; drops partial plans whose load reaches `bound`. Clears
 /// `proven` if it had to drop others.
 static std::optional<Partition> search(const PartitionProblem &problem,
@@ -91,14 +110,17 @@ static std::optional<Partition> search(const PartitionProblem &problem,
     return problem.memoryCap.empty() ||
            memory <= problem.memoryCap[rank] * (1.0 + 1e-12);
   };
+  int64_t numSlots;
+  SmallVector<int64_t> rankSlot = getRankSlots(problem, numSlots);
 
   // labels[k][i]: partial partitions of the first i ops into k stages.
   std::vector<std::vector<LabelSet>> labels(numStages + 1,
                                             std::vector<LabelSet>(n + 1));
-  labels[0][0].push_back(Label{0.0, SmallVector<double>(numRanks, 0.0),
-                               SmallVector<double>(numRanks, 0.0)});
+  labels[0][0].push_back(Label{0.0, SmallVector<double>(numSlots, 0.0),
+                               SmallVector<double>(numSlots, 0.0)});
   for (int64_t stage = 0; stage < numStages; ++stage) {
     int64_t rank = problem.stageRank[stage];
+    int64_t slot = rankSlot[rank];
     bool last = stage + 1 == numStages;
     for (int64_t begin = 0; begin < n; ++begin) {
       if (labels[stage][begin].empty())
@@ -122,16 +144,16 @@ static std::optional<Partition> search(const PartitionProblem &problem,
         for (auto [load, recompute] : choices)
           for (auto [index, from] : llvm::enumerate(labels[stage][begin])) {
             Label next = from;
-            next.time[rank] += load.time;
+            next.time[slot] += load.time;
             if (!problem.memoryCap.empty())
-              next.memory[rank] += load.memory;
-            if (!fits(rank, next.memory[rank]) || next.time[rank] >= bound)
+              next.memory[slot] += load.memory;
+            if (!fits(rank, next.memory[slot]) || next.time[slot] >= bound)
               continue;
             if (recompute)
               next.recomputeTime += load.time - plain.time;
             if (lastStage[rank] == stage) {
-              next.closedMax = std::max(next.closedMax, next.time[rank]);
-              next.time[rank] = next.memory[rank] = 0.0;
+              next.closedMax = std::max(next.closedMax, next.time[slot]);
+              next.time[slot] = next.memory[slot] = 0.0;
             }
             next.prevBegin = begin;
             next.prevLabel = index;

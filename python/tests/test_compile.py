@@ -137,7 +137,7 @@ def test_invalid_options_are_located(pp):
         pp.compile(MLP, stages=0, microbatches=1)
     [diag] = info.value.diagnostics
     assert diag.location == "--stages"
-    assert diag.message == "--stages must be between 1 and 65536, got 0"
+    assert diag.message == "--stages must be between 1 and 512, got 0"
     with pytest.raises(pp.CompileError) as info:
         pp.compile(MLP, stages=1, microbatches=1, gemm="blas")
     assert info.value.diagnostics[0].location == "--gemm"

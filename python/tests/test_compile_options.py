@@ -90,7 +90,7 @@ def test_option_values_are_checked(pp):
 
 
 @pytest.mark.parametrize("keyword,value,message", [
-    ("stages", -1, "--stages must be between 1 and 65536, got -1"),
+    ("stages", -1, "--stages must be between 1 and 512, got -1"),
     ("microbatches", 0, "--microbatches must be between 1 and 1048576, "
      "got 0"),
     ("ranks", -1, "--ranks must be between 0 and 65536 (0: one rank per "

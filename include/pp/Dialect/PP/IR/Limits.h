@@ -16,6 +16,12 @@
 namespace mlir::pp {
 
 inline constexpr int64_t kMaxStages = int64_t(1) << 16;
+/// The most stages pp-partition-stages (and so pp-compile) cuts a model
+/// into. Its optimal search takes O(stages x (ops - stages)^2) time and its
+/// cost model O(ops^2) memory: 512 stages of a 512-layer chain plan in
+/// about 5 s of CPU, and each doubling costs about 8x. Schedules of
+/// existing stage functions (pp-schedule, imports) may have kMaxStages.
+inline constexpr int64_t kMaxPlannedStages = 512;
 inline constexpr int64_t kMaxRanks = int64_t(1) << 16;
 inline constexpr int64_t kMaxMicrobatches = int64_t(1) << 20;
 /// The most (stage, micro-batch) pairs a generated schedule may have, each

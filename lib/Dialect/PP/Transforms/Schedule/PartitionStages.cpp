@@ -139,6 +139,11 @@ FailureOr<int64_t> StagePartitioner::countStages(const PlannerOptions &options,
     return func.emitError("num-stages must be at least 1 without stage "
                           "markers, got ")
            << numStages;
+  if (numStages > kMaxPlannedStages)
+    return func.emitError("num-stages is ")
+           << numStages << "; at most " << kMaxPlannedStages
+           << " stages are planned (pp-schedule takes up to " << kMaxStages
+           << " stage functions)";
   if (numStages < int64_t(markers.size()) + 1)
     return markers.front()->emitError("the model has ")
            << markers.size() << " stage markers, which make at least "

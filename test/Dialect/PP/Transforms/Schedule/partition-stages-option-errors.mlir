@@ -11,6 +11,7 @@
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-ranks=1 schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=GENERATOR
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=-2" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 num-microbatches=-1" 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: not pp-opt %s --pp-partition-stages="num-stages=513" 2>&1 | FileCheck %s --check-prefix=PLANNED
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=1e9,1e9,1e9" 2>&1 | FileCheck %s --check-prefix=CAPCOUNT
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=1e9,-1" 2>&1 | FileCheck %s --check-prefix=CAPNEGATIVE
 // RUN: not pp-opt %s --pp-partition-stages="num-stages=2 memory-cap=inf" 2>&1 | FileCheck %s --check-prefix=CAPINF
@@ -46,3 +47,6 @@ func.func @train_step(%x: tensor<4x3xf32>, %w: tensor<3x3xf32> {pp.param}) -> te
   %c = linalg.exp ins(%b : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
   return %c : tensor<4x3xf32>
 }
+
+// The planner's search grows as stages x ops^2.
+// PLANNED: error: num-stages is 513; at most 512 stages are planned (pp-schedule takes up to 65536 stage functions)
