@@ -164,3 +164,30 @@ def test_integer_data_needs_a_source(pp, classifier):
     assert ("target argument 1 holds i64: synthetic data fills f32 "
             "arguments, and integer ones with --classes N"
             in failure.value.stderr)
+
+
+def test_labels_checked_against_the_classes(pp, classifier, tmp_path):
+    """A label at or past the loss's classes picks nothing (the pick is a
+    one-hot sum) and would train silently: it is refused before training,
+    named by sample. Labels of ignore_index (-100) count for nothing, as
+    in PyTorch, and are accepted."""
+    _, _, exported, program = classifier
+    features = np.zeros((SAMPLES, FEATURES), np.float32)
+    np.save(tmp_path / "features.npy", features)
+    labels = np.zeros(SAMPLES, np.int64)
+    labels[17] = CLASSES
+    np.save(tmp_path / "past.npy", labels)
+    with pytest.raises(pp.RunError) as failure:
+        pp.run(program, steps=1, init_weights=exported.weights,
+               data=[tmp_path / "features.npy", tmp_path / "past.npy"])
+    lines = [line for line in failure.value.stderr.splitlines() if line]
+    assert len(lines) == 1 and (
+        f"past.npy: sample 17 holds id {CLASSES} at position 0, but target "
+        f"argument 1 indexes a table of {CLASSES} rows: ids must be in "
+        f"[0, {CLASSES}) (or -100, which it ignores)" in lines[0]), \
+        failure.value.stderr
+    labels[17] = -100
+    np.save(tmp_path / "ignored.npy", labels)
+    run = pp.run(program, steps=1, init_weights=exported.weights,
+                 data=[tmp_path / "features.npy", tmp_path / "ignored.npy"])
+    assert len(run.losses) == 1

@@ -419,10 +419,12 @@ static void train(pprt_context *ctx) {
 /* ---- Ids past their table, from any data source. ---- */
 
 /* A second program, in a child: one stage whose input (buffer 0, i64 or
-   i32) indexes a table of COLS * ROWS rows. The data source writes ids
-   0..7 into micro-batch 0 and `bad` at row 1 position 2 of micro-batch 1,
-   which the core must refuse, naming them. */
+   i32) indexes a table of COLS * ROWS rows, with -100 ignored if
+   `ignores`. The data source writes ids 0..7 into micro-batch 0 and `bad`
+   at row 1 position 2 of micro-batch 1, which the core must refuse,
+   naming them, unless it is the ignored id. */
 static int64_t bad_id;
+static bool ignores;
 
 static void ids_load_rows(void *self, pprt_context *ctx,
                           const pprt_buffer_desc *b, int32_t id, int64_t step,
@@ -448,6 +450,8 @@ static void run_ids_child(int32_t dtype) {
   int64_t dims[] = {ROWS, COLS};
   pprt_define_buffer(ctx, 0, PPRT_INPUT, 0, 3, dtype, 2, dims);
   pprt_set_id_bound(ctx, 0, ROWS * COLS);
+  if (ignores)
+    pprt_set_id_ignored(ctx, 0, -100);
   if (!pprt_context_start(ctx))
     exit(3);
   pprt_set_run(ctx, 0, 1);
@@ -458,7 +462,7 @@ static void run_ids_child(int32_t dtype) {
 }
 
 /* Runs the child with `dtype` and `bad`; checks that it exits 1 with
-   `want` as its line. */
+   `want` as its line, or 0 and silent if `want` is "". */
 static void check_bad_ids(int32_t dtype, int64_t bad, const char *want) {
   int fds[2];
   if (pipe(fds) != 0) {
@@ -484,9 +488,11 @@ static void check_bad_ids(int32_t dtype, int64_t bad, const char *want) {
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1 && strcmp(out, want) == 0,
-        "id %lld: exit status %d and\n%s\nnot exit 1 and\n%s", (long long)bad,
-        WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, want);
+  int rc = *want ? 1 : 0;
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == rc &&
+            strcmp(out, want) == 0,
+        "id %lld: exit status %d and\n%s\nnot exit %d and\n%s", (long long)bad,
+        WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, rc, want);
 }
 
 static void check_id_bounds(void) {
@@ -498,6 +504,13 @@ static void check_id_bounds(void) {
                 "pprt: rank 0: step 1: input argument 3 of stage 0 "
                 "micro-batch 1 holds id -1 at row 1 position 2, but it "
                 "indexes a table of 8 rows: ids must be in [0, 8)\n");
+  ignores = true;
+  check_bad_ids(PPRT_I64, -100, "");
+  check_bad_ids(PPRT_I64, -99,
+                "pprt: rank 0: step 1: input argument 3 of stage 0 "
+                "micro-batch 1 holds id -99 at row 1 position 2, but it "
+                "indexes a table of 8 rows: ids must be in [0, 8) (or -100, "
+                "which it ignores)\n");
 }
 
 int main(void) {

@@ -37,7 +37,7 @@ struct RuntimeFunctions {
 
   // The program a schedule lowers to (convert-pp-to-runtime).
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
-      defineBuffer, setIdBound, defineSaved;
+      defineBuffer, setIdBound, setIdIgnored, defineSaved;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, updateState, allReduce, reduceScatter, allGather,
       optimizerStep, actionBegin, actionEnd;

@@ -43,7 +43,8 @@ struct Buffer {
   Slot slot;
   MemRefType type;
   pprt_dtype dtype;
-  int64_t idBound = 0;   // rows of the smallest table its ids index; 0: none
+  int64_t idBound = 0; // rows of the smallest table its ids index; 0: none
+  std::optional<int64_t> idIgnored; // the one id past it a loss masks out
   int64_t splitDim = -1; // the dimension `pp.split` splits over TP; -1: none
 };
 
@@ -193,6 +194,8 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
     int64_t &known = it->second.idBound;
     known = known ? std::min(known, bound.getInt()) : bound.getInt();
   }
+  if (auto ignored = func.getArgAttrOfType<IntegerAttr>(i, kIdIgnoredAttr))
+    it->second.idIgnored = ignored.getInt();
   // Weight gradients of one micro-batch are summed into a persistent buffer.
   if (inserted && slot->kind == SlotKind::ParamGrad)
     gradientSums.try_emplace(
@@ -283,10 +286,16 @@ void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
                              getDims(buffer.type)};
   call(fns.defineBuffer, args);
   if (buffer.idBound > 0 &&
-      (buffer.dtype == PPRT_I32 || buffer.dtype == PPRT_I64))
+      (buffer.dtype == PPRT_I32 || buffer.dtype == PPRT_I64)) {
     call(fns.setIdBound, {ctx, i32(buffer.id),
                           arith::ConstantOp::create(
                               b, loc, b.getI64IntegerAttr(buffer.idBound))});
+    if (buffer.idIgnored)
+      call(fns.setIdIgnored,
+           {ctx, i32(buffer.id),
+            arith::ConstantOp::create(b, loc,
+                                      b.getI64IntegerAttr(*buffer.idIgnored))});
+  }
   // A weight split over the tensor-parallel group (its gradient alike).
   if (buffer.kind == PPRT_PARAM && buffer.splitDim >= 0 &&
       getTensorParallelism(schedule) > 1)

@@ -28,6 +28,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   defineBuffer =
       fn("pprt_define_buffer", {ptr, i32, i32, i32, i32, i32, i32, ptr});
   setIdBound = fn("pprt_set_id_bound", {ptr, i32, i64});
+  setIdIgnored = fn("pprt_set_id_ignored", {ptr, i32, i64});
   defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
   send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});

@@ -160,6 +160,12 @@ void pprt_set_buffer_split(pprt_context *ctx, int32_t id, int32_t dim,
    holds one. Several calls keep the smallest bound. */
 void pprt_set_id_bound(pprt_context *ctx, int32_t id, int64_t bound);
 
+/* After pprt_set_id_bound(id, ...): `value`, outside the table, is
+   accepted too, because the model replaces it before every gather (the
+   ignore_index of a cross-entropy loss, whose targets of that value
+   count for nothing). */
+void pprt_set_id_ignored(pprt_context *ctx, int32_t id, int64_t value);
+
 /* Declares that the per-micro-batch buffer `id` (defined before) is what
    the forward of `stage` leaves for that stage's backward: it is held from
    a micro-batch's F until its `until` phase (PPRT_BACKWARD_INPUT,

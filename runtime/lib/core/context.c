@@ -359,6 +359,14 @@ void pprt_set_id_bound(pprt_context *ctx, int32_t id, int64_t bound) {
     b->id_bound = bound;
 }
 
+void pprt_set_id_ignored(pprt_context *ctx, int32_t id, int64_t value) {
+  pprt_buffer_desc *b = pprt_lookup(ctx, id);
+  if (b->id_bound == 0)
+    pprt_fatal(ctx, "pprt_set_id_ignored: buffer %d has no id bound", id);
+  b->has_id_ignored = true;
+  b->id_ignored = value;
+}
+
 void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
                        int32_t until) {
   const pprt_buffer_desc *b = pprt_lookup(ctx, id);
@@ -499,9 +507,9 @@ static void init_storage(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
 }
 
 /* Refuses ids of INPUT/TARGET `b` (slot `slot`, host copy `ids`) outside
-   [0, id_bound): a gather rewritten as a one-hot sum has no bounds check,
-   so such an id would gather zeros and train silently, whichever data
-   source wrote it. */
+   [0, id_bound), but the one the model ignores: a gather rewritten as a
+   one-hot sum has no bounds check, so such an id would gather zeros and
+   train silently, whichever data source wrote it. */
 static void check_ids(const pprt_context *ctx, const pprt_buffer_desc *b,
                       int32_t slot, int64_t step, const void *ids) {
   if (b->id_bound <= 0)
@@ -509,17 +517,22 @@ static void check_ids(const pprt_context *ctx, const pprt_buffer_desc *b,
   for (int64_t i = 0; i < b->numel; ++i) {
     int64_t v = b->dtype == PPRT_I64 ? ((const int64_t *)ids)[i]
                                      : ((const int32_t *)ids)[i];
-    if (v >= 0 && v < b->id_bound)
+    if ((v >= 0 && v < b->id_bound) ||
+        (b->has_id_ignored && v == b->id_ignored))
       continue;
     int64_t row_size = b->ndims > 0 ? b->numel / b->dims[0] : 1;
+    char ignored[48] = "";
+    if (b->has_id_ignored)
+      snprintf(ignored, sizeof ignored, " (or %lld, which it ignores)",
+               (long long)b->id_ignored);
     pprt_fatal(ctx,
                "step %lld: %s argument %d of stage %d micro-batch %d holds id "
                "%lld at row %lld position %lld, but it indexes a table of "
-               "%lld rows: ids must be in [0, %lld)",
+               "%lld rows: ids must be in [0, %lld)%s",
                (long long)step + 1, kind_names[b->kind], b->index, b->stage,
                slot, (long long)v, (long long)(i / row_size),
                (long long)(i % row_size), (long long)b->id_bound,
-               (long long)b->id_bound);
+               (long long)b->id_bound, ignored);
   }
 }
 

@@ -49,6 +49,9 @@ typedef struct pprt_buffer_desc {
   /* INPUT/TARGET ids: the rows of the smallest table they index
      (pprt_set_id_bound); 0 if none is declared. */
   int64_t id_bound;
+  /* pprt_set_id_ignored: an id past the bound the model masks out. */
+  bool has_id_ignored;
+  int64_t id_ignored;
   /* pprt_set_buffer_split: the global tensor is `split_parts` blocks of
      these (local) dims along `split_dim`; split_parts 0 if replicated. */
   int32_t split_dim;

@@ -56,12 +56,16 @@ static void build_vocab(pprt_corpus *c) {
     c->char_index[ch] = seen[ch] ? (int16_t)c->vocab_size++ : -1;
 }
 
-/* The position of the first token at or past `bound`; some is. */
-static int64_t first_token_from(const pprt_corpus *c, int64_t bound) {
-  int64_t i = 0;
-  while (i < c->length - 1 && token_at(c, i) < bound)
-    ++i;
-  return i;
+/* The position of the first token of `b` past its table (but the id the
+   model ignores), or -1. */
+static int64_t first_token_past(const pprt_corpus *c,
+                                const pprt_buffer_desc *b) {
+  for (int64_t i = 0; i < c->length; ++i) {
+    int64_t id = token_at(c, i);
+    if (id >= b->id_bound && !(b->has_id_ignored && id == b->id_ignored))
+      return i;
+  }
+  return -1;
 }
 
 /* One-hot data needs room for every id; ids need an integer buffer. */
@@ -85,8 +89,10 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
                         "[rows, positions, vocabulary] f32 tensors or i32/i64 "
                         "ids [rows, positions]",
                         what, b->index, b->ndims, pprt_dtype_name(b->dtype));
-  if (ids && b->id_bound > 0 && c->vocab_size > b->id_bound) {
-    int64_t at = first_token_from(c, b->id_bound);
+  int64_t at = ids && b->id_bound > 0 && c->vocab_size > b->id_bound
+                   ? first_token_past(c, b)
+                   : -1;
+  if (at >= 0) {
     return corpus_error(err, err_size, c,
                         "the largest id is %lld, but %s argument %d indexes a "
                         "table of %lld rows: ids must be below %lld (token "

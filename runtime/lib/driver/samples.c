@@ -305,15 +305,20 @@ static bool check_ids(const sample_array *a, const pprt_buffer_desc *b,
       memcpy(&v32, a->bytes + 4 * i, 4);
       v = v32;
     }
-    if (v >= 0 && v < b->id_bound)
+    if ((v >= 0 && v < b->id_bound) ||
+        (b->has_id_ignored && v == b->id_ignored))
       continue;
+    char ignored[48] = "";
+    if (b->has_id_ignored)
+      snprintf(ignored, sizeof ignored, " (or %lld, which it ignores)",
+               (long long)b->id_ignored);
     return fail(err, err_size,
                 "%s: sample %lld holds id %lld at position %lld, but %s "
                 "argument %d indexes a table of %lld rows: ids must be in "
-                "[0, %lld)",
+                "[0, %lld)%s",
                 a->spec, (long long)(i / per_sample), (long long)v,
                 (long long)(i % per_sample), kind_word(b->kind), b->index,
-                (long long)b->id_bound, (long long)b->id_bound);
+                (long long)b->id_bound, (long long)b->id_bound, ignored);
   }
   return true;
 }

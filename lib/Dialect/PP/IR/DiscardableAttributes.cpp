@@ -64,6 +64,11 @@ static bool isTableSize(Attribute value) {
   return isIntegerIn(value, 1, std::numeric_limits<int64_t>::max());
 }
 
+static bool isI64(Attribute value) {
+  auto integer = dyn_cast<IntegerAttr>(value);
+  return integer && integer.getType().isInteger(64);
+}
+
 static bool isStageNumber(Attribute value) {
   return isIntegerIn(value, 0, kMaxStages);
 }
@@ -138,6 +143,7 @@ static const AttributeRule kAttributeRules[] = {
     {kNameAttr, Site::Argument, "a string", isString},
     {kIdBoundAttr, Site::Argument, "a table size (a positive i64)",
      isTableSize},
+    {kIdIgnoredAttr, Site::Argument, "an id (an i64)", isI64},
     {kSlotAttr, Site::ArgumentOrResult, "a #pp.slot", isSlot},
     {kSplitAttr, Site::ArgumentOrResult,
      "shard split_axes on the one tensor-parallel grid axis (such as "

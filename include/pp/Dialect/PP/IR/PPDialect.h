@@ -50,6 +50,10 @@ inline constexpr llvm::StringLiteral kStateAttr = "pp.state";
 /// embedding, the classes of a loss), which the runtime checks the training
 /// data against.
 inline constexpr llvm::StringLiteral kIdBoundAttr = "pp.id_bound";
+/// Beside `pp.id_bound`: the one id outside the table the argument may also
+/// hold, because the model masks it out before every gather (the
+/// `ignore_index` of a cross-entropy loss).
+inline constexpr llvm::StringLiteral kIdIgnoredAttr = "pp.id_ignored";
 /// On a linalg contraction: `pp-select-gemm` chose the runtime's GEMM.
 inline constexpr llvm::StringLiteral kGemmAttrName = "pp.gemm";
 inline constexpr llvm::StringLiteral kGemmLibrary = "library";

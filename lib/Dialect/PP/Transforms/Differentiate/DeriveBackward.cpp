@@ -300,9 +300,10 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
     func.setArgAttr(i, kSlotAttr, SlotAttr::get(builder.getContext(), slot));
     // The runtime learns the tables a data argument's ids index from here.
     bool isData = slot.kind == SlotKind::Data || slot.kind == SlotKind::Target;
-    if (Attribute bound =
-            isData ? step.getArgAttr(slot.index, kIdBoundAttr) : Attribute())
-      func.setArgAttr(i, kIdBoundAttr, bound);
+    for (StringRef name : {kIdBoundAttr, kIdIgnoredAttr})
+      if (Attribute mark =
+              isData ? step.getArgAttr(slot.index, name) : Attribute())
+        func.setArgAttr(i, name, mark);
     if (slot.kind == SlotKind::Param)
       copySplit(slot.index, [&](Attribute split) {
         func.setArgAttr(i, kSplitAttr, split);

@@ -15,7 +15,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPLOWERGATHERS
@@ -162,10 +164,97 @@ LogicalResult GatherToOneHot::matchAndRewrite(linalg::GenericOp op,
   return success();
 }
 
+/// `input` without the reshapes and casts around it.
+static Value stripReshapes(Value input) {
+  while (Operation *def = input.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+            def))
+      break;
+    input = def->getOperand(0);
+  }
+  return input;
+}
+
+/// The argument of the function's entry block that `input` is, through
+/// reshapes; null otherwise.
+static BlockArgument getEntryArgument(Value input) {
+  auto arg = dyn_cast<BlockArgument>(stripReshapes(input));
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  return func && arg.getOwner() == &func.front() ? arg : BlockArgument();
+}
+
+/// The input of `op` that its body value `value` reads, if it is a block
+/// argument of an input; null otherwise.
+static Value getInputOf(linalg::GenericOp op, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != op.getBlock() ||
+      arg.getArgNumber() >= op.getNumDpsInputs())
+    return {};
+  return op.getDpsInputs()[arg.getArgNumber()];
+}
+
+/// The integer `value` holds in the body of `op`: a constant, or an input
+/// that is a splat constant.
+static std::optional<int64_t> getConstantIn(linalg::GenericOp op, Value value) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  Value input = getInputOf(op, value);
+  DenseIntElementsAttr splat;
+  if (input && matchPattern(input, m_Constant(&splat)) && splat.isSplat())
+    return splat.getSplatValue<APInt>().getSExtValue();
+  return std::nullopt;
+}
+
+/// The training-step argument whose ids a gather reads, and the value its
+/// loss ignores, if any.
+struct IdSource {
+  BlockArgument arg;
+  std::optional<int64_t> ignored; // the mask's ignore_index
+  int64_t replacement = 0;        // the id an ignored one is read as
+};
+
+/// The ids of `input` when it is F.cross_entropy's `ignore_index` mask, as
+/// torch-mlir lowers it: elementwise `select(a != K, a, c)` of an entry
+/// argument `a` and constants K and c, the condition computed elementwise
+/// from the same argument. Null `arg` otherwise.
+static IdSource getMaskedIds(Value input) {
+  auto select = input.getDefiningOp<linalg::GenericOp>();
+  if (!select || select.getNumDpsInits() != 1 ||
+      select.getNumReductionLoops() != 0)
+    return {};
+  auto pick = select.getBlock()
+                  ->getTerminator()
+                  ->getOperand(0)
+                  .getDefiningOp<arith::SelectOp>();
+  Value ids = pick ? getInputOf(select, pick.getTrueValue()) : Value();
+  Value kept = pick ? getInputOf(select, pick.getCondition()) : Value();
+  std::optional<int64_t> replacement =
+      pick ? getConstantIn(select, pick.getFalseValue()) : std::nullopt;
+  BlockArgument arg = ids ? getEntryArgument(ids) : BlockArgument();
+  auto mask =
+      kept ? kept.getDefiningOp<linalg::GenericOp>() : linalg::GenericOp();
+  if (!arg || !replacement || !mask || mask.getNumDpsInits() != 1)
+    return {};
+  auto compare = mask.getBlock()
+                     ->getTerminator()
+                     ->getOperand(0)
+                     .getDefiningOp<arith::CmpIOp>();
+  if (!compare || compare.getPredicate() != arith::CmpIPredicate::ne)
+    return {};
+  Value compared = getInputOf(mask, compare.getLhs());
+  std::optional<int64_t> ignored = getConstantIn(mask, compare.getRhs());
+  if (!compared || getEntryArgument(compared) != arg || !ignored)
+    return {};
+  return {arg, ignored, *replacement};
+}
+
 /// The function argument whose integers the computed index `index` of `op`
 /// is, through integer casts in the body and reshapes of the input outside
-/// it; null if it is computed otherwise.
-static BlockArgument getIdArgument(linalg::GenericOp op, Value index) {
+/// it, or through a loss's `ignore_index` mask; null if it is computed
+/// otherwise.
+static IdSource getIdSource(linalg::GenericOp op, Value index) {
   Value value = index;
   while (Operation *def = value.getDefiningOp()) {
     if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
@@ -173,46 +262,54 @@ static BlockArgument getIdArgument(linalg::GenericOp op, Value index) {
       return {};
     value = def->getOperand(0);
   }
-  auto arg = dyn_cast<BlockArgument>(value);
-  if (!arg || arg.getOwner() != op.getBlock() ||
-      arg.getArgNumber() >= op.getNumDpsInputs())
+  Value input = getInputOf(op, value);
+  if (!input)
     return {};
-  Value input = op.getDpsInputs()[arg.getArgNumber()];
-  while (Operation *def = input.getDefiningOp()) {
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
-            def))
-      return {};
-    input = def->getOperand(0);
-  }
-  auto funcArg = dyn_cast<BlockArgument>(input);
-  auto func = funcArg
-                  ? dyn_cast<func::FuncOp>(funcArg.getOwner()->getParentOp())
-                  : func::FuncOp();
-  return func && funcArg.getOwner() == &func.front() ? funcArg
-                                                     : BlockArgument();
+  if (BlockArgument arg = getEntryArgument(input))
+    return {arg};
+  return getMaskedIds(stripReshapes(input));
 }
 
 /// Marks each function argument whose ids a gather reads with the rows of
 /// the smallest table they index (`pp.id_bound`): the rewrite drops the
-/// bounds checks, so the runtime checks the training data instead.
+/// bounds checks, so the runtime checks the training data instead. An
+/// argument every gather reads through the same `ignore_index` mask, which
+/// replaces that value by an id within the table, may also hold it
+/// (`pp.id_ignored`).
 static void markIdBounds(func::FuncOp func) {
+  struct Marks {
+    int64_t bound = 0;
+    std::optional<int64_t> ignored;
+    bool unmasked = false; // a gather reads the ids as they are
+  };
+  llvm::MapVector<unsigned, Marks> marks;
   func.walk([&](linalg::GenericOp op) {
     tensor::ExtractOp extract = getYieldedGather(op);
     if (!extract || failed(classifyIndices(op, extract)))
       return;
     ArrayRef<int64_t> tableShape = extract.getTensor().getType().getShape();
     for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
-      BlockArgument arg = getIdArgument(op, index);
-      if (!arg || arg.getOwner() != &func.front())
+      IdSource source = getIdSource(op, index);
+      if (!source.arg || source.arg.getOwner() != &func.front())
         continue;
-      unsigned i = arg.getArgNumber();
-      auto known = func.getArgAttrOfType<IntegerAttr>(i, pp::kIdBoundAttr);
-      if (known && known.getInt() <= tableShape[dim])
-        continue;
-      func.setArgAttr(i, pp::kIdBoundAttr,
-                      Builder(op).getI64IntegerAttr(tableShape[dim]));
+      Marks &m = marks[source.arg.getArgNumber()];
+      m.bound = m.bound ? std::min(m.bound, tableShape[dim]) : tableShape[dim];
+      bool replacedWithin = source.ignored && source.replacement >= 0 &&
+                            source.replacement < tableShape[dim];
+      if (!replacedWithin || (m.ignored && m.ignored != source.ignored))
+        m.unmasked = true;
+      else
+        m.ignored = source.ignored;
     }
   });
+  Builder b(func.getContext());
+  for (auto &[i, m] : marks) {
+    auto known = func.getArgAttrOfType<IntegerAttr>(i, pp::kIdBoundAttr);
+    if (!known || known.getInt() > m.bound)
+      func.setArgAttr(i, pp::kIdBoundAttr, b.getI64IntegerAttr(m.bound));
+    if (m.ignored && !m.unmasked)
+      func.setArgAttr(i, pp::kIdIgnoredAttr, b.getI64IntegerAttr(*m.ignored));
+  }
 }
 
 namespace {

@@ -118,3 +118,110 @@ func.func @two_tables(%ids: tensor<24xi32>, %a: tensor<9x8xf32>, %b: tensor<7x8x
   } -> tensor<4x6x8xf32>
   return %x, %y : tensor<4x6x8xf32>, tensor<4x6x8xf32>
 }
+
+// -----
+
+// F.cross_entropy's ignore_index mask, as torch-mlir imports it: targets
+// of -100 are read as class 0 and counted for nothing, so the argument is
+// bounded by the classes and may also hold -100.
+// CHECK-LABEL: func.func @masked_pick(
+// CHECK-SAME: %{{.*}}: tensor<16xi64> {pp.id_bound = 5 : i64, pp.id_ignored = -100 : i64}
+#v = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
+#m4 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @masked_pick(%t: tensor<16xi64>, %x: tensor<16x5xf32>) -> tensor<16x1xf32> {
+  %ignore = arith.constant -100 : i64
+  %zero = arith.constant dense<0> : tensor<i64>
+  %be = tensor.empty() : tensor<16xi1>
+  %kept = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%t : tensor<16xi64>) outs(%be : tensor<16xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %ne = arith.cmpi ne, %in, %ignore : i64
+    linalg.yield %ne : i1
+  } -> tensor<16xi1>
+  %ie = tensor.empty() : tensor<16xi64>
+  %ids = linalg.generic {indexing_maps = [#v, #v, #s, #v], iterator_types = ["parallel"]}
+      ins(%kept, %t, %zero : tensor<16xi1>, tensor<16xi64>, tensor<i64>) outs(%ie : tensor<16xi64>) {
+  ^bb0(%k: i1, %id: i64, %z: i64, %out: i64):
+    %sel = arith.select %k, %id, %z : i64
+    linalg.yield %sel : i64
+  } -> tensor<16xi64>
+  %col = tensor.expand_shape %ids [[0, 1]] output_shape [16, 1] : tensor<16xi64> into tensor<16x1xi64>
+  %e = tensor.empty() : tensor<16x1xf32>
+  %r = linalg.generic {indexing_maps = [#m4, #m4], iterator_types = ["parallel", "parallel"]}
+      ins(%col : tensor<16x1xi64>) outs(%e : tensor<16x1xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %row = linalg.index 0 : index
+    %c = arith.index_cast %in : i64 to index
+    %v = tensor.extract %x[%row, %c] : tensor<16x5xf32>
+    linalg.yield %v : f32
+  } -> tensor<16x1xf32>
+  return %r : tensor<16x1xf32>
+}
+
+// -----
+
+// The same mask, but the targets are also gathered unmasked: -100 would
+// gather nothing there, so only the bound is kept. A mask that replaces
+// -100 by a class past the table (7 of 5) leaves it out as well.
+// CHECK-LABEL: func.func @masked_and_unmasked(
+// CHECK-SAME: %{{.*}}: tensor<16xi64> {pp.id_bound = 5 : i64}, %{{.*}}: tensor<16xi64> {pp.id_bound = 5 : i64}, %{{.*}}: tensor<16x5xf32>)
+#v5 = affine_map<(d0) -> (d0)>
+#s5 = affine_map<(d0) -> ()>
+func.func @masked_and_unmasked(%t: tensor<16xi64>, %u: tensor<16xi64>, %x: tensor<16x5xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %ignore = arith.constant -100 : i64
+  %zero = arith.constant dense<0> : tensor<i64>
+  %seven = arith.constant dense<7> : tensor<i64>
+  %be = tensor.empty() : tensor<16xi1>
+  %ie = tensor.empty() : tensor<16xi64>
+  %e = tensor.empty() : tensor<16xf32>
+  %kept = linalg.generic {indexing_maps = [#v5, #v5], iterator_types = ["parallel"]}
+      ins(%t : tensor<16xi64>) outs(%be : tensor<16xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %ne = arith.cmpi ne, %in, %ignore : i64
+    linalg.yield %ne : i1
+  } -> tensor<16xi1>
+  %ids = linalg.generic {indexing_maps = [#v5, #v5, #s5, #v5], iterator_types = ["parallel"]}
+      ins(%kept, %t, %zero : tensor<16xi1>, tensor<16xi64>, tensor<i64>) outs(%ie : tensor<16xi64>) {
+  ^bb0(%k: i1, %id: i64, %z: i64, %out: i64):
+    %sel = arith.select %k, %id, %z : i64
+    linalg.yield %sel : i64
+  } -> tensor<16xi64>
+  %a = linalg.generic {indexing_maps = [#v5, #v5], iterator_types = ["parallel"]}
+      ins(%ids : tensor<16xi64>) outs(%e : tensor<16xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %row = linalg.index 0 : index
+    %c = arith.index_cast %in : i64 to index
+    %v = tensor.extract %x[%row, %c] : tensor<16x5xf32>
+    linalg.yield %v : f32
+  } -> tensor<16xf32>
+  %b = linalg.generic {indexing_maps = [#v5, #v5], iterator_types = ["parallel"]}
+      ins(%t : tensor<16xi64>) outs(%e : tensor<16xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %row = linalg.index 0 : index
+    %c = arith.index_cast %in : i64 to index
+    %v = tensor.extract %x[%row, %c] : tensor<16x5xf32>
+    linalg.yield %v : f32
+  } -> tensor<16xf32>
+  %ukept = linalg.generic {indexing_maps = [#v5, #v5], iterator_types = ["parallel"]}
+      ins(%u : tensor<16xi64>) outs(%be : tensor<16xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %ne = arith.cmpi ne, %in, %ignore : i64
+    linalg.yield %ne : i1
+  } -> tensor<16xi1>
+  %uids = linalg.generic {indexing_maps = [#v5, #v5, #s5, #v5], iterator_types = ["parallel"]}
+      ins(%ukept, %u, %seven : tensor<16xi1>, tensor<16xi64>, tensor<i64>) outs(%ie : tensor<16xi64>) {
+  ^bb0(%k: i1, %id: i64, %z: i64, %out: i64):
+    %sel = arith.select %k, %id, %z : i64
+    linalg.yield %sel : i64
+  } -> tensor<16xi64>
+  %c2 = linalg.generic {indexing_maps = [#v5, #v5], iterator_types = ["parallel"]}
+      ins(%uids : tensor<16xi64>) outs(%e : tensor<16xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %row = linalg.index 0 : index
+    %c = arith.index_cast %in : i64 to index
+    %v = tensor.extract %x[%row, %c] : tensor<16x5xf32>
+    linalg.yield %v : f32
+  } -> tensor<16xf32>
+  return %a, %b, %c2 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+}

@@ -225,7 +225,9 @@ def PPLowerGathers : Pass<"pp-lower-gathers", "func::FuncOp"> {
     reshapes) with `pp.id_bound`, the rows of the smallest table they
     index, which the compiled program declares to the runtime
     (`pprt_set_id_bound`) and the runtime checks the training data
-    against. The work grows with the size of the gathered dimension (the
+    against. Ids that reach every gather through F.cross_entropy's
+    `ignore_index` mask (elementwise `select(t != K, t, c)` with c in the
+    table) may also be K: `pp.id_ignored` (`pprt_set_id_ignored`). The work grows with the size of the gathered dimension (the
     vocabulary).
 
     ```mlir
