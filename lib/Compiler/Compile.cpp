@@ -564,6 +564,12 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
            << " processes (ranks x --data-parallel x --tensor-parallel); at "
               "most "
            << kMaxProcesses << " are supported";
+  if (driver.target == CompileTarget::CUDA) {
+    std::string error = checkLowerToCUDAOptions(options.cuda);
+    if (!error.empty())
+      return emitError(getOptionLoc(context, "--cuda-chip"))
+             << "--cuda-" << error;
+  }
   if (driver.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
       (driver.emit == EmitKind::Executable || driver.emit == EmitKind::Profile))
     return emitError(getOptionLoc(context, "--target"))
