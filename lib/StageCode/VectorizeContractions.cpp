@@ -349,8 +349,8 @@ VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
 }
 
 void VectorizeContractions::runOnOperation() {
-  // Beyond any ISA: vector-bits=2^63-1 made vectors of whole dimensions
-  // (vector<4096xf32>) that LLVM splits into thousands of registers.
+  // Within any ISA's registers: vector-bits=2^63-1 made vectors of whole
+  // dimensions (vector<4096xf32>).
   if (vectorBits < 8 || vectorBits > 4096 || tileRows < 1 || tileRows > 64 ||
       tileVectors < 1 || tileVectors > 64) {
     emitError(getOperation()->getLoc())

@@ -77,7 +77,8 @@ pp::readStandardInput(uint64_t maxBytes) {
   if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > maxBytes)
     return fileError(llvm::formatv("it has {0} bytes; at most {1} are read",
                                    uint64_t(st.st_size), maxBytes));
-  // A pipe's size is known only at its end: read at most one byte more.
+  // A pipe's size is known only at its end: stop once more than maxBytes
+  // have come.
   llvm::SmallString<0> text;
   char chunk[1 << 16];
   while (text.size() <= maxBytes) {
