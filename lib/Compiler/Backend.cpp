@@ -60,7 +60,8 @@ static llvm::CodeGenOptLevel getCodeGenOptLevel(unsigned level) {
 
 /// Checks `cpu` and `features` against `target` before LLVM sees them: it
 /// warns about unknown names and ignores them, and ends the process on a
-/// CPU that cannot run the triple's code (`--target-cpu i386` on x86-64).
+/// CPU that cannot run the triple's code (`--target-cpu i386` on x86-64)
+/// or a changed mode (`-64bit-mode`).
 /// Errors are at `loc` (the CPU's) or at the features' option.
 static LogicalResult checkSubtarget(Location loc, const llvm::Target &target,
                                     const llvm::Triple &triple, StringRef cpu,
@@ -87,6 +88,13 @@ static LogicalResult checkSubtarget(Location loc, const llvm::Target &target,
       return emitError(featuresLoc)
              << "--target-features '" << features << "': '" << name.drop_front()
              << "' is not a feature of target '" << triple.str() << "'";
+    // X86's modes follow the triple; changing one mixes 16-, 32- and
+    // 64-bit code or ends in LLVM's fatal errors.
+    if (triple.isX86() && name.ends_with("bit-mode"))
+      return emitError(featuresLoc)
+             << "--target-features '" << features << "': '" << name.drop_front()
+             << "' is set by target '" << triple.str()
+             << "' and cannot be changed";
   }
   std::unique_ptr<llvm::MCSubtargetInfo> chosen(
       target.createMCSubtargetInfo(triple, cpu, features));

@@ -555,6 +555,21 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
            << " x --microbatches " << schedule.numMicrobatches.getValue()
            << " is too large a schedule: at most " << kMaxStageMicrobatches
            << " stage micro-batches are supported";
+  // Each factor is at most kMaxRanks here, so the product fits in 64 bits.
+  int64_t ranks = schedule.numRanks ? schedule.numRanks : schedule.numStages;
+  int64_t processes = ranks * schedule.numReplicas * schedule.tensorParallel;
+  if (processes > kMaxProcesses)
+    return emitError(getOptionLoc(context, "--data-parallel"))
+           << "the program would run on " << processes
+           << " processes (ranks x --data-parallel x --tensor-parallel); at "
+              "most "
+           << kMaxProcesses << " are supported";
+  if (driver.target == CompileTarget::CUDA) {
+    std::string error = checkLowerToCUDAOptions(options.cuda);
+    if (!error.empty())
+      return emitError(getOptionLoc(context, "--cuda-chip"))
+             << "--cuda-" << error;
+  }
   if (driver.target == CompileTarget::CUDA && !PP_RUNTIME_HAS_CUDA &&
       (driver.emit == EmitKind::Executable || driver.emit == EmitKind::Profile))
     return emitError(getOptionLoc(context, "--target"))
@@ -593,20 +608,13 @@ FailureOr<CompiledProgram> pp::compileModelFile(StringRef path,
                                                 TimingScope &timing) {
   if (failed(checkCompileOptions(context, options)))
     return failure();
-  std::unique_ptr<llvm::MemoryBuffer> file;
-  if (path == "-") {
-    std::string error;
-    if (!(file = openInputFile(path, &error)))
-      return emitError(getOptionLoc(context, path)) << error;
-  } else {
-    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
-        readRegularFile(path, kMaxModelFileBytes);
-    if (!read)
-      return emitError(getOptionLoc(context, path))
-             << "cannot open input file '" << path
-             << "': " << llvm::toString(read.takeError());
-    file = std::move(*read);
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      path == "-" ? readStandardInput(kMaxModelFileBytes)
+                  : readRegularFile(path, kMaxModelFileBytes);
+  if (!file)
+    return emitError(getOptionLoc(context, path))
+           << "cannot open input file '" << (path == "-" ? "<stdin>" : path)
+           << "': " << llvm::toString(file.takeError());
+  sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
   return compileModel(sourceMgr, context, options, timing);
 }

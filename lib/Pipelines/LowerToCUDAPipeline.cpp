@@ -19,6 +19,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -37,6 +38,23 @@ static void setSharedOptions(const LowerToCUDAPipelineOptions &options,
   shared.vectorizeContractions = false;
   shared.vectorizeElementwise = false;
   shared.staticScratch = false;
+}
+
+std::string
+pp::checkLowerToCUDAOptions(const LowerToCUDAPipelineOptions &options) {
+  StringRef chip = options.chip;
+  StringRef digits = chip.starts_with("sm_") ? chip.drop_front(3) : "";
+  if (digits.ends_with("a") || digits.ends_with("f"))
+    digits = digits.drop_back();
+  if (digits.empty() || !llvm::all_of(digits, llvm::isDigit))
+    return ("chip '" + chip +
+            "' is not an NVIDIA GPU architecture such as sm_90 or sm_90a")
+        .str();
+  if (options.kernelOptLevel < 0 || options.kernelOptLevel > 3)
+    return ("kernel-opt-level must be 0, 1, 2 or 3, got " +
+            Twine(options.kernelOptLevel.getValue()))
+        .str();
+  return "";
 }
 
 void pp::buildKernelOutliningPhase(OpPassManager &pm,

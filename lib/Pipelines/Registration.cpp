@@ -29,9 +29,23 @@ void pp::registerPPPipelines() {
       "Lower a verified schedule and its stage functions to the LLVM dialect "
       "for CPUs",
       buildLowerToCPUPipeline);
-  PassPipelineRegistration<LowerToCUDAPipelineOptions>(
+  // PassPipelineRegistration, with the options checked before building.
+  registerPassPipeline(
       "pp-lower-to-cuda",
       "Lower a verified schedule and its stage functions to the LLVM dialect "
       "with GEMM calls and CUDA kernels for NVIDIA GPUs",
-      buildLowerToCUDAPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        LowerToCUDAPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string error = checkLowerToCUDAOptions(options);
+        if (!error.empty())
+          return errorHandler("pp-lower-to-cuda: " + error);
+        buildLowerToCUDAPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionHandler) {
+        optionHandler(LowerToCUDAPipelineOptions());
+      });
 }

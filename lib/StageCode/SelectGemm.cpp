@@ -48,6 +48,15 @@ struct PPSelectGemm : pp::impl::PPSelectGemmBase<PPSelectGemm> {
   }
 
   void runOnOperation() override {
+    for (auto [name, value] :
+         {std::pair<StringRef, int64_t>{"min-library-flops", minLibraryFlops},
+          {"min-vectorized-library-flops", minVectorizedLibraryFlops},
+          {"max-library-calls", maxLibraryCalls}})
+      if (value < 0) {
+        getOperation()->emitError() << "pp-select-gemm: " << name
+                                    << " must not be negative, got " << value;
+        return signalPassFailure();
+      }
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (!op.hasPureTensorSemantics())
         return;

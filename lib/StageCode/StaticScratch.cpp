@@ -10,6 +10,7 @@
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPSTATICSCRATCH
@@ -19,6 +20,10 @@ namespace mlir::pp {
 using namespace mlir;
 
 namespace {
+
+/// The largest temporary pp-static-scratch may put on the stack: far below
+/// the 8 MiB of a main thread, with room for the other frames.
+constexpr int64_t kMaxStackBytes = int64_t(1) << 20;
 
 /// The size of a buffer `alloc` creates, if it is a dense buffer of a static
 /// shape and a scalar element type whose size is known.
@@ -42,6 +47,21 @@ struct StaticScratch : pp::impl::PPStaticScratchBase<StaticScratch> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A stack buffer beyond a thread's few megabytes crashes the program;
+    // an alignment of 0 or -1 was taken as 1, 3 made invalid IR.
+    if (maxStackBytes < 0 || maxStackBytes > kMaxStackBytes) {
+      module.emitError() << "pp-static-scratch: max-stack-bytes must be "
+                            "between 0 and "
+                         << kMaxStackBytes << ", got "
+                         << maxStackBytes.getValue();
+      return signalPassFailure();
+    }
+    if (alignment < 1 || alignment > 4096 || !llvm::isPowerOf2_64(alignment)) {
+      module.emitError() << "pp-static-scratch: alignment must be a power of "
+                            "two between 1 and 4096, got "
+                         << alignment.getValue();
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (!fn.isDeclaration() && !returnsBuffers(fn))
@@ -89,7 +109,7 @@ struct StaticScratch : pp::impl::PPStaticScratchBase<StaticScratch> {
                                        global.getSymName());
   }
 
-  int64_t getAlignment() { return std::max<int64_t>(alignment, 1); }
+  int64_t getAlignment() { return alignment; }
 };
 
 } // namespace

@@ -349,10 +349,15 @@ VectorizeContractions::vectorizeFunction(FunctionOpInterface function) {
 }
 
 void VectorizeContractions::runOnOperation() {
-  if (vectorBits < 8 || tileRows < 1 || tileVectors < 1) {
+  // Within any ISA's registers: vector-bits=2^63-1 made vectors of whole
+  // dimensions (vector<4096xf32>).
+  if (vectorBits < 8 || vectorBits > 4096 || tileRows < 1 || tileRows > 64 ||
+      tileVectors < 1 || tileVectors > 64) {
     emitError(getOperation()->getLoc())
-        << "pp-vectorize-contractions needs vector-bits >= 8, tile-rows >= 1 "
-           "and tile-vectors >= 1";
+        << "pp-vectorize-contractions needs vector-bits between 8 and 4096 "
+           "and tile-rows and tile-vectors between 1 and 64, got "
+        << vectorBits.getValue() << ", " << tileRows.getValue() << " and "
+        << tileVectors.getValue();
     return signalPassFailure();
   }
   // Function by function, so that the cost is linear in the module.

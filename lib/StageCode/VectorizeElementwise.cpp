@@ -202,10 +202,12 @@ struct VectorizeElementwise
   using Base::Base;
 
   void runOnOperation() override {
-    if (vectorBits < 8 || maxVectors < 1) {
+    if (vectorBits < 8 || vectorBits > 4096 || maxVectors < 1 ||
+        maxVectors > 64) {
       emitError(getOperation()->getLoc())
-          << "pp-vectorize-elementwise needs vector-bits >= 8 and "
-             "max-vectors >= 1";
+          << "pp-vectorize-elementwise needs vector-bits between 8 and 4096 "
+             "and max-vectors between 1 and 64, got "
+          << vectorBits.getValue() << " and " << maxVectors.getValue();
       return signalPassFailure();
     }
     SmallVector<linalg::LinalgOp> ops;

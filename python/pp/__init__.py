@@ -470,9 +470,10 @@ def _option_value(option: CompileOption, value: object) -> object:
 
 def _model_text(model: Source, filename: Optional[str]) -> Tuple[str, str]:
     """The model's text and the name its diagnostics use: a path-like, or a
-    str naming an existing file (one line, ending in .mlir), is read."""
+    str naming an existing file (one line, ending in .mlir), is read; one
+    naming a FIFO or device is refused as such, not parsed as text."""
     if (isinstance(model, str) and "\n" not in model
-            and model.endswith(".mlir") and os.path.isfile(model)):
+            and model.endswith(".mlir") and os.path.exists(model)):
         model = pathlib.Path(model)
     return _read(model, filename)
 

@@ -138,6 +138,14 @@ def test_schedule_typo_is_one_option_error(pp_compile):
      r"^--target-cpu 'i386' cannot run the 64-bit code of target '.+'$"),
     ({"target_features": "+foo"}, "--target-features",
      r"^--target-features '\+foo': 'foo' is not a feature of target '.+'$"),
+    # An empty chip crashed the interpreter in upstream's NVVM target
+    # verifier.
+    ({"target": "cuda", "cuda_chip": ""}, "--cuda-chip",
+     r"^--cuda-chip '' is not an NVIDIA GPU architecture such as sm_90 or "
+     r"sm_90a$"),
+    ({"target_features": "-64bit-mode"}, "--target-features",
+     r"^--target-features '-64bit-mode': '64bit-mode' is set by target '.+' "
+     r"and cannot be changed$"),
 ])
 def test_target_errors(pp, tmp_path, options, location, message):
     # These ended the interpreter ("LLVM ERROR: 64-bit code requested on a

@@ -68,6 +68,12 @@ def test_special_files_are_refused(pp, tmp_path):
             pp.Schedule.from_json(path)
         with pytest.raises(ValueError, match="it is not a regular file"):
             pp.compile(path, stages=2, microbatches=2)
+    # A str naming a FIFO was compiled as MLIR text ("expected operation
+    # name in quotes").
+    model = tmp_path / "model.mlir"
+    os.mkfifo(model)
+    with pytest.raises(ValueError, match="it is not a regular file"):
+        pp.compile(str(model), stages=2, microbatches=2)
 
 
 def test_csv_without_transfers(pp):

@@ -2,6 +2,9 @@
 // RUN: pp-opt %s --pp-select-gemm="gemm=auto min-library-flops=50000 max-library-calls=1 vectorize-contractions=false" | FileCheck %s --check-prefix=AUTO
 // RUN: pp-opt %s --pp-select-gemm="gemm=auto min-library-flops=1000 max-library-calls=2 vectorize-contractions=false" | FileCheck %s --check-prefix=AUTO-LOOPS
 // RUN: pp-opt %s --pp-select-gemm="gemm=auto" | FileCheck %s --check-prefix=AUTO-VEC
+// A negative threshold was taken as 0 (or as no call at all).
+// RUN: not pp-opt %s --pp-select-gemm="gemm=auto max-library-calls=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: pp-select-gemm: max-library-calls must not be negative, got -1
 
 // GEN-NOT: pp.gemm
 

@@ -1,5 +1,15 @@
 // RUN: pp-opt %s --pp-static-scratch | FileCheck %s
 // RUN: pp-opt %s --pp-static-scratch=max-stack-bytes=0 | FileCheck %s --check-prefix=NOSTACK
+// A negative or huge stack limit and an alignment that is not a power of two
+// were taken (the stack one crashes the program; alignment=3 made invalid IR).
+// RUN: not pp-opt %s --pp-static-scratch=max-stack-bytes=-1 2>&1 | FileCheck %s --check-prefix=STACKNEG
+// RUN: not pp-opt %s --pp-static-scratch=max-stack-bytes=9223372036854775807 2>&1 | FileCheck %s --check-prefix=STACKHUGE
+// RUN: not pp-opt %s --pp-static-scratch=alignment=0 2>&1 | FileCheck %s --check-prefix=ALIGN0
+// RUN: not pp-opt %s --pp-static-scratch=alignment=3 2>&1 | FileCheck %s --check-prefix=ALIGN3
+// STACKNEG: error: pp-static-scratch: max-stack-bytes must be between 0 and 1048576, got -1
+// STACKHUGE: error: pp-static-scratch: max-stack-bytes must be between 0 and 1048576, got 9223372036854775807
+// ALIGN0: error: pp-static-scratch: alignment must be a power of two between 1 and 4096, got 0
+// ALIGN3: error: pp-static-scratch: alignment must be a power of two between 1 and 4096, got 3
 
 // A large temporary becomes a private global of its own, a small one a
 // stack buffer; their deallocations go.

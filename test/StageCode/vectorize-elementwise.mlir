@@ -139,7 +139,9 @@ func.func @left_alone(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16
 
 // Bad options get a diagnostic.
 // RUN: not pp-opt %s --split-input-file --pp-vectorize-elementwise="vector-bits=4" 2>&1 | FileCheck %s --check-prefix=ERR
-// ERR: pp-vectorize-elementwise needs vector-bits >= 8 and max-vectors >= 1
+// ERR: pp-vectorize-elementwise needs vector-bits between 8 and 4096 and max-vectors between 1 and 64, got 4 and 4
+// RUN: not pp-opt %s --split-input-file --pp-vectorize-elementwise="vector-bits=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=ERRHUGE
+// ERRHUGE: pp-vectorize-elementwise needs vector-bits between 8 and 4096 and max-vectors between 1 and 64, got 9223372036854775807 and 4
 func.func @empty() {
   return
 }

@@ -6,12 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Compiler/FatalErrors.h"
 #include "pp/Target/ScheduleExport.h"
 #include "pp/Target/ScheduleImport.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
 int main(int argc, char **argv) {
+  // One line and exit 1 for LLVM's fatal errors (`-o /dev/full`: "IO
+  // failure on output stream").
+  mlir::pp::installFatalErrorHandlers("pp-translate");
   mlir::pp::registerScheduleExportTranslations();
   mlir::pp::registerScheduleImportTranslations();
   return mlir::failed(

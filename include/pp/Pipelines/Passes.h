@@ -286,6 +286,10 @@ void buildToLLVMPhase(OpPassManager &pm,
 /// `mgpu*` entry points libpprt's CUDA backend implements.
 void buildLowerToCUDAPipeline(OpPassManager &pm,
                               const LowerToCUDAPipelineOptions &options);
+/// Why `options` cannot build kernels, or an empty string: a chip that is
+/// not `sm_<digits>` with an optional `a` or `f` (an empty one crashed
+/// upstream's NVVM target verifier) or a kernel-opt-level outside 0-3.
+std::string checkLowerToCUDAOptions(const LowerToCUDAPipelineOptions &options);
 /// Buffer-level rewrites and the runtime calls for GPUs, then loop nests
 /// to outlined kernels (`gpu.launch_func` and `gpu.module`).
 void buildKernelOutliningPhase(OpPassManager &pm,

@@ -409,9 +409,9 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     FailureOr<int64_t> replicas = getInteger(*field, "'num_replicas'", "");
     if (failed(replicas))
       return failure();
-    if (*replicas <= 0)
-      return emitError(field->node)
-             << "'num_replicas' must be positive, got " << *replicas;
+    if (*replicas <= 0 || *replicas > kMaxRanks)
+      return emitError(field->node) << "'num_replicas' must be between 1 and "
+                                    << kMaxRanks << ", got " << *replicas;
     numReplicas = IntegerAttr::get(IntegerType::get(context, 64), *replicas);
   }
 

@@ -207,6 +207,23 @@ pp.schedule @s "x" for @f microbatches 1048577 stage_rank [0] {
 
 // -----
 
+// A replica count reached the runtime truncated to 32 bits.
+// expected-error @+1 {{has num_replicas = 9223372036854775807; at most 65536 are supported}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {num_replicas = 9223372036854775807 : i64} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{runs on 1073741824 processes (ranks x replicas x tensor-parallel group); at most 1048576 are supported}}
+pp.schedule @s "x" for @f microbatches 1 stage_rank [0] attributes {num_replicas = 65536 : i64, pp.tensor_parallel = 16384 : i64} {
+  pp.rank 0 {
+  }
+}
+
+// -----
+
 pp.schedule @grouped_first "x" for @f microbatches 1 stage_rank [0, 1] {
   pp.rank 0 {
     pp.compute forward stage 0 mb 0

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/Dialect/PP/Utils/JSONDepth.h"
 #include "pp/Scheduling/ScheduleTiming.h"
@@ -188,6 +189,10 @@ FailureOr<double> CostProfileReader::getAmount(const json::Value &value,
     return error(path) << "is out of the range of a double";
   if (*number < 0)
     return error(path) << "must not be negative, got "
+                       << formatQuantity(*number);
+  // Larger amounts overflow the sums of a simulation.
+  if (*number > kMaxQuantity)
+    return error(path) << "must be at most " << kMaxQuantityText << ", got "
                        << formatQuantity(*number);
   return *number;
 }

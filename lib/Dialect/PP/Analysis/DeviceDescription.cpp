@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/Dialect/PP/Utils/JSONDepth.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -54,21 +56,39 @@ static llvm::Error deviceError(const llvm::Twine &message) {
 }
 
 namespace {
-/// A numeric field of a device object and where it goes.
+/// A numeric field of a device object, where it goes and its range. Speeds
+/// are at least 1 per second and every amount at most kMaxQuantity, so that
+/// the times derived from them stay finite: a peak_flops of 5e-324 made
+/// every time infinite and the planner report that no partition exists.
 struct DeviceField {
   StringRef key;
   double DeviceDescription::*member;
-  bool mayBeZero;
+  double min;
+  /// Whether `min` itself is excluded (a capacity must be positive).
+  bool positive;
+  /// The range as errors state it.
+  StringRef range;
 };
 } // namespace
 
 static const DeviceField kDeviceFields[] = {
-    {"peak_flops", &DeviceDescription::peakFlops, false},
-    {"memory_bandwidth", &DeviceDescription::memoryBandwidth, false},
-    {"link_bandwidth", &DeviceDescription::linkBandwidth, false},
-    {"link_latency", &DeviceDescription::linkLatency, true},
-    {"memory_capacity", &DeviceDescription::memoryCapacity, false},
+    {"peak_flops", &DeviceDescription::peakFlops, 1, false,
+     "between 1 and 1e280"},
+    {"memory_bandwidth", &DeviceDescription::memoryBandwidth, 1, false,
+     "between 1 and 1e280"},
+    {"link_bandwidth", &DeviceDescription::linkBandwidth, 1, false,
+     "between 1 and 1e280"},
+    {"link_latency", &DeviceDescription::linkLatency, 0, false,
+     "between 0 and 1e280"},
+    {"memory_capacity", &DeviceDescription::memoryCapacity, 0, true,
+     "positive and at most 1e280"},
 };
+
+/// Whether `number` lies in `field`'s range (NaN does not).
+static bool isInRange(const DeviceField &field, double number) {
+  return (field.positive ? number > field.min : number >= field.min) &&
+         number <= kMaxQuantity;
+}
 
 /// Reads one device object; `where` names it in errors.
 static llvm::Expected<DeviceDescription>
@@ -103,11 +123,12 @@ parseDevice(const llvm::json::Value &value, StringRef where) {
     if (known == std::end(kDeviceFields))
       return deviceError(where + ": unknown field '" + key.str() + "'");
     std::optional<double> number = field.getAsNumber();
-    if (!number || !std::isfinite(*number) || *number < 0.0 ||
-        (*number == 0.0 && !known->mayBeZero))
-      return deviceError(where + ": '" + key.str() + "' must be a " +
-                         (known->mayBeZero ? "non-negative" : "positive") +
-                         " finite number");
+    if (!number)
+      return deviceError(where + ": '" + key.str() + "' must be a number");
+    if (!isInRange(*known, *number))
+      return deviceError(where + ": '" + key.str() + "' must be " +
+                         known->range + ", got " +
+                         sched::formatQuantity(*number));
     device.*(known->member) = *number;
   }
   if (!base)

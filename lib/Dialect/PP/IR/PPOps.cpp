@@ -7,6 +7,7 @@
 
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -15,6 +16,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -109,6 +111,26 @@ static LogicalResult verifyMemoryCap(ScheduleOp op, int64_t numRanks) {
   return success();
 }
 
+/// Checks that `num_replicas` is a rank count and that the processes the
+/// schedule runs on (ranks x replicas x tensor-parallel group) fit
+/// kMaxProcesses; num_replicas = 2^63 - 1 was accepted and reached the
+/// runtime truncated to 32 bits.
+static LogicalResult verifyProcessCount(ScheduleOp schedule, int64_t ranks) {
+  std::optional<uint64_t> replicas = schedule.getNumReplicas();
+  if (replicas && *replicas > uint64_t(kMaxRanks))
+    return schedule.emitOpError("has num_replicas = ")
+           << *replicas << "; at most " << kMaxRanks << " are supported";
+  // Each factor is at most kMaxRanks here, so the product fits in 64 bits.
+  int64_t processes =
+      ranks * int64_t(replicas.value_or(1)) *
+      std::clamp<int64_t>(getTensorParallelism(schedule), 1, kMaxRanks);
+  if (processes > kMaxProcesses)
+    return schedule.emitOpError("runs on ")
+           << processes << " processes (ranks x replicas x tensor-parallel "
+           << "group); at most " << kMaxProcesses << " are supported";
+  return success();
+}
+
 LogicalResult ScheduleOp::verify() {
   if (getStageRank().empty())
     return emitOpError("needs at least one stage in 'stage_rank'");
@@ -133,6 +155,8 @@ LogicalResult ScheduleOp::verify() {
   if (expected > kMaxRanks)
     return emitOpError("has ")
            << expected << " ranks; at most " << kMaxRanks << " are supported";
+  if (failed(verifyProcessCount(*this, expected)))
+    return failure();
   if (CostAttr cost = getCostAttr();
       cost && cost.getNumStages() != getNumStages())
     return emitOpError("has costs for ")

@@ -63,3 +63,34 @@ pp::readRegularFile(llvm::StringRef path, uint64_t maxBytes) {
     return fileError(buffer.getError().message());
   return std::move(*buffer);
 }
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+pp::readStandardInput(uint64_t maxBytes) {
+  struct stat st;
+  if (::fstat(STDIN_FILENO, &st) != 0)
+    return fileError(std::strerror(errno));
+  bool stream = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+                (S_ISCHR(st.st_mode) && ::isatty(STDIN_FILENO));
+  if (!S_ISREG(st.st_mode) && !stream)
+    return fileError(llvm::Twine("it is ") + describeKind(st.st_mode) +
+                     "; only regular files, pipes and terminals are read");
+  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > maxBytes)
+    return fileError(llvm::formatv("it has {0} bytes; at most {1} are read",
+                                   uint64_t(st.st_size), maxBytes));
+  // A pipe's size is known only at its end: stop once more than maxBytes
+  // have come.
+  llvm::SmallString<0> text;
+  char chunk[1 << 16];
+  while (text.size() <= maxBytes) {
+    ssize_t got = ::read(STDIN_FILENO, chunk, sizeof(chunk));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return fileError(std::strerror(errno));
+    if (got == 0)
+      return llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>");
+    text.append(chunk, chunk + got);
+  }
+  return fileError(llvm::formatv(
+      "it holds more than {0} bytes; at most {0} are read", maxBytes));
+}

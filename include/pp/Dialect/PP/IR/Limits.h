@@ -24,6 +24,10 @@ inline constexpr int64_t kMaxStages = int64_t(1) << 16;
 inline constexpr int64_t kMaxPlannedStages = 512;
 inline constexpr int64_t kMaxRanks = int64_t(1) << 16;
 inline constexpr int64_t kMaxMicrobatches = int64_t(1) << 20;
+/// The most processes a program runs on (ranks x data-parallel replicas x
+/// tensor-parallel group size): each factor alone may reach kMaxRanks,
+/// their product must still fit the runtime's 32-bit process counts.
+inline constexpr int64_t kMaxProcesses = int64_t(1) << 20;
 /// The most (stage, micro-batch) pairs a generated schedule may have, each
 /// two or three compute actions and their transfers: 2^18 generate,
 /// simulate and print in about 7 s of CPU; 2^20 (one stage of 2^20

@@ -31,6 +31,12 @@ inline constexpr uint64_t kMaxModelFileBytes = uint64_t(4) << 30;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readRegularFile(llvm::StringRef path, uint64_t maxBytes);
 
+/// Reads standard input whole (null-terminated): a regular file, a pipe or
+/// a terminal, up to `maxBytes`; a device such as /dev/zero, which would be
+/// read until memory runs out, or a directory is refused at once.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readStandardInput(uint64_t maxBytes);
+
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_UTILS_INPUTFILE_H

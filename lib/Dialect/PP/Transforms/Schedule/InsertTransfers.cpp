@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Scheduling/TransferOrder.h"
@@ -97,9 +98,9 @@ struct InsertTransfersPass
   using Base::Base;
   void runOnOperation() override {
     bool rendezvous = semantics == TransferSemantics::rendezvous;
-    if (numReplicas < 1) {
-      getOperation().emitError("num-replicas must be at least 1, got ")
-          << numReplicas.getValue();
+    if (numReplicas < 1 || numReplicas > kMaxRanks) {
+      getOperation().emitError("num-replicas must be between 1 and ")
+          << kMaxRanks << ", got " << numReplicas.getValue();
       return signalPassFailure();
     }
     if (zero != 0 && zero != 1) {

@@ -2,6 +2,7 @@
 // RUN: pp-opt %s --pp-schedule="schedule=zb-h1 num-stages=2 num-microbatches=3" --pp-insert-transfers="num-replicas=4" --pp-verify-schedule | FileCheck %s --check-prefix=SPLIT
 // RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers --pp-verify-schedule | FileCheck %s --check-prefix=ONE
 // RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="semantics=eventually" 2>&1 | FileCheck %s --check-prefix=SEMANTICS
 
 // Interleaved 1F1B, stages 0 and 2 on rank 0: stage 2's gradients are
@@ -52,5 +53,6 @@
 // ONE-NOT: num_replicas
 // ONE-NOT: pp.all_reduce
 
-// ZERO: error: num-replicas must be at least 1, got 0
+// ZERO: error: num-replicas must be between 1 and 65536, got 0
+// HUGE: error: num-replicas must be between 1 and 65536, got 9223372036854775807
 // SEMANTICS: for the --semantics option: Cannot find option named 'eventually'!

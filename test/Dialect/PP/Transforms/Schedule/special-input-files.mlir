@@ -19,6 +19,13 @@
 // MODEL-FIFO: cannot open input file 'fifo.json': it is a FIFO; only regular files are read
 // RUN: not timeout 30 pp-compile /dev/zero --stages 2 -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL-ZERO
 // MODEL-ZERO: cannot open input file '/dev/zero': it is a character device
+// A model on standard input is read from a file, a pipe or a terminal, up
+// to the model size bound; /dev/zero there was read until memory ran out.
+// RUN: not timeout 30 pp-compile - --stages 2 -o /dev/null < /dev/zero 2>&1 | FileCheck %s --check-prefix=STDIN-ZERO
+// STDIN-ZERO: cannot open input file '<stdin>': it is a character device; only regular files, pipes and terminals are read
+// RUN: cat %s | pp-compile - --stages 1 --microbatches 1 --emit=schedule -o - | FileCheck %s --check-prefix=STDIN-PIPE
+// RUN: pp-compile - --stages 1 --microbatches 1 --emit=schedule -o - < %s | FileCheck %s --check-prefix=STDIN-PIPE
+// STDIN-PIPE: pp.schedule @train_step_schedule
 
 func.func @train_step(%x: tensor<4x4xf32>, %w: tensor<4x4xf32> {pp.param}) -> tensor<f32> {
   %e = tensor.empty() : tensor<4x4xf32>
