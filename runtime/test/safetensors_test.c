@@ -69,21 +69,29 @@ static void test_round_trip(const char *dir) {
   unlink(path);
 }
 
+/* A writer of one f32 tensor "x" of `count` values, its first two written. */
+static pprt_st_writer *begin_two_floats(const char *path, int64_t count,
+                                        char *err, size_t err_size) {
+  int64_t dims[] = {count};
+  pprt_st_entry e = {"x", "F32", 1, dims};
+  pprt_st_writer *wr =
+      pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, err_size);
+  CHECK(wr);
+  float x[2] = {1, 2};
+  if (wr)
+    CHECK(pprt_st_writer_data(wr, x, sizeof x, err, err_size));
+  return wr;
+}
+
 /* Committing fewer bytes than the header promises fails and leaves
    neither the file nor its temporary. */
 static void test_short_write(const char *dir) {
   char path[4096], tmp[4200], err[256] = "";
   snprintf(path, sizeof path, "%s/short.safetensors", dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int64_t dims[] = {4};
-  pprt_st_entry e = {"x", "F32", 1, dims};
-  pprt_st_writer *wr =
-      pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, sizeof err);
-  CHECK(wr);
+  pprt_st_writer *wr = begin_two_floats(path, 4, err, sizeof err);
   if (!wr)
     return;
-  float x[2] = {1, 2};
-  CHECK(pprt_st_writer_data(wr, x, sizeof x, err, sizeof err));
   CHECK(!pprt_st_writer_commit(wr, err, sizeof err));
   CHECK(strstr(err, "8 tensor bytes written, 16 expected"));
   CHECK(access(tmp, F_OK) != 0 && access(path, F_OK) != 0);
@@ -96,15 +104,9 @@ static void test_path_replaced(const char *dir) {
   snprintf(path, sizeof path, "%s/replaced.safetensors", dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   unlink(path);
-  int64_t dims[] = {2};
-  pprt_st_entry e = {"x", "F32", 1, dims};
-  pprt_st_writer *wr =
-      pprt_st_writer_begin(path, &e, 1, NULL, NULL, 0, err, sizeof err);
-  CHECK(wr);
+  pprt_st_writer *wr = begin_two_floats(path, 2, err, sizeof err);
   if (!wr)
     return;
-  float x[2] = {1, 2};
-  CHECK(pprt_st_writer_data(wr, x, sizeof x, err, sizeof err));
   CHECK(mkfifo(path, 0600) == 0);
   CHECK(!pprt_st_writer_commit(wr, err, sizeof err));
   CHECK(strstr(err, "replaced.safetensors': it is a FIFO; outputs must be "

@@ -8,21 +8,13 @@ largest magnitude (the saved weights, element by element)."""
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "runtime", "test"))
 import safetensors_file  # noqa: E402
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n"
-                 f"{proc.stdout}\n{proc.stderr}")
-    return proc.stdout
+from weights import run  # noqa: E402
 
 
 def train(args, workdir, model, name, stages, microbatches, schedule):

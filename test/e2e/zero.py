@@ -19,19 +19,12 @@ import argparse
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
+from weights import run
+
 REPLICAS = 2
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n"
-                 f"{proc.stdout}\n{proc.stderr}")
-    return proc.stdout
 
 
 def param_sizes(model_text):
