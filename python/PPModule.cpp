@@ -322,11 +322,12 @@ TransferSemantics getSemantics(const std::string &text) {
 }
 
 void insertTransfers(Schedule &schedule, int64_t numReplicas,
-                     const std::string &semantics) {
+                     const std::string &semantics, int64_t zero) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
   PPInsertTransfersOptions options;
   options.numReplicas = numReplicas;
+  options.zero = zero;
   options.semantics = getSemantics(semantics);
   pm.addPass(createPPInsertTransfers(options));
   runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");
@@ -835,7 +836,7 @@ void bindSchedule(nb::module_ &m) {
              return exportSchedule(s, exportScheduleToSVG, "SVG");
            })
       .def("insert_transfers", &insertTransfers, nb::arg("num_replicas"),
-           nb::arg("semantics"))
+           nb::arg("semantics"), nb::arg("zero"))
       .def("verify", &verify, nb::arg("semantics"))
       .def("simulate", &simulate, nb::arg("semantics"),
            nb::arg("all_reduce_cost"))

@@ -251,12 +251,17 @@ class Schedule:
     # Checking and running ------------------------------------------------
 
     def insert_transfers(self, num_replicas: int = 1,
-                         semantics: str = "rendezvous") -> "Schedule":
+                         semantics: str = "rendezvous",
+                         zero: int = 0) -> "Schedule":
         """Runs pp-insert-transfers on the schedule; returns it. With
         `semantics="rendezvous"` (the default) the transfers form exchange
         groups that cannot deadlock when a send waits for its receive
-        (NCCL); `"async"` leaves each receive right before its consumer."""
-        self._native.insert_transfers(num_replicas, semantics)
+        (NCCL); `"async"` leaves each receive right before its consumer.
+        With `num_replicas` > 1, `zero=1` shards the optimizer state over
+        the replicas (ZeRO-1): each stage's gradients are reduce-scattered
+        instead of all-reduced, and its weights all-gathered after its
+        optimizer step."""
+        self._native.insert_transfers(num_replicas, semantics, zero)
         return self
 
     def verify(self, semantics: str = "async") -> "Schedule":

@@ -99,3 +99,19 @@ def test_unknown_semantics(pp):
         s.timeline("eager")
     with pytest.raises(pp.Error, match="unknown semantics 'eager'"):
         s.simulate("eager")
+
+
+def test_insert_transfers_zero_matches_pp_opt(pp, pp_opt):
+    s = pp.schedule("1f1b", num_stages=2, num_microbatches=4,
+                    insert_transfers=False)
+    s.insert_transfers(num_replicas=2, semantics="async", zero=1)
+    text = s.to_mlir()
+    assert "pp.reduce_scatter" in text and "pp.all_gather" in text
+    assert "pp.all_reduce" not in text
+    result_args = subprocess.run(
+        [pp_opt, "--pp-schedule=schedule=1f1b num-stages=2 num-microbatches=4",
+         "--pp-insert-transfers=num-replicas=2 zero=1 semantics=async",
+         "--pp-simulate=all-reduce-cost=3", "-o", "/dev/null"],
+        input="module {}", capture_output=True, text=True, check=True)
+    makespan = float(REMARK.search(result_args.stderr).group(1))
+    assert s.simulate(all_reduce_cost=3).makespan == makespan

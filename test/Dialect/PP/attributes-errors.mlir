@@ -95,7 +95,7 @@ func.func @param_on_a_function() attributes {pp.param} {
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown pp attribute 'pp.note'; the known ones are pp.stage, pp.phase, pp.recompute, pp.microbatches, pp.makespan, pp.steady_step, pp.idle, pp.peak_memory, pp.static_memory, pp.tensor_parallel, pp.gemm, pp.param, pp.target, pp.name, pp.id_bound, pp.id_ignored, pp.slot, pp.split}}
+// expected-error @+1 {{'func.func' op unknown pp attribute 'pp.note'; the known ones are pp.stage, pp.phase, pp.recompute, pp.microbatches, pp.makespan, pp.steady_step, pp.idle, pp.peak_memory, pp.static_memory, pp.tp_all_reduce_bytes, pp.tensor_parallel, pp.gemm, pp.param, pp.target, pp.name, pp.id_bound, pp.id_ignored, pp.slot, pp.split}}
 func.func @unknown() attributes {pp.note = 1 : i64} {
   return
 }

@@ -134,6 +134,9 @@ static const AttributeRule kAttributeRules[] = {
     {kPeakMemoryAttr, Site::Schedule, "an array<f64>", isF64Array},
     // pp-simulate's bytes of weights, gradients and optimizer state per rank.
     {"pp.static_memory", Site::Schedule, "an array<f64>", isF64Array},
+    // pp-simulate's bytes each device sends in tensor-parallel all-reduces,
+    // per rank and step.
+    {"pp.tp_all_reduce_bytes", Site::Schedule, "an array<f64>", isF64Array},
     {kTensorParallelAttr, Site::Schedule,
      "a tensor-parallel group size (an i64 in [1, 65536))",
      isTensorParallelism},

@@ -102,7 +102,8 @@ struct ShardStagesPass : pp::impl::PPShardStagesBase<ShardStagesPass> {
     options.traversal = shard::TraversalOrder::ForwardBackward;
     propagate.addPass(shard::createShardingPropagation(options));
     if (failed(runPipeline(propagate, func)) ||
-        failed(recordAndCheckBoundary(func, contract)))
+        failed(recordAndCheckBoundary(func, contract)) ||
+        failed(checkPartitionable(func)))
       return failure();
     OpPassManager partition(func::FuncOp::getOperationName());
     partition.addPass(shard::createPartition());

@@ -218,12 +218,19 @@ LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
       return failure();
     if (split)
       func.setResultAttr(i, kSplitAttr, split);
-    // Right after the value, not at the return: propagation reuses this
-    // annotation for the value's other readers, which it must dominate.
-    b.setInsertionPointAfterValue(operand.get());
+    // Right after the value, and read by all its other users (the value
+    // may be read on in the stage and returned again, as a saved value):
+    // upstream propagation annotates a value that has an annotation and
+    // other readers a second time, and partitioning then crashes on it.
+    Value value = operand.get();
+    b.setInsertionPointAfterValue(value);
     Value sharding = createSharding(b, ret.getLoc(), grid, split);
-    operand.set(shard::ShardOp::create(b, ret.getLoc(), operand.get().getType(),
-                                       operand.get(), sharding, UnitAttr()));
+    auto shard = shard::ShardOp::create(b, ret.getLoc(), value.getType(), value,
+                                        sharding, UnitAttr());
+    if (isa<BlockArgument>(value) || value.getDefiningOp<shard::ShardOp>())
+      operand.set(shard);
+    else
+      value.replaceAllUsesExcept(shard, shard);
   }
   return success();
 }
@@ -327,4 +334,24 @@ LogicalResult pp::recordAndCheckBoundary(func::FuncOp func,
                                          : WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+LogicalResult pp::checkPartitionable(func::FuncOp func) {
+  for (Operation &op : func.getBody().front()) {
+    if (isa<shard::ShardDialect>(op.getDialect()))
+      continue;
+    for (OpResult result : op.getResults()) {
+      auto tensor = dyn_cast<RankedTensorType>(result.getType());
+      if (!tensor || tensor.getRank() == 0 ||
+          (result.hasOneUse() && isa<shard::ShardOp>(*result.user_begin())))
+        continue;
+      return op.emitOpError("result #")
+             << result.getResultNumber()
+             << " has no single sharding after propagation in '"
+             << func.getSymName()
+             << "' (it is read directly or annotated twice), so upstream "
+                "partitioning cannot split it";
+    }
+  }
+  return success();
 }

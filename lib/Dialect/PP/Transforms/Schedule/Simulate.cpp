@@ -9,8 +9,10 @@
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/Analysis/StaticMemory.h"
+#include "pp/Dialect/PP/Analysis/TensorParallelCollectives.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -108,17 +110,83 @@ static void reportStaticMemory(ScheduleOp schedule, OptimizerKind optimizer) {
       Builder(schedule.getContext()).getDenseF64ArrayAttr(totals));
 }
 
+/// The time a tensor-parallel all-reduce takes: latency plus the bytes a
+/// device sends over the bandwidth (free without a bandwidth).
+struct TensorParallelLink {
+  double bandwidth = 0.0, latency = 0.0;
+};
+
+/// Adds `extra` to every micro-batch's cost of (phase, stage); a fused
+/// backward's goes to B (it takes B + W).
+static void addCost(StageCosts &costs, Phase phase, int64_t stage,
+                    double extra) {
+  bool forward = phase == Phase::forward;
+  bool weight = phase == Phase::backward_weight;
+  SmallVector<double> &perStage = forward  ? costs.forward
+                                  : weight ? costs.backwardWeight
+                                           : costs.backwardInput;
+  MicrobatchCosts &table = costs.perMicrobatch;
+  SmallVector<double> &perMb = forward  ? table.forward
+                               : weight ? table.backwardWeight
+                                        : table.backwardInput;
+  perStage[stage] += extra;
+  for (int64_t mb = 0; mb < table.numMicrobatches && !perMb.empty(); ++mb)
+    perMb[stage * table.numMicrobatches + mb] += extra;
+}
+
+/// Reports the tensor-parallel all-reduces of `schedule`'s stage functions
+/// and each rank's bytes per step, and adds their time to `costs`.
+static void addTensorParallelAllReduces(ScheduleOp schedule, StageCosts &costs,
+                                        TensorParallelLink link) {
+  int64_t parts = getTensorParallelism(schedule);
+  llvm::DenseMap<int64_t, AllReduceCount> counts =
+      getTensorParallelAllReduces(schedule);
+  if (parts <= 1 || counts.empty())
+    return;
+  SmallVector<int64_t> keys = llvm::to_vector(llvm::make_first_range(counts));
+  llvm::sort(keys);
+  InFlightDiagnostic remark = emitRemark(schedule.getLoc());
+  remark << "tensor-parallel all-reduces per micro-batch (T = " << parts
+         << "; count, bytes each device sends):";
+  for (auto [i, key] : llvm::enumerate(keys)) {
+    AllReduceCount count = counts[key];
+    double sent = getRingAllReduceBytes(count.bytes, parts);
+    auto phase = static_cast<Phase>(key % 4);
+    remark << (i ? "; " : " ") << "s" << key / 4 << " " << stringifyPhase(phase)
+           << " " << count.count << ", " << formatQuantity(sent);
+    if (link.bandwidth > 0.0 || link.latency > 0.0)
+      addCost(costs, phase, key / 4,
+              count.count * link.latency +
+                  (link.bandwidth > 0.0 ? sent / link.bandwidth : 0.0));
+  }
+  SmallVector<double> perRank(schedule.getNumRanks(), 0.0);
+  ArrayRef<int64_t> stageRank = schedule.getStageRank();
+  schedule.walk([&](ComputeOp compute) {
+    int64_t key =
+        compute.getStage() * 4 + static_cast<int64_t>(compute.getPhase());
+    perRank[stageRank[compute.getStage()]] +=
+        getRingAllReduceBytes(counts.lookup(key).bytes, parts);
+  });
+  remark << "; per rank and step: " << joinNumbers(perRank);
+  schedule->setAttr(
+      "pp.tp_all_reduce_bytes",
+      Builder(schedule.getContext()).getDenseF64ArrayAttr(perRank));
+}
+
 /// Simulates `schedule` and records what it found; fails on a deadlock.
 /// `allReduceCost` has no entry (free), one (every stage) or one per stage.
 static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
                               ArrayRef<double> allReduceCost,
-                              OptimizerKind optimizer) {
+                              OptimizerKind optimizer,
+                              TensorParallelLink link) {
   int64_t numCosts = allReduceCost.size();
   if (numCosts > 1 && numCosts != schedule.getNumStages())
     return schedule.emitError("all-reduce-cost has ")
            << numCosts << " values but the schedule has "
            << schedule.getNumStages() << " stages";
-  ActionCosts costs = getActionCosts(schedule.getCostOrUnit());
+  StageCosts stageCosts = getStageCosts(schedule.getCostOrUnit());
+  addTensorParallelAllReduces(schedule, stageCosts, link);
+  ActionCosts costs(stageCosts);
   costs.setAllReduceDurations(allReduceCost);
   ScheduleSimulator simulator(schedule);
   if (failed(simulator.run(costs, semantics))) {
@@ -171,11 +239,20 @@ struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
     }
     OptimizerKind kind =
         optimizer == "adam" ? OptimizerKind::adam : OptimizerKind::sgd;
+    for (double value :
+         {double(tensorParallelBandwidth), double(tensorParallelLatency)})
+      if (!isValidQuantity(value)) {
+        getOperation().emitError("tensor-parallel-bandwidth and -latency "
+                                 "must be finite numbers between 0 and ")
+            << kMaxQuantityText << ", got " << formatQuantity(value);
+        return signalPassFailure();
+      }
+    TensorParallelLink link{tensorParallelBandwidth, tensorParallelLatency};
     // Collected first: a no-flush schedule's steps are simulated on copies.
     SmallVector<ScheduleOp> schedules;
     getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
     for (ScheduleOp schedule : schedules)
-      if (failed(simulate(schedule, semantics, allReduceCost, kind)))
+      if (failed(simulate(schedule, semantics, allReduceCost, kind, link)))
         return signalPassFailure();
   }
 };

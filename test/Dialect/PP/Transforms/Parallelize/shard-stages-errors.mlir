@@ -75,3 +75,20 @@ func.func @s0_backward_weight(%s: tensor<8x32xf32> {pp.slot = #pp.slot<saved sta
 // A grid of another size than tensor-parallel.
 // expected-error @+1 {{grid @pp_tp does not have shape 2}}
 shard.grid @pp_tp(shape = 4)
+
+// -----
+
+// A value with a sharding of its own and further readers: upstream
+// propagation leaves the ops before it without a sharding, and
+// shard-partition would crash on them.
+shard.grid @pp_tp(shape = 2)
+func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}) -> (tensor<8x16xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, tensor<8x16xf32> {pp.slot = #pp.slot<act stage 0 output 1>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  // expected-error @+1 {{'tensor.empty' op result #0 has no single sharding after propagation in 's0_forward' (it is read directly or annotated twice), so upstream partitioning cannot split it}}
+  %e = tensor.empty() : tensor<8x16xf32>
+  %sum = linalg.add ins(%x, %x : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %s = shard.sharding @pp_tp split_axes = [[]] : !shard.sharding
+  %own = shard.shard %sum to %s : tensor<8x16xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %sq = linalg.mul ins(%sum, %sum : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %own, %sq : tensor<8x16xf32>, tensor<8x16xf32>
+}

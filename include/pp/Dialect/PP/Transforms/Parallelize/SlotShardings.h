@@ -70,6 +70,11 @@ LogicalResult annotateBoundary(func::FuncOp func, shard::GridOp grid,
 LogicalResult recordAndCheckBoundary(func::FuncOp func,
                                      SlotShardings &contract);
 
+/// Before partitioning: a located error at the first op with a result
+/// (a non-scalar tensor) that is not read by exactly one `shard.shard`,
+/// the sharding upstream `shard-partition` reads (and crashes without).
+LogicalResult checkPartitionable(func::FuncOp func);
+
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_SLOTSHARDINGS_H

@@ -569,6 +569,15 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     prints it for the ranks of replica 0; it records the totals as
     `pp.static_memory`.
 
+    On a tensor-parallel schedule (`pp.tensor_parallel = T`, its stage
+    functions partitioned by `pp-shard-stages`) a remark counts the
+    `shard.all_reduce` ops of each stage function and the bytes each
+    device sends in them per micro-batch, 2 (T - 1) / T of their tensors'
+    bytes (a ring), and records each rank's bytes per step as
+    `pp.tp_all_reduce_bytes`. The all-reduces run inside their compute
+    action: with `tensor-parallel-bandwidth` (bytes per time unit) and
+    `tensor-parallel-latency` each adds latency + bytes / bandwidth to it.
+
     ```mlir
     // remark: makespan 12, bubble 25.0% (idle per rank: 3, 3),
     //         peak activation memory per rank: 2, 1
@@ -593,6 +602,13 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
            "Optimizer whose state the static memory counts: sgd (none) or "
            "adam (two moments per weight)">,
+    Option<"tensorParallelBandwidth", "tensor-parallel-bandwidth", "double",
+           "0.0",
+           "Bytes per time unit a device sends in a tensor-parallel "
+           "all-reduce (0: the all-reduces take no time)">,
+    Option<"tensorParallelLatency", "tensor-parallel-latency", "double",
+           "0.0", "Time each tensor-parallel all-reduce takes besides its "
+           "bytes">,
   ];
 }
 
