@@ -28,8 +28,9 @@ struct RuntimeFunction {
   /// type.
   FailureOr<func::FuncOp> declare(ModuleOp module) const;
   /// A call of the function with `args`, declaring it on first use in the
-  /// module `symbols` is the table of (built once per pass: a lookup in the
-  /// module itself scans it, and passes make thousands of calls).
+  /// module whose table `symbols` is. Build the table once per pass: a
+  /// lookup in the module itself scans the module, and a pass makes
+  /// thousands of calls.
   func::CallOp create(OpBuilder &b, Location loc, SymbolTable &symbols,
                       ValueRange args) const;
 };
