@@ -89,11 +89,14 @@ void pp::buildMemRefPhase(OpPassManager &pm,
     vectorize.vectorBits = options.vectorBits;
     pm.addPass(createPPVectorizeElementwise(vectorize));
   }
+  // Before the runtime calls: the outliner proves buffers distinct by the
+  // slots of the stage functions' arguments, which convert-pp-to-runtime
+  // replaces by a table of the buffers.
+  if (options.outlineLoopNests)
+    pm.addPass(createPPOutlineLoopNests());
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());
-  if (options.outlineLoopNests)
-    pm.addPass(createPPOutlineLoopNests());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
 }

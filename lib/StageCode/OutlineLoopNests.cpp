@@ -23,6 +23,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
+
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPOUTLINELOOPNESTS
 #include "pp/StageCode/Passes.h.inc"
@@ -296,9 +298,21 @@ struct OutlineLoopNests : pp::impl::PPOutlineLoopNestsBase<OutlineLoopNests> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     NestOutliner outliner(module);
-    for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>()))
+    SmallVector<func::FuncOp> stages;
+    for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isDeclaration() && fn->hasAttr(pp::kStageAttr))
-        outliner.outlineNests(fn);
+        stages.push_back(fn);
+    // The functions something refers to (a schedule's actions) first: a
+    // nest shared with a function nothing runs is named after one that runs.
+    DenseSet<StringAttr> referenced;
+    if (auto uses = SymbolTable::getSymbolUses(&module.getBodyRegion()))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        referenced.insert(use.getSymbolRef().getRootReference());
+    std::stable_partition(stages.begin(), stages.end(), [&](func::FuncOp fn) {
+      return referenced.contains(fn.getSymNameAttr());
+    });
+    for (func::FuncOp fn : stages)
+      outliner.outlineNests(fn);
     outliner.markDistinctBuffers();
   }
 };

@@ -16,9 +16,22 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     (`runtime/`, C ABI `pprt_*`) drives: `pp_define_program`, which declares
     every buffer named by a `pp.slot` of the stage functions, and
     `pp_run_step`, which runs the ordered actions of one rank for one step.
-    A compute action becomes a call of its stage function (the one it
-    names, or without a name the function tagged with its `pp.stage` and
-    `pp.phase`) on memrefs that view runtime buffers; transfers, collectives and the optimizer step
+    A compute action becomes a call of its stage function's action function
+    (the stage function it names, or without a name the function tagged
+    with its `pp.stage` and `pp.phase`): `<stage function>_action(ctx, mb)`,
+    one per stage function, fills a table of the data pointers of the
+    stage function's buffers for micro-batch `mb` (`pprt_buffer` in a loop
+    over a private constant global of buffer ids, in argument order), calls
+    the stage function with the table, sums its weight gradients
+    (`pprt_accumulate`) and records its loss. The stage function then takes
+    the table (`!llvm.ptr`) instead of its memref arguments: each op of its
+    body that uses an argument reads the argument's entry right before it
+    and views it as the argument's memref. So the code of a step grows with
+    its actions, not with actions x buffers, and no call has one argument
+    per buffer (thousands in a deep model, which LLVM's code generation
+    handles in worse than linear time). A stage function that another
+    function also calls keeps its arguments, and its action function passes
+    one memref per buffer. Transfers, collectives and the optimizer step
     become `pprt_*` calls; a transfer followed by `grouped` ones (an
     exchange group) is bracketed by `pprt_group_begin` and
     `pprt_group_end`, so the runtime posts the group's sends before its
@@ -38,7 +51,7 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     null for rank 0). The runtime holds ranks 0 to 6 (`PPRT_MAX_DIMS`); an
     argument of higher rank is an error at its stage function.
 
-    For the runtime's `--profile` (docs/Profiling.md), every stage-function
+    For the runtime's `--profile` (docs/Profiling.md), every action-function
     call is bracketed by `pprt_action_begin(ctx, phase, stage, mb)` and
     `pprt_action_end(ctx)`, and `pp_define_program` declares with
     `pprt_define_saved(ctx, id, stage, until)` each per-micro-batch buffer a
@@ -48,11 +61,26 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     ```mlir
     // pp.compute forward stage 0 mb 1 becomes
     %c1 = arith.constant 1 : i32
-    %p = func.call @pprt_buffer(%ctx, %c3, %c1) : (!llvm.ptr, i32, i32) -> !llvm.ptr
-    ...
     func.call @pprt_action_begin(%ctx, %c0, %c0, %c1) : (!llvm.ptr, i32, i32, i32) -> ()
-    func.call @train_step_s0_forward(%x, %w, %out) : (memref<2x16xf32>, ...) -> ()
+    func.call @train_step_s0_forward_action(%ctx, %c1) : (!llvm.ptr, i32) -> ()
     func.call @pprt_action_end(%ctx) : (!llvm.ptr) -> ()
+
+    // with, once per stage function,
+    llvm.mlir.global private constant @train_step_s0_forward_action_buffers(dense<[0, 1, 2]> : tensor<3xi32>) : !llvm.array<3 x i32>
+    func.func private @train_step_s0_forward_action(%ctx: !llvm.ptr, %mb: i32) {
+      %table = llvm.alloca %c3 x !llvm.ptr : (i32) -> !llvm.ptr
+      scf.for %i = %c0 to %c3 step %c1 : i32 {
+        ... // table[i] = pprt_buffer(ctx, ids[i], mb)
+      }
+      func.call @train_step_s0_forward(%table) : (!llvm.ptr) -> ()
+      return
+    }
+    func.func @train_step_s0_forward(%table: !llvm.ptr) {
+      %e = llvm.getelementptr %table[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+      %p = llvm.load %e : !llvm.ptr -> !llvm.ptr
+      %w = builtin.unrealized_conversion_cast %descriptor : ... to memref<16x16xf32>
+      ... // the op that reads %w
+    }
     ```
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",

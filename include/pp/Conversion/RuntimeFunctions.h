@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::pp {
 
@@ -26,8 +27,11 @@ struct RuntimeFunction {
   /// an error at the declaration, if the module declares it with another
   /// type.
   FailureOr<func::FuncOp> declare(ModuleOp module) const;
-  /// A call of the function with `args`, declaring it on first use.
-  func::CallOp create(OpBuilder &b, Location loc, ModuleOp module,
+  /// A call of the function with `args`, declaring it on first use in the
+  /// module whose table `symbols` is. Build the table once per pass: a
+  /// lookup in the module itself scans the module, and a pass makes
+  /// thousands of calls.
+  func::CallOp create(OpBuilder &b, Location loc, SymbolTable &symbols,
                       ValueRange args) const;
 };
 

@@ -366,6 +366,11 @@ def PPOutlineLoopNests : Pass<"pp-outline-loop-nests", "ModuleOp"> {
     caller; such functions, when every buffer has a static layout, use the
     bare-pointer calling convention (`llvm.bareptr`), which keeps the
     attribute on the one pointer per buffer through convert-func-to-llvm.
+    Run it before `convert-pp-to-runtime`, which replaces the stage
+    functions' arguments, and their slots, by a table of buffers. The
+    stage functions something refers to (the schedule's actions) are
+    outlined first, so that a nest shared with a phase the schedule never
+    runs is named after one it runs.
 
     ```mlir
     // before

@@ -2,7 +2,8 @@
 //
 // Turns the pp.schedule into `pp_define_program` (declares every runtime
 // buffer) and `pp_run_step` (runs one rank's ordered actions), calling the
-// bufferized stage functions on memrefs that view runtime buffers.
+// bufferized stage functions on memrefs that view runtime buffers through
+// one action function per stage function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 #include <map>
 
@@ -62,9 +64,11 @@ static int64_t getSplitDim(func::FuncOp func, unsigned i) {
 /// Emits the runtime program of one schedule.
 class RuntimeProgramBuilder {
 public:
-  RuntimeProgramBuilder(ModuleOp module, ScheduleOp schedule)
-      : module(module), schedule(schedule), b(module.getContext()),
-        converter(module.getContext()), fns(module.getContext()) {}
+  RuntimeProgramBuilder(ModuleOp module, ScheduleOp schedule,
+                        SymbolTable &symbols)
+      : module(module), schedule(schedule), symbols(symbols),
+        b(module.getContext()), converter(module.getContext()),
+        fns(module.getContext()) {}
 
   LogicalResult build();
 
@@ -93,12 +97,34 @@ private:
   /// one (a schedule imported or written apart from its model), the stage
   /// function tagged with its stage and phase.
   func::FuncOp getStageFunction(ComputeOp op);
+  /// `<callee>_action(ctx, mb)`: looks up the buffers of `callee`'s
+  /// arguments for micro-batch `mb`, calls it, sums its weight gradients and
+  /// records its loss. One per stage function, so that the step's code grows
+  /// with the schedule's actions and not with actions x arguments.
+  func::FuncOp getActionFunction(func::FuncOp callee);
+  /// A table of the data pointers of buffers `ids` for micro-batch `mb`,
+  /// filled by a loop over a constant global of the ids (before `action`).
+  Value emitBufferTable(func::FuncOp action, ArrayRef<int32_t> ids, Value mb);
+  /// Rewrites `stage` to take the table of its arguments' buffers instead
+  /// of the arguments: each use reads its entry just before the op of the
+  /// body that holds it. A call with one argument per buffer, thousands in
+  /// a deep model, with every pointer live from its lookup to the call, is
+  /// what LLVM's code generation is slowest on (worse than linear).
+  void takeBufferTable(func::FuncOp stage);
+  /// A memref of static `type` on the buffer at `data`.
+  Value emitBufferView(Value data, MemRefType type) {
+    MemRefDescriptor descriptor =
+        MemRefDescriptor::fromStaticShape(b, loc, converter, type, data);
+    return UnrealizedConversionCastOp::create(b, loc, type, Value(descriptor))
+        .getResult(0);
+  }
   void emitCompute(ComputeOp op);
   void emitTransfer(bool isSend, TransferKind kind, int64_t stage, int64_t mb,
                     int64_t peer);
 
   ModuleOp module;
   ScheduleOp schedule;
+  SymbolTable &symbols;
   OpBuilder b;
   LLVMTypeConverter converter;
   RuntimeFunctions fns;
@@ -111,6 +137,9 @@ private:
   llvm::MapVector<SlotKey, Buffer> buffers;      // by slot
   llvm::MapVector<int64_t, Buffer> gradientSums; // by weight argument
   DenseMap<std::pair<int64_t, Phase>, func::FuncOp> stageFuncs;
+  DenseMap<Operation *, func::FuncOp> actionFuncs; // by stage function
+  /// Stage functions that ops other than the schedule's actions call.
+  DenseSet<Operation *> calledElsewhere;
 };
 
 } // namespace
@@ -242,7 +271,7 @@ const Buffer &RuntimeProgramBuilder::slotBuffer(func::FuncOp func, unsigned i) {
 
 Value RuntimeProgramBuilder::call(const RuntimeFunction &fn,
                                   ArrayRef<Value> args) {
-  func::CallOp op = fn.create(b, loc, module, args);
+  func::CallOp op = fn.create(b, loc, symbols, args);
   return op.getNumResults() ? op.getResult(0) : Value();
 }
 
@@ -256,14 +285,14 @@ Value RuntimeProgramBuilder::getDims(MemRefType type) {
   std::string name = "pp_dims";
   for (int64_t dim : type.getShape())
     name += "_" + std::to_string(dim);
-  if (!module.lookupSymbol<LLVM::GlobalOp>(name)) {
+  if (!symbols.lookup<LLVM::GlobalOp>(name)) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(b.getInsertionBlock()->getParentOp());
     auto values = RankedTensorType::get({type.getRank()}, b.getI64Type());
-    LLVM::GlobalOp::create(
+    symbols.insert(LLVM::GlobalOp::create(
         b, loc, LLVM::LLVMArrayType::get(b.getI64Type(), type.getRank()),
         /*isConstant=*/true, LLVM::Linkage::Private, name,
-        DenseElementsAttr::get(values, type.getShape()));
+        DenseElementsAttr::get(values, type.getShape())));
   }
   return LLVM::AddressOfOp::create(b, loc, ptr, name);
 }
@@ -376,29 +405,32 @@ void RuntimeProgramBuilder::emitDefineSaved() {
 
 func::FuncOp RuntimeProgramBuilder::getStageFunction(ComputeOp op) {
   if (FlatSymbolRefAttr name = op.getFunctionAttr())
-    return module.lookupSymbol<func::FuncOp>(name);
+    return symbols.lookup<func::FuncOp>(name.getAttr());
   return stageFuncs.lookup({op.getStage(), op.getPhase()});
 }
 
-void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
-  func::FuncOp callee = getStageFunction(op);
-  SmallVector<Value> operands;
+func::FuncOp RuntimeProgramBuilder::getActionFunction(func::FuncOp callee) {
+  func::FuncOp &action = actionFuncs[callee];
+  if (action)
+    return action;
+  OpBuilder::InsertionGuard guard(b);
+  llvm::SaveAndRestore<Value> savedCtx(ctx);
+  llvm::SaveAndRestore<Location> savedLoc(loc, callee.getLoc());
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  action = func::FuncOp::create(loc, (callee.getSymName() + "_action").str(),
+                                b.getFunctionType({ptr, b.getI32Type()}, {}));
+  action.setPrivate();
+  symbols.insert(action, std::next(callee->getIterator()));
+  b.setInsertionPointToStart(action.addEntryBlock());
+  ctx = action.getArgument(0);
+  Value mb = action.getArgument(1);
+  SmallVector<int32_t> ids;
   SmallVector<std::pair<int32_t, int32_t>> accumulations;
   SmallVector<int32_t> losses;
   SmallVector<std::pair<int32_t, int32_t>> stateUpdates;
-  Value mb = i32(op.getMb());
-  // The profiler times the whole action as the schedule runs it: buffer
-  // lookups (which load a micro-batch's data), the call, the gradient sums.
-  call(fns.actionBegin,
-       {ctx, i32(static_cast<int>(op.getPhase())), i32(op.getStage()), mb});
   for (unsigned i = 0; i < callee.getNumArguments(); ++i) {
     const Buffer &buffer = slotBuffer(callee, i);
-    Value data = call(fns.buffer, {ctx, i32(buffer.id), mb});
-    MemRefDescriptor descriptor =
-        MemRefDescriptor::fromStaticShape(b, loc, converter, buffer.type, data);
-    operands.push_back(UnrealizedConversionCastOp::create(b, loc, buffer.type,
-                                                          Value(descriptor))
-                           .getResult(0));
+    ids.push_back(buffer.id);
     if (buffer.slot.kind == SlotKind::ParamGrad)
       accumulations.push_back(
           {gradientSums.find(buffer.slot.index)->second.id, buffer.id});
@@ -411,13 +443,98 @@ void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
           {buffers.find(keyOf(Slot::state(buffer.slot.index)))->second.id,
            buffer.id});
   }
-  func::CallOp::create(b, loc, callee, operands);
+  if (calledElsewhere.contains(callee)) {
+    // Its other callers pass memrefs: a lookup per argument.
+    SmallVector<Value> operands;
+    for (auto [id, type] : llvm::zip(ids, callee.getArgumentTypes()))
+      operands.push_back(emitBufferView(call(fns.buffer, {ctx, i32(id), mb}),
+                                        cast<MemRefType>(type)));
+    func::CallOp::create(b, loc, callee, operands);
+  } else {
+    Value table = emitBufferTable(action, ids, mb);
+    takeBufferTable(callee);
+    func::CallOp::create(b, loc, callee, table);
+  }
   for (auto [state, update] : stateUpdates)
     call(fns.updateState, {ctx, i32(state), i32(update), mb});
   for (auto [acc, grad] : accumulations)
     call(fns.accumulate, {ctx, i32(acc), i32(grad), mb});
   for (int32_t loss : losses)
     call(fns.recordLoss, {ctx, i32(loss), mb});
+  func::ReturnOp::create(b, loc);
+  return action;
+}
+
+Value RuntimeProgramBuilder::emitBufferTable(func::FuncOp action,
+                                             ArrayRef<int32_t> ids, Value mb) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  if (ids.empty())
+    return LLVM::ZeroOp::create(b, loc, ptr);
+  Type i32Type = b.getI32Type();
+  int64_t count = ids.size();
+  LLVM::GlobalOp global;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(action);
+    global = LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(i32Type, count), /*isConstant=*/true,
+        LLVM::Linkage::Private, (action.getSymName() + "_buffers").str(),
+        DenseElementsAttr::get(RankedTensorType::get({count}, i32Type), ids));
+    symbols.insert(global);
+  }
+  Value size = i32(count);
+  Value table = LLVM::AllocaOp::create(b, loc, ptr, ptr, size);
+  Value idTable = LLVM::AddressOfOp::create(b, loc, global);
+  auto loop = scf::ForOp::create(b, loc, i32(0), size, i32(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value i = loop.getInductionVar();
+  Value id = LLVM::LoadOp::create(
+      b, loc, i32Type, LLVM::GEPOp::create(b, loc, ptr, i32Type, idTable, i));
+  LLVM::StoreOp::create(b, loc, call(fns.buffer, {ctx, id, mb}),
+                        LLVM::GEPOp::create(b, loc, ptr, ptr, table, i));
+  return table;
+}
+
+void RuntimeProgramBuilder::takeBufferTable(func::FuncOp stage) {
+  OpBuilder::InsertionGuard guard(b);
+  llvm::SaveAndRestore<Location> savedLoc(loc, stage.getLoc());
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  unsigned count = stage.getNumArguments();
+  Region &body = stage.getBody();
+  if (failed(stage.insertArgument(0u, ptr, {}, loc)))
+    llvm_unreachable("a stage function takes any argument");
+  Value table = stage.getArgument(0);
+  for (unsigned i = 0; i < count; ++i) {
+    BlockArgument argument = stage.getArgument(i + 1);
+    auto type = cast<MemRefType>(argument.getType());
+    DenseMap<Operation *, Value> views; // by the op of the body holding a use
+    for (OpOperand &use : llvm::make_early_inc_range(argument.getUses())) {
+      Operation *holder = body.findAncestorOpInRegion(*use.getOwner());
+      Value &view = views[holder];
+      if (!view) {
+        b.setInsertionPoint(holder);
+        Value entry = LLVM::GEPOp::create(b, loc, ptr, ptr, table,
+                                          ArrayRef<LLVM::GEPArg>{int32_t(i)});
+        view = emitBufferView(LLVM::LoadOp::create(b, loc, ptr, entry), type);
+      }
+      use.set(view);
+    }
+  }
+  llvm::BitVector erased(count + 1, true);
+  erased.reset(0);
+  if (failed(stage.eraseArguments(erased)))
+    llvm_unreachable("a stage function's arguments can go");
+}
+
+void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
+  func::FuncOp action = getActionFunction(getStageFunction(op));
+  Value mb = i32(op.getMb());
+  // The profiler times the whole action as the schedule runs it: buffer
+  // lookups (which load a micro-batch's data), the call, the gradient sums.
+  call(fns.actionBegin,
+       {ctx, i32(static_cast<int>(op.getPhase())), i32(op.getStage()), mb});
+  func::CallOp::create(b, loc, action, ValueRange{ctx, mb});
   call(fns.actionEnd, {ctx});
 }
 
@@ -548,6 +665,13 @@ void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
 LogicalResult RuntimeProgramBuilder::build() {
   if (failed(collectBuffers()))
     return failure();
+  module.walk([&](CallOpInterface call) {
+    auto name = dyn_cast<SymbolRefAttr>(call.getCallableForCallee());
+    Operation *callee =
+        name ? symbols.lookup(name.getRootReference()) : nullptr;
+    if (callee && callee->hasAttr(kStageAttr))
+      calledElsewhere.insert(callee);
+  });
   WalkResult missing = schedule.walk([&](ComputeOp op) {
     if (getStageFunction(op))
       return WalkResult::advance();
@@ -594,9 +718,11 @@ struct ConvertPPToRuntimePass
              "functions compute whole micro-batches)";
       return signalPassFailure();
     }
-    if (failed(RuntimeProgramBuilder(module, schedules.front()).build()))
+    SymbolTable symbols(module);
+    if (failed(
+            RuntimeProgramBuilder(module, schedules.front(), symbols).build()))
       return signalPassFailure();
-    schedules.front().erase();
+    symbols.erase(schedules.front());
     // The stage functions' random seeds come from the runtime, which knows
     // the step, replica and micro-batch of the action that calls them.
     RuntimeFunctions functions(&getContext());
@@ -605,7 +731,7 @@ struct ConvertPPToRuntimePass
       Value id = arith::ConstantOp::create(
           builder, op.getLoc(), builder.getI64IntegerAttr(op.getId()));
       op.replaceAllUsesWith(
-          functions.randomSeed.create(builder, op.getLoc(), module, id)
+          functions.randomSeed.create(builder, op.getLoc(), symbols, id)
               .getResult(0));
       op.erase();
     });

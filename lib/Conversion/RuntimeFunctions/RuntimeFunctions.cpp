@@ -75,15 +75,15 @@ FailureOr<func::FuncOp> RuntimeFunction::declare(ModuleOp module) const {
 }
 
 func::CallOp RuntimeFunction::create(OpBuilder &b, Location loc,
-                                     ModuleOp module, ValueRange args) const {
+                                     SymbolTable &symbols,
+                                     ValueRange args) const {
   assert(TypeRange(args) == type.getInputs() &&
          "operands do not match the pprt.h signature");
-  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  auto callee = symbols.lookup<func::FuncOp>(name);
   if (!callee) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    callee = func::FuncOp::create(b, loc, name, type);
+    callee = func::FuncOp::create(loc, name, type);
     callee.setPrivate();
+    symbols.insert(callee);
   }
   return func::CallOp::create(b, loc, callee, args);
 }

@@ -34,9 +34,9 @@ namespace {
 /// Builds the runtime calls of one shard op, at the op.
 class CollectiveLowering {
 public:
-  CollectiveLowering(Operation *op, const RuntimeFunctions &runtime)
-      : b(op), loc(op->getLoc()), op(op), runtime(runtime),
-        module(op->getParentOfType<ModuleOp>()) {}
+  CollectiveLowering(Operation *op, const RuntimeFunctions &runtime,
+                     SymbolTable &symbols)
+      : b(op), loc(op->getLoc()), op(op), runtime(runtime), symbols(symbols) {}
 
   LogicalResult lower(shard::AllReduceOp reduce);
   LogicalResult lower(shard::AllGatherOp gather);
@@ -59,7 +59,7 @@ private:
   }
   /// This process's index in its tensor-parallel group, as an index.
   Value tensorParallelIndex() {
-    Value index = runtime.tpIndex.create(b, loc, module, {}).getResult(0);
+    Value index = runtime.tpIndex.create(b, loc, symbols, {}).getResult(0);
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
   }
   LogicalResult checkGrid(ArrayRef<int16_t> axes);
@@ -68,7 +68,7 @@ private:
   Location loc;
   Operation *op;
   const RuntimeFunctions &runtime;
-  ModuleOp module;
+  SymbolTable &symbols;
 };
 
 } // namespace
@@ -136,7 +136,7 @@ LogicalResult CollectiveLowering::lower(shard::AllReduceOp reduce) {
   if (failed(dtype))
     return failure();
   auto [buffer, address] = copyToBuffer(reduce.getInput());
-  runtime.tpAllReduce.create(b, loc, module,
+  runtime.tpAllReduce.create(b, loc, symbols,
                              {*dtype, address, i64(type.getNumElements())});
   reduce.replaceAllUsesWith(readBack(buffer, type));
   reduce.erase();
@@ -191,7 +191,7 @@ LogicalResult CollectiveLowering::lower(shard::AllGatherOp gather) {
   auto blocksType = RankedTensorType::get(blocksShape, type.getElementType());
   Value recv = allocate(blocksType);
   runtime.tpAllGather.create(
-      b, loc, module,
+      b, loc, symbols,
       {*dtype, sendAddress, addressOf(recv), i64(type.getNumElements())});
   Value blocks = readBack(recv, blocksType);
   gather.replaceAllUsesWith(interleaveBlocks(b, loc, blocks, axis, result));
@@ -238,13 +238,14 @@ struct ConvertShardToRuntimePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RuntimeFunctions runtime(&getContext());
+    SymbolTable symbols(module);
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<shard::ShardDialect>(op->getDialect()) && !isa<shard::GridOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
-      CollectiveLowering lowering(op, runtime);
+      CollectiveLowering lowering(op, runtime, symbols);
       LogicalResult lowered =
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
               .Case([&](shard::AllReduceOp o) { return lowering.lower(o); })

@@ -46,12 +46,12 @@ pp.schedule @m_schedule "dualpipev" for @m microbatches 2 stage_rank [0, 0] {
 
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK: call @pprt_action_begin(%{{.*}}, %c0_i32, %c0_i32, %c0_i32)
-// CHECK: call @m_s0_forward(
+// CHECK: call @m_s0_forward_action(
 // CHECK: call @pprt_action_begin(%{{.*}}, %c0_i32, %c1_i32, %c0_i32)
-// CHECK: call @m_s1_forward(
+// CHECK: call @m_s1_forward_action(
 // CHECK: call @pprt_action_begin(%{{.*}}, %c0_i32, %c0_i32, %c1_i32)
-// CHECK: call @m_s0_forward(
+// CHECK: call @m_s0_forward_action(
 // CHECK: call @pprt_action_begin(%{{.*}}, %c3_i32, %c1_i32, %c0_i32)
-// CHECK: call @m_s1_backward(
+// CHECK: call @m_s1_backward_action(
 // CHECK: call @pprt_action_begin(%{{.*}}, %c0_i32, %c1_i32, %c1_i32)
-// CHECK: call @m_s1_forward(
+// CHECK: call @m_s1_forward_action(

@@ -25,14 +25,17 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0]
   }
 }
 
+// CHECK-LABEL: func.func private @m_s0_backward_action(
+// CHECK: call @m_s0_backward(
+// CHECK-NEXT: call @pprt_accumulate(
+// CHECK-NEXT: return
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
 // CHECK: call @pprt_set_program(%[[CTX]], %c20261204_i32, %c1_i32, %c1_i32, %c1_i32)
 // CHECK-NEXT: call @pprt_set_data_parallel(%[[CTX]], %c2_i32)
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
-// CHECK: call @m_s0_backward(
-// CHECK: call @pprt_accumulate(
+// CHECK: call @m_s0_backward_action(
 // CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_all_reduce(%[[CTX]], %c0_i32)
 // CHECK-NEXT: call @pprt_optimizer_step(%[[CTX]], %c0_i32)

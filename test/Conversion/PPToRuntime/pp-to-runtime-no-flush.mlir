@@ -67,7 +67,7 @@ pp.schedule @m_schedule "pipedream-2bw" for @m microbatches 2 stage_rank [0, 1]
 // CHECK: %[[RUNS:.*]] = arith.cmpi ne, %[[FIRST]], %{{.*}} : i32
 // CHECK-NEXT: scf.if %[[RUNS]] {
 // CHECK-NOT: pprt_set_step_offset
-// CHECK: func.call @m_s0_forward(
+// CHECK: func.call @m_s0_forward_action(
 // CHECK-NEXT: func.call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: }
 // CHECK: call @pprt_step_is_first(%[[CTX]])
@@ -76,7 +76,7 @@ pp.schedule @m_schedule "pipedream-2bw" for @m microbatches 2 stage_rank [0, 1]
 // CHECK-NEXT: }
 // This step's micro-batch 1 and its exchange group, unguarded.
 // CHECK-NOT: scf.if
-// CHECK: call @m_s0_forward(
+// CHECK: call @m_s0_forward_action(
 // CHECK-NOT: scf.if
 // CHECK: call @pprt_group_begin(%[[CTX]])
 // CHECK-NOT: scf.if
@@ -85,14 +85,14 @@ pp.schedule @m_schedule "pipedream-2bw" for @m microbatches 2 stage_rank [0, 1]
 // CHECK: call @pprt_recv(
 // CHECK-NEXT: call @pprt_group_end(%[[CTX]])
 // CHECK-NOT: scf.if
-// CHECK: call @m_s0_backward(
+// CHECK: call @m_s0_backward_action(
 // The next step's forward: not in the last step, on step offset 1.
 // CHECK: %[[LAST:.*]] = call @pprt_step_is_last(%[[CTX]]) : (!llvm.ptr) -> i32
 // CHECK: %[[NOTLAST:.*]] = arith.cmpi eq, %[[LAST]], %{{.*}} : i32
 // CHECK-NEXT: scf.if %[[NOTLAST]] {
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK-NEXT: func.call @pprt_set_step_offset(%[[CTX]], %[[ONE]])
-// CHECK: func.call @m_s0_forward(
+// CHECK: func.call @m_s0_forward_action(
 // CHECK-NEXT: func.call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: %[[OFF:.*]] = arith.constant 0 : i32
 // CHECK-NEXT: func.call @pprt_set_step_offset(%[[CTX]], %[[OFF]])
@@ -108,7 +108,7 @@ pp.schedule @m_schedule "pipedream-2bw" for @m microbatches 2 stage_rank [0, 1]
 // CHECK-NEXT: }
 // CHECK: call @pprt_recv(
 // CHECK-NEXT: call @pprt_group_end(%[[CTX]])
-// CHECK: call @m_s0_backward(
+// CHECK: call @m_s0_backward_action(
 // CHECK: call @pprt_optimizer_step(
 // CHECK-LABEL: func.func private @pp_run_step_rank1(
 // CHECK-NOT: pprt_step_is

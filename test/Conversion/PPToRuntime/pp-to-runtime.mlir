@@ -46,6 +46,39 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 }
 
 // CHECK-NOT: pp.schedule
+// Each stage function takes one table of its arguments' buffers, which its
+// action function fills for a micro-batch from a constant list of buffer
+// ids (argument order: data:0 is 0, param:2 is 1, act:0:0 is 2), then sums
+// the weight gradients and records the loss the call left.
+// CHECK-LABEL: func.func @m_s0_forward(
+// CHECK-SAME: %{{.*}}: !llvm.ptr)
+// CHECK: llvm.mlir.global private constant @m_s0_forward_action_buffers(dense<[0, 1, 2]> : tensor<3xi32>)
+// CHECK-LABEL: func.func private @m_s0_forward_action(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[MB:.*]]: i32)
+// CHECK-DAG: %[[IDS:.*]] = llvm.mlir.addressof @m_s0_forward_action_buffers
+// CHECK-DAG: %[[TABLE:.*]] = llvm.alloca %c3_i32 x !llvm.ptr
+// CHECK: scf.for %[[I:.*]] = %c0_i32 to %c3_i32 step %c1_i32 : i32 {
+// CHECK-DAG: %[[IDP:.*]] = llvm.getelementptr %[[IDS]][%[[I]]] : (!llvm.ptr, i32) -> !llvm.ptr, i32
+// CHECK-DAG: %[[ID:.*]] = llvm.load %[[IDP]] : !llvm.ptr -> i32
+// CHECK-DAG: %[[ENTRY:.*]] = llvm.getelementptr %[[TABLE]][%[[I]]] : (!llvm.ptr, i32) -> !llvm.ptr, !llvm.ptr
+// CHECK-DAG: %[[DATA:.*]] = func.call @pprt_buffer(%[[CTX]], %[[ID]], %[[MB]])
+// CHECK: llvm.store %[[DATA]], %[[ENTRY]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT: }
+// CHECK-NEXT: call @m_s0_forward(%[[TABLE]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT: return
+// The micro-batch's weight gradient (id 4) is summed into its sum (id 8).
+// CHECK: llvm.mlir.global private constant @m_s0_backward_action_buffers(dense<[3, 0, 4]> : tensor<3xi32>)
+// CHECK-LABEL: func.func private @m_s0_backward_action(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[MB:.*]]: i32)
+// CHECK: call @m_s0_backward(
+// CHECK-NEXT: call @pprt_accumulate(%[[CTX]], %c8_i32, %c4_i32, %[[MB]])
+// CHECK-NEXT: return
+// The loss (id 6) of stage 1's forward is recorded.
+// CHECK-LABEL: func.func private @m_s1_forward_action(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[MB:.*]]: i32)
+// CHECK: call @m_s1_forward(
+// CHECK-NEXT: call @pprt_record_loss(%[[CTX]], %c6_i32, %[[MB]])
+// CHECK-NEXT: return
 // Each shape is a constant array of dims, shared by the buffers of that
 // shape, right before the function that declares them.
 // CHECK: llvm.mlir.global private constant @pp_dims_4_3(dense<[4, 3]> : tensor<2xi64>) {{.*}} : !llvm.array<2 x i64>
@@ -91,11 +124,10 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
 // Every compute action is bracketed for the profiler: (phase, stage,
-// micro-batch), from its buffer lookups to its gradient sums.
+// micro-batch), from its buffer lookups to its gradient sums, and runs its
+// stage function's action function on its micro-batch.
 // CHECK: call @pprt_action_begin(%[[CTX]], %c0_i32, %c0_i32, %c0_i32)
-// CHECK-NEXT: %[[X:.*]] = call @pprt_buffer(%[[CTX]]
-// CHECK: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<4x3xf32>
-// CHECK: call @m_s0_forward(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x3xf32>, memref<3x5xf32>, memref<4x5xf32>) -> ()
+// CHECK-NEXT: call @m_s0_forward_action(%[[CTX]], %c0_i32) : (!llvm.ptr, i32) -> ()
 // CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // Rank 0's send and the receive grouped with it are one exchange group.
 // CHECK-NEXT: call @pprt_group_begin(%[[CTX]])
@@ -103,9 +135,7 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK: call @pprt_recv(%[[CTX]]
 // CHECK-NEXT: call @pprt_group_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_action_begin(%[[CTX]], %c3_i32, %c0_i32, %c0_i32)
-// CHECK: call @m_s0_backward(
-// The micro-batch's weight gradient (id 4) is summed into its sum (id 8).
-// CHECK-NEXT: call @pprt_accumulate(%[[CTX]], %c8_i32, %c4_i32, %c0_i32)
+// CHECK-NEXT: call @m_s0_backward_action(%[[CTX]], %c0_i32)
 // CHECK-NEXT: call @pprt_action_end(%[[CTX]])
 // CHECK-NEXT: call @pprt_optimizer_step(%[[CTX]]
 // CHECK-NEXT: return
@@ -113,10 +143,9 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-LABEL: func.func private @pp_run_step_rank1(
 // CHECK-NOT: pprt_group
 // CHECK: call @pprt_recv(
-// CHECK: call @m_s1_forward(
-// CHECK-NEXT: call @pprt_record_loss(%{{.*}}, %c6_i32, %c0_i32)
+// CHECK: call @m_s1_forward_action(
 // CHECK-NEXT: call @pprt_action_end(
-// CHECK: call @m_s1_backward(
+// CHECK: call @m_s1_backward_action(
 // CHECK-NEXT: call @pprt_action_end(
 // CHECK-NEXT: call @pprt_send(
 // CHECK-NEXT: call @pprt_optimizer_step(

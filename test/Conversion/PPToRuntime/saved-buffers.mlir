@@ -48,12 +48,11 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK: call @pprt_action_begin(%{{.*}}, %c0_i32, %c0_i32, %c0_i32)
-// CHECK: call @m_s0_forward(
+// CHECK: call @m_s0_forward_action(
 // CHECK: call @pprt_action_end(
 // CHECK-NEXT: call @pprt_action_begin(%{{.*}}, %c1_i32, %c0_i32, %c0_i32)
-// CHECK: call @m_s0_backward_input(
+// CHECK: call @m_s0_backward_input_action(
 // CHECK-NEXT: call @pprt_action_end(
 // CHECK-NEXT: call @pprt_action_begin(%{{.*}}, %c2_i32, %c0_i32, %c0_i32)
-// CHECK: call @m_s0_backward_weight(
-// CHECK-NEXT: call @pprt_accumulate(
+// CHECK: call @m_s0_backward_weight_action(
 // CHECK-NEXT: call @pprt_action_end(

@@ -33,12 +33,19 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 3 stage_rank [0] {
   }
 }
 
-// CHECK-LABEL: func.func private @pp_run_step_rank0(
+// Each stage function has an action function that calls it.
+// CHECK-LABEL: func.func private @m_s0_forward_action(
 // CHECK: call @m_s0_forward(
+// CHECK-LABEL: func.func private @m_s0_forward_copy_action(
 // CHECK: call @m_s0_forward_copy(
-// CHECK: call @m_s0_forward(
+// CHECK-LABEL: func.func private @m_s0_backward_action(
 // CHECK: call @m_s0_backward(
-// CHECK: call @m_s0_backward(
-// CHECK: call @m_s0_backward(
+// CHECK-LABEL: func.func private @pp_run_step_rank0(
+// CHECK: call @m_s0_forward_action(
+// CHECK: call @m_s0_forward_copy_action(
+// CHECK: call @m_s0_forward_action(
+// CHECK: call @m_s0_backward_action(
+// CHECK: call @m_s0_backward_action(
+// CHECK: call @m_s0_backward_action(
 // CHECK-NOT: call @m_s0_
 // CHECK: return
