@@ -7,7 +7,7 @@ SUDO=""
 PKGS=(
   cmake ninja-build ccache g++ git python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
-  mpich libmpich-dev libopenblas-dev
+  mpich libmpich-dev libopenblas-dev libomp-22-dev
   clang-format python3
   clang-22 libclang-rt-22-dev libgtest-dev
   python3-dev python3-pip python3-venv

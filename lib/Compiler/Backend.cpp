@@ -25,6 +25,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
@@ -256,7 +257,10 @@ LogicalResult pp::emitObject(Location loc, llvm::Module &module,
   return success();
 }
 
+bool pp::hasOpenMPRuntime() { return *PP_OPENMP_LIBRARY != '\0'; }
+
 LogicalResult pp::linkExecutable(Location loc, ArrayRef<std::string> objects,
+                                 const BackendOptions &options,
                                  StringRef path) {
   llvm::ErrorOr<std::string> driver =
       llvm::sys::findProgramByName(PP_LINK_DRIVER);
@@ -268,6 +272,12 @@ LogicalResult pp::linkExecutable(Location loc, ArrayRef<std::string> objects,
   args.append(objects.begin(), objects.end());
   args.push_back(PP_RUNTIME_LIBRARY);
   StringRef(PP_LINK_LIBRARIES).split(args, '|', -1, /*KeepEmpty=*/false);
+  std::string rpath;
+  if (options.openmp) {
+    rpath =
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(PP_OPENMP_LIBRARY)).str();
+    args.append({PP_OPENMP_LIBRARY, rpath});
+  }
   args.append({"-lm", "-o", path});
   std::string error;
   int rc =

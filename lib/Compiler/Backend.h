@@ -34,6 +34,8 @@ struct BackendOptions {
   unsigned optLevel = 3;
   /// Threads that build the parts; 0 for one per core.
   unsigned jobs = 0;
+  /// The objects call the OpenMP runtime (--parallel-loops).
+  bool openmp = false;
 };
 
 /// The target machine for the host triple and `options` at -O<level>, or
@@ -71,9 +73,13 @@ std::unique_ptr<llvm::Module> mergeParts(Location loc,
 LogicalResult emitObject(Location loc, llvm::Module &module,
                          llvm::TargetMachine &machine, StringRef path);
 
-/// Links `objects` with libpprt and BLAS into the executable `path`.
+/// Links `objects` with libpprt and BLAS (and the OpenMP runtime where
+/// `options` say so) into the executable `path`.
 LogicalResult linkExecutable(Location loc, ArrayRef<std::string> objects,
-                             StringRef path);
+                             const BackendOptions &options, StringRef path);
+
+/// Whether pp was built with an OpenMP runtime to link programs with.
+bool hasOpenMPRuntime();
 
 /// Reports LLVM's errors in `context` (code the target cannot generate) as
 /// errors at `loc`, which it would otherwise print before exiting, and its

@@ -29,6 +29,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -66,6 +67,8 @@ void pp::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // --parallel-loops: omp.parallel regions as OpenMP runtime calls.
+  registerOpenMPDialectTranslation(registry);
   // --target=cuda: kernel launches and their embedded binary.
   registerGPUDialectTranslation(registry);
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
@@ -357,7 +360,8 @@ static SmallVector<std::string> getObjectPaths(StringRef base,
 /// Links the parts' objects at a temporary path and profiles the program.
 LogicalResult Compilation::profileExecutable(ArrayRef<std::string> objects,
                                              StringRef program) {
-  LogicalResult profiled = linkExecutable(getOutputLoc(), objects, program);
+  LogicalResult profiled =
+      linkExecutable(getOutputLoc(), objects, backendOptions, program);
   if (succeeded(profiled)) {
     int64_t ranks = getScheduledRanks();
     profiled =
@@ -433,7 +437,7 @@ LogicalResult Compilation::build(ModuleOp module, llvm::TargetMachine &machine,
   }
   if (succeeded(built) && emits(EmitKind::Executable)) {
     TimingScope linking = timing.nest("Link");
-    built = linkExecutable(loc, objects, output);
+    built = linkExecutable(loc, objects, backendOptions, output);
   } else if (succeeded(built) && emits(EmitKind::Profile)) {
     built = profileExecutable(objects, program);
   }
@@ -477,6 +481,8 @@ LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
     backendOptions.features = driver.targetFeatures.getValue();
   backendOptions.optLevel = driver.optLevel;
   backendOptions.jobs = driver.jobs;
+  backendOptions.openmp =
+      driver.target == CompileTarget::CPU && options.cpu.parallelLoops;
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(
       getOptionLoc(context, "--target-cpu"), backendOptions, driver.optLevel);
   if (!machine)
@@ -576,6 +582,13 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
            << "--target=cuda links with a libpprt built with CUDA, and this "
               "one was built without (no CUDA toolkit when pp was "
               "configured; see docs/Runtime.md)";
+  if (options.cpu.parallelLoops && driver.target == CompileTarget::CPU &&
+      !hasOpenMPRuntime() &&
+      (driver.emit == EmitKind::Executable || driver.emit == EmitKind::Profile))
+    return emitError(getOptionLoc(context, "--parallel-loops"))
+           << "--parallel-loops links with the OpenMP runtime, and none was "
+              "found when pp was configured (libomp-22-dev; see "
+              "docs/Runtime.md)";
   if (options.cpu.precision == GemmPrecision::BF16 &&
       options.cpu.gemm == GemmChoice::Generated)
     return emitError(getOptionLoc(context, "--precision"))

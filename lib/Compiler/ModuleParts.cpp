@@ -88,11 +88,18 @@ static bool isCopiedFunction(const Function &func) {
       return false;
   }
   for (const BasicBlock &block : func)
-    for (const Instruction &inst : block)
+    for (const Instruction &inst : block) {
       if (auto *call = dyn_cast<CallBase>(&inst))
         if (auto *callee = call->getCalledFunction();
             !callee || !callee->isDeclaration())
           return false;
+      // A function it passes on (an OpenMP region's outlined body) must
+      // be in its part.
+      for (const Value *operand : inst.operands())
+        if (auto *passed = dyn_cast<Function>(operand->stripPointerCasts()))
+          if (!passed->isDeclaration())
+            return false;
+    }
   return true;
 }
 

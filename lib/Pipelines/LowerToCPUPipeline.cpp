@@ -94,6 +94,11 @@ void pp::buildMemRefPhase(OpPassManager &pm,
   // replaces by a table of the buffers.
   if (options.outlineLoopNests)
     pm.addPass(createPPOutlineLoopNests());
+  if (options.parallelLoops) {
+    PPParallelizeLoopNestsOptions parallelize;
+    parallelize.minWork = options.parallelMinWork;
+    pm.addPass(createPPParallelizeLoopNests(parallelize));
+  }
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());
@@ -104,6 +109,14 @@ void pp::buildMemRefPhase(OpPassManager &pm,
 void pp::buildToLLVMPhase(OpPassManager &pm,
                           const LowerToCPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  // omp.parallel regions; convert-to-llvm lowers the ops in them. Each
+  // loop body is a memref.alloca_scope, which the canonicalizer inlines
+  // where it holds no alloca (a scope of many blocks does not verify once
+  // its scf.for are branches).
+  if (options.parallelLoops) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createConvertVectorToLLVMPass());

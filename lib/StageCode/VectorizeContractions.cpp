@@ -9,6 +9,7 @@
 #include "pp/StageCode/BoundedRewrite.h"
 #include "pp/StageCode/ContractionTiling.h"
 #include "pp/StageCode/HoistTransfers.h"
+#include "pp/StageCode/ParallelLoops.h"
 #include "pp/StageCode/Passes.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -84,6 +85,11 @@ static LogicalResult tileAndVectorizeOp(RewriterBase &rewriter,
       scf::tileUsingSCF(rewriter, op, options);
   if (failed(tiled))
     return op->emitError("cannot tile this op");
+  SmallVector<int64_t> tiledDims;
+  for (auto [dim, size] : llvm::enumerate(sizes))
+    if (size != 0)
+      tiledDims.push_back(dim);
+  pp::markParallelLoops(tiled->loops, tiledDims, op.getLoopIteratorTypes());
   rewriter.eraseOp(op);
   for (Operation *tile : tiled->tiledOps) {
     rewriter.setInsertionPoint(tile);

@@ -10,6 +10,7 @@
 #include "pp/StageCode/BoundedRewrite.h"
 #include "pp/StageCode/ContractionTiling.h"
 #include "pp/StageCode/HoistTransfers.h"
+#include "pp/StageCode/ParallelLoops.h"
 #include "pp/StageCode/Passes.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -129,6 +130,7 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled))
     return op->emitError("cannot tile this op");
+  pp::markParallelLoops(tiled->loops, order, iterators);
   rewriter.eraseOp(op);
   for (Operation *tile : tiled->tiledOps) {
     rewriter.setInsertionPoint(tile);

@@ -209,6 +209,9 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
         cpu.vectorizeElementwise);
   visit(CompileFlag{"outline-loop-nests", "outline_loop_nests"},
         cpu.outlineLoopNests);
+  visit(CompileFlag{"parallel-loops", "parallel_loops"}, cpu.parallelLoops);
+  visit(CompileFlag{"parallel-min-work", "parallel_min_work"},
+        cpu.parallelMinWork);
   visit(CompileFlag{"cuda-chip", "cuda_chip"}, options.cuda.chip);
   DriverOptions &driver = options.driver;
   visit(CompileFlag{"target", "target"}, driver.target);

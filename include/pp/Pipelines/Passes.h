@@ -198,6 +198,20 @@ struct LowerToCPUPipelineOptions
                      "nest (pp-outline-loop-nests; on by default: compile "
                      "time linear in the model's depth)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> parallelLoops{
+      *this, "parallel-loops",
+      llvm::cl::desc("Run the outermost parallel loop of each large "
+                     "vectorized loop nest on OpenMP threads "
+                     "(pp-parallelize-loop-nests, convert-scf-to-openmp; "
+                     "the program links the OpenMP runtime and runs as "
+                     "many threads as its --threads; default false)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> parallelMinWork{
+      *this, "parallel-min-work",
+      llvm::cl::desc("With parallel-loops: the element operations a loop "
+                     "nest needs to run on several threads (smaller ones "
+                     "stay serial: a fork and join costs microseconds)"),
+      llvm::cl::init(262144)};
   PassOptions::Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Width of the target's widest vector registers in bits, "

@@ -339,6 +339,38 @@ def PPDropUnusedStageFunctions
   }];
 }
 
+def PPParallelizeLoopNests : Pass<"pp-parallelize-loop-nests"> {
+  let summary = "The outermost parallel loop of each large nest as scf.parallel";
+  let description = [{
+    pp-vectorize-elementwise and pp-vectorize-contractions mark the loops
+    they tile along a parallel iterator of the linalg op, outermost first
+    (`parallel_iterator`). This pass turns the outermost marked `scf.for` of each
+    nest into an `scf.parallel` when the nest does at least `min-work`
+    element operations (its vector ops' lanes times the trip counts around
+    them), so that convert-scf-to-openmp gives it to the threads of an
+    `omp.parallel` while nests too small to repay a fork and join stay
+    serial. Every mark is then dropped.
+
+    ```mlir
+    // before (min-work=1024): 64 x 64 lanes
+    scf.for %i = %c0 to %c64 step %c1 {
+      %v = vector.load %a[%i, %c0] : memref<64x64xf32>, vector<64xf32>
+      vector.store %v, %b[%i, %c0] : memref<64x64xf32>, vector<64xf32>
+    } {parallel_iterator}
+    // after
+    scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+      %v = vector.load %a[%i, %c0] : memref<64x64xf32>, vector<64xf32>
+      vector.store %v, %b[%i, %c0] : memref<64x64xf32>, vector<64xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"262144",
+           "Element operations a nest needs to run in parallel">
+  ];
+  let dependentDialects = ["scf::SCFDialect"];
+}
+
 def PPOutlineLoopNests : Pass<"pp-outline-loop-nests", "ModuleOp"> {
   let summary = "Move each loop nest of stage code into a shared function";
   let description = [{

@@ -71,7 +71,8 @@ struct pprt_backend {
 /* Host memory through OpenBLAS; one BLAS thread per process until
    pprt_set_compute_threads says otherwise. */
 pprt_backend *pprt_cpu_backend_create(void);
-/* The threads each of this process's host GEMMs runs on (n >= 1). */
+/* The threads each of this process's host GEMMs, and its stage code's
+   parallel loops where it has any, run on (n >= 1). */
 void pprt_set_compute_threads(int n);
 /* The CPU ops, for backends that compute like the CPU one. */
 extern const pprt_device_ops pprt_cpu_device_ops;

@@ -194,4 +194,12 @@ pprt_backend *pprt_cpu_backend_create(void) {
   return &cpu;
 }
 
-void pprt_set_compute_threads(int n) { openblas_set_num_threads(n); }
+/* The OpenMP runtime, linked only into programs whose stage code has
+   parallel loops (pp-compile --parallel-loops). */
+void omp_set_num_threads(int n) __attribute__((weak));
+
+void pprt_set_compute_threads(int n) {
+  openblas_set_num_threads(n);
+  if (omp_set_num_threads)
+    omp_set_num_threads(n);
+}
