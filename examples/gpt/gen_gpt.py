@@ -250,7 +250,7 @@ def loop_sizes(args):
     """The size of each loop letter (see Model)."""
     return {"b": args.batch, "t": args.seq, "u": args.seq, "h": args.heads,
             "e": args.dim // args.heads, "d": args.dim, "f": 4 * args.dim,
-            "v": args.vocab, "p": args.positions or args.seq}
+            "v": args.vocab, "p": getattr(args, "positions", None) or args.seq}
 
 
 def generate(args):
@@ -285,7 +285,7 @@ def generate(args):
     m.comment("final norm, LM head, cross-entropy over next characters")
     y = m.layer_norm("lnf", x, "%lnf_g", "%lnf_b")
     logits = m.contract("logits", "btvd", (y, "btd"), ("%whead", "dv"), "btv")
-    token_weighted = args.loss == "token-weighted"
+    token_weighted = getattr(args, "loss", "mean") == "token-weighted"
     loss = m.cross_entropy(
         logits, "%targets",
         1.0 if token_weighted else 1.0 / (args.batch * args.seq))
@@ -320,9 +320,9 @@ def generate(args):
 def options_text(args):
     text = (f"--layers {args.layers} --dim {args.dim} --heads {args.heads} "
             f"--seq {args.seq} --batch {args.batch} --vocab {args.vocab}")
-    if args.positions:
+    if getattr(args, "positions", None):
         text += f" --positions {args.positions}"
-    if args.loss != "mean":
+    if getattr(args, "loss", "mean") != "mean":
         text += f" --loss {args.loss}"
     return text
 
@@ -372,6 +372,11 @@ def resolve_model_options(args):
     for name in SIZE_OPTIONS:
         if getattr(args, name) is None:
             setattr(args, name, PRESETS[args.preset][name])
+    # Callers that build their own options (bench/compute_speed.py) may
+    # leave out the variable-length ones.
+    for name, default in (("positions", None), ("loss", "mean")):
+        if not hasattr(args, name):
+            setattr(args, name, default)
     if args.vocab is None:
         args.vocab = corpus_vocab_size(args.corpus)
     for name in SIZE_OPTIONS:
