@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Measured tokens/s of training the GPT on variable-length samples: each
-step's samples padded to the power-of-two bucket that holds its longest,
-one program per bucket, against padding every sample to the longest of
-all.
+"""Measured tokens/s of training the GPT on variable-length samples, in
+two settings, each against padding every sample to the longest of all.
+
+Buckets across steps (the first table): each step's samples padded to the
+power-of-two bucket that holds its longest, one program per bucket.
 
 Draws sample lengths from a long-tailed distribution (a log-normal clipped
 to [1, max-length], seeded), sorts them longest first and cuts them into
@@ -14,6 +15,14 @@ same steps, through the runtime's --sample-lengths loader, twice:
   buckets  one program per power-of-two context (compiled once each);
            every step runs on the smallest that holds its longest sample.
 Both are pipelines of --ranks stages, 1f1b, --microbatches micro-batches.
+Shape variants inside a step (the second table): every step holds
+--long samples of up to max-length tokens and the rest of up to
+--short-length (documents with a long tail); one program with two shape
+variants (pp-compile --variant) runs the long samples' micro-batch at
+max-length and the others at --short-length, against the same program
+without the variant (every micro-batch at max-length). Both have
+--variant-microbatches micro-batches of --long samples.
+
 Useful tokens are the samples' own (padding excluded); the seconds are the
 runtime's per-step wall-clock times (--metrics) of every step after each
 run's first (warm-up), the fastest of --repeats runs, so compilation is
@@ -63,17 +72,53 @@ def bucket_of(length, args):
     return min(bucket, args.max_length)
 
 
-def compile_program(args, workdir, seq):
-    model = os.path.join(workdir, f"gpt-{seq}.mlir")
+def generate(args, workdir, seq, batch, extra=()):
+    model = os.path.join(workdir, f"gpt-{seq}-{batch}.mlir")
     run([sys.executable, GEN_GPT, "--layers", str(args.layers), "--dim",
          str(args.dim), "--heads", str(args.heads), "--seq", str(seq),
-         "--positions", str(args.max_length), "--batch", str(args.batch),
-         "--loss", "token-weighted", "-o", model])
+         "--positions", str(args.max_length), "--batch", str(batch),
+         "--loss", "token-weighted", "-o", model] + list(extra))
+    return model
+
+
+def compile_program(args, workdir, seq):
     exe = os.path.join(workdir, f"gpt-{seq}")
-    run([args.pp_compile, model, "--stages", str(args.ranks),
-         "--microbatches", str(args.microbatches), "--schedule", "1f1b",
-         "-o", exe])
+    run([args.pp_compile, generate(args, workdir, seq, args.batch),
+         "--stages", str(args.ranks), "--microbatches",
+         str(args.microbatches), "--schedule", "1f1b", "-o", exe])
     return exe
+
+
+def compile_variants(args, workdir, with_variant):
+    """--variant-microbatches micro-batches of --long samples; micro-batch
+    0 at max-length, the others at --short-length with the variant."""
+    m = args.variant_microbatches
+    cut = ["--stage-ends", "0"]
+    exe = os.path.join(workdir, f"gpt-variants-{int(with_variant)}")
+    variant = []
+    if with_variant:
+        short = generate(args, workdir, args.short_length, m * args.long, cut)
+        variant = [f"--variant={short}:" + ",".join(map(str, range(1, m)))]
+    run([args.pp_compile,
+         generate(args, workdir, args.max_length, m * args.long, cut),
+         "--stages", str(args.ranks), "--microbatches", str(m),
+         "--schedule", "1f1b", "-o", exe] + variant)
+    return exe
+
+
+def draw_mixed_steps(args):
+    """Steps of --long long samples and the rest short, in shuffled order."""
+    rng = random.Random(args.seed)
+    samples = args.variant_microbatches * args.long
+    steps = []
+    for _ in range(args.steps):
+        step = [rng.randint(args.short_length + 1, args.max_length)
+                for _ in range(args.long)]
+        step += [rng.randint(1, args.short_length)
+                 for _ in range(samples - args.long)]
+        rng.shuffle(step)
+        steps.append(step)
+    return steps
 
 
 def train(args, workdir, exe, steps, name):
@@ -110,6 +155,11 @@ def main():
     parser.add_argument("--median", type=float, default=24.0)
     parser.add_argument("--min-bucket", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--variant-microbatches", type=int, default=7)
+    parser.add_argument("--long", type=int, default=2,
+                        help="long samples per step (and samples per "
+                        "micro-batch) of the shape-variant run")
+    parser.add_argument("--short-length", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of each program; the fastest counts")
     args = parser.parse_args()
@@ -146,6 +196,29 @@ def main():
     print(f"{'power-of-two buckets':<28} {bucket_slots:>13} "
           f"{bucketed:>9.3f} {tokens / bucketed:>9.0f}")
     print(f"speed-up {padded / bucketed:.2f}x")
+    print()
+
+    steps = draw_mixed_steps(args)
+    tokens = sum(map(sum, steps))
+    with tempfile.TemporaryDirectory() as workdir:
+        padded = train(args, workdir, compile_variants(args, workdir, False),
+                       steps, "padded")
+        varied = train(args, workdir, compile_variants(args, workdir, True),
+                       steps, "variants")
+    m = args.variant_microbatches
+    print(f"{len(steps)} steps of {args.long} samples of {args.short_length + 1}"
+          f" to {args.max_length} tokens and {(m - 1) * args.long} of 1 to "
+          f"{args.short_length}, {tokens} tokens; {args.ranks} stages, 1f1b, "
+          f"{m} micro-batches of {args.long}")
+    print(f"{'run':<36} {'padded tokens':>13} {'seconds':>9} "
+          f"{'tokens/s':>9}")
+    rows = m * args.long * args.max_length * len(steps)
+    print(f"{'every micro-batch at the longest':<36} {rows:>13} "
+          f"{padded:>9.3f} {tokens / padded:>9.0f}")
+    rows = args.long * (args.max_length + (m - 1) * args.short_length)
+    print(f"{'shape variants (1 long, rest short)':<36} "
+          f"{rows * len(steps):>13} {varied:>9.3f} {tokens / varied:>9.0f}")
+    print(f"speed-up {padded / varied:.2f}x")
     return 0
 
 

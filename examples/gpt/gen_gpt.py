@@ -282,6 +282,9 @@ def generate(args):
         h = m.mlp(f"l{l}_mlp", y, p["wfc"], p["bfc"], p["wproj"])
         x = m.add(f"l{l}_x2", "btd", [(x, "btd"), (h, "btd"),
                                       (p["bproj"], "d")])
+        if l in (getattr(args, "stage_ends", None) or []):
+            m.emit(f"%l{l}_end = pp.boundary {x} : {m.type('btd')}")
+            x = f"%l{l}_end"
     m.comment("final norm, LM head, cross-entropy over next characters")
     y = m.layer_norm("lnf", x, "%lnf_g", "%lnf_b")
     logits = m.contract("logits", "btvd", (y, "btd"), ("%whead", "dv"), "btv")
@@ -324,6 +327,8 @@ def options_text(args):
         text += f" --positions {args.positions}"
     if getattr(args, "loss", "mean") != "mean":
         text += f" --loss {args.loss}"
+    if getattr(args, "stage_ends", None):
+        text += " --stage-ends " + ",".join(map(str, args.stage_ends))
     return text
 
 
@@ -358,6 +363,11 @@ def add_model_options(parser):
                         help="rows of the position table (default: --seq); "
                         "longer lets programs of several context lengths "
                         "share the weights")
+    parser.add_argument("--stage-ends", metavar="L[,L...]",
+                        type=lambda v: [int(x) for x in v.split(",")],
+                        help="end a pipeline stage after these decoder "
+                        "blocks (pp.boundary markers): the same cut at every "
+                        "shape")
     parser.add_argument("--loss", choices=["mean", "token-weighted"],
                         default="mean",
                         help="mean: the cross-entropy's mean over every "
@@ -374,7 +384,8 @@ def resolve_model_options(args):
             setattr(args, name, PRESETS[args.preset][name])
     # Callers that build their own options (bench/compute_speed.py) may
     # leave out the variable-length ones.
-    for name, default in (("positions", None), ("loss", "mean")):
+    for name, default in (("positions", None), ("loss", "mean"),
+                          ("stage_ends", None)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if args.vocab is None:

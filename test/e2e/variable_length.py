@@ -9,6 +9,10 @@ the mean over the step's real tokens wherever they fall: the first loss
 must also equal examples/gpt/gpt_reference.py's, an independent forward
 pass over each sample at its own length.
 
+The same on a program with two shape variants (pp-compile --variant):
+micro-batches 0 and 1 of 2 samples padded to 16 tokens, micro-batch 2 of 4
+samples padded to 8, the model cut after block 0 at both shapes.
+
 Bad indexes end every rank with one line naming the step, sample,
 micro-batch and stage."""
 
@@ -37,13 +41,41 @@ def run(cmd, expect_ok=True):
     return proc.stdout + proc.stderr
 
 
+def generate(workdir, seq, batch=8, extra=()):
+    model = os.path.join(workdir, f"gpt-{seq}-{batch}.mlir")
+    run([sys.executable, GEN_GPT] + MODEL +
+        ["--seq", str(seq), "--batch", str(batch), "-o", model] + list(extra))
+    return model
+
+
 def build(args, workdir, seq, stages, microbatches):
-    model = os.path.join(workdir, f"gpt-{seq}.mlir")
-    run([sys.executable, GEN_GPT] + MODEL + ["--seq", str(seq), "-o", model])
     exe = os.path.join(workdir, f"gpt-{seq}-{stages}")
-    run([args.pp_compile, model, "--stages", str(stages), "--microbatches",
-         str(microbatches), "--schedule", "1f1b", "-o", exe])
+    run([args.pp_compile, generate(workdir, seq), "--stages", str(stages),
+         "--microbatches", str(microbatches), "--schedule", "1f1b", "-o", exe])
     return exe
+
+
+def build_variants(args, workdir):
+    """2 stages, 3 micro-batches: 2 x 16 tokens twice, then 4 x 8."""
+    cut = ["--stage-ends", "0"]
+    exe = os.path.join(workdir, "gpt-variants")
+    run([args.pp_compile, generate(workdir, 16, 6, cut), "--stages", "2",
+         "--microbatches", "3", "--schedule", "1f1b",
+         "--variant=" + generate(workdir, 8, 12, cut) + ":2", "-o", exe])
+    return exe
+
+
+def compare(name, losses, params, ref_losses, ref_params, args):
+    worst = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses))
+    ok = len(losses) == args.steps == len(ref_losses)
+    ok = ok and all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))
+    ok = ok and params.keys() == ref_params.keys() and all(
+        close(params[i][k], ref_params[i][k], args.rtol * 10)
+        for i in params for k in (0, 1))
+    print(f"{'PASS' if ok else 'FAIL'}: {name} against 1 process of context "
+          f"32: max relative loss difference {worst:.2e} over {args.steps} "
+          f"steps")
+    return ok
 
 
 def train(exe, ranks, index, steps, expect_ok=True):
@@ -69,23 +101,20 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         pipeline = build(args, workdir, 16, 2, 4)
         reference = build(args, workdir, 32, 1, 1)
-        _, losses, params = train(pipeline, 2, INDEX, args.steps)
+        variants = build_variants(args, workdir)
         _, ref_losses, ref_params = train(reference, 1, INDEX, args.steps)
-        if len(losses) != args.steps or len(ref_losses) != args.steps:
-            sys.exit(f"expected {args.steps} losses, got {losses} and "
-                     f"{ref_losses}")
-        worst = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses))
-        ok = all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))
-        ok = ok and params.keys() == ref_params.keys() and all(
-            close(params[i][k], ref_params[i][k], args.rtol * 10)
-            for i in params for k in (0, 1))
-        # Three steps cycle through the index: the loss must fall.
-        ok = ok and ref_losses[-1] < ref_losses[0]
-        print(f"{'PASS' if ok else 'FAIL'}: 2 stages, 1f1b, 4 micro-batches "
-              f"of context 16 against 1 process of context 32: max relative "
-              f"loss difference {worst:.2e} over {args.steps} steps "
-              f"(losses {ref_losses[0]:.6f} to {ref_losses[-1]:.6f})")
+        # The index cycles through three steps: the loss must fall.
+        ok = len(ref_losses) == args.steps and ref_losses[-1] < ref_losses[0]
+        print(f"{'PASS' if ok else 'FAIL'}: the reference's losses "
+              f"{ref_losses} fall")
         failed += not ok
+        _, losses, params = train(pipeline, 2, INDEX, args.steps)
+        failed += not compare("2 stages, 1f1b, 4 micro-batches of 2 x 16",
+                              losses, params, ref_losses, ref_params, args)
+        _, losses, params = train(variants, 2, INDEX, args.steps)
+        failed += not compare("2 stages, 1f1b, micro-batches of 2 x 16, "
+                              "2 x 16 and 4 x 8 (shape variants)", losses,
+                              params, ref_losses, ref_params, args)
 
         out = run([sys.executable, GPT_REFERENCE] + MODEL +
                   ["--seq", "32", "--sample-lengths", INDEX, "--rtol",
@@ -96,19 +125,23 @@ def main():
         failed += not ok
 
         # A sample longer than the context, and a step of the wrong size.
-        for text, expected in [
-                ("16 3 9 12 5 7 2 14\n3 3 3 3 3 3 17 3\n",
+        for exe, text, expected in [
+                (pipeline, "16 3 9 12 5 7 2 14\n3 3 3 3 3 3 17 3\n",
                  r"--sample-lengths \S+: step 1: sample 6 has 17 tokens, more "
-                 r"than the program's context \(replica 0, micro-batch 0, "
+                 r"than the micro-batch's context \(replica 0, micro-batch 0, "
                  r"stage 0\)"),
-                ("1 2 3\n",
+                (variants, "16 14 12 9 9 5 3 2\n",
+                 r"--sample-lengths \S+: step 0: sample 4 has 9 tokens, more "
+                 r"than the micro-batch's context \(replica 0, micro-batch 2, "
+                 r"stage 0\)"),
+                (pipeline, "1 2 3\n",
                  r"--sample-lengths \S+: step 0 has 3 samples; the program's "
-                 r"global batch has 8 rows \(4 micro-batches of 2 on 1 "
-                 r"replicas\)")]:
+                 r"global batch has 8 rows \(4 micro-batches on 1 "
+                 r"replica\)")]:
             bad = os.path.join(workdir, "bad.txt")
             with open(bad, "w") as f:
                 f.write(text)
-            out, _, _ = train(pipeline, 2, bad, 1, expect_ok=False)
+            out, _, _ = train(exe, 2, bad, 1, expect_ok=False)
             found = re.search(expected, out) is not None
             print(f"{'PASS' if found else 'FAIL'}: refuses {text.splitlines()[-1]!r}")
             if not found:

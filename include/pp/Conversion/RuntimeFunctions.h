@@ -37,7 +37,8 @@ struct RuntimeFunctions {
 
   // The program a schedule lowers to (convert-pp-to-runtime).
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
-      defineBuffer, setIdBound, defineSaved;
+      defineBuffer, setIdBound, defineSaved, setBufferVariant,
+      setMicrobatchVariant;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, allReduce, reduceScatter, allGather, optimizerStep,
       actionBegin, actionEnd;

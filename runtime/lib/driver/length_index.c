@@ -138,40 +138,62 @@ static void place_samples(const pprt_driver *d, pprt_length_index *x,
   }
 }
 
+/* Whether micro-batch `mb` runs the variant of data buffer `b`. */
+static bool runs_variant(const pprt_context *ctx, int32_t mb,
+                         const pprt_buffer_desc *b) {
+  int32_t variant = ctx->microbatch_variant ? ctx->microbatch_variant[mb] : 0;
+  return variant == b->variant;
+}
+
+/* The samples of step `i` that data buffer `b` of micro-batch `mb` of
+   replica `replica` holds must fit its context and the tokens; names the
+   first that does not. */
+static bool check_microbatch(const pprt_driver *d, const pprt_length_index *x,
+                             const pprt_buffer_desc *b, int64_t i,
+                             int32_t replica, int32_t mb, int64_t corpus_length,
+                             char *err, size_t err_size) {
+  const index_step *s = &x->steps[i];
+  int64_t first = pprt_microbatch_first_row(d->ctx, b, replica, mb);
+  for (int64_t g = first; g < first + b->dims[0]; ++g) {
+    int64_t length = s->length[s->order[g]];
+    if (length <= b->dims[1] && length < corpus_length)
+      continue;
+    return index_error(
+        err, err_size, x->path,
+        "step %lld: sample %lld has %lld tokens, more than %s (replica %d, "
+        "micro-batch %d, stage %d)",
+        (long long)i, (long long)s->order[g], (long long)length,
+        length > b->dims[1] ? "the micro-batch's context" : "the corpus holds",
+        replica, mb, b->stage);
+  }
+  return true;
+}
+
 /* Each step needs as many samples as the program's global batch has rows,
-   each within the context and the tokens; names the micro-batch and the
-   stage of a sample that does not fit. */
+   each within its micro-batch's context and the tokens. */
 static bool check_fits(const pprt_driver *d, const pprt_length_index *x,
                        const pprt_buffer_desc *b, int64_t corpus_length,
                        char *err, size_t err_size) {
   const pprt_context *ctx = d->ctx;
-  int64_t rows = b->dims[0], positions = b->dims[1];
-  int64_t replica_rows = rows * ctx->num_microbatches;
-  int64_t batch = replica_rows * pprt_num_data_replicas(ctx);
+  int32_t replicas = pprt_num_data_replicas(ctx);
+  /* Replica 1 starts after replica 0's rows. */
+  int64_t replica_rows = pprt_microbatch_first_row(ctx, b, 1, 0);
+  int64_t batch = replica_rows * replicas;
   for (int64_t i = 0; i < x->num_steps; ++i) {
     const index_step *s = &x->steps[i];
     if (s->num_samples != batch)
       return index_error(err, err_size, x->path,
                          "step %lld has %lld samples; the program's global "
-                         "batch has %lld rows (%lld micro-batches of %lld on "
-                         "%d replicas)",
+                         "batch has %lld rows (%d micro-batches on %d "
+                         "replica%s)",
                          (long long)i, (long long)s->num_samples,
-                         (long long)batch, (long long)ctx->num_microbatches,
-                         (long long)rows, pprt_num_data_replicas(ctx));
-    for (int64_t g = 0; g < batch; ++g) {
-      int64_t length = s->length[s->order[g]];
-      if (length <= positions && length < corpus_length)
-        continue;
-      int64_t in_replica = g % replica_rows;
-      return index_error(
-          err, err_size, x->path,
-          "step %lld: sample %lld has %lld tokens, more than %s "
-          "(replica %lld, micro-batch %lld, stage %d)",
-          (long long)i, (long long)s->order[g], (long long)length,
-          length > positions ? "the program's context" : "the corpus holds",
-          (long long)(g / replica_rows), (long long)(in_replica / rows),
-          b->stage);
-    }
+                         (long long)batch, ctx->num_microbatches, replicas,
+                         replicas == 1 ? "" : "s");
+    for (int32_t r = 0; r < replicas; ++r)
+      for (int32_t mb = 0; mb < ctx->num_microbatches; ++mb)
+        if (runs_variant(ctx, mb, b) &&
+            !check_microbatch(d, x, b, i, r, mb, corpus_length, err, err_size))
+          return false;
   }
   return true;
 }

@@ -72,6 +72,8 @@ static bool isMicrobatchCount(Attribute value) {
   return isIntegerIn(value, 1, kMaxMicrobatches + 1);
 }
 
+static bool isVariant(Attribute value) { return isIntegerIn(value, 1, 65536); }
+
 static bool isPhase(Attribute value) { return isa<PhaseAttr>(value); }
 
 static bool isCost(Attribute value) { return isa<CostAttr>(value); }
@@ -114,6 +116,8 @@ static const AttributeRule kAttributeRules[] = {
      isStageNumber},
     {kPhaseAttr, Site::Function, "a #pp.phase", isPhase},
     {kRecomputeAttr, Site::Function, "a unit attribute", isUnit},
+    {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
+     isVariant},
     {kMicrobatchesAttr, Site::Function,
      "a micro-batch count (an i64 in [1, 1048576])", isMicrobatchCount},
     {kMakespanAttr, Site::Schedule, "a float", isFloat},
