@@ -230,7 +230,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"profile-warmup", ""}, driver.profileWarmup);
   visit(CompileFlag{"run-arg", "", /*prefix=*/false, /*wholeElements=*/true},
         driver.runArgs);
-  visit(CompileFlag{"variant", "variants", /*prefix=*/false,
+  visit(CompileFlag{"variant", "variant", /*prefix=*/false,
                     /*wholeElements=*/true},
         driver.variants);
 }
