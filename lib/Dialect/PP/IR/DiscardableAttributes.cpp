@@ -116,8 +116,6 @@ static const AttributeRule kAttributeRules[] = {
      isStageNumber},
     {kPhaseAttr, Site::Function, "a #pp.phase", isPhase},
     {kRecomputeAttr, Site::Function, "a unit attribute", isUnit},
-    {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
-     isVariant},
     {kMicrobatchesAttr, Site::Function,
      "a micro-batch count (an i64 in [1, 1048576])", isMicrobatchCount},
     {kMakespanAttr, Site::Schedule, "a float", isFloat},
@@ -144,6 +142,8 @@ static const AttributeRule kAttributeRules[] = {
     {kMicrobatchSamplesAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchBeginAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchLengthAttr, Site::Module, "an array<i64>", isI64Array},
+    {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
+     isVariant},
 };
 
 static StringRef describeSite(Site site) {
