@@ -240,7 +240,7 @@ def block_params(l):
 
 def parameters(layers):
     """(name, index letters) of every weight, in argument order."""
-    params = [("wte", "vd"), ("wpe", "td")]
+    params = [("wte", "vd"), ("wpe", "pd")]
     for l in range(layers):
         params += block_params(l)
     return params + [("lnf_g", "d"), ("lnf_b", "d"), ("whead", "dv")]
@@ -250,7 +250,7 @@ def loop_sizes(args):
     """The size of each loop letter (see Model)."""
     return {"b": args.batch, "t": args.seq, "u": args.seq, "h": args.heads,
             "e": args.dim // args.heads, "d": args.dim, "f": 4 * args.dim,
-            "v": args.vocab}
+            "v": args.vocab, "p": getattr(args, "positions", None) or args.seq}
 
 
 def generate(args):
@@ -263,7 +263,14 @@ def generate(args):
     m.comment("token embedding (one-hot contraction) plus positions")
     tok = m.contract("emb_tok", "btdv", ("%tokens", "btv"), ("%wte", "vd"),
                      "btd")
-    x = m.add("x0", "btd", [(tok, "btd"), ("%wpe", "td")])
+    wpe = "%wpe"
+    if m.sizes["p"] != args.seq:
+        # A table longer than the context: its first `seq` rows, so that
+        # programs of several context lengths share one weight.
+        wpe = "%wpe_t"
+        m.emit(f"{wpe} = tensor.extract_slice %wpe[0, 0] [{args.seq}, "
+               f"{args.dim}] [1, 1] : {m.type('pd')} to {m.type('td')}")
+    x = m.add("x0", "btd", [(tok, "btd"), (wpe, "td")])
     for l in range(args.layers):
         p = {n[len(f"l{l}_"):]: f"%{n}" for n, _ in block_params(l)}
         m.comment(f"decoder block {l}: attention")
@@ -275,11 +282,16 @@ def generate(args):
         h = m.mlp(f"l{l}_mlp", y, p["wfc"], p["bfc"], p["wproj"])
         x = m.add(f"l{l}_x2", "btd", [(x, "btd"), (h, "btd"),
                                       (p["bproj"], "d")])
+        if l in (getattr(args, "stage_ends", None) or []):
+            m.emit(f"%l{l}_end = pp.boundary {x} : {m.type('btd')}")
+            x = f"%l{l}_end"
     m.comment("final norm, LM head, cross-entropy over next characters")
     y = m.layer_norm("lnf", x, "%lnf_g", "%lnf_b")
     logits = m.contract("logits", "btvd", (y, "btd"), ("%whead", "dv"), "btv")
-    loss = m.cross_entropy(logits, "%targets",
-                           1.0 / (args.batch * args.seq))
+    token_weighted = getattr(args, "loss", "mean") == "token-weighted"
+    loss = m.cross_entropy(
+        logits, "%targets",
+        1.0 if token_weighted else 1.0 / (args.batch * args.seq))
 
     t = m.type
     arg_lines = [f"%tokens: {t('btv')}", f"%targets: {t('btv')} {{pp.target}}"]
@@ -295,6 +307,9 @@ def generate(args):
         "// [batch, position, char]; the loss is the summed cross-entropy "
         "times",
         "// 1/(batch*context): a batch sum times a constant, so "
+        "micro-batch losses add up." if not token_weighted else
+        "// the targets' weights (token-weighted: the data gives each real "
+        "token 1/N,\n// N the step's tokens, and padding 0), so "
         "micro-batch losses add up.",
         "func.func @train_step(" + (",\n" + indent).join(arg_lines) +
         ") -> tensor<f32> {",
@@ -306,8 +321,15 @@ def generate(args):
 
 
 def options_text(args):
-    return (f"--layers {args.layers} --dim {args.dim} --heads {args.heads} "
+    text = (f"--layers {args.layers} --dim {args.dim} --heads {args.heads} "
             f"--seq {args.seq} --batch {args.batch} --vocab {args.vocab}")
+    if getattr(args, "positions", None):
+        text += f" --positions {args.positions}"
+    if getattr(args, "loss", "mean") != "mean":
+        text += f" --loss {args.loss}"
+    if getattr(args, "stage_ends", None):
+        text += " --stage-ends " + ",".join(map(str, args.stage_ends))
+    return text
 
 
 # Model sizes by name: the small example and the benchmark size (a byte
@@ -337,6 +359,22 @@ def add_model_options(parser):
                         help="vocabulary size V (default: the distinct "
                         "characters of --corpus)")
     parser.add_argument("--corpus", default=os.path.join(HERE, "corpus.txt"))
+    parser.add_argument("--positions", type=int,
+                        help="rows of the position table (default: --seq); "
+                        "longer lets programs of several context lengths "
+                        "share the weights")
+    parser.add_argument("--stage-ends", metavar="L[,L...]",
+                        type=lambda v: [int(x) for x in v.split(",")],
+                        help="end a pipeline stage after these decoder "
+                        "blocks (pp.boundary markers): the same cut at every "
+                        "shape")
+    parser.add_argument("--loss", choices=["mean", "token-weighted"],
+                        default="mean",
+                        help="mean: the cross-entropy's mean over every "
+                        "position; token-weighted: its sum weighted by the "
+                        "targets, which the runtime's --sample-lengths "
+                        "loader fills with 1/N per real token and 0 for "
+                        "padding (default: mean)")
 
 
 def resolve_model_options(args):
@@ -344,11 +382,20 @@ def resolve_model_options(args):
     for name in SIZE_OPTIONS:
         if getattr(args, name) is None:
             setattr(args, name, PRESETS[args.preset][name])
+    # Callers that build their own options (bench/compute_speed.py) may
+    # leave out the variable-length ones.
+    for name, default in (("positions", None), ("loss", "mean"),
+                          ("stage_ends", None)):
+        if not hasattr(args, name):
+            setattr(args, name, default)
     if args.vocab is None:
         args.vocab = corpus_vocab_size(args.corpus)
     for name in SIZE_OPTIONS:
         if getattr(args, name) < 1:
             sys.exit(f"gen_gpt.py: --{name} must be at least 1")
+    if args.positions is not None and args.positions < args.seq:
+        sys.exit(f"gen_gpt.py: --positions {args.positions} is shorter than "
+                 f"--seq {args.seq}")
     return args
 
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """An independent, plain-Python GPT forward pass: computes the loss of the
 first training step of a model gen_gpt.py emits, from the weights the pprt
-runtime initialises and the batch its --corpus loader draws, so that the
-compiled program's `step 1 loss` can be checked against it.
+runtime initialises and the batch its --corpus loader draws (or, with
+--sample-lengths, the first step's samples of a length index, each at its
+own length, no padding), so that the compiled program's `step 1 loss` can
+be checked against it.
 
   gpt_reference.py [gen_gpt.py options] [--seed N] [--check TRAIN]
 
@@ -69,6 +71,26 @@ def batch(seed, text, rows, seq):
     return inputs, targets
 
 
+def first_step_samples(path, text):
+    """Step 0's samples of a length index as the runtime lays them out:
+    back to back from the start, each its tokens plus the last target."""
+    with open(path) as f:
+        for line in f:
+            lengths = [int(v) for v in
+                       line.split("#")[0].replace(",", " ").split()]
+            if lengths:
+                break
+    vocab = {c: i for i, c in enumerate(sorted(set(text)))}
+    inputs, targets, at = [], [], 0
+    for length in lengths:
+        if at + length + 1 > len(text):
+            at = 0
+        inputs.append([vocab[c] for c in text[at:at + length]])
+        targets.append([vocab[c] for c in text[at + 1:at + length + 1]])
+        at += length + 1
+    return inputs, targets
+
+
 def layer_norm(x, gain, bias):
     mean = sum(x) / len(x)
     var = sum((a - mean) ** 2 for a in x) / len(x)
@@ -126,7 +148,10 @@ def loss(args, text):
     for i, (name, idx) in enumerate(gen_gpt.parameters(args.layers)):
         shape = [sizes[c] for c in idx]
         w[name] = nested(init_param(args.seed, i + 2, shape), shape)
-    inputs, targets = batch(args.seed, text, args.batch, args.seq)
+    if args.sample_lengths:
+        inputs, targets = first_step_samples(args.sample_lengths, text)
+    else:
+        inputs, targets = batch(args.seed, text, args.batch, args.seq)
     total = 0.0
     for row, target in zip(inputs, targets):
         xs = [[a + b for a, b in zip(w["wte"][c], w["wpe"][t])]
@@ -141,6 +166,9 @@ def loss(args, text):
             m = max(logits)
             lse = m + math.log(sum(math.exp(a - m) for a in logits))
             total += lse - logits[c]
+    if args.loss == "token-weighted":
+        # The loader weighs each target 1/N without an index, 1.
+        return total / sum(map(len, targets)) if args.sample_lengths else total
     return total / (args.batch * args.seq)
 
 
@@ -151,6 +179,9 @@ def main():
     parser.add_argument("--check", metavar="TRAIN",
                         help="compiled 1-process program to compare with")
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--sample-lengths", metavar="INDEX",
+                        help="a length index (the program's "
+                        "--sample-lengths): step 1's samples")
     args = gen_gpt.parse_model_options(parser)
     with open(args.corpus, "rb") as f:
         text = f.read().decode("latin-1")
@@ -158,8 +189,10 @@ def main():
     print(f"reference step 1 loss {expected:.9g}")
     if not args.check:
         return 0
+    index = (["--sample-lengths", args.sample_lengths]
+             if args.sample_lengths else [])
     out = subprocess.run([args.check, "--steps", "1", "--seed",
-                          str(args.seed), "--corpus", args.corpus],
+                          str(args.seed), "--corpus", args.corpus] + index,
                          capture_output=True, text=True, check=True).stdout
     got = float(out.split("step 1 loss ")[1].split()[0])
     ok = abs(got - expected) <= args.rtol * abs(expected)

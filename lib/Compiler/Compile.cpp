@@ -14,6 +14,7 @@
 
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/Transforms/Schedule/ShapeVariants.h"
 #include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/InitAll.h"
 #include "pp/Pipelines/Passes.h"
@@ -105,6 +106,9 @@ private:
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
   void buildLowering(OpPassManager &pm,
                      const llvm::TargetMachine &machine) const;
+  /// Schedules each --variant model like `module` and brings its stage
+  /// functions in as a shape variant, run by the micro-batches it lists.
+  LogicalResult attachVariants(ModuleOp module, TimingScope &timing);
   LogicalResult runPipeline(ModuleOp module, TimingScope &timing,
                             function_ref<void(OpPassManager &)> build);
   OwningOpRef<ModuleOp> lowerModel(llvm::SourceMgr &sourceMgr,
@@ -292,7 +296,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     setScheduleOptions(scheduleOptions);
     buildSchedulePipeline(pm, scheduleOptions);
   };
-  if (failed(runPipeline(*module, timing, schedule)))
+  if (failed(runPipeline(*module, timing, schedule)) ||
+      failed(attachVariants(*module, timing)))
     return nullptr;
   for (ScheduleOp op : module->getOps<ScheduleOp>()) {
     program.schedule = op.getName().str();
@@ -307,6 +312,62 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
   if (failed(runPipeline(*module, timing, lower)))
     return nullptr;
   return module;
+}
+
+LogicalResult Compilation::attachVariants(ModuleOp module,
+                                          TimingScope &timing) {
+  const auto &specs = options.driver.variants;
+  if (specs.empty())
+    return success();
+  Location loc = getOptionLoc(context, "--variant");
+  SmallVector<int64_t> microbatchVariants;
+  for (auto [k, spec] : llvm::enumerate(specs)) {
+    auto [path, list] = StringRef(spec).rsplit(':');
+    if (list.empty() || path.empty())
+      return emitError(loc) << "'" << spec << "' is not MODEL:MB[,MB...]";
+    SmallVector<StringRef> fields;
+    list.split(fields, ',');
+    for (StringRef field : fields) {
+      int64_t mb;
+      if (field.trim().getAsInteger(10, mb) || mb < 0)
+        return emitError(loc) << "'" << field << "' in '" << spec
+                              << "' is not a micro-batch number";
+      if (microbatchVariants.size() <= static_cast<size_t>(mb))
+        microbatchVariants.resize(mb + 1, 0);
+      if (microbatchVariants[mb] != 0)
+        return emitError(loc) << "micro-batch " << mb << " is listed twice";
+      microbatchVariants[mb] = k + 1;
+    }
+    llvm::SourceMgr sourceMgr;
+    std::string error;
+    auto file = openInputFile(path, &error);
+    if (!file)
+      return emitError(loc) << error;
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    OwningOpRef<ModuleOp> variant =
+        parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+    bool tosa = variant && hasTosaOps(*variant);
+    auto schedule = [&](OpPassManager &pm) {
+      if (tosa)
+        buildTosaToLinalgPipeline(pm);
+      buildElementwiseToLinalgPipeline(pm);
+      SchedulePipelineOptions scheduleOptions;
+      setScheduleOptions(scheduleOptions);
+      buildSchedulePipeline(pm, scheduleOptions);
+    };
+    if (!variant || failed(runPipeline(*variant, timing, schedule)) ||
+        failed(attachShapeVariant(module, *variant, k + 1)))
+      return failure();
+  }
+  int64_t numMicrobatches = 0;
+  for (ScheduleOp op : module.getOps<ScheduleOp>())
+    numMicrobatches = op.getNumMicrobatches();
+  if (static_cast<int64_t>(microbatchVariants.size()) > numMicrobatches)
+    return emitError(loc) << "micro-batch " << microbatchVariants.size() - 1
+                          << " is listed, but the program has "
+                          << numMicrobatches;
+  microbatchVariants.resize(numMicrobatches, 0);
+  return assignMicrobatchVariants(module, microbatchVariants);
 }
 
 /// Runs the program just built with --profile, on one process per pipeline

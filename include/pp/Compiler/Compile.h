@@ -125,6 +125,13 @@ struct DriverOptions : public PassPipelineOptions<DriverOptions> {
       llvm::cl::desc("LLVM optimisation level 0-3 of stage code (default 3; "
                      "the schedule driver gets at most 1)"),
       llvm::cl::init(3)};
+  /// `MODEL:MB[,MB...]`: shape variant k (the k-th occurrence) is MODEL,
+  /// the same model at another (rows, length) bucket, and runs the listed
+  /// micro-batches; the others run the main model's (docs/VariableLength.md).
+  PassOptions::ListOption<std::string> variants{
+      *this, "variant",
+      llvm::cl::desc("MODEL:MB[,MB...]: the model at another shape, run by "
+                     "the listed micro-batches (repeatable)")};
   /// 0: one per core.
   PassOptions::Option<unsigned> jobs{
       *this, "jobs",
@@ -226,6 +233,9 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"profile-warmup", ""}, driver.profileWarmup);
   visit(CompileFlag{"run-arg", "", /*prefix=*/false, /*wholeElements=*/true},
         driver.runArgs);
+  visit(CompileFlag{"variant", "variant", /*prefix=*/false,
+                    /*wholeElements=*/true},
+        driver.variants);
 }
 
 /// One `pp.param` argument of the training step.

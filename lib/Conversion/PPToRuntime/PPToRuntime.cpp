@@ -48,7 +48,22 @@ struct Buffer {
   int64_t idBound = 0; // rows of the smallest table its ids index; 0: none
   std::optional<int64_t> idIgnored; // the one id past it a loss masks out
   int64_t splitDim = -1; // the dimension `pp.split` splits over TP; -1: none
+  int64_t variant = 0;   // the shape variant of a per-micro-batch buffer
 };
+
+/// The shape variant of stage function `func` (`pp.variant`, else 0).
+static int64_t getVariant(func::FuncOp func) {
+  auto variant = func->getAttrOfType<IntegerAttr>(kVariantAttr);
+  return variant ? variant.getInt() : 0;
+}
+
+/// Whether every variant shares the buffer of a slot of `kind`: weights,
+/// their gradients and the scalar loss have one shape whatever the batch.
+static bool isSharedByVariants(SlotKind kind) {
+  return kind == SlotKind::Param || kind == SlotKind::ParamGrad ||
+         kind == SlotKind::State || kind == SlotKind::Loss ||
+         kind == SlotKind::LossGrad;
+}
 
 /// The dimension the `pp.split` of argument `i` of `func` splits, or -1.
 static int64_t getSplitDim(func::FuncOp func, unsigned i) {
@@ -74,6 +89,7 @@ public:
 
 private:
   LogicalResult collectBuffers();
+  LogicalResult collectMicrobatchVariants();
   LogicalResult collectArgument(func::FuncOp func, unsigned i, int64_t stage);
   const Buffer &slotBuffer(func::FuncOp func, unsigned i);
   Value i32(int64_t value) {
@@ -130,16 +146,21 @@ private:
   RuntimeFunctions fns;
   Location loc = UnknownLoc::get(module.getContext());
   Value ctx;
-  using SlotKey = std::tuple<unsigned, int64_t, int64_t>;
-  static SlotKey keyOf(const Slot &slot) {
-    return {static_cast<unsigned>(slot.kind), slot.stage, slot.index};
+  using SlotKey = std::tuple<unsigned, int64_t, int64_t, int64_t>;
+  static SlotKey keyOf(const Slot &slot, int64_t variant) {
+    return {static_cast<unsigned>(slot.kind), slot.stage, slot.index,
+            isSharedByVariants(slot.kind) ? 0 : variant};
   }
-  llvm::MapVector<SlotKey, Buffer> buffers;      // by slot
+  llvm::MapVector<SlotKey, Buffer> buffers;      // by slot and variant
   llvm::MapVector<int64_t, Buffer> gradientSums; // by weight argument
+  /// Variant 0's stage functions, which actions without a function run.
   DenseMap<std::pair<int64_t, Phase>, func::FuncOp> stageFuncs;
   DenseMap<Operation *, func::FuncOp> actionFuncs; // by stage function
   /// Stage functions that ops other than the schedule's actions call.
   DenseSet<Operation *> calledElsewhere;
+  SmallVector<func::FuncOp> allStageFuncs; // every variant's
+  /// The variant each micro-batch runs, where any runs one but 0.
+  std::map<int64_t, int64_t> microbatchVariants;
 };
 
 } // namespace
@@ -210,9 +231,11 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
            << "the training step must return a scalar loss (one f32, such "
               "as tensor<f32>); stage "
            << stage << " computes it as " << type;
+  int64_t variant = isSharedByVariants(slot->kind) ? 0 : getVariant(func);
   auto [it, inserted] = buffers.try_emplace(
-      keyOf(*slot), Buffer{int32_t(buffers.size()), kindOf(slot->kind), stage,
-                           *slot, type, *dtype});
+      keyOf(*slot, variant), Buffer{int32_t(buffers.size()), kindOf(slot->kind),
+                                    stage, *slot, type, *dtype});
+  it->second.variant = variant;
   if (it->second.type != type)
     return func.emitError("argument #")
            << i << " has type " << type << " but slot " << slotAttr << " is "
@@ -238,7 +261,9 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
     auto phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr);
     if (!stage || !phase)
       continue;
-    stageFuncs[{stage.getInt(), phase.getValue()}] = func;
+    if (getVariant(func) == 0)
+      stageFuncs[{stage.getInt(), phase.getValue()}] = func;
+    allStageFuncs.push_back(func);
     if (func.getNumResults() != 0)
       return func.emitError("stage functions must be bufferized with results "
                             "as out-parameters before convert-pp-to-runtime");
@@ -251,7 +276,7 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       Slot slot = func.getArgAttrOfType<SlotAttr>(i, kSlotAttr).getSlot();
       if (slot.kind == SlotKind::StateUpdate &&
-          !buffers.count(keyOf(Slot::state(slot.index))))
+          !buffers.count(keyOf(Slot::state(slot.index), 0)))
         return func.emitError("argument #")
                << i << " holds a new value of state argument #" << slot.index
                << ", which no stage function reads";
@@ -266,7 +291,32 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
 /// The buffer of argument `i` of a stage function (collected before).
 const Buffer &RuntimeProgramBuilder::slotBuffer(func::FuncOp func, unsigned i) {
   Slot slot = func.getArgAttrOfType<SlotAttr>(i, kSlotAttr).getSlot();
-  return buffers.find(keyOf(slot))->second;
+  return buffers.find(keyOf(slot, getVariant(func)))->second;
+}
+
+/// The variant each micro-batch runs: that of the functions its actions
+/// call, the same on every stage (its buffers cross stages).
+LogicalResult RuntimeProgramBuilder::collectMicrobatchVariants() {
+  std::map<int64_t, std::pair<int64_t, ComputeOp>> seen;
+  WalkResult result = schedule.walk([&](ComputeOp op) {
+    int64_t variant = getVariant(getStageFunction(op));
+    auto [it, inserted] = seen.try_emplace(op.getMb(), variant, op);
+    if (inserted || it->second.first == variant)
+      return WalkResult::advance();
+    InFlightDiagnostic diag = op.emitOpError("runs micro-batch ")
+                              << op.getMb() << " as shape variant " << variant
+                              << ", but stage " << it->second.second.getStage()
+                              << " runs it as variant " << it->second.first;
+    diag.attachNote(it->second.second.getLoc()) << "that action";
+    return WalkResult::interrupt();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  bool any = llvm::any_of(seen, [](auto &entry) { return entry.second.first; });
+  if (any)
+    for (auto &[mb, entry] : seen)
+      microbatchVariants[mb] = entry.first;
+  return success();
 }
 
 Value RuntimeProgramBuilder::call(const RuntimeFunction &fn,
@@ -314,6 +364,8 @@ void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
                              i32(buffer.type.getRank()),
                              getDims(buffer.type)};
   call(fns.defineBuffer, args);
+  if (buffer.variant != 0)
+    call(fns.setBufferVariant, {ctx, i32(buffer.id), i32(buffer.variant)});
   if (buffer.idBound > 0 &&
       (buffer.dtype == PPRT_I32 || buffer.dtype == PPRT_I64)) {
     call(fns.setIdBound, {ctx, i32(buffer.id),
@@ -365,6 +417,8 @@ void RuntimeProgramBuilder::emitDefineProgram() {
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
     emitDefineBuffer(entry.second);
+  for (auto [mb, variant] : microbatchVariants)
+    call(fns.setMicrobatchVariant, {ctx, i32(mb), i32(variant)});
   emitDefineSaved();
   func::ReturnOp::create(b, loc);
 }
@@ -386,15 +440,16 @@ void RuntimeProgramBuilder::emitDefineSaved() {
   std::map<std::pair<int32_t, int64_t>, Phase> held;
   for (Phase phase :
        {Phase::backward, Phase::backward_input, Phase::backward_weight}) {
-    for (auto [key, func] : stageFuncs) {
-      if (key.second != phase)
+    for (func::FuncOp func : allStageFuncs) {
+      if (func->getAttrOfType<PhaseAttr>(kPhaseAttr).getValue() != phase)
         continue;
+      int64_t stage = func->getAttrOfType<IntegerAttr>(kStageAttr).getInt();
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         const Buffer &buffer = slotBuffer(func, i);
         SlotKind kind = buffer.slot.kind;
         if (kind == SlotKind::Saved || kind == SlotKind::Activation ||
             kind == SlotKind::Data || kind == SlotKind::Target)
-          held[{buffer.id, key.first}] = phase;
+          held[{buffer.id, stage}] = phase;
       }
     }
   }
@@ -440,7 +495,7 @@ func::FuncOp RuntimeProgramBuilder::getActionFunction(func::FuncOp callee) {
     // function cannot write it in place, as it reads the state too.
     if (buffer.slot.kind == SlotKind::StateUpdate)
       stateUpdates.push_back(
-          {buffers.find(keyOf(Slot::state(buffer.slot.index)))->second.id,
+          {buffers.find(keyOf(Slot::state(buffer.slot.index), 0))->second.id,
            buffer.id});
   }
   if (calledElsewhere.contains(callee)) {
@@ -549,8 +604,11 @@ void RuntimeProgramBuilder::emitTransfer(bool isSend, TransferKind kind,
   int64_t receiver = isSend ? other : stage;
   int64_t named = activation ? (isSend ? stage : other) : receiver;
   SlotKind carried = activation ? SlotKind::Activation : SlotKind::Gradient;
+  auto variant = microbatchVariants.find(mb);
+  int64_t shape = variant == microbatchVariants.end() ? 0 : variant->second;
   for (auto &[name, buffer] : buffers) {
-    if (buffer.slot.kind != carried || buffer.slot.stage != named)
+    if (buffer.slot.kind != carried || buffer.slot.stage != named ||
+        buffer.variant != shape)
       continue;
     call(isSend ? fns.send : fns.recv,
          {ctx, i32(buffer.id), i32(mb), i32(peer), i32(receiver),
@@ -679,7 +737,7 @@ LogicalResult RuntimeProgramBuilder::build() {
         << op.getStage() << " phase " << stringifyPhase(op.getPhase());
     return WalkResult::interrupt();
   });
-  if (missing.wasInterrupted())
+  if (missing.wasInterrupted() || failed(collectMicrobatchVariants()))
     return failure();
   // Without an optimizer step a stage would train nothing.
   DenseSet<int64_t> updated;

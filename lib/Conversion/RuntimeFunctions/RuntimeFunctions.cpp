@@ -30,6 +30,8 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   setIdBound = fn("pprt_set_id_bound", {ptr, i32, i64});
   setIdIgnored = fn("pprt_set_id_ignored", {ptr, i32, i64});
   defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
+  setBufferVariant = fn("pprt_set_buffer_variant", {ptr, i32, i32});
+  setMicrobatchVariant = fn("pprt_set_microbatch_variant", {ptr, i32, i32});
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
   send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
   recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});

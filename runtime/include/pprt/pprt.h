@@ -165,6 +165,17 @@ void pprt_set_id_bound(pprt_context *ctx, int32_t id, int64_t bound);
    ignore_index of a cross-entropy loss, whose targets of that value
    count for nothing). */
 void pprt_set_id_ignored(pprt_context *ctx, int32_t id, int64_t value);
+/* Shape variants (docs/VariableLength.md): a program may hold one set of
+   stage functions per (rows, length) bucket, each with its own
+   per-micro-batch buffers. pprt_set_buffer_variant says that buffer `id`
+   (defined before, not persistent) belongs to variant `variant` (>= 0;
+   undeclared: 0); pprt_set_microbatch_variant that micro-batch `mb` runs
+   variant `variant`. A micro-batch's rows of the global batch then follow
+   those of the micro-batches before it, each as many as its variant's
+   data buffers have. */
+void pprt_set_buffer_variant(pprt_context *ctx, int32_t id, int32_t variant);
+void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
+                                 int32_t variant);
 
 /* Declares that the per-micro-batch buffer `id` (defined before) is what
    the forward of `stage` leaves for that stage's backward: it is held from

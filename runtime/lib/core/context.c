@@ -132,6 +132,7 @@ void pprt_context_destroy(pprt_context *ctx) {
       be->ops->free(be, b->zero_padded);
   }
   free(ctx->buffers);
+  free(ctx->microbatch_variant);
   free(ctx->staging);
   free(ctx->pending);
   free(ctx->group);
@@ -367,6 +368,76 @@ void pprt_set_id_ignored(pprt_context *ctx, int32_t id, int64_t value) {
   b->id_ignored = value;
 }
 
+void pprt_set_buffer_variant(pprt_context *ctx, int32_t id, int32_t variant) {
+  pprt_buffer_desc *b = pprt_lookup(ctx, id);
+  if (pprt_kind_is_persistent(b->kind) || b->kind == PPRT_LOSS)
+    pprt_fatal(ctx,
+               "pprt_set_buffer_variant: buffer %d is shared by every "
+               "variant",
+               id);
+  if (variant < 0)
+    pprt_fatal(ctx, "pprt_set_buffer_variant: buffer %d: variant %d < 0", id,
+               variant);
+  b->variant = variant;
+}
+
+void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
+                                 int32_t variant) {
+  if (!ctx->program_set)
+    pprt_fatal(ctx, "pprt_set_microbatch_variant before pprt_set_program");
+  if (mb < 0 || mb >= ctx->num_microbatches || variant < 0)
+    pprt_fatal(ctx,
+               "pprt_set_microbatch_variant: micro-batch %d (of %d), "
+               "variant %d",
+               mb, ctx->num_microbatches, variant);
+  if (!ctx->microbatch_variant)
+    ctx->microbatch_variant = pprt_xcalloc(ctx, (size_t)ctx->num_microbatches,
+                                           sizeof *ctx->microbatch_variant);
+  ctx->microbatch_variant[mb] = variant;
+}
+
+/* Rows of the global batch micro-batch `mb` takes under variants: dims[0]
+   of its variant's data buffers, which must agree. */
+static int64_t variant_rows(const pprt_context *ctx, int32_t mb) {
+  int32_t variant = ctx->microbatch_variant[mb];
+  int64_t rows = -1;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!b->defined || b->variant != variant ||
+        (b->kind != PPRT_INPUT && b->kind != PPRT_TARGET))
+      continue;
+    int64_t own = b->ndims > 0 ? b->dims[0] : 1;
+    if (rows >= 0 && own != rows)
+      pprt_fatal(ctx,
+                 "variant %d's data buffers hold %lld and %lld rows; a "
+                 "micro-batch's data arguments must agree",
+                 variant, (long long)rows, (long long)own);
+    rows = own;
+  }
+  if (rows < 0)
+    pprt_fatal(ctx,
+               "micro-batch %d runs variant %d, which has no data "
+               "buffer",
+               mb, variant);
+  return rows;
+}
+
+int64_t pprt_microbatch_first_row(const pprt_context *ctx,
+                                  const pprt_buffer_desc *b, int32_t replica,
+                                  int32_t mb) {
+  if (!ctx->microbatch_variant) {
+    int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
+    return ((int64_t)replica * ctx->num_microbatches + mb) * rows;
+  }
+  int64_t before = 0, batch = 0;
+  for (int32_t j = 0; j < ctx->num_microbatches; ++j) {
+    int64_t rows = variant_rows(ctx, j);
+    before += j < mb ? rows : 0;
+    batch += rows;
+  }
+  return (int64_t)replica * batch + before;
+}
+
 void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
                        int32_t until) {
   const pprt_buffer_desc *b = pprt_lookup(ctx, id);
@@ -538,13 +609,13 @@ static void check_ids(const pprt_context *ctx, const pprt_buffer_desc *b,
 
 /* Fills INPUT/TARGET slot `slot` with step `step`'s rows: replica r owns
    rows [r*B, (r+1)*B) of the step's global batch, micro-batch mb its mb-th
-   block of dims[0] rows. */
+   block of dims[0] rows (under variants, the block after those of the
+   micro-batches before it). */
 static void load_data(pprt_context *ctx, const pprt_buffer_desc *b, int32_t id,
                       int32_t slot, int64_t step, void *data) {
   const pprt_data_source *src = source_of(ctx, ctx->data.load_rows != NULL, id);
-  int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
-  int64_t batch = rows * ctx->num_microbatches;
-  int64_t first_row = pprt_data_replica(ctx) * batch + slot * rows;
+  int64_t first_row =
+      pprt_microbatch_first_row(ctx, b, pprt_data_replica(ctx), slot);
   void *host = pprt_staging(ctx, (size_t)b->bytes);
   src->load_rows(src->self, ctx, b, id, step, first_row, host);
   check_ids(ctx, b, slot, step, host);

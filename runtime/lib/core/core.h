@@ -56,6 +56,7 @@ typedef struct pprt_buffer_desc {
      these (local) dims along `split_dim`; split_parts 0 if replicated. */
   int32_t split_dim;
   int32_t split_parts;
+  int32_t variant; /* pprt_set_buffer_variant; 0 by default */
   int32_t num_slots;
   pprt_slot *slots;
   /* PARAM_GRAD: the in-flight all-reduce (transport handle, -1 if none)
@@ -187,6 +188,9 @@ struct pprt_context {
   int32_t num_ranks;
   int32_t num_stages;
   int32_t num_microbatches;
+  /* pprt_set_microbatch_variant: each micro-batch's variant; NULL while
+     every micro-batch runs variant 0. */
+  int32_t *microbatch_variant;
   int32_t pipeline_rank;
   /* Processes per pipeline rank (pprt_set_tensor_parallel; 1 by default)
      and this one's index among them: world rank % tensor_parallel. */
@@ -285,6 +289,11 @@ void pprt_core_leave(pprt_context *ctx);
 
 /* The replica whose rows the current pass computes on, and their count. */
 int32_t pprt_data_replica(const pprt_context *ctx);
+/* The first row of the global batch that data buffer `b` of micro-batch
+   `mb` of data replica `replica` holds (pprt_set_microbatch_variant). */
+int64_t pprt_microbatch_first_row(const pprt_context *ctx,
+                                  const pprt_buffer_desc *b, int32_t replica,
+                                  int32_t mb);
 int32_t pprt_num_data_replicas(const pprt_context *ctx);
 
 /* ---- core/transfer.c ---- */

@@ -46,6 +46,10 @@ static int64_t token_at(const pprt_corpus *c, int64_t i) {
                  : (int64_t)pprt_token_at(&c->file, i);
 }
 
+int64_t pprt_corpus_token(const pprt_corpus *c, int64_t i) {
+  return token_at(c, i);
+}
+
 /* The vocabulary is the corpus's distinct bytes in increasing order. */
 static void build_vocab(pprt_corpus *c) {
   bool seen[256] = {false};
@@ -167,6 +171,9 @@ bool pprt_corpus_load(pprt_driver *d, char *err, size_t err_size) {
                         "give --corpus or --tokens, not both");
   bool loaded =
       text ? load_text(c, err, err_size) : load_tokens(d, c, err, err_size);
+  if (loaded && d->opts.sample_lengths_path)
+    return check_data_buffers(d->ctx, c, err, err_size) &&
+           pprt_length_index_load(d, c->length, err, err_size);
   return loaded && check_data_buffers(d->ctx, c, err, err_size);
 }
 

@@ -166,6 +166,10 @@ static void source_load_rows(void *self, pprt_context *ctx,
                              const pprt_buffer_desc *b, int32_t id,
                              int64_t step, int64_t first_row, void *out) {
   const pprt_driver *d = self;
+  if (d->length_index) {
+    pprt_length_index_fill(d, b, step, first_row, out);
+    return;
+  }
   if (d->corpus) {
     /* Token ids fill integer buffers. */
     pprt_corpus_fill(d, b, step, first_row, out);
@@ -251,6 +255,10 @@ bool pprt_driver_prepare_data(pprt_driver *d) {
   bool corpus = d->opts.corpus_path || d->opts.tokens_path;
   if (corpus && d->opts.data_spec)
     snprintf(err, sizeof err, "--data excludes --corpus and --tokens");
+  else if (!corpus && d->opts.sample_lengths_path)
+    snprintf(err, sizeof err,
+             "--sample-lengths needs --corpus or --tokens: the samples' "
+             "tokens");
   else if (corpus ? pprt_corpus_load(d, err, sizeof err)
            : d->opts.data_spec
                ? pprt_samples_load(d, err, sizeof err)
@@ -272,6 +280,7 @@ void pprt_driver_free_data(pprt_driver *d) {
   free(d->teacher);
   free(d->x0_row);
   pprt_corpus_free(d->corpus);
+  pprt_length_index_free(d->length_index);
   pprt_samples_free(d->samples);
   pprt_weights_free(d);
 }

@@ -21,6 +21,8 @@
 typedef struct pprt_corpus pprt_corpus;
 /* Arrays of --data (samples.c). */
 typedef struct pprt_samples pprt_samples;
+/* Variable-length samples of --sample-lengths (length_index.c). */
+typedef struct pprt_length_index pprt_length_index;
 
 /* A safetensors file read into memory, and one of its tensors
    (driver/safetensors.h). */
@@ -36,7 +38,8 @@ typedef struct pprt_driver_options {
   const char *tokens_path; /* --tokens; NULL for synthetic data */
   int token_width;         /* --token-dtype: bytes per id of a flat file */
   const char *data_spec;   /* --data: arrays by sample; NULL for synthetic */
-  int64_t num_classes;     /* --classes: synthetic integer data; 0: none */
+  const char *sample_lengths_path; /* --sample-lengths; NULL: windows */
+  int64_t num_classes; /* --classes: synthetic integer data; 0: none */
   bool print_params;
   bool print_memory;
   bool check_gradients;
@@ -65,6 +68,7 @@ typedef struct pprt_driver {
   int64_t teacher_dout;
   pprt_corpus *corpus;   /* --corpus/--tokens; NULL for synthetic data */
   pprt_samples *samples; /* --data; NULL for synthetic data */
+  pprt_length_index *length_index; /* --sample-lengths; NULL: windows */
   /* --init-weights or --resume's checkpoint; NULL for hash init. */
   pprt_safetensors *init_weights;
   bool resuming; /* init_weights is a checkpoint with optimizer state */
@@ -97,6 +101,22 @@ void pprt_corpus_free(pprt_corpus *c);
    ids for i32/i64. */
 void pprt_corpus_fill(const pprt_driver *d, const pprt_buffer_desc *b,
                       int64_t step, int64_t first_row, void *out);
+/* Token `i` of the corpus, an index into its vocabulary. */
+int64_t pprt_corpus_token(const pprt_corpus *c, int64_t i);
+
+/* ---- driver/length_index.c ---- */
+/* Reads --sample-lengths and checks that every step's samples fit the
+   program's data arguments and the corpus's `corpus_length` tokens; false,
+   with the reason in `err`, if they do not. */
+bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
+                            size_t err_size);
+void pprt_length_index_free(pprt_length_index *x);
+/* Fills INPUT/TARGET buffer `b`'s rows [first_row, first_row + dims[0])
+   with the step's samples, longest first: one-hot tokens right-padded with
+   zeros, the targets (the next tokens) weighted 1/N for the step's N
+   tokens. */
+void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
+                            int64_t step, int64_t first_row, void *out);
 
 /* ---- driver/profile.c ---- */
 /* Runs --profile: warm-up and measured steps, then writes the cost profile

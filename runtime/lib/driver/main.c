@@ -42,6 +42,12 @@ static void usage(FILE *f, const char *prog) {
       "                     uint16 ids (nanoGPT's .bin), or .npy; one-hot\n"
       "                     for f32 data arguments, ids for i32/i64 ones\n"
       "  --token-dtype T    uint16 (default) or uint32: a flat file's ids\n"
+      "  --sample-lengths FILE\n"
+      "                     with --corpus or --tokens: variable-length\n"
+      "                     samples, one line of lengths per step, laid\n"
+      "                     back to back in the tokens; each step's sorted\n"
+      "                     longest first, right-padded, targets weighted\n"
+      "                     1/(the step's tokens) (docs/VariableLength.md)\n"
       "  --data A[,B...]    train on arrays indexed by sample, one per data\n"
       "                     argument in argument order (inputs, then\n"
       "                     targets): .npy files or FILE.safetensors:NAME\n"
@@ -154,6 +160,7 @@ static void default_options(pprt_driver_options *o) {
   o->run.timeout_s = 60.0;
   o->corpus_path = NULL;
   o->tokens_path = NULL;
+  o->sample_lengths_path = NULL;
   o->token_width = 2;
   o->print_params = false;
   o->print_memory = false;
@@ -273,6 +280,8 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                    ((o->run.zero = (int32_t)n) || true))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
   VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
+  VALUE_OPTION("sample-lengths", "a file name",
+               *(o->sample_lengths_path = v) != '\0')
   VALUE_OPTION("data",
                "a comma-separated list of .npy files or "
                "FILE.safetensors:NAME tensors",

@@ -83,6 +83,7 @@ static bool isStateMark(Attribute value) {
   return isUnit(value) ||
          isIntegerIn(value, 0, std::numeric_limits<int64_t>::max());
 }
+static bool isVariant(Attribute value) { return isIntegerIn(value, 1, 65536); }
 
 static bool isPhase(Attribute value) { return isa<PhaseAttr>(value); }
 
@@ -158,6 +159,8 @@ static const AttributeRule kAttributeRules[] = {
     {kMicrobatchLengthAttr, Site::Module, "an array<i64>", isI64Array},
     {kStateAttr, Site::ArgumentOrResult,
      "a unit attribute (argument) or an argument number (result)", isStateMark},
+    {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
+     isVariant},
 };
 
 static StringRef describeSite(Site site) {

@@ -33,6 +33,9 @@ inline constexpr llvm::StringLiteral kStageAttr = "pp.stage";
 inline constexpr llvm::StringLiteral kPhaseAttr = "pp.phase";
 inline constexpr llvm::StringLiteral kMicrobatchesAttr = "pp.microbatches";
 inline constexpr llvm::StringLiteral kRecomputeAttr = "pp.recompute";
+/// On a stage function of a program with shape variants (one set of stage
+/// functions per (rows, length) bucket): its variant, >= 1; absent, 0.
+inline constexpr llvm::StringLiteral kVariantAttr = "pp.variant";
 /// Argument/result attribute (a SlotAttr) naming the runtime buffer a
 /// stage-function value lives in.
 inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";

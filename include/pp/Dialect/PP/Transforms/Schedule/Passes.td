@@ -466,6 +466,39 @@ def PPPlanMicrobatches : Pass<"pp-plan-microbatches", "ModuleOp"> {
   let dependentDialects = ["::mlir::pp::PPDialect"];
 }
 
+def PPAttachVariants : Pass<"pp-attach-variants", "ModuleOp"> {
+  let summary = "Add stage functions of other shapes, one set per bucket";
+  let description = [{
+    Reads each module of `variants`, the same model written at another
+    (rows, sequence length) bucket and scheduled with the same stages,
+    ranks and micro-batches, and copies its stage functions into this
+    module as shape variant 1, 2, ...: renamed with a `_v<k>` suffix and
+    tagged `pp.variant = k`. With `microbatch-variants` (one entry per
+    micro-batch, 0 for this module's own functions), each action of
+    micro-batch mb then runs variant `microbatch-variants[mb]`'s function.
+    `convert-pp-to-runtime` gives each variant its own per-micro-batch
+    buffers (weights, their gradients and the loss are shared) and tells
+    the runtime which variant each micro-batch runs. The variants must cut
+    the model into the same stages (the same weights in each).
+
+    ```mlir
+    // pp-opt --pp-attach-variants="variants=short.mlir microbatch-variants=0,1"
+    pp.schedule @s "gpipe" for @train_step microbatches 2 stage_rank [0] {
+      pp.rank 0 {
+        pp.compute forward stage 0 mb 0 @train_step_s0_forward
+        pp.compute forward stage 0 mb 1 @train_step_s0_forward_v1
+        ...
+    ```
+  }];
+  let options = [
+    ListOption<"variants", "variants", "std::string",
+               "Scheduled modules of the model at other shapes">,
+    ListOption<"microbatchVariants", "microbatch-variants", "int64_t",
+               "The shape variant of each micro-batch (0: this module's)">,
+  ];
+  let dependentDialects = ["::mlir::pp::PPDialect"];
+}
+
 def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
   let summary = "Make every cross-rank dependency an explicit send/recv";
   let description = [{

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Measured tokens/s of training the GPT on variable-length samples, in
+two settings, each against padding every sample to the longest of all.
+
+Buckets across steps (the first table): each step's samples padded to the
+power-of-two bucket that holds its longest, one program per bucket.
+
+Draws sample lengths from a long-tailed distribution (a log-normal clipped
+to [1, max-length], seeded), sorts them longest first and cuts them into
+steps of --batch samples (length-grouped steps), then trains the
+token-weighted GPT (examples/gpt/gen_gpt.py --loss token-weighted) on the
+same steps, through the runtime's --sample-lengths loader, twice:
+  padded   one program whose context is max-length: every sample padded to
+           the longest;
+  buckets  one program per power-of-two context (compiled once each);
+           every step runs on the smallest that holds its longest sample.
+Both are pipelines of --ranks stages, 1f1b, --microbatches micro-batches.
+Shape variants inside a step (the second table): every step holds
+--long samples of up to max-length tokens and the rest of up to
+--short-length (documents with a long tail); one program with two shape
+variants (pp-compile --variant) runs the long samples' micro-batch at
+max-length and the others at --short-length, against the same program
+without the variant (every micro-batch at max-length). Both have
+--variant-microbatches micro-batches of --long samples.
+
+Useful tokens are the samples' own (padding excluded); the seconds are the
+runtime's per-step wall-clock times (--metrics) of every step after each
+run's first (warm-up), the fastest of --repeats runs, so compilation is
+not counted.
+
+Example:
+  python3 bench/variable_length_train.py --pp-compile build/bin/pp-compile
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GEN_GPT = os.path.join(ROOT, "examples", "gpt", "gen_gpt.py")
+CORPUS = os.path.join(ROOT, "examples", "gpt", "corpus.txt")
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n"
+                 f"{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def draw_steps(args):
+    """Steps of --batch samples, longest first over the whole draw."""
+    rng = random.Random(args.seed)
+    lengths = [max(1, min(args.max_length,
+                          int(rng.lognormvariate(math.log(args.median), 1.0))))
+               for _ in range(args.steps * args.batch)]
+    lengths.sort(reverse=True)
+    return [lengths[i:i + args.batch]
+            for i in range(0, len(lengths), args.batch)]
+
+
+def bucket_of(length, args):
+    bucket = args.min_bucket
+    while bucket < length:
+        bucket *= 2
+    return min(bucket, args.max_length)
+
+
+def generate(args, workdir, seq, batch, extra=()):
+    model = os.path.join(workdir, f"gpt-{seq}-{batch}.mlir")
+    run([sys.executable, GEN_GPT, "--layers", str(args.layers), "--dim",
+         str(args.dim), "--heads", str(args.heads), "--seq", str(seq),
+         "--positions", str(args.max_length), "--batch", str(batch),
+         "--loss", "token-weighted", "-o", model] + list(extra))
+    return model
+
+
+def compile_program(args, workdir, seq):
+    exe = os.path.join(workdir, f"gpt-{seq}")
+    run([args.pp_compile, generate(args, workdir, seq, args.batch),
+         "--stages", str(args.ranks), "--microbatches",
+         str(args.microbatches), "--schedule", "1f1b", "-o", exe])
+    return exe
+
+
+def compile_variants(args, workdir, with_variant):
+    """--variant-microbatches micro-batches of --long samples; micro-batch
+    0 at max-length, the others at --short-length with the variant."""
+    m = args.variant_microbatches
+    cut = ["--stage-ends", "0"]
+    exe = os.path.join(workdir, f"gpt-variants-{int(with_variant)}")
+    variant = []
+    if with_variant:
+        short = generate(args, workdir, args.short_length, m * args.long, cut)
+        variant = [f"--variant={short}:" + ",".join(map(str, range(1, m)))]
+    run([args.pp_compile,
+         generate(args, workdir, args.max_length, m * args.long, cut),
+         "--stages", str(args.ranks), "--microbatches", str(m),
+         "--schedule", "1f1b", "-o", exe] + variant)
+    return exe
+
+
+def draw_mixed_steps(args):
+    """Steps of --long long samples and the rest short, in shuffled order."""
+    rng = random.Random(args.seed)
+    samples = args.variant_microbatches * args.long
+    steps = []
+    for _ in range(args.steps):
+        step = [rng.randint(args.short_length + 1, args.max_length)
+                for _ in range(args.long)]
+        step += [rng.randint(1, args.short_length)
+                 for _ in range(samples - args.long)]
+        rng.shuffle(step)
+        steps.append(step)
+    return steps
+
+
+def train(args, workdir, exe, steps, name):
+    """The least over --repeats runs of the seconds of the steps after the
+    first (the first repeats the second's samples as warm-up)."""
+    index = os.path.join(workdir, f"{name}.txt")
+    with open(index, "w") as f:
+        for step in [steps[0]] + steps:
+            f.write(" ".join(map(str, step)) + "\n")
+    metrics = os.path.join(workdir, f"{name}.json")
+    best = math.inf
+    for _ in range(args.repeats):
+        run(["mpirun", "-np", str(args.ranks), exe, "--steps",
+             str(len(steps) + 1), "--lr", "0.1", "--corpus", CORPUS,
+             "--sample-lengths", index, "--metrics", metrics])
+        with open(metrics) as f:
+            best = min(best, sum(json.loads(line)["seconds"]
+                                 for line in f.readlines()[1:]))
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pp-compile", required=True)
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--microbatches", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=8,
+                        help="samples per step")
+    parser.add_argument("--steps", type=int, default=24)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--dim", type=int, default=64)
+    parser.add_argument("--heads", type=int, default=2)
+    parser.add_argument("--max-length", type=int, default=256)
+    parser.add_argument("--median", type=float, default=24.0)
+    parser.add_argument("--min-bucket", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--variant-microbatches", type=int, default=7)
+    parser.add_argument("--long", type=int, default=2,
+                        help="long samples per step (and samples per "
+                        "micro-batch) of the shape-variant run")
+    parser.add_argument("--short-length", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs of each program; the fastest counts")
+    args = parser.parse_args()
+    steps = draw_steps(args)
+    tokens = sum(map(sum, steps))
+    with tempfile.TemporaryDirectory() as workdir:
+        padded = train(args, workdir,
+                       compile_program(args, workdir, args.max_length),
+                       steps, "padded")
+        by_bucket = {}
+        for step in steps:
+            by_bucket.setdefault(bucket_of(max(step), args), []).append(step)
+        bucketed, rows = 0.0, []
+        for seq, group in sorted(by_bucket.items()):
+            seconds = train(args, workdir,
+                            compile_program(args, workdir, seq), group,
+                            f"bucket-{seq}")
+            bucketed += seconds
+            rows.append((seq, len(group), sum(map(sum, group)), seconds))
+    slots = len(steps) * args.batch
+    print(f"{len(steps)} steps of {args.batch} samples, {tokens} tokens "
+          f"(median {args.median:g}, max {args.max_length}); "
+          f"{args.ranks} stages, 1f1b, {args.microbatches} micro-batches; "
+          f"GPT {args.layers} layers, d_model {args.dim}")
+    print(f"{'bucket':>7} {'steps':>6} {'tokens':>7} {'seconds':>9}")
+    for seq, count, group_tokens, seconds in rows:
+        print(f"{seq:>7} {count:>6} {group_tokens:>7} {seconds:>9.3f}")
+    print(f"{'run':<28} {'padded tokens':>13} {'seconds':>9} "
+          f"{'tokens/s':>9}")
+    padded_slots = slots * args.max_length
+    bucket_slots = sum(count * args.batch * seq for seq, count, _, _ in rows)
+    print(f"{'padded to the longest':<28} {padded_slots:>13} {padded:>9.3f} "
+          f"{tokens / padded:>9.0f}")
+    print(f"{'power-of-two buckets':<28} {bucket_slots:>13} "
+          f"{bucketed:>9.3f} {tokens / bucketed:>9.0f}")
+    print(f"speed-up {padded / bucketed:.2f}x")
+    print()
+
+    steps = draw_mixed_steps(args)
+    tokens = sum(map(sum, steps))
+    with tempfile.TemporaryDirectory() as workdir:
+        padded = train(args, workdir, compile_variants(args, workdir, False),
+                       steps, "padded")
+        varied = train(args, workdir, compile_variants(args, workdir, True),
+                       steps, "variants")
+    m = args.variant_microbatches
+    print(f"{len(steps)} steps of {args.long} samples of {args.short_length + 1}"
+          f" to {args.max_length} tokens and {(m - 1) * args.long} of 1 to "
+          f"{args.short_length}, {tokens} tokens; {args.ranks} stages, 1f1b, "
+          f"{m} micro-batches of {args.long}")
+    print(f"{'run':<36} {'padded tokens':>13} {'seconds':>9} "
+          f"{'tokens/s':>9}")
+    rows = m * args.long * args.max_length * len(steps)
+    print(f"{'every micro-batch at the longest':<36} {rows:>13} "
+          f"{padded:>9.3f} {tokens / padded:>9.0f}")
+    rows = args.long * (args.max_length + (m - 1) * args.short_length)
+    print(f"{'shape variants (1 long, rest short)':<36} "
+          f"{rows * len(steps):>13} {varied:>9.3f} {tokens / varied:>9.0f}")
+    print(f"speed-up {padded / varied:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+/* Variable-length samples (--sample-lengths FILE with --corpus or
+   --tokens): the index gives each step's sample lengths, the samples lie
+   back to back in the tokens, and every step loads them sorted longest
+   first, right-padded to the program's context, with token weights in the
+   targets. */
+#include "driver/driver.h"
+#include "driver/input_file.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One line of the index: a step's samples. */
+typedef struct index_step {
+  int64_t num_samples;
+  int64_t *length; /* predicted tokens of each sample, in file order */
+  int64_t *start;  /* where each sample's tokens start */
+  int64_t *order;  /* sample indices, longest first (ties in file order) */
+  int64_t tokens;  /* the sum of `length` */
+} index_step;
+
+struct pprt_length_index {
+  const char *path;
+  int64_t num_steps;
+  index_step *steps;
+};
+
+/* `old` (n elements of `size` bytes) in twice the room, or 16. */
+static void *grow(const pprt_driver *d, void *old, int64_t n, size_t size,
+                  int64_t *capacity) {
+  *capacity = n ? 2 * n : 16;
+  void *p = pprt_xcalloc(d->ctx, (size_t)*capacity, size);
+  if (n)
+    memcpy(p, old, (size_t)n * size);
+  free(old);
+  return p;
+}
+
+static bool index_error(char *err, size_t err_size, const char *path,
+                        const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static bool index_error(char *err, size_t err_size, const char *path,
+                        const char *fmt, ...) {
+  int n = snprintf(err, err_size, "--sample-lengths %s: ", path);
+  va_list ap;
+  va_start(ap, fmt);
+  if (n >= 0 && (size_t)n < err_size)
+    vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+/* Parses one line's lengths (separated by blanks or commas) into `s`;
+   false with the reason in `why` on anything but positive integers. */
+static bool parse_line(const pprt_driver *d, char *line, index_step *s,
+                       char *why, size_t why_size) {
+  int64_t capacity = 0;
+  for (char *p = line; *p;) {
+    if (*p == ' ' || *p == '\t' || *p == ',' || *p == '\r') {
+      ++p;
+      continue;
+    }
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || v < 1) {
+      snprintf(why, why_size, "'%.20s' is not a positive length", p);
+      return false;
+    }
+    if (s->num_samples == capacity)
+      s->length =
+          grow(d, s->length, s->num_samples, sizeof *s->length, &capacity);
+    s->length[s->num_samples++] = v;
+    p = end;
+  }
+  return true;
+}
+
+/* Sorts a step's samples longest first, stably (insertion sort: a step
+   holds a few hundred samples at most). */
+static void sort_step(const pprt_driver *d, index_step *s) {
+  s->order = pprt_xcalloc(d->ctx, (size_t)s->num_samples, sizeof *s->order);
+  for (int64_t i = 0; i < s->num_samples; ++i) {
+    int64_t j = i;
+    for (; j > 0 && s->length[s->order[j - 1]] < s->length[i]; --j)
+      s->order[j] = s->order[j - 1];
+    s->order[j] = i;
+    s->tokens += s->length[i];
+  }
+}
+
+static bool parse_index(pprt_driver *d, pprt_length_index *x, char *text,
+                        char *err, size_t err_size) {
+  int64_t capacity = 0, line_number = 0;
+  for (char *line = text; line;) {
+    char *next = strchr(line, '\n');
+    if (next)
+      *next++ = '\0';
+    ++line_number;
+    char *hash = strchr(line, '#');
+    if (hash)
+      *hash = '\0';
+    index_step s = {0};
+    char why[64];
+    if (!parse_line(d, line, &s, why, sizeof why))
+      return index_error(err, err_size, x->path, "line %lld: %s",
+                         (long long)line_number, why);
+    line = next;
+    if (s.num_samples == 0)
+      continue;
+    if (x->num_steps == capacity)
+      x->steps = grow(d, x->steps, x->num_steps, sizeof *x->steps, &capacity);
+    sort_step(d, &s);
+    x->steps[x->num_steps++] = s;
+  }
+  if (x->num_steps == 0)
+    return index_error(err, err_size, x->path, "no step has a sample");
+  return true;
+}
+
+/* Sample k of the whole index (file order) starts after samples 0..k-1,
+   each taking its tokens plus the last one's target, wrapping around the
+   tokens where they run out. */
+static void place_samples(const pprt_driver *d, pprt_length_index *x,
+                          int64_t corpus_length) {
+  int64_t at = 0;
+  for (int64_t i = 0; i < x->num_steps; ++i) {
+    index_step *s = &x->steps[i];
+    s->start = pprt_xcalloc(d->ctx, (size_t)s->num_samples, sizeof *s->start);
+    for (int64_t k = 0; k < s->num_samples; ++k) {
+      int64_t span = s->length[k] + 1;
+      if (at + span > corpus_length)
+        at = 0;
+      s->start[k] = at;
+      at += span;
+    }
+  }
+}
+
+/* Whether micro-batch `mb` runs the variant of data buffer `b`. */
+static bool runs_variant(const pprt_context *ctx, int32_t mb,
+                         const pprt_buffer_desc *b) {
+  int32_t variant = ctx->microbatch_variant ? ctx->microbatch_variant[mb] : 0;
+  return variant == b->variant;
+}
+
+/* The samples of step `i` that data buffer `b` of micro-batch `mb` of
+   replica `replica` holds must fit its context and the tokens; names the
+   first that does not. */
+static bool check_microbatch(const pprt_driver *d, const pprt_length_index *x,
+                             const pprt_buffer_desc *b, int64_t i,
+                             int32_t replica, int32_t mb, int64_t corpus_length,
+                             char *err, size_t err_size) {
+  const index_step *s = &x->steps[i];
+  int64_t first = pprt_microbatch_first_row(d->ctx, b, replica, mb);
+  for (int64_t g = first; g < first + b->dims[0]; ++g) {
+    int64_t length = s->length[s->order[g]];
+    if (length <= b->dims[1] && length < corpus_length)
+      continue;
+    return index_error(
+        err, err_size, x->path,
+        "step %lld: sample %lld has %lld tokens, more than %s (replica %d, "
+        "micro-batch %d, stage %d)",
+        (long long)i, (long long)s->order[g], (long long)length,
+        length > b->dims[1] ? "the micro-batch's context" : "the corpus holds",
+        replica, mb, b->stage);
+  }
+  return true;
+}
+
+/* Each step needs as many samples as the program's global batch has rows,
+   each within its micro-batch's context and the tokens. */
+static bool check_fits(const pprt_driver *d, const pprt_length_index *x,
+                       const pprt_buffer_desc *b, int64_t corpus_length,
+                       char *err, size_t err_size) {
+  const pprt_context *ctx = d->ctx;
+  int32_t replicas = pprt_num_data_replicas(ctx);
+  /* Replica 1 starts after replica 0's rows. */
+  int64_t replica_rows = pprt_microbatch_first_row(ctx, b, 1, 0);
+  int64_t batch = replica_rows * replicas;
+  for (int64_t i = 0; i < x->num_steps; ++i) {
+    const index_step *s = &x->steps[i];
+    if (s->num_samples != batch)
+      return index_error(err, err_size, x->path,
+                         "step %lld has %lld samples; the program's global "
+                         "batch has %lld rows (%d micro-batches on %d "
+                         "replica%s)",
+                         (long long)i, (long long)s->num_samples,
+                         (long long)batch, ctx->num_microbatches, replicas,
+                         replicas == 1 ? "" : "s");
+    for (int32_t r = 0; r < replicas; ++r)
+      for (int32_t mb = 0; mb < ctx->num_microbatches; ++mb)
+        if (runs_variant(ctx, mb, b) &&
+            !check_microbatch(d, x, b, i, r, mb, corpus_length, err, err_size))
+          return false;
+  }
+  return true;
+}
+
+bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
+                            size_t err_size) {
+  pprt_length_index *x = pprt_xcalloc(d->ctx, 1, sizeof *x);
+  d->length_index = x;
+  x->path = d->opts.sample_lengths_path;
+  char why[256];
+  size_t size = 0;
+  char *text = (char *)pprt_read_input(x->path, &size, why, sizeof why);
+  if (!text)
+    return index_error(err, err_size, x->path, "%s", why);
+  bool ok = parse_index(d, x, text, err, err_size);
+  free(text);
+  if (!ok)
+    return false;
+  place_samples(d, x, corpus_length);
+  const pprt_context *ctx = d->ctx;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!b->defined || (b->kind != PPRT_INPUT && b->kind != PPRT_TARGET))
+      continue;
+    if (b->dtype != PPRT_F32 || b->ndims != 3)
+      return index_error(err, err_size, x->path,
+                         "%s argument %d is %d-D %s; variable-length samples "
+                         "fill one-hot [rows, positions, vocabulary] f32 "
+                         "tensors (the targets carry the token weights)",
+                         b->kind == PPRT_INPUT ? "input" : "target", b->index,
+                         b->ndims, pprt_dtype_name(b->dtype));
+    if (!check_fits(d, x, b, corpus_length, err, err_size))
+      return false;
+  }
+  return true;
+}
+
+void pprt_length_index_free(pprt_length_index *x) {
+  if (!x)
+    return;
+  for (int64_t i = 0; i < x->num_steps; ++i) {
+    free(x->steps[i].length);
+    free(x->steps[i].start);
+    free(x->steps[i].order);
+  }
+  free(x->steps);
+  free(x);
+}
+
+void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
+                            int64_t step, int64_t first_row, void *out) {
+  const pprt_length_index *x = d->length_index;
+  const index_step *s = &x->steps[step % x->num_steps];
+  int64_t rows = b->dims[0], positions = b->dims[1], vocab = b->dims[2];
+  bool target = b->kind == PPRT_TARGET;
+  /* The step's loss is the mean over its real tokens: each target weighs
+     1/N, padding nothing, whatever micro-batch holds it. */
+  float weight = target ? (float)(1.0 / (double)s->tokens) : 1.0f;
+  float *one_hot = out;
+  memset(out, 0, (size_t)b->bytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t k = s->order[first_row + r];
+    for (int64_t t = 0; t < s->length[k]; ++t) {
+      int64_t v = pprt_corpus_token(d->corpus, s->start[k] + t + target);
+      one_hot[(r * positions + t) * vocab + v] = weight;
+    }
+  }
+}
