@@ -30,19 +30,23 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 2 stage_rank [0] {
   }
 }
 
+// The forward's action replaces the state after the call, the backward's
+// does not touch it.
+// CHECK-LABEL: func.func private @m_s0_forward_action(
+// CHECK-SAME: %[[ACTX:.*]]: !llvm.ptr, %[[MB:.*]]: i32)
+// CHECK: call @m_s0_forward(
+// CHECK-NEXT: call @pprt_update_state(%[[ACTX]], %c2_i32, %c4_i32, %[[MB]])
+// CHECK-LABEL: func.func private @m_s0_backward_action(
+// CHECK-NOT: pprt_update_state
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
 // CHECK: call @pprt_define_buffer(%[[CTX]], %c2_i32, %c7_i32, %c0_i32, %c3_i32, %c4_i32, %c0_i32,
 // CHECK: call @pprt_define_buffer(%[[CTX]], %c4_i32, %c4_i32, %c0_i32, %c0_i32, %c4_i32, %c0_i32,
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
-// CHECK: call @m_s0_forward(
-// CHECK-NEXT: call @pprt_update_state(%{{.*}}, %c2_i32, %c4_i32, %c0_i32)
-// CHECK: call @m_s0_forward(
-// CHECK-NEXT: call @pprt_update_state(%{{.*}}, %c2_i32, %c4_i32, %c1_i32)
-// CHECK: call @m_s0_backward(
-// CHECK-NOT: pprt_update_state
-// CHECK: call @m_s0_backward(
-// CHECK-NOT: pprt_update_state
+// CHECK: call @m_s0_forward_action(%{{.*}}, %c0_i32)
+// CHECK: call @m_s0_forward_action(%{{.*}}, %c1_i32)
+// CHECK: call @m_s0_backward_action(
+// CHECK: call @m_s0_backward_action(
 // CHECK: return
 
 // -----

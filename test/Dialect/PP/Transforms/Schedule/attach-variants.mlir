@@ -46,9 +46,9 @@
 // Rank 0 sends micro-batch 0's activation from the model's buffer (2) and
 // micro-batch 1's from variant 1's.
 // RUNTIME-LABEL: func.func private @pp_run_step_rank0(
-// RUNTIME: call @m_s0_forward(
+// RUNTIME: call @m_s0_forward_action(
 // RUNTIME: call @pprt_send(%{{.*}}, %c2_i32, %c0_i32, %c1_i32, %c1_i32, %c0_i32)
-// RUNTIME: call @m_s0_forward_v1(
+// RUNTIME: call @m_s0_forward_v1_action(
 // RUNTIME: call @pprt_send(%{{.*}}, %[[ACT1]], %c1_i32, %c1_i32, %c1_i32, %c0_i32)
 
 func.func @m_s0_forward(%x: memref<2x8xf32> {pp.slot = #pp.slot<data 0>},
