@@ -32,11 +32,11 @@ static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
 
 static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
                          const char *fmt, ...) {
-  int n = snprintf(err, err_size, "%s %s: ", c->option, c->path);
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "%s %s: ", c->option, c->path);
   va_list ap;
   va_start(ap, fmt);
-  if (n >= 0 && (size_t)n < err_size)
-    vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
+  pprt_input_error(err, err_size, prefix, fmt, ap);
   va_end(ap);
   return false;
 }

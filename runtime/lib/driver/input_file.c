@@ -124,3 +124,11 @@ unsigned char *pprt_read_input(const char *path, size_t *size, char *err,
   *size = done;
   return data;
 }
+
+bool pprt_input_error(char *err, size_t err_size, const char *prefix,
+                      const char *fmt, va_list ap) {
+  int n = snprintf(err, err_size, "%s", prefix);
+  if (n >= 0 && (size_t)n < err_size)
+    vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
+  return false;
+}

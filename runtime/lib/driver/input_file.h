@@ -4,6 +4,8 @@
 #ifndef PPRT_DRIVER_INPUT_FILE_H
 #define PPRT_DRIVER_INPUT_FILE_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,5 +37,10 @@ unsigned char *pprt_read_input(const char *path, size_t *size, char *err,
    in `err` ("cannot create 'PATH': ..." or "cannot write 'PATH': it is
    ..."), if it cannot. */
 FILE *pprt_open_output(const char *path, char *err, size_t err_size);
+
+/* The error of a reader: `prefix`, then the message `fmt` formats from
+   `ap`, into `err`. Returns false, for the reader to return. */
+bool pprt_input_error(char *err, size_t err_size, const char *prefix,
+                      const char *fmt, va_list ap);
 
 #endif

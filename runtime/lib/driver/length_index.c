@@ -43,11 +43,11 @@ static bool index_error(char *err, size_t err_size, const char *path,
 
 static bool index_error(char *err, size_t err_size, const char *path,
                         const char *fmt, ...) {
-  int n = snprintf(err, err_size, "--sample-lengths %s: ", path);
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "--sample-lengths %s: ", path);
   va_list ap;
   va_start(ap, fmt);
-  if (n >= 0 && (size_t)n < err_size)
-    vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
+  pprt_input_error(err, err_size, prefix, fmt, ap);
   va_end(ap);
   return false;
 }

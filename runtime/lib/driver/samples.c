@@ -47,11 +47,9 @@ static bool fail(char *err, size_t err_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static bool fail(char *err, size_t err_size, const char *fmt, ...) {
-  int n = snprintf(err, err_size, "--data ");
   va_list ap;
   va_start(ap, fmt);
-  if (n >= 0 && (size_t)n < err_size)
-    vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
+  pprt_input_error(err, err_size, "--data ", fmt, ap);
   va_end(ap);
   return false;
 }
