@@ -9,12 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/fuzz.sh "${1:-60}"
-ninja -C build-sanitize -j "$(nproc)"
-reports=$PWD/build-sanitize/reports
-rm -rf "$reports" && mkdir -p "$reports"
 # The prebuilt LLVM and MLIR libraries are not instrumented; their slab
 # allocators do not unpoison what instrumented inline code poisoned, so
-# manual poisoning is off (ASan still checks every access).
+# manual poisoning is off (ASan still checks every access), also for the
+# pp-opt runs that generate test models during the build.
+ASAN_OPTIONS=allow_user_poisoning=0 ninja -C build-sanitize -j "$(nproc)"
+reports=$PWD/build-sanitize/reports
+rm -rf "$reports" && mkdir -p "$reports"
 export ASAN_OPTIONS="allow_user_poisoning=0:log_path=$reports/asan"
 export UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan"
 # UCX (under MPICH) patches mmap at load time, which crashes beside ASan's
