@@ -10,21 +10,14 @@ ZeRO-1 over 2 replicas (8 processes)."""
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from zero_schedule import memory as measured, run, simulated
 
 RANKS = 2
 TP = 2
 F32 = 4
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n"
-                 f"{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 def global_params(model):
@@ -73,25 +66,6 @@ def closed_form(params, placed, replicas, zero):
     return {r: tuple(v) for r, v in ranks.items()}
 
 
-def measured(out):
-    """{world rank: (weights, gradients, optimizer)} from --print-memory."""
-    rows = re.findall(r"memory rank (\d+): weights (\d+) gradients (\d+) "
-                      r"optimizer (\d+) bytes", out)
-    return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}
-
-
-def simulated(pp_opt, schedule):
-    """{pipeline rank: (weights, gradients, optimizer)} from pp-simulate."""
-    err = run([pp_opt, schedule, "--pp-simulate=optimizer=adam",
-               "-o", os.devnull]).stderr
-    line = re.search(r"static memory per rank \(weights \+ gradients \+ "
-                     r"optimizer state, bytes\):(.*)", err)
-    if not line:
-        sys.exit(f"pp-simulate reported no static memory:\n{err}")
-    rows = re.findall(r"rank (\d+): (\d+) \+ (\d+) \+ (\d+)", line.group(1))
-    return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}
-
-
 def check(args, workdir, replicas, zero):
     name = f"tp{TP}-pp{RANKS}-dp{replicas}-zero{zero}"
     common = [args.model, "--stages", str(RANKS), "--microbatches", "4",
@@ -103,7 +77,7 @@ def check(args, workdir, replicas, zero):
     run([args.pp_compile] + common + ["--emit", "schedule", "-o", schedule])
     expected = closed_form(global_params(args.model), stage_params(schedule),
                            replicas, zero)
-    model = simulated(args.pp_opt, schedule)
+    model = simulated(args.pp_opt, schedule, "adam")
     held = measured(run(["mpirun", "-np", str(TP * RANKS * replicas), exe,
                          "--steps", "1", "--optimizer", "adam",
                          "--print-memory"]).stdout)
