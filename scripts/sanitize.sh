@@ -26,7 +26,7 @@ export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 # pprt.link_mpicc links by hand through the system mpicc (gcc), which
 # cannot link a library that clang instrumented.
 status=0
-ctest --test-dir build-sanitize --output-on-failure \
+ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" \
   -R '^(lit|pprt\..*|e2e\.mlp-matches-reference)$' -E '^pprt\.link_mpicc$' ||
   status=$?
 found=$(find "$reports" -type f | wc -l)
