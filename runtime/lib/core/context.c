@@ -133,6 +133,7 @@ void pprt_context_destroy(pprt_context *ctx) {
   }
   free(ctx->buffers);
   free(ctx->microbatch_variant);
+  free(ctx->microbatch_rows_before);
   free(ctx->staging);
   free(ctx->pending);
   free(ctx->group);
@@ -169,6 +170,8 @@ static void check_world(const pprt_context *ctx, char *msg, size_t size) {
              world, ctx->num_ranks, tp, group);
 }
 
+static void count_variant_rows(pprt_context *ctx);
+
 bool pprt_context_start(pprt_context *ctx) {
   pprt_transport *t = ctx->transport;
   if (!ctx->program_set)
@@ -177,6 +180,7 @@ bool pprt_context_start(pprt_context *ctx) {
   check_world(ctx, msg, sizeof msg);
   if (msg[0] || !pprt_check_splits(ctx, msg, sizeof msg))
     return start_error(ctx, msg);
+  count_variant_rows(ctx);
   int32_t tp = ctx->tensor_parallel, group = ctx->num_ranks * tp;
   ctx->tp_index = t->world_rank % tp;
   ctx->pipeline_rank = t->world_rank / tp % ctx->num_ranks;
@@ -422,6 +426,18 @@ static int64_t variant_rows(const pprt_context *ctx, int32_t mb) {
   return rows;
 }
 
+/* The rows before each micro-batch under variants, from the defined
+   buffers: once per program, not per data load. */
+static void count_variant_rows(pprt_context *ctx) {
+  if (!ctx->microbatch_variant || ctx->microbatch_rows_before)
+    return;
+  int64_t *before =
+      pprt_xcalloc(ctx, (size_t)ctx->num_microbatches + 1, sizeof *before);
+  for (int32_t j = 0; j < ctx->num_microbatches; ++j)
+    before[j + 1] = before[j] + variant_rows(ctx, j);
+  ctx->microbatch_rows_before = before;
+}
+
 int64_t pprt_microbatch_first_row(const pprt_context *ctx,
                                   const pprt_buffer_desc *b, int32_t replica,
                                   int32_t mb) {
@@ -429,13 +445,10 @@ int64_t pprt_microbatch_first_row(const pprt_context *ctx,
     int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
     return ((int64_t)replica * ctx->num_microbatches + mb) * rows;
   }
-  int64_t before = 0, batch = 0;
-  for (int32_t j = 0; j < ctx->num_microbatches; ++j) {
-    int64_t rows = variant_rows(ctx, j);
-    before += j < mb ? rows : 0;
-    batch += rows;
-  }
-  return (int64_t)replica * batch + before;
+  const int64_t *before = ctx->microbatch_rows_before;
+  if (!before)
+    pprt_fatal(ctx, "pprt_microbatch_first_row before the context started");
+  return (int64_t)replica * before[ctx->num_microbatches] + before[mb];
 }
 
 void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,

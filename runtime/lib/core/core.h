@@ -191,6 +191,10 @@ struct pprt_context {
   /* pprt_set_microbatch_variant: each micro-batch's variant; NULL while
      every micro-batch runs variant 0. */
   int32_t *microbatch_variant;
+  /* Under variants, the rows of one replica's batch before micro-batch mb
+     (num_microbatches + 1 entries, the last the replica's whole batch),
+     computed once when the context starts. */
+  int64_t *microbatch_rows_before;
   int32_t pipeline_rank;
   /* Processes per pipeline rank (pprt_set_tensor_parallel; 1 by default)
      and this one's index among them: world rank % tensor_parallel. */

@@ -1,0 +1,144 @@
+//===- StepPlanner.cpp - a plan and a schedule per training step ----------===//
+//
+// Each step: sort, cut by the dynamic program at the compiled shapes, and
+// schedule each distinct shape sequence once from its micro-batches' costs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/StepPlanner.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+SmallVector<int64_t>
+mlir::pp::sched::sortLongestFirst(ArrayRef<int64_t> lengths) {
+  auto order = llvm::to_vector(llvm::seq<int64_t>(0, lengths.size()));
+  llvm::stable_sort(
+      order, [&](int64_t a, int64_t b) { return lengths[a] > lengths[b]; });
+  return order;
+}
+
+/// The dynamic program's view of `shape`: one micro-batch takes its
+/// slowest stage's F + B + W and holds its largest stage activation.
+static MicrobatchShape getPlannerShape(const StepShape &shape) {
+  MicrobatchShape planned{shape.rows, shape.length, 0.0, 0.0};
+  const StageCosts &c = shape.costs;
+  for (int64_t s = 0; s < c.getNumStages(); ++s) {
+    planned.time = std::max(planned.time, c.forward[s] + c.backwardInput[s] +
+                                              c.backwardWeight[s]);
+    planned.memory = std::max(planned.memory, c.activation[s]);
+  }
+  return planned;
+}
+
+llvm::Expected<StepPlan>
+mlir::pp::sched::planStep(ArrayRef<int64_t> lengths,
+                          const StepPlanProblem &problem) {
+  if (problem.shapes.empty())
+    return ScheduleError() << "no micro-batch shapes to plan for";
+  StepPlan plan;
+  plan.order = sortLongestFirst(lengths);
+  SmallVector<int64_t> sorted;
+  for (int64_t index : plan.order)
+    sorted.push_back(lengths[index]);
+  MicrobatchPlanProblem cut;
+  cut.numStages = problem.numStages;
+  for (const StepShape &shape : problem.shapes)
+    cut.shapes.push_back(getPlannerShape(shape));
+  llvm::Expected<MicrobatchPlan> microbatches = planMicrobatches(sorted, cut);
+  if (!microbatches) {
+    // The planner names sorted positions; the caller knows samples.
+    std::string message = llvm::toString(microbatches.takeError());
+    int64_t position;
+    StringRef rest = StringRef(message);
+    if (rest.consume_front("sample ") && !rest.consumeInteger(10, position) &&
+        position >= 0 && position < int64_t(plan.order.size()))
+      message = ("sample " + llvm::Twine(plan.order[position]) + rest).str();
+    return ScheduleError() << message;
+  }
+  plan.microbatches = std::move(*microbatches);
+  return plan;
+}
+
+StageCosts
+mlir::pp::sched::getShapeSequenceCosts(ArrayRef<int64_t> shapes,
+                                       const StepPlanProblem &problem) {
+  StageCosts costs;
+  MicrobatchCosts &table = costs.perMicrobatch;
+  int64_t m = shapes.size();
+  table.numMicrobatches = m;
+  using Field = SmallVector<double> StageCosts::*;
+  auto fill = [&](Field field, SmallVector<double> &perMicrobatch) {
+    for (int64_t s = 0; s < problem.numStages; ++s) {
+      double largest = 0.0;
+      for (int64_t shape : shapes) {
+        double value = (problem.shapes[shape].costs.*field)[s];
+        perMicrobatch.push_back(value);
+        largest = std::max(largest, value);
+      }
+      (costs.*field).push_back(largest);
+    }
+  };
+  fill(&StageCosts::forward, table.forward);
+  fill(&StageCosts::backwardInput, table.backwardInput);
+  fill(&StageCosts::backwardWeight, table.backwardWeight);
+  fill(&StageCosts::activation, table.activation);
+  fill(&StageCosts::stash, table.stash);
+  for (int64_t shape : shapes)
+    costs.transfer =
+        std::max(costs.transfer, problem.shapes[shape].costs.transfer);
+  return costs;
+}
+
+llvm::Expected<GeneratedSchedule>
+mlir::pp::sched::scheduleShapeSequence(ArrayRef<int64_t> shapes,
+                                       const StepPlanProblem &problem,
+                                       const ScheduleGenerator &generator) {
+  ScheduleProblem scheduled{problem.numStages, int64_t(shapes.size()),
+                            problem.numRanks, problem.splitBackward};
+  scheduled.semantics = problem.semantics;
+  scheduled.cost = getShapeSequenceCosts(shapes, problem);
+  scheduled.memoryCap = problem.memoryCap;
+  llvm::Expected<GeneratedSchedule> schedule = generator.generate(scheduled);
+  if (!schedule)
+    return schedule.takeError();
+  if (llvm::Error error = verify(scheduled, *schedule))
+    return ScheduleError() << "'" << generator.name
+                           << "' made a wrong schedule: "
+                           << llvm::toString(std::move(error));
+  return schedule;
+}
+
+llvm::Expected<PlannedSteps>
+mlir::pp::sched::planSteps(ArrayRef<SmallVector<int64_t>> steps,
+                           const StepPlanProblem &problem,
+                           const ScheduleGenerator &generator) {
+  PlannedSteps planned;
+  std::map<SmallVector<int64_t>, int64_t> known;
+  for (auto [index, lengths] : llvm::enumerate(steps)) {
+    llvm::Expected<StepPlan> plan = planStep(lengths, problem);
+    if (!plan)
+      return ScheduleError()
+             << "step " << index << ": " << llvm::toString(plan.takeError());
+    const SmallVector<int64_t> &shapes = plan->microbatches.shape;
+    auto [it, inserted] = known.try_emplace(shapes, known.size());
+    if (inserted) {
+      llvm::Expected<GeneratedSchedule> schedule =
+          scheduleShapeSequence(shapes, problem, generator);
+      if (!schedule)
+        return ScheduleError() << "step " << index << ": "
+                               << llvm::toString(schedule.takeError());
+      planned.shapeSequences.push_back(shapes);
+      planned.schedules.push_back(std::move(*schedule));
+    }
+    planned.scheduleOfStep.push_back(it->second);
+    planned.steps.push_back(std::move(*plan));
+  }
+  return planned;
+}
