@@ -37,6 +37,17 @@ static MicrobatchShape getPlannerShape(const StepShape &shape) {
   return planned;
 }
 
+/// Renames "sample <k>" at the start of `message` to `samples[k]`.
+static std::string renameSample(std::string message,
+                                ArrayRef<int64_t> samples) {
+  StringRef rest(message);
+  int64_t position;
+  if (!rest.consume_front("sample ") || rest.consumeInteger(10, position) ||
+      position < 0 || position >= int64_t(samples.size()))
+    return message;
+  return ("sample " + llvm::Twine(samples[position]) + rest).str();
+}
+
 llvm::Expected<StepPlan>
 mlir::pp::sched::planStep(ArrayRef<int64_t> lengths,
                           const StepPlanProblem &problem) {
@@ -52,16 +63,10 @@ mlir::pp::sched::planStep(ArrayRef<int64_t> lengths,
   for (const StepShape &shape : problem.shapes)
     cut.shapes.push_back(getPlannerShape(shape));
   llvm::Expected<MicrobatchPlan> microbatches = planMicrobatches(sorted, cut);
-  if (!microbatches) {
-    // The planner names sorted positions; the caller knows samples.
-    std::string message = llvm::toString(microbatches.takeError());
-    int64_t position;
-    StringRef rest = StringRef(message);
-    if (rest.consume_front("sample ") && !rest.consumeInteger(10, position) &&
-        position >= 0 && position < int64_t(plan.order.size()))
-      message = ("sample " + llvm::Twine(plan.order[position]) + rest).str();
-    return ScheduleError() << message;
-  }
+  // The planner names sorted positions; the caller knows samples.
+  if (!microbatches)
+    return ScheduleError() << renameSample(
+               llvm::toString(microbatches.takeError()), plan.order);
   plan.microbatches = std::move(*microbatches);
   return plan;
 }
@@ -116,29 +121,46 @@ mlir::pp::sched::scheduleShapeSequence(ArrayRef<int64_t> shapes,
 }
 
 llvm::Expected<PlannedSteps>
-mlir::pp::sched::planSteps(ArrayRef<SmallVector<int64_t>> steps,
-                           const StepPlanProblem &problem,
+mlir::pp::sched::planSteps(ArrayRef<SmallVector<int64_t>> lines,
+                           int64_t numReplicas, const StepPlanProblem &problem,
                            const ScheduleGenerator &generator) {
   PlannedSteps planned;
   std::map<SmallVector<int64_t>, int64_t> known;
-  for (auto [index, lengths] : llvm::enumerate(steps)) {
-    llvm::Expected<StepPlan> plan = planStep(lengths, problem);
-    if (!plan)
-      return ScheduleError()
-             << "step " << index << ": " << llvm::toString(plan.takeError());
-    const SmallVector<int64_t> &shapes = plan->microbatches.shape;
-    auto [it, inserted] = known.try_emplace(shapes, known.size());
-    if (inserted) {
-      llvm::Expected<GeneratedSchedule> schedule =
-          scheduleShapeSequence(shapes, problem, generator);
-      if (!schedule)
-        return ScheduleError() << "step " << index << ": "
-                               << llvm::toString(schedule.takeError());
-      planned.shapeSequences.push_back(shapes);
-      planned.schedules.push_back(std::move(*schedule));
+  for (auto [line, lengths] : llvm::enumerate(lines)) {
+    SmallVector<int64_t> order = sortLongestFirst(lengths);
+    for (int64_t r = 0; r < numReplicas; ++r) {
+      std::string where = ("step " + llvm::Twine(line)).str();
+      if (numReplicas > 1)
+        where += (" (replica " + llvm::Twine(r) + ")").str();
+      SmallVector<int64_t> samples, own;
+      for (size_t p = r; p < order.size(); p += numReplicas) {
+        samples.push_back(order[p]);
+        own.push_back(lengths[order[p]]);
+      }
+      if (own.empty())
+        return ScheduleError() << where << ": no samples; a step needs at "
+                               << "least one per replica";
+      llvm::Expected<StepPlan> plan = planStep(own, problem);
+      if (!plan)
+        return ScheduleError()
+               << where << ": "
+               << renameSample(llvm::toString(plan.takeError()), samples);
+      for (int64_t &sample : plan->order)
+        sample = samples[sample];
+      const SmallVector<int64_t> &shapes = plan->microbatches.shape;
+      auto [it, inserted] = known.try_emplace(shapes, known.size());
+      if (inserted) {
+        llvm::Expected<GeneratedSchedule> schedule =
+            scheduleShapeSequence(shapes, problem, generator);
+        if (!schedule)
+          return ScheduleError()
+                 << where << ": " << llvm::toString(schedule.takeError());
+        planned.shapeSequences.push_back(shapes);
+        planned.schedules.push_back(std::move(*schedule));
+      }
+      planned.scheduleOfStep.push_back(it->second);
+      planned.steps.push_back(std::move(*plan));
     }
-    planned.scheduleOfStep.push_back(it->second);
-    planned.steps.push_back(std::move(*plan));
   }
   return planned;
 }

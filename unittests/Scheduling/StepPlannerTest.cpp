@@ -111,7 +111,7 @@ TEST(StepPlanner, EachStepIsCutByTheDynamicProgram) {
                                              {16, 15, 14, 13, 1, 1, 1, 1},
                                              {1, 2, 2, 1, 2, 2, 1, 2}};
   const ScheduleGenerator *greedy = lookupScheduleGenerator("greedy");
-  llvm::Expected<PlannedSteps> planned = planSteps(steps, problem, *greedy);
+  llvm::Expected<PlannedSteps> planned = planSteps(steps, 1, problem, *greedy);
   ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
   MicrobatchPlanProblem cut;
   cut.numStages = 2;
@@ -163,11 +163,41 @@ TEST(StepPlanner, EachStepIsCutByTheDynamicProgram) {
             SmallVector<int64_t>{2});
 }
 
+TEST(StepPlanner, ReplicasTakeEveryOtherSortedSample) {
+  StepPlanProblem problem = getStepProblem();
+  SmallVector<SmallVector<int64_t>> lines = {{3, 16, 1, 9, 2, 2, 7, 1, 2}};
+  llvm::Expected<PlannedSteps> planned =
+      planSteps(lines, 2, problem, *lookupScheduleGenerator("1f1b"));
+  ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
+  ASSERT_EQ(planned->steps.size(), 2u);
+  // Longest first: 16 9 7 3 2 2 2 1 1 (samples 1 3 6 0 4 5 8 2 7).
+  EXPECT_EQ(planned->steps[0].order, (SmallVector<int64_t>{1, 6, 4, 8, 7}));
+  EXPECT_EQ(planned->steps[1].order, (SmallVector<int64_t>{3, 0, 5, 2}));
+  // Each replica's cut is the dynamic program's on its own samples.
+  MicrobatchPlanProblem cut;
+  cut.numStages = 2;
+  cut.shapes = getShapes();
+  for (auto [replica, own] : llvm::enumerate(
+           SmallVector<SmallVector<int64_t>>{{16, 7, 2, 2, 1}, {9, 3, 2, 1}})) {
+    llvm::Expected<MicrobatchPlan> expected = planMicrobatches(own, cut);
+    ASSERT_TRUE(static_cast<bool>(expected));
+    EXPECT_EQ(planned->steps[replica].microbatches.begin, expected->begin);
+    EXPECT_EQ(planned->steps[replica].microbatches.shape, expected->shape);
+  }
+  SmallVector<SmallVector<int64_t>> bad = {{4, 2}, {4, 2, 17, 1}};
+  llvm::Expected<PlannedSteps> refused =
+      planSteps(bad, 2, problem, *lookupScheduleGenerator("1f1b"));
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_EQ(toString(refused.takeError()),
+            "step 1 (replica 0): sample 2 has 17 tokens, more than the "
+            "longest micro-batch shape holds (16)");
+}
+
 TEST(StepPlanner, NamesTheStepAndSampleNoShapeHolds) {
   StepPlanProblem problem = getStepProblem();
   SmallVector<SmallVector<int64_t>> steps = {{3, 1}, {4, 2, 17, 1}};
   llvm::Expected<PlannedSteps> planned =
-      planSteps(steps, problem, *lookupScheduleGenerator("1f1b"));
+      planSteps(steps, 1, problem, *lookupScheduleGenerator("1f1b"));
   ASSERT_FALSE(static_cast<bool>(planned));
   EXPECT_EQ(toString(planned.takeError()),
             "step 1: sample 2 has 17 tokens, more than the longest "

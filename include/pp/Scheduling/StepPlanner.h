@@ -75,10 +75,16 @@ scheduleShapeSequence(llvm::ArrayRef<int64_t> shapes,
                       const StepPlanProblem &problem,
                       const ScheduleGenerator &generator);
 
-/// Plans every step of `steps` and schedules each distinct shape sequence
-/// by `generator`. Errors name the step (its index in `steps`) and sample.
+/// Plans every step of `lines` (each a step's sample lengths in file
+/// order) for each of `numReplicas` data-parallel replicas, replica r
+/// taking the samples at positions r, r + D, r + 2D, ... of the step's
+/// longest-first order; schedules each distinct shape sequence by
+/// `generator`. `steps` holds the plans in (line, replica) order, each
+/// plan's `order` the samples of the line its replica holds, longest
+/// first. Errors name the line,
+/// the replica (with several) and the sample (its index in the line).
 llvm::Expected<PlannedSteps>
-planSteps(llvm::ArrayRef<llvm::SmallVector<int64_t>> steps,
+planSteps(llvm::ArrayRef<llvm::SmallVector<int64_t>> lines, int64_t numReplicas,
           const StepPlanProblem &problem, const ScheduleGenerator &generator);
 
 } // namespace mlir::pp::sched
