@@ -148,6 +148,8 @@ private:
   SmallVector<ScheduleOp> schedules;
   /// The schedule being emitted (the first while defining the program).
   ScheduleOp schedule;
+  /// Whether the schedules are step plans, chosen per step by the runtime.
+  bool isPlanned() const { return module->hasAttr(kStepPlansAttr); }
   SymbolTable &symbols;
   OpBuilder b;
   LLVMTypeConverter converter;
@@ -429,7 +431,7 @@ void RuntimeProgramBuilder::emitDefineProgram() {
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
     emitDefineBuffer(entry.second);
-  if (schedules.size() == 1)
+  if (!isPlanned())
     for (auto [mb, variant] : planVariants.front())
       call(fns.setMicrobatchVariant, {ctx, i32(mb), i32(variant)});
   else
@@ -770,7 +772,7 @@ void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
   auto func = func::FuncOp::create(
       b, loc, "pp_run_step", b.getFunctionType({ptr, b.getI32Type()}, {}));
   b.setInsertionPointToStart(func.addEntryBlock());
-  if (schedules.size() == 1) {
+  if (!isPlanned()) {
     emitRankDispatch(func, "pp_run_step", numRanks);
     func::ReturnOp::create(b, loc);
     return;
@@ -835,9 +837,8 @@ LogicalResult RuntimeProgramBuilder::build() {
   for (auto [k, plan] : llvm::enumerate(schedules)) {
     schedule = plan;
     microbatchVariants = planVariants[k];
-    std::string prefix = schedules.size() == 1
-                             ? std::string("pp_run_step")
-                             : ("pp_run_step_plan" + Twine(k)).str();
+    std::string prefix = !isPlanned() ? std::string("pp_run_step")
+                                      : ("pp_run_step_plan" + Twine(k)).str();
     for (RankOp rank : plan.getBody().getOps<RankOp>())
       emitRankStep(rank, prefix);
   }
@@ -852,7 +853,8 @@ static FailureOr<SmallVector<ScheduleOp>> getSchedules(ModuleOp module) {
   if (schedules.empty())
     return module.emitError("convert-pp-to-runtime needs exactly one "
                             "pp.schedule, or one per step plan, found 0");
-  if (schedules.size() == 1 && !schedules.front()->hasAttr(kStepPlanAttr))
+  if (schedules.size() == 1 && !schedules.front()->hasAttr(kStepPlanAttr) &&
+      !module->hasAttr(kStepPlansAttr))
     return schedules;
   SmallVector<ScheduleOp> plans(schedules.size());
   for (ScheduleOp schedule : schedules) {

@@ -1,4 +1,4 @@
-// RUN: pp-opt %s --convert-pp-to-runtime | FileCheck %s
+// RUN: pp-opt %s -split-input-file --convert-pp-to-runtime | FileCheck %s
 
 // Two step plans: plan 0 runs micro-batches 0 and 1 at variant 0, plan 1
 // one micro-batch at variant 1. Each plan declares its micro-batches'
@@ -80,3 +80,27 @@ pp.schedule @m_schedule_plan0 "gpipe" for @m microbatches 2 stage_rank [0, 1] at
 }
 }
 
+
+// -----
+
+// One plan for every step still runs as a plan: its micro-batches hold
+// the samples the table says, not as many as their rows.
+// CHECK-LABEL: func.func @pp_define_program
+// CHECK: call @pprt_set_plan_microbatch_variant
+// CHECK: call @pprt_set_step_plans
+// CHECK-LABEL: func.func @pp_run_step(
+// CHECK: call @pprt_step_plan(
+// CHECK: call @pp_run_step_plan0_rank0
+module attributes {pp.step_plans = array<i64: 1, 1, 0, 1, 1>} {
+func.func @m_s0_forward(%x: memref<2x8xf32> {pp.slot = #pp.slot<data 0>},
+                        %loss: memref<f32> {pp.slot = #pp.slot<loss>})
+    attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
+  return
+}
+pp.schedule @m_schedule_plan0 "gpipe" for @m microbatches 1 stage_rank [0] attributes {pp.step_plan = 0 : i64} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0 @m_s0_forward
+    pp.optimizer_step stage 0
+  }
+}
+}
