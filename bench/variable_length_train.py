@@ -23,6 +23,15 @@ max-length and the others at --short-length, against the same program
 without the variant (every micro-batch at max-length). Both have
 --variant-microbatches micro-batches of --long samples.
 
+A plan per step (the third table): steps of --plan-batch samples drawn at
+random (not grouped by length), trained by programs compiled with
+`pp-compile --step-plans` at the --shapes variants (greedy schedules):
+  padded    one shape, the first (every micro-batch at max-length);
+  fixed     every step run by one plan, compiled for the pointwise longest
+            sorted samples over the steps, so that every step fits it;
+  per step  each step cut at the shapes by the dynamic program and run by
+            its own plan and schedule.
+
 Useful tokens are the samples' own (padding excluded); the seconds are the
 runtime's per-step wall-clock times (--metrics) of every step after each
 run's first (warm-up), the fastest of --repeats runs, so compilation is
@@ -37,6 +46,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -121,13 +131,19 @@ def draw_mixed_steps(args):
     return steps
 
 
-def train(args, workdir, exe, steps, name):
-    """The least over --repeats runs of the seconds of the steps after the
-    first (the first repeats the second's samples as warm-up)."""
+def write_index(workdir, steps, name):
+    """The index of `steps`, the first repeated as a warm-up step."""
     index = os.path.join(workdir, f"{name}.txt")
     with open(index, "w") as f:
         for step in [steps[0]] + steps:
             f.write(" ".join(map(str, step)) + "\n")
+    return index
+
+
+def train(args, workdir, exe, steps, name, index=None):
+    """The least over --repeats runs of the seconds of the steps after the
+    first (the first repeats the second's samples as warm-up)."""
+    index = index or write_index(workdir, steps, name)
     metrics = os.path.join(workdir, f"{name}.json")
     best = math.inf
     for _ in range(args.repeats):
@@ -138,6 +154,74 @@ def train(args, workdir, exe, steps, name):
             best = min(best, sum(json.loads(line)["seconds"]
                                  for line in f.readlines()[1:]))
     return best
+
+
+def draw_random_steps(args):
+    """Steps of --plan-batch samples drawn independently (not grouped)."""
+    rng = random.Random(args.seed)
+    return [[max(1, min(args.max_length,
+                        int(rng.lognormvariate(math.log(args.median), 1.0))))
+             for _ in range(args.plan_batch)] for _ in range(args.steps)]
+
+
+def compile_planned(args, workdir, shapes, index, name):
+    """A program of `shapes` ((rows, length), the first the main model),
+    planned per step of `index`; with the micro-batch tokens of every step
+    but the warm-up, from pp-compile's remark."""
+    cut = ["--stage-ends", "0"]
+    models = [generate(args, workdir, length, rows, cut)
+              for rows, length in shapes]
+    exe = os.path.join(workdir, f"gpt-{name}")
+    out = subprocess.run(
+        [args.pp_compile, models[0], "--stages", str(args.ranks),
+         "--microbatches", "1", "--schedule", "greedy", "--step-plans",
+         index, "-o", exe] + ["--variant=" + m for m in models[1:]],
+        capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"FAILED: pp-compile {name}\n{out.stderr}")
+    padded, plans = 0, set()
+    for line in out.stderr.splitlines():
+        step = re.match(r"\s*step (\d+): plan (\d+), samples \S+ at (.*)",
+                        line)
+        if step and int(step.group(1)) > 0:
+            plans.add(int(step.group(2)))
+            padded += sum(int(r) * int(n) for r, n in
+                          re.findall(r"(\d+)x(\d+)", step.group(3)))
+    return exe, padded, len(plans)
+
+
+def per_step_plans(args):
+    """The third table: padded, one fixed plan, a plan per step."""
+    shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
+    steps = draw_random_steps(args)
+    tokens = sum(map(sum, steps))
+    # Every step fits the plan of the longest sorted samples.
+    envelope = [max(col) for col in
+                zip(*[sorted(step, reverse=True) for step in steps])]
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        index = write_index(workdir, steps, "steps")
+        fixed = write_index(workdir, [envelope] * len(steps), "envelope")
+        for label, program_shapes, plan_index in [
+                ("every micro-batch at the longest", shapes[:1], index),
+                ("one plan fitting every step", shapes, fixed),
+                ("a plan per step", shapes, index)]:
+            name = str(len(rows))
+            exe, padded, plans = compile_planned(args, workdir,
+                                                 program_shapes, plan_index,
+                                                 name)
+            seconds = train(args, workdir, exe, steps, name, index)
+            rows.append((label, padded, plans, seconds))
+    print(f"{len(steps)} steps of {args.plan_batch} samples drawn at random, "
+          f"{tokens} tokens (median {args.median:g}, max {args.max_length}); "
+          f"{args.ranks} stages, greedy; shapes {args.shapes}")
+    print(f"{'run':<34} {'padded tokens':>13} {'plans':>5} {'seconds':>9} "
+          f"{'tokens/s':>9}")
+    for label, padded, plans, seconds in rows:
+        print(f"{label:<34} {padded:>13} {plans:>5} {seconds:>9.3f} "
+              f"{tokens / seconds:>9.0f}")
+    print(f"speed-up {rows[0][3] / rows[2][3]:.2f}x over padding, "
+          f"{rows[1][3] / rows[2][3]:.2f}x over one fixed plan")
 
 
 def main():
@@ -162,7 +246,18 @@ def main():
     parser.add_argument("--short-length", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of each program; the fastest counts")
+    parser.add_argument("--plan-batch", type=int, default=16,
+                        help="samples per step of the per-step plans")
+    parser.add_argument("--shapes", default="2x256,8x64,16x16",
+                        help="ROWSxLENGTH shape variants of the per-step "
+                        "plans, the first the longest")
+    parser.add_argument("--tables", choices=["all", "plans"], default="all",
+                        help="every table, or only the per-step plans'")
     args = parser.parse_args()
+    per_step_plans(args)
+    print()
+    if args.tables == "plans":
+        return 0
     steps = draw_steps(args)
     tokens = sum(map(sum, steps))
     with tempfile.TemporaryDirectory() as workdir:

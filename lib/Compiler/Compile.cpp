@@ -14,7 +14,9 @@
 
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/Schedule/ShapeVariants.h"
+#include "pp/Dialect/PP/Transforms/Schedule/StepPlans.h"
 #include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/InitAll.h"
 #include "pp/Pipelines/Passes.h"
@@ -32,6 +34,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -109,6 +112,9 @@ private:
   /// Schedules each --variant model like `module` and brings its stage
   /// functions in as a shape variant, run by the micro-batches it lists.
   LogicalResult attachVariants(ModuleOp module, TimingScope &timing);
+  /// Replaces the schedule by one per distinct plan of the --step-plans
+  /// index's steps, with their transfers.
+  LogicalResult planSteps(ModuleOp module, TimingScope &timing);
   LogicalResult runPipeline(ModuleOp module, TimingScope &timing,
                             function_ref<void(OpPassManager &)> build);
   OwningOpRef<ModuleOp> lowerModel(llvm::SourceMgr &sourceMgr,
@@ -297,7 +303,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     buildSchedulePipeline(pm, scheduleOptions);
   };
   if (failed(runPipeline(*module, timing, schedule)) ||
-      failed(attachVariants(*module, timing)))
+      failed(attachVariants(*module, timing)) ||
+      failed(planSteps(*module, timing)))
     return nullptr;
   for (ScheduleOp op : module->getOps<ScheduleOp>()) {
     program.schedule = op.getName().str();
@@ -322,11 +329,15 @@ LogicalResult Compilation::attachVariants(ModuleOp module,
   Location loc = getOptionLoc(context, "--variant");
   SmallVector<int64_t> microbatchVariants;
   for (auto [k, spec] : llvm::enumerate(specs)) {
-    auto [path, list] = StringRef(spec).rsplit(':');
-    if (list.empty() || path.empty())
+    // Planned per step, a variant is a shape the plans may use: MODEL.
+    bool planned = !options.driver.stepPlans.empty();
+    auto [path, list] = planned ? std::pair<StringRef, StringRef>(spec, "")
+                                : StringRef(spec).rsplit(':');
+    if ((list.empty() && !planned) || path.empty())
       return emitError(loc) << "'" << spec << "' is not MODEL:MB[,MB...]";
     SmallVector<StringRef> fields;
-    list.split(fields, ',');
+    if (!list.empty())
+      list.split(fields, ',');
     for (StringRef field : fields) {
       int64_t mb;
       if (field.trim().getAsInteger(10, mb) || mb < 0)
@@ -368,6 +379,116 @@ LogicalResult Compilation::attachVariants(ModuleOp module,
                           << numMicrobatches;
   microbatchVariants.resize(numMicrobatches, 0);
   return assignMicrobatchVariants(module, microbatchVariants);
+}
+
+/// The lines of the length index at `path` that hold samples.
+static FailureOr<SmallVector<SmallVector<int64_t>>>
+readLengthIndex(StringRef path, Location loc) {
+  auto buffer = readRegularFile(path, kMaxModelFileBytes);
+  if (!buffer)
+    return emitError(loc) << "cannot read '" << path
+                          << "': " << llvm::toString(buffer.takeError());
+  SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  SmallVector<SmallVector<int64_t>> steps;
+  for (auto [index, line] : llvm::enumerate(lines)) {
+    SmallVector<StringRef> fields;
+    llvm::SplitString(line.split('#').first, fields, " \t,\r");
+    SmallVector<int64_t> lengths;
+    for (StringRef field : fields) {
+      int64_t length;
+      if (field.getAsInteger(10, length) || length <= 0)
+        return emitError(loc) << "'" << path << "' line " << index + 1 << ": '"
+                              << field << "' is not a positive length";
+      lengths.push_back(length);
+    }
+    if (!lengths.empty())
+      steps.push_back(std::move(lengths));
+  }
+  if (steps.empty())
+    return emitError(loc) << "'" << path << "' has no step with a sample";
+  return steps;
+}
+
+/// One line per step (and replica) of `planned`: its micro-batches'
+/// samples and shapes, and its plan.
+static std::string describeStepPlans(const sched::PlannedSteps &planned,
+                                     const sched::StepPlanProblem &problem,
+                                     int64_t replicas) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << planned.steps.size() / replicas << " steps in "
+     << planned.schedules.size() << " plans";
+  for (auto [index, step] : llvm::enumerate(planned.steps)) {
+    const sched::MicrobatchPlan &mbs = step.microbatches;
+    os << "\n  step " << index / replicas;
+    if (replicas > 1)
+      os << " replica " << index % replicas;
+    os << ": plan " << planned.scheduleOfStep[index] << ", samples ";
+    llvm::interleave(mbs.rows, os, "+");
+    os << " at ";
+    llvm::interleave(
+        mbs.shape, os,
+        [&](int64_t shape) {
+          os << problem.shapes[shape].rows << "x"
+             << problem.shapes[shape].length;
+        },
+        ", ");
+  }
+  return text;
+}
+
+LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
+  StringRef path = options.driver.stepPlans;
+  if (path.empty())
+    return success();
+  Location loc = getOptionLoc(context, "--step-plans");
+  auto schedules = llvm::to_vector(module.getOps<ScheduleOp>());
+  FailureOr<SmallVector<SmallVector<int64_t>>> lines =
+      readLengthIndex(path, loc);
+  if (failed(lines) || schedules.size() != 1)
+    return failure();
+  ScheduleOp main = schedules.front();
+  if (main.getNumWeightVersions() != 1 || main.getNumSlices() != 1)
+    return emitError(loc) << "step plans run flushed steps of whole "
+                             "micro-batches; schedule '"
+                          << main.getName() << "' does not";
+  sched::StepPlanProblem problem;
+  problem.numStages = main.getNumStages();
+  problem.numRanks = main.getNumRanks();
+  problem.splitBackward = main.walk([](ComputeOp op) {
+                                return op.getPhase() == Phase::backward_input
+                                           ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+                              })
+                              .wasInterrupted();
+  FailureOr<std::vector<sched::StepShape>> shapes =
+      getVariantShapes(module, problem.splitBackward, loc);
+  if (failed(shapes))
+    return failure();
+  problem.shapes = std::move(*shapes);
+  StringRef name = getScheduledChoice().getName();
+  const sched::ScheduleGenerator *generator =
+      sched::lookupScheduleGenerator(name);
+  if (!generator)
+    return emitError(loc) << "schedule '" << name
+                          << "' cannot be generated per step";
+  int64_t replicas = options.schedule.numReplicas;
+  llvm::Expected<sched::PlannedSteps> planned =
+      sched::planSteps(*lines, replicas, problem, *generator);
+  if (!planned)
+    return emitError(loc) << "'" << path
+                          << "': " << llvm::toString(planned.takeError());
+  if (failed(addStepPlans(module, *planned, problem, lines->size(), replicas)))
+    return failure();
+  emitRemark(loc) << describeStepPlans(*planned, problem, replicas);
+  return runPipeline(module, timing, [&](OpPassManager &pm) {
+    PPInsertTransfersOptions transfers;
+    transfers.numReplicas = replicas;
+    transfers.zero = options.schedule.zero;
+    pm.addPass(createPPInsertTransfers(transfers));
+    pm.addPass(createPPVerifySchedule());
+  });
 }
 
 /// Runs the program just built with --profile, on one process per pipeline

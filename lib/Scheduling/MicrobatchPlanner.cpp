@@ -21,6 +21,40 @@ using namespace mlir::pp::sched;
 
 namespace {
 
+/// What a run of samples costs as one micro-batch: nothing when it cannot
+/// be one (`grows` then says whether longer runs cannot be either).
+struct RunCost {
+  bool fits = false, grows = true;
+  double time = 0.0, memory = 0.0;
+  int64_t shape = -1;
+};
+
+/// The cost of a micro-batch of `rows` samples padded to `length`: by the
+/// token costs, or at the quickest shape holding it. Longer runs only get
+/// slower (the shapes holding them are fewer) but, with shapes, may hold
+/// less memory, so only a run no shape holds stops the growth.
+RunCost getRunCost(const MicrobatchPlanProblem &problem, int64_t rows,
+                   int64_t length) {
+  RunCost cost;
+  double cap = problem.memoryCap * (1 + 1e-12);
+  if (problem.shapes.empty()) {
+    cost.time = problem.time.get(rows, length);
+    cost.memory = problem.memory.get(rows, length);
+    cost.fits = cost.grows = cost.memory <= cap;
+    return cost;
+  }
+  cost.grows = false;
+  for (auto [index, shape] : llvm::enumerate(problem.shapes)) {
+    if (!shape.holds(rows, length))
+      continue;
+    cost.grows = true;
+    if (shape.memory > cap || (cost.fits && shape.time >= cost.time))
+      continue;
+    cost = {true, true, shape.time, shape.memory, int64_t(index)};
+  }
+  return cost;
+}
+
 /// Runs the samples [i, j) as one micro-batch, for every i < j, calling
 /// `visit(i, rows, paddedLength)` from i = j - 1 down, so that the padded
 /// length is a running maximum.
@@ -47,13 +81,14 @@ double leastTotal(ArrayRef<int64_t> lengths,
   best[0] = 0.0;
   for (int64_t j = 1; j <= n; ++j)
     forEachRunEndingAt(lengths, j, [&](int64_t i, int64_t rows, int64_t len) {
-      // Longer runs only get slower and larger: stop at the first too big.
-      double time = problem.time.get(rows, len);
-      if (time > slowest * (1 + 1e-12) ||
-          problem.memory.get(rows, len) > problem.memoryCap * (1 + 1e-12))
+      // Longer runs only get slower: stop at the first too slow.
+      RunCost cost = getRunCost(problem, rows, len);
+      if (!cost.fits)
+        return cost.grows;
+      if (cost.time > slowest * (1 + 1e-12))
         return false;
-      if (best[i] + time < best[j]) {
-        best[j] = best[i] + time;
+      if (best[i] + cost.time < best[j]) {
+        best[j] = best[i] + cost.time;
         from[j] = i;
       }
       return true;
@@ -68,10 +103,10 @@ SmallVector<double> getCandidates(ArrayRef<int64_t> lengths,
   SmallVector<double> times;
   for (int64_t j = 1, n = lengths.size(); j <= n; ++j)
     forEachRunEndingAt(lengths, j, [&](int64_t, int64_t rows, int64_t len) {
-      if (problem.memory.get(rows, len) > problem.memoryCap * (1 + 1e-12))
-        return false;
-      times.push_back(problem.time.get(rows, len));
-      return true;
+      RunCost cost = getRunCost(problem, rows, len);
+      if (cost.fits)
+        times.push_back(cost.time);
+      return cost.grows;
     });
   llvm::sort(times);
   times.erase(std::unique(times.begin(), times.end()), times.end());
@@ -82,6 +117,35 @@ SmallVector<double> getCandidates(ArrayRef<int64_t> lengths,
   for (int64_t k = 0; k < most; ++k)
     thinned.push_back(times[k * (times.size() - 1) / (most - 1)]);
   return thinned;
+}
+
+/// Why sample `index` of `length` tokens cannot be a micro-batch alone:
+/// no shape holds it, or it is over the memory cap.
+llvm::Error checkAlone(const MicrobatchPlanProblem &problem, size_t index,
+                       int64_t length) {
+  RunCost alone = getRunCost(problem, 1, length);
+  if (alone.fits)
+    return llvm::Error::success();
+  if (!alone.grows && !problem.shapes.empty()) {
+    int64_t longest = 0;
+    for (const MicrobatchShape &shape : problem.shapes)
+      longest = std::max(longest, shape.length);
+    return ScheduleError() << "sample " << index << " has " << length
+                           << " tokens, more than the longest micro-batch "
+                              "shape holds ("
+                           << longest << ")";
+  }
+  double least = problem.memory.get(1, length);
+  if (!problem.shapes.empty()) {
+    least = std::numeric_limits<double>::infinity();
+    for (const MicrobatchShape &shape : problem.shapes)
+      if (shape.holds(1, length))
+        least = std::min(least, shape.memory);
+  }
+  return ScheduleError() << "sample " << index << " of length " << length
+                         << " needs " << formatQuantity(least)
+                         << " of activation memory alone, over the cap of "
+                         << formatQuantity(problem.memoryCap);
 }
 
 } // namespace
@@ -95,10 +159,13 @@ mlir::pp::sched::makeMicrobatchPlan(ArrayRef<int64_t> lengths,
   for (int64_t end : ends) {
     int64_t padded =
         *std::max_element(lengths.begin() + start, lengths.begin() + end);
-    double time = problem.time.get(end - start, padded);
+    RunCost cost = getRunCost(problem, end - start, padded);
+    double time =
+        cost.fits ? cost.time : std::numeric_limits<double>::infinity();
     plan.begin.push_back(start);
     plan.rows.push_back(end - start);
     plan.paddedLength.push_back(padded);
+    plan.shape.push_back(cost.shape);
     plan.slowest = std::max(plan.slowest, time);
     plan.total += time;
     start = end;
@@ -117,12 +184,8 @@ mlir::pp::sched::planMicrobatches(ArrayRef<int64_t> lengths,
       return ScheduleError() << "sample " << index << " has length " << length
                              << "; lengths must be positive";
   for (auto [index, length] : llvm::enumerate(lengths))
-    if (problem.memory.get(1, length) > problem.memoryCap * (1 + 1e-12))
-      return ScheduleError()
-             << "sample " << index << " of length " << length << " needs "
-             << formatQuantity(problem.memory.get(1, length))
-             << " of activation memory alone, over the cap of "
-             << formatQuantity(problem.memoryCap);
+    if (llvm::Error error = checkAlone(problem, index, length))
+      return std::move(error);
   double bestObjective = std::numeric_limits<double>::infinity();
   SmallVector<int64_t> bestFrom, from;
   for (double slowest : getCandidates(lengths, problem)) {

@@ -98,15 +98,17 @@ private:
 };
 } // namespace
 
-/// Prints the compiler's own errors, those about an option or a file (at a
-/// NameLoc), as one `pp-compile: <message>` line; the model's go through
-/// the source manager's handler, with their source lines.
+/// Prints the compiler's own errors and remarks, those about an option or
+/// a file (at a NameLoc), as `pp-compile: [remark: ]<message>`; the
+/// model's go through the source manager's handler, with their source
+/// lines.
 static LogicalResult printToolError(Diagnostic &diag) {
   auto name = dyn_cast<NameLoc>(diag.getLocation());
-  if (diag.getSeverity() != DiagnosticSeverity::Error || !name ||
+  bool remark = diag.getSeverity() == DiagnosticSeverity::Remark;
+  if ((diag.getSeverity() != DiagnosticSeverity::Error && !remark) || !name ||
       !isa<UnknownLoc>(name.getChildLoc()))
     return failure();
-  llvm::errs() << "pp-compile: " << diag << "\n";
+  llvm::errs() << "pp-compile: " << (remark ? "remark: " : "") << diag << "\n";
   return success();
 }
 

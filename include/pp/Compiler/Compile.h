@@ -132,6 +132,13 @@ struct DriverOptions : public PassPipelineOptions<DriverOptions> {
       *this, "variant",
       llvm::cl::desc("MODEL:MB[,MB...]: the model at another shape, run by "
                      "the listed micro-batches (repeatable)")};
+  /// An index of sample lengths, one line per step: every step's
+  /// micro-batches and schedule planned ahead at the variants' shapes.
+  PassOptions::Option<std::string> stepPlans{
+      *this, "step-plans",
+      llvm::cl::desc("FILE: an index of sample lengths (one line per step); "
+                     "cut each step's samples into micro-batches at the "
+                     "--variant shapes and schedule each step ahead")};
   /// 0: one per core.
   PassOptions::Option<unsigned> jobs{
       *this, "jobs",
@@ -236,6 +243,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"variant", "variant", /*prefix=*/false,
                     /*wholeElements=*/true},
         driver.variants);
+  visit(CompileFlag{"step-plans", "step_plans"}, driver.stepPlans);
 }
 
 /// One `pp.param` argument of the training step.

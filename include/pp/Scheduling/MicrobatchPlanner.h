@@ -46,6 +46,18 @@ struct StageTokenCosts {
   TokenCost forward, backwardInput, backwardWeight, activation, stash;
 };
 
+/// A shape micro-batches can run at, such as a compiled shape variant: up
+/// to `rows` samples of up to `length` tokens, taking `time` and holding
+/// `memory` whatever it holds.
+struct MicrobatchShape {
+  int64_t rows = 0, length = 0;
+  double time = 0.0, memory = 0.0;
+
+  bool holds(int64_t numSamples, int64_t paddedLength) const {
+    return numSamples <= rows && paddedLength <= length;
+  }
+};
+
 /// What the planner minimises and within what.
 struct MicrobatchPlanProblem {
   /// The pipeline's stages: the slowest micro-batch delays the end
@@ -60,6 +72,11 @@ struct MicrobatchPlanProblem {
   /// Whether to try every distinct micro-batch time as the slowest one
   /// (exact), or at most `maxCandidates` of them spread over their range.
   int64_t maxCandidates = 4096;
+  /// When not empty, the only shapes micro-batches run at: each at the
+  /// quickest that holds it (the first of equals), with that shape's time
+  /// and memory instead of `time` and `memory`; a run that no shape holds
+  /// is no micro-batch.
+  llvm::SmallVector<MicrobatchShape> shapes;
 };
 
 /// Micro-batches as runs of the samples: micro-batch k holds samples
@@ -68,6 +85,8 @@ struct MicrobatchPlan {
   llvm::SmallVector<int64_t> begin;
   /// Per micro-batch: its samples and the length they are padded to.
   llvm::SmallVector<int64_t> rows, paddedLength;
+  /// Per micro-batch: the index of the shape it runs at (with shapes).
+  llvm::SmallVector<int64_t> shape;
   /// The slowest micro-batch's time, the sum of all, and the objective
   /// (numStages - 1) x slowest + sum.
   double slowest = 0.0, total = 0.0, objective = 0.0;
@@ -76,7 +95,8 @@ struct MicrobatchPlan {
 };
 
 /// Plans the micro-batches of `lengths` (every length positive), in the
-/// order given. Fails if one sample alone is over the memory cap. Exact
+/// order given. Fails if one sample alone is over the memory cap or held
+/// by no shape, naming its index in `lengths`. Exact
 /// (the least objective over all contiguous cuts) unless the distinct
 /// micro-batch times outnumber `maxCandidates`.
 llvm::Expected<MicrobatchPlan>

@@ -10,6 +10,7 @@
 #include "pp/Conversion/Passes.h"
 #include "pp/Conversion/RuntimeFunctions.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
@@ -76,20 +77,22 @@ static int64_t getSplitDim(func::FuncOp func, unsigned i) {
   return -1;
 }
 
-/// Emits the runtime program of one schedule.
+/// Emits the runtime program of one schedule, or of one per step plan
+/// (`pp.step_plan`), which share the stage functions and buffers.
 class RuntimeProgramBuilder {
 public:
-  RuntimeProgramBuilder(ModuleOp module, ScheduleOp schedule,
+  RuntimeProgramBuilder(ModuleOp module, ArrayRef<ScheduleOp> schedules,
                         SymbolTable &symbols)
-      : module(module), schedule(schedule), symbols(symbols),
-        b(module.getContext()), converter(module.getContext()),
-        fns(module.getContext()) {}
+      : module(module), schedules(schedules), schedule(schedules.front()),
+        symbols(symbols), b(module.getContext()),
+        converter(module.getContext()), fns(module.getContext()) {}
 
   LogicalResult build();
 
 private:
   LogicalResult collectBuffers();
   LogicalResult collectMicrobatchVariants();
+  LogicalResult checkSchedule();
   LogicalResult collectArgument(func::FuncOp func, unsigned i, int64_t stage);
   const Buffer &slotBuffer(func::FuncOp func, unsigned i);
   Value i32(int64_t value) {
@@ -100,7 +103,10 @@ private:
   void emitDefineBuffer(const Buffer &buffer);
   void emitDefineSaved();
   void emitDefineProgram();
-  void emitRankStep(RankOp rank);
+  void emitRankStep(RankOp rank, StringRef prefix);
+  /// Calls `prefix`_rank<r> for the rank argument of `func`.
+  void emitRankDispatch(func::FuncOp func, StringRef prefix, int64_t numRanks);
+  void emitDefineStepPlans();
   void emitAction(Operation &action);
   /// Emits `action`, with the brackets of the exchange group it starts or
   /// ends, in the steps it runs in.
@@ -139,7 +145,11 @@ private:
                     int64_t peer);
 
   ModuleOp module;
+  SmallVector<ScheduleOp> schedules;
+  /// The schedule being emitted (the first while defining the program).
   ScheduleOp schedule;
+  /// Whether the schedules are step plans, chosen per step by the runtime.
+  bool isPlanned() const { return module->hasAttr(kStepPlansAttr); }
   SymbolTable &symbols;
   OpBuilder b;
   LLVMTypeConverter converter;
@@ -159,8 +169,10 @@ private:
   /// Stage functions that ops other than the schedule's actions call.
   DenseSet<Operation *> calledElsewhere;
   SmallVector<func::FuncOp> allStageFuncs; // every variant's
-  /// The variant each micro-batch runs, where any runs one but 0.
+  /// The variant each micro-batch runs, where any runs one but 0: of the
+  /// schedule being emitted, and of every schedule.
   std::map<int64_t, int64_t> microbatchVariants;
+  SmallVector<std::map<int64_t, int64_t>> planVariants;
 };
 
 } // namespace
@@ -391,9 +403,11 @@ void RuntimeProgramBuilder::emitDefineProgram() {
                                    b.getFunctionType({ptr}, {}));
   b.setInsertionPointToStart(func.addEntryBlock());
   ctx = func.getArgument(0);
-  call(fns.setProgram,
-       {ctx, i32(PPRT_ABI_VERSION), i32(schedule.getNumRanks()),
-        i32(schedule.getNumStages()), i32(schedule.getNumMicrobatches())});
+  int64_t microbatches = 0;
+  for (ScheduleOp plan : schedules)
+    microbatches = std::max<int64_t>(microbatches, plan.getNumMicrobatches());
+  call(fns.setProgram, {ctx, i32(PPRT_ABI_VERSION), i32(schedule.getNumRanks()),
+                        i32(schedule.getNumStages()), i32(microbatches)});
   // The runtime then insists on exactly ranks x replicas processes. Only a
   // schedule that reduces gradients without saying over how many replicas
   // (an imported one) may run as any number of them.
@@ -417,10 +431,44 @@ void RuntimeProgramBuilder::emitDefineProgram() {
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
     emitDefineBuffer(entry.second);
-  for (auto [mb, variant] : microbatchVariants)
-    call(fns.setMicrobatchVariant, {ctx, i32(mb), i32(variant)});
+  if (!isPlanned())
+    for (auto [mb, variant] : planVariants.front())
+      call(fns.setMicrobatchVariant, {ctx, i32(mb), i32(variant)});
+  else
+    emitDefineStepPlans();
   emitDefineSaved();
   func::ReturnOp::create(b, loc);
+}
+
+/// Each plan's micro-batch variants, then the step table (a constant
+/// global) the runtime picks plans and loads samples by.
+void RuntimeProgramBuilder::emitDefineStepPlans() {
+  for (auto [plan, variants] : llvm::enumerate(planVariants)) {
+    int64_t m = schedules[plan].getNumMicrobatches();
+    for (int64_t mb = 0; mb < m; ++mb) {
+      auto it = variants.find(mb);
+      call(fns.setPlanMicrobatchVariant,
+           {ctx, i32(plan), i32(mb),
+            i32(it == variants.end() ? 0 : it->second)});
+    }
+  }
+  auto table = module->getAttrOfType<DenseI64ArrayAttr>(kStepPlansAttr);
+  SmallVector<int32_t> entries(table.asArrayRef().begin(),
+                               table.asArrayRef().end());
+  Type i32Type = b.getI32Type();
+  int64_t count = entries.size();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(b.getInsertionBlock()->getParentOp());
+    symbols.insert(LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(i32Type, count), /*isConstant=*/true,
+        LLVM::Linkage::Private, "pp_step_plans",
+        DenseElementsAttr::get(RankedTensorType::get({count}, i32Type),
+                               ArrayRef<int32_t>(entries))));
+  }
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value address = LLVM::AddressOfOp::create(b, loc, ptr, "pp_step_plans");
+  call(fns.setStepPlans, {ctx, address, i32(count)});
 }
 
 static_assert(PPRT_FORWARD == static_cast<int>(Phase::forward) &&
@@ -625,11 +673,11 @@ static bool isGrouped(Operation *op) {
   return false;
 }
 
-void RuntimeProgramBuilder::emitRankStep(RankOp rank) {
+void RuntimeProgramBuilder::emitRankStep(RankOp rank, StringRef prefix) {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   b.setInsertionPointToEnd(module.getBody());
   auto func = func::FuncOp::create(
-      b, rank.getLoc(), ("pp_run_step_rank" + Twine(rank.getRank())).str(),
+      b, rank.getLoc(), (prefix + "_rank" + Twine(rank.getRank())).str(),
       b.getFunctionType({ptr}, {}));
   func.setPrivate();
   b.setInsertionPointToStart(func.addEntryBlock());
@@ -697,12 +745,9 @@ void RuntimeProgramBuilder::emitAction(Operation &action) {
       });
 }
 
-void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
-  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(
-      b, loc, "pp_run_step", b.getFunctionType({ptr, b.getI32Type()}, {}));
-  b.setInsertionPointToStart(func.addEntryBlock());
+void RuntimeProgramBuilder::emitRankDispatch(func::FuncOp func,
+                                             StringRef prefix,
+                                             int64_t numRanks) {
   Value rank =
       arith::IndexCastOp::create(b, loc, b.getIndexType(), func.getArgument(1));
   auto cases = llvm::to_vector(llvm::seq<int64_t>(0, numRanks));
@@ -710,8 +755,36 @@ void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
                                              cases.size());
   for (int64_t r = 0; r < numRanks; ++r) {
     b.setInsertionPointToStart(&dispatch.getCaseRegions()[r].emplaceBlock());
-    func::CallOp::create(b, loc, ("pp_run_step_rank" + Twine(r)).str(),
+    func::CallOp::create(b, loc, (prefix + "_rank" + Twine(r)).str(),
                          TypeRange(), ValueRange{func.getArgument(0)});
+    scf::YieldOp::create(b, loc);
+  }
+  b.setInsertionPointToStart(&dispatch.getDefaultRegion().emplaceBlock());
+  scf::YieldOp::create(b, loc);
+  b.setInsertionPointAfter(dispatch);
+}
+
+/// `pp_run_step(ctx, rank)`: the rank's step, of the step's plan where the
+/// program has several (pprt_step_plan).
+void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(
+      b, loc, "pp_run_step", b.getFunctionType({ptr, b.getI32Type()}, {}));
+  b.setInsertionPointToStart(func.addEntryBlock());
+  if (!isPlanned()) {
+    emitRankDispatch(func, "pp_run_step", numRanks);
+    func::ReturnOp::create(b, loc);
+    return;
+  }
+  Value plan = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(), call(fns.stepPlan, {func.getArgument(0)}));
+  auto cases = llvm::to_vector(llvm::seq<int64_t>(0, schedules.size()));
+  auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange(), plan, cases,
+                                             cases.size());
+  for (int64_t k : cases) {
+    b.setInsertionPointToStart(&dispatch.getCaseRegions()[k].emplaceBlock());
+    emitRankDispatch(func, ("pp_run_step_plan" + Twine(k)).str(), numRanks);
     scf::YieldOp::create(b, loc);
   }
   b.setInsertionPointToStart(&dispatch.getDefaultRegion().emplaceBlock());
@@ -720,16 +793,10 @@ void RuntimeProgramBuilder::emitRunStep(int64_t numRanks) {
   func::ReturnOp::create(b, loc);
 }
 
-LogicalResult RuntimeProgramBuilder::build() {
-  if (failed(collectBuffers()))
-    return failure();
-  module.walk([&](CallOpInterface call) {
-    auto name = dyn_cast<SymbolRefAttr>(call.getCallableForCallee());
-    Operation *callee =
-        name ? symbols.lookup(name.getRootReference()) : nullptr;
-    if (callee && callee->hasAttr(kStageAttr))
-      calledElsewhere.insert(callee);
-  });
+/// Checks that `schedule` names a function for each action and updates
+/// every stage, and collects its micro-batch variants.
+LogicalResult RuntimeProgramBuilder::checkSchedule() {
+  microbatchVariants.clear();
   WalkResult missing = schedule.walk([&](ComputeOp op) {
     if (getStageFunction(op))
       return WalkResult::advance();
@@ -746,11 +813,71 @@ LogicalResult RuntimeProgramBuilder::build() {
     if (!updated.contains(stage))
       return schedule.emitOpError("has no optimizer step for stage ")
              << stage << "; run pp-insert-transfers to add them";
+  return success();
+}
+
+LogicalResult RuntimeProgramBuilder::build() {
+  if (failed(collectBuffers()))
+    return failure();
+  module.walk([&](CallOpInterface call) {
+    auto name = dyn_cast<SymbolRefAttr>(call.getCallableForCallee());
+    Operation *callee =
+        name ? symbols.lookup(name.getRootReference()) : nullptr;
+    if (callee && callee->hasAttr(kStageAttr))
+      calledElsewhere.insert(callee);
+  });
+  for (ScheduleOp plan : schedules) {
+    schedule = plan;
+    if (failed(checkSchedule()))
+      return failure();
+    planVariants.push_back(std::move(microbatchVariants));
+  }
+  schedule = schedules.front();
   emitDefineProgram();
-  for (RankOp rank : schedule.getBody().getOps<RankOp>())
-    emitRankStep(rank);
+  for (auto [k, plan] : llvm::enumerate(schedules)) {
+    schedule = plan;
+    microbatchVariants = planVariants[k];
+    std::string prefix = !isPlanned() ? std::string("pp_run_step")
+                                      : ("pp_run_step_plan" + Twine(k)).str();
+    for (RankOp rank : plan.getBody().getOps<RankOp>())
+      emitRankStep(rank, prefix);
+  }
   emitRunStep(schedule.getNumRanks());
   return success();
+}
+
+/// The module's schedule, or its step plans' in plan order: each tagged
+/// `pp.step_plan` with its index, and the module with their step table.
+static FailureOr<SmallVector<ScheduleOp>> getSchedules(ModuleOp module) {
+  SmallVector<ScheduleOp> schedules(module.getOps<ScheduleOp>());
+  if (schedules.empty())
+    return module.emitError("convert-pp-to-runtime needs exactly one "
+                            "pp.schedule, or one per step plan, found 0");
+  if (schedules.size() == 1 && !schedules.front()->hasAttr(kStepPlanAttr) &&
+      !module->hasAttr(kStepPlansAttr))
+    return schedules;
+  SmallVector<ScheduleOp> plans(schedules.size());
+  for (ScheduleOp schedule : schedules) {
+    auto index = schedule->getAttrOfType<IntegerAttr>(kStepPlanAttr);
+    if (!index || index.getInt() >= int64_t(plans.size()) ||
+        plans[index.getInt()])
+      return schedule.emitOpError("is one of ")
+             << schedules.size()
+             << " schedules; each must be a step plan with its own index in "
+                "[0, "
+             << schedules.size() << ") ('" << kStepPlanAttr << "')";
+    plans[index.getInt()] = schedule;
+    if (schedule.getNumRanks() != schedules.front().getNumRanks() ||
+        schedule.getNumStages() != schedules.front().getNumStages())
+      return schedule.emitOpError("runs ")
+             << schedule.getNumStages() << " stages on "
+             << schedule.getNumRanks()
+             << " ranks; every step plan must run the same";
+  }
+  if (!module->hasAttr(kStepPlansAttr))
+    return module.emitError("the module has step plans but no '")
+           << kStepPlansAttr << "' table to choose them by";
+  return plans;
 }
 
 namespace {
@@ -758,18 +885,14 @@ struct ConvertPPToRuntimePass
     : pp::impl::ConvertPPToRuntimeBase<ConvertPPToRuntimePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<ScheduleOp> schedules(module.getOps<ScheduleOp>());
-    if (schedules.size() != 1) {
-      module.emitError("convert-pp-to-runtime needs exactly one pp.schedule, "
-                       "found ")
-          << schedules.size();
+    FailureOr<SmallVector<ScheduleOp>> schedules = getSchedules(module);
+    if (failed(schedules))
       return signalPassFailure();
-    }
     // The stage functions compute whole micro-batches: running slices needs
     // functions cut along the sequence, with keys and values carried
     // between slices (docs/Seq1F1B.md), which pp does not derive yet.
-    if (int64_t slices = schedules.front().getNumSlices(); slices > 1) {
-      schedules.front().emitOpError("runs ")
+    if (int64_t slices = schedules->front().getNumSlices(); slices > 1) {
+      schedules->front().emitOpError("runs ")
           << slices
           << " sequence slices per micro-batch; lowering sequence-sliced "
              "schedules to the runtime is not supported yet (their stage "
@@ -777,10 +900,10 @@ struct ConvertPPToRuntimePass
       return signalPassFailure();
     }
     SymbolTable symbols(module);
-    if (failed(
-            RuntimeProgramBuilder(module, schedules.front(), symbols).build()))
+    if (failed(RuntimeProgramBuilder(module, *schedules, symbols).build()))
       return signalPassFailure();
-    symbols.erase(schedules.front());
+    for (ScheduleOp schedule : *schedules)
+      symbols.erase(schedule);
     // The stage functions' random seeds come from the runtime, which knows
     // the step, replica and micro-batch of the action that calls them.
     RuntimeFunctions functions(&getContext());

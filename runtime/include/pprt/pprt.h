@@ -176,6 +176,17 @@ void pprt_set_id_ignored(pprt_context *ctx, int32_t id, int64_t value);
 void pprt_set_buffer_variant(pprt_context *ctx, int32_t id, int32_t variant);
 void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
                                  int32_t variant);
+/* Per-step plans (pp-compile --step-plans): a program with one schedule
+   per distinct step plan declares, plan by plan, the variant of each of
+   its micro-batches (0, 1, ... in order), then `table`: the lines of the
+   length index it was planned for, the replicas, then per (line, replica)
+   the plan, its micro-batches m and the samples each of them holds.
+   pp_run_step calls pprt_step_plan for the running step's plan, which the
+   step then loads its rows and runs its variants by. */
+void pprt_set_plan_microbatch_variant(pprt_context *ctx, int32_t plan,
+                                      int32_t mb, int32_t variant);
+void pprt_set_step_plans(pprt_context *ctx, const int32_t *table, int32_t size);
+int32_t pprt_step_plan(pprt_context *ctx);
 
 /* Declares that the per-micro-batch buffer `id` (defined before) is what
    the forward of `stage` leaves for that stage's backward: it is held from

@@ -132,7 +132,11 @@ void pprt_context_destroy(pprt_context *ctx) {
       be->ops->free(be, b->zero_padded);
   }
   free(ctx->buffers);
-  free(ctx->microbatch_variant);
+  if (!ctx->num_plans) {
+    free(ctx->microbatch_variant);
+    free(ctx->microbatch_rows_before);
+  }
+  pprt_free_plans(ctx);
   free(ctx->staging);
   free(ctx->pending);
   free(ctx->group);
@@ -169,6 +173,8 @@ static void check_world(const pprt_context *ctx, char *msg, size_t size) {
              world, ctx->num_ranks, tp, group);
 }
 
+static void count_variant_rows(pprt_context *ctx);
+
 bool pprt_context_start(pprt_context *ctx) {
   pprt_transport *t = ctx->transport;
   if (!ctx->program_set)
@@ -177,6 +183,7 @@ bool pprt_context_start(pprt_context *ctx) {
   check_world(ctx, msg, sizeof msg);
   if (msg[0] || !pprt_check_splits(ctx, msg, sizeof msg))
     return start_error(ctx, msg);
+  count_variant_rows(ctx);
   int32_t tp = ctx->tensor_parallel, group = ctx->num_ranks * tp;
   ctx->tp_index = t->world_rank % tp;
   ctx->pipeline_rank = t->world_rank / tp % ctx->num_ranks;
@@ -396,10 +403,8 @@ void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
   ctx->microbatch_variant[mb] = variant;
 }
 
-/* Rows of the global batch micro-batch `mb` takes under variants: dims[0]
-   of its variant's data buffers, which must agree. */
-static int64_t variant_rows(const pprt_context *ctx, int32_t mb) {
-  int32_t variant = ctx->microbatch_variant[mb];
+int64_t pprt_variant_rows(const pprt_context *ctx, int32_t variant,
+                          int32_t mb) {
   int64_t rows = -1;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
@@ -422,20 +427,37 @@ static int64_t variant_rows(const pprt_context *ctx, int32_t mb) {
   return rows;
 }
 
+/* The rows before each micro-batch under variants, from the defined
+   buffers: once per program, not per data load. */
+static void count_variant_rows(pprt_context *ctx) {
+  if (ctx->num_plans) {
+    pprt_count_plan_rows(ctx);
+    return;
+  }
+  if (!ctx->microbatch_variant || ctx->microbatch_rows_before)
+    return;
+  int64_t *before =
+      pprt_xcalloc(ctx, (size_t)ctx->num_microbatches + 1, sizeof *before);
+  for (int32_t j = 0; j < ctx->num_microbatches; ++j)
+    before[j + 1] =
+        before[j] + pprt_variant_rows(ctx, ctx->microbatch_variant[j], j);
+  ctx->microbatch_rows_before = before;
+}
+
 int64_t pprt_microbatch_first_row(const pprt_context *ctx,
                                   const pprt_buffer_desc *b, int32_t replica,
                                   int32_t mb) {
+  if (ctx->num_plans)
+    return pprt_plan_first_row(ctx, pprt_plan_line(ctx, pprt_action_step(ctx)),
+                               replica, mb);
   if (!ctx->microbatch_variant) {
     int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
     return ((int64_t)replica * ctx->num_microbatches + mb) * rows;
   }
-  int64_t before = 0, batch = 0;
-  for (int32_t j = 0; j < ctx->num_microbatches; ++j) {
-    int64_t rows = variant_rows(ctx, j);
-    before += j < mb ? rows : 0;
-    batch += rows;
-  }
-  return (int64_t)replica * batch + before;
+  const int64_t *before = ctx->microbatch_rows_before;
+  if (!before)
+    pprt_fatal(ctx, "pprt_microbatch_first_row before the context started");
+  return (int64_t)replica * before[ctx->num_microbatches] + before[mb];
 }
 
 void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,

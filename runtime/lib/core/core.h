@@ -191,6 +191,17 @@ struct pprt_context {
   /* pprt_set_microbatch_variant: each micro-batch's variant; NULL while
      every micro-batch runs variant 0. */
   int32_t *microbatch_variant;
+  /* Under variants, the rows of one replica's batch before micro-batch mb
+     (num_microbatches + 1 entries, the last the replica's whole batch),
+     computed once when the context starts. */
+  int64_t *microbatch_rows_before;
+  /* Per-step plans (pprt_set_step_plans): under them the two above point
+     at the running step's plan's. */
+  int32_t num_plans;
+  struct pprt_plan *plans;
+  int32_t *step_table; /* as pprt_set_step_plans got it */
+  int32_t plan_lines, plan_replicas;
+  int64_t *plan_entry; /* per (line, replica): its offset in step_table */
   int32_t pipeline_rank;
   /* Processes per pipeline rank (pprt_set_tensor_parallel; 1 by default)
      and this one's index among them: world rank % tensor_parallel. */
@@ -295,6 +306,29 @@ int64_t pprt_microbatch_first_row(const pprt_context *ctx,
                                   const pprt_buffer_desc *b, int32_t replica,
                                   int32_t mb);
 int32_t pprt_num_data_replicas(const pprt_context *ctx);
+/* Rows of variant `variant`'s data buffers (micro-batch `mb` for errors). */
+int64_t pprt_variant_rows(const pprt_context *ctx, int32_t variant, int32_t mb);
+
+/* Per-step plans (step_plans.c). A plan: its micro-batches, the variant
+   each runs and the rows before each (the last entry: all its rows). */
+typedef struct pprt_plan {
+  int32_t num_microbatches;
+  int32_t *variant;
+  int64_t *rows_before;
+} pprt_plan;
+/* Counts each plan's rows, once, when the context starts. */
+void pprt_count_plan_rows(pprt_context *ctx);
+void pprt_free_plans(pprt_context *ctx);
+/* The line of the step table that step `step` runs. */
+int32_t pprt_plan_line(const pprt_context *ctx, int64_t step);
+/* The table's entry of (line, replica): plan, m, then the samples each of
+   the m micro-batches holds. */
+const int32_t *pprt_plan_entry(const pprt_context *ctx, int32_t line,
+                               int32_t replica);
+/* The row of (line, replica, mb) in the line's rows: the replicas' plans'
+   rows one after another. */
+int64_t pprt_plan_first_row(const pprt_context *ctx, int32_t line,
+                            int32_t replica, int32_t mb);
 
 /* ---- core/transfer.c ---- */
 /* Completes the in-flight sends of slot (id, slot) before it is written. */

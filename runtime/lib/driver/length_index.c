@@ -18,6 +18,10 @@ typedef struct index_step {
   int64_t *start;  /* where each sample's tokens start */
   int64_t *order;  /* sample indices, longest first (ties in file order) */
   int64_t tokens;  /* the sum of `length` */
+  /* Under step plans: the sample of each row of the step (the replicas'
+     plans' rows one after another), -1 for a padding row. */
+  int64_t *row_sample;
+  int64_t num_rows;
 } index_step;
 
 struct pprt_length_index {
@@ -169,6 +173,80 @@ static bool check_microbatch(const pprt_driver *d, const pprt_length_index *x,
   return true;
 }
 
+/* Under step plans: the rows of line `i` for each replica's plan, the
+   replica's samples (the sorted ones at positions r, r + D, r + 2D, ...)
+   filling each micro-batch's first rows, as many as the table says. */
+static bool place_planned(const pprt_driver *d, pprt_length_index *x, int64_t i,
+                          char *err, size_t err_size) {
+  const pprt_context *ctx = d->ctx;
+  index_step *s = &x->steps[i];
+  int32_t replicas = ctx->plan_replicas;
+  s->num_rows = pprt_plan_first_row(ctx, (int32_t)i, replicas - 1, 0);
+  const int32_t *last = pprt_plan_entry(ctx, (int32_t)i, replicas - 1);
+  s->num_rows += ctx->plans[last[0]].rows_before[last[1]];
+  s->row_sample =
+      pprt_xcalloc(d->ctx, (size_t)s->num_rows, sizeof *s->row_sample);
+  for (int32_t r = 0; r < replicas; ++r) {
+    const int32_t *entry = pprt_plan_entry(ctx, (int32_t)i, r);
+    int64_t position = r;
+    for (int32_t mb = 0; mb < entry[1]; ++mb) {
+      int64_t row = pprt_plan_first_row(ctx, (int32_t)i, r, mb);
+      int64_t rows = ctx->plans[entry[0]].rows_before[mb + 1] -
+                     ctx->plans[entry[0]].rows_before[mb];
+      for (int64_t k = 0; k < rows; ++k, ++row) {
+        bool real = k < entry[2 + mb] && position < s->num_samples;
+        s->row_sample[row] = real ? s->order[position] : -1;
+        position += real ? replicas : 0;
+      }
+    }
+    int64_t planned = 0, own = (s->num_samples - r + replicas - 1) / replicas;
+    for (int32_t mb = 0; mb < entry[1]; ++mb)
+      planned += entry[2 + mb];
+    if (planned != own)
+      return index_error(err, err_size, x->path,
+                         "step %lld has %lld samples; the program's plan of "
+                         "it (pp-compile --step-plans) holds others: compile "
+                         "with this index",
+                         (long long)i, (long long)s->num_samples);
+  }
+  return true;
+}
+
+/* Under step plans: each micro-batch's samples fit its variant's context
+   and the tokens. */
+static bool check_planned(const pprt_driver *d, const pprt_length_index *x,
+                          const pprt_buffer_desc *b, int64_t corpus_length,
+                          char *err, size_t err_size) {
+  const pprt_context *ctx = d->ctx;
+  for (int64_t i = 0; i < x->num_steps; ++i) {
+    const index_step *s = &x->steps[i];
+    for (int32_t r = 0; r < ctx->plan_replicas; ++r) {
+      const int32_t *entry = pprt_plan_entry(ctx, (int32_t)i, r);
+      const pprt_plan *plan = &ctx->plans[entry[0]];
+      for (int32_t mb = 0; mb < entry[1]; ++mb) {
+        if (plan->variant[mb] != b->variant)
+          continue;
+        int64_t first = pprt_plan_first_row(ctx, (int32_t)i, r, mb);
+        for (int64_t g = first; g < first + b->dims[0]; ++g) {
+          int64_t k = s->row_sample[g];
+          if (k < 0 ||
+              (s->length[k] <= b->dims[1] && s->length[k] < corpus_length))
+            continue;
+          return index_error(
+              err, err_size, x->path,
+              "step %lld: sample %lld has %lld tokens, more than %s "
+              "(replica %d, micro-batch %d, stage %d)",
+              (long long)i, (long long)k, (long long)s->length[k],
+              s->length[k] > b->dims[1] ? "the micro-batch's context"
+                                        : "the corpus holds",
+              r, mb, b->stage);
+        }
+      }
+    }
+  }
+  return true;
+}
+
 /* Each step needs as many samples as the program's global batch has rows,
    each within its micro-batch's context and the tokens. */
 static bool check_fits(const pprt_driver *d, const pprt_length_index *x,
@@ -214,6 +292,14 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
     return false;
   place_samples(d, x, corpus_length);
   const pprt_context *ctx = d->ctx;
+  if (ctx->num_plans && x->num_steps != ctx->plan_lines)
+    return index_error(err, err_size, x->path,
+                       "%lld steps; the program was planned for %d "
+                       "(pp-compile --step-plans): compile with this index",
+                       (long long)x->num_steps, ctx->plan_lines);
+  for (int64_t i = 0; ctx->num_plans && i < x->num_steps; ++i)
+    if (!place_planned(d, x, i, err, err_size))
+      return false;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
     if (!b->defined || (b->kind != PPRT_INPUT && b->kind != PPRT_TARGET))
@@ -225,7 +311,8 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
                          "tensors (the targets carry the token weights)",
                          b->kind == PPRT_INPUT ? "input" : "target", b->index,
                          b->ndims, pprt_dtype_name(b->dtype));
-    if (!check_fits(d, x, b, corpus_length, err, err_size))
+    if (ctx->num_plans ? !check_planned(d, x, b, corpus_length, err, err_size)
+                       : !check_fits(d, x, b, corpus_length, err, err_size))
       return false;
   }
   return true;
@@ -238,6 +325,7 @@ void pprt_length_index_free(pprt_length_index *x) {
     free(x->steps[i].length);
     free(x->steps[i].start);
     free(x->steps[i].order);
+    free(x->steps[i].row_sample);
   }
   free(x->steps);
   free(x);
@@ -255,7 +343,10 @@ void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
   float *one_hot = out;
   memset(out, 0, (size_t)b->bytes);
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t k = s->order[first_row + r];
+    int64_t k =
+        s->row_sample ? s->row_sample[first_row + r] : s->order[first_row + r];
+    if (k < 0)
+      continue;
     for (int64_t t = 0; t < s->length[k]; ++t) {
       int64_t v = pprt_corpus_token(d->corpus, s->start[k] + t + target);
       one_hot[(r * positions + t) * vocab + v] = weight;

@@ -1,6 +1,6 @@
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --convert-pp-to-runtime
 
-// expected-error @+1 {{convert-pp-to-runtime needs exactly one pp.schedule, found 0}}
+// expected-error @+1 {{convert-pp-to-runtime needs exactly one pp.schedule, or one per step plan, found 0}}
 module {
 }
 

@@ -7,6 +7,8 @@
 
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 
+#include "mlir/IR/Builders.h"
+
 using namespace mlir;
 using namespace mlir::pp;
 
@@ -33,4 +35,20 @@ sched::StageCosts mlir::pp::getStageCosts(CostAttr cost) {
   table.activation = copyTable(cost.getMicrobatchActivation());
   table.stash = copyTable(cost.getMicrobatchStash());
   return costs;
+}
+
+CostAttr mlir::pp::getCostAttr(MLIRContext *context,
+                               const sched::StageCosts &costs) {
+  Builder b(context);
+  auto array = [&](ArrayRef<double> values) {
+    return values.empty() ? DenseF64ArrayAttr()
+                          : b.getDenseF64ArrayAttr(values);
+  };
+  const sched::MicrobatchCosts &table = costs.perMicrobatch;
+  return CostAttr::get(
+      context, array(costs.forward), array(costs.backwardInput),
+      array(costs.backwardWeight), b.getF64FloatAttr(costs.transfer),
+      array(costs.activation), array(costs.stash), array(table.forward),
+      array(table.backwardInput), array(table.backwardWeight),
+      array(table.activation), array(table.stash));
 }

@@ -16,6 +16,9 @@ namespace mlir::pp {
 /// The fields of `cost` as plain data.
 sched::StageCosts getStageCosts(CostAttr cost);
 
+/// A #pp.cost holding `costs`, per-micro-batch tables included.
+CostAttr getCostAttr(MLIRContext *context, const sched::StageCosts &costs);
+
 /// The durations and memory changes of `cost`'s actions.
 inline sched::ActionCosts getActionCosts(CostAttr cost) {
   return sched::ActionCosts(getStageCosts(cost));

@@ -23,6 +23,14 @@ inline constexpr llvm::StringLiteral kMicrobatchBeginAttr =
 inline constexpr llvm::StringLiteral kMicrobatchLengthAttr =
     "pp.microbatch_length";
 
+/// A program planned per step (pp-compile --step-plans): on each of its
+/// schedules, the plan it is (its index); on the module, the table the
+/// runtime picks a step's plan from and loads its samples by
+/// (pprt_set_step_plans): lines, replicas, then per (line, replica) the
+/// plan, its micro-batches m and the samples each holds.
+inline constexpr llvm::StringLiteral kStepPlanAttr = "pp.step_plan";
+inline constexpr llvm::StringLiteral kStepPlansAttr = "pp.step_plans";
+
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_IR_MICROBATCHPLAN_H

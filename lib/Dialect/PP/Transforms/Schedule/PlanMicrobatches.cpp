@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Utils/InputFile.h"
@@ -33,22 +34,6 @@ using namespace mlir::pp::sched;
 static constexpr int64_t kMaxSamples = 1 << 14;
 /// The planner's work, in runs visited, within which it stays exact.
 static constexpr double kPlannerWork = 2e8;
-
-/// A #pp.cost holding `costs`, per-micro-batch tables included.
-static CostAttr getCostAttr(MLIRContext *context, const StageCosts &costs) {
-  Builder b(context);
-  auto array = [&](ArrayRef<double> values) {
-    return values.empty() ? DenseF64ArrayAttr()
-                          : b.getDenseF64ArrayAttr(values);
-  };
-  const MicrobatchCosts &table = costs.perMicrobatch;
-  return CostAttr::get(
-      context, array(costs.forward), array(costs.backwardInput),
-      array(costs.backwardWeight), b.getF64FloatAttr(costs.transfer),
-      array(costs.activation), array(costs.stash), array(table.forward),
-      array(table.backwardInput), array(table.backwardWeight),
-      array(table.activation), array(table.stash));
-}
 
 namespace {
 struct PlanMicrobatchesPass

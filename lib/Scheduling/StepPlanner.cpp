@@ -1,0 +1,166 @@
+//===- StepPlanner.cpp - a plan and a schedule per training step ----------===//
+//
+// Each step: sort, cut by the dynamic program at the compiled shapes, and
+// schedule each distinct shape sequence once from its micro-batches' costs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/StepPlanner.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+SmallVector<int64_t>
+mlir::pp::sched::sortLongestFirst(ArrayRef<int64_t> lengths) {
+  auto order = llvm::to_vector(llvm::seq<int64_t>(0, lengths.size()));
+  llvm::stable_sort(
+      order, [&](int64_t a, int64_t b) { return lengths[a] > lengths[b]; });
+  return order;
+}
+
+/// The dynamic program's view of `shape`: one micro-batch takes its
+/// slowest stage's F + B + W and holds its largest stage activation.
+static MicrobatchShape getPlannerShape(const StepShape &shape) {
+  MicrobatchShape planned{shape.rows, shape.length, 0.0, 0.0};
+  const StageCosts &c = shape.costs;
+  for (int64_t s = 0; s < c.getNumStages(); ++s) {
+    planned.time = std::max(planned.time, c.forward[s] + c.backwardInput[s] +
+                                              c.backwardWeight[s]);
+    planned.memory = std::max(planned.memory, c.activation[s]);
+  }
+  return planned;
+}
+
+/// Renames "sample <k>" at the start of `message` to `samples[k]`.
+static std::string renameSample(std::string message,
+                                ArrayRef<int64_t> samples) {
+  StringRef rest(message);
+  int64_t position;
+  if (!rest.consume_front("sample ") || rest.consumeInteger(10, position) ||
+      position < 0 || position >= int64_t(samples.size()))
+    return message;
+  return ("sample " + llvm::Twine(samples[position]) + rest).str();
+}
+
+llvm::Expected<StepPlan>
+mlir::pp::sched::planStep(ArrayRef<int64_t> lengths,
+                          const StepPlanProblem &problem) {
+  if (problem.shapes.empty())
+    return ScheduleError() << "no micro-batch shapes to plan for";
+  StepPlan plan;
+  plan.order = sortLongestFirst(lengths);
+  SmallVector<int64_t> sorted;
+  for (int64_t index : plan.order)
+    sorted.push_back(lengths[index]);
+  MicrobatchPlanProblem cut;
+  cut.numStages = problem.numStages;
+  for (const StepShape &shape : problem.shapes)
+    cut.shapes.push_back(getPlannerShape(shape));
+  llvm::Expected<MicrobatchPlan> microbatches = planMicrobatches(sorted, cut);
+  // The planner names sorted positions; the caller knows samples.
+  if (!microbatches)
+    return ScheduleError() << renameSample(
+               llvm::toString(microbatches.takeError()), plan.order);
+  plan.microbatches = std::move(*microbatches);
+  return plan;
+}
+
+StageCosts
+mlir::pp::sched::getShapeSequenceCosts(ArrayRef<int64_t> shapes,
+                                       const StepPlanProblem &problem) {
+  StageCosts costs;
+  MicrobatchCosts &table = costs.perMicrobatch;
+  int64_t m = shapes.size();
+  table.numMicrobatches = m;
+  using Field = SmallVector<double> StageCosts::*;
+  auto fill = [&](Field field, SmallVector<double> &perMicrobatch) {
+    for (int64_t s = 0; s < problem.numStages; ++s) {
+      double largest = 0.0;
+      for (int64_t shape : shapes) {
+        double value = (problem.shapes[shape].costs.*field)[s];
+        perMicrobatch.push_back(value);
+        largest = std::max(largest, value);
+      }
+      (costs.*field).push_back(largest);
+    }
+  };
+  fill(&StageCosts::forward, table.forward);
+  fill(&StageCosts::backwardInput, table.backwardInput);
+  fill(&StageCosts::backwardWeight, table.backwardWeight);
+  fill(&StageCosts::activation, table.activation);
+  fill(&StageCosts::stash, table.stash);
+  for (int64_t shape : shapes)
+    costs.transfer =
+        std::max(costs.transfer, problem.shapes[shape].costs.transfer);
+  return costs;
+}
+
+llvm::Expected<GeneratedSchedule>
+mlir::pp::sched::scheduleShapeSequence(ArrayRef<int64_t> shapes,
+                                       const StepPlanProblem &problem,
+                                       const ScheduleGenerator &generator) {
+  ScheduleProblem scheduled{problem.numStages, int64_t(shapes.size()),
+                            problem.numRanks, problem.splitBackward};
+  scheduled.semantics = problem.semantics;
+  scheduled.cost = getShapeSequenceCosts(shapes, problem);
+  scheduled.memoryCap = problem.memoryCap;
+  llvm::Expected<GeneratedSchedule> schedule = generator.generate(scheduled);
+  if (!schedule)
+    return schedule.takeError();
+  if (llvm::Error error = verify(scheduled, *schedule))
+    return ScheduleError() << "'" << generator.name
+                           << "' made a wrong schedule: "
+                           << llvm::toString(std::move(error));
+  return schedule;
+}
+
+llvm::Expected<PlannedSteps>
+mlir::pp::sched::planSteps(ArrayRef<SmallVector<int64_t>> lines,
+                           int64_t numReplicas, const StepPlanProblem &problem,
+                           const ScheduleGenerator &generator) {
+  PlannedSteps planned;
+  std::map<SmallVector<int64_t>, int64_t> known;
+  for (auto [line, lengths] : llvm::enumerate(lines)) {
+    SmallVector<int64_t> order = sortLongestFirst(lengths);
+    for (int64_t r = 0; r < numReplicas; ++r) {
+      std::string where = ("step " + llvm::Twine(line)).str();
+      if (numReplicas > 1)
+        where += (" (replica " + llvm::Twine(r) + ")").str();
+      SmallVector<int64_t> samples, own;
+      for (size_t p = r; p < order.size(); p += numReplicas) {
+        samples.push_back(order[p]);
+        own.push_back(lengths[order[p]]);
+      }
+      if (own.empty())
+        return ScheduleError() << where << ": no samples; a step needs at "
+                               << "least one per replica";
+      llvm::Expected<StepPlan> plan = planStep(own, problem);
+      if (!plan)
+        return ScheduleError()
+               << where << ": "
+               << renameSample(llvm::toString(plan.takeError()), samples);
+      for (int64_t &sample : plan->order)
+        sample = samples[sample];
+      const SmallVector<int64_t> &shapes = plan->microbatches.shape;
+      auto [it, inserted] = known.try_emplace(shapes, known.size());
+      if (inserted) {
+        llvm::Expected<GeneratedSchedule> schedule =
+            scheduleShapeSequence(shapes, problem, generator);
+        if (!schedule)
+          return ScheduleError()
+                 << where << ": " << llvm::toString(schedule.takeError());
+        planned.shapeSequences.push_back(shapes);
+        planned.schedules.push_back(std::move(*schedule));
+      }
+      planned.scheduleOfStep.push_back(it->second);
+      planned.steps.push_back(std::move(*plan));
+    }
+  }
+  return planned;
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""A plan and a schedule per step: the token-weighted GPT compiled with
+three shape variants (2 x 16, 4 x 8 and 8 x 4 tokens) and
+`pp-compile --step-plans INDEX`, which cuts each step's samples into
+micro-batches by the dynamic program and schedules each distinct plan with
+`greedy`, must train exactly like one process of context 32 on the same
+samples: per-step losses and final weights within --rtol, on 2 pipeline
+ranks and on 2 ranks x 2 data-parallel replicas (each replica planned on
+its own samples). The index's steps are cut differently, so that several
+plans run. A sample no variant holds is refused at compile time, and an
+index the program was not planned for at run time, each in one line."""
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from variable_length import GEN_GPT, MODEL, close, run, train  # noqa: E402
+
+INDEX = os.path.join(HERE, "Inputs", "sample-lengths-plans.txt")
+SHAPES = [(16, 2), (8, 4), (4, 8)]  # (tokens, rows) of variants 0, 1, 2
+
+
+def generate(workdir, seq, batch, extra=()):
+    model = os.path.join(workdir, f"gpt-{seq}-{batch}.mlir")
+    run([sys.executable, GEN_GPT] + MODEL +
+        ["--seq", str(seq), "--batch", str(batch), "-o", model] + list(extra))
+    return model
+
+
+def compile_planned(args, workdir, index, replicas, expect_ok=True):
+    models = [generate(workdir, seq, rows, ["--stage-ends", "0"])
+              for seq, rows in SHAPES]
+    exe = os.path.join(workdir, f"planned-{replicas}")
+    return exe, run([args.pp_compile, models[0], "--stages", "2",
+                     "--microbatches", "1", "--schedule", "greedy",
+                     "--data-parallel", str(replicas), "--step-plans", index,
+                     "-O0"]
+                    + ["--variant=" + m for m in models[1:]] + ["-o", exe],
+                    expect_ok)
+
+
+def check_plans(remark, replicas):
+    """The plans of the steps: at least two different ones."""
+    plans = re.findall(r"step (\d+)(?: replica \d+)?: plan (\d+)", remark)
+    counted = re.search(r"(\d+) steps in (\d+) plans", remark)
+    ok = counted is not None and int(counted.group(2)) >= 2 and \
+        len(set(p for _, p in plans)) >= 2 and len(plans) == 3 * replicas
+    print(f"{'PASS' if ok else 'FAIL'}: {replicas} replica(s): "
+          f"{' '.join(remark.split())}")
+    return ok
+
+
+def compare(name, losses, params, ref_losses, ref_params, args):
+    worst = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses))
+    ok = len(losses) == args.steps == len(ref_losses)
+    ok = ok and all(close(a, b, args.rtol) for a, b in zip(losses, ref_losses))
+    ok = ok and params.keys() == ref_params.keys() and all(
+        close(params[i][k], ref_params[i][k], args.rtol * 10)
+        for i in params for k in (0, 1))
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: max relative loss difference "
+          f"{worst:.2e} over {args.steps} steps")
+    return ok
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pp-compile", required=True)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--rtol", type=float, default=1e-5)
+    args = parser.parse_args()
+    failed = 0
+    with tempfile.TemporaryDirectory() as workdir:
+        reference = os.path.join(workdir, "reference")
+        run([args.pp_compile, generate(workdir, 32, 8), "--stages", "1",
+             "--microbatches", "1", "-O0", "-o", reference])
+        _, ref_losses, ref_params = train(reference, 1, INDEX, args.steps)
+        for replicas in (1, 2):
+            exe, remark = compile_planned(args, workdir, INDEX, replicas)
+            failed += not check_plans(remark, replicas)
+            _, losses, params = train(exe, 2 * replicas, INDEX, args.steps)
+            failed += not compare(
+                f"2 stages x {replicas} replica(s), a greedy schedule per "
+                "step plan, against 1 process of context 32", losses, params,
+                ref_losses, ref_params, args)
+
+        bad = os.path.join(workdir, "bad.txt")
+        with open(bad, "w") as f:
+            f.write("16 3 9 12 5 7 2 14\n4 4 17 16 1 8 3 6\n")
+        _, out = compile_planned(args, workdir, bad, 1, expect_ok=False)
+        expected = (r"pp-compile: '\S+': step 1: sample 2 has 17 "
+                    r"tokens, more than the longest micro-batch shape holds "
+                    r"\(16\)")
+        found = re.search(expected, out) is not None
+        print(f"{'PASS' if found else 'FAIL'}: pp-compile refuses a sample "
+              f"of 17 tokens{'' if found else ': ' + out}")
+        failed += not found
+
+        with open(bad, "w") as f:
+            f.write("16 3 9 12 5 7 2 14\n4 4 2 16 1 8 3 6\n")
+        out, _, _ = train(exe, 4, bad, 1, expect_ok=False)
+        expected = (r"pprt: --sample-lengths \S+: 2 steps; the program was "
+                    r"planned for 3 \(pp-compile --step-plans\): compile with "
+                    r"this index")
+        found = re.search(expected, out) is not None
+        print(f"{'PASS' if found else 'FAIL'}: the program refuses an index "
+              f"it was not planned for{'' if found else ': ' + out}")
+        failed += not found
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+//===- StepPlannerTest.cpp - a plan and a schedule per step ---------------===//
+//
+// The dynamic program at compiled shapes against brute force, and per-step
+// plans: each step's cut is the dynamic program's on its sorted samples,
+// each micro-batch at the quickest shape holding it, one verified schedule
+// per distinct shape sequence, and errors that name the step and sample.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Scheduling/StepPlanner.h"
+#include "pp/Scheduling/ScheduleEvaluator.h"
+
+#include "llvm/ADT/Sequence.h"
+#include "gtest/gtest.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+namespace {
+
+/// Three shapes of about the same number of tokens: 2 x 16, 4 x 8, 8 x 2.
+SmallVector<MicrobatchShape> getShapes() {
+  return {{2, 16, 9.0, 32.0}, {4, 8, 5.0, 32.0}, {8, 2, 2.5, 16.0}};
+}
+
+/// The least objective over every cut whose micro-batches some shape holds
+/// within the cap, by enumeration; infinity if none does.
+double bruteForce(ArrayRef<int64_t> lengths,
+                  const MicrobatchPlanProblem &problem) {
+  int64_t n = lengths.size();
+  double best = std::numeric_limits<double>::infinity();
+  for (uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
+    SmallVector<int64_t> ends;
+    for (int64_t k = 0; k + 1 < n; ++k)
+      if (cuts & (1u << k))
+        ends.push_back(k + 1);
+    ends.push_back(n);
+    MicrobatchPlan plan = makeMicrobatchPlan(lengths, ends, problem);
+    if (llvm::all_of(plan.shape, [](int64_t shape) { return shape >= 0; }))
+      best = std::min(best, plan.objective);
+  }
+  return best;
+}
+
+/// Every non-increasing list of 1 to `most` lengths from `values`.
+void forEachSortedList(ArrayRef<int64_t> values, int64_t most,
+                       llvm::function_ref<void(ArrayRef<int64_t>)> visit) {
+  SmallVector<int64_t> list;
+  std::function<void(size_t)> extend = [&](size_t from) {
+    if (!list.empty())
+      visit(list);
+    if (int64_t(list.size()) == most)
+      return;
+    for (size_t v = from; v < values.size(); ++v) {
+      list.push_back(values[v]);
+      extend(v);
+      list.pop_back();
+    }
+  };
+  extend(0);
+}
+
+TEST(MicrobatchPlanner, ShapesEqualBruteForceOnEverySortedList) {
+  int64_t lists = 0;
+  // Without a cap, and with one that rules out the 4 x 8 shape.
+  for (double cap : {std::numeric_limits<double>::infinity(), 20.0}) {
+    MicrobatchPlanProblem problem;
+    problem.numStages = 3;
+    problem.shapes = getShapes();
+    if (cap < 32.0)
+      problem.shapes[0].memory = 16.0;
+    problem.memoryCap = cap;
+    forEachSortedList({16, 7, 2, 1}, 11, [&](ArrayRef<int64_t> lengths) {
+      ++lists;
+      llvm::Expected<MicrobatchPlan> plan = planMicrobatches(lengths, problem);
+      ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+      double expected = bruteForce(lengths, problem);
+      ASSERT_NEAR(plan->objective, expected, 1e-9 * expected);
+      for (int64_t mb = 0; mb < plan->getNumMicrobatches(); ++mb) {
+        const MicrobatchShape &shape = problem.shapes[plan->shape[mb]];
+        EXPECT_TRUE(shape.holds(plan->rows[mb], plan->paddedLength[mb]));
+        EXPECT_LE(shape.memory, cap);
+      }
+    });
+  }
+  EXPECT_EQ(lists, 2 * 1364); // C(n + 3, 3) lists of each n from 1 to 11
+}
+
+/// Shapes whose stages cost their time split 1 : 2 between F and B.
+StepPlanProblem getStepProblem() {
+  StepPlanProblem problem;
+  problem.numStages = problem.numRanks = 2;
+  for (const MicrobatchShape &shape : getShapes()) {
+    StepShape step{shape.rows, shape.length, StageCosts::getUnit(2)};
+    step.costs.forward.assign(2, shape.time / 3);
+    step.costs.backwardInput.assign(2, 2 * shape.time / 3);
+    step.costs.backwardWeight.assign(2, 0.0);
+    step.costs.activation.assign(2, shape.memory);
+    problem.shapes.push_back(step);
+  }
+  return problem;
+}
+
+TEST(StepPlanner, EachStepIsCutByTheDynamicProgram) {
+  StepPlanProblem problem = getStepProblem();
+  SmallVector<SmallVector<int64_t>> steps = {{3, 16, 1, 9, 2, 2, 7, 1},
+                                             {2, 1, 2, 2, 1, 1, 2, 2},
+                                             {16, 15, 14, 13, 1, 1, 1, 1},
+                                             {1, 2, 2, 1, 2, 2, 1, 2}};
+  const ScheduleGenerator *greedy = lookupScheduleGenerator("greedy");
+  llvm::Expected<PlannedSteps> planned = planSteps(steps, 1, problem, *greedy);
+  ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
+  MicrobatchPlanProblem cut;
+  cut.numStages = 2;
+  cut.shapes = getShapes();
+  for (auto [index, lengths] : llvm::enumerate(steps)) {
+    const StepPlan &plan = planned->steps[index];
+    SmallVector<int64_t> sorted;
+    for (int64_t sample : plan.order)
+      sorted.push_back(lengths[sample]);
+    EXPECT_TRUE(llvm::is_sorted(llvm::reverse(sorted)));
+    llvm::Expected<MicrobatchPlan> expected = planMicrobatches(sorted, cut);
+    ASSERT_TRUE(static_cast<bool>(expected));
+    EXPECT_EQ(plan.microbatches.begin, expected->begin) << "step " << index;
+    EXPECT_EQ(plan.microbatches.shape, expected->shape) << "step " << index;
+    // Each micro-batch runs at the quickest shape holding it.
+    for (int64_t mb = 0; mb < plan.microbatches.getNumMicrobatches(); ++mb)
+      for (const MicrobatchShape &shape : cut.shapes) {
+        if (shape.holds(plan.microbatches.rows[mb],
+                        plan.microbatches.paddedLength[mb])) {
+          EXPECT_LE(cut.shapes[plan.microbatches.shape[mb]].time, shape.time);
+        }
+      }
+  }
+  // Steps 1 and 3 hold the same lengths in another order: one schedule.
+  EXPECT_EQ(planned->scheduleOfStep[1], planned->scheduleOfStep[3]);
+  EXPECT_NE(planned->scheduleOfStep[0], planned->scheduleOfStep[1]);
+  EXPECT_NE(planned->scheduleOfStep[0], planned->scheduleOfStep[2]);
+  ASSERT_EQ(planned->schedules.size(), 3u);
+  // Each schedule runs its micro-batches, verified, with their own costs.
+  for (auto [shapes, schedule] :
+       llvm::zip(planned->shapeSequences, planned->schedules)) {
+    ScheduleProblem check{2, int64_t(shapes.size()), 2};
+    check.cost = getShapeSequenceCosts(shapes, problem);
+    EXPECT_FALSE(static_cast<bool>(verify(check, schedule)));
+    llvm::Expected<Evaluation> eval = simulate(check, schedule);
+    ASSERT_TRUE(static_cast<bool>(eval));
+    double sum = 0.0, leastF = 1e9, leastB = 1e9;
+    for (int64_t shape : shapes) {
+      const StageCosts &c = problem.shapes[shape].costs;
+      sum += c.forward[0] + c.backwardInput[0];
+      leastF = std::min(leastF, c.forward[0]);
+      leastB = std::min(leastB, c.backwardInput[0]);
+    }
+    // Stage 1 waits for a forward of stage 0, which ends on a backward.
+    EXPECT_GE(eval->makespan, sum + leastF + leastB - 1e-9);
+  }
+  // Step 1's eight short samples fill one 8 x 2 micro-batch.
+  EXPECT_EQ(planned->shapeSequences[planned->scheduleOfStep[1]],
+            SmallVector<int64_t>{2});
+}
+
+TEST(StepPlanner, ReplicasTakeEveryOtherSortedSample) {
+  StepPlanProblem problem = getStepProblem();
+  SmallVector<SmallVector<int64_t>> lines = {{3, 16, 1, 9, 2, 2, 7, 1, 2}};
+  llvm::Expected<PlannedSteps> planned =
+      planSteps(lines, 2, problem, *lookupScheduleGenerator("1f1b"));
+  ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
+  ASSERT_EQ(planned->steps.size(), 2u);
+  // Longest first: 16 9 7 3 2 2 2 1 1 (samples 1 3 6 0 4 5 8 2 7).
+  EXPECT_EQ(planned->steps[0].order, (SmallVector<int64_t>{1, 6, 4, 8, 7}));
+  EXPECT_EQ(planned->steps[1].order, (SmallVector<int64_t>{3, 0, 5, 2}));
+  // Each replica's cut is the dynamic program's on its own samples.
+  MicrobatchPlanProblem cut;
+  cut.numStages = 2;
+  cut.shapes = getShapes();
+  for (auto [replica, own] : llvm::enumerate(
+           SmallVector<SmallVector<int64_t>>{{16, 7, 2, 2, 1}, {9, 3, 2, 1}})) {
+    llvm::Expected<MicrobatchPlan> expected = planMicrobatches(own, cut);
+    ASSERT_TRUE(static_cast<bool>(expected));
+    EXPECT_EQ(planned->steps[replica].microbatches.begin, expected->begin);
+    EXPECT_EQ(planned->steps[replica].microbatches.shape, expected->shape);
+  }
+  SmallVector<SmallVector<int64_t>> bad = {{4, 2}, {4, 2, 17, 1}};
+  llvm::Expected<PlannedSteps> refused =
+      planSteps(bad, 2, problem, *lookupScheduleGenerator("1f1b"));
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_EQ(toString(refused.takeError()),
+            "step 1 (replica 0): sample 2 has 17 tokens, more than the "
+            "longest micro-batch shape holds (16)");
+}
+
+TEST(StepPlanner, NamesTheStepAndSampleNoShapeHolds) {
+  StepPlanProblem problem = getStepProblem();
+  SmallVector<SmallVector<int64_t>> steps = {{3, 1}, {4, 2, 17, 1}};
+  llvm::Expected<PlannedSteps> planned =
+      planSteps(steps, 1, problem, *lookupScheduleGenerator("1f1b"));
+  ASSERT_FALSE(static_cast<bool>(planned));
+  EXPECT_EQ(toString(planned.takeError()),
+            "step 1: sample 2 has 17 tokens, more than the longest "
+            "micro-batch shape holds (16)");
+}
+
+} // namespace
