@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/IR/Limits.h"
@@ -22,7 +23,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -463,17 +463,6 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
                                            : load(stage, begin, end));
   }
   return *plan;
-}
-
-/// Seconds per unit of a profile's `time_unit`; none for a unit that is not
-/// a time ("unit").
-static std::optional<double> getSecondsPerUnit(StringRef unit) {
-  return llvm::StringSwitch<std::optional<double>>(unit)
-      .Case("s", 1.0)
-      .Case("ms", 1e-3)
-      .Case("us", 1e-6)
-      .Case("ns", 1e-9)
-      .Default(std::nullopt);
 }
 
 /// Reads the profile at `path`, measured on a partition into `numStages`
