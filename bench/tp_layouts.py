@@ -7,9 +7,11 @@ mpirun with --profile (the median step time, "meta.step_time") and for
 one step with --print-memory (each process's weights, gradients and
 optimizer state under --optimizer), and simulates the step with pp-simulate on the run's
 own action times (its profile as pp-schedule's cost file): the predicted
-step against the measured one. The simulation has no data-parallel
-all-reduce cost (the profile does not time it), so the replicas' predicted
-step leaves it out.
+step against the measured one. The profile does not time the collectives
+between actions, so pp-simulate adds the replicas' gradient all-reduce
+from the device's links (--device, default cpu; or --device-file), a
+ring's closed form. Last, it prints what pp-plan-parallelism chooses for
+the 2 devices, from the cost model alone.
 
 Standard library only. Example:
   python3 bench/tp_layouts.py --build build \\
@@ -57,7 +59,13 @@ def measure(args, tmp, name, stages, tp, replicas):
         return prof, json.load(f), per_rank
 
 
-def simulate(args, cost_file, stages, replicas):
+def device_option(args):
+    if args.device_file:
+        return "device-file=%s" % args.device_file
+    return "device=%s" % args.device
+
+
+def simulate(args, cost_file, stages, replicas, unit):
     text = run([args.pp_opt, args.model,
                 "--pp-split-microbatches=num-microbatches=%d"
                 % args.microbatches,
@@ -65,8 +73,22 @@ def simulate(args, cost_file, stages, replicas):
                 "--pp-derive-backward",
                 "--pp-schedule=schedule=1f1b cost-file=%s" % cost_file,
                 "--pp-insert-transfers=semantics=async num-replicas=%d"
-                % replicas, "--pp-simulate", "-o", os.devnull])
+                % replicas, "--pp-simulate=%s time-unit=%s"
+                % (device_option(args), unit), "-o", os.devnull])
     return float(re.search(r"makespan ([-+0-9.eE]+)", text).group(1))
+
+
+def plan(args):
+    """pp-plan-parallelism's table for 2 devices."""
+    res = subprocess.run(
+        [args.pp_opt, args.model,
+         "--pp-split-microbatches=num-microbatches=%d" % args.microbatches,
+         "--pp-plan-parallelism=devices=2 optimizer=%s %s print-table"
+         % (args.optimizer, device_option(args)), "-o", os.devnull],
+        capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit("pp-plan-parallelism failed:\n" + res.stderr)
+    return res.stdout
 
 
 def main():
@@ -77,25 +99,33 @@ def main():
     ap.add_argument("--microbatches", type=int, default=4)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--optimizer", default="adam", choices=["sgd", "adam"])
+    ap.add_argument("--device", default="cpu",
+                    help="built-in device whose links time the collectives")
+    ap.add_argument("--device-file", help="device file instead of --device")
     args = ap.parse_args()
     args.pp_compile = os.path.join(args.build, "bin", "pp-compile")
     args.pp_opt = os.path.join(args.build, "bin", "pp-opt")
     print("## %s on 2 processes, 1f1b, %d micro-batches, %s\n"
           % (os.path.basename(args.model), args.microbatches, args.optimizer))
-    print("| layout | measured step (ms) | simulated step (ms) | error | "
-          "static memory per process (MiB: weights + gradients + "
-          "optimizer) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| layout | measured step (ms) | of it in actions (ms) | "
+          "simulated step (ms) | error | static memory per process (MiB: "
+          "weights + gradients + optimizer) |")
+    print("| --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         for name, stages, tp, replicas in LAYOUTS:
             prof, data, memory = measure(args, tmp, name, stages, tp,
                                          replicas)
             got = data["meta"]["step_time"]
-            sim = simulate(args, prof, stages, replicas)
+            sim = simulate(args, prof, stages, replicas,
+                           data.get("time_unit", "ms"))
             mib = ", ".join("%.2f" % (memory[r] / 2**20)
                             for r in sorted(memory))
-            print("| %s | %.4g | %.4g | %+.1f%% | %s |"
-                  % (name, got, sim, 100 * (sim - got) / got, mib))
+            print("| %s | %.4g | %.4g | %.4g | %+.1f%% | %s |"
+                  % (name, got, data["meta"]["step_action_time"], sim,
+                     100 * (sim - got) / got, mib))
+    print("\npp-plan-parallelism for 2 devices (%s, %s):\n" %
+          (device_option(args), args.optimizer))
+    print("```\n" + plan(args) + "```")
 
 
 if __name__ == "__main__":

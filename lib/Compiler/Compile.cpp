@@ -129,8 +129,14 @@ private:
   LogicalResult build(ModuleOp module, llvm::TargetMachine &machine,
                       TimingScope &timing);
 
+  /// Chooses the layout of --devices on a copy of `module`.
+  LogicalResult planLayout(ModuleOp module, TimingScope &timing);
+
   MLIRContext &context;
   const CompileOptions &options;
+  /// pp-plan-parallelism's choice for --devices: tensor-parallel size,
+  /// stages and replicas, each used where the options do not set it.
+  std::optional<std::array<int64_t, 3>> layout;
   /// The file written: the option's, or the default for what is emitted.
   std::string output;
   BackendOptions backendOptions;
@@ -166,6 +172,15 @@ sched::ScheduleChoice Compilation::getScheduledChoice() const {
 /// apart.
 void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   schedule.copyOptionValuesFrom(options.schedule);
+  if (layout) {
+    const SchedulePipelineOptions &given = options.schedule;
+    if (!given.tensorParallel.hasValue())
+      schedule.tensorParallel = (*layout)[0];
+    if (!given.numStages.hasValue())
+      schedule.numStages = (*layout)[1];
+    if (!given.numReplicas.hasValue())
+      schedule.numReplicas = (*layout)[2];
+  }
   schedule.numRanks = getScheduledRanks();
   schedule.schedule = getScheduledChoice();
   schedule.planRanks = options.schedule.numRanks;
@@ -211,6 +226,28 @@ Compilation::runPipeline(ModuleOp module, TimingScope &timing,
   pm.enableTiming(timing);
   build(pm);
   return pm.run(module);
+}
+
+LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
+  OwningOpRef<ModuleOp> copy(module.clone());
+  auto plan = [&](OpPassManager &pm) {
+    if (hasTosaOps(*copy))
+      buildTosaToLinalgPipeline(pm);
+    buildElementwiseToLinalgPipeline(pm);
+    buildPlanParallelismPipeline(pm, options.schedule);
+  };
+  if (failed(runPipeline(*copy, timing, plan)))
+    return failure();
+  auto step = copy->lookupSymbol<func::FuncOp>(options.schedule.function);
+  auto chosen = step ? step->getAttrOfType<DictionaryAttr>("pp.parallelism")
+                     : DictionaryAttr();
+  if (!chosen)
+    return module.emitError("pp-plan-parallelism chose no layout");
+  auto get = [&](StringRef name) {
+    return cast<IntegerAttr>(chosen.get(name)).getInt();
+  };
+  layout = {get("tensor_parallel"), get("stages"), get("replicas")};
+  return success();
 }
 
 /// The `pp.param` arguments of `function` in the model as written.
@@ -294,6 +331,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
   if (!module)
     return nullptr;
   program.params = getParams(*module, options.schedule.function);
+  if (options.schedule.devices > 0 && failed(planLayout(*module, timing)))
+    return nullptr;
   auto schedule = [&](OpPassManager &pm) {
     if (hasTosaOps(*module))
       buildTosaToLinalgPipeline(pm);
@@ -545,11 +584,12 @@ LogicalResult Compilation::profileExecutable(ArrayRef<std::string> objects,
   LogicalResult profiled =
       linkExecutable(getOutputLoc(), objects, backendOptions, program);
   if (succeeded(profiled)) {
+    SchedulePipelineOptions scheduled;
+    setScheduleOptions(scheduled);
     int64_t ranks = getScheduledRanks();
-    profiled =
-        runProfile(program, (ranks ? ranks : options.schedule.numStages) *
-                                options.schedule.numReplicas *
-                                options.schedule.tensorParallel);
+    profiled = runProfile(program, (ranks ? ranks : scheduled.numStages) *
+                                       scheduled.numReplicas *
+                                       scheduled.tensorParallel);
   }
   llvm::sys::fs::remove(program);
   return profiled;
@@ -735,7 +775,9 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
       failed(checkRange(context, "zero", schedule.zero, 0, 1,
                         " (3, ZeRO-3, is not supported)")) ||
       failed(checkRange(context, "tensor-parallel", schedule.tensorParallel, 1,
-                        kMaxRanks)))
+                        kMaxRanks)) ||
+      failed(checkRange(context, "devices", schedule.devices, 0, kMaxProcesses,
+                        " (0: no layout planning)")))
     return failure();
   if (schedule.numStages * schedule.numMicrobatches > kMaxStageMicrobatches)
     return emitError(getOptionLoc(context, "--microbatches"))

@@ -66,8 +66,8 @@ getSchedulerOptions(const SchedulePipelineOptions &options) {
   return scheduler;
 }
 
-void pp::buildSchedulePipeline(OpPassManager &pm,
-                               const SchedulePipelineOptions &options) {
+/// The training step as the planners read it.
+static void addStepPreparation(OpPassManager &pm) {
   // PyTorch's f64 statistics (layer norm, cross-entropy) computed in f32.
   pm.addNestedPass<func::FuncOp>(createPPDemoteF64());
   // The argmax PyTorch's max returns beside the max a softmax uses.
@@ -76,6 +76,39 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createPPLowerGathers());
   // Dropout's seed per op, step, replica and micro-batch.
   pm.addPass(createPPLowerRandomSeeds());
+}
+
+void pp::buildPlanParallelismPipeline(OpPassManager &pm,
+                                      const SchedulePipelineOptions &options) {
+  addStepPreparation(pm);
+  PPSplitMicrobatchesOptions split;
+  split.numMicrobatches = options.numMicrobatches;
+  split.function = options.function;
+  pm.addPass(createPPSplitMicrobatches(split));
+  PPPlanParallelismOptions plan;
+  plan.function = options.function;
+  plan.devices = options.devices;
+  if (!options.memoryCap.empty())
+    plan.memoryPerDevice = options.memoryCap.front();
+  plan.numMicrobatches = options.numMicrobatches;
+  plan.schedule = options.schedule.getValue();
+  plan.device.assign(options.device.begin(), options.device.end());
+  plan.deviceFile = options.deviceFile;
+  plan.optimizer = options.planOptimizer;
+  plan.zero = options.zero;
+  // What the user gave stays.
+  if (options.tensorParallel.hasValue())
+    plan.tensorParallel = options.tensorParallel;
+  if (options.numStages.hasValue())
+    plan.numStages = options.numStages;
+  if (options.numReplicas.hasValue())
+    plan.numReplicas = options.numReplicas;
+  pm.addPass(createPPPlanParallelism(plan));
+}
+
+void pp::buildSchedulePipeline(OpPassManager &pm,
+                               const SchedulePipelineOptions &options) {
+  addStepPreparation(pm);
   // Megatron's splits for the weights the user did not split.
   if (options.tensorParallel > 1) {
     PPPlanTensorParallelOptions plan;

@@ -395,6 +395,14 @@ class Program:
         return self.ranks * self.tensor_parallel * self.replicas
 
 
+def _tensor_parallel(values, ranks, replicas):
+    """The program's tensor-parallel size: the keyword's, or with `devices`
+    what the layout planner left for it (devices = ranks x T x replicas)."""
+    if "tensor_parallel" in values or not values.get("devices"):
+        return int(values.get("tensor_parallel", 1))
+    return int(values["devices"]) // (ranks * replicas)
+
+
 @dataclasses.dataclass(frozen=True)
 class RunResult:
     """What a `pp.run` printed and measured: each step's loss (None where it
@@ -483,9 +491,10 @@ def _model_text(model: Source, filename: Optional[str]) -> Tuple[str, str]:
     return _read(model, filename)
 
 
-def compile(model: Source, *, stages: int, microbatches: int,
-            schedule: str = "1f1b", ranks: Optional[int] = None,
-            replicas: int = 1, output: Optional[Source] = None,
+def compile(model: Source, *, microbatches: int,
+            stages: Optional[int] = None, schedule: str = "1f1b",
+            ranks: Optional[int] = None, replicas: Optional[int] = None,
+            output: Optional[Source] = None,
             filename: Optional[str] = None, **options) -> Program:
     """Compiles a training step into a pipelined MPI program, in process
     with pp's compiler library (what `pp-compile` runs).
@@ -494,8 +503,9 @@ def compile(model: Source, *, stages: int, microbatches: int,
     existing `.mlir` file). `stages`, `microbatches`, `schedule`, `ranks`
     (default one per stage) and `replicas` (data parallel) are pp-compile's
     `--stages`, `--microbatches`, `--schedule`, `--ranks` and
-    `--data-parallel`; `options` are its other flags by their Python names
-    (`COMPILE_OPTIONS`, listed below).
+    `--data-parallel` (stages and replicas 1 by default, or with `devices`
+    what the layout planner chooses); `options` are its other flags by
+    their Python names (`COMPILE_OPTIONS`, listed below).
 
     The executable goes to `output`, or without one to a temporary
     directory removed when the Program is garbage collected. Raises
@@ -504,11 +514,12 @@ def compile(model: Source, *, stages: int, microbatches: int,
     flag, e.g. `--stages`), `TypeError` for an unknown option or a value of
     the wrong kind."""
     values: Dict[str, object] = {
-        "stages": stages, "microbatches": microbatches,
-        "schedule": schedule, "replicas": replicas,
+        "microbatches": microbatches, "schedule": schedule,
     }
-    if ranks is not None:
-        values["ranks"] = ranks
+    for key, value in (("stages", stages), ("ranks", ranks),
+                       ("replicas", replicas)):
+        if value is not None:
+            values[key] = value
     values.update(options)
     for name in list(values):
         option = COMPILE_OPTIONS.get(name)
@@ -536,7 +547,7 @@ def compile(model: Source, *, stages: int, microbatches: int,
         replicas=num_replicas,
         params=tuple(Param(argument, type_, tuple(shape), dtype)
                      for argument, type_, shape, dtype in params),
-        tensor_parallel=int(values.get("tensor_parallel", 1)))
+        tensor_parallel=_tensor_parallel(values, num_ranks, num_replicas))
     if workdir:
         weakref.finalize(program, shutil.rmtree, workdir, True)
     return program

@@ -92,6 +92,15 @@ def test_tensor_parallel_trains_like_unpipelined(pp, reference, tmp_path):
         assert close(q, run.params[index][1], 1e-4)
 
 
+def test_devices_plan_the_layout(pp, tmp_path):
+    """`devices` leaves T, stages and replicas to pp-plan-parallelism: in
+    18000 bytes per device the MLP splits its layers over 2 x 2."""
+    program = pp.compile(MLP, microbatches=4, devices=4, memory_cap=[18000],
+                         output=tmp_path / "train")
+    assert (program.ranks, program.tensor_parallel, program.replicas,
+            program.processes) == (2, 2, 1, 4)
+
+
 def test_matches_pp_compile(pp, pp_compile, pipelined, tmp_path):
     """The executable pp-compile builds for the same options prints the
     losses pp.run returns, digit for digit."""

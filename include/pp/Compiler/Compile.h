@@ -201,6 +201,9 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"zero", "zero"}, schedule.zero);
   visit(CompileFlag{"tensor-parallel", "tensor_parallel"},
         schedule.tensorParallel);
+  visit(CompileFlag{"devices", "devices"}, schedule.devices);
+  visit(CompileFlag{"plan-optimizer", "plan_optimizer"},
+        schedule.planOptimizer);
   visit(CompileFlag{"device", "device"}, schedule.device);
   visit(CompileFlag{"device-file", "device_file"}, schedule.deviceFile);
   visit(CompileFlag{"cost-file", "cost_file"}, schedule.costFile);

@@ -71,6 +71,19 @@ struct SchedulePipelineOptions
                      "program then runs on ranks x T x replicas processes; "
                      "docs/TensorParallel.md)"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> devices{
+      *this, "devices",
+      llvm::cl::desc("Devices to lay out: pp-plan-parallelism chooses the "
+                     "tensor-parallel size, the stages and the replicas "
+                     "(T x stages x replicas = devices) that the options "
+                     "do not set, for the memory-cap per device (default "
+                     "0: no planning; docs/TensorParallel.md)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> planOptimizer{
+      *this, "plan-optimizer",
+      llvm::cl::desc("Optimizer whose state --devices counts in each "
+                     "device's memory: sgd or adam (default adam)"),
+      llvm::cl::init("adam")};
   PassOptions::Option<sched::ScheduleChoice> planSchedule{
       *this, "plan-schedule",
       llvm::cl::desc("Schedule the stage planner plans for (default: "
@@ -272,6 +285,12 @@ void buildTosaToLinalgPipeline(OpPassManager &pm);
 void buildElementwiseToLinalgPipeline(OpPassManager &pm);
 
 /// A model to a verified schedule with its stage functions.
+/// Runs the schedule pipeline's preparation of the training step and
+/// pp-plan-parallelism for `options.devices`, which records its layout as
+/// `pp.parallelism` on the step.
+void buildPlanParallelismPipeline(OpPassManager &pm,
+                                  const SchedulePipelineOptions &options);
+
 void buildSchedulePipeline(OpPassManager &pm,
                            const SchedulePipelineOptions &options);
 

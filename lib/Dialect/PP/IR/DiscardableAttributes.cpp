@@ -122,6 +122,17 @@ static bool isTensorParallelism(Attribute value) {
   return isIntegerIn(value, 1, kMaxRanks);
 }
 
+/// pp-plan-parallelism's layout: {tensor_parallel, stages, replicas}.
+static bool isParallelism(Attribute value) {
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  return dict && dict.size() == 3 &&
+         llvm::all_of(
+             llvm::ArrayRef<StringRef>{"tensor_parallel", "stages", "replicas"},
+             [&](StringRef name) {
+               return isIntegerIn(dict.get(name), 1, kMaxRanks);
+             });
+}
+
 static const AttributeRule kAttributeRules[] = {
     {kStageAttr, Site::Function, "a stage number (an i64 in [0, 65536))",
      isStageNumber},
@@ -164,6 +175,8 @@ static const AttributeRule kAttributeRules[] = {
      "a unit attribute (argument) or an argument number (result)", isStateMark},
     {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
      isVariant},
+    {"pp.parallelism", Site::Function,
+     "{tensor_parallel, stages, replicas} (i64s in [1, 65536))", isParallelism},
 };
 
 static StringRef describeSite(Site site) {

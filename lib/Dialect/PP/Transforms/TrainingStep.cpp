@@ -47,3 +47,34 @@ bool mlir::pp::isDifferentiableTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
+
+/// Ops re-created in every stage that uses them instead of being sent
+/// between stages: cheap producers, and linalg ops computed only from those
+/// and from weights (a broadcast bias). Keeping the latter next to their
+/// consumers keeps every weight in a single stage.
+bool mlir::pp::isRematerializable(Operation *op) {
+  if (isCheapToRecreate(op))
+    return true;
+  if (!isa<linalg::LinalgOp>(op))
+    return false;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  return captured.empty() && llvm::all_of(op->getOperands(), [](Value v) {
+           if (auto arg = dyn_cast<BlockArgument>(v)) {
+             auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+             return func && isParameter(func, arg.getArgNumber());
+           }
+           return v.getDefiningOp() && isRematerializable(v.getDefiningOp());
+         });
+}
+
+/// Whether `op` belongs to a stage: it does real work, or computes a value
+/// the step returns (which the last stage must then produce). A constant
+/// that a region yields (a tensor.pad's padding value) is no result.
+bool mlir::pp::isStageWork(Operation &op) {
+  return !isRematerializable(&op) ||
+         llvm::any_of(op.getUsers(), [&](Operation *user) {
+           return user->hasTrait<OpTrait::IsTerminator>() &&
+                  user->getBlock() == op.getBlock();
+         });
+}

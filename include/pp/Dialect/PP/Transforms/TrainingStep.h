@@ -26,6 +26,15 @@ func::FuncOp lookupTrainingStep(ModuleOp module, StringRef name);
 /// and fills of those, with no values captured from outside.
 bool isCheapToRecreate(Operation *op);
 
+/// Whether `op` is re-created in every stage that uses it instead of being
+/// sent between stages: cheap producers, and linalg ops computed only from
+/// those and from weights (a broadcast bias).
+bool isRematerializable(Operation *op);
+
+/// Whether `op` of a training step belongs to a pipeline stage: it does real
+/// work, or computes a value the step returns.
+bool isStageWork(Operation &op);
+
 /// Whether `type` is a tensor pp can differentiate and store: ranked, static
 /// and of f32 elements.
 bool isDifferentiableTensor(Type type);

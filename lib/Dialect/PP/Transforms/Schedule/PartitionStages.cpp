@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/IR/Limits.h"
@@ -22,7 +23,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -39,37 +39,6 @@ using namespace mlir::pp::sched;
 /// The most copies of each weight a rank may hold (`param-copies`): weights,
 /// gradients and any optimizer's state fit in far fewer.
 static constexpr int kMaxParameterCopies = 1024;
-
-/// Ops re-created in every stage that uses them instead of being sent
-/// between stages: cheap producers, and linalg ops computed only from those
-/// and from weights (a broadcast bias). Keeping the latter next to their
-/// consumers keeps every weight in a single stage.
-static bool isRematerializable(Operation *op) {
-  if (isCheapToRecreate(op))
-    return true;
-  if (!isa<linalg::LinalgOp>(op))
-    return false;
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  return captured.empty() && llvm::all_of(op->getOperands(), [](Value v) {
-           if (auto arg = dyn_cast<BlockArgument>(v)) {
-             auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-             return func && isParameter(func, arg.getArgNumber());
-           }
-           return v.getDefiningOp() && isRematerializable(v.getDefiningOp());
-         });
-}
-
-/// Whether `op` belongs to a stage: it does real work, or computes a value
-/// the step returns (which the last stage must then produce). A constant
-/// that a region yields (a tensor.pad's padding value) is no result.
-static bool isStageWork(Operation &op) {
-  return !isRematerializable(&op) ||
-         llvm::any_of(op.getUsers(), [&](Operation *user) {
-           return user->hasTrait<OpTrait::IsTerminator>() &&
-                  user->getBlock() == op.getBlock();
-         });
-}
 
 namespace {
 
@@ -463,17 +432,6 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
                                            : load(stage, begin, end));
   }
   return *plan;
-}
-
-/// Seconds per unit of a profile's `time_unit`; none for a unit that is not
-/// a time ("unit").
-static std::optional<double> getSecondsPerUnit(StringRef unit) {
-  return llvm::StringSwitch<std::optional<double>>(unit)
-      .Case("s", 1.0)
-      .Case("ms", 1e-3)
-      .Case("us", 1e-6)
-      .Case("ns", 1e-9)
-      .Default(std::nullopt);
 }
 
 /// Reads the profile at `path`, measured on a partition into `numStages`

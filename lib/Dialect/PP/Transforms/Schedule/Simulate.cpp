@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
@@ -110,12 +111,6 @@ static void reportStaticMemory(ScheduleOp schedule, OptimizerKind optimizer) {
       Builder(schedule.getContext()).getDenseF64ArrayAttr(totals));
 }
 
-/// The time a tensor-parallel all-reduce takes: latency plus the bytes a
-/// device sends over the bandwidth (free without a bandwidth).
-struct TensorParallelLink {
-  double bandwidth = 0.0, latency = 0.0;
-};
-
 /// Adds `extra` to every micro-batch's cost of (phase, stage); a fused
 /// backward's goes to B (it takes B + W).
 static void addCost(StageCosts &costs, Phase phase, int64_t stage,
@@ -137,7 +132,7 @@ static void addCost(StageCosts &costs, Phase phase, int64_t stage,
 /// Reports the tensor-parallel all-reduces of `schedule`'s stage functions
 /// and each rank's bytes per step, and adds their time to `costs`.
 static void addTensorParallelAllReduces(ScheduleOp schedule, StageCosts &costs,
-                                        TensorParallelLink link) {
+                                        CollectiveLink link) {
   int64_t parts = getTensorParallelism(schedule);
   llvm::DenseMap<int64_t, AllReduceCount> counts =
       getTensorParallelAllReduces(schedule);
@@ -173,21 +168,68 @@ static void addTensorParallelAllReduces(ScheduleOp schedule, StageCosts &costs,
       Builder(schedule.getContext()).getDenseF64ArrayAttr(perRank));
 }
 
+/// Each stage's gradient all-reduce over the schedule's replicas on `link`
+/// (a ring over the stage's local weight bytes), reported as a remark;
+/// none for one replica or a schedule without its model.
+static SmallVector<double> getDataParallelAllReduces(ScheduleOp schedule,
+                                                     CollectiveLink link) {
+  int64_t replicas = schedule.getNumReplicas().value_or(1);
+  std::optional<SmallVector<SmallVector<WeightBuffer>>> weights =
+      getStageWeights(schedule);
+  if (replicas <= 1 || !weights)
+    return {};
+  SmallVector<double> bytes, times;
+  for (ArrayRef<WeightBuffer> stage : *weights) {
+    double sum = 0.0;
+    for (WeightBuffer buffer : stage)
+      sum += double(buffer.numel) * buffer.elementBytes;
+    bytes.push_back(sum);
+    times.push_back(getRingAllReduceTime(sum, replicas, link));
+  }
+  emitRemark(schedule.getLoc())
+      << "data-parallel gradient all-reduce per stage (d = " << replicas
+      << "; bytes, time): "
+      << llvm::join(llvm::map_range(llvm::seq<size_t>(0, bytes.size()),
+                                    [&](size_t stage) {
+                                      return formatQuantity(bytes[stage]) +
+                                             ", " +
+                                             formatQuantity(times[stage]);
+                                    }),
+                    "; ");
+  return times;
+}
+
+/// What the collectives cost: the options, or where they leave a cost
+/// unset, the links of `devices` (none: free).
+struct CollectiveCosts {
+  ArrayRef<double> allReduceCost;
+  CollectiveLink tensorParallel;
+  std::optional<CollectiveLink> devices;
+};
+
 /// Simulates `schedule` and records what it found; fails on a deadlock.
-/// `allReduceCost` has no entry (free), one (every stage) or one per stage.
+/// `allReduceCost` has no entry (free, or the devices'), one (every stage)
+/// or one per stage.
 static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
-                              ArrayRef<double> allReduceCost,
-                              OptimizerKind optimizer,
-                              TensorParallelLink link) {
+                              const CollectiveCosts &collectives,
+                              OptimizerKind optimizer) {
+  ArrayRef<double> allReduceCost = collectives.allReduceCost;
   int64_t numCosts = allReduceCost.size();
   if (numCosts > 1 && numCosts != schedule.getNumStages())
     return schedule.emitError("all-reduce-cost has ")
            << numCosts << " values but the schedule has "
            << schedule.getNumStages() << " stages";
   StageCosts stageCosts = getStageCosts(schedule.getCostOrUnit());
+  CollectiveLink link = collectives.tensorParallel;
+  if (collectives.devices && link.bandwidth == 0.0 && link.latency == 0.0)
+    link = *collectives.devices;
   addTensorParallelAllReduces(schedule, stageCosts, link);
   ActionCosts costs(stageCosts);
-  costs.setAllReduceDurations(allReduceCost);
+  SmallVector<double> dataParallel;
+  if (collectives.devices && allReduceCost.empty())
+    dataParallel = getDataParallelAllReduces(schedule, *collectives.devices);
+  costs.setAllReduceDurations(allReduceCost.empty() ? ArrayRef(dataParallel)
+                                                    : allReduceCost);
   ScheduleSimulator simulator(schedule);
   if (failed(simulator.run(costs, semantics))) {
     simulator.emitDeadlockError().attachNote(schedule.getLoc())
@@ -247,13 +289,30 @@ struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
             << kMaxQuantityText << ", got " << formatQuantity(value);
         return signalPassFailure();
       }
-    TensorParallelLink link{tensorParallelBandwidth, tensorParallelLatency};
+    std::optional<double> seconds = getSecondsPerUnit(timeUnit);
+    if (!seconds) {
+      getOperation().emitError("time-unit must be s, ms, us or ns, got '")
+          << timeUnit << "'";
+      return signalPassFailure();
+    }
     // Collected first: a no-flush schedule's steps are simulated on copies.
     SmallVector<ScheduleOp> schedules;
     getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
-    for (ScheduleOp schedule : schedules)
-      if (failed(simulate(schedule, semantics, allReduceCost, kind, link)))
+    for (ScheduleOp schedule : schedules) {
+      CollectiveCosts collectives{
+          allReduceCost, {tensorParallelBandwidth, tensorParallelLatency}, {}};
+      if (!device.empty() || !deviceFile.empty()) {
+        llvm::Expected<SmallVector<DeviceDescription>> devices =
+            resolveDevices(device, deviceFile, schedule.getNumRanks());
+        if (!devices) {
+          schedule.emitError(llvm::toString(devices.takeError()));
+          return signalPassFailure();
+        }
+        collectives.devices = CollectiveLink::getSlowest(*devices, *seconds);
+      }
+      if (failed(simulate(schedule, semantics, collectives, kind)))
         return signalPassFailure();
+    }
   }
 };
 } // namespace

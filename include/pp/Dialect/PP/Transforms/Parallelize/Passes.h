@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Scheduling/ScheduleOption.h"
 
 namespace mlir {
 namespace pp {

@@ -59,6 +59,72 @@ def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
   ];
 }
 
+def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
+  let summary = "Choose tensor parallelism, pipeline stages and replicas "
+                "for a number of devices";
+  let description = [{
+    Splits `devices` devices into tensor-parallel groups of T, pipelines of
+    P stages (one per rank) and R data-parallel replicas, T x P x R =
+    `devices`, for the training step `function` (its input as
+    pp-partition-stages reads it). For every layout it checks that T
+    divides every dimension Megatron's plan (pp-plan-tensor-parallel, and
+    the user's `pp.split`) splits, plans the P stages with the partition
+    planner on the cost model's device, times one step of `schedule` with
+    the one timing model: ops that read a split weight do 1/T of their
+    work, each row-parallel product all-reduces its result in the forward
+    and as much in the backward (a ring over the group), and each stage's
+    gradients are all-reduced over the replicas after its last backward
+    (reduce-scatter and all-gather under ZeRO-1), on the device's
+    `link_bandwidth` and `link_latency`; and counts the fullest device's
+    weights, gradients and `optimizer` state (split weights 1/T, Adam's
+    moments 1/R under ZeRO-1) and its in-flight activations against
+    `memory-per-device` (the device's capacity by default). Layouts
+    whose T, P or R differs from a nonzero `tensor-parallel`,
+    `num-stages` or `num-replicas` are rejected as fixed. Every replica
+    trains one batch per step, so the layout with the least step time per
+    replica wins.
+
+    Sets `pp.parallelism = {tensor_parallel = T, stages = P, replicas = R}`
+    on the training step, reports the choice as a remark, and with
+    `print-table` prints every layout with its step time, memory and why it
+    lost: T does not divide a split dimension, the memory does not fit,
+    or slower. No layout that fits is an error at the training step
+    naming the least memory a layout needs.
+  }];
+  let options = [
+    Option<"devices", "devices", "int64_t", "0",
+           "Devices to plan for: T x P x R of them">,
+    Option<"memoryPerDevice", "memory-per-device", "double", "0.0",
+           "Bytes each device may hold (0: the device's capacity)">,
+    Option<"numMicrobatches", "num-microbatches", "int64_t", "0",
+           "Micro-batches per step; 0 takes the count pp-split-microbatches "
+           "used (1 if it did not run)">,
+    Option<"schedule", "schedule", "::mlir::pp::sched::ScheduleChoice",
+           "::mlir::pp::sched::ScheduleChoice::get(\"1f1b\")",
+           "Schedule of the pipelines">,
+    ListOption<"device", "device", "std::string",
+               "Built-in device of every rank: cpu, h200 (default cpu)">,
+    Option<"deviceFile", "device-file", "std::string", "\"\"",
+           "JSON file describing the device (docs/CostModel.md)">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "Optimizer whose state counts: sgd (none) or adam (two moments "
+           "per weight)">,
+    Option<"zero", "zero", "int64_t", "0",
+           "ZeRO stage of the replicas: 0 or 1 (optimizer state sharded)">,
+    Option<"tensorParallel", "tensor-parallel", "int64_t", "0",
+           "Plan only layouts with this T (0: any)">,
+    Option<"numStages", "num-stages", "int64_t", "0",
+           "Plan only layouts with this P (0: any)">,
+    Option<"numReplicas", "num-replicas", "int64_t", "0",
+           "Plan only layouts with this R (0: any)">,
+    Option<"printTable", "print-table", "bool", "false",
+           "Print every layout considered to stdout">,
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Name of the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::pp::PPDialect"];
+}
+
 def PPShardStages : Pass<"pp-shard-stages", "ModuleOp"> {
   let summary = "Partition the derived stage functions over a "
                 "tensor-parallel group";

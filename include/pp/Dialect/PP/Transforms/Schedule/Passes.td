@@ -611,6 +611,17 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     action: with `tensor-parallel-bandwidth` (bytes per time unit) and
     `tensor-parallel-latency` each adds latency + bytes / bandwidth to it.
 
+    With `device` or `device-file` (the cost model's devices, one for every
+    rank or one per rank, docs/CostModel.md) the collectives cost what the
+    devices' links make of them, in time units of `time-unit` seconds (the
+    unit of the schedule's costs): the tensor-parallel all-reduces take the
+    slowest rank's `link_bandwidth` and `link_latency` unless the
+    tensor-parallel options are set, and a data-parallel stage's gradient
+    all-reduce over d replicas takes latency + 2 (d - 1) / d x (its
+    stage's local weight bytes) / bandwidth, a ring's closed form, unless
+    `all-reduce-cost` is set; under ZeRO-1 its reduce-scatter and all-gather
+    take half of that each.
+
     ```mlir
     // remark: makespan 12, bubble 25.0% (idle per rank: 3, 3),
     //         peak activation memory per rank: 2, 1
@@ -642,6 +653,16 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     Option<"tensorParallelLatency", "tensor-parallel-latency", "double",
            "0.0", "Time each tensor-parallel all-reduce takes besides its "
            "bytes">,
+    ListOption<"device", "device", "std::string",
+               "Device of every rank, or one per rank, whose links time the "
+               "collectives (cpu, h200; default: none, collectives as the "
+               "options above say)">,
+    Option<"deviceFile", "device-file", "std::string", "\"\"",
+           "JSON device file (docs/CostModel.md) whose links time the "
+           "collectives">,
+    Option<"timeUnit", "time-unit", "std::string", "\"s\"",
+           "What one time unit of the schedule's costs is (s, ms, us or "
+           "ns), to convert the devices' seconds">,
   ];
 }
 

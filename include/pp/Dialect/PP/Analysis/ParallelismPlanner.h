@@ -1,0 +1,92 @@
+//===- ParallelismPlanner.h - choose T, P and the replica count -*- C++ -*-===//
+//
+// Splits a number of devices into tensor-parallel groups of T, pipelines of
+// P stages and R data-parallel replicas (T x P x R devices): for every such
+// layout it plans the stages with the partition planner, times one step of
+// the schedule with the one timing model (tensor-parallel all-reduces
+// inside the compute actions, the replicas' gradient all-reduces or ZeRO-1
+// collectives after each stage's last backward), counts each device's
+// weights, gradients, optimizer state and activations against its memory,
+// and picks the layout that trains a batch fastest (docs/TensorParallel.md,
+// "Planning the layout").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECT_PP_ANALYSIS_PARALLELISMPLANNER_H
+#define PP_DIALECT_PP_ANALYSIS_PARALLELISMPLANNER_H
+
+#include "pp/Dialect/PP/Analysis/CostModel.h"
+#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Dialect/PP/Analysis/StaticMemory.h"
+#include "pp/Scheduling/ScheduleOption.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::pp {
+
+/// What tensor parallelism splits in a chain of ops (StageCostModel), from a
+/// tensor-parallel plan.
+struct TensorParallelWork {
+  /// Per op: whether it reads a split weight, and so does 1/T of its work
+  /// on each device of a group.
+  SmallVector<bool> splitOps;
+  /// Per op: bytes of the result a row-parallel product all-reduces in its
+  /// forward; its backward all-reduces as many (the group input's
+  /// gradient), Megatron's f and g.
+  SmallVector<double> allReduceBytes;
+  /// Per weight (indexed as StageCostModel::getWeightBytes): whether each
+  /// device of a group holds 1/T of it.
+  SmallVector<bool> splitWeights;
+  /// The split dimensions, named for reasons: T must divide each size.
+  SmallVector<std::pair<std::string, int64_t>> splitDims;
+  /// Why the plan cannot split at all (a split read by linalg.index), or
+  /// empty.
+  std::string unsplittable;
+};
+
+/// The devices and the training the layouts are planned for.
+struct ParallelismRequest {
+  int64_t devices = 1;
+  /// Bytes each device may hold; the device's capacity when 0.
+  double memoryPerDevice = 0.0;
+  int64_t numMicrobatches = 1;
+  sched::ScheduleChoice schedule;
+  DeviceDescription device;
+  OptimizerKind optimizer = OptimizerKind::sgd;
+  int64_t zero = 0;
+  /// T, P and R the user fixed (0: free).
+  int64_t fixedTensorParallel = 0, fixedStages = 0, fixedReplicas = 0;
+  /// Cuts the model's stage markers force (before these ops).
+  SmallVector<int64_t> markerCuts;
+};
+
+/// One layout of the devices and what it gives.
+struct ParallelismCandidate {
+  int64_t tensorParallel = 1, stages = 1, replicas = 1;
+  /// Seconds of one step (every replica trains one batch), and per batch:
+  /// step / replicas, what the planner minimises. 0 when not timed.
+  double stepTime = 0.0, batchTime = 0.0;
+  /// Bytes on the fullest device: weights, gradients, optimizer state and
+  /// the activations its micro-batches in flight hold. 0 when not planned.
+  double memory = 0.0;
+  /// Why the layout was not chosen; empty for the choice.
+  std::string reason;
+};
+
+/// Every layout in order of T, then P, and the index of the fastest that
+/// fits (none when no layout does).
+struct ParallelismPlan {
+  SmallVector<ParallelismCandidate> candidates;
+  std::optional<size_t> chosen;
+};
+
+/// Plans every layout T x P x R = `request.devices` of `model` (one
+/// pipeline stage per rank).
+ParallelismPlan planParallelism(const StageCostModel &model,
+                                const TensorParallelWork &work,
+                                const ParallelismRequest &request);
+
+} // namespace mlir::pp
+
+#endif // PP_DIALECT_PP_ANALYSIS_PARALLELISMPLANNER_H

@@ -1,0 +1,331 @@
+//===- ParallelismPlanner.cpp - choose T, P and the replica count ---------===//
+
+#include "pp/Dialect/PP/Analysis/ParallelismPlanner.h"
+#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
+#include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Scheduling/PartitionPlanner.h"
+#include "pp/Scheduling/ScheduleEvaluator.h"
+#include "pp/Scheduling/ScheduleTiming.h"
+#include "pp/Scheduling/TransferOrder.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+namespace {
+
+/// Per-op times and per-range weight bytes of the chain on one device of a
+/// tensor-parallel group of T.
+class GroupCosts {
+public:
+  GroupCosts(const StageCostModel &model, const TensorParallelWork &work,
+             const DeviceDescription &device, int64_t parts)
+      : model(model), size(model.size()) {
+    CollectiveLink link = CollectiveLink::getSlowest(device);
+    for (int64_t op = 0; op < size; ++op) {
+      double share = work.splitOps[op] ? 1.0 / parts : 1.0;
+      double forward = model.getForwardTime(op, device);
+      double weight = model.getComputeTime(op, device) - 2.0 * forward;
+      double reduce =
+          getRingAllReduceTime(work.allReduceBytes[op], parts, link);
+      this->forward.push_back(forward * share + reduce);
+      backwardInput.push_back(forward * share + reduce);
+      backwardWeight.push_back(std::max(weight, 0.0) * share);
+    }
+    // Distinct weight bytes of every range [begin, end), each split weight
+    // 1/T.
+    weightBytes.assign(size * size, 0.0);
+    for (int64_t begin = 0; begin < size; ++begin) {
+      llvm::DenseSet<int64_t> seen;
+      double sum = 0.0;
+      for (int64_t end = begin + 1; end <= size; ++end) {
+        for (int64_t weight : model.getOps()[end - 1].weights)
+          if (seen.insert(weight).second)
+            sum += model.getWeightBytes()[weight] /
+                   (work.splitWeights[weight] ? parts : 1);
+        weightBytes[begin * size + end - 1] = sum;
+      }
+    }
+  }
+
+  double getWeightBytes(int64_t begin, int64_t end) const {
+    return weightBytes[begin * size + end - 1];
+  }
+  /// F, B and W of the ops [begin, end).
+  std::array<double, 3> getTimes(int64_t begin, int64_t end) const {
+    std::array<double, 3> sums = {0.0, 0.0, 0.0};
+    for (int64_t op = begin; op < end; ++op) {
+      sums[0] += forward[op];
+      sums[1] += backwardInput[op];
+      sums[2] += backwardWeight[op];
+    }
+    return sums;
+  }
+
+private:
+  const StageCostModel &model;
+  int64_t size;
+  SmallVector<double> forward, backwardInput, backwardWeight;
+  std::vector<double> weightBytes;
+};
+
+/// Plans and times one layout.
+class LayoutEvaluator {
+public:
+  LayoutEvaluator(const StageCostModel &model, const TensorParallelWork &work,
+                  const ParallelismRequest &request)
+      : model(model), work(work), request(request),
+        link(CollectiveLink::getSlowest(request.device)) {
+    cap = request.memoryPerDevice > 0.0 ? request.memoryPerDevice
+                                        : request.device.memoryCapacity;
+  }
+
+  void evaluate(ParallelismCandidate &candidate);
+
+private:
+  std::string checkTensorParallel(int64_t parts) const;
+  /// Bytes of state per byte of weights: the weights, their gradients and
+  /// the optimizer's moments (the replica's block under ZeRO-1).
+  double getWeightCopies(int64_t replicas) const {
+    if (request.optimizer == OptimizerKind::sgd)
+      return 2.0;
+    return request.zero == 1 ? 2.0 + 2.0 / replicas : 4.0;
+  }
+  double getStepTime(const GeneratedSchedule &schedule, const StageCosts &costs,
+                     ArrayRef<double> stageWeights, int64_t replicas) const;
+
+  const StageCostModel &model;
+  const TensorParallelWork &work;
+  const ParallelismRequest &request;
+  CollectiveLink link;
+  double cap;
+};
+
+} // namespace
+
+std::string LayoutEvaluator::checkTensorParallel(int64_t parts) const {
+  if (parts == 1)
+    return "";
+  if (!work.unsplittable.empty())
+    return work.unsplittable;
+  if (work.splitDims.empty())
+    return "no weight splits: every device of a group would do all the work";
+  for (auto &[name, size] : work.splitDims)
+    if (size % parts != 0)
+      return llvm::formatv("T = {0} does not divide {1} (size {2})", parts,
+                           name, size)
+          .str();
+  return "";
+}
+
+/// The program of `schedule` with each stage's gradient collectives after
+/// its rank's last compute of it and the optimizer steps at the end, timed.
+double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
+                                    const StageCosts &costs,
+                                    ArrayRef<double> stageWeights,
+                                    int64_t replicas) const {
+  using Kind = TimedAction::Kind;
+  int64_t numStages = schedule.stageRank.size();
+  RankActions program = insertTransfers(schedule);
+  std::vector<TimedAction> actions;
+  SmallVector<int64_t> rankBegin = {0};
+  auto collective = [](Kind kind, int64_t stage) {
+    TimedAction action;
+    action.kind = kind;
+    action.stage = stage;
+    return action;
+  };
+  for (int64_t rank = 0; rank < program.getNumRanks(); ++rank) {
+    MutableArrayRef<TimedAction> own = program.getRank(rank);
+    SmallVector<int64_t> stages;
+    for (auto [index, action] : llvm::enumerate(own)) {
+      actions.push_back(action);
+      if (action.kind != Kind::compute || action.phase == Phase::forward ||
+          replicas == 1)
+        continue;
+      bool last = llvm::none_of(own.drop_front(index + 1), [&](auto &next) {
+        return next.kind == Kind::compute && next.stage == action.stage &&
+               next.phase != Phase::forward;
+      });
+      if (!last)
+        continue;
+      stages.push_back(action.stage);
+      actions.push_back(
+          collective(request.zero == 1 ? Kind::reduceScatter : Kind::allReduce,
+                     action.stage));
+    }
+    for (int64_t stage : stages) {
+      actions.push_back(collective(Kind::optimizerStep, stage));
+      if (request.zero == 1)
+        actions.push_back(collective(Kind::allGather, stage));
+    }
+    rankBegin.push_back(actions.size());
+  }
+  ActionCosts actionCosts(costs);
+  SmallVector<double> reduce;
+  for (double bytes : stageWeights)
+    reduce.push_back(getRingAllReduceTime(bytes, replicas, link));
+  actionCosts.setAllReduceDurations(reduce);
+  ScheduleTiming timing(numStages, request.numMicrobatches);
+  timing.setActions(std::move(actions), std::move(rankBegin));
+  if (failed(timing.run(actionCosts, TransferSemantics::async)))
+    return -1.0;
+  return timing.getMakespan();
+}
+
+void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
+  int64_t parts = candidate.tensorParallel, numStages = candidate.stages;
+  int64_t replicas = candidate.replicas;
+  for (auto [fixed, value, name] :
+       {std::tuple(request.fixedTensorParallel, parts, "T"),
+        std::tuple(request.fixedStages, numStages, "P"),
+        std::tuple(request.fixedReplicas, replicas, "R")})
+    if (fixed > 0 && fixed != value) {
+      candidate.reason = llvm::formatv("{0} is fixed at {1}", name, fixed);
+      return;
+    }
+  if (std::string reason = checkTensorParallel(parts); !reason.empty()) {
+    candidate.reason = reason;
+    return;
+  }
+  if (numStages > model.size() || numStages > kMaxPlannedStages) {
+    candidate.reason =
+        llvm::formatv("more stages than the step's {0} ops", model.size());
+    return;
+  }
+  if (numStages < int64_t(request.markerCuts.size()) + 1) {
+    candidate.reason =
+        llvm::formatv("the model's {0} stage markers make more stages",
+                      request.markerCuts.size());
+    return;
+  }
+  ScheduleProblem problem{numStages, request.numMicrobatches, numStages};
+  llvm::Expected<GeneratedSchedule> schedule =
+      request.schedule.generate(problem);
+  if (!schedule) {
+    candidate.reason = llvm::toString(schedule.takeError());
+    return;
+  }
+  SmallVector<double> inFlight = countInFlight(*schedule);
+  GroupCosts group(model, work, request.device, parts);
+  double copies = sched::getWeightCopies(getWeightCopies(replicas),
+                                         schedule->weightVersions);
+  auto transfer = [&](int64_t cut) {
+    return 2.0 * model.getTransferTime(cut, request.device, request.device);
+  };
+  auto load = [&](int64_t stage, int64_t begin, int64_t end) {
+    auto [f, b, w] = group.getTimes(begin, end);
+    StageLoad result{f + b + w, 0.0};
+    if (stage > 0)
+      result.time += transfer(begin);
+    if (stage + 1 < numStages)
+      result.time += transfer(end);
+    result.memory = copies * group.getWeightBytes(begin, end) +
+                    inFlight[stage] * model.getActivationBytes(begin, end);
+    return result;
+  };
+  PartitionProblem partition;
+  partition.numOps = model.size();
+  for (int64_t stage = 0; stage < numStages; ++stage)
+    partition.stageRank.push_back(stage);
+  partition.mustCut.assign(model.size() + 1, false);
+  for (int64_t cut = 0; cut <= model.size(); ++cut)
+    partition.mayCut.push_back(!model.splitsWeight(cut));
+  for (int64_t cut : request.markerCuts)
+    partition.mustCut[cut] = true;
+  partition.load = load;
+  partition.memoryCap.assign(numStages, cap);
+  std::optional<Partition> plan = planPartition(partition);
+  if (!plan) {
+    // The least memory any partition needs on its fullest device.
+    partition.memoryCap.clear();
+    auto memory = [&](int64_t stage, int64_t begin, int64_t end) {
+      return StageLoad{load(stage, begin, end).memory, 0.0};
+    };
+    partition.load = memory;
+    std::optional<Partition> smallest = planPartition(partition);
+    if (!smallest) {
+      candidate.reason = "no partition keeps each weight's users in one stage";
+      return;
+    }
+    candidate.memory = smallest->bottleneck;
+    candidate.reason = llvm::formatv(
+        "memory: needs {0} bytes per device, above {1}",
+        formatQuantity(smallest->bottleneck), formatQuantity(cap));
+    return;
+  }
+  StageCosts costs;
+  SmallVector<double> stageWeights;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    int64_t begin = plan->starts[stage];
+    int64_t end =
+        stage + 1 < numStages ? plan->starts[stage + 1] : model.size();
+    auto [f, b, w] = group.getTimes(begin, end);
+    costs.forward.push_back(f);
+    costs.backwardInput.push_back(b);
+    costs.backwardWeight.push_back(w);
+    costs.activation.push_back(model.getActivationBytes(begin, end));
+    costs.stash.push_back(0.0);
+    if (stage > 0)
+      costs.transfer = std::max(costs.transfer, transfer(begin) / 2.0);
+    stageWeights.push_back(group.getWeightBytes(begin, end));
+    candidate.memory =
+        std::max(candidate.memory, load(stage, begin, end).memory);
+  }
+  double step = getStepTime(*schedule, costs, stageWeights, replicas);
+  if (step < 0.0) {
+    candidate.reason = "the schedule deadlocks";
+    return;
+  }
+  candidate.stepTime = step;
+  candidate.batchTime = step / replicas;
+}
+
+ParallelismPlan mlir::pp::planParallelism(const StageCostModel &model,
+                                          const TensorParallelWork &work,
+                                          const ParallelismRequest &request) {
+  ParallelismPlan plan;
+  LayoutEvaluator evaluator(model, work, request);
+  int64_t devices = request.devices;
+  for (int64_t parts = 1; parts <= devices; ++parts) {
+    if (devices % parts != 0)
+      continue;
+    for (int64_t stages = 1; stages <= devices / parts; ++stages) {
+      if ((devices / parts) % stages != 0)
+        continue;
+      ParallelismCandidate candidate;
+      candidate.tensorParallel = parts;
+      candidate.stages = stages;
+      candidate.replicas = devices / parts / stages;
+      evaluator.evaluate(candidate);
+      plan.candidates.push_back(std::move(candidate));
+    }
+  }
+  // The fastest per batch; among equals, the least memory.
+  for (auto [index, candidate] : llvm::enumerate(plan.candidates)) {
+    if (!candidate.reason.empty())
+      continue;
+    const ParallelismCandidate *best =
+        plan.chosen ? &plan.candidates[*plan.chosen] : nullptr;
+    if (!best || candidate.batchTime < best->batchTime ||
+        (candidate.batchTime == best->batchTime &&
+         candidate.memory < best->memory))
+      plan.chosen = index;
+  }
+  if (!plan.chosen)
+    return plan;
+  const ParallelismCandidate &best = plan.candidates[*plan.chosen];
+  for (auto [index, candidate] : llvm::enumerate(plan.candidates))
+    if (index != *plan.chosen && candidate.reason.empty())
+      candidate.reason =
+          llvm::formatv("slower: {0} s per batch, {1:P1} more",
+                        formatQuantity(candidate.batchTime),
+                        candidate.batchTime / best.batchTime - 1.0)
+              .str();
+  return plan;
+}
