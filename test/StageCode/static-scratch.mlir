@@ -63,3 +63,57 @@ func.func @dynamic(%n: index) {
   }
   return
 }
+
+// Temporaries of one type share a global once the earlier one's last use
+// (through a view, or inside a loop) is behind. %a (read through a view in
+// the loop) and %b overlap; %c comes after both and takes the most recently
+// freed buffer, %b's; %d overlaps %c and takes %a's; %e has a type of its
+// own.
+// CHECK-DAG: memref.global "private" @__pp_scratch_reuse : memref<32x64xf32>
+// CHECK-DAG: memref.global "private" @__pp_scratch_reuse_0 : memref<32x64xf32>
+// CHECK-DAG: memref.global "private" @__pp_scratch_reuse_1 : memref<64x32xf32>
+// CHECK-NOT: @__pp_scratch_reuse_2
+// CHECK-LABEL: func.func @reuse
+// CHECK: %[[A:.*]] = memref.get_global @__pp_scratch_reuse : memref<32x64xf32>
+// CHECK: %[[B:.*]] = memref.get_global @__pp_scratch_reuse_0 : memref<32x64xf32>
+// CHECK: scf.for
+// CHECK: memref.copy %[[B]], %arg0
+// CHECK: %[[C:.*]] = memref.get_global @__pp_scratch_reuse_0 : memref<32x64xf32>
+// CHECK: %[[D:.*]] = memref.get_global @__pp_scratch_reuse : memref<32x64xf32>
+// CHECK: linalg.add ins(%[[C]], %[[D]] : {{.*}}) outs(%arg0 : memref<32x64xf32>)
+// CHECK: %[[E:.*]] = memref.get_global @__pp_scratch_reuse_1 : memref<64x32xf32>
+func.func @reuse(%out: memref<32x64xf32>, %row: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0.0 : f32
+  %i0 = arith.constant 0 : index
+  %i1 = arith.constant 1 : index
+  %a = memref.alloc() : memref<32x64xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<32x64xf32>)
+  %view = memref.subview %a[0, 0] [1, 64] [1, 1] : memref<32x64xf32> to memref<64xf32, strided<[1]>>
+  %b = memref.alloc() : memref<32x64xf32>
+  linalg.fill ins(%c0 : f32) outs(%b : memref<32x64xf32>)
+  scf.for %i = %i0 to %n step %i1 {
+    memref.copy %view, %row : memref<64xf32, strided<[1]>> to memref<64xf32>
+  }
+  memref.copy %b, %out : memref<32x64xf32> to memref<32x64xf32>
+  %c = memref.alloc() : memref<32x64xf32>
+  linalg.fill ins(%c0 : f32) outs(%c : memref<32x64xf32>)
+  %d = memref.alloc() : memref<32x64xf32>
+  linalg.fill ins(%c0 : f32) outs(%d : memref<32x64xf32>)
+  linalg.add ins(%c, %d : memref<32x64xf32>, memref<32x64xf32>) outs(%out : memref<32x64xf32>)
+  %e = memref.alloc() : memref<64x32xf32>
+  linalg.fill ins(%c0 : f32) outs(%e : memref<64x32xf32>)
+  return
+}
+
+// A buffer passed to a call may be kept by the callee: it keeps its global.
+// CHECK-LABEL: func.func @escapes
+// CHECK: memref.get_global @__pp_scratch_escapes : memref<32x64xf32>
+// CHECK: memref.get_global @__pp_scratch_escapes_{{[0-9]+}} : memref<32x64xf32>
+func.func private @keep(memref<32x64xf32>)
+func.func @escapes() {
+  %a = memref.alloc() : memref<32x64xf32>
+  func.call @keep(%a) : (memref<32x64xf32>) -> ()
+  %b = memref.alloc() : memref<32x64xf32>
+  func.call @keep(%b) : (memref<32x64xf32>) -> ()
+  return
+}
