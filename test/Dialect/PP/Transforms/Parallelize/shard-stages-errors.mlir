@@ -1,10 +1,10 @@
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-shard-stages=tensor-parallel=2
 
 // An op with no sharding rule cannot be partitioned, even replicated.
-func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}) -> (tensor<8x4x4xf32> {pp.slot = #pp.slot<act stage 0 output 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
-  // expected-error @+1 {{'tensor.expand_shape' op has no sharding rule (ShardingInterface), so tensor parallelism cannot partition 's0_forward'}}
-  %r = tensor.expand_shape %x [[0], [1, 2]] output_shape [8, 4, 4] : tensor<8x16xf32> into tensor<8x4x4xf32>
-  return %r : tensor<8x4x4xf32>
+func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}) -> (tensor<8x32xf32> {pp.slot = #pp.slot<act stage 0 output 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  // expected-error @+1 {{'tensor.concat' op has no sharding rule (ShardingInterface), so tensor parallelism cannot partition 's0_forward'}}
+  %r = tensor.concat dim(1) %x, %x : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
 }
 
 // -----
