@@ -262,6 +262,56 @@ struct SliceShardingModel
     return success();
   }
 };
+//===----------------------------------------------------------------------===//
+// Concatenation
+//===----------------------------------------------------------------------===//
+
+/// A concatenation keeps the splits of the dimensions it does not join
+/// (rotary embeddings' `cat` of the halves of each head); the joined one
+/// is whole.
+struct ConcatShardingModel
+    : public ShardingInterface::ExternalModel<ConcatShardingModel,
+                                              tensor::ConcatOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(
+        cast<tensor::ConcatOp>(op).getResultType().getRank(),
+        utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    unsigned loops = cast<tensor::ConcatOp>(op).getResultType().getRank();
+    return SmallVector<AffineMap>(
+        op->getNumOperands() + 1,
+        AffineMap::getMultiDimIdentityMap(loops, op->getContext()));
+  }
+
+  FailureOr<ShardingOption>
+  getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
+                    ArrayRef<Sharding> resultShardings) const {
+    uint64_t joined = cast<tensor::ConcatOp>(op).getDim();
+    return optionKeeping(op, operandShardings, resultShardings,
+                         [&](unsigned loop) { return loop != joined; });
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    if (!isSplit(resultShardings[0])) {
+      partitionFullyReplicatedOperation(*op, partitionedOperands,
+                                        operandShardings, resultShardings,
+                                        partitionMap, symbolTable, builder);
+      return success();
+    }
+    auto local = tensor::ConcatOp::create(builder, op->getLoc(),
+                                          cast<tensor::ConcatOp>(op).getDim(),
+                                          partitionedOperands);
+    partitionMap.map(op->getResult(0), local.getResult());
+    return success();
+  }
+};
 } // namespace
 
 void pp::registerTensorShardingModels(DialectRegistry &registry) {
@@ -274,5 +324,6 @@ void pp::registerTensorShardingModels(DialectRegistry &registry) {
         SliceShardingModel<tensor::ExtractSliceOp>>(*context);
     tensor::InsertSliceOp::attachInterface<
         SliceShardingModel<tensor::InsertSliceOp>>(*context);
+    tensor::ConcatOp::attachInterface<ConcatShardingModel>(*context);
   });
 }

@@ -69,3 +69,36 @@ func.func @slices(%x: tensor<4x96xf32>, %y: tensor<4x48xf32>) -> (tensor<4x32xf3
   %h = tensor.extract_slice %ys[0, 8] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
   return %k, %h : tensor<4x32xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// A concatenation keeps the split of a dimension it does not join (the
+// heads of rotary embeddings' halves), and its joined dimension whole.
+shard.grid @pp_tp(shape = 2)
+// CHECK-LABEL: func.func @concat_heads
+// CHECK-SAME: %[[A:.*]]: tensor<2x1x4xf32>, %[[B:.*]]: tensor<2x1x4xf32>) -> tensor<2x1x8xf32>
+// CHECK-NOT: shard.all_gather
+// CHECK: tensor.concat dim(2) %[[A]], %[[B]] : (tensor<2x1x4xf32>, tensor<2x1x4xf32>) -> tensor<2x1x8xf32>
+func.func @concat_heads(%a: tensor<2x2x4xf32>, %b: tensor<2x2x4xf32>) -> tensor<2x2x8xf32> {
+  %s = shard.sharding @pp_tp split_axes = [[], [0]] : !shard.sharding
+  %as = shard.shard %a to %s : tensor<2x2x4xf32>
+  %bs = shard.shard %b to %s : tensor<2x2x4xf32>
+  %c = tensor.concat dim(2) %as, %bs : (tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x2x8xf32>
+  return %c : tensor<2x2x8xf32>
+}
+
+// -----
+
+// An insertion into a dimension split the same way keeps the split (a
+// fused projection's gradient, Q's part of the [q; k; v] features).
+shard.grid @pp_tp(shape = 2)
+// CHECK-LABEL: func.func @insert_rows
+// CHECK-SAME: %[[P:.*]]: tensor<2x8xf32>, %[[D:.*]]: tensor<2x24xf32>) -> tensor<2x24xf32>
+// CHECK: tensor.insert_slice %[[P]] into %[[D]][0, 8] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<2x24xf32>
+func.func @insert_rows(%p: tensor<4x8xf32>, %d: tensor<4x24xf32>) -> tensor<4x24xf32> {
+  %s = shard.sharding @pp_tp split_axes = [[0]] : !shard.sharding
+  %ps = shard.shard %p to %s : tensor<4x8xf32>
+  %ds = shard.shard %d to %s : tensor<4x24xf32>
+  %r = tensor.insert_slice %ps into %ds[0, 8] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x24xf32>
+  return %r : tensor<4x24xf32>
+}
