@@ -102,3 +102,39 @@ def test_gpt_tp2_pp2_with_dtensor_plan(pp, torch_gpt, tmp_path):
 @pytest.mark.skipif(not FULL, reason="slow: set PP_TORCH_TP_FULL=1")
 def test_gpt_tp2_pp2_with_default_plan(pp, torch_gpt, tmp_path):
     _train_tp2_pp2(torch_gpt, tmp_path, None)
+
+
+@pytest.mark.skipif(not FULL, reason="slow: set PP_TORCH_TP_FULL=1")
+def test_llama_heads_tp2_pp2_like_one_process_per_rank(pp, tmp_path):
+    """The zoo's LLaMA (rotary embeddings' `torch.cat`, grouped-query
+    F.scaled_dot_product_attention, SwiGLU) with its attention split by
+    heads and its feed-forward column then row: T=2 x P=2 gives pp's
+    losses at T=1."""
+    import importlib
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent / "zoo"))
+    try:
+        llama = importlib.import_module("llama")
+    finally:
+        sys.path.pop(0)
+    torch.manual_seed(0)
+    ids = torch.zeros(llama.ROWS, llama.CONTEXT, dtype=torch.int64)
+    plan = {"layers.*.attention.wq": "colwise",
+            "layers.*.attention.wk": "colwise",
+            "layers.*.attention.wv": "colwise",
+            "layers.*.attention.wo": "rowwise",
+            "layers.*.feed_forward.w1": "colwise",
+            "layers.*.feed_forward.w3": "colwise",
+            "layers.*.feed_forward.w2": "rowwise"}
+    export = importlib.import_module("pp.torch").export
+    exported = export(llama.Llama(), (ids, ids), llama.loss,
+                      tmp_path / "llama.mlir", microbatches=4,
+                      parallelize_plan=plan, tensor_parallel=2)
+    args = dict(steps=STEPS, lr=0.1, init_weights=exported.weights,
+                extra_args=["--classes", str(llama.VOCAB)])
+    split = pp.run(pp.compile(exported.mlir, stages=2, microbatches=4,
+                              tensor_parallel=2), **args)
+    whole = pp.run(pp.compile(exported.mlir, stages=2, microbatches=4),
+                   **args)
+    assert split.losses == pytest.approx(whole.losses, rel=1e-5)
