@@ -365,9 +365,9 @@ def _plan_splits(module, plan: Mapping[str, object],
                 raise ValueError(
                     f"parallelize_plan: module '{name}' ({kind}) has no "
                     f"weight for {style} to split")
-            dims = next((dims for (s, k), dims in _STYLE_SPLITS.items()
-                         if s == style and isinstance(sub, getattr(torch.nn, k))),
-                        None)
+            dims = next((dims for (s, kind_name), dims
+                         in _STYLE_SPLITS.items() if s == style and
+                         isinstance(sub, getattr(torch.nn, kind_name))), None)
             if dims is None:
                 raise ValueError(
                     f"parallelize_plan: {style} applies to nn.Linear and "
