@@ -2,7 +2,8 @@
 //
 // Upstream `shard` sharding rules (ShardingInterface external models) for
 // the tensor ops PyTorch's linalg lowering puts between products:
-// `tensor.collapse_shape`, `tensor.expand_shape` and `tensor.extract_slice`.
+// `tensor.collapse_shape`, `tensor.expand_shape`, `tensor.extract_slice`,
+// `tensor.insert_slice` and `tensor.concat`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,8 @@ namespace mlir::pp {
 /// merges or divides when the split falls on the group's outermost
 /// dimension (the first not of size 1), which makes the blocks of both
 /// shapes the same elements; any other split is gathered first. A slice
-/// keeps splits of the dimensions it takes whole and gathers the others.
+/// keeps splits of the dimensions it takes whole, a concatenation those of
+/// the dimensions it does not join; the others are gathered.
 void registerTensorShardingModels(DialectRegistry &registry);
 
 } // namespace mlir::pp
