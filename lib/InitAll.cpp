@@ -7,6 +7,7 @@
 #include "pp/InitAll.h"
 #include "pp/Conversion/Passes.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Dialect/PP/Transforms/Parallelize/TensorShardingModels.h"
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Pipelines/Passes.h"
 #include "pp/StageCode/Passes.h"
@@ -24,6 +25,8 @@ void mlir::pp::registerAllDialects(DialectRegistry &registry) {
   registry.insert<PPDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // Sharding rules for the reshapes and slices of PyTorch's lowering.
+  registerTensorShardingModels(registry);
   // gpu-module-to-binary translates NVVM kernels to LLVM IR in process.
   registerBuiltinDialectTranslation(registry);
   registerGPUDialectTranslation(registry);

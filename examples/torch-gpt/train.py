@@ -20,6 +20,12 @@ from model import GPT, loss_fn  # noqa: E402
 
 VOCAB, CONTEXT, ROWS = 32, 16, 16
 STAGES, MICROBATCHES = 4, 8
+# Tensor parallelism in torch.distributed.tensor.parallel's vocabulary: the
+# fused Q, K, V projection and the MLP's first layer split by output
+# features, the projections after them by input features (Megatron-LM's
+# column then row).
+PLAN = {"blocks.*.attn.qkv": "colwise", "blocks.*.attn.proj": "rowwise",
+        "blocks.*.mlp.0": "colwise", "blocks.*.mlp.2": "rowwise"}
 LR, SEED = 0.05, 1
 TAG_CORPUS = 0x434F5250  # runtime/lib/driver/corpus.c
 MASK = (1 << 64) - 1
@@ -91,20 +97,27 @@ def next_loss(model, tokens, step):
                    zip(ids.chunk(MICROBATCHES), targets.chunk(MICROBATCHES)))
 
 
-def export(out):
-    """The model with its initial weights, exported for pp."""
+def export(out, parallelize_plan=None, tensor_parallel=None):
+    """The model with its initial weights, exported for pp, its weights
+    split as `parallelize_plan` says (pp.torch.export)."""
     import pp.torch
     torch.manual_seed(0)
     model = GPT(vocab=VOCAB, context=CONTEXT)
     ids = torch.zeros(ROWS, CONTEXT, dtype=torch.int64)
-    exported = pp.torch.export(model, (ids, ids), loss_fn, out / "gpt.mlir")
+    exported = pp.torch.export(model, (ids, ids), loss_fn, out / "gpt.mlir",
+                               parallelize_plan=parallelize_plan,
+                               tensor_parallel=tensor_parallel)
     return model, exported
 
 
-def train_with_pp(exported, tokens_path, steps, save):
+def train_with_pp(exported, tokens_path, steps, save, stages=STAGES,
+                  tensor_parallel=1):
+    """pp's run on `stages` pipeline ranks of `tensor_parallel` processes
+    each (1f1b)."""
     import pp
-    program = pp.compile(exported.mlir, stages=STAGES,
-                         microbatches=MICROBATCHES, schedule="1f1b")
+    program = pp.compile(exported.mlir, stages=stages,
+                         microbatches=MICROBATCHES, schedule="1f1b",
+                         tensor_parallel=tensor_parallel)
     return pp.run(program, steps=steps, lr=LR, seed=SEED,
                   init_weights=exported.weights, save=save,
                   extra_args=["--tokens", str(tokens_path)])
@@ -115,12 +128,22 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path("torch-gpt-out"))
+    parser.add_argument("--tensor-parallel", type=int, default=1,
+                        help="processes per pipeline rank (the stages "
+                        "become 4 / T)")
+    parser.add_argument("--plan", choices=["dtensor", "megatron"],
+                        default="dtensor",
+                        help="with --tensor-parallel: this script's PLAN "
+                        "(parallelize_plan), or pp's default Megatron plan")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    model, exported = export(args.out)
+    tp = args.tensor_parallel
+    plan = PLAN if tp > 1 and args.plan == "dtensor" else None
+    model, exported = export(args.out, plan, tp)
     tokens = write_tokens(args.out / "tokens.bin")
     run = train_with_pp(exported, args.out / "tokens.bin", args.steps,
-                        args.out / "trained.safetensors")
+                        args.out / "trained.safetensors",
+                        stages=STAGES // tp, tensor_parallel=tp)
     expected = pytorch_losses(model, tokens, args.steps)
     tokens_per_step = ROWS * CONTEXT
     for step, (loss, ref, seconds) in enumerate(

@@ -119,6 +119,9 @@ void pp::buildToLLVMPhase(OpPassManager &pm,
   }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // A view at a dynamic offset (a tensor-parallel block) reshaped further
+  // gets its offset as affine.apply.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

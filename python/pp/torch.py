@@ -58,6 +58,8 @@ class Exported:
     # statistics): the step computes with copies, so they keep their values.
     frozen_buffers: Tuple[str, ...] = ()
     states: Tuple[str, ...] = ()
+    # The `pp.split` a parallelize_plan set, by state_dict key.
+    splits: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
@@ -288,20 +290,120 @@ def _decompositions():
     return table
 
 
+# The weight dimension each parameter of a module splits on, by style and
+# module kind. PyTorch stores nn.Linear's weight as [out, in]:
+# column-parallel splits the output features (and the bias), row-parallel
+# the input features; row-parallel on nn.Embedding is PyTorch's
+# vocabulary-parallel embedding (the table's rows), column-parallel splits
+# its features. "vocab" names the vocabulary's split on either: an
+# embedding's rows, a head's output features.
+_STYLE_SPLITS = {
+    ("colwise", "Linear"): {"weight": 0, "bias": 0},
+    ("rowwise", "Linear"): {"weight": 1},
+    ("colwise", "Embedding"): {"weight": 1},
+    ("rowwise", "Embedding"): {"weight": 0},
+    ("vocab", "Linear"): {"weight": 0, "bias": 0},
+    ("vocab", "Embedding"): {"weight": 0},
+}
+
+
+def _style_name(style) -> str:
+    """`colwise`, `rowwise` or `vocab` for a plan's style: a string, or
+    PyTorch's ColwiseParallel()/RowwiseParallel() (whose layouts pp does
+    not read: the compiler places activations and collectives itself)."""
+    if isinstance(style, str) and style in ("colwise", "rowwise", "vocab"):
+        return style
+    try:
+        from torch.distributed.tensor import parallel
+        if isinstance(style, parallel.ColwiseParallel):
+            return "colwise"
+        if isinstance(style, parallel.RowwiseParallel):
+            return "rowwise"
+    except ImportError:
+        pass
+    raise ValueError(
+        f"parallelize_plan: style {style!r} is not one pp takes ('colwise', "
+        "'rowwise', 'vocab', or torch.distributed.tensor.parallel's "
+        "ColwiseParallel() and RowwiseParallel())")
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """Whether module path `name` matches a parallelize_module key: atoms
+    separated by dots, each an fnmatch pattern (`blocks.*.attn.qkv`)."""
+    import fnmatch
+    atoms, parts = pattern.split("."), name.split(".")
+    return len(atoms) == len(parts) and all(
+        fnmatch.fnmatchcase(part, atom) for atom, part in zip(atoms, parts))
+
+
+def _plan_splits(module, plan: Mapping[str, object],
+                 tensor_parallel: Optional[int] = None) -> Dict[str, str]:
+    """The `pp.split` of each parameter (by state_dict key) a
+    parallelize_plan gives: module-path patterns as parallelize_module takes
+    them, to styles. Raises ValueError naming the module for a pattern that
+    matches no submodule, a module a style does not apply to (no weight,
+    not nn.Linear or nn.Embedding), two styles on one module, or a split
+    dimension `tensor_parallel` does not divide."""
+    import torch
+    modules = {name: m for name, m in module.named_modules() if name}
+    splits: Dict[str, str] = {}
+    styles: Dict[str, str] = {}
+    for pattern, style in plan.items():
+        style = _style_name(style)
+        matched = [name for name in modules if _matches(pattern, name)]
+        if not matched:
+            raise ValueError(f"parallelize_plan: '{pattern}' matches no "
+                             f"submodule of {type(module).__name__}")
+        for name in matched:
+            sub = modules[name]
+            kind = type(sub).__name__
+            if styles.setdefault(name, style) != style:
+                raise ValueError(
+                    f"parallelize_plan: module '{name}' is given both "
+                    f"{styles[name]} and {style}")
+            if not isinstance(getattr(sub, "weight", None), torch.Tensor):
+                raise ValueError(
+                    f"parallelize_plan: module '{name}' ({kind}) has no "
+                    f"weight for {style} to split")
+            dims = next((dims for (s, kind_name), dims
+                         in _STYLE_SPLITS.items() if s == style and
+                         isinstance(sub, getattr(torch.nn, kind_name))), None)
+            if dims is None:
+                raise ValueError(
+                    f"parallelize_plan: {style} applies to nn.Linear and "
+                    f"nn.Embedding; module '{name}' is {kind}")
+            for param, dim in dims.items():
+                value = getattr(sub, param, None)
+                if value is None:
+                    continue
+                size = value.shape[dim]
+                if tensor_parallel and size % tensor_parallel:
+                    raise ValueError(
+                        f"parallelize_plan: {style} splits dimension {dim} "
+                        f"of '{name}.{param}' (size {size}) over "
+                        f"{tensor_parallel} processes, which does not divide "
+                        "it")
+                splits[f"{name}.{param}"] = "[" + "[], " * dim + "[0]]"
+    return splits
+
 def _mark_arguments(func, inputs: int, targets: int, names: Sequence[str],
-                    states: Sequence[str] = ()) -> None:
+                    states: Sequence[str] = (),
+                    splits: Mapping[str, str] = {}) -> None:
     """Sets `pp.target` on the target arguments, `pp.param` and `pp.name`
     (the state_dict key) on the weights and `pp.state` and `pp.name` on the
     states of the imported step, and `pp.state` (the argument's number) on
     the results after the loss holding the states' new values; names each
     argument's location (`inputs[0]`, `targets[0]`, the key): torch-mlir
-    gives every argument its first user's location."""
+    gives every argument its first user's location. `splits` are the
+    weights' `pp.split`s by key (a parallelize_plan's)."""
     from torch_mlir import ir
     unit = ir.UnitAttr.get()
     attrs = [ir.DictAttr.get({}) for _ in range(inputs)]
     attrs += [ir.DictAttr.get({"pp.target": unit}) for _ in range(targets)]
     attrs += [ir.DictAttr.get({"pp.param": unit,
-                               "pp.name": ir.StringAttr.get(name)})
+                               "pp.name": ir.StringAttr.get(name),
+                               **({"pp.split": ir.Attribute.parse(
+                                   splits[name])} if name in splits else {})})
               for name in names]
     attrs += [ir.DictAttr.get({"pp.state": unit,
                                "pp.name": ir.StringAttr.get(name)})
@@ -418,7 +520,9 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
            path: PathLike, *, num_targets: int = 1,
            function: str = "train_step",
            microbatches: Optional[int] = None, scale_grads: bool = True,
-           split_points: Sequence[str] = ()) -> Exported:
+           split_points: Sequence[str] = (),
+           parallelize_plan: Optional[Mapping[str, object]] = None,
+           tensor_parallel: Optional[int] = None) -> Exported:
     """Exports `loss_fn(module(*inputs), *targets)` as a pp training step.
 
     `example_inputs` are the module's inputs followed by the loss's
@@ -450,6 +554,15 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     starts a new stage (PyTorch's `split_spec` at `SplitPoint.BEGINNING`);
     `pipe_split(x)` in a forward marks `x` the same way.
 
+    `parallelize_plan` splits weights over a tensor-parallel group
+    (`pp.compile(..., tensor_parallel=T)`) in the vocabulary of
+    torch.distributed.tensor.parallel's `parallelize_module`: module paths
+    (`*` matches one name: `"blocks.*.mlp.0"`) to `"colwise"`,
+    `"rowwise"`, `"vocab"` (an embedding's rows) or `ColwiseParallel()`
+    and `RowwiseParallel()`; each becomes `pp.split` on the module's
+    weight and bias (docs/TensorParallel.md). With `tensor_parallel`, a
+    split dimension it does not divide is a ValueError naming the module.
+
     Returns the paths and the argument roles (`Exported`)."""
     import torch
     from torch_mlir import fx, ir
@@ -473,6 +586,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         example_inputs = _microbatch(example_inputs, microbatches)
     scale = 1.0 / microbatches if microbatches and scale_grads else 1.0
     names = list(weights)
+    splits = _plan_splits(module, parallelize_plan or {}, tensor_parallel)
     updated = _updated_buffers(module, example_inputs[:num_inputs])
     # Running statistics follow each micro-batch only in a step traced at
     # the micro-batch's shape.
@@ -509,7 +623,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         _check_dialects(func, program)
         if len(program.graph_signature.user_outputs) > 1 + len(states):
             _insert_boundaries(func, 1 + len(states))
-        _mark_arguments(func, num_inputs, num_targets, names, states)
+        _mark_arguments(func, num_inputs, num_targets, names, states, splits)
         if microbatches is not None:
             func.attributes["pp.microbatches"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64), microbatches)
@@ -531,4 +645,4 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
                     inputs=tuple(range(num_inputs)),
                     targets=tuple(range(num_inputs, first)),
                     microbatches=microbatches,
-                    frozen_buffers=frozen, states=states)
+                    frozen_buffers=frozen, states=states, splits=splits)

@@ -11,6 +11,7 @@
 #include "pp/Dialect/PP/Transforms/Parallelize/Passes.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/SlotShardings.h"
 
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -89,6 +90,10 @@ struct ShardStagesPass : pp::impl::PPShardStagesBase<ShardStagesPass> {
     cloneEmptiesAndFills(func);
     // No unused tensor.empty may reach shard-partition: it crashes on one.
     OpPassManager prepare(func::FuncOp::getOperationName());
+    // Unit dimensions (PyTorch's keepdim reductions write `(d0, d1, 0)`)
+    // become reshapes: upstream's linalg rule takes only projected
+    // permutations.
+    prepare.addPass(createLinalgFoldUnitExtentDimsPass());
     prepare.addPass(createCanonicalizerPass());
     if (failed(runPipeline(prepare, func)) ||
         failed(checkShardingRules(func)) ||
@@ -101,8 +106,10 @@ struct ShardStagesPass : pp::impl::PPShardStagesBase<ShardStagesPass> {
     shard::ShardingPropagationOptions options;
     options.traversal = shard::TraversalOrder::ForwardBackward;
     propagate.addPass(shard::createShardingPropagation(options));
-    if (failed(runPipeline(propagate, func)) ||
-        failed(recordAndCheckBoundary(func, contract)) ||
+    if (failed(runPipeline(propagate, func)))
+      return failure();
+    annotateWholeResults(func);
+    if (failed(recordAndCheckBoundary(func, contract)) ||
         failed(checkPartitionable(func)))
       return failure();
     OpPassManager partition(func::FuncOp::getOperationName());

@@ -245,7 +245,9 @@ static LogicalResult checkArgument(func::FuncOp func, BlockArgument arg) {
   ArrayAttr expected = splitOfShardOp(annotation);
   for (Operation *user : annotation->getUsers()) {
     auto read = dyn_cast<shard::ShardOp>(user);
-    if (!read || !read.getAnnotateForUsers() ||
+    // A whole value may be read split: each process slices its block
+    // (a row-parallel weight gradient reading a whole saved input).
+    if (!read || !read.getAnnotateForUsers() || !expected ||
         splitOfShardOp(read) == expected)
       continue;
     Attribute slot = func.getArgAttr(arg.getArgNumber(), kSlotAttr);
@@ -334,6 +336,51 @@ LogicalResult pp::recordAndCheckBoundary(func::FuncOp func,
                                          : WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+/// Whether `result` is read by exactly one `shard.shard`, its sharding.
+static bool hasOneSharding(OpResult result) {
+  return result.hasOneUse() && isa<shard::ShardOp>(*result.user_begin());
+}
+
+/// The grid of the whole shardings `op` reads its tensors under, or null
+/// when one is split or not annotated.
+static FlatSymbolRefAttr gridOfWholeOperands(Operation *op) {
+  FlatSymbolRefAttr grid;
+  for (Value operand : op->getOperands()) {
+    auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+    if (!tensor || tensor.getRank() == 0)
+      continue;
+    auto shard = operand.getDefiningOp<shard::ShardOp>();
+    if (!shard || splitOfShardOp(shard))
+      return nullptr;
+    grid = shard::Sharding(shard.getSharding()).getGridAttr();
+  }
+  return grid;
+}
+
+void pp::annotateWholeResults(func::FuncOp func) {
+  for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+    if (!isa<shard::ShardingInterface>(op) ||
+        isa<shard::ShardDialect>(op.getDialect()))
+      continue;
+    FlatSymbolRefAttr grid = gridOfWholeOperands(&op);
+    if (!grid)
+      continue;
+    for (OpResult result : op.getResults()) {
+      auto tensor = dyn_cast<RankedTensorType>(result.getType());
+      if (!tensor || tensor.getRank() == 0 || hasOneSharding(result) ||
+          llvm::any_of(result.getUsers(), llvm::IsaPred<shard::ShardOp>))
+        continue;
+      OpBuilder b(op.getContext());
+      b.setInsertionPointAfter(&op);
+      Value whole = shard::ShardingOp::create(b, op.getLoc(), grid,
+                                              ArrayRef<shard::GridAxesAttr>{});
+      auto shard = shard::ShardOp::create(b, op.getLoc(), tensor, result, whole,
+                                          UnitAttr());
+      result.replaceAllUsesExcept(shard, shard);
+    }
+  }
 }
 
 LogicalResult pp::checkPartitionable(func::FuncOp func) {

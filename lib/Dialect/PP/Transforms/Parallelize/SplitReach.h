@@ -14,7 +14,8 @@
 
 namespace mlir::pp {
 
-/// A contraction of an activation by a weight of the step (rank >= 2)
+/// A contraction of an activation by a weight of the step (rank >= 2),
+/// read as it is or through a `linalg.transpose` (PyTorch's nn.Linear),
 /// that sums over some of the weight's dimensions and keeps the others.
 struct WeightProduct {
   linalg::LinalgOp op;
@@ -43,9 +44,11 @@ struct SplitReach {
   linalg::IndexOp index;
 };
 
-/// Follows the split of `column`'s weight dimension `dim`; none where the
-/// split reaches a reduction that is not a weight product, an op that is
-/// not a linalg op (the step's results), or no product at all.
+/// Follows the split of `column`'s weight dimension `dim`, through linalg
+/// ops and through reshapes that keep it a block split (the outermost
+/// dimension of a merged or divided group); none where the split reaches
+/// a reduction that is not a weight product, another op (a slice, the
+/// step's results), or no product at all.
 std::optional<SplitReach> reachOfSplit(const WeightProduct &column, int64_t dim,
                                        func::FuncOp step);
 

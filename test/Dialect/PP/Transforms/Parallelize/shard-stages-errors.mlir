@@ -1,10 +1,14 @@
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-shard-stages=tensor-parallel=2
 
 // An op with no sharding rule cannot be partitioned, even replicated.
-func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}) -> (tensor<8x4x4xf32> {pp.slot = #pp.slot<act stage 0 output 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
-  // expected-error @+1 {{'tensor.expand_shape' op has no sharding rule (ShardingInterface), so tensor parallelism cannot partition 's0_forward'}}
-  %r = tensor.expand_shape %x [[0], [1, 2]] output_shape [8, 4, 4] : tensor<8x16xf32> into tensor<8x4x4xf32>
-  return %r : tensor<8x4x4xf32>
+func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}) -> (tensor<8x18xf32> {pp.slot = #pp.slot<act stage 0 output 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{'tensor.pad' op has no sharding rule (ShardingInterface), so tensor parallelism cannot partition 's0_forward'}}
+  %r = tensor.pad %x low[0, 1] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<8x16xf32> to tensor<8x18xf32>
+  return %r : tensor<8x18xf32>
 }
 
 // -----

@@ -70,6 +70,14 @@ LogicalResult annotateBoundary(func::FuncOp func, shard::GridOp grid,
 LogicalResult recordAndCheckBoundary(func::FuncOp func,
                                      SlotShardings &contract);
 
+/// After propagation: annotates as whole the results propagation left
+/// without a sharding whose op reads only whole tensors (the op computes
+/// its whole result in every process). Upstream visits each op once per
+/// direction, so a reshape of a whole value that nothing reads but the
+/// return (a saved value) gets none when its producer is annotated after
+/// it.
+void annotateWholeResults(func::FuncOp func);
+
 /// Before partitioning: a located error at the first op with a result
 /// (a non-scalar tensor) that is not read by exactly one `shard.shard`,
 /// the sharding upstream `shard-partition` reads (and crashes without).
