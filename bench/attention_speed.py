@@ -7,21 +7,24 @@ pp's pipeline sees them (the 1-stage schedule after pp-lower-to-cpu's
 tensor passes up to pp-select-gemm: pp-collapse-one-hot, pp-approximate-math,
 pp-factor-contractions, pp-fuse-elementwise), each distinct op once, as a
 function of its operands (a zero-filled init stays a fill inside). Every
-function goes through pp-lower-to-cpu as pp-compile runs it (gemm=auto, the
-host's vector width) and, as the reference, through pp-lower-to-cpu with
-scalar loops (no GEMM calls, no vectorizers). A C harness runs both on the
-same operands, checks pp against the scalar loops, and times pp and
-OpenBLAS's cblas_sgemm over the same GEMMs, one call per head
-(`pp-select-gemm{print-plans}`'s batch, M, N, K and transposes; OpenBLAS
-with the runtime's kernel choice), one thread, CPU time (the best of 7
-rounds of at least 20 ms, pp and OpenBLAS rounds alternating).
+function goes through pp-lower-to-cpu as pp-compile runs it (the host's
+vector width; once per `--pp` column, by default gemm=auto and
+gemm=generated) without the passes that need a schedule and, as the
+reference, with scalar loops (no GEMM calls, no vectorizers). A C harness
+runs them on the same operands, fails if pp differs from the scalar loops
+by more than 1e-4 relative, and times pp and OpenBLAS's cblas_sgemm over
+the same GEMMs, one call per head (`pp-select-gemm{print-plans}`'s batch,
+M, N, K and transposes; the runtime's choice of OpenBLAS kernels), one
+thread, CPU time (the best of `--rounds` rounds of at least 20 ms, pp and
+OpenBLAS alternating).
 
   OPENBLAS_NUM_THREADS=1 python3 bench/attention_speed.py --build build \\
-      [--models bench,small,torch,torch-small] [--options 'gemm=generated']
+      [--models bench,small,torch,torch-small] [--pp 'pp=gemm=library']
 
-`torch` exports examples/torch-gpt's model (width 256, 4 heads, context
-128, batch 16, one block) with pp.torch: it needs torch, torch_mlir and
-build/python_packages on PYTHONPATH.
+`bench` and `small` are examples/gpt's GPTs; `torch` and `torch-small`
+export examples/torch-gpt's model (one block; width 256, 4 heads, context
+128, batch 16, and the example's own size) with pp.torch: they need torch,
+torch_mlir and build/python_packages on PYTHONPATH.
 """
 
 import argparse
@@ -393,7 +396,7 @@ def measure(args, name, work):
                 for j, t in enumerate(arg_types)),
             rank=len(oshape), oshape=", ".join(map(str, oshape)), name=fname,
             args=", ".join(f"&in{j}" for j in range(len(arg_types))),
-            count=numpy_prod(oshape), batch=batch * ncalls, m=m, n=n, k=k,
+            count=element_count(oshape), batch=batch * ncalls, m=m, n=n, k=k,
             ta=ta, tb=tb, variants=len(args.pp), decl=decl,
             fns=", ".join(f"_mlir_ciface_{fname}_v{v}"
                           for v in range(len(args.pp)))))
@@ -431,7 +434,7 @@ def measure(args, name, work):
     return table, proc.returncode == 0
 
 
-def numpy_prod(sizes):
+def element_count(sizes):
     result = 1
     for size in sizes:
         result *= size
