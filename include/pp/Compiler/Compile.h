@@ -194,6 +194,8 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"zero", "zero"}, schedule.zero);
   visit(CompileFlag{"tensor-parallel", "tensor_parallel"},
         schedule.tensorParallel);
+  visit(CompileFlag{"vocabulary-parallel", "vocabulary_parallel"},
+        schedule.vocabularyParallel);
   visit(CompileFlag{"device", "device"}, schedule.device);
   visit(CompileFlag{"device-file", "device_file"}, schedule.deviceFile);
   visit(CompileFlag{"cost-file", "cost_file"}, schedule.costFile);

@@ -71,6 +71,13 @@ struct SchedulePipelineOptions
                      "program then runs on ranks x T x replicas processes; "
                      "docs/TensorParallel.md)"),
       llvm::cl::init(1)};
+  PassOptions::Option<bool> vocabularyParallel{
+      *this, "vocabulary-parallel",
+      llvm::cl::desc("With tensor-parallel above 1, also split the token "
+                     "embedding table and the head on the vocabulary, as "
+                     "Megatron-LM's vocabulary-parallel embedding and "
+                     "cross-entropy (docs/TensorParallel.md)"),
+      llvm::cl::init(false)};
   PassOptions::Option<sched::ScheduleChoice> planSchedule{
       *this, "plan-schedule",
       llvm::cl::desc("Schedule the stage planner plans for (default: "

@@ -37,6 +37,14 @@ def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
     there: upstream partitioning leaves such indices local (a causal mask
     would be silently wrong).
 
+    With `vocabulary`, the token embedding table (a weight summed over
+    one dimension against data arguments only: one-hot tokens, or ids
+    compared with the loop index) splits on that vocabulary dimension, and
+    every other weight product with an output dimension of the
+    vocabulary's size (the head) splits on it, as Megatron-LM's
+    vocabulary-parallel embedding and cross-entropy; a step without an
+    embedding table is an error.
+
     ```mlir
     // before
     func.func @train_step(%x: tensor<8x16xf32>, %w0: tensor<16x32xf32> {pp.param},
@@ -56,6 +64,10 @@ def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
     Option<"tensorParallel", "tensor-parallel", "int64_t", "0",
            "Processes per tensor-parallel group; above 1, every planned "
            "split dimension must be a multiple of it">,
+    Option<"vocabulary", "vocabulary", "bool", "false",
+           "Also split the token embedding table and the head on the "
+           "vocabulary (Megatron's vocabulary-parallel embedding and "
+           "cross-entropy)">,
   ];
 }
 
