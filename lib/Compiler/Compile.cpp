@@ -660,10 +660,6 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
     return emitError(getOptionLoc(context, "--tensor-parallel"))
            << "--tensor-parallel runs on CPUs only so far; it cannot be "
               "combined with --target=cuda";
-  if (schedule.vocabularyParallel && schedule.tensorParallel == 1)
-    return emitError(getOptionLoc(context, "--vocabulary-parallel"))
-           << "--vocabulary-parallel splits the vocabulary over the "
-              "tensor-parallel group; it needs --tensor-parallel above 1";
   if (driver.optLevel > 3)
     return emitError(getOptionLoc(context, "-O"))
            << "-O takes 0, 1, 2 or 3, got " << driver.optLevel.getValue();

@@ -76,7 +76,8 @@ struct SchedulePipelineOptions
       llvm::cl::desc("With tensor-parallel above 1, also split the token "
                      "embedding table and the head on the vocabulary, as "
                      "Megatron-LM's vocabulary-parallel embedding and "
-                     "cross-entropy (docs/TensorParallel.md)"),
+                     "cross-entropy; nothing at tensor-parallel=1, as for "
+                     "the unsplit reference; docs/TensorParallel.md)"),
       llvm::cl::init(false)};
   PassOptions::Option<sched::ScheduleChoice> planSchedule{
       *this, "plan-schedule",
