@@ -57,12 +57,19 @@ typedef enum pprt_dtype {
   PPRT_I1 = 5, /* one byte per element (0 or 1), as LLVM stores i1 */
 } pprt_dtype;
 
+/* How pprt_tp_all_reduce combines the group's tensors, element-wise. */
+typedef enum pprt_reduction {
+  PPRT_REDUCE_SUM = 0,
+  PPRT_REDUCE_MAX = 1,
+  PPRT_REDUCE_MIN = 2,
+} pprt_reduction;
+
 /* The version of this ABI. The generated object passes the version it was
    compiled against to pprt_set_program, and a runtime of another version
    refuses to start: any change to a pprt_* signature or to the meaning of
    an argument bumps it. Date-stamped (YYYYMMDD) so that no older object's
    first pprt_set_program argument (a rank count) can pass for it. */
-#define PPRT_ABI_VERSION 20261204
+#define PPRT_ABI_VERSION 20261205
 
 /* The highest rank of a buffer (pprt_define_buffer's `ndims`). */
 #define PPRT_MAX_DIMS 6

@@ -114,6 +114,7 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
     PPPlanTensorParallelOptions plan;
     plan.function = options.function;
     plan.tensorParallel = options.tensorParallel;
+    plan.vocabulary = options.vocabularyParallel;
     pm.addPass(createPPPlanTensorParallel(plan));
   }
   PPSplitMicrobatchesOptions split;

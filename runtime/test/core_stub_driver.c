@@ -165,8 +165,8 @@ static pprt_recv_status lb_wait_recv(pprt_transport *t, int32_t h,
 }
 
 static int32_t lb_iallreduce(pprt_transport *t, int32_t group, void *buf,
-                             int64_t count) {
-  (void)t, (void)group, (void)buf, (void)count;
+                             int64_t count, pprt_reduction op) {
+  (void)t, (void)group, (void)buf, (void)count, (void)op;
   return 0;
 }
 

@@ -189,9 +189,13 @@ ncclResult_t ncclRecv(void *buf, size_t count, ncclDataType_t type, int peer,
 ncclResult_t ncclAllReduce(const void *in, void *out, size_t count,
                            ncclDataType_t type, ncclRedOp_t op, ncclComm_t c,
                            cudaStream_t s) {
-  (void)in, (void)type, (void)op;
-  log_call("AllReduce %s %zu over %s on %s", (const char *)out, count,
-           comm_name(c), stream_name(s));
+  (void)in, (void)type;
+  log_call("AllReduce %s %s %zu over %s on %s",
+           op == ncclSum   ? "sum"
+           : op == ncclMax ? "max"
+           : op == ncclMin ? "min"
+                           : "?",
+           (const char *)out, count, comm_name(c), stream_name(s));
   return ncclSuccess;
 }
 
@@ -338,14 +342,14 @@ static void test_alone(pprt_transport *n) {
 static void test_all_reduce(pprt_transport *n) {
   if (n->ops->split_groups(n, 3, 1) != 0)
     fail("the first group's id is not 0");
-  int32_t h = n->ops->iallreduce_group_f32(n, 0, g, 5);
+  int32_t h = n->ops->iallreduce_group_f32(n, 0, g, 5, PPRT_REDUCE_SUM);
   if (!n->ops->wait_for(n, h, 1.0))
     fail("all-reduce timed out");
   expect_calls("all-reduce", "CommSplit world color 3 key 1 into replicas\n"
                              "EventCreate e9\n"
                              "EventRecord e9 compute\n"
                              "StreamWaitEvent comm e9\n"
-                             "AllReduce G 5 over replicas on comm\n"
+                             "AllReduce sum G 5 over replicas on comm\n"
                              "EventCreate e10\n"
                              "EventRecord e10 comm\n"
                              "StreamWaitEvent compute e10\n"
@@ -390,9 +394,15 @@ static void test_second_group(pprt_transport *n) {
   float whole[8];
   if (n->ops->split_groups(n, 5, 2) != 1)
     fail("the second group's id is not 1");
-  int32_t h = n->ops->iallreduce_group_f32(n, 1, g, 7);
+  int32_t h = n->ops->iallreduce_group_f32(n, 1, g, 7, PPRT_REDUCE_SUM);
   if (!n->ops->wait_for(n, h, 1.0))
     fail("tensor all-reduce timed out");
+  h = n->ops->iallreduce_group_f32(n, 1, g, 3, PPRT_REDUCE_MAX);
+  if (!n->ops->wait_for(n, h, 1.0))
+    fail("tensor max all-reduce timed out");
+  h = n->ops->iallreduce_group_f32(n, 1, g, 2, PPRT_REDUCE_MIN);
+  if (!n->ops->wait_for(n, h, 1.0))
+    fail("tensor min all-reduce timed out");
   h = n->ops->iallgather_group_f32(n, 1, whole, 2, 4);
   if (!n->ops->wait_for(n, h, 1.0))
     fail("tensor all-gather timed out");
@@ -400,7 +410,7 @@ static void test_second_group(pprt_transport *n) {
                                "EventCreate e15\n"
                                "EventRecord e15 compute\n"
                                "StreamWaitEvent comm e15\n"
-                               "AllReduce G 7 over tensor on comm\n"
+                               "AllReduce sum G 7 over tensor on comm\n"
                                "EventCreate e16\n"
                                "EventRecord e16 comm\n"
                                "StreamWaitEvent compute e16\n"
@@ -408,11 +418,27 @@ static void test_second_group(pprt_transport *n) {
                                "EventCreate e17\n"
                                "EventRecord e17 compute\n"
                                "StreamWaitEvent comm e17\n"
-                               "AllGather +16 2 over tensor on comm\n"
+                               "AllReduce max G 3 over tensor on comm\n"
                                "EventCreate e18\n"
                                "EventRecord e18 comm\n"
                                "StreamWaitEvent compute e18\n"
-                               "EventQuery e18\n");
+                               "EventQuery e18\n"
+                               "EventCreate e19\n"
+                               "EventRecord e19 compute\n"
+                               "StreamWaitEvent comm e19\n"
+                               "AllReduce min G 2 over tensor on comm\n"
+                               "EventCreate e20\n"
+                               "EventRecord e20 comm\n"
+                               "StreamWaitEvent compute e20\n"
+                               "EventQuery e20\n"
+                               "EventCreate e21\n"
+                               "EventRecord e21 compute\n"
+                               "StreamWaitEvent comm e21\n"
+                               "AllGather +16 2 over tensor on comm\n"
+                               "EventCreate e22\n"
+                               "EventRecord e22 comm\n"
+                               "StreamWaitEvent compute e22\n"
+                               "EventQuery e22\n");
 }
 
 /* A collective on a group that was never split, or with a block count

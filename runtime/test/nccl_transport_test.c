@@ -89,7 +89,8 @@ static int with_gpu(pprt_transport *t, int count) {
   for (int i = 0; i < 4; ++i)
     host[i] = (float)(n->world_rank + 1);
   cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice);
-  bad |= !n->ops->wait_for(n, n->ops->iallreduce_group_f32(n, g, dev, 4), 60.0);
+  bad |= !n->ops->wait_for(
+      n, n->ops->iallreduce_group_f32(n, g, dev, 4, PPRT_REDUCE_SUM), 60.0);
   cudaStreamSynchronize(s);
   cudaMemcpy(got, dev, sizeof got, cudaMemcpyDeviceToHost);
   float want = (float)(n->world_size * (n->world_size + 1) / 2);

@@ -505,7 +505,7 @@ def test_errors(args):
         "ndims": "pprt: rank 0: buffer 0 of stage 0: rank 7 out of range "
                  "0..6",
         "abi": "pprt: rank 0: the program was compiled for pprt ABI version "
-               "20261205, but this runtime implements version 20261204",
+               "20261206, but this runtime implements version 20261205",
         "dtype": "pprt: rank 0: buffer 1: unknown element type 9",
         "f16param": "pprt: rank 1: initialising: buffer 3 (param of stage 1) "
                     "holds f16; only f32 is supported so far",
@@ -1746,6 +1746,8 @@ def test_tensor_parallel(args):
     with open(trace + ".0") as f:
         lines = f.read().splitlines()
     check(lines.count("allreduce group=1 count=192") == 4
+          and lines.count("allreduce group=1 count=2 op=max") == 4
+          and lines.count("allreduce group=1 count=2 op=min") == 4
           and lines.count("all_gather group=1 count=32 blocks=2") == 0,
           f"rank 0's tensor-group collectives: {lines}")
     with open(trace + ".2") as f:
@@ -1848,6 +1850,17 @@ def test_tensor_parallel_errors(args):
         r"0\.\.1\)$", proc.stderr, re.M)
     check(named, "no timeout line naming rank 1 and its group", proc)
     check(proc.stdout.startswith("step 1 loss"), "step 1 did not run", proc)
+    # The same for a max all-reduce.
+    proc = tp_run(args, 4, 2, 2, "--steps", "3", "--timeout", "1",
+                  PPRT_TP_STALL_MAX_STEP=2)
+    check(proc.returncode not in (0, 124), "job did not fail by itself", proc)
+    named = re.search(
+        r"^pprt: rank 0: rank 1 \(replica 0, pipeline rank 0, tensor index "
+        r"1\) stopped answering.* after 1\.0 s waiting for the "
+        r"tensor-parallel max all-reduce of 2 f32 in stage 0 micro-batch 0 "
+        r"over the tensor group of pipeline rank 0, replica 0 \(world ranks "
+        r"0\.\.1\)$", proc.stderr, re.M)
+    check(named, "no timeout line naming the max all-reduce", proc)
 
 
 def gpu_present():

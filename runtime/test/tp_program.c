@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -153,6 +154,28 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
+/* The group's max and min of (tp index, -tp index) are (T - 1, 0) and
+   (0, 1 - T) on every process: the reductions a vocabulary-parallel
+   cross-entropy needs, checked here and otherwise unused. */
+static void check_extrema(pprt_context *ctx) {
+  float hi[2] = {(float)pprt_tp_index(), -(float)pprt_tp_index()};
+  float lo[2] = {hi[0], hi[1]};
+  if (pprt_rank(ctx) == 0 && pprt_tp_index() == 1 &&
+      env_long("PPRT_TP_STALL_MAX_STEP", 0) == pprt_step(ctx) + 1)
+    for (;;)
+      sleep_ms(1000);
+  pprt_tp_all_reduce(PPRT_F32, hi, 2, PPRT_REDUCE_MAX);
+  pprt_tp_all_reduce(PPRT_F32, lo, 2, PPRT_REDUCE_MIN);
+  if (hi[0] != (float)(tp - 1) || hi[1] != 0.0f || lo[0] != 0.0f ||
+      lo[1] != (float)(1 - tp)) {
+    fprintf(stderr,
+            "tp_program: max (%g, %g) and min (%g, %g) over the tensor "
+            "group\n",
+            hi[0], hi[1], lo[0], lo[1]);
+    exit(1);
+  }
+}
+
 static void forward0(pprt_context *ctx, int mb) {
   int dh = DH / tp;
   float *h = buf(ctx, H, mb), *u = buf(ctx, U, mb);
@@ -164,8 +187,9 @@ static void forward0(pprt_context *ctx, int mb) {
       env_long("PPRT_TP_STALL_STEP", 0) == pprt_step(ctx) + 1)
     for (;;)
       sleep_ms(1000);
-  pprt_tp_all_reduce((int32_t)env_long("PPRT_TP_DTYPE", PPRT_F32), u,
-                     ROWS * DM);
+  pprt_tp_all_reduce((int32_t)env_long("PPRT_TP_DTYPE", PPRT_F32), u, ROWS * DM,
+                     PPRT_REDUCE_SUM);
+  check_extrema(ctx);
   const float *b1 = buf(ctx, B1, 0);
   for (int i = 0; i < ROWS; ++i)
     for (int j = 0; j < DM; ++j)
@@ -202,7 +226,7 @@ static void backward1(pprt_context *ctx, int mb) {
             dl);
   float *du = buf(ctx, DU, mb);
   matmul_nt(dp + first, DOUT, buf(ctx, W2, 0), du, ROWS, dl, DM);
-  pprt_tp_all_reduce(PPRT_F32, du, ROWS * DM);
+  pprt_tp_all_reduce(PPRT_F32, du, ROWS * DM, PPRT_REDUCE_SUM);
 }
 
 static void backward0(pprt_context *ctx, int mb) {

@@ -5,7 +5,9 @@ closed form (4 bytes per f32 weight and as many for its gradient, Adam's
 two f32 moments 8 more, 8 / d under ZeRO-1 with d replicas; a split weight
 counts 1 / T of its values) and pp-simulate's static memory. The MLP on
 2 pipeline ranks x T = 2, under Adam: without ZeRO (4 processes) and with
-ZeRO-1 over 2 replicas (8 processes)."""
+ZeRO-1 over 2 replicas (8 processes); or any model with further pp-compile
+options (--compile-arg), weights that must be split (--expect-split) and
+the (replicas, ZeRO stage) pairs to run (--configs)."""
 
 import argparse
 import os
@@ -70,13 +72,17 @@ def check(args, workdir, replicas, zero):
     name = f"tp{TP}-pp{RANKS}-dp{replicas}-zero{zero}"
     common = [args.model, "--stages", str(RANKS), "--microbatches", "4",
               "--schedule", "1f1b", "--tensor-parallel", str(TP),
-              "--data-parallel", str(replicas), "--zero", str(zero)]
+              "--data-parallel", str(replicas), "--zero", str(zero)
+              ] + args.compile_arg
     exe = os.path.join(workdir, name)
     schedule = exe + ".mlir"
     run([args.pp_compile] + common + ["-o", exe])
     run([args.pp_compile] + common + ["--emit", "schedule", "-o", schedule])
-    expected = closed_form(global_params(args.model), stage_params(schedule),
-                           replicas, zero)
+    placed = stage_params(schedule)
+    for index in args.expect_split:
+        if not placed.get(index, (0, False))[1]:
+            sys.exit(f"{name}: param {index} is not split")
+    expected = closed_form(global_params(args.model), placed, replicas, zero)
     model = simulated(args.pp_opt, schedule, "adam")
     held = measured(run(["mpirun", "-np", str(TP * RANKS * replicas), exe,
                          "--steps", "1", "--optimizer", "adam",
@@ -99,10 +105,17 @@ def main():
     parser.add_argument("--pp-compile", required=True)
     parser.add_argument("--pp-opt", required=True)
     parser.add_argument("--model", required=True)
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        help="a further pp-compile option (repeatable)")
+    parser.add_argument("--expect-split", type=int, action="append",
+                        default=[], help="a param index that must be split")
+    parser.add_argument("--configs", default="1:0,2:1",
+                        help="replicas:zero pairs, comma-separated")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
-        check(args, workdir, replicas=1, zero=0)
-        check(args, workdir, replicas=2, zero=1)
+        for config in args.configs.split(","):
+            replicas, zero = map(int, config.split(":"))
+            check(args, workdir, replicas=replicas, zero=zero)
     print("tp_memory: ok")
 
 

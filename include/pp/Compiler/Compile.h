@@ -204,6 +204,8 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"devices", "devices"}, schedule.devices);
   visit(CompileFlag{"plan-optimizer", "plan_optimizer"},
         schedule.planOptimizer);
+  visit(CompileFlag{"vocabulary-parallel", "vocabulary_parallel"},
+        schedule.vocabularyParallel);
   visit(CompileFlag{"device", "device"}, schedule.device);
   visit(CompileFlag{"device-file", "device_file"}, schedule.deviceFile);
   visit(CompileFlag{"cost-file", "cost_file"}, schedule.costFile);

@@ -84,6 +84,14 @@ struct SchedulePipelineOptions
       llvm::cl::desc("Optimizer whose state --devices counts in each "
                      "device's memory: sgd or adam (default adam)"),
       llvm::cl::init("adam")};
+  PassOptions::Option<bool> vocabularyParallel{
+      *this, "vocabulary-parallel",
+      llvm::cl::desc("With tensor-parallel above 1, also split the token "
+                     "embedding table and the head on the vocabulary, as "
+                     "Megatron-LM's vocabulary-parallel embedding and "
+                     "cross-entropy; nothing at tensor-parallel=1, as for "
+                     "the unsplit reference; docs/TensorParallel.md)"),
+      llvm::cl::init(false)};
   PassOptions::Option<sched::ScheduleChoice> planSchedule{
       *this, "plan-schedule",
       llvm::cl::desc("Schedule the stage planner plans for (default: "

@@ -61,7 +61,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   setTensorParallel = fn("pprt_set_tensor_parallel", {ptr, i32});
   setBufferSplit = fn("pprt_set_buffer_split", {ptr, i32, i32, i32});
   // dtype, buf, count; dtype, send, recv, count.
-  tpAllReduce = fn("pprt_tp_all_reduce", {i32, ptr, i64});
+  tpAllReduce = fn("pprt_tp_all_reduce", {i32, ptr, i64, i32});
   tpAllGather = fn("pprt_tp_all_gather", {i32, ptr, ptr, i64});
   tpIndex = fn("pprt_tp_index", {}, {i32});
 }

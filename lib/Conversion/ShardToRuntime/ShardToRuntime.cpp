@@ -122,22 +122,40 @@ Value CollectiveLowering::addressOf(Value buffer) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
+/// The runtime's reduction for `kind`, where it has one.
+static std::optional<pprt_reduction> reductionOf(shard::ReductionKind kind) {
+  switch (kind) {
+  case shard::ReductionKind::Sum:
+    return PPRT_REDUCE_SUM;
+  case shard::ReductionKind::Max:
+    return PPRT_REDUCE_MAX;
+  case shard::ReductionKind::Min:
+    return PPRT_REDUCE_MIN;
+  default:
+    return std::nullopt;
+  }
+}
+
 LogicalResult CollectiveLowering::lower(shard::AllReduceOp reduce) {
   auto type = dyn_cast<RankedTensorType>(reduce.getInput().getType());
   if (!type || !type.hasStaticShape() || reduce.getResult().getType() != type)
     return reduce.emitOpError("must reduce a static tensor into its own type");
-  if (reduce.getReduction() != shard::ReductionKind::Sum)
+  std::optional<pprt_reduction> reduction = reductionOf(reduce.getReduction());
+  if (!reduction)
     return reduce.emitOpError("reduces by ")
            << stringifyReductionKind(reduce.getReduction())
-           << "; the runtime's tensor-parallel all-reduce sums";
+           << "; the runtime's tensor-parallel all-reduce takes sum, max and "
+              "min";
   if (failed(checkGrid(reduce.getGridAxes())))
     return failure();
   FailureOr<Value> dtype = dtypeOf(type);
   if (failed(dtype))
     return failure();
   auto [buffer, address] = copyToBuffer(reduce.getInput());
-  runtime.tpAllReduce.create(b, loc, symbols,
-                             {*dtype, address, i64(type.getNumElements())});
+  runtime.tpAllReduce.create(
+      b, loc, symbols,
+      {*dtype, address, i64(type.getNumElements()),
+       arith::ConstantIntOp::create(b, loc, b.getI32Type(), *reduction)});
   reduce.replaceAllUsesWith(readBack(buffer, type));
   reduce.erase();
   return success();

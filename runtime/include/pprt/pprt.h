@@ -341,11 +341,13 @@ int64_t pprt_random_seed(int64_t id);
 /* ---- Tensor-parallel collectives. ------------------------------------- */
 
 /* Context-free, like pprt_gemm, called by stage code inside an action:
-   in-place sum of `count` elements of `dtype` (PPRT_F32 at least) over the
-   calling process's tensor-parallel group; blocking, bounded by --timeout
+   in-place element-wise `reduction` (a pprt_reduction: sum, max or min)
+   of `count` elements of `dtype` (PPRT_F32 at least) over the calling
+   process's tensor-parallel group; blocking, bounded by --timeout
    (naming the silent rank and the group); a no-op when T = 1. Every
    process of the group must make the same calls in the same order. */
-void pprt_tp_all_reduce(int32_t dtype, void *buf, int64_t count);
+void pprt_tp_all_reduce(int32_t dtype, void *buf, int64_t count,
+                        int32_t reduction);
 /* recv gets T*count elements: block i is tp index i's `send`. Blocking and
    bounded like pprt_tp_all_reduce; a copy when T = 1. */
 void pprt_tp_all_gather(int32_t dtype, const void *send, void *recv,

@@ -44,8 +44,9 @@ static void fw_group_end(pprt_transport *t) {
 }
 
 static int32_t fw_iallreduce_group_f32(pprt_transport *t, int32_t group,
-                                       void *buf, int64_t count) {
-  return INNER(t, iallreduce_group_f32, group, buf, count);
+                                       void *buf, int64_t count,
+                                       pprt_reduction op) {
+  return INNER(t, iallreduce_group_f32, group, buf, count, op);
 }
 
 static int32_t fw_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,

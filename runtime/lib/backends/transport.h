@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pp-abi/pprt_abi.h"
+
 /* Keeps the core free of MPI so that e.g. an NCCL backend moving device
    memory can replace it. Ranks here are world ranks. */
 typedef struct pprt_transport pprt_transport;
@@ -71,11 +73,11 @@ typedef struct pprt_transport_ops {
      their handles may be waited on before group_end; groups do not nest. */
   void (*group_begin)(pprt_transport *t);
   void (*group_end)(pprt_transport *t);
-  /* Starts an in-place sum over the caller's group `group` (split_groups'
-     id) and returns a handle for wait_for(); the buffer must stay
-     untouched until then. */
+  /* Starts an in-place element-wise `op` (sum, max or min) over the
+     caller's group `group` (split_groups' id) and returns a handle for
+     wait_for(); the buffer must stay untouched until then. */
   int32_t (*iallreduce_group_f32)(pprt_transport *t, int32_t group, void *buf,
-                                  int64_t count);
+                                  int64_t count, pprt_reduction op);
   /* Starts a sum over `group` of `blocks` (the group's size) blocks of
      `count` f32 at `send`, leaving block k of the sum in `recv` (`count`
      f32) of the group's k-th process (split_groups' key order); returns a

@@ -44,8 +44,8 @@ static void start_reduction(pprt_context *ctx, pprt_buffer_desc *g,
     return;
   }
   pprt_transport *t = ctx->transport;
-  g->reduce_handle =
-      t->ops->iallreduce_group_f32(t, ctx->dp_group, data, g->numel);
+  g->reduce_handle = t->ops->iallreduce_group_f32(t, ctx->dp_group, data,
+                                                  g->numel, PPRT_REDUCE_SUM);
 }
 
 /* Starts the gradient reduction of `stage`: all-reduces, or ZeRO-1's

@@ -180,15 +180,38 @@ static void finish(pprt_context *ctx, int32_t handle, const char *what,
                     first + ctx->tensor_parallel - 1);
 }
 
-void pprt_tp_all_reduce(int32_t dtype, void *buf, int64_t count) {
+/* The collective's name in messages: "all-reduce" for a sum. */
+static const char *all_reduce_name(int32_t reduction) {
+  switch (reduction) {
+  case PPRT_REDUCE_SUM:
+    return "all-reduce";
+  case PPRT_REDUCE_MAX:
+    return "max all-reduce";
+  case PPRT_REDUCE_MIN:
+    return "min all-reduce";
+  default:
+    return NULL;
+  }
+}
+
+void pprt_tp_all_reduce(int32_t dtype, void *buf, int64_t count,
+                        int32_t reduction) {
   pprt_context *ctx = collective_context("pprt_tp_all_reduce");
+  const char *what = all_reduce_name(reduction);
+  if (!what)
+    pprt_fatal(ctx,
+               "pprt_tp_all_reduce in stage %d micro-batch %d: unknown "
+               "reduction %d (sum 0, max 1, min 2)",
+               ctx->action_stage, ctx->action_mb, reduction);
   if (ctx->tensor_parallel == 1 || count == 0)
     return;
   require_f32(ctx, dtype, "pprt_tp_all_reduce");
   pprt_core_enter(ctx);
   pprt_transport *t = ctx->transport;
-  finish(ctx, t->ops->iallreduce_group_f32(t, ctx->tp_group, buf, count),
-         "all-reduce", count);
+  finish(ctx,
+         t->ops->iallreduce_group_f32(t, ctx->tp_group, buf, count,
+                                      (pprt_reduction)reduction),
+         what, count);
   pprt_core_leave(ctx);
 }
 

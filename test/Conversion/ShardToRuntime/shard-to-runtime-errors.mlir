@@ -2,9 +2,9 @@
 
 shard.grid @pp_tp(shape = 2)
 
-func.func @max(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{'shard.all_reduce' op reduces by max; the runtime's tensor-parallel all-reduce sums}}
-  %r = shard.all_reduce %x on @pp_tp grid_axes = [0] reduction = max : tensor<8x4xf32> -> tensor<8x4xf32>
+func.func @product(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'shard.all_reduce' op reduces by product; the runtime's tensor-parallel all-reduce takes sum, max and min}}
+  %r = shard.all_reduce %x on @pp_tp grid_axes = [0] reduction = product : tensor<8x4xf32> -> tensor<8x4xf32>
   return %r : tensor<8x4xf32>
 }
 

@@ -14,7 +14,8 @@ shard.grid @pp_tp(shape = 2)
 // CHECK: memref.copy %[[SRC]], %[[ALLOC]]
 // CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[ALLOC]]
 // CHECK: %[[PTR:.*]] = llvm.inttoptr
-// CHECK: call @pprt_tp_all_reduce(%c0_i32, %[[PTR]], %c32_i64) : (i32, !llvm.ptr, i64) -> ()
+// CHECK: %[[SUM:.*]] = arith.constant 0 : i32
+// CHECK: call @pprt_tp_all_reduce(%c0_i32, %[[PTR]], %c32_i64, %[[SUM]]) : (i32, !llvm.ptr, i64, i32) -> ()
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[ALLOC]] restrict writable
 // CHECK: return %[[R]]
 // BUF-LABEL: func.func @reduce(
@@ -23,6 +24,26 @@ shard.grid @pp_tp(shape = 2)
 func.func @reduce(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %r = shard.all_reduce %x on @pp_tp grid_axes = [0] : tensor<8x4xf32> -> tensor<8x4xf32>
   return %r : tensor<8x4xf32>
+}
+
+// -----
+
+shard.grid @pp_tp(shape = 2)
+
+// A vocabulary-parallel cross-entropy's maximum (and a minimum): the
+// reduction is the call's last argument (pprt_reduction: max 1, min 2).
+// CHECK-LABEL: func.func @extrema(
+// CHECK: %[[MAX:.*]] = arith.constant 1 : i32
+// CHECK: call @pprt_tp_all_reduce(%c0_i32, %{{.*}}, %c8_i64, %[[MAX]])
+// CHECK: %[[MIN:.*]] = arith.constant 2 : i32
+// CHECK: call @pprt_tp_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %[[MIN]])
+// BUF-LABEL: func.func @extrema(
+// BUF-COUNT-2: call @pprt_tp_all_reduce
+// BUF-NOT: shard.
+func.func @extrema(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %hi = shard.all_reduce %x on @pp_tp grid_axes = [0] reduction = max : tensor<8xf32> -> tensor<8xf32>
+  %lo = shard.all_reduce %x on @pp_tp grid_axes = [0] reduction = min : tensor<8xf32> -> tensor<8xf32>
+  return %hi, %lo : tensor<8xf32>, tensor<8xf32>
 }
 
 // -----

@@ -208,9 +208,11 @@ static void gt_group_end(pprt_transport *t) {
 }
 
 static int32_t gt_iallreduce_group_f32(pprt_transport *t, int32_t group,
-                                       void *buf, int64_t count) {
+                                       void *buf, int64_t count,
+                                       pprt_reduction op) {
   int32_t h;
-  FORWARD(h = pprt_forwarding_ops.iallreduce_group_f32(t, group, buf, count));
+  FORWARD(
+      h = pprt_forwarding_ops.iallreduce_group_f32(t, group, buf, count, op));
   return h;
 }
 

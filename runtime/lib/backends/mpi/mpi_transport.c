@@ -619,15 +619,22 @@ static void mpi_group_begin(pprt_transport *t) { (void)t; }
 
 static void mpi_group_end(pprt_transport *t) { (void)t; }
 
+static MPI_Op mpi_op_of(pprt_reduction op) {
+  return op == PPRT_REDUCE_MAX   ? MPI_MAX
+         : op == PPRT_REDUCE_MIN ? MPI_MIN
+                                 : MPI_SUM;
+}
+
 static int32_t mpi_iallreduce_group_f32(pprt_transport *t, int32_t group,
-                                        void *buf, int64_t count) {
+                                        void *buf, int64_t count,
+                                        pprt_reduction op) {
   mpi_transport *m = as_mpi(t);
   MPI_Comm comm = group_comm(m, group, "MPI_Iallreduce");
   mpi_send_request *r = new_request(m, "MPI_Iallreduce");
   r->peer = PPRT_EVERYONE;
   check(m,
         MPI_Iallreduce(MPI_IN_PLACE, buf, count_of(m, count), MPI_FLOAT,
-                       MPI_SUM, comm, &r->req),
+                       mpi_op_of(op), comm, &r->req),
         "MPI_Iallreduce");
   return push_request(m);
 }

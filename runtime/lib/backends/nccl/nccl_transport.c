@@ -265,15 +265,22 @@ static int32_t collective_handle(nccl_transport *n) {
   return h;
 }
 
+static ncclRedOp_t nccl_op_of(pprt_reduction op) {
+  return op == PPRT_REDUCE_MAX   ? ncclMax
+         : op == PPRT_REDUCE_MIN ? ncclMin
+                                 : ncclSum;
+}
+
 static int32_t nc_iallreduce_group_f32(pprt_transport *t, int32_t group,
-                                       void *buf, int64_t count) {
+                                       void *buf, int64_t count,
+                                       pprt_reduction op) {
   nccl_transport *n = as_nccl(t);
   ncclComm_t c = group_comm(n, group, "all-reduce");
   after_compute(n);
-  check_nccl(
-      n,
-      ncclAllReduce(buf, buf, (size_t)count, ncclFloat32, ncclSum, c, n->comm),
-      "ncclAllReduce");
+  check_nccl(n,
+             ncclAllReduce(buf, buf, (size_t)count, ncclFloat32, nccl_op_of(op),
+                           c, n->comm),
+             "ncclAllReduce");
   return collective_handle(n);
 }
 

@@ -190,13 +190,14 @@ static pprt_recv_status st_recv(pprt_transport *t, void *buf, int64_t bytes,
 }
 
 static int32_t st_iallreduce_group_f32(pprt_transport *t, int32_t group,
-                                       void *buf, int64_t count) {
+                                       void *buf, int64_t count,
+                                       pprt_reduction op) {
   staged_transport *s = as_staged(t);
   int64_t bytes = count * (int64_t)sizeof(float);
   int32_t b = acquire(s, bytes);
   s->be->ops->copy_to_host(s->be, host_of(s, b), buf, (size_t)bytes);
-  int32_t h =
-      pprt_forwarding_ops.iallreduce_group_f32(t, group, host_of(s, b), count);
+  int32_t h = pprt_forwarding_ops.iallreduce_group_f32(t, group, host_of(s, b),
+                                                       count, op);
   return add_pending(s, (pending){h, b, buf, 0, bytes, false});
 }
 

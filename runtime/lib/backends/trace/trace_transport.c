@@ -66,10 +66,15 @@ static void tr_group_end(pprt_transport *t) {
 }
 
 static int32_t tr_iallreduce_group_f32(pprt_transport *t, int32_t group,
-                                       void *buf, int64_t count) {
-  fprintf(out_of(t), "allreduce group=%d count=%lld\n", group,
-          (long long)count);
-  return pprt_forwarding_ops.iallreduce_group_f32(t, group, buf, count);
+                                       void *buf, int64_t count,
+                                       pprt_reduction op) {
+  /* A sum, the usual reduction, goes unnamed. */
+  fprintf(out_of(t), "allreduce group=%d count=%lld%s\n", group,
+          (long long)count,
+          op == PPRT_REDUCE_MAX   ? " op=max"
+          : op == PPRT_REDUCE_MIN ? " op=min"
+                                  : "");
+  return pprt_forwarding_ops.iallreduce_group_f32(t, group, buf, count, op);
 }
 
 static int32_t tr_ireduce_scatter_group_f32(pprt_transport *t, int32_t group,

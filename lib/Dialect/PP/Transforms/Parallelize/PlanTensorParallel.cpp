@@ -32,10 +32,21 @@ struct PlanTensorParallelPass
           << style << "'; the known one is megatron";
       return signalPassFailure();
     }
+    // The vocabulary first: Megatron's plan leaves the products of weights
+    // already split (the embedding's) to them.
+    TensorParallelPlan vocabularyPlan;
+    if (vocabulary &&
+        failed(planVocabulary(step, tensorParallel, vocabularyPlan)))
+      return signalPassFailure();
+    apply(step, vocabularyPlan);
     FailureOr<TensorParallelPlan> plan = planMegatron(step, tensorParallel);
     if (failed(plan))
       return signalPassFailure();
-    for (auto [arg, split] : *plan)
+    apply(step, *plan);
+  }
+
+  static void apply(func::FuncOp step, const TensorParallelPlan &plan) {
+    for (auto [arg, split] : plan)
       step.setArgAttr(arg, kSplitAttr, split);
   }
 };

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PartitionRepairs.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/Passes.h"
@@ -112,10 +113,16 @@ struct ShardStagesPass : pp::impl::PPShardStagesBase<ShardStagesPass> {
     if (failed(recordAndCheckBoundary(func, contract)) ||
         failed(checkPartitionable(func)))
       return failure();
+    sinkCapturedConstants(func);
+    markSplitIndices(func, grid);
     OpPassManager partition(func::FuncOp::getOperationName());
     partition.addPass(shard::createPartition());
-    partition.addPass(createCanonicalizerPass());
-    return runPipeline(partition, func);
+    if (failed(runPipeline(partition, func)))
+      return failure();
+    offsetSplitIndices(func, grid);
+    OpPassManager tidy(func::FuncOp::getOperationName());
+    tidy.addPass(createCanonicalizerPass());
+    return runPipeline(tidy, func);
   }
 };
 } // namespace

@@ -25,28 +25,6 @@ func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %w: ten
 
 // -----
 
-// linalg.index on a split loop: upstream would leave the index local to
-// each half (a causal mask computed from it would be silently wrong).
-#id = affine_map<(d0, d1) -> (d0, d1)>
-func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %w: tensor<16x32xf32> {pp.slot = #pp.slot<param 1>, pp.split = [[], [0]]}) -> (tensor<8x32xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8x32xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
-  %mm = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
-  %masked = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<8x32xf32>) outs(%e : tensor<8x32xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    // expected-error @+1 {{'linalg.index' op reads loop dimension 1, which tensor parallelism splits: upstream partitioning would leave the index local to each part}}
-    %j = linalg.index 1 : index
-    %i = linalg.index 0 : index
-    %keep = arith.cmpi ule, %j, %i : index
-    %v = arith.select %keep, %in, %zero : f32
-    linalg.yield %v : f32
-  } -> tensor<8x32xf32>
-  return %masked : tensor<8x32xf32>
-}
-
-// -----
-
 // The forward saves its column-parallel product split on dimension 1; a
 // backward that needs it split otherwise breaks the contract.
 #a = affine_map<(d0, d1, d2) -> (d2, d0)>

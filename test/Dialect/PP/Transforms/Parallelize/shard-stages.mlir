@@ -67,3 +67,42 @@ func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %b: ten
   } -> tensor<8xf32>
   return %sum, %mean, %sum : tensor<8x16xf32>, tensor<8xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// A vocabulary-split table looked up by ids compared with the vocabulary
+// loop's index: upstream partitioning would leave the index local to each
+// part (every part would match ids 0..2); pp offsets it by the part's
+// first row, tp index x 3. The split reduction over the vocabulary reads
+// a constant, which stays inside the body (upstream drops it otherwise).
+#ids = affine_map<(b, d, v) -> (b)>
+#tab = affine_map<(b, d, v) -> (v, d)>
+#emb = affine_map<(b, d, v) -> (b, d)>
+// CHECK-LABEL: func.func @s0_forward(
+// CHECK-SAME: tensor<3x4xf32> {pp.slot = #pp.slot<param 1>, pp.split = {{\[\[}}0]]}
+// CHECK-DAG: %[[BLOCK:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[PART:.*]] = shard.process_linear_index on @pp_tp : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[PART]], %[[BLOCK]] : index
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<8xi64>, tensor<3x4xf32>)
+// CHECK: %[[LOCAL:.*]] = linalg.index 2 : index
+// CHECK: %[[GLOBAL:.*]] = arith.addi %[[LOCAL]], %[[FIRST]] : index
+// CHECK: arith.index_cast %[[GLOBAL]] : index to i64
+// CHECK: shard.all_reduce
+// CHECK-NOT: tp_split_block
+// CHECK: return
+func.func @s0_forward(%ids: tensor<8xi64> {pp.slot = #pp.slot<data 0>}, %wte: tensor<6x4xf32> {pp.slot = #pp.slot<param 1>, pp.split = [[0]]}) -> (tensor<8x4xf32> {pp.slot = #pp.slot<act stage 0 output 0>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %x = linalg.generic {indexing_maps = [#ids, #tab, #emb], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ids, %wte : tensor<8xi64>, tensor<6x4xf32>) outs(%z : tensor<8x4xf32>) {
+  ^bb0(%id: i64, %w0: f32, %acc: f32):
+    %v = linalg.index 2 : index
+    %vi = arith.index_cast %v : index to i64
+    %hit = arith.cmpi eq, %id, %vi : i64
+    %p = arith.select %hit, %w0, %zero : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %x : tensor<8x4xf32>
+}

@@ -37,6 +37,14 @@ def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
     there: upstream partitioning leaves such indices local (a causal mask
     would be silently wrong).
 
+    With `vocabulary`, the token embedding table (a weight summed over
+    one dimension against data arguments only: one-hot tokens, or ids
+    compared with the loop index) splits on that vocabulary dimension, and
+    every other weight product with an output dimension of the
+    vocabulary's size (the head) splits on it, as Megatron-LM's
+    vocabulary-parallel embedding and cross-entropy; a step without an
+    embedding table is an error.
+
     ```mlir
     // before
     func.func @train_step(%x: tensor<8x16xf32>, %w0: tensor<16x32xf32> {pp.param},
@@ -56,6 +64,10 @@ def PPPlanTensorParallel : Pass<"pp-plan-tensor-parallel", "ModuleOp"> {
     Option<"tensorParallel", "tensor-parallel", "int64_t", "0",
            "Processes per tensor-parallel group; above 1, every planned "
            "split dimension must be a multiple of it">,
+    Option<"vocabulary", "vocabulary", "bool", "false",
+           "Also split the token embedding table and the head on the "
+           "vocabulary (Megatron's vocabulary-parallel embedding and "
+           "cross-entropy)">,
   ];
 }
 
@@ -143,13 +155,19 @@ def PPShardStages : Pass<"pp-shard-stages", "ModuleOp"> {
     Before propagation each `tensor.empty` and `linalg.fill` gets one copy
     per use and the function is canonicalized, so that a fill shared by
     split and replicated users is not gathered, and no unused
-    `tensor.empty` is left (upstream partitioning crashes on one).
+    `tensor.empty` is left (upstream partitioning crashes on one). Before
+    partitioning the constants a linalg body reads from above are copied
+    into it (upstream partitioning of a split reduction loses them), and
+    after it every `linalg.index` of a loop that the op's operands split
+    gets the start of the process's block added (upstream leaves it
+    local: a vocabulary-split lookup comparing ids with it would be
+    silently wrong). A replicated argument may be read split: each
+    process slices its block locally.
 
     Located errors: an op with no sharding rule (no `ShardingInterface`)
-    that handles tensors; a `linalg.index` reading a split loop dimension
-    (upstream leaves it local: silently wrong); a function that would
-    read or produce a boundary value split otherwise than its contract; a
-    split dimension that `tensor-parallel` does not divide.
+    that handles tensors; a function that would read or produce a
+    boundary value split otherwise than its contract; a split dimension
+    that `tensor-parallel` does not divide.
     `tensor_parallel = T` is set on the `pp.schedule`. With
     `tensor-parallel=1` the pass does nothing.
 

@@ -66,7 +66,7 @@ LogicalResult annotateBoundary(func::FuncOp func, shard::GridOp grid,
 /// After propagation: records the splits chosen for the undecided results
 /// in the contract and in `pp.split`, and fails with a located error where
 /// a boundary value is resharded (read or produced otherwise than its
-/// contract) or a split loop dimension is read by `linalg.index`.
+/// contract; a replicated argument may be read split).
 LogicalResult recordAndCheckBoundary(func::FuncOp func,
                                      SlotShardings &contract);
 

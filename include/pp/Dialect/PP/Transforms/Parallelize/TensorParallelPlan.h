@@ -34,6 +34,18 @@ using TensorParallelPlan = llvm::MapVector<unsigned, ArrayAttr>;
 FailureOr<TensorParallelPlan> planMegatron(func::FuncOp step,
                                            int64_t tensorParallel);
 
+/// Megatron's vocabulary-parallel embedding and head, added to `plan`. The
+/// embedding table is the weight an op sums, over one of its dimensions
+/// (the vocabulary), against data arguments of the step only (one-hot
+/// tokens, or ids compared with the loop's index); it splits on that
+/// dimension. Every other weight product with an output dimension of the
+/// vocabulary's size (the head, whose logits the cross-entropy reduces)
+/// splits on it. Weights the user split are left alone. Fails with an
+/// error at the step where it has no embedding table, and at an op whose
+/// vocabulary `tensorParallel` (> 1) does not divide.
+LogicalResult planVocabulary(func::FuncOp step, int64_t tensorParallel,
+                             TensorParallelPlan &plan);
+
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_TRANSFORMS_PARALLELIZE_TENSORPARALLELPLAN_H
