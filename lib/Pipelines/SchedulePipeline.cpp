@@ -62,6 +62,7 @@ getSchedulerOptions(const SchedulePipelineOptions &options) {
   scheduler.numMicrobatches = options.numMicrobatches;
   scheduler.numRanks = options.numRanks;
   scheduler.splitBackward = options.splitBackward;
+  scheduler.numSlices = options.slices;
   scheduler.function = options.function;
   return scheduler;
 }
@@ -83,11 +84,24 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
     plan.tensorParallel = options.tensorParallel;
     pm.addPass(createPPPlanTensorParallel(plan));
   }
+  // Seq1F1B: the step in sequence slices, before its micro-batches.
+  if (options.slices > 1) {
+    PPSplitSequenceOptions sequence;
+    sequence.function = options.function;
+    sequence.numSlices = options.slices;
+    sequence.split = options.sliceSplit;
+    pm.addPass(createPPSplitSequence(sequence));
+  }
   PPSplitMicrobatchesOptions split;
   split.numMicrobatches = options.numMicrobatches;
   split.function = options.function;
   pm.addPass(createPPSplitMicrobatches(split));
   pm.addPass(createPPPartitionStages(getPlannerOptions(options)));
+  if (options.slices > 1) {
+    PPSplitSliceStagesOptions slices;
+    slices.function = options.function;
+    pm.addPass(createPPSplitSliceStages(slices));
+  }
   PPDeriveBackwardOptions derive;
   derive.function = options.function;
   pm.addPass(createPPDeriveBackward(derive));

@@ -42,7 +42,7 @@ struct RuntimeFunctions {
   // The program a schedule lowers to (convert-pp-to-runtime).
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
       defineBuffer, setIdBound, setIdIgnored, defineSaved, setBufferVariant,
-      setMicrobatchVariant;
+      setMicrobatchVariant, setSlices;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, updateState, allReduce, reduceScatter, allGather,
       optimizerStep, actionBegin, actionEnd;

@@ -32,6 +32,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
   setBufferVariant = fn("pprt_set_buffer_variant", {ptr, i32, i32});
   setMicrobatchVariant = fn("pprt_set_microbatch_variant", {ptr, i32, i32});
+  setSlices = fn("pprt_set_slices", {ptr, i32});
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
   send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
   recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});

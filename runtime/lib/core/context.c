@@ -208,6 +208,7 @@ void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
   ctx->num_ranks = num_ranks;
   ctx->num_stages = num_stages;
   ctx->num_microbatches = num_microbatches;
+  ctx->num_slices = 1;
   ctx->program_set = true;
 }
 
@@ -396,6 +397,17 @@ void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
   ctx->microbatch_variant[mb] = variant;
 }
 
+void pprt_set_slices(pprt_context *ctx, int32_t slices) {
+  if (!ctx->program_set)
+    pprt_fatal(ctx, "pprt_set_slices before pprt_set_program");
+  if (slices < 1 || ctx->num_microbatches % slices != 0)
+    pprt_fatal(ctx,
+               "pprt_set_slices: %d slices do not divide the %d slices of "
+               "the micro-batches",
+               slices, ctx->num_microbatches);
+  ctx->num_slices = slices;
+}
+
 /* Rows of the global batch micro-batch `mb` takes under variants: dims[0]
    of its variant's data buffers, which must agree. */
 static int64_t variant_rows(const pprt_context *ctx, int32_t mb) {
@@ -425,6 +437,11 @@ static int64_t variant_rows(const pprt_context *ctx, int32_t mb) {
 int64_t pprt_microbatch_first_row(const pprt_context *ctx,
                                   const pprt_buffer_desc *b, int32_t replica,
                                   int32_t mb) {
+  if (ctx->num_slices > 1) {
+    int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
+    int32_t per_step = ctx->num_microbatches / ctx->num_slices;
+    return ((int64_t)replica * per_step + mb / ctx->num_slices) * rows;
+  }
   if (!ctx->microbatch_variant) {
     int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
     return ((int64_t)replica * ctx->num_microbatches + mb) * rows;

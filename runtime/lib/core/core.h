@@ -191,6 +191,13 @@ struct pprt_context {
   /* pprt_set_microbatch_variant: each micro-batch's variant; NULL while
      every micro-batch runs variant 0. */
   int32_t *microbatch_variant;
+  /* pprt_set_slices: sequence slices per micro-batch (1: none). */
+  int32_t num_slices;
+  /* Bytes of saved buffers (pprt_define_saved) the actions run so far on
+     this process hold: after each forward, until the phase that frees
+     them; and the most they held (pprt_peak_activation_bytes). */
+  int64_t held_activation_bytes;
+  int64_t peak_activation_bytes;
   int32_t pipeline_rank;
   /* Processes per pipeline rank (pprt_set_tensor_parallel; 1 by default)
      and this one's index among them: world rank % tensor_parallel. */

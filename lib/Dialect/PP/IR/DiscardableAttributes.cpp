@@ -28,6 +28,7 @@ enum class Site {
   Schedule,         // the attributes of a pp.schedule
   Module,           // the attributes of a builtin.module
   LinalgOp,         // the attributes of an op of the linalg dialect
+  AnyOp,            // the attributes of any op
   Argument,         // a function argument
   ArgumentOrResult, // a function argument or result
 };
@@ -161,6 +162,8 @@ static const AttributeRule kAttributeRules[] = {
      "a unit attribute (argument) or an argument number (result)", isStateMark},
     {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
      isVariant},
+    {kSliceAttr, Site::AnyOp, "a slice number (an i64 in [0, 65536))",
+     isStageNumber},
 };
 
 static StringRef describeSite(Site site) {
@@ -173,6 +176,8 @@ static StringRef describeSite(Site site) {
     return "a module";
   case Site::LinalgOp:
     return "a linalg op";
+  case Site::AnyOp:
+    return "an op";
   case Site::Argument:
     return "a function argument";
   case Site::ArgumentOrResult:
@@ -217,6 +222,8 @@ static bool isAtSite(Operation *op, Site site) {
     return isa<ModuleOp>(op);
   case Site::LinalgOp:
     return op->getName().getDialectNamespace() == "linalg";
+  case Site::AnyOp:
+    return true;
   case Site::Argument:
   case Site::ArgumentOrResult:
     return false;
