@@ -45,6 +45,10 @@ getPlannerOptions(const SchedulePipelineOptions &options) {
   planner.schedule = options.planSchedule.getValue()
                          ? options.planSchedule.getValue()
                          : options.schedule.getValue();
+  // The planner orders whole micro-batches: a sliced schedule's stages are
+  // planned as 1F1B's, whose order seq1f1b runs on slices.
+  if (options.slices > 1 && planner.schedule.getName() == "seq1f1b")
+    planner.schedule = sched::ScheduleChoice::get("1f1b");
   planner.device.assign(options.device.begin(), options.device.end());
   planner.deviceFile = options.deviceFile;
   planner.costFile = options.costFile;

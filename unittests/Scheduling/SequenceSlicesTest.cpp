@@ -7,6 +7,7 @@
 
 #include "pp/Scheduling/SequenceSlices.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>
