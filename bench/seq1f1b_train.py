@@ -38,9 +38,14 @@ def run(cmd, **kwargs):
     return proc
 
 
+def schedule_of(k):
+    """seq1f1b with k slices; with one slice it is 1f1b."""
+    return "seq1f1b" if k > 1 else "1f1b"
+
+
 def simulated_peak(args, k):
     """Each rank's peak activation memory (micro-batches) under seq1f1b."""
-    options = (f"schedule=seq1f1b num-stages={args.ranks} "
+    options = (f"schedule={schedule_of(k)} num-stages={args.ranks} "
                f"num-microbatches={args.microbatches} slices={k}")
     proc = run([os.path.join(args.build, "bin", "pp-opt"),
                 f"--pp-schedule={options}", "--pp-insert-transfers",
@@ -53,7 +58,7 @@ def measure(args, workdir, k):
     program = os.path.join(workdir, f"gpt-k{k}")
     run([os.path.join(args.build, "bin", "pp-compile"), args.model,
          "--stages", str(args.ranks), "--microbatches", str(args.microbatches),
-         "--schedule", "seq1f1b", "--slices", str(k), "-o", program])
+         "--schedule", schedule_of(k), "--slices", str(k), "-o", program])
     metrics = os.path.join(workdir, f"metrics-k{k}.jsonl")
     profile = os.path.join(workdir, f"profile-k{k}.json")
     proc = run(["mpiexec", "-n", str(args.ranks), program, "--steps",

@@ -112,9 +112,13 @@ static void account_held(pprt_context *ctx, int32_t phase, int32_t stage,
     const pprt_buffer_desc *b = &ctx->buffers[s->id];
     if (s->stage != stage || b->variant != variant)
       continue;
+    /* A fused backward frees all (the program may keep unused B and W
+       functions, whose reads set `until`); W what B leaves. */
+    bool freed = phase == PPRT_BACKWARD || phase == s->until ||
+                 (phase == PPRT_BACKWARD_WEIGHT && s->until == PPRT_BACKWARD);
     if (phase == PPRT_FORWARD)
       ctx->held_activation_bytes += b->bytes;
-    else if (phase == s->until)
+    else if (freed)
       ctx->held_activation_bytes -= b->bytes;
   }
   if (ctx->held_activation_bytes > ctx->peak_activation_bytes)
