@@ -25,6 +25,8 @@ def train(args, workdir, model, name, stages, microbatches, schedule,
     """Per-step losses and the final weights {name: values}."""
     exe = os.path.join(workdir, name)
     flags = ["--slices", str(slices)] if slices > 1 else []
+    if args.split_backward and stages > 1:
+        flags.append("--split-backward")
     run([args.pp_compile, model, "--stages", str(stages), "--microbatches",
          str(microbatches), "--schedule", schedule, "-o", exe] + flags)
     weights = os.path.join(workdir, name + ".safetensors")
@@ -54,6 +56,8 @@ def main():
     parser.add_argument("--schedule", default="1f1b")
     parser.add_argument("--slices", type=int, default=1,
                         help="pp-compile --slices: the model is unsliced")
+    parser.add_argument("--split-backward", action="store_true",
+                        help="the pipelined program runs B and W apart")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--lr", type=float, default=0.3)
     parser.add_argument("--rtol", type=float, default=1e-5)
