@@ -1,18 +1,16 @@
 #!/usr/bin/env python3
-"""The GPT trained with its step computed in k = 1, 2, 4 sequence slices
-(pp-split-sequence): per-step losses against k = 1, step time, the
-activation memory a stage keeps per micro-batch (the runtime's profile) and
-each rank's peak resident memory, next to the peak activation memory that
-seq1f1b would hold once the runtime runs slices as actions (pp-simulate).
+"""The GPT trained under seq1f1b with each micro-batch's sequence cut into
+k = 1, 2, 4 slices, every slice its own action (pp-compile --slices k):
+per-step losses against k = 1, step time, and each rank's peak activation
+memory as the runtime counts it (--print-memory: the bytes the forwards
+leave for their backwards, from each forward's end until the phase that
+frees them) next to pp-simulate's prediction for the same schedule (its
+peak in micro-batches times the bytes one micro-batch's slices hold on
+that stage, from the runtime's --profile).
 
-Every k compiles the same model (after `pp-opt --pp-split-sequence
-slices=k` for k > 1) to the same pipeline (1f1b, --ranks stages) and runs
-it on the same corpus batches. The slices run inside each stage's
-whole-micro-batch actions, so the measured activation memory is that of
-the sliced equations (the keys and values concatenated for later slices
-are extra copies), not yet seq1f1b's; the last column is what seq1f1b
-would hold on rank 0, in micro-batches, under pp-simulate with uniform
-slices: (p + k - 1) / k, against 1f1b's p.
+Every k compiles the same unsliced model to the same pipeline (seq1f1b,
+--ranks stages; k = 1 is 1f1b) and runs it on the same corpus batches.
+With uniform slices pp-simulate predicts p - r + k - 1 slices on rank r.
 
 Standard library only. Example:
   python3 bench/seq1f1b_train.py --build build
@@ -29,6 +27,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIMULATED_PEAK = re.compile(r"peak activation memory per rank: ([0-9., e+-]+)")
+MEASURED_PEAK = re.compile(r"^activation memory rank (\d+): peak (\d+) bytes$",
+                           re.M)
 
 
 def run(cmd, **kwargs):
@@ -38,43 +38,42 @@ def run(cmd, **kwargs):
     return proc
 
 
+def schedule_of(k):
+    """seq1f1b with k slices; with one slice it is 1f1b."""
+    return "seq1f1b" if k > 1 else "1f1b"
+
+
 def simulated_peak(args, k):
-    """Rank 0's peak activation memory (micro-batches) under seq1f1b (1f1b
-    for k = 1)."""
-    options = (f"schedule=1f1b num-stages={args.ranks} "
-               f"num-microbatches={args.microbatches}")
-    if k > 1:
-        options = options.replace("1f1b", "seq1f1b") + f" slices={k}"
+    """Each rank's peak activation memory (micro-batches) under seq1f1b."""
+    options = (f"schedule={schedule_of(k)} num-stages={args.ranks} "
+               f"num-microbatches={args.microbatches} slices={k}")
     proc = run([os.path.join(args.build, "bin", "pp-opt"),
                 f"--pp-schedule={options}", "--pp-insert-transfers",
                 "--pp-simulate", "-o", os.devnull], input="module {}")
-    return float(SIMULATED_PEAK.search(proc.stderr).group(1).split(",")[0])
+    return [float(v) for v in
+            SIMULATED_PEAK.search(proc.stderr).group(1).split(",")]
 
 
 def measure(args, workdir, k):
-    model = args.model
-    if k > 1:
-        model = os.path.join(workdir, f"model-k{k}.mlir")
-        run([os.path.join(args.build, "bin", "pp-opt"), args.model,
-             f"--pp-split-sequence=slices={k}", "-o", model])
     program = os.path.join(workdir, f"gpt-k{k}")
-    run([os.path.join(args.build, "bin", "pp-compile"), model,
+    run([os.path.join(args.build, "bin", "pp-compile"), args.model,
          "--stages", str(args.ranks), "--microbatches", str(args.microbatches),
-         "--schedule", "1f1b", "-o", program])
+         "--schedule", schedule_of(k), "--slices", str(k), "-o", program])
     metrics = os.path.join(workdir, f"metrics-k{k}.jsonl")
     profile = os.path.join(workdir, f"profile-k{k}.json")
-    proc = run(["mpiexec", "-n", str(args.ranks), "/usr/bin/time", "-f",
-                "maxrss %M", program, "--steps", str(args.steps), "--lr",
-                "0.3", "--corpus", args.corpus, "--metrics", metrics])
-    rss = [int(x) for x in re.findall(r"^maxrss (\d+)$", proc.stderr, re.M)]
+    proc = run(["mpiexec", "-n", str(args.ranks), program, "--steps",
+                str(args.steps), "--lr", "0.3", "--corpus", args.corpus,
+                "--metrics", metrics, "--print-memory"])
+    peaks = {int(r): int(b) for r, b in MEASURED_PEAK.findall(proc.stdout)}
     steps = [json.loads(line) for line in open(metrics)]
     losses = [step["loss"] for step in steps]
     seconds = [step["seconds"] for step in steps[args.warmup:]]
     run(["mpiexec", "-n", str(args.ranks), program, "--steps", "2",
          "--warmup", "1", "--corpus", args.corpus, "--profile", profile])
     stages = json.load(open(profile))["stages"]
-    activation = [stage["activation_memory"] for stage in stages]
-    return losses, statistics.median(seconds), activation, rss
+    per_microbatch = [stage["activation_memory"] for stage in stages]
+    return (losses, statistics.median(seconds),
+            [peaks[r] for r in range(args.ranks)], per_microbatch)
 
 
 def main():
@@ -93,21 +92,23 @@ def main():
     args = parser.parse_args()
     slices = [int(k) for k in args.slices.split(",")]
     print(f"model {os.path.relpath(args.model, ROOT)}, {args.ranks} ranks, "
-          f"1f1b, {args.microbatches} micro-batches, {args.steps} steps "
+          f"seq1f1b, {args.microbatches} micro-batches, {args.steps} steps "
           f"(median step time after {args.warmup})")
     print(f"{'k':>2} {'step ms':>8} {'max rel loss diff':>17} "
-          f"{'activation KiB/mb per stage':>28} {'max RSS MiB per rank':>21} "
-          f"{'seq1f1b peak (sim)':>18}")
+          f"{'peak KiB per rank (runtime)':>28} "
+          f"{'predicted KiB per rank':>23} {'sim. peak (mb)':>15}")
     with tempfile.TemporaryDirectory() as workdir:
         reference = None
         for k in slices:
-            losses, seconds, activation, rss = measure(args, workdir, k)
+            losses, seconds, peaks, per_mb = measure(args, workdir, k)
             reference = reference or losses
             diff = max(abs(a - b) / abs(b) for a, b in zip(losses, reference))
-            kib = ", ".join(f"{a / 1024:.1f}" for a in activation)
-            mib = ", ".join(f"{r / 1024:.1f}" for r in rss)
-            print(f"{k:>2} {seconds * 1e3:>8.2f} {diff:>17.2e} {kib:>28} "
-                  f"{mib:>21} {simulated_peak(args, k):>18.3g}")
+            sim = simulated_peak(args, k)
+            predicted = [s * m for s, m in zip(sim, per_mb)]
+            print(f"{k:>2} {seconds * 1e3:>8.2f} {diff:>17.2e} "
+                  f"{', '.join(f'{p / 1024:.1f}' for p in peaks):>28} "
+                  f"{', '.join(f'{p / 1024:.1f}' for p in predicted):>23} "
+                  f"{', '.join(f'{s:g}' for s in sim):>15}")
 
 
 if __name__ == "__main__":

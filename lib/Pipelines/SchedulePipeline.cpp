@@ -45,6 +45,10 @@ getPlannerOptions(const SchedulePipelineOptions &options) {
   planner.schedule = options.planSchedule.getValue()
                          ? options.planSchedule.getValue()
                          : options.schedule.getValue();
+  // The planner orders whole micro-batches: a sliced schedule's stages are
+  // planned as 1F1B's, whose order seq1f1b runs on slices.
+  if (options.slices > 1 && planner.schedule.getName() == "seq1f1b")
+    planner.schedule = sched::ScheduleChoice::get("1f1b");
   planner.device.assign(options.device.begin(), options.device.end());
   planner.deviceFile = options.deviceFile;
   planner.costFile = options.costFile;
@@ -62,6 +66,7 @@ getSchedulerOptions(const SchedulePipelineOptions &options) {
   scheduler.numMicrobatches = options.numMicrobatches;
   scheduler.numRanks = options.numRanks;
   scheduler.splitBackward = options.splitBackward;
+  scheduler.numSlices = options.slices;
   scheduler.function = options.function;
   return scheduler;
 }
@@ -117,11 +122,24 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
     plan.vocabulary = options.vocabularyParallel;
     pm.addPass(createPPPlanTensorParallel(plan));
   }
+  // Seq1F1B: the step in sequence slices, before its micro-batches.
+  if (options.slices > 1) {
+    PPSplitSequenceOptions sequence;
+    sequence.function = options.function;
+    sequence.numSlices = options.slices;
+    sequence.split = options.sliceSplit;
+    pm.addPass(createPPSplitSequence(sequence));
+  }
   PPSplitMicrobatchesOptions split;
   split.numMicrobatches = options.numMicrobatches;
   split.function = options.function;
   pm.addPass(createPPSplitMicrobatches(split));
   pm.addPass(createPPPartitionStages(getPlannerOptions(options)));
+  if (options.slices > 1) {
+    PPSplitSliceStagesOptions slices;
+    slices.function = options.function;
+    pm.addPass(createPPSplitSliceStages(slices));
+  }
   PPDeriveBackwardOptions derive;
   derive.function = options.function;
   pm.addPass(createPPDeriveBackward(derive));

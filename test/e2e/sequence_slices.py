@@ -3,7 +3,10 @@
 like the unsliced one: the sliced model, pipelined, against the unsliced
 model on one process, on the same corpus batches. Per-step losses within
 --rtol relative, and every final weight within --rtol of its tensor's
-largest magnitude (the saved weights, element by element)."""
+largest magnitude (the saved weights, element by element). With --slices,
+pp-compile slices the model itself and runs each slice as its own action
+(--schedule seq1f1b); --print-memory's peak activation bytes per rank are
+then printed too."""
 
 import argparse
 import os
@@ -17,15 +20,22 @@ import safetensors_file  # noqa: E402
 from weights import run  # noqa: E402
 
 
-def train(args, workdir, model, name, stages, microbatches, schedule):
+def train(args, workdir, model, name, stages, microbatches, schedule,
+          slices=1):
     """Per-step losses and the final weights {name: values}."""
     exe = os.path.join(workdir, name)
+    flags = ["--slices", str(slices)] if slices > 1 else []
+    if args.split_backward and stages > 1:
+        flags.append("--split-backward")
     run([args.pp_compile, model, "--stages", str(stages), "--microbatches",
-         str(microbatches), "--schedule", schedule, "-o", exe])
+         str(microbatches), "--schedule", schedule, "-o", exe] + flags)
     weights = os.path.join(workdir, name + ".safetensors")
     out = run(["mpiexec", "-n", str(stages), exe, "--steps", str(args.steps),
                "--lr", str(args.lr), "--corpus", args.corpus, "--timeout",
-               "120", "--save", weights])
+               "120", "--save", weights, "--print-memory"])
+    for rank, peak in re.findall(
+            r"^activation memory rank (\d+): peak (\d+) bytes$", out, re.M):
+        print(f"{name}: rank {rank} peak activation {peak} bytes")
     losses = [float(v) for v in re.findall(r"^step \d+ loss (\S+)$", out,
                                            re.M)]
     if len(losses) != args.steps:
@@ -44,6 +54,10 @@ def main():
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--microbatches", type=int, default=2)
     parser.add_argument("--schedule", default="1f1b")
+    parser.add_argument("--slices", type=int, default=1,
+                        help="pp-compile --slices: the model is unsliced")
+    parser.add_argument("--split-backward", action="store_true",
+                        help="the pipelined program runs B and W apart")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--lr", type=float, default=0.3)
     parser.add_argument("--rtol", type=float, default=1e-5)
@@ -52,7 +66,8 @@ def main():
         ref_losses, ref_weights = train(args, workdir, args.reference_model,
                                         "reference", 1, 1, "gpipe")
         losses, weights = train(args, workdir, args.model, "sliced",
-                                args.ranks, args.microbatches, args.schedule)
+                                args.ranks, args.microbatches, args.schedule,
+                                args.slices)
     if not sum(ref_losses[-3:]) < sum(ref_losses[:3]):
         sys.exit(f"FAIL: the reference loss does not fall: {ref_losses}")
     loss_diff = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses))
@@ -67,7 +82,8 @@ def main():
             weight_diff, worst = diff, name
     ok = loss_diff <= args.rtol and weight_diff <= args.rtol
     print(f"{'PASS' if ok else 'FAIL'}: {os.path.basename(args.model)} on "
-          f"{args.ranks} ranks, {args.schedule}, {args.microbatches} "
+          f"{args.ranks} ranks, {args.schedule}, {args.slices} slices, "
+          f"{args.microbatches} "
           f"micro-batches, {args.steps} steps: max relative loss difference "
           f"{loss_diff:.2e}, weights {weight_diff:.2e} ({worst})")
     return 0 if ok else 1

@@ -197,6 +197,8 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"schedule", "schedule"}, schedule.schedule);
   visit(CompileFlag{"split-backward", "split_backward"},
         schedule.splitBackward);
+  visit(CompileFlag{"slices", "slices"}, schedule.slices);
+  visit(CompileFlag{"slice-split", "slice_split"}, schedule.sliceSplit);
   visit(CompileFlag{"data-parallel", "replicas"}, schedule.numReplicas);
   visit(CompileFlag{"zero", "zero"}, schedule.zero);
   visit(CompileFlag{"tensor-parallel", "tensor_parallel"},

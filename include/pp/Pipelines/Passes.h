@@ -49,6 +49,19 @@ struct SchedulePipelineOptions
       llvm::cl::desc("Run each backward as input gradient (B) then weight "
                      "gradient (W)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> slices{
+      *this, "slices",
+      llvm::cl::desc("Sequence slices per micro-batch: the step is computed "
+                     "in k slices of its sequence, each stage's slices run "
+                     "as their own actions (schedule seq1f1b; "
+                     "docs/Seq1F1B.md)"),
+      llvm::cl::init(1)};
+  PassOptions::Option<std::string> sliceSplit{
+      *this, "slice-split",
+      llvm::cl::desc("How the sequence is cut into slices: uniform "
+                     "(default) or balanced (equal estimated work, later "
+                     "slices shorter where causal attention dominates)"),
+      llvm::cl::init("uniform")};
   PassOptions::Option<int64_t> numReplicas{
       *this, "num-replicas",
       llvm::cl::desc("Data-parallel replicas of the pipeline: the program "

@@ -52,10 +52,25 @@ struct Buffer {
   int64_t variant = 0;   // the shape variant of a per-micro-batch buffer
 };
 
-/// The shape variant of stage function `func` (`pp.variant`, else 0).
+/// The sequence slice stage function `func` computes (`pp.slice`), else 0.
+static int64_t getSlice(func::FuncOp func) {
+  auto slice = func->getAttrOfType<IntegerAttr>(kSliceAttr);
+  return slice ? slice.getInt() : 0;
+}
+
+/// The shape variant of stage function `func` (`pp.variant`, else 0). The
+/// slices of a sequence-sliced step run as variants: each has its own
+/// per-micro-batch buffers and shapes.
 static int64_t getVariant(func::FuncOp func) {
   auto variant = func->getAttrOfType<IntegerAttr>(kVariantAttr);
-  return variant ? variant.getInt() : 0;
+  return variant ? variant.getInt() : getSlice(func);
+}
+
+/// Whether a slot of `kind` holds values a sequence slice carries to the
+/// later slices of its micro-batch: one buffer, at the unit of the slice
+/// that computes them.
+static bool isCarried(SlotKind kind) {
+  return kind == SlotKind::Carry || kind == SlotKind::CarryGrad;
 }
 
 /// Whether every variant shares the buffer of a slot of `kind`: weights,
@@ -63,7 +78,7 @@ static int64_t getVariant(func::FuncOp func) {
 static bool isSharedByVariants(SlotKind kind) {
   return kind == SlotKind::Param || kind == SlotKind::ParamGrad ||
          kind == SlotKind::State || kind == SlotKind::Loss ||
-         kind == SlotKind::LossGrad;
+         kind == SlotKind::LossGrad || isCarried(kind);
 }
 
 /// The dimension the `pp.split` of argument `i` of `func` splits, or -1.
@@ -124,9 +139,14 @@ private:
   /// records its loss. One per stage function, so that the step's code grows
   /// with the schedule's actions and not with actions x arguments.
   func::FuncOp getActionFunction(func::FuncOp callee);
-  /// A table of the data pointers of buffers `ids` for micro-batch `mb`,
-  /// filled by a loop over a constant global of the ids (before `action`).
-  Value emitBufferTable(func::FuncOp action, ArrayRef<int32_t> ids, Value mb);
+  /// A table of the data pointers of buffers `ids` for micro-batch `mb`
+  /// less `back[i]` (a carried value's unit), filled by a loop over
+  /// constant globals of the ids and offsets (before `action`).
+  Value emitBufferTable(func::FuncOp action, ArrayRef<int32_t> ids,
+                        ArrayRef<int32_t> back, Value mb);
+  /// How many units before its reader's the buffer of argument `i` of
+  /// `func` lives: a carried value's, at the slice that computes it.
+  int32_t getUnitsBack(func::FuncOp func, unsigned i);
   /// Rewrites `stage` to take the table of its arguments' buffers instead
   /// of the arguments: each use reads its entry just before the op of the
   /// body that holds it. A call with one argument per buffer, thousands in
@@ -173,6 +193,9 @@ private:
   /// schedule being emitted, and of every schedule.
   std::map<int64_t, int64_t> microbatchVariants;
   SmallVector<std::map<int64_t, int64_t>> planVariants;
+  /// The slice that computes each carried value (and whose backward reads
+  /// its gradients): the first slice whose functions name the slot.
+  std::map<std::tuple<unsigned, int64_t, int64_t>, int64_t> carrySlices;
 };
 
 } // namespace
@@ -244,6 +267,12 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
               "as tensor<f32>); stage "
            << stage << " computes it as " << type;
   int64_t variant = isSharedByVariants(slot->kind) ? 0 : getVariant(func);
+  if (isCarried(slot->kind)) {
+    auto [it, inserted] = carrySlices.try_emplace(
+        {static_cast<unsigned>(slot->kind), slot->stage, slot->index},
+        getSlice(func));
+    it->second = std::min(it->second, getSlice(func));
+  }
   auto [it, inserted] = buffers.try_emplace(
       keyOf(*slot, variant), Buffer{int32_t(buffers.size()), kindOf(slot->kind),
                                     stage, *slot, type, *dtype});
@@ -293,6 +322,11 @@ LogicalResult RuntimeProgramBuilder::collectBuffers() {
                << i << " holds a new value of state argument #" << slot.index
                << ", which no stage function reads";
     }
+  // The runtime counts a carried value with the slice that computes it.
+  for (auto &[key, buffer] : buffers)
+    if (isCarried(buffer.slot.kind))
+      buffer.variant = carrySlices[{static_cast<unsigned>(buffer.slot.kind),
+                                    buffer.slot.stage, buffer.slot.index}];
   // The sums take the ids after the slots.
   int32_t id = buffers.size();
   for (auto &entry : gradientSums)
@@ -436,6 +470,8 @@ void RuntimeProgramBuilder::emitDefineProgram() {
       call(fns.setMicrobatchVariant, {ctx, i32(mb), i32(variant)});
   else
     emitDefineStepPlans();
+  if (int64_t slices = schedule.getNumSlices(); slices > 1)
+    call(fns.setSlices, {ctx, i32(slices)});
   emitDefineSaved();
   func::ReturnOp::create(b, loc);
 }
@@ -496,7 +532,8 @@ void RuntimeProgramBuilder::emitDefineSaved() {
         const Buffer &buffer = slotBuffer(func, i);
         SlotKind kind = buffer.slot.kind;
         if (kind == SlotKind::Saved || kind == SlotKind::Activation ||
-            kind == SlotKind::Data || kind == SlotKind::Target)
+            kind == SlotKind::Data || kind == SlotKind::Target ||
+            kind == SlotKind::Carry)
           held[{buffer.id, stage}] = phase;
       }
     }
@@ -527,13 +564,14 @@ func::FuncOp RuntimeProgramBuilder::getActionFunction(func::FuncOp callee) {
   b.setInsertionPointToStart(action.addEntryBlock());
   ctx = action.getArgument(0);
   Value mb = action.getArgument(1);
-  SmallVector<int32_t> ids;
+  SmallVector<int32_t> ids, back;
   SmallVector<std::pair<int32_t, int32_t>> accumulations;
   SmallVector<int32_t> losses;
   SmallVector<std::pair<int32_t, int32_t>> stateUpdates;
   for (unsigned i = 0; i < callee.getNumArguments(); ++i) {
     const Buffer &buffer = slotBuffer(callee, i);
     ids.push_back(buffer.id);
+    back.push_back(getUnitsBack(callee, i));
     if (buffer.slot.kind == SlotKind::ParamGrad)
       accumulations.push_back(
           {gradientSums.find(buffer.slot.index)->second.id, buffer.id});
@@ -549,12 +587,15 @@ func::FuncOp RuntimeProgramBuilder::getActionFunction(func::FuncOp callee) {
   if (calledElsewhere.contains(callee)) {
     // Its other callers pass memrefs: a lookup per argument.
     SmallVector<Value> operands;
-    for (auto [id, type] : llvm::zip(ids, callee.getArgumentTypes()))
-      operands.push_back(emitBufferView(call(fns.buffer, {ctx, i32(id), mb}),
+    for (auto [id, units, type] :
+         llvm::zip(ids, back, callee.getArgumentTypes())) {
+      Value unit = units ? arith::SubIOp::create(b, loc, mb, i32(units)) : mb;
+      operands.push_back(emitBufferView(call(fns.buffer, {ctx, i32(id), unit}),
                                         cast<MemRefType>(type)));
+    }
     func::CallOp::create(b, loc, callee, operands);
   } else {
-    Value table = emitBufferTable(action, ids, mb);
+    Value table = emitBufferTable(action, ids, back, mb);
     takeBufferTable(callee);
     func::CallOp::create(b, loc, callee, table);
   }
@@ -568,8 +609,17 @@ func::FuncOp RuntimeProgramBuilder::getActionFunction(func::FuncOp callee) {
   return action;
 }
 
+int32_t RuntimeProgramBuilder::getUnitsBack(func::FuncOp func, unsigned i) {
+  Slot slot = func.getArgAttrOfType<SlotAttr>(i, kSlotAttr).getSlot();
+  if (!isCarried(slot.kind))
+    return 0;
+  return getSlice(func) - carrySlices[{static_cast<unsigned>(slot.kind),
+                                       slot.stage, slot.index}];
+}
+
 Value RuntimeProgramBuilder::emitBufferTable(func::FuncOp action,
-                                             ArrayRef<int32_t> ids, Value mb) {
+                                             ArrayRef<int32_t> ids,
+                                             ArrayRef<int32_t> back, Value mb) {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   if (ids.empty())
     return LLVM::ZeroOp::create(b, loc, ptr);
@@ -585,16 +635,36 @@ Value RuntimeProgramBuilder::emitBufferTable(func::FuncOp action,
         DenseElementsAttr::get(RankedTensorType::get({count}, i32Type), ids));
     symbols.insert(global);
   }
+  // Carried values live at an earlier unit of the micro-batch.
+  LLVM::GlobalOp backGlobal;
+  if (llvm::any_of(back, [](int32_t units) { return units != 0; })) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(action);
+    backGlobal = LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(i32Type, count), /*isConstant=*/true,
+        LLVM::Linkage::Private, (action.getSymName() + "_units_back").str(),
+        DenseElementsAttr::get(RankedTensorType::get({count}, i32Type), back));
+    symbols.insert(backGlobal);
+  }
   Value size = i32(count);
   Value table = LLVM::AllocaOp::create(b, loc, ptr, ptr, size);
   Value idTable = LLVM::AddressOfOp::create(b, loc, global);
+  Value backTable =
+      backGlobal ? LLVM::AddressOfOp::create(b, loc, backGlobal) : Value();
   auto loop = scf::ForOp::create(b, loc, i32(0), size, i32(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value i = loop.getInductionVar();
   Value id = LLVM::LoadOp::create(
       b, loc, i32Type, LLVM::GEPOp::create(b, loc, ptr, i32Type, idTable, i));
-  LLVM::StoreOp::create(b, loc, call(fns.buffer, {ctx, id, mb}),
+  Value unit = mb;
+  if (backTable)
+    unit = arith::SubIOp::create(
+        b, loc, mb,
+        LLVM::LoadOp::create(
+            b, loc, i32Type,
+            LLVM::GEPOp::create(b, loc, ptr, i32Type, backTable, i)));
+  LLVM::StoreOp::create(b, loc, call(fns.buffer, {ctx, id, unit}),
                         LLVM::GEPOp::create(b, loc, ptr, ptr, table, i));
   return table;
 }
@@ -880,6 +950,28 @@ static FailureOr<SmallVector<ScheduleOp>> getSchedules(ModuleOp module) {
   return plans;
 }
 
+/// Whether the stage functions of `module` compute the slices `schedule`
+/// runs: one set per slice, or whole micro-batches without slices.
+static LogicalResult checkSlicedFunctions(ModuleOp module,
+                                          ScheduleOp schedule) {
+  int64_t slices = schedule.getNumSlices(), cut = 1;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(kStageAttr))
+      cut = std::max(cut, getSlice(func) + 1);
+  if (cut == slices)
+    return success();
+  if (cut == 1)
+    return schedule.emitOpError("runs ")
+           << slices
+           << " sequence slices per micro-batch, but its stage functions "
+              "compute whole micro-batches; cut the step with "
+              "pp-split-sequence before pp-partition-stages and "
+              "pp-split-slice-stages after it";
+  return schedule.emitOpError("runs ")
+         << slices << " sequence slices per micro-batch, but its stage "
+         << "functions compute " << cut;
+}
+
 namespace {
 struct ConvertPPToRuntimePass
     : pp::impl::ConvertPPToRuntimeBase<ConvertPPToRuntimePass> {
@@ -888,17 +980,11 @@ struct ConvertPPToRuntimePass
     FailureOr<SmallVector<ScheduleOp>> schedules = getSchedules(module);
     if (failed(schedules))
       return signalPassFailure();
-    // The stage functions compute whole micro-batches: running slices needs
-    // functions cut along the sequence, with keys and values carried
-    // between slices (docs/Seq1F1B.md), which pp does not derive yet.
-    if (int64_t slices = schedules->front().getNumSlices(); slices > 1) {
-      schedules->front().emitOpError("runs ")
-          << slices
-          << " sequence slices per micro-batch; lowering sequence-sliced "
-             "schedules to the runtime is not supported yet (their stage "
-             "functions compute whole micro-batches)";
-      return signalPassFailure();
-    }
+    // Slices run as their own actions only with stage functions cut into
+    // slices (pp-split-sequence, then pp-split-slice-stages).
+    for (ScheduleOp schedule : *schedules)
+      if (failed(checkSlicedFunctions(module, schedule)))
+        return signalPassFailure();
     SymbolTable symbols(module);
     if (failed(RuntimeProgramBuilder(module, *schedules, symbols).build()))
       return signalPassFailure();

@@ -36,6 +36,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
       fn("pprt_set_plan_microbatch_variant", {ptr, i32, i32, i32});
   setStepPlans = fn("pprt_set_step_plans", {ptr, ptr, i32});
   stepPlan = fn("pprt_step_plan", {ptr}, {i32});
+  setSlices = fn("pprt_set_slices", {ptr, i32});
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
   send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
   recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});

@@ -187,6 +187,17 @@ void pprt_set_plan_microbatch_variant(pprt_context *ctx, int32_t plan,
                                       int32_t mb, int32_t variant);
 void pprt_set_step_plans(pprt_context *ctx, const int32_t *table, int32_t size);
 int32_t pprt_step_plan(pprt_context *ctx);
+/* Sequence slices (docs/Seq1F1B.md): the program's `num_microbatches` units
+   are `slices` slices of each micro-batch, unit u slice u % slices of
+   micro-batch u / slices, which runs variant u % slices. Every slice's
+   data buffers hold the rows of its micro-batch (its stage functions take
+   their positions). Call after pprt_set_program; `slices` must divide the
+   unit count. */
+void pprt_set_slices(pprt_context *ctx, int32_t slices);
+/* The most bytes of saved buffers (pprt_define_saved) this process held
+   at once so far: each forward's from its end until the phase that frees
+   them, as the schedule runs them (with slices, per slice). */
+int64_t pprt_peak_activation_bytes(const pprt_context *ctx);
 
 /* Declares that the per-micro-batch buffer `id` (defined before) is what
    the forward of `stage` leaves for that stage's backward: it is held from

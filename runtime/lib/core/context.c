@@ -215,6 +215,7 @@ void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
   ctx->num_ranks = num_ranks;
   ctx->num_stages = num_stages;
   ctx->num_microbatches = num_microbatches;
+  ctx->num_slices = 1;
   ctx->program_set = true;
 }
 
@@ -403,6 +404,17 @@ void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
   ctx->microbatch_variant[mb] = variant;
 }
 
+void pprt_set_slices(pprt_context *ctx, int32_t slices) {
+  if (!ctx->program_set)
+    pprt_fatal(ctx, "pprt_set_slices before pprt_set_program");
+  if (slices < 1 || ctx->num_microbatches % slices != 0)
+    pprt_fatal(ctx,
+               "pprt_set_slices: %d slices do not divide the %d slices of "
+               "the micro-batches",
+               slices, ctx->num_microbatches);
+  ctx->num_slices = slices;
+}
+
 int64_t pprt_variant_rows(const pprt_context *ctx, int32_t variant,
                           int32_t mb) {
   int64_t rows = -1;
@@ -430,6 +442,8 @@ int64_t pprt_variant_rows(const pprt_context *ctx, int32_t variant,
 /* The rows before each micro-batch under variants, from the defined
    buffers: once per program, not per data load. */
 static void count_variant_rows(pprt_context *ctx) {
+  if (ctx->num_slices > 1)
+    return;
   if (ctx->num_plans) {
     pprt_count_plan_rows(ctx);
     return;
@@ -450,6 +464,11 @@ int64_t pprt_microbatch_first_row(const pprt_context *ctx,
   if (ctx->num_plans)
     return pprt_plan_first_row(ctx, pprt_plan_line(ctx, pprt_action_step(ctx)),
                                replica, mb);
+  if (ctx->num_slices > 1) {
+    int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
+    int32_t per_step = ctx->num_microbatches / ctx->num_slices;
+    return ((int64_t)replica * per_step + mb / ctx->num_slices) * rows;
+  }
   if (!ctx->microbatch_variant) {
     int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
     return ((int64_t)replica * ctx->num_microbatches + mb) * rows;

@@ -202,6 +202,13 @@ struct pprt_context {
   int32_t *step_table; /* as pprt_set_step_plans got it */
   int32_t plan_lines, plan_replicas;
   int64_t *plan_entry; /* per (line, replica): its offset in step_table */
+  /* pprt_set_slices: sequence slices per micro-batch (1: none). */
+  int32_t num_slices;
+  /* Bytes of saved buffers (pprt_define_saved) the actions run so far on
+     this process hold: after each forward, until the phase that frees
+     them; and the most they held (pprt_peak_activation_bytes). */
+  int64_t held_activation_bytes;
+  int64_t peak_activation_bytes;
   int32_t pipeline_rank;
   /* Processes per pipeline rank (pprt_set_tensor_parallel; 1 by default)
      and this one's index among them: world rank % tensor_parallel. */

@@ -102,9 +102,37 @@ void pprt_action_begin(pprt_context *ctx, int32_t phase, int32_t stage,
   ctx->backend->ops->stage_begin(ctx->backend);
 }
 
+/* Counts the saved buffers of `stage` that micro-batch `mb`'s variant uses
+   as held from its forward until their `until` phase. */
+static void account_held(pprt_context *ctx, int32_t phase, int32_t stage,
+                         int32_t mb) {
+  int32_t variant = ctx->microbatch_variant ? ctx->microbatch_variant[mb] : 0;
+  for (int64_t i = 0; i < ctx->num_saved; ++i) {
+    const pprt_saved_buffer *s = &ctx->saved[i];
+    const pprt_buffer_desc *b = &ctx->buffers[s->id];
+    if (s->stage != stage || b->variant != variant)
+      continue;
+    /* A fused backward frees all (the program may keep unused B and W
+       functions, whose reads set `until`); W what B leaves. */
+    bool freed = phase == PPRT_BACKWARD || phase == s->until ||
+                 (phase == PPRT_BACKWARD_WEIGHT && s->until == PPRT_BACKWARD);
+    if (phase == PPRT_FORWARD)
+      ctx->held_activation_bytes += b->bytes;
+    else if (freed)
+      ctx->held_activation_bytes -= b->bytes;
+  }
+  if (ctx->held_activation_bytes > ctx->peak_activation_bytes)
+    ctx->peak_activation_bytes = ctx->held_activation_bytes;
+}
+
+int64_t pprt_peak_activation_bytes(const pprt_context *ctx) {
+  return ctx->peak_activation_bytes;
+}
+
 void pprt_action_end(pprt_context *ctx) {
   if (!ctx->in_stage)
     pprt_fatal(ctx, "pprt_action_end without pprt_action_begin");
+  account_held(ctx, ctx->action_phase, ctx->action_stage, ctx->action_mb);
   ctx->backend->ops->stage_end(ctx->backend);
   ctx->in_stage = false;
   running_action = NULL;

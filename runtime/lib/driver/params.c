@@ -177,5 +177,8 @@ void pprt_print_memory(pprt_context *ctx) {
   printf("memory rank %d: weights %lld gradients %lld optimizer %lld bytes\n",
          ctx->transport->world_rank, (long long)weights, (long long)grads,
          (long long)ctx->optimizer_state_bytes);
+  printf("activation memory rank %d: peak %lld bytes\n",
+         ctx->transport->world_rank,
+         (long long)pprt_peak_activation_bytes(ctx));
   fflush(stdout);
 }

@@ -463,8 +463,9 @@ void pprt_samples_fill(pprt_driver *d, const pprt_buffer_desc *b, int64_t step,
       a = &s->arrays[i];
   int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
   size_t row_bytes = (size_t)(b->bytes / rows);
-  int64_t batch =
-      rows * d->ctx->num_microbatches * pprt_num_data_replicas(d->ctx);
+  /* Sequence slices of a micro-batch share its rows. */
+  int64_t batch = rows * (d->ctx->num_microbatches / d->ctx->num_slices) *
+                  pprt_num_data_replicas(d->ctx);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t sample = pprt_sample_index(&s->order, d->opts.seed, s->num_samples,
                                        batch, step, first_row + r);

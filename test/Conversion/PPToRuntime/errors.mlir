@@ -106,12 +106,34 @@ pp.schedule @s "gpipe" for @m microbatches 1 stage_rank [0] {
 
 // Sequence-sliced schedules need stage functions cut along the sequence.
 module {
-  // expected-error @+1 {{'pp.schedule' op runs 2 sequence slices per micro-batch; lowering sequence-sliced schedules to the runtime is not supported yet (their stage functions compute whole micro-batches)}}
+  // expected-error @+1 {{'pp.schedule' op runs 2 sequence slices per micro-batch, but its stage functions compute whole micro-batches; cut the step with pp-split-sequence before pp-partition-stages and pp-split-slice-stages after it}}
   pp.schedule @sliced "seq1f1b" for @f microbatches 2 stage_rank [0]
       attributes {slices = 2 : i64} {
     pp.rank 0 {
       pp.compute forward stage 0 mb 0
       pp.compute forward stage 0 mb 1
+      pp.compute backward stage 0 mb 1
+      pp.compute backward stage 0 mb 0
+    }
+  }
+}
+
+// -----
+
+// Stage functions cut into 2 slices under a schedule of 3.
+module {
+  func.func @f_s0_slice1_forward(%x: memref<2xf32> {pp.slot = #pp.slot<data 0>})
+      attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64, pp.slice = 1 : i64} {
+    return
+  }
+  // expected-error @+1 {{'pp.schedule' op runs 3 sequence slices per micro-batch, but its stage functions compute 2}}
+  pp.schedule @sliced "seq1f1b" for @f microbatches 3 stage_rank [0]
+      attributes {slices = 3 : i64} {
+    pp.rank 0 {
+      pp.compute forward stage 0 mb 0
+      pp.compute forward stage 0 mb 1
+      pp.compute forward stage 0 mb 2
+      pp.compute backward stage 0 mb 2
       pp.compute backward stage 0 mb 1
       pp.compute backward stage 0 mb 0
     }

@@ -401,7 +401,7 @@ func.func @integer_slot() -> (tensor<4xf32> {pp.slot = 1}) {
 
 // -----
 
-// expected-error @+1 {{unknown slot kind 'activation'; expected param, data, target, act, grad, saved, stash, param_grad, loss or loss_grad}}
+// expected-error @+1 {{unknown slot kind 'activation'; expected param, data, target, act, grad, saved, stash, param_grad, loss, loss_grad, state, state_update, carry or carry_grad}}
 func.func @unknown_kind(%x: tensor<4xf32> {pp.slot = #pp.slot<activation stage 0 output 0>}) {
   return
 }

@@ -28,6 +28,7 @@ enum class Site {
   Schedule,         // the attributes of a pp.schedule
   Module,           // the attributes of a builtin.module
   LinalgOp,         // the attributes of an op of the linalg dialect
+  AnyOp,            // the attributes of any op
   Argument,         // a function argument
   ArgumentOrResult, // a function argument or result
 };
@@ -177,6 +178,8 @@ static const AttributeRule kAttributeRules[] = {
      isVariant},
     {"pp.parallelism", Site::Function,
      "{tensor_parallel, stages, replicas} (i64s in [1, 65536))", isParallelism},
+    {kSliceAttr, Site::AnyOp, "a slice number (an i64 in [0, 65536))",
+     isStageNumber},
 };
 
 static StringRef describeSite(Site site) {
@@ -189,6 +192,8 @@ static StringRef describeSite(Site site) {
     return "a module";
   case Site::LinalgOp:
     return "a linalg op";
+  case Site::AnyOp:
+    return "an op";
   case Site::Argument:
     return "a function argument";
   case Site::ArgumentOrResult:
@@ -233,6 +238,8 @@ static bool isAtSite(Operation *op, Site site) {
     return isa<ModuleOp>(op);
   case Site::LinalgOp:
     return op->getName().getDialectNamespace() == "linalg";
+  case Site::AnyOp:
+    return true;
   case Site::Argument:
   case Site::ArgumentOrResult:
     return false;

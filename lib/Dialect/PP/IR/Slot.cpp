@@ -14,7 +14,8 @@ using namespace mlir::pp;
 
 bool mlir::pp::slotKindHasStage(SlotKind kind) {
   return kind == SlotKind::Activation || kind == SlotKind::Gradient ||
-         kind == SlotKind::Saved || kind == SlotKind::Stash;
+         kind == SlotKind::Saved || kind == SlotKind::Stash ||
+         kind == SlotKind::Carry || kind == SlotKind::CarryGrad;
 }
 
 bool mlir::pp::slotKindHasIndex(SlotKind kind) {
@@ -42,7 +43,8 @@ Attribute SlotAttr::parse(AsmParser &parser, Type) {
   if (!kind) {
     parser.emitError(loc, "unknown slot kind '")
         << keyword << "'; expected param, data, target, act, grad, saved, "
-        << "stash, param_grad, loss or loss_grad";
+        << "stash, param_grad, loss, loss_grad, state, state_update, carry or "
+        << "carry_grad";
     return {};
   }
   int64_t stage = 0, index = 0;

@@ -36,6 +36,10 @@ inline constexpr llvm::StringLiteral kRecomputeAttr = "pp.recompute";
 /// On a stage function of a program with shape variants (one set of stage
 /// functions per (rows, length) bucket): its variant, >= 1; absent, 0.
 inline constexpr llvm::StringLiteral kVariantAttr = "pp.variant";
+/// The sequence slice (0 .. k-1) an op of a sequence-sliced step computes
+/// (pp-split-sequence), the slice a pp.stage computes
+/// (pp-split-slice-stages), and the slice a stage function runs.
+inline constexpr llvm::StringLiteral kSliceAttr = "pp.slice";
 /// Argument/result attribute (a SlotAttr) naming the runtime buffer a
 /// stage-function value lives in.
 inline constexpr llvm::StringLiteral kSlotAttr = "pp.slot";

@@ -56,7 +56,9 @@ def PP_SlotKind : I32Enum<"SlotKind", "what a runtime buffer holds", [
     I32EnumCase<"Loss", 8, "loss">,                  // <loss>
     I32EnumCase<"LossGrad", 9, "loss_grad">,         // <loss_grad>
     I32EnumCase<"State", 10, "state">,               // <state i>
-    I32EnumCase<"StateUpdate", 11, "state_update">   // <state_update i>
+    I32EnumCase<"StateUpdate", 11, "state_update">,  // <state_update i>
+    I32EnumCase<"Carry", 12, "carry">,               // <carry stage s value n>
+    I32EnumCase<"CarryGrad", 13, "carry_grad">       // <carry_grad stage s value e>
   ]> {
   let cppNamespace = "::mlir::pp";
 }

@@ -28,6 +28,10 @@ bool slotKindHasIndex(SlotKind kind);
 ///   argument number (StateUpdate: a forward's new value of that state);
 ///   Activation, Gradient: output `index` of stage `stage` (and its gradient);
 ///   Saved, Stash: value `index` the backward (W) of `stage` keeps;
+///   Carry: value `index` of a sequence slice of `stage` that the stage's
+///   later slices read (keys and values), kept per micro-batch;
+///   CarryGrad: the gradient of a carried value from one later slice
+///   (`index` numbers the (value, reading slice) pairs of `stage`);
 ///   Loss, LossGrad: neither.
 struct Slot {
   SlotKind kind = SlotKind::Loss;
@@ -49,6 +53,12 @@ struct Slot {
     return {SlotKind::Gradient, stage, output};
   }
 
+  static Slot carry(int64_t stage, int64_t value) {
+    return {SlotKind::Carry, stage, value};
+  }
+  static Slot carryGrad(int64_t stage, int64_t edge) {
+    return {SlotKind::CarryGrad, stage, edge};
+  }
   /// Whether the slot's number names a stage (and a value within it).
   bool hasStage() const { return slotKindHasStage(kind); }
 

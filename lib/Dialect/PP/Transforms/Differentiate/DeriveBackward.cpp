@@ -53,16 +53,35 @@ cloneDecomposed(OpBuilder &builder, Operation &op, IRMapping &mapping) {
 
 namespace {
 
+/// The numbers of the values sequence slices of a stage carry to its later
+/// slices (`#pp.slot<carry>`) and of their gradients, one per reading slice
+/// (`#pp.slot<carry_grad>`), each counted per stage in program order.
+struct CarryNumbers {
+  DenseMap<Value, int64_t> values;      // by stage result
+  DenseMap<OpOperand *, int64_t> reads; // by the later slice's input
+};
+
+/// Whether `user` is another slice of `stage`'s stage.
+static bool isSameStage(StageOp stage, Operation *user) {
+  auto other = dyn_cast<StageOp>(user);
+  return other && other != stage && other.getStage() == stage.getStage();
+}
+
 /// Differentiates one stage and outlines its phases as functions.
 class StageDifferentiator {
 public:
   /// `stateArgs`: for each stage result, the state argument it updates
   /// (-1 for a value of the pipeline).
   StageDifferentiator(StageOp stage, func::FuncOp step, bool isLast,
-                      ArrayRef<int64_t> stateArgs)
+                      ArrayRef<int64_t> stateArgs, const CarryNumbers &carry)
       : stage(stage), step(step), isLast(isLast), stateArgs(stateArgs),
-        recompute(stage.getRecompute()),
-        prefix((step.getSymName() + "_s" + Twine(stage.getStage())).str()) {}
+        carry(carry), recompute(stage.getRecompute()),
+        prefix((step.getSymName() + "_s" + Twine(stage.getStage())).str()) {
+    if (auto mark = stage->getAttrOfType<IntegerAttr>(kSliceAttr)) {
+      slice = mark;
+      prefix += "_slice" + std::to_string(mark.getInt());
+    }
+  }
 
   LogicalResult run();
 
@@ -71,6 +90,11 @@ private:
   void buildJoint();
   LogicalResult differentiate();
   void accumulate(OpBuilder &builder, Value value, Value grad);
+  /// The slots the forward writes output `i` to: for later stages or the
+  /// loss, and for the stage's later slices.
+  SmallVector<Slot> outputSlots(unsigned i);
+  /// The slots of the gradients of output `i` the backward reads.
+  SmallVector<Slot> outputGradSlots(unsigned i);
   SmallVector<Operation *> sliceOf(ArrayRef<Value> roots,
                                    const DenseSet<Operation *> &exclude);
   bool isRecreated(Value value, bool forwardToo);
@@ -89,7 +113,9 @@ private:
   func::FuncOp step;
   bool isLast;
   ArrayRef<int64_t> stateArgs;
-  bool recompute; // the backward re-runs the forward from the stage inputs
+  const CarryNumbers &carry;
+  IntegerAttr slice; // the sequence slice the stage computes, if sliced
+  bool recompute;    // the backward re-runs the forward from the stage inputs
   std::string prefix;
   int64_t id() { return stage.getStage(); }
 
@@ -98,8 +124,10 @@ private:
   DenseSet<Value> active;     // values that depend on a weight or activation
   SmallVector<Operation *> forwardOps;
   DenseSet<Operation *> forwardSet;
-  SmallVector<Value> outputs;      // the values later stages (or the loss) read
-  SmallVector<Value> stateUpdates; // new state values, one per `stateArgs`
+  SmallVector<Value> outputs;     // the values later stages (or the loss) read
+  SmallVector<unsigned> outputOf; // the stage result of each gradient arg
+  SmallVector<int64_t> outputIndex; // the output of each stage result, or -1
+  SmallVector<Value> stateUpdates;  // new state values, one per `stateArgs`
   SmallVector<Slot> stateSlots;
   DenseMap<Value, Value> adjoint;
   DenseMap<Value, Slot> namedSlots; // saved and stashed values
@@ -119,32 +147,73 @@ Slot StageDifferentiator::operandSlot(Value operand) {
   }
   auto result = cast<OpResult>(operand);
   auto producer = cast<StageOp>(result.getOwner());
+  if (isSameStage(stage, producer))
+    return Slot::carry(id(), carry.values.lookup(result));
   return Slot::activation(producer.getStage(), result.getResultNumber());
+}
+
+SmallVector<Slot> StageDifferentiator::outputSlots(unsigned i) {
+  if (!slice)
+    return {isLast ? Slot{SlotKind::Loss}
+                   : Slot::activation(id(), outputIndex[i])};
+  Value result = stage.getResult(i);
+  SmallVector<Slot> slots;
+  auto users = result.getUsers();
+  if (llvm::any_of(users, [](Operation *u) { return isa<func::ReturnOp>(u); }))
+    slots.push_back(Slot{SlotKind::Loss});
+  if (llvm::any_of(users, [&](Operation *u) {
+        return isa<StageOp>(u) && !isSameStage(stage, u);
+      }))
+    slots.push_back(Slot::activation(id(), i));
+  if (carry.values.count(result))
+    slots.push_back(Slot::carry(id(), carry.values.lookup(result)));
+  return slots;
+}
+
+SmallVector<Slot> StageDifferentiator::outputGradSlots(unsigned i) {
+  if (!slice)
+    return {isLast ? Slot{SlotKind::LossGrad} : Slot::gradient(id(), i)};
+  SmallVector<Slot> slots;
+  for (Slot slot : outputSlots(i)) {
+    if (slot.kind == SlotKind::Loss)
+      slots.push_back(Slot{SlotKind::LossGrad});
+    if (slot.kind == SlotKind::Activation)
+      slots.push_back(Slot::gradient(id(), i));
+  }
+  for (OpOperand &use : stage.getResult(i).getUses())
+    if (isSameStage(stage, use.getOwner()))
+      slots.push_back(Slot::carryGrad(id(), carry.reads.lookup(&use)));
+  return slots;
 }
 
 /// Clones the stage into a function over (stage inputs, output gradients).
 void StageDifferentiator::buildJoint() {
   OpBuilder builder(step);
   SmallVector<Type> types(stage.getInputs().getTypes());
-  for (auto [result, arg] : llvm::zip(stage.getResults(), stateArgs))
-    if (arg < 0)
+  SmallVector<Slot> gradSlots;
+  for (auto [i, result, arg] : llvm::enumerate(stage.getResults(), stateArgs)) {
+    if (arg >= 0)
+      continue;
+    for (Slot slot : outputGradSlots(i)) {
       types.push_back(result.getType());
+      gradSlots.push_back(slot);
+      outputOf.push_back(i);
+    }
+  }
   joint = func::FuncOp::create(builder, stage.getLoc(), prefix + "_joint",
                                builder.getFunctionType(types, {}));
   Block *entry = joint.addEntryBlock();
   for (Value operand : stage.getInputs())
     argSlots.push_back(operandSlot(operand));
-  for (unsigned i = 0; i < stage.getNumResults(); ++i)
-    if (stateArgs[i] < 0)
-      argSlots.push_back(isLast ? Slot{SlotKind::LossGrad}
-                                : Slot::gradient(id(), i));
+  llvm::append_range(argSlots, gradSlots);
   IRMapping mapping;
   Block &body = stage.getBody().front();
   for (auto [arg, slot, local] :
        llvm::zip(body.getArguments(), argSlots, entry->getArguments())) {
     mapping.map(arg, local);
     // A mask or index from the previous stage carries no gradient.
-    if ((slot.kind == SlotKind::Activation || slot.kind == SlotKind::Param) &&
+    if ((slot.kind == SlotKind::Activation || slot.kind == SlotKind::Param ||
+         slot.kind == SlotKind::Carry) &&
         isDifferentiableTensor(local.getType()))
       active.insert(local);
   }
@@ -167,8 +236,10 @@ void StageDifferentiator::buildJoint() {
        llvm::zip(body.getTerminator()->getOperands(), stateArgs)) {
     if (arg < 0) {
       outputs.push_back(mapping.lookup(value));
+      outputIndex.push_back(outputs.size() - 1);
       continue;
     }
+    outputIndex.push_back(-1);
     stateUpdates.push_back(mapping.lookup(value));
     stateSlots.push_back(Slot::stateUpdate(arg));
   }
@@ -191,9 +262,11 @@ LogicalResult StageDifferentiator::differentiate() {
   Block *entry = &joint.front();
   OpBuilder builder = OpBuilder::atBlockEnd(entry);
   unsigned numInputs = stage.getInputs().size();
-  for (auto [i, output] : llvm::enumerate(outputs))
+  for (auto [i, result] : llvm::enumerate(outputOf)) {
+    Value output = outputs[outputIndex[result]];
     if (active.contains(output))
       accumulate(builder, output, entry->getArgument(numInputs + i));
+  }
   for (Operation *op : llvm::reverse(forwardOps)) {
     SmallVector<Value> resultGrads = llvm::map_to_vector(
         op->getResults(), [&](Value v) { return adjoint.lookup(v); });
@@ -334,6 +407,8 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
       });
   }
   func->setAttr(kStageAttr, builder.getI64IntegerAttr(id()));
+  if (slice)
+    func->setAttr(kSliceAttr, slice);
   if (Attribute microbatches = step->getAttr(kMicrobatchesAttr))
     func->setAttr(kMicrobatchesAttr, microbatches);
   func->setAttr(kPhaseAttr, PhaseAttr::get(builder.getContext(), phase));
@@ -355,8 +430,10 @@ LogicalResult StageDifferentiator::run() {
   for (auto [i, operand] : llvm::enumerate(stage.getInputs())) {
     Slot slot = argSlots[i];
     Value arg = joint.getArgument(i);
-    if ((slot.kind != SlotKind::Activation && slot.kind != SlotKind::Param) ||
-        (slot.kind == SlotKind::Activation && !active.contains(arg)))
+    bool isStageValue =
+        slot.kind == SlotKind::Activation || slot.kind == SlotKind::Carry;
+    if ((!isStageValue && slot.kind != SlotKind::Param) ||
+        (isStageValue && !active.contains(arg)))
       continue;
     Value grad = adjoint.lookup(arg);
     if (!grad)
@@ -364,6 +441,10 @@ LogicalResult StageDifferentiator::run() {
     if (slot.kind == SlotKind::Activation) {
       inputGrads.push_back(grad);
       inputGradSlots.push_back(Slot::gradient(slot.stage, slot.index));
+    } else if (slot.kind == SlotKind::Carry) {
+      inputGrads.push_back(grad);
+      inputGradSlots.push_back(
+          Slot::carryGrad(id(), carry.reads.lookup(&stage->getOpOperand(i))));
     } else {
       weightGrads.push_back(grad);
       weightGradSlots.push_back(Slot::paramGrad(slot.index));
@@ -406,11 +487,16 @@ LogicalResult StageDifferentiator::run() {
     record(backwardOps, forwardSet, saved, SlotKind::Saved);
   record(weightOps, stashedFrom, stashed, SlotKind::Stash);
 
-  SmallVector<Value> forwardResults(outputs);
+  SmallVector<Value> forwardResults;
   SmallVector<Slot> forwardSlots;
-  for (unsigned i = 0; i < outputs.size(); ++i)
-    forwardSlots.push_back(isLast ? Slot{SlotKind::Loss}
-                                  : Slot::activation(id(), i));
+  for (auto [i, output] : llvm::enumerate(outputIndex)) {
+    if (output < 0)
+      continue;
+    for (Slot slot : outputSlots(i)) {
+      forwardResults.push_back(outputs[output]);
+      forwardSlots.push_back(slot);
+    }
+  }
   for (Value value : saved) {
     forwardResults.push_back(value);
     forwardSlots.push_back(namedSlots.lookup(value));
@@ -463,9 +549,16 @@ static bool isStageValue(Type type) {
          element.isSignlessInteger(32) || element.isSignlessInteger(64);
 }
 
+/// The sequence slice `stage` computes, or -1.
+static int64_t getSlice(StageOp stage) {
+  auto mark = stage->getAttrOfType<IntegerAttr>(kSliceAttr);
+  return mark ? mark.getInt() : -1;
+}
+
 /// The runtime moves stage values (isStageValue) between neighbouring
 /// stages only: stage `index` reads step arguments (of any element type the
-/// runtime feeds) and results of stage `index - 1`.
+/// runtime feeds) and results of stage `index - 1`, and a sequence slice
+/// also those of the earlier slices of its stage.
 static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
   if (static_cast<int64_t>(stage.getStage()) != index)
     return stage.emitOpError("has stage id ")
@@ -473,7 +566,10 @@ static LogicalResult checkStageInterface(StageOp stage, int64_t index) {
            << ": stages must be numbered 0, 1, ... in program order";
   for (auto [i, input] : llvm::enumerate(stage.getInputs())) {
     auto producer = input.getDefiningOp<StageOp>();
-    if (!isa<BlockArgument>(input) &&
+    bool earlierSlice = producer &&
+                        static_cast<int64_t>(producer.getStage()) == index &&
+                        getSlice(producer) < getSlice(stage);
+    if (!isa<BlockArgument>(input) && !earlierSlice &&
         (!producer || static_cast<int64_t>(producer.getStage()) != index - 1))
       return stage.emitOpError("input #")
              << i << " must be a training-step argument or a result of stage "
@@ -532,6 +628,25 @@ collectStateUpdates(func::FuncOp step, func::ReturnOp ret,
   return success();
 }
 
+/// Numbers, per stage in program order, the results its slices carry to
+/// later slices and each later slice's read of one.
+static CarryNumbers numberCarriedValues(ArrayRef<StageOp> stages) {
+  CarryNumbers carry;
+  DenseMap<int64_t, int64_t> values, reads; // next number, by stage
+  for (StageOp stage : stages) {
+    for (OpOperand &input : stage->getOpOperands()) {
+      auto producer = input.get().getDefiningOp<StageOp>();
+      if (!producer || !isSameStage(stage, producer))
+        continue;
+      if (carry.values.try_emplace(input.get(), values[stage.getStage()])
+              .second)
+        ++values[stage.getStage()];
+      carry.reads[&input] = reads[stage.getStage()]++;
+    }
+  }
+  return carry;
+}
+
 namespace {
 struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
   using Base::Base;
@@ -569,12 +684,17 @@ struct DeriveBackwardPass : pp::impl::PPDeriveBackwardBase<DeriveBackwardPass> {
                     "'pp.state' arguments");
       return signalPassFailure();
     }
-    for (auto [index, stage] : llvm::enumerate(stages))
+    // Slices of one stage share its number; the first slice starts it.
+    int64_t index = -1;
+    for (StageOp stage : stages) {
+      index += getSlice(stage) <= 0;
       if (failed(checkStageInterface(stage, index)))
         return signalPassFailure();
+    }
+    CarryNumbers carry = numberCarriedValues(stages);
     for (StageOp stage : stages)
       if (failed(StageDifferentiator(stage, step, stage == stages.back(),
-                                     stateArgs[stage])
+                                     stateArgs[stage], carry)
                      .run()))
         return signalPassFailure();
     step.erase();

@@ -11,6 +11,7 @@
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Import/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Scheduling/SequenceSlices.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -25,6 +26,7 @@ namespace mlir::pp {
 
 using namespace mlir;
 using namespace mlir::pp;
+using sched::SequenceCost;
 
 namespace {
 
@@ -101,17 +103,6 @@ static bool isSum(linalg::GenericOp op) {
   return add && (add.getLhs() == out || add.getRhs() == out);
 }
 
-/// The work of a step along its sequence: a slice [a, b) costs
-/// perToken (b - a) + perPair (b - a) b, its token-wise ops plus its
-/// queries' attention over the b keys up to its end.
-struct SequenceCost {
-  double perToken = 0;
-  double perPair = 0;
-  double of(int64_t a, int64_t b) const {
-    return (perToken + perPair * b) * (b - a);
-  }
-};
-
 /// Rewrites one function into slices.
 class SequenceSlicer {
 public:
@@ -186,9 +177,14 @@ LogicalResult SequenceSlicer::sliceArgument(OpBuilder &b, BlockArgument arg) {
   SlicedValue &value = sliced[arg];
   value.dims.assign(type.getRank(), SeqRole::None);
   value.dims[seqDim] = SeqRole::Query;
-  for (unsigned j = 0; j < numSlices(); ++j)
-    value.pieces.push_back(
-        slicePart(b, arg.getLoc(), arg, {{seqDim, SeqRole::Query}}, j));
+  // Each piece says its slice: the ops that read it are that slice's
+  // (pp-split-slice-stages cuts the stages along these marks).
+  for (unsigned j = 0; j < numSlices(); ++j) {
+    Value piece =
+        slicePart(b, arg.getLoc(), arg, {{seqDim, SeqRole::Query}}, j);
+    piece.getDefiningOp()->setAttr(kSliceAttr, b.getI64IntegerAttr(j));
+    value.pieces.push_back(piece);
+  }
   return success();
 }
 
@@ -519,54 +515,6 @@ LogicalResult SequenceSlicer::run(func::FuncOp func) {
   return success();
 }
 
-/// Slice boundaries 0 = b_0 < b_1 < ... < b_k = length, as equal as the
-/// length allows.
-static SmallVector<int64_t> uniformBounds(int64_t length, int64_t slices) {
-  SmallVector<int64_t> bounds;
-  for (int64_t j = 0; j <= slices; ++j)
-    bounds.push_back(j * length / slices);
-  return bounds;
-}
-
-/// Slice boundaries of equal cost as far as whole positions allow (later
-/// slices shorter where attention dominates): the smallest largest slice
-/// cost, found by bisection, each slice then as long as it may be while
-/// the remaining slices keep a position each.
-static SmallVector<int64_t> balancedBounds(int64_t length, int64_t slices,
-                                           const SequenceCost &cost) {
-  // The end of the longest slice from `start` costing at most `limit`.
-  auto reach = [&](int64_t start, double limit) {
-    int64_t lo = start, hi = length;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      if (cost.of(start, mid) <= limit)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    return lo;
-  };
-  auto cut = [&](double limit) {
-    SmallVector<int64_t> bounds = {0};
-    for (int64_t j = 0; j + 1 < slices; ++j)
-      bounds.push_back(
-          std::max(bounds.back() + 1, std::min(reach(bounds.back(), limit),
-                                               length - (slices - 1 - j))));
-    bounds.push_back(length);
-    return bounds;
-  };
-  auto fits = [&](double limit) {
-    SmallVector<int64_t> bounds = cut(limit);
-    return cost.of(bounds[slices - 1], length) <= limit;
-  };
-  double lo = 0, hi = cost.of(0, length);
-  for (int i = 0; i < 100 && hi > 0; ++i) {
-    double mid = (lo + hi) / 2;
-    (fits(mid) ? hi : lo) = mid;
-  }
-  return cut(hi);
-}
-
 namespace {
 struct SplitSequencePass : pp::impl::PPSplitSequenceBase<SplitSequencePass> {
   using Base::Base;
@@ -601,7 +549,8 @@ struct SplitSequencePass : pp::impl::PPSplitSequenceBase<SplitSequencePass> {
           << numSlices.getValue() << " slices";
       return signalPassFailure();
     }
-    SmallVector<int64_t> bounds = uniformBounds(*length, numSlices);
+    SmallVector<int64_t> bounds =
+        sched::getUniformSliceBounds(*length, numSlices);
     if (split == "balanced") {
       // The costs come from slicing a copy into one slice.
       auto copy = cast<func::FuncOp>(func->clone());
@@ -611,7 +560,8 @@ struct SplitSequencePass : pp::impl::PPSplitSequenceBase<SplitSequencePass> {
       copy->erase();
       if (failed(analyzed))
         return signalPassFailure();
-      bounds = balancedBounds(*length, numSlices, analysis.getCost());
+      bounds =
+          sched::getBalancedSliceBounds(*length, numSlices, analysis.getCost());
     } else if (split != "uniform") {
       func.emitError("split must be uniform or balanced, got '")
           << split.getValue() << "'";

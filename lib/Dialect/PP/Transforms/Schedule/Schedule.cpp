@@ -62,17 +62,30 @@ static std::optional<CostProfile> getPlannedCosts(ModuleOp module) {
   return profile;
 }
 
-/// The derived stage functions in `module`, by stage and phase.
-static DenseMap<std::pair<int64_t, Phase>, func::FuncOp>
+/// The derived stage functions in `module`, by stage, phase and sequence
+/// slice (0 for a function of whole micro-batches).
+static DenseMap<std::tuple<int64_t, Phase, int64_t>, func::FuncOp>
 getStageFunctions(ModuleOp module) {
-  DenseMap<std::pair<int64_t, Phase>, func::FuncOp> funcs;
+  DenseMap<std::tuple<int64_t, Phase, int64_t>, func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>()) {
     auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
     auto phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr);
+    auto slice = func->getAttrOfType<IntegerAttr>(kSliceAttr);
     if (stage && phase)
-      funcs.try_emplace({stage.getInt(), phase.getValue()}, func);
+      funcs.try_emplace(
+          {stage.getInt(), phase.getValue(), slice ? slice.getInt() : 0}, func);
   }
   return funcs;
+}
+
+/// The number of sequence slices the stage functions of `module` are cut
+/// into (pp-split-slice-stages), 1 if none.
+static int64_t countFunctionSlices(ModuleOp module) {
+  int64_t count = 1;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto slice = func->getAttrOfType<IntegerAttr>(kSliceAttr))
+      count = std::max(count, slice.getInt() + 1);
+  return count;
 }
 
 /// Where a generated action points: its name, such as "rank 1: forward
@@ -446,6 +459,14 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
           << numSlices.getValue();
       return signalPassFailure();
     }
+    // Stage functions cut into slices run under a schedule of as many.
+    if (int64_t cut = countFunctionSlices(module);
+        cut > 1 && cut != numSlices) {
+      module.emitError("the stage functions compute ")
+          << cut << " sequence slices, but the schedule has slices = "
+          << numSlices.getValue();
+      return signalPassFailure();
+    }
     // With sequence slices the schedule's units are the slices.
     *microbatches *= numSlices;
     if (stages * *microbatches > kMaxStageMicrobatches) {
@@ -531,6 +552,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       op.setSlices(numSlices);
     builder.createBlock(&op.getBody());
     auto stageFuncs = getStageFunctions(module);
+    bool slicedFunctions = countFunctionSlices(module) > 1;
     for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
       Location rankLoc = NameLoc::get(
           builder.getStringAttr(llvm::formatv("rank {0}", rank).str()));
@@ -539,8 +561,9 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       builder.createBlock(&rankOp.getBody());
       for (const ScheduledAction &action : actions) {
         // Each action names the function it runs, where the module has it.
+        int64_t slice = slicedFunctions ? action.mb % numSlices : 0;
         func::FuncOp stageFunc =
-            stageFuncs.lookup({action.stage, action.phase});
+            stageFuncs.lookup({action.stage, action.phase, slice});
         ComputeOp::create(
             builder, getActionLoc(&getContext(), rank, action, stageFunc),
             action.phase, action.stage, action.mb, /*overlap=*/false,

@@ -80,8 +80,8 @@ func.func @train_step(%x: tensor<2x4x3xf32>, %wpe: tensor<4x3xf32> {pp.param}) -
 
 // The data, cut at position 2.
 // CHECK-LABEL: func.func @train_step
-// CHECK-DAG: %[[X0:.*]] = tensor.extract_slice %arg0[0, 0, 0] [2, 2, 3] [1, 1, 1] : tensor<2x4x3xf32> to tensor<2x2x3xf32>
-// CHECK-DAG: %[[X1:.*]] = tensor.extract_slice %arg0[0, 2, 0] [2, 2, 3] [1, 1, 1] : tensor<2x4x3xf32> to tensor<2x2x3xf32>
+// CHECK-DAG: %[[X0:.*]] = tensor.extract_slice %arg0[0, 0, 0] [2, 2, 3] [1, 1, 1] {pp.slice = 0 : i64} : tensor<2x4x3xf32> to tensor<2x2x3xf32>
+// CHECK-DAG: %[[X1:.*]] = tensor.extract_slice %arg0[0, 2, 0] [2, 2, 3] [1, 1, 1] {pp.slice = 1 : i64} : tensor<2x4x3xf32> to tensor<2x2x3xf32>
 // Slice 0: its positions, attention over its own keys (no concat).
 // CHECK: %[[P0:.*]] = tensor.extract_slice %arg1[0, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
 // CHECK: %[[H0:.*]] = linalg.generic {{.*}} ins(%[[X0]], %[[P0]] : tensor<2x2x3xf32>, tensor<2x3xf32>) outs(%{{.*}} : tensor<2x2x3xf32>)

@@ -138,6 +138,36 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
   let dependentDialects = ["::mlir::pp::PPDialect"];
 }
 
+def PPSplitSliceStages : Pass<"pp-split-slice-stages", "ModuleOp"> {
+  let summary = "Cut each pipeline stage of a sequence-sliced step into one "
+                "stage per slice";
+  let description = [{
+    Runs after `pp-partition-stages` on a step that `pp-split-sequence`
+    computed in k sequence slices (its data pieces carry `pp.slice`). Each
+    `pp.stage s` becomes k `pp.stage s {pp.slice = j}` in slice order: an
+    op belongs to the latest slice it reads, and ops of no slice (weights,
+    constants) are cloned into every slice that needs them. A value a slice
+    reads from an earlier slice of the same stage (the keys and values
+    causal attention caches, a running loss sum) becomes a result of the
+    earlier slice's stage and an input of the later one, so that
+    `pp-derive-backward` derives one forward and one backward per slice
+    and carries the values and their gradients between them
+    (`#pp.slot<carry ...>`, `#pp.slot<carry_grad ...>`). A slice may read
+    another stage's values of its own slice only. Without slice marks the
+    pass does nothing.
+
+    ```mlir
+    %0:2 = pp.stage 0 (%x, %w) {pp.slice = 0 : i64} ...  // slice 0: h0, kv0
+    %1 = pp.stage 0 (%x, %w, %0#1) {pp.slice = 1 : i64} ... // reads kv0
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"train_step\"",
+           "Training-step function">,
+  ];
+  let dependentDialects = ["::mlir::pp::PPDialect"];
+}
+
 def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
   let summary = "Materialise a pipeline schedule";
   let description = [{
