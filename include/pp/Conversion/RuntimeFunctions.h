@@ -42,8 +42,8 @@ struct RuntimeFunctions {
   // The program a schedule lowers to (convert-pp-to-runtime).
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
       defineBuffer, setIdBound, setIdIgnored, defineSaved, setBufferVariant,
-      setMicrobatchVariant, setPlanMicrobatchVariant, setStepPlans, stepPlan;
-      setMicrobatchVariant, setSlices;
+      setMicrobatchVariant, setPlanMicrobatchVariant, setStepPlans, stepPlan,
+      setSlices;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, updateState, allReduce, reduceScatter, allGather,
       optimizerStep, actionBegin, actionEnd;
