@@ -72,9 +72,8 @@ def compare(name, losses, params, ref_losses, ref_params, args):
     ok = ok and params.keys() == ref_params.keys() and all(
         close(params[i][k], ref_params[i][k], args.rtol * 10)
         for i in params for k in (0, 1))
-    print(f"{'PASS' if ok else 'FAIL'}: {name} against 1 process of context "
-          f"32: max relative loss difference {worst:.2e} over {args.steps} "
-          f"steps")
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: max relative loss "
+          f"difference {worst:.2e} over {args.steps} steps")
     return ok
 
 
@@ -109,11 +108,13 @@ def main():
               f"{ref_losses} fall")
         failed += not ok
         _, losses, params = train(pipeline, 2, INDEX, args.steps)
-        failed += not compare("2 stages, 1f1b, 4 micro-batches of 2 x 16",
-                              losses, params, ref_losses, ref_params, args)
+        failed += not compare("2 stages, 1f1b, 4 micro-batches of 2 x 16 "
+                              "against 1 process of context 32", losses,
+                              params, ref_losses, ref_params, args)
         _, losses, params = train(variants, 2, INDEX, args.steps)
         failed += not compare("2 stages, 1f1b, micro-batches of 2 x 16, "
-                              "2 x 16 and 4 x 8 (shape variants)", losses,
+                              "2 x 16 and 4 x 8 (shape variants) against 1 "
+                              "process of context 32", losses,
                               params, ref_losses, ref_params, args)
 
         out = run([sys.executable, GPT_REFERENCE] + MODEL +

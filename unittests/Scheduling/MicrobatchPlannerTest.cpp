@@ -10,6 +10,8 @@
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 
+#include "SortedLists.h"
+
 #include "llvm/ADT/Sequence.h"
 #include "gtest/gtest.h"
 
@@ -44,25 +46,6 @@ double bruteForce(ArrayRef<int64_t> lengths,
       best = std::min(best, plan.objective);
   }
   return best;
-}
-
-/// Calls `visit` with every non-increasing list of 1 to `most` lengths
-/// drawn from `values` (given descending).
-void forEachSortedList(ArrayRef<int64_t> values, int64_t most,
-                       llvm::function_ref<void(ArrayRef<int64_t>)> visit) {
-  SmallVector<int64_t> list;
-  std::function<void(size_t)> extend = [&](size_t from) {
-    if (!list.empty())
-      visit(list);
-    if (int64_t(list.size()) == most)
-      return;
-    for (size_t v = from; v < values.size(); ++v) {
-      list.push_back(values[v]);
-      extend(v);
-      list.pop_back();
-    }
-  };
-  extend(0);
 }
 
 TEST(MicrobatchPlanner, EqualsBruteForceOnEverySortedList) {
