@@ -27,15 +27,8 @@ namespace {
 /// the memory cap, by enumeration; infinity if none fits.
 double bruteForce(ArrayRef<int64_t> lengths,
                   const MicrobatchPlanProblem &problem) {
-  int64_t n = lengths.size();
   double best = std::numeric_limits<double>::infinity();
-  for (uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
-    // Bit k set: a micro-batch ends after sample k.
-    SmallVector<int64_t> ends;
-    for (int64_t k = 0; k + 1 < n; ++k)
-      if (cuts & (1u << k))
-        ends.push_back(k + 1);
-    ends.push_back(n);
+  forEachCut(lengths.size(), [&](ArrayRef<int64_t> ends) {
     MicrobatchPlan plan = makeMicrobatchPlan(lengths, ends, problem);
     bool fits = llvm::all_of(
         llvm::seq<int64_t>(0, plan.getNumMicrobatches()), [&](int64_t mb) {
@@ -44,7 +37,7 @@ double bruteForce(ArrayRef<int64_t> lengths,
         });
     if (fits)
       best = std::min(best, plan.objective);
-  }
+  });
   return best;
 }
 

@@ -1,7 +1,7 @@
 //===- SortedLists.h - Every sorted list of sample lengths ------*- C++ -*-===//
 //
-// The lists the micro-batch and step planners' tests compare with brute
-// force.
+// The lists and cuts the micro-batch and step planners' tests compare
+// with brute force.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +34,21 @@ forEachSortedList(llvm::ArrayRef<int64_t> values, int64_t most,
     }
   };
   extend(0);
+}
+
+/// Calls `visit` with the ends of each of the 2^(n-1) cuts of `n` samples
+/// into contiguous micro-batches.
+inline void
+forEachCut(int64_t n, llvm::function_ref<void(llvm::ArrayRef<int64_t>)> visit) {
+  for (uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
+    // Bit k set: a micro-batch ends after sample k.
+    llvm::SmallVector<int64_t> ends;
+    for (int64_t k = 0; k + 1 < n; ++k)
+      if (cuts & (1u << k))
+        ends.push_back(k + 1);
+    ends.push_back(n);
+    visit(ends);
+  }
 }
 
 } // namespace mlir::pp::sched

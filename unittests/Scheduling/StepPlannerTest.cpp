@@ -32,18 +32,12 @@ SmallVector<MicrobatchShape> getShapes() {
 /// within the cap, by enumeration; infinity if none does.
 double bruteForce(ArrayRef<int64_t> lengths,
                   const MicrobatchPlanProblem &problem) {
-  int64_t n = lengths.size();
   double best = std::numeric_limits<double>::infinity();
-  for (uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
-    SmallVector<int64_t> ends;
-    for (int64_t k = 0; k + 1 < n; ++k)
-      if (cuts & (1u << k))
-        ends.push_back(k + 1);
-    ends.push_back(n);
+  forEachCut(lengths.size(), [&](ArrayRef<int64_t> ends) {
     MicrobatchPlan plan = makeMicrobatchPlan(lengths, ends, problem);
     if (llvm::all_of(plan.shape, [](int64_t shape) { return shape >= 0; }))
       best = std::min(best, plan.objective);
-  }
+  });
   return best;
 }
 
