@@ -54,6 +54,13 @@ def check_plans(remark, replicas):
     return ok
 
 
+def refuses(name, expected, out):
+    found = re.search(expected, out) is not None
+    print(f"{'PASS' if found else 'FAIL'}: {name}"
+          f"{'' if found else ': ' + out}")
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pp-compile", required=True)
@@ -82,10 +89,8 @@ def main():
         expected = (r"pp-compile: '\S+': step 1: sample 2 has 17 "
                     r"tokens, more than the longest micro-batch shape holds "
                     r"\(16\)")
-        found = re.search(expected, out) is not None
-        print(f"{'PASS' if found else 'FAIL'}: pp-compile refuses a sample "
-              f"of 17 tokens{'' if found else ': ' + out}")
-        failed += not found
+        failed += not refuses("pp-compile refuses a sample of 17 tokens",
+                              expected, out)
 
         with open(bad, "w") as f:
             f.write("16 3 9 12 5 7 2 14\n4 4 2 16 1 8 3 6\n")
@@ -93,10 +98,8 @@ def main():
         expected = (r"pprt: --sample-lengths \S+: 2 steps; the program was "
                     r"planned for 3 \(pp-compile --step-plans\): compile with "
                     r"this index")
-        found = re.search(expected, out) is not None
-        print(f"{'PASS' if found else 'FAIL'}: the program refuses an index "
-              f"it was not planned for{'' if found else ': ' + out}")
-        failed += not found
+        failed += not refuses("the program refuses an index it was not "
+                              "planned for", expected, out)
     return 1 if failed else 0
 
 
