@@ -66,6 +66,7 @@ getSchedulerOptions(const SchedulePipelineOptions &options) {
   scheduler.numMicrobatches = options.numMicrobatches;
   scheduler.numRanks = options.numRanks;
   scheduler.splitBackward = options.splitBackward;
+  scheduler.semantics = options.semantics;
   scheduler.numSlices = options.slices;
   scheduler.function = options.function;
   return scheduler;

@@ -25,6 +25,12 @@ std::string mlir::pp::sched::formatQuantity(double value) {
   return text;
 }
 
+std::string mlir::pp::sched::formatPrecisely(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.12g", value);
+  return text;
+}
+
 //===----------------------------------------------------------------------===//
 // ActionCosts
 //===----------------------------------------------------------------------===//

@@ -44,6 +44,18 @@ struct SchedulePipelineOptions
   PassOptions::Option<sched::ScheduleChoice> schedule{
       *this, "schedule", llvm::cl::desc(sched::getScheduleOptionHelp()),
       llvm::cl::init(sched::ScheduleChoice::get("1f1b"))};
+  PassOptions::Option<TransferSemantics> semantics{
+      *this, "semantics",
+      llvm::cl::desc("How the program's transfers synchronise: the "
+                     "scheduler times candidates, pp-insert-transfers "
+                     "orders and pp-simulate times the program under it "
+                     "(default rendezvous: an order that runs on NCCL and "
+                     "MPI alike)"),
+      llvm::cl::init(TransferSemantics::rendezvous),
+      llvm::cl::values(clEnumValN(TransferSemantics::async, "async",
+                                  "sends never block (MPI)"),
+                       clEnumValN(TransferSemantics::rendezvous, "rendezvous",
+                                  "a send waits for its receive (NCCL)"))};
   PassOptions::Option<bool> splitBackward{
       *this, "split-backward",
       llvm::cl::desc("Run each backward as input gradient (B) then weight "

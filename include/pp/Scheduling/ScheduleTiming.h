@@ -50,6 +50,10 @@ namespace mlir::pp::sched {
 
 /// A time or memory amount for a diagnostic, as short as `%g` writes it.
 std::string formatQuantity(double value);
+/// A time in 12 significant digits: the makespans searches and the
+/// simulator report, which tools compare to 1e-9 (rounding, not the model,
+/// may differ in the last digits of a sum).
+std::string formatPrecisely(double value);
 
 /// How many copies of a stage's weights its rank holds for the whole step:
 /// `parameterCopies` (weights, gradients, optimizer state) with one weight

@@ -441,7 +441,7 @@ llvm::Expected<GeneratedSchedule> AutoSearch::finish() {
   best->note = llvm::formatv(
       "auto: makespan {0} ({1}), peak activation memory {2}; {3} {4}, gap "
       "{5:P1}; {6}{7} candidates",
-      llvm::format("%g", bestEval.makespan), bestName,
+      formatPrecisely(bestEval.makespan), bestName,
       llvm::format("%g", bestEval.peak()), claim, llvm::format("%g", shown),
       shown > 0 ? std::max(0.0, (bestEval.makespan - shown) / shown) : 0.0,
       stopped ? "stopped there after " : "", candidates);
@@ -494,7 +494,6 @@ mlir::pp::sched::generateExact(const ScheduleProblem &in) {
   best->note = llvm::formatv(
       "exact: makespan {0}, peak activation memory {1}; proven optimal by "
       "exhaustive search",
-      llvm::format("%g", bestEval.makespan),
-      llvm::format("%g", bestEval.peak()));
+      formatPrecisely(bestEval.makespan), llvm::format("%g", bestEval.peak()));
   return std::move(*best);
 }

@@ -60,6 +60,13 @@ CostAttr ScheduleOp::getCostOrUnit() {
   return CostAttr::getUnit(getContext(), getNumStages());
 }
 
+void ScheduleOp::setSemanticsOrDefault(TransferSemantics semantics) {
+  if (semantics == TransferSemantics::async)
+    removeSemanticsAttr();
+  else
+    setSemanticsAttr(TransferSemanticsAttr::get(getContext(), semantics));
+}
+
 int64_t ScheduleOp::getNumRanks() {
   // Ranks are numbered 0, 1, ... in order (the verifier checks it before
   // the actions', which ask for every peer), so the last one tells the

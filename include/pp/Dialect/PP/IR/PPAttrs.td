@@ -18,6 +18,9 @@ def PP_PhaseAttr : EnumAttr<PP_Dialect, PP_Phase, "phase">;
 
 def PP_TransferKindAttr : EnumAttr<PP_Dialect, PP_TransferKind, "transfer">;
 
+def PP_TransferSemanticsAttr
+    : EnumAttr<PP_Dialect, PP_TransferSemantics, "semantics">;
+
 def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
   let mnemonic = "cost";
   let summary = "what a schedule is built for: per-stage times and memory";

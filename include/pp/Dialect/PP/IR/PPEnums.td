@@ -39,6 +39,21 @@ def PP_TransferKind : I32EnumAttr<"TransferKind",
   let cppNamespace = "::mlir::pp";
 }
 
+// How point-to-point transfers synchronise: what a schedule's program runs
+// with (`semantics` of a pp.schedule) and what pp-schedule, pp-insert-transfers,
+// pp-verify-schedule and pp-simulate time and order it by.
+def PP_TransferSemantics : I32EnumAttr<"TransferSemantics",
+    "how point-to-point transfers synchronise", [
+    // A send never blocks; a receive waits for its send (the
+    // `pp-schedule-v1` contract, MPI's buffered sends).
+    I32EnumAttrCase<"async", 0>,
+    // A send also waits until its receive is reached (NCCL send/recv).
+    I32EnumAttrCase<"rendezvous", 1>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::pp";
+}
+
 //===----------------------------------------------------------------------===//
 // Slots of stage-function values (#pp.slot, Slot.h)
 //===----------------------------------------------------------------------===//

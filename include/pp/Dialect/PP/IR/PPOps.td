@@ -135,6 +135,15 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     (docs/DataParallel.md); `zero = 0` or no `zero` is plain data
     parallelism, and 3 is reserved for ZeRO-3.
 
+    `semantics` says how the program's transfers synchronise
+    (`#pp<semantics async>`: a send never blocks; `#pp<semantics
+    rendezvous>`: a send also waits for its receive). pp-schedule records
+    the semantics it timed its candidates under, pp-insert-transfers
+    orders the transfers for it, and pp-verify-schedule and pp-simulate
+    check and time the program under it, so that a schedule is timed one
+    way from its choice to its simulation. A schedule without it runs with
+    async transfers.
+
     `weight_versions = 2` (PipeDream-2BW, docs/PipeDream2BW.md) makes every
     stage keep two versions of its weights: the computes of step t, forward
     and backward of every micro-batch, read version t - 1, and the stage's
@@ -180,7 +189,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
                            $slices,
                        OptionalAttr<ConfinedAttr<I64Attr,
-                           [IntMinValue<0>, IntMaxValue<3>]>>:$zero);
+                           [IntMinValue<0>, IntMaxValue<3>]>>:$zero,
+                       OptionalAttr<PP_TransferSemanticsAttr>:$semantics);
   let regions = (region SizedRegion<1>:$body);
   let builders = [
     // A schedule of one pipeline, without data-parallel replicas.
@@ -193,7 +203,7 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
       build($_builder, $_state, sym_name, name, pipeline, num_microbatches,
             stage_rank, cost, memory_cap, /*num_replicas=*/nullptr,
             /*weight_versions=*/nullptr, /*slices=*/nullptr,
-            /*zero=*/nullptr);
+            /*zero=*/nullptr, /*semantics=*/nullptr);
     }]>,
   ];
   let assemblyFormat = [{
@@ -215,6 +225,13 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     int64_t getNumSlices() { return getSlices().value_or(1); }
     /// The ZeRO stage: 0 (plain data parallelism) or 1.
     int64_t getZeroStage() { return getZero().value_or(0); }
+    /// The transfer semantics its program runs with: `semantics`, or
+    /// `fallback` when the schedule does not say.
+    TransferSemantics getSemanticsOr(TransferSemantics fallback) {
+      return getSemantics().value_or(fallback);
+    }
+    /// Records `semantics`: none for async, the default.
+    void setSemanticsOrDefault(TransferSemantics semantics);
   }];
 }
 

@@ -11,17 +11,6 @@
 
 include "mlir/IR/EnumAttr.td"
 
-def PP_TransferSemantics : I32Enum<"TransferSemantics",
-    "how point-to-point transfers synchronise", [
-    // A send never blocks; a receive waits for its send (the
-    // `pp-schedule-v1` contract, MPI's buffered sends).
-    I32EnumCase<"async", 0>,
-    // A send also waits until its receive is reached (NCCL send/recv).
-    I32EnumCase<"rendezvous", 1>
-  ]> {
-  let cppNamespace = "::mlir::pp";
-}
-
 def PP_RecomputePolicy : I32Enum<"RecomputePolicy",
     "which stages recompute their forward in their backward", [
     I32EnumCase<"None", 0, "none">,

@@ -97,7 +97,6 @@ struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
   using Base::Base;
   void runOnOperation() override {
-    bool rendezvous = semantics == TransferSemantics::rendezvous;
     if (numReplicas < 1 || numReplicas > kMaxRanks) {
       getOperation().emitError("num-replicas must be between 1 and ")
           << kMaxRanks << ", got " << numReplicas.getValue();
@@ -119,6 +118,13 @@ struct InsertTransfersPass
       if (existing.wasInterrupted())
         return WalkResult::interrupt();
       ArrayRef<int64_t> stageRank = schedule.getStageRank();
+      // The program runs with the semantics its transfers are ordered for.
+      TransferSemantics chosen =
+          semantics.hasValue()
+              ? semantics.getValue()
+              : schedule.getSemanticsOr(TransferSemantics::async);
+      schedule.setSemanticsOrDefault(chosen);
+      bool rendezvous = chosen == TransferSemantics::rendezvous;
       if (numReplicas > 1)
         schedule.setNumReplicasAttr(
             OpBuilder(schedule).getI64IntegerAttr(numReplicas));

@@ -550,6 +550,7 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       op.setWeightVersions(generated->weightVersions);
     if (numSlices > 1)
       op.setSlices(numSlices);
+    op.setSemanticsOrDefault(semantics);
     builder.createBlock(&op.getBody());
     auto stageFuncs = getStageFunctions(module);
     bool slicedFunctions = countFunctionSlices(module) > 1;

@@ -249,7 +249,7 @@ static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
       makespan > 0 ? totalIdle / (makespan * simulator.getNumRanks()) : 0.0;
   // At the location only: printing the schedule would bury the numbers.
   emitRemark(schedule.getLoc())
-      << "makespan " << formatQuantity(makespan) << ", bubble "
+      << "makespan " << formatPrecisely(makespan) << ", bubble "
       << llvm::formatv("{0:P1}", bubble)
       << " (idle per rank: " << joinNumbers(idle)
       << "), peak activation memory per rank: " << joinNumbers(peak);
@@ -310,7 +310,11 @@ struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
         }
         collectives.devices = CollectiveLink::getSlowest(*devices, *seconds);
       }
-      if (failed(simulate(schedule, semantics, collectives, kind)))
+      TransferSemantics chosen =
+          semantics.hasValue()
+              ? semantics.getValue()
+              : schedule.getSemanticsOr(TransferSemantics::async);
+      if (failed(simulate(schedule, chosen, collectives, kind)))
         return signalPassFailure();
     }
   }

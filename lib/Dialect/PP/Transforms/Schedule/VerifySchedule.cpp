@@ -808,7 +808,6 @@ struct VerifySchedulePass
                                                       : OptimizerKind::sgd);
   }
   void runOnOperation() override {
-    bool rendezvous = semantics == TransferSemantics::rendezvous;
     StringRef optimizer = staticMemory;
     if (!optimizer.empty() && optimizer != "sgd" && optimizer != "adam") {
       getOperation().emitError("static-memory must be sgd or adam, got '")
@@ -822,6 +821,11 @@ struct VerifySchedulePass
       failed |= mlir::failed(checkTensorParallel(schedule));
     for (ScheduleOp schedule : schedules) {
       SmallVector<StaticMemory> held = getHeldStaticMemory(schedule);
+      bool rendezvous =
+          (semantics.hasValue()
+               ? semantics.getValue()
+               : schedule.getSemanticsOr(TransferSemantics::async)) ==
+          TransferSemantics::rendezvous;
       failed |= (runsWithoutFlush(schedule)
                      ? checkNoFlush(schedule, rendezvous)
                      : ScheduleChecker(schedule, rendezvous, held).check())

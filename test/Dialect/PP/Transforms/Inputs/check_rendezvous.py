@@ -52,7 +52,7 @@ def costs(rng, stages):
 
 
 def check(pp_opt, source, schedule_args):
-    passes = ["--pp-insert-transfers",
+    passes = ["--pp-insert-transfers=semantics=rendezvous",
               "--pp-verify-schedule=semantics=rendezvous",
               "--pp-simulate=semantics=rendezvous"]
     if schedule_args:
@@ -76,7 +76,8 @@ def json_round_trip(pp_opt, pp_translate, schedule_args):
         return subprocess.run([tool, *args], input=source, capture_output=True,
                               text=True)
     ordered = run(pp_opt, "--pp-schedule=" + schedule_args,
-                  "--pp-insert-transfers", source="module {}\n")
+                  "--pp-insert-transfers=semantics=rendezvous",
+                  source="module {}\n")
     exported = run(pp_translate, "--pp-schedule-to-json", source=ordered.stdout)
     if exported.returncode != 0:
         inexpressible = ("overlapped" in exported.stderr or

@@ -1,5 +1,5 @@
-// RUN: pp-opt %s --pp-insert-transfers --pp-verify-schedule=semantics=rendezvous | FileCheck %s
-// RUN: pp-opt %s --pp-insert-transfers="num-replicas=2" --pp-verify-schedule=semantics=rendezvous | FileCheck %s --check-prefix=DP
+// RUN: pp-opt %s --pp-insert-transfers=semantics=rendezvous --pp-verify-schedule=semantics=rendezvous | FileCheck %s
+// RUN: pp-opt %s --pp-insert-transfers="num-replicas=2 semantics=rendezvous" --pp-verify-schedule=semantics=rendezvous | FileCheck %s --check-prefix=DP
 
 // An overlapped pair stays together: the receives of both halves come
 // before the forward, the sends of both after the backward. A V on two

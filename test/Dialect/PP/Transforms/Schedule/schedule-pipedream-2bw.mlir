@@ -1,6 +1,6 @@
 // RUN: pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=4 num-microbatches=8" 2>&1 | FileCheck %s
 // RUN: pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=4 num-microbatches=8" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=DRAINED
-// RUN: pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=4 num-microbatches=8" --pp-insert-transfers --pp-verify-schedule="semantics=rendezvous" 2>/dev/null | FileCheck %s --check-prefix=TRANSFERS
+// RUN: pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=4 num-microbatches=8 semantics=rendezvous" --pp-insert-transfers --pp-verify-schedule="semantics=rendezvous" 2>/dev/null | FileCheck %s --check-prefix=TRANSFERS
 // RUN: pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=8 num-microbatches=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=P8
 // RUN: pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=4 num-microbatches=8 forward-cost=1,2,1,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOW
 // RUN: pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=4 num-microbatches=8 comm-cost=0.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=COMM

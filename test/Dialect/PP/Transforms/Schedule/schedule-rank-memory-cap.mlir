@@ -14,7 +14,7 @@
 // 1f1b runs as many warm-up forwards as each cap holds, no more than the
 // rank before it (so that the ranks cannot wait for each other in a cycle);
 // the other fixed generators are held to the caps by pp-schedule itself.
-// RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=4 num-microbatches=8 memory-cap=2,1,4,4" --pp-insert-transfers --pp-verify-schedule --pp-verify-schedule=semantics=rendezvous --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONEF
+// RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=4 num-microbatches=8 memory-cap=2,1,4,4 semantics=rendezvous" --pp-insert-transfers --pp-verify-schedule --pp-verify-schedule=semantics=rendezvous --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONEF
 // RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=4 num-microbatches=8 memory-cap=3,2,2,1" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONEF-FULL
 // RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=4 num-microbatches=8 memory-cap=4,0.5,4,4" 2>&1 | FileCheck %s --check-prefix=ONEF-NONE
 // RUN: not pp-opt %s --pp-schedule="schedule=zbv num-stages=8 num-ranks=4 num-microbatches=8 memory-cap=3" 2>&1 | FileCheck %s --check-prefix=ZBV

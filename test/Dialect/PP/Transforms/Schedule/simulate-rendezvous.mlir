@@ -4,8 +4,8 @@
 // rank 0: a deadlock that pp-verify-schedule{semantics=rendezvous} and
 // pp-simulate report.
 // RUN: pp-opt %s --pp-schedule="num-stages=2 num-microbatches=2" --pp-insert-transfers=semantics=async --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=ASYNC
-// RUN: not pp-opt %s --pp-schedule="num-stages=2 num-microbatches=2" --pp-insert-transfers=semantics=async --pp-verify-schedule="semantics=rendezvous" 2>&1 | FileCheck %s --check-prefix=VERIFY
-// RUN: not pp-opt %s --pp-schedule="num-stages=2 num-microbatches=2" --pp-insert-transfers=semantics=async --pp-simulate="semantics=rendezvous" 2>&1 | FileCheck %s --check-prefix=SIM
+// RUN: not pp-opt %s --pp-schedule="num-stages=2 num-microbatches=2 semantics=rendezvous" --pp-insert-transfers=semantics=async --pp-verify-schedule="semantics=rendezvous" 2>&1 | FileCheck %s --check-prefix=VERIFY
+// RUN: not pp-opt %s --pp-schedule="num-stages=2 num-microbatches=2 semantics=rendezvous" --pp-insert-transfers=semantics=async --pp-simulate="semantics=rendezvous" 2>&1 | FileCheck %s --check-prefix=SIM
 // RUN: not pp-opt %s --pp-simulate="semantics=eventually" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // ASYNC: remark: makespan 9, bubble 33.3% (idle per rank: 3, 3), peak activation memory per rank: 2, 1

@@ -310,8 +310,9 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
     charged to the compute actions it joins) under the costs and
     memory caps given by the options, and keeps the fastest within every
     rank's cap. It times every candidate as the program it becomes:
-    `semantics` (rendezvous by default, as `pp-insert-transfers`) names
-    the transfer semantics the schedule will run with, each candidate's
+    `semantics` (async by default: MPI's sends, which never block;
+    rendezvous for NCCL) names the transfer semantics the schedule will
+    run with, which the schedule records for the passes after it, each candidate's
     transfers are inserted and, for rendezvous, ordered into exchange
     groups as `pp-insert-transfers{semantics}` does (the scheduling
     library's `TransferOrder.h`, which the pass uses), and the program is
@@ -418,10 +419,10 @@ def PPSchedule : Pass<"pp-schedule", "ModuleOp"> {
                "recomputing stage holds per micro-batch (one value: every "
                "stage; default: its activation memory)">,
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
-           "::mlir::pp::TransferSemantics::rendezvous",
-           "Transfer semantics the schedule runs with, as "
-           "pp-insert-transfers orders its transfers: auto and greedy "
-           "time candidates as that program",
+           "::mlir::pp::TransferSemantics::async",
+           "Transfer semantics the schedule runs with (recorded on it, "
+           "read by pp-insert-transfers, pp-verify-schedule and "
+           "pp-simulate): auto and greedy time candidates as that program",
            [{::llvm::cl::values(
              clEnumValN(::mlir::pp::TransferSemantics::async, "async",
                         "Sends never block (buffered, MPI)"),
@@ -541,8 +542,11 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     `overlap` backward after it) stays together: the receives of both come
     before the forward, the sends of both after the backward.
 
-    With `semantics=rendezvous` (the default) the transfers are then
-    ordered so that the ranks cannot deadlock when a send waits for its
+    The semantics are the option's when given, else the schedule's
+    `semantics` (what pp-schedule timed it for), else async; the schedule
+    records them, so that pp-verify-schedule and pp-simulate check and time
+    the program that was ordered. With `semantics=rendezvous` the transfers
+    are then ordered so that the ranks cannot deadlock when a send waits for its
     receive (NCCL): each is stamped with the time its send is posted in an
     async simulation with the schedule's costs, both ends move to right
     after their rank's last compute action starting before the stamp (a
@@ -588,8 +592,9 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
            "all-gather)">,
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
            "::mlir::pp::TransferSemantics::rendezvous",
-           "Order transfers for rendezvous sends (NCCL; the default) or "
-           "leave each receive right before its consumer (async)",
+           "Order transfers for rendezvous sends (NCCL) or leave each "
+           "receive right before its consumer (async); default: the "
+           "schedule's `semantics`, else async. Recorded on the schedule",
            [{::llvm::cl::values(
              clEnumValN(::mlir::pp::TransferSemantics::async, "async",
                         "Sends never block (buffered, MPI)"),
@@ -605,7 +610,9 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     Runs every `pp.schedule` as a discrete-event simulation with the costs
     of its `#pp.cost` (unit costs without one): each rank executes its
     actions in order, compute actions take their cost, a transfer's data
-    arrives `comm` after it is sent. With `semantics=async` (the
+    arrives `comm` after it is sent, under the schedule's `semantics`
+    (what pp-schedule timed and pp-insert-transfers ordered it for; the
+    option overrides them, async when neither says). With `async` (the
     `pp-schedule-v1` contract) sends never block; with `rendezvous` (how
     NCCL point-to-point behaves) a send also waits for its receive. A
     `pp.all_reduce` takes `all-reduce-cost` (per stage; 0 by default) in
@@ -663,7 +670,8 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
   let options = [
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
            "::mlir::pp::TransferSemantics::async",
-           "Transfer semantics: async (sends never block) or rendezvous",
+           "Transfer semantics: async (sends never block) or rendezvous; "
+           "default: the schedule's `semantics`, else async",
            [{::llvm::cl::values(
              clEnumValN(::mlir::pp::TransferSemantics::async, "async",
                         "Sends never block (buffered, MPI)"),
@@ -750,7 +758,8 @@ def PPVerifySchedule : Pass<"pp-verify-schedule", "ModuleOp"> {
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
            "::mlir::pp::TransferSemantics::async",
            "Also prove deadlock freedom with rendezvous transfers (a send "
-           "waits for its receive) when 'rendezvous'",
+           "waits for its receive) when 'rendezvous'; default: the "
+           "schedule's `semantics`, else async",
            [{::llvm::cl::values(
              clEnumValN(::mlir::pp::TransferSemantics::async, "async",
                         "Sends never block (buffered, MPI)"),
