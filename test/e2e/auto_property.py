@@ -9,7 +9,8 @@ activation and stash per stage, transfer time > 0, a memory cap per rank,
 async and rendezvous transfers, split and fused backwards) this checks,
 for the program each schedule emits as `pp-simulate` times it:
 
-- the makespan `auto`'s remark reports is `pp-simulate`'s (1e-9 relative);
+- the makespans `auto`'s and `exact`'s remarks report are `pp-simulate`'s
+  (1e-9 relative);
 - `auto` is no slower than any built-in that schedules the problem within
   the caps, `greedy` included;
 - `auto` is no slower than `exact`'s schedule wherever `exact` proves an
@@ -132,8 +133,11 @@ def check(pp_opt, pb):
         elif auto > other * (1 + RELATIVE):
             errors.append(f'auto {auto!r} is slower than {name} {other!r}')
     if 3 * pb['stages'] * pb['mbs'] <= EXACT_ACTIONS and auto is not None:
-        exact, _, _ = run(pp_opt, pb, 'exact')
+        exact, exact_reported, _ = run(pp_opt, pb, 'exact')
         if exact is not None:
+            if exact_reported is None or not close(exact, exact_reported):
+                errors.append(f'exact reports {exact_reported} but its '
+                              f'program simulates to {exact!r}')
             if auto > exact * (1 + RELATIVE):
                 errors.append(f'auto {auto!r} is slower than exact '
                               f'{exact!r}')
