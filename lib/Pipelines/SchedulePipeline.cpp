@@ -54,6 +54,8 @@ getPlannerOptions(const SchedulePipelineOptions &options) {
   planner.costFile = options.costFile;
   planner.memoryCap.assign(options.memoryCap.begin(), options.memoryCap.end());
   planner.recompute = options.recompute;
+  // pp-schedule schedules by the planner's costs and memory budgets.
+  planner.recordCosts = true;
   return planner;
 }
 

@@ -46,6 +46,9 @@ struct ScheduleProblem {
   /// numMicrobatches counts slices. A stage runs the forwards of a
   /// micro-batch's slices in order and their backwards in reverse.
   int64_t numSlices = 1;
+  /// The units of the costs' times and memory amounts ("s", "B"), which
+  /// the generators' notes print; none for unit costs.
+  std::string timeUnit, memoryUnit;
 
   /// The stages' costs, unit costs when none are given.
   StageCosts getCostOrUnit() const {

@@ -101,6 +101,11 @@ static std::string formatPerRank(ArrayRef<double> amounts) {
   return "[" + llvm::join(llvm::map_range(amounts, format), ", ") + "]";
 }
 
+/// `value` followed by `unit` where the costs have one ("0.5 s").
+static std::string withUnit(std::string value, StringRef unit) {
+  return unit.empty() ? value : value + " " + unit.str();
+}
+
 /// A bound no schedule on `stageRank` beats: each rank must do all of its
 /// work, and cannot start before the first micro-batch's forward reaches its
 /// first stage; one micro-batch's forwards and backwards form a chain
@@ -441,8 +446,9 @@ llvm::Expected<GeneratedSchedule> AutoSearch::finish() {
   best->note = llvm::formatv(
       "auto: makespan {0} ({1}), peak activation memory {2}; {3} {4}, gap "
       "{5:P1}; {6}{7} candidates",
-      formatPrecisely(bestEval.makespan), bestName,
-      llvm::format("%g", bestEval.peak()), claim, llvm::format("%g", shown),
+      withUnit(formatPrecisely(bestEval.makespan), problem.timeUnit), bestName,
+      withUnit(formatQuantity(bestEval.peak()), problem.memoryUnit), claim,
+      withUnit(formatQuantity(shown), problem.timeUnit),
       shown > 0 ? std::max(0.0, (bestEval.makespan - shown) / shown) : 0.0,
       stopped ? "stopped there after " : "", candidates);
   return std::move(*best);
@@ -502,12 +508,14 @@ mlir::pp::sched::generateExact(const ScheduleProblem &in) {
              << "exact's schedule deadlocks with "
              << stringifyTransferSemantics(in.semantics) << " transfers";
     bestEval = *eval;
-    claim = "the search's async optimum " + formatPrecisely(optimum) +
+    claim = "the search's async optimum " +
+            withUnit(formatPrecisely(optimum), in.timeUnit) +
             ", proven by exhaustive search";
   }
-  best->note = llvm::formatv("exact: makespan {0}, peak activation memory "
-                             "{1}; {2}",
-                             formatPrecisely(bestEval.makespan),
-                             llvm::format("%g", bestEval.peak()), claim);
+  best->note = llvm::formatv(
+      "exact: makespan {0}, peak activation memory "
+      "{1}; {2}",
+      withUnit(formatPrecisely(bestEval.makespan), in.timeUnit),
+      withUnit(formatQuantity(bestEval.peak()), in.memoryUnit), claim);
   return std::move(*best);
 }

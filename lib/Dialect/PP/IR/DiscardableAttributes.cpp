@@ -166,6 +166,8 @@ static const AttributeRule kAttributeRules[] = {
      "[[], [0]])",
      isSplitAxes},
     {kMicrobatchCostAttr, Site::Module, "a #pp.cost", isCost},
+    {kPlannedCostAttr, Site::Module, "a #pp.cost", isCost},
+    {kPlannedActivationCapAttr, Site::Module, "an array<f64>", isF64Array},
     {kMicrobatchSamplesAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchBeginAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchLengthAttr, Site::Module, "an array<i64>", isI64Array},

@@ -23,6 +23,14 @@ inline constexpr llvm::StringLiteral kMicrobatchBeginAttr =
 inline constexpr llvm::StringLiteral kMicrobatchLengthAttr =
     "pp.microbatch_length";
 
+/// The stage planner's costs of the stages it planned (a #pp.cost in
+/// seconds and bytes) and, under a memory cap, the bytes of activations
+/// each rank may hold beside its weights, gradients and optimizer state
+/// (an array<f64>): what pp-schedule schedules by without a cost file.
+inline constexpr llvm::StringLiteral kPlannedCostAttr = "pp.planned_cost";
+inline constexpr llvm::StringLiteral kPlannedActivationCapAttr =
+    "pp.planned_activation_cap";
+
 /// A program planned per step (pp-compile --step-plans): on each of its
 /// schedules, the plan it is (its index); on the module, the table the
 /// runtime picks a step's plan from and loads its samples by

@@ -10,6 +10,7 @@
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
@@ -53,7 +54,7 @@ struct PlannerOptions {
   ArrayRef<double> memoryCap;
   double parameterCopies = 2.0;
   RecomputePolicy recompute = RecomputePolicy::None;
-  bool printTable = false, printCosts = false;
+  bool printTable = false, printCosts = false, recordCosts = false;
 };
 
 /// The pipeline the stages are planned for: where each stage runs, how many
@@ -84,6 +85,10 @@ private:
                                            int64_t numStages);
   LogicalResult planStages(const PlannerOptions &options, int64_t numStages,
                            ArrayRef<int64_t> markerCuts);
+  void recordPlannedCosts(const PlannerOptions &options,
+                          const PipelineTarget &target,
+                          const StageCostModel &model,
+                          ArrayRef<int64_t> starts);
   void buildStages(int64_t numStages);
   Value materialize(Value value, IRMapping &mapping, OpBuilder &builder);
   LogicalResult checkWeightsUnshared();
@@ -478,6 +483,56 @@ static void calibrateModel(const CostProfile &profile,
   }
 }
 
+/// Leaves the planned stages' costs on the module for pp-schedule: F, B, W
+/// and the slowest transfer between two ranks in seconds, the activation a
+/// micro-batch holds (a recomputing stage: its inputs) and the stash in
+/// bytes and, under a memory cap, what each rank may hold beside its
+/// weights, gradients and optimizer state.
+void StagePartitioner::recordPlannedCosts(const PlannerOptions &options,
+                                          const PipelineTarget &target,
+                                          const StageCostModel &model,
+                                          ArrayRef<int64_t> starts) {
+  int64_t numStages = starts.size();
+  SmallVector<double> forward, backwardInput, backwardWeight, activation, stash;
+  SmallVector<double> staticBytes(target.devices.size(), 0.0);
+  double copies =
+      getWeightCopies(options.parameterCopies, target.weightVersions);
+  double transfer = 0.0;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    int64_t begin = starts[stage];
+    int64_t end = stage + 1 < numStages ? starts[stage + 1] : model.size();
+    int64_t rank = target.stageRank[stage];
+    StageCost cost = model.getStageCost(begin, end, target.devices[rank]);
+    forward.push_back(cost.forward);
+    backwardInput.push_back(cost.backwardInput);
+    backwardWeight.push_back(cost.backwardWeight);
+    activation.push_back(recomputed[stage] ? cost.inputBytes
+                                           : cost.activationBytes);
+    stash.push_back(std::min(cost.stashBytes, activation.back()));
+    staticBytes[rank] += copies * cost.parameterBytes;
+    if (stage + 1 < numStages && target.stageRank[stage + 1] != rank)
+      transfer = std::max(
+          transfer,
+          model.getTransferTime(end, target.devices[rank],
+                                target.devices[target.stageRank[stage + 1]]));
+  }
+  Builder b(func.getContext());
+  auto module = func->getParentOfType<ModuleOp>();
+  module->setAttr(
+      kPlannedCostAttr,
+      CostAttr::get(
+          func.getContext(), b.getDenseF64ArrayAttr(forward),
+          b.getDenseF64ArrayAttr(backwardInput),
+          b.getDenseF64ArrayAttr(backwardWeight), b.getF64FloatAttr(transfer),
+          b.getDenseF64ArrayAttr(activation), b.getDenseF64ArrayAttr(stash)));
+  if (llvm::none_of(options.memoryCap, [](double cap) { return cap > 0; }))
+    return;
+  SmallVector<double> budget;
+  for (auto [rank, cap] : llvm::enumerate(target.memoryCap))
+    budget.push_back(std::max(cap - staticBytes[rank], 0.0));
+  module->setAttr(kPlannedActivationCapAttr, b.getDenseF64ArrayAttr(budget));
+}
+
 LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
                                            int64_t numStages,
                                            ArrayRef<int64_t> markerCuts) {
@@ -505,6 +560,8 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
   if (failed(plan))
     return failure();
   recomputed = plan->recompute;
+  if (options.recordCosts)
+    recordPlannedCosts(options, *target, model, plan->starts);
   if (options.printTable)
     printTable(
         llvm::outs(), model, *target, plan->starts, recomputed, loads,
@@ -736,6 +793,7 @@ struct PartitionStagesPass
     options.recompute = recompute;
     options.printTable = printTable;
     options.printCosts = printCosts;
+    options.recordCosts = recordCosts;
     if (failed(StagePartitioner(func).run(options)))
       signalPassFailure();
   }

@@ -7,6 +7,7 @@
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
@@ -36,13 +37,23 @@ static int64_t countStages(ModuleOp module) {
   return count;
 }
 
-/// The costs pp-plan-microbatches left on `module` as a profile, or nothing.
+/// The costs a planner left on `module` as a profile, or nothing:
+/// pp-plan-microbatches' per micro-batch, else the stage planner's in
+/// seconds and bytes, with each rank's activation budget as its cap.
 static std::optional<CostProfile> getPlannedCosts(ModuleOp module) {
   auto cost = module->getAttrOfType<CostAttr>(kMicrobatchCostAttr);
+  CostProfile profile;
+  if (!cost && (cost = module->getAttrOfType<CostAttr>(kPlannedCostAttr))) {
+    profile.timeUnit = "s";
+    profile.memoryUnit = "B";
+    if (auto caps =
+            module->getAttrOfType<DenseF64ArrayAttr>(kPlannedActivationCapAttr))
+      profile.memoryCap.assign(caps.asArrayRef().begin(),
+                               caps.asArrayRef().end());
+  }
   if (!cost)
     return std::nullopt;
   StageCosts costs = getStageCosts(cost);
-  CostProfile profile;
   profile.transfer = costs.transfer;
   for (int64_t s = 0; s < costs.getNumStages(); ++s) {
     auto toProfile = [](std::array<double, 5> at) {
@@ -117,8 +128,9 @@ static LogicalResult checkMemoryCaps(ModuleOp module, StringRef name,
     double cap = problem.getMemoryCap(rank);
     if (peak > cap + 1e-9)
       return module.emitError("schedule '")
-             << name << "' holds " << formatQuantity(peak)
-             << " units of activation memory on rank " << rank
+             << name << "' holds " << formatQuantity(peak) << " "
+             << (problem.memoryUnit.empty() ? "units" : problem.memoryUnit)
+             << " of activation memory on rank " << rank
              << ", over its memory cap of " << formatQuantity(cap)
              << "; 1f1b, greedy and auto schedule within per-rank caps";
   }
@@ -422,6 +434,9 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     plannedCosts = false;
     if (!*file && (*file = getPlannedCosts(module)))
       plannedCosts = true;
+    // The stage planner's costs move onto the schedule.
+    module->removeAttr(kPlannedCostAttr);
+    module->removeAttr(kPlannedActivationCapAttr);
     bool planned = plannedCosts;
     if (numStages < 0) {
       module.emitError("num-stages must be at least 1 (or 0: read from the "
@@ -451,7 +466,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<int64_t> microbatches = resolveMicrobatches(module);
     if (failed(microbatches))
       return signalPassFailure();
-    if (planned && numMicrobatches == 0 && *microbatches == 1)
+    if (planned && numMicrobatches == 0 && *microbatches == 1 &&
+        (*file)->getNumMicrobatches() > 0)
       *microbatches = (*file)->getNumMicrobatches();
     if (numSlices < 1 || numSlices > kMaxMicrobatches / *microbatches) {
       module.emitError("slices must be at least 1 and at most ")
@@ -507,6 +523,10 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
       *cost = getSliceCost(&getContext(), *cost, stages, numSlices);
     ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
     problem.semantics = semantics;
+    if (profile->timeUnit != "unit")
+      problem.timeUnit = profile->timeUnit;
+    if (profile->memoryUnit != "unit")
+      problem.memoryUnit = profile->memoryUnit;
     problem.numSlices = numSlices;
     if (*cost)
       problem.cost = getStageCosts(*cost);

@@ -132,6 +132,11 @@ def PPPartitionStages : Pass<"pp-partition-stages", "ModuleOp"> {
            "Print the planned stages and ranks to stdout">,
     Option<"printCosts", "print-costs", "bool", "false",
            "Print the per-op costs the plan is made from as JSON to stdout">,
+    Option<"recordCosts", "record-costs", "bool", "false",
+           "Leave the planned stages' F, B, W (seconds), activation and "
+           "stash (bytes) and transfer time on the module "
+           "(`pp.planned_cost`), with each rank's activation budget under "
+           "memory-cap (`pp.planned_activation_cap`), for pp-schedule">,
     Option<"function", "function", "std::string", "\"train_step\"",
            "Name of the training-step function">,
   ];
