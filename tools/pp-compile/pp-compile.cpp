@@ -139,6 +139,11 @@ int main(int argc, char **argv) {
   pp::registerCompilerDialects(registry);
   pp::registerAllPasses();
   MLIRContext context(registry);
+  // A diagnostic is its message and source line; the IR it was found in
+  // only when asked (--mlir-print-op-on-diagnostic).
+  if (!cl::getRegisteredOptions()["mlir-print-op-on-diagnostic"]
+           ->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler sourceHandler(sourceMgr, &context);
   ScopedDiagnosticHandler toolHandler(&context, printToolError);
