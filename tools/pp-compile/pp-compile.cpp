@@ -120,6 +120,12 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   pp::CompileOptions options;
   CompileFlags flags(options);
+  // --help lists pp-compile's own options; LLVM's and MLIR's stay behind
+  // --help-hidden, as clang's do.
+  for (auto &entry : cl::getRegisteredOptions())
+    if (!llvm::is_contained(entry.second->Categories, &compileCategory) &&
+        entry.second->getOptionHiddenFlag() == cl::NotHidden)
+      entry.second->setHiddenFlag(cl::Hidden);
   // Option errors (a schedule the registry lacks, a value that does not
   // parse) are one line each, and exit with 2 before anything is read.
   if (!cl::ParseCommandLineOptions(

@@ -197,6 +197,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   visit(CompileFlag{"schedule", "schedule"}, schedule.schedule);
   visit(CompileFlag{"split-backward", "split_backward"},
         schedule.splitBackward);
+  visit(CompileFlag{"semantics", "semantics"}, schedule.semantics);
   visit(CompileFlag{"slices", "slices"}, schedule.slices);
   visit(CompileFlag{"slice-split", "slice_split"}, schedule.sliceSplit);
   visit(CompileFlag{"data-parallel", "replicas"}, schedule.numReplicas);
