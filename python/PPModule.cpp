@@ -321,6 +321,14 @@ TransferSemantics getSemantics(const std::string &text) {
               ErrorKind::Error, {});
 }
 
+/// Sets a pass's `semantics` to what Python names `text`; "" leaves it
+/// unset: the schedule's recorded semantics apply.
+template <typename OptionT>
+void setSemantics(OptionT &option, const std::string &text) {
+  if (!text.empty())
+    option = getSemantics(text);
+}
+
 void insertTransfers(Schedule &schedule, int64_t numReplicas,
                      const std::string &semantics, int64_t zero) {
   DiagnosticCapture capture(getContext());
@@ -328,7 +336,7 @@ void insertTransfers(Schedule &schedule, int64_t numReplicas,
   PPInsertTransfersOptions options;
   options.numReplicas = numReplicas;
   options.zero = zero;
-  options.semantics = getSemantics(semantics);
+  setSemantics(options.semantics, semantics);
   pm.addPass(createPPInsertTransfers(options));
   runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");
 }
@@ -337,7 +345,7 @@ void verify(const Schedule &schedule, const std::string &semantics) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
   PPVerifyScheduleOptions options;
-  options.semantics = getSemantics(semantics);
+  setSemantics(options.semantics, semantics);
   pm.addPass(createPPVerifySchedule(options));
   runPasses(pm, schedule.getModule(), capture, "the schedule is invalid",
             ErrorKind::Verify);
@@ -351,9 +359,10 @@ simulate(const Schedule &schedule, const std::string &semantics,
   DiagnosticCapture capture(getContext());
   OwningOpRef<ModuleOp> copy = schedule.getModule().clone();
   PassManager pm(&getContext());
-  pm.addPass(createPPSimulate(
-      {getSemantics(semantics),
-       SmallVector<double>(allReduceCost.begin(), allReduceCost.end())}));
+  PPSimulateOptions options;
+  setSemantics(options.semantics, semantics);
+  options.allReduceCost.assign(allReduceCost.begin(), allReduceCost.end());
+  pm.addPass(createPPSimulate(options));
   runPasses(pm, *copy, capture, "cannot simulate the schedule");
   ScheduleOp simulated = *copy->getOps<ScheduleOp>().begin();
   auto read = [&](StringRef name) {
@@ -393,7 +402,9 @@ std::vector<TimelineEntry> getTimeline(const Schedule &schedule,
   ScheduleOp op = schedule.get();
   ActionCosts costs = getActionCosts(op.getCostOrUnit());
   ScheduleSimulator simulator(op);
-  std::optional<TransferSemantics> mode = symbolizeTransferSemantics(semantics);
+  std::optional<TransferSemantics> mode =
+      semantics.empty() ? op.getSemanticsOr(TransferSemantics::async)
+                        : symbolizeTransferSemantics(semantics);
   if (!mode)
     throw std::invalid_argument("unknown semantics '" + semantics +
                                 "'; expected async or rendezvous");
@@ -759,7 +770,7 @@ void bindGenerate(nb::module_ &m) {
       nb::arg("num_ranks"), nb::arg("split_backward"), nb::arg("cost_lists"),
       nb::arg("comm"), nb::arg("memory_cap"), nb::arg("cost_file"),
       nb::arg("num_replicas"), nb::arg("insert_transfers"),
-      nb::arg("slices") = 1, nb::arg("semantics") = "rendezvous",
+      nb::arg("slices") = 1, nb::arg("semantics") = "async",
       "Runs pp-schedule (and pp-insert-transfers) for transfers of "
       "`semantics`. cost_lists: forward, backward_input, backward_weight, "
       "activation and stash, each empty for the default.");

@@ -251,45 +251,49 @@ class Schedule:
     # Checking and running ------------------------------------------------
 
     def insert_transfers(self, num_replicas: int = 1,
-                         semantics: str = "rendezvous",
+                         semantics: Optional[str] = None,
                          zero: int = 0) -> "Schedule":
         """Runs pp-insert-transfers on the schedule; returns it. With
-        `semantics="rendezvous"` (the default) the transfers form exchange
-        groups that cannot deadlock when a send waits for its receive
-        (NCCL); `"async"` leaves each receive right before its consumer.
+        `semantics="rendezvous"` the transfers form exchange groups that
+        cannot deadlock when a send waits for its receive (NCCL);
+        `"async"` leaves each receive right before its consumer; by default
+        the semantics the schedule was generated for, which it records.
         With `num_replicas` > 1, `zero=1` shards the optimizer state over
         the replicas (ZeRO-1): each stage's gradients are reduce-scattered
         instead of all-reduced, and its weights all-gathered after its
         optimizer step."""
-        self._native.insert_transfers(num_replicas, semantics, zero)
+        self._native.insert_transfers(num_replicas, semantics or "", zero)
         return self
 
-    def verify(self, semantics: str = "async") -> "Schedule":
+    def verify(self, semantics: Optional[str] = None) -> "Schedule":
         """Runs pp-verify-schedule; returns the schedule if it is complete,
         ordered, deadlock free and within its memory caps, else raises
         `pp.VerifyError` carrying the located diagnostics. `semantics` is
-        `async` (sends never block) or `rendezvous`."""
-        self._native.verify(semantics)
+        `async` (sends never block) or `rendezvous`; by default the
+        schedule's."""
+        self._native.verify(semantics or "")
         return self
 
-    def simulate(self, semantics: str = "async",
+    def simulate(self, semantics: Optional[str] = None,
                  all_reduce_cost: Optional[PerStage] = None) -> Simulation:
-        """Runs pp-simulate under the schedule's costs: makespan, idle time
-        and peak memory per rank, and the bubble."""
+        """Runs pp-simulate under the schedule's costs and, by default, its
+        transfer semantics: makespan, idle time and peak memory per rank,
+        and the bubble."""
         makespan, idle, peak = self._native.simulate(
-            semantics, _values(all_reduce_cost))
+            semantics or "", _values(all_reduce_cost))
         total = makespan * len(idle)
         return Simulation(makespan=makespan, idle=idle,
                           bubble=sum(idle) / total if total > 0 else 0.0,
                           peak_memory=peak)
 
-    def timeline(self, semantics: str = "async") -> List[Action]:
+    def timeline(self, semantics: Optional[str] = None) -> List[Action]:
         """Every action with when it runs under the schedule's costs (the
         simulation of `simulate`, all-reduces free), rank by rank."""
-        return [Action(*entry) for entry in self._native.timeline(semantics)]
+        return [Action(*entry)
+                for entry in self._native.timeline(semantics or "")]
 
     def plot(self, path: Optional[Source] = None, *,
-             semantics: str = "async", title: Optional[str] = None):
+             semantics: Optional[str] = None, title: Optional[str] = None):
         """Draws the timeline (one row per rank, boxes coloured by phase and
         labelled with the micro-batch) over each rank's activation memory,
         and saves it to `path` (PNG, SVG or any format matplotlib knows by
@@ -315,7 +319,7 @@ def schedule(name: str, *, num_microbatches: int,
              memory_cap: Optional[PerStage] = None,
              cost_file: Optional[Source] = None, num_replicas: int = 1,
              insert_transfers: bool = True, slices: int = 1,
-             semantics: str = "rendezvous") -> Schedule:
+             semantics: str = "async") -> Schedule:
     """Generates a schedule with pp-schedule, then (by default) makes its
     transfers explicit with pp-insert-transfers.
 
@@ -329,9 +333,10 @@ def schedule(name: str, *, num_microbatches: int,
     micro-batch into that many sequence slices (`seq1f1b`): the schedule
     then counts slices in `num_microbatches` and its costs are one slice's
     (docs/Seq1F1B.md). `semantics` is how the program's transfers behave:
-    "rendezvous" (a send waits for its receive, as NCCL's do; the default)
-    or "async" (sends never block); `auto` and `greedy` optimise the
-    program that runs under them, and the transfers are ordered for them.
+    "async" (sends never block, as MPI's; the default) or "rendezvous" (a
+    send waits for its receive, as NCCL's do); `auto` and `greedy`
+    optimise the program that runs under them, the transfers are ordered
+    for them, and the schedule records them for `simulate` and `verify`.
     Raises `pp.Error` with pp-schedule's diagnostics when the schedule does
     not fit the problem or for an unknown `semantics`, `ValueError` for a
     count below 1."""

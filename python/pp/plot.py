@@ -82,7 +82,7 @@ def _draw_memory(ax, schedule: "Schedule", actions: List["Action"]) -> None:
 
 
 def plot_schedule(schedule: "Schedule", path=None, *,
-                  semantics: str = "async", title: Optional[str] = None):
+                  semantics: Optional[str] = None, title: Optional[str] = None):
     """See Schedule.plot."""
     figure_class = _figure_class()
     timeline = schedule.timeline(semantics)

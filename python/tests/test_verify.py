@@ -68,8 +68,12 @@ def test_rendezvous(pp):
     with pytest.raises(pp.VerifyError, match="deadlock") as info:
         s.verify("rendezvous")
     assert "only with rendezvous transfers" in str(info.value)
-    # The default order is rendezvous-safe (test_schedules checks them all).
-    safe = pp.schedule("1f1b", num_stages=4, num_microbatches=8)
+    # The order for rendezvous semantics is safe (test_schedules checks them
+    # all), and the schedule records them: verify checks them by default.
+    safe = pp.schedule("1f1b", num_stages=4, num_microbatches=8,
+                       semantics="rendezvous")
     assert safe.verify("rendezvous") is safe
+    assert safe.verify() is safe
+    assert safe.simulate().makespan == safe.simulate("rendezvous").makespan
     with pytest.raises(pp.Error, match="unknown semantics"):
         s.verify("eager")

@@ -331,6 +331,12 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
     return failure();
   profile.memoryCap = std::move(*caps);
 
+  // What a profiler measured on; other tools' meta is theirs.
+  if (const json::Object *meta = root->getObject("meta")) {
+    profile.measuredRanks = meta->getInteger("ranks");
+    profile.measuredMicrobatches = meta->getInteger("microbatches");
+  }
+
   FailureOr<const json::Value *> stagesField = getField(*root, "stages", "");
   if (failed(stagesField))
     return failure();
@@ -390,4 +396,25 @@ FailureOr<CostProfile> mlir::pp::readCostProfile(StringRef path,
     return emitError() << "cannot read cost file '" << path
                        << "': " << llvm::toString(buffer.takeError());
   return parseCostProfile((*buffer)->getBuffer(), path, emitError);
+}
+
+std::string CostProfile::checkShape(int64_t numStages, int64_t numRanks,
+                                    int64_t numMicrobatches) const {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  auto measured = [&] {
+    os << "was measured on " << stages.size() << " stages";
+    if (measuredRanks)
+      os << ", " << *measuredRanks << " ranks";
+    if (measuredMicrobatches)
+      os << ", " << *measuredMicrobatches << " micro-batches";
+    os << "; this pipeline has " << numStages << " stages, " << numRanks
+       << " ranks, " << numMicrobatches
+       << " micro-batches: profile the program this compiles";
+  };
+  if (int64_t(stages.size()) != numStages ||
+      (measuredRanks && *measuredRanks != numRanks) ||
+      (measuredMicrobatches && *measuredMicrobatches != numMicrobatches))
+    measured();
+  return why;
 }

@@ -83,6 +83,8 @@ private:
                                  ArrayRef<int64_t> markerCuts);
   FailureOr<PipelineTarget> describeTarget(const PlannerOptions &options,
                                            int64_t numStages);
+  /// The micro-batches the plan is for: the option, else the split's.
+  int64_t getPlannedMicrobatches(const PlannerOptions &options);
   LogicalResult planStages(const PlannerOptions &options, int64_t numStages,
                            ArrayRef<int64_t> markerCuts);
   void recordPlannedCosts(const PlannerOptions &options,
@@ -135,13 +137,18 @@ FailureOr<int64_t> StagePartitioner::countStages(const PlannerOptions &options,
   return numStages;
 }
 
+int64_t
+StagePartitioner::getPlannedMicrobatches(const PlannerOptions &options) {
+  if (auto split = func->getAttrOfType<IntegerAttr>(kMicrobatchesAttr);
+      split && options.numMicrobatches == 0)
+    return split.getInt();
+  return options.numMicrobatches;
+}
+
 FailureOr<PipelineTarget>
 StagePartitioner::describeTarget(const PlannerOptions &options,
                                  int64_t numStages) {
-  int64_t microbatches = options.numMicrobatches;
-  if (auto split = func->getAttrOfType<IntegerAttr>(kMicrobatchesAttr);
-      split && microbatches == 0)
-    microbatches = split.getInt();
+  int64_t microbatches = getPlannedMicrobatches(options);
   ScheduleProblem problem{numStages, std::max<int64_t>(microbatches, 1),
                           options.numRanks ? options.numRanks : numStages};
   if (microbatches < 0)
@@ -439,19 +446,20 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
   return *plan;
 }
 
-/// Reads the profile at `path`, measured on a partition into `numStages`
-/// stages.
-static FailureOr<CostProfile>
-readStageProfile(func::FuncOp func, StringRef path, int64_t numStages) {
+/// Reads the profile at `path`, which must have been measured on the
+/// pipeline `target` describes: its stages, ranks and micro-batches.
+static FailureOr<CostProfile> readStageProfile(func::FuncOp func,
+                                               StringRef path,
+                                               const PipelineTarget &target,
+                                               int64_t numMicrobatches) {
   FailureOr<CostProfile> profile =
       readCostProfile(path, [&] { return func.emitError(); });
   if (failed(profile))
     return failure();
-  if (int64_t(profile->stages.size()) != numStages)
-    return func.emitError("cost file '")
-           << path << "' measures " << profile->stages.size()
-           << " stages but the plan has " << numStages
-           << "; calibrate with a profile of the same number of stages";
+  if (std::string why = profile->checkShape(
+          target.stageRank.size(), target.devices.size(), numMicrobatches);
+      !why.empty())
+    return func.emitError("cost file '") << path << "' " << why;
   if (!getSecondsPerUnit(profile->timeUnit))
     return func.emitError("cost file '")
            << path << "': time_unit '" << profile->timeUnit
@@ -544,7 +552,9 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
     printCosts(llvm::outs(), model, markerCuts);
   FailureOr<CostProfile> profile;
   if (!options.costFile.empty()) {
-    profile = readStageProfile(func, options.costFile, numStages);
+    profile =
+        readStageProfile(func, options.costFile, *target,
+                         std::max<int64_t>(getPlannedMicrobatches(options), 1));
     if (failed(profile))
       return failure();
   }

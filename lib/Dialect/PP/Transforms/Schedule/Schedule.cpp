@@ -501,6 +501,17 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<CostProfile> profile = getBaseCosts(module, *file, stages);
     if (failed(profile))
       return signalPassFailure();
+    // A profiler's measurement is of one pipeline: stages, ranks and
+    // micro-batches.
+    if (*file && !plannedCosts) {
+      int64_t measured =
+          numSlices > 1 ? *microbatches / numSlices : *microbatches;
+      if (std::string why = (*file)->checkShape(stages, ranks, measured);
+          (*file)->measuredRanks && !why.empty()) {
+        module.emitError("cost file '") << costFile.getValue() << "' " << why;
+        return signalPassFailure();
+      }
+    }
     if (int64_t described = profile->getNumMicrobatches();
         described > 0 && described != *microbatches) {
       (planned ? module.emitError("the planned micro-batches (")
