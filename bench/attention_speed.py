@@ -78,7 +78,7 @@ def model_path(name, work):
     model = GPT(vocab=vocab, context=context, dim=dim, heads=heads, layers=1)
     ids = torch.zeros(rows, context, dtype=torch.int64)
     path = os.path.join(work, f"{name}.mlir")
-    pp.torch.export(model, (ids, ids), loss_fn, path)
+    pp.torch.export(model, (ids, ids), loss_fn, path, whole_batch=True)
     return path
 
 

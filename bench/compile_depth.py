@@ -38,7 +38,7 @@ def export_torch(blocks, path):
     torch.manual_seed(0)
     model = GPT(vocab=32, context=16, dim=WIDTH, heads=2, layers=blocks)
     ids = torch.zeros(16, 16, dtype=torch.int64)
-    pp.torch.export(model, (ids, ids), loss_fn, path)
+    pp.torch.export(model, (ids, ids), loss_fn, path, whole_batch=True)
 
 
 def generate_gen(blocks, path):

@@ -265,8 +265,9 @@ def main():
     ids = torch.zeros(args.batch, args.context, dtype=torch.int64)
     cut = f"blocks.{args.layers // 2}"
     split = pp.torch.export(model, (ids, ids), loss_fn, work / "gpt2.mlir",
-                            split_points=[cut])
-    whole = pp.torch.export(model, (ids, ids), loss_fn, work / "gpt1.mlir")
+                            split_points=[cut], whole_batch=True)
+    whole = pp.torch.export(model, (ids, ids), loss_fn, work / "gpt1.mlir",
+                            whole_batch=True)
     tokens = torch_gpt.write_tokens(work / "tokens.bin")
     if int(tokens.max()) >= args.vocab:
         sys.exit("torch_pipelining.py: the corpus has more ids than --vocab")

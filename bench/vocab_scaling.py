@@ -75,7 +75,8 @@ def pp_step(args, vocab, workdir):
                 heads=args.heads, layers=args.layers)
     ids = torch.zeros(args.batch, args.context, dtype=torch.int64)
     path = workdir / f"gpt-{vocab}.mlir"
-    exported = pp.torch.export(model, (ids, ids.clone()), loss_fn, path)
+    exported = pp.torch.export(model, (ids, ids.clone()), loss_fn, path,
+                               whole_batch=True)
     start = time.perf_counter()
     program = pp.compile(exported.mlir, stages=1, microbatches=1,
                          gathers=args.gathers == "true",

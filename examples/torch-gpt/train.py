@@ -105,6 +105,7 @@ def export(out, parallelize_plan=None, tensor_parallel=None):
     model = GPT(vocab=VOCAB, context=CONTEXT)
     ids = torch.zeros(ROWS, CONTEXT, dtype=torch.int64)
     exported = pp.torch.export(model, (ids, ids), loss_fn, out / "gpt.mlir",
+                               whole_batch=True,
                                parallelize_plan=parallelize_plan,
                                tensor_parallel=tensor_parallel)
     return model, exported

@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
 import shutil
 import stat
 import subprocess
@@ -496,7 +497,19 @@ def _model_text(model: Source, filename: Optional[str]) -> Tuple[str, str]:
     return _read(model, filename)
 
 
-def compile(model: Source, *, microbatches: int,
+def _traced_microbatches(text: str) -> int:
+    """The micro-batch count a step traced at the micro-batch shape is
+    marked with (`pp.microbatches`); ValueError for one without."""
+    counts = set(re.findall(r"pp\.microbatches = (\d+) : i64", text))
+    if len(counts) != 1:
+        raise ValueError(
+            "pp.compile() needs microbatches: the step is not marked with "
+            "the micro-batch count it was traced for (pp.microbatches; "
+            "exported with whole_batch=True, or not by pp.torch.export)")
+    return int(counts.pop())
+
+
+def compile(model: Source, *, microbatches: Optional[int] = None,
             stages: Optional[int] = None, schedule: str = "1f1b",
             ranks: Optional[int] = None, replicas: Optional[int] = None,
             output: Optional[Source] = None,
@@ -510,7 +523,10 @@ def compile(model: Source, *, microbatches: int,
     `--stages`, `--microbatches`, `--schedule`, `--ranks` and
     `--data-parallel` (stages and replicas 1 by default, or with `devices`
     what the layout planner chooses); `options` are its other flags by
-    their Python names (`COMPILE_OPTIONS`, listed below).
+    their Python names (`COMPILE_OPTIONS`, listed below). Without
+    `microbatches`, the count is the one the step was traced for
+    (`pp.microbatches`, `pp.torch.export`'s default); a step traced at the
+    whole batch's shape needs it (ValueError).
 
     The executable goes to `output`, or without one to a temporary
     directory removed when the Program is garbage collected. Raises
@@ -518,6 +534,9 @@ def compile(model: Source, *, microbatches: int,
     option is rejected (an option's error is located at its pp-compile
     flag, e.g. `--stages`), `TypeError` for an unknown option or a value of
     the wrong kind."""
+    text, source_name = _model_text(model, filename)
+    if microbatches is None:
+        microbatches = _traced_microbatches(text)
     values: Dict[str, object] = {
         "microbatches": microbatches, "schedule": schedule,
     }
@@ -532,7 +551,6 @@ def compile(model: Source, *, microbatches: int,
             raise TypeError(f"pp.compile() got an unknown option '{name}'; "
                             f"expected one of {', '.join(COMPILE_OPTIONS)}")
         values[name] = _option_value(option, values[name])
-    text, name = _model_text(model, filename)
     workdir = None
     if output is None:
         workdir = tempfile.mkdtemp(prefix="pp-program-")
@@ -541,7 +559,7 @@ def compile(model: Source, *, microbatches: int,
     values["output"] = os.path.abspath(os.fspath(output))
     try:
         (path, schedule_name, num_stages, num_ranks, num_microbatches,
-         num_replicas, params) = _pp.compile(text, name, values)
+         num_replicas, params) = _pp.compile(text, source_name, values)
     except BaseException:
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -60,14 +60,21 @@ class Exported:
     states: Tuple[str, ...] = ()
     # The `pp.split` a parallelize_plan set, by state_dict key.
     splits: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Parameters with requires_grad=False: constants of the step, by
+    # state_dict key, with their values at export.
+    frozen_params: Mapping[str, object] = dataclasses.field(
+        default_factory=dict)
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
         module's `state_dict` keys, as torch tensors for `load_state_dict`.
         A weight several stages hold (`param<i>.stage<s>`, the copies being
-        equal after each update) is taken from its first stage."""
+        equal after each update) is taken from its first stage. Parameters
+        that do not require grad are the step's constants: they come back
+        with the values they had at export."""
         import torch
-        weights = {}
+        weights = {name: value.detach().clone()
+                   for name, value in self.frozen_params.items()}
         for key, value in sorted(read_safetensors(path).items()):
             name = self.names.get(key.split(".stage")[0])
             if name is not None and name not in weights:
@@ -197,7 +204,8 @@ def _update_statistics(norm, x, state: Dict[str, object], prefix: str):
 
 def _training_step(module, loss_fn: Callable, names: Sequence[str],
                    num_inputs: int, scale: float,
-                   updated: Sequence[str] = (), states: Sequence[str] = ()):
+                   updated: Sequence[str] = (), states: Sequence[str] = (),
+                   frozen_params: Mapping[str, object] = {}):
     """An nn.Module whose forward takes (inputs, targets, weights, states)
     and returns the loss times `scale`, the new `states`, then the values
     `pipe_split` marked: the weights become explicit arguments through
@@ -207,7 +215,7 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
     stays inside the step, where nothing reads it; batch norms in training
     mode run without their running statistics, whose new values (those in
     `states`) are computed apart, before each norm runs, from their
-    arguments."""
+    arguments. `frozen_params` (no grad) are constants of the step."""
     import torch
     buffers = dict(module.named_buffers())
     norms = _tracked_norms(module, updated)
@@ -226,6 +234,8 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
             state = dict(zip(states, args[first + len(names):]))
             weights.update({name: buffers[name].clone() for name in updated
                             if name not in statistics})
+            weights.update({name: value.detach()
+                            for name, value in frozen_params.items()})
             # Without running statistics a training-mode norm normalizes
             # with the batch's and updates nothing (nor reads its count as
             # a float, which momentum None would).
@@ -519,8 +529,8 @@ def _microbatch(example_inputs, microbatches: int):
 def export(module, example_inputs: Sequence[object], loss_fn: Callable,
            path: PathLike, *, num_targets: int = 1,
            function: str = "train_step",
-           microbatches: Optional[int] = None, scale_grads: bool = True,
-           split_points: Sequence[str] = (),
+           microbatches: Optional[int] = None, whole_batch: bool = False,
+           scale_grads: bool = True, split_points: Sequence[str] = (),
            parallelize_plan: Optional[Mapping[str, object]] = None,
            tensor_parallel: Optional[int] = None) -> Exported:
     """Exports `loss_fn(module(*inputs), *targets)` as a pp training step.
@@ -543,14 +553,22 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     the whole batch's shape) keep their values, with a warning, and are
     listed in `frozen_buffers`.
 
-    With `microbatches`, the step is traced at the micro-batch shape (each
-    input's dimension 0 divided by it), as torch.distributed.pipelining
-    traces its stages, and is marked as split (`pp.microbatches`), so pp
-    pipelines any model torch.export takes without rewriting its batch
-    dimension; compile it with the same micro-batch count. With
-    `scale_grads` (PyTorch's default) each micro-batch's loss, and so its
-    gradient, is divided by the count: a mean loss then gives the whole
-    batch's loss and gradient. `split_points` names submodules whose input
+    The step is traced at the micro-batch shape (each input's dimension 0
+    divided by `microbatches`), as torch.distributed.pipelining traces its
+    stages, and is marked as split (`pp.microbatches`), so pp pipelines any
+    model torch.export takes without rewriting its batch dimension, and
+    computes what PyTorch's loop over the micro-batches computes;
+    `pp.compile` takes the count from the step. With `scale_grads`
+    (PyTorch's default) each micro-batch's loss, and so its gradient, is
+    divided by the count: a mean loss then gives the whole batch's loss and
+    gradient. `whole_batch=True` (without `microbatches`) traces the whole
+    batch instead and leaves the split to pp-split-microbatches when
+    compiling, which splits only what it proves exact and refuses, at the
+    model's line, what mixes rows of the batch (batch norm in training
+    mode). Without either, `export` raises ValueError. Parameters with
+    `requires_grad=False` are not trained: they are constants of the step,
+    as buffers are, and are neither arguments nor in the weights file.
+    `split_points` names submodules whose input
     starts a new stage (PyTorch's `split_spec` at `SplitPoint.BEGINNING`);
     `pipe_split(x)` in a forward marks `x` the same way.
 
@@ -575,10 +593,24 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         raise ValueError(f"num_targets={num_targets}, but there are "
                          f"{len(example_inputs)} example inputs")
     num_inputs = len(example_inputs) - num_targets
-    weights = dict(module.named_parameters())
+    parameters = dict(module.named_parameters())
+    weights = {name: p for name, p in parameters.items() if p.requires_grad}
+    frozen_params = {name: p.detach().clone()
+                     for name, p in parameters.items() if not p.requires_grad}
     if not weights:
-        raise ValueError(f"{type(module).__name__} has no parameters, so "
-                         "there is nothing to train")
+        raise ValueError(f"{type(module).__name__} has no parameters that "
+                         "require grad, so there is nothing to train")
+    if whole_batch and microbatches is not None:
+        raise ValueError("whole_batch=True traces the whole batch, which pp "
+                         "splits when compiling: pass microbatches to "
+                         "pp.compile, not to export")
+    if not whole_batch and microbatches is None:
+        raise ValueError(
+            "export traces the step at the micro-batch shape, as "
+            "torch.distributed.pipelining traces its stages: pass "
+            "microbatches=N (dimension 0 of the example inputs is split in "
+            "N), or whole_batch=True to trace the whole batch and let pp "
+            "split it (docs/PyTorch.md)")
     if microbatches is not None:
         if microbatches < 1:
             raise ValueError(f"microbatches must be at least 1, got "
@@ -604,7 +636,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
             "exported with `microbatches`; docs/PyTorch.md)", stacklevel=2)
     buffers = dict(module.named_buffers())
     step = _training_step(module, loss_fn, names, num_inputs, scale, updated,
-                          states)
+                          states, frozen_params)
     args = (example_inputs + tuple(w.detach() for w in weights.values()) +
             tuple(buffers[name].detach().clone() for name in states))
     hooks = _mark_split_points(module, split_points)
@@ -645,4 +677,5 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
                     inputs=tuple(range(num_inputs)),
                     targets=tuple(range(num_inputs, first)),
                     microbatches=microbatches,
-                    frozen_buffers=frozen, states=states, splits=splits)
+                    frozen_buffers=frozen, states=states, splits=splits,
+                    frozen_params=frozen_params)

@@ -67,7 +67,7 @@ def exported(pp, tmp_path_factory):
     path = tmp_path_factory.mktemp("torch") / "mlp.mlir"
     import pp.torch
     result = pp.torch.export(model, (torch.zeros(16, 16), torch.zeros(16, 4)),
-                             squared_error, path)
+                             squared_error, path, whole_batch=True)
     return model, initial, result
 
 
@@ -136,7 +136,8 @@ def test_norm_softmax_buffer(pp, tmp_path):
     model = NormalizedHead()
     mse = torch.nn.functional.mse_loss
     result = pp.torch.export(model, (torch.zeros(16, 8), torch.zeros(16, 4)),
-                             mse, tmp_path / "normalized.mlir")
+                             mse, tmp_path / "normalized.mlir",
+                             whole_batch=True)
     text = result.mlir.read_text()
     assert "dense_resource" in text and "f64" in text and "xi64>" in text
     assert "scale" not in result.names.values()
@@ -169,7 +170,7 @@ def test_einsum_rank5_across_stages(pp, pp_compile, tmp_path):
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     mse = torch.nn.functional.mse_loss
     result = pp.torch.export(model, (torch.zeros(16, 8), torch.zeros(16, 4)),
-                             mse, tmp_path / "einsum.mlir")
+                             mse, tmp_path / "einsum.mlir", whole_batch=True)
     schedule = tmp_path / "schedule.mlir"
     subprocess.run([pp_compile, str(result.mlir), "--stages", "2",
                     "--microbatches", "4", "--emit=schedule", "-o",
@@ -202,7 +203,7 @@ def test_unsupported_op_names_the_line(pp, tmp_path):
     import pp.torch
     result = pp.torch.export(Wave(), (torch.zeros(4, 8), torch.zeros(4, 4)),
                              torch.nn.functional.mse_loss,
-                             tmp_path / "wave.mlir")
+                             tmp_path / "wave.mlir", whole_batch=True)
     line = next(number for number, text in enumerate(
         pathlib.Path(__file__).read_text().splitlines(), 1)
         if "torch.sin(" in text)
@@ -216,4 +217,5 @@ def test_module_without_parameters(pp, tmp_path):
     import pp.torch
     with pytest.raises(ValueError, match="no parameters"):
         pp.torch.export(torch.nn.ReLU(), (torch.zeros(4, 2), torch.zeros(4, 2)),
-                        squared_error, tmp_path / "relu.mlir")
+                        squared_error, tmp_path / "relu.mlir",
+                        whole_batch=True)

@@ -97,7 +97,7 @@ def train_like_pytorch(pp, model, shapes, tmp_path):
             isinstance(m, nn.BatchNorm2d) for m in model.modules()) else \
             _no_warning():
         exported = pp.torch.export(model, zeros, F.mse_loss,
-                                   tmp_path / "model.mlir")
+                                   tmp_path / "model.mlir", whole_batch=True)
     program = pp.compile(exported.mlir, stages=2, microbatches=1)
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,

@@ -47,7 +47,7 @@ def classifier(pp, tmp_path_factory):
     exported = pp.torch.export(
         model, (torch.zeros(ROWS, FEATURES),
                 torch.zeros(ROWS, dtype=torch.int64)),
-        torch.nn.CrossEntropyLoss(), path)
+        torch.nn.CrossEntropyLoss(), path, whole_batch=True)
     program = pp.compile(exported.mlir, stages=2, microbatches=MICROBATCHES,
                          schedule="1f1b")
     return model, initial, exported, program

@@ -36,7 +36,7 @@ def test_pipelined_masks_match_unpipelined(pp, tmp_path):
     model = DropoutMLP()
     exported = pp.torch.export(model, (torch.zeros(16, 16),
                                        torch.zeros(16, 4)), F.mse_loss,
-                               tmp_path / "dropout.mlir")
+                               tmp_path / "dropout.mlir", whole_batch=True)
     runs = {}
     for stages in (1, 2):
         program = pp.compile(exported.mlir, stages=stages, microbatches=1)
@@ -71,7 +71,7 @@ def test_mask_rate_and_fresh_masks(pp, tmp_path):
     import pp.torch
     exported = pp.torch.export(Rate(), (torch.zeros(64, 64),
                                         torch.zeros(64, 1)), mean_output,
-                               tmp_path / "rate.mlir")
+                               tmp_path / "rate.mlir", whole_batch=True)
     program = pp.compile(exported.mlir, stages=1, microbatches=1)
     losses = pp.run(program, steps=3, lr=0.0, seed=SEED,
                     init_weights=exported.weights).losses

@@ -65,6 +65,28 @@ def test_traced_at_microbatch_shape(pp, tmp_path):
                         microbatches=3)
 
 
+def test_microbatch_shape_is_the_default(pp, tmp_path):
+    """export needs the micro-batch count, or whole_batch=True; pp.compile
+    takes the count from a step traced at the micro-batch shape and needs
+    it for one traced at the whole batch's."""
+    import pp.torch
+    with pytest.raises(ValueError, match="pass microbatches=N"):
+        pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "x.mlir")
+    with pytest.raises(ValueError, match="whole_batch=True traces the whole"):
+        pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "x.mlir",
+                        microbatches=4, whole_batch=True)
+    traced = pp.torch.export(mlp(), BATCH, squared_error,
+                             tmp_path / "mlp.mlir", microbatches=4)
+    assert pp.compile(traced.mlir, stages=2).microbatches == 4
+    whole = pp.torch.export(mlp(), BATCH, squared_error,
+                            tmp_path / "whole.mlir", whole_batch=True)
+    assert whole.microbatches is None
+    assert "pp.microbatches" not in whole.mlir.read_text()
+    with pytest.raises(ValueError, match="needs microbatches"):
+        pp.compile(whole.mlir, stages=2)
+    assert pp.compile(whole.mlir, stages=2, microbatches=4).microbatches == 4
+
+
 def test_split_points_cut_where_named(pp, pp_opt, tmp_path):
     import pp.torch
     exported = pp.torch.export(mlp(), BATCH, squared_error,
@@ -80,7 +102,7 @@ def test_split_points_cut_where_named(pp, pp_opt, tmp_path):
         ["0.weight", "0.bias", "2.weight", "2.bias"], ["4.weight", "4.bias"]]
     with pytest.raises(ValueError, match="split point 'nine' names no"):
         pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "x.mlir",
-                        split_points=["nine"])
+                        microbatches=4, split_points=["nine"])
 
 
 class Marked(torch.nn.Module):
@@ -125,7 +147,8 @@ def line_of(marker):
 def test_unknown_dialect_names_the_pytorch_op(pp, tmp_path):
     import pp.torch
     with pytest.raises(pp.CompileError) as info:
-        pp.torch.export(Prefix(), BATCH, squared_error, tmp_path / "r.mlir")
+        pp.torch.export(Prefix(), BATCH, squared_error, tmp_path / "r.mlir",
+                        whole_batch=True)
     [error] = info.value.diagnostics
     assert error.location == f"{__file__}:{line_of('# the cumsum line')}:0"
     assert error.message == (
@@ -155,7 +178,7 @@ def test_compile_error_names_the_calling_lines(pp, tmp_path):
     model's line that called that module."""
     import pp.torch
     exported = pp.torch.export(Wave(), BATCH, squared_error,
-                               tmp_path / "wave.mlir")
+                               tmp_path / "wave.mlir", whole_batch=True)
     with pytest.raises(pp.CompileError) as info:
         pp.compile(exported.mlir, stages=1, microbatches=1)
     sine = f"{__file__}:{line_of('# the sine line')}:0"

@@ -61,7 +61,7 @@ def test_mask_and_ids_cross_stages(pp, pp_compile, torch_gpt, tmp_path):
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     ids = torch.zeros(example.ROWS, example.CONTEXT, dtype=torch.int64)
     exported = pp.torch.export(model, (ids, ids), loss_fn,
-                               tmp_path / "masked.mlir")
+                               tmp_path / "masked.mlir", whole_batch=True)
     tokens = example.write_tokens(tmp_path / "tokens.bin")
     assert (tokens == 0).any() and (tokens != 0).any()
     flags = ["--stages", "2", "--microbatches", str(MICROBATCHES),

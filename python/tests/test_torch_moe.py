@@ -50,7 +50,7 @@ def test_topk_moe_trains_like_pytorch(pp, pp_compile, tmp_path):
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     exported = pp.torch.export(
         model, (torch.zeros(BATCH, DIM), torch.zeros(BATCH, OUT)), F.mse_loss,
-        tmp_path / "moe.mlir")
+        tmp_path / "moe.mlir", whole_batch=True)
     text = exported.mlir.read_text()
     assert "tm_tensor" not in text and "linalg.generic" in text
     program = pp.compile(exported.mlir, stages=2, microbatches=4)

@@ -112,7 +112,7 @@ def test_trains_like_torch_pipelining(pp, tmp_path):
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     exported = pp.torch.export(
         model, (torch.zeros(BATCH, DIN), torch.zeros(BATCH, DOUT)),
-        mean_squared_error, tmp_path / "mlp.mlir")
+        mean_squared_error, tmp_path / "mlp.mlir", whole_batch=True)
     program = pp.compile(exported.mlir, stages=RANKS,
                          microbatches=MICROBATCHES, schedule="1f1b")
     saved = tmp_path / "trained.safetensors"

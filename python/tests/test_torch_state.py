@@ -64,7 +64,7 @@ def test_running_statistics_are_state(pp, tmp_path):
 
 def test_whole_batch_keeps_them_frozen(pp, tmp_path):
     with pytest.warns(UserWarning, match="bn.running_mean"):
-        _, exported = export(pp, tmp_path)
+        _, exported = export(pp, tmp_path, whole_batch=True)
     assert exported.states == ()
     assert "bn.num_batches_tracked" in exported.frozen_buffers
     assert "pp.state" not in exported.mlir.read_text()

@@ -181,6 +181,7 @@ def check(pp, case: Case, stages: int, directory: pathlib.Path,
         model, example_inputs(case), case.loss, directory / f"{case.name}.mlir",
         num_targets=len(case.targets),
         microbatches=None if whole_batch else MICROBATCHES,
+        whole_batch=whole_batch,
         split_points=case.split_points)
     # A mean over the whole batch is the micro-batches' scaled sum; a loss
     # whose divisor comes from the data is per micro-batch (docs/PyTorch.md).

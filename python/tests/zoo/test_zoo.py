@@ -49,3 +49,40 @@ def test_trains_like_pytorch(pp, case, stages, whole_batch, tmp_path):
                                 "max_rel": result.max_relative_difference,
                                 "pp": result.pp_losses,
                                 "torch": result.torch_losses}) + "\n")
+
+
+def split_cases():
+    """Every model in the full zoo; in CI those with a whole-batch run in
+    CI, and the ResNet, whose batch norms make the split refused."""
+    for family in FAMILIES:
+        for case in importlib.import_module(family).CASES:
+            if FULL or case.whole_batch == "ci" or case.name == "resnet":
+                yield pytest.param(case, id=f"{family}-{case.name}")
+
+
+@pytest.mark.parametrize("case", list(split_cases()))
+def test_whole_batch_split_is_exact_or_refused(pp, case, tmp_path):
+    """The step exported at the whole batch's shape and split into 4
+    micro-batches has PyTorch's loss and gradients on one batch, or is
+    refused at the model's line (split_check.py); the models the zoo
+    trains at that shape split."""
+    import sys
+
+    import harness
+    import torch
+    sys.path.insert(0, str(HERE.parent))
+    from split_check import check_split
+    torch.manual_seed(0)
+    model = case.make()
+    if case.vocab:
+        tokens = harness.write_tokens(case, tmp_path / "tokens.bin")
+        batch = harness.token_batch(case, tokens, 0)
+    else:
+        batch = harness.synthetic_batch(case, 0)
+    result = check_split(pp, model, batch, case.loss, harness.MICROBATCHES,
+                         tmp_path, num_targets=len(case.targets),
+                         mean_loss=case.mean_loss)
+    if case.whole_batch:
+        assert result.refused is None, result
+    if result.refused is not None:
+        assert result.refused.diagnostics[0].location, result

@@ -3,6 +3,9 @@
 // Divides the batch dimension of a training step by the number of
 // micro-batches and propagates the new shape through its linalg ops and the
 // tensor ops that move data (reshapes, slices, concatenation, padding).
+// Values that mix rows of the batch (reductions over it) must flow linearly
+// into the loss, whose sum over micro-batches is then the whole batch's: any
+// other use (a batch norm's statistics) is an error at the model's line.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -25,6 +29,23 @@ using namespace mlir;
 using namespace mlir::pp;
 
 namespace {
+
+/// How a value that is not batch data depends on the rows of the batch: a
+/// sum over them (linear: the micro-batches' sums add up to the whole
+/// batch's), or a ratio of two sums (F.cross_entropy's mean over the
+/// targets it counts: each micro-batch's own, as a PyTorch loop computes).
+enum class RowMix { Sum, Ratio };
+
+/// A value's RowMix and the op that reduced over the batch to make it.
+struct AcrossRows {
+  RowMix mix;
+  Operation *reduction;
+};
+
+/// What a scalar of a linalg body computes from the rows of the batch:
+/// nothing (Constant), one row (Row), a RowMix, the destination a reduction
+/// accumulates into, or anything else (Other), which does not split.
+enum class Term { Constant, Row, Sum, Ratio, Accumulator, Other };
 
 /// Tracks which dimension of each tensor value is the batch dimension, and
 /// the product of the dimensions a reshape merged outside the batch into it
@@ -49,6 +70,10 @@ private:
   LogicalResult visitConcat(tensor::ConcatOp concat);
   LogicalResult visitSoftmax(linalg::SoftmaxOp softmax, unsigned dim);
   LogicalResult visitPad(tensor::PadOp pad, unsigned dim);
+  LogicalResult visitBatchShape(Operation *op);
+  LogicalResult checkAcrossRows(Operation *op);
+  LogicalResult checkLinalgAcrossRows(linalg::LinalgOp op);
+  Term getOperandTerm(Value value) const;
   void setBatchDim(Value value, unsigned dim, int64_t outer);
   Value freshInit(OpBuilder &builder, Value init, RankedTensorType type);
   Value freshReshape(OpBuilder &builder, Operation *op, RankedTensorType type);
@@ -65,6 +90,8 @@ private:
   DenseMap<Value, unsigned> batchDim;
   /// Absent: 1, the batch is the outermost part of its dimension.
   DenseMap<Value, int64_t> outerSize;
+  /// Values computed from several rows of the batch.
+  DenseMap<Value, AcrossRows> acrossRows;
 };
 
 } // namespace
@@ -505,27 +532,226 @@ LogicalResult BatchShapeRewriter::visitDataMovement(Operation *op) {
       });
 }
 
+/// The term of `value` in `body`, whose arguments' terms are `args`; in a
+/// reduction over the batch (`overBatch`) the accumulator adds up rows.
+static Term getBodyTerm(Value value, Block *body, ArrayRef<Term> args,
+                        bool overBatch, DenseMap<Value, Term> &memo) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == body ? args[arg.getArgNumber()] : Term::Constant;
+  Operation *op = value.getDefiningOp();
+  if (op->getBlock() != body)
+    return Term::Constant;
+  if (auto it = memo.find(value); it != memo.end())
+    return it->second;
+  if (isa<linalg::IndexOp>(op))
+    return memo[value] = overBatch ? Term::Row : Term::Constant;
+  SmallVector<Term> in = llvm::map_to_vector(op->getOperands(), [&](Value v) {
+    return getBodyTerm(v, body, args, overBatch, memo);
+  });
+  auto all = [&](auto pred) { return llvm::all_of(in, pred); };
+  bool rowwise =
+      all([](Term t) { return t == Term::Constant || t == Term::Row; });
+  Term other = rowwise ? (all([](Term t) { return t == Term::Constant; })
+                              ? Term::Constant
+                              : Term::Row)
+                       : Term::Other;
+  Term term =
+      llvm::TypeSwitch<Operation *, Term>(op)
+          .Case<arith::AddFOp, arith::AddIOp>([&](auto) {
+            Term a = in[0], b = in[1];
+            if (a == Term::Accumulator)
+              std::swap(a, b);
+            // A sum over the batch adds up what each row contributes.
+            if (b == Term::Accumulator) {
+              if (overBatch)
+                return a == Term::Constant || a == Term::Row ? Term::Sum
+                                                             : Term::Other;
+              return a == Term::Accumulator ? Term::Other : a;
+            }
+            return a == b ? a : other;
+          })
+          .Case<arith::SubFOp, arith::SubIOp>(
+              [&](auto) { return in[0] == in[1] ? in[0] : other; })
+          .Case<arith::MulFOp, arith::MulIOp>([&](auto) {
+            if (in[0] == Term::Constant && in[1] != Term::Accumulator)
+              return in[1];
+            if (in[1] == Term::Constant && in[0] != Term::Accumulator)
+              return in[0];
+            return other;
+          })
+          .Case<arith::DivFOp, arith::DivSIOp>([&](auto) {
+            if (in[1] == Term::Constant && in[0] != Term::Accumulator)
+              return in[0];
+            if (in[0] == Term::Sum && in[1] == Term::Sum)
+              return Term::Ratio;
+            return other;
+          })
+          .Case<arith::NegFOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
+                arith::UIToFPOp, arith::ExtSIOp, arith::ExtUIOp,
+                arith::TruncIOp, arith::IndexCastOp>([&](Operation *) {
+            return in[0] == Term::Accumulator ? Term::Other : in[0];
+          })
+          .Case([&](arith::SelectOp) {
+            if (in[0] == Term::Constant && in[1] == in[2])
+              return in[1];
+            return other;
+          })
+          .Default([&](Operation *) { return other; });
+  return memo[value] = term;
+}
+
+/// Whether `value` holds zeros: a zero splat or a fill with zero.
+static bool isZeros(Value value) {
+  if (SplatElementsAttr splat = getSplatConstant(value)) {
+    Attribute zero = splat.getSplatValue<Attribute>();
+    if (auto f = dyn_cast<FloatAttr>(zero))
+      return f.getValue().isZero();
+    return cast<IntegerAttr>(zero).getValue().isZero();
+  }
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  return fill && (matchPattern(fill.value(), m_AnyZeroFloat()) ||
+                  matchPattern(fill.value(), m_Zero()));
+}
+
+Term BatchShapeRewriter::getOperandTerm(Value value) const {
+  if (batchDim.count(value))
+    return Term::Row;
+  auto it = acrossRows.find(value);
+  if (it == acrossRows.end())
+    return Term::Constant;
+  return it->second.mix == RowMix::Sum ? Term::Sum : Term::Ratio;
+}
+
+/// A linalg op that reduces over the batch, or reads a value that did. A
+/// reduction over the batch must be a sum; what reads it must be linear in
+/// it (constant factors and divisors, sums of sums) and must not read batch
+/// data: a micro-batch's rows normalised by a statistic of the whole batch
+/// (a batch norm's) would use whole-batch constants with its own rows,
+/// which is neither the whole batch's step nor a PyTorch loop's.
+LogicalResult BatchShapeRewriter::checkLinalgAcrossRows(linalg::LinalgOp op) {
+  const AcrossRows *read = nullptr;
+  bool batched = false;
+  for (Value operand : op->getOperands()) {
+    batched |= batchDim.count(operand) != 0;
+    if (auto it = acrossRows.find(operand); it != acrossRows.end())
+      read = &it->second;
+  }
+  if (read && batched)
+    return op->emitOpError("combines rows of the batch with ")
+               .append(read->mix == RowMix::Sum
+                           ? "a sum over the batch dimension"
+                           : "a ratio of sums over the batch dimension")
+               .append(" (a statistic of the batch, such as a batch norm's "
+                       "mean): split into micro-batches, each would mix its "
+                       "own rows with the whole batch's constants; export "
+                       "the step at the micro-batch shape")
+               .attachNote(read->reduction->getLoc())
+           << "the reduction over the batch dimension";
+  // A reduction over the batch is an op that reads batch data into a
+  // result that is not batch data.
+  bool reduces =
+      batched && llvm::any_of(op->getResults(), [&](OpResult result) {
+        return !batchDim.count(result);
+      });
+  if (!read && !reduces)
+    return success();
+  bool accumulates = op.getNumReductionLoops() != 0;
+  Block *body = op.getBlock();
+  SmallVector<Term> args;
+  for (OpOperand &operand : op->getOpOperands())
+    args.push_back(op.isDpsInit(&operand) && accumulates
+                       ? Term::Accumulator
+                       : getOperandTerm(operand.get()));
+  DenseMap<Value, Term> memo;
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  for (OpResult result : op->getResults()) {
+    if (batchDim.count(result))
+      continue;
+    Term term = getBodyTerm(yield.getOperand(result.getResultNumber()), body,
+                            args, reduces, memo);
+    Value init = op.getDpsInitOperand(result.getResultNumber())->get();
+    // What a sum starts from would be counted once per micro-batch.
+    bool startsAtZero =
+        !accumulates || isZeros(init) || getOperandTerm(init) == term;
+    if (reduces && (term != Term::Sum || !startsAtZero))
+      return op->emitOpError(
+          "reduces over the batch dimension with other than a sum from zero "
+          "(a max, a product, a starting value), which micro-batches cannot "
+          "compute part by part; export the step at the micro-batch shape");
+    if (term == Term::Constant)
+      continue;
+    if ((term != Term::Sum && term != Term::Ratio) || !startsAtZero)
+      return op->emitOpError("is not linear in a sum over the batch "
+                             "dimension: its values on the micro-batches "
+                             "would not add up to its value on the whole "
+                             "batch; export the step at the micro-batch shape")
+                 .attachNote(read->reduction->getLoc())
+             << "the reduction over the batch dimension";
+    acrossRows[result] = {term == Term::Sum ? RowMix::Sum : RowMix::Ratio,
+                          read ? read->reduction : op.getOperation()};
+  }
+  return success();
+}
+
+/// Ops other than linalg ops that read a value computed over the batch:
+/// reshapes and stage boundaries keep it what it is; the step may return it
+/// as its loss only.
+LogicalResult BatchShapeRewriter::checkAcrossRows(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return checkLinalgAcrossRows(linalgOp);
+  auto read = llvm::find_if(op->getOperands(),
+                            [&](Value v) { return acrossRows.count(v); });
+  if (read == op->operand_end())
+    return success();
+  AcrossRows across = acrossRows.lookup(*read);
+  if (isa<func::ReturnOp>(op)) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (operand.getOperandNumber() != 0 && acrossRows.count(operand.get()))
+        return op->emitOpError("returns a value computed over the batch "
+                               "dimension as result #")
+                   .append(operand.getOperandNumber())
+                   .append(", which is not the loss")
+                   .attachNote(across.reduction->getLoc())
+               << "the reduction over the batch dimension";
+    return success();
+  }
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+          BoundaryOp>(op)) {
+    acrossRows[op->getResult(0)] = across;
+    return success();
+  }
+  return op->emitOpError("uses a value computed over the batch dimension, "
+                         "which pp-split-microbatches cannot follow")
+             .attachNote(across.reduction->getLoc())
+         << "the reduction over the batch dimension";
+}
+
+/// Gives `op`'s results the micro-batch shape where they hold batch data.
+LogicalResult BatchShapeRewriter::visitBatchShape(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return visitLinalgOp(linalgOp);
+  if (auto boundary = dyn_cast<BoundaryOp>(op)) {
+    auto it = batchDim.find(boundary.getInput());
+    if (it != batchDim.end()) {
+      boundary.getOutput().setType(boundary.getInput().getType());
+      copyBatch(boundary.getInput(), boundary.getOutput());
+    }
+    return success();
+  }
+  if (isa<func::ReturnOp>(op))
+    return success();
+  return visitDataMovement(op);
+}
+
 LogicalResult BatchShapeRewriter::run(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments())
     if (!isParameter(func, arg.getArgNumber()) && failed(splitValue(arg, 0)))
       return failure();
-  WalkResult walk = func.walk([&](Operation *op) {
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      return WalkResult(visitLinalgOp(linalgOp));
-    if (auto boundary = dyn_cast<BoundaryOp>(op)) {
-      auto it = batchDim.find(boundary.getInput());
-      if (it != batchDim.end()) {
-        boundary.getOutput().setType(boundary.getInput().getType());
-        copyBatch(boundary.getInput(), boundary.getOutput());
-      }
-      return WalkResult::advance();
-    }
-    if (isa<func::ReturnOp>(op))
-      return WalkResult::advance();
-    return WalkResult(visitDataMovement(op));
-  });
-  if (walk.wasInterrupted())
-    return failure();
+  // The step's own ops in order (what they re-create goes before them);
+  // linalg bodies are read with their op.
+  for (Operation &op : llvm::make_early_inc_range(func.front()))
+    if (failed(visitBatchShape(&op)) || failed(checkAcrossRows(&op)))
+      return failure();
   // The whole-batch producers that were re-created are now dead.
   SmallVector<Operation *> ops = llvm::map_to_vector(
       func.front().without_terminator(), [](Operation &op) { return &op; });

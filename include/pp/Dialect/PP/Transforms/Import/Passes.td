@@ -20,6 +20,19 @@ def PPSplitMicrobatches : Pass<"pp-split-microbatches", "ModuleOp"> {
     becomes a per-micro-batch term whose sum over micro-batches is the
     whole-batch loss.
 
+    The pass splits only what it can prove exact. A reduction over the
+    batch dimension must be a sum from zero, and what reads it must be
+    linear in it (constant factors and divisors, sums of such sums,
+    reshapes) up to the loss, the step's first result; a ratio of two such
+    sums may be the loss too (F.cross_entropy's mean over the targets it
+    counts, each micro-batch's own). Anything else that mixes rows of the
+    batch is an error at the model's line, with a note at the reduction:
+    a max over the batch, a sum with a starting value, a nonlinear function
+    of a sum, and a statistic of the batch read back by its rows (a batch
+    norm's mean and variance in training mode), which a micro-batch would
+    compute with the whole batch's counts; such a step must be traced at
+    the micro-batch shape.
+
     Values shaped like the batch but computed without batch data are
     re-created at the micro-batch shape where batch data meets them: splat
     constants (also reshaped), fills, weights broadcast to the batch (also

@@ -178,7 +178,7 @@ class DropoutMLP(nn.Module):
 
 def export(name, module, inputs, loss_fn):
     path = HERE / f"{name}.mlir"
-    pp_torch.export(module, inputs, loss_fn, path)
+    pp_torch.export(module, inputs, loss_fn, path, whole_batch=True)
     path.with_suffix(".safetensors").unlink()
     relocate(path)
 
