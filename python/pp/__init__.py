@@ -33,7 +33,7 @@ from ._pp import CompileError, Diagnostic, Error, VerifyError
 
 __all__ = [
     "COMPILE_OPTIONS", "SCHEDULES", "Action", "CompileError", "CompileOption",
-    "Costs", "Diagnostic", "Error",
+    "Costs", "Diagnostic", "Error", "ExportError",
     "Param", "Program", "RunError", "RunResult", "Schedule", "Simulation",
     "VerifyError", "compile", "run", "sample_order", "schedule",
 ]
@@ -422,6 +422,12 @@ class RunResult:
     command: List[str]
     stdout: str
     stderr: str
+
+
+class ExportError(Error):
+    """`pp.torch.export` could not lower the model: torch-mlir's lowering
+    died (it runs in a child process, so this interpreter lives on); the
+    message names the step's PyTorch ops and their lines."""
 
 
 class RunError(Error):

@@ -286,6 +286,32 @@ def _sort(x, dim=-1, descending=False, stable=None):
     return _topk(x, x.shape[dim], dim, largest=descending)
 
 
+def _scatter(x, dim, index, src, add=False):
+    """x.scatter(dim, index, src) (scatter_add with `add`) as comparisons of
+    `index` with the positions along `dim` and sums: ops whose gradients pp
+    derives, where torch-mlir's own scatter can crash its lowering. `index`
+    spans `x` in every other dimension (static shapes)."""
+    import torch
+    dim = dim % x.dim()
+    for d in range(x.dim()):
+        if d != dim and index.shape[d] != x.shape[d]:
+            raise ValueError(
+                f"scatter along dimension {dim} with an index of shape "
+                f"{tuple(index.shape)} into {tuple(x.shape)}: pp supports "
+                "an index as large as the input in every other dimension")
+    if not isinstance(src, torch.Tensor):
+        src = torch.full(index.shape, src, dtype=x.dtype, device=x.device)
+    src = src[tuple(slice(0, n) for n in index.shape)]
+    positions = torch.arange(x.shape[dim], device=x.device)
+    # [..., k at dim, ..., n]: where each index entry writes.
+    hit = index.unsqueeze(-1) == positions
+    written = (hit.to(x.dtype) * src.unsqueeze(-1)).sum(dim).movedim(-1, dim)
+    if add:
+        return x + written
+    touched = hit.any(dim).movedim(-1, dim)
+    return torch.where(touched, written, x)
+
+
 def _decompositions():
     """torch-mlir's decompositions, with top-k and sort as reductions."""
     import torch
@@ -294,10 +320,70 @@ def _decompositions():
     table = dict(get_decomposition_table())
     table[aten.topk.default] = _topk
     table[aten.sort.default] = _sort
+    table[aten.scatter.src] = _scatter
+    table[aten.scatter.value] = _scatter
+    table[aten.scatter_add.default] = \
+        lambda x, dim, index, src: _scatter(x, dim, index, src, add=True)
     table[aten.sort.stable] = \
         lambda x, *, stable=None, dim=-1, descending=False: _sort(
             x, dim, descending)
     return table
+
+
+def _isolated(lower, program) -> str:
+    """Runs `lower()` (the torch-mlir import and pp's marks, returning the
+    module's text) in a forked child, so that a crash of torch-mlir's
+    lowering cannot end the user's interpreter; re-raises what it raises,
+    and turns its death into pp.ExportError naming the step's ops."""
+    import os
+    import pickle
+    import signal
+    from . import ExportError
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without cleaning up
+        import faulthandler
+        faulthandler.disable()  # its death is the parent's to report
+        os.close(read)
+        try:
+            outcome = ("text", lower())
+        except BaseException as error:  # noqa: BLE001 - sent to the parent
+            outcome = ("error", error)
+        try:
+            data = pickle.dumps(outcome)
+        except Exception:  # an exception that does not pickle
+            data = pickle.dumps(("error", RuntimeError(str(outcome[1]))))
+        with os.fdopen(write, "wb") as sink:
+            sink.write(data)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as source:
+        data = source.read()
+    _, status = os.waitpid(pid, 0)
+    if data:
+        kind, value = pickle.loads(data)
+        if kind == "error":
+            raise value
+        return value
+    cause = (signal.Signals(os.WTERMSIG(status)).name
+             if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}")
+    raise ExportError(f"torch-mlir's lowering to linalg crashed ({cause}) "
+                      f"on this step; its PyTorch ops: {_op_lines(program)}")
+
+
+def _op_lines(program) -> str:
+    """The step's ATen ops with the model line each comes from (the
+    innermost frame of its stack), for a crash that names none."""
+    seen = {}
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        calls = re.findall(r'File "([^"]*)", line (\d+)',
+                           node.meta.get("stack_trace") or "")
+        name = str(node.target).removesuffix(".default")
+        if calls and name not in seen:
+            seen[name] = f"{calls[-1][0]}:{calls[-1][1]}"
+    return "; ".join(f"{name} ({line})" for name, line in seen.items())
 
 
 # The weight dimension each parameter of a module splits on, by style and
@@ -645,21 +731,25 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     finally:
         for hook in hooks:
             hook.remove()
-    imported = fx.export_and_import(program, output_type="linalg-on-tensors",
-                                    func_name=function,
-                                    decomposition_table=_decompositions())
-    with imported.context:
-        imported.context.allow_unregistered_dialects = True
-        func = next(op for op in imported.body.operations
-                    if op.operation.name == "func.func")
-        _check_dialects(func, program)
-        if len(program.graph_signature.user_outputs) > 1 + len(states):
-            _insert_boundaries(func, 1 + len(states))
-        _mark_arguments(func, num_inputs, num_targets, names, states, splits)
-        if microbatches is not None:
-            func.attributes["pp.microbatches"] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), microbatches)
-        text = imported.operation.get_asm(enable_debug_info=True)
+    def lower() -> str:
+        imported = fx.export_and_import(program, output_type="linalg-on-tensors",
+                                        func_name=function,
+                                        decomposition_table=_decompositions())
+        with imported.context:
+            imported.context.allow_unregistered_dialects = True
+            func = next(op for op in imported.body.operations
+                        if op.operation.name == "func.func")
+            _check_dialects(func, program)
+            if len(program.graph_signature.user_outputs) > 1 + len(states):
+                _insert_boundaries(func, 1 + len(states))
+            _mark_arguments(func, num_inputs, num_targets, names, states, splits)
+            if microbatches is not None:
+                func.attributes["pp.microbatches"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), microbatches)
+            text = imported.operation.get_asm(enable_debug_info=True)
+        return text
+
+    text = _isolated(lower, program)
     path = pathlib.Path(path)
     path.write_text(text)
     first = len(example_inputs)

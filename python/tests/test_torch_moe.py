@@ -72,3 +72,64 @@ def test_topk_moe_trains_like_pytorch(pp, pp_compile, tmp_path):
     for name, value in model.state_dict().items():
         assert torch.allclose(trained[name], value, rtol=1e-5,
                               atol=1e-6), name
+
+
+class DenseGates(nn.Module):
+    """Mixtral-style routing written the usual way: the top-2 probabilities
+    scattered into dense gates (`zeros_like(probs).scatter(...)`), whose
+    lowering by torch-mlir itself crashes; pp.torch decomposes scatter."""
+
+    def __init__(self, experts=4):
+        super().__init__()
+        self.router = nn.Linear(DIM, experts)
+        self.experts = nn.Linear(DIM, experts * OUT)
+
+    def forward(self, x):
+        probs = F.softmax(self.router(x), dim=-1)
+        weights, chosen = torch.topk(probs, 2, dim=-1)
+        gates = torch.zeros_like(probs).scatter(-1, chosen, weights)
+        outputs = self.experts(x).view(x.shape[0], -1, OUT)
+        return (gates.unsqueeze(-1) * outputs).sum(1)
+
+
+def test_scatter_gates_train_like_pytorch(pp, tmp_path):
+    import pp.torch
+    torch.manual_seed(1)
+    model = DenseGates()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    exported = pp.torch.export(
+        model, (torch.zeros(BATCH, DIM), torch.zeros(BATCH, OUT)), F.mse_loss,
+        tmp_path / "gates.mlir", microbatches=4)
+    program = pp.compile(exported.mlir, stages=2)
+    run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
+                 init_weights=exported.weights)
+    model.load_state_dict(initial)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    losses = []
+    for step in range(STEPS):
+        x, t = synthetic_batch(step, (BATCH, DIM), (BATCH, OUT))
+        optimizer.zero_grad()
+        for xs, ts in zip(x.chunk(4), t.chunk(4)):
+            (F.mse_loss(model(xs), ts) / 4).backward()
+        losses.append(sum(F.mse_loss(model(xs), ts).item() / 4
+                          for xs, ts in zip(x.chunk(4), t.chunk(4))))
+        optimizer.step()
+    assert run.losses == pytest.approx(losses, rel=1e-5)
+
+
+def test_lowering_crash_is_an_export_error(pp):
+    """A crash where torch-mlir lowers (a child process) is pp.ExportError
+    naming the step's ops and lines; this interpreter lives on."""
+    import os
+    import signal
+    import pp.torch
+    program = torch.export.export(DenseGates(), (torch.zeros(2, DIM),))
+    with pytest.raises(pp.ExportError, match=r"crashed \(SIGSEGV\).*"
+                       r"aten\.scatter\.src \(.*test_torch_moe\.py:\d+\)"):
+        pp.torch._isolated(lambda: os.kill(os.getpid(), signal.SIGSEGV),
+                           program)
+    assert pp.torch._isolated(lambda: "text", program) == "text"
+    with pytest.raises(ValueError, match="raised in the child"):
+        pp.torch._isolated(
+            lambda: (_ for _ in ()).throw(ValueError("raised in the child")),
+            program)

@@ -117,8 +117,10 @@ def close(a, b):
 
 
 def check(pp_opt, pb):
-    """The failures on one problem, as messages."""
+    """The failures on one problem, as messages, and auto's makespan beside
+    the best built-in's (but greedy's) and greedy's (None: none fits)."""
     errors = []
+    best = {}
     auto, reported, remarks = run(pp_opt, pb, 'auto')
     if auto is not None and (reported is None or not close(auto, reported)):
         errors.append(f'auto reports {reported} but its program simulates '
@@ -127,6 +129,8 @@ def check(pp_opt, pb):
         other, _, _ = run(pp_opt, pb, name)
         if other is None:
             continue
+        key = 'greedy' if name == 'greedy' else 'builtin'
+        best[key] = min(best.get(key, other), other)
         if auto is None:
             errors.append(f'auto found nothing within the caps, {name} '
                           f'emits {other!r}: {remarks.strip()}')
@@ -145,8 +149,21 @@ def check(pp_opt, pb):
                   pb['stages'] == pb['ranks'] and not close(auto, exact)):
                 errors.append(f'auto {auto!r} differs from the proven '
                               f'optimum {exact!r}')
-    return [f'{describe(pb)}: {e}\n  {" ".join(command(pp_opt, pb, "auto"))}'
-            for e in errors]
+    return ([f'{describe(pb)}: {e}\n  '
+             f'{" ".join(command(pp_opt, pb, "auto"))}' for e in errors],
+            auto, best.get('builtin'), best.get('greedy'))
+
+
+def summarise(results):
+    """How often auto beats the best built-in and greedy, and by how much."""
+    for index, name in ((2, 'the best built-in'), (3, 'greedy')):
+        pairs = [(r[1], r[index]) for r in results
+                 if r[1] is not None and r[index] is not None]
+        gains = [100 * (other - auto) / other for auto, other in pairs
+                 if auto < other * (1 - RELATIVE)]
+        print(f'auto faster than {name} on {len(gains)} of {len(pairs)} '
+              f'problems (mean {sum(gains) / max(len(gains), 1):.2f}%, '
+              f'max {max(gains, default=0.0):.2f}%)')
 
 
 def main():
@@ -160,10 +177,11 @@ def main():
     problems = [random_problem(rng) for _ in range(args.problems)]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda pb: check(args.pp_opt, pb), problems))
-    failures = [e for errors in results for e in errors]
+    failures = [e for errors, *_ in results for e in errors]
     for failure in failures:
         print(failure)
-    failed = sum(1 for errors in results if errors)
+    summarise(results)
+    failed = sum(1 for errors, *_ in results if errors)
     print(f'{len(problems) - failed} passed, {failed} failed')
     return 1 if failed else 0
 

@@ -333,7 +333,6 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
 
   // What a profiler measured on; other tools' meta is theirs.
   if (const json::Object *meta = root->getObject("meta")) {
-    profile.measuredRanks = meta->getInteger("ranks");
     profile.measuredMicrobatches = meta->getInteger("microbatches");
   }
 
@@ -398,23 +397,20 @@ FailureOr<CostProfile> mlir::pp::readCostProfile(StringRef path,
   return parseCostProfile((*buffer)->getBuffer(), path, emitError);
 }
 
-std::string CostProfile::checkShape(int64_t numStages, int64_t numRanks,
+std::string CostProfile::checkShape(int64_t numStages,
                                     int64_t numMicrobatches) const {
+  // Per-stage costs do not depend on how many ranks ran them (pp-compile
+  // --emit=profile times every stage in one process); micro-batches set
+  // the shape each stage computes on.
+  if (int64_t(stages.size()) == numStages &&
+      (!measuredMicrobatches || *measuredMicrobatches == numMicrobatches))
+    return "";
   std::string why;
   llvm::raw_string_ostream os(why);
-  auto measured = [&] {
-    os << "was measured on " << stages.size() << " stages";
-    if (measuredRanks)
-      os << ", " << *measuredRanks << " ranks";
-    if (measuredMicrobatches)
-      os << ", " << *measuredMicrobatches << " micro-batches";
-    os << "; this pipeline has " << numStages << " stages, " << numRanks
-       << " ranks, " << numMicrobatches
-       << " micro-batches: profile the program this compiles";
-  };
-  if (int64_t(stages.size()) != numStages ||
-      (measuredRanks && *measuredRanks != numRanks) ||
-      (measuredMicrobatches && *measuredMicrobatches != numMicrobatches))
-    measured();
+  os << "was measured on " << stages.size() << " stages";
+  if (measuredMicrobatches)
+    os << " and " << *measuredMicrobatches << " micro-batches";
+  os << "; this pipeline has " << numStages << " stages and " << numMicrobatches
+     << " micro-batches: profile the program this compiles";
   return why;
 }

@@ -47,9 +47,9 @@ struct CostProfile {
   /// per rank; no cap when empty.
   llvm::SmallVector<double> memoryCap;
   llvm::SmallVector<StageProfile> stages;
-  /// What a profiler measured on (`meta.ranks`, `meta.microbatches`, as
-  /// pprt --profile writes them); none when the file does not say.
-  std::optional<int64_t> measuredRanks, measuredMicrobatches;
+  /// The micro-batches a profiler measured with (`meta.microbatches`, as
+  /// pprt --profile writes it); none when the file does not say.
+  std::optional<int64_t> measuredMicrobatches;
 
   /// Unit costs for `numStages` stages, no transfer time and no cap.
   static CostProfile getUnit(int64_t numStages);
@@ -67,11 +67,10 @@ struct CostProfile {
   getMicrobatchColumn(double StageProfile::*field) const;
   /// The costs as a schedule carries them.
   CostAttr getCostAttr(MLIRContext *context) const;
-  /// Why the profile cannot describe a pipeline of `numStages` stages on
-  /// `numRanks` ranks with `numMicrobatches` micro-batches (it was measured
-  /// on another), or "" if it can.
-  std::string checkShape(int64_t numStages, int64_t numRanks,
-                         int64_t numMicrobatches) const;
+  /// Why the profile cannot describe a pipeline of `numStages` stages with
+  /// `numMicrobatches` micro-batches (it was measured on another), or "" if
+  /// it can.
+  std::string checkShape(int64_t numStages, int64_t numMicrobatches) const;
 };
 
 /// Reports an error; the reader streams the file name, the offending entry

@@ -119,10 +119,7 @@ struct InsertTransfersPass
         return WalkResult::interrupt();
       ArrayRef<int64_t> stageRank = schedule.getStageRank();
       // The program runs with the semantics its transfers are ordered for.
-      TransferSemantics chosen =
-          semantics.hasValue()
-              ? semantics.getValue()
-              : schedule.getSemanticsOr(TransferSemantics::async);
+      TransferSemantics chosen = getPassSemantics(semantics, schedule);
       schedule.setSemanticsOrDefault(chosen);
       bool rendezvous = chosen == TransferSemantics::rendezvous;
       if (numReplicas > 1)

@@ -447,7 +447,7 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
 }
 
 /// Reads the profile at `path`, which must have been measured on the
-/// pipeline `target` describes: its stages, ranks and micro-batches.
+/// stages `target` describes with `numMicrobatches` micro-batches.
 static FailureOr<CostProfile> readStageProfile(func::FuncOp func,
                                                StringRef path,
                                                const PipelineTarget &target,
@@ -456,8 +456,8 @@ static FailureOr<CostProfile> readStageProfile(func::FuncOp func,
       readCostProfile(path, [&] { return func.emitError(); });
   if (failed(profile))
     return failure();
-  if (std::string why = profile->checkShape(
-          target.stageRank.size(), target.devices.size(), numMicrobatches);
+  if (std::string why =
+          profile->checkShape(target.stageRank.size(), numMicrobatches);
       !why.empty())
     return func.emitError("cost file '") << path << "' " << why;
   if (!getSecondsPerUnit(profile->timeUnit))

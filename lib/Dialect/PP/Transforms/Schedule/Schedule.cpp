@@ -501,13 +501,11 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<CostProfile> profile = getBaseCosts(module, *file, stages);
     if (failed(profile))
       return signalPassFailure();
-    // A profiler's measurement is of one pipeline: stages, ranks and
-    // micro-batches.
+    // A profiler measured one shape: its micro-batches.
     if (*file && !plannedCosts) {
-      int64_t measured =
-          numSlices > 1 ? *microbatches / numSlices : *microbatches;
-      if (std::string why = (*file)->checkShape(stages, ranks, measured);
-          (*file)->measuredRanks && !why.empty()) {
+      int64_t measured = *microbatches / numSlices;
+      if (std::string why = (*file)->checkShape(stages, measured);
+          (*file)->measuredMicrobatches && !why.empty()) {
         module.emitError("cost file '") << costFile.getValue() << "' " << why;
         return signalPassFailure();
       }

@@ -310,10 +310,7 @@ struct SimulatePass : pp::impl::PPSimulateBase<SimulatePass> {
         }
         collectives.devices = CollectiveLink::getSlowest(*devices, *seconds);
       }
-      TransferSemantics chosen =
-          semantics.hasValue()
-              ? semantics.getValue()
-              : schedule.getSemanticsOr(TransferSemantics::async);
+      TransferSemantics chosen = getPassSemantics(semantics, schedule);
       if (failed(simulate(schedule, chosen, collectives, kind)))
         return signalPassFailure();
     }

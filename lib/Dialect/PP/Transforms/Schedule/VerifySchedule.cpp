@@ -821,11 +821,8 @@ struct VerifySchedulePass
       failed |= mlir::failed(checkTensorParallel(schedule));
     for (ScheduleOp schedule : schedules) {
       SmallVector<StaticMemory> held = getHeldStaticMemory(schedule);
-      bool rendezvous =
-          (semantics.hasValue()
-               ? semantics.getValue()
-               : schedule.getSemanticsOr(TransferSemantics::async)) ==
-          TransferSemantics::rendezvous;
+      bool rendezvous = getPassSemantics(semantics, schedule) ==
+                        TransferSemantics::rendezvous;
       failed |= (runsWithoutFlush(schedule)
                      ? checkNoFlush(schedule, rendezvous)
                      : ScheduleChecker(schedule, rendezvous, held).check())

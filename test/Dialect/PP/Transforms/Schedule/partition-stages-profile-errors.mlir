@@ -20,7 +20,7 @@
 //--- syntax.json
 {"format": "pp-profile-v1", "stages": [ {"stage": 0 "forward": 1} ]}
 //--- step.mlir
-// expected-error @below {{cost file 'two-stages.json' was measured on 2 stages; this pipeline has 3 stages, 3 ranks, 1 micro-batches: profile the program this compiles}}
+// expected-error @below {{cost file 'two-stages.json' was measured on 2 stages; this pipeline has 3 stages and 1 micro-batches: profile the program this compiles}}
 func.func @train_step(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32> {pp.param},
                       %w1: tensor<8x8xf32> {pp.param},
                       %w2: tensor<8x8xf32> {pp.param}) -> tensor<4x8xf32> {

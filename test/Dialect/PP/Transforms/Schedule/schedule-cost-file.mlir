@@ -5,13 +5,13 @@
 // RUN: pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=8 cost-file=%S/../Inputs/uniform-4-stages.json forward-cost=2 comm-cost=0 memory-cap=0" --pp-insert-transfers --pp-verify-schedule --pp-simulate 2>&1 | FileCheck %s --check-prefix=OVERRIDE
 // RUN: pp-opt %pp_src_root/examples/mlp/mlp.mlir --pp-split-microbatches=num-microbatches=8 --pp-partition-stages=num-stages=4 --pp-derive-backward --pp-schedule="schedule=zb-h1 cost-file=%pp_src_root/examples/profiles/mlp-4-stages.json" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=12 cost-file=%S/../Inputs/uniform-4-stages.json" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=CAP
-// A profile measured on another pipeline (pprt --profile's meta) is refused,
-// in pp-schedule and in the stage planner pp-compile calibrates.
-// RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=4 cost-file=%S/../Inputs/measured-2-ranks-8-microbatches.json" 2>&1 | FileCheck %s --check-prefix=SHAPE
-// RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=8 cost-file=%S/../Inputs/measured-2-ranks-8-microbatches.json" -o /dev/null
-// RUN: not pp-compile %pp_src_root/examples/mlp/mlp.mlir --stages 2 --microbatches 4 --cost-file %S/../Inputs/measured-2-ranks-8-microbatches.json --emit=schedule -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLANNER
-// SHAPE: error: cost file '{{.*}}measured-2-ranks-8-microbatches.json' was measured on 2 stages, 2 ranks, 8 micro-batches; this pipeline has 2 stages, 2 ranks, 4 micro-batches: profile the program this compiles
-// PLANNER: mlp.mlir:{{[0-9]+}}:1: error: cost file '{{.*}}' was measured on 2 stages, 2 ranks, 8 micro-batches; this pipeline has 2 stages, 2 ranks, 4 micro-batches
+// A profile measured with other micro-batches (pprt --profile's meta) is
+// refused, in pp-schedule and in the stage planner pp-compile calibrates.
+// RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=4 cost-file=%S/../Inputs/measured-8-microbatches.json" 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=8 cost-file=%S/../Inputs/measured-8-microbatches.json" -o /dev/null
+// RUN: not pp-compile %pp_src_root/examples/mlp/mlp.mlir --stages 2 --microbatches 4 --cost-file %S/../Inputs/measured-8-microbatches.json --emit=schedule -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLANNER
+// SHAPE: error: cost file '{{.*}}measured-8-microbatches.json' was measured on 2 stages and 8 micro-batches; this pipeline has 2 stages and 4 micro-batches: profile the program this compiles
+// PLANNER: mlp.mlir:{{[0-9]+}}:1: error: cost file '{{.*}}' was measured on 2 stages and 8 micro-batches; this pipeline has 2 stages and 4 micro-batches
 
 // GPipe with uniform costs: (m + p - 1)(F + B + W) plus one transfer per
 // hop on the way down and up, 11 * 3 + 2 * 3 * 0.5 = 36; every rank busy

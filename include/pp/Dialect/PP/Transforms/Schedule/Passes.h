@@ -13,6 +13,7 @@
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 #include "pp/Dialect/PP/IR/PPEnums.h"
+#include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/Scheduling/ScheduleOption.h"
 
@@ -24,6 +25,14 @@ namespace pp {
 
 #define GEN_PASS_REGISTRATION
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h.inc"
+
+/// The transfer semantics a pass works under on `schedule`: its `semantics`
+/// option when given, else what the schedule records (async when nothing).
+template <typename OptionT>
+TransferSemantics getPassSemantics(const OptionT &option, ScheduleOp schedule) {
+  return option.hasValue() ? option.getValue()
+                           : schedule.getSemanticsOr(TransferSemantics::async);
+}
 
 } // namespace pp
 } // namespace mlir
