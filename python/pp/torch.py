@@ -351,8 +351,8 @@ def _isolated(lower, program) -> str:
             outcome = ("error", error)
         try:
             data = pickle.dumps(outcome)
-        except Exception:  # an exception that does not pickle
-            data = pickle.dumps(("error", RuntimeError(str(outcome[1]))))
+        except Exception:  # pp's native errors do not pickle: their parts
+            data = pickle.dumps(("native", _error_parts(outcome[1])))
         with os.fdopen(write, "wb") as sink:
             sink.write(data)
         os._exit(0)
@@ -364,11 +364,36 @@ def _isolated(lower, program) -> str:
         kind, value = pickle.loads(data)
         if kind == "error":
             raise value
+        if kind == "native":
+            raise _error_from_parts(*value)
         return value
     cause = (signal.Signals(os.WTERMSIG(status)).name
              if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}")
     raise ExportError(f"torch-mlir's lowering to linalg crashed ({cause}) "
                       f"on this step; its PyTorch ops: {_op_lines(program)}")
+
+
+def _error_parts(error):
+    """A pp error as plain data: its class name, message and diagnostics
+    (severity, location, message, notes), which pickle."""
+    def parts(diagnostic):
+        return (diagnostic.severity, diagnostic.location, diagnostic.message,
+                [parts(note) for note in diagnostic.notes])
+    return (type(error).__name__, str(error),
+            [parts(d) for d in getattr(error, "diagnostics", [])])
+
+
+def _error_from_parts(name, message, diagnostics):
+    """The pp error `_error_parts` describes."""
+    from . import Diagnostic
+    import pp
+    def build(severity, location, text, notes):
+        return Diagnostic(severity, location, text,
+                          [build(*note) for note in notes])
+    error = getattr(pp, name, RuntimeError)(message)
+    if diagnostics:
+        error.diagnostics = [build(*d) for d in diagnostics]
+    return error
 
 
 def _op_lines(program) -> str:

@@ -76,8 +76,9 @@ def test_topk_moe_trains_like_pytorch(pp, pp_compile, tmp_path):
 
 class DenseGates(nn.Module):
     """Mixtral-style routing written the usual way: the top-2 probabilities
-    scattered into dense gates (`zeros_like(probs).scatter(...)`), whose
-    lowering by torch-mlir itself crashes; pp.torch decomposes scatter."""
+    scattered into dense gates (`zeros_like(probs).scatter(...)`, that is
+    Tensor.scatter), whose lowering by torch-mlir itself crashes; pp.torch
+    decomposes scatter."""
 
     def __init__(self, experts=4):
         super().__init__()
