@@ -396,18 +396,22 @@ def _error_from_parts(name, message, diagnostics):
     return error
 
 
-def _op_lines(program) -> str:
-    """The step's ATen ops with the model line each comes from (the
-    innermost frame of its stack), for a crash that names none."""
-    seen = {}
+def _ops_and_lines(program):
+    """Each ATen op of the exported program (`aten.cumsum`) with the
+    innermost frame of its stack, (path, line), where it has one."""
     for node in program.graph.nodes:
-        if node.op != "call_function":
-            continue
         calls = re.findall(r'File "([^"]*)", line (\d+)',
                            node.meta.get("stack_trace") or "")
-        name = str(node.target).removesuffix(".default")
-        if calls and name not in seen:
-            seen[name] = f"{calls[-1][0]}:{calls[-1][1]}"
+        if node.op == "call_function" and calls:
+            yield str(node.target).removesuffix(".default"), calls[-1]
+
+
+def _op_lines(program) -> str:
+    """The step's ATen ops with the model line each comes from, for a crash
+    that names none."""
+    seen = {}
+    for name, (path, line) in _ops_and_lines(program):
+        seen.setdefault(name, f"{path}:{line}")
     return "; ".join(f"{name} ({line})" for name, line in seen.items())
 
 
@@ -555,12 +559,8 @@ def _pytorch_op(program, frame: str) -> Optional[str]:
     """The ATen op of the exported program whose innermost stack frame is
     the line `frame` names (`aten.cumsum`), if one is."""
     path, line = frame.rsplit(":", 2)[:2]
-    for node in program.graph.nodes:
-        trace = node.meta.get("stack_trace") or ""
-        calls = re.findall(r'File "([^"]*)", line (\d+)', trace)
-        if node.op == "call_function" and calls and calls[-1] == (path, line):
-            return str(node.target).removesuffix(".default")
-    return None
+    return next((name for name, at in _ops_and_lines(program)
+                 if at == (path, line)), None)
 
 
 def _check_dialects(func, program) -> None:

@@ -42,6 +42,26 @@ class MoE(nn.Module):
         return self.head(torch.cat([mixed, ordered], dim=-1))
 
 
+def pytorch_losses(model, initial, microbatches=1):
+    """PyTorch's losses of STEPS SGD steps from `initial` on the synthetic
+    batches, each step a loop over its micro-batches with the mean loss
+    scaled by their count (torch.distributed.pipelining's scale_grads)."""
+    model.load_state_dict(initial)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    losses = []
+    for step in range(STEPS):
+        x, t = synthetic_batch(step, (BATCH, DIM), (BATCH, OUT))
+        optimizer.zero_grad()
+        loss = 0.0
+        for xs, ts in zip(x.chunk(microbatches), t.chunk(microbatches)):
+            part = F.mse_loss(model(xs), ts) / microbatches
+            part.backward()
+            loss += part.item()
+        optimizer.step()
+        losses.append(loss)
+    return losses
+
+
 def test_topk_moe_trains_like_pytorch(pp, pp_compile, tmp_path):
     import subprocess
     import pp.torch
@@ -57,16 +77,7 @@ def test_topk_moe_trains_like_pytorch(pp, pp_compile, tmp_path):
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
                  init_weights=exported.weights, save=saved)
-    model.load_state_dict(initial)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(STEPS):
-        x, t = synthetic_batch(step, (BATCH, DIM), (BATCH, OUT))
-        optimizer.zero_grad()
-        loss = F.mse_loss(model(x), t)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+    losses = pytorch_losses(model, initial)
     assert run.losses == pytest.approx(losses, rel=1e-5)
     trained = exported.state_dict(saved)
     for name, value in model.state_dict().items():
@@ -104,17 +115,7 @@ def test_scatter_gates_train_like_pytorch(pp, tmp_path):
     program = pp.compile(exported.mlir, stages=2)
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
                  init_weights=exported.weights)
-    model.load_state_dict(initial)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(STEPS):
-        x, t = synthetic_batch(step, (BATCH, DIM), (BATCH, OUT))
-        optimizer.zero_grad()
-        for xs, ts in zip(x.chunk(4), t.chunk(4)):
-            (F.mse_loss(model(xs), ts) / 4).backward()
-        losses.append(sum(F.mse_loss(model(xs), ts).item() / 4
-                          for xs, ts in zip(x.chunk(4), t.chunk(4))))
-        optimizer.step()
+    losses = pytorch_losses(model, initial, microbatches=4)
     assert run.losses == pytest.approx(losses, rel=1e-5)
 
 

@@ -93,12 +93,9 @@ searchPlacements(const ScheduleProblem &problem, const ActionCosts &costs,
 /// Memory amounts per rank as the remarks print them: one number when all
 /// ranks have the same, else a list.
 static std::string formatPerRank(ArrayRef<double> amounts) {
-  auto format = [](double x) {
-    return llvm::formatv("{0}", llvm::format("%g", x)).str();
-  };
   if (llvm::all_equal(amounts))
-    return format(amounts.front());
-  return "[" + llvm::join(llvm::map_range(amounts, format), ", ") + "]";
+    return formatQuantity(amounts.front());
+  return "[" + llvm::join(llvm::map_range(amounts, formatQuantity), ", ") + "]";
 }
 
 /// `value` followed by `unit` where the costs have one ("0.5 s").
@@ -513,8 +510,7 @@ mlir::pp::sched::generateExact(const ScheduleProblem &in) {
             ", proven by exhaustive search";
   }
   best->note = llvm::formatv(
-      "exact: makespan {0}, peak activation memory "
-      "{1}; {2}",
+      "exact: makespan {0}, peak activation memory {1}; {2}",
       withUnit(formatPrecisely(bestEval.makespan), in.timeUnit),
       withUnit(formatQuantity(bestEval.peak()), in.memoryUnit), claim);
   return std::move(*best);

@@ -332,9 +332,8 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
   profile.memoryCap = std::move(*caps);
 
   // What a profiler measured on; other tools' meta is theirs.
-  if (const json::Object *meta = root->getObject("meta")) {
+  if (const json::Object *meta = root->getObject("meta"))
     profile.measuredMicrobatches = meta->getInteger("microbatches");
-  }
 
   FailureOr<const json::Value *> stagesField = getField(*root, "stages", "");
   if (failed(stagesField))

@@ -501,15 +501,15 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     FailureOr<CostProfile> profile = getBaseCosts(module, *file, stages);
     if (failed(profile))
       return signalPassFailure();
-    // A profiler measured one shape: its micro-batches.
-    if (*file && !plannedCosts) {
-      int64_t measured = *microbatches / numSlices;
-      if (std::string why = (*file)->checkShape(stages, measured);
-          (*file)->measuredMicrobatches && !why.empty()) {
+    // A profiler measured one shape: its micro-batches (getBaseCosts
+    // checked the stages).
+    if (*file && !plannedCosts)
+      if (std::string why =
+              (*file)->checkShape(stages, *microbatches / numSlices);
+          !why.empty()) {
         module.emitError("cost file '") << costFile.getValue() << "' " << why;
         return signalPassFailure();
       }
-    }
     if (int64_t described = profile->getNumMicrobatches();
         described > 0 && described != *microbatches) {
       (planned ? module.emitError("the planned micro-batches (")
