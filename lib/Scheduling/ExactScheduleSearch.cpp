@@ -60,7 +60,12 @@ public:
           delta.push_back(costs.memoryDelta(kPhaseOf[phase], s, mb));
         }
     done.assign(kNumPhases * stages, 0);
-    clock.assign(ranks, 0.0);
+    // Every rank starts with the step's set-up and ends with its stages'
+    // optimizer steps.
+    clock.assign(ranks, costs.stepOverhead());
+    optimizer.assign(ranks, 0.0);
+    for (auto [s, rank] : llvm::enumerate(stageRank))
+      optimizer[rank] += costs.optimizerDuration(s);
     held.assign(ranks, 0.0);
     earliest.assign(kNumPhases * stages * mbs, 0.0);
     remaining = earliest.size();
@@ -117,21 +122,35 @@ private:
     };
     for (int64_t s = 0; s < stages; ++s)
       for (int64_t mb = mbs - 1; mb >= 0; --mb)
-        tail[action(kW, s, mb)] = length(kW, s, mb) + after(kW, s, mb);
+        tail[action(kW, s, mb)] =
+            length(kW, s, mb) + std::max(after(kW, s, mb), finishing(s));
     for (int64_t s = 0; s < stages; ++s)
       for (int64_t mb = mbs - 1; mb >= 0; --mb) {
         double next = std::max(after(kB, s, mb), tail[action(kW, s, mb)]);
         if (s > 0)
           next = std::max(next, arrival(s, s - 1, tail[action(kB, s - 1, mb)]));
-        tail[action(kB, s, mb)] = length(kB, s, mb) + next;
+        tail[action(kB, s, mb)] =
+            length(kB, s, mb) + std::max(next, finishing(s));
       }
     for (int64_t s = stages - 1; s >= 0; --s)
       for (int64_t mb = mbs - 1; mb >= 0; --mb) {
         double next = std::max(after(kF, s, mb), tail[action(kB, s, mb)]);
         if (s + 1 < stages)
           next = std::max(next, arrival(s, s + 1, tail[action(kF, s + 1, mb)]));
-        tail[action(kF, s, mb)] = length(kF, s, mb) + next;
+        tail[action(kF, s, mb)] =
+            length(kF, s, mb) + std::max(next, finishing(s));
       }
+  }
+
+  /// What stage `s`'s rank does after its last action: its optimizer steps.
+  double finishing(int64_t s) const { return optimizer[stageRank[s]]; }
+  /// When the step ends if nothing else runs: every rank's clock and its
+  /// optimizer steps.
+  double getFinish() const {
+    double finish = 0.0;
+    for (auto [free, tailWork] : llvm::zip_equal(clock, optimizer))
+      finish = std::max(finish, free + tailWork);
+    return finish;
   }
 
   /// The earliest an action not run yet can start, from its rank's clock,
@@ -166,7 +185,7 @@ private:
   /// remaining chain of dependent actions, and on each rank, the work of
   /// the (phase, stage) sequences that cannot start before a given time.
   double lowerBound() {
-    double bound = *llvm::max_element(clock);
+    double bound = getFinish();
     // Per rank: when each sequence of its stages can start, and its work.
     SmallVector<SmallVector<std::pair<double, double>, 6>> perRank(ranks);
     auto visit = [&](int phase, int64_t s) {
@@ -189,9 +208,9 @@ private:
       visit(kB, s);
     for (int64_t s = 0; s < stages; ++s)
       visit(kW, s);
-    for (ArrayRef<std::pair<double, double>> sequences : perRank)
+    for (auto [rank, sequences] : llvm::enumerate(perRank))
       for (auto [from, unused] : sequences) {
-        double work = 0.0;
+        double work = optimizer[rank];
         for (auto [start, length] : sequences)
           if (start >= from)
             work += length;
@@ -276,7 +295,7 @@ private:
   }
 
   void recordBest() {
-    best = *llvm::max_element(clock);
+    best = getFinish();
     bestRanks.emplace(ranks);
     for (auto [rank, scheduled] : path)
       (*bestRanks)[rank].push_back(scheduled);
@@ -288,7 +307,7 @@ private:
       return;
     }
     if (remaining == 0) {
-      if (*llvm::max_element(clock) < best - 1e-9)
+      if (getFinish() < best - 1e-9)
         recordBest();
       return;
     }
@@ -329,6 +348,8 @@ private:
   SmallVector<int64_t> done;
   /// Per rank: when it is free, and the activation memory it holds.
   SmallVector<double> clock, held;
+  /// Per rank: its optimizer steps, which end its step.
+  SmallVector<double> optimizer;
   /// Per (phase, stage, micro-batch): its longest chain to the end, and
   /// (scratch for the bound) its earliest start.
   std::vector<double> tail, earliest;

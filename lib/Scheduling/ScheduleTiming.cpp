@@ -66,6 +66,12 @@ std::string StageCosts::check(int64_t numStages,
        << numStages;
     return problem;
   }
+  if (!optimizer.empty() &&
+      static_cast<int64_t>(optimizer.size()) != numStages) {
+    os << "the optimizer costs describe " << optimizer.size() << " stages, not "
+       << numStages;
+    return problem;
+  }
   const MicrobatchCosts &table = perMicrobatch;
   if (table.empty())
     return problem;
@@ -98,7 +104,9 @@ std::string StageCosts::check(int64_t numStages,
 }
 
 ActionCosts::ActionCosts(const StageCosts &cost)
-    : numStages(cost.getNumStages()), transfer(cost.transfer) {
+    : numStages(cost.getNumStages()),
+      optimizer(cost.optimizer.begin(), cost.optimizer.end()),
+      transfer(cost.transfer), overhead(cost.stepOverhead) {
   // In the order of Phase: forward, backward_input, backward_weight,
   // backward.
   static_assert(static_cast<int>(Phase::forward) == 0 &&
@@ -289,7 +297,8 @@ void ScheduleTiming::startRun(const ActionCosts &costs,
     dataflow->setTransferTime(transferTime);
     dataflow->reset();
   }
-  clock.assign(numRanks, 0.0);
+  // Each rank's step starts with its set-up.
+  clock.assign(numRanks, costs.stepOverhead());
   held.assign(numRanks, 0.0);
   peak.assign(numRanks, 0.0);
   reduced.assign(numStages, 0.0);

@@ -451,6 +451,9 @@ def test_profile(args):
           and all(st["stash_memory"] == 0 for st in prof["stages"]),
           f"memory: {prof['stages']}")
     check(prof["transfer"] > 0, f"no transfer time: {prof}")
+    check(all(st["optimizer"] > 0 for st in prof["stages"])
+          and 0 <= prof["step_overhead"] < prof["meta"]["step_time"],
+          f"optimizer steps and set-up: {prof}")
     meta = prof["meta"]
     check(meta["step_time"] > 0 and meta["steps"] == 3
           and meta["warmup_steps"] == 1 and meta["ranks"] == 2

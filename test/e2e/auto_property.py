@@ -6,7 +6,9 @@ A user schedules with `pp-opt --pp-schedule{...} --pp-insert-transfers
 schedule pp can emit for the problem. On random problems (2 to 8 ranks,
 one or two stages per rank, 4 to 64 micro-batches, heterogeneous F, B, W,
 activation and stash per stage, transfer time > 0, a memory cap per rank,
-async and rendezvous transfers, split and fused backwards) this checks,
+async and rendezvous transfers, split and fused backwards, and in half of
+them measured optimizer steps per stage and a per-step set-up, given in a
+pp-profile-v1 cost file as a profiler writes them) this checks,
 for the program each schedule emits as `pp-simulate` times it:
 
 - the makespans `auto`'s and `exact`'s remarks report are `pp-simulate`'s
@@ -24,11 +26,14 @@ them from the schedule, so the pipeline runs and times one program.
 
 import argparse
 import concurrent.futures
+import json
+import os
 import random
 import re
 import struct
 import subprocess
 import sys
+import tempfile
 
 BUILTINS = ['gpipe', '1f1b', 'interleaved-1f1b', 'looped-bfs', 'zb-h1',
             'zb-h2', 'zbv', 'v-half', 'v-min', 'dualpipev', 'hanayo',
@@ -68,12 +73,36 @@ def random_problem(rng):
         'activation': act, 'stash': stash, 'cap': cap,
         'semantics': rng.choice(['async', 'rendezvous']),
         'split': rng.choice([0, 1]),
+        'optimizer': [round(rng.uniform(0.0, 3.0), 3) for _ in range(stages)]
+        if rng.random() < 0.5 else None,
+        'overhead': round(rng.uniform(0.0, 1.0), 3),
     }
 
 
+def write_profile(pb, directory):
+    """A cost file with the problem's optimizer steps and set-up (the
+    options give every other field), or None where it has none."""
+    if pb['optimizer'] is None:
+        return None
+    stage = {'forward': 1, 'backward_input': 1, 'backward_weight': 1,
+             'activation_memory': 1, 'stash_memory': 0}
+    profile = {'format': 'pp-profile-v1', 'time_unit': 'unit',
+               'memory_unit': 'unit', 'transfer': 0,
+               'step_overhead': pb['overhead'],
+               'stages': [dict(stage, stage=s, optimizer=t)
+                          for s, t in enumerate(pb['optimizer'])]}
+    path = os.path.join(directory, f'profile-{id(pb)}.json')
+    with open(path, 'w') as f:
+        json.dump(profile, f)
+    return path
+
+
 def describe(pb):
+    extra = (f" optimizer={values(pb['optimizer'])} "
+             f"overhead={pb['overhead']}" if pb['optimizer'] else '')
     return (f"p={pb['ranks']} stages={pb['stages']} m={pb['mbs']} "
-            f"{pb['semantics']} split={pb['split']} cap={values(pb['cap'])}")
+            f"{pb['semantics']} split={pb['split']} cap={values(pb['cap'])}"
+            + extra)
 
 
 def command(pp_opt, pb, schedule):
@@ -88,7 +117,7 @@ def command(pp_opt, pb, schedule):
         f"activation-memory={values(pb['activation'])}",
         f"stash-memory={values(pb['stash'])}",
         f"memory-cap={values(pb['cap'])}",
-    ]
+    ] + ([f"cost-file={pb['profile']}"] if pb.get('profile') else [])
     return [pp_opt, '-', '--pp-schedule=' + ' '.join(options),
             '--pp-insert-transfers', '--pp-verify-schedule', '--pp-simulate',
             '-o', '-']
@@ -175,7 +204,10 @@ def main():
     args = parser.parse_args()
     rng = random.Random(args.seed)
     problems = [random_problem(rng) for _ in range(args.problems)]
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+    with tempfile.TemporaryDirectory() as directory, \
+            concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for pb in problems:
+            pb['profile'] = write_profile(pb, directory)
         results = list(pool.map(lambda pb: check(args.pp_opt, pb), problems))
     failures = [e for errors, *_ in results for e in errors]
     for failure in failures:

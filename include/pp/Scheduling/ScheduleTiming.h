@@ -83,12 +83,17 @@ struct MicrobatchCosts {
 /// gradient (W), the activation memory one micro-batch's forward holds until
 /// its backward and the part of it B keeps for W, and the time one
 /// activation or gradient takes to arrive. `perMicrobatch` overrides any of
-/// the per-stage values micro-batch by micro-batch.
+/// the per-stage values micro-batch by micro-batch. `optimizer` (per stage,
+/// none: free) is each stage's optimizer step and `stepOverhead` the work
+/// every rank does once per step before its first action (zeroing
+/// gradients, bookkeeping).
 struct StageCosts {
   SmallVector<double> forward, backwardInput, backwardWeight;
   SmallVector<double> activation, stash;
   double transfer = 0.0;
   MicrobatchCosts perMicrobatch;
+  SmallVector<double> optimizer;
+  double stepOverhead = 0.0;
 
   /// Unit costs: F = B = W = 1, no transfer time, one unit of activation
   /// per micro-batch, none kept for W.
@@ -136,6 +141,12 @@ public:
                           int64_t numMicrobatches) const;
   /// The time one activation or gradient takes to arrive.
   double transferTime() const { return transfer; }
+  /// How long the optimizer step of `stage` takes.
+  double optimizerDuration(int64_t stage) const {
+    return optimizer.empty() ? 0.0 : optimizer[stage];
+  }
+  /// The work every rank does once per step before its first action.
+  double stepOverhead() const { return overhead; }
   /// How long the gradient all-reduce of `stage` takes (0 unless set).
   double allReduceDuration(int64_t stage) const {
     return allReduce.empty() ? 0.0
@@ -160,7 +171,8 @@ private:
   /// step from one micro-batch to the next, 0 when uniform.
   int64_t width = 1, mbStride = 0;
   SmallVector<double> durations, deltas, allReduce;
-  double transfer;
+  std::vector<double> optimizer;
+  double transfer, overhead;
 };
 
 //===----------------------------------------------------------------------===//
@@ -212,6 +224,10 @@ inline double getDuration(const ActionCosts &costs, const TimedAction &action) {
     return costs.duration(action.phase, action.stage, action.mb);
   case TimedAction::Kind::allReduce:
     return costs.allReduceDuration(action.stage);
+  case TimedAction::Kind::optimizerStep:
+    return action.stage >= 0 && action.stage < costs.getNumStages()
+               ? costs.optimizerDuration(action.stage)
+               : 0.0;
   case TimedAction::Kind::reduceScatter:
   case TimedAction::Kind::allGather:
     return costs.allReduceDuration(action.stage) / 2;

@@ -319,7 +319,7 @@ void AutoSearch::offerGreedy() {
       costs.transferTime() > 0)
     charges.append(std::begin(kTransferCharges), std::end(kTransferCharges));
   // Per placement, the costs of each charge.
-  SmallVector<SmallVector<ActionCosts>> charged;
+  std::vector<SmallVector<ActionCosts>> charged;
   for (ArrayRef<int64_t> placement : placements)
     charged.push_back(llvm::map_to_vector(charges, [&](double factor) {
       return chargeTransfers(problem, placement, factor);
@@ -410,10 +410,26 @@ void AutoSearch::searchExact() {
   proven = exhaustive && problem.semantics == TransferSemantics::async;
 }
 
+/// What every program on `placement` spends beyond its computations at
+/// least: the set-up, and the optimizer steps of the rank that ends last,
+/// which have at least the least work of any rank.
+static double getLeastStepExtra(const ActionCosts &costs,
+                                ArrayRef<int64_t> placement) {
+  SmallVector<double> optimizer;
+  for (auto [stage, rank] : llvm::enumerate(placement)) {
+    if (static_cast<int64_t>(optimizer.size()) <= rank)
+      optimizer.resize(rank + 1, 0.0);
+    optimizer[rank] += costs.optimizerDuration(stage);
+  }
+  return costs.stepOverhead() +
+         (optimizer.empty() ? 0.0 : *llvm::min_element(optimizer));
+}
+
 void AutoSearch::run() {
   offerBuiltins();
   for (ArrayRef<int64_t> placement : placements)
-    bound = std::min(bound, lowerBound(problem, costs, placement));
+    bound = std::min(bound, lowerBound(problem, costs, placement) +
+                                getLeastStepExtra(costs, placement));
   for (void (AutoSearch::*step)() :
        {&AutoSearch::offerZeroBubble, &AutoSearch::offerGreedy,
         &AutoSearch::improveBest, &AutoSearch::searchExact}) {

@@ -171,6 +171,10 @@ typedef struct pprt_observer {
                int32_t peer, int64_t bytes);
   void (*recv)(void *self, pprt_context *ctx, int32_t id, int32_t mb,
                int32_t peer, int64_t bytes);
+  /* Around the parameter updates of `stage`'s optimizer step, after the
+     wait for its gradients' reduction. */
+  void (*update_begin)(void *self, pprt_context *ctx, int32_t stage);
+  void (*update_end)(void *self, pprt_context *ctx, int32_t stage);
 } pprt_observer;
 
 struct pprt_context {

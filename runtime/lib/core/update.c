@@ -214,11 +214,16 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
   pprt_wait_reductions(ctx, stage);
   if (ctx->freeze_params || ctx->defer_update)
     return;
+  const pprt_observer *o = &ctx->observer;
+  if (o->update_begin)
+    o->update_begin(o->self, ctx, stage);
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *b = &ctx->buffers[id];
     if (b->defined && b->kind == PPRT_PARAM && b->stage == stage)
       update_param(ctx, b, id);
   }
+  if (o->update_end)
+    o->update_end(o->self, ctx, stage);
   if (pprt_zero_sharded(ctx) && !ctx->zero_in_schedule)
     pprt_zero_wait_gathers(ctx, stage);
 }

@@ -13,6 +13,9 @@
 
 enum { NUM_PHASES = 4 };
 
+/* Per stage: the phases' samples, then the optimizer step's. */
+enum { OPTIMIZER_SLOT = NUM_PHASES, NUM_SLOTS = NUM_PHASES + 1 };
+
 /* Round trips of the transfer probe, after as many unmeasured ones. */
 enum { PROBE_ROUND_TRIPS = 20 };
 
@@ -30,10 +33,12 @@ typedef struct pprt_profile {
   int32_t stage;
   double action_start;
   clockid_t action_clock; /* CLOCK_MONOTONIC or the thread CPU-time clock */
-  samples *actions;       /* [stage * NUM_PHASES + phase] */
+  samples *actions;       /* [stage * NUM_SLOTS + phase or OPTIMIZER_SLOT] */
   samples steps;
   samples step_actions; /* per step: the sum of this process's actions */
-  double actions_this_step;
+  samples step_rest;    /* per step: the time outside actions and updates */
+  double actions_this_step, updates_this_step;
+  double update_start;
   int64_t max_send_bytes;
 } pprt_profile;
 
@@ -109,7 +114,25 @@ static void profile_action_end(void *self, pprt_context *ctx, int32_t phase,
   double elapsed = clock_ms(p->action_clock) - p->action_start;
   p->in_action = false;
   p->actions_this_step += elapsed;
-  push_sample(ctx, &p->actions[p->stage * NUM_PHASES + p->phase], elapsed);
+  push_sample(ctx, &p->actions[p->stage * NUM_SLOTS + p->phase], elapsed);
+}
+
+/* Times each stage's parameter updates: its optimizer step's own work. */
+static void profile_update_begin(void *self, pprt_context *ctx,
+                                 int32_t stage) {
+  (void)ctx;
+  (void)stage;
+  pprt_profile *p = self;
+  p->update_start = clock_ms(p->action_clock);
+}
+
+static void profile_update_end(void *self, pprt_context *ctx, int32_t stage) {
+  pprt_profile *p = self;
+  if (!p->measuring || stage < 0 || stage >= ctx->num_stages)
+    return;
+  double elapsed = clock_ms(p->action_clock) - p->update_start;
+  p->updates_this_step += elapsed;
+  push_sample(ctx, &p->actions[stage * NUM_SLOTS + OPTIMIZER_SLOT], elapsed);
 }
 
 static void profile_send(void *self, pprt_context *ctx, int32_t id, int32_t mb,
@@ -133,13 +156,16 @@ static void run_steps(const pprt_driver *d, pprt_profile *p) {
   for (int64_t step = 0; step < total; ++step) {
     p->measuring = step >= d->opts.warmup_steps;
     double start = now_ms();
-    p->actions_this_step = 0.0;
+    p->actions_this_step = p->updates_this_step = 0.0;
     pprt_begin_step(ctx, step);
     pprt_run_step(ctx);
     double loss = pprt_end_step(ctx);
     if (p->measuring) {
-      push_sample(ctx, &p->steps, now_ms() - start);
+      double elapsed = now_ms() - start;
+      push_sample(ctx, &p->steps, elapsed);
       push_sample(ctx, &p->step_actions, p->actions_this_step);
+      push_sample(ctx, &p->step_rest,
+                  elapsed - p->actions_this_step - p->updates_this_step);
     }
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
@@ -211,11 +237,11 @@ static double measure_transfer(pprt_context *ctx, pprt_profile *p) {
   return slowest;
 }
 
-/* Per (stage, phase): the median on the rank of replica 0 and tp index 0
+/* Per (stage, slot): the median on the rank of replica 0 and tp index 0
    that ran it, and 1 where it ran, summed over the world into world rank
    0. */
 static double *gather_medians(pprt_context *ctx, pprt_profile *p) {
-  int32_t n = ctx->num_stages * NUM_PHASES;
+  int32_t n = ctx->num_stages * NUM_SLOTS;
   double *out = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *out);
   for (int32_t i = 0; i < n && ctx->replica == 0 && ctx->tp_index == 0; ++i) {
     if (p->actions[i].n == 0)
@@ -225,6 +251,31 @@ static double *gather_medians(pprt_context *ctx, pprt_profile *p) {
   }
   pprt_sum_to_rank0(ctx, out, 2 * n, "action times");
   return out;
+}
+
+/* The step's set-up on world rank 0: the least over processes of the
+   median time a step spends outside actions and parameter updates. On one
+   process that is the set-up alone; on more it includes the waits of the
+   process that waits least. */
+static double gather_step_overhead(pprt_context *ctx, pprt_profile *p) {
+  int32_t n = ctx->transport->world_size;
+  double *rest = pprt_xcalloc(ctx, (size_t)n, sizeof *rest);
+  rest[ctx->transport->world_rank] = median(&p->step_rest);
+  pprt_sum_to_rank0(ctx, rest, n, "step set-up times");
+  double least = rest[0];
+  for (int32_t r = 1; r < n; ++r)
+    least = rest[r] < least ? rest[r] : least;
+  free(rest);
+  return least > 0.0 ? least : 0.0;
+}
+
+/* Whether every stage's optimizer step was timed. */
+static bool all_updates_timed(const pprt_context *ctx, const double *medians) {
+  int32_t n = ctx->num_stages * NUM_SLOTS;
+  for (int32_t s = 0; s < ctx->num_stages; ++s)
+    if (medians[n + s * NUM_SLOTS + OPTIMIZER_SLOT] == 0.0)
+      return false;
+  return true;
 }
 
 /* Bytes each stage's forward holds per micro-batch: all of its saved
@@ -240,12 +291,17 @@ static void held_bytes(const pprt_context *ctx, double *activation,
   }
 }
 
+/* What write_profile writes beside the per-stage medians (ms). */
+typedef struct step_times {
+  double transfer, step, actions, overhead;
+} step_times;
+
 /* Writes the profile; `medians` as gather_medians returns them. */
 static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
-                          double transfer, double step_time,
-                          double step_actions) {
+                          step_times t) {
   pprt_context *ctx = d->ctx;
-  int32_t n = ctx->num_stages * NUM_PHASES;
+  int32_t n = ctx->num_stages * NUM_SLOTS;
+  bool updates = all_updates_timed(ctx, medians);
   double *activation =
       pprt_xcalloc(ctx, 2 * (size_t)ctx->num_stages, sizeof *activation);
   double *stash = activation + ctx->num_stages;
@@ -253,12 +309,12 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
   fprintf(f,
           "{\n  \"format\": \"pp-profile-v1\",\n  \"time_unit\": \"ms\",\n"
           "  \"memory_unit\": \"bytes\",\n  \"transfer\": %.6g,\n"
-          "  \"stages\": [\n",
-          transfer);
+          "  \"step_overhead\": %.6g,\n  \"stages\": [\n",
+          t.transfer, t.overhead);
   bool fused = false;
   for (int32_t s = 0; s < ctx->num_stages; ++s) {
-    const double *m = medians + s * NUM_PHASES;
-    const double *ran = medians + n + s * NUM_PHASES;
+    const double *m = medians + s * NUM_SLOTS;
+    const double *ran = medians + n + s * NUM_SLOTS;
     /* A fused backward is all B: the profile of a program compiled without
        --split-backward cannot tell B from W. */
     bool split = ran[PPRT_BACKWARD_INPUT] > 0 || ran[PPRT_BACKWARD_WEIGHT] > 0;
@@ -268,9 +324,11 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
     fprintf(f,
             "    {\"stage\": %d, \"forward\": %.6g, \"backward_input\": %.6g, "
             "\"backward_weight\": %.6g, \"activation_memory\": %.17g, "
-            "\"stash_memory\": %.17g}%s\n",
-            s, m[PPRT_FORWARD], b, w, activation[s], stash[s],
-            s + 1 < ctx->num_stages ? "," : "");
+            "\"stash_memory\": %.17g",
+            s, m[PPRT_FORWARD], b, w, activation[s], stash[s]);
+    if (updates)
+      fprintf(f, ", \"optimizer\": %.6g", m[OPTIMIZER_SLOT]);
+    fprintf(f, "}%s\n", s + 1 < ctx->num_stages ? "," : "");
   }
   fprintf(f,
           "  ],\n  \"meta\": {\"tool\": \"pprt --profile\", \"step_time\": "
@@ -278,7 +336,7 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
           "\"warmup_steps\": %lld, \"ranks\": %d, "
           "\"processes\": %d, \"microbatches\": %d, \"backward\": \"%s\", "
           "\"clock\": \"%s\"}\n}\n",
-          step_time, step_actions, (long long)d->opts.steps,
+          t.step, t.actions, (long long)d->opts.steps,
           (long long)d->opts.warmup_steps, ctx->num_ranks,
           ctx->transport->world_size, ctx->num_microbatches,
           fused ? "fused: backward_input is B + W" : "split",
@@ -288,11 +346,12 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
 }
 
 static void free_profile(pprt_profile *p, int32_t num_stages) {
-  for (int32_t i = 0; i < num_stages * NUM_PHASES; ++i)
+  for (int32_t i = 0; i < num_stages * NUM_SLOTS; ++i)
     free(p->actions[i].v);
   free(p->actions);
   free(p->steps.v);
   free(p->step_actions.v);
+  free(p->step_rest.v);
   free(p);
 }
 
@@ -300,9 +359,9 @@ static void free_profile(pprt_profile *p, int32_t num_stages) {
    action hooks existed times nothing. */
 static int32_t find_untimed_stage(const pprt_context *ctx,
                                   const double *medians) {
-  int32_t n = ctx->num_stages * NUM_PHASES;
+  int32_t n = ctx->num_stages * NUM_SLOTS;
   for (int32_t s = 0; s < ctx->num_stages; ++s)
-    if (medians[n + s * NUM_PHASES + PPRT_FORWARD] == 0.0)
+    if (medians[n + s * NUM_SLOTS + PPRT_FORWARD] == 0.0)
       return s;
   return -1;
 }
@@ -310,7 +369,7 @@ static int32_t find_untimed_stage(const pprt_context *ctx,
 int pprt_profile_run(pprt_driver *d) {
   pprt_context *ctx = d->ctx;
   pprt_profile *p = pprt_xcalloc(ctx, 1, sizeof *p);
-  p->actions = pprt_xcalloc(ctx, (size_t)ctx->num_stages * NUM_PHASES,
+  p->actions = pprt_xcalloc(ctx, (size_t)ctx->num_stages * NUM_SLOTS,
                             sizeof *p->actions);
   /* CPU time leaves out the time a process waits for a core: what a call
      takes on a core of its own, when the machine is oversubscribed. */
@@ -319,12 +378,15 @@ int pprt_profile_run(pprt_driver *d) {
   pprt_observer observer = {.self = p,
                             .action_begin = profile_action_begin,
                             .action_end = profile_action_end,
-                            .send = profile_send};
+                            .send = profile_send,
+                            .update_begin = profile_update_begin,
+                            .update_end = profile_update_end};
   pprt_set_observer(ctx, &observer);
   run_steps(d, p);
   double transfer = measure_transfer(ctx, p);
   double *medians = gather_medians(ctx, p);
-  double step_time = median(&p->steps);
+  step_times times = {transfer, median(&p->steps), median(&p->step_actions),
+                      gather_step_overhead(ctx, p)};
   int rc = 0;
   int32_t untimed = find_untimed_stage(ctx, medians);
   if (ctx->transport->world_rank == 0 && untimed >= 0) {
@@ -338,8 +400,7 @@ int pprt_profile_run(pprt_driver *d) {
     const char *path = d->opts.profile_path;
     char why[4400] = "";
     FILE *f = pprt_open_output(path, why, sizeof why);
-    bool ok = f && write_profile(d, f, medians, transfer, step_time,
-                                 median(&p->step_actions));
+    bool ok = f && write_profile(d, f, medians, times);
     if (f && !ok)
       snprintf(why, sizeof why, "cannot write '%s': %s", path, strerror(errno));
     if (f && fclose(f) != 0 && ok) {

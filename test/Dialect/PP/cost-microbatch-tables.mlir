@@ -37,7 +37,7 @@ pp.schedule @s "gpipe" for @f microbatches 2 stage_rank [0, 1] attributes {cost 
 
 // -----
 
-// expected-error @below {{expected a per-micro-batch table}}
+// expected-error @below {{expected optimizer, step_overhead or a per-micro-batch table}}
 #c = #pp.cost<forward = [3.0], backward_input = [1.0], backward_weight = [1.0], comm = 0.0, activation = [1.0], stash = [0.0], microbatch_time = [[1.0]]>
 
 // -----

@@ -1,7 +1,8 @@
 """Checks a measured pp-profile-v1 file: one entry per stage, in order, with
 positive forward times and activation memory (B and W may be ~0 where a
 stage has no input to differentiate or no weight), stash within activation
-memory, and a measured step. With
+memory, timed optimizer steps, a set-up within the step, and a measured
+step. With
 --schedule, also checks that the #pp.cost of the pp.schedule read from
 stdin carries the profile's numbers; with --same-memory OTHER, that OTHER
 (a profile of the same stages run another way) reports the same memory."""
@@ -20,6 +21,16 @@ for s in prof["stages"]:
 for key in ("backward_input", "backward_weight", "stash_memory"):
     assert sum(s[key] for s in prof["stages"]) > 0, (key, prof)
 assert prof["transfer"] >= 0 and prof["meta"]["step_time"] > 0, prof
+# Every stage's optimizer step is timed, and on one process the set-up is
+# the step's time outside actions and updates.
+assert all(s["optimizer"] > 0 for s in prof["stages"]), prof
+meta = prof["meta"]
+assert 0 <= prof["step_overhead"] < meta["step_time"], prof
+if meta["processes"] == 1:
+    outside = meta["step_time"] - meta["step_action_time"] - sum(
+        s["optimizer"] for s in prof["stages"])
+    assert abs(prof["step_overhead"] - outside) <= 0.5 * meta["step_time"], \
+        (outside, prof)
 print("profile ok: %d stages" % stages)
 
 if "--schedule" in sys.argv:
@@ -27,7 +38,7 @@ if "--schedule" in sys.argv:
     cost = re.search(r"#pp\.cost<([^>]*)>", text).group(1)
     fields = {"forward": "forward", "backward_input": "backward_input",
               "backward_weight": "backward_weight",
-              "activation": "activation_memory"}
+              "activation": "activation_memory", "optimizer": "optimizer"}
     for attr, key in fields.items():
         listed = re.search(attr + r" = \[([^\]]*)\]", cost).group(1)
         got = [float(v) for v in listed.split(",")]
@@ -35,6 +46,8 @@ if "--schedule" in sys.argv:
         assert all(abs(a - b) <= 1e-6 * max(abs(b), 1e-9)
                    for a, b in zip(got, want)) and len(got) == stages, \
             (attr, got, want)
+    overhead = float(re.search(r"step_overhead = ([0-9.e+-]+)", cost).group(1))
+    assert abs(overhead - prof["step_overhead"]) <= 1e-6 * prof["step_overhead"]
     print("schedule carries the profile")
 
 if "--same-memory" in sys.argv:

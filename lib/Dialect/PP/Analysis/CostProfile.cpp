@@ -28,12 +28,12 @@ namespace json = llvm::json;
 
 static constexpr llvm::StringLiteral kFormat = "pp-profile-v1";
 static constexpr StringRef kProfileFields[] = {
-    "format",     "time_unit", "memory_unit", "transfer",
-    "memory_cap", "stages",    "meta"};
+    "format",     "time_unit", "memory_unit",   "transfer",
+    "memory_cap", "stages",    "step_overhead", "meta"};
 static constexpr StringRef kStageFields[] = {
     "stage",           "forward",           "backward_input",
     "backward_weight", "activation_memory", "stash_memory",
-    "microbatches"};
+    "optimizer",       "microbatches"};
 static constexpr StringRef kMicrobatchFields[] = {
     "microbatch",      "forward",           "backward_input",
     "backward_weight", "activation_memory", "stash_memory"};
@@ -58,24 +58,28 @@ CostProfile::getMicrobatchColumn(double StageProfile::*field) const {
   return column;
 }
 
-CostAttr CostProfile::getCostAttr(MLIRContext *context) const {
-  Builder b(context);
-  auto table = [&](double StageProfile::*field) {
-    return getNumMicrobatches() == 0
-               ? DenseF64ArrayAttr()
-               : b.getDenseF64ArrayAttr(getMicrobatchColumn(field));
-  };
-  return CostAttr::get(
-      context, b.getDenseF64ArrayAttr(getColumn(&StageProfile::forward)),
-      b.getDenseF64ArrayAttr(getColumn(&StageProfile::backwardInput)),
-      b.getDenseF64ArrayAttr(getColumn(&StageProfile::backwardWeight)),
-      b.getF64FloatAttr(transfer),
-      b.getDenseF64ArrayAttr(getColumn(&StageProfile::activationMemory)),
-      b.getDenseF64ArrayAttr(getColumn(&StageProfile::stashMemory)),
-      table(&StageProfile::forward), table(&StageProfile::backwardInput),
-      table(&StageProfile::backwardWeight),
-      table(&StageProfile::activationMemory),
-      table(&StageProfile::stashMemory));
+StageCosts CostProfile::getStageCosts() const {
+  StageCosts costs;
+  costs.forward = getColumn(&StageProfile::forward);
+  costs.backwardInput = getColumn(&StageProfile::backwardInput);
+  costs.backwardWeight = getColumn(&StageProfile::backwardWeight);
+  costs.activation = getColumn(&StageProfile::activationMemory);
+  costs.stash = getColumn(&StageProfile::stashMemory);
+  costs.transfer = transfer;
+  if (int64_t numMicrobatches = getNumMicrobatches()) {
+    MicrobatchCosts &table = costs.perMicrobatch;
+    table.numMicrobatches = numMicrobatches;
+    table.forward = getMicrobatchColumn(&StageProfile::forward);
+    table.backwardInput = getMicrobatchColumn(&StageProfile::backwardInput);
+    table.backwardWeight = getMicrobatchColumn(&StageProfile::backwardWeight);
+    table.activation = getMicrobatchColumn(&StageProfile::activationMemory);
+    table.stash = getMicrobatchColumn(&StageProfile::stashMemory);
+  }
+  for (const StageProfile &stage : stages)
+    if (stage.optimizer)
+      costs.optimizer.push_back(*stage.optimizer);
+  costs.stepOverhead = stepOverhead;
+  return costs;
 }
 
 /// `value` as written in a diagnostic, shortened if long.
@@ -216,6 +220,12 @@ FailureOr<StageProfile> CostProfileReader::readStage(const json::Value &value,
   StageProfile profile;
   if (failed(readCosts(*object, entry, profile)))
     return failure();
+  if (object->get("optimizer")) {
+    FailureOr<double> optimizer = getAmount(*object, "optimizer", entry);
+    if (failed(optimizer))
+      return failure();
+    profile.optimizer = *optimizer;
+  }
   if (const json::Value *microbatches = object->get("microbatches"))
     if (failed(
             readMicrobatches(*microbatches, entry + ".microbatches", profile)))
@@ -326,6 +336,12 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
   if (failed(transfer))
     return failure();
   profile.transfer = *transfer;
+  if (root->get("step_overhead")) {
+    FailureOr<double> overhead = getAmount(*root, "step_overhead", "");
+    if (failed(overhead))
+      return failure();
+    profile.stepOverhead = *overhead;
+  }
   FailureOr<SmallVector<double>> caps = readMemoryCap(*root);
   if (failed(caps))
     return failure();
@@ -352,6 +368,11 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
       return error(("stages[" + Twine(index) + "].microbatches").str())
              << "must list as many micro-batches as stages[0] does ("
              << profile.stages.front().microbatches.size() << ")";
+    if (!profile.stages.empty() &&
+        stage->optimizer.has_value() !=
+            profile.stages.front().optimizer.has_value())
+      return error(("stages[" + Twine(index) + "]").str())
+             << "must give optimizer as stages[0] does, or not at all";
     profile.stages.push_back(*stage);
   }
   return profile;

@@ -162,14 +162,14 @@ static CostAttr repeatMicrobatchCosts(CostAttr cost, int64_t steps) {
         llvm::append_range(values, table.asArrayRef().slice(s * m, m));
     return DenseF64ArrayAttr::get(cost.getContext(), values);
   };
-  return CostAttr::get(cost.getContext(), cost.getForward(),
-                       cost.getBackwardInput(), cost.getBackwardWeight(),
-                       cost.getComm(), cost.getActivation(), cost.getStash(),
-                       repeat(cost.getMicrobatchForward()),
-                       repeat(cost.getMicrobatchBackwardInput()),
-                       repeat(cost.getMicrobatchBackwardWeight()),
-                       repeat(cost.getMicrobatchActivation()),
-                       repeat(cost.getMicrobatchStash()));
+  return CostAttr::get(
+      cost.getContext(), cost.getForward(), cost.getBackwardInput(),
+      cost.getBackwardWeight(), cost.getComm(), cost.getActivation(),
+      cost.getStash(), repeat(cost.getMicrobatchForward()),
+      repeat(cost.getMicrobatchBackwardInput()),
+      repeat(cost.getMicrobatchBackwardWeight()),
+      repeat(cost.getMicrobatchActivation()), repeat(cost.getMicrobatchStash()),
+      cost.getOptimizer(), cost.getStepOverhead());
 }
 
 ScheduleOp mlir::pp::buildBackToBack(ScheduleOp schedule, int64_t steps) {

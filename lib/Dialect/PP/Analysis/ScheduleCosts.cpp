@@ -1,7 +1,7 @@
 //===- ScheduleCosts.cpp - a #pp.cost as the scheduling library's ---------===//
 //
-// Copies the per-stage arrays, the per-micro-batch tables and the transfer
-// time of a #pp.cost.
+// Copies the per-stage arrays, the per-micro-batch tables, the transfer
+// time, the optimizer steps and the step's set-up of a #pp.cost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +34,9 @@ sched::StageCosts mlir::pp::getStageCosts(CostAttr cost) {
   table.backwardWeight = copyTable(cost.getMicrobatchBackwardWeight());
   table.activation = copyTable(cost.getMicrobatchActivation());
   table.stash = copyTable(cost.getMicrobatchStash());
+  costs.optimizer = copyTable(cost.getOptimizer());
+  if (FloatAttr overhead = cost.getStepOverhead())
+    costs.stepOverhead = overhead.getValueAsDouble();
   return costs;
 }
 
@@ -50,5 +53,7 @@ CostAttr mlir::pp::getCostAttr(MLIRContext *context,
       array(costs.backwardWeight), b.getF64FloatAttr(costs.transfer),
       array(costs.activation), array(costs.stash), array(table.forward),
       array(table.backwardInput), array(table.backwardWeight),
-      array(table.activation), array(table.stash));
+      array(table.activation), array(table.stash), array(costs.optimizer),
+      costs.stepOverhead > 0 ? b.getF64FloatAttr(costs.stepOverhead)
+                             : FloatAttr());
 }

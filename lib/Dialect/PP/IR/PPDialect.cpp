@@ -100,14 +100,34 @@ Attribute CostAttr::parse(AsmParser &parser, Type) {
     return {};
   comm = *commAttr;
   std::array<DenseF64ArrayAttr, 5> tables;
+  DenseF64ArrayAttr optimizer;
+  FloatAttr stepOverhead;
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc at = parser.getCurrentLocation();
     StringRef keyword;
     if (parser.parseKeyword(&keyword))
       return {};
+    if ((keyword == "optimizer" && optimizer) ||
+        (keyword == "step_overhead" && stepOverhead))
+      return parser.emitError(at, "'") << keyword << "' is given twice",
+             Attribute();
+    if (keyword == "optimizer") {
+      if (parser.parseEqual() || parseExactF64Array(parser, optimizer))
+        return {};
+      continue;
+    }
+    if (keyword == "step_overhead") {
+      FailureOr<FloatAttr> value;
+      if (parser.parseEqual() ||
+          failed(value = FieldParser<FloatAttr>::parse(parser)))
+        return {};
+      stepOverhead = *value;
+      continue;
+    }
     auto *known = llvm::find(kMicrobatchTables, keyword);
     if (known == std::end(kMicrobatchTables))
-      return parser.emitError(at, "expected a per-micro-batch table (")
+      return parser.emitError(at, "expected optimizer, step_overhead or a "
+                                  "per-micro-batch table (")
                  << llvm::join(ArrayRef<llvm::StringLiteral>(kMicrobatchTables),
                                ", ")
                  << "), got '" << keyword << "'",
@@ -121,9 +141,9 @@ Attribute CostAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<CostAttr>(loc, context, forward, input, weight, comm,
-                                     activation, stash, tables[0], tables[1],
-                                     tables[2], tables[3], tables[4]);
+  return parser.getChecked<CostAttr>(
+      loc, context, forward, input, weight, comm, activation, stash, tables[0],
+      tables[1], tables[2], tables[3], tables[4], optimizer, stepOverhead);
 }
 
 void CostAttr::print(AsmPrinter &printer) const {
@@ -139,6 +159,14 @@ void CostAttr::print(AsmPrinter &printer) const {
   printExactF64Array(printer, getActivation());
   printer << ", stash = ";
   printExactF64Array(printer, getStash());
+  if (getOptimizer()) {
+    printer << ", optimizer = ";
+    printExactF64Array(printer, getOptimizer());
+  }
+  if (getStepOverhead()) {
+    printer << ", step_overhead = ";
+    printer.printStrippedAttrOrType(getStepOverhead());
+  }
   int64_t width = getNumMicrobatches();
   for (auto [keyword, table] :
        llvm::zip_equal(kMicrobatchTables, getMicrobatchTables())) {
@@ -195,7 +223,8 @@ LogicalResult CostAttr::verify(
     DenseF64ArrayAttr microbatchForward,
     DenseF64ArrayAttr microbatchBackwardInput,
     DenseF64ArrayAttr microbatchBackwardWeight,
-    DenseF64ArrayAttr microbatchActivation, DenseF64ArrayAttr microbatchStash) {
+    DenseF64ArrayAttr microbatchActivation, DenseF64ArrayAttr microbatchStash,
+    DenseF64ArrayAttr optimizer, FloatAttr stepOverhead) {
   size_t stages = forward.size();
   auto isFinite = [](double v) { return std::isfinite(v); };
   std::array<DenseF64ArrayAttr, 5> tables = {
@@ -215,11 +244,14 @@ LogicalResult CostAttr::verify(
   }
   SmallVector<DenseF64ArrayAttr> fields = {forward, backwardInput,
                                            backwardWeight, activation, stash};
+  if (optimizer)
+    fields.push_back(optimizer);
+  size_t perStage = fields.size();
   for (DenseF64ArrayAttr table : tables)
     if (table)
       fields.push_back(table);
   for (auto [i, field] : llvm::enumerate(fields)) {
-    if (i < 5 && field.size() != stages)
+    if (i < perStage && field.size() != stages)
       return emitError() << "cost arrays must all have one entry per stage";
     if (!llvm::all_of(field.asArrayRef(), isFinite))
       return emitError() << "costs must be finite";
@@ -228,12 +260,17 @@ LogicalResult CostAttr::verify(
     if (!llvm::all_of(field.asArrayRef(), isValidQuantity))
       return emitError() << "costs must be at most " << kMaxQuantityText;
   }
-  if (!isFinite(comm.getValueAsDouble()))
-    return emitError() << "costs must be finite";
-  if (comm.getValueAsDouble() < 0)
-    return emitError() << "costs must not be negative";
-  if (!isValidQuantity(comm.getValueAsDouble()))
-    return emitError() << "costs must be at most " << kMaxQuantityText;
+  for (FloatAttr scalar : {comm, stepOverhead}) {
+    if (!scalar)
+      continue;
+    double value = scalar.getValueAsDouble();
+    if (!isFinite(value))
+      return emitError() << "costs must be finite";
+    if (value < 0)
+      return emitError() << "costs must not be negative";
+    if (!isValidQuantity(value))
+      return emitError() << "costs must be at most " << kMaxQuantityText;
+  }
   // Per (stage, micro-batch), each field from its table or its stage.
   size_t width = tableSize ? *tableSize / stages : 1;
   auto at = [&](DenseF64ArrayAttr perStage, DenseF64ArrayAttr table, size_t s,

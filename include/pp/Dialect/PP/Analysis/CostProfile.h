@@ -10,6 +10,7 @@
 #define PP_DIALECT_PP_ANALYSIS_COSTPROFILE_H
 
 #include "pp/Dialect/PP/IR/PPDialect.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallVector.h"
@@ -33,6 +34,8 @@ struct StageProfile {
   /// What each micro-batch costs where they differ (samples of different
   /// lengths): one entry per micro-batch, or none.
   std::vector<StageProfile> microbatches;
+  /// The stage's optimizer step, where measured.
+  std::optional<double> optimizer;
 };
 
 /// A `pp-profile-v1` document.
@@ -47,6 +50,8 @@ struct CostProfile {
   /// per rank; no cap when empty.
   llvm::SmallVector<double> memoryCap;
   llvm::SmallVector<StageProfile> stages;
+  /// The work each rank does once per step before its first action.
+  double stepOverhead = 0.0;
   /// The micro-batches a profiler measured with (`meta.microbatches`, as
   /// pprt --profile writes it); none when the file does not say.
   std::optional<int64_t> measuredMicrobatches;
@@ -65,8 +70,8 @@ struct CostProfile {
   /// One field of every (stage, micro-batch), stage-major.
   llvm::SmallVector<double>
   getMicrobatchColumn(double StageProfile::*field) const;
-  /// The costs as a schedule carries them.
-  CostAttr getCostAttr(MLIRContext *context) const;
+  /// The costs as the scheduling library reads them.
+  sched::StageCosts getStageCosts() const;
   /// Why the profile cannot describe a pipeline of `numStages` stages with
   /// `numMicrobatches` micro-batches (it was measured on another), or "" if
   /// it can.

@@ -55,6 +55,17 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
              microbatch_forward = [[1.0, 3.0], [1.0, 3.0]],
              microbatch_backward_input = [[2.0, 6.0], [2.0, 6.0]]>
     ```
+
+    Measured costs may add each stage's optimizer step (`optimizer`, one
+    entry per stage) and the work each rank does once per step before its
+    first action (`step_overhead`): pp-simulate and `auto` time them, so
+    that a simulated step is the measured one.
+
+    ```mlir
+    #pp.cost<forward = [1.0], backward_input = [1.0], backward_weight = [1.0],
+             comm = 0.0, activation = [1.0], stash = [0.0],
+             optimizer = [0.25], step_overhead = 0.5>
+    ```
   }];
   let parameters = (ins "::mlir::DenseF64ArrayAttr":$forward,
                         "::mlir::DenseF64ArrayAttr":$backward_input,
@@ -66,7 +77,9 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
                         OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_backward_input,
                         OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_backward_weight,
                         OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_activation,
-                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_stash);
+                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$microbatch_stash,
+                        OptionalParameter<"::mlir::DenseF64ArrayAttr">:$optimizer,
+                        OptionalParameter<"::mlir::FloatAttr">:$step_overhead);
   let builders = [
     // Costs that are the same for every micro-batch.
     AttrBuilder<(ins "::mlir::DenseF64ArrayAttr":$forward,
@@ -77,7 +90,7 @@ def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
                      "::mlir::DenseF64ArrayAttr":$stash), [{
       return $_get($_ctxt, forward, backward_input, backward_weight, comm,
                    activation, stash, nullptr, nullptr, nullptr, nullptr,
-                   nullptr);
+                   nullptr, nullptr, nullptr);
     }]>,
   ];
   // MLIR prints the elements of a DenseF64ArrayAttr with six digits, which

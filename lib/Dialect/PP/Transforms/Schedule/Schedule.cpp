@@ -68,8 +68,11 @@ static std::optional<CostProfile> getPlannedCosts(ModuleOp module) {
                                     costs.activation[s], costs.stash[s]});
     for (int64_t mb = 0; mb < costs.getNumMicrobatches(); ++mb)
       stage.microbatches.push_back(toProfile(costs.get(s, mb)));
+    if (!costs.optimizer.empty())
+      stage.optimizer = costs.optimizer[s];
     profile.stages.push_back(std::move(stage));
   }
+  profile.stepOverhead = costs.stepOverhead;
   return profile;
 }
 
@@ -170,7 +173,8 @@ static CostAttr getSliceCost(MLIRContext *context, CostAttr cost,
       context, divide(cost.getForward()), divide(cost.getBackwardInput()),
       divide(cost.getBackwardWeight()),
       b.getF64FloatAttr(cost.getComm().getValueAsDouble() / slices),
-      divide(cost.getActivation()), divide(cost.getStash()));
+      divide(cost.getActivation()), divide(cost.getStash()), nullptr, nullptr,
+      nullptr, nullptr, nullptr, cost.getOptimizer(), cost.getStepOverhead());
 }
 
 namespace {
@@ -347,13 +351,18 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
                  ? DenseF64ArrayAttr()
                  : b.getDenseF64ArrayAttr(profile.getMicrobatchColumn(field));
     };
+    SmallVector<double> optimizerColumn = profile.getStageCosts().optimizer;
     CostAttr cost = CostAttr::getChecked(
         emit, module.getContext(), *f, *bi, *bw, b.getF64FloatAttr(comm), *act,
         *stash, table(forwardCost, &StageProfile::forward),
         table(backwardInputCost, &StageProfile::backwardInput),
         table(backwardWeightCost, &StageProfile::backwardWeight),
         table(activationMemory, &StageProfile::activationMemory),
-        table(stashMemory, &StageProfile::stashMemory));
+        table(stashMemory, &StageProfile::stashMemory),
+        optimizerColumn.empty() ? DenseF64ArrayAttr()
+                                : b.getDenseF64ArrayAttr(optimizerColumn),
+        profile.stepOverhead > 0 ? b.getF64FloatAttr(profile.stepOverhead)
+                                 : FloatAttr());
     if (!cost)
       return failure();
     return cost;

@@ -34,14 +34,16 @@ static std::string joinNumbers(ArrayRef<double> values) {
   return llvm::join(llvm::map_range(values, formatQuantity), ", ");
 }
 
-/// How long `rank` computes: an overlapped backward adds only the time it
-/// runs past its forward.
+/// How long `rank` works: its set-up, computations and optimizer steps; an
+/// overlapped backward adds only the time it runs past its forward.
 static double getBusyTime(const ScheduleSimulator &simulator,
                           const ActionCosts &costs, int64_t rank) {
   ArrayRef<TimedAction> actions = simulator.getTimedActions(rank);
   ArrayRef<ScheduleSimulator::Interval> times = simulator.getIntervals(rank);
-  double busy = 0.0;
+  double busy = costs.stepOverhead();
   for (auto [i, action] : llvm::enumerate(actions)) {
+    if (action.kind == TimedAction::Kind::optimizerStep)
+      busy += getDuration(costs, action);
     if (action.kind != TimedAction::Kind::compute)
       continue;
     if (action.overlapped)

@@ -16,6 +16,8 @@
 // RUN: pp-opt order.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=order.json"
 // RUN: pp-opt missing-field.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=missing-field.json"
 // RUN: pp-opt negative.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=negative.json"
+// RUN: pp-opt optimizer-some.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=optimizer-some.json"
+// RUN: pp-opt overhead.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=overhead.json"
 // RUN: pp-opt stash.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=stash.json"
 // RUN: pp-opt count.mlir -verify-diagnostics --pp-schedule="num-stages=3 cost-file=negative-free.json"
 // RUN: pp-opt option-count.mlir -verify-diagnostics --pp-schedule="num-stages=2 cost-file=negative-free.json forward-cost=1,2,3"
@@ -96,7 +98,7 @@ module {}
 //--- unknown.json
 {"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0, "memorycap": 4, "stages": []}
 //--- unknown.mlir
-// expected-error @below {{cost file 'unknown.json': has an unknown field 'memorycap'; expected: format, time_unit, memory_unit, transfer, memory_cap, stages, meta}}
+// expected-error @below {{cost file 'unknown.json': has an unknown field 'memorycap'; expected: format, time_unit, memory_unit, transfer, memory_cap, stages, step_overhead, meta}}
 module {}
 
 //--- empty.json
@@ -133,6 +135,25 @@ module {}
  ]}
 //--- negative.mlir
 // expected-error @below {{cost file 'negative.json': stages[1].forward must not be negative, got -1.5}}
+module {}
+
+//--- optimizer-some.json
+{"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0,
+ "stages": [
+   {"stage": 0, "forward": 1, "backward_input": 1, "backward_weight": 1, "activation_memory": 1, "stash_memory": 0, "optimizer": 0.5},
+   {"stage": 1, "forward": 1, "backward_input": 1, "backward_weight": 1, "activation_memory": 1, "stash_memory": 0}
+ ]}
+//--- optimizer-some.mlir
+// expected-error @below {{cost file 'optimizer-some.json': stages[1] must give optimizer as stages[0] does, or not at all}}
+module {}
+
+//--- overhead.json
+{"format": "pp-profile-v1", "time_unit": "ms", "memory_unit": "bytes", "transfer": 0, "step_overhead": -2,
+ "stages": [
+   {"stage": 0, "forward": 1, "backward_input": 1, "backward_weight": 1, "activation_memory": 1, "stash_memory": 0}
+ ]}
+//--- overhead.mlir
+// expected-error @below {{cost file 'overhead.json': step_overhead must not be negative, got -2}}
 module {}
 
 //--- stash.json

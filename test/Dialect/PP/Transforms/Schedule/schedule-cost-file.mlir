@@ -5,6 +5,12 @@
 // RUN: pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=8 cost-file=%S/../Inputs/uniform-4-stages.json forward-cost=2 comm-cost=0 memory-cap=0" --pp-insert-transfers --pp-verify-schedule --pp-simulate 2>&1 | FileCheck %s --check-prefix=OVERRIDE
 // RUN: pp-opt %pp_src_root/examples/mlp/mlp.mlir --pp-split-microbatches=num-microbatches=8 --pp-partition-stages=num-stages=4 --pp-derive-backward --pp-schedule="schedule=zb-h1 cost-file=%pp_src_root/examples/profiles/mlp-4-stages.json" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not pp-opt %s --pp-schedule="schedule=gpipe num-microbatches=12 cost-file=%S/../Inputs/uniform-4-stages.json" --pp-insert-transfers --pp-verify-schedule 2>&1 | FileCheck %s --check-prefix=CAP
+// Measured optimizer steps and a per-step set-up: auto times the programs
+// with them (1f1b's simulates to 37.6, zb-h1's to 32.5), and what it
+// reports is what pp-simulate finds in the program it emits.
+// RUN: pp-opt %s --pp-schedule="schedule=auto num-microbatches=8 cost-file=%S/../Inputs/measured-optimizer-4-stages.json" --pp-insert-transfers --pp-verify-schedule --pp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// OPTIMIZER: remark: auto: makespan 30.05 ms ({{.*}}), peak activation memory {{.*}}; proven optimal
+// OPTIMIZER: remark: makespan 30.05,
 // A profile measured with other micro-batches (pprt --profile's meta) is
 // refused, in pp-schedule and in the stage planner pp-compile calibrates.
 // RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=4 cost-file=%S/../Inputs/measured-8-microbatches.json" 2>&1 | FileCheck %s --check-prefix=SHAPE

@@ -63,3 +63,34 @@ pp.schedule @costs "custom" for @f microbatches 1 stage_rank [0, 1] attributes {
     pp.compute backward_weight stage 1 mb 0
   }
 }
+
+// -----
+
+// The same step with measured optimizer steps (0.5 and 2) and a per-step
+// set-up of 0.25 on every rank: F0 [0.25,1.25], F1 [1.75,4.75], B1
+// [4.75,6.75], W1 [6.75,7.75], rank 1's optimizer step [7.75,9.75]; B0
+// [7.25,7.75], W0 [7.75,8.75], rank 0's [8.75,9.25]. Busy 3.25 and 8.25.
+// CHECK: remark: makespan 9.75, bubble 41.0% (idle per rank: 6.5, 1.5), peak activation memory per rank: 2, 4
+// ATTR: optimizer = [5.000000e-01, 2.000000e+00], step_overhead = 2.500000e-01 : f64
+#cost = #pp.cost<forward = [1.0, 3.0], backward_input = [0.5, 2.0],
+                 backward_weight = [1.0, 1.0], comm = 5.000000e-01 : f64,
+                 activation = [2.0, 4.0], stash = [1.0, 1.0],
+                 optimizer = [0.5, 2.0], step_overhead = 0.25>
+pp.schedule @optimizer "custom" for @f microbatches 1 stage_rank [0, 1] attributes {cost = #cost} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.send activation stage 0 mb 0 to 1
+    pp.recv gradient stage 0 mb 0 from 1
+    pp.compute backward_input stage 0 mb 0
+    pp.compute backward_weight stage 0 mb 0
+    pp.optimizer_step stage 0
+  }
+  pp.rank 1 {
+    pp.recv activation stage 1 mb 0 from 0
+    pp.compute forward stage 1 mb 0
+    pp.compute backward_input stage 1 mb 0
+    pp.send gradient stage 1 mb 0 to 0
+    pp.compute backward_weight stage 1 mb 0
+    pp.optimizer_step stage 1
+  }
+}
