@@ -37,6 +37,7 @@ tools = [
     ToolSubst("pp-opt", unresolved="fatal"),
     ToolSubst("pp-translate", unresolved="ignore"),
     ToolSubst("pp-compile", unresolved="ignore", extra_args=pp_compile_args),
+    ToolSubst("pp-calibrate", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.pp_tools_dir])
 

@@ -47,6 +47,24 @@ static double countElements(Type type) {
              : 1.0;
 }
 
+/// The smallest of a contraction's M, N and K (each the product of its
+/// static loop ranges), or 0 for any other op.
+static double getGemmDim(linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return 0.0;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto extent = [&](ArrayRef<unsigned> loops) {
+    double product = 1.0;
+    for (unsigned loop : loops)
+      product *=
+          ShapedType::isDynamic(ranges[loop]) ? 1.0 : double(ranges[loop]);
+    return product;
+  };
+  return std::min({extent(dims->m), extent(dims->n), extent(dims->k)});
+}
+
 OpCost mlir::pp::estimateOpCost(Operation *op) {
   OpCost cost;
   if (op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op))
@@ -63,6 +81,7 @@ OpCost mlir::pp::estimateOpCost(Operation *op) {
         llvm::count_if(linalgOp.getBlock()->getOperations(),
                        [](Operation &op) { return isArithmetic(&op); });
     cost.flops = iterations * payload;
+    cost.gemmDim = getGemmDim(linalgOp);
     return cost;
   }
   if (isArithmetic(op) && op->getNumResults() == 1)
@@ -250,7 +269,8 @@ StageCostModel::getStageCostsFrom(int64_t begin,
   for (int64_t end = begin + 1; end <= size(); ++end) {
     const Op &op = ops[end - 1];
     const CostCalibration &factors = calibration[end - 1];
-    double time = device.computeTime(op.cost.flops, op.cost.bytes);
+    double time =
+        device.computeTime(op.cost.flops, op.cost.bytes, op.cost.gemmDim);
     running.flops += op.cost.flops;
     running.forward += factors.forward * time;
     running.backwardInput += factors.backwardInput * time;
@@ -272,14 +292,15 @@ double StageCostModel::getComputeTime(int64_t index,
   double scale = factors.forward + factors.backwardInput;
   if (!op.weights.empty())
     scale += factors.backwardWeight;
-  return scale * device.computeTime(op.cost.flops, op.cost.bytes);
+  return scale *
+         device.computeTime(op.cost.flops, op.cost.bytes, op.cost.gemmDim);
 }
 
 double StageCostModel::getForwardTime(int64_t index,
                                       const DeviceDescription &device) const {
   const Op &op = ops[index];
   return calibration[index].forward *
-         device.computeTime(op.cost.flops, op.cost.bytes);
+         device.computeTime(op.cost.flops, op.cost.bytes, op.cost.gemmDim);
 }
 
 void StageCostModel::calibrate(int64_t begin, int64_t end,

@@ -90,6 +90,44 @@ static bool isInRange(const DeviceField &field, double number) {
          number <= kMaxQuantity;
 }
 
+/// Reads `gemm_flops`: a non-empty array of {"min_dim": d, "flops": f} in
+/// ascending `min_dim`, each rate in peak_flops' range.
+static llvm::Error parseGemmRates(const llvm::json::Value &value,
+                                  StringRef where, DeviceDescription &device) {
+  const llvm::json::Array *list = value.getAsArray();
+  if (!list || list->empty())
+    return deviceError(where + ": 'gemm_flops' must be a non-empty array of "
+                               "{\"min_dim\": ..., \"flops\": ...}");
+  for (auto [index, item] : llvm::enumerate(*list)) {
+    std::string entry = llvm::formatv("{0}: gemm_flops[{1}]", where, index);
+    const llvm::json::Object *rate = item.getAsObject();
+    std::optional<double> dim =
+        rate ? rate->getNumber("min_dim") : std::nullopt;
+    std::optional<double> flops =
+        rate ? rate->getNumber("flops") : std::nullopt;
+    if (!dim || !flops || rate->size() != 2)
+      return deviceError(entry + " must be {\"min_dim\": ..., \"flops\": ...}");
+    if (!(*dim >= 1 && *dim <= kMaxQuantity) ||
+        !isInRange(kDeviceFields[0], *flops))
+      return deviceError(entry + ": min_dim must be between 1 and 1e280 and "
+                                 "flops between 1 and 1e280");
+    if (!device.gemmRates.empty() && *dim <= device.gemmRates.back().minDim)
+      return deviceError(entry + ": min_dim must grow from entry to entry");
+    device.gemmRates.push_back({*dim, *flops});
+  }
+  return llvm::Error::success();
+}
+
+double DeviceDescription::getGemmRate(double dim) const {
+  if (gemmRates.empty())
+    return peakFlops;
+  double rate = gemmRates.front().flops;
+  for (const GemmRate &entry : gemmRates)
+    if (entry.minDim <= dim)
+      rate = entry.flops;
+  return rate;
+}
+
 /// Reads one device object; `where` names it in errors.
 static llvm::Expected<DeviceDescription>
 parseDevice(const llvm::json::Value &value, StringRef where) {
@@ -108,8 +146,13 @@ parseDevice(const llvm::json::Value &value, StringRef where) {
     device = *builtin;
   }
   for (const auto &[key, field] : *object) {
-    if (key == "base")
+    if (key == "base" || key == "meta") // meta: provenance, not read
       continue;
+    if (key == "gemm_flops") {
+      if (llvm::Error error = parseGemmRates(field, where, device))
+        return std::move(error);
+      continue;
+    }
     if (key == "name") {
       std::optional<StringRef> name = field.getAsString();
       if (!name)

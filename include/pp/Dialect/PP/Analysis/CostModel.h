@@ -28,10 +28,14 @@ namespace mlir::pp {
 struct OpCost {
   double flops = 0.0;
   double bytes = 0.0;
+  /// For one matrix product (a contraction): its smallest dimension, which
+  /// picks the device's rate for its shape class; 0 otherwise.
+  double gemmDim = 0.0;
 
   OpCost &operator+=(const OpCost &other) {
     flops += other.flops;
     bytes += other.bytes;
+    gemmDim = 0.0; // a sum is no single product
     return *this;
   }
 };

@@ -33,10 +33,22 @@ struct DeviceDescription {
   double linkLatency = 0.0;
   /// Bytes of memory for weights, gradients and activations.
   double memoryCapacity = 0.0;
+  /// Measured matrix-multiplication rates by shape class, ascending: a
+  /// product whose smallest dimension is at least `minDim` runs at `flops`
+  /// (the first class's rate below it). None: every product at peakFlops.
+  struct GemmRate {
+    double minDim, flops;
+  };
+  SmallVector<GemmRate> gemmRates;
 
-  /// Roofline time of work that does `flops` operations and moves `bytes`.
-  double computeTime(double flops, double bytes) const {
-    return std::max(flops / peakFlops, bytes / memoryBandwidth);
+  /// The rate of a matrix product whose smallest dimension is `dim`.
+  double getGemmRate(double dim) const;
+  /// Roofline time of work that does `flops` operations and moves `bytes`;
+  /// a matrix product (`gemmDim`, its smallest dimension, > 0) runs at its
+  /// shape class's rate.
+  double computeTime(double flops, double bytes, double gemmDim = 0.0) const {
+    double rate = gemmDim > 0 ? getGemmRate(gemmDim) : peakFlops;
+    return std::max(flops / rate, bytes / memoryBandwidth);
   }
 };
 
@@ -48,7 +60,8 @@ std::string listBuiltinDevices();
 
 /// Parses a device file: one device object (every rank) or
 /// `{"ranks": [device, ...]}` (one per rank). A device object names a
-/// built-in `base` and overrides some fields, or gives every field.
+/// built-in `base` and overrides some fields, or gives every field; it may
+/// add `gemm_flops` (pp-calibrate's rates by shape class) and `meta`.
 llvm::Expected<SmallVector<DeviceDescription>> parseDeviceFile(StringRef json);
 
 /// The devices of `numRanks` ranks from the planner options: the file when
