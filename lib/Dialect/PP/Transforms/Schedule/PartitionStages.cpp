@@ -89,8 +89,8 @@ private:
                            ArrayRef<int64_t> markerCuts);
   void recordPlannedCosts(const PlannerOptions &options,
                           const PipelineTarget &target,
-                          const StageCostModel &model,
-                          ArrayRef<int64_t> starts);
+                          const StageCostModel &model, ArrayRef<int64_t> starts,
+                          const CostProfile *profile);
   void buildStages(int64_t numStages);
   Value materialize(Value value, IRMapping &mapping, OpBuilder &builder);
   LogicalResult checkWeightsUnshared();
@@ -491,17 +491,40 @@ static void calibrateModel(const CostProfile &profile,
   }
 }
 
-/// Leaves the planned stages' costs on the module for pp-schedule: F, B, W
-/// and the slowest transfer between two ranks in seconds, the activation a
+/// Seconds an optimizer step takes per parameter byte on `device`: the
+/// profile's measured steps over every weight's bytes where it has them,
+/// else a pass over the weights, their gradients and the optimizer state
+/// (`copies` of the weights) reading and writing each at the device's
+/// memory bandwidth.
+static double getOptimizerSecondsPerByte(const CostProfile *profile,
+                                         const StageCostModel &model,
+                                         const DeviceDescription &device,
+                                         double copies) {
+  if (profile && !profile->stages.empty() && profile->stages[0].optimizer) {
+    double measured = 0.0;
+    for (const StageProfile &stage : profile->stages)
+      measured += *stage.optimizer;
+    double bytes = model.getParameterBytes(0, model.size());
+    return bytes > 0 ? measured * *getSecondsPerUnit(profile->timeUnit) / bytes
+                     : 0.0;
+  }
+  return 2.0 * copies / device.memoryBandwidth;
+}
+
+/// Leaves the planned stages' costs on the module for pp-schedule: F, B, W,
+/// each stage's optimizer step, the step's set-up (measured only) and the
+/// slowest transfer between two ranks in seconds, the activation a
 /// micro-batch holds (a recomputing stage: its inputs) and the stash in
 /// bytes and, under a memory cap, what each rank may hold beside its
 /// weights, gradients and optimizer state.
 void StagePartitioner::recordPlannedCosts(const PlannerOptions &options,
                                           const PipelineTarget &target,
                                           const StageCostModel &model,
-                                          ArrayRef<int64_t> starts) {
+                                          ArrayRef<int64_t> starts,
+                                          const CostProfile *profile) {
   int64_t numStages = starts.size();
   SmallVector<double> forward, backwardInput, backwardWeight, activation, stash;
+  SmallVector<double> optimizer;
   SmallVector<double> staticBytes(target.devices.size(), 0.0);
   double copies =
       getWeightCopies(options.parameterCopies, target.weightVersions);
@@ -517,6 +540,10 @@ void StagePartitioner::recordPlannedCosts(const PlannerOptions &options,
     activation.push_back(recomputed[stage] ? cost.inputBytes
                                            : cost.activationBytes);
     stash.push_back(std::min(cost.stashBytes, activation.back()));
+    optimizer.push_back(cost.parameterBytes *
+                        getOptimizerSecondsPerByte(profile, model,
+                                                   target.devices[rank],
+                                                   options.parameterCopies));
     staticBytes[rank] += copies * cost.parameterBytes;
     if (stage + 1 < numStages && target.stageRank[stage + 1] != rank)
       transfer = std::max(
@@ -526,13 +553,19 @@ void StagePartitioner::recordPlannedCosts(const PlannerOptions &options,
   }
   Builder b(func.getContext());
   auto module = func->getParentOfType<ModuleOp>();
+  double overhead =
+      profile ? profile->stepOverhead * *getSecondsPerUnit(profile->timeUnit)
+              : 0.0;
   module->setAttr(
       kPlannedCostAttr,
-      CostAttr::get(
-          func.getContext(), b.getDenseF64ArrayAttr(forward),
-          b.getDenseF64ArrayAttr(backwardInput),
-          b.getDenseF64ArrayAttr(backwardWeight), b.getF64FloatAttr(transfer),
-          b.getDenseF64ArrayAttr(activation), b.getDenseF64ArrayAttr(stash)));
+      CostAttr::get(func.getContext(), b.getDenseF64ArrayAttr(forward),
+                    b.getDenseF64ArrayAttr(backwardInput),
+                    b.getDenseF64ArrayAttr(backwardWeight),
+                    b.getF64FloatAttr(transfer),
+                    b.getDenseF64ArrayAttr(activation),
+                    b.getDenseF64ArrayAttr(stash), nullptr, nullptr, nullptr,
+                    nullptr, nullptr, b.getDenseF64ArrayAttr(optimizer),
+                    overhead > 0 ? b.getF64FloatAttr(overhead) : FloatAttr()));
   if (llvm::none_of(options.memoryCap, [](double cap) { return cap > 0; }))
     return;
   SmallVector<double> budget;
@@ -571,7 +604,8 @@ LogicalResult StagePartitioner::planStages(const PlannerOptions &options,
     return failure();
   recomputed = plan->recompute;
   if (options.recordCosts)
-    recordPlannedCosts(options, *target, model, plan->starts);
+    recordPlannedCosts(options, *target, model, plan->starts,
+                       succeeded(profile) ? &*profile : nullptr);
   if (options.printTable)
     printTable(
         llvm::outs(), model, *target, plan->starts, recomputed, loads,
