@@ -713,7 +713,7 @@ def test_tokens_errors(args):
          "2d.npy: the array must be 1-D (shape (N,)), not"),
         (write_bytes(args, "cut.npy", npy_bytes("<u4", "(100000,)",
                                                 payload)), [],
-         "cut.npy: the header says 100000 ids but the file holds"),
+         "cut.npy: the header says 100000 elements but the file holds"),
         (write_bytes(args, "wide.bin", struct.pack("<20H", *range(20, 40))),
          [], "wide.bin: the largest id is 39, but input argument 0 has "
          "room for 32 ids"),
@@ -777,6 +777,20 @@ def test_tokens_errors(args):
                       env=env)
         check(proc.returncode == 0, f"{flags}: ids within the table refused",
               proc)
+    # Every count of an .npy header is bounded before it sizes anything:
+    # 2^61 samples of 8 int64 ids are 2^64 elements, which wrapped to 0,
+    # passed the size check and read far outside the file (SIGSEGV).
+    for shape, message in (
+            ("(2305843009213693952, 8)", "the shape (2305843009213693952, 8) "
+             "has too many elements: their count overflows 64 bits"),
+            ("(18446744073709551616, 8)", "malformed .npy header"),
+            ("(-4, 8)", "malformed .npy header")):
+        wraps = write_bytes(args, "wraps.npy", npy_bytes(
+            "<i8", shape, struct.pack("<32q", *range(32))))
+        proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", "--data",
+                      f"{wraps},{wraps}", env=env)
+        check(one_error_line(proc, f"pprt: --data {wraps}: {message}", 1),
+              f"{shape}: no {message!r}", proc)
 
 
 def test_guarded(args):

@@ -4,6 +4,7 @@
    order per epoch; and the synthetic class ids of --classes. */
 #include "driver/samples.h"
 #include "driver/input_file.h"
+#include "driver/npy.h"
 #include "driver/safetensors.h"
 #include "pprt_math.h"
 
@@ -56,100 +57,44 @@ static bool fail(char *err, size_t err_size, const char *fmt, ...) {
 
 /*---- .npy ----*/
 
-/* The pprt dtype of an .npy descr ('<f4', ...), or -1. */
+/* The pprt dtype of an .npy descr ("<f4", ...), or -1. */
 static int32_t npy_dtype(const char *descr) {
   static const struct {
     const char *descr;
     int32_t dtype;
-  } known[] = {{"'<f4'", PPRT_F32},
-               {"'<f2'", PPRT_F16},
-               {"'<i4'", PPRT_I32},
-               {"'<i8'", PPRT_I64},
-               {"'|b1'", PPRT_I1}};
+  } known[] = {{"<f4", PPRT_F32},
+               {"<f2", PPRT_F16},
+               {"<i4", PPRT_I32},
+               {"<i8", PPRT_I64},
+               {"|b1", PPRT_I1}};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i)
-    if (strncmp(descr, known[i].descr, strlen(known[i].descr)) == 0)
+    if (strcmp(descr, known[i].descr) == 0)
       return known[i].dtype;
   return -1;
-}
-
-/* The value text after `'key':` in an .npy header dict, or NULL. */
-static const char *npy_field(const char *header, const char *key) {
-  char quoted[32];
-  snprintf(quoted, sizeof quoted, "'%s':", key);
-  const char *at = strstr(header, quoted);
-  if (!at)
-    return NULL;
-  at += strlen(quoted);
-  while (*at == ' ')
-    ++at;
-  return at;
-}
-
-/* Parses "(d0, d1, ...)" into `a`; false if it is not such a tuple. */
-static bool parse_shape(const char *s, sample_array *a) {
-  if (*s++ != '(')
-    return false;
-  a->ndims = 0;
-  for (;;) {
-    while (*s == ' ' || *s == ',')
-      ++s;
-    if (*s == ')')
-      return true;
-    char *end;
-    long long n = strtoll(s, &end, 10);
-    if (end == s || n < 0 || a->ndims == PPRT_ST_MAX_DIMS)
-      return false;
-    a->dims[a->ndims++] = n;
-    s = end;
-  }
 }
 
 /* Reads the header of the .npy image `bytes`: dtype, shape and where the
    elements start. */
 static bool parse_npy(sample_array *a, const uint8_t *bytes, size_t size,
                       char *err, size_t err_size) {
-  if (size < 10 || memcmp(bytes, "\x93NUMPY", 6) != 0)
-    return fail(err, err_size, "%s: not an .npy file (no \\x93NUMPY magic)",
-                a->spec);
-  int major = bytes[6];
-  size_t len_bytes = major == 1 ? 2 : 4;
-  if (major < 1 || major > 3 || size < 8 + len_bytes)
-    return fail(err, err_size, "%s: unsupported .npy version %d", a->spec,
-                major);
-  size_t header_len = bytes[8] | (size_t)bytes[9] << 8;
-  if (len_bytes == 4)
-    header_len |= (size_t)bytes[10] << 16 | (size_t)bytes[11] << 24;
-  size_t start = 8 + len_bytes + header_len;
-  if (start > size || header_len > 4096)
-    return fail(err, err_size, "%s: truncated .npy header", a->spec);
-  char header[4097];
-  memcpy(header, bytes + 8 + len_bytes, header_len);
-  header[header_len] = '\0';
-  const char *descr = npy_field(header, "descr");
-  const char *order = npy_field(header, "fortran_order");
-  const char *shape = npy_field(header, "shape");
-  if (!descr || !order || !shape || !parse_shape(shape, a))
-    return fail(err, err_size, "%s: malformed .npy header", a->spec);
-  if (strncmp(order, "False", 5) != 0)
+  pprt_npy npy;
+  char why[320];
+  if (!pprt_npy_parse(bytes, size, &npy, why, sizeof why))
+    return fail(err, err_size, "%s: %s", a->spec, why);
+  if (npy.fortran_order)
     return fail(err, err_size,
                 "%s: the array is in Fortran order; write it C-contiguous "
                 "(np.ascontiguousarray)",
                 a->spec);
-  a->dtype = npy_dtype(descr);
+  a->dtype = npy_dtype(npy.descr);
   if (a->dtype < 0)
     return fail(err, err_size,
-                "%s: the array's dtype %.12s is none of float32, float16, "
+                "%s: the array's dtype '%s' is none of float32, float16, "
                 "int32, int64 and bool",
-                a->spec, descr);
-  int64_t numel = 1;
-  for (int32_t i = 0; i < a->ndims; ++i)
-    numel *= a->dims[i];
-  int64_t elem = pprt_st_dtype_size(pprt_st_dtype_name(a->dtype));
-  if ((uint64_t)(size - start) / (uint64_t)elem < (uint64_t)numel)
-    return fail(err, err_size,
-                "%s: the header says %lld elements but the file holds %zu",
-                a->spec, (long long)numel, (size - start) / (size_t)elem);
-  a->bytes = bytes + start;
+                a->spec, npy.descr);
+  a->ndims = npy.ndims;
+  memcpy(a->dims, npy.dims, sizeof npy.dims);
+  a->bytes = bytes + npy.data_offset;
   return true;
 }
 
@@ -173,6 +118,9 @@ static bool map_npy(sample_array *a, char *err, size_t err_size) {
   a->map_size = (size_t)size;
   return parse_npy(a, map, a->map_size, err, err_size);
 }
+
+_Static_assert(PPRT_NPY_MAX_DIMS <= PPRT_ST_MAX_DIMS,
+               "an .npy shape fits a sample array");
 
 /*---- safetensors: FILE.safetensors:NAME ----*/
 

@@ -2,6 +2,7 @@
    the layout nanoGPT and Megatron write, or a 1-D .npy of either. */
 #include "driver/token_file.h"
 #include "driver/input_file.h"
+#include "driver/npy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,68 +27,31 @@ static bool has_suffix(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* The value text after `'key':` in an .npy header dict, or NULL. */
-static const char *npy_field(const char *header, const char *key) {
-  char quoted[32];
-  snprintf(quoted, sizeof quoted, "'%s':", key);
-  const char *at = strstr(header, quoted);
-  if (!at)
-    return NULL;
-  at += strlen(quoted);
-  while (*at == ' ')
-    ++at;
-  return at;
-}
-
-/* Parses the .npy header at the start of `bytes`: sets the token width and
+/* Reads the .npy header at the start of `bytes`: sets the token width and
    where the ids start, or says why the file is not a 1-D uint16/uint32
    array. */
 static bool parse_npy(const uint8_t *bytes, size_t size, pprt_token_file *t,
                       char *err, size_t err_size) {
-  if (size < 10 || memcmp(bytes, "\x93NUMPY", 6) != 0)
-    return token_error(err, err_size, "not an .npy file (no \\x93NUMPY magic)");
-  int major = bytes[6];
-  size_t len_bytes = major == 1 ? 2 : 4;
-  if (major < 1 || major > 3 || size < 8 + len_bytes)
-    return token_error(err, err_size, "unsupported .npy version %d", major);
-  size_t header_len = bytes[8] | (size_t)bytes[9] << 8;
-  if (len_bytes == 4)
-    header_len |= (size_t)bytes[10] << 16 | (size_t)bytes[11] << 24;
-  size_t start = 8 + len_bytes + header_len;
-  if (start > size || header_len > 4096)
-    return token_error(err, err_size, "truncated .npy header");
-  char header[4097];
-  memcpy(header, bytes + 8 + len_bytes, header_len);
-  header[header_len] = '\0';
-  const char *descr = npy_field(header, "descr");
-  const char *order = npy_field(header, "fortran_order");
-  const char *shape = npy_field(header, "shape");
-  if (!descr || !order || !shape)
-    return token_error(err, err_size, "malformed .npy header: %s", header);
-  if (strncmp(descr, "'<u2'", 5) == 0 || strncmp(descr, "'|u2'", 5) == 0)
+  pprt_npy npy;
+  if (!pprt_npy_parse(bytes, size, &npy, err, err_size))
+    return false;
+  if (strcmp(npy.descr, "<u2") == 0 || strcmp(npy.descr, "|u2") == 0)
     t->width = 2;
-  else if (strncmp(descr, "'<u4'", 5) == 0)
+  else if (strcmp(npy.descr, "<u4") == 0)
     t->width = 4;
-  else {
-    const char *end = strchr(descr + 1, '\'');
-    int len = end ? (int)(end - descr + 1) : 8;
+  else
     return token_error(err, err_size,
-                       "the array's dtype is %.*s; token ids must be uint16 "
+                       "the array's dtype is '%s'; token ids must be uint16 "
                        "('<u2') or uint32 ('<u4')",
-                       len < 16 ? len : 16, descr);
+                       npy.descr);
+  if (npy.fortran_order || npy.ndims != 1) {
+    char shape[200];
+    pprt_npy_format_shape(&npy, shape, sizeof shape);
+    return token_error(err, err_size,
+                       "the array must be 1-D (shape (N,)), not %s", shape);
   }
-  long long n = 0;
-  char rest[8] = "";
-  if (strncmp(order, "False", 5) != 0 ||
-      sscanf(shape, "(%lld,%7[)]", &n, rest) != 2)
-    return token_error(err, err_size,
-                       "the array must be 1-D (shape (N,)), not %.40s", shape);
-  t->tokens = bytes + start;
-  t->length = (int64_t)n;
-  if ((size - start) / (size_t)t->width < (size_t)n)
-    return token_error(err, err_size,
-                       "the header says %lld ids but the file holds %zu", n,
-                       (size - start) / (size_t)t->width);
+  t->tokens = bytes + npy.data_offset;
+  t->length = npy.dims[0];
   return true;
 }
 
