@@ -732,12 +732,29 @@ static LogicalResult checkRange(MLIRContext &context, StringRef name,
          << ", got " << value;
 }
 
+/// A file the compile reads, and what it is for messages.
+struct InputFile {
+  StringRef path;
+  StringRef what;
+};
+
 /// Fails with an error if the output cannot be created: its directory is
-/// missing or not writable. Checked before compiling, which can take long.
-static LogicalResult checkOutputPath(MLIRContext &context, StringRef path) {
+/// missing or not writable, or it is one of `inputs` (the same file, by
+/// device and inode, under any name), which writing would destroy.
+/// Checked before compiling, which can take long.
+static LogicalResult checkOutputPath(MLIRContext &context, StringRef path,
+                                     ArrayRef<InputFile> inputs) {
   if (path == "-")
     return success();
   Location loc = getOptionLoc(context, path);
+  for (const InputFile &input : inputs) {
+    bool same = false;
+    if (!input.path.empty() && input.path != "-" &&
+        !llvm::sys::fs::equivalent(input.path, path, same) && same)
+      return emitError(loc)
+             << "cannot write '" << path << "': it is " << input.what << " '"
+             << input.path << "'; give the output a name of its own";
+  }
   SmallString<128> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
@@ -755,7 +772,8 @@ static LogicalResult checkOutputPath(MLIRContext &context, StringRef path) {
 }
 
 LogicalResult pp::checkCompileOptions(MLIRContext &context,
-                                      const CompileOptions &options) {
+                                      const CompileOptions &options,
+                                      StringRef modelPath) {
   const DriverOptions &driver = options.driver;
   const SchedulePipelineOptions &schedule = options.schedule;
   if (driver.emit == EmitKind::Profile &&
@@ -828,7 +846,10 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
            << "-O takes 0, 1, 2 or 3, got " << driver.optLevel.getValue();
   StringRef output = driver.output.empty() ? getDefaultOutput(driver.emit)
                                            : StringRef(driver.output);
-  return checkOutputPath(context, output);
+  InputFile inputs[] = {{modelPath, "the model"},
+                        {schedule.costFile, "the --cost-file"},
+                        {schedule.deviceFile, "the --device-file"}};
+  return checkOutputPath(context, output, inputs);
 }
 
 FailureOr<CompiledProgram> pp::compileModel(llvm::SourceMgr &sourceMgr,
@@ -843,7 +864,7 @@ FailureOr<CompiledProgram> pp::compileModelFile(StringRef path,
                                                 MLIRContext &context,
                                                 const CompileOptions &options,
                                                 TimingScope &timing) {
-  if (failed(checkCompileOptions(context, options)))
+  if (failed(checkCompileOptions(context, options, path)))
     return failure();
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
       path == "-" ? readStandardInput(kMaxModelFileBytes)

@@ -1350,6 +1350,48 @@ def test_outputs(args):
         check(one_error_line(proc, message, 2),
               f"{flags}: expected exit 2 and one line {message!r}", proc)
     check(sorted(os.listdir(work)) == ["fifo"], f"left: {os.listdir(work)}")
+    # Outputs over inputs or over each other (the same name, or the same
+    # inode under another) are refused before any work: --save replaced
+    # the program, and --save F --metrics F wrote both into one file.
+    prog = os.path.join(work, "prog")
+    shutil.copy(args.toy, prog)
+    link = os.path.join(work, "link")
+    os.link(prog, link)
+    weights = os.path.join(work, "w.safetensors")
+    with open(weights, "wb") as f:
+        f.write(b"weights")
+    same = os.path.join(work, "same")
+    ckpt = os.path.join(work, "ckpt")
+    for run, flags, message in (
+            (prog, ["--save", prog], f"--save: cannot write '{prog}': it is "
+             "this job's program"),
+            (prog, ["--metrics", link], f"--metrics: cannot write '{link}': "
+             "it is this job's program"),
+            (args.toy, ["--save", weights, "--init-weights", weights],
+             f"--save: cannot write '{weights}': it is the file "
+             "--init-weights reads"),
+            (args.toy, ["--save", same, "--metrics", same], "--save and "
+             f"--metrics both name '{same}'; give each output a file of its "
+             "own"),
+            (args.toy, ["--metrics", os.path.join(ckpt, "checkpoint."
+                                                  "safetensors"),
+                        "--checkpoint", ckpt], "--metrics and --checkpoint "
+             "both name"),
+            (args.toy, ["--save", weights, "--data", f"x.npy,{weights}:w"],
+             f"--save: cannot write '{weights}': it is the file --data "
+             "reads")):
+        proc = mpirun(args, 1, run, "--steps", "1", *flags)
+        check(one_error_line(proc, message, 2),
+              f"{flags}: expected exit 2 and one line {message!r}", proc)
+    with open(prog, "rb") as a, open(args.toy, "rb") as b:
+        check(a.read() == b.read(), "the program was changed")
+    with open(weights, "rb") as f:
+        check(f.read() == b"weights", "--init-weights was changed")
+    check(sorted(os.listdir(work)) == ["fifo", "link", "prog",
+                                       "w.safetensors"],
+          f"left: {os.listdir(work)}")
+    for name in ("link", "prog", "w.safetensors"):
+        os.unlink(os.path.join(work, name))
     # A transport trace is opened without blocking on a FIFO.
     os.mkfifo(os.path.join(work, "trace.0"))
     prefix = os.path.join(work, "trace")

@@ -229,6 +229,13 @@ typedef enum pprt_output_mode {
    FIFO, directory or kernel file; `err` says why not. */
 bool pprt_check_output(const char *path, pprt_output_mode mode, char *err,
                        size_t err_size);
+/* Before the first step: false, with one line in `err`, if an output
+   (--save, --profile, --metrics, --checkpoint's file) is another output
+   or a file the run reads (the program, --init-weights, --resume,
+   --tokens, --corpus, --sample-lengths, --data): the same inode under any
+   name, or the same name where neither exists yet. */
+bool pprt_check_output_names(const pprt_driver_options *o, char *err,
+                             size_t err_size);
 /* Creates --checkpoint's directory if it is missing and checks its
    checkpoint file as pprt_check_output does. */
 bool pprt_check_checkpoint_dir(const char *dir, char *err, size_t err_size);

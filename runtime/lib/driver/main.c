@@ -436,6 +436,10 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
                                                     : PPRT_OUTPUT_REPLACED,
                                     PPRT_OUTPUT_IN_PLACE};
   char why[4400];
+  if (t->world_rank == 0 && !pprt_check_output_names(o, why, sizeof why)) {
+    snprintf(err, err_size, "%s", why);
+    ok = 0;
+  }
   for (int k = 0; k < 2 && ok; ++k)
     if (t->world_rank == 0 && paths[k] &&
         !pprt_check_output(paths[k], modes[k], why, sizeof why)) {
