@@ -1415,6 +1415,44 @@ def test_outputs(args):
               proc.args, proc.returncode, "", proc.stderr))
     late_save(args, work)
     late_checkpoint(args, work)
+    file_size_limit(args, work)
+
+
+def file_size_limit(args, work):
+    """A file-size limit (ulimit -f) below the weights' size is a full
+    disk: the write fails (SIGXFSZ used to end the rank and leave a torn
+    PATH.tmp), the rescue places are tried, and each line names its file.
+    One process, whose MPI (UCX over TCP) writes no shared-memory file
+    that the limit would stop."""
+    import resource
+    limit = 512  # bytes: the header fits, the 968 bytes of weights do not
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    cwd = os.path.join(work, "fsize")
+    os.makedirs(cwd)
+    save = os.path.join(cwd, "w.safetensors")
+    for flags, lines in (
+            (["--save", save],
+             [f"pprt: rank 0: --save '{save}': cannot write '{save}.tmp': "
+              "File too large (past the file-size limit, ulimit -f)",
+              "pprt: rank 0: --save './pprt-rescued-",
+              "pprt: rank 0: --save: no rescue place took what could not be "
+              f"written to '{save}' either"]),
+            (["--checkpoint", "ckpt", "--checkpoint-every", "1"],
+             ["pprt: rank 0: --checkpoint 'ckpt/checkpoint.safetensors': "
+              "cannot write 'ckpt/checkpoint.safetensors.tmp': File too "
+              "large (past the file-size limit, ulimit -f)"])):
+        cmd = ["timeout", str(JOB_LIMIT_S), args.ref, "--steps", "2", *flags]
+        print("+", " ".join(cmd), flush=True)
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                              preexec_fn=limited,
+                              env=clean_env(TMPDIR=cwd, UCX_TLS="self,tcp"))
+        check(proc.returncode == 1, f"{flags}: expected exit 1", proc)
+        for line in lines:
+            check(line in proc.stderr, f"{flags}: no {line!r}", proc)
+        left = [name for root, _, names in os.walk(cwd) for name in names]
+        check(left == [], f"{flags}: left {left}", proc)
+    shutil.rmtree(cwd)
 
 
 def run_until(args, cwd, path, flags, breaks):

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -666,6 +667,10 @@ int main(int argc, char **argv) {
      --timeout too, read before it (bad options are reported after). The
      ranks name a stopped rank within 1.5 timeouts; its watcher ends it
      later, when no rank waits for it any more. */
+  /* A write past the file-size limit (ulimit -f) fails with EFBIG, as on
+     a full disk, so that the writer reports it, removes its temporary and
+     tries the rescue places, instead of the kernel ending the rank. */
+  signal(SIGXFSZ, SIG_IGN);
   pprt_driver_options opts;
   char err[9000] = "";
   double timeout_s =
