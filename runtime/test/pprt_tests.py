@@ -793,6 +793,92 @@ def test_tokens_errors(args):
               f"{shape}: no {message!r}", proc)
 
 
+def run_changing(args, flags, path, change, more_steps=0):
+    """Starts the corpus program on 1 process for endless steps, calls
+    `change(path)` after its first step, and returns (exit status, step
+    losses, stderr): the run's own end, or, after `more_steps` more steps,
+    the one its termination gives."""
+    cmd = [args.mpiexec, args.np_flag, "1", args.corpus_prog, "--steps",
+           "100000000", *flags]
+    print("+", " ".join(cmd), flush=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=clean_env(PPRT_CORPUS_MB=1,
+                                          PPRT_CORPUS_IDS="i64"))
+    losses, changed_at = [], None
+    deadline = time.monotonic() + JOB_LIMIT_S
+    try:
+        for line in proc.stdout:
+            if m := STEP_RE.match(line.strip()):
+                losses.append(m[2])
+                if changed_at is None:
+                    change(path)
+                    changed_at = len(losses)
+                elif len(losses) >= changed_at + more_steps > changed_at:
+                    proc.terminate()
+                    break
+            if time.monotonic() > deadline:
+                break
+        _, err = proc.communicate(timeout=JOB_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, losses, err
+
+
+def test_inputs_changed(args):
+    """A --tokens file truncated, rewritten or replaced while training ends
+    the job with one line naming it (its mapping raised SIGBUS, or read
+    zeros or the new ids); --data's arrays are read into memory, so a
+    truncated one trains on exactly as it was."""
+    ids = [(i * 7) % 32 for i in range(40000)]
+    original = struct.pack(f"<{len(ids)}H", *ids)
+    tokens = write_bytes(args, "changing.bin", original)
+    def truncate(path):
+        os.truncate(path, 100)
+    def rewrite(path):
+        with open(path, "r+b") as f:
+            f.write(bytes(len(original)))
+    def replace(path):
+        write_bytes(args, "changing.new", original)
+        os.replace(os.path.join(args.work, "changing.new"), path)
+    for change, why in (
+            (truncate, "it had 80000 bytes, now 100"),
+            (rewrite, "it was written to since the run opened it"),
+            (replace, "it was replaced or removed since the run opened it")):
+        write_bytes(args, "changing.bin", original)
+        rc, losses, err = run_changing(args, ["--tokens", tokens], tokens,
+                                       change)
+        message = (f"pprt: rank 0: --tokens {tokens}: the file changed while "
+                   f"training read it: {why}; the run stops rather than train "
+                   "on other data")
+        check(rc not in (0, 124) and err.count(message) == 1 and
+              "signal" not in err,
+              f"{change.__name__}: exit {rc}, expected one {message!r}:\n"
+              f"{err}")
+    # 512 samples of 8 ids: 32 KB, beyond the first page, which a mapping
+    # lost once the file was cut to 200 bytes (SIGBUS).
+    samples = [(i * 7) % 32 for i in range(512 * 8)]
+    array = npy_bytes("<i8", "(512, 8)", struct.pack(f"<{len(samples)}q",
+                                                      *samples))
+    data = write_bytes(args, "changing.npy", array)
+    flags = ["--data", f"{data},{data}"]
+    rc, losses, err = run_changing(args, flags, data,
+                                   lambda path: os.truncate(path, 200),
+                                   more_steps=2000)
+    check(len(losses) >= 2001 and "Bus error" not in err,
+          f"--data cut while training: exit {rc}, {len(losses)} steps:\n"
+          f"{err}")
+    write_bytes(args, "changing.npy", array)
+    proc = mpirun(args, 1, args.corpus_prog, "--steps", str(len(losses)),
+                  *flags, env=clean_env(PPRT_CORPUS_MB=1,
+                                        PPRT_CORPUS_IDS="i64"))
+    check([loss for _, loss in sorted(step_losses_any(proc).items())] ==
+          losses,
+          "--data cut while training changed the losses", proc)
+
+
 def test_guarded(args):
     """Under the guarded backend, whose memory faults outside its own ops,
     stage functions and transfers, every runtime path gives bit-identical

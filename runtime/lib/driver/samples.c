@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 /* Keep these hash streams apart from the others (data.c, corpus.c). */
@@ -31,9 +30,8 @@ typedef struct sample_array {
   int32_t dtype;  /* a pprt_dtype, or -1 if none matches */
   int32_t ndims;  /* including the sample dimension */
   int64_t dims[PPRT_ST_MAX_DIMS];
-  const uint8_t *bytes; /* sample 0 */
-  void *map;            /* an .npy file's mapping */
-  size_t map_size;
+  const uint8_t *bytes;   /* sample 0 */
+  uint8_t *data;          /* an .npy file, read whole */
   pprt_safetensors *file; /* a safetensors file read whole */
 } sample_array;
 
@@ -98,25 +96,16 @@ static bool parse_npy(sample_array *a, const uint8_t *bytes, size_t size,
   return true;
 }
 
-static bool map_npy(sample_array *a, char *err, size_t err_size) {
+/* Reads the .npy file into private memory: a mapping would read what the
+   file holds when a sample comes up, zeros or SIGBUS once it is truncated,
+   other samples once it is rewritten. */
+static bool read_npy(sample_array *a, char *err, size_t err_size) {
   char why[256];
-  uint64_t size = 0;
-  int fd = pprt_open_input(a->spec, &size, why, sizeof why);
-  if (fd < 0)
+  size_t size = 0;
+  a->data = pprt_read_input(a->spec, &size, why, sizeof why);
+  if (!a->data)
     return fail(err, err_size, "%s: %s", a->spec, why);
-  if (size == 0 || size > SIZE_MAX) {
-    close(fd);
-    return fail(err, err_size, "%s: %s", a->spec,
-                size ? "too large to map" : "the file is empty");
-  }
-  void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  close(fd);
-  if (map == MAP_FAILED)
-    return fail(err, err_size, "%s: %s", a->spec, strerror(e));
-  a->map = map;
-  a->map_size = (size_t)size;
-  return parse_npy(a, map, a->map_size, err, err_size);
+  return parse_npy(a, a->data, size, err, err_size);
 }
 
 _Static_assert(PPRT_NPY_MAX_DIMS <= PPRT_ST_MAX_DIMS,
@@ -295,7 +284,7 @@ static bool has_suffix(const char *s, const char *suffix) {
 
 static bool open_array(sample_array *a, char *err, size_t err_size) {
   if (has_suffix(a->spec, ".npy"))
-    return map_npy(a, err, err_size);
+    return read_npy(a, err, err_size);
   if (strstr(a->spec, ".safetensors:"))
     return read_st_tensor(a, err, err_size);
   return fail(err, err_size, "%s: give an .npy file or FILE.safetensors:NAME",
@@ -341,8 +330,7 @@ void pprt_samples_free(pprt_samples *s) {
     return;
   for (int32_t i = 0; i < s->num_arrays; ++i) {
     sample_array *a = &s->arrays[i];
-    if (a->map)
-      munmap(a->map, a->map_size);
+    free(a->data);
     if (a->file) {
       pprt_st_free(a->file);
       free(a->file);

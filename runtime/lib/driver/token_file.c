@@ -1,5 +1,9 @@
 /* Token datasets (--tokens FILE): a flat binary of uint16 or uint32 ids,
    the layout nanoGPT and Megatron write, or a 1-D .npy of either. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include "driver/token_file.h"
 #include "driver/input_file.h"
 #include "driver/npy.h"
@@ -58,24 +62,28 @@ static bool parse_npy(const uint8_t *bytes, size_t size, pprt_token_file *t,
 bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
                           char *err, size_t err_size) {
   memset(t, 0, sizeof *t);
+  t->fd = -1;
   uint64_t size = 0;
   int fd = pprt_open_input(path, &size, err, err_size);
   if (fd < 0)
     return false;
-  if (size > SIZE_MAX) {
+  if (size > SIZE_MAX || fstat(fd, &t->opened) != 0) {
+    int e = errno;
     close(fd);
-    return token_error(err, err_size, "%llu bytes do not fit in memory",
-                       (unsigned long long)size);
+    return size > SIZE_MAX
+               ? token_error(err, err_size, "%llu bytes do not fit in memory",
+                             (unsigned long long)size)
+               : token_error(err, err_size, "cannot read: %s", strerror(e));
   }
+  t->path = path;
+  t->fd = fd;
   t->map_size = (size_t)size;
   void *map = t->map_size
                   ? mmap(NULL, t->map_size, PROT_READ, MAP_PRIVATE, fd, 0)
                   : MAP_FAILED;
-  int e = errno;
-  close(fd);
   if (map == MAP_FAILED)
     return token_error(err, err_size, "%s",
-                       t->map_size ? strerror(e) : "the file is empty");
+                       t->map_size ? strerror(errno) : "the file is empty");
   t->map = map;
   if (has_suffix(path, ".npy"))
     return parse_npy(map, t->map_size, t, err, err_size);
@@ -89,9 +97,36 @@ bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
   return true;
 }
 
+bool pprt_token_file_unchanged(const pprt_token_file *t, char *err,
+                               size_t err_size) {
+  struct stat now, at_path;
+  const struct stat *was = &t->opened;
+  if (fstat(t->fd, &now) != 0)
+    return token_error(err, err_size, "cannot check the file: %s",
+                       strerror(errno));
+  if (now.st_size != was->st_size)
+    return token_error(err, err_size,
+                       "the file changed while training read it: it had %lld "
+                       "bytes, now %lld",
+                       (long long)was->st_size, (long long)now.st_size);
+  if (now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+      now.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
+    return token_error(err, err_size,
+                       "the file changed while training read it: it was "
+                       "written to since the run opened it");
+  if (stat(t->path, &at_path) != 0 || at_path.st_dev != was->st_dev ||
+      at_path.st_ino != was->st_ino)
+    return token_error(err, err_size,
+                       "the file changed while training read it: it was "
+                       "replaced or removed since the run opened it");
+  return true;
+}
+
 void pprt_token_file_close(pprt_token_file *t) {
   if (t->map)
     munmap(t->map, t->map_size);
+  if (t->path) /* a file that was opened */
+    close(t->fd);
   memset(t, 0, sizeof *t);
 }
 
