@@ -1100,7 +1100,8 @@ def test_checkpoint(args):
                        "--checkpoint-every", "2", *flags)
         check(step_losses(first) == {k: whole_losses[k] for k in (1, 2, 3)},
               f"{label}: checkpointing changed the losses", first)
-        check(os.listdir(ckpt) == ["checkpoint.safetensors"],
+        check(sorted(os.listdir(ckpt)) == ["checkpoint.safetensors",
+                                           "pprt.lock"],
               f"{label}: {os.listdir(ckpt)} in the checkpoint directory")
         meta, tensors = read_checkpoint(ckpt)
         want = {"format": "pt", "producer": "pprt", "pprt_checkpoint": "1",
@@ -1137,7 +1138,8 @@ def test_checkpoint(args):
         check(same_bytes(os.path.join(ckpt, "checkpoint.safetensors"),
                          os.path.join(again, "checkpoint.safetensors")),
               f"{label}: a 0-step resume changed the checkpoint")
-        check(os.listdir(again) == ["checkpoint.safetensors"],
+        check(sorted(os.listdir(again)) == ["checkpoint.safetensors",
+                                            "pprt.lock"],
               f"{label}: the stale .tmp was not replaced")
     # The weights of a checkpoint start a fresh run like a --save file.
     ckpt = os.path.join(args.work,
@@ -1502,6 +1504,44 @@ def test_outputs(args):
     late_save(args, work)
     late_checkpoint(args, work)
     file_size_limit(args, work)
+    shared_checkpoint_dir(args, work)
+
+
+def shared_checkpoint_dir(args, work):
+    """A job holds its --checkpoint directory locked while it runs: a
+    second job on it is refused at once, naming the first's pid and host
+    (two jobs on one directory tore checkpoints and lost each other's)."""
+    import socket
+    ckpt = os.path.join(work, "shared")
+    cmd = [args.mpiexec, args.np_flag, "2", args.toy, "--steps", "100000000",
+           "--checkpoint", ckpt, "--checkpoint-every", "100000000"]
+    print("+", " ".join(cmd), flush=True)
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env=clean_env())
+    try:
+        check(first.stdout.readline().startswith("step 1 "),
+              "the first job did not start")
+        with open(os.path.join(ckpt, "pprt.lock")) as f:
+            holder = f.read().strip()
+        check(re.fullmatch(rf"pid \d+ on host {re.escape(socket.gethostname())}",
+                           holder), f"the lock names {holder!r}")
+        pid = int(holder.split()[1])
+        check(mpi_rank_of(pid) == 0, f"pid {pid} is not rank 0 of the job")
+        second = mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
+                        ckpt)
+        message = (f"pprt: rank 0: --checkpoint: '{ckpt}' is in use by "
+                   f"another job ({holder}); give each job a checkpoint "
+                   "directory of its own")
+        check(one_error_line(second, message, 2), f"no {message!r}", second)
+        check(first.poll() is None, "the first job ended")
+    finally:
+        first.terminate()
+        first.communicate(timeout=JOB_LIMIT_S)
+    # The lock ends with the job that held it, however it ended.
+    step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
+                       ckpt))
+    shutil.rmtree(ckpt)
 
 
 def file_size_limit(args, work):
@@ -1536,7 +1576,8 @@ def file_size_limit(args, work):
         check(proc.returncode == 1, f"{flags}: expected exit 1", proc)
         for line in lines:
             check(line in proc.stderr, f"{flags}: no {line!r}", proc)
-        left = [name for root, _, names in os.walk(cwd) for name in names]
+        left = [name for root, _, names in os.walk(cwd) for name in names
+                if name != "pprt.lock"]
         check(left == [], f"{flags}: left {left}", proc)
     shutil.rmtree(cwd)
 

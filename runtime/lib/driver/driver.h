@@ -243,6 +243,11 @@ bool pprt_check_output_names(const pprt_driver_options *o, char *err,
 /* Creates --checkpoint's directory if it is missing and checks its
    checkpoint file as pprt_check_output does. */
 bool pprt_check_checkpoint_dir(const char *dir, char *err, size_t err_size);
+/* Locks the checkpoint directory `dir` for this job's lifetime (an
+   exclusive flock of DIR/pprt.lock, which names the job's pid and host),
+   so that two jobs cannot write into one directory; false, with a line
+   naming the job that holds it, if another does. */
+bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size);
 /* Where trained state that could not be written to `path` goes instead:
    the `attempt`th place (the working directory, then $TMPDIR or /tmp),
    in `out`; false when there is none left. */
@@ -265,6 +270,9 @@ bool pprt_rescue_state(pprt_driver *d, pprt_state_writer write,
 /* ---- driver/checkpoint.c ---- */
 /* The checkpoint file in --checkpoint's and --resume's directory. */
 #define PPRT_CHECKPOINT_FILE "checkpoint.safetensors"
+/* The file in a checkpoint directory that a job holds locked (flock)
+   while it runs, naming its pid and host. */
+#define PPRT_CHECKPOINT_LOCK "pprt.lock"
 /* Before the first step: reads and checks --resume's checkpoint, and
    numbers the first step after its last; false (after one rank reported
    why) if the job cannot resume. Collective. */

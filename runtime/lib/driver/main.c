@@ -448,7 +448,8 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
       ok = 0;
     }
   if (t->world_rank == 0 && ok && o->checkpoint_dir &&
-      !pprt_check_checkpoint_dir(o->checkpoint_dir, why, sizeof why)) {
+      !(pprt_check_checkpoint_dir(o->checkpoint_dir, why, sizeof why) &&
+        pprt_lock_checkpoint_dir(o->checkpoint_dir, why, sizeof why))) {
     snprintf(err, err_size, "--checkpoint: %s", why);
     ok = 0;
   }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -250,6 +251,52 @@ bool pprt_check_output_names(const pprt_driver_options *o, char *err,
   free(outputs);
   free(inputs);
   return ok;
+}
+
+bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, PPRT_CHECKPOINT_LOCK);
+  int fd =
+      open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+             fd < 0 ? strerror(errno) : "its lock file is not a regular file");
+    if (fd >= 0)
+      close(fd);
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char holder[256] = "";
+    ssize_t n = e == EWOULDBLOCK ? pread(fd, holder, sizeof holder - 1, 0) : -1;
+    close(fd);
+    holder[n > 0 ? n : 0] = '\0';
+    holder[strcspn(holder, "\n")] = '\0';
+    if (e != EWOULDBLOCK)
+      snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+               strerror(e));
+    else
+      snprintf(err, err_size,
+               "'%s' is in use by another job (%s); give each job a "
+               "checkpoint directory of its own",
+               dir, holder[0] ? holder : "one that has not yet named itself");
+    return false;
+  }
+  /* The lock lasts as long as the process: the descriptor stays open, and
+     the kernel releases it however the job ends. */
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  char holder[320];
+  int len = snprintf(holder, sizeof holder, "pid %ld on host %s\n",
+                     (long)getpid(), host[0] ? host : "?");
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, holder, (size_t)len, 0) != len) {
+    snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+             strerror(errno));
+    close(fd);
+    return false;
+  }
+  return true;
 }
 
 bool pprt_rescue_path(const char *path, int32_t attempt, char *out,
