@@ -20,6 +20,7 @@
 #include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/InitAll.h"
 #include "pp/Pipelines/Passes.h"
+#include "pp/Scheduling/ScheduleProblem.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -732,12 +733,29 @@ static LogicalResult checkRange(MLIRContext &context, StringRef name,
          << ", got " << value;
 }
 
+/// A file the compile reads, and what it is for messages.
+struct InputFile {
+  StringRef path;
+  StringRef what;
+};
+
 /// Fails with an error if the output cannot be created: its directory is
-/// missing or not writable. Checked before compiling, which can take long.
-static LogicalResult checkOutputPath(MLIRContext &context, StringRef path) {
+/// missing or not writable, or it is one of `inputs` (the same file, by
+/// device and inode, under any name), which writing would destroy.
+/// Checked before compiling, which can take long.
+static LogicalResult checkOutputPath(MLIRContext &context, StringRef path,
+                                     ArrayRef<InputFile> inputs) {
   if (path == "-")
     return success();
   Location loc = getOptionLoc(context, path);
+  for (const InputFile &input : inputs) {
+    bool same = false;
+    if (!input.path.empty() && input.path != "-" &&
+        !llvm::sys::fs::equivalent(input.path, path, same) && same)
+      return emitError(loc)
+             << "cannot write '" << path << "': it is " << input.what << " '"
+             << input.path << "'; give the output a name of its own";
+  }
   SmallString<128> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
@@ -754,8 +772,96 @@ static LogicalResult checkOutputPath(MLIRContext &context, StringRef path) {
   return success();
 }
 
+/// Whether `schedule` runs the sequence slices of every micro-batch in the
+/// order their attention needs (forwards in slice order, backwards in
+/// reverse) on the options' stages and ranks. Generators whose order does
+/// not depend on costs show it on unit costs; a problem the generator
+/// refuses is left to the compile, which reports the generator's reason.
+static bool ordersSlices(const sched::ScheduleChoice &schedule,
+                         const SchedulePipelineOptions &options) {
+  int64_t ranks = options.numRanks ? options.numRanks : options.numStages;
+  sched::ScheduleProblem problem{options.numStages,
+                                 options.numMicrobatches * options.slices,
+                                 ranks, options.splitBackward};
+  problem.numSlices = options.slices;
+  llvm::Expected<sched::GeneratedSchedule> generated =
+      schedule.generate(problem);
+  if (!generated) {
+    llvm::consumeError(generated.takeError());
+    return true;
+  }
+  if (llvm::Error error = sched::verifySliceOrder(problem, *generated)) {
+    llvm::consumeError(std::move(error));
+    return false;
+  }
+  return true;
+}
+
+/// Fails with an error naming the options when the schedule and parallelism
+/// options ask for a combination the compiler does not build: sequence
+/// slices or per-step plans with tensor parallelism (their stage functions
+/// are not partitioned over the group), and sequence slices under a
+/// schedule that does not keep them in order.
+static LogicalResult checkParallelismOptions(MLIRContext &context,
+                                             const CompileOptions &options) {
+  const SchedulePipelineOptions &schedule = options.schedule;
+  int64_t slices = schedule.slices;
+  if (failed(checkRange(context, "slices", slices, 1, kMaxMicrobatches)))
+    return failure();
+  // Both are at most kMaxMicrobatches here, so the product fits.
+  if (schedule.numMicrobatches * slices > kMaxMicrobatches)
+    return emitError(getOptionLoc(context, "--slices"))
+           << "--microbatches " << schedule.numMicrobatches.getValue()
+           << " x --slices " << slices << " is too many slices: at most "
+           << kMaxMicrobatches << " are supported";
+  if (schedule.numStages * schedule.numMicrobatches * slices >
+      kMaxStageMicrobatches)
+    return emitError(getOptionLoc(context, "--slices"))
+           << "--stages " << schedule.numStages.getValue()
+           << " x --microbatches " << schedule.numMicrobatches.getValue()
+           << " x --slices " << slices << " is too large a schedule: at most "
+           << kMaxStageMicrobatches << " stage slices are supported";
+  if (slices > 1 && schedule.tensorParallel > 1)
+    return emitError(getOptionLoc(context, "--slices"))
+           << "--slices " << slices << " cannot be combined with "
+           << "--tensor-parallel " << schedule.tensorParallel.getValue()
+           << " so far: sequence slices are not partitioned over a "
+              "tensor-parallel group";
+  if (!options.driver.stepPlans.empty() && schedule.tensorParallel > 1)
+    return emitError(getOptionLoc(context, "--step-plans"))
+           << "--step-plans cannot be combined with --tensor-parallel "
+           << schedule.tensorParallel.getValue()
+           << " so far: the per-step plans' stage functions are not "
+              "partitioned over a tensor-parallel group";
+  if (!options.driver.stepPlans.empty() && slices > 1)
+    return emitError(getOptionLoc(context, "--step-plans"))
+           << "--step-plans cannot be combined with --slices " << slices
+           << " so far: the per-step plans schedule whole micro-batches";
+  // With --devices the stages and ranks are planned later; the schedule
+  // pass checks the slice order then.
+  if (slices <= 1 || schedule.devices > 0)
+    return success();
+  const sched::ScheduleChoice &choice = schedule.schedule;
+  StringRef name = choice.getName();
+  if (llvm::is_contained(ArrayRef<StringRef>{"auto", "greedy", "exact"}, name))
+    return emitError(getOptionLoc(context, "--schedule"))
+           << "--schedule " << name
+           << " orders whole micro-batches, not sequence slices; with "
+              "--slices "
+           << slices << " use --schedule seq1f1b";
+  if (!ordersSlices(choice, schedule))
+    return emitError(getOptionLoc(context, "--schedule"))
+           << "--schedule " << name
+           << " does not keep sequence slices in order (a slice's backward "
+              "must run before those of the earlier slices of its "
+              "micro-batch); with --slices "
+           << slices << " use --schedule seq1f1b";
+  return success();
+}
+
 LogicalResult pp::checkCompileOptions(MLIRContext &context,
-                                      const CompileOptions &options) {
+                                      const CompileOptions &options,
+                                      StringRef modelPath) {
   const DriverOptions &driver = options.driver;
   const SchedulePipelineOptions &schedule = options.schedule;
   if (driver.emit == EmitKind::Profile &&
@@ -823,12 +929,17 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
     return emitError(getOptionLoc(context, "--tensor-parallel"))
            << "--tensor-parallel runs on CPUs only so far; it cannot be "
               "combined with --target=cuda";
+  if (failed(checkParallelismOptions(context, options)))
+    return failure();
   if (driver.optLevel > 3)
     return emitError(getOptionLoc(context, "-O"))
            << "-O takes 0, 1, 2 or 3, got " << driver.optLevel.getValue();
   StringRef output = driver.output.empty() ? getDefaultOutput(driver.emit)
                                            : StringRef(driver.output);
-  return checkOutputPath(context, output);
+  InputFile inputs[] = {{modelPath, "the model"},
+                        {schedule.costFile, "the --cost-file"},
+                        {schedule.deviceFile, "the --device-file"}};
+  return checkOutputPath(context, output, inputs);
 }
 
 FailureOr<CompiledProgram> pp::compileModel(llvm::SourceMgr &sourceMgr,
@@ -843,7 +954,7 @@ FailureOr<CompiledProgram> pp::compileModelFile(StringRef path,
                                                 MLIRContext &context,
                                                 const CompileOptions &options,
                                                 TimingScope &timing) {
-  if (failed(checkCompileOptions(context, options)))
+  if (failed(checkCompileOptions(context, options, path)))
     return failure();
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
       path == "-" ? readStandardInput(kMaxModelFileBytes)

@@ -151,8 +151,9 @@ static std::vector<int64_t> getPositions(const ScheduleProblem &problem,
 /// that of slice j - 1 (its attention reads their keys and values), the
 /// backward (B or fused) of slice j before that of slice j - 1 (it yields
 /// their key and value gradients).
-static llvm::Error verifySliceOrder(const ScheduleProblem &problem,
-                                    const GeneratedSchedule &schedule) {
+llvm::Error
+mlir::pp::sched::verifySliceOrder(const ScheduleProblem &problem,
+                                  const GeneratedSchedule &schedule) {
   int64_t k = problem.numSlices;
   if (k < 2)
     return llvm::Error::success();

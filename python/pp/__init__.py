@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import os
 import pathlib
 import re
@@ -93,12 +94,23 @@ class Action:
     memory: float
 
 
-def _values(value: Optional[PerStage]) -> List[float]:
+def _values(value: Optional[PerStage], name: str) -> List[float]:
+    """`value` (one number, or one per stage or rank) as a list; TypeError
+    naming the argument `name` for anything else."""
+    def number(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool)
     if value is None:
         return []
-    if isinstance(value, (int, float)):
+    if number(value):
         return [float(value)]
-    return [float(v) for v in value]
+    try:
+        values = None if isinstance(value, (str, bytes)) else list(value)
+    except TypeError:
+        values = None
+    if values is None or not all(number(v) for v in values):
+        raise TypeError(f"{name} must be a number or a sequence of numbers, "
+                        f"got {value!r}")
+    return [float(v) for v in values]
 
 
 # The largest text file (model, schedule) read: far above any real one.
@@ -111,11 +123,15 @@ def _read_regular_file(path: pathlib.Path) -> str:
     /dev/zero would be read until memory runs out; both raise ValueError,
     as does a file of more than _MAX_TEXT_BYTES."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    info = os.fstat(fd)
+    # Checked before the descriptor becomes a file object: opening a
+    # directory as one raises IsADirectoryError naming the descriptor.
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else \
+            "not a regular file (a FIFO or device)"
+        raise ValueError(f"cannot read '{path}': it is {what}")
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"cannot read '{path}': it is not a regular "
-                             "file (a FIFO, device or directory)")
         if info.st_size > _MAX_TEXT_BYTES:
             raise ValueError(f"cannot read '{path}': it has {info.st_size} "
                              f"bytes; at most {_MAX_TEXT_BYTES} are read")
@@ -123,8 +139,20 @@ def _read_regular_file(path: pathlib.Path) -> str:
         return f.read(info.st_size).decode()
 
 
-def _read(source: Source, filename: Optional[str]) -> Tuple[str, str]:
+def _check_path(name: str, value: object) -> None:
+    """TypeError naming the argument `name` unless `value` is a str or a
+    path-like."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or a path-like, got "
+                        f"{value!r}")
+
+
+def _read(source: Source, filename: Optional[str],
+          name: str = "source") -> Tuple[str, str]:
     """The text of `source` and the name its diagnostics use."""
+    _check_path(name, source)
+    if filename is not None and not isinstance(filename, str):
+        raise TypeError(f"filename must be a str, got {filename!r}")
     if isinstance(source, os.PathLike):
         path = pathlib.Path(source)
         return _read_regular_file(path), filename or str(path)
@@ -133,6 +161,10 @@ def _read(source: Source, filename: Optional[str]) -> Tuple[str, str]:
 
 def _write(text: str, path: Optional[Source]) -> str:
     if path is not None:
+        _check_path("path", path)
+        if os.path.isdir(path):
+            raise ValueError(f"path: cannot write '{os.fspath(path)}': it is "
+                             "a directory")
         pathlib.Path(path).write_text(text)
     return text
 
@@ -175,6 +207,7 @@ class Schedule:
         """Reads a `.json`, `.csv` or `.mlir` file by its suffix."""
         readers = {".json": cls.from_json, ".csv": cls.from_csv,
                    ".mlir": cls.from_mlir}
+        _check_path("path", path)
         suffix = pathlib.Path(path).suffix
         if suffix not in readers:
             raise ValueError(f"cannot tell the format of {path}: expected "
@@ -263,6 +296,10 @@ class Schedule:
         the replicas (ZeRO-1): each stage's gradients are reduce-scattered
         instead of all-reduced, and its weights all-gathered after its
         optimizer step."""
+        _check_count("num_replicas", num_replicas)
+        _check_semantics(semantics)
+        if isinstance(zero, bool) or not isinstance(zero, int):
+            raise TypeError(f"zero must be an int, got {zero!r}")
         self._native.insert_transfers(num_replicas, semantics or "", zero)
         return self
 
@@ -272,6 +309,7 @@ class Schedule:
         `pp.VerifyError` carrying the located diagnostics. `semantics` is
         `async` (sends never block) or `rendezvous`; by default the
         schedule's."""
+        _check_semantics(semantics)
         self._native.verify(semantics or "")
         return self
 
@@ -280,8 +318,9 @@ class Schedule:
         """Runs pp-simulate under the schedule's costs and, by default, its
         transfer semantics: makespan, idle time and peak memory per rank,
         and the bubble."""
+        _check_semantics(semantics)
         makespan, idle, peak = self._native.simulate(
-            semantics or "", _values(all_reduce_cost))
+            semantics or "", _values(all_reduce_cost, "all_reduce_cost"))
         total = makespan * len(idle)
         return Simulation(makespan=makespan, idle=idle,
                           bubble=sum(idle) / total if total > 0 else 0.0,
@@ -290,6 +329,7 @@ class Schedule:
     def timeline(self, semantics: Optional[str] = None) -> List[Action]:
         """Every action with when it runs under the schedule's costs (the
         simulation of `simulate`, all-reduces free), rank by rank."""
+        _check_semantics(semantics)
         return [Action(*entry)
                 for entry in self._native.timeline(semantics or "")]
 
@@ -302,6 +342,14 @@ class Schedule:
         from . import plot
         return plot.plot_schedule(self, path, semantics=semantics,
                                   title=title)
+
+
+def _check_semantics(semantics: object) -> None:
+    """TypeError unless `semantics` is None or a str (the native module
+    names the values it takes)."""
+    if semantics is not None and not isinstance(semantics, str):
+        raise TypeError(f"semantics must be a str ('async' or "
+                        f"'rendezvous'), got {semantics!r}")
 
 
 def _check_count(name: str, value: object) -> None:
@@ -348,17 +396,38 @@ def schedule(name: str, *, num_microbatches: int,
             _check_count(argument, value)
     _check_count("num_replicas", num_replicas)
     _check_count("slices", slices)
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (one of SCHEDULES, 'auto' or "
+                        f"'exact'), got {name!r}")
+    _check_semantics(semantics)
+    if semantics is None:
+        semantics = "async"
+    if cost_file is not None:
+        _check_path("cost_file", cost_file)
     if costs is None:
         costs = Costs()
-    elif not isinstance(costs, Costs):
+    elif isinstance(costs, Mapping):
+        fields = {f.name for f in dataclasses.fields(Costs)}
+        unknown = [key for key in costs if key not in fields]
+        if unknown:
+            raise ValueError(f"costs: unknown field {unknown[0]!r}; the "
+                             f"fields are {', '.join(sorted(fields))}")
         costs = Costs(**costs)
-    cost_lists = [_values(costs.forward), _values(costs.backward_input),
-                  _values(costs.backward_weight), _values(costs.activation),
-                  _values(costs.stash)]
+    elif not isinstance(costs, Costs):
+        raise TypeError(f"costs must be a pp.Costs or a mapping of its "
+                        f"fields, got {costs!r}")
+    cost_lists = [_values(costs.forward, "costs.forward"),
+                  _values(costs.backward_input, "costs.backward_input"),
+                  _values(costs.backward_weight, "costs.backward_weight"),
+                  _values(costs.activation, "costs.activation"),
+                  _values(costs.stash, "costs.stash")]
+    comm = _values(costs.comm, "costs.comm")
+    if len(comm) > 1:
+        raise TypeError(f"costs.comm must be a number, got {costs.comm!r}")
     return Schedule(_pp.generate(
         name, num_stages or 0, num_microbatches, num_ranks or 0,
         split_backward, cost_lists,
-        None if costs.comm is None else float(costs.comm), _values(memory_cap),
+        comm[0] if comm else None, _values(memory_cap, "memory_cap"),
         os.fspath(cost_file) if cost_file is not None else "", num_replicas,
         insert_transfers, slices, semantics))
 
@@ -496,11 +565,22 @@ def _option_value(option: CompileOption, value: object) -> object:
 def _model_text(model: Source, filename: Optional[str]) -> Tuple[str, str]:
     """The model's text and the name its diagnostics use: a path-like, or a
     str naming an existing file (one line, ending in .mlir), is read; one
-    naming a FIFO or device is refused as such, not parsed as text."""
-    if (isinstance(model, str) and "\n" not in model
-            and model.endswith(".mlir") and os.path.exists(model)):
-        model = pathlib.Path(model)
-    return _read(model, filename)
+    naming a FIFO or device is refused as such, not parsed as text. A str
+    that can only be a path (one line, no MLIR in it: a missing `.mlir`
+    file or a directory) is a ValueError, not MLIR text that fails to
+    parse."""
+    _check_path("model", model)
+    if isinstance(model, str) and "\n" not in model:
+        if model.endswith(".mlir") and os.path.exists(model):
+            model = pathlib.Path(model)
+        elif os.path.isdir(model):
+            raise ValueError(f"model: '{model}' is a directory; pass the "
+                             "path of a .mlir file or the model's MLIR text")
+        elif model.endswith(".mlir") and not re.search(r"[{}()=@%]", model):
+            raise ValueError(f"model: no file '{model}' (a str is read as a "
+                             "file when it names an existing .mlir file, "
+                             "else parsed as MLIR text)")
+    return _read(model, filename, "model")
 
 
 def _traced_microbatches(text: str) -> int:
@@ -558,6 +638,8 @@ def compile(model: Source, *, microbatches: Optional[int] = None,
                             f"expected one of {', '.join(COMPILE_OPTIONS)}")
         values[name] = _option_value(option, values[name])
     workdir = None
+    if output is not None:
+        _check_path("output", output)
     if output is None:
         workdir = tempfile.mkdtemp(prefix="pp-program-")
         output = pathlib.Path(workdir) / "train"
@@ -638,6 +720,12 @@ def sample_order(num_samples: int, step: int, batch: int,
     steps' rows, taken in order, is the (p % num_samples)-th sample of epoch
     p // num_samples, whose samples are ordered by a hash of (seed, epoch,
     sample): every epoch visits each sample once, in its own order."""
+    _check_count("num_samples", num_samples)
+    _check_count("batch", batch)
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise TypeError(f"step must be an int, got {step!r}")
+    if step < 0:
+        raise ValueError(f"step must be at least 0, got {step}")
     orders: Dict[int, List[int]] = {}
     samples = []
     for row in range(batch):
@@ -694,6 +782,23 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     Returns each step's loss and time (read from the program's `--metrics`
     file); raises `pp.RunError` with the tail of the program's stderr when
     it fails or times out."""
+    if not isinstance(program, Program):
+        raise TypeError(f"program must be a pp.Program (what pp.compile "
+                        f"returns), got {program!r}")
+    _check_count("steps", steps)
+    if ranks is not None:
+        _check_count("ranks", ranks)
+    for argument, value in (("init_weights", init_weights), ("save", save)):
+        if value is not None:
+            _check_path(argument, value)
+    if isinstance(extra_args, (str, bytes)) or not all(
+            isinstance(arg, str) for arg in extra_args):
+        raise TypeError(f"extra_args must be a sequence of str, got "
+                        f"{extra_args!r}")
+    if data is not None and (isinstance(data, (str, bytes, os.PathLike))
+                             or not isinstance(data, Sequence)):
+        raise TypeError(f"data must be a sequence of arrays or paths, one "
+                        f"per data argument, got {data!r}")
     if microbatches is not None and microbatches != program.microbatches:
         raise ValueError(f"the program runs {program.microbatches} "
                          f"micro-batches per step (fixed by pp.compile), "

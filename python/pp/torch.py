@@ -637,6 +637,52 @@ def _microbatch(example_inputs, microbatches: int):
     return tuple(parts)
 
 
+def _check_export_arguments(module, example_inputs, loss_fn, path,
+                            num_targets, microbatches, split_points,
+                            parallelize_plan, tensor_parallel) -> None:
+    """TypeError or ValueError naming the argument of `export` that is of
+    the wrong kind, before anything is traced; `path` must name a file in
+    an existing directory."""
+    import torch
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got "
+                        f"{type(module).__name__}")
+    if isinstance(example_inputs, (torch.Tensor, str, bytes)) or \
+            not isinstance(example_inputs, Sequence):
+        raise TypeError("example_inputs must be a sequence (the module's "
+                        "inputs, then the loss's targets), got "
+                        f"{type(example_inputs).__name__}")
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable, got {loss_fn!r}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or a path-like, got {path!r}")
+    if os.path.isdir(path):
+        raise ValueError(f"path: '{os.fspath(path)}' is a directory; export "
+                         "writes the step to a file there and its weights "
+                         "next to it")
+    parent = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(parent):
+        raise ValueError(f"path: cannot write '{os.fspath(path)}': "
+                         f"'{parent}' is not a directory")
+    for name, value in (("num_targets", num_targets),
+                        ("microbatches", microbatches),
+                        ("tensor_parallel", tensor_parallel)):
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, int)):
+            raise TypeError(f"{name} must be an int, got {value!r}")
+    if tensor_parallel is not None and tensor_parallel < 1:
+        raise ValueError(f"tensor_parallel must be at least 1, got "
+                         f"{tensor_parallel}")
+    if isinstance(split_points, (str, bytes)) or not all(
+            isinstance(point, str) for point in split_points):
+        raise TypeError(f"split_points must be a sequence of submodule "
+                        f"names, got {split_points!r}")
+    if parallelize_plan is not None and not isinstance(parallelize_plan,
+                                                       Mapping):
+        raise TypeError("parallelize_plan must be a mapping of module paths "
+                        f"to styles, got {parallelize_plan!r}")
+
+
 def export(module, example_inputs: Sequence[object], loss_fn: Callable,
            path: PathLike, *, num_targets: int = 1,
            function: str = "train_step",
@@ -694,6 +740,9 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
 
     Returns the paths and the argument roles (`Exported`)."""
     import torch
+    _check_export_arguments(module, example_inputs, loss_fn, path,
+                            num_targets, microbatches, split_points,
+                            parallelize_plan, tensor_parallel)
     from torch_mlir import fx, ir
 
     # torch.export imports one tensor passed twice (the same ids as inputs

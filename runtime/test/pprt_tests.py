@@ -716,7 +716,7 @@ def test_tokens_errors(args):
          "2d.npy: the array must be 1-D (shape (N,)), not"),
         (write_bytes(args, "cut.npy", npy_bytes("<u4", "(100000,)",
                                                 payload)), [],
-         "cut.npy: the header says 100000 ids but the file holds"),
+         "cut.npy: the header says 100000 elements but the file holds"),
         (write_bytes(args, "wide.bin", struct.pack("<20H", *range(20, 40))),
          [], "wide.bin: the largest id is 39, but input argument 0 has "
          "room for 32 ids"),
@@ -780,6 +780,106 @@ def test_tokens_errors(args):
                       env=env)
         check(proc.returncode == 0, f"{flags}: ids within the table refused",
               proc)
+    # Every count of an .npy header is bounded before it sizes anything:
+    # 2^61 samples of 8 int64 ids are 2^64 elements, which wrapped to 0,
+    # passed the size check and read far outside the file (SIGSEGV).
+    for shape, message in (
+            ("(2305843009213693952, 8)", "the shape (2305843009213693952, 8) "
+             "has too many elements: their count overflows 64 bits"),
+            ("(18446744073709551616, 8)", "malformed .npy header"),
+            ("(-4, 8)", "malformed .npy header")):
+        wraps = write_bytes(args, "wraps.npy", npy_bytes(
+            "<i8", shape, struct.pack("<32q", *range(32))))
+        proc = mpirun(args, 2, args.corpus_prog, "--steps", "1", "--data",
+                      f"{wraps},{wraps}", env=env)
+        check(one_error_line(proc, f"pprt: --data {wraps}: {message}", 1),
+              f"{shape}: no {message!r}", proc)
+
+
+def run_changing(args, flags, path, change, more_steps=0):
+    """Starts the corpus program on 1 process for endless steps, calls
+    `change(path)` after its first step, and returns (exit status, step
+    losses, stderr): the run's own end, or, after `more_steps` more steps,
+    the one its termination gives."""
+    cmd = [args.mpiexec, args.np_flag, "1", args.corpus_prog, "--steps",
+           "100000000", *flags]
+    print("+", " ".join(cmd), flush=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=clean_env(PPRT_CORPUS_MB=1,
+                                          PPRT_CORPUS_IDS="i64"))
+    losses, changed_at = [], None
+    deadline = time.monotonic() + JOB_LIMIT_S
+    try:
+        for line in proc.stdout:
+            if m := STEP_RE.match(line.strip()):
+                losses.append(m[2])
+                if changed_at is None:
+                    change(path)
+                    changed_at = len(losses)
+                elif len(losses) >= changed_at + more_steps > changed_at:
+                    proc.terminate()
+                    break
+            if time.monotonic() > deadline:
+                break
+        _, err = proc.communicate(timeout=JOB_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, losses, err
+
+
+def test_inputs_changed(args):
+    """A --tokens file truncated, rewritten or replaced while training ends
+    the job with one line naming it (its mapping raised SIGBUS, or read
+    zeros or the new ids); --data's arrays are read into memory, so a
+    truncated one trains on exactly as it was."""
+    ids = [(i * 7) % 32 for i in range(40000)]
+    original = struct.pack(f"<{len(ids)}H", *ids)
+    tokens = write_bytes(args, "changing.bin", original)
+    def truncate(path):
+        os.truncate(path, 100)
+    def rewrite(path):
+        with open(path, "r+b") as f:
+            f.write(bytes(len(original)))
+    def replace(path):
+        write_bytes(args, "changing.new", original)
+        os.replace(os.path.join(args.work, "changing.new"), path)
+    for change, why in (
+            (truncate, "it had 80000 bytes, now 100"),
+            (rewrite, "it was written to since the run opened it"),
+            (replace, "it was replaced or removed since the run opened it")):
+        write_bytes(args, "changing.bin", original)
+        rc, losses, err = run_changing(args, ["--tokens", tokens], tokens,
+                                       change)
+        message = (f"pprt: rank 0: --tokens {tokens}: the file changed while "
+                   f"training read it: {why}; the run stops rather than train "
+                   "on other data")
+        check(rc not in (0, 124) and err.count(message) == 1 and
+              "signal" not in err,
+              f"{change.__name__}: exit {rc}, expected one {message!r}:\n"
+              f"{err}")
+    # 512 samples of 8 ids: 32 KB, beyond the first page, which a mapping
+    # lost once the file was cut to 200 bytes (SIGBUS).
+    samples = [(i * 7) % 32 for i in range(512 * 8)]
+    array = npy_bytes("<i8", "(512, 8)", struct.pack(f"<{len(samples)}q",
+                                                      *samples))
+    data = write_bytes(args, "changing.npy", array)
+    flags = ["--data", f"{data},{data}"]
+    rc, losses, err = run_changing(args, flags, data,
+                                   lambda path: os.truncate(path, 200),
+                                   more_steps=2000)
+    check(len(losses) >= 2001 and "Bus error" not in err,
+          f"--data cut while training: exit {rc}, {len(losses)} steps:\n"
+          f"{err}")
+    write_bytes(args, "changing.npy", array)
+    proc = mpirun(args, 1, args.corpus_prog, "--steps", str(len(losses)),
+                  *flags, env=clean_env(PPRT_CORPUS_MB=1,
+                                        PPRT_CORPUS_IDS="i64"))
+    check([loss for _, loss in sorted(step_losses_any(proc).items())] ==
+          losses,
+          "--data cut while training changed the losses", proc)
 
 
 def test_guarded(args):
@@ -1003,7 +1103,8 @@ def test_checkpoint(args):
                        "--checkpoint-every", "2", *flags)
         check(step_losses(first) == {k: whole_losses[k] for k in (1, 2, 3)},
               f"{label}: checkpointing changed the losses", first)
-        check(os.listdir(ckpt) == ["checkpoint.safetensors"],
+        check(sorted(os.listdir(ckpt)) == ["checkpoint.safetensors",
+                                           "pprt.lock"],
               f"{label}: {os.listdir(ckpt)} in the checkpoint directory")
         meta, tensors = read_checkpoint(ckpt)
         want = {"format": "pt", "producer": "pprt", "pprt_checkpoint": "1",
@@ -1040,7 +1141,8 @@ def test_checkpoint(args):
         check(same_bytes(os.path.join(ckpt, "checkpoint.safetensors"),
                          os.path.join(again, "checkpoint.safetensors")),
               f"{label}: a 0-step resume changed the checkpoint")
-        check(os.listdir(again) == ["checkpoint.safetensors"],
+        check(sorted(os.listdir(again)) == ["checkpoint.safetensors",
+                                            "pprt.lock"],
               f"{label}: the stale .tmp was not replaced")
     # The weights of a checkpoint start a fresh run like a --save file.
     ckpt = os.path.join(args.work,
@@ -1339,6 +1441,48 @@ def test_outputs(args):
         check(one_error_line(proc, message, 2),
               f"{flags}: expected exit 2 and one line {message!r}", proc)
     check(sorted(os.listdir(work)) == ["fifo"], f"left: {os.listdir(work)}")
+    # Outputs over inputs or over each other (the same name, or the same
+    # inode under another) are refused before any work: --save replaced
+    # the program, and --save F --metrics F wrote both into one file.
+    prog = os.path.join(work, "prog")
+    shutil.copy(args.toy, prog)
+    link = os.path.join(work, "link")
+    os.link(prog, link)
+    weights = os.path.join(work, "w.safetensors")
+    with open(weights, "wb") as f:
+        f.write(b"weights")
+    same = os.path.join(work, "same")
+    ckpt = os.path.join(work, "ckpt")
+    for run, flags, message in (
+            (prog, ["--save", prog], f"--save: cannot write '{prog}': it is "
+             "this job's program"),
+            (prog, ["--metrics", link], f"--metrics: cannot write '{link}': "
+             "it is this job's program"),
+            (args.toy, ["--save", weights, "--init-weights", weights],
+             f"--save: cannot write '{weights}': it is the file "
+             "--init-weights reads"),
+            (args.toy, ["--save", same, "--metrics", same], "--save and "
+             f"--metrics both name '{same}'; give each output a file of its "
+             "own"),
+            (args.toy, ["--metrics", os.path.join(ckpt, "checkpoint."
+                                                  "safetensors"),
+                        "--checkpoint", ckpt], "--metrics and --checkpoint "
+             "both name"),
+            (args.toy, ["--save", weights, "--data", f"x.npy,{weights}:w"],
+             f"--save: cannot write '{weights}': it is the file --data "
+             "reads")):
+        proc = mpirun(args, 1, run, "--steps", "1", *flags)
+        check(one_error_line(proc, message, 2),
+              f"{flags}: expected exit 2 and one line {message!r}", proc)
+    with open(prog, "rb") as a, open(args.toy, "rb") as b:
+        check(a.read() == b.read(), "the program was changed")
+    with open(weights, "rb") as f:
+        check(f.read() == b"weights", "--init-weights was changed")
+    check(sorted(os.listdir(work)) == ["fifo", "link", "prog",
+                                       "w.safetensors"],
+          f"left: {os.listdir(work)}")
+    for name in ("link", "prog", "w.safetensors"):
+        os.unlink(os.path.join(work, name))
     # A transport trace is opened without blocking on a FIFO.
     os.mkfifo(os.path.join(work, "trace.0"))
     prefix = os.path.join(work, "trace")
@@ -1362,6 +1506,83 @@ def test_outputs(args):
               proc.args, proc.returncode, "", proc.stderr))
     late_save(args, work)
     late_checkpoint(args, work)
+    file_size_limit(args, work)
+    shared_checkpoint_dir(args, work)
+
+
+def shared_checkpoint_dir(args, work):
+    """A job holds its --checkpoint directory locked while it runs: a
+    second job on it is refused at once, naming the first's pid and host
+    (two jobs on one directory tore checkpoints and lost each other's)."""
+    import socket
+    ckpt = os.path.join(work, "shared")
+    cmd = [args.mpiexec, args.np_flag, "2", args.toy, "--steps", "100000000",
+           "--checkpoint", ckpt, "--checkpoint-every", "100000000"]
+    print("+", " ".join(cmd), flush=True)
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env=clean_env())
+    try:
+        check(first.stdout.readline().startswith("step 1 "),
+              "the first job did not start")
+        with open(os.path.join(ckpt, "pprt.lock")) as f:
+            holder = f.read().strip()
+        check(re.fullmatch(rf"pid \d+ on host {re.escape(socket.gethostname())}",
+                           holder), f"the lock names {holder!r}")
+        pid = int(holder.split()[1])
+        check(mpi_rank_of(pid) == 0, f"pid {pid} is not rank 0 of the job")
+        second = mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
+                        ckpt)
+        message = (f"pprt: rank 0: --checkpoint: '{ckpt}' is in use by "
+                   f"another job ({holder}); give each job a checkpoint "
+                   "directory of its own")
+        check(one_error_line(second, message, 2), f"no {message!r}", second)
+        check(first.poll() is None, "the first job ended")
+    finally:
+        first.terminate()
+        first.communicate(timeout=JOB_LIMIT_S)
+    # The lock ends with the job that held it, however it ended.
+    step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
+                       ckpt))
+    shutil.rmtree(ckpt)
+
+
+def file_size_limit(args, work):
+    """A file-size limit (ulimit -f) below the weights' size is a full
+    disk: the write fails (SIGXFSZ used to end the rank and leave a torn
+    PATH.tmp), the rescue places are tried, and each line names its file.
+    One process, whose MPI (UCX over TCP) writes no shared-memory file
+    that the limit would stop."""
+    import resource
+    limit = 512  # bytes: the header fits, the 968 bytes of weights do not
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    cwd = os.path.join(work, "fsize")
+    os.makedirs(cwd)
+    save = os.path.join(cwd, "w.safetensors")
+    for flags, lines in (
+            (["--save", save],
+             [f"pprt: rank 0: --save '{save}': cannot write '{save}.tmp': "
+              "File too large (past the file-size limit, ulimit -f)",
+              "pprt: rank 0: --save './pprt-rescued-",
+              "pprt: rank 0: --save: no rescue place took what could not be "
+              f"written to '{save}' either"]),
+            (["--checkpoint", "ckpt", "--checkpoint-every", "1"],
+             ["pprt: rank 0: --checkpoint 'ckpt/checkpoint.safetensors': "
+              "cannot write 'ckpt/checkpoint.safetensors.tmp': File too "
+              "large (past the file-size limit, ulimit -f)"])):
+        cmd = ["timeout", str(JOB_LIMIT_S), args.ref, "--steps", "2", *flags]
+        print("+", " ".join(cmd), flush=True)
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                              preexec_fn=limited,
+                              env=clean_env(TMPDIR=cwd, UCX_TLS="self,tcp"))
+        check(proc.returncode == 1, f"{flags}: expected exit 1", proc)
+        for line in lines:
+            check(line in proc.stderr, f"{flags}: no {line!r}", proc)
+        left = [name for root, _, names in os.walk(cwd) for name in names
+                if name != "pprt.lock"]
+        check(left == [], f"{flags}: left {left}", proc)
+    shutil.rmtree(cwd)
 
 
 def run_until(args, cwd, path, flags, breaks):

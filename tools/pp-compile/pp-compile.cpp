@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler sourceHandler(sourceMgr, &context);
   ScopedDiagnosticHandler toolHandler(&context, printToolError);
   // Option errors exit with 2 before anything is compiled.
-  if (failed(pp::checkCompileOptions(context, options)))
+  if (failed(pp::checkCompileOptions(context, options, inputFile)))
     return 2;
   DefaultTimingManager timingManager;
   applyDefaultTimingManagerCLOptions(timingManager);

@@ -288,9 +288,12 @@ void registerCompilerDialects(DialectRegistry &registry);
 
 /// Checks the option values and the output path before anything is
 /// compiled: one error per problem, at a NameLoc naming the option (as
-/// pp-compile spells it, e.g. `--ranks`) or the output file.
+/// pp-compile spells it, e.g. `--ranks`) or the output file. The output
+/// must not be the model at `modelPath` (when given) or a cost or device
+/// file.
 LogicalResult checkCompileOptions(MLIRContext &context,
-                                  const CompileOptions &options);
+                                  const CompileOptions &options,
+                                  StringRef modelPath = "");
 
 /// Compiles the model in `sourceMgr`'s main buffer as `options` ask, into
 /// `options.output`. Errors are diagnostics in `context`, whose registry

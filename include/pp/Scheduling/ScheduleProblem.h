@@ -136,6 +136,11 @@ private:
 llvm::Error verify(const ScheduleProblem &problem,
                    const GeneratedSchedule &schedule);
 
+/// Checks only that the sequence slices of `problem` run in order on every
+/// stage: forwards in slice order, backwards in reverse.
+llvm::Error verifySliceOrder(const ScheduleProblem &problem,
+                             const GeneratedSchedule &schedule);
+
 } // namespace mlir::pp::sched
 
 #endif // PP_SCHEDULING_SCHEDULEPROBLEM_H

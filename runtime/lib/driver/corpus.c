@@ -185,6 +185,16 @@ void pprt_corpus_free(pprt_corpus *c) {
   free(c);
 }
 
+void pprt_corpus_check(const pprt_driver *d) {
+  const pprt_corpus *c = d->corpus;
+  char why[256];
+  if (c->file.map && !pprt_token_file_unchanged(&c->file, why, sizeof why))
+    pprt_fatal(d->ctx,
+               "%s %s: %s; the run stops rather than train on other "
+               "data",
+               c->option, c->path, why);
+}
+
 /* Where the window of global row `row` at `step` starts: uniform over the
    corpus, from a hash of the coordinates alone. */
 static int64_t window_start(const pprt_driver *d, int64_t step, int64_t row,

@@ -166,6 +166,8 @@ static void source_load_rows(void *self, pprt_context *ctx,
                              const pprt_buffer_desc *b, int32_t id,
                              int64_t step, int64_t first_row, void *out) {
   const pprt_driver *d = self;
+  if (d->corpus)
+    pprt_corpus_check(d);
   if (d->length_index) {
     pprt_length_index_fill(d, b, step, first_row, out);
     return;

@@ -101,6 +101,10 @@ void pprt_corpus_free(pprt_corpus *c);
    ids for i32/i64. */
 void pprt_corpus_fill(const pprt_driver *d, const pprt_buffer_desc *b,
                       int64_t step, int64_t first_row, void *out);
+/* Ends the job, naming the file, if --tokens' file changed since it was
+   opened (pprt_token_file_unchanged): called before each refill, so that
+   no window is read from a truncated or rewritten mapping. */
+void pprt_corpus_check(const pprt_driver *d);
 /* Token `i` of the corpus, an index into its vocabulary. */
 int64_t pprt_corpus_token(const pprt_corpus *c, int64_t i);
 
@@ -229,9 +233,21 @@ typedef enum pprt_output_mode {
    FIFO, directory or kernel file; `err` says why not. */
 bool pprt_check_output(const char *path, pprt_output_mode mode, char *err,
                        size_t err_size);
+/* Before the first step: false, with one line in `err`, if an output
+   (--save, --profile, --metrics, --checkpoint's file) is another output
+   or a file the run reads (the program, --init-weights, --resume,
+   --tokens, --corpus, --sample-lengths, --data): the same inode under any
+   name, or the same name where neither exists yet. */
+bool pprt_check_output_names(const pprt_driver_options *o, char *err,
+                             size_t err_size);
 /* Creates --checkpoint's directory if it is missing and checks its
    checkpoint file as pprt_check_output does. */
 bool pprt_check_checkpoint_dir(const char *dir, char *err, size_t err_size);
+/* Locks the checkpoint directory `dir` for this job's lifetime (an
+   exclusive flock of DIR/pprt.lock, which names the job's pid and host),
+   so that two jobs cannot write into one directory; false, with a line
+   naming the job that holds it, if another does. */
+bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size);
 /* Where trained state that could not be written to `path` goes instead:
    the `attempt`th place (the working directory, then $TMPDIR or /tmp),
    in `out`; false when there is none left. */
@@ -254,6 +270,9 @@ bool pprt_rescue_state(pprt_driver *d, pprt_state_writer write,
 /* ---- driver/checkpoint.c ---- */
 /* The checkpoint file in --checkpoint's and --resume's directory. */
 #define PPRT_CHECKPOINT_FILE "checkpoint.safetensors"
+/* The file in a checkpoint directory that a job holds locked (flock)
+   while it runs, naming its pid and host. */
+#define PPRT_CHECKPOINT_LOCK "pprt.lock"
 /* Before the first step: reads and checks --resume's checkpoint, and
    numbers the first step after its last; false (after one rank reported
    why) if the job cannot resume. Collective. */

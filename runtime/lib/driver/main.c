@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,10 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
                                                     : PPRT_OUTPUT_REPLACED,
                                     PPRT_OUTPUT_IN_PLACE};
   char why[4400];
+  if (t->world_rank == 0 && !pprt_check_output_names(o, why, sizeof why)) {
+    snprintf(err, err_size, "%s", why);
+    ok = 0;
+  }
   for (int k = 0; k < 2 && ok; ++k)
     if (t->world_rank == 0 && paths[k] &&
         !pprt_check_output(paths[k], modes[k], why, sizeof why)) {
@@ -443,7 +448,8 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
       ok = 0;
     }
   if (t->world_rank == 0 && ok && o->checkpoint_dir &&
-      !pprt_check_checkpoint_dir(o->checkpoint_dir, why, sizeof why)) {
+      !(pprt_check_checkpoint_dir(o->checkpoint_dir, why, sizeof why) &&
+        pprt_lock_checkpoint_dir(o->checkpoint_dir, why, sizeof why))) {
     snprintf(err, err_size, "--checkpoint: %s", why);
     ok = 0;
   }
@@ -662,6 +668,10 @@ int main(int argc, char **argv) {
      --timeout too, read before it (bad options are reported after). The
      ranks name a stopped rank within 1.5 timeouts; its watcher ends it
      later, when no rank waits for it any more. */
+  /* A write past the file-size limit (ulimit -f) fails with EFBIG, as on
+     a full disk, so that the writer reports it, removes its temporary and
+     tries the rescue places, instead of the kernel ending the rank. */
+  signal(SIGXFSZ, SIG_IGN);
   pprt_driver_options opts;
   char err[9000] = "";
   double timeout_s =

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -132,6 +133,170 @@ bool pprt_check_checkpoint_dir(const char *dir, char *err, size_t err_size) {
   bool ok = pprt_check_output(path, PPRT_OUTPUT_REPLACED, err, err_size);
   free(path);
   return ok;
+}
+
+/* One file a run names: the option, and the path. */
+typedef struct named_file {
+  const char *option;
+  char path[4200];
+} named_file;
+
+/* The directory of `path` whose last name starts at `base`, without
+   trailing slashes: "." for a bare name, "/" for the root. */
+static void parent(char *out, size_t size, const char *path, const char *base) {
+  size_t len = (size_t)(base - path);
+  while (len > 1 && path[len - 1] == '/')
+    --len;
+  snprintf(out, size, "%.*s", (int)len, len ? path : ".");
+}
+
+/* Whether `a` and `b` name one file: the same inode, or, where neither
+   exists yet, the same name in the same directory. */
+static bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  bool has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
+  if (has_a || has_b)
+    return has_a && has_b && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  const char *base_a = strrchr(a, '/'), *base_b = strrchr(b, '/');
+  base_a = base_a ? base_a + 1 : a;
+  base_b = base_b ? base_b + 1 : b;
+  if (strcmp(base_a, base_b) != 0)
+    return false;
+  char dir_a[4200], dir_b[4200];
+  parent(dir_a, sizeof dir_a, a, base_a);
+  parent(dir_b, sizeof dir_b, b, base_b);
+  /* Each step drops a name, so this ends at "/" or ".", which exist. */
+  return same_file(dir_a, dir_b);
+}
+
+static void add_file(named_file *files, int *n, const char *option,
+                     const char *fmt, const char *path, const char *file) {
+  if (!path || !*path)
+    return;
+  files[*n].option = option;
+  snprintf(files[*n].path, sizeof files[*n].path, fmt, path, file);
+  ++*n;
+}
+
+bool pprt_check_output_names(const pprt_driver_options *o, char *err,
+                             size_t err_size) {
+  enum { MAX_FILES = 80 };
+  named_file *outputs = calloc(8, sizeof *outputs);
+  named_file *inputs = calloc(MAX_FILES, sizeof *inputs);
+  if (!outputs || !inputs) {
+    free(outputs);
+    free(inputs);
+    snprintf(err, err_size, "out of memory");
+    return false;
+  }
+  int num_outputs = 0, num_inputs = 0;
+  add_file(outputs, &num_outputs, "--save", "%s%s", o->save_path, "");
+  add_file(outputs, &num_outputs, "--profile", "%s%s", o->profile_path, "");
+  add_file(outputs, &num_outputs, "--metrics", "%s%s", o->metrics_path, "");
+  add_file(outputs, &num_outputs, "--checkpoint", "%s/%s", o->checkpoint_dir,
+           PPRT_CHECKPOINT_FILE);
+  add_file(inputs, &num_inputs, "the program", "%s%s", "/proc/self/exe", "");
+  add_file(inputs, &num_inputs, "--init-weights", "%s%s", o->init_weights_path,
+           "");
+  add_file(inputs, &num_inputs, "--resume", "%s/%s", o->resume_dir,
+           PPRT_CHECKPOINT_FILE);
+  add_file(inputs, &num_inputs, "--tokens", "%s%s", o->tokens_path, "");
+  add_file(inputs, &num_inputs, "--corpus", "%s%s", o->corpus_path, "");
+  add_file(inputs, &num_inputs, "--sample-lengths", "%s%s",
+           o->sample_lengths_path, "");
+  /* --data: .npy files and FILE.safetensors:NAME, comma-separated. */
+  for (const char *at = o->data_spec; at && *at && num_inputs < MAX_FILES;) {
+    const char *comma = strchr(at, ',');
+    int len = (int)(comma ? (size_t)(comma - at) : strlen(at));
+    char entry[4200];
+    snprintf(entry, sizeof entry, "%.*s", len, at);
+    char *colon = strstr(entry, ".safetensors:");
+    if (colon)
+      colon[strlen(".safetensors")] = '\0';
+    add_file(inputs, &num_inputs, "--data", "%s%s", entry, "");
+    at += len + (comma ? 1 : 0);
+  }
+  bool ok = true;
+  for (int i = 0; i < num_outputs && ok; ++i) {
+    const named_file *out = &outputs[i];
+    for (int j = 0; j < i && ok; ++j)
+      if (same_file(out->path, outputs[j].path)) {
+        snprintf(err, err_size,
+                 "%s and %s both name '%s'; give each output a file of its "
+                 "own",
+                 outputs[j].option, out->option, out->path);
+        ok = false;
+      }
+    for (int j = 0; j < num_inputs && ok; ++j) {
+      /* A run resumed from the directory it checkpoints into reads the
+         checkpoint before it writes the next one. */
+      if (strcmp(out->option, "--checkpoint") == 0 &&
+          strcmp(inputs[j].option, "--resume") == 0)
+        continue;
+      if (!same_file(out->path, inputs[j].path))
+        continue;
+      if (j == 0)
+        snprintf(err, err_size,
+                 "%s: cannot write '%s': it is this job's program; give the "
+                 "output a name of its own",
+                 out->option, out->path);
+      else
+        snprintf(err, err_size,
+                 "%s: cannot write '%s': it is the file %s reads; give the "
+                 "output a name of its own",
+                 out->option, out->path, inputs[j].option);
+      ok = false;
+    }
+  }
+  free(outputs);
+  free(inputs);
+  return ok;
+}
+
+bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, PPRT_CHECKPOINT_LOCK);
+  int fd =
+      open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+             fd < 0 ? strerror(errno) : "its lock file is not a regular file");
+    if (fd >= 0)
+      close(fd);
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char holder[256] = "";
+    ssize_t n = e == EWOULDBLOCK ? pread(fd, holder, sizeof holder - 1, 0) : -1;
+    close(fd);
+    holder[n > 0 ? n : 0] = '\0';
+    holder[strcspn(holder, "\n")] = '\0';
+    if (e != EWOULDBLOCK)
+      snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+               strerror(e));
+    else
+      snprintf(err, err_size,
+               "'%s' is in use by another job (%s); give each job a "
+               "checkpoint directory of its own",
+               dir, holder[0] ? holder : "one that has not yet named itself");
+    return false;
+  }
+  /* The lock lasts as long as the process: the descriptor stays open, and
+     the kernel releases it however the job ends. */
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  char holder[320];
+  int len = snprintf(holder, sizeof holder, "pid %ld on host %s\n",
+                     (long)getpid(), host[0] ? host : "?");
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, holder, (size_t)len, 0) != len) {
+    snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+             strerror(errno));
+    close(fd);
+    return false;
+  }
+  return true;
 }
 
 bool pprt_rescue_path(const char *path, int32_t attempt, char *out,

@@ -552,6 +552,13 @@ void pprt_st_free(pprt_safetensors *st) {
 
 /* ---- Writing. ---- */
 
+/* Why a write failed: errno's text, and for EFBIG the limit that the
+   kernel enforces (ulimit -f), which a full disk's ENOSPC would not be. */
+static const char *write_error(int e) {
+  return e == EFBIG ? "File too large (past the file-size limit, ulimit -f)"
+                    : strerror(e);
+}
+
 struct pprt_st_writer {
   FILE *f;
   char *path;
@@ -700,7 +707,7 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
       fwrite(len, 1, 8, w->f) == 8 && fwrite(h.s, 1, h.len, w->f) == h.len;
   free(h.s);
   if (!ok) {
-    fail(err, err_size, "cannot write '%s': %s", w->tmp, strerror(errno));
+    fail(err, err_size, "cannot write '%s': %s", w->tmp, write_error(errno));
     pprt_st_writer_abort(w);
     return NULL;
   }
@@ -714,7 +721,7 @@ bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
                 w->tmp);
   if (fwrite(data, 1, bytes, w->f) != bytes)
     return fail(err, err_size, "cannot write '%s': %s", w->tmp,
-                strerror(errno));
+                write_error(errno));
   w->written += bytes;
   return true;
 }
@@ -742,7 +749,8 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
               w->tmp, (unsigned long long)w->written,
               (unsigned long long)w->expected);
   else if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
-    ok = fail(err, err_size, "cannot write '%s': %s", w->tmp, strerror(errno));
+    ok = fail(err, err_size, "cannot write '%s': %s", w->tmp,
+              write_error(errno));
   if (!ok) {
     pprt_st_writer_abort(w);
     return false;

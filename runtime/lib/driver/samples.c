@@ -4,6 +4,7 @@
    order per epoch; and the synthetic class ids of --classes. */
 #include "driver/samples.h"
 #include "driver/input_file.h"
+#include "driver/npy.h"
 #include "driver/safetensors.h"
 #include "pprt_math.h"
 
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 /* Keep these hash streams apart from the others (data.c, corpus.c). */
@@ -30,9 +30,8 @@ typedef struct sample_array {
   int32_t dtype;  /* a pprt_dtype, or -1 if none matches */
   int32_t ndims;  /* including the sample dimension */
   int64_t dims[PPRT_ST_MAX_DIMS];
-  const uint8_t *bytes; /* sample 0 */
-  void *map;            /* an .npy file's mapping */
-  size_t map_size;
+  const uint8_t *bytes;   /* sample 0 */
+  uint8_t *data;          /* an .npy file, read whole */
   pprt_safetensors *file; /* a safetensors file read whole */
 } sample_array;
 
@@ -56,123 +55,61 @@ static bool fail(char *err, size_t err_size, const char *fmt, ...) {
 
 /*---- .npy ----*/
 
-/* The pprt dtype of an .npy descr ('<f4', ...), or -1. */
+/* The pprt dtype of an .npy descr ("<f4", ...), or -1. */
 static int32_t npy_dtype(const char *descr) {
   static const struct {
     const char *descr;
     int32_t dtype;
-  } known[] = {{"'<f4'", PPRT_F32},
-               {"'<f2'", PPRT_F16},
-               {"'<i4'", PPRT_I32},
-               {"'<i8'", PPRT_I64},
-               {"'|b1'", PPRT_I1}};
+  } known[] = {{"<f4", PPRT_F32},
+               {"<f2", PPRT_F16},
+               {"<i4", PPRT_I32},
+               {"<i8", PPRT_I64},
+               {"|b1", PPRT_I1}};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i)
-    if (strncmp(descr, known[i].descr, strlen(known[i].descr)) == 0)
+    if (strcmp(descr, known[i].descr) == 0)
       return known[i].dtype;
   return -1;
-}
-
-/* The value text after `'key':` in an .npy header dict, or NULL. */
-static const char *npy_field(const char *header, const char *key) {
-  char quoted[32];
-  snprintf(quoted, sizeof quoted, "'%s':", key);
-  const char *at = strstr(header, quoted);
-  if (!at)
-    return NULL;
-  at += strlen(quoted);
-  while (*at == ' ')
-    ++at;
-  return at;
-}
-
-/* Parses "(d0, d1, ...)" into `a`; false if it is not such a tuple. */
-static bool parse_shape(const char *s, sample_array *a) {
-  if (*s++ != '(')
-    return false;
-  a->ndims = 0;
-  for (;;) {
-    while (*s == ' ' || *s == ',')
-      ++s;
-    if (*s == ')')
-      return true;
-    char *end;
-    long long n = strtoll(s, &end, 10);
-    if (end == s || n < 0 || a->ndims == PPRT_ST_MAX_DIMS)
-      return false;
-    a->dims[a->ndims++] = n;
-    s = end;
-  }
 }
 
 /* Reads the header of the .npy image `bytes`: dtype, shape and where the
    elements start. */
 static bool parse_npy(sample_array *a, const uint8_t *bytes, size_t size,
                       char *err, size_t err_size) {
-  if (size < 10 || memcmp(bytes, "\x93NUMPY", 6) != 0)
-    return fail(err, err_size, "%s: not an .npy file (no \\x93NUMPY magic)",
-                a->spec);
-  int major = bytes[6];
-  size_t len_bytes = major == 1 ? 2 : 4;
-  if (major < 1 || major > 3 || size < 8 + len_bytes)
-    return fail(err, err_size, "%s: unsupported .npy version %d", a->spec,
-                major);
-  size_t header_len = bytes[8] | (size_t)bytes[9] << 8;
-  if (len_bytes == 4)
-    header_len |= (size_t)bytes[10] << 16 | (size_t)bytes[11] << 24;
-  size_t start = 8 + len_bytes + header_len;
-  if (start > size || header_len > 4096)
-    return fail(err, err_size, "%s: truncated .npy header", a->spec);
-  char header[4097];
-  memcpy(header, bytes + 8 + len_bytes, header_len);
-  header[header_len] = '\0';
-  const char *descr = npy_field(header, "descr");
-  const char *order = npy_field(header, "fortran_order");
-  const char *shape = npy_field(header, "shape");
-  if (!descr || !order || !shape || !parse_shape(shape, a))
-    return fail(err, err_size, "%s: malformed .npy header", a->spec);
-  if (strncmp(order, "False", 5) != 0)
+  pprt_npy npy;
+  char why[320];
+  if (!pprt_npy_parse(bytes, size, &npy, why, sizeof why))
+    return fail(err, err_size, "%s: %s", a->spec, why);
+  if (npy.fortran_order)
     return fail(err, err_size,
                 "%s: the array is in Fortran order; write it C-contiguous "
                 "(np.ascontiguousarray)",
                 a->spec);
-  a->dtype = npy_dtype(descr);
+  a->dtype = npy_dtype(npy.descr);
   if (a->dtype < 0)
     return fail(err, err_size,
-                "%s: the array's dtype %.12s is none of float32, float16, "
+                "%s: the array's dtype '%s' is none of float32, float16, "
                 "int32, int64 and bool",
-                a->spec, descr);
-  int64_t numel = 1;
-  for (int32_t i = 0; i < a->ndims; ++i)
-    numel *= a->dims[i];
-  int64_t elem = pprt_st_dtype_size(pprt_st_dtype_name(a->dtype));
-  if ((uint64_t)(size - start) / (uint64_t)elem < (uint64_t)numel)
-    return fail(err, err_size,
-                "%s: the header says %lld elements but the file holds %zu",
-                a->spec, (long long)numel, (size - start) / (size_t)elem);
-  a->bytes = bytes + start;
+                a->spec, npy.descr);
+  a->ndims = npy.ndims;
+  memcpy(a->dims, npy.dims, sizeof npy.dims);
+  a->bytes = bytes + npy.data_offset;
   return true;
 }
 
-static bool map_npy(sample_array *a, char *err, size_t err_size) {
+/* Reads the .npy file into private memory: a mapping would read what the
+   file holds when a sample comes up, zeros or SIGBUS once it is truncated,
+   other samples once it is rewritten. */
+static bool read_npy(sample_array *a, char *err, size_t err_size) {
   char why[256];
-  uint64_t size = 0;
-  int fd = pprt_open_input(a->spec, &size, why, sizeof why);
-  if (fd < 0)
+  size_t size = 0;
+  a->data = pprt_read_input(a->spec, &size, why, sizeof why);
+  if (!a->data)
     return fail(err, err_size, "%s: %s", a->spec, why);
-  if (size == 0 || size > SIZE_MAX) {
-    close(fd);
-    return fail(err, err_size, "%s: %s", a->spec,
-                size ? "too large to map" : "the file is empty");
-  }
-  void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  close(fd);
-  if (map == MAP_FAILED)
-    return fail(err, err_size, "%s: %s", a->spec, strerror(e));
-  a->map = map;
-  a->map_size = (size_t)size;
-  return parse_npy(a, map, a->map_size, err, err_size);
+  return parse_npy(a, a->data, size, err, err_size);
 }
+
+_Static_assert(PPRT_NPY_MAX_DIMS <= PPRT_ST_MAX_DIMS,
+               "an .npy shape fits a sample array");
 
 /*---- safetensors: FILE.safetensors:NAME ----*/
 
@@ -347,7 +284,7 @@ static bool has_suffix(const char *s, const char *suffix) {
 
 static bool open_array(sample_array *a, char *err, size_t err_size) {
   if (has_suffix(a->spec, ".npy"))
-    return map_npy(a, err, err_size);
+    return read_npy(a, err, err_size);
   if (strstr(a->spec, ".safetensors:"))
     return read_st_tensor(a, err, err_size);
   return fail(err, err_size, "%s: give an .npy file or FILE.safetensors:NAME",
@@ -393,8 +330,7 @@ void pprt_samples_free(pprt_samples *s) {
     return;
   for (int32_t i = 0; i < s->num_arrays; ++i) {
     sample_array *a = &s->arrays[i];
-    if (a->map)
-      munmap(a->map, a->map_size);
+    free(a->data);
     if (a->file) {
       pprt_st_free(a->file);
       free(a->file);

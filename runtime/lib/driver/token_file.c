@@ -1,7 +1,12 @@
 /* Token datasets (--tokens FILE): a flat binary of uint16 or uint32 ids,
    the layout nanoGPT and Megatron write, or a 1-D .npy of either. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include "driver/token_file.h"
 #include "driver/input_file.h"
+#include "driver/npy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,92 +31,59 @@ static bool has_suffix(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* The value text after `'key':` in an .npy header dict, or NULL. */
-static const char *npy_field(const char *header, const char *key) {
-  char quoted[32];
-  snprintf(quoted, sizeof quoted, "'%s':", key);
-  const char *at = strstr(header, quoted);
-  if (!at)
-    return NULL;
-  at += strlen(quoted);
-  while (*at == ' ')
-    ++at;
-  return at;
-}
-
-/* Parses the .npy header at the start of `bytes`: sets the token width and
+/* Reads the .npy header at the start of `bytes`: sets the token width and
    where the ids start, or says why the file is not a 1-D uint16/uint32
    array. */
 static bool parse_npy(const uint8_t *bytes, size_t size, pprt_token_file *t,
                       char *err, size_t err_size) {
-  if (size < 10 || memcmp(bytes, "\x93NUMPY", 6) != 0)
-    return token_error(err, err_size, "not an .npy file (no \\x93NUMPY magic)");
-  int major = bytes[6];
-  size_t len_bytes = major == 1 ? 2 : 4;
-  if (major < 1 || major > 3 || size < 8 + len_bytes)
-    return token_error(err, err_size, "unsupported .npy version %d", major);
-  size_t header_len = bytes[8] | (size_t)bytes[9] << 8;
-  if (len_bytes == 4)
-    header_len |= (size_t)bytes[10] << 16 | (size_t)bytes[11] << 24;
-  size_t start = 8 + len_bytes + header_len;
-  if (start > size || header_len > 4096)
-    return token_error(err, err_size, "truncated .npy header");
-  char header[4097];
-  memcpy(header, bytes + 8 + len_bytes, header_len);
-  header[header_len] = '\0';
-  const char *descr = npy_field(header, "descr");
-  const char *order = npy_field(header, "fortran_order");
-  const char *shape = npy_field(header, "shape");
-  if (!descr || !order || !shape)
-    return token_error(err, err_size, "malformed .npy header: %s", header);
-  if (strncmp(descr, "'<u2'", 5) == 0 || strncmp(descr, "'|u2'", 5) == 0)
+  pprt_npy npy;
+  if (!pprt_npy_parse(bytes, size, &npy, err, err_size))
+    return false;
+  if (strcmp(npy.descr, "<u2") == 0 || strcmp(npy.descr, "|u2") == 0)
     t->width = 2;
-  else if (strncmp(descr, "'<u4'", 5) == 0)
+  else if (strcmp(npy.descr, "<u4") == 0)
     t->width = 4;
-  else {
-    const char *end = strchr(descr + 1, '\'');
-    int len = end ? (int)(end - descr + 1) : 8;
+  else
     return token_error(err, err_size,
-                       "the array's dtype is %.*s; token ids must be uint16 "
+                       "the array's dtype is '%s'; token ids must be uint16 "
                        "('<u2') or uint32 ('<u4')",
-                       len < 16 ? len : 16, descr);
+                       npy.descr);
+  if (npy.fortran_order || npy.ndims != 1) {
+    char shape[200];
+    pprt_npy_format_shape(&npy, shape, sizeof shape);
+    return token_error(err, err_size,
+                       "the array must be 1-D (shape (N,)), not %s", shape);
   }
-  long long n = 0;
-  char rest[8] = "";
-  if (strncmp(order, "False", 5) != 0 ||
-      sscanf(shape, "(%lld,%7[)]", &n, rest) != 2)
-    return token_error(err, err_size,
-                       "the array must be 1-D (shape (N,)), not %.40s", shape);
-  t->tokens = bytes + start;
-  t->length = (int64_t)n;
-  if ((size - start) / (size_t)t->width < (size_t)n)
-    return token_error(err, err_size,
-                       "the header says %lld ids but the file holds %zu", n,
-                       (size - start) / (size_t)t->width);
+  t->tokens = bytes + npy.data_offset;
+  t->length = npy.dims[0];
   return true;
 }
 
 bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
                           char *err, size_t err_size) {
   memset(t, 0, sizeof *t);
+  t->fd = -1;
   uint64_t size = 0;
   int fd = pprt_open_input(path, &size, err, err_size);
   if (fd < 0)
     return false;
-  if (size > SIZE_MAX) {
+  if (size > SIZE_MAX || fstat(fd, &t->opened) != 0) {
+    int e = errno;
     close(fd);
-    return token_error(err, err_size, "%llu bytes do not fit in memory",
-                       (unsigned long long)size);
+    return size > SIZE_MAX
+               ? token_error(err, err_size, "%llu bytes do not fit in memory",
+                             (unsigned long long)size)
+               : token_error(err, err_size, "cannot read: %s", strerror(e));
   }
+  t->path = path;
+  t->fd = fd;
   t->map_size = (size_t)size;
   void *map = t->map_size
                   ? mmap(NULL, t->map_size, PROT_READ, MAP_PRIVATE, fd, 0)
                   : MAP_FAILED;
-  int e = errno;
-  close(fd);
   if (map == MAP_FAILED)
     return token_error(err, err_size, "%s",
-                       t->map_size ? strerror(e) : "the file is empty");
+                       t->map_size ? strerror(errno) : "the file is empty");
   t->map = map;
   if (has_suffix(path, ".npy"))
     return parse_npy(map, t->map_size, t, err, err_size);
@@ -125,9 +97,36 @@ bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
   return true;
 }
 
+bool pprt_token_file_unchanged(const pprt_token_file *t, char *err,
+                               size_t err_size) {
+  struct stat now, at_path;
+  const struct stat *was = &t->opened;
+  if (fstat(t->fd, &now) != 0)
+    return token_error(err, err_size, "cannot check the file: %s",
+                       strerror(errno));
+  if (now.st_size != was->st_size)
+    return token_error(err, err_size,
+                       "the file changed while training read it: it had %lld "
+                       "bytes, now %lld",
+                       (long long)was->st_size, (long long)now.st_size);
+  if (now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+      now.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
+    return token_error(err, err_size,
+                       "the file changed while training read it: it was "
+                       "written to since the run opened it");
+  if (stat(t->path, &at_path) != 0 || at_path.st_dev != was->st_dev ||
+      at_path.st_ino != was->st_ino)
+    return token_error(err, err_size,
+                       "the file changed while training read it: it was "
+                       "replaced or removed since the run opened it");
+  return true;
+}
+
 void pprt_token_file_close(pprt_token_file *t) {
   if (t->map)
     munmap(t->map, t->map_size);
+  if (t->path) /* a file that was opened */
+    close(t->fd);
   memset(t, 0, sizeof *t);
 }
 

@@ -106,15 +106,28 @@ LogicalResult pp::planVocabulary(func::FuncOp step, int64_t tensorParallel,
     return failure();
   int64_t vocabulary = cast<RankedTensorType>(embedding->table.getType())
                            .getDimSize(embedding->dim);
+  bool head = false;
   for (const WeightProduct &product : products) {
     if (product.op == embedding->op)
       continue;
     auto type = cast<RankedTensorType>(product.weight.getType());
-    for (int64_t dim : product.outputDims)
-      if (type.getDimSize(dim) == vocabulary &&
-          failed(splitWeight(step, product.weight, dim, tensorParallel,
+    for (int64_t dim : product.outputDims) {
+      if (type.getDimSize(dim) != vocabulary)
+        continue;
+      head = true;
+      if (failed(splitWeight(step, product.weight, dim, tensorParallel,
                              product.op, plan)))
         return failure();
+    }
   }
+  // A first layer reading dense data looks like a table (an MLP's); only a
+  // language model maps back to the vocabulary.
+  if (!head)
+    return step.emitError("the vocabulary-parallel plan finds no output head "
+                          "in '")
+           << step.getSymName() << "': no weight product yields the "
+           << vocabulary << " entries of the table weight "
+           << embedding->table.getArgNumber()
+           << " read as an embedding, so the step has no vocabulary to split";
   return success();
 }

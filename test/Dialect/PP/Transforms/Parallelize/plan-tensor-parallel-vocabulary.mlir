@@ -45,8 +45,9 @@ func.func @train_step(%tokens: tensor<8x6xf32>, %wte: tensor<6x4xf32> {pp.param}
 #emb = affine_map<(b, d, v) -> (b, d)>
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %{{.*}}: tensor<8xi64>,
-// CHECK-SAME: %{{.*}}: tensor<6x4xf32> {pp.param, pp.split = {{\[\[}}0]]})
-func.func @train_step(%ids: tensor<8xi64>, %wte: tensor<6x4xf32> {pp.param}) -> tensor<8x4xf32> {
+// CHECK-SAME: %{{.*}}: tensor<6x4xf32> {pp.param, pp.split = {{\[\[}}0]]},
+// CHECK-SAME: %{{.*}}: tensor<4x6xf32> {pp.param, pp.split = {{\[\[}}], [0]]})
+func.func @train_step(%ids: tensor<8xi64>, %wte: tensor<6x4xf32> {pp.param}, %whead: tensor<4x6xf32> {pp.param}) -> tensor<8x6xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<8x4xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
@@ -59,7 +60,10 @@ func.func @train_step(%ids: tensor<8xi64>, %wte: tensor<6x4xf32> {pp.param}) -> 
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   } -> tensor<8x4xf32>
-  return %x : tensor<8x4xf32>
+  %e2 = tensor.empty() : tensor<8x6xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %logits = linalg.matmul ins(%x, %whead : tensor<8x4xf32>, tensor<4x6xf32>) outs(%z2 : tensor<8x6xf32>) -> tensor<8x6xf32>
+  return %logits : tensor<8x6xf32>
 }
 
 // -----
