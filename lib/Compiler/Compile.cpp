@@ -12,7 +12,9 @@
 
 #include "pp/Compiler/FatalErrors.h"
 
+#include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/Schedule/ShapeVariants.h"
@@ -140,6 +142,8 @@ private:
   std::optional<std::array<int64_t, 3>> layout;
   /// The file written: the option's, or the default for what is emitted.
   std::string output;
+  /// The model's identity (getModelFingerprint), which a profile records.
+  std::string modelFingerprint;
   BackendOptions backendOptions;
 };
 
@@ -331,6 +335,12 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
   }
   if (!module)
     return nullptr;
+  // The passes check a cost file against it: a profile of another model
+  // is an error.
+  (*module)->removeAttr(kModelFingerprintAttr);
+  modelFingerprint = getModelFingerprint(*module);
+  (*module)->setAttr(kModelFingerprintAttr,
+                     StringAttr::get(&context, modelFingerprint));
   program.params = getParams(*module, options.schedule.function);
   if (options.schedule.devices > 0 && failed(planLayout(*module, timing)))
     return nullptr;
@@ -540,6 +550,7 @@ LogicalResult Compilation::runProfile(StringRef program, int64_t processes) {
   std::string warmup =
       "--warmup=" + std::to_string(driver.profileWarmup.getValue());
   std::string profile = "--profile=" + output;
+  std::string model = "--profile-model=" + modelFingerprint;
   std::string np = std::to_string(processes);
   SmallVector<StringRef> args;
   std::string launcher = program.str();
@@ -553,7 +564,7 @@ LogicalResult Compilation::runProfile(StringRef program, int64_t processes) {
     launcher = *mpiexec;
     args = {launcher, "-n", np};
   }
-  args.append({program, steps, warmup, profile});
+  args.append({program, steps, warmup, profile, model});
   for (const std::string &arg : driver.runArgs)
     args.push_back(arg);
   std::string error;

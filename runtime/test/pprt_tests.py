@@ -452,7 +452,10 @@ def test_profile(args):
           f"memory: {prof['stages']}")
     check(prof["transfer"] > 0, f"no transfer time: {prof}")
     check(all(st["optimizer"] > 0 for st in prof["stages"])
-          and 0 <= prof["step_overhead"] < prof["meta"]["step_time"],
+          and 0 <= prof["step_overhead"] < prof["meta"]["step_time"]
+          and len(prof["meta"]["process_busy_time"]) == 2
+          and all(0 < t <= prof["meta"]["step_time"]
+                  for t in prof["meta"]["process_busy_time"]),
           f"optimizer steps and set-up: {prof}")
     meta = prof["meta"]
     check(meta["step_time"] > 0 and meta["steps"] == 3

@@ -93,14 +93,14 @@ static double measure_gemm(int n, double budget) {
   }
   double flops = 2.0 * n * (double)n * n;
   double start = now_s();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n,
-              b, n, 0.0f, c, n); /* warm-up */
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b,
+              n, 0.0f, c, n); /* warm-up */
   int reps = repetitions(now_s() - start, budget, 3, 200);
   double *times = xmalloc((size_t)reps * sizeof *times);
   for (int r = 0; r < reps; ++r) {
     start = now_s();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a,
-                n, b, n, 0.0f, c, n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n,
+                b, n, 0.0f, c, n);
     times[r] = now_s() - start;
   }
   double rate = flops / median(times, reps);
@@ -194,8 +194,8 @@ static void measure(const options *o, int rank, measurements *m) {
   int largest = o->quick ? 4 : NUM_GEMM; /* quick: up to 128 */
   for (int i = 0; i < NUM_GEMM; ++i)
     m->gemm[i] = i < largest ? measure_gemm(kGemmSizes[i], budget) : 0.0;
-  m->copy_bandwidth = measure_copy(o->quick ? (8u << 20) : (256u << 20),
-                                   o->quick ? 3 : 9);
+  m->copy_bandwidth =
+      measure_copy(o->quick ? (8u << 20) : (256u << 20), o->quick ? 3 : 9);
   m->memory_capacity = memory_share(m->processes);
   if (m->processes < 2)
     return;
@@ -209,10 +209,10 @@ static void measure(const options *o, int rank, measurements *m) {
      time past it. */
   m->link_latency = m->one_way[0];
   double beyond = m->one_way[messages - 1] - m->one_way[0];
-  m->link_bandwidth = beyond > 0
-                          ? (double)(kMessageBytes[messages - 1] - 8) / beyond
-                          : (double)kMessageBytes[messages - 1] /
-                                m->one_way[messages - 1];
+  m->link_bandwidth =
+      beyond > 0
+          ? (double)(kMessageBytes[messages - 1] - 8) / beyond
+          : (double)kMessageBytes[messages - 1] / m->one_way[messages - 1];
 }
 
 /* The least of every process's rates: the planner plans for the slowest. */

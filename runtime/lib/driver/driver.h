@@ -43,11 +43,12 @@ typedef struct pprt_driver_options {
   bool print_params;
   bool print_memory;
   bool check_gradients;
-  const char *profile_path; /* --profile; NULL when training */
-  int64_t warmup_steps;     /* --warmup: unmeasured steps before profiling */
-  bool profile_cpu_time;    /* --profile-clock cpu: time calls in CPU time */
-  const char *backend;      /* --backend / PPRT_BACKEND: "cpu", "guarded" */
-  const char *save_path;    /* --save: weights written after training */
+  const char *profile_path;  /* --profile; NULL when training */
+  int64_t warmup_steps;      /* --warmup: unmeasured steps before profiling */
+  bool profile_cpu_time;     /* --profile-clock cpu: time calls in CPU time */
+  const char *profile_model; /* --profile-model: recorded as meta.model */
+  const char *backend;       /* --backend / PPRT_BACKEND: "cpu", "guarded" */
+  const char *save_path;     /* --save: weights written after training */
   const char *init_weights_path; /* --init-weights: weights to start from */
   int64_t first_step; /* --first-step: 1-based number of the first step */
   bool first_step_set;

@@ -87,6 +87,8 @@ static void usage(FILE *f, const char *prog) {
       "  --warmup N         unmeasured steps before profiling (default 2)\n"
       "  --profile-clock C  wall (default) or cpu: time stage calls in\n"
       "                     wall-clock or in CPU time\n"
+      "  --profile-model M  record M as the profile's model (pp-compile\n"
+      "                     --emit=profile passes the model's fingerprint)\n"
       "  --threads N        threads of each rank's host GEMMs, and of its\n"
       "                     stage code's parallel loops where pp-compile\n"
       "                     made them (--parallel-loops) (default\n"
@@ -168,6 +170,7 @@ static void default_options(pprt_driver_options *o) {
   o->run.zero = -1; /* the program's */
   o->check_gradients = false;
   o->profile_path = NULL;
+  o->profile_model = NULL;
   o->warmup_steps = 2;
   o->profile_cpu_time = false;
   /* A program with GPU kernels (pp-compile --target=cuda) runs on CUDA. */
@@ -294,6 +297,10 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("profile-clock", "wall or cpu",
                parse_profile_clock(v, &o->profile_cpu_time))
   VALUE_OPTION("profile", "a file name", *(o->profile_path = v) != '\0')
+  VALUE_OPTION("profile-model", "letters, digits, '-' and '_'",
+               *(o->profile_model = v) != '\0' &&
+                   strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                             "WXYZ0123456789-_") == strlen(v))
   VALUE_OPTION("save", "a file name", *(o->save_path = v) != '\0')
   VALUE_OPTION("metrics", "a file name", *(o->metrics_path = v) != '\0')
   VALUE_OPTION("init-weights", "a file name",

@@ -37,6 +37,7 @@ typedef struct pprt_profile {
   samples steps;
   samples step_actions; /* per step: the sum of this process's actions */
   samples step_rest;    /* per step: the time outside actions and updates */
+  samples step_busy;    /* per step: the time in actions and updates */
   double actions_this_step, updates_this_step;
   double update_start;
   int64_t max_send_bytes;
@@ -118,8 +119,7 @@ static void profile_action_end(void *self, pprt_context *ctx, int32_t phase,
 }
 
 /* Times each stage's parameter updates: its optimizer step's own work. */
-static void profile_update_begin(void *self, pprt_context *ctx,
-                                 int32_t stage) {
+static void profile_update_begin(void *self, pprt_context *ctx, int32_t stage) {
   (void)ctx;
   (void)stage;
   pprt_profile *p = self;
@@ -164,8 +164,9 @@ static void run_steps(const pprt_driver *d, pprt_profile *p) {
       double elapsed = now_ms() - start;
       push_sample(ctx, &p->steps, elapsed);
       push_sample(ctx, &p->step_actions, p->actions_this_step);
-      push_sample(ctx, &p->step_rest,
-                  elapsed - p->actions_this_step - p->updates_this_step);
+      double busy = p->actions_this_step + p->updates_this_step;
+      push_sample(ctx, &p->step_rest, elapsed - busy);
+      push_sample(ctx, &p->step_busy, busy);
     }
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
@@ -253,17 +254,25 @@ static double *gather_medians(pprt_context *ctx, pprt_profile *p) {
   return out;
 }
 
+/* Every process's median of `s`, in world rank order on world rank 0;
+   the caller frees it. */
+static double *gather_per_process(pprt_context *ctx, samples *s,
+                                  const char *what) {
+  int32_t n = ctx->transport->world_size;
+  double *all = pprt_xcalloc(ctx, (size_t)n, sizeof *all);
+  all[ctx->transport->world_rank] = median(s);
+  pprt_sum_to_rank0(ctx, all, n, what);
+  return all;
+}
+
 /* The step's set-up on world rank 0: the least over processes of the
    median time a step spends outside actions and parameter updates. On one
    process that is the set-up alone; on more it includes the waits of the
    process that waits least. */
 static double gather_step_overhead(pprt_context *ctx, pprt_profile *p) {
-  int32_t n = ctx->transport->world_size;
-  double *rest = pprt_xcalloc(ctx, (size_t)n, sizeof *rest);
-  rest[ctx->transport->world_rank] = median(&p->step_rest);
-  pprt_sum_to_rank0(ctx, rest, n, "step set-up times");
+  double *rest = gather_per_process(ctx, &p->step_rest, "step set-up times");
   double least = rest[0];
-  for (int32_t r = 1; r < n; ++r)
+  for (int32_t r = 1; r < ctx->transport->world_size; ++r)
     least = rest[r] < least ? rest[r] : least;
   free(rest);
   return least > 0.0 ? least : 0.0;
@@ -294,6 +303,7 @@ static void held_bytes(const pprt_context *ctx, double *activation,
 /* What write_profile writes beside the per-stage medians (ms). */
 typedef struct step_times {
   double transfer, step, actions, overhead;
+  const double *busy; /* per process: its actions and updates */
 } step_times;
 
 /* Writes the profile; `medians` as gather_medians returns them. */
@@ -335,12 +345,18 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
           "%.6g, \"step_action_time\": %.6g, \"steps\": %lld, "
           "\"warmup_steps\": %lld, \"ranks\": %d, "
           "\"processes\": %d, \"microbatches\": %d, \"backward\": \"%s\", "
-          "\"clock\": \"%s\"}\n}\n",
+          "\"clock\": \"%s\", \"process_busy_time\": [",
           t.step, t.actions, (long long)d->opts.steps,
           (long long)d->opts.warmup_steps, ctx->num_ranks,
           ctx->transport->world_size, ctx->num_microbatches,
           fused ? "fused: backward_input is B + W" : "split",
           d->opts.profile_cpu_time ? "cpu" : "wall");
+  for (int32_t r = 0; r < ctx->transport->world_size; ++r)
+    fprintf(f, "%s%.6g", r ? ", " : "", t.busy[r]);
+  fprintf(f, "]");
+  if (d->opts.profile_model)
+    fprintf(f, ", \"model\": \"%s\"", d->opts.profile_model);
+  fprintf(f, "}\n}\n");
   free(activation);
   return !ferror(f);
 }
@@ -352,6 +368,7 @@ static void free_profile(pprt_profile *p, int32_t num_stages) {
   free(p->steps.v);
   free(p->step_actions.v);
   free(p->step_rest.v);
+  free(p->step_busy.v);
   free(p);
 }
 
@@ -385,8 +402,9 @@ int pprt_profile_run(pprt_driver *d) {
   run_steps(d, p);
   double transfer = measure_transfer(ctx, p);
   double *medians = gather_medians(ctx, p);
+  double *busy = gather_per_process(ctx, &p->step_busy, "busy times");
   step_times times = {transfer, median(&p->steps), median(&p->step_actions),
-                      gather_step_overhead(ctx, p)};
+                      gather_step_overhead(ctx, p), busy};
   int rc = 0;
   int32_t untimed = find_untimed_stage(ctx, medians);
   if (ctx->transport->world_rank == 0 && untimed >= 0) {
@@ -413,6 +431,7 @@ int pprt_profile_run(pprt_driver *d) {
     }
   }
   free(medians);
+  free(busy);
   pprt_set_observer(ctx, NULL);
   free_profile(p, ctx->num_stages);
   return rc;

@@ -7,6 +7,7 @@
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/Utils/InputFile.h"
 #include "pp/Dialect/PP/Utils/JSONDepth.h"
 #include "pp/Scheduling/ScheduleTiming.h"
@@ -17,6 +18,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cmath>
 
@@ -348,8 +350,11 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
   profile.memoryCap = std::move(*caps);
 
   // What a profiler measured on; other tools' meta is theirs.
-  if (const json::Object *meta = root->getObject("meta"))
+  if (const json::Object *meta = root->getObject("meta")) {
     profile.measuredMicrobatches = meta->getInteger("microbatches");
+    if (std::optional<StringRef> model = meta->getString("model"))
+      profile.modelFingerprint = model->str();
+  }
 
   FailureOr<const json::Value *> stagesField = getField(*root, "stages", "");
   if (failed(stagesField))
@@ -415,6 +420,24 @@ FailureOr<CostProfile> mlir::pp::readCostProfile(StringRef path,
     return emitError() << "cannot read cost file '" << path
                        << "': " << llvm::toString(buffer.takeError());
   return parseCostProfile((*buffer)->getBuffer(), path, emitError);
+}
+
+std::string CostProfile::checkModel(ModuleOp module) const {
+  auto model = module->getAttrOfType<StringAttr>(kModelFingerprintAttr);
+  if (!model || modelFingerprint.empty() ||
+      model.getValue() == modelFingerprint)
+    return "";
+  return ("was measured on another model (" + modelFingerprint +
+          "; this one is " + model.getValue() +
+          "): profile this model with pp-compile --emit=profile")
+      .str();
+}
+
+std::string mlir::pp::getModelFingerprint(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, OpPrintingFlags().elideLargeElementsAttrs(16));
+  return llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true, 16);
 }
 
 std::string CostProfile::checkShape(int64_t numStages,

@@ -168,6 +168,7 @@ static const AttributeRule kAttributeRules[] = {
     {kMicrobatchCostAttr, Site::Module, "a #pp.cost", isCost},
     {kPlannedCostAttr, Site::Module, "a #pp.cost", isCost},
     {kPlannedActivationCapAttr, Site::Module, "an array<f64>", isF64Array},
+    {kModelFingerprintAttr, Site::Module, "a string", isString},
     {kMicrobatchSamplesAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchBeginAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchLengthAttr, Site::Module, "an array<i64>", isI64Array},

@@ -55,6 +55,10 @@ struct CostProfile {
   /// The micro-batches a profiler measured with (`meta.microbatches`, as
   /// pprt --profile writes it); none when the file does not say.
   std::optional<int64_t> measuredMicrobatches;
+  /// The model it was measured on (`meta.model`, getModelFingerprint's, as
+  /// pp-compile --emit=profile records it); empty when the file does not
+  /// say.
+  std::string modelFingerprint;
 
   /// Unit costs for `numStages` stages, no transfer time and no cap.
   static CostProfile getUnit(int64_t numStages);
@@ -76,7 +80,15 @@ struct CostProfile {
   /// `numMicrobatches` micro-batches (it was measured on another), or "" if
   /// it can.
   std::string checkShape(int64_t numStages, int64_t numMicrobatches) const;
+  /// Why the profile cannot describe `module`'s model (it was measured on
+  /// another: pp.model_fingerprint differs), or "" if it can or either does
+  /// not say.
+  std::string checkModel(ModuleOp module) const;
 };
+
+/// The identity of a model: a hash of `module` as printed without
+/// locations and with large constants elided, in hex.
+std::string getModelFingerprint(ModuleOp module);
 
 /// Reports an error; the reader streams the file name, the offending entry
 /// (`stages[1].forward`) and the problem into it.

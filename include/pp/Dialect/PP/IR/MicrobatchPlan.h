@@ -31,6 +31,12 @@ inline constexpr llvm::StringLiteral kPlannedCostAttr = "pp.planned_cost";
 inline constexpr llvm::StringLiteral kPlannedActivationCapAttr =
     "pp.planned_activation_cap";
 
+/// The identity of the model pp-compile read (a string, CostProfile.h's
+/// getModelFingerprint), which cost profiles measured on it record: the
+/// stage planner and pp-schedule refuse a profile of another model.
+inline constexpr llvm::StringLiteral kModelFingerprintAttr =
+    "pp.model_fingerprint";
+
 /// A program planned per step (pp-compile --step-plans): on each of its
 /// schedules, the plan it is (its index); on the module, the table the
 /// runtime picks a step's plan from and loads its samples by

@@ -460,6 +460,9 @@ static FailureOr<CostProfile> readStageProfile(func::FuncOp func,
           profile->checkShape(target.stageRank.size(), numMicrobatches);
       !why.empty())
     return func.emitError("cost file '") << path << "' " << why;
+  if (std::string why = profile->checkModel(func->getParentOfType<ModuleOp>());
+      !why.empty())
+    return func.emitError("cost file '") << path << "' " << why;
   if (!getSecondsPerUnit(profile->timeUnit))
     return func.emitError("cost file '")
            << path << "': time_unit '" << profile->timeUnit

@@ -513,12 +513,14 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     // A profiler measured one shape: its micro-batches (getBaseCosts
     // checked the stages).
     if (*file && !plannedCosts)
-      if (std::string why =
-              (*file)->checkShape(stages, *microbatches / numSlices);
-          !why.empty()) {
-        module.emitError("cost file '") << costFile.getValue() << "' " << why;
-        return signalPassFailure();
-      }
+      for (const std::string &why :
+           {(*file)->checkShape(stages, *microbatches / numSlices),
+            (*file)->checkModel(module)})
+        if (!why.empty()) {
+          module.emitError("cost file '") << costFile.getValue() << "' " << why;
+          return signalPassFailure();
+        }
+    module->removeAttr(kModelFingerprintAttr);
     if (int64_t described = profile->getNumMicrobatches();
         described > 0 && described != *microbatches) {
       (planned ? module.emitError("the planned micro-batches (")
