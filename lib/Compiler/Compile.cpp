@@ -174,7 +174,7 @@ sched::ScheduleChoice Compilation::getScheduledChoice() const {
 
 /// The pipeline's options as given, with the ranks and schedule the program
 /// runs; the planner plans for the requested ones. A profile times B and W
-/// apart.
+/// apart unless --split-backward=false asks for the fused backward.
 void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   schedule.copyOptionValuesFrom(options.schedule);
   if (layout) {
@@ -190,7 +190,7 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   schedule.schedule = getScheduledChoice();
   schedule.planRanks = options.schedule.numRanks;
   schedule.planSchedule = options.schedule.schedule;
-  if (emits(EmitKind::Profile))
+  if (emits(EmitKind::Profile) && !options.schedule.splitBackward.hasValue())
     schedule.splitBackward = true;
 }
 

@@ -37,6 +37,7 @@ typedef struct pprt_profile {
   samples steps;
   samples step_actions; /* per step: the sum of this process's actions */
   samples step_rest;    /* per step: the time outside actions and updates */
+  samples step_setup;   /* per step: pprt_begin_step's time */
   samples step_busy;    /* per step: the time in actions and updates */
   double actions_this_step, updates_this_step;
   double update_start;
@@ -158,6 +159,7 @@ static void run_steps(const pprt_driver *d, pprt_profile *p) {
     double start = now_ms();
     p->actions_this_step = p->updates_this_step = 0.0;
     pprt_begin_step(ctx, step);
+    double setup = now_ms() - start;
     pprt_run_step(ctx);
     double loss = pprt_end_step(ctx);
     if (p->measuring) {
@@ -167,6 +169,7 @@ static void run_steps(const pprt_driver *d, pprt_profile *p) {
       double busy = p->actions_this_step + p->updates_this_step;
       push_sample(ctx, &p->step_rest, elapsed - busy);
       push_sample(ctx, &p->step_busy, busy);
+      push_sample(ctx, &p->step_setup, setup);
     }
     if (root) {
       printf("step %lld loss %.9g\n", (long long)(step + 1), loss);
@@ -265,12 +268,15 @@ static double *gather_per_process(pprt_context *ctx, samples *s,
   return all;
 }
 
-/* The step's set-up on world rank 0: the least over processes of the
-   median time a step spends outside actions and parameter updates. On one
-   process that is the set-up alone; on more it includes the waits of the
-   process that waits least. */
+/* The step's set-up on world rank 0: on one process, the median time a
+   step spends outside actions and parameter updates (nothing waits there);
+   on more, where that time also holds waits for other processes, the
+   step's start alone (pprt_begin_step: zeroing gradients). The least over
+   processes. */
 static double gather_step_overhead(pprt_context *ctx, pprt_profile *p) {
-  double *rest = gather_per_process(ctx, &p->step_rest, "step set-up times");
+  bool alone = ctx->transport->world_size == 1;
+  double *rest = gather_per_process(ctx, alone ? &p->step_rest : &p->step_setup,
+                                    "step set-up times");
   double least = rest[0];
   for (int32_t r = 1; r < ctx->transport->world_size; ++r)
     least = rest[r] < least ? rest[r] : least;
@@ -368,6 +374,7 @@ static void free_profile(pprt_profile *p, int32_t num_stages) {
   free(p->steps.v);
   free(p->step_actions.v);
   free(p->step_rest.v);
+  free(p->step_setup.v);
   free(p->step_busy.v);
   free(p);
 }
