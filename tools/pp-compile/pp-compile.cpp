@@ -20,6 +20,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <deque>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -40,16 +42,34 @@ public:
                                         auto &option) { add(name, option); });
   }
 
-private:
   using PassOptions = mlir::detail::PassOptions;
 
-  /// The help, value name and formatting the option declares.
+  /// Whether `option` is one of pp-compile's own.
+  bool owns(const cl::Option &option) const {
+    return llvm::any_of(option.Categories, [&](cl::OptionCategory *category) {
+      return category == &compileCategory ||
+             llvm::any_of(groups, [&](const cl::OptionCategory &group) {
+               return &group == category;
+             });
+    });
+  }
+
+private:
+  /// The --help heading of `name`'s group.
+  cl::OptionCategory &getGroup(llvm::StringRef name) {
+    for (cl::OptionCategory &group : groups)
+      if (group.getName() == name)
+        return group;
+    return groups.emplace_back(name);
+  }
+
+  /// The help, value name, group and formatting the option declares.
   template <typename FlagT>
-  static void describe(FlagT &flag, const pp::CompileFlag &name,
-                       const cl::Option &option) {
+  void describe(FlagT &flag, const pp::CompileFlag &name,
+                const cl::Option &option) {
     flag.setDescription(option.HelpStr);
     flag.setValueStr(option.ValueStr);
-    flag.addCategory(compileCategory);
+    flag.addCategory(getGroup(name.group));
     if (name.prefix)
       flag.setFormattingFlag(cl::Prefix);
   }
@@ -95,6 +115,8 @@ private:
   }
 
   std::vector<std::unique_ptr<cl::Option>> flags;
+  /// One category per group, in table order; a deque keeps them in place.
+  std::deque<cl::OptionCategory> groups;
 };
 } // namespace
 
@@ -123,7 +145,7 @@ int main(int argc, char **argv) {
   // --help lists pp-compile's own options; LLVM's and MLIR's stay behind
   // --help-hidden, as clang's do.
   for (auto &entry : cl::getRegisteredOptions())
-    if (!llvm::is_contained(entry.second->Categories, &compileCategory) &&
+    if (!flags.owns(*entry.second) &&
         entry.second->getOptionHiddenFlag() == cl::NotHidden)
       entry.second->setHiddenFlag(cl::Hidden);
   // Option errors (a schedule the registry lacks, a value that does not

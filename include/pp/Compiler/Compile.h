@@ -80,8 +80,8 @@ struct DriverOptions : public PassPipelineOptions<DriverOptions> {
                      "executable linked with libpprt"),
           clEnumValN(EmitKind::Profile, "profile",
                      "measured per-stage costs (pp-profile-v1 JSON): builds "
-                     "the program with --split-backward and runs it with "
-                     "--profile"))};
+                     "the program with --split-backward (unless "
+                     "--split-backward=false) and runs it with --profile"))};
   /// Empty: getDefaultOutput(emit). "-" writes text to stdout.
   PassOptions::Option<std::string> output{
       *this, "output",
@@ -176,6 +176,8 @@ struct CompileFlag {
   /// pp.compile's keyword argument, e.g. `stages`; empty where only
   /// pp-compile takes the option.
   llvm::StringRef keyword;
+  /// The heading pp-compile --help lists it under.
+  llvm::StringRef group;
   /// The value follows the flag directly (`-O3`).
   bool prefix = false;
   /// For a list: each occurrence is one element, commas included
@@ -185,73 +187,71 @@ struct CompileFlag {
 
 /// Calls `visit(flag, option)` for every option pp-compile and pp.compile
 /// take, with the pipeline or driver option it sets: the one table of
-/// their spellings. The options' types, defaults and help are their
-/// declarations'.
+/// their spellings and --help groups. The options' types, defaults and
+/// help are their declarations'. A new option is one row.
 template <typename Visitor>
 void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   SchedulePipelineOptions &schedule = options.schedule;
-  visit(CompileFlag{"function", "function"}, schedule.function);
-  visit(CompileFlag{"stages", "stages"}, schedule.numStages);
-  visit(CompileFlag{"ranks", "ranks"}, schedule.numRanks);
-  visit(CompileFlag{"microbatches", "microbatches"}, schedule.numMicrobatches);
-  visit(CompileFlag{"schedule", "schedule"}, schedule.schedule);
-  visit(CompileFlag{"split-backward", "split_backward"},
-        schedule.splitBackward);
-  visit(CompileFlag{"semantics", "semantics"}, schedule.semantics);
-  visit(CompileFlag{"slices", "slices"}, schedule.slices);
-  visit(CompileFlag{"slice-split", "slice_split"}, schedule.sliceSplit);
-  visit(CompileFlag{"data-parallel", "replicas"}, schedule.numReplicas);
-  visit(CompileFlag{"zero", "zero"}, schedule.zero);
-  visit(CompileFlag{"tensor-parallel", "tensor_parallel"},
-        schedule.tensorParallel);
-  visit(CompileFlag{"devices", "devices"}, schedule.devices);
-  visit(CompileFlag{"plan-optimizer", "plan_optimizer"},
-        schedule.planOptimizer);
-  visit(CompileFlag{"vocabulary-parallel", "vocabulary_parallel"},
-        schedule.vocabularyParallel);
-  visit(CompileFlag{"device", "device"}, schedule.device);
-  visit(CompileFlag{"device-file", "device_file"}, schedule.deviceFile);
-  visit(CompileFlag{"cost-file", "cost_file"}, schedule.costFile);
-  visit(CompileFlag{"memory-cap", "memory_cap"}, schedule.memoryCap);
-  visit(CompileFlag{"recompute", "recompute"}, schedule.recompute);
   LowerToCPUPipelineOptions &cpu = options.cpu;
-  visit(CompileFlag{"approximate-math", "approximate_math"},
-        cpu.approximateMath);
-  visit(CompileFlag{"static-scratch", "static_scratch"}, cpu.staticScratch);
-  visit(CompileFlag{"gathers", "gathers"}, cpu.gathers);
-  visit(CompileFlag{"gemm", "gemm"}, cpu.gemm);
-  visit(CompileFlag{"precision", "precision"}, cpu.precision);
-  visit(CompileFlag{"vectorize-contractions", "vectorize_contractions"},
-        cpu.vectorizeContractions);
-  visit(CompileFlag{"factor-contractions", "factor_contractions"},
-        cpu.factorContractions);
-  visit(CompileFlag{"fuse-elementwise", "fuse_elementwise"},
-        cpu.fuseElementwise);
-  visit(CompileFlag{"vectorize-elementwise", "vectorize_elementwise"},
-        cpu.vectorizeElementwise);
-  visit(CompileFlag{"outline-loop-nests", "outline_loop_nests"},
-        cpu.outlineLoopNests);
-  visit(CompileFlag{"parallel-loops", "parallel_loops"}, cpu.parallelLoops);
-  visit(CompileFlag{"parallel-min-work", "parallel_min_work"},
-        cpu.parallelMinWork);
-  visit(CompileFlag{"cuda-chip", "cuda_chip"}, options.cuda.chip);
   DriverOptions &driver = options.driver;
-  visit(CompileFlag{"target", "target"}, driver.target);
-  visit(CompileFlag{"target-cpu", "target_cpu"}, driver.targetCPU);
-  visit(CompileFlag{"target-features", "target_features"},
-        driver.targetFeatures);
-  visit(CompileFlag{"O", "opt_level", /*prefix=*/true}, driver.optLevel);
-  visit(CompileFlag{"jobs", "jobs"}, driver.jobs);
-  visit(CompileFlag{"o", "output"}, driver.output);
-  visit(CompileFlag{"emit", ""}, driver.emit);
-  visit(CompileFlag{"profile-steps", ""}, driver.profileSteps);
-  visit(CompileFlag{"profile-warmup", ""}, driver.profileWarmup);
-  visit(CompileFlag{"run-arg", "", /*prefix=*/false, /*wholeElements=*/true},
-        driver.runArgs);
-  visit(CompileFlag{"variant", "variant", /*prefix=*/false,
-                    /*wholeElements=*/true},
-        driver.variants);
-  visit(CompileFlag{"step-plans", "step_plans"}, driver.stepPlans);
+  llvm::StringRef group;
+  auto row = [&](llvm::StringRef flag, llvm::StringRef keyword, auto &option,
+                 bool prefix = false, bool wholeElements = false) {
+    visit(CompileFlag{flag, keyword, group, prefix, wholeElements}, option);
+  };
+  group = "Model and step";
+  row("function", "function", schedule.function);
+  row("microbatches", "microbatches", schedule.numMicrobatches);
+  row("variant", "variant", driver.variants, false, /*wholeElements=*/true);
+  row("step-plans", "step_plans", driver.stepPlans);
+  row("recompute", "recompute", schedule.recompute);
+  group = "Parallelism and layout";
+  row("stages", "stages", schedule.numStages);
+  row("ranks", "ranks", schedule.numRanks);
+  row("data-parallel", "replicas", schedule.numReplicas);
+  row("zero", "zero", schedule.zero);
+  row("tensor-parallel", "tensor_parallel", schedule.tensorParallel);
+  row("vocabulary-parallel", "vocabulary_parallel",
+      schedule.vocabularyParallel);
+  row("devices", "devices", schedule.devices);
+  row("plan-optimizer", "plan_optimizer", schedule.planOptimizer);
+  row("device", "device", schedule.device);
+  row("device-file", "device_file", schedule.deviceFile);
+  row("cost-file", "cost_file", schedule.costFile);
+  row("memory-cap", "memory_cap", schedule.memoryCap);
+  group = "Schedule";
+  row("schedule", "schedule", schedule.schedule);
+  row("split-backward", "split_backward", schedule.splitBackward);
+  row("semantics", "semantics", schedule.semantics);
+  row("slices", "slices", schedule.slices);
+  row("slice-split", "slice_split", schedule.sliceSplit);
+  group = "Stage code and target";
+  row("approximate-math", "approximate_math", cpu.approximateMath);
+  row("static-scratch", "static_scratch", cpu.staticScratch);
+  row("gathers", "gathers", cpu.gathers);
+  row("gemm", "gemm", cpu.gemm);
+  row("precision", "precision", cpu.precision);
+  row("vectorize-contractions", "vectorize_contractions",
+      cpu.vectorizeContractions);
+  row("factor-contractions", "factor_contractions", cpu.factorContractions);
+  row("fuse-elementwise", "fuse_elementwise", cpu.fuseElementwise);
+  row("vectorize-elementwise", "vectorize_elementwise",
+      cpu.vectorizeElementwise);
+  row("outline-loop-nests", "outline_loop_nests", cpu.outlineLoopNests);
+  row("parallel-loops", "parallel_loops", cpu.parallelLoops);
+  row("parallel-min-work", "parallel_min_work", cpu.parallelMinWork);
+  row("cuda-chip", "cuda_chip", options.cuda.chip);
+  row("target", "target", driver.target);
+  row("target-cpu", "target_cpu", driver.targetCPU);
+  row("target-features", "target_features", driver.targetFeatures);
+  row("O", "opt_level", driver.optLevel, /*prefix=*/true);
+  row("jobs", "jobs", driver.jobs);
+  group = "Profiling and output";
+  row("o", "output", driver.output);
+  row("emit", "", driver.emit);
+  row("profile-steps", "", driver.profileSteps);
+  row("profile-warmup", "", driver.profileWarmup);
+  row("run-arg", "", driver.runArgs, false, /*wholeElements=*/true);
 }
 
 /// One `pp.param` argument of the training step.
