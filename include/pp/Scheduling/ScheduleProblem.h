@@ -68,12 +68,6 @@ struct ScheduleProblem {
   }
 };
 
-/// The steps of a run an action runs in: every step, or for no-flush
-/// schedules the first step only (the warm-up) or every step but the last,
-/// on the next step's micro-batch (the `first_step` and `next_step` of a
-/// `pp.compute`).
-enum class StepPart { every, firstOnly, next };
-
 /// One compute action of a rank.
 struct ScheduledAction {
   Phase phase;

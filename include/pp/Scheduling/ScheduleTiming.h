@@ -32,10 +32,11 @@
 #ifndef PP_SCHEDULING_SCHEDULETIMING_H
 #define PP_SCHEDULING_SCHEDULETIMING_H
 
-#include "pp/Dialect/PP/IR/PPDialect.h"
-#include "pp/Dialect/PP/IR/PPEnums.h"
+#include "pp/Scheduling/ScheduleEnums.h"
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
