@@ -6,50 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::pp;
 using namespace mlir::pp::sched;
-
-/// `op` as the timing model sees it.
-static TimedAction getTimedAction(Operation &op) {
-  TimedAction action;
-  llvm::TypeSwitch<Operation *>(&op)
-      .Case([&](ComputeOp compute) {
-        action = TimedAction::getCompute(compute.getPhase(), compute.getStage(),
-                                         compute.getMb());
-        action.overlapped = static_cast<bool>(compute.getOverlapPartner());
-      })
-      .Case<SendOp, RecvOp>([&](auto transfer) {
-        action.kind =
-            isa<SendOp>(op) ? TimedAction::Kind::send : TimedAction::Kind::recv;
-        action.transfer = transfer.getKind();
-        action.stage = transfer.getStage();
-        action.mb = transfer.getMb();
-        action.peer = transfer.getPeer();
-        action.grouped = transfer.getGrouped();
-      })
-      .Case([&](AllReduceOp reduce) {
-        action.kind = TimedAction::Kind::allReduce;
-        action.stage = reduce.getStage();
-      })
-      .Case([&](ReduceScatterOp reduce) {
-        action.kind = TimedAction::Kind::reduceScatter;
-        action.stage = reduce.getStage();
-      })
-      .Case([&](AllGatherOp gather) {
-        action.kind = TimedAction::Kind::allGather;
-        action.stage = gather.getStage();
-      })
-      .Case([&](OptimizerStepOp step) {
-        action.kind = TimedAction::Kind::optimizerStep;
-        action.stage = step.getStage();
-      })
-      .Default([&](Operation *) { action.kind = TimedAction::Kind::other; });
-  return action;
-}
 
 ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule)
     : timing(schedule.getNumStages(), schedule.getNumMicrobatches()),
@@ -60,10 +23,11 @@ ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule)
     for (Operation &op : rank.getBody().front()) {
       // One step as a run of one step runs it: the next step's actions
       // are skipped (pp-verify-schedule checks them back to back).
-      if (getStepPart(&op) == pp::StepPart::next)
+      ProgramAction action = readProgramAction(op);
+      if (action.part == StepPart::next)
         continue;
       ops.push_back(&op);
-      actions.push_back(getTimedAction(op));
+      actions.push_back(action);
     }
     rankBegin.push_back(actions.size());
   }
