@@ -9,6 +9,7 @@
 
 #include "pp/Scheduling/ActionTable.h"
 #include "pp/Scheduling/Program.h"
+#include "pp/Scheduling/ScheduleProblem.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -91,10 +92,12 @@ private:
   /// An action by its index among all actions, rank by rank; -1 for none.
   using Id = int64_t;
 
+  bool checkShape();
   void checkPlacement();
   void checkTransferEndpoints();
   void checkEndpoint(Id id);
   void checkCompleteness();
+  void checkNextStep();
   void reportMissing(StringRef what, int64_t stage, int64_t mb);
   void checkComputeDependencies();
   void checkDependenciesOf(Id id);
@@ -111,9 +114,15 @@ private:
                         StringRef action, StringRef why = "");
   void checkTransferMatching();
   void checkDeadlockFreedom(TransferSemantics semantics);
+  void checkComputeOnlyDeadlockFreedom();
   void checkMemoryCap();
 
   const ProgramAction &get(Id id) const { return actions[id]; }
+  /// Whether action `id` belongs to the step the program checks: all do
+  /// but a compute-only program's actions for the next step.
+  bool inStep(Id id) const {
+    return program.explicitTransfers || get(id).part != StepPart::next;
+  }
   ProgramSite site(Id id) const { return {rankOf[id], id - begin[rankOf[id]]}; }
   /// Whether `first` runs before `second` on the same rank.
   bool precedes(Id first, Id second) const {
@@ -158,6 +167,9 @@ private:
   /// ZeRO-1's reduce-scatter) and all-gathers.
   llvm::DenseMap<int64_t, SmallVector<Id, 1>> optimizerSteps, allReduces,
       allGathers;
+  /// Of a compute-only program, how often each (stage, mb) is forwarded for
+  /// the next step and in the first step only.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> nextStep, firstOnly;
   int numMissing = 0;
   std::vector<Violation> violations;
 };
@@ -186,6 +198,12 @@ ProgramChecker::ProgramChecker(const Program &program)
       Id id = actions.size();
       actions.push_back(action);
       rankOf.push_back(rank);
+      if (!program.explicitTransfers && action.part != StepPart::every) {
+        auto &count = action.part == StepPart::next ? nextStep : firstOnly;
+        ++count[{action.stage, action.mb}];
+        if (action.part == StepPart::next)
+          continue;
+      }
       switch (action.kind) {
       case Kind::compute:
         computes.insertFirst(
@@ -216,6 +234,9 @@ ProgramChecker::ProgramChecker(const Program &program)
 }
 
 std::vector<Violation> ProgramChecker::run() {
+  // Nothing else can be looked up in a program of the wrong shape.
+  if (!checkShape())
+    return std::move(violations);
   checkPlacement();
   checkTransferEndpoints();
   bool wellPlaced = violations.empty();
@@ -233,8 +254,10 @@ std::vector<Violation> ProgramChecker::run() {
   size_t beforeMatching = violations.size();
   checkTransferMatching();
   bool matched = violations.size() == beforeMatching;
+  if (!program.explicitTransfers)
+    checkComputeOnlyDeadlockFreedom();
   // An unmatched receive blocks forever; that is not news.
-  if (matched)
+  else if (matched)
     checkDeadlockFreedom(TransferSemantics::async);
   if (matched && violations.empty() &&
       program.semantics == TransferSemantics::rendezvous)
@@ -244,8 +267,42 @@ std::vector<Violation> ProgramChecker::run() {
 }
 
 //===----------------------------------------------------------------------===//
-// Placement and transfer endpoints
+// Shape, placement and transfer endpoints
 //===----------------------------------------------------------------------===//
+
+/// Costs that describe the program, every stage on one of its ranks, every
+/// action within its stages and micro-batches.
+bool ProgramChecker::checkShape() {
+  int64_t numRanks = program.getNumRanks();
+  if (program.cost) {
+    std::string wrong = program.cost->check(numStages, numMicrobatches);
+    if (!wrong.empty())
+      fail(ProgramSite{}, wrong, /*aboutOp=*/false);
+  }
+  if (static_cast<int64_t>(program.stageRank.size()) != numStages)
+    fail(ProgramSite{},
+         llvm::formatv("the placement has {0} stages, expected {1}",
+                       program.stageRank.size(), numStages),
+         /*aboutOp=*/false);
+  for (auto [stage, rank] : llvm::enumerate(program.stageRank))
+    if (rank < 0 || rank >= numRanks)
+      fail(ProgramSite{},
+           llvm::formatv("stage {0} is placed on rank {1}, but there are {2} "
+                         "ranks",
+                         stage, rank, numRanks),
+           /*aboutOp=*/false);
+  for (Id id = 0, e = actions.size(); id < e; ++id) {
+    const ProgramAction &action = get(id);
+    if (action.kind != Kind::other &&
+        (action.stage < 0 || action.stage >= numStages || action.mb < 0 ||
+         action.mb >= numMicrobatches))
+      fail(id, llvm::formatv("rank {0} runs {1}, but there are {2} stages and "
+                             "{3} micro-batches",
+                             rankOf[id], describe(action), numStages,
+                             numMicrobatches));
+  }
+  return violations.empty();
+}
 
 void ProgramChecker::checkPlacement() {
   for (Id id = 0, e = actions.size(); id < e; ++id) {
@@ -319,7 +376,7 @@ void ProgramChecker::reportMissing(StringRef what, int64_t stage, int64_t mb) {
 void ProgramChecker::checkCompleteness() {
   for (Id id = 0, e = actions.size(); id < e; ++id) {
     const ProgramAction &action = get(id);
-    if (action.kind != Kind::compute)
+    if (action.kind != Kind::compute || !inStep(id))
       continue;
     Id first = lookupCompute(action.phase, action.stage, action.mb);
     if (first != id)
@@ -335,6 +392,12 @@ void ProgramChecker::checkCompleteness() {
       Id weight = lookupCompute(Phase::backward_weight, stage, mb);
       if (forward < 0)
         reportMissing("forward", stage, mb);
+      if (nextStep.lookup({stage, mb}) != firstOnly.lookup({stage, mb}))
+        fail(ProgramSite{program.stageRank[stage], -1},
+             describe(Phase::forward, stage, mb) +
+                 " runs in the first step only but is not run for the next "
+                 "step, or the other way",
+             /*aboutOp=*/false);
       if (fused >= 0 && (input >= 0 || weight >= 0)) {
         Id split = input >= 0 ? input : weight;
         if (weight >= 0 && weight < split)
@@ -401,7 +464,7 @@ void ProgramChecker::checkDependenciesOf(Id id) {
       return;
     if (stageRank[stage - 1] == stageRank[stage])
       checkRunsAfter(id, lookupCompute(Phase::forward, stage - 1, mb));
-    else
+    else if (program.explicitTransfers)
       checkReceivedBefore(id, TransferKind::activation, stage - 1);
     return;
   case Phase::backward_input:
@@ -411,7 +474,7 @@ void ProgramChecker::checkDependenciesOf(Id id) {
       return;
     if (stageRank[stage + 1] == stageRank[stage])
       checkRunsAfter(id, lookupBackward(stage + 1, mb));
-    else
+    else if (program.explicitTransfers)
       checkReceivedBefore(id, TransferKind::gradient, stage + 1);
     return;
   case Phase::backward_weight:
@@ -424,7 +487,7 @@ void ProgramChecker::checkComputeDependencies() {
   for (Id id = 0, e = actions.size(); id < e; ++id) {
     const ProgramAction &op = get(id);
     // Duplicates are reported as such.
-    if (op.kind == Kind::compute &&
+    if (op.kind == Kind::compute && inStep(id) &&
         lookupCompute(op.phase, op.stage, op.mb) == id)
       checkDependenciesOf(id);
   }
@@ -437,6 +500,13 @@ void ProgramChecker::checkSliceOrder() {
   int64_t k = program.numSlices;
   if (k < 2)
     return;
+  if (numMicrobatches % k != 0) {
+    fail(ProgramSite{},
+         llvm::formatv("{0} units are not {1} slices of whole micro-batches",
+                       numMicrobatches, k),
+         /*aboutOp=*/false);
+    return;
+  }
   auto name = [&](Id id) {
     const ProgramAction &op = get(id);
     return llvm::formatv("{0} of stage {1} mb {2} (micro-batch {3} slice {4})",
@@ -447,7 +517,8 @@ void ProgramChecker::checkSliceOrder() {
   for (Id id = 0, e = actions.size(); id < e; ++id) {
     const ProgramAction &op = get(id);
     int64_t stage = op.stage, mb = op.mb;
-    if (op.kind != Kind::compute || lookupCompute(op.phase, stage, mb) != id)
+    if (op.kind != Kind::compute || !inStep(id) ||
+        lookupCompute(op.phase, stage, mb) != id)
       continue; // Duplicates are reported as such.
     Id dep = -1;
     StringRef why;
@@ -700,6 +771,40 @@ void ProgramChecker::checkDeadlockFreedom(TransferSemantics semantics) {
   violations.push_back(std::move(violation));
 }
 
+/// A compute-only program: each compute waits for its inputs, from other
+/// ranks too; a rank that waits forever waits for an input computed after
+/// it.
+void ProgramChecker::checkComputeOnlyDeadlockFreedom() {
+  SmallVector<SmallVector<ScheduledAction>> step;
+  std::vector<Id> ids;
+  for (int64_t rank = 0, e = program.getNumRanks(); rank < e; ++rank) {
+    step.emplace_back();
+    for (Id id = begin[rank]; id < begin[rank + 1]; ++id)
+      if (inStep(id)) {
+        step.back().push_back({get(id).phase, get(id).stage, get(id).mb});
+        ids.push_back(id);
+      }
+  }
+  ScheduleTiming timing(numStages, numMicrobatches);
+  ActionCosts costs(program.cost ? *program.cost
+                                 : StageCosts::getUnit(numStages));
+  if (succeeded(timing.runComputeOnly(step, program.stageRank, costs,
+                                      /*recordIntervals=*/false)))
+    return;
+  std::string message = "the ranks wait forever:";
+  std::optional<Id> first;
+  for (int64_t rank = 0, e = program.getNumRanks(); rank < e; ++rank) {
+    std::optional<int64_t> blocked = timing.getBlockedAction(rank);
+    if (!blocked)
+      continue;
+    first = first.value_or(ids[*blocked]);
+    message += " rank " + std::to_string(rank) + " at " +
+               describe(get(ids[*blocked])) + ",";
+  }
+  fail(*first, message + " whose inputs are never computed before them")
+      .aboutOp = false;
+}
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
@@ -716,9 +821,11 @@ void ProgramChecker::checkMemoryCap() {
     double held =
         program.staticMemory.empty() ? 0.0 : program.staticMemory[rank];
     auto delta = [&](const ProgramAction &action) {
-      return action.kind == Kind::compute
-                 ? costs.memoryDelta(action.phase, action.stage, action.mb)
-                 : 0.0;
+      bool counted =
+          action.kind == Kind::compute &&
+          (program.explicitTransfers || action.part != StepPart::next);
+      return counted ? costs.memoryDelta(action.phase, action.stage, action.mb)
+                     : 0.0;
     };
     MemoryPeak peak = findMemoryPeak(program.ranks[rank], delta, cap - held);
     if (held + peak.peak <= cap + 1e-9)

@@ -53,6 +53,12 @@ struct Program {
   /// gradients summed with reduce-scatter and weights spread by all-gather).
   int64_t numReplicas = 1;
   int64_t zeroStage = 0;
+  /// Whether the ranks move data with sends and receives (a schedule after
+  /// pp-insert-transfers). Without them (a generated schedule) the ranks
+  /// hold compute actions only, each waits for its inputs from other ranks
+  /// itself, and the actions for the next step (no-flush schedules) belong
+  /// to the next run: they must be the forwards the first step alone runs.
+  bool explicitTransfers = true;
 
   int64_t getNumRanks() const { return ranks.size(); }
 };
@@ -85,16 +91,17 @@ struct Violation {
   llvm::SmallVector<Note, 1> notes;
 };
 
-/// Every way `program` is wrong, in a fixed order: every action on its
-/// stage's rank, transfers between neighbouring stages on different ranks,
-/// each forward and backward (fused, or B and W) of every stage and
-/// micro-batch exactly once, every action after what it depends on (its
-/// inputs, sequence slices, the gradients a collective or optimizer step
-/// uses), ZeRO's collectives where the program asks for them, each transfer
-/// matched, the ranks running to the end (deadlock freedom, under rendezvous
-/// semantics too where the program runs with them) and no rank above its
-/// memory cap. Checks whose answer would only repeat an earlier violation
-/// are skipped. Empty for a correct program.
+/// Every way `program` is wrong, in a fixed order: costs, placement and
+/// actions within the program's stages, ranks and micro-batches (nothing
+/// else is checked otherwise), every action on its stage's rank, transfers
+/// between neighbouring stages on different ranks, each forward and backward
+/// (fused, or B and W) of every stage and micro-batch exactly once, every
+/// action after what it depends on (its inputs, sequence slices, the gradients
+/// a collective or optimizer step uses), ZeRO's collectives where the program
+/// asks for them, each transfer matched, the ranks running to the end (deadlock
+/// freedom, under rendezvous semantics too where the program runs with them)
+/// and no rank above its memory cap. Checks whose answer would only repeat an
+/// earlier violation are skipped. Empty for a correct program.
 std::vector<Violation> verify(const Program &program);
 
 } // namespace mlir::pp::sched
