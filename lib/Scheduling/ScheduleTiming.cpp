@@ -311,14 +311,19 @@ SmallVector<int64_t> ScheduleTiming::getWaitChain() const {
   int64_t rank = 0;
   while (rank < getNumRanks() && !getBlockedAction(rank))
     ++rank;
+  // A rank that finished ends the chain: under rendezvous semantics a send
+  // to it waits for a receive it never reaches.
+  auto isBlocked = [&](int64_t rank) {
+    return rank >= 0 && rank < getNumRanks() && getBlockedAction(rank);
+  };
   llvm::SmallDenseSet<int64_t> seen;
-  while (rank >= 0 && rank < getNumRanks() && seen.insert(rank).second) {
+  while (isBlocked(rank) && seen.insert(rank).second) {
     chain.push_back(rank);
     if (waitsForever(rank))
       return chain;
     rank = actions[*getBlockedAction(rank)].peer;
   }
-  if (rank >= 0 && rank < getNumRanks())
+  if (isBlocked(rank))
     chain.push_back(rank);
   return chain;
 }

@@ -707,20 +707,18 @@ void ProgramChecker::checkTransferMatching() {
 // Deadlock freedom
 //===----------------------------------------------------------------------===//
 
-/// Runs the step's actions (not the next step's) in the timing model; on a
-/// deadlock, reports it at the transfer the lowest blocked rank waits at,
-/// naming the chain of ranks that wait for each other, with a note at each
-/// other blocked transfer in the chain.
+/// Runs the step's actions (not the next step's) in the timing model and
+/// reports a deadlock.
 void ProgramChecker::checkDeadlockFreedom(TransferSemantics semantics) {
   std::vector<TimedAction> timed;
-  std::vector<Id> ids;
+  std::vector<ProgramSite> sites;
   SmallVector<int64_t> rankBegin = {0};
   for (int64_t rank = 0, e = program.getNumRanks(); rank < e; ++rank) {
     for (Id id = begin[rank]; id < begin[rank + 1]; ++id) {
       if (get(id).part == StepPart::next)
         continue;
       timed.push_back(get(id));
-      ids.push_back(id);
+      sites.push_back(site(id));
     }
     rankBegin.push_back(timed.size());
   }
@@ -729,46 +727,11 @@ void ProgramChecker::checkDeadlockFreedom(TransferSemantics semantics) {
   if (succeeded(
           timing.run(ActionCosts(StageCosts::getUnit(numStages)), semantics)))
     return;
-  auto blocked = [&](int64_t rank) {
-    return ids[*timing.getBlockedAction(rank)];
-  };
-  SmallVector<int64_t> chain = timing.getWaitChain();
-  ArrayRef<int64_t> waiting = chain;
-  if (chain.size() > 1 && llvm::is_contained(waiting.drop_back(), chain.back()))
-    waiting = waiting.drop_back();
-  Id first = blocked(waiting.front());
-  std::string message =
-      llvm::formatv("deadlock: rank {0} waits at this "
-                    "'pp.{1}'",
-                    waiting.front(), getOpName(get(first).kind));
-  Violation violation{site(first), "", /*aboutOp=*/false, {}};
-  for (auto [i, rank] : llvm::enumerate(waiting)) {
-    bool neverSent = timing.waitsForever(rank);
-    int64_t peer = get(blocked(rank)).peer;
-    if (i == 0) {
-      message += neverSent ? ", which has no matching 'pp.send'"
-                           : " for rank " + std::to_string(peer);
-      continue;
-    }
-    if (neverSent) {
-      message += ", which waits at a 'pp.recv' that has no matching 'pp.send'";
-      violation.notes.push_back(
-          {site(blocked(rank)), "rank " + std::to_string(rank) +
-                                    " waits here for a 'pp.send' that never "
-                                    "comes"});
-      continue;
-    }
-    message += ", which waits for rank " + std::to_string(peer);
-    violation.notes.push_back(
-        {site(blocked(rank)),
-         llvm::formatv("rank {0} waits here for rank {1}", rank, peer)});
-  }
-  violation.message = std::move(message);
+  violations.push_back(getDeadlock(timing, sites));
   if (semantics == TransferSemantics::rendezvous)
-    violation.notes.push_back(
+    violations.back().notes.push_back(
         {ProgramSite{}, "the ranks wait for each other only with rendezvous "
                         "transfers, where a send waits for its receive"});
-  violations.push_back(std::move(violation));
 }
 
 /// A compute-only program: each compute waits for its inputs, from other
@@ -848,6 +811,47 @@ void ProgramChecker::checkMemoryCap() {
          message + ", above the schedule's memory_cap of " +
              formatQuantity(cap));
   }
+}
+
+Violation mlir::pp::sched::getDeadlock(const ScheduleTiming &timing,
+                                       ArrayRef<ProgramSite> sites) {
+  // The action `rank` is blocked at, by its index among all actions.
+  auto blocked = [&](int64_t rank) { return *timing.getBlockedAction(rank); };
+  auto get = [&](int64_t rank) -> const TimedAction & {
+    return timing.getActions(rank)[blocked(rank) - timing.getFirstAction(rank)];
+  };
+  SmallVector<int64_t> chain = timing.getWaitChain();
+  ArrayRef<int64_t> waiting = chain;
+  if (chain.size() > 1 && llvm::is_contained(waiting.drop_back(), chain.back()))
+    waiting = waiting.drop_back();
+  int64_t first = waiting.front();
+  std::string message =
+      llvm::formatv("deadlock: rank {0} waits at this 'pp.{1}'", first,
+                    getOpName(get(first).kind));
+  Violation violation{sites[blocked(first)], "", /*aboutOp=*/false, {}};
+  for (auto [i, rank] : llvm::enumerate(waiting)) {
+    bool neverSent = timing.waitsForever(rank);
+    int64_t peer = get(rank).peer;
+    if (i == 0) {
+      message += neverSent ? ", which has no matching 'pp.send'"
+                           : " for rank " + std::to_string(peer);
+      continue;
+    }
+    ProgramSite at = sites[blocked(rank)];
+    if (neverSent) {
+      message += ", which waits at a 'pp.recv' that has no matching 'pp.send'";
+      violation.notes.push_back(
+          {at, llvm::formatv("rank {0} waits here for a 'pp.send' that never "
+                             "comes",
+                             rank)});
+      continue;
+    }
+    message += ", which waits for rank " + std::to_string(peer);
+    violation.notes.push_back(
+        {at, llvm::formatv("rank {0} waits here for rank {1}", rank, peer)});
+  }
+  violation.message = std::move(message);
+  return violation;
 }
 
 std::vector<Violation> mlir::pp::sched::verify(const Program &program) {

@@ -145,6 +145,21 @@ TEST(ProgramVerify, RejectsDeadlock) {
   EXPECT_EQ(violations[0].notes[0].site, (ProgramSite{1, 0}));
 }
 
+TEST(ProgramVerify, DeadlockAtSendToFinishedRank) {
+  // Under rendezvous semantics rank 0's send waits for a receive rank 1,
+  // which has finished, never reaches.
+  ScheduleTiming timing(2, 1);
+  timing.setActions({transfer(Kind::send, TransferKind::activation, 0, 0, 1)},
+                    {0, 1, 1});
+  ASSERT_TRUE(failed(timing.run(ActionCosts(StageCosts::getUnit(2)),
+                                TransferSemantics::rendezvous)));
+  Violation deadlock = getDeadlock(timing, {ProgramSite{0, 0}});
+  EXPECT_EQ(deadlock.message,
+            "deadlock: rank 0 waits at this 'pp.send' for rank 1");
+  EXPECT_EQ(deadlock.site, (ProgramSite{0, 0}));
+  EXPECT_TRUE(deadlock.notes.empty());
+}
+
 TEST(ProgramVerify, RejectsMemoryOverCap) {
   // Rank 0 holds one unit of activation after its forward.
   Program program = getTwoStages();

@@ -104,6 +104,14 @@ struct Violation {
 /// earlier violation are skipped. Empty for a correct program.
 std::vector<Violation> verify(const Program &program);
 
+/// After a run of `timing` (actions set by setActions) that deadlocked, the
+/// deadlock: at the transfer the lowest blocked rank waits at, naming the
+/// chain of ranks that wait for each other, with a note at each other
+/// blocked transfer in the chain. `sites[i]` is where the timing's action i
+/// is in the program.
+Violation getDeadlock(const ScheduleTiming &timing,
+                      ArrayRef<ProgramSite> sites);
+
 } // namespace mlir::pp::sched
 
 #endif // PP_SCHEDULING_PROGRAM_H

@@ -483,9 +483,10 @@ public:
 
   /// After a failed run of actions set by setActions, the ranks that wait
   /// for each other, starting at the lowest blocked rank and following
-  /// "waits for" until a rank repeats (which is the last element) or a rank
+  /// "waits for" until a rank repeats (which is the last element), a rank
   /// is reached that can never post the send (its receive has no matching
-  /// send; it is the last element).
+  /// send; it is the last element), or one that finished (a rendezvous
+  /// send's peer that never reaches its receive; it is left out).
   SmallVector<int64_t> getWaitChain() const;
 
 private:

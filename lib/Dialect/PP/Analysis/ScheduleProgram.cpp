@@ -114,16 +114,27 @@ static InFlightDiagnostic emitAt(Operation *op, const Violation &violation) {
   return op->emitError(violation.message);
 }
 
+/// Reports `violation` with its notes, its sites looked up in `sites`.
+static InFlightDiagnostic emitAtSites(const SiteTable &sites,
+                                      const Violation &violation) {
+  InFlightDiagnostic diag = emitAt(sites.lookup(violation.site), violation);
+  for (const Violation::Note &note : violation.notes) {
+    if (note.site)
+      diag.attachNote(sites.lookup(*note.site)->getLoc()) << note.message;
+    else
+      diag.attachNote() << note.message;
+  }
+  return diag;
+}
+
+InFlightDiagnostic mlir::pp::emitViolation(ScheduleOp schedule,
+                                           const Violation &violation) {
+  return emitAtSites(SiteTable(schedule), violation);
+}
+
 void mlir::pp::emitViolations(ScheduleOp schedule,
                               ArrayRef<Violation> violations) {
   SiteTable sites(schedule);
-  for (const Violation &violation : violations) {
-    InFlightDiagnostic diag = emitAt(sites.lookup(violation.site), violation);
-    for (const Violation::Note &note : violation.notes) {
-      if (note.site)
-        diag.attachNote(sites.lookup(*note.site)->getLoc()) << note.message;
-      else
-        diag.attachNote() << note.message;
-    }
-  }
+  for (const Violation &violation : violations)
+    (void)emitAtSites(sites, violation);
 }

@@ -13,6 +13,8 @@
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Scheduling/Program.h"
 
+#include "mlir/IR/Diagnostics.h"
+
 namespace mlir::pp {
 
 /// `op` as an action of a program: its kind, phase or transfer, stage,
@@ -24,6 +26,11 @@ sched::ProgramAction readProgramAction(Operation &op);
 /// what each rank holds besides activations (nothing when empty).
 sched::Program readProgram(ScheduleOp schedule, TransferSemantics semantics,
                            ArrayRef<double> staticMemory = {});
+
+/// Reports `violation` of the program read from `schedule` at its op, for
+/// the caller to add notes to.
+InFlightDiagnostic emitViolation(ScheduleOp schedule,
+                                 const sched::Violation &violation);
 
 /// Reports each of `violations` of the program read from `schedule` at its
 /// op: an action, a rank or the schedule itself.

@@ -1,7 +1,7 @@
 //===- ScheduleSimulator.h - run a pp.schedule in lock step -----*- C++ -*-===//
 //
-// Reads the ranks of a `pp.schedule` into the timing model of
-// ScheduleTiming.h and maps its results back to the ops, so that the
+// Reads the program of a `pp.schedule` (ScheduleProgram.h) into the timing
+// model of ScheduleTiming.h and maps its results back to the ops, so that the
 // verifier (deadlock freedom), pp-simulate and the exporters (timelines)
 // agree on what a schedule does and report it at the actions.
 //
@@ -11,6 +11,7 @@
 #define PP_DIALECT_PP_ANALYSIS_SCHEDULESIMULATOR_H
 
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Scheduling/Program.h"
 #include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -134,8 +135,11 @@ public:
   InFlightDiagnostic emitDeadlockError() const;
 
 private:
-  /// All actions, rank by rank, in the order of `timing`'s.
+  ScheduleOp schedule;
+  /// All actions, rank by rank, in the order of `timing`'s, and where each
+  /// is in the schedule's program.
   std::vector<Operation *> ops;
+  std::vector<sched::ProgramSite> sites;
   sched::ScheduleTiming timing;
   sched::ActionCosts unitCosts;
 };
