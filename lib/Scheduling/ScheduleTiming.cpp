@@ -157,10 +157,9 @@ void ActionCosts::replaceZeroDurations(double duration) {
 //===----------------------------------------------------------------------===//
 
 int64_t TimedAction::getProducerStage() const {
-  // An activation flows from s to s + 1, a gradient from s to s - 1.
   if (kind == Kind::send)
     return stage;
-  return transfer == TransferKind::activation ? stage - 1 : stage + 1;
+  return getNeighbourStage(transfer, /*isSend=*/false, stage);
 }
 
 //===----------------------------------------------------------------------===//

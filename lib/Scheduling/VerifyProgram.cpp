@@ -26,13 +26,6 @@ static constexpr int kMaxMissingReports = 16;
 
 namespace {
 
-/// The stage on the other end of a transfer whose local stage is `stage`: an
-/// activation flows from s to s + 1, a gradient from s to s - 1.
-int64_t getNeighbourStage(TransferKind kind, bool isSend, int64_t stage) {
-  bool towardsLaterStage = (kind == TransferKind::activation) == isSend;
-  return towardsLaterStage ? stage + 1 : stage - 1;
-}
-
 /// The tensor a send or receive moves: its kind, producer stage and
 /// micro-batch. A send and a receive match if and only if their keys do.
 ActionKey getTransferKey(const ProgramAction &action) {

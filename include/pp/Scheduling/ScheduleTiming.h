@@ -206,6 +206,15 @@ struct TimedAction {
   int64_t getProducerStage() const;
 };
 
+/// The stage on the other end of a transfer whose local stage is `stage`: an
+/// activation flows from s to s + 1, a gradient from s to s - 1. May be out
+/// of range (-1 or the number of stages) for a malformed transfer.
+inline int64_t getNeighbourStage(TransferKind kind, bool isSend,
+                                 int64_t stage) {
+  bool towardsLaterStage = (kind == TransferKind::activation) == isSend;
+  return towardsLaterStage ? stage + 1 : stage - 1;
+}
+
 /// How long `action` takes under `costs`.
 inline double getDuration(const ActionCosts &costs, const TimedAction &action) {
   switch (action.kind) {
