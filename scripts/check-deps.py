@@ -11,8 +11,12 @@ Fails, naming each offending file and line, when
   - the runtime includes MLIR, LLVM or compiler headers;
   - the shared ABI header (include/pp-abi) includes anything but C's own;
   - a compiler layer includes a pp header of a layer above it
-    (docs/Architecture.md): the dialect's IR includes only itself, the
-    scheduling library and the stage-code passes only themselves and the IR.
+    (docs/Architecture.md): the scheduling library includes only itself, the
+    dialect's IR only itself and the schedule enums, the stage-code passes
+    only themselves and the IR;
+  - the scheduling library's CMake names a library or TableGen target of the
+    dialect; with --scheduling-lib and --dialect-lib, also when the built
+    library has an undefined symbol that only the dialect defines.
 """
 
 import argparse
@@ -35,10 +39,10 @@ COMPILER_FOLDERS = ("lib", "include/pp", "tools/pp-compile", "tools/pp-opt",
                     "tools/pp-translate")
 # The compiler's lower layers: (folders, the pp headers they may include).
 COMPILER_LAYERS = (
-    (("include/pp/Dialect/PP/IR", "lib/Dialect/PP/IR"),
-     ("pp/Dialect/PP/IR/",)),
     (("include/pp/Scheduling", "lib/Scheduling"),
-     ("pp/Scheduling/", "pp/Dialect/PP/IR/")),
+     ("pp/Scheduling/",)),
+    (("include/pp/Dialect/PP/IR", "lib/Dialect/PP/IR"),
+     ("pp/Dialect/PP/IR/", "pp/Scheduling/ScheduleEnums.")),
     (("include/pp/StageCode", "lib/StageCode"),
      ("pp/StageCode/", "pp/Dialect/PP/IR/")),
 )
@@ -124,6 +128,30 @@ def check_core_symbols(nm, core_lib, driver_lib, problems):
                         "defines: the core must link without the driver")
 
 
+def check_scheduling_cmake(root, problems):
+    """The scheduling library's CMake names no target of the dialect."""
+    dialect_target = re.compile(r"\bMLIRPP\w*")
+    for path in files_under(root, "lib/Scheduling", ("CMakeLists.txt",)):
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                match = dialect_target.search(line.split("#", 1)[0])
+                if match:
+                    rel = os.path.relpath(path, root)
+                    problems.append(
+                        f"{rel}:{number}: names '{match.group(0)}': the "
+                        "scheduling library links and depends on nothing of "
+                        "the dialect")
+
+
+def check_scheduling_symbols(nm, scheduling_lib, dialect_lib, problems):
+    sched_defined, sched_undefined = symbols(nm, scheduling_lib)
+    dialect_defined, _ = symbols(nm, dialect_lib)
+    for name in sorted((sched_undefined - sched_defined) & dialect_defined):
+        problems.append(f"{scheduling_lib}: needs '{name}', which only the "
+                        "dialect defines: the scheduling library must link "
+                        "without the dialect")
+
+
 def check_cmake_include_dirs(root, problems):
     """The compiler's CMake files never add the runtime's include paths."""
     listed = [os.path.join(root, "CMakeLists.txt")]
@@ -147,6 +175,9 @@ def main():
                                                   ".."))
     p.add_argument("--core-lib", help="the built core (libpprt_core.a)")
     p.add_argument("--driver-lib", help="the built driver (libpprt_driver.a)")
+    p.add_argument("--scheduling-lib",
+                   help="the built scheduling library (libPPScheduling.a)")
+    p.add_argument("--dialect-lib", help="the built dialect (libMLIRPP.a)")
     p.add_argument("--nm", default="nm")
     args = p.parse_args()
     root = os.path.abspath(args.root)
@@ -181,8 +212,12 @@ def main():
                 + " and ".join(allowed) + " (docs/Architecture.md)", problems)
     check_core_calls(root, problems)
     check_cmake_include_dirs(root, problems)
+    check_scheduling_cmake(root, problems)
     if args.core_lib and args.driver_lib:
         check_core_symbols(args.nm, args.core_lib, args.driver_lib, problems)
+    if args.scheduling_lib and args.dialect_lib:
+        check_scheduling_symbols(args.nm, args.scheduling_lib,
+                                 args.dialect_lib, problems)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

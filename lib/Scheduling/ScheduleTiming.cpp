@@ -165,10 +165,9 @@ void ActionCosts::replaceZeroDurations(double duration) {
 //===----------------------------------------------------------------------===//
 
 int64_t TimedAction::getProducerStage() const {
-  // An activation flows from s to s + 1, a gradient from s to s - 1.
   if (kind == Kind::send)
     return stage;
-  return transfer == TransferKind::activation ? stage - 1 : stage + 1;
+  return getNeighbourStage(transfer, /*isSend=*/false, stage);
 }
 
 //===----------------------------------------------------------------------===//
@@ -320,14 +319,19 @@ SmallVector<int64_t> ScheduleTiming::getWaitChain() const {
   int64_t rank = 0;
   while (rank < getNumRanks() && !getBlockedAction(rank))
     ++rank;
+  // A rank that finished ends the chain: under rendezvous semantics a send
+  // to it waits for a receive it never reaches.
+  auto isBlocked = [&](int64_t rank) {
+    return rank >= 0 && rank < getNumRanks() && getBlockedAction(rank);
+  };
   llvm::SmallDenseSet<int64_t> seen;
-  while (rank >= 0 && rank < getNumRanks() && seen.insert(rank).second) {
+  while (isBlocked(rank) && seen.insert(rank).second) {
     chain.push_back(rank);
     if (waitsForever(rank))
       return chain;
     rank = actions[*getBlockedAction(rank)].peer;
   }
-  if (rank >= 0 && rank < getNumRanks())
+  if (isBlocked(rank))
     chain.push_back(rank);
   return chain;
 }

@@ -8,6 +8,7 @@
 #include "pp/Scheduling/StepPlanner.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 
 #include <algorithm>
 #include <map>

@@ -133,6 +133,6 @@ def test_seq1f1b_closed_form(pp):
     s = pp.schedule("seq1f1b", num_stages=4, num_microbatches=8, slices=4)
     assert s.num_microbatches == 32
     assert s.simulate().makespan == (32 + 3) * 3 / 4
-    with pytest.raises(pp.Error, match="invalid schedule: the backward of "
+    with pytest.raises(pp.Error, match="invalid schedule: backward of "
                        "stage 0 mb 0 .micro-batch 0 slice 0. runs before"):
         pp.schedule("1f1b", num_stages=2, num_microbatches=2, slices=2)

@@ -185,8 +185,7 @@ TEST(ScheduleVerify, RejectsMissingAction) {
   GeneratedSchedule schedule = generate("1f1b", problem);
   schedule.ranks[1].pop_back(); // the last backward of stage 1
   EXPECT_EQ(message(verify(problem, schedule)),
-            "backward_input stage 1 mb 1 is missing (and there is no fused "
-            "backward)");
+            "missing backward of stage 1 micro-batch 1");
 }
 
 TEST(ScheduleVerify, RejectsDuplicateAction) {
@@ -194,7 +193,7 @@ TEST(ScheduleVerify, RejectsDuplicateAction) {
   GeneratedSchedule schedule = generate("gpipe", problem);
   schedule.ranks[0].push_back(schedule.ranks[0].front());
   EXPECT_EQ(message(verify(problem, schedule)),
-            "forward stage 0 mb 0 runs more than once");
+            "duplicate forward of stage 0 micro-batch 0");
 }
 
 TEST(ScheduleVerify, RejectsDependencyViolation) {
@@ -203,9 +202,27 @@ TEST(ScheduleVerify, RejectsDependencyViolation) {
   GeneratedSchedule schedule = generate("gpipe", problem);
   std::swap(schedule.ranks[1][0], schedule.ranks[1][1]);
   EXPECT_EQ(message(verify(problem, schedule)),
-            "the ranks wait forever: rank 0 at backward stage 0 mb 0, rank 1 "
-            "at backward stage 1 mb 0, whose inputs are never computed before "
-            "them");
+            "backward of stage 1 micro-batch 0 runs before the forward of "
+            "stage 1 micro-batch 0 it depends on");
+}
+
+TEST(ScheduleVerify, RejectsRanksWaitingForEachOther) {
+  // Stages 0 and 2 on rank 0, stage 1 on rank 1: rank 0 runs the forward of
+  // stage 2 first, whose input stage 1 computes from stage 0's forward.
+  ScheduleProblem problem{3, 1, 2};
+  GeneratedSchedule schedule;
+  schedule.stageRank = {0, 1, 0};
+  schedule.ranks = {{{Phase::forward, 2, 0},
+                     {Phase::forward, 0, 0},
+                     {Phase::backward, 2, 0},
+                     {Phase::backward, 0, 0}},
+                    {{Phase::forward, 1, 0}, {Phase::backward, 1, 0}}};
+  EXPECT_EQ(message(verify(problem, schedule)),
+            "the ranks wait forever: rank 0 at forward of stage 2 "
+            "micro-batch 0, rank 1 at forward of stage 1 micro-batch 0, "
+            "whose inputs are never computed before them");
+  std::swap(schedule.ranks[0][0], schedule.ranks[0][1]);
+  EXPECT_EQ(message(verify(problem, schedule)), "");
 }
 
 TEST(ScheduleVerify, RejectsActionOffItsRank) {
@@ -213,18 +230,19 @@ TEST(ScheduleVerify, RejectsActionOffItsRank) {
   GeneratedSchedule schedule = generate("gpipe", problem);
   schedule.stageRank = {0, 0};
   EXPECT_EQ(message(verify(problem, schedule)),
-            "rank 1 runs forward stage 1 mb 0, but stage 1 is placed on rank "
-            "0");
+            "forward of stage 1 micro-batch 0 is on rank 1, but stage 1 is "
+            "placed on rank 0");
 }
 
 TEST(ScheduleVerify, RejectsMemoryOverCap) {
-  // GPipe holds all 4 micro-batches on rank 0; its cap is 2.
+  // GPipe holds all 4 micro-batches on rank 0; its cap of 2 is passed at
+  // the third.
   ScheduleProblem problem{2, 4, 2};
   GeneratedSchedule schedule = generate("gpipe", problem);
   problem.memoryCap = {2.0, 4.0};
   EXPECT_EQ(message(verify(problem, schedule)),
-            "rank 0 holds 4 units of activation memory, over its memory cap "
-            "of 2");
+            "leaves rank 0 holding 3 units of activation memory, above the "
+            "schedule's memory_cap of 2");
 }
 
 TEST(ScheduleGenerators, RejectProblemsWithReasons) {
@@ -320,14 +338,16 @@ TEST(ScheduleVerify, RejectsSlicesOutOfOrder) {
   // 1F1B over the units runs slice 0's backward before slice 1's.
   GeneratedSchedule oneFOneB = generate("1f1b", problem);
   EXPECT_EQ(message(verify(problem, oneFOneB)),
-            "the backward of stage 0 mb 0 (micro-batch 0 slice 0) runs "
-            "before that of slice 1");
+            "backward of stage 0 mb 0 (micro-batch 0 slice 0) runs before the "
+            "backward of stage 0 mb 1 (micro-batch 0 slice 1), which yields "
+            "its keys' and values' gradients");
   // Stage 1 forwards slice 1 before slice 0: F1 F0 B1 ...
   GeneratedSchedule schedule = generate("seq1f1b", problem);
   std::swap(schedule.ranks[1][0], schedule.ranks[1][1]);
   EXPECT_EQ(message(verify(problem, schedule)),
-            "the forward of stage 1 mb 1 (micro-batch 0 slice 1) runs before "
-            "that of slice 0");
+            "forward of stage 1 mb 1 (micro-batch 0 slice 1) runs before the "
+            "forward of stage 1 mb 0 (micro-batch 0 slice 0), whose keys and "
+            "values its attention reads");
 }
 
 TEST(ExactSearch, FindsKnownOptimum) {

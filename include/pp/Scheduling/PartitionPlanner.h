@@ -12,7 +12,7 @@
 #ifndef PP_SCHEDULING_PARTITIONPLANNER_H
 #define PP_SCHEDULING_PARTITIONPLANNER_H
 
-#include "pp/Dialect/PP/IR/PPEnums.h"
+#include "pp/Scheduling/ScheduleEnums.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"

@@ -68,12 +68,6 @@ struct ScheduleProblem {
   }
 };
 
-/// The steps of a run an action runs in: every step, or for no-flush
-/// schedules the first step only (the warm-up) or every step but the last,
-/// on the next step's micro-batch (the `first_step` and `next_step` of a
-/// `pp.compute`).
-enum class StepPart { every, firstOnly, next };
-
 /// One compute action of a rank.
 struct ScheduledAction {
   Phase phase;
@@ -126,13 +120,14 @@ private:
   std::string message;
 };
 
-/// Checks `schedule` against `problem` without IR: the placement (every
-/// stage on a rank, every rank with its stages' actions only), that each
-/// forward and backward (fused, or B and W) of every stage and micro-batch
-/// runs exactly once, that the ranks run to the end when each action waits
-/// for its inputs (dependencies, deadlock freedom), that sequence slices run
-/// in order, and that no rank holds more activation memory than its cap.
-/// The error names the first problem.
+/// Checks `schedule` against `problem` without IR, as the compute-only
+/// program it is (`verify(Program)`, Program.h): the placement (every stage
+/// on a rank, every rank with its stages' actions only), that each forward
+/// and backward (fused, or B and W) of every stage and micro-batch runs
+/// exactly once, that the ranks run to the end when each action waits for
+/// its inputs (dependencies, deadlock freedom), that sequence slices run in
+/// order, and that no rank holds more activation memory than its cap. The
+/// error names the first problem.
 llvm::Error verify(const ScheduleProblem &problem,
                    const GeneratedSchedule &schedule);
 

@@ -32,10 +32,11 @@
 #ifndef PP_SCHEDULING_SCHEDULETIMING_H
 #define PP_SCHEDULING_SCHEDULETIMING_H
 
-#include "pp/Dialect/PP/IR/PPDialect.h"
-#include "pp/Dialect/PP/IR/PPEnums.h"
+#include "pp/Scheduling/ScheduleEnums.h"
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -216,6 +217,15 @@ struct TimedAction {
   /// The stage whose result a send or receive moves.
   int64_t getProducerStage() const;
 };
+
+/// The stage on the other end of a transfer whose local stage is `stage`: an
+/// activation flows from s to s + 1, a gradient from s to s - 1. May be out
+/// of range (-1 or the number of stages) for a malformed transfer.
+inline int64_t getNeighbourStage(TransferKind kind, bool isSend,
+                                 int64_t stage) {
+  bool towardsLaterStage = (kind == TransferKind::activation) == isSend;
+  return towardsLaterStage ? stage + 1 : stage - 1;
+}
 
 /// How long `action` takes under `costs`.
 inline double getDuration(const ActionCosts &costs, const TimedAction &action) {
@@ -498,9 +508,10 @@ public:
 
   /// After a failed run of actions set by setActions, the ranks that wait
   /// for each other, starting at the lowest blocked rank and following
-  /// "waits for" until a rank repeats (which is the last element) or a rank
+  /// "waits for" until a rank repeats (which is the last element), a rank
   /// is reached that can never post the send (its receive has no matching
-  /// send; it is the last element).
+  /// send; it is the last element), or one that finished (a rendezvous
+  /// send's peer that never reaches its receive; it is left out).
   SmallVector<int64_t> getWaitChain() const;
 
 private:

@@ -718,7 +718,7 @@ void RuntimeProgramBuilder::emitTransfer(bool isSend, TransferKind kind,
   // Activations are named by the stage that produces them, gradients by the
   // stage whose output they differentiate: the receiver.
   bool activation = kind == TransferKind::activation;
-  int64_t other = getNeighbourStage(kind, isSend, stage);
+  int64_t other = sched::getNeighbourStage(kind, isSend, stage);
   int64_t receiver = isSend ? other : stage;
   int64_t named = activation ? (isSend ? stage : other) : receiver;
   SlotKind carried = activation ? SlotKind::Activation : SlotKind::Gradient;

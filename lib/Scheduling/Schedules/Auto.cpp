@@ -25,6 +25,7 @@
 #include "pp/Scheduling/ZeroBubbleGreedy.h"
 
 #include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"

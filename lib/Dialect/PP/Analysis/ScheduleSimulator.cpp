@@ -1,69 +1,36 @@
 //===- ScheduleSimulator.cpp - run a pp.schedule in lock step -------------===//
 //
-// Reads schedule ops into the timing model and reports its deadlocks at
-// the ops.
+// Reads a schedule's program (ScheduleProgram.h) into the timing model and
+// reports its deadlocks at the ops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
-
-#include "llvm/ADT/TypeSwitch.h"
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
 
 using namespace mlir;
 using namespace mlir::pp;
 using namespace mlir::pp::sched;
 
-/// `op` as the timing model sees it.
-static TimedAction getTimedAction(Operation &op) {
-  TimedAction action;
-  llvm::TypeSwitch<Operation *>(&op)
-      .Case([&](ComputeOp compute) {
-        action = TimedAction::getCompute(compute.getPhase(), compute.getStage(),
-                                         compute.getMb());
-        action.overlapped = static_cast<bool>(compute.getOverlapPartner());
-      })
-      .Case<SendOp, RecvOp>([&](auto transfer) {
-        action.kind =
-            isa<SendOp>(op) ? TimedAction::Kind::send : TimedAction::Kind::recv;
-        action.transfer = transfer.getKind();
-        action.stage = transfer.getStage();
-        action.mb = transfer.getMb();
-        action.peer = transfer.getPeer();
-        action.grouped = transfer.getGrouped();
-      })
-      .Case([&](AllReduceOp reduce) {
-        action.kind = TimedAction::Kind::allReduce;
-        action.stage = reduce.getStage();
-      })
-      .Case([&](ReduceScatterOp reduce) {
-        action.kind = TimedAction::Kind::reduceScatter;
-        action.stage = reduce.getStage();
-      })
-      .Case([&](AllGatherOp gather) {
-        action.kind = TimedAction::Kind::allGather;
-        action.stage = gather.getStage();
-      })
-      .Case([&](OptimizerStepOp step) {
-        action.kind = TimedAction::Kind::optimizerStep;
-        action.stage = step.getStage();
-      })
-      .Default([&](Operation *) { action.kind = TimedAction::Kind::other; });
-  return action;
-}
-
 ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule)
-    : timing(schedule.getNumStages(), schedule.getNumMicrobatches()),
+    : schedule(schedule),
+      timing(schedule.getNumStages(), schedule.getNumMicrobatches()),
       unitCosts(sched::StageCosts::getUnit(schedule.getNumStages())) {
+  Program program = readProgram(schedule, TransferSemantics::async);
   std::vector<TimedAction> actions;
   SmallVector<int64_t> rankBegin = {0};
-  for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
-    for (Operation &op : rank.getBody().front()) {
+  for (auto [rank, rankOp] :
+       llvm::enumerate(schedule.getBody().front().getOps<RankOp>())) {
+    for (auto [index, op] : llvm::enumerate(rankOp.getBody().front())) {
       // One step as a run of one step runs it: the next step's actions
       // are skipped (pp-verify-schedule checks them back to back).
-      if (getStepPart(&op) == pp::StepPart::next)
+      const ProgramAction &action = program.ranks[rank][index];
+      if (action.part == StepPart::next)
         continue;
       ops.push_back(&op);
-      actions.push_back(getTimedAction(op));
+      sites.push_back(
+          {static_cast<int64_t>(rank), static_cast<int64_t>(index)});
+      actions.push_back(action);
     }
     rankBegin.push_back(actions.size());
   }
@@ -79,40 +46,5 @@ LogicalResult ScheduleSimulator::runForTimeline(Operation *schedule) {
 }
 
 InFlightDiagnostic ScheduleSimulator::emitDeadlockError() const {
-  // The rank on the other end of the transfer `rank` is blocked at.
-  auto getPeer = [&](int64_t rank) {
-    return timing
-        .getActions(
-            rank)[*timing.getBlockedAction(rank) - timing.getFirstAction(rank)]
-        .peer;
-  };
-  SmallVector<int64_t> chain = getWaitChain();
-  ArrayRef<int64_t> waiting = chain;
-  if (chain.size() > 1 && llvm::is_contained(waiting.drop_back(), chain.back()))
-    waiting = waiting.drop_back();
-  Operation *first = getBlockedAction(waiting.front());
-  InFlightDiagnostic diag = first->emitError("deadlock: rank ")
-                            << waiting.front() << " waits at this '"
-                            << first->getName() << "'";
-  for (auto [i, rank] : llvm::enumerate(waiting)) {
-    Operation *blocked = getBlockedAction(rank);
-    bool neverSent = timing.waitsForever(rank);
-    if (i == 0) {
-      if (neverSent)
-        diag << ", which has no matching 'pp.send'";
-      else
-        diag << " for rank " << getPeer(rank);
-      continue;
-    }
-    if (neverSent) {
-      diag << ", which waits at a 'pp.recv' that has no matching 'pp.send'";
-      diag.attachNote(blocked->getLoc())
-          << "rank " << rank << " waits here for a 'pp.send' that never comes";
-      continue;
-    }
-    diag << ", which waits for rank " << getPeer(rank);
-    diag.attachNote(blocked->getLoc())
-        << "rank " << rank << " waits here for rank " << getPeer(rank);
-  }
-  return diag;
+  return emitViolation(schedule, getDeadlock(timing, sites));
 }

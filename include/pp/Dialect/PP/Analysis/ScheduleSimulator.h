@@ -1,7 +1,7 @@
 //===- ScheduleSimulator.h - run a pp.schedule in lock step -----*- C++ -*-===//
 //
-// Reads the ranks of a `pp.schedule` into the timing model of
-// ScheduleTiming.h and maps its results back to the ops, so that the
+// Reads the program of a `pp.schedule` (ScheduleProgram.h) into the timing
+// model of ScheduleTiming.h and maps its results back to the ops, so that the
 // verifier (deadlock freedom), pp-simulate and the exporters (timelines)
 // agree on what a schedule does and report it at the actions.
 //
@@ -11,6 +11,7 @@
 #define PP_DIALECT_PP_ANALYSIS_SCHEDULESIMULATOR_H
 
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Scheduling/Program.h"
 #include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -23,46 +24,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <tuple>
 
 namespace mlir::pp {
-
-//===----------------------------------------------------------------------===//
-// Transfers
-//===----------------------------------------------------------------------===//
-
-/// The stage on the other end of a transfer whose local stage is `stage`: an
-/// activation flows from s to s + 1, a gradient from s to s - 1. May be out
-/// of range (-1 or the number of stages) for a malformed transfer.
-inline int64_t getNeighbourStage(TransferKind kind, bool isSend,
-                                 int64_t stage) {
-  bool towardsLaterStage = (kind == TransferKind::activation) == isSend;
-  return towardsLaterStage ? stage + 1 : stage - 1;
-}
-
-/// Identifies the tensor a send/recv pair moves: its kind, the stage that
-/// produces it, and the micro-batch. A send and a recv match if and only if
-/// their keys are equal.
-struct TransferKey {
-  TransferKind kind;
-  int64_t producerStage;
-  int64_t mb;
-
-  static TransferKey get(SendOp send) {
-    return {send.getKind(), static_cast<int64_t>(send.getStage()),
-            static_cast<int64_t>(send.getMb())};
-  }
-  static TransferKey get(RecvOp recv) {
-    return {recv.getKind(),
-            getNeighbourStage(recv.getKind(), /*isSend=*/false,
-                              static_cast<int64_t>(recv.getStage())),
-            static_cast<int64_t>(recv.getMb())};
-  }
-  /// Packs the key for use in a DenseMap.
-  std::tuple<int32_t, int64_t, int64_t> asTuple() const {
-    return {static_cast<int32_t>(kind), producerStage, mb};
-  }
-};
 
 //===----------------------------------------------------------------------===//
 // ScheduleSimulator
@@ -134,8 +97,11 @@ public:
   InFlightDiagnostic emitDeadlockError() const;
 
 private:
-  /// All actions, rank by rank, in the order of `timing`'s.
+  ScheduleOp schedule;
+  /// All actions, rank by rank, in the order of `timing`'s, and where each
+  /// is in the schedule's program.
   std::vector<Operation *> ops;
+  std::vector<sched::ProgramSite> sites;
   sched::ScheduleTiming timing;
   sched::ActionCosts unitCosts;
 };

@@ -13,6 +13,7 @@ include "mlir/IR/EnumAttr.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "pp/Dialect/PP/IR/PPDialect.td"
 include "pp/Dialect/PP/IR/PPEnums.td"
+include "pp/Scheduling/ScheduleEnums.td"
 
 def PP_PhaseAttr : EnumAttr<PP_Dialect, PP_Phase, "phase">;
 

@@ -1,8 +1,9 @@
 //===- PPEnums.h - pp enumerations ------------------------------*- C++ -*-===//
 //
-// The enum classes of PPEnums.td (phases, transfer kinds, slot kinds) and
-// PPOptionEnums.td (the values of pass options), with their generated
-// stringify/symbolize functions (defined in MLIRPP).
+// The enum classes of PPEnums.td (slot kinds) and PPOptionEnums.td (the
+// values of pass options), with their generated stringify/symbolize
+// functions (defined in MLIRPP), and those of schedules the dialect's
+// attributes carry (phases, transfer kinds and semantics: ScheduleEnums.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 
 #include <cstdint>
 #include <optional>
+
+#include "pp/Scheduling/ScheduleEnums.h"
 
 #include "pp/Dialect/PP/IR/PPEnums.h.inc"
 #include "pp/Dialect/PP/IR/PPOptionEnums.h.inc"

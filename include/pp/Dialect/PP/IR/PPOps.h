@@ -25,12 +25,6 @@ namespace mlir::pp {
 /// before it (`grouped`).
 bool isGroupedWithPrevious(Operation *op);
 
-/// Which steps of a run an action of a no-flush schedule runs in
-/// (docs/PipeDream2BW.md): every step, only the first (`first_step`: the
-/// warm-up, done by the previous step's `next_step` actions otherwise), or
-/// every step but the last, on the next step's micro-batch (`next_step`).
-enum class StepPart { every, firstOnly, next };
-
 /// The step part of a compute, send or receive; `every` for other ops.
 StepPart getStepPart(Operation *op);
 } // namespace mlir::pp

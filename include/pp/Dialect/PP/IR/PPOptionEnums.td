@@ -2,7 +2,9 @@
 //
 // The enumerated options of pp's passes and pipelines, with the strings
 // they take on the command line: -gen-enum-decls/-gen-enum-defs write each
-// enum class and its stringify/symbolize functions.
+// enum class and its stringify/symbolize functions. The recompute policy,
+// which the partition planner takes, is in the scheduling library's
+// ScheduleOptionEnums.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,16 +12,6 @@
 #define PP_DIALECT_PP_IR_PPOPTIONENUMS_TD
 
 include "mlir/IR/EnumAttr.td"
-
-def PP_RecomputePolicy : I32Enum<"RecomputePolicy",
-    "which stages recompute their forward in their backward", [
-    I32EnumCase<"None", 0, "none">,
-    I32EnumCase<"All", 1, "all">,
-    // Those the partition planner picks so that every rank fits its cap.
-    I32EnumCase<"Auto", 2, "auto">
-  ]> {
-  let cppNamespace = "::mlir::pp";
-}
 
 def PP_GemmChoice : I32Enum<"GemmChoice", "how contractions are lowered", [
     // By MLIR's code generation.

@@ -1,14 +1,17 @@
 //===- InsertTransfers.cpp - explicit send/recv for cross-rank edges ------===//
 //
 // Makes every dependency between stages on different ranks an explicit
-// pp.send / pp.recv pair, places each stage's data-parallel gradient
-// all-reduce (ZeRO-1: reduce-scatter) and appends each stage's optimizer
-// step (ZeRO-1: and its all-gather). An overlapped pair
-// stays together: its receives come before it and its sends after it.
+// pp.send / pp.recv pair (the schedule read as a sched::Program, the
+// transfers each compute action needs from sched::getTransfers), places each
+// stage's data-parallel gradient all-reduce (ZeRO-1: reduce-scatter) and
+// appends each stage's optimizer step (ZeRO-1: and its all-gather). An
+// overlapped pair stays together: its receives come before it and its sends
+// after it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/RendezvousOrder.h"
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
@@ -24,9 +27,10 @@ namespace mlir::pp {
 using namespace mlir;
 using namespace mlir::pp;
 
-/// Inserts the transfers around one compute action (sched::getTransfers
-/// says which).
+/// Inserts the transfers around compute action `compute`, `action` in the
+/// schedule's program (sched::getTransfers says which).
 static void insertTransfersAround(ComputeOp compute,
+                                  const sched::ProgramAction &action,
                                   ArrayRef<int64_t> stageRank) {
   // Receives go before the whole overlapped pair, sends after it.
   Operation *first = compute, *second = compute;
@@ -36,14 +40,12 @@ static void insertTransfersAround(ComputeOp compute,
       next && next.getOverlapPartner())
     second = next;
   SmallVector<sched::TimedAction, 1> recvs, sends;
-  sched::getTransfers(sched::TimedAction::getCompute(compute.getPhase(),
-                                                     compute.getStage(),
-                                                     compute.getMb()),
-                      stageRank, recvs, sends);
+  sched::getTransfers(action, stageRank, recvs, sends);
   OpBuilder builder(first);
   Location loc = compute.getLoc();
   // A transfer runs in the steps its compute action runs in.
-  bool firstStep = compute.getFirstStep(), nextStep = compute.getNextStep();
+  bool firstStep = action.part == StepPart::firstOnly,
+       nextStep = action.part == StepPart::next;
   for (const sched::TimedAction &recv : recvs)
     RecvOp::create(builder, loc, recv.transfer, recv.stage, recv.mb, recv.peer,
                    /*grouped=*/false, firstStep, nextStep);
@@ -120,6 +122,7 @@ struct InsertTransfersPass
       ArrayRef<int64_t> stageRank = schedule.getStageRank();
       // The program runs with the semantics its transfers are ordered for.
       TransferSemantics chosen = getPassSemantics(semantics, schedule);
+      sched::Program program = readProgram(schedule, chosen);
       schedule.setSemanticsOrDefault(chosen);
       bool rendezvous = chosen == TransferSemantics::rendezvous;
       if (numReplicas > 1)
@@ -128,10 +131,14 @@ struct InsertTransfersPass
       if (zero == 1)
         schedule.setZeroAttr(OpBuilder(schedule).getI64IntegerAttr(1));
       bool sharded = schedule.getZeroStage() == 1;
-      for (RankOp rank : schedule.getBody().getOps<RankOp>())
-        for (ComputeOp compute : llvm::make_early_inc_range(
-                 rank.getBody().front().getOps<ComputeOp>()))
-          insertTransfersAround(compute, stageRank);
+      for (auto [rank, actions] :
+           llvm::zip(schedule.getBody().getOps<RankOp>(), program.ranks)) {
+        SmallVector<Operation *> ops = llvm::map_to_vector(
+            rank.getBody().front(), [](Operation &op) { return &op; });
+        for (auto [op, action] : llvm::zip(ops, actions))
+          if (auto compute = dyn_cast<ComputeOp>(op))
+            insertTransfersAround(compute, action, stageRank);
+      }
       // A deadlock is pp-verify-schedule's to report, at the actions.
       if (rendezvous && failed(orderForRendezvous(schedule)))
         schedule.emitWarning("transfers left unordered for rendezvous "

@@ -609,8 +609,8 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
             builder, getActionLoc(&getContext(), rank, action, stageFunc),
             action.phase, action.stage, action.mb, /*overlap=*/false,
             stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr,
-            /*first_step=*/action.part == sched::StepPart::firstOnly,
-            /*next_step=*/action.part == sched::StepPart::next);
+            /*first_step=*/action.part == StepPart::firstOnly,
+            /*next_step=*/action.part == StepPart::next);
       }
     }
   }

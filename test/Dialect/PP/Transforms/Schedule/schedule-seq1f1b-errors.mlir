@@ -10,7 +10,7 @@
 // ZERO: error: slices must be at least 1 and at most 1048576 with the micro-batches, got 0
 
 // 1F1B over the slices runs slice 0's backward before slice 1's.
-// ORDER: error: schedule '1f1b' generated an invalid schedule: the backward of stage 0 mb 0 (micro-batch 0 slice 0) runs before that of slice 1
+// ORDER: error: schedule '1f1b' generated an invalid schedule: backward of stage 0 mb 0 (micro-batch 0 slice 0) runs before the backward of stage 0 mb 1 (micro-batch 0 slice 1), which yields its keys' and values' gradients
 
 // The searches order whole micro-batches.
 // AUTO: error: schedule 'auto' does not order sequence slices; with slices = 2 use seq1f1b

@@ -1,0 +1,140 @@
+//===- ScheduleProgram.cpp - a pp.schedule as a plain program -------------===//
+//
+// Reads schedule ops into a sched::Program and reports its violations at
+// the ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::pp;
+using namespace mlir::pp::sched;
+
+using Kind = TimedAction::Kind;
+
+sched::ProgramAction mlir::pp::readProgramAction(Operation &op) {
+  ProgramAction action;
+  action.part = getStepPart(&op);
+  llvm::TypeSwitch<Operation *>(&op)
+      .Case([&](ComputeOp compute) {
+        action.phase = compute.getPhase();
+        action.stage = compute.getStage();
+        action.mb = compute.getMb();
+        action.overlapped = static_cast<bool>(compute.getOverlapPartner());
+      })
+      .Case<SendOp, RecvOp>([&](auto transfer) {
+        action.kind = isa<SendOp>(op) ? Kind::send : Kind::recv;
+        action.transfer = transfer.getKind();
+        action.stage = transfer.getStage();
+        action.mb = transfer.getMb();
+        action.peer = transfer.getPeer();
+        action.grouped = transfer.getGrouped();
+      })
+      .Case([&](AllReduceOp reduce) {
+        action.kind = Kind::allReduce;
+        action.stage = reduce.getStage();
+      })
+      .Case([&](ReduceScatterOp reduce) {
+        action.kind = Kind::reduceScatter;
+        action.stage = reduce.getStage();
+      })
+      .Case([&](AllGatherOp gather) {
+        action.kind = Kind::allGather;
+        action.stage = gather.getStage();
+      })
+      .Case([&](OptimizerStepOp step) {
+        action.kind = Kind::optimizerStep;
+        action.stage = step.getStage();
+      })
+      .Default([&](Operation *) { action.kind = Kind::other; });
+  return action;
+}
+
+sched::Program mlir::pp::readProgram(ScheduleOp schedule,
+                                     TransferSemantics semantics,
+                                     ArrayRef<double> staticMemory) {
+  Program program;
+  program.numStages = schedule.getNumStages();
+  program.numMicrobatches = schedule.getNumMicrobatches();
+  program.stageRank = llvm::to_vector(schedule.getStageRank());
+  for (RankOp rank : schedule.getBody().front().getOps<RankOp>())
+    program.ranks.push_back(
+        llvm::map_to_vector(rank.getBody().front(), [](Operation &op) {
+          return readProgramAction(op);
+        }));
+  program.semantics = semantics;
+  program.cost = getStageCosts(schedule.getCostOrUnit());
+  if (schedule.getMemoryCapAttr())
+    for (int64_t rank = 0, e = program.getNumRanks(); rank < e; ++rank)
+      program.memoryCap.push_back(*schedule.getRankMemoryCap(rank));
+  program.staticMemory = llvm::to_vector(staticMemory);
+  program.numSlices = schedule.getNumSlices();
+  program.numReplicas = schedule.getNumReplicas().value_or(1);
+  program.zeroStage = schedule.getZeroStage();
+  return program;
+}
+
+namespace {
+/// The ops of a schedule by ProgramSite.
+class SiteTable {
+public:
+  explicit SiteTable(ScheduleOp schedule) : schedule(schedule) {
+    for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
+      ranks.push_back(rank);
+      actions.push_back(llvm::map_to_vector(rank.getBody().front(),
+                                            [](Operation &op) { return &op; }));
+    }
+  }
+  Operation *lookup(ProgramSite site) const {
+    if (site.rank < 0)
+      return schedule;
+    if (site.action < 0)
+      return ranks[site.rank];
+    return actions[site.rank][site.action];
+  }
+
+private:
+  ScheduleOp schedule;
+  SmallVector<Operation *> ranks;
+  SmallVector<SmallVector<Operation *>> actions;
+};
+} // namespace
+
+/// An error at `op`: prefixed with its name where it is about the op,
+/// without the op printed where it is about a rank's missing actions.
+static InFlightDiagnostic emitAt(Operation *op, const Violation &violation) {
+  if (violation.aboutOp)
+    return op->emitOpError(violation.message);
+  if (isa<RankOp>(op))
+    return mlir::emitError(op->getLoc(), violation.message);
+  return op->emitError(violation.message);
+}
+
+/// Reports `violation` with its notes, its sites looked up in `sites`.
+static InFlightDiagnostic emitAtSites(const SiteTable &sites,
+                                      const Violation &violation) {
+  InFlightDiagnostic diag = emitAt(sites.lookup(violation.site), violation);
+  for (const Violation::Note &note : violation.notes) {
+    if (note.site)
+      diag.attachNote(sites.lookup(*note.site)->getLoc()) << note.message;
+    else
+      diag.attachNote() << note.message;
+  }
+  return diag;
+}
+
+InFlightDiagnostic mlir::pp::emitViolation(ScheduleOp schedule,
+                                           const Violation &violation) {
+  return emitAtSites(SiteTable(schedule), violation);
+}
+
+void mlir::pp::emitViolations(ScheduleOp schedule,
+                              ArrayRef<Violation> violations) {
+  SiteTable sites(schedule);
+  for (const Violation &violation : violations)
+    (void)emitAtSites(sites, violation);
+}
