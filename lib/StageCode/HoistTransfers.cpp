@@ -1,11 +1,11 @@
 //===- HoistTransfers.cpp - keep loop-carried vectors in registers --------===//
 
 #include "pp/StageCode/HoistTransfers.h"
+#include "pp/StageCode/FoldMemRefAliases.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -15,7 +15,7 @@ using namespace mlir;
 void mlir::pp::populateTransferAliasFoldingPatterns(
     RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  memref::populateFoldMemRefAliasOpPatterns(patterns);
+  pp::populateFoldMemRefAliasPatterns(patterns);
   memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
   affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
 }

@@ -8,6 +8,7 @@
 
 #include "pp/StageCode/BoundedRewrite.h"
 #include "pp/StageCode/ContractionTiling.h"
+#include "pp/StageCode/FoldMemRefAliases.h"
 #include "pp/StageCode/HoistTransfers.h"
 #include "pp/StageCode/ParallelLoops.h"
 #include "pp/StageCode/Passes.h"
@@ -16,7 +17,6 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -250,7 +250,7 @@ static void populateUnitDimPatterns(RewritePatternSet &patterns) {
   // Unit dimensions first: the contraction patterns do not see through them.
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
   vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-  memref::populateFoldMemRefAliasOpPatterns(patterns);
+  pp::populateFoldMemRefAliasPatterns(patterns);
   vector::MultiDimReductionOp::getCanonicalizationPatterns(patterns, context);
   vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
   vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);

@@ -210,3 +210,30 @@ func.func @not_tiled(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<f32>,
   }
   return
 }
+
+// -----
+
+// The left operand is a reshaped view of a flat buffer (what
+// nn.MultiheadAttention's head merge leaves before its output projection).
+// Its tiles are 6x1 transfer_reads through a memref.expand_shape of a
+// rank-1 buffer, which the alias folding cannot fold: the unit-dimension
+// patterns converge and leave the view in place, and the contraction is
+// vectorized as it is on the buffer itself.
+// CHECK-LABEL: func.func @reshaped_lhs
+// CHECK:         %[[VIEW:.*]] = memref.expand_shape
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c6
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} iter_args(%{{.*}}) -> (vector<6x16xf32>)
+// CHECK:             vector.load %[[VIEW]][%[[I]], %[[K]]] : memref<12x16xf32>, vector<1xf32>
+// CHECK-COUNT-6:     vector.fma %{{.*}} : vector<16xf32>
+// CHECK:             scf.yield
+// CHECK-COUNT-6:   vector.store %{{.*}} : memref<12x16xf32>, vector<16xf32>
+func.func @reshaped_lhs(%x: memref<6x4x8xf32>, %b: memref<16x16xf32>,
+                        %c: memref<12x16xf32>) {
+  %flat = memref.collapse_shape %x [[0, 1, 2]]
+      : memref<6x4x8xf32> into memref<192xf32>
+  %a = memref.expand_shape %flat [[0, 1]] output_shape [12, 16]
+      : memref<192xf32> into memref<12x16xf32>
+  linalg.matmul ins(%a, %b : memref<12x16xf32>, memref<16x16xf32>)
+                outs(%c : memref<12x16xf32>)
+  return
+}
