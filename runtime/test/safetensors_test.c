@@ -57,14 +57,23 @@ static void test_round_trip(const char *dir) {
     t = pprt_st_find(&st, "b0");
     CHECK(t && t->ndims == 1 && memcmp(st.data + t->begin, b, sizeof b) == 0);
     CHECK(!pprt_st_find(&st, "w0"));
-    /* Metadata is kept, escapes decoded. */
-    CHECK(st.num_meta == 2);
+    /* Metadata is kept, escapes decoded, and the data's checksum added. */
+    CHECK(st.num_meta == 3);
+    const char *sum = pprt_st_metadata(&st, "pprt_data_fnv1a");
+    CHECK(sum && strlen(sum) == 16);
     const char *format = pprt_st_metadata(&st, "format");
     const char *step = pprt_st_metadata(&st, "step");
     CHECK(format && strcmp(format, "pt") == 0);
     CHECK(step && strcmp(step, "\"3\"\n") == 0);
     CHECK(!pprt_st_metadata(&st, "producer"));
   }
+  pprt_st_free(&st);
+  /* A flipped bit in the data is found when the file is read. */
+  FILE *f = fopen(path, "r+b");
+  CHECK(f && fseek(f, -1, SEEK_END) == 0 && fputc(0x55, f) != EOF &&
+        fclose(f) == 0);
+  CHECK(!pprt_st_read(path, &st, err, sizeof err));
+  CHECK(strstr(err, "does not match the checksum its header records"));
   pprt_st_free(&st);
   unlink(path);
 }

@@ -50,13 +50,6 @@ void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
   pprt_min_everywhere(ctx, owner, n * tp, "which rank holds each weight");
 }
 
-uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *bytes = data;
-  for (size_t i = 0; i < n; ++i)
-    h = (h ^ bytes[i]) * 0x100000001B3ull;
-  return h;
-}
-
 /* A 31-bit fingerprint of every part of param `id`'s state on this rank,
    or INT32_MAX if this rank does not hold the param. */
 static int32_t state_fingerprint(pprt_context *ctx, int32_t id) {

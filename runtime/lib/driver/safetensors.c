@@ -4,6 +4,7 @@
 #endif
 
 #include "driver/safetensors.h"
+#include "driver/driver.h"
 #include "driver/input_file.h"
 
 #include <errno.h>
@@ -513,12 +514,43 @@ bool pprt_st_parse(unsigned char *bytes, size_t size, pprt_safetensors *out,
   return check_extents(out, err, err_size) && check_tiling(out, err, err_size);
 }
 
+uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *bytes = data;
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ bytes[i]) * 0x100000001B3ull;
+  return h;
+}
+
+/* The metadata key of the FNV-1a hash of the data section that pprt's
+   writer records (16 hex digits), so that a torn or changed file is found
+   when read. Files from other writers have none and are read as they are. */
+#define CHECKSUM_KEY "pprt_data_fnv1a"
+enum { CHECKSUM_DIGITS = 16 };
+
+static bool check_checksum(const pprt_safetensors *st, char *err,
+                           size_t err_size) {
+  const char *recorded = pprt_st_metadata(st, CHECKSUM_KEY);
+  if (!recorded)
+    return true;
+  char *end = NULL;
+  unsigned long long want = strtoull(recorded, &end, 16);
+  uint64_t got = pprt_fnv1a(PPRT_FNV_OFFSET, st->data, st->data_size);
+  if (strlen(recorded) == CHECKSUM_DIGITS && *end == '\0' && want == got)
+    return true;
+  return fail(err, err_size,
+              "the tensor data does not match the checksum its header "
+              "records (%s %s, the data hashes to %016llx): the file is "
+              "torn or was changed after it was written",
+              CHECKSUM_KEY, recorded, (unsigned long long)got);
+}
+
 bool pprt_st_read(const char *path, pprt_safetensors *out, char *err,
                   size_t err_size) {
   memset(out, 0, sizeof *out);
   size_t size = 0;
   unsigned char *bytes = pprt_read_input(path, &size, err, err_size);
-  return bytes && pprt_st_parse(bytes, size, out, err, err_size);
+  return bytes && pprt_st_parse(bytes, size, out, err, err_size) &&
+         check_checksum(out, err, err_size);
 }
 
 const pprt_st_tensor *pprt_st_find(const pprt_safetensors *st,
@@ -565,6 +597,8 @@ struct pprt_st_writer {
   char *tmp;
   uint64_t expected; /* data bytes the header promises */
   uint64_t written;
+  uint64_t hash;      /* FNV-1a of the data written so far */
+  size_t checksum_at; /* where the checksum's digits are in the file */
 };
 
 /* A growing string. */
@@ -618,23 +652,23 @@ static void append_string(text *t, const char *s) {
 }
 
 /* The header JSON, padded with spaces to a multiple of 8 bytes; the data
-   bytes it describes in *data_bytes. */
+   bytes it describes in *data_bytes, and in *checksum_at where the
+   placeholder digits of its checksum start. */
 static bool build_header(text *h, const pprt_st_entry *entries, int32_t n,
                          const char *const *keys, const char *const *values,
-                         int32_t nmeta, uint64_t *data_bytes, char *err,
-                         size_t err_size) {
+                         int32_t nmeta, uint64_t *data_bytes,
+                         size_t *checksum_at, char *err, size_t err_size) {
   uint64_t offset = 0;
-  append(h, "{", 1);
-  if (nmeta > 0) {
-    append(h, "\"__metadata__\":{", 16);
-    for (int32_t i = 0; i < nmeta; ++i) {
-      append(h, i ? "," : "", i ? 1 : 0);
-      append_string(h, keys[i]);
-      append(h, ":", 1);
-      append_string(h, values[i]);
-    }
-    append(h, "}", 1);
+  append(h, "{\"__metadata__\":{", 17);
+  for (int32_t i = 0; i < nmeta; ++i) {
+    append_string(h, keys[i]);
+    append(h, ":", 1);
+    append_string(h, values[i]);
+    append(h, ",", 1);
   }
+  append(h, "\"" CHECKSUM_KEY "\":\"", sizeof CHECKSUM_KEY + 3);
+  *checksum_at = h->len;
+  append(h, "0000000000000000\"}", CHECKSUM_DIGITS + 2);
   for (int32_t i = 0; i < n; ++i) {
     const pprt_st_entry *e = &entries[i];
     pprt_st_tensor t = {.ndims = e->ndims};
@@ -647,7 +681,7 @@ static bool build_header(text *h, const pprt_st_entry *entries, int32_t n,
       t.dims[d] = e->dims[d];
     if (!tensor_bytes(&t, &bytes))
       return fail(err, err_size, "tensor '%s' is too large", e->name);
-    append(h, i || nmeta > 0 ? "," : "", i || nmeta > 0 ? 1 : 0);
+    append(h, ",", 1);
     append_string(h, e->name);
     appendf(h, ":{\"dtype\":\"%s\",\"shape\":[", e->dtype);
     for (int32_t d = 0; d < e->ndims; ++d)
@@ -681,13 +715,15 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
   text h = {0};
   pprt_st_writer *w = calloc(1, sizeof *w);
   if (!w || !build_header(&h, entries, n, keys, values, nmeta, &w->expected,
-                          err, err_size)) {
+                          &w->checksum_at, err, err_size)) {
     if (!w)
       fail(err, err_size, "out of memory");
     free(h.s);
     free(w);
     return NULL;
   }
+  w->hash = PPRT_FNV_OFFSET;
+  w->checksum_at += 8; /* after the header's length */
   w->path = concat(path, "");
   w->tmp = concat(path, ".tmp");
   w->f = w->tmp ? pprt_open_output(w->tmp, err, err_size) : NULL;
@@ -723,7 +759,17 @@ bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
     return fail(err, err_size, "cannot write '%s': %s", w->tmp,
                 write_error(errno));
   w->written += bytes;
+  w->hash = pprt_fnv1a(w->hash, data, bytes);
   return true;
+}
+
+/* Writes the data's checksum over the header's placeholder. */
+static bool write_checksum(pprt_st_writer *w) {
+  char digits[CHECKSUM_DIGITS + 1];
+  snprintf(digits, sizeof digits, "%016llx", (unsigned long long)w->hash);
+  return fseek(w->f, (long)w->checksum_at, SEEK_SET) == 0 &&
+         fwrite(digits, 1, CHECKSUM_DIGITS, w->f) == CHECKSUM_DIGITS &&
+         fseek(w->f, 0, SEEK_END) == 0;
 }
 
 /* Makes the entry of `path` in its directory durable. Filesystems that
@@ -748,7 +794,7 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
     ok = fail(err, err_size, "'%s': %llu tensor bytes written, %llu expected",
               w->tmp, (unsigned long long)w->written,
               (unsigned long long)w->expected);
-  else if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
+  else if (!write_checksum(w) || fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
     ok = fail(err, err_size, "cannot write '%s': %s", w->tmp,
               write_error(errno));
   if (!ok) {
