@@ -18,10 +18,16 @@ TOOL_ONLY = {"emit", "profile-steps", "profile-warmup", "run-arg"}
 
 
 def _flags(help_text):
-    """The flags of the `pp-compile options` section of --help."""
-    section = help_text.split("pp-compile options:", 1)[1]
-    section = re.split(r"\n\S", section, maxsplit=1)[0]
-    return set(re.findall(r"^  -{1,2}([A-Za-z][\w-]*)", section, re.M))
+    """The flags --help lists under pp-compile's own headings (every
+    section but LLVM's "Generic Options")."""
+    options = help_text.split("OPTIONS:", 1)[1]
+    sections = re.split(r"^(\S[^\n]*):$", options, flags=re.M)[1:]
+    flags = set()
+    for heading, section in zip(sections[::2], sections[1::2]):
+        if heading != "Generic Options":
+            flags |= set(re.findall(r"^  -{1,2}([A-Za-z][\w-]*)", section,
+                                    re.M))
+    return flags
 
 
 def test_every_flag_has_a_python_twin(pp, pp_compile):
