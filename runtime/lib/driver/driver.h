@@ -144,9 +144,6 @@ void pprt_print_memory(pprt_context *ctx);
    INT32_MAX if none does; identical on every rank. */
 void pprt_elect_owners(pprt_context *ctx, const int32_t *ids, int32_t n,
                        int32_t *owner);
-/* FNV-1a over `n` bytes, continuing from `h` (PPRT_FNV_OFFSET to start). */
-#define PPRT_FNV_OFFSET 0xCBF29CE484222325ull
-uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n);
 /* The index (model argument) of a PARAM among ids[0..n) whose values or
    optimizer state differ between the data-parallel replicas (or, when it
    is not split, the tensor-parallel ranks), or -1; identical on every

@@ -1,6 +1,7 @@
 /* The end-of-run param report (--print-params) and the replicas' check
    (also before each checkpoint). */
 #include "driver/driver.h"
+#include "driver/safetensors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,6 @@
 #endif
 
 #include "driver/safetensors.h"
-#include "driver/driver.h"
 #include "driver/input_file.h"
 
 #include <errno.h>

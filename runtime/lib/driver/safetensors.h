@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* FNV-1a over `n` bytes, continuing from `h` (PPRT_FNV_OFFSET to start):
+   the checksum pprt's safetensors files record of their data. */
+#define PPRT_FNV_OFFSET 0xCBF29CE484222325ull
+uint64_t pprt_fnv1a(uint64_t h, const void *data, size_t n);
+
 /*
  * Layout: an 8-byte little-endian header length N, N bytes of JSON
  *   {"NAME": {"dtype": "F32", "shape": [2, 3], "data_offsets": [B, E]},
