@@ -63,9 +63,7 @@ public:
     // Every rank starts with the step's set-up and ends with its stages'
     // optimizer steps.
     clock.assign(ranks, costs.stepOverhead());
-    optimizer.assign(ranks, 0.0);
-    for (auto [s, rank] : llvm::enumerate(stageRank))
-      optimizer[rank] += costs.optimizerDuration(s);
+    optimizer = costs.getOptimizerPerRank(stageRank, ranks);
     held.assign(ranks, 0.0);
     earliest.assign(kNumPhases * stages * mbs, 0.0);
     remaining = earliest.size();

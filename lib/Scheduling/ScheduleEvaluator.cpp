@@ -45,19 +45,18 @@ ScheduleEvaluator::evaluate(const GeneratedSchedule &schedule,
     return failure();
   const ScheduleTiming &timed = async ? timing : program;
   int64_t numRanks = schedule.ranks.size();
-  // The program ends each rank with its stages' optimizer steps.
-  SmallVector<double> optimizer(numRanks, 0.0);
-  for (auto [stage, rank] : llvm::enumerate(stageRank))
-    optimizer[rank] += costs.optimizerDuration(stage);
   Evaluation result;
   result.makespan = 0.0;
   result.totalEnd = 0.0;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
-    double end = timed.getRankEnd(rank) + optimizer[rank];
+    // A rank without stages has no optimizer step.
+    double optimizerSteps =
+        rank < static_cast<int64_t>(optimizer.size()) ? optimizer[rank] : 0.0;
+    double end = timed.getRankEnd(rank) + optimizerSteps;
     result.makespan = std::max(result.makespan, end);
     result.totalEnd += end;
     result.rankPeak.push_back(timing.getPeakMemory(rank));
-    double busy = costs.stepOverhead() + optimizer[rank];
+    double busy = costs.stepOverhead() + optimizerSteps;
     for (const ScheduledAction &action : schedule.ranks[rank])
       busy += costs.duration(action.phase, action.stage, action.mb);
     result.rankBusy.push_back(busy);

@@ -50,7 +50,9 @@ class ScheduleEvaluator {
 public:
   ScheduleEvaluator(const ScheduleProblem &problem, const ActionCosts &costs,
                     ArrayRef<int64_t> stageRank)
-      : costs(costs), stageRank(stageRank), semantics(problem.semantics),
+      : costs(costs), stageRank(stageRank),
+        optimizer(costs.getOptimizerPerRank(stageRank)),
+        semantics(problem.semantics),
         timing(problem.numStages, problem.numMicrobatches),
         program(problem.numStages, problem.numMicrobatches) {}
 
@@ -63,6 +65,8 @@ public:
 private:
   const ActionCosts &costs;
   SmallVector<int64_t> stageRank;
+  /// Per rank: its stages' optimizer steps, which end its program.
+  SmallVector<double> optimizer;
   TransferSemantics semantics;
   /// The compute-only run (memory, dependencies, and the async timing)
   /// and, under rendezvous semantics, the run of the program with its

@@ -148,6 +148,17 @@ public:
   }
   /// The work every rank does once per step before its first action.
   double stepOverhead() const { return overhead; }
+  /// Per rank of `numRanks` (by default, up to the last `stageRank` places
+  /// a stage on), the optimizer steps of its stages, which end its step.
+  SmallVector<double> getOptimizerPerRank(ArrayRef<int64_t> stageRank,
+                                          int64_t numRanks = -1) const {
+    if (numRanks < 0)
+      numRanks = stageRank.empty() ? 0 : *llvm::max_element(stageRank) + 1;
+    SmallVector<double> perRank(numRanks, 0.0);
+    for (auto [stage, rank] : llvm::enumerate(stageRank))
+      perRank[rank] += optimizerDuration(stage);
+    return perRank;
+  }
   /// How long the gradient all-reduce of `stage` takes (0 unless set).
   double allReduceDuration(int64_t stage) const {
     return allReduce.empty() ? 0.0

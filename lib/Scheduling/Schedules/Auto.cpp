@@ -416,12 +416,7 @@ void AutoSearch::searchExact() {
 /// which have at least the least work of any rank.
 static double getLeastStepExtra(const ActionCosts &costs,
                                 ArrayRef<int64_t> placement) {
-  SmallVector<double> optimizer;
-  for (auto [stage, rank] : llvm::enumerate(placement)) {
-    if (static_cast<int64_t>(optimizer.size()) <= rank)
-      optimizer.resize(rank + 1, 0.0);
-    optimizer[rank] += costs.optimizerDuration(stage);
-  }
+  SmallVector<double> optimizer = costs.getOptimizerPerRank(placement);
   return costs.stepOverhead() +
          (optimizer.empty() ? 0.0 : *llvm::min_element(optimizer));
 }
