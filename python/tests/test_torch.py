@@ -71,6 +71,27 @@ def exported(pp, tmp_path_factory):
     return model, initial, result
 
 
+def microbatch_losses(model, initial, batch, steps, lr, microbatches):
+    """PyTorch's losses of `steps` SGD steps from the state dict `initial`,
+    on `batch(step)`'s (inputs, targets), each step a loop over its
+    micro-batches with the mean-squared-error loss scaled by their count
+    (torch.distributed.pipelining's scale_grads)."""
+    model.load_state_dict(initial)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for step in range(steps):
+        x, t = batch(step)
+        optimizer.zero_grad()
+        loss = 0.0
+        for xs, ts in zip(x.chunk(microbatches), t.chunk(microbatches)):
+            part = torch.nn.functional.mse_loss(model(xs), ts) / microbatches
+            part.backward()
+            loss += part.item()
+        optimizer.step()
+        losses.append(loss)
+    return losses
+
+
 def torch_losses(model, steps, x_shape, criterion=squared_error, lr=LR):
     """Plain PyTorch SGD on the whole batch of each step (the runtime's data
     of shape `x_shape`, 16x4 targets): the loss pp sums over micro-batches

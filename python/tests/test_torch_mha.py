@@ -14,7 +14,7 @@ pytest.importorskip("torch_mlir")
 nn = torch.nn
 F = torch.nn.functional
 
-from test_torch import SEED, TAG_DATA, uniform  # noqa: E402
+from test_torch import SEED, TAG_DATA, microbatch_losses, uniform  # noqa: E402,E501
 
 STEPS = 5
 LR = 0.1
@@ -42,25 +42,6 @@ def synthetic_batch(step):
             torch.from_numpy(t).reshape(BATCH, SEQ, OUT))
 
 
-def pytorch_losses(model, initial):
-    """PyTorch's losses of STEPS SGD steps from `initial`, each step a loop
-    over its micro-batches with the mean loss scaled by their count."""
-    model.load_state_dict(initial)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(STEPS):
-        x, t = synthetic_batch(step)
-        optimizer.zero_grad()
-        loss = 0.0
-        for xs, ts in zip(x.chunk(MICROBATCHES), t.chunk(MICROBATCHES)):
-            part = F.mse_loss(model(xs), ts) / MICROBATCHES
-            part.backward()
-            loss += part.item()
-        optimizer.step()
-        losses.append(loss)
-    return losses
-
-
 @pytest.mark.parametrize("stages", [1, 2])
 def test_multihead_attention_trains_like_pytorch(pp, tmp_path, stages):
     import pp.torch
@@ -75,7 +56,8 @@ def test_multihead_attention_trains_like_pytorch(pp, tmp_path, stages):
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
                  init_weights=exported.weights, save=saved)
-    losses = pytorch_losses(model, initial)
+    losses = microbatch_losses(model, initial, synthetic_batch, STEPS, LR,
+                               MICROBATCHES)
     assert run.losses == pytest.approx(losses, rel=1e-5)
     trained = exported.state_dict(saved)
     for name, value in model.state_dict().items():

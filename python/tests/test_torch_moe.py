@@ -14,7 +14,7 @@ pytest.importorskip("torch_mlir")
 nn = torch.nn
 F = torch.nn.functional
 
-from test_torch import SEED, synthetic_batch  # noqa: E402
+from test_torch import SEED, microbatch_losses, synthetic_batch  # noqa: E402
 
 STEPS = 5
 LR = 0.1
@@ -44,22 +44,11 @@ class MoE(nn.Module):
 
 def pytorch_losses(model, initial, microbatches=1):
     """PyTorch's losses of STEPS SGD steps from `initial` on the synthetic
-    batches, each step a loop over its micro-batches with the mean loss
-    scaled by their count (torch.distributed.pipelining's scale_grads)."""
-    model.load_state_dict(initial)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(STEPS):
-        x, t = synthetic_batch(step, (BATCH, DIM), (BATCH, OUT))
-        optimizer.zero_grad()
-        loss = 0.0
-        for xs, ts in zip(x.chunk(microbatches), t.chunk(microbatches)):
-            part = F.mse_loss(model(xs), ts) / microbatches
-            part.backward()
-            loss += part.item()
-        optimizer.step()
-        losses.append(loss)
-    return losses
+    batches, in `microbatches` micro-batches."""
+    return microbatch_losses(
+        model, initial,
+        lambda step: synthetic_batch(step, (BATCH, DIM), (BATCH, OUT)), STEPS,
+        LR, microbatches)
 
 
 def test_topk_moe_trains_like_pytorch(pp, pp_compile, tmp_path):
