@@ -596,9 +596,12 @@ using ParamEntry =
     std::tuple<unsigned, std::string, std::vector<int64_t>, std::string>;
 
 /// What pp.Program is made of: the output, the schedule, stages, ranks,
-/// micro-batches, replicas and the parameters.
-using ProgramEntry = std::tuple<std::string, std::string, int64_t, int64_t,
-                                int64_t, int64_t, std::vector<ParamEntry>>;
+/// micro-batches, replicas, tensor-parallel size, the parameters, the
+/// schedule's IR and the compile's remarks.
+using ProgramEntry =
+    std::tuple<std::string, std::string, int64_t, int64_t, int64_t, int64_t,
+               int64_t, std::vector<ParamEntry>, std::string,
+               std::vector<std::string>>;
 
 /// Compiles `text` (named `filename` in diagnostics) into an executable,
 /// without the GIL: a compile takes seconds.
@@ -609,6 +612,7 @@ ProgramEntry compile(const std::string &text, const std::string &filename,
   options.driver.emit = EmitKind::Executable;
   FailureOr<CompiledProgram> program;
   std::vector<LocatedDiagnostic> errors;
+  std::vector<std::string> remarks;
   {
     nb::gil_scoped_release release;
     DialectRegistry registry;
@@ -623,6 +627,7 @@ ProgramEntry compile(const std::string &text, const std::string &filename,
     program = compileModel(sourceMgr, context, options, timing);
     if (failed(program))
       errors = capture.getErrors();
+    remarks = capture.getRemarks();
   }
   // Raised with the GIL held again.
   if (failed(program))
@@ -632,9 +637,11 @@ ProgramEntry compile(const std::string &text, const std::string &filename,
   for (const CompiledParam &param : program->params)
     params.emplace_back(param.argument, param.type, param.shape,
                         param.elementType);
-  return {program->output,   program->schedule,        program->numStages,
-          program->numRanks, program->numMicrobatches, program->numReplicas,
-          std::move(params)};
+  return {program->output,          program->schedule,
+          program->numStages,       program->numRanks,
+          program->numMicrobatches, program->numReplicas,
+          program->tensorParallel,  std::move(params),
+          program->scheduleIR,      std::move(remarks)};
 }
 
 void bindCompile(nb::module_ &m) {

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Trains examples/torch-gpt's GPT (model.py) with pp and with a plain
 PyTorch loop from the same initial weights and token data, and prints
-both losses per step, pp's step time and tokens/s (README.md).
+both losses per step, pp's step time and tokens/s (README.md). With
+`--devices N` pp's layout planner chooses pipeline ranks, tensor-parallel
+size and replicas for N processes; the script prints the layout and the
+schedule's timeline before training.
 
   python examples/torch-gpt/train.py [--steps 20] [--out DIR]
+  python examples/torch-gpt/train.py --devices 4 --memory-cap 4e6 --schedule auto
 
 Needs torch, torch_mlir and pp's Python package (docs/PyTorch.md)."""
 
@@ -56,12 +60,12 @@ def write_tokens(path):
     return ids.astype(np.int64)
 
 
-def batch(tokens, step):
-    """The runtime's --tokens windows of a step: row r starts at a hash of
-    (seed, step, r); targets are the next tokens."""
+def batch(tokens, step, rows=ROWS):
+    """The runtime's --tokens windows of a step's `rows` global rows: row r
+    starts at a hash of (seed, step, r); targets are the next tokens."""
     starts = len(tokens) - CONTEXT
     ids, targets = [], []
-    for row in range(ROWS):
+    for row in range(rows):
         start = pprt_hash(SEED, [TAG_CORPUS, step, row]) % starts
         ids.append(tokens[start:start + CONTEXT])
         targets.append(tokens[start + 1:start + 1 + CONTEXT])
@@ -69,18 +73,20 @@ def batch(tokens, step):
 
 
 def pytorch_losses(model, tokens, steps, criterion=None, lr=LR,
-                   microbatches=MICROBATCHES):
-    """SGD with gradients accumulated over the micro-batches: pp's step
-    loss is the sum of its micro-batches' losses (docs/PyTorch.md).
+                   microbatches=MICROBATCHES, replicas=1):
+    """SGD with gradients accumulated over the micro-batches of every
+    replica: pp's step loss is the sum of its micro-batches' losses, and
+    replicas sum theirs (docs/PyTorch.md, docs/DataParallel.md).
     `criterion` defaults to the GPT's loss_fn."""
     criterion = criterion or loss_fn
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    chunks = microbatches * replicas
     losses = []
     for step in range(steps):
-        ids, targets = batch(tokens, step)
+        ids, targets = batch(tokens, step, ROWS * replicas)
         optimizer.zero_grad()
         total = 0.0
-        for x, t in zip(ids.chunk(microbatches), targets.chunk(microbatches)):
+        for x, t in zip(ids.chunk(chunks), targets.chunk(chunks)):
             loss = criterion(model(x), t)
             loss.backward()
             total += loss.item()
@@ -111,17 +117,47 @@ def export(out, parallelize_plan=None, tensor_parallel=None):
     return model, exported
 
 
+def compile_for(exported, stages=STAGES, tensor_parallel=1,
+                schedule="1f1b", **layout):
+    """pp's program for `stages` pipeline ranks of `tensor_parallel`
+    processes each, or for what the layout planner chooses given
+    `devices` (and `memory_cap`)."""
+    import pp
+    if layout.get("devices"):
+        return pp.compile(exported.mlir, microbatches=MICROBATCHES,
+                          schedule=schedule, **layout)
+    return pp.compile(exported.mlir, stages=stages,
+                      microbatches=MICROBATCHES, schedule=schedule,
+                      tensor_parallel=tensor_parallel, **layout)
+
+
+def run_program(program, exported, tokens_path, steps, save=None):
+    """Trains `program` from the exported weights on the token file."""
+    import pp
+    return pp.run(program, steps=steps, lr=LR, seed=SEED,
+                  init_weights=exported.weights, save=save,
+                  extra_args=["--tokens", str(tokens_path)])
+
+
 def train_with_pp(exported, tokens_path, steps, save, stages=STAGES,
                   tensor_parallel=1):
     """pp's run on `stages` pipeline ranks of `tensor_parallel` processes
     each (1f1b)."""
-    import pp
-    program = pp.compile(exported.mlir, stages=stages,
-                         microbatches=MICROBATCHES, schedule="1f1b",
-                         tensor_parallel=tensor_parallel)
-    return pp.run(program, steps=steps, lr=LR, seed=SEED,
-                  init_weights=exported.weights, save=save,
-                  extra_args=["--tokens", str(tokens_path)])
+    program = compile_for(exported, stages, tensor_parallel)
+    return run_program(program, exported, tokens_path, steps, save)
+
+
+def print_layout(program):
+    """What the compile chose and the schedule the program runs."""
+    print(f"== layout: {program.processes} processes = {program.ranks} "
+          f"pipeline ranks x {program.tensor_parallel} tensor-parallel x "
+          f"{program.replicas} replicas, {program.stages} stages, "
+          f"{program.microbatches} micro-batches")
+    for remark in program.remarks:
+        print(f"   {remark}")
+    print("== schedule (unit-cost timeline: F forward, B input gradient, "
+          "W weight gradient)")
+    print(program.timeline().to_ascii(), end="")
 
 
 def main():
@@ -136,17 +172,33 @@ def main():
                         default="dtensor",
                         help="with --tensor-parallel: this script's PLAN "
                         "(parallelize_plan), or pp's default Megatron plan")
+    parser.add_argument("--devices", type=int,
+                        help="processes to lay the model out on: pp's "
+                        "layout planner chooses stages, tensor-parallel "
+                        "size and replicas")
+    parser.add_argument("--memory-cap", type=float,
+                        help="with --devices: bytes each process may hold")
+    parser.add_argument("--schedule", default="1f1b",
+                        help="the pipeline schedule (e.g. 1f1b, zb-h1, auto)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     tp = args.tensor_parallel
     plan = PLAN if tp > 1 and args.plan == "dtensor" else None
     model, exported = export(args.out, plan, tp)
     tokens = write_tokens(args.out / "tokens.bin")
-    run = train_with_pp(exported, args.out / "tokens.bin", args.steps,
-                        args.out / "trained.safetensors",
-                        stages=STAGES // tp, tensor_parallel=tp)
-    expected = pytorch_losses(model, tokens, args.steps)
-    tokens_per_step = ROWS * CONTEXT
+    layout = {"devices": args.devices}
+    if args.memory_cap is not None:
+        layout["memory_cap"] = args.memory_cap
+    program = compile_for(exported, STAGES // tp, tp, args.schedule,
+                          **layout)
+    print_layout(program)
+    print(f"== training {args.steps} steps on {program.processes} "
+          "processes, beside a PyTorch loop over the same batches")
+    run = run_program(program, exported, args.out / "tokens.bin",
+                      args.steps, args.out / "trained.safetensors")
+    expected = pytorch_losses(model, tokens, args.steps,
+                              replicas=program.replicas)
+    tokens_per_step = ROWS * program.replicas * CONTEXT
     for step, (loss, ref, seconds) in enumerate(
             zip(run.losses, expected, run.step_times), 1):
         print(f"step {step:3d}  pp {loss:.7f}  pytorch {ref:.7f}  "

@@ -319,6 +319,25 @@ static LogicalResult checkIndexLists(llvm::SourceMgr &sourceMgr,
   return success();
 }
 
+/// `schedule` in a module with declarations of the module's functions (the
+/// stage functions its actions run), as `pp-translate` and `pp.Schedule`
+/// read it.
+static std::string printScheduleModule(ScheduleOp schedule) {
+  OpBuilder builder(schedule.getContext());
+  OwningOpRef<ModuleOp> module = ModuleOp::create(schedule.getLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+  for (auto func :
+       schedule->getParentOfType<ModuleOp>().getOps<func::FuncOp>()) {
+    auto declaration = cast<func::FuncOp>(builder.cloneWithoutRegions(*func));
+    declaration.setPrivate();
+  }
+  builder.clone(*schedule);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return text;
+}
+
 /// Parses the model and runs the registered pipelines: to a verified
 /// schedule (whose shape goes into `program`), then (unless the schedule is
 /// the output) to the LLVM dialect for `machine`.
@@ -361,8 +380,12 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     program.numStages = op.getNumStages();
     program.numRanks = op.getNumRanks();
     program.numMicrobatches = op.getNumMicrobatches();
+    program.scheduleIR = printScheduleModule(op);
   }
-  program.numReplicas = options.schedule.numReplicas;
+  SchedulePipelineOptions scheduled;
+  setScheduleOptions(scheduled);
+  program.numReplicas = scheduled.numReplicas;
+  program.tensorParallel = scheduled.tensorParallel;
   if (emits(EmitKind::Schedule))
     return module;
   auto lower = [&](OpPassManager &pm) { buildLowering(pm, machine); };

@@ -450,9 +450,11 @@ class Param:
 @dataclasses.dataclass(frozen=True)
 class Program:
     """A pipelined MPI training program `pp.compile` built: the executable
-    and what it runs. `schedule` is the schedule's name (for `auto`, the
-    one it chose); it runs on `ranks * tensor_parallel * replicas`
-    processes (docs/TensorParallel.md)."""
+    and what it runs. `schedule` is the schedule's name (`auto`'s choice
+    is in `remarks`); it runs on `ranks * tensor_parallel * replicas`
+    processes (docs/TensorParallel.md). `remarks` are what the compile
+    said (the layout planner's and `auto`'s choices); `timeline()` is the
+    schedule the program runs."""
 
     path: pathlib.Path
     schedule: str
@@ -462,20 +464,19 @@ class Program:
     replicas: int
     params: Tuple[Param, ...]
     tensor_parallel: int = 1
+    schedule_ir: str = ""
+    remarks: Tuple[str, ...] = ()
+
+    def timeline(self) -> Schedule:
+        """The materialised schedule the program runs (transfers and
+        collectives included), e.g. for `to_ascii()` or `plot()`."""
+        return Schedule.from_mlir(self.schedule_ir)
 
     @property
     def processes(self) -> int:
         """The MPI processes a run needs: ranks times tensor-parallel
         processes times replicas."""
         return self.ranks * self.tensor_parallel * self.replicas
-
-
-def _tensor_parallel(values, ranks, replicas):
-    """The program's tensor-parallel size: the keyword's, or with `devices`
-    what the layout planner left for it (devices = ranks x T x replicas)."""
-    if "tensor_parallel" in values or not values.get("devices"):
-        return int(values.get("tensor_parallel", 1))
-    return int(values["devices"]) // (ranks * replicas)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -647,7 +648,9 @@ def compile(model: Source, *, microbatches: Optional[int] = None,
     values["output"] = os.path.abspath(os.fspath(output))
     try:
         (path, schedule_name, num_stages, num_ranks, num_microbatches,
-         num_replicas, params) = _pp.compile(text, source_name, values)
+         num_replicas, tensor_parallel, params, schedule_ir,
+         remarks) = _pp.compile(
+             text, source_name, values)
     except BaseException:
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -658,7 +661,8 @@ def compile(model: Source, *, microbatches: Optional[int] = None,
         replicas=num_replicas,
         params=tuple(Param(argument, type_, tuple(shape), dtype)
                      for argument, type_, shape, dtype in params),
-        tensor_parallel=_tensor_parallel(values, num_ranks, num_replicas))
+        tensor_parallel=tensor_parallel,
+        schedule_ir=schedule_ir, remarks=tuple(remarks))
     if workdir:
         weakref.finalize(program, shutil.rmtree, workdir, True)
     return program

@@ -101,6 +101,28 @@ def test_devices_plan_the_layout(pp, tmp_path):
             program.processes) == (2, 2, 1, 4)
 
 
+@pytest.mark.parametrize("cap,layout", [(None, (1, 1, 4)),
+                                        (30000, (2, 1, 2))])
+def test_devices_layout_is_the_programs(pp, tmp_path, cap, layout):
+    """The layout planner's choice, as its remark states it, is what the
+    Program reports and what its schedule runs."""
+    caps = {} if cap is None else {"memory_cap": [cap]}
+    program = pp.compile(MLP, microbatches=4, devices=4, schedule="auto",
+                         output=tmp_path / "train", **caps)
+    ranks, tensor_parallel, replicas = layout
+    assert (program.ranks, program.tensor_parallel,
+            program.replicas) == layout
+    assert program.remarks[0].startswith(
+        f"4 devices: T = {tensor_parallel}, P = {ranks}, R = {replicas}:")
+    assert any(r.startswith("auto: makespan") for r in program.remarks)
+    schedule = program.timeline()
+    assert (schedule.num_ranks, schedule.num_microbatches) == (ranks, 4)
+    assert f"num_replicas = {replicas}" in program.schedule_ir or \
+        replicas == 1
+    assert schedule.to_ascii().count("\nrank ") == ranks
+    assert len(pp.run(program, steps=2, lr=LR).losses) == 2
+
+
 def test_matches_pp_compile(pp, pp_compile, pipelined, tmp_path):
     """The executable pp-compile builds for the same options prints the
     losses pp.run returns, digit for digit."""

@@ -40,3 +40,20 @@ def test_gpt_trains_like_pytorch(pp, torch_gpt, tmp_path):
     assert set(weights) == {k for k, _ in trained.named_parameters()}
     assert example.next_loss(trained, tokens, STEPS) == pytest.approx(
         expected[STEPS], rel=1e-5)
+
+
+def test_gpt_laid_out_by_devices(pp, torch_gpt, tmp_path):
+    """README's first command: within 4 MB a process the layout planner
+    puts the GPT on 2 pipeline ranks x 2 replicas, and the program trains
+    with the losses of a PyTorch loop over both replicas' rows."""
+    example = torch_gpt
+    model, exported = example.export(tmp_path)
+    tokens = example.write_tokens(tmp_path / "tokens.bin")
+    program = example.compile_for(exported, schedule="auto", devices=4,
+                                  memory_cap=4e6)
+    assert (program.ranks, program.tensor_parallel, program.replicas) == (
+        2, 1, 2)
+    assert "rank 1 |" in program.timeline().to_ascii()
+    run = example.run_program(program, exported, tmp_path / "tokens.bin", 5)
+    expected = example.pytorch_losses(model, tokens, 5, replicas=2)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
