@@ -194,12 +194,18 @@ static std::optional<Partition> search(const PartitionProblem &problem,
   return partition;
 }
 
-/// The bottleneck of `partition`, or none if a rank exceeds its cap.
-static std::optional<double> evaluate(const PartitionProblem &problem,
-                                      const Partition &partition) {
+/// What a plan puts on the busiest rank and on the largest stage.
+struct PlanLoads {
+  double bottleneck = 0.0, largestStage = 0.0;
+};
+
+/// The loads of `partition`, or none if a rank exceeds its cap.
+static std::optional<PlanLoads> evaluate(const PartitionProblem &problem,
+                                         const Partition &partition) {
   ArrayRef<int64_t> starts = partition.starts;
   SmallVector<double> time(problem.getNumRanks(), 0.0),
       memory(problem.getNumRanks(), 0.0);
+  PlanLoads loads;
   for (auto [stage, rank] : llvm::enumerate(problem.stageRank)) {
     int64_t end =
         stage + 1 < starts.size() ? starts[stage + 1] : problem.numOps;
@@ -208,12 +214,22 @@ static std::optional<double> evaluate(const PartitionProblem &problem,
                                 : problem.load)(stage, starts[stage], end);
     time[rank] += load.time;
     memory[rank] += load.memory;
+    loads.largestStage = std::max(loads.largestStage, load.time);
   }
   for (auto [rank, used] : llvm::enumerate(memory))
     if (!problem.memoryCap.empty() &&
         used > problem.memoryCap[rank] * (1.0 + 1e-12))
       return std::nullopt;
-  return *llvm::max_element(time);
+  loads.bottleneck = *llvm::max_element(time);
+  return loads;
+}
+
+/// The step `numMicrobatches` micro-batches take on a plan with `loads`:
+/// the busiest rank's share, then the fill and drain of the pipeline.
+static double estimateStep(const PartitionProblem &problem,
+                           const PlanLoads &loads) {
+  return problem.numMicrobatches * loads.bottleneck +
+         (problem.getNumRanks() - 1) * loads.largestStage;
 }
 
 /// Whether no partition can exceed a cap: every rank fits even if each of
@@ -261,11 +277,17 @@ mlir::pp::sched::planPartition(const PartitionProblem &original) {
   bool relaxedProven = true;
   std::optional<Partition> incumbent =
       search(relaxed, unbounded, relaxedProven);
-  std::optional<double> bound =
+  std::optional<PlanLoads> bound =
       incumbent ? evaluate(problem, *incumbent) : std::nullopt;
   if (!bound)
     return finish(search(problem, unbounded, proven));
-  incumbent->bottleneck = *bound;
-  std::optional<Partition> better = search(problem, *bound, proven);
-  return finish(better ? better : incumbent);
+  incumbent->bottleneck = bound->bottleneck;
+  std::optional<Partition> better = search(problem, bound->bottleneck, proven);
+  if (!better)
+    return finish(incumbent);
+  if (problem.numMicrobatches > 0 &&
+      estimateStep(problem, *bound) <=
+          estimateStep(problem, *evaluate(problem, *better)))
+    return finish(incumbent);
+  return finish(better);
 }

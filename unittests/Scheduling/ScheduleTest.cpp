@@ -470,4 +470,38 @@ TEST(PartitionPlanner, BalancesContiguousStages) {
   EXPECT_EQ(plan->starts, (SmallVector<int64_t>{0, 3, 5}));
 }
 
+TEST(PartitionPlanner, WeighsInterleavedStagesByTheirFill) {
+  // Ops 9 6 2 8 9 2 in 4 stages on 2 ranks (stages 0 and 2 on rank 0):
+  // {9} {6 2 8} {9} {2} balances the ranks at 18 but leaves a stage of
+  // 16; the stage-balanced plans have stages of at most 11 and ranks of
+  // 19. M x bottleneck + (ranks - 1) x largest stage: 2 x 18 + 16 = 52
+  // against 2 x 19 + 11 = 49 for 2 micro-batches, 160 against 163 for 8.
+  SmallVector<double> times = {9, 6, 2, 8, 9, 2};
+  PartitionProblem problem;
+  problem.numOps = times.size();
+  problem.stageRank = {0, 1, 0, 1};
+  problem.mayCut.assign(times.size() + 1, true);
+  problem.mustCut.assign(times.size() + 1, false);
+  auto load = [&](int64_t, int64_t begin, int64_t end) {
+    StageLoad stage;
+    for (int64_t op = begin; op < end; ++op)
+      stage.time += times[op];
+    return stage;
+  };
+  problem.load = load;
+  SmallVector<int64_t> leastBottleneck = {0, 1, 4, 5};
+  for (int64_t microbatches : {0, 8}) {
+    problem.numMicrobatches = microbatches;
+    std::optional<Partition> plan = planPartition(problem);
+    ASSERT_TRUE(plan.has_value());
+    EXPECT_DOUBLE_EQ(plan->bottleneck, 18.0);
+    EXPECT_EQ(plan->starts, leastBottleneck);
+  }
+  problem.numMicrobatches = 2;
+  std::optional<Partition> plan = planPartition(problem);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_DOUBLE_EQ(plan->bottleneck, 19.0);
+  EXPECT_NE(plan->starts, leastBottleneck);
+}
+
 } // namespace

@@ -54,6 +54,13 @@ struct PartitionProblem {
       recomputeLoad;
   /// The most memory each rank may hold; empty for no caps.
   SmallVector<double> memoryCap;
+  /// Micro-batches per step; 0 to rank plans by their bottleneck alone.
+  /// With several stages per rank a plan's step is then estimated as M
+  /// times its bottleneck plus (ranks - 1) times its largest stage (the
+  /// fill and drain of an interleaved pipeline, which a plan that
+  /// balances the ranks but not their stages makes as long as without
+  /// interleaving).
+  int64_t numMicrobatches = 0;
 
   int64_t getNumStages() const { return stageRank.size(); }
   int64_t getNumRanks() const;
@@ -80,7 +87,9 @@ struct Partition {
 /// single value and this is the linear-partition DP, O(k n^2). With several
 /// stages per rank, the plan that is best when every stage counts as a
 /// rank bounds the search, and each set keeps at most a fixed number of the
-/// least loaded partial plans (`proven` says whether it had to drop any).
+/// least loaded partial plans (`proven` says whether it had to drop any);
+/// with `numMicrobatches` set, that stage-balanced plan is kept when its
+/// estimated step is no longer than the least-bottleneck plan's.
 std::optional<Partition> planPartition(const PartitionProblem &problem);
 
 } // namespace mlir::pp::sched

@@ -60,6 +60,7 @@ struct PlannerOptions {
 /// The pipeline the stages are planned for: where each stage runs, how many
 /// micro-batches of it a rank holds at most, and the ranks' devices.
 struct PipelineTarget {
+  int64_t numMicrobatches = 1;
   SmallVector<int64_t> stageRank;
   SmallVector<double> inFlight;
   SmallVector<DeviceDescription> devices;
@@ -173,6 +174,7 @@ StagePartitioner::describeTarget(const PlannerOptions &options,
     return func.emitError(llvm::toString(schedule.takeError()));
 
   PipelineTarget target;
+  target.numMicrobatches = problem.numMicrobatches;
   target.stageRank = schedule->stageRank;
   target.inFlight = countInFlight(*schedule);
   target.weightVersions = schedule->weightVersions;
@@ -414,6 +416,7 @@ planCuts(func::FuncOp func, const PlannerOptions &options,
   if (options.recompute == RecomputePolicy::Auto)
     problem.recomputeLoad = recomputeLoad;
   problem.memoryCap = target.memoryCap;
+  problem.numMicrobatches = target.numMicrobatches;
 
   std::optional<Partition> plan = planPartition(problem);
   if (!plan) {
