@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 
+#include <functional>
 #include <numeric>
 
 using namespace mlir;
@@ -448,23 +449,38 @@ TEST(ZeroBubbleGreedy, FailsWhenACapStopsAStage) {
         problem, ActionCosts(problem.getCostOrUnit()), policy)));
 }
 
-TEST(PartitionPlanner, BalancesContiguousStages) {
-  // Ops of times 1..6 in 3 stages: {1,2,3} {4,5} {6} (6, 9, 6) has the
-  // least bottleneck; any other cut puts 10 or more on one stage.
-  SmallVector<double> times = {1, 2, 3, 4, 5, 6};
-  PartitionProblem problem;
-  problem.numOps = times.size();
-  problem.stageRank = {0, 1, 2};
-  problem.mayCut.assign(times.size() + 1, true);
-  problem.mustCut.assign(times.size() + 1, false);
-  auto load = [&](int64_t, int64_t begin, int64_t end) {
+/// A chain of ops of the given times, cut anywhere into stages placed as
+/// `stageRank` says.
+struct TimedChain {
+  TimedChain(SmallVector<double> times, SmallVector<int64_t> stageRank)
+      : times(std::move(times)) {
+    problem.numOps = this->times.size();
+    problem.stageRank = std::move(stageRank);
+    problem.mayCut.assign(problem.numOps + 1, true);
+    problem.mustCut.assign(problem.numOps + 1, false);
+    problem.load = load;
+  }
+
+  StageLoad getLoad(int64_t begin, int64_t end) const {
     StageLoad stage;
     for (int64_t op = begin; op < end; ++op)
       stage.time += times[op];
     return stage;
-  };
-  problem.load = load;
-  std::optional<Partition> plan = planPartition(problem);
+  }
+
+  SmallVector<double> times;
+  std::function<StageLoad(int64_t, int64_t, int64_t)> load =
+      [this](int64_t, int64_t begin, int64_t end) {
+        return getLoad(begin, end);
+      };
+  PartitionProblem problem;
+};
+
+TEST(PartitionPlanner, BalancesContiguousStages) {
+  // Ops of times 1..6 in 3 stages: {1,2,3} {4,5} {6} (6, 9, 6) has the
+  // least bottleneck; any other cut puts 10 or more on one stage.
+  TimedChain chain({1, 2, 3, 4, 5, 6}, {0, 1, 2});
+  std::optional<Partition> plan = planPartition(chain.problem);
   ASSERT_TRUE(plan.has_value());
   EXPECT_DOUBLE_EQ(plan->bottleneck, 9.0);
   EXPECT_EQ(plan->starts, (SmallVector<int64_t>{0, 3, 5}));
@@ -476,29 +492,17 @@ TEST(PartitionPlanner, WeighsInterleavedStagesByTheirFill) {
   // 16; the stage-balanced plans have stages of at most 11 and ranks of
   // 19. M x bottleneck + (ranks - 1) x largest stage: 2 x 18 + 16 = 52
   // against 2 x 19 + 11 = 49 for 2 micro-batches, 160 against 163 for 8.
-  SmallVector<double> times = {9, 6, 2, 8, 9, 2};
-  PartitionProblem problem;
-  problem.numOps = times.size();
-  problem.stageRank = {0, 1, 0, 1};
-  problem.mayCut.assign(times.size() + 1, true);
-  problem.mustCut.assign(times.size() + 1, false);
-  auto load = [&](int64_t, int64_t begin, int64_t end) {
-    StageLoad stage;
-    for (int64_t op = begin; op < end; ++op)
-      stage.time += times[op];
-    return stage;
-  };
-  problem.load = load;
+  TimedChain chain({9, 6, 2, 8, 9, 2}, {0, 1, 0, 1});
   SmallVector<int64_t> leastBottleneck = {0, 1, 4, 5};
   for (int64_t microbatches : {0, 8}) {
-    problem.numMicrobatches = microbatches;
-    std::optional<Partition> plan = planPartition(problem);
+    chain.problem.numMicrobatches = microbatches;
+    std::optional<Partition> plan = planPartition(chain.problem);
     ASSERT_TRUE(plan.has_value());
     EXPECT_DOUBLE_EQ(plan->bottleneck, 18.0);
     EXPECT_EQ(plan->starts, leastBottleneck);
   }
-  problem.numMicrobatches = 2;
-  std::optional<Partition> plan = planPartition(problem);
+  chain.problem.numMicrobatches = 2;
+  std::optional<Partition> plan = planPartition(chain.problem);
   ASSERT_TRUE(plan.has_value());
   EXPECT_DOUBLE_EQ(plan->bottleneck, 19.0);
   EXPECT_NE(plan->starts, leastBottleneck);
