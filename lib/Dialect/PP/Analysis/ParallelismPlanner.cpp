@@ -1,8 +1,8 @@
 //===- ParallelismPlanner.cpp - choose T, P and the replica count ---------===//
 
 #include "pp/Dialect/PP/Analysis/ParallelismPlanner.h"
-#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
 #include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Scheduling/CollectiveCost.h"
 #include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleTiming.h"

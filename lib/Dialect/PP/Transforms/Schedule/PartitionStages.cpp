@@ -6,14 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Scheduling/CollectiveCost.h"
 #include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
