@@ -8,12 +8,12 @@
 
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/Passes.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/TensorParallelPlan.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
 #include "pp/Scheduling/ParallelismPlanner.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
