@@ -12,8 +12,14 @@ Fails, naming each offending file and line, when
   - the shared ABI header (include/pp-abi) includes anything but C's own;
   - a compiler layer includes a pp header of a layer above it
     (docs/Architecture.md): the scheduling library includes only itself, the
-    dialect's IR only itself and the schedule enums, the stage-code passes
-    only themselves and the IR;
+    dialect's IR only itself and the schedule enums, the analyses only
+    themselves, the IR, the utilities and the scheduling library, each phase
+    of the passes (Transforms/<phase>) only itself and the layers below, no
+    other phase, and the stage-code passes only themselves and the IR;
+  - a phase's library, or the analyses', names another phase's library in
+    its CMake (the pipelines compose the phases); with --phase-lib, also
+    when a built phase has an undefined symbol that only another phase
+    defines;
   - the scheduling library's CMake names a library or TableGen target of the
     dialect; with --scheduling-lib and --dialect-lib, also when the built
     library has an undefined symbol that only the dialect defines.
@@ -45,7 +51,26 @@ COMPILER_LAYERS = (
      ("pp/Dialect/PP/IR/", "pp/Scheduling/ScheduleEnums.")),
     (("include/pp/StageCode", "lib/StageCode"),
      ("pp/StageCode/", "pp/Dialect/PP/IR/")),
+    (("include/pp/Dialect/PP/Analysis", "lib/Dialect/PP/Analysis"),
+     ("pp/Dialect/PP/Analysis/", "pp/Dialect/PP/IR/", "pp/Dialect/PP/Utils/",
+      "pp/Scheduling/")),
 )
+# The phases of pp's passes, each one library (lib/Dialect/PP/Transforms).
+PHASES = {"Import": "MLIRPPImport", "Differentiate": "MLIRPPDifferentiate",
+          "Parallelize": "MLIRPPParallelize", "Schedule": "MLIRPPSchedule"}
+PHASE_LIBRARY = re.compile(r"\b(" + "|".join(PHASES.values())
+                           + r"|MLIRPPTransforms)\b")
+
+
+def phase_layers():
+    """(folders, allowed pp headers) of each phase: itself and the layers
+    below it, never another phase."""
+    below = ("pp/Dialect/PP/IR/", "pp/Dialect/PP/Analysis/",
+             "pp/Dialect/PP/Utils/", "pp/Scheduling/")
+    for phase in PHASES:
+        yield ((f"include/pp/Dialect/PP/Transforms/{phase}",
+                f"lib/Dialect/PP/Transforms/{phase}"),
+               (f"pp/Dialect/PP/Transforms/{phase}/",) + below)
 # C's own headers: what the ABI header may include.
 C_HEADER = re.compile(r"^std\w*\.h$")
 
@@ -152,6 +177,39 @@ def check_scheduling_symbols(nm, scheduling_lib, dialect_lib, problems):
                         "without the dialect")
 
 
+def check_phase_cmake(root, problems):
+    """No phase's library, nor the analyses', links another phase's."""
+    owners = [(f"lib/Dialect/PP/Transforms/{phase}", library)
+              for phase, library in PHASES.items()]
+    owners.append(("lib/Dialect/PP/Analysis", None))
+    for folder, own in owners:
+        for path in files_under(root, folder, ("CMakeLists.txt",)):
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    for match in PHASE_LIBRARY.finditer(line.split("#", 1)[0]):
+                        if match.group(1) == own:
+                            continue
+                        rel = os.path.relpath(path, root)
+                        problems.append(
+                            f"{rel}:{number}: names '{match.group(1)}': a "
+                            "phase of the passes links no other phase, and "
+                            "the analyses none (the pipelines compose them)")
+
+
+def check_phase_symbols(nm, phase_libs, problems):
+    """No built phase needs a symbol only another phase defines."""
+    built = {phase: symbols(nm, library) for phase, library in phase_libs}
+    for phase, (defined, undefined) in built.items():
+        needed = undefined - defined
+        for other, (other_defined, _) in built.items():
+            if other == phase:
+                continue
+            for name in sorted(needed & other_defined):
+                problems.append(
+                    f"{dict(phase_libs)[phase]}: needs '{name}', which the "
+                    f"{other} phase defines: a phase links no other phase")
+
+
 def check_cmake_include_dirs(root, problems):
     """The compiler's CMake files never add the runtime's include paths."""
     listed = [os.path.join(root, "CMakeLists.txt")]
@@ -178,6 +236,10 @@ def main():
     p.add_argument("--scheduling-lib",
                    help="the built scheduling library (libPPScheduling.a)")
     p.add_argument("--dialect-lib", help="the built dialect (libMLIRPP.a)")
+    p.add_argument("--phase-lib", action="append", default=[],
+                   metavar="PHASE=LIBRARY",
+                   help="a built phase of the passes, e.g. "
+                   "Schedule=libMLIRPPSchedule.a (repeatable)")
     p.add_argument("--nm", default="nm")
     args = p.parse_args()
     root = os.path.abspath(args.root)
@@ -202,7 +264,7 @@ def main():
                    lambda name: not C_HEADER.match(name),
                    "the ABI header is plain C shared by compiler and "
                    "runtime", problems)
-    for folders, allowed in COMPILER_LAYERS:
+    for folders, allowed in COMPILER_LAYERS + tuple(phase_layers()):
         for folder in folders:
             check_includes(
                 root, folder, COMPILER_SOURCES,
@@ -213,11 +275,15 @@ def main():
     check_core_calls(root, problems)
     check_cmake_include_dirs(root, problems)
     check_scheduling_cmake(root, problems)
+    check_phase_cmake(root, problems)
     if args.core_lib and args.driver_lib:
         check_core_symbols(args.nm, args.core_lib, args.driver_lib, problems)
     if args.scheduling_lib and args.dialect_lib:
         check_scheduling_symbols(args.nm, args.scheduling_lib,
                                  args.dialect_lib, problems)
+    if args.phase_lib:
+        check_phase_symbols(args.nm, [tuple(entry.split("=", 1))
+                                      for entry in args.phase_lib], problems)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

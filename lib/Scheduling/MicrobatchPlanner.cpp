@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -236,4 +237,29 @@ StageCosts mlir::pp::sched::getMicrobatchCosts(const MicrobatchPlan &plan,
   fill(&StageTokenCosts::activation, costs.activation, table.activation);
   fill(&StageTokenCosts::stash, costs.stash, table.stash);
   return costs;
+}
+
+SmallVector<int64_t> sched::orderLongestFirst(ArrayRef<int64_t> lengths) {
+  SmallVector<int64_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(
+      order, [&](int64_t x, int64_t y) { return lengths[x] > lengths[y]; });
+  return order;
+}
+
+PaddedBaseline sched::getPaddedBaseline(ArrayRef<int64_t> lengths, int64_t rows,
+                                        const MicrobatchPlanProblem &problem) {
+  int64_t longest = *llvm::max_element(lengths);
+  PaddedBaseline baseline;
+  baseline.rows = rows;
+  while (baseline.rows > 1 && problem.memory.get(baseline.rows, longest) >
+                                  problem.memoryCap * (1 + 1e-12))
+    --baseline.rows;
+  SmallVector<int64_t> padded(lengths.size(), longest), ends;
+  for (int64_t end = baseline.rows; end < int64_t(lengths.size());
+       end += baseline.rows)
+    ends.push_back(end);
+  ends.push_back(lengths.size());
+  baseline.objective = makeMicrobatchPlan(padded, ends, problem).objective;
+  return baseline;
 }

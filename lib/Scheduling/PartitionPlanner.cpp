@@ -291,3 +291,128 @@ mlir::pp::sched::planPartition(const PartitionProblem &original) {
     return finish(incumbent);
   return finish(better);
 }
+
+namespace {
+/// The loads of a stage-cut problem's stages, from per-rank prefix sums.
+class StageLoads {
+public:
+  explicit StageLoads(const StageCutProblem &problem) : problem(problem) {
+    for (int64_t rank = 0; rank < problem.getNumRanks(); ++rank) {
+      SmallVector<double> &compute = computePrefix.emplace_back(1, 0.0);
+      SmallVector<double> &forward = forwardPrefix.emplace_back(1, 0.0);
+      for (int64_t op = 0; op < problem.numOps; ++op) {
+        compute.push_back(compute.back() + problem.computeTime(op, rank));
+        forward.push_back(forward.back() + problem.forwardTime(op, rank));
+      }
+    }
+  }
+
+  /// A stage's F + B + W, the transfers at its boundaries (each keeps both
+  /// ends busy), its weights and the activations of its micro-batches in
+  /// flight.
+  StageLoad get(int64_t stage, int64_t begin, int64_t end) const {
+    int64_t rank = problem.stageRank[stage];
+    StageLoad load;
+    load.time = computePrefix[rank][end] - computePrefix[rank][begin];
+    if (stage > 0)
+      load.time += transfer(stage, begin, stage - 1);
+    if (stage + 1 < problem.getNumStages())
+      load.time += transfer(stage, end, stage + 1);
+    load.memory = problem.weightCopies * problem.parameterBytes(begin, end) +
+                  problem.inFlight[stage] * problem.activationBytes(begin, end);
+    return load;
+  }
+
+  /// The same when the stage's backward runs its forward again: its rank
+  /// holds the inputs of the micro-batches in flight but one, whose
+  /// activations the backward re-creates.
+  StageLoad getRecomputed(int64_t stage, int64_t begin, int64_t end) const {
+    int64_t rank = problem.stageRank[stage];
+    StageLoad load = get(stage, begin, end);
+    load.time += forwardPrefix[rank][end] - forwardPrefix[rank][begin];
+    load.memory = problem.weightCopies * problem.parameterBytes(begin, end) +
+                  std::max(problem.inFlight[stage] - 1.0, 0.0) *
+                      problem.inputBytes(begin, end) +
+                  problem.activationBytes(begin, end);
+    return load;
+  }
+
+private:
+  double transfer(int64_t stage, int64_t cut, int64_t other) const {
+    int64_t from = problem.stageRank[stage], to = problem.stageRank[other];
+    return from == to ? 0.0 : 2.0 * problem.transferTime(cut, from, to);
+  }
+
+  const StageCutProblem &problem;
+  std::vector<SmallVector<double>> computePrefix, forwardPrefix;
+};
+} // namespace
+
+/// The least factor by which every cap of `problem` must grow for some
+/// partition to fit: the partition whose fullest rank, in units of its cap,
+/// is least (a stage that may recompute needs the smaller memory of its two
+/// loads).
+static std::optional<double> getCapFactor(PartitionProblem problem) {
+  auto memoryLoad = problem.load, recomputeLoad = problem.recomputeLoad;
+  SmallVector<double> caps = problem.memoryCap;
+  problem.memoryCap.clear();
+  auto scaled = [&](int64_t stage, int64_t begin, int64_t end) {
+    double memory = memoryLoad(stage, begin, end).memory;
+    if (recomputeLoad)
+      memory = std::min(memory, recomputeLoad(stage, begin, end).memory);
+    return StageLoad{memory / caps[problem.stageRank[stage]], 0.0};
+  };
+  problem.load = scaled;
+  problem.recomputeLoad = nullptr;
+  if (std::optional<Partition> smallest = planPartition(problem))
+    return smallest->bottleneck;
+  return std::nullopt;
+}
+
+StageCuts mlir::pp::sched::planStageCuts(const StageCutProblem &problem) {
+  StageLoads loads(problem);
+  auto load = [&](int64_t stage, int64_t begin, int64_t end) {
+    return loads.get(stage, begin, end);
+  };
+  auto recomputeLoad = [&](int64_t stage, int64_t begin, int64_t end) {
+    return loads.getRecomputed(stage, begin, end);
+  };
+  PartitionProblem partition;
+  partition.numOps = problem.numOps;
+  partition.stageRank = problem.stageRank;
+  partition.mayCut = problem.mayCut;
+  partition.mustCut.assign(problem.numOps + 1, false);
+  for (int64_t cut : problem.markerCuts)
+    partition.mustCut[cut] = true;
+  partition.load = load;
+  if (problem.recompute == RecomputePolicy::All)
+    partition.load = recomputeLoad;
+  if (problem.recompute == RecomputePolicy::Auto)
+    partition.recomputeLoad = recomputeLoad;
+  partition.memoryCap = problem.memoryCap;
+  partition.numMicrobatches = problem.numMicrobatches;
+
+  StageCuts cuts;
+  cuts.partition = planPartition(partition);
+  if (!cuts.partition) {
+    PartitionProblem uncapped = partition;
+    uncapped.memoryCap.clear();
+    cuts.overMemory = planPartition(uncapped).has_value();
+    if (cuts.overMemory)
+      cuts.capFactor = getCapFactor(partition);
+    return cuts;
+  }
+  Partition &plan = *cuts.partition;
+  int64_t numStages = problem.getNumStages();
+  if (plan.recompute.empty())
+    plan.recompute.assign(numStages, problem.recompute == RecomputePolicy::All);
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    int64_t begin = plan.starts[stage];
+    int64_t end =
+        stage + 1 < numStages ? plan.starts[stage + 1] : problem.numOps;
+    cuts.loads.push_back(plan.recompute[stage]
+                             ? loads.getRecomputed(stage, begin, end)
+                             : loads.get(stage, begin, end));
+  }
+  return cuts;
+}

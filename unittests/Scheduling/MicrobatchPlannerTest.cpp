@@ -95,6 +95,29 @@ TEST(MicrobatchPlanner, RejectsASampleOverTheCap) {
             "the cap of 8");
 }
 
+TEST(MicrobatchPlanner, TakesSamplesLongestFirstKeepingTies) {
+  EXPECT_EQ(orderLongestFirst({2, 8, 4, 8}),
+            (llvm::SmallVector<int64_t>{1, 3, 2, 0}));
+}
+
+TEST(MicrobatchPlanner, PaddedBaselineFitsTheCap) {
+  // Three samples of 8 tokens hold 24 > 20: two per micro-batch, each
+  // padded to 8 tokens and taking 16; (2 - 1) x 16 + 2 x 16.
+  MicrobatchPlanProblem problem;
+  problem.numStages = 2;
+  problem.time = {0.0, 1.0, 0.0};
+  problem.memory = {0.0, 1.0, 0.0};
+  problem.memoryCap = 20.0;
+  PaddedBaseline baseline = getPaddedBaseline({8, 8, 4, 2}, 3, problem);
+  EXPECT_EQ(baseline.rows, 2);
+  EXPECT_DOUBLE_EQ(baseline.objective, 48.0);
+  // Without a cap, three then one: (2 - 1) x 24 + 24 + 8.
+  problem.memoryCap = std::numeric_limits<double>::infinity();
+  baseline = getPaddedBaseline({8, 8, 4, 2}, 3, problem);
+  EXPECT_EQ(baseline.rows, 3);
+  EXPECT_DOUBLE_EQ(baseline.objective, 56.0);
+}
+
 TEST(MicrobatchCosts, GPipeMakespanIsClosedForm) {
   // Per-micro-batch times the same on every stage, no transfer time:
   // sum F + sum B + (p - 1)(max F + max B).

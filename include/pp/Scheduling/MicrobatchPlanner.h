@@ -110,6 +110,20 @@ MicrobatchPlan makeMicrobatchPlan(llvm::ArrayRef<int64_t> lengths,
                                   llvm::ArrayRef<int64_t> ends,
                                   const MicrobatchPlanProblem &problem);
 
+/// The order the planner takes samples of `lengths` in: longest first,
+/// equal lengths in their order, so that a micro-batch pads little.
+llvm::SmallVector<int64_t> orderLongestFirst(llvm::ArrayRef<int64_t> lengths);
+
+/// What padding every sample to the longest gives, the baseline a plan is
+/// measured against: micro-batches of `rows` samples (the last one fewer),
+/// as many as fit the memory cap when `rows` does not.
+struct PaddedBaseline {
+  int64_t rows = 1;
+  double objective = 0.0;
+};
+PaddedBaseline getPaddedBaseline(llvm::ArrayRef<int64_t> lengths, int64_t rows,
+                                 const MicrobatchPlanProblem &problem);
+
 /// The costs of `plan`'s micro-batches on each stage, `stages[s]` saying
 /// how stage s's costs grow: per-stage values the largest over the
 /// micro-batches, per-micro-batch tables for every field.

@@ -22,10 +22,10 @@
 
 namespace mlir::pp {
 
-// RecomputePolicy (PPEnums.td): which stages of a pipeline recompute their
-// forward in their backward (keeping only their inputs from the forward):
-// none, every stage, or those the planner picks so that every rank fits its
-// memory cap.
+// RecomputePolicy (ScheduleOptionEnums.td): which stages of a pipeline
+// recompute their forward in their backward (keeping only their inputs from
+// the forward): none, every stage, or those the planner picks so that every
+// rank fits its memory cap.
 
 } // namespace mlir::pp
 
@@ -91,6 +91,59 @@ struct Partition {
 /// with `numMicrobatches` set, that stage-balanced plan is kept when its
 /// estimated step is no longer than the least-bottleneck plan's.
 std::optional<Partition> planPartition(const PartitionProblem &problem);
+
+/// A training step's chain of ops to cut into pipeline stages, each stage on
+/// the rank a schedule gives it: what an op costs on a rank, and what a
+/// range of ops holds.
+struct StageCutProblem {
+  int64_t numOps = 0;
+  /// Per stage: its rank, and how many micro-batches of it the rank holds
+  /// at most.
+  SmallVector<int64_t> stageRank;
+  SmallVector<double> inFlight;
+  /// The most memory each rank may hold.
+  SmallVector<double> memoryCap;
+  /// Micro-batches per step (PartitionProblem::numMicrobatches).
+  int64_t numMicrobatches = 0;
+  /// Bytes each rank holds per byte of its stages' weights.
+  double weightCopies = 2.0;
+  RecomputePolicy recompute = RecomputePolicy::None;
+  /// Per cut position in [0, numOps]: whether a cut may go there (it keeps
+  /// each weight's users in one stage); and the cuts that must be made.
+  SmallVector<bool> mayCut;
+  SmallVector<int64_t> markerCuts;
+  /// F + B + W, and F, of op `op` on rank `rank`.
+  function_ref<double(int64_t op, int64_t rank)> computeTime, forwardTime;
+  /// Time to send what crosses a cut before op `cut` from rank `from` to
+  /// rank `to`.
+  function_ref<double(int64_t cut, int64_t from, int64_t to)> transferTime;
+  /// Weight, activation and input bytes of the ops [begin, end).
+  function_ref<double(int64_t begin, int64_t end)> parameterBytes,
+      activationBytes, inputBytes;
+
+  int64_t getNumStages() const { return stageRank.size(); }
+  int64_t getNumRanks() const { return memoryCap.size(); }
+};
+
+/// The stages planned for a chain, or why there are none.
+struct StageCuts {
+  /// The cuts and which stages recompute (one entry per stage); none when
+  /// no partition cuts where it must and keeps weights' users together, or
+  /// none fits the memory caps.
+  std::optional<Partition> partition;
+  /// What each planned stage adds to its rank.
+  SmallVector<StageLoad> loads;
+  /// Whether partitions exist but none fits the caps; then the smallest
+  /// factor by which every cap must grow for one to fit, if any does.
+  bool overMemory = false;
+  std::optional<double> capFactor;
+};
+
+/// Plans the cuts of `problem` that minimise the busiest rank's time (its
+/// stages' F + B + W and the transfers at their boundaries) while every
+/// rank's weights and activations in flight fit its cap, recomputing the
+/// stages the policy asks for.
+StageCuts planStageCuts(const StageCutProblem &problem);
 
 } // namespace mlir::pp::sched
 

@@ -10,11 +10,11 @@
 #include "pp/Conversion/Passes.h"
 #include "pp/Conversion/RuntimeFunctions.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"

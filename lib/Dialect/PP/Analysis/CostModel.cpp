@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/CostModel.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -118,16 +118,6 @@ static llvm::Error parseGemmRates(const llvm::json::Value &value,
   return llvm::Error::success();
 }
 
-double DeviceDescription::getGemmRate(double dim) const {
-  if (gemmRates.empty())
-    return peakFlops;
-  double rate = gemmRates.front().flops;
-  for (const GemmRate &entry : gemmRates)
-    if (entry.minDim <= dim)
-      rate = entry.flops;
-  return rate;
-}
-
 /// Reads one device object; `where` names it in errors.
 static llvm::Expected<DeviceDescription>
 parseDevice(const llvm::json::Value &value, StringRef where) {

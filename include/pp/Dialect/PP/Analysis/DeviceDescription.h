@@ -1,16 +1,16 @@
-//===- DeviceDescription.h - what a pipeline rank's device can do -*- C++
-//-*-===//
+//===- DeviceDescription.h - built-in devices and device files -*- C++ -*-===//
 //
-// The device parameters the cost model turns FLOPs and bytes into time and
-// memory with: built-in descriptions (a CPU core, an H200) and JSON device
-// files with one device for all ranks or one per rank (docs/CostModel.md).
+// Where the cost model's devices come from: built-in descriptions (a CPU
+// core, an H200) and JSON device files with one device for all ranks or one
+// per rank (docs/CostModel.md).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_DIALECT_PP_ANALYSIS_DEVICEDESCRIPTION_H
 #define PP_DIALECT_PP_ANALYSIS_DEVICEDESCRIPTION_H
 
-#include "mlir/Support/LLVM.h"
+#include "pp/Scheduling/Device.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -19,38 +19,6 @@
 #include <string>
 
 namespace mlir::pp {
-
-/// One device, in SI units.
-struct DeviceDescription {
-  std::string name;
-  /// Floating-point operations per second the device can sustain at best.
-  double peakFlops = 0.0;
-  /// Bytes per second between the device and its memory.
-  double memoryBandwidth = 0.0;
-  /// Bytes per second, and seconds before the first byte arrives, of a
-  /// point-to-point transfer to a neighbouring rank.
-  double linkBandwidth = 0.0;
-  double linkLatency = 0.0;
-  /// Bytes of memory for weights, gradients and activations.
-  double memoryCapacity = 0.0;
-  /// Measured matrix-multiplication rates by shape class, ascending: a
-  /// product whose smallest dimension is at least `minDim` runs at `flops`
-  /// (the first class's rate below it). None: every product at peakFlops.
-  struct GemmRate {
-    double minDim, flops;
-  };
-  SmallVector<GemmRate> gemmRates;
-
-  /// The rate of a matrix product whose smallest dimension is `dim`.
-  double getGemmRate(double dim) const;
-  /// Roofline time of work that does `flops` operations and moves `bytes`;
-  /// a matrix product (`gemmDim`, its smallest dimension, > 0) runs at its
-  /// shape class's rate.
-  double computeTime(double flops, double bytes, double gemmDim = 0.0) const {
-    double rate = gemmDim > 0 ? getGemmRate(gemmDim) : peakFlops;
-    return std::max(flops / rate, bytes / memoryBandwidth);
-  }
-};
 
 /// The built-in device called `name` (`cpu`, `h200`), or none.
 std::optional<DeviceDescription> lookupBuiltinDevice(StringRef name);

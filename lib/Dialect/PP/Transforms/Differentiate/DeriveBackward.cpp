@@ -9,12 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Differentiate/Adjoints.h"
 #include "pp/Dialect/PP/Transforms/Differentiate/Passes.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

@@ -6,12 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/ParallelismPlanner.h"
+#include "pp/Dialect/PP/Analysis/CostModel.h"
+#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
+#include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/Passes.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/TensorParallelPlan.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Scheduling/ParallelismPlanner.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -106,6 +109,23 @@ static TensorParallelWork getTensorParallelWork(func::FuncOp step,
   return work;
 }
 
+/// The chain of `model` on `device`, as the layout planner reads it.
+static LayoutChain getLayoutChain(const StageCostModel &model,
+                                  const DeviceDescription &device) {
+  LayoutChain chain;
+  for (auto [index, op] : llvm::enumerate(model.getOps())) {
+    chain.forward.push_back(model.getForwardTime(index, device));
+    chain.compute.push_back(model.getComputeTime(index, device));
+    chain.weights.push_back(op.weights);
+  }
+  chain.weightBytes = llvm::to_vector(model.getWeightBytes());
+  for (int64_t cut = 0; cut <= model.size(); ++cut) {
+    chain.mayCut.push_back(!model.splitsWeight(cut));
+    chain.transferTime.push_back(model.getTransferTime(cut, device, device));
+  }
+  return chain;
+}
+
 /// Prints every layout and why it lost.
 static void printLayouts(raw_ostream &os, const ParallelismPlan &plan) {
   os << llvm::format("%-3s %-3s %-3s %-12s %-12s %-12s %s\n", "T", "P", "R",
@@ -161,9 +181,10 @@ struct PlanParallelismPass
     if (!described)
       return step.emitError(llvm::toString(described.takeError()));
     request.device = described->front();
-    request.optimizer =
-        optimizer == "adam" ? OptimizerKind::adam : OptimizerKind::sgd;
+    // Adam keeps two moments per weight.
+    request.optimizerStateCopies = optimizer == "adam" ? 2.0 : 0.0;
     request.zero = zero;
+    request.maxStages = kMaxPlannedStages;
     request.fixedTensorParallel = tensorParallel;
     request.fixedStages = numStages;
     request.fixedReplicas = numReplicas;
@@ -189,8 +210,13 @@ struct PlanParallelismPass
       return signalPassFailure();
     }
     StageCostModel model(step, work);
+    LayoutChain chain = getLayoutChain(model, request->device);
+    auto activationBytes = [&](int64_t begin, int64_t end) {
+      return model.getActivationBytes(begin, end);
+    };
+    chain.activationBytes = activationBytes;
     ParallelismPlan plan =
-        planParallelism(model, getTensorParallelWork(step, model), *request);
+        planParallelism(chain, getTensorParallelWork(step, model), *request);
     if (printTable)
       printLayouts(llvm::outs(), plan);
     if (!plan.chosen)

@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/Passes.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/TensorParallelPlan.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPPLANTENSORPARALLEL

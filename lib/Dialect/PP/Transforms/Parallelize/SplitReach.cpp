@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SplitReach.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

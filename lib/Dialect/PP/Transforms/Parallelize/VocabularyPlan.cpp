@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "SplitReach.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Parallelize/TensorParallelPlan.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
 
 using namespace mlir;
 using namespace mlir::pp;

@@ -6,14 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
 #include "pp/Dialect/PP/Analysis/CostModel.h"
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Scheduling/CollectiveCost.h"
 #include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
@@ -303,40 +304,26 @@ static void printTable(raw_ostream &os, const StageCostModel &model,
 
 /// Reports that no partition fits the memory caps, with the smallest caps
 /// (the given ones scaled by one factor) that some partition fits.
-static void reportMemoryInfeasible(func::FuncOp func,
-                                   PartitionProblem problem) {
-  auto memoryLoad = problem.load, recomputeLoad = problem.recomputeLoad;
-  SmallVector<double> caps = problem.memoryCap;
-  problem.memoryCap.clear();
-  // A stage that may recompute needs the smaller memory of its two loads.
-  auto scaled = [&](int64_t stage, int64_t begin, int64_t end) {
-    double memory = memoryLoad(stage, begin, end).memory;
-    if (recomputeLoad)
-      memory = std::min(memory, recomputeLoad(stage, begin, end).memory);
-    return StageLoad{memory / caps[problem.stageRank[stage]], 0.0};
-  };
-  problem.load = scaled;
-  problem.recomputeLoad = nullptr;
-  std::optional<Partition> smallest = planPartition(problem);
+static void reportMemoryInfeasible(func::FuncOp func, int64_t numStages,
+                                   ArrayRef<double> caps,
+                                   std::optional<double> factor) {
   InFlightDiagnostic diag = func.emitError("no partition into ")
-                            << problem.getNumStages()
-                            << " stages fits the memory caps";
-  if (!smallest)
+                            << numStages << " stages fits the memory caps";
+  if (!factor)
     return;
-  double factor = smallest->bottleneck;
   auto bytes = [](double value) {
     std::string text;
     llvm::raw_string_ostream(text) << llvm::format("%.10g", value);
     return text;
   };
   if (llvm::all_equal(caps)) {
-    diag << "; the smallest feasible cap is " << bytes(caps.front() * factor)
+    diag << "; the smallest feasible cap is " << bytes(caps.front() * *factor)
          << " bytes per rank";
     return;
   }
-  diag << "; the caps must grow by a factor of " << bytes(factor) << " to";
+  diag << "; the caps must grow by a factor of " << bytes(*factor) << " to";
   for (double cap : caps)
-    diag << " " << bytes(cap * factor);
+    diag << " " << bytes(cap * *factor);
   diag << " bytes";
 }
 
@@ -347,106 +334,61 @@ static FailureOr<Partition>
 planCuts(func::FuncOp func, const PlannerOptions &options,
          const PipelineTarget &target, const StageCostModel &model,
          ArrayRef<int64_t> markerCuts, SmallVectorImpl<StageLoad> &loads) {
-  // Per rank, the running F + B + W of the ops on its device.
-  int64_t numStages = target.stageRank.size();
-  int64_t numRanks = target.devices.size();
-  std::vector<SmallVector<double>> computePrefix(numRanks),
-      forwardPrefix(numRanks);
-  for (int64_t rank = 0; rank < numRanks; ++rank) {
-    computePrefix[rank].push_back(0.0);
-    forwardPrefix[rank].push_back(0.0);
-    for (int64_t op = 0; op < model.size(); ++op) {
-      computePrefix[rank].push_back(
-          computePrefix[rank].back() +
-          model.getComputeTime(op, target.devices[rank]));
-      forwardPrefix[rank].push_back(
-          forwardPrefix[rank].back() +
-          model.getForwardTime(op, target.devices[rank]));
-    }
-  }
-  // A transfer (activation forward, gradient backward) keeps both ends of
-  // a boundary between two ranks busy.
-  auto transfer = [&](int64_t stage, int64_t cut, int64_t other) {
-    int64_t from = target.stageRank[stage], to = target.stageRank[other];
-    return from == to ? 0.0
-                      : 2.0 * model.getTransferTime(cut, target.devices[from],
-                                                    target.devices[to]);
+  ArrayRef<DeviceDescription> devices = target.devices;
+  auto computeTime = [&](int64_t op, int64_t rank) {
+    return model.getComputeTime(op, devices[rank]);
   };
-  double parameterCopies =
-      getWeightCopies(options.parameterCopies, target.weightVersions);
-  auto load = [&](int64_t stage, int64_t begin, int64_t end) {
-    int64_t rank = target.stageRank[stage];
-    StageLoad result;
-    result.time = computePrefix[rank][end] - computePrefix[rank][begin];
-    if (stage > 0)
-      result.time += transfer(stage, begin, stage - 1);
-    if (stage + 1 < numStages)
-      result.time += transfer(stage, end, stage + 1);
-    result.memory =
-        parameterCopies * model.getParameterBytes(begin, end) +
-        target.inFlight[stage] * model.getActivationBytes(begin, end);
-    return result;
+  auto forwardTime = [&](int64_t op, int64_t rank) {
+    return model.getForwardTime(op, devices[rank]);
   };
-  // Recomputing, a stage's backward runs its forward again, and its rank
-  // holds the inputs of the micro-batches in flight but one, whose
-  // activations the backward re-creates.
-  auto recomputeLoad = [&](int64_t stage, int64_t begin, int64_t end) {
-    int64_t rank = target.stageRank[stage];
-    StageLoad result = load(stage, begin, end);
-    result.time += forwardPrefix[rank][end] - forwardPrefix[rank][begin];
-    result.memory = parameterCopies * model.getParameterBytes(begin, end) +
-                    std::max(target.inFlight[stage] - 1.0, 0.0) *
-                        model.getInputBytes(begin, end) +
-                    model.getActivationBytes(begin, end);
-    return result;
+  auto transferTime = [&](int64_t cut, int64_t from, int64_t to) {
+    return model.getTransferTime(cut, devices[from], devices[to]);
   };
-
-  PartitionProblem problem;
+  auto parameterBytes = [&](int64_t begin, int64_t end) {
+    return model.getParameterBytes(begin, end);
+  };
+  auto activationBytes = [&](int64_t begin, int64_t end) {
+    return model.getActivationBytes(begin, end);
+  };
+  auto inputBytes = [&](int64_t begin, int64_t end) {
+    return model.getInputBytes(begin, end);
+  };
+  StageCutProblem problem;
   problem.numOps = model.size();
   problem.stageRank = target.stageRank;
-  problem.mayCut.assign(model.size() + 1, true);
-  problem.mustCut.assign(model.size() + 1, false);
-  for (int64_t cut = 0; cut <= model.size(); ++cut)
-    problem.mayCut[cut] = !model.splitsWeight(cut);
-  for (int64_t cut : markerCuts)
-    problem.mustCut[cut] = true;
-  problem.load = load;
-  if (options.recompute == RecomputePolicy::All)
-    problem.load = recomputeLoad;
-  if (options.recompute == RecomputePolicy::Auto)
-    problem.recomputeLoad = recomputeLoad;
+  problem.inFlight = target.inFlight;
   problem.memoryCap = target.memoryCap;
   problem.numMicrobatches = target.numMicrobatches;
+  problem.weightCopies =
+      getWeightCopies(options.parameterCopies, target.weightVersions);
+  problem.recompute = options.recompute;
+  for (int64_t cut = 0; cut <= model.size(); ++cut)
+    problem.mayCut.push_back(!model.splitsWeight(cut));
+  problem.markerCuts = llvm::to_vector(markerCuts);
+  problem.computeTime = computeTime;
+  problem.forwardTime = forwardTime;
+  problem.transferTime = transferTime;
+  problem.parameterBytes = parameterBytes;
+  problem.activationBytes = activationBytes;
+  problem.inputBytes = inputBytes;
 
-  std::optional<Partition> plan = planPartition(problem);
-  if (!plan) {
-    PartitionProblem uncapped = problem;
-    uncapped.memoryCap.clear();
-    if (planPartition(uncapped)) {
-      reportMemoryInfeasible(func, problem);
-      return failure();
-    }
+  StageCuts cuts = planStageCuts(problem);
+  int64_t numStages = problem.getNumStages();
+  if (cuts.overMemory) {
+    reportMemoryInfeasible(func, numStages, problem.memoryCap, cuts.capFactor);
+    return failure();
+  }
+  if (!cuts.partition)
     return func.emitError("no partition into ")
            << numStages
            << " stages cuts at every stage marker and keeps the users of "
               "each weight in one stage";
-  }
-  if (!plan->proven)
+  if (!cuts.partition->proven)
     func.emitRemark("the plan is the best a bounded search found over ")
-        << numStages << " stages on " << numRanks
+        << numStages << " stages on " << problem.getNumRanks()
         << " ranks; it is not proven optimal";
-  if (plan->recompute.empty())
-    plan->recompute.assign(numStages,
-                           options.recompute == RecomputePolicy::All);
-  loads.clear();
-  for (int64_t stage = 0; stage < numStages; ++stage) {
-    int64_t begin = plan->starts[stage];
-    int64_t end =
-        stage + 1 < numStages ? plan->starts[stage + 1] : model.size();
-    loads.push_back(plan->recompute[stage] ? recomputeLoad(stage, begin, end)
-                                           : load(stage, begin, end));
-  }
-  return *plan;
+  loads.assign(cuts.loads.begin(), cuts.loads.end());
+  return *cuts.partition;
 }
 
 /// Reads the profile at `path`, which must have been measured on the

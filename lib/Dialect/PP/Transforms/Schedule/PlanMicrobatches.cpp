@@ -18,7 +18,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
-#include <numeric>
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPPLANMICROBATCHES
@@ -137,18 +136,6 @@ struct PlanMicrobatchesPass
 };
 } // namespace
 
-/// (p - 1) x slowest + sum when every sample is padded to the longest, in
-/// micro-batches of `rows` samples (the last one fewer).
-static double getPaddedObjective(ArrayRef<int64_t> lengths, int64_t rows,
-                                 const MicrobatchPlanProblem &problem) {
-  int64_t longest = *llvm::max_element(lengths);
-  SmallVector<int64_t> padded(lengths.size(), longest), ends;
-  for (int64_t end = rows; end < int64_t(lengths.size()); end += rows)
-    ends.push_back(end);
-  ends.push_back(lengths.size());
-  return makeMicrobatchPlan(padded, ends, problem).objective;
-}
-
 void PlanMicrobatchesPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (failed(checkScalars(module)))
@@ -185,12 +172,7 @@ void PlanMicrobatchesPass::runOnOperation() {
       return signalPassFailure();
     }
 
-  // Longest first, so that a micro-batch pads little.
-  SmallVector<int64_t> order(lengths->size());
-  std::iota(order.begin(), order.end(), 0);
-  llvm::stable_sort(order, [&](int64_t x, int64_t y) {
-    return (*lengths)[x] > (*lengths)[y];
-  });
+  SmallVector<int64_t> order = orderLongestFirst(*lengths);
   SmallVector<int64_t> sorted =
       llvm::map_to_vector(order, [&](int64_t i) { return (*lengths)[i]; });
 
@@ -232,13 +214,10 @@ void PlanMicrobatchesPass::runOnOperation() {
   module->setAttr(kMicrobatchLengthAttr,
                   builder.getDenseI64ArrayAttr(plan->paddedLength));
 
-  // As many samples per padded micro-batch as the cap holds at most.
-  int64_t rows =
-      paddedRows > 0 ? paddedRows.getValue() : *llvm::max_element(plan->rows);
-  while (rows > 1 && problem.memory.get(rows, sorted.front()) >
-                         problem.memoryCap * (1 + 1e-12))
-    --rows;
-  double padded = getPaddedObjective(sorted, rows, problem);
+  PaddedBaseline padded = getPaddedBaseline(
+      sorted,
+      paddedRows > 0 ? paddedRows.getValue() : *llvm::max_element(plan->rows),
+      problem);
   emitRemark(module.getLoc())
       << llvm::formatv(
              "step {0}: {1} samples in {2} micro-batches of {3} samples, "
@@ -255,6 +234,7 @@ void PlanMicrobatchesPass::runOnOperation() {
                                  [](int64_t l) { return Twine(l).str(); }),
                  ", "),
              formatQuantity(plan->slowest), formatQuantity(plan->total),
-             formatQuantity(plan->objective), formatQuantity(padded), rows)
+             formatQuantity(plan->objective), formatQuantity(padded.objective),
+             padded.rows)
              .str();
 }

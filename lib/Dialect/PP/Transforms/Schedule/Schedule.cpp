@@ -6,11 +6,11 @@
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
 #include "pp/Scheduling/ScheduleTiming.h"
 

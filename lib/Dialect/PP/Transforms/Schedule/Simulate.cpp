@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
+#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
@@ -15,6 +15,7 @@
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
+#include "pp/Scheduling/CollectiveCost.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"

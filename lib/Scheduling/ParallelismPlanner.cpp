@@ -1,8 +1,7 @@
 //===- ParallelismPlanner.cpp - choose T, P and the replica count ---------===//
 
-#include "pp/Dialect/PP/Analysis/ParallelismPlanner.h"
-#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
-#include "pp/Dialect/PP/IR/Limits.h"
+#include "pp/Scheduling/ParallelismPlanner.h"
+#include "pp/Scheduling/CollectiveCost.h"
 #include "pp/Scheduling/PartitionPlanner.h"
 #include "pp/Scheduling/ScheduleEvaluator.h"
 #include "pp/Scheduling/ScheduleTiming.h"
@@ -23,14 +22,14 @@ namespace {
 /// tensor-parallel group of T.
 class GroupCosts {
 public:
-  GroupCosts(const StageCostModel &model, const TensorParallelWork &work,
+  GroupCosts(const LayoutChain &chain, const TensorParallelWork &work,
              const DeviceDescription &device, int64_t parts)
-      : model(model), size(model.size()) {
+      : size(chain.size()) {
     CollectiveLink link = CollectiveLink::getSlowest(device);
     for (int64_t op = 0; op < size; ++op) {
       double share = work.splitOps[op] ? 1.0 / parts : 1.0;
-      double forward = model.getForwardTime(op, device);
-      double weight = model.getComputeTime(op, device) - 2.0 * forward;
+      double forward = chain.forward[op];
+      double weight = chain.compute[op] - 2.0 * forward;
       double reduce =
           getRingAllReduceTime(work.allReduceBytes[op], parts, link);
       this->forward.push_back(forward * share + reduce);
@@ -44,9 +43,9 @@ public:
       llvm::DenseSet<int64_t> seen;
       double sum = 0.0;
       for (int64_t end = begin + 1; end <= size; ++end) {
-        for (int64_t weight : model.getOps()[end - 1].weights)
+        for (int64_t weight : chain.weights[end - 1])
           if (seen.insert(weight).second)
-            sum += model.getWeightBytes()[weight] /
+            sum += chain.weightBytes[weight] /
                    (work.splitWeights[weight] ? parts : 1);
         weightBytes[begin * size + end - 1] = sum;
       }
@@ -68,7 +67,6 @@ public:
   }
 
 private:
-  const StageCostModel &model;
   int64_t size;
   SmallVector<double> forward, backwardInput, backwardWeight;
   std::vector<double> weightBytes;
@@ -77,9 +75,9 @@ private:
 /// Plans and times one layout.
 class LayoutEvaluator {
 public:
-  LayoutEvaluator(const StageCostModel &model, const TensorParallelWork &work,
+  LayoutEvaluator(const LayoutChain &chain, const TensorParallelWork &work,
                   const ParallelismRequest &request)
-      : model(model), work(work), request(request),
+      : chain(chain), work(work), request(request),
         link(CollectiveLink::getSlowest(request.device)) {
     cap = request.memoryPerDevice > 0.0 ? request.memoryPerDevice
                                         : request.device.memoryCapacity;
@@ -92,14 +90,13 @@ private:
   /// Bytes of state per byte of weights: the weights, their gradients and
   /// the optimizer's moments (the replica's block under ZeRO-1).
   double getWeightCopies(int64_t replicas) const {
-    if (request.optimizer == OptimizerKind::sgd)
-      return 2.0;
-    return request.zero == 1 ? 2.0 + 2.0 / replicas : 4.0;
+    return 2.0 +
+           request.optimizerStateCopies / (request.zero == 1 ? replicas : 1);
   }
   double getStepTime(const GeneratedSchedule &schedule, const StageCosts &costs,
                      ArrayRef<double> stageWeights, int64_t replicas) const;
 
-  const StageCostModel &model;
+  const LayoutChain &chain;
   const TensorParallelWork &work;
   const ParallelismRequest &request;
   CollectiveLink link;
@@ -193,9 +190,9 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     candidate.reason = reason;
     return;
   }
-  if (numStages > model.size() || numStages > kMaxPlannedStages) {
+  if (numStages > chain.size() || numStages > request.maxStages) {
     candidate.reason =
-        llvm::formatv("more stages than the step's {0} ops", model.size());
+        llvm::formatv("more stages than the step's {0} ops", chain.size());
     return;
   }
   if (numStages < int64_t(request.markerCuts.size()) + 1) {
@@ -212,12 +209,10 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     return;
   }
   SmallVector<double> inFlight = countInFlight(*schedule);
-  GroupCosts group(model, work, request.device, parts);
+  GroupCosts group(chain, work, request.device, parts);
   double copies = sched::getWeightCopies(getWeightCopies(replicas),
                                          schedule->weightVersions);
-  auto transfer = [&](int64_t cut) {
-    return 2.0 * model.getTransferTime(cut, request.device, request.device);
-  };
+  auto transfer = [&](int64_t cut) { return 2.0 * chain.transferTime[cut]; };
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
     auto [f, b, w] = group.getTimes(begin, end);
     StageLoad result{f + b + w, 0.0};
@@ -226,16 +221,15 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     if (stage + 1 < numStages)
       result.time += transfer(end);
     result.memory = copies * group.getWeightBytes(begin, end) +
-                    inFlight[stage] * model.getActivationBytes(begin, end);
+                    inFlight[stage] * chain.activationBytes(begin, end);
     return result;
   };
   PartitionProblem partition;
-  partition.numOps = model.size();
+  partition.numOps = chain.size();
   for (int64_t stage = 0; stage < numStages; ++stage)
     partition.stageRank.push_back(stage);
-  partition.mustCut.assign(model.size() + 1, false);
-  for (int64_t cut = 0; cut <= model.size(); ++cut)
-    partition.mayCut.push_back(!model.splitsWeight(cut));
+  partition.mustCut.assign(chain.size() + 1, false);
+  partition.mayCut = chain.mayCut;
   for (int64_t cut : request.markerCuts)
     partition.mustCut[cut] = true;
   partition.load = load;
@@ -264,12 +258,12 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
   for (int64_t stage = 0; stage < numStages; ++stage) {
     int64_t begin = plan->starts[stage];
     int64_t end =
-        stage + 1 < numStages ? plan->starts[stage + 1] : model.size();
+        stage + 1 < numStages ? plan->starts[stage + 1] : chain.size();
     auto [f, b, w] = group.getTimes(begin, end);
     costs.forward.push_back(f);
     costs.backwardInput.push_back(b);
     costs.backwardWeight.push_back(w);
-    costs.activation.push_back(model.getActivationBytes(begin, end));
+    costs.activation.push_back(chain.activationBytes(begin, end));
     costs.stash.push_back(0.0);
     if (stage > 0)
       costs.transfer = std::max(costs.transfer, transfer(begin) / 2.0);
@@ -286,11 +280,11 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
   candidate.batchTime = step / replicas;
 }
 
-ParallelismPlan mlir::pp::planParallelism(const StageCostModel &model,
-                                          const TensorParallelWork &work,
-                                          const ParallelismRequest &request) {
+ParallelismPlan sched::planParallelism(const LayoutChain &chain,
+                                       const TensorParallelWork &work,
+                                       const ParallelismRequest &request) {
   ParallelismPlan plan;
-  LayoutEvaluator evaluator(model, work, request);
+  LayoutEvaluator evaluator(chain, work, request);
   int64_t devices = request.devices;
   for (int64_t parts = 1; parts <= devices; ++parts) {
     if (devices % parts != 0)

@@ -12,20 +12,39 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_ANALYSIS_PARALLELISMPLANNER_H
-#define PP_DIALECT_PP_ANALYSIS_PARALLELISMPLANNER_H
+#ifndef PP_SCHEDULING_PARALLELISMPLANNER_H
+#define PP_SCHEDULING_PARALLELISMPLANNER_H
 
-#include "pp/Dialect/PP/Analysis/CostModel.h"
-#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
-#include "pp/Dialect/PP/Analysis/StaticMemory.h"
+#include "pp/Scheduling/Device.h"
 #include "pp/Scheduling/ScheduleOption.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 #include <string>
 
-namespace mlir::pp {
+namespace mlir::pp::sched {
 
-/// What tensor parallelism splits in a chain of ops (StageCostModel), from a
+/// A training step's chain of ops on one device, as the layout planner cuts
+/// and splits it (the stage cost model's chain, on plain data).
+struct LayoutChain {
+  /// Per op: F, and F + B + W, on the device.
+  SmallVector<double> forward, compute;
+  /// Per op: the weights it reads, indices into `weightBytes`.
+  SmallVector<SmallVector<int64_t>> weights;
+  SmallVector<double> weightBytes;
+  /// Per cut position in [0, size()]: whether a cut may go there (it keeps
+  /// each weight's users in one stage), and the time to send what crosses
+  /// it from one device to another.
+  SmallVector<bool> mayCut;
+  SmallVector<double> transferTime;
+  /// Activation bytes of the ops [begin, end).
+  function_ref<double(int64_t begin, int64_t end)> activationBytes;
+
+  int64_t size() const { return forward.size(); }
+};
+
+/// What tensor parallelism splits in a chain of ops (LayoutChain), from a
 /// tensor-parallel plan.
 struct TensorParallelWork {
   /// Per op: whether it reads a split weight, and so does 1/T of its work
@@ -35,7 +54,7 @@ struct TensorParallelWork {
   /// forward; its backward all-reduces as many (the group input's
   /// gradient), Megatron's f and g.
   SmallVector<double> allReduceBytes;
-  /// Per weight (indexed as StageCostModel::getWeightBytes): whether each
+  /// Per weight (indexed as LayoutChain::weightBytes): whether each
   /// device of a group holds 1/T of it.
   SmallVector<bool> splitWeights;
   /// The split dimensions, named for reasons: T must divide each size.
@@ -53,8 +72,12 @@ struct ParallelismRequest {
   int64_t numMicrobatches = 1;
   sched::ScheduleChoice schedule;
   DeviceDescription device;
-  OptimizerKind optimizer = OptimizerKind::sgd;
+  /// Optimizer state per weight, in copies of it: 0 for SGD, 2 for Adam's
+  /// moments; under ZeRO-1 (`zero` 1) each replica holds its block of it.
+  double optimizerStateCopies = 0.0;
   int64_t zero = 0;
+  /// The most stages a pipeline may have.
+  int64_t maxStages = 0;
   /// T, P and R the user fixed (0: free).
   int64_t fixedTensorParallel = 0, fixedStages = 0, fixedReplicas = 0;
   /// Cuts the model's stage markers force (before these ops).
@@ -81,12 +104,12 @@ struct ParallelismPlan {
   std::optional<size_t> chosen;
 };
 
-/// Plans every layout T x P x R = `request.devices` of `model` (one
+/// Plans every layout T x P x R = `request.devices` of `chain` (one
 /// pipeline stage per rank).
-ParallelismPlan planParallelism(const StageCostModel &model,
+ParallelismPlan planParallelism(const LayoutChain &chain,
                                 const TensorParallelWork &work,
                                 const ParallelismRequest &request);
 
-} // namespace mlir::pp
+} // namespace mlir::pp::sched
 
-#endif // PP_DIALECT_PP_ANALYSIS_PARALLELISMPLANNER_H
+#endif // PP_SCHEDULING_PARALLELISMPLANNER_H

@@ -1,6 +1,6 @@
 //===- CollectiveCost.cpp - ring all-reduces on a device's links ----------===//
 
-#include "pp/Dialect/PP/Analysis/CollectiveCost.h"
+#include "pp/Scheduling/CollectiveCost.h"
 
 #include "llvm/ADT/StringSwitch.h"
 

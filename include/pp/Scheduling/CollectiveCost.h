@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_ANALYSIS_COLLECTIVECOST_H
-#define PP_DIALECT_PP_ANALYSIS_COLLECTIVECOST_H
+#ifndef PP_SCHEDULING_COLLECTIVECOST_H
+#define PP_SCHEDULING_COLLECTIVECOST_H
 
-#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
+#include "pp/Scheduling/Device.h"
 
 #include <optional>
 
@@ -41,4 +41,4 @@ double getRingAllReduceTime(double bytes, int64_t parts, CollectiveLink link);
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_ANALYSIS_COLLECTIVECOST_H
+#endif // PP_SCHEDULING_COLLECTIVECOST_H

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Transforms/TrainingStep.h"
+#include "pp/Dialect/PP/Analysis/TrainingStep.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
-#define PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
+#ifndef PP_DIALECT_PP_ANALYSIS_TRAININGSTEP_H
+#define PP_DIALECT_PP_ANALYSIS_TRAININGSTEP_H
 
 #include "pp/Dialect/PP/IR/PPDialect.h"
 
@@ -51,4 +51,4 @@ inline bool isState(func::FuncOp func, unsigned index) {
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_TRANSFORMS_TRAININGSTEP_H
+#endif // PP_DIALECT_PP_ANALYSIS_TRAININGSTEP_H
