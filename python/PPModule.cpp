@@ -596,9 +596,10 @@ using ParamEntry =
     std::tuple<unsigned, std::string, std::vector<int64_t>, std::string>;
 
 /// What pp.Program is made of: the output, the schedule, stages, ranks,
-/// micro-batches, replicas and the parameters.
-using ProgramEntry = std::tuple<std::string, std::string, int64_t, int64_t,
-                                int64_t, int64_t, std::vector<ParamEntry>>;
+/// micro-batches, replicas, tensor-parallel size and the parameters.
+using ProgramEntry =
+    std::tuple<std::string, std::string, int64_t, int64_t, int64_t, int64_t,
+               int64_t, std::vector<ParamEntry>>;
 
 /// Compiles `text` (named `filename` in diagnostics) into an executable,
 /// without the GIL: a compile takes seconds.
@@ -632,9 +633,10 @@ ProgramEntry compile(const std::string &text, const std::string &filename,
   for (const CompiledParam &param : program->params)
     params.emplace_back(param.argument, param.type, param.shape,
                         param.elementType);
-  return {program->output,   program->schedule,        program->numStages,
-          program->numRanks, program->numMicrobatches, program->numReplicas,
-          std::move(params)};
+  return {program->output,          program->schedule,
+          program->numStages,       program->numRanks,
+          program->numMicrobatches, program->numReplicas,
+          program->tensorParallel,  std::move(params)};
 }
 
 void bindCompile(nb::module_ &m) {

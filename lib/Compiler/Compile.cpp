@@ -16,6 +16,7 @@
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/Schedule/ShapeVariants.h"
 #include "pp/Dialect/PP/Transforms/Schedule/StepPlans.h"
@@ -108,6 +109,7 @@ private:
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
+  int64_t getScheduledReplicas() const;
   sched::ScheduleChoice getScheduledChoice() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
   void buildLowering(OpPassManager &pm,
@@ -160,6 +162,14 @@ int64_t Compilation::getScheduledRanks() const {
   return options.schedule.numRanks;
 }
 
+/// The data-parallel replicas the program runs: the requested ones, or
+/// those of the planned layout.
+int64_t Compilation::getScheduledReplicas() const {
+  if (layout && !options.schedule.numReplicas.hasValue())
+    return (*layout)[2];
+  return options.schedule.numReplicas;
+}
+
 /// The schedule the program runs: the requested one, or for a profile with
 /// several stages per rank and no schedule given, the looped `looped-bfs`.
 sched::ScheduleChoice Compilation::getScheduledChoice() const {
@@ -183,9 +193,8 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
       schedule.tensorParallel = (*layout)[0];
     if (!given.numStages.hasValue())
       schedule.numStages = (*layout)[1];
-    if (!given.numReplicas.hasValue())
-      schedule.numReplicas = (*layout)[2];
   }
+  schedule.numReplicas = getScheduledReplicas();
   schedule.numRanks = getScheduledRanks();
   schedule.schedule = getScheduledChoice();
   schedule.planRanks = options.schedule.numRanks;
@@ -233,13 +242,26 @@ Compilation::runPipeline(ModuleOp module, TimingScope &timing,
   return pm.run(module);
 }
 
+/// Whether the compiler partitions the stage functions `options` make over
+/// a tensor-parallel group: not yet those of sequence slices, of per-step
+/// plans, or of the CUDA target.
+static bool splitsTensors(const CompileOptions &options) {
+  return options.schedule.slices <= 1 && options.driver.stepPlans.empty() &&
+         options.driver.target != CompileTarget::CUDA;
+}
+
 LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   OwningOpRef<ModuleOp> copy(module.clone());
+  // Only layouts the compiler builds: T = 1 where it splits no tensors.
+  SchedulePipelineOptions planned;
+  planned.copyOptionValuesFrom(options.schedule);
+  if (!planned.tensorParallel.hasValue() && !splitsTensors(options))
+    planned.tensorParallel = 1;
   auto plan = [&](OpPassManager &pm) {
     if (hasTosaOps(*copy))
       buildTosaToLinalgPipeline(pm);
     buildElementwiseToLinalgPipeline(pm);
-    buildPlanParallelismPipeline(pm, options.schedule);
+    buildPlanParallelismPipeline(pm, planned);
   };
   if (failed(runPipeline(*copy, timing, plan)))
     return failure();
@@ -361,8 +383,9 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     program.numStages = op.getNumStages();
     program.numRanks = op.getNumRanks();
     program.numMicrobatches = op.getNumMicrobatches();
+    program.numReplicas = op.getNumReplicas().value_or(1);
+    program.tensorParallel = getTensorParallelism(op);
   }
-  program.numReplicas = options.schedule.numReplicas;
   if (emits(EmitKind::Schedule))
     return module;
   auto lower = [&](OpPassManager &pm) { buildLowering(pm, machine); };
@@ -523,7 +546,7 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   if (!generator)
     return emitError(loc) << "schedule '" << name
                           << "' cannot be generated per step";
-  int64_t replicas = options.schedule.numReplicas;
+  int64_t replicas = getScheduledReplicas();
   llvm::Expected<sched::PlannedSteps> planned =
       sched::planSteps(*lines, replicas, problem, *generator);
   if (!planned)

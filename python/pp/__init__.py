@@ -470,14 +470,6 @@ class Program:
         return self.ranks * self.tensor_parallel * self.replicas
 
 
-def _tensor_parallel(values, ranks, replicas):
-    """The program's tensor-parallel size: the keyword's, or with `devices`
-    what the layout planner left for it (devices = ranks x T x replicas)."""
-    if "tensor_parallel" in values or not values.get("devices"):
-        return int(values.get("tensor_parallel", 1))
-    return int(values["devices"]) // (ranks * replicas)
-
-
 @dataclasses.dataclass(frozen=True)
 class RunResult:
     """What a `pp.run` printed and measured: each step's loss (None where it
@@ -647,7 +639,8 @@ def compile(model: Source, *, microbatches: Optional[int] = None,
     values["output"] = os.path.abspath(os.fspath(output))
     try:
         (path, schedule_name, num_stages, num_ranks, num_microbatches,
-         num_replicas, params) = _pp.compile(text, source_name, values)
+         num_replicas, tensor_parallel, params) = _pp.compile(
+             text, source_name, values)
     except BaseException:
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -658,7 +651,7 @@ def compile(model: Source, *, microbatches: Optional[int] = None,
         replicas=num_replicas,
         params=tuple(Param(argument, type_, tuple(shape), dtype)
                      for argument, type_, shape, dtype in params),
-        tensor_parallel=_tensor_parallel(values, num_ranks, num_replicas))
+        tensor_parallel=tensor_parallel)
     if workdir:
         weakref.finalize(program, shutil.rmtree, workdir, True)
     return program
