@@ -313,13 +313,21 @@ static bool hasOneSharding(OpResult result) {
   return result.hasOneUse() && isa<shard::ShardOp>(*result.user_begin());
 }
 
+/// Whether `value` is a `tensor.empty` propagation left without a sharding:
+/// it holds no values, so whole suits any reader that computes whole.
+static bool isUnshardedEmpty(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  return result && isa<tensor::EmptyOp>(result.getOwner()) &&
+         !hasOneSharding(result);
+}
+
 /// The grid of the whole shardings `op` reads its tensors under, or null
-/// when one is split or not annotated.
+/// when one is split, not annotated, or none is annotated.
 static FlatSymbolRefAttr gridOfWholeOperands(Operation *op) {
   FlatSymbolRefAttr grid;
   for (Value operand : op->getOperands()) {
     auto tensor = dyn_cast<RankedTensorType>(operand.getType());
-    if (!tensor || tensor.getRank() == 0)
+    if (!tensor || tensor.getRank() == 0 || isUnshardedEmpty(operand))
       continue;
     auto shard = operand.getDefiningOp<shard::ShardOp>();
     if (!shard || splitOfShardOp(shard))
@@ -327,6 +335,19 @@ static FlatSymbolRefAttr gridOfWholeOperands(Operation *op) {
     grid = shard::Sharding(shard.getSharding()).getGridAttr();
   }
   return grid;
+}
+
+/// Annotates `value`, the result of `op`, as whole on `grid` for all its
+/// readers.
+static void annotateWhole(Operation *op, OpResult value,
+                          FlatSymbolRefAttr grid) {
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  Value whole = shard::ShardingOp::create(b, op->getLoc(), grid,
+                                          ArrayRef<shard::GridAxesAttr>{});
+  auto shard = shard::ShardOp::create(b, op->getLoc(), value.getType(), value,
+                                      whole, UnitAttr());
+  value.replaceAllUsesExcept(shard, shard);
 }
 
 void pp::annotateWholeResults(func::FuncOp func) {
@@ -337,18 +358,16 @@ void pp::annotateWholeResults(func::FuncOp func) {
     FlatSymbolRefAttr grid = gridOfWholeOperands(&op);
     if (!grid)
       continue;
+    // The destination a recomputing backward's stashed broadcast writes.
+    for (Value operand : op.getOperands())
+      if (isUnshardedEmpty(operand))
+        annotateWhole(operand.getDefiningOp(), cast<OpResult>(operand), grid);
     for (OpResult result : op.getResults()) {
       auto tensor = dyn_cast<RankedTensorType>(result.getType());
       if (!tensor || tensor.getRank() == 0 || hasOneSharding(result) ||
           llvm::any_of(result.getUsers(), llvm::IsaPred<shard::ShardOp>))
         continue;
-      OpBuilder b(op.getContext());
-      b.setInsertionPointAfter(&op);
-      Value whole = shard::ShardingOp::create(b, op.getLoc(), grid,
-                                              ArrayRef<shard::GridAxesAttr>{});
-      auto shard = shard::ShardOp::create(b, op.getLoc(), tensor, result, whole,
-                                          UnitAttr());
-      result.replaceAllUsesExcept(shard, shard);
+      annotateWhole(&op, result, grid);
     }
   }
 }
