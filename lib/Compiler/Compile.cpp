@@ -867,6 +867,12 @@ static LogicalResult checkParallelismOptions(MLIRContext &context,
            << schedule.tensorParallel.getValue()
            << " so far: the per-step plans' stage functions are not "
               "partitioned over a tensor-parallel group";
+  if (!options.driver.stepPlans.empty() &&
+      schedule.schedule.getValue().getName() == "pipedream-2bw")
+    return emitError(getOptionLoc(context, "--step-plans"))
+           << "--step-plans cannot be combined with --schedule pipedream-2bw: "
+              "the per-step plans run flushed steps, and pipedream-2bw's "
+              "steps overlap";
   if (!options.driver.stepPlans.empty() && slices > 1)
     return emitError(getOptionLoc(context, "--step-plans"))
            << "--step-plans cannot be combined with --slices " << slices
