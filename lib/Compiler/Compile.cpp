@@ -243,10 +243,10 @@ Compilation::runPipeline(ModuleOp module, TimingScope &timing,
 }
 
 /// Whether the compiler partitions the stage functions `options` make over
-/// a tensor-parallel group: not yet those of sequence slices, of per-step
-/// plans, or of the CUDA target.
+/// a tensor-parallel group: not yet those of sequence slices or of the
+/// CUDA target.
 static bool splitsTensors(const CompileOptions &options) {
-  return options.schedule.slices <= 1 && options.driver.stepPlans.empty() &&
+  return options.schedule.slices <= 1 &&
          options.driver.target != CompileTarget::CUDA;
 }
 
@@ -833,9 +833,10 @@ static bool ordersSlices(const sched::ScheduleChoice &schedule,
 
 /// Fails with an error naming the options when the schedule and parallelism
 /// options ask for a combination the compiler does not build: sequence
-/// slices or per-step plans with tensor parallelism (their stage functions
-/// are not partitioned over the group), and sequence slices under a
-/// schedule that does not keep them in order.
+/// slices with tensor parallelism (their stage functions are not
+/// partitioned over the group) or with per-step plans, per-step plans
+/// under pipedream-2bw, and sequence slices under a schedule that does not
+/// keep them in order.
 static LogicalResult checkParallelismOptions(MLIRContext &context,
                                              const CompileOptions &options) {
   const SchedulePipelineOptions &schedule = options.schedule;
@@ -861,12 +862,6 @@ static LogicalResult checkParallelismOptions(MLIRContext &context,
            << "--tensor-parallel " << schedule.tensorParallel.getValue()
            << " so far: sequence slices are not partitioned over a "
               "tensor-parallel group";
-  if (!options.driver.stepPlans.empty() && schedule.tensorParallel > 1)
-    return emitError(getOptionLoc(context, "--step-plans"))
-           << "--step-plans cannot be combined with --tensor-parallel "
-           << schedule.tensorParallel.getValue()
-           << " so far: the per-step plans' stage functions are not "
-              "partitioned over a tensor-parallel group";
   if (!options.driver.stepPlans.empty() &&
       schedule.schedule.getValue().getName() == "pipedream-2bw")
     return emitError(getOptionLoc(context, "--step-plans"))

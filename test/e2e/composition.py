@@ -88,9 +88,6 @@ ZERO3_LINE = ("pp-compile: --zero must be between 0 and 1 (3, ZeRO-3, is "
 SLICES_TP_LINE = ("pp-compile: --slices 2 cannot be combined with "
                   "--tensor-parallel 2 so far: sequence slices are not "
                   "partitioned over a tensor-parallel group")
-PLANS_TP_LINE = ("pp-compile: --step-plans cannot be combined with "
-                 "--tensor-parallel 2 so far: the per-step plans' stage "
-                 "functions are not partitioned over a tensor-parallel group")
 CUDA_TP_LINE = ("pp-compile: --tensor-parallel runs on CPUs only so far; it "
                 "cannot be combined with --target=cuda")
 BASE = ["--stages", "2", "--microbatches", "2"]
@@ -117,8 +114,7 @@ CELLS = {
         TP, "2", "--schedules", "1f1b:recompute,1f1b:split+recompute"), ()),
     ("tp", "slices"): ("refused", BASE + SEQ + ["--tensor-parallel", "2"],
                        SLICES_TP_LINE),
-    ("tp", "plans"): ("refused", BASE + PLANS + ["--tensor-parallel", "2"],
-                      PLANS_TP_LINE),
+    ("tp", "plans"): ("oracle", plans("--replicas", "1", TP, "2"), ()),
     ("tp", "pd2bw"): ("oracle", pipedream(TP, "2"), ()),
     ("tp", "cuda"): ("refused", BASE + ["--tensor-parallel", "2",
                                         "--target=cuda"], CUDA_TP_LINE),
@@ -133,8 +129,9 @@ CELLS = {
                                            "1f1b:recompute"), ()),
     ("vocab", "slices"): ("refused", BASE + SEQ + [
         "--tensor-parallel", "2", "--vocabulary-parallel"], SLICES_TP_LINE),
-    ("vocab", "plans"): ("refused", BASE + PLANS + [
-        "--tensor-parallel", "2", "--vocabulary-parallel"], PLANS_TP_LINE),
+    ("vocab", "plans"): ("oracle", plans(
+        "--replicas", "1", TP, "2", "--compile-arg=--vocabulary-parallel"),
+        ()),
     ("vocab", "pd2bw"): ("oracle", [
         "pipedream_2bw.py", "--model", "{gpt}", "--ranks", "2",
         "--microbatches", "2", "--steps", "3", TP, "2",
@@ -278,8 +275,8 @@ def markdown():
     lines += [
         "",
         "ZeRO-3 (sharded parameters) does not exist yet: `--zero` takes 0 "
-        "or 1. Tensor parallelism is not yet partitioned into sliced or "
-        "per-step-planned stage functions, nor lowered for CUDA "
+        "or 1. Tensor parallelism is not yet partitioned into sliced "
+        "stage functions, nor lowered for CUDA "
         "(docs/TensorParallel.md); `--devices` plans T = 1 for those "
         "(`e2e.layout-agrees-with-program`).",
         "",

@@ -38,6 +38,7 @@ def compile_planned(args, workdir, index, replicas, expect_ok=True):
     return exe, run([args.pp_compile, models[0], "--stages", "2",
                      "--microbatches", "1", "--schedule", "greedy",
                      "--data-parallel", str(replicas), "--step-plans", index,
+                     "--tensor-parallel", str(args.tensor_parallel),
                      "-O0"] + args.compile_arg
                     + ["--variant=" + m for m in models[1:]] + ["-o", exe],
                     expect_ok)
@@ -68,6 +69,9 @@ def main():
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--replicas", default="1,2",
                         help="the data-parallel replicas to train with")
+    parser.add_argument("--tensor-parallel", type=int, default=1,
+                        help="processes per pipeline rank splitting its "
+                        "weights")
     parser.add_argument("--compile-arg", action="append", default=[],
                         help="an option for the planned program's pp-compile "
                         "(repeatable), e.g. --compile-arg=--recompute=all")
@@ -83,7 +87,8 @@ def main():
         for replicas in map(int, args.replicas.split(",")):
             exe, remark = compile_planned(args, workdir, INDEX, replicas)
             failed += not check_plans(remark, replicas)
-            _, losses, params = train(exe, 2 * replicas, INDEX, args.steps)
+            _, losses, params = train(exe, 2 * replicas * args.tensor_parallel,
+                                      INDEX, args.steps)
             failed += not compare(
                 f"2 stages x {replicas} replica(s), a greedy schedule per "
                 "step plan, against 1 process of context 32", losses, params,
