@@ -235,6 +235,15 @@ LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
   return success();
 }
 
+/// How a diagnostic names `split`: its split axes, or `whole`.
+static std::string describeSplit(ArrayAttr split) {
+  if (!split)
+    return "whole";
+  std::string text;
+  llvm::raw_string_ostream(text) << split;
+  return text;
+}
+
 /// Fails where `arg` is read split otherwise than its annotation. A
 /// replicated argument may be read split: each part slices its block
 /// locally (the one-hot tokens of a vocabulary-split embedding, a whole
@@ -252,10 +261,11 @@ static LogicalResult checkArgument(func::FuncOp func, BlockArgument arg) {
         splitOfShardOp(read) == expected)
       continue;
     Attribute slot = func.getArgAttr(arg.getArgNumber(), kSlotAttr);
-    InFlightDiagnostic diag =
-        func.emitError() << "argument #" << arg.getArgNumber() << " (" << slot
-                         << ") is read split as " << splitOfShardOp(read)
-                         << ", but its sharding contract is " << expected;
+    InFlightDiagnostic diag = func.emitError()
+                              << "argument #" << arg.getArgNumber() << " ("
+                              << slot << ") is read as "
+                              << describeSplit(splitOfShardOp(read))
+                              << ", but its sharding contract is " << expected;
     for (Operation *reader : read->getUsers())
       diag.attachNote(reader->getLoc()) << "read here";
     return diag;
@@ -272,11 +282,12 @@ static LogicalResult checkResult(func::FuncOp func, unsigned index,
        shard = shard.getSrc().getDefiningOp<shard::ShardOp>()) {
     if (splitOfShardOp(shard) == expected)
       continue;
-    InFlightDiagnostic diag =
-        func.emitError() << "result #" << index << " ("
-                         << func.getResultAttr(index, kSlotAttr)
-                         << ") is produced split as " << splitOfShardOp(shard)
-                         << ", but its sharding contract is ";
+    InFlightDiagnostic diag = func.emitError()
+                              << "result #" << index << " ("
+                              << func.getResultAttr(index, kSlotAttr)
+                              << ") is produced as "
+                              << describeSplit(splitOfShardOp(shard))
+                              << ", but its sharding contract is ";
     if (expected)
       diag << expected;
     else

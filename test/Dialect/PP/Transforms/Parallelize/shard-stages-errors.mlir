@@ -37,7 +37,7 @@ func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %w: ten
   %mm = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %mm : tensor<8x32xf32>
 }
-// expected-error @+1 {{argument #0 (#pp.slot<saved stage 0 value 0>) is read split as}}
+// expected-error @+1 {{argument #0 (#pp.slot<saved stage 0 value 0>) is read as}}
 func.func @s0_backward_weight(%s: tensor<8x32xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) -> (tensor<32x32xf32> {pp.slot = #pp.slot<param_grad 2>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase backward_weight>} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<32x32xf32>
