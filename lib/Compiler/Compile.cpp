@@ -16,6 +16,7 @@
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Schedule/Passes.h"
 #include "pp/Dialect/PP/Transforms/Schedule/ShapeVariants.h"
 #include "pp/Dialect/PP/Transforms/Schedule/StepPlans.h"
@@ -108,6 +109,7 @@ private:
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
+  int64_t getScheduledReplicas() const;
   sched::ScheduleChoice getScheduledChoice() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
   void buildLowering(OpPassManager &pm,
@@ -160,6 +162,14 @@ int64_t Compilation::getScheduledRanks() const {
   return options.schedule.numRanks;
 }
 
+/// The data-parallel replicas the program runs: the requested ones, or
+/// those of the planned layout.
+int64_t Compilation::getScheduledReplicas() const {
+  if (layout && !options.schedule.numReplicas.hasValue())
+    return (*layout)[2];
+  return options.schedule.numReplicas;
+}
+
 /// The schedule the program runs: the requested one, or for a profile with
 /// several stages per rank and no schedule given, the looped `looped-bfs`.
 sched::ScheduleChoice Compilation::getScheduledChoice() const {
@@ -183,9 +193,8 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
       schedule.tensorParallel = (*layout)[0];
     if (!given.numStages.hasValue())
       schedule.numStages = (*layout)[1];
-    if (!given.numReplicas.hasValue())
-      schedule.numReplicas = (*layout)[2];
   }
+  schedule.numReplicas = getScheduledReplicas();
   schedule.numRanks = getScheduledRanks();
   schedule.schedule = getScheduledChoice();
   schedule.planRanks = options.schedule.numRanks;
@@ -233,13 +242,26 @@ Compilation::runPipeline(ModuleOp module, TimingScope &timing,
   return pm.run(module);
 }
 
+/// Whether the compiler partitions the stage functions `options` make over
+/// a tensor-parallel group: not yet those of sequence slices or of the
+/// CUDA target.
+static bool splitsTensors(const CompileOptions &options) {
+  return options.schedule.slices <= 1 &&
+         options.driver.target != CompileTarget::CUDA;
+}
+
 LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   OwningOpRef<ModuleOp> copy(module.clone());
+  // Only layouts the compiler builds: T = 1 where it splits no tensors.
+  SchedulePipelineOptions planned;
+  planned.copyOptionValuesFrom(options.schedule);
+  if (!planned.tensorParallel.hasValue() && !splitsTensors(options))
+    planned.tensorParallel = 1;
   auto plan = [&](OpPassManager &pm) {
     if (hasTosaOps(*copy))
       buildTosaToLinalgPipeline(pm);
     buildElementwiseToLinalgPipeline(pm);
-    buildPlanParallelismPipeline(pm, options.schedule);
+    buildPlanParallelismPipeline(pm, planned);
   };
   if (failed(runPipeline(*copy, timing, plan)))
     return failure();
@@ -380,12 +402,10 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
     program.numStages = op.getNumStages();
     program.numRanks = op.getNumRanks();
     program.numMicrobatches = op.getNumMicrobatches();
+    program.numReplicas = op.getNumReplicas().value_or(1);
+    program.tensorParallel = getTensorParallelism(op);
     program.scheduleIR = printScheduleModule(op);
   }
-  SchedulePipelineOptions scheduled;
-  setScheduleOptions(scheduled);
-  program.numReplicas = scheduled.numReplicas;
-  program.tensorParallel = scheduled.tensorParallel;
   if (emits(EmitKind::Schedule))
     return module;
   auto lower = [&](OpPassManager &pm) { buildLowering(pm, machine); };
@@ -546,7 +566,7 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   if (!generator)
     return emitError(loc) << "schedule '" << name
                           << "' cannot be generated per step";
-  int64_t replicas = options.schedule.numReplicas;
+  int64_t replicas = getScheduledReplicas();
   llvm::Expected<sched::PlannedSteps> planned =
       sched::planSteps(*lines, replicas, problem, *generator);
   if (!planned)
@@ -833,9 +853,10 @@ static bool ordersSlices(const sched::ScheduleChoice &schedule,
 
 /// Fails with an error naming the options when the schedule and parallelism
 /// options ask for a combination the compiler does not build: sequence
-/// slices or per-step plans with tensor parallelism (their stage functions
-/// are not partitioned over the group), and sequence slices under a
-/// schedule that does not keep them in order.
+/// slices with tensor parallelism (their stage functions are not
+/// partitioned over the group) or with per-step plans, per-step plans
+/// under pipedream-2bw, and sequence slices under a schedule that does not
+/// keep them in order.
 static LogicalResult checkParallelismOptions(MLIRContext &context,
                                              const CompileOptions &options) {
   const SchedulePipelineOptions &schedule = options.schedule;
@@ -861,12 +882,12 @@ static LogicalResult checkParallelismOptions(MLIRContext &context,
            << "--tensor-parallel " << schedule.tensorParallel.getValue()
            << " so far: sequence slices are not partitioned over a "
               "tensor-parallel group";
-  if (!options.driver.stepPlans.empty() && schedule.tensorParallel > 1)
+  if (!options.driver.stepPlans.empty() &&
+      schedule.schedule.getValue().getName() == "pipedream-2bw")
     return emitError(getOptionLoc(context, "--step-plans"))
-           << "--step-plans cannot be combined with --tensor-parallel "
-           << schedule.tensorParallel.getValue()
-           << " so far: the per-step plans' stage functions are not "
-              "partitioned over a tensor-parallel group";
+           << "--step-plans cannot be combined with --schedule pipedream-2bw: "
+              "the per-step plans run flushed steps, and pipedream-2bw's "
+              "steps overlap";
   if (!options.driver.stepPlans.empty() && slices > 1)
     return emitError(getOptionLoc(context, "--step-plans"))
            << "--step-plans cannot be combined with --slices " << slices

@@ -100,6 +100,7 @@ void pp::buildPlanParallelismPipeline(OpPassManager &pm,
     plan.memoryPerDevice = options.memoryCap.front();
   plan.numMicrobatches = options.numMicrobatches;
   plan.schedule = options.schedule.getValue();
+  plan.slices = options.slices;
   plan.device.assign(options.device.begin(), options.device.end());
   plan.deviceFile = options.deviceFile;
   plan.optimizer = options.planOptimizer;

@@ -168,7 +168,7 @@ double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
   for (double bytes : stageWeights)
     reduce.push_back(getRingAllReduceTime(bytes, replicas, link));
   actionCosts.setAllReduceDurations(reduce);
-  ScheduleTiming timing(numStages, request.numMicrobatches);
+  ScheduleTiming timing(numStages, request.numMicrobatches * request.numSlices);
   timing.setActions(std::move(actions), std::move(rankBegin));
   if (failed(timing.run(actionCosts, TransferSemantics::async)))
     return -1.0;
@@ -201,7 +201,10 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
                       request.markerCuts.size());
     return;
   }
-  ScheduleProblem problem{numStages, request.numMicrobatches, numStages};
+  int64_t slices = request.numSlices;
+  ScheduleProblem problem{numStages, request.numMicrobatches * slices,
+                          numStages};
+  problem.numSlices = slices;
   llvm::Expected<GeneratedSchedule> schedule =
       request.schedule.generate(problem);
   if (!schedule) {
@@ -220,8 +223,9 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
       result.time += transfer(begin);
     if (stage + 1 < numStages)
       result.time += transfer(end);
-    result.memory = copies * group.getWeightBytes(begin, end) +
-                    inFlight[stage] * chain.activationBytes(begin, end);
+    result.memory =
+        copies * group.getWeightBytes(begin, end) +
+        inFlight[stage] * chain.activationBytes(begin, end) / slices;
     return result;
   };
   PartitionProblem partition;
@@ -260,13 +264,13 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     int64_t end =
         stage + 1 < numStages ? plan->starts[stage + 1] : chain.size();
     auto [f, b, w] = group.getTimes(begin, end);
-    costs.forward.push_back(f);
-    costs.backwardInput.push_back(b);
-    costs.backwardWeight.push_back(w);
-    costs.activation.push_back(chain.activationBytes(begin, end));
+    costs.forward.push_back(f / slices);
+    costs.backwardInput.push_back(b / slices);
+    costs.backwardWeight.push_back(w / slices);
+    costs.activation.push_back(chain.activationBytes(begin, end) / slices);
     costs.stash.push_back(0.0);
     if (stage > 0)
-      costs.transfer = std::max(costs.transfer, transfer(begin) / 2.0);
+      costs.transfer = std::max(costs.transfer, transfer(begin) / 2.0 / slices);
     stageWeights.push_back(group.getWeightBytes(begin, end));
     candidate.memory =
         std::max(candidate.memory, load(stage, begin, end).memory);

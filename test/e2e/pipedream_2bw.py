@@ -28,11 +28,12 @@ import safetensors_file  # noqa: E402
 from weights import run  # noqa: E402
 
 
-def compile_mlp(args, workdir, stages, microbatches, schedule, replicas=1):
+def compile_mlp(args, workdir, stages, microbatches, schedule, replicas=1,
+                flags=()):
     exe = os.path.join(workdir, f"mlp_{schedule}_{stages}")
     run([args.pp_compile, args.model, "--stages", str(stages), "--ranks",
          str(stages), "--microbatches", str(microbatches), "--schedule",
-         schedule, "--data-parallel", str(replicas), "-o", exe])
+         schedule, "--data-parallel", str(replicas), "-o", exe] + list(flags))
     return exe
 
 
@@ -151,6 +152,13 @@ def main():
                         help="replicas of the pipeline (ranks x D processes); "
                         "the emulation plays them in turn "
                         "(--sequential-replicas D)")
+    parser.add_argument("--tensor-parallel", type=int, default=1,
+                        help="processes per pipeline rank splitting its "
+                        "weights (ranks x T x D processes)")
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        help="an option for the pipelined program's "
+                        "pp-compile (repeatable), e.g. --compile-arg="
+                        "--recompute=all")
     parser.add_argument("--optimizer", choices=["sgd", "adam"],
                         default="sgd",
                         help="adam: against emulate_adam, and synchronous "
@@ -162,8 +170,10 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         ref = compile_mlp(args, workdir, 1, 1, "gpipe")
         pipe = compile_mlp(args, workdir, args.ranks, args.microbatches,
-                           "pipedream-2bw", args.data_parallel)
-        processes = args.ranks * args.data_parallel
+                           "pipedream-2bw", args.data_parallel,
+                           ["--tensor-parallel", str(args.tensor_parallel)] +
+                           args.compile_arg)
+        processes = args.ranks * args.data_parallel * args.tensor_parallel
         expected, newest = (emulate_adam if args.optimizer == "adam" else
                             emulate)(args, ref, workdir)
         losses, params = train(args, pipe, processes, "--steps",

@@ -27,6 +27,8 @@ def train(args, workdir, model, name, stages, microbatches, schedule,
     flags = ["--slices", str(slices)] if slices > 1 else []
     if args.split_backward and stages > 1:
         flags.append("--split-backward")
+    if stages > 1:
+        flags += args.compile_arg
     run([args.pp_compile, model, "--stages", str(stages), "--microbatches",
          str(microbatches), "--schedule", schedule, "-o", exe] + flags)
     weights = os.path.join(workdir, name + ".safetensors")
@@ -58,6 +60,10 @@ def main():
                         help="pp-compile --slices: the model is unsliced")
     parser.add_argument("--split-backward", action="store_true",
                         help="the pipelined program runs B and W apart")
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        help="an option for the pipelined program's "
+                        "pp-compile (repeatable), e.g. --compile-arg="
+                        "--recompute=all")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--lr", type=float, default=0.3)
     parser.add_argument("--rtol", type=float, default=1e-5)

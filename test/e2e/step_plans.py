@@ -38,7 +38,8 @@ def compile_planned(args, workdir, index, replicas, expect_ok=True):
     return exe, run([args.pp_compile, models[0], "--stages", "2",
                      "--microbatches", "1", "--schedule", "greedy",
                      "--data-parallel", str(replicas), "--step-plans", index,
-                     "-O0"]
+                     "--tensor-parallel", str(args.tensor_parallel),
+                     "-O0"] + args.compile_arg
                     + ["--variant=" + m for m in models[1:]] + ["-o", exe],
                     expect_ok)
 
@@ -66,6 +67,16 @@ def main():
     parser.add_argument("--pp-compile", required=True)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--replicas", default="1,2",
+                        help="the data-parallel replicas to train with")
+    parser.add_argument("--tensor-parallel", type=int, default=1,
+                        help="processes per pipeline rank splitting its "
+                        "weights")
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        help="an option for the planned program's pp-compile "
+                        "(repeatable), e.g. --compile-arg=--recompute=all")
+    parser.add_argument("--oracle-only", action="store_true",
+                        help="leave out the refusal checks")
     args = parser.parse_args()
     failed = 0
     with tempfile.TemporaryDirectory() as workdir:
@@ -73,14 +84,17 @@ def main():
         run([args.pp_compile, generate(workdir, 32, 8), "--stages", "1",
              "--microbatches", "1", "-O0", "-o", reference])
         _, ref_losses, ref_params = train(reference, 1, INDEX, args.steps)
-        for replicas in (1, 2):
+        for replicas in map(int, args.replicas.split(",")):
             exe, remark = compile_planned(args, workdir, INDEX, replicas)
             failed += not check_plans(remark, replicas)
-            _, losses, params = train(exe, 2 * replicas, INDEX, args.steps)
+            _, losses, params = train(exe, 2 * replicas * args.tensor_parallel,
+                                      INDEX, args.steps)
             failed += not compare(
                 f"2 stages x {replicas} replica(s), a greedy schedule per "
                 "step plan, against 1 process of context 32", losses, params,
                 ref_losses, ref_params, args)
+        if args.oracle_only:
+            return 1 if failed else 0
 
         bad = os.path.join(workdir, "bad.txt")
         with open(bad, "w") as f:

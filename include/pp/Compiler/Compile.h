@@ -272,7 +272,7 @@ struct CompiledProgram {
   /// The schedule the program runs (auto's choice for `auto`).
   std::string schedule;
   int64_t numStages = 0, numRanks = 0, numMicrobatches = 0, numReplicas = 1;
-  /// Processes per pipeline rank (the layout planner's with --devices).
+  /// Processes per pipeline rank splitting its weights.
   int64_t tensorParallel = 1;
   std::vector<CompiledParam> params;
   /// The verified `pp.schedule`, alone in a module, in MLIR's text form.

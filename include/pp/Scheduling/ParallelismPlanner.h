@@ -70,6 +70,9 @@ struct ParallelismRequest {
   /// Bytes each device may hold; the device's capacity when 0.
   double memoryPerDevice = 0.0;
   int64_t numMicrobatches = 1;
+  /// Sequence slices per micro-batch: each a unit of the schedule costing
+  /// 1/k of the micro-batch's time and activations (docs/Seq1F1B.md).
+  int64_t numSlices = 1;
   sched::ScheduleChoice schedule;
   DeviceDescription device;
   /// Optimizer state per weight, in copies of it: 0 for SGD, 2 for Adam's

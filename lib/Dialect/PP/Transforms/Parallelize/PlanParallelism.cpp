@@ -160,6 +160,9 @@ struct PlanParallelismPass
              << optimizer << "'";
     if (zero != 0 && zero != 1)
       return step.emitError("zero must be 0 or 1, got ") << zero.getValue();
+    if (slices < 1)
+      return step.emitError("slices must be at least 1, got ")
+             << slices.getValue();
     if (tensorParallel < 0 || numStages < 0 || numReplicas < 0)
       return step.emitError("tensor-parallel, num-stages and num-replicas "
                             "must be 0 (free) or more");
@@ -175,6 +178,7 @@ struct PlanParallelismPass
         split && numMicrobatches == 0)
       request.numMicrobatches = split.getInt();
     request.numMicrobatches = std::max<int64_t>(request.numMicrobatches, 1);
+    request.numSlices = slices;
     request.schedule = schedule;
     llvm::Expected<SmallVector<DeviceDescription>> described =
         resolveDevices(device, deviceFile, 1);

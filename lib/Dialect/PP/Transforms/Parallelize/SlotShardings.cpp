@@ -235,6 +235,15 @@ LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
   return success();
 }
 
+/// How a diagnostic names `split`: its split axes, or `whole`.
+static std::string describeSplit(ArrayAttr split) {
+  if (!split)
+    return "whole";
+  std::string text;
+  llvm::raw_string_ostream(text) << split;
+  return text;
+}
+
 /// Fails where `arg` is read split otherwise than its annotation. A
 /// replicated argument may be read split: each part slices its block
 /// locally (the one-hot tokens of a vocabulary-split embedding, a whole
@@ -252,10 +261,11 @@ static LogicalResult checkArgument(func::FuncOp func, BlockArgument arg) {
         splitOfShardOp(read) == expected)
       continue;
     Attribute slot = func.getArgAttr(arg.getArgNumber(), kSlotAttr);
-    InFlightDiagnostic diag =
-        func.emitError() << "argument #" << arg.getArgNumber() << " (" << slot
-                         << ") is read split as " << splitOfShardOp(read)
-                         << ", but its sharding contract is " << expected;
+    InFlightDiagnostic diag = func.emitError()
+                              << "argument #" << arg.getArgNumber() << " ("
+                              << slot << ") is read as "
+                              << describeSplit(splitOfShardOp(read))
+                              << ", but its sharding contract is " << expected;
     for (Operation *reader : read->getUsers())
       diag.attachNote(reader->getLoc()) << "read here";
     return diag;
@@ -272,11 +282,12 @@ static LogicalResult checkResult(func::FuncOp func, unsigned index,
        shard = shard.getSrc().getDefiningOp<shard::ShardOp>()) {
     if (splitOfShardOp(shard) == expected)
       continue;
-    InFlightDiagnostic diag =
-        func.emitError() << "result #" << index << " ("
-                         << func.getResultAttr(index, kSlotAttr)
-                         << ") is produced split as " << splitOfShardOp(shard)
-                         << ", but its sharding contract is ";
+    InFlightDiagnostic diag = func.emitError()
+                              << "result #" << index << " ("
+                              << func.getResultAttr(index, kSlotAttr)
+                              << ") is produced as "
+                              << describeSplit(splitOfShardOp(shard))
+                              << ", but its sharding contract is ";
     if (expected)
       diag << expected;
     else
@@ -313,13 +324,21 @@ static bool hasOneSharding(OpResult result) {
   return result.hasOneUse() && isa<shard::ShardOp>(*result.user_begin());
 }
 
+/// Whether `value` is a `tensor.empty` propagation left without a sharding:
+/// it holds no values, so whole suits any reader that computes whole.
+static bool isUnshardedEmpty(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  return result && isa<tensor::EmptyOp>(result.getOwner()) &&
+         !hasOneSharding(result);
+}
+
 /// The grid of the whole shardings `op` reads its tensors under, or null
-/// when one is split or not annotated.
+/// when one is split, not annotated, or none is annotated.
 static FlatSymbolRefAttr gridOfWholeOperands(Operation *op) {
   FlatSymbolRefAttr grid;
   for (Value operand : op->getOperands()) {
     auto tensor = dyn_cast<RankedTensorType>(operand.getType());
-    if (!tensor || tensor.getRank() == 0)
+    if (!tensor || tensor.getRank() == 0 || isUnshardedEmpty(operand))
       continue;
     auto shard = operand.getDefiningOp<shard::ShardOp>();
     if (!shard || splitOfShardOp(shard))
@@ -327,6 +346,19 @@ static FlatSymbolRefAttr gridOfWholeOperands(Operation *op) {
     grid = shard::Sharding(shard.getSharding()).getGridAttr();
   }
   return grid;
+}
+
+/// Annotates `value`, the result of `op`, as whole on `grid` for all its
+/// readers.
+static void annotateWhole(Operation *op, OpResult value,
+                          FlatSymbolRefAttr grid) {
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  Value whole = shard::ShardingOp::create(b, op->getLoc(), grid,
+                                          ArrayRef<shard::GridAxesAttr>{});
+  auto shard = shard::ShardOp::create(b, op->getLoc(), value.getType(), value,
+                                      whole, UnitAttr());
+  value.replaceAllUsesExcept(shard, shard);
 }
 
 void pp::annotateWholeResults(func::FuncOp func) {
@@ -337,18 +369,16 @@ void pp::annotateWholeResults(func::FuncOp func) {
     FlatSymbolRefAttr grid = gridOfWholeOperands(&op);
     if (!grid)
       continue;
+    // The destination a recomputing backward's stashed broadcast writes.
+    for (Value operand : op.getOperands())
+      if (isUnshardedEmpty(operand))
+        annotateWhole(operand.getDefiningOp(), cast<OpResult>(operand), grid);
     for (OpResult result : op.getResults()) {
       auto tensor = dyn_cast<RankedTensorType>(result.getType());
       if (!tensor || tensor.getRank() == 0 || hasOneSharding(result) ||
           llvm::any_of(result.getUsers(), llvm::IsaPred<shard::ShardOp>))
         continue;
-      OpBuilder b(op.getContext());
-      b.setInsertionPointAfter(&op);
-      Value whole = shard::ShardingOp::create(b, op.getLoc(), grid,
-                                              ArrayRef<shard::GridAxesAttr>{});
-      auto shard = shard::ShardOp::create(b, op.getLoc(), tensor, result, whole,
-                                          UnitAttr());
-      result.replaceAllUsesExcept(shard, shard);
+      annotateWhole(&op, result, grid);
     }
   }
 }

@@ -13,6 +13,7 @@
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
+#include "pp/Dialect/PP/IR/TensorParallel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -133,6 +134,9 @@ static LogicalResult buildPlanSchedule(
       builder.getI64IntegerAttr(shapes.size()),
       builder.getDenseI64ArrayAttr(schedule.stageRank), cost, Attribute());
   op->setAttr(kStepPlanAttr, builder.getI64IntegerAttr(plan));
+  // The tensor-parallel group every rank is, as pp-shard-stages made it.
+  if (Attribute parts = main->getAttr(kTensorParallelAttr))
+    op->setAttr(kTensorParallelAttr, parts);
   builder.createBlock(&op.getBody());
   for (auto [rank, actions] : llvm::enumerate(schedule.ranks)) {
     auto rankOp = RankOp::create(builder, op.getLoc(), rank);

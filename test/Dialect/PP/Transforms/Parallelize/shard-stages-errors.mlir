@@ -37,7 +37,7 @@ func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}, %w: ten
   %mm = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %mm : tensor<8x32xf32>
 }
-// expected-error @+1 {{argument #0 (#pp.slot<saved stage 0 value 0>) is read split as}}
+// expected-error @+1 {{argument #0 (#pp.slot<saved stage 0 value 0>) is read as}}
 func.func @s0_backward_weight(%s: tensor<8x32xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) -> (tensor<32x32xf32> {pp.slot = #pp.slot<param_grad 2>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase backward_weight>} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<32x32xf32>
@@ -61,12 +61,12 @@ shard.grid @pp_tp(shape = 4)
 // -----
 
 // A value with a sharding of its own and further readers: upstream
-// propagation leaves the ops before it without a sharding, and
-// shard-partition would crash on them.
+// propagation leaves the op without a single sharding, and
+// shard-partition would crash on it.
 shard.grid @pp_tp(shape = 2)
 func.func @s0_forward(%x: tensor<8x16xf32> {pp.slot = #pp.slot<data 0>}) -> (tensor<8x16xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, tensor<8x16xf32> {pp.slot = #pp.slot<act stage 0 output 1>}) attributes {pp.stage = 0 : i64, pp.phase = #pp<phase forward>} {
-  // expected-error @+1 {{'tensor.empty' op result #0 has no single sharding after propagation in 's0_forward' (it is read directly or annotated twice), so upstream partitioning cannot split it}}
   %e = tensor.empty() : tensor<8x16xf32>
+  // expected-error @+1 {{'linalg.add' op result #0 has no single sharding after propagation in 's0_forward' (it is read directly or annotated twice), so upstream partitioning cannot split it}}
   %sum = linalg.add ins(%x, %x : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
   %s = shard.sharding @pp_tp split_axes = [[]] : !shard.sharding
   %own = shard.shard %sum to %s : tensor<8x16xf32>

@@ -114,6 +114,8 @@ def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
     Option<"schedule", "schedule", "::mlir::pp::sched::ScheduleChoice",
            "::mlir::pp::sched::ScheduleChoice::get(\"1f1b\")",
            "Schedule of the pipelines">,
+    Option<"slices", "slices", "int64_t", "1",
+           "Sequence slices per micro-batch the schedule runs (Seq1F1B)">,
     ListOption<"device", "device", "std::string",
                "Built-in device of every rank: cpu, h200 (default cpu)">,
     Option<"deviceFile", "device-file", "std::string", "\"\"",
