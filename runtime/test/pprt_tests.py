@@ -365,6 +365,135 @@ def test_unpolled(args):
             job.wait()
 
 
+def signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def wait_for_lines(path, count, limit_s):
+    """Whether file `path` has `count` lines within `limit_s` seconds."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            with open(path) as f:
+                if sum(1 for _ in f) >= count:
+                    return True
+        time.sleep(0.02)
+    return False
+
+
+def pause(job, metrics, pause_s, stop, readers_pause):
+    """One fault of suspended_run."""
+    if readers_pause:
+        # Rank 0 has printed more than the pipes to the reader hold
+        # (about 5,300 lines here), or stopped printing for a second.
+        stalled_since, lines = time.monotonic(), 0
+        while lines < 8000 and time.monotonic() - stalled_since < 1.0:
+            time.sleep(0.05)
+            with open(metrics) as f:
+                now = sum(1 for _ in f)
+            if now != lines:
+                stalled_since, lines = time.monotonic(), now
+        time.sleep(pause_s)
+        return
+    pids = stop(job)
+    signal_all(pids, signal.SIGSTOP)
+    if pause_s is not None:
+        time.sleep(pause_s)
+        signal_all(pids[1:], signal.SIGCONT)
+        time.sleep(0.2)
+        signal_all(pids[:1], signal.SIGCONT)
+
+
+def suspended_run(args, flags, env, pause_s, stop, readers_pause=False,
+                  stops=1):
+    """Runs the toy on 2 ranks with --metrics; once 5 steps are done,
+    `stop(job)` returns the pids to stop for `pause_s` seconds (None:
+    never continued; else the first is continued 0.2 s after the others,
+    as on a cluster whose hosts resume at different moments), or, with
+    `readers_pause`, standard output is not read for `pause_s`; `stops`
+    times, 0.5 s apart. Returns (exit status,
+    stdout, stderr, seconds from the last fault to the end)."""
+    metrics = os.path.join(args.work, "suspend.metrics")
+    if os.path.exists(metrics):
+        os.unlink(metrics)
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, *flags, "--metrics", metrics]
+    print("+", " ".join(cmd), flush=True)
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env,
+                           start_new_session=True)
+    try:
+        check(wait_for_lines(metrics, 5, 30), "training did not start")
+        for _ in range(stops):
+            fault_at = time.monotonic()
+            pause(job, metrics, pause_s, stop, readers_pause)
+            time.sleep(0.5)
+        out, err = job.communicate(timeout=JOB_LIMIT_S)
+        return job.returncode, out.decode(), err.decode(), \
+            time.monotonic() - fault_at
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+
+
+def test_suspend(args):
+    """A job stopped as a whole (every process, as a batch scheduler
+    suspends it) for longer than --timeout, and a reader of its standard
+    output that pauses for longer, only delay it: it finishes with exit 0
+    and the losses of an unpaused run. One rank stopped alone is still
+    named within the timeout."""
+    def losses_of(out):
+        return [l for l in out.splitlines() if l.startswith("step ")]
+
+    # Stopped as a whole for 5 timeouts, longer than the watchers' stop
+    # limit (2 timeouts + 2 s) too; rank 0 resumes last.
+    # Rank 0 sleeps in each step, so that rank 1 is stopped in a wait.
+    flags = ["--steps", "150", "--timeout", "1"]
+    env = clean_env(PPRT_TOY_SLEEP_MS=20, PPRT_TOY_SLEEP_RANK=0)
+    ref = mpirun(args, 2, args.toy, *flags, env=env)
+    check(ref.returncode == 0, "unpaused run failed", ref)
+    def job_rank_0_first(job):
+        rank_0 = [p for p in ranks_of(job.pid, args.toy)
+                  if mpi_rank_of(p) == 0]
+        return rank_0 + [p for p in children_of(job.pid) if p not in rank_0]
+    rc, out, err, seconds = suspended_run(args, flags, env, 4.5,
+                                          job_rank_0_first, stops=2)
+    check(rc == 0, f"job stopped as a whole exited {rc}:\n{err}")
+    check(losses_of(out) == losses_of(ref.stdout),
+          f"losses differ from the unpaused run:\n{out}\n{err}")
+    print(f"stopped as a whole twice: finished {seconds:.1f} s after")
+
+    # A reader that pauses while rank 0 prints thousands of lines (more
+    # than the pipes between it and the reader hold), and 3 timeouts more.
+    flags = ["--steps", "12000", "--timeout", "1"]
+    ref = mpirun(args, 2, args.toy, *flags)
+    check(ref.returncode == 0, "unpaused run failed", ref)
+    rc, out, err, seconds = suspended_run(args, flags, clean_env(), 3.0, None,
+                                          readers_pause=True)
+    check(rc == 0, f"job with a paused reader exited {rc}:\n{err}")
+    check(losses_of(out) == losses_of(ref.stdout),
+          f"losses differ from the unpaused run:\n{err}")
+    print(f"paused reader: finished {seconds:.1f} s after")
+
+    # One rank stopped: the other names it within about one timeout.
+    def rank_1(job):
+        return [p for p in ranks_of(job.pid, args.toy)
+                if mpi_rank_of(p) == 1]
+    rc, out, err, seconds = suspended_run(
+        args, ["--steps", "100000", "--timeout", "1"], env, None, rank_1)
+    check(rc not in (0, 124), f"job with a stopped rank exited {rc}:\n{err}")
+    check(re.search(r"^pprt: rank 0: rank 1 stopped answering: timed out "
+                    r"after 1\.\d s", err, re.M),
+          f"rank 1 not named:\n{err}")
+    check(seconds < 10, f"ended {seconds:.1f} s after the stop")
+    print(f"one rank stopped: named, ended {seconds:.1f} s after")
+
+
 def test_non_finite(args):
     """A diverging run stops at the first NaN loss, naming step, stage and
     micro-batch; --allow-non-finite trains on."""
