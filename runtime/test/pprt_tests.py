@@ -1014,6 +1014,65 @@ def test_inputs_changed(args):
           "--data cut while training changed the losses", proc)
 
 
+def test_data_samples(args):
+    """--data arrays holding NaN or an infinity are refused before the first
+    step, naming the file, sample and position; a step takes each of its
+    rows from a different sample (PyTorch's DataLoader with drop_last=True):
+    fewer samples than a step's rows are refused, and the samples an epoch
+    leaves out are said once."""
+    def arrays(name, count, x_bad=None, y_bad=None):
+        x = [0.01 * (i % 97) for i in range(count * 8)]
+        y = [0.02 * (i % 89) for i in range(count * 4)]
+        if x_bad:
+            x[x_bad[0]] = x_bad[1]
+        if y_bad:
+            y[y_bad[0]] = y_bad[1]
+        xs = write_bytes(args, f"{name}-x.npy", npy_bytes(
+            "<f4", f"({count}, 8)", struct.pack(f"<{len(x)}f", *x)))
+        ys = write_bytes(args, f"{name}-y.npy", npy_bytes(
+            "<f4", f"({count}, 4)", struct.pack(f"<{len(y)}f", *y)))
+        return xs, ys
+
+    # The toy's step takes 32 rows (2 micro-batches of 16).
+    nan_x, nan_y = arrays("nan", 40, x_bad=(3 * 8 + 5, float("nan")))
+    inf_x, inf_y = arrays("inf", 40, y_bad=(39 * 4, float("-inf")))
+    one_x, one_y = arrays("one", 1)
+    short_x, short_y = arrays("short", 31)
+    cases = [
+        (nan_x, nan_y, f"pprt: --data {nan_x}: sample 3 holds nan at "
+                       f"position 5; training data must be finite"),
+        (inf_x, inf_y, f"pprt: --data {inf_y}: sample 39 holds -inf at "
+                       f"position 0; training data must be finite"),
+        (one_x, one_y, "pprt: --data has 1 sample; a step takes 32 rows "
+                       "(rows per micro-batch x micro-batches x "
+                       "data-parallel replicas), each a different sample: "
+                       "give at least 32"),
+        (short_x, short_y, "pprt: --data has 31 samples; a step takes 32 "
+                           "rows"),
+    ]
+    for x, y, message in cases:
+        proc = mpirun(args, 2, args.toy, "--steps", "2", "--data", f"{x},{y}")
+        check(one_error_line(proc, message, 1), f"expected {message!r}", proc)
+    proc = mpirun(args, 2, args.toy, "--steps", "2", "--data",
+                  f"{nan_x},{nan_y}", "--allow-non-finite")
+    check(proc.returncode == 0 and " loss nan" in proc.stdout,
+          "--allow-non-finite did not train on the NaN", proc)
+
+    # 40 samples: one step an epoch, 8 left out, said once.
+    x, y = arrays("forty", 40)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--data", f"{x},{y}")
+    note = ("pprt: --data: 40 samples make 1 step of 32 rows an epoch; the "
+            "last 8 of each epoch's shuffled order are left out (as "
+            "PyTorch's DataLoader with drop_last=True)")
+    check(proc.returncode == 0 and proc.stderr.count(note) == 1,
+          f"expected one line {note!r}", proc)
+    # 32 samples fill a step exactly: said nothing.
+    x, y = arrays("exact", 32)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--data", f"{x},{y}")
+    check(proc.returncode == 0 and "pprt:" not in proc.stderr,
+          "32 samples for 32 rows", proc)
+
+
 def test_guarded(args):
     """Under the guarded backend, whose memory faults outside its own ops,
     stage functions and transfers, every runtime path gives bit-identical
