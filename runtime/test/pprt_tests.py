@@ -1717,16 +1717,18 @@ def test_outputs(args):
     late_checkpoint(args, work)
     file_size_limit(args, work)
     shared_checkpoint_dir(args, work)
+    shared_save(args, work)
 
 
-def shared_checkpoint_dir(args, work):
-    """A job holds its --checkpoint directory locked while it runs: a
-    second job on it is refused at once, naming the first's pid and host
-    (two jobs on one directory tore checkpoints and lost each other's)."""
+def shared_output(args, work, option, name, lock, own, *flags):
+    """A job holds its output `option` (at `name` in `work`, locked through
+    file `lock` there) locked while it runs: a second job on it is refused
+    at once, naming the first's pid and host (two jobs on one checkpoint
+    directory tore checkpoints and lost each other's)."""
     import socket
-    ckpt = os.path.join(work, "shared")
+    path = os.path.join(work, name)
     cmd = [args.mpiexec, args.np_flag, "2", args.toy, "--steps", "100000000",
-           "--checkpoint", ckpt, "--checkpoint-every", "100000000"]
+           option, path, *flags]
     print("+", " ".join(cmd), flush=True)
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True,
@@ -1734,26 +1736,34 @@ def shared_checkpoint_dir(args, work):
     try:
         check(first.stdout.readline().startswith("step 1 "),
               "the first job did not start")
-        with open(os.path.join(ckpt, "pprt.lock")) as f:
+        with open(os.path.join(work, lock)) as f:
             holder = f.read().strip()
         check(re.fullmatch(rf"pid \d+ on host {re.escape(socket.gethostname())}",
                            holder), f"the lock names {holder!r}")
         pid = int(holder.split()[1])
         check(mpi_rank_of(pid) == 0, f"pid {pid} is not rank 0 of the job")
-        second = mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
-                        ckpt)
-        message = (f"pprt: rank 0: --checkpoint: '{ckpt}' is in use by "
-                   f"another job ({holder}); give each job a checkpoint "
-                   "directory of its own")
+        second = mpirun(args, 2, args.toy, "--steps", "1", option, path)
+        message = (f"pprt: rank 0: {option}: '{path}' is in use by "
+                   f"another job ({holder}); give each job {own} of its "
+                   "own")
         check(one_error_line(second, message, 2), f"no {message!r}", second)
         check(first.poll() is None, "the first job ended")
     finally:
         first.terminate()
         first.communicate(timeout=JOB_LIMIT_S)
     # The lock ends with the job that held it, however it ended.
-    step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
-                       ckpt))
-    shutil.rmtree(ckpt)
+    step_losses(mpirun(args, 2, args.toy, "--steps", "1", option, path))
+
+
+def shared_checkpoint_dir(args, work):
+    shared_output(args, work, "--checkpoint", "shared", "shared/pprt.lock",
+                  "a checkpoint directory", "--checkpoint-every", "100000000")
+    shutil.rmtree(os.path.join(work, "shared"))
+
+
+def shared_save(args, work):
+    shared_output(args, work, "--save", "shared.safetensors",
+                  "shared.safetensors.lock", "a --save file")
 
 
 def file_size_limit(args, work):

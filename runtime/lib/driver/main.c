@@ -461,6 +461,11 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
     snprintf(err, err_size, "--checkpoint: %s", why);
     ok = 0;
   }
+  if (t->world_rank == 0 && ok && o->save_path &&
+      !pprt_lock_save(o->save_path, why, sizeof why)) {
+    snprintf(err, err_size, "--save: %s", why);
+    ok = 0;
+  }
   if (!t->ops->allreduce_world_min_i32(t, &ok, 1, o->run.timeout_s))
     pprt_transport_fatal_silent(t, 0, 1, PPRT_EVERYONE, o->run.timeout_s,
                                 "every rank to check its outputs");
