@@ -186,7 +186,7 @@ class JobFaults:
             stdout=subprocess.DEVNULL)
         row["hit"] = wait_until(
             lambda: count_lines(metrics) >= rng.randrange(5, 100), 60, job)
-        how = ("truncate", "rewrite", "replace")[(i // 4) % 3]
+        how = ("truncate", "rewrite", "replace")[(i // len(KINDS)) % 3]
         row["how"] = how
         other, _ = self.data_arrays(i, rows, 7)
         if how == "truncate":
