@@ -176,10 +176,10 @@ class Campaign:
             self.exes[config] = path
         return self.exes[config]
 
-    def base(self, config, opt):
+    def base(self, config, opt, timeout=None):
         np = CONFIGS[config][1]
         return ["mpiexec", "-n", str(np), self.exe(config), "--timeout",
-                str(self.args.timeout), *OPTIMIZERS[opt]]
+                str(timeout or self.args.timeout), *OPTIMIZERS[opt]]
 
     def run_ok(self, cmd):
         return run(cmd)
