@@ -720,27 +720,28 @@ def sample_order(num_samples: int, step: int, batch: int,
     """The samples of `--data` arrays that 0-based step `step` trains on,
     one per row of its global batch of `batch` rows (micro-batch rows times
     micro-batches times data-parallel replicas; replica r takes rows
-    [r*B, (r+1)*B), micro-batch m its m-th block of each). Row p of all the
-    steps' rows, taken in order, is the (p % num_samples)-th sample of epoch
-    p // num_samples, whose samples are ordered by a hash of (seed, epoch,
-    sample): every epoch visits each sample once, in its own order."""
+    [r*B, (r+1)*B), micro-batch m its m-th block of each). An epoch is
+    S = num_samples // batch steps; step s takes positions
+    [(s % S) * batch, + batch) of epoch s // S's samples ordered by a hash
+    of (seed, epoch, sample), and the num_samples % batch last of each
+    epoch's order are left out, as PyTorch's DataLoader with
+    drop_last=True: a step never takes a sample twice."""
     _check_count("num_samples", num_samples)
     _check_count("batch", batch)
     if isinstance(step, bool) or not isinstance(step, int):
         raise TypeError(f"step must be an int, got {step!r}")
     if step < 0:
         raise ValueError(f"step must be at least 0, got {step}")
-    orders: Dict[int, List[int]] = {}
-    samples = []
-    for row in range(batch):
-        position = step * batch + row
-        epoch = position // num_samples
-        if epoch not in orders:
-            orders[epoch] = sorted(
-                range(num_samples),
-                key=lambda i: (_pprt_hash(seed, [TAG_SAMPLES, epoch, i]), i))
-        samples.append(orders[epoch][position % num_samples])
-    return samples
+    if num_samples < batch:
+        raise ValueError(f"num_samples ({num_samples}) must be at least "
+                         f"batch ({batch}): a step takes each row from a "
+                         f"different sample")
+    steps_per_epoch = num_samples // batch
+    epoch = step // steps_per_epoch
+    order = sorted(range(num_samples),
+                   key=lambda i: (_pprt_hash(seed, [TAG_SAMPLES, epoch, i]), i))
+    first = step % steps_per_epoch * batch
+    return order[first:first + batch]
 
 
 def _data_files(data: Sequence[DataArray], workdir: pathlib.Path) -> str:

@@ -14,7 +14,8 @@ MLP = REPO / "examples" / "mlp" / "mlp.mlir"
 
 # pp-compile's flags that only the tool takes: pp.compile always builds an
 # executable.
-TOOL_ONLY = {"emit", "profile-steps", "profile-warmup", "run-arg"}
+TOOL_ONLY = {"emit", "profile-steps", "profile-warmup", "progress-after",
+             "run-arg"}
 
 
 def _flags(help_text):

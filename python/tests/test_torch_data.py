@@ -88,11 +88,15 @@ def test_trains_from_numpy_arrays(pp, classifier, tmp_path):
         order = pp.sample_order(SAMPLES, step, ROWS, seed=SEED)
         batches.append((torch.from_numpy(features[order]),
                         torch.from_numpy(labels[order])))
-    # 6 steps of 16 rows visit the 40 samples in 3 shuffled epochs.
-    firsts = [pp.sample_order(SAMPLES, s, ROWS, seed=SEED) for s in range(5)]
-    flat = sum(firsts, [])
-    assert sorted(flat[:SAMPLES]) == list(range(SAMPLES))
-    assert flat[:SAMPLES] != flat[SAMPLES:2 * SAMPLES]
+    # An epoch of 40 samples is 2 steps of 16 rows, 32 different samples
+    # (the 8 last of its shuffled order are left out: drop_last); the next
+    # epoch has an order of its own.
+    firsts = [pp.sample_order(SAMPLES, s, ROWS, seed=SEED) for s in range(4)]
+    epochs = [firsts[0] + firsts[1], firsts[2] + firsts[3]]
+    assert all(len(set(e)) == 2 * ROWS for e in epochs)
+    assert epochs[0] != epochs[1]
+    with pytest.raises(ValueError, match="must be at least batch"):
+        pp.sample_order(ROWS - 1, 0, ROWS)
     assert run.losses == pytest.approx(torch_losses(model, initial, batches),
                                        rel=1e-5)
 

@@ -365,6 +365,139 @@ def test_unpolled(args):
             job.wait()
 
 
+def signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def wait_for_lines(path, count, limit_s):
+    """Whether file `path` has `count` lines within `limit_s` seconds."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            with open(path) as f:
+                if sum(1 for _ in f) >= count:
+                    return True
+        time.sleep(0.02)
+    return False
+
+
+def pause(job, metrics, pause_s, stop, readers_pause):
+    """One fault of suspended_run."""
+    if readers_pause:
+        # Rank 0 has printed more than the pipes to the reader hold
+        # (about 5,300 lines here), or stopped printing for a second.
+        stalled_since, lines = time.monotonic(), 0
+        while lines < 8000 and time.monotonic() - stalled_since < 1.0:
+            time.sleep(0.05)
+            with open(metrics) as f:
+                now = sum(1 for _ in f)
+            if now != lines:
+                stalled_since, lines = time.monotonic(), now
+        # Then `pause_s` more, reading again before the last 4,000 steps:
+        # a reader still paused at the end holds the launcher from
+        # MPI_Finalize (docs/Reliability.md).
+        check(lines >= 8000, "rank 0 stopped printing while unread")
+        wait_for_lines(metrics, 16000 - 4000, pause_s)
+        return
+    pids = stop(job)
+    signal_all(pids, signal.SIGSTOP)
+    if pause_s is not None:
+        time.sleep(pause_s)
+        signal_all(pids[1:], signal.SIGCONT)
+        time.sleep(0.2)
+        signal_all(pids[:1], signal.SIGCONT)
+
+
+def suspended_run(args, flags, env, pause_s, stop, readers_pause=False,
+                  stops=1):
+    """Runs the toy on 2 ranks with --metrics; once 5 steps are done,
+    `stop(job)` returns the pids to stop for `pause_s` seconds (None:
+    never continued; else the first is continued 0.2 s after the others,
+    as on a cluster whose hosts resume at different moments), or, with
+    `readers_pause`, standard output is not read for `pause_s`; `stops`
+    times, 0.5 s apart. Returns (exit status,
+    stdout, stderr, seconds from the last fault to the end)."""
+    metrics = os.path.join(args.work, "suspend.metrics")
+    if os.path.exists(metrics):
+        os.unlink(metrics)
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, *flags, "--metrics", metrics]
+    print("+", " ".join(cmd), flush=True)
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env,
+                           start_new_session=True)
+    try:
+        check(wait_for_lines(metrics, 5, 30), "training did not start")
+        for _ in range(stops):
+            fault_at = time.monotonic()
+            pause(job, metrics, pause_s, stop, readers_pause)
+            time.sleep(0.5)
+        out, err = job.communicate(timeout=JOB_LIMIT_S)
+        return job.returncode, out.decode(), err.decode(), \
+            time.monotonic() - fault_at
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+
+
+def test_suspend(args):
+    """A job stopped as a whole (every process, as a batch scheduler
+    suspends it) for longer than --timeout, and a reader of its standard
+    output that pauses for longer, only delay it: it finishes with exit 0
+    and the losses of an unpaused run. One rank stopped alone is still
+    named within the timeout."""
+    def losses_of(out):
+        return [l for l in out.splitlines() if l.startswith("step ")]
+
+    # Stopped as a whole for 5 timeouts, longer than the watchers' stop
+    # limit (2 timeouts + 2 s) too; rank 0 resumes last.
+    # Rank 0 sleeps in each step, so that rank 1 is stopped in a wait.
+    flags = ["--steps", "150", "--timeout", "1"]
+    env = clean_env(PPRT_TOY_SLEEP_MS=20, PPRT_TOY_SLEEP_RANK=0)
+    ref = mpirun(args, 2, args.toy, *flags, env=env)
+    check(ref.returncode == 0, "unpaused run failed", ref)
+    def job_rank_0_first(job):
+        rank_0 = [p for p in ranks_of(job.pid, args.toy)
+                  if mpi_rank_of(p) == 0]
+        return rank_0 + [p for p in children_of(job.pid) if p not in rank_0]
+    rc, out, err, seconds = suspended_run(args, flags, env, 4.5,
+                                          job_rank_0_first, stops=2)
+    check(rc == 0, f"job stopped as a whole exited {rc}:\n{err}")
+    check(losses_of(out) == losses_of(ref.stdout),
+          f"losses differ from the unpaused run:\n{out}\n{err}")
+    print(f"stopped as a whole twice: finished {seconds:.1f} s after")
+
+    # A reader that pauses while rank 0 prints thousands of lines (more
+    # than the pipes between it and the reader hold), and 3 timeouts more.
+    flags = ["--steps", "16000", "--timeout", "1"]
+    ref = mpirun(args, 2, args.toy, *flags)
+    check(ref.returncode == 0, "unpaused run failed", ref)
+    rc, out, err, seconds = suspended_run(args, flags, clean_env(), 3.0, None,
+                                          readers_pause=True)
+    check(rc == 0, f"job with a paused reader exited {rc}:\n{err}")
+    check(losses_of(out) == losses_of(ref.stdout),
+          f"losses differ from the unpaused run:\n{err}")
+    print(f"paused reader: finished {seconds:.1f} s after")
+
+    # One rank stopped: the other names it within about one timeout.
+    def rank_1(job):
+        return [p for p in ranks_of(job.pid, args.toy)
+                if mpi_rank_of(p) == 1]
+    rc, out, err, seconds = suspended_run(
+        args, ["--steps", "100000", "--timeout", "1"], env, None, rank_1)
+    check(rc not in (0, 124), f"job with a stopped rank exited {rc}:\n{err}")
+    check(re.search(r"^pprt: rank 0: rank 1 stopped answering: timed out "
+                    r"after 1\.\d s", err, re.M),
+          f"rank 1 not named:\n{err}")
+    check(seconds < 10, f"ended {seconds:.1f} s after the stop")
+    print(f"one rank stopped: named, ended {seconds:.1f} s after")
+
+
 def test_non_finite(args):
     """A diverging run stops at the first NaN loss, naming step, stage and
     micro-batch; --allow-non-finite trains on."""
@@ -883,6 +1016,65 @@ def test_inputs_changed(args):
     check([loss for _, loss in sorted(step_losses_any(proc).items())] ==
           losses,
           "--data cut while training changed the losses", proc)
+
+
+def test_data_samples(args):
+    """--data arrays holding NaN or an infinity are refused before the first
+    step, naming the file, sample and position; a step takes each of its
+    rows from a different sample (PyTorch's DataLoader with drop_last=True):
+    fewer samples than a step's rows are refused, and the samples an epoch
+    leaves out are said once."""
+    def arrays(name, count, x_bad=None, y_bad=None):
+        x = [0.01 * (i % 97) for i in range(count * 8)]
+        y = [0.02 * (i % 89) for i in range(count * 4)]
+        if x_bad:
+            x[x_bad[0]] = x_bad[1]
+        if y_bad:
+            y[y_bad[0]] = y_bad[1]
+        xs = write_bytes(args, f"{name}-x.npy", npy_bytes(
+            "<f4", f"({count}, 8)", struct.pack(f"<{len(x)}f", *x)))
+        ys = write_bytes(args, f"{name}-y.npy", npy_bytes(
+            "<f4", f"({count}, 4)", struct.pack(f"<{len(y)}f", *y)))
+        return xs, ys
+
+    # The toy's step takes 32 rows (2 micro-batches of 16).
+    nan_x, nan_y = arrays("nan", 40, x_bad=(3 * 8 + 5, float("nan")))
+    inf_x, inf_y = arrays("inf", 40, y_bad=(39 * 4, float("-inf")))
+    one_x, one_y = arrays("one", 1)
+    short_x, short_y = arrays("short", 31)
+    cases = [
+        (nan_x, nan_y, f"pprt: --data {nan_x}: sample 3 holds nan at "
+                       f"position 5; training data must be finite"),
+        (inf_x, inf_y, f"pprt: --data {inf_y}: sample 39 holds -inf at "
+                       f"position 0; training data must be finite"),
+        (one_x, one_y, "pprt: --data has 1 sample; a step takes 32 rows "
+                       "(rows per micro-batch x micro-batches x "
+                       "data-parallel replicas), each a different sample: "
+                       "give at least 32"),
+        (short_x, short_y, "pprt: --data has 31 samples; a step takes 32 "
+                           "rows"),
+    ]
+    for x, y, message in cases:
+        proc = mpirun(args, 2, args.toy, "--steps", "2", "--data", f"{x},{y}")
+        check(one_error_line(proc, message, 1), f"expected {message!r}", proc)
+    proc = mpirun(args, 2, args.toy, "--steps", "2", "--data",
+                  f"{nan_x},{nan_y}", "--allow-non-finite")
+    check(proc.returncode == 0 and " loss nan" in proc.stdout,
+          "--allow-non-finite did not train on the NaN", proc)
+
+    # 40 samples: one step an epoch, 8 left out, said once.
+    x, y = arrays("forty", 40)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--data", f"{x},{y}")
+    note = ("pprt: --data: 40 samples make 1 step of 32 rows an epoch; the "
+            "last 8 of each epoch's shuffled order are left out (as "
+            "PyTorch's DataLoader with drop_last=True)")
+    check(proc.returncode == 0 and proc.stderr.count(note) == 1,
+          f"expected one line {note!r}", proc)
+    # 32 samples fill a step exactly: said nothing.
+    x, y = arrays("exact", 32)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--data", f"{x},{y}")
+    check(proc.returncode == 0 and "pprt:" not in proc.stderr,
+          "32 samples for 32 rows", proc)
 
 
 def test_guarded(args):
@@ -1529,16 +1721,18 @@ def test_outputs(args):
     late_checkpoint(args, work)
     file_size_limit(args, work)
     shared_checkpoint_dir(args, work)
+    shared_save(args, work)
 
 
-def shared_checkpoint_dir(args, work):
-    """A job holds its --checkpoint directory locked while it runs: a
-    second job on it is refused at once, naming the first's pid and host
-    (two jobs on one directory tore checkpoints and lost each other's)."""
+def shared_output(args, work, option, name, lock, own, *flags):
+    """A job holds its output `option` (at `name` in `work`, locked through
+    file `lock` there) locked while it runs: a second job on it is refused
+    at once, naming the first's pid and host (two jobs on one checkpoint
+    directory tore checkpoints and lost each other's)."""
     import socket
-    ckpt = os.path.join(work, "shared")
+    path = os.path.join(work, name)
     cmd = [args.mpiexec, args.np_flag, "2", args.toy, "--steps", "100000000",
-           "--checkpoint", ckpt, "--checkpoint-every", "100000000"]
+           option, path, *flags]
     print("+", " ".join(cmd), flush=True)
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True,
@@ -1546,26 +1740,34 @@ def shared_checkpoint_dir(args, work):
     try:
         check(first.stdout.readline().startswith("step 1 "),
               "the first job did not start")
-        with open(os.path.join(ckpt, "pprt.lock")) as f:
+        with open(os.path.join(work, lock)) as f:
             holder = f.read().strip()
         check(re.fullmatch(rf"pid \d+ on host {re.escape(socket.gethostname())}",
                            holder), f"the lock names {holder!r}")
         pid = int(holder.split()[1])
         check(mpi_rank_of(pid) == 0, f"pid {pid} is not rank 0 of the job")
-        second = mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
-                        ckpt)
-        message = (f"pprt: rank 0: --checkpoint: '{ckpt}' is in use by "
-                   f"another job ({holder}); give each job a checkpoint "
-                   "directory of its own")
+        second = mpirun(args, 2, args.toy, "--steps", "1", option, path)
+        message = (f"pprt: rank 0: {option}: '{path}' is in use by "
+                   f"another job ({holder}); give each job {own} of its "
+                   "own")
         check(one_error_line(second, message, 2), f"no {message!r}", second)
         check(first.poll() is None, "the first job ended")
     finally:
         first.terminate()
         first.communicate(timeout=JOB_LIMIT_S)
     # The lock ends with the job that held it, however it ended.
-    step_losses(mpirun(args, 2, args.toy, "--steps", "1", "--checkpoint",
-                       ckpt))
-    shutil.rmtree(ckpt)
+    step_losses(mpirun(args, 2, args.toy, "--steps", "1", option, path))
+
+
+def shared_checkpoint_dir(args, work):
+    shared_output(args, work, "--checkpoint", "shared", "shared/pprt.lock",
+                  "a checkpoint directory", "--checkpoint-every", "100000000")
+    shutil.rmtree(os.path.join(work, "shared"))
+
+
+def shared_save(args, work):
+    shared_output(args, work, "--save", "shared.safetensors",
+                  "shared.safetensors.lock", "a --save file")
 
 
 def file_size_limit(args, work):

@@ -20,7 +20,8 @@
  * pprt-toy-user (TOY_USER_DATA) overrides the data through the
  * pprt_user_load_data hook.
  *
- * Test hooks (env): PPRT_TOY_SLEEP_MS sleeps that long every step;
+ * Test hooks (env): PPRT_TOY_SLEEP_MS sleeps that long every step (on
+ * pipeline rank PPRT_TOY_SLEEP_RANK only, if set, so the others wait);
  * PPRT_TOY_STALL_STEP=N makes pipeline rank 0 hang instead of sending in
  * (1-based) step N; PPRT_TOY_REPLICAS=D declares D data-parallel replicas;
  * PPRT_TOY_REDUCE=skip|twice|late skips the gradient all-reduce, runs it
@@ -275,7 +276,9 @@ static void backward_mb(pprt_context *ctx, int mb, bool s0, bool s1,
 
 void pp_run_step(pprt_context *ctx, int32_t rank) {
   bool s0 = owner(0) == rank, s1 = owner(1) == rank, local = s0 && s1;
-  sleep_ms(env_long("PPRT_TOY_SLEEP_MS"));
+  const char *sleeper = getenv("PPRT_TOY_SLEEP_RANK");
+  if (!sleeper || env_long("PPRT_TOY_SLEEP_RANK") == rank)
+    sleep_ms(env_long("PPRT_TOY_SLEEP_MS"));
   maybe_stall(ctx, rank, local);
   if (env_long("PPRT_TOY_TOUCH_OUTSIDE")) {
     volatile float w = buf(ctx, s0 ? W0 : W1, 0)[0];

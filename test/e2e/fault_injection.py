@@ -30,7 +30,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "runtime", "test"))
+sys.path.insert(0, os.path.dirname(__file__))
 import safetensors_file  # noqa: E402
+from job_faults import KINDS, JobFaults  # noqa: E402
 from pprt_tests import mpi_rank_of, ranks_of  # noqa: E402
 
 CONFIGS = {
@@ -174,18 +176,23 @@ class Campaign:
             self.exes[config] = path
         return self.exes[config]
 
-    def base(self, config, opt):
+    def base(self, config, opt, timeout=None):
         np = CONFIGS[config][1]
         return ["mpiexec", "-n", str(np), self.exe(config), "--timeout",
-                str(self.args.timeout), *OPTIMIZERS[opt]]
+                str(timeout or self.args.timeout), *OPTIMIZERS[opt]]
 
-    def unbroken_weights(self, config, opt, steps):
-        key = (config, opt, steps)
+    def run_ok(self, cmd):
+        return run(cmd)
+
+    def unbroken_weights(self, config, opt, steps, extra=()):
+        """The weights of an unbroken run of `steps` steps (with flags
+        `extra`)."""
+        key = (config, opt, steps, tuple(extra))
         if key not in self.unbroken:
-            path = os.path.join(self.workdir,
-                                f"unbroken-{config}-{opt}-{steps}.safetensors")
-            run(self.base(config, opt) + ["--steps", str(steps), "--save",
-                                          path])
+            path = os.path.join(self.workdir, f"unbroken-{len(self.unbroken)}"
+                                ".safetensors")
+            run(self.base(config, opt) + [*extra, "--steps", str(steps),
+                                          "--save", path])
             self.unbroken[key] = path
         return self.unbroken[key]
 
@@ -302,11 +309,51 @@ def summary(rows):
             f"slowest end {slowest:.1f} s after the fault")
 
 
+def job_fault_ok(row):
+    return (row["ok"] and row["hit"] and not row["hung"] and
+            not row["wrong"] and not row["lost"])
+
+
+def run_job_faults(campaign, rng):
+    """Runs --job-faults faults of the whole job; returns the failed rows
+    after printing one line each and a summary."""
+    faults, rows = JobFaults(campaign), []
+    for i in range(campaign.args.job_faults):
+        row = faults.fault(i, KINDS[i % len(KINDS)], rng)
+        rows.append(row)
+        good = job_fault_ok(row)
+        print(f"{'ok  ' if good else 'FAIL'} job {i:3d} {row['config']} "
+              f"{row['opt']:4s} {row['kind']}"
+              f"{' (' + row['how'] + ')' if 'how' in row else ''}: exit "
+              f"{row['rc']} after {row['seconds']:.1f} s"
+              f"{', hung' if row['hung'] else ''}"
+              f"{', silent wrong' if row['wrong'] else ''}"
+              f"{', data lost' if row['lost'] else ''}"
+              f"{', missed' if not row['hit'] else ''}", flush=True)
+        if not good:
+            print("  " + "\n  ".join(
+                l for l in row["err"].splitlines() if l.strip()))
+    if rows:
+        kinds = ", ".join(f"{k} {sum(1 for r in rows if r['kind'] == k)}"
+                          for k in KINDS)
+        print(f"job faults {len(rows)} ({kinds}): ok "
+              f"{sum(1 for r in rows if job_fault_ok(r))}, hangs "
+              f"{sum(1 for r in rows if r['hung'])}, silent wrong "
+              f"{sum(1 for r in rows if r['wrong'])}, data lost "
+              f"{sum(1 for r in rows if r['lost'])}, slowest "
+              f"{max(r['seconds'] for r in rows):.1f} s")
+    return [r for r in rows if not job_fault_ok(r)]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pp-compile", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--faults", type=int, default=8)
+    parser.add_argument("--job-faults", type=int, default=0,
+                        help="faults of the whole job and its files after "
+                             "the rank faults, cycling through " +
+                             ", ".join(KINDS))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=2.0,
                         help="the runs' --timeout")
@@ -337,6 +384,7 @@ def main():
                     failed.append(row)
                     print("  " + "\n  ".join(
                         l for l in row["err"].splitlines() if l.strip()))
+            failed += run_job_faults(campaign, rng)
         except Failure as e:
             print("FAIL:", e)
             return 1

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Compiler/Compile.h"
+#include "pp/Compiler/CompileProgress.h"
 #include "pp/Compiler/FatalErrors.h"
 #include "pp/InitAll.h"
 #include "pp/Scheduling/ScheduleGenerators.h"
@@ -30,6 +31,13 @@ static cl::OptionCategory compileCategory("pp-compile options");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                       cl::Required, cl::cat(compileCategory));
+
+static cl::opt<double> progressAfter(
+    "progress-after",
+    cl::desc("Name on stderr each phase of the compile that runs longer "
+             "than SECONDS, and when it ends (default 2; 0: every phase; "
+             "negative: none)"),
+    cl::value_desc("SECONDS"), cl::init(2.0), cl::cat(compileCategory));
 
 namespace {
 /// pp-compile's flags: each a command-line twin of a pipeline or driver
@@ -178,8 +186,9 @@ int main(int argc, char **argv) {
   // Option errors exit with 2 before anything is compiled.
   if (failed(pp::checkCompileOptions(context, options, inputFile)))
     return 2;
-  DefaultTimingManager timingManager;
+  pp::ProgressTimingManager timingManager(progressAfter, llvm::errs());
   applyDefaultTimingManagerCLOptions(timingManager);
+  timingManager.startTiming();
   TimingScope timing = timingManager.getRootScope();
   FailureOr<pp::CompiledProgram> compiled =
       pp::compileModelFile(inputFile, sourceMgr, context, options, timing);

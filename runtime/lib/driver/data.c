@@ -170,11 +170,15 @@ static void source_load_rows(void *self, pprt_context *ctx,
     pprt_corpus_check(d);
   if (d->length_index) {
     pprt_length_index_fill(d, b, step, first_row, out);
+    if (d->corpus)
+      pprt_corpus_check(d);
     return;
   }
   if (d->corpus) {
-    /* Token ids fill integer buffers. */
+    /* Token ids fill integer buffers; a file changed during the reads
+       (its lost pages read as zeros) is found after them. */
     pprt_corpus_fill(d, b, step, first_row, out);
+    pprt_corpus_check(d);
     return;
   }
   if (d->samples) {

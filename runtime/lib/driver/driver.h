@@ -246,6 +246,11 @@ bool pprt_check_checkpoint_dir(const char *dir, char *err, size_t err_size);
    so that two jobs cannot write into one directory; false, with a line
    naming the job that holds it, if another does. */
 bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size);
+/* Locks --save's file `path` the same way, through PATH.lock beside it
+   (the file itself is replaced by a rename, which a lock would not
+   survive), so that two jobs cannot save over each other; the lock file
+   goes as the job exits (one killed leaves it, unlocked). */
+bool pprt_lock_save(const char *path, char *err, size_t err_size);
 /* Where trained state that could not be written to `path` goes instead:
    the `attempt`th place (the working directory, then $TMPDIR or /tmp),
    in `out`; false when there is none left. */

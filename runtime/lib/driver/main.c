@@ -4,6 +4,7 @@
 #endif
 
 #include "backends/cuda/kernel_launch.h"
+#include "driver/console.h"
 #include "driver/driver.h"
 #include "driver/input_file.h"
 #include "driver/watch.h"
@@ -460,6 +461,11 @@ static bool check_outputs(pprt_transport *t, const pprt_driver_options *o,
     snprintf(err, err_size, "--checkpoint: %s", why);
     ok = 0;
   }
+  if (t->world_rank == 0 && ok && o->save_path &&
+      !pprt_lock_save(o->save_path, why, sizeof why)) {
+    snprintf(err, err_size, "--save: %s", why);
+    ok = 0;
+  }
   if (!t->ops->allreduce_world_min_i32(t, &ok, 1, o->run.timeout_s))
     pprt_transport_fatal_silent(t, 0, 1, PPRT_EVERYONE, o->run.timeout_s,
                                 "every rank to check its outputs");
@@ -502,20 +508,25 @@ static void metrics_failed(pprt_driver *d, FILE **metrics, const char *why) {
   d->write_failed = true;
 }
 
-/* Reports once that standard output lost what was printed (a full disk,
-   /dev/full): training goes on, and the run exits 1. */
-static void check_stdout(pprt_driver *d) {
-  bool ok = fflush(stdout) == 0 && !ferror(stdout);
-  int error = errno;
-  if (ok || d->stdout_failed)
+/* Reports once that standard output lost what was printed (`error`: a
+   full disk, /dev/full): training goes on, and the run exits 1. */
+static void stdout_failed(pprt_driver *d, int32_t rank, int error) {
+  if (d->stdout_failed)
     return;
   fprintf(stderr,
           "pprt: rank %d: cannot write to standard output: %s; training goes "
           "on without it\n",
-          d->ctx->transport->world_rank, strerror(error));
+          rank, strerror(error));
   fflush(stderr);
   d->stdout_failed = true;
   d->write_failed = true;
+}
+
+/* Whether standard output took what was printed so far (the console's
+   writer reports a failure at the next line after it). */
+static void check_stdout(pprt_driver *d) {
+  if (fflush(stdout) != 0 || ferror(stdout))
+    stdout_failed(d, d->ctx->transport->world_rank, errno);
 }
 
 /* Runs the steps, writing checkpoints when due and each step's loss and
@@ -686,6 +697,7 @@ int main(int argc, char **argv) {
           ? opts.run.timeout_s
           : 60.0;
   pprt_watch_start(2 * timeout_s + 2.0);
+  pprt_console_start();
   pprt_transport *t = pprt_mpi_transport_create_within(&argc, &argv, timeout_s);
   pprt_watch_set_rank(t->world_rank);
   int status = parse_options(argc, argv, &opts, err, sizeof err);
@@ -716,7 +728,14 @@ int main(int argc, char **argv) {
   pprt_min_everywhere(d.ctx, &ended, 1, "the end of the run");
   pprt_driver_free_data(&d);
   pprt_context_destroy(d.ctx);
+  int32_t rank = t->world_rank;
   t->ops->destroy(t);
   be->ops->destroy(be);
+  /* What is still queued is written now that no rank waits for this one
+     (a paused reader of standard output keeps the process until then). */
+  if (!pprt_console_flush()) {
+    stdout_failed(&d, rank, errno);
+    rc = rc ? rc : 1;
+  }
   return rc;
 }

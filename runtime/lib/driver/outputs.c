@@ -253,14 +253,17 @@ bool pprt_check_output_names(const pprt_driver_options *o, char *err,
   return ok;
 }
 
-bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", dir, PPRT_CHECKPOINT_LOCK);
-  int fd =
-      open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
-  struct stat st;
+/* Locks `lock_path` for the job's lifetime on behalf of output `target`
+   (an exclusive flock; the file names the job's pid and host); false,
+   with a line naming the job that holds it, if another does. `own` says
+   what each job should have. */
+static bool lock_output(const char *lock_path, const char *target,
+                        const char *own, char *err, size_t err_size) {
+  int fd = open(lock_path, O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                0666);
+  struct stat st, at_path;
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+    snprintf(err, err_size, "cannot lock '%s' for this job: %s", target,
              fd < 0 ? strerror(errno) : "its lock file is not a regular file");
     if (fd >= 0)
       close(fd);
@@ -274,14 +277,22 @@ bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size) {
     holder[n > 0 ? n : 0] = '\0';
     holder[strcspn(holder, "\n")] = '\0';
     if (e != EWOULDBLOCK)
-      snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+      snprintf(err, err_size, "cannot lock '%s' for this job: %s", target,
                strerror(e));
     else
       snprintf(err, err_size,
-               "'%s' is in use by another job (%s); give each job a "
-               "checkpoint directory of its own",
-               dir, holder[0] ? holder : "one that has not yet named itself");
+               "'%s' is in use by another job (%s); give each job %s of its "
+               "own",
+               target, holder[0] ? holder : "one that has not yet named itself",
+               own);
     return false;
+  }
+  /* A job that ended removed the file after we opened it: lock the one at
+     the path now. */
+  if (stat(lock_path, &at_path) != 0 || at_path.st_ino != st.st_ino ||
+      at_path.st_dev != st.st_dev) {
+    close(fd);
+    return lock_output(lock_path, target, own, err, err_size);
   }
   /* The lock lasts as long as the process: the descriptor stays open, and
      the kernel releases it however the job ends. */
@@ -291,11 +302,30 @@ bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size) {
   int len = snprintf(holder, sizeof holder, "pid %ld on host %s\n",
                      (long)getpid(), host[0] ? host : "?");
   if (ftruncate(fd, 0) != 0 || pwrite(fd, holder, (size_t)len, 0) != len) {
-    snprintf(err, err_size, "cannot lock '%s' for this job: %s", dir,
+    snprintf(err, err_size, "cannot lock '%s' for this job: %s", target,
              strerror(errno));
     close(fd);
     return false;
   }
+  return true;
+}
+
+bool pprt_lock_checkpoint_dir(const char *dir, char *err, size_t err_size) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, PPRT_CHECKPOINT_LOCK);
+  return lock_output(path, dir, "a checkpoint directory", err, err_size);
+}
+
+/* --save's lock file, removed (still locked) as the job exits. */
+static char save_lock[4200];
+
+static void remove_save_lock(void) { unlink(save_lock); }
+
+bool pprt_lock_save(const char *path, char *err, size_t err_size) {
+  snprintf(save_lock, sizeof save_lock, "%s.lock", path);
+  if (!lock_output(save_lock, path, "a --save file", err, err_size))
+    return false;
+  atexit(remove_save_lock);
   return true;
 }
 

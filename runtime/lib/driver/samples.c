@@ -9,6 +9,7 @@
 #include "pprt_math.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +259,89 @@ static bool check_ids(const sample_array *a, const pprt_buffer_desc *b,
   return true;
 }
 
+/* Whether element `i` of float array `a` is finite; its value, or -1 for
+   NaN and +-2 for the infinities, in `*what`. */
+static bool finite_element(const sample_array *a, int64_t i, double *what) {
+  uint16_t h;
+  float f;
+  switch (a->dtype) {
+  case PPRT_F32:
+    memcpy(&f, a->bytes + 4 * i, 4);
+    *what = isnan(f) ? -1.0 : f > 0 ? 2.0 : -2.0;
+    return isfinite(f);
+  case PPRT_F16:
+  case PPRT_BF16: {
+    memcpy(&h, a->bytes + 2 * i, 2);
+    bool half = a->dtype == PPRT_F16;
+    uint16_t exponent = half ? 0x7C00 : 0x7F80, mantissa = half ? 0x3FF : 0x7F;
+    if ((h & exponent) != exponent)
+      return true;
+    *what = (h & mantissa) ? -1.0 : (h & 0x8000) ? -2.0 : 2.0;
+    return false;
+  }
+  default:
+    return true;
+  }
+}
+
+/* Checks that float array `a` holds no NaN or infinity (unless
+   --allow-non-finite): found here, naming the sample, rather than as a NaN
+   loss when it comes up. */
+static bool check_finite(const pprt_driver *d, const sample_array *a,
+                         const pprt_buffer_desc *b, char *err,
+                         size_t err_size) {
+  if (d->opts.run.allow_non_finite)
+    return true;
+  int64_t per_sample = b->numel / (b->ndims > 0 ? b->dims[0] : 1);
+  int64_t count = a->dims[0] * per_sample;
+  double what = 0.0;
+  for (int64_t i = 0; i < count; ++i)
+    if (!finite_element(a, i, &what))
+      return fail(err, err_size,
+                  "%s: sample %lld holds %s at position %lld; training data "
+                  "must be finite (--allow-non-finite takes it as it is)",
+                  a->spec, (long long)(i / per_sample),
+                  what < -1.5  ? "-inf"
+                  : what > 1.5 ? "inf"
+                               : "nan",
+                  (long long)(i % per_sample));
+  return true;
+}
+
+/* The rows of one step, over its micro-batches and data-parallel
+   replicas, of data buffer `b` (sequence slices of a micro-batch share
+   its rows). */
+static int64_t step_rows(const pprt_driver *d, const pprt_buffer_desc *b) {
+  int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
+  return rows * (d->ctx->num_microbatches / d->ctx->num_slices) *
+         pprt_num_data_replicas(d->ctx);
+}
+
+/* Checks that the samples fill a step, and says once (rank 0) how many
+   each epoch leaves out: a step never takes a sample twice, as PyTorch's
+   DataLoader with drop_last=True. */
+static bool check_epoch(const pprt_driver *d, int64_t samples, int64_t batch,
+                        char *err, size_t err_size) {
+  if (samples < batch)
+    return fail(err, err_size,
+                "has %lld sample%s; a step takes %lld rows (rows per "
+                "micro-batch x micro-batches x data-parallel replicas), each "
+                "a different sample: give at least %lld",
+                (long long)samples, samples == 1 ? "" : "s", (long long)batch,
+                (long long)batch);
+  int64_t left = samples % batch;
+  if (left > 0 && d->ctx->transport->world_rank == 0) {
+    fprintf(stderr,
+            "pprt: --data: %lld samples make %lld step%s of %lld rows an "
+            "epoch; the last %lld of each epoch's shuffled order are left "
+            "out (as PyTorch's DataLoader with drop_last=True)\n",
+            (long long)samples, (long long)(samples / batch),
+            samples / batch == 1 ? "" : "s", (long long)batch, (long long)left);
+    fflush(stderr);
+  }
+  return true;
+}
+
 /* Splits --data at its commas into the arrays' specs. */
 static bool split_specs(pprt_samples *s, const char *list, char *err,
                         size_t err_size) {
@@ -299,6 +383,7 @@ bool pprt_samples_load(pprt_driver *d, char *err, size_t err_size) {
     return false;
   int32_t indices[MAX_DATA_ARGS];
   int32_t n = data_arguments(d->ctx, indices);
+  int64_t batch = 0;
   if (n != s->num_arrays)
     return fail(err, err_size,
                 "gives %d array%s; the step has %d data argument%s (inputs, "
@@ -312,9 +397,13 @@ bool pprt_samples_load(pprt_driver *d, char *err, size_t err_size) {
       return false;
     for (int32_t id = 0; id < d->ctx->num_buffers; ++id) {
       const pprt_buffer_desc *b = &d->ctx->buffers[id];
-      if (is_data(b) && b->index == a->index &&
-          !(check_array(a, b, err, err_size) && check_ids(a, b, err, err_size)))
+      if (!is_data(b) || b->index != a->index)
+        continue;
+      if (!(check_array(a, b, err, err_size) &&
+            check_ids(a, b, err, err_size) &&
+            check_finite(d, a, b, err, err_size)))
         return false;
+      batch = step_rows(d, b);
     }
     if (i > 0 && a->dims[0] != s->num_samples)
       return fail(err, err_size, "%s has %lld samples but %s has %lld", a->spec,
@@ -322,7 +411,7 @@ bool pprt_samples_load(pprt_driver *d, char *err, size_t err_size) {
                   (long long)s->num_samples);
     s->num_samples = a->dims[0];
   }
-  return true;
+  return check_epoch(d, s->num_samples, batch, err, err_size);
 }
 
 void pprt_samples_free(pprt_samples *s) {
@@ -383,11 +472,11 @@ static bool shuffle_epoch(pprt_epoch_order *order, uint64_t seed,
 int64_t pprt_sample_index(pprt_epoch_order *order, uint64_t seed,
                           int64_t num_samples, int64_t batch, int64_t step,
                           int64_t row) {
-  int64_t position = step * batch + row;
-  int64_t epoch = position / num_samples;
+  int64_t steps_per_epoch = num_samples / batch;
+  int64_t epoch = step / steps_per_epoch;
   if (order->epoch != epoch && !shuffle_epoch(order, seed, num_samples, epoch))
     return -1;
-  return order->samples[position % num_samples];
+  return order->samples[step % steps_per_epoch * batch + row];
 }
 
 void pprt_samples_fill(pprt_driver *d, const pprt_buffer_desc *b, int64_t step,
@@ -399,9 +488,7 @@ void pprt_samples_fill(pprt_driver *d, const pprt_buffer_desc *b, int64_t step,
       a = &s->arrays[i];
   int64_t rows = b->ndims > 0 ? b->dims[0] : 1;
   size_t row_bytes = (size_t)(b->bytes / rows);
-  /* Sequence slices of a micro-batch share its rows. */
-  int64_t batch = rows * (d->ctx->num_microbatches / d->ctx->num_slices) *
-                  pprt_num_data_replicas(d->ctx);
+  int64_t batch = step_rows(d, b);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t sample = pprt_sample_index(&s->order, d->opts.seed, s->num_samples,
                                        batch, step, first_row + r);

@@ -19,10 +19,12 @@ void pprt_samples_fill(pprt_driver *d, const pprt_buffer_desc *b, int64_t step,
                        int64_t first_row, void *out);
 
 /* The sample that global row `row` of 0-based step `step` reads, with
-   `batch` rows a step and `num_samples` samples: position
-   p = step * batch + row of an endless sequence of epochs of
-   p / num_samples, each a permutation of the samples ordered by the hash of
-   (seed, epoch, sample). `order` caches one epoch's permutation. */
+   `batch` rows a step and `num_samples` >= `batch` samples: an epoch is
+   S = num_samples / batch steps, and step `step` of epoch e = step / S
+   takes positions [(step mod S) * batch, + batch) of a permutation of the
+   samples ordered by the hash of (seed, e, sample); the num_samples mod
+   batch last of each permutation are left out (drop_last). `order` caches
+   one epoch's permutation. */
 typedef struct pprt_epoch_order {
   int64_t epoch; /* -1: none cached */
   int64_t *samples;

@@ -1,7 +1,7 @@
 /* Token datasets (--tokens FILE): a flat binary of uint16 or uint32 ids,
    the layout nanoGPT and Megatron write, or a 1-D .npy of either. */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MAP_ANONYMOUS */
 #endif
 
 #include "driver/token_file.h"
@@ -9,6 +9,7 @@
 #include "driver/npy.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,74 @@ static bool token_error(char *err, size_t err_size, const char *fmt, ...) {
   vsnprintf(err, err_size, fmt, ap);
   va_end(ap);
   return false;
+}
+
+/*---- Pages lost under a read ----
+
+   A file truncated between a refill's check and its reads takes pages
+   away from the mapping, and reading one raises SIGBUS. The handler puts
+   a page of zeros in their place and the read goes on; the check after
+   the refill then finds the file changed and the run stops naming it. */
+
+enum { MAX_MAPPINGS = 8 };
+static struct {
+  const uint8_t *start;
+  size_t size;
+} mappings[MAX_MAPPINGS];
+static struct sigaction previous_sigbus;
+
+/* Chains to the handler that was there before (MPI's, or the default,
+   which ends the process). */
+static void pass_sigbus_on(int sig, siginfo_t *info, void *context) {
+  if (previous_sigbus.sa_flags & SA_SIGINFO) {
+    previous_sigbus.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (previous_sigbus.sa_handler != SIG_DFL &&
+      previous_sigbus.sa_handler != SIG_IGN) {
+    previous_sigbus.sa_handler(sig);
+    return;
+  }
+  signal(sig, SIG_DFL); /* the read faults again, and the process ends */
+}
+
+static void on_sigbus(int sig, siginfo_t *info, void *context) {
+  const uint8_t *at = info->si_addr;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  for (int i = 0; i < MAX_MAPPINGS; ++i) {
+    const uint8_t *start = mappings[i].start;
+    if (!start || at < start || at >= start + mappings[i].size)
+      continue;
+    void *lost = (void *)((uintptr_t)at & ~(uintptr_t)(page - 1));
+    if (mmap(lost, page, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1,
+             0) != MAP_FAILED)
+      return;
+  }
+  pass_sigbus_on(sig, info, context);
+}
+
+static void guard_mapping(const void *map, size_t size) {
+  static bool installed;
+  if (!installed) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    installed = sigaction(SIGBUS, &sa, &previous_sigbus) == 0;
+  }
+  for (int i = 0; i < MAX_MAPPINGS; ++i)
+    if (!mappings[i].start) {
+      mappings[i].size = size;
+      mappings[i].start = map;
+      return;
+    }
+}
+
+static void unguard_mapping(const void *map) {
+  for (int i = 0; i < MAX_MAPPINGS; ++i)
+    if (mappings[i].start == map)
+      mappings[i].start = NULL;
 }
 
 static bool has_suffix(const char *s, const char *suffix) {
@@ -85,6 +154,7 @@ bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
     return token_error(err, err_size, "%s",
                        t->map_size ? strerror(errno) : "the file is empty");
   t->map = map;
+  guard_mapping(map, t->map_size);
   if (has_suffix(path, ".npy"))
     return parse_npy(map, t->map_size, t, err, err_size);
   t->width = width;
@@ -123,8 +193,10 @@ bool pprt_token_file_unchanged(const pprt_token_file *t, char *err,
 }
 
 void pprt_token_file_close(pprt_token_file *t) {
-  if (t->map)
+  if (t->map) {
+    unguard_mapping(t->map);
     munmap(t->map, t->map_size);
+  }
   if (t->path) /* a file that was opened */
     close(t->fd);
   memset(t, 0, sizeof *t);

@@ -5,6 +5,8 @@
 
 #include "driver/watch.h"
 
+#include "backends/awake_clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -37,12 +39,6 @@ static const int passed_signals[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT,
 static void pass_on(int sig) {
   passed_on = sig;
   kill(child, sig);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The rank's world rank, once it wrote it to the (non-blocking) pipe; else
@@ -85,16 +81,18 @@ static void end_stopped(int fd, int sig) {
 }
 
 /* Waits until the rank ends, ending it when it stays stopped too long;
-   returns its wait status. */
+   returns its wait status. The time is the watcher's awake time: a job
+   suspended as a whole, watchers too, has not left its rank stopped. */
 static int wait_for_end(int fd) {
   int status = 0, stop_sig = 0;
   double stopped_at = -1.0;
+  pprt_awake_clock clock = {.stall_s = PPRT_AWAKE_STALL_S};
   for (;;) {
     int flags = WUNTRACED | WCONTINUED | (stopped_at >= 0 ? WNOHANG : 0);
     pid_t got = waitpid(child, &status, flags);
     if (got < 0 && errno != EINTR)
       _exit(1);
-    if (got == 0 && now_s() - stopped_at >= stop_limit) {
+    if (got == 0 && pprt_awake_now(&clock) - stopped_at >= stop_limit) {
       end_stopped(fd, stop_sig);
       stopped_at = -1.0;
     } else if (got == 0) {
@@ -107,7 +105,7 @@ static int wait_for_end(int fd) {
       return status;
     if (WIFSTOPPED(status) && stop_limit > 0) {
       stop_sig = WSTOPSIG(status);
-      stopped_at = now_s();
+      stopped_at = pprt_awake_resume(&clock);
     } else if (WIFCONTINUED(status)) {
       stopped_at = -1.0;
     }

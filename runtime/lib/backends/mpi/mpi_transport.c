@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "backends/awake_clock.h"
 #include "backends/mpi/unpolled.h"
 #include "backends/transport.h"
 
@@ -57,10 +58,11 @@ typedef struct mpi_transport {
   int32_t found_by;
   int32_t chain[PPRT_MAX_CHAIN];
   int32_t chain_length;
-  int32_t verdict[2]; /* {silent, found_by}, sent to every rank */
-  double waited_s;    /* how long the last wait lasted */
-  double timeout_s;   /* and its timeout */
-  bool *acked;        /* the ranks that printed the verdict (finder only) */
+  int32_t verdict[2];     /* {silent, found_by}, sent to every rank */
+  double waited_s;        /* how long the last wait lasted */
+  pprt_awake_clock clock; /* of waits: stops while this process is stopped */
+  double timeout_s;       /* and its timeout */
+  bool *acked;            /* the ranks that printed the verdict (finder only) */
   int32_t num_acked;
   search search;
   MPI_Comm groups[PPRT_MAX_GROUPS]; /* split_groups' communicators, by id */
@@ -476,7 +478,7 @@ static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
   int rc = MPI_SUCCESS;
   m->waiting_for = target;
   while (!test_a_while(req, status, &rc)) {
-    double now = now_s();
+    double now = pprt_awake_now(&m->clock);
     if (watch(m, target, start, now, timeout_s)) {
       rc = MPI_ERR_PENDING;
       break;
@@ -492,7 +494,7 @@ static int poll_request(mpi_transport *m, MPI_Request *req, MPI_Status *status,
     sleep_ns = sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS : sleep_ns * 2;
   }
   m->waiting_for = NOBODY;
-  m->waited_s = now_s() - start;
+  m->waited_s = pprt_awake_now(&m->clock) - start;
   search_end(m);
   return rc;
 }
@@ -551,7 +553,8 @@ _Noreturn static void mpi_abort(pprt_transport *t, int code) {
 
 static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
   mpi_transport *m = as_mpi(t);
-  if (!wait_send(m, &m->reqs[handle - m->first_req], now_s(), timeout_s))
+  if (!wait_send(m, &m->reqs[handle - m->first_req],
+                 pprt_awake_resume(&m->clock), timeout_s))
     return false;
   drop_completed(m);
   return true;
@@ -559,7 +562,7 @@ static bool mpi_wait_for(pprt_transport *t, int32_t handle, double timeout_s) {
 
 static bool mpi_wait_all(pprt_transport *t, double timeout_s) {
   mpi_transport *m = as_mpi(t);
-  double start = now_s();
+  double start = pprt_awake_resume(&m->clock);
   for (int32_t i = 0; i < m->num_reqs; ++i)
     if (!wait_send(m, &m->reqs[i], start, timeout_s))
       return false;
@@ -592,7 +595,8 @@ static pprt_recv_status mpi_wait_recv(pprt_transport *t, int32_t handle,
   mpi_transport *m = as_mpi(t);
   mpi_recv_request *r = &m->recvs[handle];
   MPI_Status status;
-  int rc = poll_request(m, &r->req, &status, r->peer, now_s(), timeout_s);
+  int rc = poll_request(m, &r->req, &status, r->peer,
+                        pprt_awake_resume(&m->clock), timeout_s);
   if (rc == MPI_ERR_PENDING)
     return PPRT_RECV_TIMEOUT; /* the caller aborts the job; still waiting */
   int64_t bytes = r->bytes;
@@ -686,8 +690,8 @@ static int32_t mpi_iallgather_group_f32(pprt_transport *t, int32_t group,
 static bool finish_collective(mpi_transport *m, int rc, MPI_Request *req,
                               double timeout_s, const char *what) {
   check(m, rc, what);
-  rc = poll_request(m, req, MPI_STATUS_IGNORE, PPRT_EVERYONE, now_s(),
-                    timeout_s);
+  rc = poll_request(m, req, MPI_STATUS_IGNORE, PPRT_EVERYONE,
+                    pprt_awake_resume(&m->clock), timeout_s);
   if (rc == MPI_ERR_PENDING)
     return false;
   check(m, rc, what);
@@ -720,10 +724,11 @@ static bool mpi_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
 static void mpi_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
                             pprt_silence *out) {
   mpi_transport *m = as_mpi(t);
-  double start = now_s() - 0.5 * timeout_s; /* ask at once */
+  /* Ask at once. */
+  double start = pprt_awake_resume(&m->clock) - 0.5 * timeout_s;
   m->timeout_s = timeout_s;
   while (!m->concluded) {
-    double now = now_s();
+    double now = pprt_awake_now(&m->clock);
     if (!watch(m, peer, start, now, timeout_s))
       sleep_for_ns(MAX_SLEEP_NS);
   }
@@ -828,6 +833,7 @@ pprt_transport *pprt_mpi_transport_create_within(int *argc, char ***argv,
   MPI_Comm_set_errhandler(m->probe_comm, MPI_ERRORS_RETURN);
   m->waiting_for = NOBODY;
   m->silent = NOBODY;
+  m->clock.stall_s = PPRT_AWAKE_STALL_S;
   m->base.ops = &mpi_ops;
   int rank = 0, size = 1;
   MPI_Comm_rank(m->comm, &rank);

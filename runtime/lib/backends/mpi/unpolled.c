@@ -5,6 +5,8 @@
 
 #include "backends/mpi/unpolled.h"
 
+#include "backends/awake_clock.h"
+
 #include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -14,7 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The watchdog thread and the deadline it keeps. */
+/* How often the watchdog reads its clock while a deadline is in force, so
+   that it sees the process stop (awake_clock.h). */
+#define TICK_S 0.05
+
+/* The watchdog thread and the deadline it keeps, on an awake clock: a
+   job suspended as a whole in a blocking call is not late. */
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t changed;
@@ -22,9 +29,12 @@ static struct {
   bool running, armed; /* the thread; a deadline in force */
   const char *what;
   double timeout_s;
-  struct timespec started, deadline; /* of the call */
+  pprt_awake_clock clock;
+  double started, deadline; /* of the call, on `clock` */
   int32_t rank;
-} guard = {.lock = PTHREAD_MUTEX_INITIALIZER, .timeout_s = 60.0};
+} guard = {.lock = PTHREAD_MUTEX_INITIALIZER,
+           .timeout_s = 60.0,
+           .clock = {.stall_s = PPRT_AWAKE_STALL_S}};
 
 /* The launchers' variable for a process's world rank; -1 if none. */
 static int32_t rank_in_environment(pid_t pid) {
@@ -114,10 +124,9 @@ void pprt_stopped_local_ranks(char *out, size_t size) {
 
 /* Names the stopped ranks and ends this process; the launcher then ends
    the job. Others waiting in the same call print theirs meanwhile. */
-_Noreturn static void expire(const struct timespec *now) {
+_Noreturn static void expire(double now) {
   char stopped[512], who[32] = "rank ?";
-  double waited_s = (double)(now->tv_sec - guard.started.tv_sec) +
-                    1e-9 * (double)(now->tv_nsec - guard.started.tv_nsec);
+  double waited_s = now - guard.started;
   pprt_stopped_local_ranks(stopped, sizeof stopped);
   if (guard.rank >= 0)
     snprintf(who, sizeof who, "rank %d", guard.rank);
@@ -142,9 +151,14 @@ _Noreturn static void expire(const struct timespec *now) {
   _exit(1);
 }
 
-static bool before(const struct timespec *a, const struct timespec *b) {
-  return a->tv_sec < b->tv_sec ||
-         (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+/* CLOCK_MONOTONIC `seconds` from now. */
+static struct timespec monotonic_in(double seconds) {
+  struct timespec at;
+  clock_gettime(CLOCK_MONOTONIC, &at);
+  long ns = at.tv_nsec + (long)(seconds * 1e9);
+  at.tv_sec += ns / 1000000000L;
+  at.tv_nsec = ns % 1000000000L;
+  return at;
 }
 
 static void *watchdog(void *unused) {
@@ -155,11 +169,12 @@ static void *watchdog(void *unused) {
       pthread_cond_wait(&guard.changed, &guard.lock);
       continue;
     }
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!before(&now, &guard.deadline))
-      expire(&now);
-    pthread_cond_timedwait(&guard.changed, &guard.lock, &guard.deadline);
+    double now = pprt_awake_now(&guard.clock);
+    if (now >= guard.deadline)
+      expire(now);
+    double left = guard.deadline - now;
+    struct timespec wake = monotonic_in(left < TICK_S ? left : TICK_S);
+    pthread_cond_timedwait(&guard.changed, &guard.lock, &wake);
   }
   return NULL;
 }
@@ -182,15 +197,8 @@ void pprt_unpolled_begin(const char *what, double timeout_s, int32_t rank) {
   pthread_mutex_lock(&guard.lock);
   if (!guard.running)
     guard.running = start_watchdog();
-  clock_gettime(CLOCK_MONOTONIC, &guard.started);
-  guard.deadline = guard.started;
-  double whole = (double)(time_t)timeout_s;
-  guard.deadline.tv_sec += (time_t)whole;
-  guard.deadline.tv_nsec += (long)((timeout_s - whole) * 1e9);
-  if (guard.deadline.tv_nsec >= 1000000000L) {
-    guard.deadline.tv_sec += 1;
-    guard.deadline.tv_nsec -= 1000000000L;
-  }
+  guard.started = pprt_awake_resume(&guard.clock);
+  guard.deadline = guard.started + timeout_s;
   guard.what = what;
   guard.timeout_s = timeout_s;
   guard.rank = rank;

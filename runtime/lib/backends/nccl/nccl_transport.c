@@ -4,6 +4,7 @@
 #endif
 
 #include "backends/nccl/nccl_transport.h"
+#include "backends/awake_clock.h"
 #include "backends/mpi/unpolled.h"
 
 #include <nccl.h>
@@ -107,20 +108,16 @@ static void check_issued(nccl_transport *n, int32_t handle) {
     nccl_fatal(n, "wait", "a transfer of the open group waited on");
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Polls `ev` (or, when NULL, the comm stream) until it completes (true)
-   or `timeout_s` passes (false); NCCL's asynchronous errors end the job. */
+   or `timeout_s` passes (false) on an awake clock (a job suspended as a
+   whole is not late); NCCL's asynchronous errors end the job. */
 static bool poll_event(nccl_transport *n, cudaEvent_t ev, double timeout_s) {
-  double start = now_s();
+  pprt_awake_clock clock = {.stall_s = PPRT_AWAKE_STALL_S};
+  double start = pprt_awake_now(&clock);
   struct timespec pause = {0, 20 * 1000};
   for (;;) {
     cudaError_t rc = ev ? cudaEventQuery(ev) : cudaStreamQuery(n->comm);
-    n->waited_s = now_s() - start;
+    n->waited_s = pprt_awake_now(&clock) - start;
     if (rc == cudaSuccess)
       return true;
     if (rc != cudaErrorNotReady)
