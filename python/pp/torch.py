@@ -312,14 +312,36 @@ def _scatter(x, dim, index, src, add=False):
     return torch.where(touched, written, x)
 
 
+def _group_norm(x, weight, bias, batch, channels, inner, groups, eps):
+    """aten.native_group_norm with reshapes where PyTorch's own
+    decomposition takes the per-channel scale and shift of each row with
+    `as_strided`, which torch-mlir imports as a gather at constant indices
+    that name the rows of the batch (pp-split-microbatches cannot split
+    those): the same statistics, each row read only by its own outputs."""
+    import torch
+    grouped = x.reshape(batch, groups, channels // groups, inner)
+    var, mean = torch.var_mean(grouped, dim=[2, 3], unbiased=False,
+                               keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    out = ((grouped - mean) * rstd).reshape(x.shape)
+    per_channel = [1, channels] + [1] * (x.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(per_channel)
+    if bias is not None:
+        out = out + bias.reshape(per_channel)
+    return out, mean.reshape(batch, groups), rstd.reshape(batch, groups)
+
+
 def _decompositions():
-    """torch-mlir's decompositions, with top-k and sort as reductions."""
+    """torch-mlir's decompositions, with top-k and sort as reductions,
+    scatter as comparisons and group norm without `as_strided`."""
     import torch
     from torch_mlir.fx import get_decomposition_table
     aten = torch.ops.aten
     table = dict(get_decomposition_table())
     table[aten.topk.default] = _topk
     table[aten.sort.default] = _sort
+    table[aten.native_group_norm.default] = _group_norm
     table[aten.scatter.src] = _scatter
     table[aten.scatter.value] = _scatter
     table[aten.scatter_add.default] = \
