@@ -286,6 +286,18 @@ def _sort(x, dim=-1, descending=False, stable=None):
     return _topk(x, x.shape[dim], dim, largest=descending)
 
 
+def _unsupported(message: str) -> ValueError:
+    """A ValueError for an op a decomposition cannot write with static
+    shapes, located at the model line of the op it decomposes (the
+    innermost frame of the node being decomposed outside this module)."""
+    import torch.fx.traceback
+    trace = torch.fx.traceback.get_current_meta().get("stack_trace") or ""
+    frames = [f for f in re.findall(r'File "([^"]+)", line (\d+)', trace)
+              if f[0] != __file__]
+    where = f"{frames[-1][0]}:{frames[-1][1]}: " if frames else ""
+    return ValueError(where + message)
+
+
 def _scatter(x, dim, index, src, add=False):
     """x.scatter(dim, index, src) (scatter_add with `add`) as comparisons of
     `index` with the positions along `dim` and sums: ops whose gradients pp
@@ -295,7 +307,7 @@ def _scatter(x, dim, index, src, add=False):
     dim = dim % x.dim()
     for d in range(x.dim()):
         if d != dim and index.shape[d] != x.shape[d]:
-            raise ValueError(
+            raise _unsupported(
                 f"scatter along dimension {dim} with an index of shape "
                 f"{tuple(index.shape)} into {tuple(x.shape)}: pp supports "
                 "an index as large as the input in every other dimension")
@@ -310,6 +322,61 @@ def _scatter(x, dim, index, src, add=False):
         return x + written
     touched = hit.any(dim).movedim(-1, dim)
     return torch.where(touched, written, x)
+
+
+def _index_put(x, indices, values, accumulate=False):
+    """x.index_put(indices, values) (`x[i] = v`, `x[:, i] += v`) as
+    comparisons and sums, where torch-mlir does not import the list of
+    indices with its empty (sliced) entries: either a boolean mask over
+    the leading dimensions and a value that needs no count of the masked
+    elements, or integer indices at adjacent dimensions. Where an index
+    names a position twice, the values written there are summed."""
+    import torch
+    dims = [d for d, index in enumerate(indices) if index is not None]
+    if len(dims) == 1 and indices[dims[0]].dtype == torch.bool:
+        mask = indices[dims[0]]
+        if dims[0] != 0 or values.dim() > x.dim() - mask.dim():
+            raise _unsupported(
+                "index_put with a boolean mask: pp supports a mask over "
+                "the leading dimensions and a value broadcast to every "
+                "masked element (`x[mask] = 0`), not one value per masked "
+                "element, whose count the data decides")
+        mask = mask.reshape(mask.shape + (1,) * (x.dim() - mask.dim()))
+        if accumulate:
+            return x + torch.where(mask, values, 0)
+        return torch.where(mask, values.to(x.dtype), x)
+    if not dims or dims != list(range(dims[0], dims[-1] + 1)) or any(
+            indices[d].dtype == torch.bool for d in dims):
+        raise _unsupported(
+            "index_put: pp supports integer indices at adjacent dimensions "
+            "(`x[i] = v`, `x[:, i, j] = v`) or one boolean mask over the "
+            f"leading dimensions; got indices at dimensions {dims}")
+    first, last = dims[0], dims[-1] + 1
+    index = torch.zeros((), dtype=torch.int64, device=x.device)
+    for d in dims:   # the position in the merged dimensions, row-major
+        i = indices[d]
+        index = index * x.shape[d] + torch.where(i < 0, i + x.shape[d], i)
+    merged = x.reshape(x.shape[:first] + (-1,) + x.shape[last:])
+    # values: x.shape[:first] + index.shape + x.shape[last:], broadcast.
+    values = values.to(x.dtype).expand(
+        x.shape[:first] + index.shape + x.shape[last:])
+    values = values.reshape(x.shape[:first] + (-1,) + x.shape[last:])
+    positions = torch.arange(merged.shape[first], device=x.device)
+    hit = (index.reshape(-1, 1) == positions).to(x.dtype)  # [k, position]
+    # written[p, n, r] = sum over k of values[p, k, r] * hit[k, n]
+    written = (values.movedim(first, -1).unsqueeze(-1) * hit).sum(-2)
+    written = written.movedim(-1, first)
+    if accumulate:
+        return (merged + written).reshape(x.shape)
+    touched = (hit.sum(0) > 0).reshape((-1,) + (1,) * (x.dim() - last))
+    return torch.where(touched, written, merged).reshape(x.shape)
+
+
+def _index_add(x, dim, index, source, alpha=1):
+    """x.index_add(dim, index, source) as an accumulating _index_put."""
+    dim = dim % max(x.dim(), 1)
+    return _index_put(x, [None] * dim + [index], source * alpha,
+                      accumulate=True)
 
 
 def _group_norm(x, weight, bias, batch, channels, inner, groups, eps):
@@ -342,6 +409,8 @@ def _decompositions():
     table[aten.topk.default] = _topk
     table[aten.sort.default] = _sort
     table[aten.native_group_norm.default] = _group_norm
+    table[aten.index_put.default] = _index_put
+    table[aten.index_add.default] = _index_add
     table[aten.scatter.src] = _scatter
     table[aten.scatter.value] = _scatter
     table[aten.scatter_add.default] = \

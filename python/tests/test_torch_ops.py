@@ -1,0 +1,194 @@
+"""Ops real models use, each in a small model written the usual way, trained
+under pp (2 stages, 1f1b, 2 micro-batches, exported at the micro-batch
+shape) from `.npy` arrays with the losses of PyTorch's loop over the same
+micro-batches: `index_add` and `index_put` (integer indices, a boolean
+mask; decomposed by pp.torch into comparisons and sums), `F.one_hot`,
+`masked_fill`, and tuple and dict (ModelOutput-style) outputs read by the
+loss. Skipped where torch or torch_mlir is not importable."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+np = pytest.importorskip("numpy")
+nn = torch.nn
+F = torch.nn.functional
+
+ROWS, LENGTH, DIM, OUT, SAMPLES = 8, 6, 4, 3, 24
+MICROBATCHES, STEPS, LR, SEED = 2, 3, 0.2, 1
+
+
+class BucketPool(nn.Module):
+    """Positions summed into buckets with Tensor.index_add."""
+
+    def __init__(self, buckets=3):
+        super().__init__()
+        self.proj = nn.Linear(DIM, DIM)
+        self.head = nn.Linear(buckets * DIM, OUT)
+        self.register_buffer("bucket", torch.tensor([0, 2, 1, 0, 2, 1]))
+        self.buckets = buckets
+
+    def forward(self, x):
+        h = torch.tanh(self.proj(x))
+        pooled = h.new_zeros(x.shape[0], self.buckets, DIM)
+        pooled = pooled.index_add(1, self.bucket, h, alpha=0.5)
+        return self.head(pooled.flatten(1))
+
+
+class SlotWrite(nn.Module):
+    """Writes by index (`y[:, slots] = h`, a negative slot among them, and
+    `y[:, i, j] = ...` at two adjacent indices) and zeroes by a boolean
+    mask (`h[mask] = 0`): index_put."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(DIM, DIM)
+        self.head = nn.Linear((LENGTH + 2) * DIM, OUT)
+        self.register_buffer("slots", torch.tensor([7, 0, 2, 3, -4, 1]))
+
+    def forward(self, x):
+        h = F.gelu(self.proj(x))
+        h[x[..., 0] > 0.5] = 0.0
+        y = x.new_zeros(x.shape[0], LENGTH + 2, DIM)
+        y[:, self.slots] = h
+        y[:, torch.tensor([6]), torch.tensor([1])] = h[:, 0, :1] * 2
+        return self.head(y.flatten(1))
+
+
+class MaskedPool(nn.Module):
+    """Attention pooling whose scores masked_fill hides, from the data."""
+
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(DIM, 1)
+        self.head = nn.Linear(DIM, OUT)
+
+    def forward(self, x):
+        hidden = x[..., 1:2] < -0.5
+        hidden[:, 0] = False
+        scores = self.score(x).masked_fill(hidden, float("-inf"))
+        pooled = (F.softmax(scores, dim=1) * x).sum(1)
+        return self.head(pooled)
+
+
+class TupleOutput(nn.Module):
+    """Logits and an auxiliary penalty, returned as a tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(DIM, DIM)
+        self.head = nn.Linear(DIM, OUT)
+
+    def forward(self, x):
+        h = F.gelu(self.proj(x)).mean(1)
+        return self.head(h), h.pow(2).mean()
+
+
+class DictOutput(TupleOutput):
+    """The same as a dict, as Hugging Face's ModelOutput."""
+
+    def forward(self, x):
+        logits, penalty = super().forward(x)
+        return {"logits": logits, "penalty": penalty}
+
+
+def one_hot_loss(logits, labels):
+    return F.mse_loss(F.softmax(logits, -1), F.one_hot(labels, OUT).float())
+
+
+def tuple_loss(output, labels):
+    logits, penalty = output
+    return F.cross_entropy(logits, labels) + 0.1 * penalty
+
+
+def dict_loss(output, labels):
+    return F.cross_entropy(output["logits"], labels) + 0.1 * output["penalty"]
+
+
+CASES = {
+    "index_add": (BucketPool, F.mse_loss, "targets"),
+    "index_put": (SlotWrite, F.mse_loss, "targets"),
+    "one_hot": (BucketPool, one_hot_loss, "labels"),
+    "masked_fill": (MaskedPool, F.cross_entropy, "labels"),
+    "tuple": (TupleOutput, tuple_loss, "labels"),
+    "dict": (DictOutput, dict_loss, "labels"),
+}
+
+
+def arrays(kind):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((SAMPLES, LENGTH, DIM), np.float32)
+    if kind == "labels":
+        return [x, rng.integers(0, OUT, SAMPLES)]
+    return [x, rng.standard_normal((SAMPLES, OUT), np.float32)]
+
+
+def pytorch_losses(pp, model, loss_fn, data):
+    """SGD over each step's samples (pp.sample_order), gradients
+    accumulated over the micro-batches, each loss divided by their count."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    losses = []
+    for step in range(STEPS):
+        order = pp.sample_order(SAMPLES, step, ROWS, SEED)
+        x, t = (torch.from_numpy(a[order]) for a in data)
+        optimizer.zero_grad()
+        total = 0.0
+        for xs, ts in zip(x.chunk(MICROBATCHES), t.chunk(MICROBATCHES)):
+            loss = loss_fn(model(xs), ts) / MICROBATCHES
+            loss.backward()
+            total += loss.item()
+        optimizer.step()
+        losses.append(total)
+    return losses
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_trains_like_pytorch(pp, name, tmp_path):
+    import pp.torch
+    make, loss_fn, kind = CASES[name]
+    torch.manual_seed(0)
+    model = make()
+    data = arrays(kind)
+    example = tuple(torch.from_numpy(a[:ROWS]) for a in data)
+    exported = pp.torch.export(model, example, loss_fn, tmp_path / "op.mlir",
+                               microbatches=MICROBATCHES)
+    text = exported.mlir.read_text()
+    assert "tm_tensor" not in text
+    program = pp.compile(exported.mlir, stages=2, schedule="1f1b",
+                         opt_level=0)
+    run = pp.run(program, steps=STEPS, lr=LR, seed=SEED, data=data,
+                 init_weights=exported.weights)
+    expected = pytorch_losses(pp, model, loss_fn, data)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
+    assert expected[-1] != expected[0]
+
+
+def test_index_put_outside_static_shapes_is_a_value_error(pp, tmp_path):
+    """A value per masked element (a count the data decides) and indices
+    at dimensions apart are ValueErrors at the model's line naming what pp
+    supports."""
+    import pp.torch
+
+    class PerElement(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(DIM, DIM)
+
+        def forward(self, x):
+            h = self.proj(x)
+            return h.index_put((x > 0,), h[x > 0] * 2)
+
+    class Apart(PerElement):
+        def forward(self, x):
+            h = self.proj(x)
+            i = torch.tensor([0, 1])
+            h[i, :, i] = 1.0
+            return h
+
+    example = (torch.zeros(ROWS, LENGTH, DIM), torch.zeros(ROWS, LENGTH, DIM))
+    for make, message in ((PerElement, "one value per masked element"),
+                          (Apart, "adjacent dimensions")):
+        with pytest.raises(ValueError,
+                           match=rf"test_torch_ops\.py:\d+: .*{message}"):
+            pp.torch.export(make(), example, F.mse_loss,
+                            tmp_path / "bad.mlir", microbatches=2)
