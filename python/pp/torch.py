@@ -202,6 +202,16 @@ def _update_statistics(norm, x, state: Dict[str, object], prefix: str):
     state[keys[2]] = batches
 
 
+def _read_padding_row(embedding, ids, output, row):
+    """nn.Embedding's output with the positions of its `padding_idx` read
+    as `row`, the padding row's value at export: PyTorch gives that row no
+    gradient, so it keeps its value, and pp, which differentiates the
+    forward as written, then gives it none either."""
+    import torch
+    padding = (ids == embedding.padding_idx).unsqueeze(-1)
+    return torch.where(padding, row.to(output.dtype), output)
+
+
 def _training_step(module, loss_fn: Callable, names: Sequence[str],
                    num_inputs: int, scale: float,
                    updated: Sequence[str] = (), states: Sequence[str] = (),
@@ -223,6 +233,11 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
                   for name in _STATISTICS}
     norms = {prefix: norm for prefix, norm in norms.items()
              if _key(prefix, _STATISTICS[0]) in states}
+    padding_rows = [(embedding, embedding.weight[embedding.padding_idx]
+                     .detach().clone())
+                    for embedding in module.modules()
+                    if isinstance(embedding, torch.nn.Embedding)
+                    and embedding.padding_idx is not None]
 
     class TrainingStep(torch.nn.Module):
         def forward(self, *args):
@@ -244,6 +259,10 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
                 lambda norm, a, prefix=prefix: _update_statistics(
                     norm, a[0], state, prefix))
                 for prefix, norm in norms.items()]
+            hooks += [embedding.register_forward_hook(
+                lambda embedding, a, out, row=row: _read_padding_row(
+                    embedding, a[0], out, row))
+                for embedding, row in padding_rows]
             _boundaries = []
             try:
                 output = torch.func.functional_call(module, weights, inputs)

@@ -1,10 +1,11 @@
 """Ops real models use, each in a small model written the usual way, trained
 under pp (2 stages, 1f1b, 2 micro-batches, exported at the micro-batch
 shape) from `.npy` arrays with the losses of PyTorch's loop over the same
-micro-batches: `index_add` and `index_put` (integer indices, a boolean
-mask; decomposed by pp.torch into comparisons and sums), `F.one_hot`,
-`masked_fill`, and tuple and dict (ModelOutput-style) outputs read by the
-loss. Skipped where torch or torch_mlir is not importable."""
+micro-batches: `Tensor.index_add` and `Tensor.index_put` (integer
+indices, a boolean mask; decomposed by pp.torch into comparisons and
+sums), `F.one_hot`, `Tensor.masked_fill`, tuple and dict
+(ModelOutput-style) outputs read by the loss, and nn.Embedding's
+`padding_idx` (a row without gradient). Skipped where torch or torch_mlir is not importable."""
 
 import pytest
 
@@ -92,6 +93,19 @@ class DictOutput(TupleOutput):
         return {"logits": logits, "penalty": penalty}
 
 
+class PaddedBag(nn.Module):
+    """A mean of token embeddings over every position, padding included:
+    nn.Embedding's `padding_idx` row gets no gradient in PyTorch."""
+
+    def __init__(self, vocab=10):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, DIM, padding_idx=0)
+        self.head = nn.Linear(DIM, OUT)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids).mean(1))
+
+
 def one_hot_loss(logits, labels):
     return F.mse_loss(F.softmax(logits, -1), F.one_hot(labels, OUT).float())
 
@@ -112,13 +126,17 @@ CASES = {
     "masked_fill": (MaskedPool, F.cross_entropy, "labels"),
     "tuple": (TupleOutput, tuple_loss, "labels"),
     "dict": (DictOutput, dict_loss, "labels"),
+    "padding_idx": (PaddedBag, F.cross_entropy, "ids"),
 }
 
 
 def arrays(kind):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((SAMPLES, LENGTH, DIM), np.float32)
-    if kind == "labels":
+    if kind == "ids":   # a third of them padding
+        x = rng.integers(0, 10, (SAMPLES, LENGTH)) * (
+            rng.random((SAMPLES, LENGTH)) > 0.3)
+    if kind != "targets":
         return [x, rng.integers(0, OUT, SAMPLES)]
     return [x, rng.standard_normal((SAMPLES, OUT), np.float32)]
 
@@ -156,11 +174,15 @@ def test_op_trains_like_pytorch(pp, name, tmp_path):
     assert "tm_tensor" not in text
     program = pp.compile(exported.mlir, stages=2, schedule="1f1b",
                          opt_level=0)
+    saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED, data=data,
-                 init_weights=exported.weights)
+                 init_weights=exported.weights, save=saved)
     expected = pytorch_losses(pp, model, loss_fn, data)
     assert run.losses == pytest.approx(expected, rel=1e-5)
     assert expected[-1] != expected[0]
+    trained = exported.state_dict(saved)
+    for key, value in model.named_parameters():
+        assert torch.allclose(trained[key], value, rtol=1e-5, atol=1e-6), key
 
 
 def test_index_put_outside_static_shapes_is_a_value_error(pp, tmp_path):

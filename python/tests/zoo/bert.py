@@ -19,7 +19,7 @@ PAD, CLS = 0, 1
 class BertClassifier(nn.Module):
     def __init__(self, dim=DIM, heads=2, layers=2):
         super().__init__()
-        self.tokens = nn.Embedding(VOCAB, dim)
+        self.tokens = nn.Embedding(VOCAB, dim, padding_idx=PAD)
         self.positions = nn.Embedding(LENGTH, dim)
         self.norm = nn.LayerNorm(dim)
         layer = nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0,

@@ -7,6 +7,7 @@ and loads the weights pp saved back into the module."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import pathlib
 from typing import Callable, Dict, Optional, Sequence, Tuple
@@ -35,7 +36,9 @@ class Case:
     `compile_options` go to pp.compile; `uses` lists the rows of
     docs/PyTorch.md's table the model exercises. `whole_batch` ("ci" or
     "slow") adds a 2-stage run exported at the whole batch's shape, which
-    pp-split-microbatches splits; `mean_loss` says that the loss divides by a count the shapes
+    pp-split-microbatches splits (in the full zoo one on each depth);
+    `refused` instead says that the split is refused, with an error whose
+    location or notes name the file `refused` names (the model's); `mean_loss` says that the loss divides by a count the shapes
     fix (a mean), which such a run keeps the whole batch's. `data` returns
     the data set instead (numpy arrays, samples along dimension 0, one per
     input and target), which pp trains on from `.npy` files (`--data`)."""
@@ -55,6 +58,7 @@ class Case:
     whole_batch: Optional[str] = None
     mean_loss: bool = True
     data: Optional[Callable[[], Sequence[np.ndarray]]] = None
+    refused: Optional[str] = None
     compile_options: Dict[str, object] = dataclasses.field(
         default_factory=dict)
 
@@ -190,17 +194,29 @@ def pytorch_losses(case: Case, model, batches, scale):
 
 @dataclasses.dataclass(frozen=True)
 class Result:
-    """What `check` measured: pp's and PyTorch's losses per step."""
+    """What `check` measured: pp's and PyTorch's losses per step, or the
+    error that refused the split."""
 
     case: str
     stages: int
-    pp_losses: Sequence[float]
-    torch_losses: Sequence[float]
+    pp_losses: Sequence[float] = ()
+    torch_losses: Sequence[float] = ()
+    refused: Optional[str] = None
 
     @property
-    def max_relative_difference(self) -> float:
+    def max_relative_difference(self) -> Optional[float]:
+        if self.refused:
+            return None
         return max(abs(a - b) / abs(b)
                    for a, b in zip(self.pp_losses, self.torch_losses))
+
+
+def assert_refused_at(error, filename: str):
+    """The split's refusal is located, and at or called from `filename`."""
+    diagnostic = error.diagnostics[0]
+    assert diagnostic.location, error
+    lines = [diagnostic.location] + [n.location for n in diagnostic.notes]
+    assert any(filename in line for line in lines), error
 
 
 def check(pp, case: Case, stages: int, directory: pathlib.Path,
@@ -224,8 +240,16 @@ def check(pp, case: Case, stages: int, directory: pathlib.Path,
     scale = 1 / MICROBATCHES if case.mean_loss or not whole_batch else 1.0
     # -O0: the zoo checks numbers, and it halves the compile time.
     options = {"opt_level": 0, **case.compile_options}
-    program = pp.compile(exported.mlir, stages=stages,
-                         microbatches=MICROBATCHES, schedule="1f1b", **options)
+    compile = functools.partial(pp.compile, exported.mlir, stages=stages,
+                                microbatches=MICROBATCHES, schedule="1f1b",
+                                **options)
+    if whole_batch and case.refused:
+        import pytest
+        with pytest.raises(pp.CompileError) as error:
+            compile()
+        assert_refused_at(error.value, case.refused)
+        return Result(case.name, stages, refused=str(error.value))
+    program = compile()
     batches, flags = training_data(pp, case, directory, case.steps)
     saved = directory / "trained.safetensors"
     run = pp.run(program, steps=case.steps, lr=case.lr, seed=SEED,
