@@ -418,6 +418,19 @@ def _group_norm(x, weight, bias, batch, channels, inner, groups, eps):
     return out, mean.reshape(batch, groups), rstd.reshape(batch, groups)
 
 
+def _gelu(x, approximate="none"):
+    """F.gelu with `approximate="tanh"` as PyTorch writes it, where
+    torch-mlir's lowering takes sqrt(2 / pi) as 0.797724 (PyTorch's loss
+    then differs from the third significant digit of the activation on);
+    the exact GELU is left to torch-mlir."""
+    import math
+    import torch
+    if approximate != "tanh":
+        return NotImplemented
+    inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1 + torch.tanh(inner))
+
+
 def _decompositions():
     """torch-mlir's decompositions, with top-k and sort as reductions,
     scatter as comparisons and group norm without `as_strided`."""
@@ -428,6 +441,7 @@ def _decompositions():
     table[aten.topk.default] = _topk
     table[aten.sort.default] = _sort
     table[aten.native_group_norm.default] = _group_norm
+    table[aten.gelu.default] = _gelu
     table[aten.index_put.default] = _index_put
     table[aten.index_add.default] = _index_add
     table[aten.scatter.src] = _scatter

@@ -4,8 +4,8 @@ shape) from `.npy` arrays with the losses of PyTorch's loop over the same
 micro-batches: `Tensor.index_add` and `Tensor.index_put` (integer
 indices, a boolean mask; decomposed by pp.torch into comparisons and
 sums), `F.one_hot`, `Tensor.masked_fill`, tuple and dict
-(ModelOutput-style) outputs read by the loss, and nn.Embedding's
-`padding_idx` (a row without gradient). Skipped where torch or torch_mlir is not importable."""
+(ModelOutput-style) outputs read by the loss, nn.Embedding's
+`padding_idx` (a row without gradient) and nn.GELU(approximate="tanh"). Skipped where torch or torch_mlir is not importable."""
 
 import pytest
 
@@ -106,6 +106,19 @@ class PaddedBag(nn.Module):
         return self.head(self.embed(ids).mean(1))
 
 
+class TanhGELU(nn.Module):
+    """GPT-2's activation as nn.GELU(approximate="tanh")."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(DIM, 16),
+                                 nn.GELU(approximate="tanh"),
+                                 nn.Linear(16, OUT))
+
+    def forward(self, x):
+        return self.net(x).mean(1)
+
+
 def one_hot_loss(logits, labels):
     return F.mse_loss(F.softmax(logits, -1), F.one_hot(labels, OUT).float())
 
@@ -127,6 +140,7 @@ CASES = {
     "tuple": (TupleOutput, tuple_loss, "labels"),
     "dict": (DictOutput, dict_loss, "labels"),
     "padding_idx": (PaddedBag, F.cross_entropy, "ids"),
+    "gelu_tanh": (TanhGELU, F.mse_loss, "targets"),
 }
 
 
@@ -178,7 +192,10 @@ def test_op_trains_like_pytorch(pp, name, tmp_path):
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED, data=data,
                  init_weights=exported.weights, save=saved)
     expected = pytorch_losses(pp, model, loss_fn, data)
-    assert run.losses == pytest.approx(expected, rel=1e-5)
+    # torch-mlir's own tanh GELU is 8e-6 off after one step: the decomposed
+    # one must be as close as the other ops.
+    rtol = 1e-6 if name == "gelu_tanh" else 1e-5
+    assert run.losses == pytest.approx(expected, rel=rtol)
     assert expected[-1] != expected[0]
     trained = exported.state_dict(saved)
     for key, value in model.named_parameters():
