@@ -15,6 +15,8 @@ np = pytest.importorskip("numpy")
 nn = torch.nn
 F = torch.nn.functional
 
+from test_torch import microbatch_losses  # noqa: E402
+
 ROWS, LENGTH, DIM, OUT, SAMPLES = 8, 6, 4, 3, 24
 MICROBATCHES, STEPS, LR, SEED = 2, 3, 0.2, 1
 
@@ -155,31 +157,13 @@ def arrays(kind):
     return [x, rng.standard_normal((SAMPLES, OUT), np.float32)]
 
 
-def pytorch_losses(pp, model, loss_fn, data):
-    """SGD over each step's samples (pp.sample_order), gradients
-    accumulated over the micro-batches, each loss divided by their count."""
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(STEPS):
-        order = pp.sample_order(SAMPLES, step, ROWS, SEED)
-        x, t = (torch.from_numpy(a[order]) for a in data)
-        optimizer.zero_grad()
-        total = 0.0
-        for xs, ts in zip(x.chunk(MICROBATCHES), t.chunk(MICROBATCHES)):
-            loss = loss_fn(model(xs), ts) / MICROBATCHES
-            loss.backward()
-            total += loss.item()
-        optimizer.step()
-        losses.append(total)
-    return losses
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_trains_like_pytorch(pp, name, tmp_path):
     import pp.torch
     make, loss_fn, kind = CASES[name]
     torch.manual_seed(0)
     model = make()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
     data = arrays(kind)
     example = tuple(torch.from_numpy(a[:ROWS]) for a in data)
     exported = pp.torch.export(model, example, loss_fn, tmp_path / "op.mlir",
@@ -191,7 +175,11 @@ def test_op_trains_like_pytorch(pp, name, tmp_path):
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED, data=data,
                  init_weights=exported.weights, save=saved)
-    expected = pytorch_losses(pp, model, loss_fn, data)
+    def batch(step):   # the samples --data trains on at `step`
+        order = pp.sample_order(SAMPLES, step, ROWS, SEED)
+        return (torch.from_numpy(a[order]) for a in data)
+    expected = microbatch_losses(model, initial, batch, STEPS, LR,
+                                 MICROBATCHES, loss_fn)
     # torch-mlir's own tanh GELU is 8e-6 off after one step: the decomposed
     # one must be as close as the other ops.
     rtol = 1e-6 if name == "gelu_tanh" else 1e-5

@@ -9,6 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from harness import Case
+from llama import FeedForward
 
 ROWS, FEATURES, DIM, OUT = 8, 8, 16, 4
 VOCAB, CONTEXT = 16, 4
@@ -64,17 +65,6 @@ CASES = [Case(
           "nn.LayerNorm", "F.mse_loss"])]
 
 
-class SwiGLU(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.w1 = nn.Linear(dim, hidden, bias=False)
-        self.w2 = nn.Linear(hidden, dim, bias=False)
-        self.w3 = nn.Linear(dim, hidden, bias=False)
-
-    def forward(self, x):
-        return self.w2(F.silu(self.w1(x)) * self.w3(x))
-
-
 class SparseMoE(nn.Module):
     """Mixtral's sparse block, with dense gates: the top-2 probabilities,
     renormalised, scattered into a gate per expert, and the load-balancing
@@ -84,7 +74,7 @@ class SparseMoE(nn.Module):
         super().__init__()
         self.experts_count, self.top_k = experts, top_k
         self.gate = nn.Linear(dim, experts, bias=False)
-        self.experts = nn.ModuleList(SwiGLU(dim, hidden)
+        self.experts = nn.ModuleList(FeedForward(dim, hidden)
                                      for _ in range(experts))
 
     def forward(self, x):
