@@ -197,8 +197,8 @@ def _update_statistics(norm, x, state: Dict[str, object], prefix: str):
     batches = state[keys[2]] + 1
     factor = (1.0 / batches.to(x.dtype) if norm.momentum is None
               else norm.momentum)
-    state[keys[0]] = factor * mean.detach() + (1 - factor) * state[keys[0]]
-    state[keys[1]] = factor * var.detach() + (1 - factor) * state[keys[1]]
+    state[keys[0]] = factor * mean + (1 - factor) * state[keys[0]]
+    state[keys[1]] = factor * var + (1 - factor) * state[keys[1]]
     state[keys[2]] = batches
 
 
@@ -249,8 +249,7 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
             state = dict(zip(states, args[first + len(names):]))
             weights.update({name: buffers[name].clone() for name in updated
                             if name not in statistics})
-            weights.update({name: value.detach()
-                            for name, value in frozen_params.items()})
+            weights.update(frozen_params)   # detached at export
             # Without running statistics a training-mode norm normalizes
             # with the batch's and updates nothing (nor reads its count as
             # a float, which momentum None would).
@@ -305,16 +304,44 @@ def _sort(x, dim=-1, descending=False, stable=None):
     return _topk(x, x.shape[dim], dim, largest=descending)
 
 
-def _unsupported(message: str) -> ValueError:
-    """A ValueError for an op a decomposition cannot write with static
-    shapes, located at the model line of the op it decomposes (the
-    innermost frame of the node being decomposed outside this module)."""
-    import torch.fx.traceback
-    trace = torch.fx.traceback.get_current_meta().get("stack_trace") or ""
-    frames = [f for f in re.findall(r'File "([^"]+)", line (\d+)', trace)
-              if f[0] != __file__]
+def _model_frames(trace: str) -> List[Tuple[str, str]]:
+    """The (file, line) frames of an FX node's stack trace, outermost
+    first, without this module's own."""
+    return [f for f in re.findall(r'File "([^"]+)", line (\d+)', trace or "")
+            if f[0] != __file__]
+
+
+def _unsupported(message: str, trace: Optional[str] = None) -> ValueError:
+    """A ValueError for an op pp cannot train as PyTorch does, located at
+    the model line of `trace` (by default the stack trace of the node being
+    decomposed: the innermost frame outside this module)."""
+    if trace is None:
+        import torch.fx.traceback
+        trace = torch.fx.traceback.get_current_meta().get("stack_trace")
+    frames = _model_frames(trace)
     where = f"{frames[-1][0]}:{frames[-1][1]}: " if frames else ""
     return ValueError(where + message)
+
+
+_NO_STOP_GRADIENT = (
+    "pp differentiates the forward as it computes and cannot stop a "
+    "gradient, so it refuses the step rather than train it to another "
+    "gradient than PyTorch's")
+
+
+def _check_gradient_stops(program) -> None:
+    """`torch.no_grad()` blocks in the model (torch.export's
+    wrap_with_set_grad_enabled(False, ...)) are a ValueError at their line:
+    torch-mlir imports what they compute as any other op."""
+    import torch
+    for node in program.graph.nodes:
+        if (node.target is torch.ops.higher_order.wrap_with_set_grad_enabled
+                and node.args and node.args[0] is False):
+            body = getattr(program.graph_module, node.args[1].target)
+            traces = [n.meta.get("stack_trace") for n in body.graph.nodes]
+            raise _unsupported(
+                "a torch.no_grad() block: " + _NO_STOP_GRADIENT,
+                next((t for t in traces if _model_frames(t)), None))
 
 
 def _scatter(x, dim, index, src, add=False):
@@ -431,6 +458,21 @@ def _gelu(x, approximate="none"):
     return 0.5 * x * (1 + torch.tanh(inner))
 
 
+def _detach(x):
+    """x.detach() as the value itself where it cannot matter (integers, or
+    outside the model); in the model, a floating-point detach is a
+    ValueError at its line: the detached value would get a gradient
+    PyTorch does not give it. (The step's running statistics, which no
+    gradient reaches, are computed without detach for this reason.)"""
+    import torch.fx.traceback
+    trace = torch.fx.traceback.get_current_meta().get("stack_trace")
+    if not x.is_floating_point() or not _model_frames(trace):
+        return x.clone()
+    raise _unsupported("Tensor.detach() (a stop-gradient, as in a "
+                       "straight-through estimator): " + _NO_STOP_GRADIENT,
+                       trace)
+
+
 def _decompositions():
     """torch-mlir's decompositions, with top-k and sort as reductions,
     scatter as comparisons and group norm without `as_strided`."""
@@ -442,6 +484,7 @@ def _decompositions():
     table[aten.sort.default] = _sort
     table[aten.native_group_norm.default] = _group_norm
     table[aten.gelu.default] = _gelu
+    table[aten.detach.default] = _detach
     table[aten.index_put.default] = _index_put
     table[aten.index_add.default] = _index_add
     table[aten.scatter.src] = _scatter
@@ -929,6 +972,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     finally:
         for hook in hooks:
             hook.remove()
+    _check_gradient_stops(program)
     def lower() -> str:
         imported = fx.export_and_import(program, output_type="linalg-on-tensors",
                                         func_name=function,

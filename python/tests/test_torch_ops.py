@@ -7,6 +7,8 @@ sums), `F.one_hot`, `Tensor.masked_fill`, tuple and dict
 (ModelOutput-style) outputs read by the loss, nn.Embedding's
 `padding_idx` (a row without gradient) and nn.GELU(approximate="tanh"). Skipped where torch or torch_mlir is not importable."""
 
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -190,32 +192,62 @@ def test_op_trains_like_pytorch(pp, name, tmp_path):
         assert torch.allclose(trained[key], value, rtol=1e-5, atol=1e-6), key
 
 
-def test_index_put_outside_static_shapes_is_a_value_error(pp, tmp_path):
-    """A value per masked element (a count the data decides) and indices
-    at dimensions apart are ValueErrors at the model's line naming what pp
-    supports."""
+class PerElement(nn.Module):
+    """`x[mask] = y[mask]`: one value per masked element."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        h = self.proj(x)
+        return h.index_put((x > 0,), h[x > 0] * 2)
+
+
+class Apart(PerElement):
+    """`h[i, :, i] = 1`: indices at dimensions apart."""
+
+    def forward(self, x):
+        h = self.proj(x)
+        i = torch.tensor([0, 1])
+        h[i, :, i] = 1.0
+        return h
+
+
+class StraightThrough(PerElement):
+    """A straight-through estimator: `h + (q - h).detach()`."""
+
+    def forward(self, x):
+        h = self.proj(x)
+        return h + (torch.tanh(3 * h) - h).detach()
+
+
+class NoGradScale(PerElement):
+    """A scale computed in a torch.no_grad() block."""
+
+    def forward(self, x):
+        h = self.proj(x)
+        with torch.no_grad():
+            scale = h.abs().amax(-1, keepdim=True) + 1
+        return h / scale
+
+
+@pytest.mark.parametrize("make,message", [
+    (PerElement, "one value per masked element"),
+    (Apart, "adjacent dimensions"),
+    (StraightThrough, r"Tensor\.detach\(\).*cannot stop a gradient"),
+    (NoGradScale, r"torch\.no_grad\(\) block.*cannot stop a gradient")],
+    ids=["index_put-per-element", "index_put-apart", "detach", "no_grad"])
+def test_what_pp_cannot_train_is_a_value_error(pp, make, message, tmp_path):
+    """What needs a shape the data decides, or a gradient stopped, is a
+    ValueError at the model's line (where pp would otherwise have trained
+    the detached value), and this interpreter lives on."""
+    import inspect
     import pp.torch
-
-    class PerElement(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.proj = nn.Linear(DIM, DIM)
-
-        def forward(self, x):
-            h = self.proj(x)
-            return h.index_put((x > 0,), h[x > 0] * 2)
-
-    class Apart(PerElement):
-        def forward(self, x):
-            h = self.proj(x)
-            i = torch.tensor([0, 1])
-            h[i, :, i] = 1.0
-            return h
-
     example = (torch.zeros(ROWS, LENGTH, DIM), torch.zeros(ROWS, LENGTH, DIM))
-    for make, message in ((PerElement, "one value per masked element"),
-                          (Apart, "adjacent dimensions")):
-        with pytest.raises(ValueError,
-                           match=rf"test_torch_ops\.py:\d+: .*{message}"):
-            pp.torch.export(make(), example, F.mse_loss,
-                            tmp_path / "bad.mlir", microbatches=2)
+    lines, first = inspect.getsourcelines(make.forward)
+    with pytest.raises(ValueError, match=message) as error:
+        pp.torch.export(make(), example, F.mse_loss, tmp_path / "bad.mlir",
+                        microbatches=2)
+    where = int(re.match(r".*test_torch_ops\.py:(\d+): ", str(error.value))[1])
+    assert first < where < first + len(lines), error.value

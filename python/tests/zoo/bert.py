@@ -17,7 +17,7 @@ PAD, CLS = 0, 1
 
 
 class BertClassifier(nn.Module):
-    def __init__(self, dim=DIM, heads=2, layers=2):
+    def __init__(self, dim=DIM, heads=2, layers=1):
         super().__init__()
         self.tokens = nn.Embedding(VOCAB, dim, padding_idx=PAD)
         self.positions = nn.Embedding(LENGTH, dim)
