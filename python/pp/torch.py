@@ -197,9 +197,19 @@ def _update_statistics(norm, x, state: Dict[str, object], prefix: str):
     batches = state[keys[2]] + 1
     factor = (1.0 / batches.to(x.dtype) if norm.momentum is None
               else norm.momentum)
-    state[keys[0]] = factor * mean.detach() + (1 - factor) * state[keys[0]]
-    state[keys[1]] = factor * var.detach() + (1 - factor) * state[keys[1]]
+    state[keys[0]] = factor * mean + (1 - factor) * state[keys[0]]
+    state[keys[1]] = factor * var + (1 - factor) * state[keys[1]]
     state[keys[2]] = batches
+
+
+def _read_padding_row(embedding, ids, output, row):
+    """nn.Embedding's output with the positions of its `padding_idx` read
+    as `row`, the padding row's value at export: PyTorch gives that row no
+    gradient, so it keeps its value, and pp, which differentiates the
+    forward as written, then gives it none either."""
+    import torch
+    padding = (ids == embedding.padding_idx).unsqueeze(-1)
+    return torch.where(padding, row.to(output.dtype), output)
 
 
 def _training_step(module, loss_fn: Callable, names: Sequence[str],
@@ -223,6 +233,11 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
                   for name in _STATISTICS}
     norms = {prefix: norm for prefix, norm in norms.items()
              if _key(prefix, _STATISTICS[0]) in states}
+    padding_rows = [(embedding, embedding.weight[embedding.padding_idx]
+                     .detach().clone())
+                    for embedding in module.modules()
+                    if isinstance(embedding, torch.nn.Embedding)
+                    and embedding.padding_idx is not None]
 
     class TrainingStep(torch.nn.Module):
         def forward(self, *args):
@@ -234,8 +249,7 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
             state = dict(zip(states, args[first + len(names):]))
             weights.update({name: buffers[name].clone() for name in updated
                             if name not in statistics})
-            weights.update({name: value.detach()
-                            for name, value in frozen_params.items()})
+            weights.update(frozen_params)   # detached at export
             # Without running statistics a training-mode norm normalizes
             # with the batch's and updates nothing (nor reads its count as
             # a float, which momentum None would).
@@ -244,6 +258,10 @@ def _training_step(module, loss_fn: Callable, names: Sequence[str],
                 lambda norm, a, prefix=prefix: _update_statistics(
                     norm, a[0], state, prefix))
                 for prefix, norm in norms.items()]
+            hooks += [embedding.register_forward_hook(
+                lambda embedding, a, out, row=row: _read_padding_row(
+                    embedding, a[0], out, row))
+                for embedding, row in padding_rows]
             _boundaries = []
             try:
                 output = torch.func.functional_call(module, weights, inputs)
@@ -286,6 +304,46 @@ def _sort(x, dim=-1, descending=False, stable=None):
     return _topk(x, x.shape[dim], dim, largest=descending)
 
 
+def _model_frames(trace: str) -> List[Tuple[str, str]]:
+    """The (file, line) frames of an FX node's stack trace, outermost
+    first, without this module's own."""
+    return [f for f in re.findall(r'File "([^"]+)", line (\d+)', trace or "")
+            if f[0] != __file__]
+
+
+def _unsupported(message: str, trace: Optional[str] = None) -> ValueError:
+    """A ValueError for an op pp cannot train as PyTorch does, located at
+    the model line of `trace` (by default the stack trace of the node being
+    decomposed: the innermost frame outside this module)."""
+    if trace is None:
+        import torch.fx.traceback
+        trace = torch.fx.traceback.get_current_meta().get("stack_trace")
+    frames = _model_frames(trace)
+    where = f"{frames[-1][0]}:{frames[-1][1]}: " if frames else ""
+    return ValueError(where + message)
+
+
+_NO_STOP_GRADIENT = (
+    "pp differentiates the forward as it computes and cannot stop a "
+    "gradient, so it refuses the step rather than train it to another "
+    "gradient than PyTorch's")
+
+
+def _check_gradient_stops(program) -> None:
+    """`torch.no_grad()` blocks in the model (torch.export's
+    wrap_with_set_grad_enabled(False, ...)) are a ValueError at their line:
+    torch-mlir imports what they compute as any other op."""
+    import torch
+    for node in program.graph.nodes:
+        if (node.target is torch.ops.higher_order.wrap_with_set_grad_enabled
+                and node.args and node.args[0] is False):
+            body = getattr(program.graph_module, node.args[1].target)
+            traces = [n.meta.get("stack_trace") for n in body.graph.nodes]
+            raise _unsupported(
+                "a torch.no_grad() block: " + _NO_STOP_GRADIENT,
+                next((t for t in traces if _model_frames(t)), None))
+
+
 def _scatter(x, dim, index, src, add=False):
     """x.scatter(dim, index, src) (scatter_add with `add`) as comparisons of
     `index` with the positions along `dim` and sums: ops whose gradients pp
@@ -295,7 +353,7 @@ def _scatter(x, dim, index, src, add=False):
     dim = dim % x.dim()
     for d in range(x.dim()):
         if d != dim and index.shape[d] != x.shape[d]:
-            raise ValueError(
+            raise _unsupported(
                 f"scatter along dimension {dim} with an index of shape "
                 f"{tuple(index.shape)} into {tuple(x.shape)}: pp supports "
                 "an index as large as the input in every other dimension")
@@ -312,14 +370,123 @@ def _scatter(x, dim, index, src, add=False):
     return torch.where(touched, written, x)
 
 
+def _index_put(x, indices, values, accumulate=False):
+    """x.index_put(indices, values) (`x[i] = v`, `x[:, i] += v`) as
+    comparisons and sums, where torch-mlir does not import the list of
+    indices with its empty (sliced) entries: either a boolean mask over
+    the leading dimensions and a value that needs no count of the masked
+    elements, or integer indices at adjacent dimensions. Where an index
+    names a position twice, the values written there are summed."""
+    import torch
+    dims = [d for d, index in enumerate(indices) if index is not None]
+    if len(dims) == 1 and indices[dims[0]].dtype == torch.bool:
+        mask = indices[dims[0]]
+        if dims[0] != 0 or values.dim() > x.dim() - mask.dim():
+            raise _unsupported(
+                "index_put with a boolean mask: pp supports a mask over "
+                "the leading dimensions and a value broadcast to every "
+                "masked element (`x[mask] = 0`), not one value per masked "
+                "element, whose count the data decides")
+        mask = mask.reshape(mask.shape + (1,) * (x.dim() - mask.dim()))
+        if accumulate:
+            return x + torch.where(mask, values, 0)
+        return torch.where(mask, values.to(x.dtype), x)
+    if not dims or dims != list(range(dims[0], dims[-1] + 1)) or any(
+            indices[d].dtype == torch.bool for d in dims):
+        raise _unsupported(
+            "index_put: pp supports integer indices at adjacent dimensions "
+            "(`x[i] = v`, `x[:, i, j] = v`) or one boolean mask over the "
+            f"leading dimensions; got indices at dimensions {dims}")
+    first, last = dims[0], dims[-1] + 1
+    index = torch.zeros((), dtype=torch.int64, device=x.device)
+    for d in dims:   # the position in the merged dimensions, row-major
+        i = indices[d]
+        index = index * x.shape[d] + torch.where(i < 0, i + x.shape[d], i)
+    merged = x.reshape(x.shape[:first] + (-1,) + x.shape[last:])
+    # values: x.shape[:first] + index.shape + x.shape[last:], broadcast.
+    values = values.to(x.dtype).expand(
+        x.shape[:first] + index.shape + x.shape[last:])
+    values = values.reshape(x.shape[:first] + (-1,) + x.shape[last:])
+    positions = torch.arange(merged.shape[first], device=x.device)
+    hit = (index.reshape(-1, 1) == positions).to(x.dtype)  # [k, position]
+    # written[p, n, r] = sum over k of values[p, k, r] * hit[k, n]
+    written = (values.movedim(first, -1).unsqueeze(-1) * hit).sum(-2)
+    written = written.movedim(-1, first)
+    if accumulate:
+        return (merged + written).reshape(x.shape)
+    touched = (hit.sum(0) > 0).reshape((-1,) + (1,) * (x.dim() - last))
+    return torch.where(touched, written, merged).reshape(x.shape)
+
+
+def _index_add(x, dim, index, source, alpha=1):
+    """x.index_add(dim, index, source) as an accumulating _index_put."""
+    dim = dim % max(x.dim(), 1)
+    return _index_put(x, [None] * dim + [index], source * alpha,
+                      accumulate=True)
+
+
+def _group_norm(x, weight, bias, batch, channels, inner, groups, eps):
+    """aten.native_group_norm with reshapes where PyTorch's own
+    decomposition takes the per-channel scale and shift of each row with
+    `as_strided`, which torch-mlir imports as a gather at constant indices
+    that name the rows of the batch (pp-split-microbatches cannot split
+    those): the same statistics, each row read only by its own outputs."""
+    import torch
+    grouped = x.reshape(batch, groups, channels // groups, inner)
+    var, mean = torch.var_mean(grouped, dim=[2, 3], unbiased=False,
+                               keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    out = ((grouped - mean) * rstd).reshape(x.shape)
+    per_channel = [1, channels] + [1] * (x.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(per_channel)
+    if bias is not None:
+        out = out + bias.reshape(per_channel)
+    return out, mean.reshape(batch, groups), rstd.reshape(batch, groups)
+
+
+def _gelu(x, approximate="none"):
+    """F.gelu with `approximate="tanh"` as PyTorch writes it, where
+    torch-mlir's lowering takes sqrt(2 / pi) as 0.797724 (PyTorch's loss
+    then differs from the third significant digit of the activation on);
+    the exact GELU is left to torch-mlir."""
+    import math
+    import torch
+    if approximate != "tanh":
+        return NotImplemented
+    inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1 + torch.tanh(inner))
+
+
+def _detach(x):
+    """x.detach() as the value itself where it cannot matter (integers, or
+    outside the model); in the model, a floating-point detach is a
+    ValueError at its line: the detached value would get a gradient
+    PyTorch does not give it. (The step's running statistics, which no
+    gradient reaches, are computed without detach for this reason.)"""
+    import torch.fx.traceback
+    trace = torch.fx.traceback.get_current_meta().get("stack_trace")
+    if not x.is_floating_point() or not _model_frames(trace):
+        return x.clone()
+    raise _unsupported("Tensor.detach() (a stop-gradient, as in a "
+                       "straight-through estimator): " + _NO_STOP_GRADIENT,
+                       trace)
+
+
 def _decompositions():
-    """torch-mlir's decompositions, with top-k and sort as reductions."""
+    """torch-mlir's decompositions, with top-k and sort as reductions,
+    scatter as comparisons and group norm without `as_strided`."""
     import torch
     from torch_mlir.fx import get_decomposition_table
     aten = torch.ops.aten
     table = dict(get_decomposition_table())
     table[aten.topk.default] = _topk
     table[aten.sort.default] = _sort
+    table[aten.native_group_norm.default] = _group_norm
+    table[aten.gelu.default] = _gelu
+    table[aten.detach.default] = _detach
+    table[aten.index_put.default] = _index_put
+    table[aten.index_add.default] = _index_add
     table[aten.scatter.src] = _scatter
     table[aten.scatter.value] = _scatter
     table[aten.scatter_add.default] = \
@@ -805,6 +972,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     finally:
         for hook in hooks:
             hook.remove()
+    _check_gradient_stops(program)
     def lower() -> str:
         imported = fx.export_and_import(program, output_type="linalg-on-tensors",
                                         func_name=function,

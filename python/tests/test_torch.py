@@ -71,11 +71,13 @@ def exported(pp, tmp_path_factory):
     return model, initial, result
 
 
-def microbatch_losses(model, initial, batch, steps, lr, microbatches):
+def microbatch_losses(model, initial, batch, steps, lr, microbatches,
+                      loss_fn=None):
     """PyTorch's losses of `steps` SGD steps from the state dict `initial`,
     on `batch(step)`'s (inputs, targets), each step a loop over its
-    micro-batches with the mean-squared-error loss scaled by their count
-    (torch.distributed.pipelining's scale_grads)."""
+    micro-batches with `loss_fn` (default the mean squared error) scaled by
+    their count (torch.distributed.pipelining's scale_grads)."""
+    loss_fn = loss_fn or torch.nn.functional.mse_loss
     model.load_state_dict(initial)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
@@ -84,7 +86,7 @@ def microbatch_losses(model, initial, batch, steps, lr, microbatches):
         optimizer.zero_grad()
         loss = 0.0
         for xs, ts in zip(x.chunk(microbatches), t.chunk(microbatches)):
-            part = torch.nn.functional.mse_loss(model(xs), ts) / microbatches
+            part = loss_fn(model(xs), ts) / microbatches
             part.backward()
             loss += part.item()
         optimizer.step()

@@ -7,6 +7,7 @@ and loads the weights pp saved back into the module."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import pathlib
 from typing import Callable, Dict, Optional, Sequence, Tuple
@@ -35,8 +36,12 @@ class Case:
     `compile_options` go to pp.compile; `uses` lists the rows of
     docs/PyTorch.md's table the model exercises. `whole_batch` ("ci" or
     "slow") adds a 2-stage run exported at the whole batch's shape, which
-    pp-split-microbatches splits; `mean_loss` says that the loss divides by a count the shapes
-    fix (a mean), which such a run keeps the whole batch's."""
+    pp-split-microbatches splits (in the full zoo one on each depth);
+    `refused` instead says that the split is refused, with an error whose
+    location or notes name the file `refused` names (the model's); `mean_loss` says that the loss divides by a count the shapes
+    fix (a mean), which such a run keeps the whole batch's. `data` returns
+    the data set instead (numpy arrays, samples along dimension 0, one per
+    input and target), which pp trains on from `.npy` files (`--data`)."""
 
     name: str
     make: Callable[[], torch.nn.Module]
@@ -52,6 +57,8 @@ class Case:
     split_points: Sequence[str] = ()
     whole_batch: Optional[str] = None
     mean_loss: bool = True
+    data: Optional[Callable[[], Sequence[np.ndarray]]] = None
+    refused: Optional[str] = None
     compile_options: Dict[str, object] = dataclasses.field(
         default_factory=dict)
 
@@ -128,9 +135,42 @@ def token_batch(case: Case, tokens: np.ndarray, step: int):
 
 
 def example_inputs(case: Case):
+    shapes = list(case.inputs) + list(case.targets)
+    if case.data:
+        return tuple(torch.zeros(shape, dtype=torch.from_numpy(a).dtype)
+                     for shape, a in zip(shapes, case.data()))
     dtype = torch.int64 if case.vocab else torch.float32
-    return tuple(torch.zeros(shape, dtype=dtype)
-                 for shape in list(case.inputs) + list(case.targets))
+    return tuple(torch.zeros(shape, dtype=dtype) for shape in shapes)
+
+
+def write_data(case: Case, directory: pathlib.Path):
+    """The data set as `.npy` files for `--data`, and the arrays."""
+    arrays = case.data()
+    paths = []
+    for i, array in enumerate(arrays):
+        paths.append(str(directory / f"data{i}.npy"))
+        np.save(paths[-1], array)
+    return paths, arrays
+
+
+def data_batch(pp, case: Case, arrays, step: int):
+    """The rows `--data` trains on at `step` (pp.sample_order)."""
+    order = pp.sample_order(len(arrays[0]), step, case.inputs[0][0], SEED)
+    return [torch.from_numpy(a[order]) for a in arrays]
+
+
+def training_data(pp, case: Case, directory: pathlib.Path, steps: int):
+    """The whole batches of `steps` steps of any case, and pp.run's
+    arguments that train on the same."""
+    if case.vocab:
+        tokens = write_tokens(case, directory / "tokens.bin")
+        return ([token_batch(case, tokens, s) for s in range(steps)],
+                {"extra_args": ["--tokens", str(directory / "tokens.bin")]})
+    if case.data:
+        paths, arrays = write_data(case, directory)
+        return ([data_batch(pp, case, arrays, s) for s in range(steps)],
+                {"data": paths})
+    return [synthetic_batch(case, s) for s in range(steps)], {}
 
 
 def pytorch_losses(case: Case, model, batches, scale):
@@ -154,17 +194,29 @@ def pytorch_losses(case: Case, model, batches, scale):
 
 @dataclasses.dataclass(frozen=True)
 class Result:
-    """What `check` measured: pp's and PyTorch's losses per step."""
+    """What `check` measured: pp's and PyTorch's losses per step, or the
+    error that refused the split."""
 
     case: str
     stages: int
-    pp_losses: Sequence[float]
-    torch_losses: Sequence[float]
+    pp_losses: Sequence[float] = ()
+    torch_losses: Sequence[float] = ()
+    refused: Optional[str] = None
 
     @property
-    def max_relative_difference(self) -> float:
+    def max_relative_difference(self) -> Optional[float]:
+        if self.refused:
+            return None
         return max(abs(a - b) / abs(b)
                    for a, b in zip(self.pp_losses, self.torch_losses))
+
+
+def assert_refused_at(error, filename: str):
+    """The split's refusal is located, and at or called from `filename`."""
+    diagnostic = error.diagnostics[0]
+    assert diagnostic.location, error
+    lines = [diagnostic.location] + [n.location for n in diagnostic.notes]
+    assert any(filename in line for line in lines), error
 
 
 def check(pp, case: Case, stages: int, directory: pathlib.Path,
@@ -188,19 +240,21 @@ def check(pp, case: Case, stages: int, directory: pathlib.Path,
     scale = 1 / MICROBATCHES if case.mean_loss or not whole_batch else 1.0
     # -O0: the zoo checks numbers, and it halves the compile time.
     options = {"opt_level": 0, **case.compile_options}
-    program = pp.compile(exported.mlir, stages=stages,
-                         microbatches=MICROBATCHES, schedule="1f1b", **options)
-    extra = []
-    if case.vocab:
-        tokens = write_tokens(case, directory / "tokens.bin")
-        extra = ["--tokens", str(directory / "tokens.bin")]
-        batches = [token_batch(case, tokens, s) for s in range(case.steps)]
-    else:
-        batches = [synthetic_batch(case, s) for s in range(case.steps)]
+    compile = functools.partial(pp.compile, exported.mlir, stages=stages,
+                                microbatches=MICROBATCHES, schedule="1f1b",
+                                **options)
+    if whole_batch and case.refused:
+        import pytest
+        with pytest.raises(pp.CompileError) as error:
+            compile()
+        assert_refused_at(error.value, case.refused)
+        return Result(case.name, stages, refused=str(error.value))
+    program = compile()
+    batches, flags = training_data(pp, case, directory, case.steps)
     saved = directory / "trained.safetensors"
     run = pp.run(program, steps=case.steps, lr=case.lr, seed=SEED,
-                 init_weights=exported.weights, save=saved, extra_args=extra,
-                 timeout=300)
+                 init_weights=exported.weights, save=saved, timeout=300,
+                 **flags)
     expected = pytorch_losses(case, model, batches, scale)
     result = Result(case.name, stages, list(run.losses), expected)
     assert len(run.losses) == case.steps

@@ -32,9 +32,14 @@ def cases():
             for depth in stages:
                 yield pytest.param(case, depth, False,
                                    id=f"{name}-{depth}stages")
-            if case.whole_batch == "ci" or (case.whole_batch and FULL):
-                yield pytest.param(case, 2, True,
-                                   id=f"{name}-2stages-whole-batch")
+            whole = []
+            if FULL and (case.whole_batch or case.refused):
+                whole = stages or [2]
+            elif case.whole_batch == "ci":
+                whole = [2]
+            for depth in whole:
+                yield pytest.param(case, depth, True,
+                                   id=f"{name}-{depth}stages-whole-batch")
 
 
 @pytest.mark.parametrize("case,stages,whole_batch", list(cases()))
@@ -47,16 +52,17 @@ def test_trains_like_pytorch(pp, case, stages, whole_batch, tmp_path):
             f.write(json.dumps({"model": case.name, "stages": stages,
                                 "whole_batch": whole_batch,
                                 "max_rel": result.max_relative_difference,
+                                "refused": result.refused,
                                 "pp": result.pp_losses,
                                 "torch": result.torch_losses}) + "\n")
 
 
 def split_cases():
     """Every model in the full zoo; in CI those with a whole-batch run in
-    CI, and the ResNet, whose batch norms make the split refused."""
+    CI, and those whose split is refused."""
     for family in FAMILIES:
         for case in importlib.import_module(family).CASES:
-            if FULL or case.whole_batch == "ci" or case.name == "resnet":
+            if FULL or case.whole_batch == "ci" or case.refused:
                 yield pytest.param(case, id=f"{family}-{case.name}")
 
 
@@ -74,15 +80,14 @@ def test_whole_batch_split_is_exact_or_refused(pp, case, tmp_path):
     from split_check import check_split
     torch.manual_seed(0)
     model = case.make()
-    if case.vocab:
-        tokens = harness.write_tokens(case, tmp_path / "tokens.bin")
-        batch = harness.token_batch(case, tokens, 0)
-    else:
-        batch = harness.synthetic_batch(case, 0)
+    batch = harness.training_data(pp, case, tmp_path, 1)[0][0]
     result = check_split(pp, model, batch, case.loss, harness.MICROBATCHES,
                          tmp_path, num_targets=len(case.targets),
                          mean_loss=case.mean_loss)
     if case.whole_batch:
         assert result.refused is None, result
-    if result.refused is not None:
+    if case.refused:
+        assert result.refused is not None, result
+        harness.assert_refused_at(result.refused, case.refused)
+    elif result.refused is not None:
         assert result.refused.diagnostics[0].location, result
