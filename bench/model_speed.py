@@ -12,8 +12,9 @@ blocks; 768 = width 768, 12 blocks; 4, 8 and 12 heads of 64, vocabulary
 pp.torch.export and compiled for 1 stage and 1 micro-batch; all three train
 from those weights on examples/torch-gpt's token windows with SGD. A round
 runs pp, eager and torch.compile one after another (A B C A B C ...), each
-from the initial weights; the step time of a round is its median after
-`--warmup` steps, and the table has the median over rounds, the ratios to
+from the initial weights (with `--pp-compile-base`, also pp as another
+build of pp-compile compiles it, in the same rounds); the step time of a
+round is its median after `--warmup` steps, and the table has the median over rounds, the ratios to
 pp and the fraction of this core's fp32 FMA peak (bench/fma_peak.c). Model
 FLOPs: 3 x the forward's GEMM FLOPs (2 per multiply-add; attention over
 all T x T positions; no embedding). The losses of every run must agree
@@ -47,9 +48,9 @@ from model import loss_fn  # noqa: E402  (examples/torch-gpt, via tp)
 SIZES = {"256": (256, 4, 4, 16, 5, 2),
          "512": (512, 8, 8, 16, 3, 1),
          "768": (768, 12, 12, 8, 3, 1)}
-IMPLS = ("pp", "eager", "compile")
-NAMES = {"pp": "pp, 1 stage", "eager": "PyTorch eager",
-         "compile": "torch.compile"}
+IMPLS = ("pp", "pp-base", "eager", "compile")
+NAMES = {"pp": "pp, 1 stage", "pp-base": "pp, 1 stage, --pp-compile-base",
+         "eager": "PyTorch eager", "compile": "torch.compile"}
 
 
 def size_args(opts, name):
@@ -104,7 +105,7 @@ class Torch:
 class PP:
     """The model exported with pp.torch and compiled for 1 stage."""
 
-    def __init__(self, a, work, compile_args):
+    def __init__(self, a, work, compile_args, pp_compile=None, tag=""):
         import pp.torch
         self.a, self.work = a, work
         model = tp.build_model(a)
@@ -112,8 +113,9 @@ class PP:
         self.exported = pp.torch.export(
             model, (ids, ids), loss_fn, work / f"gpt{a.dim}.mlir",
             whole_batch=True)
-        self.exe = work / f"pp{a.dim}"
-        cmd = [a.pp_compile, str(self.exported.mlir), "--stages", "1",
+        self.exe = work / f"pp{a.dim}{tag}"
+        cmd = [pp_compile or a.pp_compile, str(self.exported.mlir),
+               "--stages", "1",
                "--microbatches", "1", "-o", str(self.exe), *compile_args]
         start = time.perf_counter()
         subprocess.run(cmd, check=True)
@@ -139,6 +141,9 @@ def measure(opts, name, tokens, work):
     for impl in opts.impls:
         if impl == "pp":
             runners[impl] = PP(a, work, opts.compile_arg)
+        elif impl == "pp-base":
+            runners[impl] = PP(a, work, opts.compile_arg,
+                               opts.pp_compile_base, "-base")
         else:
             runners[impl] = Torch(a, impl == "compile")
     result = {impl: (None, []) for impl in opts.impls}
@@ -186,9 +191,12 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pp-compile",
                         default=str(ROOT / "build" / "bin" / "pp-compile"))
+    parser.add_argument("--pp-compile-base", metavar="PATH",
+                        help="also pp compiled by this pp-compile (another "
+                        "commit's build), in the same rounds")
     parser.add_argument("--sizes", default="256,512,768",
                         help="comma-separated: " + ", ".join(SIZES))
-    parser.add_argument("--impls", default=",".join(IMPLS),
+    parser.add_argument("--impls", default="pp,eager,compile",
                         help="comma-separated: " + ", ".join(IMPLS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int,
@@ -206,7 +214,10 @@ def main():
                         "(repeatable)")
     opts = parser.parse_args()
     opts.sizes = opts.sizes.split(",")
-    opts.impls = opts.impls.split(",")
+    opts.impls = [i for i in opts.impls.split(",")
+                  if i != "pp-base" or opts.pp_compile_base]
+    if opts.pp_compile_base and "pp-base" not in opts.impls:
+        opts.impls.insert(1, "pp-base")
     for s in opts.sizes:
         if s not in SIZES:
             parser.error(f"unknown size '{s}' (sizes: {', '.join(SIZES)})")
@@ -230,7 +241,8 @@ def main():
     peak = max(peak, fma_peak(work))
     print(f"\nmodel_speed.py, {start}, commit {commit}; one process, one "
           f"thread each; vocabulary {opts.vocab}, context {opts.context}, "
-          f"SGD lr {opts.lr}; {opts.rounds} rounds A B C; fp32 FMA peak "
+          f"SGD lr {opts.lr}; {opts.rounds} alternating rounds of "
+          f"{', '.join(opts.impls)}; fp32 FMA peak "
           f"{peak:.1f} GFLOP/s; load average {' -> '.join(loads)} on "
           f"{os.cpu_count()} cores; pp-compile "
           + ", ".join(f"{c:.0f} s ({n})" for n, _, _, c in rows) + "\n")
