@@ -185,12 +185,18 @@ def print_table(rows, peak, rtol):
     return ok
 
 
-def main():
+def argument_parser(doc):
+    """A parser described by `doc`'s first paragraph, with --pp-compile."""
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
+        description=doc.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pp-compile",
                         default=str(ROOT / "build" / "bin" / "pp-compile"))
+    return parser
+
+
+def main():
+    parser = argument_parser(__doc__)
     parser.add_argument("--pp-compile-base", metavar="PATH",
                         help="also pp compiled by this pp-compile (another "
                         "commit's build), in the same rounds")

@@ -45,7 +45,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import torch  # noqa: E402
@@ -299,11 +298,7 @@ def print_breakdown(name, a, pp_ms, torch_ms, gemms):
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pp-compile",
-                        default=str(ROOT / "build" / "bin" / "pp-compile"))
+    parser = model_speed.argument_parser(__doc__)
     parser.add_argument("--sizes", default="256,512",
                         help="comma-separated: " + ", ".join(
                             model_speed.SIZES))
@@ -318,14 +313,13 @@ def main():
     parser.add_argument("--compile-arg", action="append", default=[],
                         metavar="ARG")
     opts = parser.parse_args()
-    opts.vocab, opts.context, opts.lr, opts.batch = 512, 128, 0.05, None
-    opts.steps_per_size, opts.rounds = None, 1
     work = pathlib.Path(tempfile.mkdtemp(prefix="pp-step-breakdown-"))
     tokens = tp.torch_gpt.write_tokens(work / "tokens.bin")
     for name in opts.sizes.split(","):
+        # model_speed.py's defaults: vocabulary 512, context 128, lr 0.05.
         a = model_speed.size_args(argparse.Namespace(
-            vocab=opts.vocab, context=opts.context, batch=None, lr=opts.lr,
-            steps=opts.steps, warmup=0, pp_compile=opts.pp_compile), name)
+            vocab=512, context=128, batch=None, lr=0.05, steps=opts.steps,
+            warmup=0, pp_compile=opts.pp_compile), name)
         runner = model_speed.PP(a, work, opts.compile_arg)
         load = tp.load_average()
         pp_ms, gemms = pp_breakdown(a, runner, opts.steps, opts.frequency,
