@@ -80,6 +80,8 @@ static void addStepPreparation(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPPDemoteF64());
   // The argmax PyTorch's max returns beside the max a softmax uses.
   pm.addNestedPass<func::FuncOp>(createPPDropUnusedResults());
+  // nn.Linear's transposed weight read through the matmul's map.
+  pm.addNestedPass<func::FuncOp>(createPPFoldTransposes());
   // Embedding and cross-entropy gathers, with their tables as operands.
   pm.addNestedPass<func::FuncOp>(createPPLowerGathers());
   // Dropout's seed per op, step, replica and micro-batch.

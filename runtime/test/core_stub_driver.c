@@ -443,7 +443,7 @@ static void run_ids_child(int32_t dtype) {
   pprt_transport loopback = {&loopback_ops, 0, 1, 0, 1 << 20, false, NULL};
   pprt_options opts = {.sequential_replicas = 1, .timeout_s = 10.0};
   pprt_context *ctx =
-      pprt_context_create(&loopback, pprt_cpu_backend_create(), &opts);
+      pprt_context_create(&loopback, pprt_cpu_backend_create(-1), &opts);
   pprt_data_source source = {NULL, NULL, NULL, ids_load_rows};
   pprt_set_data_source(ctx, &source);
   pprt_set_program(ctx, PPRT_ABI_VERSION, 1, 1, NUM_MB);
@@ -515,7 +515,7 @@ static void check_id_bounds(void) {
 
 int main(void) {
   pprt_transport loopback = {&loopback_ops, 0, 1, 0, 1 << 20, false, NULL};
-  pprt_backend *be = pprt_cpu_backend_create();
+  pprt_backend *be = pprt_cpu_backend_create(-1);
   pprt_options opts = {.optimizer = PPRT_SGD,
                        .lr = LR,
                        .sequential_replicas = 1,

@@ -10,7 +10,7 @@ static pprt_backend *active;
 pprt_backend *pprt_backend_create(const char *name, const pprt_transport *t,
                                   char *err, size_t err_size) {
   if (strcmp(name, "cpu") == 0)
-    return pprt_cpu_backend_create();
+    return pprt_cpu_backend_create(t->world_rank);
   if (strcmp(name, "guarded") == 0)
     return pprt_guarded_backend_create();
   if (strcmp(name, "guarded-staged") == 0)
@@ -43,7 +43,7 @@ void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
                void *c, int64_t ldc, int64_t stride_c) {
   /* Programs with their own main() (unit tests) compute on the CPU. */
   if (!active)
-    active = pprt_cpu_backend_create();
+    active = pprt_cpu_backend_create(-1);
   active->ops->gemm(active, ab_type, c_type, trans_a, trans_b, batch, m, n, k,
                     alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
                     stride_c);

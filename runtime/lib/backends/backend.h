@@ -69,8 +69,9 @@ struct pprt_backend {
 };
 
 /* Host memory through OpenBLAS; one BLAS thread per process until
-   pprt_set_compute_threads says otherwise. */
-pprt_backend *pprt_cpu_backend_create(void);
+   pprt_set_compute_threads says otherwise. With PPRT_GEMM_STATS set and a
+   `world_rank` >= 0, destroying it writes its GEMMs' per-shape times. */
+pprt_backend *pprt_cpu_backend_create(int32_t world_rank);
 /* The threads each of this process's host GEMMs, and its stage code's
    parallel loops where it has any, run on (n >= 1). */
 void pprt_set_compute_threads(int n);

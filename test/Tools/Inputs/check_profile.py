@@ -1,7 +1,7 @@
 """Checks a measured pp-profile-v1 file: one entry per stage, in order, with
-positive forward times and activation memory (B and W may be ~0 where a
-stage has no input to differentiate or no weight), stash within activation
-memory, timed optimizer steps, a set-up within the step, and a measured
+positive forward times (B and W may be ~0 where a stage has no input to
+differentiate or no weight; activation memory 0 where its backward reads
+nothing of its forward, as a bias add's), stash within activation memory, timed optimizer steps, a set-up within the step, and a measured
 step. With
 --schedule, also checks that the #pp.cost of the pp.schedule read from
 stdin carries the profile's numbers; with --same-memory OTHER, that OTHER
@@ -15,10 +15,11 @@ with open(path) as f:
     prof = json.load(f)
 assert [s["stage"] for s in prof["stages"]] == list(range(stages)), prof
 for s in prof["stages"]:
-    assert s["forward"] > 0 and s["activation_memory"] > 0, s
+    assert s["forward"] > 0 and s["activation_memory"] >= 0, s
     assert s["backward_input"] >= 0 and s["backward_weight"] >= 0, s
     assert 0 <= s["stash_memory"] <= s["activation_memory"], s
-for key in ("backward_input", "backward_weight", "stash_memory"):
+for key in ("backward_input", "backward_weight", "activation_memory",
+            "stash_memory"):
     assert sum(s[key] for s in prof["stages"]) > 0, (key, prof)
 assert prof["transfer"] >= 0 and prof["meta"]["step_time"] > 0, prof
 # Every stage's optimizer step is timed, and on one process the set-up is

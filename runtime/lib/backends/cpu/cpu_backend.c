@@ -5,6 +5,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/blas_kernels.h"
+#include "backends/gemm_stats.h"
 #include "pprt/pprt.h"
 #include "pprt_math.h"
 
@@ -13,6 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* PPRT_GEMM_STATS=PREFIX: every GEMM is timed and the per-shape totals go
+   to PREFIX.<world rank> when the backend is destroyed. */
+static struct {
+  const char *path;
+  int32_t rank;
+  pprt_gemm_stats stats;
+} gemm_stats;
 
 static _Noreturn void gemm_fatal(const char *what) {
   fprintf(stderr, "pprt: pprt_gemm: %s\n", what);
@@ -121,6 +131,9 @@ static void cpu_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
                      int64_t stride_b, float beta, void *c, int64_t ldc,
                      int64_t stride_c) {
   (void)be;
+  struct timespec start;
+  if (gemm_stats.path)
+    clock_gettime(CLOCK_MONOTONIC, &start);
   if ((ab_type != PPRT_F32 && ab_type != PPRT_BF16) || c_type != PPRT_F32)
     gemm_fatal("the CPU backend computes GEMMs of f32 or bf16 inputs into "
                "f32 only");
@@ -145,9 +158,31 @@ static void cpu_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
                 alpha, fa + p * stride_a, (int)lda, fb + p * stride_b, (int)ldb,
                 beta, fc + p * stride_c, (int)ldc);
+  if (gemm_stats.path) {
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    pprt_gemm_shape shape = {ab_type, c_type, trans_a, trans_b, batch, m, n, k};
+    if (!pprt_gemm_stats_add(&gemm_stats.stats, &shape,
+                             (double)(end.tv_sec - start.tv_sec) +
+                                 (double)(end.tv_nsec - start.tv_nsec) * 1e-9))
+      gemm_fatal("out of memory counting GEMMs (PPRT_GEMM_STATS)");
+  }
 }
 
 static void cpu_no_op(pprt_backend *be) { (void)be; }
+
+static void cpu_destroy(pprt_backend *be) {
+  (void)be;
+  if (!gemm_stats.path)
+    return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s.%d", gemm_stats.path, (int)gemm_stats.rank);
+  if (!pprt_gemm_stats_write(&gemm_stats.stats, path))
+    fprintf(stderr, "pprt: rank %d: cpu backend: cannot write '%s'\n",
+            (int)gemm_stats.rank, path);
+  pprt_gemm_stats_free(&gemm_stats.stats);
+  gemm_stats.path = NULL;
+}
 
 static pprt_transport *cpu_wrap_transport(pprt_backend *be, pprt_transport *t) {
   (void)be;
@@ -169,7 +204,7 @@ const pprt_device_ops pprt_cpu_device_ops = {
     .stage_begin = cpu_no_op,
     .stage_end = cpu_no_op,
     .wrap_transport = cpu_wrap_transport,
-    .destroy = cpu_no_op,
+    .destroy = cpu_destroy,
 };
 
 /* Where OpenBLAS still runs its generic kernels on a CPU that has better
@@ -184,8 +219,11 @@ static void choose_blas_kernels(void) {
             wanted, wanted);
 }
 
-pprt_backend *pprt_cpu_backend_create(void) {
+pprt_backend *pprt_cpu_backend_create(int32_t world_rank) {
   static pprt_backend cpu = {&pprt_cpu_device_ops};
+  const char *stats = getenv("PPRT_GEMM_STATS");
+  gemm_stats.path = stats && *stats && world_rank >= 0 ? stats : NULL;
+  gemm_stats.rank = world_rank;
   /* Several ranks share the cores; a BLAS thread per core in every rank
      would oversubscribe them. The driver applies --threads afterwards. */
   if (!getenv("OPENBLAS_NUM_THREADS"))

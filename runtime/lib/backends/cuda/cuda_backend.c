@@ -7,7 +7,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cublas_args.h"
 #include "backends/cuda/cuda_kernels.h"
-#include "backends/cuda/gemm_stats.h"
+#include "backends/gemm_stats.h"
 #ifdef PPRT_HAVE_NCCL
 #include "backends/nccl/nccl_transport.h"
 #endif

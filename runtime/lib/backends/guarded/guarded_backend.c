@@ -317,7 +317,7 @@ pprt_backend *pprt_guarded_backend_create(void) {
   if (g->arena)
     guarded_fatal("created twice");
   /* The CPU backend's BLAS settings apply too. */
-  pprt_cpu_backend_create();
+  pprt_cpu_backend_create(-1);
   g->base.ops = &guarded_ops;
   g->page = (size_t)sysconf(_SC_PAGESIZE);
   g->reserved = (size_t)16 << 30; /* address space only */

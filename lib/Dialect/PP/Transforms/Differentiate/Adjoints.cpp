@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -437,6 +438,49 @@ Value LinalgAdjoint::countTies(const ResultAdjoint &result) {
 
 /// The gradient of operand `target` from the results' gradients: null when
 /// it is identically zero.
+/// `generic`'s result, computed without the inputs its body does not read:
+/// the derivative of a sum reads none of its terms, but the payload
+/// differentiated reads them all. Every input of a derivative is a value
+/// the forward saves for the backward (and copies out on every call), so
+/// such inputs go (with the payload's ops the derivative left dead), unless
+/// one binds a loop no other operand indexes.
+static Value withoutUnreadInputs(OpBuilder &builder,
+                                 linalg::GenericOp generic) {
+  // The payload's ops the derivative does not need are left dead.
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(*generic.getBlock())))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  SmallVector<OpOperand *> unread;
+  for (OpOperand *input : generic.getDpsInputOperands())
+    if (generic.getMatchingBlockArgument(input).use_empty()) {
+      unread.push_back(input);
+      if (!generic.canOpOperandsBeDropped(unread))
+        unread.pop_back();
+    }
+  if (unread.empty())
+    return generic.getResult(0);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  BitVector erased(generic.getBlock()->getNumArguments());
+  for (OpOperand &operand : generic->getOpOperands()) {
+    if (llvm::is_contained(unread, &operand)) {
+      erased.set(generic.getMatchingBlockArgument(&operand).getArgNumber());
+      continue;
+    }
+    if (generic.isDpsInput(&operand))
+      inputs.push_back(operand.get());
+    maps.push_back(generic.getMatchingIndexingMap(&operand));
+  }
+  auto pruned = linalg::GenericOp::create(
+      builder, generic.getLoc(), generic.getResultTypes(), inputs,
+      generic.getDpsInits(), maps, generic.getIteratorTypesArray());
+  pruned.getRegion().takeBody(generic.getRegion());
+  pruned.getBlock()->eraseArguments(erased);
+  generic.erase();
+  return pruned.getResult(0);
+}
+
 FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
   AffineMap targetMap = op.getMatchingIndexingMap(&target);
   // An operand read through sliding windows (a convolution's or pooling's
@@ -542,7 +586,7 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
     generic.erase();
     return Value();
   }
-  return generic.getResult(0);
+  return withoutUnreadInputs(builder, generic);
 }
 
 LogicalResult

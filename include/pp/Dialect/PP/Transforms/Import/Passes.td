@@ -215,6 +215,37 @@ def PPDropUnusedResults : Pass<"pp-drop-unused-results", "func::FuncOp"> {
   }];
 }
 
+def PPFoldTransposes : Pass<"pp-fold-transposes", "func::FuncOp"> {
+  let summary = "Contractions read transposed operands through their maps";
+  let description = [{
+    torch-mlir imports `nn.Linear`'s `x W^T` as a `linalg.transpose` of the
+    weight and a `linalg.matmul`. Every contraction that reads a transpose
+    (or a generic that only copies its input through a permutation) reads
+    the transpose's input instead, the permutation composed into its
+    indexing map; a transpose nothing else reads is then dead. The
+    contraction's body is unchanged, so pp-derive-backward's linalg rule
+    gives the weight's gradient in the weight's own layout, and
+    pp-select-gemm passes the transposition to the GEMM as a flag: no
+    transposed copy of the weight on every forward, none saved for the
+    backward, and no transposed copy of its gradient.
+
+    ```mlir
+    // before
+    %t = linalg.transpose ins(%w : tensor<768x256xf32>)
+        outs(%e : tensor<256x768xf32>) permutation = [1, 0]
+    %y = linalg.matmul ins(%x, %t : tensor<2048x256xf32>, tensor<256x768xf32>)
+        outs(%z : tensor<2048x768xf32>) -> tensor<2048x768xf32>
+    // after
+    %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                          affine_map<(m, n, k) -> (n, k)>,
+                                          affine_map<(m, n, k) -> (m, n)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %w : tensor<2048x256xf32>, tensor<768x256xf32>)
+        outs(%z : tensor<2048x768xf32>) {...}
+    ```
+  }];
+}
+
 def PPLowerGathers : Pass<"pp-lower-gathers", "func::FuncOp"> {
   let summary = "Rewrite gathers in linalg bodies as one-hot sum reductions";
   let description = [{

@@ -1,5 +1,5 @@
-/* The CUDA backend's GEMM statistics (gemm_stats.h). */
-#include "backends/cuda/gemm_stats.h"
+/* Per-shape GEMM statistics of the backends (gemm_stats.h). */
+#include "backends/gemm_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

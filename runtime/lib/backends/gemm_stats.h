@@ -1,6 +1,7 @@
-/* Per-shape counts and times of the CUDA backend's GEMMs
-   (PPRT_CUDA_GEMM_STATS), which scripts/gpu-check.sh replays against bare
-   cuBLAS. */
+/* Per-shape counts and times of a backend's GEMMs: the CPU backend's
+   (PPRT_GEMM_STATS, bench/step_breakdown.py) and the CUDA backend's
+   (PPRT_CUDA_GEMM_STATS, which scripts/gpu-check.sh replays against bare
+   cuBLAS). */
 #ifndef PPRT_GEMM_STATS_H
 #define PPRT_GEMM_STATS_H
 
