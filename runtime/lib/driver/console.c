@@ -112,9 +112,17 @@ bool pprt_console_flush(void) {
 
 static void flush_at_exit(void) { pprt_console_flush(); }
 
+/* The queue's buffers start at this size, so that a run's usual output
+   never grows them: no allocation per step. */
+enum { initial_capacity = 64 << 10 };
+
 void pprt_console_start(void) {
   if (queue.fd >= 0 || fflush(stdout) != 0)
     return;
+  queue.pending = malloc(initial_capacity);
+  queue.writing = malloc(initial_capacity);
+  queue.pending_cap = queue.pending ? initial_capacity : 0;
+  queue.writing_cap = queue.writing ? initial_capacity : 0;
   cookie_io_functions_t io = {.write = queue_write};
   FILE *queued = fopencookie(NULL, "w", io);
   pthread_attr_t attr;
