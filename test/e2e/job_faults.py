@@ -12,6 +12,7 @@ hang, a silent wrong result (exit 0 with other weights) and data lost (a
 checkpoint torn or gone)."""
 
 import filecmp
+import json
 import os
 import re
 import resource
@@ -50,6 +51,7 @@ class JobFaults:
         self.c = campaign
         self.args = campaign.args
         self.workdir = campaign.workdir
+        self.rates = {}  # steps per second of a short unbroken run
 
     def path(self, i, name):
         return os.path.join(self.workdir, f"job{i}-{name}")
@@ -115,11 +117,13 @@ class JobFaults:
 
     def reader(self, i, row, config, opt, rng):
         """Standard output unread while rank 0 prints more lines than the
-        pipes to the reader hold (about 5,000), and up to 3 timeouts more;
+        pipes to the reader hold (about 5,000), and for 1.5 timeouts more;
         read again before the job ends (a reader still paused then keeps
-        the launcher from MPI_Finalize: docs/Reliability.md)."""
-        steps, save, metrics = 9000, self.path(i, "w.safetensors"), \
-            self.path(i, "metrics")
+        the launcher from MPI_Finalize: docs/Reliability.md). The job's
+        length comes from the rate of a short run, so that a fast machine
+        does not end it before the pause is long enough."""
+        steps = self.reader_steps(config, opt)
+        save, metrics = self.path(i, "w.safetensors"), self.path(i, "metrics")
         job = self.start(self.c.base(config, opt) + [
             "--steps", str(steps), "--save", save, "--metrics", metrics],
             stdout=subprocess.PIPE)
@@ -128,14 +132,30 @@ class JobFaults:
         filled = wait_until(lambda: count_lines(metrics) >= paused + 6000,
                             60 + 6000 / 50, job)
         longer = time.monotonic()
-        wait_until(lambda: count_lines(metrics) >= steps - 600,
+        wait_until(lambda: time.monotonic() - longer > 1.5 * self.args.timeout
+                   or count_lines(metrics) >= steps - steps // 10,
                    3 * self.args.timeout, job)
         longer = time.monotonic() - longer
-        row["hit"] = filled and longer > self.args.timeout
+        row["hit"] = (filled and longer > self.args.timeout
+                      and count_lines(metrics) < steps)
         out = self.finish(job, row)
         lines = [l for l in out.splitlines() if l.startswith("step ")]
         row["ok"] = row["rc"] == 0 and len(lines) == steps
         self.same_as_unbroken(row, config, opt, steps, save)
+
+    def reader_steps(self, config, opt):
+        """Steps for which a job prints 6,100 lines and then runs about 3
+        timeouts more, at the step time an unbroken 2,000-step run measured
+        (--metrics: steps alone, so the rate is high and the job no
+        shorter)."""
+        if (config, opt) not in self.rates:
+            metrics = self.path(f"rate-{config}-{opt}", "metrics")
+            self.c.unbroken_weights(config, opt, 2000, ["--metrics", metrics])
+            with open(metrics) as f:
+                seconds = sum(json.loads(l)["seconds"] for l in f)
+            self.rates[config, opt] = 2000 / seconds
+        steps = 6100 + int(self.rates[config, opt] * 3 * self.args.timeout)
+        return min(max(9000, -(-steps // 1000) * 1000), 200000)
 
     def shared(self, i, row, config, opt, rng):
         """A second job on the first's checkpoint directory, and a third on
