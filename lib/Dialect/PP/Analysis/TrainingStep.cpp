@@ -61,9 +61,9 @@ static bool isSequencePiece(Operation *op) {
 
 /// Ops re-created in every stage that uses them instead of being sent
 /// between stages: cheap producers, sequence slices of the data, and
-/// linalg ops computed only from those and from weights (a broadcast
-/// bias). Keeping the latter next to their consumers keeps every weight in
-/// a single stage.
+/// linalg ops computed only from cheap producers and from weights (a
+/// broadcast bias). Keeping the latter next to their consumers keeps every
+/// weight in a single stage.
 bool mlir::pp::isRematerializable(Operation *op) {
   if (isCheapToRecreate(op) || isSequencePiece(op))
     return true;
