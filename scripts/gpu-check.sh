@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU check for a lent H200 (docs/GPU.md): trains the MLP and both GPT
 # sizes built with pp-compile --target=cuda, on 1 rank (all 4 stages on the
-# GPU) and on 4 ranks sharing it (host-staged transport), and the MLP and
-# the bench GPT built with --precision=bf16 on 1 rank, checks their losses
-# against the fp32 CPU builds, and prints a benchmark table.
+# GPU) and on 4 ranks sharing it (host-staged transport), the MLP and the
+# GPT (vocabulary split too) at 2 ranks x 2 tensor-parallel processes, and
+# the MLP and the bench GPT built with --precision=bf16 on 1 rank, checks
+# their losses against the fp32 CPU builds, and prints a benchmark table.
 #
 #   scripts/gpu-check.sh prepare [--build DIR] [--out DIR] [--steps N]
 #       here (LLVM, pp-compile): builds every program, runs the CPU
@@ -49,20 +50,24 @@ out=${out:-$build/gpu-check}
 case $steps in '' | *[!0-9]* | 0) die "--steps must be a positive number, got '$steps'" ;; esac
 case $mode in prepare | run | all) ;; *) die "unknown mode '$mode' (prepare, run or all)" ;; esac
 
-# name model ranks compile-flags: the programs of the check. 1 rank runs the
-# looped schedule over 4 stages; 4 ranks run 1F1B, one stage each; a -bf16
-# program's CPU reference is its fp32 build.
+# name model processes compile-flags: the programs of the check. 1 rank runs
+# the looped schedule over 4 stages; 4 ranks run 1F1B, one stage each; -tp2
+# runs 1F1B on 2 ranks of 2 tensor-parallel processes; a -bf16 program's
+# CPU reference is its fp32 build.
 configs() {
   local mlp=$root/examples/mlp/mlp.mlir gpt=$root/examples/gpt/gpt.mlir
   local bench=$root/examples/gpt/gpt-bench.mlir
   local one="--stages 4 --ranks 1 --microbatches 4 --schedule looped-bfs"
   local four="--stages 4 --microbatches 4 --schedule 1f1b"
+  local tp="--stages 2 --microbatches 4 --schedule 1f1b --tensor-parallel 2"
   echo "mlp-1 $mlp 1 $one"
   echo "mlp-4 $mlp 4 $four"
   echo "gpt-1 $gpt 1 $one"
   echo "gpt-4 $gpt 4 $four"
   echo "gpt-bench-1 $bench 1 $one"
   echo "gpt-bench-4 $bench 4 $four"
+  echo "mlp-tp2-4 $mlp 4 $tp"
+  echo "gpt-tp2-4 $gpt 4 $tp --vocabulary-parallel"
   echo "mlp-1-bf16 $mlp 1 $one --precision=bf16"
   echo "gpt-bench-1-bf16 $bench 1 $one --precision=bf16"
 }

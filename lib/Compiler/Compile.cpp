@@ -242,21 +242,10 @@ Compilation::runPipeline(ModuleOp module, TimingScope &timing,
   return pm.run(module);
 }
 
-/// Whether the compiler partitions the stage functions `options` make over
-/// a tensor-parallel group: not yet those of sequence slices or of the
-/// CUDA target.
-static bool splitsTensors(const CompileOptions &options) {
-  return options.schedule.slices <= 1 &&
-         options.driver.target != CompileTarget::CUDA;
-}
-
 LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   OwningOpRef<ModuleOp> copy(module.clone());
-  // Only layouts the compiler builds: T = 1 where it splits no tensors.
   SchedulePipelineOptions planned;
   planned.copyOptionValuesFrom(options.schedule);
-  if (!planned.tensorParallel.hasValue() && !splitsTensors(options))
-    planned.tensorParallel = 1;
   auto plan = [&](OpPassManager &pm) {
     if (hasTosaOps(*copy))
       buildTosaToLinalgPipeline(pm);
@@ -853,10 +842,8 @@ static bool ordersSlices(const sched::ScheduleChoice &schedule,
 
 /// Fails with an error naming the options when the schedule and parallelism
 /// options ask for a combination the compiler does not build: sequence
-/// slices with tensor parallelism (their stage functions are not
-/// partitioned over the group) or with per-step plans, per-step plans
-/// under pipedream-2bw, and sequence slices under a schedule that does not
-/// keep them in order.
+/// slices with per-step plans, per-step plans under pipedream-2bw, and
+/// sequence slices under a schedule that does not keep them in order.
 static LogicalResult checkParallelismOptions(MLIRContext &context,
                                              const CompileOptions &options) {
   const SchedulePipelineOptions &schedule = options.schedule;
@@ -876,12 +863,6 @@ static LogicalResult checkParallelismOptions(MLIRContext &context,
            << " x --microbatches " << schedule.numMicrobatches.getValue()
            << " x --slices " << slices << " is too large a schedule: at most "
            << kMaxStageMicrobatches << " stage slices are supported";
-  if (slices > 1 && schedule.tensorParallel > 1)
-    return emitError(getOptionLoc(context, "--slices"))
-           << "--slices " << slices << " cannot be combined with "
-           << "--tensor-parallel " << schedule.tensorParallel.getValue()
-           << " so far: sequence slices are not partitioned over a "
-              "tensor-parallel group";
   if (!options.driver.stepPlans.empty() &&
       schedule.schedule.getValue().getName() == "pipedream-2bw")
     return emitError(getOptionLoc(context, "--step-plans"))
@@ -979,11 +960,6 @@ LogicalResult pp::checkCompileOptions(MLIRContext &context,
     return emitError(getOptionLoc(context, "--precision"))
            << "--precision=bf16 computes GEMMs through pprt_gemm; it cannot "
               "be combined with --gemm=generated";
-  // The stage code's collectives are host calls on host buffers so far.
-  if (driver.target == CompileTarget::CUDA && schedule.tensorParallel > 1)
-    return emitError(getOptionLoc(context, "--tensor-parallel"))
-           << "--tensor-parallel runs on CPUs only so far; it cannot be "
-              "combined with --target=cuda";
   if (failed(checkParallelismOptions(context, options)))
     return failure();
   if (driver.optLevel > 3)

@@ -85,11 +85,6 @@ ZERO1 = ("--data-parallel", "2", "--compile-arg=--zero=1")
 # prints.
 ZERO3_LINE = ("pp-compile: --zero must be between 0 and 1 (3, ZeRO-3, is "
               "not supported), got 3")
-SLICES_TP_LINE = ("pp-compile: --slices 2 cannot be combined with "
-                  "--tensor-parallel 2 so far: sequence slices are not "
-                  "partitioned over a tensor-parallel group")
-CUDA_TP_LINE = ("pp-compile: --tensor-parallel runs on CPUs only so far; it "
-                "cannot be combined with --target=cuda")
 BASE = ["--stages", "2", "--microbatches", "2"]
 SEQ = ["--schedule", "seq1f1b", "--slices", "2"]
 PLANS = ["--step-plans", "plans.txt"]
@@ -112,12 +107,11 @@ CELLS = {
     ("tp", "zero3"): zero3("--tensor-parallel", "2"),
     ("tp", "recompute"): ("oracle", mlp(
         TP, "2", "--schedules", "1f1b:recompute,1f1b:split+recompute"), ()),
-    ("tp", "slices"): ("refused", BASE + SEQ + ["--tensor-parallel", "2"],
-                       SLICES_TP_LINE),
+    ("tp", "slices"): ("oracle", sliced(TP, "2"), ()),
     ("tp", "plans"): ("oracle", plans("--replicas", "1", TP, "2"), ()),
     ("tp", "pd2bw"): ("oracle", pipedream(TP, "2"), ()),
-    ("tp", "cuda"): ("refused", BASE + ["--tensor-parallel", "2",
-                                        "--target=cuda"], CUDA_TP_LINE),
+    ("tp", "cuda"): ("oracle", gpu(TP, "2", "--schedules", "1f1b"),
+                     ("gpu",)),
     ("vocab", "vocab"): ("ctest", "e2e.gpt-example-tp2-pp2-vocabulary"),
     ("vocab", "dp"): ("oracle", gpt(*VOCAB, "--data-parallel", "2",
                                     "--schedules", "1f1b"), ("slow",)),
@@ -127,8 +121,7 @@ CELLS = {
                               "--vocabulary-parallel"),
     ("vocab", "recompute"): ("oracle", gpt(*VOCAB, "--schedules",
                                            "1f1b:recompute"), ()),
-    ("vocab", "slices"): ("refused", BASE + SEQ + [
-        "--tensor-parallel", "2", "--vocabulary-parallel"], SLICES_TP_LINE),
+    ("vocab", "slices"): ("oracle", sliced(*VOCAB), ()),
     ("vocab", "plans"): ("oracle", plans(
         "--replicas", "1", TP, "2", "--compile-arg=--vocabulary-parallel"),
         ()),
@@ -136,9 +129,9 @@ CELLS = {
         "pipedream_2bw.py", "--model", "{gpt}", "--ranks", "2",
         "--microbatches", "2", "--steps", "3", TP, "2",
         "--compile-arg=--vocabulary-parallel"], ()),
-    ("vocab", "cuda"): ("refused", BASE + [
-        "--tensor-parallel", "2", "--vocabulary-parallel", "--target=cuda"],
-        CUDA_TP_LINE),
+    ("vocab", "cuda"): ("oracle", gpt(
+        *VOCAB, "--schedules", "1f1b", "--compile-arg=--target=cuda",
+        "--reference-compile-arg=-O2"), ("gpu",)),
     ("dp", "dp"): ("ctest", "e2e.mlp-data-parallel-2x2"),
     ("dp", "zero1"): ("ctest", "e2e.mlp-zero1-matches-data-parallel"),
     ("dp", "zero3"): zero3(),
@@ -275,10 +268,7 @@ def markdown():
     lines += [
         "",
         "ZeRO-3 (sharded parameters) does not exist yet: `--zero` takes 0 "
-        "or 1. Tensor parallelism is not yet partitioned into sliced "
-        "stage functions, nor lowered for CUDA "
-        "(docs/TensorParallel.md); `--devices` plans T = 1 for those "
-        "(`e2e.layout-agrees-with-program`).",
+        "or 1.",
         "",
     ]
     return "\n".join(lines)

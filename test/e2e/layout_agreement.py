@@ -104,8 +104,7 @@ def check(pp_compile, workdir, combination, models):
                        r"R = (\d+)", err)
     # The least P: the step-plan models' stage marker makes 2 stages.
     least_stages = 2 if plans or recompute != "none" else 1
-    buildable = (tp or 1) * (dp or 1) * least_stages <= devices and not (
-        tp == 2 and slices > 1)
+    buildable = (tp or 1) * (dp or 1) * least_stages <= devices
     if proc.returncode != 0 and buildable:
         return f"{name}: a layout exists and it is built, but:\n{err}"
     if proc.returncode != 0:

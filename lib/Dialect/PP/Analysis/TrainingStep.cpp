@@ -48,12 +48,24 @@ bool mlir::pp::isDifferentiableTensor(Type type) {
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
 
+/// Whether `op` is a sequence slice of a step argument (pp-split-sequence's
+/// data pieces): every stage holds the data, so a stage reading a piece
+/// cuts it itself rather than receiving it as an activation (whose
+/// gradient it would send back).
+static bool isSequencePiece(Operation *op) {
+  auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+  return slice && slice->hasAttr(pp::kSliceAttr) &&
+         isa<BlockArgument>(slice.getSource()) &&
+         isa<func::FuncOp>(slice->getParentOp());
+}
+
 /// Ops re-created in every stage that uses them instead of being sent
-/// between stages: cheap producers, and linalg ops computed only from those
-/// and from weights (a broadcast bias). Keeping the latter next to their
-/// consumers keeps every weight in a single stage.
+/// between stages: cheap producers, sequence slices of the data, and
+/// linalg ops computed only from cheap producers and from weights (a
+/// broadcast bias). Keeping the latter next to their consumers keeps every
+/// weight in a single stage.
 bool mlir::pp::isRematerializable(Operation *op) {
-  if (isCheapToRecreate(op))
+  if (isCheapToRecreate(op) || isSequencePiece(op))
     return true;
   if (!isa<linalg::LinalgOp>(op))
     return false;
@@ -64,7 +76,9 @@ bool mlir::pp::isRematerializable(Operation *op) {
              auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
              return func && isParameter(func, arg.getArgNumber());
            }
-           return v.getDefiningOp() && isRematerializable(v.getDefiningOp());
+           // Work on the data is stage work.
+           Operation *def = v.getDefiningOp();
+           return def && !isSequencePiece(def) && isRematerializable(def);
          });
 }
 

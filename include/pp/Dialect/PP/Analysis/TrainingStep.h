@@ -27,8 +27,9 @@ func::FuncOp lookupTrainingStep(ModuleOp module, StringRef name);
 bool isCheapToRecreate(Operation *op);
 
 /// Whether `op` is re-created in every stage that uses it instead of being
-/// sent between stages: cheap producers, and linalg ops computed only from
-/// those and from weights (a broadcast bias).
+/// sent between stages: cheap producers, sequence slices of the step's
+/// arguments, and linalg ops computed only from cheap producers and from
+/// weights (a broadcast bias).
 bool isRematerializable(Operation *op);
 
 /// Whether `op` of a training step belongs to a pipeline stage: it does real

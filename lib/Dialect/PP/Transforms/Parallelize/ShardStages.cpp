@@ -25,7 +25,10 @@ namespace mlir::pp {
 using namespace mlir;
 using namespace mlir::pp;
 
-/// The derived stage functions of `module`, by stage, forward first.
+/// The derived stage functions of `module`, by stage and phase, forward
+/// first, each before the functions that read what it produces: forwards
+/// in slice order (a slice's keys and values are carried to the later
+/// ones), backwards in reverse (their gradients are carried back).
 static SmallVector<func::FuncOp> getStageFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> functions;
   for (auto func : module.getOps<func::FuncOp>())
@@ -33,10 +36,11 @@ static SmallVector<func::FuncOp> getStageFunctions(ModuleOp module) {
         !func.isExternal())
       functions.push_back(func);
   auto order = [](func::FuncOp func) {
-    return std::make_pair(
+    Phase phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr).getValue();
+    int64_t slice = getSliceOf(func);
+    return std::make_tuple(
         func->getAttrOfType<IntegerAttr>(kStageAttr).getInt(),
-        static_cast<int>(
-            func->getAttrOfType<PhaseAttr>(kPhaseAttr).getValue()));
+        static_cast<int>(phase), phase == Phase::forward ? slice : -slice);
   };
   llvm::stable_sort(functions, [&](func::FuncOp a, func::FuncOp b) {
     return order(a) < order(b);

@@ -73,7 +73,7 @@ SlotShardings::SlotShardings(ModuleOp module) {
       auto split = attrs.getAs<ArrayAttr>(kSplitAttr);
       SlotKind kind = slot ? slot.getSlot().kind : SlotKind::Loss;
       if (split && (kind == SlotKind::Param || kind == SlotKind::ParamGrad))
-        record(slot, split);
+        record(slot, 0, split);
     };
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       collect(func.getArgAttrDict(i));
@@ -82,32 +82,45 @@ SlotShardings::SlotShardings(ModuleOp module) {
   }
 }
 
-Attribute SlotShardings::key(Attribute slot) const {
-  auto slotAttr = dyn_cast_or_null<SlotAttr>(slot);
-  if (!slotAttr || slotAttr.getSlot().kind != SlotKind::ParamGrad)
-    return slot;
-  return SlotAttr::get(slot.getContext(),
-                       Slot::param(slotAttr.getSlot().index));
+int64_t pp::getSliceOf(func::FuncOp func) {
+  auto slice = func->getAttrOfType<IntegerAttr>(kSliceAttr);
+  return slice ? slice.getInt() : 0;
 }
 
-ArrayAttr SlotShardings::lookup(Attribute slot) const {
-  return splits.lookup(key(slot));
+/// Whether a slot of `kind` is decided by the function producing it.
+static bool isHandedOn(SlotKind kind) {
+  return kind == SlotKind::Saved || kind == SlotKind::Stash ||
+         kind == SlotKind::Carry || kind == SlotKind::CarryGrad;
 }
 
-bool SlotShardings::isDecided(Attribute slot) const {
+SlotShardings::Key SlotShardings::key(Attribute slot, int64_t slice) const {
   auto slotAttr = dyn_cast_or_null<SlotAttr>(slot);
   if (!slotAttr)
-    return true;
-  SlotKind kind = slotAttr.getSlot().kind;
-  if (kind != SlotKind::Saved && kind != SlotKind::Stash)
-    return true;
-  return decided.contains(key(slot));
+    return {slot, 0};
+  Slot s = slotAttr.getSlot();
+  if (s.kind == SlotKind::ParamGrad)
+    return {SlotAttr::get(slot.getContext(), Slot::param(s.index)), 0};
+  // Saved and stashed values are numbered per slice; carried ones per
+  // stage.
+  bool perSlice = s.kind == SlotKind::Saved || s.kind == SlotKind::Stash;
+  return {slot, perSlice ? slice : 0};
 }
 
-void SlotShardings::record(Attribute slot, ArrayAttr split) {
-  decided.insert(key(slot));
+ArrayAttr SlotShardings::lookup(Attribute slot, int64_t slice) const {
+  return splits.lookup(key(slot, slice));
+}
+
+bool SlotShardings::isDecided(Attribute slot, int64_t slice) const {
+  auto slotAttr = dyn_cast_or_null<SlotAttr>(slot);
+  if (!slotAttr || !isHandedOn(slotAttr.getSlot().kind))
+    return true;
+  return decided.contains(key(slot, slice));
+}
+
+void SlotShardings::record(Attribute slot, int64_t slice, ArrayAttr split) {
+  decided.insert(key(slot, slice));
   if (split)
-    splits[key(slot)] = split;
+    splits[key(slot, slice)] = split;
 }
 
 //===----------------------------------------------------------------------===//
@@ -188,13 +201,19 @@ static LogicalResult checkDivisible(func::FuncOp func, StringRef what,
 LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
                                    const SlotShardings &contract,
                                    int64_t parts) {
+  int64_t slice = getSliceOf(func);
   Block &entry = func.getBody().front();
   auto b = OpBuilder::atBlockBegin(&entry);
   for (BlockArgument arg : entry.getArguments()) {
     if (!isa<RankedTensorType>(arg.getType()))
       continue;
     Attribute slot = func.getArgAttr(arg.getArgNumber(), kSlotAttr);
-    ArrayAttr split = contract.lookup(slot);
+    if (!contract.isDecided(slot, slice))
+      return func.emitError()
+             << "argument #" << arg.getArgNumber() << " (" << slot
+             << ") is read before the stage function that produces it is "
+                "partitioned";
+    ArrayAttr split = contract.lookup(slot, slice);
     if (failed(checkDivisible(func, "argument", arg.getArgNumber(),
                               arg.getType(), split, parts)))
       return failure();
@@ -210,9 +229,9 @@ LogicalResult pp::annotateBoundary(func::FuncOp func, shard::GridOp grid,
     unsigned i = operand.getOperandNumber();
     Attribute slot = func.getResultAttr(i, kSlotAttr);
     if (!isa<RankedTensorType>(operand.get().getType()) ||
-        !contract.isDecided(slot))
+        !contract.isDecided(slot, slice))
       continue;
-    ArrayAttr split = contract.lookup(slot);
+    ArrayAttr split = contract.lookup(slot, slice);
     if (failed(checkDivisible(func, "result", i, operand.get().getType(), split,
                               parts)))
       return failure();
@@ -299,6 +318,7 @@ static LogicalResult checkResult(func::FuncOp func, unsigned index,
 
 LogicalResult pp::recordAndCheckBoundary(func::FuncOp func,
                                          SlotShardings &contract) {
+  int64_t slice = getSliceOf(func);
   Block &entry = func.getBody().front();
   for (BlockArgument arg : entry.getArguments())
     if (failed(checkArgument(func, arg)))
@@ -307,9 +327,9 @@ LogicalResult pp::recordAndCheckBoundary(func::FuncOp func,
   for (OpOperand &operand : ret->getOpOperands()) {
     unsigned i = operand.getOperandNumber();
     Attribute slot = func.getResultAttr(i, kSlotAttr);
-    if (!contract.isDecided(slot)) {
+    if (!contract.isDecided(slot, slice)) {
       ArrayAttr split = splitOfProducer(operand.get());
-      contract.record(slot, split);
+      contract.record(slot, slice, split);
       if (split)
         func.setResultAttr(i, kSplitAttr, split);
     }

@@ -84,7 +84,7 @@ func.func @train_step(%x: tensor<2x4x3xf32>, %wpe: tensor<4x3xf32> {pp.param}) -
 // its part of the loss; slice 1's reads both, attends over the two slices'
 // keys concatenated and adds its part.
 // CHECK-LABEL: func.func @train_step
-// CHECK: %[[S0:.*]]:2 = pp.stage 0 (%arg0, %arg1) {pp.slice = 0 : i64}
+// CHECK: %[[S0:.*]]:2 = pp.stage 0 (%arg1, %arg0) {pp.slice = 0 : i64}
 // CHECK-NOT: tensor.concat
 // CHECK: pp.yield
 // CHECK: %[[S1:.*]] = pp.stage 0 ({{.*}}%[[S0]]#{{.*}}%[[S0]]#{{.*}}) {pp.slice = 1 : i64}

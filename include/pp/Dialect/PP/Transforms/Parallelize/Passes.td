@@ -152,7 +152,11 @@ def PPShardStages : Pass<"pp-shard-stages", "ModuleOp"> {
     forward is partitioned first, and the splits propagation chose for the
     values it saves become `pp.split` on those results: the slot sharding
     contract the backward functions must read them under (likewise for
-    what backward_input stashes for backward_weight).
+    what backward_input stashes for backward_weight). Sequence slices'
+    forwards run in slice order and their backwards in reverse, so the
+    function producing a carried key, value or gradient decides its split
+    before a later slice (or an earlier slice's backward) reads it; saved
+    and stashed values are numbered per slice.
 
     Before propagation each `tensor.empty` and `linalg.fill` gets one copy
     per use and the function is canonicalized, so that a fill shared by
@@ -168,7 +172,8 @@ def PPShardStages : Pass<"pp-shard-stages", "ModuleOp"> {
 
     Located errors: an op with no sharding rule (no `ShardingInterface`)
     that handles tensors; a function that would read or produce a
-    boundary value split otherwise than its contract; a split dimension
+    boundary value split otherwise than its contract, or read one before
+    its producer is partitioned; a split dimension
     that `tensor-parallel` does not divide.
     `tensor_parallel = T` is set on the `pp.schedule`. With
     `tensor-parallel=1` the pass does nothing.

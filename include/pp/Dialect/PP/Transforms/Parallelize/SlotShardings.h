@@ -27,25 +27,34 @@ SmallVector<shard::GridAxesAttr> toSplitAxes(ArrayAttr split);
 ArrayAttr toSplitAttr(MLIRContext *context, ArrayRef<shard::GridAxesAttr> axes);
 
 /// The contract: the `pp.split` of each split slot. A weight's gradient
-/// is looked up as the weight.
+/// is looked up as the weight. The values a stage function hands to
+/// another (saved, stashed, and the keys and values sequence slices carry,
+/// with their gradients) are decided by the function that produces them;
+/// saved and stashed values are numbered per sequence slice, so their
+/// slot is looked up with the slice of the function that reads it.
 class SlotShardings {
 public:
   /// Collects the weights' splits from the `pp.split` of stage-function
   /// arguments and results in `module`.
   explicit SlotShardings(ModuleOp module);
 
-  /// The split of `slot` (a #pp.slot), or null if it is replicated.
-  ArrayAttr lookup(Attribute slot) const;
-  /// Whether `slot` has been decided (weights always are; saved and
-  /// stashed values once their producer is partitioned).
-  bool isDecided(Attribute slot) const;
-  void record(Attribute slot, ArrayAttr split);
+  /// The split of `slot` (a #pp.slot) in a function of sequence slice
+  /// `slice`, or null if it is replicated.
+  ArrayAttr lookup(Attribute slot, int64_t slice) const;
+  /// Whether `slot` has been decided (weights always are; values handed
+  /// between stage functions once their producer is partitioned).
+  bool isDecided(Attribute slot, int64_t slice) const;
+  void record(Attribute slot, int64_t slice, ArrayAttr split);
 
 private:
-  Attribute key(Attribute slot) const;
-  DenseMap<Attribute, ArrayAttr> splits;
-  llvm::DenseSet<Attribute> decided;
+  using Key = std::pair<Attribute, int64_t>;
+  Key key(Attribute slot, int64_t slice) const;
+  DenseMap<Key, ArrayAttr> splits;
+  llvm::DenseSet<Key> decided;
 };
+
+/// The sequence slice `func` computes (`pp.slice`), 0 if unsliced.
+int64_t getSliceOf(func::FuncOp func);
 
 /// One copy of each `tensor.empty` and `linalg.fill` per use, so that
 /// propagation can split each use alike.
