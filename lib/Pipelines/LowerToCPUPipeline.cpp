@@ -2,9 +2,12 @@
 //
 // Builds pp-lower-to-cpu in named phases: tensor-level stage-code
 // optimisation, bufferization, buffer-level rewrites with the runtime calls,
-// and the conversion to the LLVM dialect.
+// and the conversion to the LLVM dialect. Each pp pass gets the pipeline's
+// options of the same name (forwardOptions).
 //
 //===----------------------------------------------------------------------===//
+
+#include "ForwardOptions.h"
 
 #include "pp/Conversion/Passes.h"
 #include "pp/Pipelines/Passes.h"
@@ -40,16 +43,8 @@ void pp::buildStageCodeOptimizationPhase(
   // bf16 inputs are a property of the GEMM entry's calls.
   select.gemm = options.precision == GemmPrecision::BF16 ? GemmChoice::Library
                                                          : options.gemm;
-  select.vectorizeContractions = options.vectorizeContractions;
-  pm.addPass(createPPSelectGemm(select));
+  pm.addPass(forwardOptions(options, createPPSelectGemm(select), {"gemm"}));
   pm.addNestedPass<func::FuncOp>(createPPCloneSharedFills());
-}
-
-static PPStaticScratchOptions
-getStaticScratchOptions(const LowerToCPUPipelineOptions &options) {
-  PPStaticScratchOptions scratch;
-  scratch.maxStackBytes = options.maxStackBytes;
-  return scratch;
 }
 
 void pp::buildBufferizationPhase(OpPassManager &pm,
@@ -66,28 +61,23 @@ void pp::buildBufferizationPhase(OpPassManager &pm,
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   if (options.staticScratch)
-    pm.addPass(createPPStaticScratch(getStaticScratchOptions(options)));
+    pm.addPass(forwardOptions(options, createPPStaticScratch()));
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 
 void pp::buildMemRefPhase(OpPassManager &pm,
                           const LowerToCPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
-  ConvertGemmToRuntimeOptions gemm;
-  gemm.precision = options.precision;
-  pm.addPass(createConvertGemmToRuntime(gemm));
+  pm.addPass(forwardOptions(options, createConvertGemmToRuntime()));
   if (options.vectorizeContractions) {
-    PPVectorizeContractionsOptions vectorize;
-    vectorize.vectorBits = options.vectorBits;
-    pm.addNestedPass<func::FuncOp>(createPPVectorizeContractions(vectorize));
+    pm.addNestedPass<func::FuncOp>(
+        forwardOptions(options, createPPVectorizeContractions()));
     // The vectorizer's transposed copies are heap buffers until here.
     if (options.staticScratch)
-      pm.addPass(createPPStaticScratch(getStaticScratchOptions(options)));
+      pm.addPass(forwardOptions(options, createPPStaticScratch()));
   }
   if (options.vectorizeElementwise) {
-    PPVectorizeElementwiseOptions vectorize;
-    vectorize.vectorBits = options.vectorBits;
-    pm.addPass(createPPVectorizeElementwise(vectorize));
+    pm.addPass(forwardOptions(options, createPPVectorizeElementwise()));
   }
   // Before the runtime calls: the outliner proves buffers distinct by the
   // slots of the stage functions' arguments, which convert-pp-to-runtime

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ForwardOptions.h"
+
 #include "pp/Conversion/Passes.h"
 #include "pp/Pipelines/Passes.h"
 #include "pp/StageCode/Passes.h"
@@ -60,17 +62,14 @@ pp::checkLowerToCUDAOptions(const LowerToCUDAPipelineOptions &options) {
 void pp::buildKernelOutliningPhase(OpPassManager &pm,
                                    const LowerToCUDAPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createPPExpandStridedCopies());
-  ConvertGemmToRuntimeOptions gemm;
-  gemm.precision = options.precision;
-  pm.addPass(createConvertGemmToRuntime(gemm));
+  pm.addPass(forwardOptions(options, createConvertGemmToRuntime()));
   pm.addPass(createConvertPPToRuntime());
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createPPDeviceMemory());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  PPMapParallelLoopsOptions map;
-  map.blockSize = options.blockSize;
-  pm.addNestedPass<func::FuncOp>(createPPMapParallelLoops(map));
+  pm.addNestedPass<func::FuncOp>(
+      forwardOptions(options, createPPMapParallelLoops()));
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());

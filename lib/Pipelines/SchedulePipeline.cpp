@@ -2,9 +2,13 @@
 //
 // Builds pp-schedule-pipeline, which splits, partitions, differentiates,
 // schedules and verifies a training step, and the preludes that bring TOSA
-// and elementwise tensor models to the linalg ops it reads.
+// and elementwise tensor models to the linalg ops it reads. Each pass gets
+// the pipeline's options of the same name (forwardOptions); only options
+// named differently, or meaning something else, are set here.
 //
 //===----------------------------------------------------------------------===//
+
+#include "ForwardOptions.h"
 
 #include "pp/Dialect/PP/Transforms/Passes.h"
 #include "pp/Pipelines/Passes.h"
@@ -33,13 +37,11 @@ void pp::buildElementwiseToLinalgPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
 }
 
-/// The planner's options: it plans for `plan-ranks` and `plan-schedule`
-/// (by default the ranks and schedule the program runs).
-static PPPartitionStagesOptions
-getPlannerOptions(const SchedulePipelineOptions &options) {
+/// The stage planner: it plans for `plan-ranks` and `plan-schedule` (by
+/// default the ranks and schedule the program runs).
+static std::unique_ptr<Pass>
+createPlanner(const SchedulePipelineOptions &options) {
   PPPartitionStagesOptions planner;
-  planner.function = options.function;
-  planner.numStages = options.numStages;
   planner.numRanks =
       options.planRanks >= 0 ? options.planRanks : options.numRanks;
   planner.schedule = options.planSchedule.getValue()
@@ -49,29 +51,20 @@ getPlannerOptions(const SchedulePipelineOptions &options) {
   // planned as 1F1B's, whose order seq1f1b runs on slices.
   if (options.slices > 1 && planner.schedule.getName() == "seq1f1b")
     planner.schedule = sched::ScheduleChoice::get("1f1b");
-  planner.device.assign(options.device.begin(), options.device.end());
-  planner.deviceFile = options.deviceFile;
-  planner.costFile = options.costFile;
-  planner.memoryCap.assign(options.memoryCap.begin(), options.memoryCap.end());
-  planner.recompute = options.recompute;
-  // pp-schedule schedules by the planner's costs and memory budgets.
+  // pp-schedule schedules by the planner's costs and memory budgets; the
+  // planner reads the micro-batches from pp-split-microbatches.
   planner.recordCosts = true;
-  return planner;
+  return forwardOptions(options, createPPPartitionStages(planner),
+                        {"num-ranks", "schedule", "num-microbatches"});
 }
 
 /// pp-schedule with the pipeline's schedule and shape; its cost options
-/// keep their defaults, so that a cost file or unit costs apply.
-static PPScheduleOptions
-getSchedulerOptions(const SchedulePipelineOptions &options) {
-  PPScheduleOptions scheduler;
-  scheduler.schedule = options.schedule.getValue();
-  scheduler.numMicrobatches = options.numMicrobatches;
-  scheduler.numRanks = options.numRanks;
-  scheduler.splitBackward = options.splitBackward;
-  scheduler.semantics = options.semantics;
-  scheduler.numSlices = options.slices;
-  scheduler.function = options.function;
-  return scheduler;
+/// (the planner's memory cap and cost file mean other things there) keep
+/// their defaults, so that the planner's costs or unit costs apply.
+static std::unique_ptr<Pass>
+createScheduler(const SchedulePipelineOptions &options) {
+  return forwardOptions(options, createPPSchedule(),
+                        {"num-stages", "memory-cap", "cost-file", "recompute"});
 }
 
 /// The training step as the planners read it.
@@ -91,30 +84,20 @@ static void addStepPreparation(OpPassManager &pm) {
 void pp::buildPlanParallelismPipeline(OpPassManager &pm,
                                       const SchedulePipelineOptions &options) {
   addStepPreparation(pm);
-  PPSplitMicrobatchesOptions split;
-  split.numMicrobatches = options.numMicrobatches;
-  split.function = options.function;
-  pm.addPass(createPPSplitMicrobatches(split));
+  pm.addPass(forwardOptions(options, createPPSplitMicrobatches()));
   PPPlanParallelismOptions plan;
-  plan.function = options.function;
-  plan.devices = options.devices;
   if (!options.memoryCap.empty())
     plan.memoryPerDevice = options.memoryCap.front();
-  plan.numMicrobatches = options.numMicrobatches;
-  plan.schedule = options.schedule.getValue();
-  plan.slices = options.slices;
-  plan.device.assign(options.device.begin(), options.device.end());
-  plan.deviceFile = options.deviceFile;
   plan.optimizer = options.planOptimizer;
-  plan.zero = options.zero;
-  // What the user gave stays.
-  if (options.tensorParallel.hasValue())
-    plan.tensorParallel = options.tensorParallel;
-  if (options.numStages.hasValue())
-    plan.numStages = options.numStages;
-  if (options.numReplicas.hasValue())
-    plan.numReplicas = options.numReplicas;
-  pm.addPass(createPPPlanParallelism(plan));
+  // What the user gave stays; the planner chooses the rest.
+  SmallVector<StringRef> chosen;
+  for (auto [name, given] :
+       {std::pair{"tensor-parallel", options.tensorParallel.hasValue()},
+        {"num-stages", options.numStages.hasValue()},
+        {"num-replicas", options.numReplicas.hasValue()}})
+    if (!given)
+      chosen.push_back(name);
+  pm.addPass(forwardOptions(options, createPPPlanParallelism(plan), chosen));
 }
 
 void pp::buildSchedulePipeline(OpPassManager &pm,
@@ -123,40 +106,24 @@ void pp::buildSchedulePipeline(OpPassManager &pm,
   // Megatron's splits for the weights the user did not split.
   if (options.tensorParallel > 1) {
     PPPlanTensorParallelOptions plan;
-    plan.function = options.function;
-    plan.tensorParallel = options.tensorParallel;
     plan.vocabulary = options.vocabularyParallel;
-    pm.addPass(createPPPlanTensorParallel(plan));
+    pm.addPass(forwardOptions(options, createPPPlanTensorParallel(plan)));
   }
   // Seq1F1B: the step in sequence slices, before its micro-batches.
   if (options.slices > 1) {
     PPSplitSequenceOptions sequence;
-    sequence.function = options.function;
-    sequence.numSlices = options.slices;
     sequence.split = options.sliceSplit;
-    pm.addPass(createPPSplitSequence(sequence));
+    pm.addPass(forwardOptions(options, createPPSplitSequence(sequence)));
   }
-  PPSplitMicrobatchesOptions split;
-  split.numMicrobatches = options.numMicrobatches;
-  split.function = options.function;
-  pm.addPass(createPPSplitMicrobatches(split));
-  pm.addPass(createPPPartitionStages(getPlannerOptions(options)));
-  if (options.slices > 1) {
-    PPSplitSliceStagesOptions slices;
-    slices.function = options.function;
-    pm.addPass(createPPSplitSliceStages(slices));
-  }
-  PPDeriveBackwardOptions derive;
-  derive.function = options.function;
-  pm.addPass(createPPDeriveBackward(derive));
-  pm.addPass(createPPSchedule(getSchedulerOptions(options)));
-  PPInsertTransfersOptions transfers;
-  transfers.numReplicas = options.numReplicas;
-  transfers.zero = options.zero;
-  pm.addPass(createPPInsertTransfers(transfers));
-  PPShardStagesOptions shard;
-  shard.tensorParallel = options.tensorParallel;
-  pm.addPass(createPPShardStages(shard));
+  pm.addPass(forwardOptions(options, createPPSplitMicrobatches()));
+  pm.addPass(createPlanner(options));
+  if (options.slices > 1)
+    pm.addPass(forwardOptions(options, createPPSplitSliceStages()));
+  pm.addPass(forwardOptions(options, createPPDeriveBackward()));
+  pm.addPass(createScheduler(options));
+  // The transfers are ordered for the semantics the schedule records.
+  pm.addPass(forwardOptions(options, createPPInsertTransfers(), {"semantics"}));
+  pm.addPass(forwardOptions(options, createPPShardStages()));
   pm.addPass(createPPVerifySchedule());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -1,8 +1,9 @@
 //===- ScheduleToCSV.cpp - pp.schedule to a PyTorch pipelining CSV --------===//
 //
 // Writes the schedule CSV that torch.distributed.pipelining loads with
-// `_load_csv`: row r holds the actions of rank r, comma-separated, each
-// written `{stage}{op}{micro-batch}`. An overlapped pair is written
+// `_load_csv`, from the program the schedule adapter reads: row r holds the
+// actions of rank r, comma-separated, each written `{stage}{op}{micro-batch}`.
+// An overlapped pair is written
 // `(F;B)OVERLAP_F_B` and an all-reduce `{stage}REDUCE_GRAD` followed by its
 // `{stage}WAIT_REDUCE_GRAD`, as PyTorch's schedules do. Optimizer steps have
 // no PyTorch action (its runtime runs them outside the schedule), so they
@@ -12,59 +13,64 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
 #include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleExport.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pp;
 
-/// PyTorch's computation type of an action op (ActionVocabulary.h): I is
-/// the input-gradient backward that pp calls backward_input, B the fused
+using Kind = sched::TimedAction::Kind;
+
+/// PyTorch's computation type of an action (ActionVocabulary.h): I is the
+/// input-gradient backward that pp calls backward_input, B the fused
 /// backward.
-static StringRef getPyTorchName(Operation *op) {
-  return getActionSpelling(*getActionKind(op)).pytorch;
+static StringRef getPyTorchName(ActionKind kind) {
+  return getActionSpelling(kind).pytorch;
 }
 
-/// The cells of one rank's row.
-static SmallVector<std::string> getCells(RankOp rank) {
+/// The cells of a rank running `actions`.
+static SmallVector<std::string>
+getCells(ArrayRef<sched::ProgramAction> actions) {
   SmallVector<std::string> cells;
-  for (Operation &op : rank.getBody().front()) {
-    llvm::TypeSwitch<Operation *>(&op)
-        .Case([&](ComputeOp compute) {
-          std::string cell =
-              llvm::formatv("{0}{1}{2}", compute.getStage(),
-                            getPyTorchName(compute), compute.getMb());
-          // The verifier keeps the partner forward right before it.
-          if (compute.getOverlapPartner())
-            cells.back() = llvm::formatv("({0};{1}){2}", cells.back(), cell,
-                                         kPyTorchOverlap);
-          else
-            cells.push_back(std::move(cell));
-        })
-        .Case<SendOp, RecvOp>([&](auto transfer) {
-          cells.push_back(llvm::formatv("{0}{1}{2}", transfer.getStage(),
-                                        getPyTorchName(transfer),
-                                        transfer.getMb()));
-        })
-        .Case<AllReduceOp, ReduceScatterOp>([&](auto reduce) {
-          // pp's optimizer step waits for the sum; PyTorch's schedules wait
-          // right away unless told to defer. Both are REDUCE_GRAD; an
-          // UNSHARD in the CSV says which.
-          cells.push_back(llvm::formatv("{0}{1}", reduce.getStage(),
-                                        getPyTorchName(reduce)));
-          cells.push_back(llvm::formatv(
-              "{0}{1}", reduce.getStage(),
-              getActionSpelling(ActionKind::WaitAllReduce).pytorch));
-        })
-        .Case([&](AllGatherOp gather) {
-          cells.push_back(llvm::formatv("{0}{1}", gather.getStage(),
-                                        getPyTorchName(gather)));
-        });
+  for (const sched::ProgramAction &action : actions) {
+    std::optional<ActionKind> kind = getActionKind(action);
+    switch (action.kind) {
+    case Kind::compute:
+    case Kind::send:
+    case Kind::recv: {
+      std::string cell = llvm::formatv("{0}{1}{2}", action.stage,
+                                       getPyTorchName(*kind), action.mb);
+      // The verifier keeps the partner forward right before it.
+      if (action.overlapped)
+        cells.back() =
+            llvm::formatv("({0};{1}){2}", cells.back(), cell, kPyTorchOverlap);
+      else
+        cells.push_back(std::move(cell));
+      break;
+    }
+    case Kind::allReduce:
+    case Kind::reduceScatter:
+      // pp's optimizer step waits for the sum; PyTorch's schedules wait
+      // right away unless told to defer. Both are REDUCE_GRAD; an UNSHARD
+      // in the CSV says which.
+      cells.push_back(
+          llvm::formatv("{0}{1}", action.stage, getPyTorchName(*kind)));
+      cells.push_back(llvm::formatv("{0}{1}", action.stage,
+                                    getPyTorchName(ActionKind::WaitAllReduce)));
+      break;
+    case Kind::allGather:
+      cells.push_back(
+          llvm::formatv("{0}{1}", action.stage, getPyTorchName(*kind)));
+      break;
+    case Kind::optimizerStep:
+    case Kind::other:
+      break;
+    }
   }
   return cells;
 }
@@ -85,7 +91,9 @@ LogicalResult mlir::pp::exportScheduleToPyTorchCSV(ScheduleOp schedule,
            << schedule.getNumSlices()
            << " sequence slices per micro-batch (seq1f1b), which PyTorch's "
               "schedule CSV cannot express; export it as pp-schedule-v1 JSON";
-  for (RankOp rank : schedule.getBody().front().getOps<RankOp>())
-    os << llvm::join(getCells(rank), ",") << "\n";
+  sched::Program program =
+      readProgram(schedule, schedule.getSemanticsOr(TransferSemantics::async));
+  for (ArrayRef<sched::ProgramAction> actions : program.ranks)
+    os << llvm::join(getCells(actions), ",") << "\n";
   return success();
 }

@@ -1,7 +1,8 @@
 //===- ScheduleToJSON.cpp - pp.schedule to pp-schedule-v1 JSON ------------===//
 //
-// Writes the JSON contract of shared/spec/schedule-json.md: the header
-// fields, then each rank's ordered actions, one compact object per line so
+// Writes the JSON contract of shared/spec/schedule-json.md from the program
+// the schedule adapter reads: the header fields, then each rank's ordered
+// actions, one compact object per line so
 // that the document stays readable and diffable. The contract has no
 // overlapped pairs, so a schedule with one is refused. Exchange groups and
 // sequence slices travel in optional fields of pp's own
@@ -9,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
 #include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Target/ScheduleExport.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 
 #include <charconv>
@@ -22,32 +23,52 @@
 using namespace mlir;
 using namespace mlir::pp;
 
+using Kind = sched::TimedAction::Kind;
+
 /// Writes one action as {"op": ..., "stage": ..., "mb": ..., "peer": ...},
 /// with the fields the spec gives its op, in the spec's order, and
 /// `"grouped": true` on a transfer posted with the one before it.
-static void writeAction(Operation *op, raw_ostream &os) {
+static void writeAction(const sched::ProgramAction &action, raw_ostream &os) {
   llvm::json::OStream json(os);
   json.object([&] {
-    json.attribute("op", getActionName(op));
-    llvm::TypeSwitch<Operation *>(op)
-        .Case([&](ComputeOp compute) {
-          json.attribute("stage", static_cast<int64_t>(compute.getStage()));
-          json.attribute("mb", static_cast<int64_t>(compute.getMb()));
-        })
-        .Case<SendOp, RecvOp>([&](auto transfer) {
-          json.attribute("stage", static_cast<int64_t>(transfer.getStage()));
-          json.attribute("mb", static_cast<int64_t>(transfer.getMb()));
-          json.attribute("peer", static_cast<int64_t>(transfer.getPeer()));
-          // pp's extension of the contract, written only where it holds, so
-          // that a schedule without exchange groups is plain pp-schedule-v1.
-          if (transfer.getGrouped())
-            json.attribute("grouped", true);
-        })
-        .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, OptimizerStepOp>(
-            [&](auto action) {
-              json.attribute("stage", static_cast<int64_t>(action.getStage()));
-            });
+    json.attribute("op", getActionSpelling(*getActionKind(action)).json);
+    json.attribute("stage", action.stage);
+    if (action.kind != Kind::compute && !action.isTransfer())
+      return;
+    json.attribute("mb", action.mb);
+    if (!action.isTransfer())
+      return;
+    json.attribute("peer", action.peer);
+    // pp's extension of the contract, written only where it holds, so that a
+    // schedule without exchange groups is plain pp-schedule-v1.
+    if (action.grouped)
+      json.attribute("grouped", true);
   });
+}
+
+/// Reports the first action of `program` that pp-schedule-v1 cannot
+/// express: an overlapped pair, or an op that is no schedule action.
+static LogicalResult checkActions(ScheduleOp schedule,
+                                  const sched::Program &program) {
+  for (auto [rank, actions] : llvm::enumerate(program.ranks))
+    for (auto [index, action] : llvm::enumerate(actions)) {
+      sched::Violation violation;
+      violation.site = {static_cast<int64_t>(rank),
+                        static_cast<int64_t>(index)};
+      // The contract times every action on its own; an overlapped pair
+      // would silently lose its concurrency.
+      if (action.overlapped)
+        violation.message = "runs overlapped with the forward before it, "
+                            "which pp-schedule-v1 cannot express; export it "
+                            "as a PyTorch CSV instead";
+      else if (action.kind == Kind::other)
+        violation.message = "is not a schedule action, which pp-schedule-v1 "
+                            "cannot express";
+      else
+        continue;
+      return emitViolation(schedule, violation);
+    }
+  return success();
 }
 
 /// Writes a finite double in the shortest form that reads back exactly:
@@ -80,23 +101,34 @@ static void writeCompactArray(llvm::json::OStream &json, StringRef name,
   json.attributeEnd();
 }
 
+/// Writes the `cost` object: each phase's times under its action's name.
+static void writeCost(llvm::json::OStream &json,
+                      const sched::StageCosts &cost) {
+  auto name = [](Phase phase) {
+    return getActionSpelling(getComputeAction(phase)).json;
+  };
+  json.attributeObject("cost", [&] {
+    writeCompactArray(json, name(Phase::forward), ArrayRef(cost.forward));
+    writeCompactArray(json, name(Phase::backward_input),
+                      ArrayRef(cost.backwardInput));
+    writeCompactArray(json, name(Phase::backward_weight),
+                      ArrayRef(cost.backwardWeight));
+    json.attributeBegin("comm");
+    writeNumber(json, cost.transfer);
+    json.attributeEnd();
+    writeCompactArray(json, "activation", ArrayRef(cost.activation));
+    writeCompactArray(json, "weight_grad_stash", ArrayRef(cost.stash));
+  });
+}
+
 LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
                                              raw_ostream &os) {
-  // The contract times every action on its own; an overlapped pair would
-  // silently lose its concurrency.
-  WalkResult overlap = schedule.walk([](ComputeOp compute) {
-    if (!compute.getOverlap())
-      return WalkResult::advance();
-    compute.emitOpError("runs overlapped with the forward before it, which "
-                        "pp-schedule-v1 cannot express; export it as a "
-                        "PyTorch CSV instead");
-    return WalkResult::interrupt();
-  });
-  if (overlap.wasInterrupted())
+  sched::Program program =
+      readProgram(schedule, schedule.getSemanticsOr(TransferSemantics::async));
+  if (failed(checkActions(schedule, program)))
     return failure();
   // Imported again, the costs would lose their micro-batch tables.
-  if (CostAttr cost = schedule.getCostAttr();
-      cost && cost.getNumMicrobatches() != 0)
+  if (program.cost && program.cost->getNumMicrobatches() != 0)
     return schedule.emitOpError("has per-micro-batch costs, which "
                                 "pp-schedule-v1 cannot express");
   // Imported again, the schedule would train synchronously.
@@ -105,56 +137,39 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
            << schedule.getNumWeightVersions()
            << " weight versions (pipedream-2bw), which pp-schedule-v1 "
               "cannot express";
+  ScheduleSpelling spelling = readScheduleSpelling(schedule);
   llvm::json::OStream json(os, /*IndentSize=*/2);
   json.object([&] {
     json.attribute("format", "pp-schedule-v1");
-    json.attribute("name", schedule.getName());
-    json.attribute("num_ranks", schedule.getNumRanks());
-    json.attribute("num_stages", schedule.getNumStages());
-    json.attribute("num_microbatches",
-                   static_cast<int64_t>(schedule.getNumMicrobatches()));
-    writeCompactArray(json, "stage_rank", schedule.getStageRank());
-    if (CostAttr cost = schedule.getCostAttr())
-      json.attributeObject("cost", [&] {
-        // Each phase's times under its action's name.
-        auto name = [](Phase phase) {
-          return getActionSpelling(getComputeAction(phase)).json;
-        };
-        writeCompactArray(json, name(Phase::forward),
-                          cost.getForward().asArrayRef());
-        writeCompactArray(json, name(Phase::backward_input),
-                          cost.getBackwardInput().asArrayRef());
-        writeCompactArray(json, name(Phase::backward_weight),
-                          cost.getBackwardWeight().asArrayRef());
-        json.attributeBegin("comm");
-        writeNumber(json, cost.getComm().getValueAsDouble());
-        json.attributeEnd();
-        writeCompactArray(json, "activation",
-                          cost.getActivation().asArrayRef());
-        writeCompactArray(json, "weight_grad_stash",
-                          cost.getStash().asArrayRef());
-      });
+    json.attribute("name", spelling.name);
+    json.attribute("num_ranks", program.getNumRanks());
+    json.attribute("num_stages", program.numStages);
+    json.attribute("num_microbatches", program.numMicrobatches);
+    writeCompactArray(json, "stage_rank", ArrayRef(program.stageRank));
+    if (program.cost)
+      writeCost(json, *program.cost);
     // One number for every rank, or one per rank, as the schedule has it.
-    Attribute cap = schedule.getMemoryCapAttr();
-    if (auto all = dyn_cast_if_present<FloatAttr>(cap)) {
-      json.attributeBegin("memory_cap");
-      writeNumber(json, all.getValueAsDouble());
-      json.attributeEnd();
-    } else if (auto perRank = dyn_cast_if_present<DenseF64ArrayAttr>(cap)) {
-      writeCompactArray(json, "memory_cap", perRank.asArrayRef());
+    if (!program.memoryCap.empty()) {
+      if (spelling.uniformMemoryCap) {
+        json.attributeBegin("memory_cap");
+        writeNumber(json, program.memoryCap.front());
+        json.attributeEnd();
+      } else {
+        writeCompactArray(json, "memory_cap", ArrayRef(program.memoryCap));
+      }
     }
-    if (std::optional<uint64_t> replicas = schedule.getNumReplicas())
-      json.attribute("num_replicas", static_cast<int64_t>(*replicas));
+    if (spelling.hasReplicas)
+      json.attribute("num_replicas", program.numReplicas);
     // pp's extension: the actions' `mb` index sequence slices.
-    if (std::optional<uint64_t> slices = schedule.getSlices())
-      json.attribute("slices", static_cast<int64_t>(*slices));
-    if (std::optional<uint64_t> zero = schedule.getZero())
-      json.attribute("zero", static_cast<int64_t>(*zero));
+    if (spelling.hasSlices)
+      json.attribute("slices", program.numSlices);
+    if (spelling.hasZero)
+      json.attribute("zero", program.zeroStage);
     json.attributeArray("ranks", [&] {
-      for (RankOp rank : schedule.getBody().front().getOps<RankOp>()) {
+      for (ArrayRef<sched::ProgramAction> actions : program.ranks) {
         json.array([&] {
-          for (Operation &op : rank.getBody().front())
-            json.rawValue([&](raw_ostream &os) { writeAction(&op, os); });
+          for (const sched::ProgramAction &action : actions)
+            json.rawValue([&](raw_ostream &os) { writeAction(action, os); });
         });
       }
     });

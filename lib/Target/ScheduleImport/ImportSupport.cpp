@@ -1,6 +1,6 @@
 //===- ImportSupport.cpp - pieces the schedule importers share ------------===//
 //
-// Source locations and the schedule skeleton used by both importers.
+// Source locations and the module both importers write.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,17 +53,14 @@ std::string importer::getImportedScheduleSymbol(StringRef name) {
   return symbol + "_schedule";
 }
 
-OwningOpRef<ModuleOp> importer::createImportedSchedule(
-    OpBuilder &builder, Location loc, StringRef name, int64_t numMicrobatches,
-    ArrayRef<int64_t> stageRank, CostAttr cost, Attribute memoryCap) {
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  builder.setInsertionPointToEnd(module->getBody());
-  auto schedule = ScheduleOp::create(
-      builder, loc, builder.getStringAttr(getImportedScheduleSymbol(name)),
-      builder.getStringAttr(name.empty() ? "imported" : name),
-      FlatSymbolRefAttr::get(builder.getContext(), "train_step"),
-      builder.getI64IntegerAttr(numMicrobatches),
-      builder.getDenseI64ArrayAttr(stageRank), cost, memoryCap);
-  builder.createBlock(&schedule.getBody());
+OwningOpRef<ModuleOp> importer::writeImportedProgram(
+    MLIRContext *context, const sched::Program &program,
+    ScheduleSpelling spelling, ProgramLocator locate) {
+  spelling.symbol = getImportedScheduleSymbol(spelling.name);
+  if (spelling.name.empty())
+    spelling.name = "imported";
+  OwningOpRef<ModuleOp> module = ModuleOp::create(locate({}));
+  OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
+  writeProgram(builder, program, spelling, locate);
   return module;
 }

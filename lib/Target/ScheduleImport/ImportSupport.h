@@ -1,14 +1,14 @@
 //===- ImportSupport.h - pieces the schedule importers share ----*- C++ -*-===//
 //
-// Locations in the imported file and the skeleton of the `pp.schedule` that
-// both importers fill in.
+// Locations in the imported file, and the module that holds the program
+// both importers read, written through the schedule adapter.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LIB_TARGET_SCHEDULEIMPORT_IMPORTSUPPORT_H
 #define LIB_TARGET_SCHEDULEIMPORT_IMPORTSUPPORT_H
 
-#include "pp/Dialect/PP/IR/PPOps.h"
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Location.h"
@@ -47,13 +47,13 @@ private:
 /// empty name.
 std::string getImportedScheduleSymbol(StringRef name);
 
-/// Creates a module at `loc` holding an empty `pp.schedule` of `name` for
-/// `@train_step`, and points `builder` into the schedule's body for the
-/// caller to add its `pp.rank` ops.
-OwningOpRef<ModuleOp>
-createImportedSchedule(OpBuilder &builder, Location loc, StringRef name,
-                       int64_t numMicrobatches, ArrayRef<int64_t> stageRank,
-                       CostAttr cost, Attribute memoryCap);
+/// A module holding `program` as a `pp.schedule` for `@train_step` named
+/// after `spelling.name` ("imported" when empty), each op at `locate` of
+/// its site.
+OwningOpRef<ModuleOp> writeImportedProgram(MLIRContext *context,
+                                           const sched::Program &program,
+                                           ScheduleSpelling spelling,
+                                           ProgramLocator locate);
 
 } // namespace mlir::pp::importer
 

@@ -1,7 +1,8 @@
 //===- JSONToSchedule.cpp - pp-schedule-v1 JSON to pp.schedule ------------===//
 //
-// Reads the JSON contract of shared/spec/schedule-json.md back into IR, with
-// pp's optional `grouped` on transfers (docs/Dialects/PP.md).
+// Reads the JSON contract of shared/spec/schedule-json.md into a
+// sched::Program, with pp's optional `grouped` on transfers
+// (docs/Dialects/PP.md), which the schedule adapter writes as IR.
 // llvm::json parses the document but forgets where its values were, so a
 // small scan of the (then known valid) text records where each value begins,
 // and every error points at the value or object that caused it.
@@ -10,6 +11,8 @@
 
 #include "ImportSupport.h"
 
+#include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
+#include "pp/Dialect/PP/Analysis/ScheduleProgram.h"
 #include "pp/Dialect/PP/IR/ActionVocabulary.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
@@ -235,10 +238,9 @@ private:
   LogicalResult parseHeader(Located root);
   FailureOr<CostAttr> parseCost(Located cost);
   /// `memory_cap`: a number for every rank or an array of one per rank.
-  FailureOr<Attribute> parseMemoryCap(Located cap);
-  LogicalResult parseRank(Located actions, int64_t rank, OpBuilder &builder);
-  LogicalResult parseAction(Located action, StringRef where,
-                            OpBuilder &builder);
+  LogicalResult parseMemoryCap(Located cap);
+  LogicalResult parseRank(Located actions, int64_t rank);
+  FailureOr<sched::ProgramAction> parseAction(Located action, StringRef where);
   /// A transfer's optional `grouped`: posted with the transfer before it.
   FailureOr<bool> getGrouped(Located action, StringRef where);
 
@@ -246,14 +248,13 @@ private:
   SourceLocator locator;
   std::optional<JSONPositions> positions;
 
-  // The header, once parsed.
-  std::string name;
-  int64_t numRanks = 0, numStages = 0, numMicrobatches = 0;
-  SmallVector<int64_t> stageRank;
-  CostAttr cost;
-  Attribute memoryCap;
-  IntegerAttr numReplicas, numSlices;
-  IntegerAttr zero;
+  // What is parsed: the program, how its header is spelled, and where each
+  // rank and action is in the text.
+  int64_t numRanks = 0;
+  sched::Program program;
+  ScheduleSpelling spelling;
+  SmallVector<Location> rankLocs;
+  SmallVector<SmallVector<Location>> actionLocs;
 };
 } // namespace
 
@@ -343,13 +344,13 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     if (!value)
       return emitError(nameField->node) << "'name' must be a string, got "
                                         << describeKind(*nameField->value);
-    name = value->str();
+    spelling.name = value->str();
   }
 
   std::tuple<StringRef, int64_t *, int64_t> counts[] = {
       {"num_ranks", &numRanks, kMaxRanks},
-      {"num_stages", &numStages, kMaxStages},
-      {"num_microbatches", &numMicrobatches, kMaxMicrobatches}};
+      {"num_stages", &program.numStages, kMaxStages},
+      {"num_microbatches", &program.numMicrobatches, kMaxMicrobatches}};
   for (auto [key, field, limit] : counts) {
     FailureOr<Located> count = getField(root, key, "");
     if (failed(count))
@@ -374,10 +375,10 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
   if (failed(placement))
     return failure();
   size_t placed = placement->value->getAsArray()->size();
-  if (static_cast<int64_t>(placed) != numStages)
+  if (static_cast<int64_t>(placed) != program.numStages)
     return emitError(placement->node)
-           << "'num_stages' is " << numStages << " but 'stage_rank' places "
-           << placed << " stages";
+           << "'num_stages' is " << program.numStages
+           << " but 'stage_rank' places " << placed << " stages";
   for (size_t stage = 0; stage < placed; ++stage) {
     Located entry = getElement(*placement, stage);
     FailureOr<int64_t> rank =
@@ -388,21 +389,19 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
       return emitError(entry.node)
              << "stage " << stage << " is placed on rank " << *rank
              << ", but the schedule has " << numRanks << " ranks";
-    stageRank.push_back(*rank);
+    program.stageRank.push_back(*rank);
   }
 
   if (std::optional<Located> costField = getOptionalField(root, "cost")) {
     FailureOr<CostAttr> parsed = parseCost(*costField);
     if (failed(parsed))
       return failure();
-    cost = *parsed;
+    program.cost = getStageCosts(*parsed);
   }
 
   if (std::optional<Located> capField = getOptionalField(root, "memory_cap")) {
-    FailureOr<Attribute> cap = parseMemoryCap(*capField);
-    if (failed(cap))
+    if (failed(parseMemoryCap(*capField)))
       return failure();
-    memoryCap = *cap;
   }
 
   if (std::optional<Located> field = getOptionalField(root, "num_replicas")) {
@@ -412,7 +411,8 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     if (*replicas <= 0 || *replicas > kMaxRanks)
       return emitError(field->node) << "'num_replicas' must be between 1 and "
                                     << kMaxRanks << ", got " << *replicas;
-    numReplicas = IntegerAttr::get(IntegerType::get(context, 64), *replicas);
+    program.numReplicas = *replicas;
+    spelling.hasReplicas = true;
   }
 
   // pp's extension for sequence slices (Seq1F1B): the actions' `mb` index
@@ -421,11 +421,12 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     FailureOr<int64_t> slices = getInteger(*field, "'slices'", "");
     if (failed(slices))
       return failure();
-    if (*slices <= 0 || numMicrobatches % *slices != 0)
+    if (*slices <= 0 || program.numMicrobatches % *slices != 0)
       return emitError(field->node)
              << "'slices' must be positive and divide 'num_microbatches' ("
-             << numMicrobatches << "), got " << *slices;
-    numSlices = IntegerAttr::get(IntegerType::get(context, 64), *slices);
+             << program.numMicrobatches << "), got " << *slices;
+    program.numSlices = *slices;
+    spelling.hasSlices = true;
   }
   if (std::optional<Located> field = getOptionalField(root, "zero")) {
     FailureOr<int64_t> stage = getInteger(*field, "'zero'", "");
@@ -435,12 +436,13 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
       return emitError(field->node)
              << "'zero' must be 0 or 1 (ZeRO-3 is not supported), got "
              << *stage;
-    zero = IntegerAttr::get(IntegerType::get(context, 64), *stage);
+    program.zeroStage = *stage;
+    spelling.hasZero = true;
   }
   return success();
 }
 
-FailureOr<Attribute> JSONScheduleImporter::parseMemoryCap(Located cap) {
+LogicalResult JSONScheduleImporter::parseMemoryCap(Located cap) {
   auto parseOne = [&](Located value, const Twine &what) -> FailureOr<double> {
     FailureOr<double> number = getNumber(value, what, "");
     if (failed(number))
@@ -454,22 +456,23 @@ FailureOr<Attribute> JSONScheduleImporter::parseMemoryCap(Located cap) {
     FailureOr<double> all = parseOne(cap, "'memory_cap'");
     if (failed(all))
       return failure();
-    return Attribute(FloatAttr::get(Float64Type::get(context), *all));
+    program.memoryCap.assign(numRanks, *all);
+    spelling.uniformMemoryCap = true;
+    return success();
   }
   size_t size = cap.value->getAsArray()->size();
   if (static_cast<int64_t>(size) != numRanks)
     return emitError(cap.node)
            << "'memory_cap' has " << size << " entries but the schedule has "
            << numRanks << " ranks";
-  SmallVector<double> perRank;
   for (size_t rank = 0; rank < size; ++rank) {
     FailureOr<double> value =
         parseOne(getElement(cap, rank), "'memory_cap'[" + Twine(rank) + "]");
     if (failed(value))
       return failure();
-    perRank.push_back(*value);
+    program.memoryCap.push_back(*value);
   }
-  return Attribute(DenseF64ArrayAttr::get(context, perRank));
+  return success();
 }
 
 FailureOr<CostAttr> JSONScheduleImporter::parseCost(Located cost) {
@@ -485,10 +488,10 @@ FailureOr<CostAttr> JSONScheduleImporter::parseCost(Located cost) {
     if (failed(array))
       return failure();
     size_t size = array->value->getAsArray()->size();
-    if (static_cast<int64_t>(size) != numStages)
-      return emitError(array->node)
-             << where << "'" << key << "' has " << size
-             << " entries but the schedule has " << numStages << " stages";
+    if (static_cast<int64_t>(size) != program.numStages)
+      return emitError(array->node) << where << "'" << key << "' has " << size
+                                    << " entries but the schedule has "
+                                    << program.numStages << " stages";
     SmallVector<double> values;
     for (size_t stage = 0; stage < size; ++stage) {
       Located entry = getElement(*array, stage);
@@ -555,8 +558,9 @@ static std::string listJSONOps(function_ref<bool(ActionKind)> select,
                        lastSeparator, names.back());
 }
 
-LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
-                                                OpBuilder &builder) {
+FailureOr<sched::ProgramAction>
+JSONScheduleImporter::parseAction(Located action, StringRef where) {
+  using Kind = sched::TimedAction::Kind;
   if (!action.value->getAsObject())
     return emitError(action.node) << where << "expected an action object, got "
                                   << describeKind(*action.value);
@@ -583,36 +587,34 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
            << where << "'grouped' applies only to "
            << listJSONOps(isTransfer, "and") << ", not " << *opName;
 
+  sched::ProgramAction parsed;
   FailureOr<int64_t> stage =
-      getIndexField(action, "stage", where, numStages, "stages");
+      getIndexField(action, "stage", where, program.numStages, "stages");
   if (failed(stage))
     return failure();
-  Location loc = getLoc(action.node);
-  if (*kind == ActionKind::AllReduce) {
-    AllReduceOp::create(builder, loc, *stage);
-    return success();
-  }
-  if (*kind == ActionKind::ReduceScatter) {
-    ReduceScatterOp::create(builder, loc, *stage);
-    return success();
-  }
-  if (*kind == ActionKind::AllGather) {
-    AllGatherOp::create(builder, loc, *stage);
-    return success();
-  }
-  if (*kind == ActionKind::OptimizerStep) {
-    OptimizerStepOp::create(builder, loc, *stage);
-    return success();
+  parsed.stage = *stage;
+  std::optional<Kind> stageOnly;
+  if (*kind == ActionKind::AllReduce)
+    stageOnly = Kind::allReduce;
+  else if (*kind == ActionKind::ReduceScatter)
+    stageOnly = Kind::reduceScatter;
+  else if (*kind == ActionKind::AllGather)
+    stageOnly = Kind::allGather;
+  else if (*kind == ActionKind::OptimizerStep)
+    stageOnly = Kind::optimizerStep;
+  if (stageOnly) {
+    parsed.kind = *stageOnly;
+    return parsed;
   }
 
-  FailureOr<int64_t> mb =
-      getIndexField(action, "mb", where, numMicrobatches, "micro-batches");
+  FailureOr<int64_t> mb = getIndexField(
+      action, "mb", where, program.numMicrobatches, "micro-batches");
   if (failed(mb))
     return failure();
+  parsed.mb = *mb;
   if (std::optional<Phase> phase = getComputePhase(*kind)) {
-    ComputeOp::create(builder, loc, *phase, *stage, *mb, /*overlap=*/false,
-                      /*function=*/nullptr);
-    return success();
+    parsed.phase = *phase;
+    return parsed;
   }
 
   FailureOr<int64_t> peer =
@@ -624,11 +626,11 @@ LogicalResult JSONScheduleImporter::parseAction(Located action, StringRef where,
     return failure();
   // The op verifier checks that a grouped transfer follows another one.
   TransferAction transfer = *getTransfer(*kind);
-  if (transfer.isSend)
-    SendOp::create(builder, loc, transfer.kind, *stage, *mb, *peer, *grouped);
-  else
-    RecvOp::create(builder, loc, transfer.kind, *stage, *mb, *peer, *grouped);
-  return success();
+  parsed.kind = transfer.isSend ? Kind::send : Kind::recv;
+  parsed.transfer = transfer.kind;
+  parsed.peer = *peer;
+  parsed.grouped = *grouped;
+  return parsed;
 }
 
 FailureOr<bool> JSONScheduleImporter::getGrouped(Located action,
@@ -642,18 +644,21 @@ FailureOr<bool> JSONScheduleImporter::getGrouped(Located action,
                                 << describeKind(*field->value);
 }
 
-LogicalResult JSONScheduleImporter::parseRank(Located actions, int64_t rank,
-                                              OpBuilder &builder) {
+LogicalResult JSONScheduleImporter::parseRank(Located actions, int64_t rank) {
   if (failed(getArray(actions, "rank " + Twine(rank), "")))
     return failure();
-  auto rankOp = RankOp::create(builder, getLoc(actions.node), rank);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.createBlock(&rankOp.getBody());
+  rankLocs.push_back(getLoc(actions.node));
+  auto &parsed = program.ranks.emplace_back();
+  auto &locs = actionLocs.emplace_back();
   for (size_t i = 0, e = actions.value->getAsArray()->size(); i < e; ++i) {
     std::string where =
         ("action " + Twine(i) + " of rank " + Twine(rank) + ": ").str();
-    if (failed(parseAction(getElement(actions, i), where, builder)))
+    Located element = getElement(actions, i);
+    FailureOr<sched::ProgramAction> action = parseAction(element, where);
+    if (failed(action))
       return failure();
+    parsed.push_back(*action);
+    locs.push_back(getLoc(element.node));
   }
   return success();
 }
@@ -719,20 +724,18 @@ OwningOpRef<ModuleOp> JSONScheduleImporter::import() {
     return nullptr;
   }
 
-  OpBuilder builder(context);
-  OwningOpRef<ModuleOp> module =
-      createImportedSchedule(builder, getLoc(root.node), name, numMicrobatches,
-                             stageRank, cost, memoryCap);
-  if (numReplicas)
-    (*module->getOps<ScheduleOp>().begin()).setNumReplicasAttr(numReplicas);
-  if (numSlices)
-    (*module->getOps<ScheduleOp>().begin()).setSlicesAttr(numSlices);
-  if (zero)
-    (*module->getOps<ScheduleOp>().begin()).setZeroAttr(zero);
   for (int64_t rank = 0; rank < numRanks; ++rank)
-    if (failed(parseRank(getElement(*ranks, rank), rank, builder)))
+    if (failed(parseRank(getElement(*ranks, rank), rank)))
       return nullptr;
-  return module;
+  Location loc = getLoc(root.node);
+  return writeImportedProgram(context, program, spelling,
+                              [&](sched::ProgramSite site) -> Location {
+                                if (site.rank < 0)
+                                  return loc;
+                                if (site.action < 0)
+                                  return rankLocs[site.rank];
+                                return actionLocs[site.rank][site.action];
+                              });
 }
 
 OwningOpRef<ModuleOp>

@@ -22,6 +22,9 @@
 // for; a `pp.recv` is that wait, so each receive moves to right before its
 // consumer (before the overlapped pair that holds it).
 //
+// The actions become a sched::Program, which the schedule adapter writes as
+// IR.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ImportSupport.h"
@@ -43,6 +46,9 @@
 using namespace mlir;
 using namespace mlir::pp;
 using namespace mlir::pp::importer;
+using namespace mlir::pp::sched;
+
+using Kind = TimedAction::Kind;
 
 namespace {
 /// Identifies an action within a row: (kind, stage, micro-batch).
@@ -345,28 +351,26 @@ static bool isGatherAfterReduction(const CSVRow &row, size_t index) {
                       });
 }
 
-/// Creates the pp action of `row`'s action `index`, if it has one;
-/// transfers get their peer from the placement. Under ZeRO-1 (`zero`)
-/// REDUCE_GRAD is a reduce-scatter.
-static LogicalResult createAction(const CSVRow &row, size_t index,
-                                  ArrayRef<int64_t> stageRank, bool zero,
-                                  const SourceLocator &locator,
-                                  OpBuilder &builder) {
+/// The pp action of `row`'s action `index`, if it has one; transfers get
+/// their peer from the placement. Under ZeRO-1 (`zero`) REDUCE_GRAD is a
+/// reduce-scatter.
+static FailureOr<std::optional<ProgramAction>>
+getProgramAction(const CSVRow &row, size_t index, ArrayRef<int64_t> stageRank,
+                 bool zero, const SourceLocator &locator) {
   const CSVAction &action = row.actions[index];
   Location loc = locator.getLoc(action.offset);
   int64_t last = stageRank.size() - 1;
+  ProgramAction result;
+  result.stage = action.stage;
+  result.mb = action.mb;
   if (std::optional<Phase> phase = getComputePhase(action.op)) {
-    // An imported schedule has no model, so no stage functions to name.
-    ComputeOp::create(builder, loc, *phase, action.stage, action.mb,
-                      action.overlap, /*function=*/nullptr);
-    return success();
+    result.phase = *phase;
+    result.overlapped = action.overlap;
+    return {result};
   }
   if (action.op == ActionKind::AllReduce) {
-    if (zero)
-      ReduceScatterOp::create(builder, loc, action.stage);
-    else
-      AllReduceOp::create(builder, loc, action.stage);
-    return success();
+    result.kind = zero ? Kind::reduceScatter : Kind::allReduce;
+    return {result};
   }
   if (action.op == ActionKind::AllGather && zero) {
     if (!isGatherAfterReduction(row, index))
@@ -374,8 +378,8 @@ static LogicalResult createAction(const CSVRow &row, size_t index,
              << "'" << action.text << "' gathers weights before their "
              << "stage's REDUCE_GRAD in a ZeRO-1 schedule, whose UNSHARD "
              << "spreads the updated weights after it";
-    AllGatherOp::create(builder, loc, action.stage);
-    return success();
+    result.kind = Kind::allGather;
+    return {result};
   }
   // FSDP's gather before use and free after (ZeRO-3), which PyTorch's
   // lowering adds to every schedule and runs as no-ops on stages that are
@@ -390,12 +394,12 @@ static LogicalResult createAction(const CSVRow &row, size_t index,
         << (action.op == ActionKind::Reshard ? "frees" : "gathers")
         << " FSDP-sharded weights (ZeRO-3), which pp does not shard: the "
            "stage keeps whole weights";
-    return success();
+    return {std::nullopt};
   }
   // Waits have no pp action.
   std::optional<TransferAction> transfer = getTransfer(action.op);
   if (!transfer)
-    return success();
+    return {std::nullopt};
   bool isSend = transfer->isSend;
   bool isActivation = transfer->kind == TransferKind::activation;
   // Activations flow from stage s to s + 1, gradients back.
@@ -406,13 +410,10 @@ static LogicalResult createAction(const CSVRow &row, size_t index,
            << "'" << action.text << "' "
            << (isSend ? "sends to" : "receives from") << " stage " << neighbour
            << ", but the stages are 0.." << last;
-  if (isSend)
-    SendOp::create(builder, loc, transfer->kind, action.stage, action.mb,
-                   stageRank[neighbour]);
-  else
-    RecvOp::create(builder, loc, transfer->kind, action.stage, action.mb,
-                   stageRank[neighbour]);
-  return success();
+  result.kind = isSend ? Kind::send : Kind::recv;
+  result.transfer = transfer->kind;
+  result.peer = stageRank[neighbour];
+  return {result};
 }
 
 OwningOpRef<ModuleOp>
@@ -449,20 +450,36 @@ mlir::pp::importScheduleFromPyTorchCSV(llvm::SourceMgr &sourceMgr,
                                  isGatherAfterReduction(row, i);
                         });
   });
-  OpBuilder builder(context);
-  OwningOpRef<ModuleOp> module = createImportedSchedule(
-      builder, locator.getLoc(0), locator.getFileStem(), numMicrobatches,
-      *stageRank, /*cost=*/nullptr, /*memoryCap=*/nullptr);
-  if (zero)
-    (*module->getOps<ScheduleOp>().begin())
-        .setZeroAttr(builder.getI64IntegerAttr(1));
-  for (auto [rank, row] : llvm::enumerate(*rows)) {
-    auto rankOp = RankOp::create(builder, locator.getLoc(row.offset), rank);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.createBlock(&rankOp.getBody());
-    for (size_t i = 0, e = row.actions.size(); i < e; ++i)
-      if (failed(createAction(row, i, *stageRank, zero, locator, builder)))
+  Program program;
+  program.numStages = numStages;
+  program.numMicrobatches = numMicrobatches;
+  program.stageRank = *stageRank;
+  program.zeroStage = zero ? 1 : 0;
+  ScheduleSpelling spelling;
+  spelling.name = locator.getFileStem().str();
+  spelling.hasZero = zero;
+  // Where each action of the program is in the text.
+  SmallVector<SmallVector<size_t>> offsets;
+  for (const CSVRow &row : *rows) {
+    auto &actions = program.ranks.emplace_back();
+    auto &actionOffsets = offsets.emplace_back();
+    for (size_t i = 0, e = row.actions.size(); i < e; ++i) {
+      FailureOr<std::optional<ProgramAction>> action =
+          getProgramAction(row, i, *stageRank, zero, locator);
+      if (failed(action))
         return nullptr;
+      if (!*action)
+        continue;
+      actions.push_back(**action);
+      actionOffsets.push_back(row.actions[i].offset);
+    }
   }
-  return module;
+  return writeImportedProgram(
+      context, program, spelling, [&](ProgramSite site) -> Location {
+        if (site.rank < 0)
+          return locator.getLoc(0);
+        if (site.action < 0)
+          return locator.getLoc((*rows)[site.rank].offset);
+        return locator.getLoc(offsets[site.rank][site.action]);
+      });
 }

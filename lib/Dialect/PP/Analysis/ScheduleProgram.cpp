@@ -1,7 +1,7 @@
 //===- ScheduleProgram.cpp - a pp.schedule as a plain program -------------===//
 //
-// Reads schedule ops into a sched::Program and reports its violations at
-// the ops.
+// Reads schedule ops into a sched::Program, writes a program back as
+// schedule ops, and reports a program's violations at the ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,7 +67,8 @@ sched::Program mlir::pp::readProgram(ScheduleOp schedule,
           return readProgramAction(op);
         }));
   program.semantics = semantics;
-  program.cost = getStageCosts(schedule.getCostOrUnit());
+  if (CostAttr cost = schedule.getCostAttr())
+    program.cost = getStageCosts(cost);
   if (schedule.getMemoryCapAttr())
     for (int64_t rank = 0, e = program.getNumRanks(); rank < e; ++rank)
       program.memoryCap.push_back(*schedule.getRankMemoryCap(rank));
@@ -76,6 +77,119 @@ sched::Program mlir::pp::readProgram(ScheduleOp schedule,
   program.numReplicas = schedule.getNumReplicas().value_or(1);
   program.zeroStage = schedule.getZeroStage();
   return program;
+}
+
+ScheduleSpelling mlir::pp::readScheduleSpelling(ScheduleOp schedule) {
+  ScheduleSpelling spelling;
+  spelling.symbol = schedule.getSymName().str();
+  spelling.name = schedule.getName().str();
+  spelling.pipeline = schedule.getPipeline().str();
+  spelling.uniformMemoryCap =
+      isa_and_present<FloatAttr>(schedule.getMemoryCapAttr());
+  spelling.hasReplicas = schedule.getNumReplicas().has_value();
+  spelling.hasSlices = schedule.getSlices().has_value();
+  spelling.hasZero = schedule.getZero().has_value();
+  return spelling;
+}
+
+std::optional<ActionKind>
+mlir::pp::getActionKind(const sched::ProgramAction &action) {
+  switch (action.kind) {
+  case Kind::compute:
+    return getComputeAction(action.phase);
+  case Kind::send:
+  case Kind::recv:
+    return getTransferAction({action.kind == Kind::send, action.transfer});
+  case Kind::allReduce:
+    return ActionKind::AllReduce;
+  case Kind::optimizerStep:
+    return ActionKind::OptimizerStep;
+  case Kind::reduceScatter:
+    return ActionKind::ReduceScatter;
+  case Kind::allGather:
+    return ActionKind::AllGather;
+  case Kind::other:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown action kind");
+}
+
+/// Creates the op of `action` at `loc`; nothing for kind `other`.
+static void writeAction(OpBuilder &builder, Location loc,
+                        const ProgramAction &action) {
+  bool first = action.part == StepPart::firstOnly;
+  bool next = action.part == StepPart::next;
+  switch (action.kind) {
+  case Kind::compute:
+    ComputeOp::create(builder, loc, action.phase, action.stage, action.mb,
+                      action.overlapped, /*function=*/nullptr, first, next);
+    return;
+  case Kind::send:
+    SendOp::create(builder, loc, action.transfer, action.stage, action.mb,
+                   action.peer, action.grouped, first, next);
+    return;
+  case Kind::recv:
+    RecvOp::create(builder, loc, action.transfer, action.stage, action.mb,
+                   action.peer, action.grouped, first, next);
+    return;
+  case Kind::allReduce:
+    AllReduceOp::create(builder, loc, action.stage);
+    return;
+  case Kind::optimizerStep:
+    OptimizerStepOp::create(builder, loc, action.stage);
+    return;
+  case Kind::reduceScatter:
+    ReduceScatterOp::create(builder, loc, action.stage);
+    return;
+  case Kind::allGather:
+    AllGatherOp::create(builder, loc, action.stage);
+    return;
+  case Kind::other:
+    return;
+  }
+}
+
+/// The `memory_cap` of `program` spelled as `spelling` says, if it has one.
+static Attribute getMemoryCapAttr(Builder &builder, const Program &program,
+                                  const ScheduleSpelling &spelling) {
+  if (program.memoryCap.empty())
+    return nullptr;
+  if (spelling.uniformMemoryCap)
+    return builder.getF64FloatAttr(program.memoryCap.front());
+  return builder.getDenseF64ArrayAttr(program.memoryCap);
+}
+
+ScheduleOp mlir::pp::writeProgram(OpBuilder &builder, const Program &program,
+                                  const ScheduleSpelling &spelling,
+                                  ProgramLocator locate) {
+  MLIRContext *context = builder.getContext();
+  auto schedule = ScheduleOp::create(
+      builder, locate({}), builder.getStringAttr(spelling.symbol),
+      builder.getStringAttr(spelling.name),
+      FlatSymbolRefAttr::get(context, spelling.pipeline),
+      builder.getI64IntegerAttr(program.numMicrobatches),
+      builder.getDenseI64ArrayAttr(program.stageRank),
+      program.cost ? getCostAttr(context, *program.cost) : CostAttr(),
+      getMemoryCapAttr(builder, program, spelling));
+  if (spelling.hasReplicas)
+    schedule.setNumReplicasAttr(builder.getI64IntegerAttr(program.numReplicas));
+  if (spelling.hasSlices)
+    schedule.setSlicesAttr(builder.getI64IntegerAttr(program.numSlices));
+  if (spelling.hasZero)
+    schedule.setZeroAttr(builder.getI64IntegerAttr(program.zeroStage));
+  schedule.setSemanticsOrDefault(program.semantics);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.createBlock(&schedule.getBody());
+  for (auto [rank, actions] : llvm::enumerate(program.ranks)) {
+    int64_t rankIndex = rank;
+    auto rankOp = RankOp::create(builder, locate({rankIndex, -1}), rankIndex);
+    OpBuilder::InsertionGuard rankGuard(builder);
+    builder.createBlock(&rankOp.getBody());
+    for (auto [index, action] : llvm::enumerate(actions))
+      writeAction(builder, locate({rankIndex, static_cast<int64_t>(index)}),
+                  action);
+  }
+  return schedule;
 }
 
 namespace {
