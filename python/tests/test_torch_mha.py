@@ -4,7 +4,8 @@ head trains under pp with PyTorch's losses. Its head merge reshapes a flat
 buffer into the output projection's left operand, whose register tiles
 pp-vectorize-contractions reads through a memref.expand_shape the alias
 folding cannot fold (test/StageCode/vectorize-contractions.mlir,
-@reshaped_lhs). Exported at the micro-batch shape with 2 micro-batches.
+@reshaped_lhs). Exported at the micro-batch shape with 2 micro-batches,
+it trains on 1, 2 and 4 stages.
 Skipped where torch or torch_mlir is not importable."""
 
 import pytest
@@ -42,7 +43,7 @@ def synthetic_batch(step):
             torch.from_numpy(t).reshape(BATCH, SEQ, OUT))
 
 
-@pytest.mark.parametrize("stages", [1, 2])
+@pytest.mark.parametrize("stages", [1, 2, 4])
 def test_multihead_attention_trains_like_pytorch(pp, tmp_path, stages):
     import pp.torch
     torch.manual_seed(0)
@@ -53,6 +54,7 @@ def test_multihead_attention_trains_like_pytorch(pp, tmp_path, stages):
         F.mse_loss, tmp_path / "mha.mlir", microbatches=MICROBATCHES)
     program = pp.compile(exported.mlir, stages=stages,
                          microbatches=MICROBATCHES)
+    assert program.ranks == stages
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR, seed=SEED,
                  init_weights=exported.weights, save=saved)

@@ -39,7 +39,7 @@ class Regressor(nn.Module):
 CASES = [
     Case("mha", Regressor, F.mse_loss, inputs=[(ROWS, SEQ, FEATURES)],
          targets=[(ROWS, OUT)], lr=0.1, split_points=["blocks.1"],
-         whole_batch="slow",
+         stages=(), slow_stages=(2,), whole_batch="slow",
          uses=["nn.MultiheadAttention", "nn.LayerNorm", "nn.ReLU",
                "nn.Linear", "F.mse_loss", "Tensor.mean"]),
     # The whole-batch export again with every contraction generated and

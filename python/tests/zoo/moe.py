@@ -60,7 +60,7 @@ class MoENet(nn.Module):
 
 CASES = [Case(
     "moe", MoENet, F.mse_loss, inputs=[(ROWS, FEATURES)],
-    targets=[(ROWS, OUT)], lr=0.1,
+    targets=[(ROWS, OUT)], lr=0.1, stages=(), slow_stages=(2,),
     uses=["torch.topk", "F.softmax", "nn.Linear", "nn.GELU",
           "nn.LayerNorm", "F.mse_loss"])]
 

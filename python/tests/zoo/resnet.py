@@ -61,7 +61,8 @@ class ResNet(nn.Module):
 
 CASES = [Case(
     "resnet", ResNet, F.mse_loss, inputs=[(ROWS, CHANNELS, SIZE, SIZE)],
-    targets=[(ROWS, CLASSES)], lr=0.05, refused="resnet.py",
+    targets=[(ROWS, CLASSES)], stages=(), slow_stages=(2,), lr=0.05,
+    refused="resnet.py",
     uses=["nn.Conv2d", "nn.BatchNorm2d", "nn.ReLU", "nn.MaxPool2d",
           "nn.AvgPool2d", "nn.AdaptiveAvgPool2d", "nn.Linear",
           "F.mse_loss"])]

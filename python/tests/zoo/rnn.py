@@ -34,9 +34,11 @@ class GRURegressor(nn.Module):
 
 CASES = [
     Case("lstm", LSTMRegressor, F.mse_loss, inputs=[(ROWS, SEQ, FEATURES)],
-         targets=[(ROWS, OUT)], lr=0.2, whole_batch="slow",
+         targets=[(ROWS, OUT)], lr=0.2, stages=(), slow_stages=(2,),
+         whole_batch="slow",
          uses=["nn.LSTM", "nn.Linear", "F.mse_loss"]),
     Case("gru", GRURegressor, F.mse_loss, inputs=[(ROWS, SEQ, FEATURES)],
-         targets=[(ROWS, OUT)], lr=0.2, whole_batch="ci",
+         targets=[(ROWS, OUT)], lr=0.2, stages=(), slow_stages=(2,),
+         whole_batch="ci",
          uses=["nn.GRU", "nn.Linear", "F.mse_loss"]),
 ]
