@@ -118,11 +118,10 @@ class JobFaults:
     def reader(self, i, row, config, opt, rng):
         """Standard output unread while rank 0 prints more lines than the
         pipes to the reader hold (about 5,000), and for 1.5 timeouts more;
-        every other time read again before the job ends, else only 1.5
-        timeouts after its last step (the ranks wait in MPI_Finalize for
-        the launcher, which the reader holds). The job's length comes from
-        the rate of a short run, so that a fast machine does not end it
-        before the pause is long enough."""
+        read again before the job ends (a reader still paused then keeps
+        the launcher from MPI_Finalize: docs/Reliability.md). The job's
+        length comes from the rate of a short run, so that a fast machine
+        does not end it before the pause is long enough."""
         steps = self.reader_steps(config, opt)
         save, metrics = self.path(i, "w.safetensors"), self.path(i, "metrics")
         job = self.start(self.c.base(config, opt) + [
@@ -132,22 +131,13 @@ class JobFaults:
         paused = count_lines(metrics)
         filled = wait_until(lambda: count_lines(metrics) >= paused + 6000,
                             60 + 6000 / 50, job)
-        if (i // len(KINDS)) % 2:
-            row["how"] = "paused through the end"
-            ended = wait_until(lambda: count_lines(metrics) >= steps,
-                               60 + steps / 50, job)
-            time.sleep(1.5 * self.args.timeout)
-            row["hit"] = filled and ended and job.poll() is None
-        else:
-            row["how"] = "read again before the end"
-            longer = time.monotonic()
-            wait_until(
-                lambda: time.monotonic() - longer > 1.5 * self.args.timeout
-                or count_lines(metrics) >= steps - steps // 10,
-                3 * self.args.timeout, job)
-            longer = time.monotonic() - longer
-            row["hit"] = (filled and longer > self.args.timeout
-                          and count_lines(metrics) < steps)
+        longer = time.monotonic()
+        wait_until(lambda: time.monotonic() - longer > 1.5 * self.args.timeout
+                   or count_lines(metrics) >= steps - steps // 10,
+                   3 * self.args.timeout, job)
+        longer = time.monotonic() - longer
+        row["hit"] = (filled and longer > self.args.timeout
+                      and count_lines(metrics) < steps)
         out = self.finish(job, row)
         lines = [l for l in out.splitlines() if l.startswith("step ")]
         row["ok"] = row["rc"] == 0 and len(lines) == steps

@@ -4,7 +4,6 @@
 #endif
 
 #include "backends/cuda/kernel_launch.h"
-#include "backends/mpi/unpolled.h"
 #include "driver/console.h"
 #include "driver/driver.h"
 #include "driver/input_file.h"
@@ -727,7 +726,6 @@ int main(int argc, char **argv) {
      first, so that a rank lost after the last step is named. */
   int32_t ended = 1;
   pprt_min_everywhere(d.ctx, &ended, 1, "the end of the run");
-  pprt_unpolled_run_ended();
   pprt_driver_free_data(&d);
   pprt_context_destroy(d.ctx);
   int32_t rank = t->world_rank;

@@ -32,7 +32,6 @@ static struct {
   pprt_awake_clock clock;
   double started, deadline; /* of the call, on `clock` */
   int32_t rank;
-  bool run_ended; /* pprt_unpolled_run_ended */
 } guard = {.lock = PTHREAD_MUTEX_INITIALIZER,
            .timeout_s = 60.0,
            .clock = {.stall_s = PPRT_AWAKE_STALL_S}};
@@ -123,11 +122,12 @@ void pprt_stopped_local_ranks(char *out, size_t size) {
   closedir(proc);
 }
 
-/* Names the `stopped` ranks and ends this process; the launcher then ends
+/* Names the stopped ranks and ends this process; the launcher then ends
    the job. Others waiting in the same call print theirs meanwhile. */
-_Noreturn static void expire(double now, const char *stopped) {
-  char who[32] = "rank ?";
+_Noreturn static void expire(double now) {
+  char stopped[512], who[32] = "rank ?";
   double waited_s = now - guard.started;
+  pprt_stopped_local_ranks(stopped, sizeof stopped);
   if (guard.rank >= 0)
     snprintf(who, sizeof who, "rank %d", guard.rank);
   if (stopped[0])
@@ -170,13 +170,8 @@ static void *watchdog(void *unused) {
       continue;
     }
     double now = pprt_awake_now(&guard.clock);
-    if (now >= guard.deadline) {
-      char stopped[512];
-      pprt_stopped_local_ranks(stopped, sizeof stopped);
-      if (!guard.run_ended || stopped[0])
-        expire(now, stopped);
-      guard.deadline = now + guard.timeout_s; /* pprt_unpolled_run_ended */
-    }
+    if (now >= guard.deadline)
+      expire(now);
     double left = guard.deadline - now;
     struct timespec wake = monotonic_in(left < TICK_S ? left : TICK_S);
     pthread_cond_timedwait(&guard.changed, &guard.lock, &wake);
@@ -217,12 +212,6 @@ void pprt_unpolled_end(void) {
   guard.armed = false;
   if (guard.running)
     pthread_cond_signal(&guard.changed);
-  pthread_mutex_unlock(&guard.lock);
-}
-
-void pprt_unpolled_run_ended(void) {
-  pthread_mutex_lock(&guard.lock);
-  guard.run_ended = true;
   pthread_mutex_unlock(&guard.lock);
 }
 

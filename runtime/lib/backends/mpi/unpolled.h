@@ -16,13 +16,6 @@ void pprt_unpolled_begin(const char *what, double timeout_s, int32_t rank);
 /* The call returned: stops the deadline. */
 void pprt_unpolled_end(void);
 
-/* Every rank has ended the run: from now on a deadline that passes while
-   no rank of this host is stopped is waited out again. What is left
-   (MPI_Finalize) waits for the launcher, which a paused reader of the
-   job's output holds; a rank stopped or lost elsewhere is ended by its
-   watcher or the launcher, which ends this one too. */
-void pprt_unpolled_run_ended(void);
-
 /* The timeout of the last deadline (the MPI transport's, for the blocking
    calls of transports built on it); 60 s before any. */
 double pprt_unpolled_timeout(void);
