@@ -344,6 +344,48 @@ def _check_gradient_stops(program) -> None:
                 next((t for t in traces if _model_frames(t)), None))
 
 
+_DATA_DEPENDENT = (
+    "pp compiles static shapes and keeps every value a tensor of the step")
+
+
+def _node_line(node) -> Optional[str]:
+    """The model line (`file:line`) an FX node comes from, if any."""
+    frames = _model_frames(node.meta.get("stack_trace"))
+    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
+
+
+def _check_static(program) -> None:
+    """Shapes or Python numbers that depend on the data (`y[y > 0]`,
+    `.item()`, `nonzero`) are a ValueError at their model line: the step
+    traced would hold the example's values, or never finish lowering."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    for node in program.graph.nodes:
+        value = node.meta.get("val")
+        if node.op != "call_function" or value is None or \
+                not free_unbacked_symbols(value):
+            continue
+        op = str(node.target).removesuffix(".default")
+        what = ("a Python number taken from a tensor (.item())"
+                if op in ("aten.item", "aten._local_scalar_dense") else
+                f"{op} makes a shape that depends on the data (a boolean "
+                "mask's selection, nonzero, unique); use torch.where or a "
+                "masked sum instead")
+        raise _unsupported(f"{what}: {_DATA_DEPENDENT}",
+                           node.meta.get("stack_trace"))
+
+
+def _check_loss(program, loss_fn) -> None:
+    """The step's first output is the loss: one number."""
+    output = next(iter(reversed(program.graph.nodes)))
+    value = output.args[0][0].meta.get("val")
+    shape = tuple(getattr(value, "shape", ()))
+    if shape != ():
+        raise ValueError(
+            f"loss_fn {getattr(loss_fn, '__name__', loss_fn)!r} returns a "
+            f"tensor of shape {shape}, not a scalar: pp trains on one loss "
+            "per step (reduce it, e.g. with .mean() or reduction='mean')")
+
+
 def _scatter(x, dim, index, src, add=False):
     """x.scatter(dim, index, src) (scatter_add with `add`) as comparisons of
     `index` with the positions along `dim` and sums: ops whose gradients pp
@@ -497,11 +539,30 @@ def _decompositions():
     return table
 
 
-def _isolated(lower, program) -> str:
+def _read_within(fd: int, timeout: float) -> bytes:
+    """All of `fd` until its end, closing it; TimeoutError past `timeout`
+    seconds."""
+    import select
+    import time
+    deadline = time.monotonic() + timeout
+    chunks = []
+    with os.fdopen(fd, "rb", buffering=0) as source:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([source], [], [], left)[0]:
+                raise TimeoutError
+            chunk = source.read(1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def _isolated(lower, program, timeout: float) -> str:
     """Runs `lower()` (the torch-mlir import and pp's marks, returning the
     module's text) in a forked child, so that a crash of torch-mlir's
     lowering cannot end the user's interpreter; re-raises what it raises,
-    and turns its death into pp.ExportError naming the step's ops."""
+    and turns its death, or a lowering past `timeout` seconds, into
+    pp.ExportError naming the step's ops."""
     import os
     import pickle
     import signal
@@ -524,8 +585,15 @@ def _isolated(lower, program) -> str:
             sink.write(data)
         os._exit(0)
     os.close(write)
-    with os.fdopen(read, "rb") as source:
-        data = source.read()
+    try:
+        data = _read_within(read, timeout)
+    except TimeoutError:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise ExportError(
+            f"torch-mlir's lowering to linalg did not finish in {timeout:g} "
+            f"s (export's timeout); its PyTorch ops: {_op_lines(program)}"
+        ) from None
     _, status = os.waitpid(pid, 0)
     if data:
         kind, value = pickle.loads(data)
@@ -567,8 +635,7 @@ def _ops_and_lines(program):
     """Each ATen op of the exported program (`aten.cumsum`) with the
     innermost frame of its stack, (path, line), where it has one."""
     for node in program.graph.nodes:
-        calls = re.findall(r'File "([^"]*)", line (\d+)',
-                           node.meta.get("stack_trace") or "")
+        calls = _model_frames(node.meta.get("stack_trace"))
         if node.op == "call_function" and calls:
             yield str(node.target).removesuffix(".default"), calls[-1]
 
@@ -806,7 +873,8 @@ def _microbatch(example_inputs, microbatches: int):
 
 def _check_export_arguments(module, example_inputs, loss_fn, path,
                             num_targets, microbatches, split_points,
-                            parallelize_plan, tensor_parallel) -> None:
+                            parallelize_plan, tensor_parallel,
+                            timeout) -> None:
     """TypeError or ValueError naming the argument of `export` that is of
     the wrong kind, before anything is traced; `path` must name a file in
     an existing directory."""
@@ -840,6 +908,10 @@ def _check_export_arguments(module, example_inputs, loss_fn, path,
     if tensor_parallel is not None and tensor_parallel < 1:
         raise ValueError(f"tensor_parallel must be at least 1, got "
                          f"{tensor_parallel}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, "
+                         f"got {timeout!r}")
     if isinstance(split_points, (str, bytes)) or not all(
             isinstance(point, str) for point in split_points):
         raise TypeError(f"split_points must be a sequence of submodule "
@@ -856,7 +928,8 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
            microbatches: Optional[int] = None, whole_batch: bool = False,
            scale_grads: bool = True, split_points: Sequence[str] = (),
            parallelize_plan: Optional[Mapping[str, object]] = None,
-           tensor_parallel: Optional[int] = None) -> Exported:
+           tensor_parallel: Optional[int] = None,
+           timeout: float = 600.0) -> Exported:
     """Exports `loss_fn(module(*inputs), *targets)` as a pp training step.
 
     `example_inputs` are the module's inputs followed by the loss's
@@ -905,11 +978,15 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     weight and bias (docs/TensorParallel.md). With `tensor_parallel`, a
     split dimension it does not divide is a ValueError naming the module.
 
+    torch-mlir's lowering runs in a child process: its crash, or a
+    lowering longer than `timeout` seconds, is pp.ExportError naming the
+    step's PyTorch ops and their model lines.
+
     Returns the paths and the argument roles (`Exported`)."""
     import torch
     _check_export_arguments(module, example_inputs, loss_fn, path,
                             num_targets, microbatches, split_points,
-                            parallelize_plan, tensor_parallel)
+                            parallelize_plan, tensor_parallel, timeout)
     from torch_mlir import fx, ir
 
     # torch.export imports one tensor passed twice (the same ids as inputs
@@ -920,6 +997,10 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         raise ValueError(f"num_targets={num_targets}, but there are "
                          f"{len(example_inputs)} example inputs")
     num_inputs = len(example_inputs) - num_targets
+    for i, x in enumerate(example_inputs):
+        if isinstance(x, torch.Tensor) and x.dim() and not x.shape[0]:
+            raise ValueError(f"example input {i} of shape {tuple(x.shape)} "
+                             "has no rows: the batch is dimension 0")
     parameters = dict(module.named_parameters())
     weights = {name: p for name, p in parameters.items() if p.requires_grad}
     frozen_params = {name: p.detach().clone()
@@ -973,6 +1054,9 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         for hook in hooks:
             hook.remove()
     _check_gradient_stops(program)
+    _check_static(program)
+    _check_loss(program, loss_fn)
+
     def lower() -> str:
         imported = fx.export_and_import(program, output_type="linalg-on-tensors",
                                         func_name=function,
@@ -991,7 +1075,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
             text = imported.operation.get_asm(enable_debug_info=True)
         return text
 
-    text = _isolated(lower, program)
+    text = _isolated(lower, program, timeout)
     path = pathlib.Path(path)
     path.write_text(text)
     first = len(example_inputs)

@@ -190,3 +190,67 @@ def test_compile_error_names_the_calling_lines(pp, tmp_path):
     assert error.notes[0].location == model
     assert f"{sine}: error: no derivative rule" in str(info.value)
     assert f"{model}: note: called from" in str(info.value)
+
+
+class DataDependent(torch.nn.Module):
+    """Values that depend on the data where a static step needs shapes."""
+
+    def __init__(self, use):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 2)
+        self.use = use
+
+    def forward(self, x):
+        y = self.linear(x)
+        if self.use == "mask":
+            return y[y > 0]  # the mask line
+        if self.use == "nonzero":
+            return y[torch.nonzero(y > 0)[:, 0]]  # the nonzero line
+        return y * y.abs().max().item()  # the item line
+
+
+@pytest.mark.parametrize("use,message", [
+    ("mask", "aten.index.Tensor makes a shape that depends on the data"),
+    ("nonzero", "aten.nonzero makes a shape that depends on the data"),
+    ("item", "a Python number taken from a tensor (.item())")])
+def test_data_dependent_values_refused_at_their_line(pp, tmp_path, use,
+                                                     message):
+    import pp.torch
+    with pytest.raises(ValueError) as info:
+        pp.torch.export(DataDependent(use), BATCH[:1],
+                        lambda y: y.sum(), tmp_path / "d.mlir",
+                        num_targets=0, microbatches=2)
+    assert str(info.value).startswith(
+        f"{__file__}:{line_of(f'# the {use} line')}: {message}")
+    assert not (tmp_path / "d.mlir").exists()
+
+
+def test_loss_that_is_not_a_scalar_refused(pp, tmp_path):
+    import pp.torch
+
+    def per_row(y, t):
+        return ((y - t) ** 2).mean(1)
+    with pytest.raises(ValueError, match=r"loss_fn 'per_row' returns a "
+                       r"tensor of shape \(2,\), not a scalar"):
+        pp.torch.export(mlp(), BATCH, per_row, tmp_path / "l.mlir",
+                        microbatches=4)
+
+
+def test_batch_without_rows_refused(pp, tmp_path):
+    import pp.torch
+    with pytest.raises(ValueError, match=r"example input 1 of shape "
+                       r"\(0, 2\) has no rows"):
+        pp.torch.export(mlp(), (torch.zeros(8, 4), torch.zeros(0, 2)),
+                        squared_error, tmp_path / "e.mlir", whole_batch=True)
+
+
+def test_lowering_past_the_timeout_is_an_export_error(pp, tmp_path):
+    import pp.torch
+    with pytest.raises(pp.ExportError, match=r"did not finish in 0.001 s "
+                       r"\(export's timeout\); its PyTorch ops: aten.linear"):
+        pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "t.mlir",
+                        microbatches=4, timeout=0.001)
+    assert not (tmp_path / "t.mlir").exists()
+    with pytest.raises(ValueError, match="timeout must be a positive"):
+        pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "t.mlir",
+                        microbatches=4, timeout=0)
