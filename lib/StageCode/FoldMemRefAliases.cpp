@@ -9,16 +9,32 @@
 
 using namespace mlir;
 
-/// Whether upstream's expand_shape folder would leave `read` unfolded: it
-/// keeps the vector shape and replaces the permutation map by a minor
-/// identity of the expand_shape's source.
+/// Whether upstream's expand_shape folder would misread `read`: it keeps
+/// the vector shape and replaces the permutation map by a minor identity of
+/// the expand_shape's source, so each vector dimension beyond the last
+/// (and its leading unit ones) must be an expanded dimension of its own:
+/// a vector<2x1xf32> read of dimensions (n, k) of [b, n, k] expanded from
+/// [b, n*k] would otherwise step along b.
 static bool isUnfoldableExpandShapeRead(vector::TransferReadOp read) {
   auto expand = read.getBase().getDefiningOp<memref::ExpandShapeOp>();
   if (!expand)
     return false;
+  ArrayRef<int64_t> vectorShape = read.getVectorType().getShape();
   int64_t sourceRank = expand.getSrcType().getRank();
-  return !read.getPermutationMap().isMinorIdentity() ||
-         sourceRank < read.getVectorType().getRank();
+  if (!read.getPermutationMap().isMinorIdentity() ||
+      sourceRank < static_cast<int64_t>(vectorShape.size()))
+    return true;
+  ArrayRef<int64_t> nonUnit = vectorShape.drop_while(
+      [](int64_t size) { return size == 1; });
+  SmallVector<ReassociationIndices> groups =
+      expand.getReassociationIndices();
+  if (nonUnit.size() > groups.size())
+    return true;
+  return nonUnit.size() > 1 &&
+         llvm::any_of(ArrayRef(groups).take_back(nonUnit.size()),
+                      [](const ReassociationIndices &group) {
+                        return group.size() != 1;
+                      });
 }
 
 namespace {

@@ -70,15 +70,18 @@ class Exported:
         module's `state_dict` keys, as torch tensors for `load_state_dict`.
         A weight several stages hold (`param<i>.stage<s>`, the copies being
         equal after each update) is taken from its first stage. Parameters
-        that do not require grad are the step's constants: they come back
-        with the values they had at export."""
+        that do not require grad are the step's constants, and parameters
+        the loss does not depend on get no gradient (PyTorch's optimizers
+        skip them) and are in no stage: both come back with the values
+        they had at export."""
         import torch
         weights = {name: value.detach().clone()
                    for name, value in self.frozen_params.items()}
-        for key, value in sorted(read_safetensors(path).items()):
-            name = self.names.get(key.split(".stage")[0])
-            if name is not None and name not in weights:
-                weights[name] = torch.from_numpy(value.copy())
+        for source in (path, self.weights):
+            for key, value in sorted(read_safetensors(source).items()):
+                name = self.names.get(key.split(".stage")[0])
+                if name is not None and name not in weights:
+                    weights[name] = torch.from_numpy(value.copy())
         return weights
 
 
@@ -372,6 +375,45 @@ def _check_static(program) -> None:
                 "masked sum instead")
         raise _unsupported(f"{what}: {_DATA_DEPENDENT}",
                            node.meta.get("stack_trace"))
+
+
+def _unlisted(program, node):
+    """A copy of the buffer or constant `node`, read where it is."""
+    import torch
+    graph = program.graph
+    with graph.inserting_before(node):
+        return graph.call_function(torch.ops.aten.clone.default, (node,))
+
+
+def _copy_listed_constants(program) -> None:
+    """torch-mlir imports a buffer or constant as a literal, which it does
+    not take inside a list (the indices of `z[:, rows, cols]` with `rows` a
+    buffer): such a use reads a copy instead."""
+    inputs = set(program.graph_signature.user_inputs)
+
+    def constant(arg):
+        return getattr(arg, "op", None) == "placeholder" and \
+            arg.name not in inputs
+
+    for node in list(program.graph.nodes):
+        if node.op != "call_function":
+            continue
+        args = list(node.args)
+        for i, arg in enumerate(args):
+            if isinstance(arg, (list, tuple)) and any(map(constant, arg)):
+                copies = []
+                for a in arg:
+                    if constant(a):
+                        copy = _unlisted(program, node)
+                        copy.args = (a,)
+                        copy.meta.update(val=a.meta["val"],
+                                         stack_trace=node.meta.get(
+                                             "stack_trace"))
+                        a = copy
+                    copies.append(a)
+                args[i] = type(arg)(copies)
+        node.args = tuple(args)
+    program.graph_module.recompile()
 
 
 def _check_loss(program, loss_fn) -> None:
@@ -1056,6 +1098,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     _check_gradient_stops(program)
     _check_static(program)
     _check_loss(program, loss_fn)
+    _copy_listed_constants(program)
 
     def lower() -> str:
         imported = fx.export_and_import(program, output_type="linalg-on-tensors",

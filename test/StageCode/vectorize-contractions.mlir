@@ -237,3 +237,27 @@ func.func @reshaped_lhs(%x: memref<6x4x8xf32>, %b: memref<16x16xf32>,
                 outs(%c : memref<12x16xf32>)
   return
 }
+
+// -----
+
+// A Gram matrix of a view, t @ t^T with t = [b, n, k] expanded from
+// [b, n*k] (torch.stack then bmm with its own transpose): the packed
+// right operand is read 2 x 1 along (n, k). Folding the view into that read
+// would step along b; the read stays on the view, one load per n.
+// CHECK-LABEL: func.func @gram_of_view
+// CHECK:         %[[VIEW:.*]] = memref.expand_shape
+// CHECK:         scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK:             vector.load %[[VIEW]][%[[B]], %c0, %[[K]]] : memref<2x2x3xf32>, vector<1xf32>
+// CHECK:             vector.load %[[VIEW]][%[[B]], %c1, %[[K]]] : memref<2x2x3xf32>, vector<1xf32>
+func.func @gram_of_view(%flat: memref<2x6xf32>, %gram: memref<2x2x2xf32>) {
+  %t = memref.expand_shape %flat [[0], [1, 2]] output_shape [2, 2, 3]
+      : memref<2x6xf32> into memref<2x2x3xf32>
+  linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%t, %t : memref<2x2x3xf32>, memref<2x2x3xf32>)
+      outs(%gram : memref<2x2x2xf32>)
+  return
+}
