@@ -82,7 +82,9 @@ def check_split(pp, module: torch.nn.Module, batch: Sequence[torch.Tensor],
         if not parameter.requires_grad:
             continue
         gradient = (parameter.detach() - stepped[name]) / LR
-        expected = parameter.grad
+        # A parameter the loss does not read gets no gradient (None).
+        expected = (parameter.grad if parameter.grad is not None else
+                    torch.zeros_like(parameter))
         scale_of = max(expected.abs().max().item(), 1e-30)
         difference = max(difference,
                          (gradient - expected).abs().max().item() / scale_of)
