@@ -42,11 +42,18 @@ bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
     return false;
   // Derived generics keep inputs their body never reads: recognize the
-  // contraction of the two inputs that are read.
+  // contraction of the two inputs that are read. LLVM packs a vector of i1
+  // into bits where a buffer of i1 (a mask) holds a byte per element, so a
+  // mask's reads stay scalar.
   SmallVector<AffineMap> maps;
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (!op.getMatchingBlockArgument(input).use_empty())
-      maps.push_back(op.getMatchingIndexingMap(input));
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (op.getMatchingBlockArgument(input).use_empty())
+      continue;
+    Type element = getElementTypeOrSelf(input->get().getType());
+    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
+      return false;
+    maps.push_back(op.getMatchingIndexingMap(input));
+  }
   if (maps.size() != 2)
     return false;
   maps.push_back(op.getMatchingIndexingMap(init));

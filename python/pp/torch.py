@@ -377,12 +377,15 @@ def _check_static(program) -> None:
                            node.meta.get("stack_trace"))
 
 
-def _unlisted(program, node):
-    """A copy of the buffer or constant `node`, read where it is."""
+def _copy_before(program, node, value):
+    """A copy of `value` (aten.clone) placed before `node`, at its line."""
     import torch
-    graph = program.graph
-    with graph.inserting_before(node):
-        return graph.call_function(torch.ops.aten.clone.default, (node,))
+    with program.graph.inserting_before(node):
+        copy = program.graph.call_function(torch.ops.aten.clone.default,
+                                           (value,))
+    copy.meta.update(val=value.meta["val"],
+                     stack_trace=node.meta.get("stack_trace"))
+    return copy
 
 
 def _copy_listed_constants(program) -> None:
@@ -398,21 +401,12 @@ def _copy_listed_constants(program) -> None:
     for node in list(program.graph.nodes):
         if node.op != "call_function":
             continue
-        args = list(node.args)
-        for i, arg in enumerate(args):
-            if isinstance(arg, (list, tuple)) and any(map(constant, arg)):
-                copies = []
-                for a in arg:
-                    if constant(a):
-                        copy = _unlisted(program, node)
-                        copy.args = (a,)
-                        copy.meta.update(val=a.meta["val"],
-                                         stack_trace=node.meta.get(
-                                             "stack_trace"))
-                        a = copy
-                    copies.append(a)
-                args[i] = type(arg)(copies)
-        node.args = tuple(args)
+        node.args = tuple(
+            type(arg)(_copy_before(program, node, a) if constant(a) else a
+                      for a in arg)
+            if isinstance(arg, (list, tuple)) and any(map(constant, arg))
+            else arg
+            for arg in node.args)
     program.graph_module.recompile()
 
 

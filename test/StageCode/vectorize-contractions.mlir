@@ -261,3 +261,32 @@ func.func @gram_of_view(%flat: memref<2x6xf32>, %gram: memref<2x2x2xf32>) {
       outs(%gram : memref<2x2x2xf32>)
   return
 }
+
+// -----
+
+// A reduction of a masked value (the sum after `triu`: a select of the
+// mask, added into the init) has the shape of a contraction, but LLVM packs
+// a vector of i1 into bits where the mask's buffer holds a byte per
+// element: it is no tileable contraction and stays a scalar loop nest.
+// CHECK-LABEL: func.func @masked_sum
+// CHECK-NOT:     vector
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector
+// CHECK:         return
+func.func @masked_sum(%mask: memref<16x16xi1>, %x: memref<16x16x16xf32>,
+                      %out: memref<16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {
+      indexing_maps = [affine_map<(b, i, j) -> (i, j)>,
+                       affine_map<(b, i, j) -> (b, i, j)>,
+                       affine_map<(b, i, j) -> (b, i)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%mask, %x : memref<16x16xi1>, memref<16x16x16xf32>)
+      outs(%out : memref<16x16xf32>) {
+  ^bb0(%m: i1, %v: f32, %o: f32):
+    %s = arith.select %m, %v, %zero : f32
+    %a = arith.addf %s, %o : f32
+    linalg.yield %a : f32
+  }
+  return
+}

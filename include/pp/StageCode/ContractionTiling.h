@@ -25,7 +25,8 @@ struct RegisterTileShape {
 
 /// Whether `op` is a contraction this library tiles: a linalg op with one
 /// float init of static shape, two inputs read by its body (others may be
-/// unused) with at least one m, n and k dimension
+/// unused) of whole-byte elements (no i1 mask) with at least one m, n and
+/// k dimension
 /// (linalg::inferContractionDims), an output map that is a projected
 /// permutation and a body that adds into its init.
 bool isTileableContraction(linalg::LinalgOp op);
