@@ -24,10 +24,9 @@ static bool isUnfoldableExpandShapeRead(vector::TransferReadOp read) {
   if (!read.getPermutationMap().isMinorIdentity() ||
       sourceRank < static_cast<int64_t>(vectorShape.size()))
     return true;
-  ArrayRef<int64_t> nonUnit = vectorShape.drop_while(
-      [](int64_t size) { return size == 1; });
-  SmallVector<ReassociationIndices> groups =
-      expand.getReassociationIndices();
+  ArrayRef<int64_t> nonUnit =
+      vectorShape.drop_while([](int64_t size) { return size == 1; });
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
   if (nonUnit.size() > groups.size())
     return true;
   return nonUnit.size() > 1 &&

@@ -5,7 +5,8 @@ micro-batches: `Tensor.index_add` and `Tensor.index_put` (integer
 indices, a boolean mask; decomposed by pp.torch into comparisons and
 sums), `F.one_hot`, `Tensor.masked_fill`, tuple and dict
 (ModelOutput-style) outputs read by the loss, nn.Embedding's
-`padding_idx` (a row without gradient) and nn.GELU(approximate="tanh"). Skipped where torch or torch_mlir is not importable."""
+`padding_idx` (a row without gradient), nn.GELU(approximate="tanh") and
+`Tensor.triu`. Skipped where torch or torch_mlir is not importable."""
 
 import re
 
@@ -123,6 +124,22 @@ class TanhGELU(nn.Module):
         return self.net(x).mean(1)
 
 
+class UpperPairs(nn.Module):
+    """Row sums of the upper triangle of each sample's feature products
+    (`Tensor.triu`): its mask, made from positions alone, is computed in
+    stage 0 and sent to stage 1 as an i1 tensor."""
+
+    def __init__(self, width=16):
+        super().__init__()
+        self.proj = nn.Linear(DIM, width)
+        self.head = nn.Linear(width, OUT)
+
+    def forward(self, x):
+        h = self.proj(x.mean(1))
+        pairs = h[:, :, None] * h[:, None, :]
+        return self.head(pairs.triu().sum(-1) / h.shape[1])
+
+
 def one_hot_loss(logits, labels):
     return F.mse_loss(F.softmax(logits, -1), F.one_hot(labels, OUT).float())
 
@@ -145,6 +162,7 @@ CASES = {
     "dict": (DictOutput, dict_loss, "labels"),
     "padding_idx": (PaddedBag, F.cross_entropy, "ids"),
     "gelu_tanh": (TanhGELU, F.mse_loss, "targets"),
+    "triu": (UpperPairs, F.mse_loss, "targets"),
 }
 
 
@@ -192,6 +210,24 @@ def test_op_trains_like_pytorch(pp, name, tmp_path):
         assert torch.allclose(trained[key], value, rtol=1e-5, atol=1e-6), key
 
 
+def test_triu_mask_crosses_stages(pp, pp_compile, tmp_path):
+    """The `triu` case trains a reduction of stage 1 that reads the mask
+    stage 0 made (an i1 buffer, which vector loads would read as bits)."""
+    import subprocess
+
+    import pp.torch
+    data = arrays("targets")
+    example = tuple(torch.from_numpy(a[:ROWS]) for a in data)
+    exported = pp.torch.export(UpperPairs(), example, F.mse_loss,
+                               tmp_path / "triu.mlir",
+                               microbatches=MICROBATCHES)
+    text = subprocess.run([pp_compile, str(exported.mlir), "--stages", "2",
+                           "--microbatches", str(MICROBATCHES),
+                           "--emit=schedule", "-o", "-"], check=True,
+                          capture_output=True, text=True).stdout
+    assert re.search(r"func\.func @train_step_s1_forward\([^)]*xi1>", text)
+
+
 class PerElement(nn.Module):
     """`x[mask] = y[mask]`: one value per masked element."""
 
@@ -233,7 +269,8 @@ class NoGradScale(PerElement):
 
 
 @pytest.mark.parametrize("make,message", [
-    (PerElement, "one value per masked element"),
+    (PerElement,
+     r"aten\.index\.Tensor makes a shape that depends on the data"),
     (Apart, "adjacent dimensions"),
     (StraightThrough, r"Tensor\.detach\(\).*cannot stop a gradient"),
     (NoGradScale, r"torch\.no_grad\(\) block.*cannot stop a gradient")],

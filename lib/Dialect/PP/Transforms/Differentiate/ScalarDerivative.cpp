@@ -140,6 +140,21 @@ static FailureOr<Value> tangentOf(TangentBuilder &tb, Operation *op,
       .Case<arith::TruncFOp>([&](auto) {
         return Value(arith::TruncFOp::create(b, loc, type, t[0]));
       })
+      .Case<math::SinOp>(
+          [&](auto) { return tb.mul(t[0], math::CosOp::create(b, loc, x[0])); })
+      .Case<math::CosOp>([&](auto) {
+        return tb.sub(Value(), tb.mul(t[0], math::SinOp::create(b, loc, x[0])));
+      })
+      .Case<math::AtanOp>([&](auto) {
+        // d atan(x) = dx / (1 + x^2)
+        return tb.div(t[0], tb.add(tb.constant(type, 1.0), tb.mul(x[0], x[0])));
+      })
+      .Case<math::Exp2Op>([&](auto) {
+        return tb.mul(t[0], tb.mul(tb.constant(type, M_LN2), result));
+      })
+      .Case<math::Log2Op>([&](auto) {
+        return tb.div(t[0], tb.mul(tb.constant(type, M_LN2), x[0]));
+      })
       .Case<math::Log1pOp>([&](auto) {
         return tb.div(t[0], tb.add(x[0], tb.constant(type, 1.0)));
       })
