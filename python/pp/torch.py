@@ -551,9 +551,25 @@ def _detach(x):
                        trace)
 
 
+def _roll(x, shifts, dims=()):
+    """torch.roll as slices and a concatenation per dimension (static
+    shapes, where torch-mlir's lowering leaves a dynamic one)."""
+    import torch
+    if not dims:
+        return _roll(x.flatten(), shifts, (0,)).view(x.shape)
+    for shift, dim in zip(shifts, dims):
+        size = x.shape[dim]
+        shift %= size
+        if shift:
+            x = torch.cat([x.narrow(dim, size - shift, shift),
+                           x.narrow(dim, 0, size - shift)], dim)
+    return x
+
+
 def _decompositions():
     """torch-mlir's decompositions, with top-k and sort as reductions,
-    scatter as comparisons and group norm without `as_strided`."""
+    scatter as comparisons, group norm without `as_strided` and roll as
+    slices."""
     import torch
     from torch_mlir.fx import get_decomposition_table
     aten = torch.ops.aten
@@ -562,6 +578,7 @@ def _decompositions():
     table[aten.sort.default] = _sort
     table[aten.native_group_norm.default] = _group_norm
     table[aten.gelu.default] = _gelu
+    table[aten.roll.default] = _roll
     table[aten.detach.default] = _detach
     table[aten.index_put.default] = _index_put
     table[aten.index_add.default] = _index_add

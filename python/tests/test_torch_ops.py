@@ -5,8 +5,8 @@ micro-batches: `Tensor.index_add` and `Tensor.index_put` (integer
 indices, a boolean mask; decomposed by pp.torch into comparisons and
 sums), `F.one_hot`, `Tensor.masked_fill`, tuple and dict
 (ModelOutput-style) outputs read by the loss, nn.Embedding's
-`padding_idx` (a row without gradient), nn.GELU(approximate="tanh") and
-`Tensor.triu`. Skipped where torch or torch_mlir is not importable."""
+`padding_idx` (a row without gradient), nn.GELU(approximate="tanh"),
+`Tensor.triu`, `torch.roll` and `nn.BatchNorm1d`. Skipped where torch or torch_mlir is not importable."""
 
 import re
 
@@ -140,6 +140,37 @@ class UpperPairs(nn.Module):
         return self.head(pairs.triu().sum(-1) / h.shape[1])
 
 
+class ShiftedWindows(nn.Module):
+    """Swin's cyclic shift: `torch.roll` over two dimensions, back after
+    the mixing, and over all elements (no dims)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Linear(DIM, DIM)
+        self.head = nn.Linear(LENGTH * DIM, OUT)
+
+    def forward(self, x):
+        h = torch.roll(x, shifts=(-2, 1), dims=(1, 2))
+        h = torch.roll(torch.tanh(self.mix(h)), shifts=(2, -1), dims=(1, 2))
+        return self.head(torch.roll(h.flatten(1), 3))
+
+
+class TabularNet(nn.Module):
+    """A tabular MLP with nn.BatchNorm1d in training mode, on features
+    ([batch, features]) and on channels ([batch, channels, length])."""
+
+    def __init__(self):
+        super().__init__()
+        self.channels = nn.BatchNorm1d(LENGTH)
+        self.hidden = nn.Linear(LENGTH * DIM, 16)
+        self.features = nn.BatchNorm1d(16)
+        self.head = nn.Linear(16, OUT)
+
+    def forward(self, x):
+        h = self.hidden(self.channels(x).flatten(1))
+        return self.head(F.relu(self.features(h)))
+
+
 def one_hot_loss(logits, labels):
     return F.mse_loss(F.softmax(logits, -1), F.one_hot(labels, OUT).float())
 
@@ -163,6 +194,8 @@ CASES = {
     "padding_idx": (PaddedBag, F.cross_entropy, "ids"),
     "gelu_tanh": (TanhGELU, F.mse_loss, "targets"),
     "triu": (UpperPairs, F.mse_loss, "targets"),
+    "roll": (ShiftedWindows, F.mse_loss, "targets"),
+    "batchnorm1d": (TabularNet, F.cross_entropy, "labels"),
 }
 
 
