@@ -440,10 +440,11 @@ void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p, void *m,
 /* ---- core/zero3.c ---- */
 /* Whether the weights are sharded over the replicas too (ZeRO-3). */
 bool pprt_zero_weights_sharded(const pprt_context *ctx);
-/* Gathers the whole weights of `stage` (every stage if negative) from the
-   replicas' blocks, unless they are whole already; the first time, the
-   whole weights are the initial ones and the replica keeps its block of
-   them. Collective over the replicas. */
+/* Gathers the whole weights of `stage` from the replicas' blocks, unless
+   they are whole already; the first time, the whole weights are the
+   initial ones and the replica keeps its block of them. With a negative
+   `stage`: of every param gathered here before. Collective over the
+   replicas. */
 void pprt_zero_gather_weights(pprt_context *ctx, int32_t stage);
 /* Frees the whole weights of `stage` (every stage if negative), keeping
    the replica's block. */

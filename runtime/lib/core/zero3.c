@@ -65,10 +65,12 @@ void pprt_zero_gather_weights(pprt_context *ctx, int32_t stage) {
     pprt_buffer_desc *p = &ctx->buffers[id];
     if (!is_stage_param(p, stage) || p->slots[0].data)
       continue;
-    if (!p->zero_weights)
-      keep_first_block(ctx, p, id);
-    else
+    /* Every process defines every param; those of other ranks' stages
+       (never gathered here) stay untouched. */
+    if (p->zero_weights)
       p->gather_handle = start_gather(ctx, p);
+    else if (stage >= 0)
+      keep_first_block(ctx, p, id);
   }
   pprt_transport *t = ctx->transport;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {

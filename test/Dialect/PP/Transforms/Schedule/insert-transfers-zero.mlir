@@ -29,14 +29,16 @@
 // CHECK-NOT: pp.all_reduce
 
 // ZeRO-3: the reduce-scatters stay; each stage's all-gather comes before
-// its first compute on its rank (and the receive that feeds it), and none
-// follows the optimizer steps.
+// its first compute on its rank, before the receive that feeds it and the
+// exchange group that receive joins, and none follows the optimizer steps.
 // ZERO3: pp.schedule @train_step_schedule "interleaved-1f1b" {{.*}} attributes {num_replicas = 2 : i64, semantics = #pp<semantics rendezvous>, zero = 3 : i64}
 // ZERO3-LABEL: pp.rank 0
 // ZERO3-NEXT: pp.all_gather stage 0
 // ZERO3-NEXT: pp.compute forward stage 0 mb 0
-// ZERO3: pp.all_gather stage 2
-// ZERO3-NEXT: pp.recv activation stage 1 mb 0 from 1
+// ZERO3: pp.compute forward stage 0 mb 1
+// ZERO3-NEXT: pp.all_gather stage 2
+// ZERO3-NEXT: pp.send activation stage 0 mb 1 to 1
+// ZERO3-NEXT: pp.recv activation stage 2 mb 0 from 1 grouped
 // ZERO3-NEXT: pp.compute forward stage 2 mb 0
 // ZERO3: pp.compute backward stage 0 mb 3
 // ZERO3-NEXT: pp.reduce_scatter stage 0
@@ -45,7 +47,7 @@
 // ZERO3-NEXT: }
 // ZERO3-LABEL: pp.rank 1
 // ZERO3-NEXT: pp.all_gather stage 1
-// ZERO3-NEXT: pp.recv activation stage 0 mb 0 from 0
+// ZERO3-NEXT: pp.recv activation stage 1 mb 0 from 0
 // ZERO3-NEXT: pp.compute forward stage 1 mb 0
 // ZERO3: pp.all_gather stage 3
 // ZERO3-NOT: pp.all_gather
