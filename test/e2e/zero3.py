@@ -7,7 +7,8 @@ as 2 stages x 2 replicas (1f1b, 4 processes) trains to the same losses and
 byte-equal --save files as plain --data-parallel 2, with SGD and Adam; an
 Adam checkpoint written under ZeRO-3 is byte-equal to the plain one (whole
 weights and moments), and resuming from it under ZeRO-3 gives the weights
-of the uninterrupted plain run. --print-memory's weight bytes per rank are
+of the uninterrupted plain run; with --sequential-replicas 2 (each
+process plays 2 replicas in turn) the SGD run matches too. --print-memory's weight bytes per rank are
 the replica's blocks and its gathered peak the whole weights, as
 pp-simulate says for replica 0's ranks; with --closed-form, the model as 1
 stage x 2 replicas with every layer widened from 32 to 33 (odd buffer
@@ -103,7 +104,7 @@ class Case:
 
 
 def check_training(case, optimizer):
-    tag = f"{case.label} {optimizer[1]}"
+    tag = " ".join([case.label, optimizer[1]] + optimizer[4:])
     plain, w_plain = case.train(0, "plain", optimizer)
     zero, w_zero = case.train(3, "zero3", optimizer)
     if losses(plain) != losses(zero) or len(losses(plain)) != STEPS:
@@ -210,6 +211,11 @@ def main():
             check_memory(case, optimizer[1], plain, zero, None)
             if optimizer[1] == "adam":
                 check_checkpoint(case, optimizer, w_plain)
+        # Each process plays 2 replicas in turn: the first pass gathers,
+        # the last updates the block and frees the whole weights.
+        sgd = ["--optimizer", "sgd", "--lr", args.sgd_lr,
+               "--sequential-replicas", "2"]
+        check_training(case, sgd)
         check_refusals(case)
         if args.closed_form:
             with open(args.model) as f:

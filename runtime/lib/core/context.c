@@ -187,10 +187,6 @@ bool pprt_context_start(pprt_context *ctx) {
     return start_error(ctx, "--zero 3 needs a program compiled with --zero 3, "
                             "whose schedule gathers each stage's weights "
                             "before its first compute; recompile");
-  if (ctx->opts.zero == 3 && ctx->opts.sequential_replicas > 1)
-    return start_error(ctx, "--zero 3 cannot be combined with "
-                            "--sequential-replicas yet: each pass would "
-                            "gather and release the weights");
   count_variant_rows(ctx);
   int32_t tp = ctx->tensor_parallel, group = ctx->num_ranks * tp;
   ctx->tp_index = t->world_rank % tp;
