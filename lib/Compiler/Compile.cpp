@@ -913,11 +913,6 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
     return emitError(getOptionLoc(context, option))
            << "--zero 3 cannot be combined with " << what << " yet: " << why;
   };
-  if (schedule.tensorParallel > 1)
-    return refuse("--tensor-parallel",
-                  "--tensor-parallel " +
-                      Twine(schedule.tensorParallel.getValue()),
-                  "the replicas shard whole weights only");
   if (schedule.schedule.getValue().getName() == "pipedream-2bw")
     return refuse("--schedule", "--schedule pipedream-2bw",
                   "ZeRO-3 gathers one weight version per step");

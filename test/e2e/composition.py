@@ -97,8 +97,6 @@ def zero3(line, *extra):
             line)
 
 
-ZERO3_TP = ("--tensor-parallel 2 yet: the replicas shard whole weights "
-            "only")
 
 
 # (row, column) -> ("ctest", name) | ("oracle", command, labels)
@@ -110,7 +108,8 @@ CELLS = {
                                  "--schedules", "1f1b"), ()),
     ("tp", "zero1"): ("oracle", mlp(TP, "2", *ZERO1, "--schedules", "1f1b"),
                       ()),
-    ("tp", "zero3"): zero3(ZERO3_TP, "--tensor-parallel", "2"),
+    ("tp", "zero3"): ("oracle", mlp(TP, "2", *ZERO3, "--schedules", "1f1b"),
+                      ()),
     ("tp", "recompute"): ("oracle", mlp(
         TP, "2", "--schedules", "1f1b:recompute,1f1b:split+recompute"), ()),
     ("tp", "slices"): ("oracle", sliced(TP, "2"), ()),
@@ -123,8 +122,8 @@ CELLS = {
                                     "--schedules", "1f1b"), ("slow",)),
     ("vocab", "zero1"): ("oracle", gpt(*VOCAB, *ZERO1, "--schedules",
                                        "1f1b"), ("slow",)),
-    ("vocab", "zero3"): zero3(ZERO3_TP, "--tensor-parallel", "2",
-                              "--vocabulary-parallel"),
+    ("vocab", "zero3"): ("oracle", gpt(*VOCAB, *ZERO3, "--schedules",
+                                       "1f1b"), ("slow",)),
     ("vocab", "recompute"): ("oracle", gpt(*VOCAB, "--schedules",
                                            "1f1b:recompute"), ()),
     ("vocab", "slices"): ("oracle", sliced(*VOCAB), ()),
