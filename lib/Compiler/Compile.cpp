@@ -916,9 +916,14 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
   if (schedule.schedule.getValue().getName() == "pipedream-2bw")
     return refuse("--schedule", "--schedule pipedream-2bw",
                   "ZeRO-3 gathers one weight version per step");
-  if (!options.driver.stepPlans.empty())
-    return refuse("--step-plans", "--step-plans",
-                  "the per-step plans do not gather the weights");
+  // One gather per rank and step keeps the replicas' collectives in step
+  // whatever plan each replica runs; with several stages per rank two
+  // plans may gather them in different orders.
+  if (!options.driver.stepPlans.empty() && schedule.numRanks != 0 &&
+      schedule.numRanks != schedule.numStages)
+    return refuse("--step-plans", "--step-plans and several stages per rank",
+                  "the replicas' plans may gather their stages in different "
+                  "orders");
   if (schedule.devices > 0)
     return refuse("--devices", "--devices",
                   "the layout planner plans ZeRO-0 and ZeRO-1 only");

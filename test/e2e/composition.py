@@ -162,8 +162,8 @@ CELLS = {
     ("zero3", "recompute"): ("oracle", mlp(*ZERO3, "--schedules",
                                            "1f1b:recompute"), ()),
     ("zero3", "slices"): ("oracle", sliced(*ZERO3), ()),
-    ("zero3", "plans"): zero3("--step-plans yet: the per-step plans do not "
-                              "gather the weights", *PLANS),
+    ("zero3", "plans"): ("oracle", plans("--replicas", "2",
+                                         "--compile-arg=--zero=3"), ()),
     ("zero3", "pd2bw"): zero3("--schedule pipedream-2bw yet: ZeRO-3 gathers "
                               "one weight version per step", "--schedule",
                               "pipedream-2bw"),
