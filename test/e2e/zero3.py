@@ -17,7 +17,8 @@ the model as 1
 stage x 2 replicas with every layer widened from 32 to 33 (odd buffer
 lengths, padded blocks) also trains bit-equal and holds exactly
 4 ceil(n / 2) and 4 (n - ceil(n / 2)) weight bytes per buffer of n values.
-A contradicting run-time --zero stops the run with one line."""
+A contradicting run-time --zero, and --check-gradients, stop the run with
+one line."""
 
 import argparse
 import math
@@ -190,7 +191,13 @@ def check_refusals(case):
     if proc.returncode == 0 or want not in proc.stderr:
         sys.exit(f"--zero 3 on a plain program: expected '{want}'\n"
                  f"{proc.stderr}")
-    print("contradicting --zero: refused")
+    proc = case.mpirun(3, ["--check-gradients"], ok=False)
+    want = ("pprt: --check-gradients cannot be combined with --zero 3 yet: "
+            "it perturbs whole weights that ZeRO-3 releases after each step")
+    if proc.returncode == 0 or want not in proc.stderr:
+        sys.exit(f"--check-gradients under ZeRO-3: expected '{want}'\n"
+                 f"{proc.stderr}")
+    print("contradicting --zero and --check-gradients: refused")
 
 
 def param_sizes(model_text):
