@@ -924,9 +924,6 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
     return refuse("--step-plans", "--step-plans and several stages per rank",
                   "the replicas' plans may gather their stages in different "
                   "orders");
-  if (schedule.devices > 0)
-    return refuse("--devices", "--devices",
-                  "the layout planner plans ZeRO-0 and ZeRO-1 only");
   if (options.driver.target == CompileTarget::CUDA)
     return refuse("--target", "--target=cuda",
                   "ZeRO-3 has been checked on the CPU runtime only");
