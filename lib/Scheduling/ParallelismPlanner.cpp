@@ -88,10 +88,14 @@ public:
 private:
   std::string checkTensorParallel(int64_t parts) const;
   /// Bytes of state per byte of weights: the weights, their gradients and
-  /// the optimizer's moments (the replica's block under ZeRO-1).
+  /// the optimizer's moments (the replica's block under ZeRO-1); under
+  /// ZeRO-3 the replica's block of the weights besides the whole weights
+  /// it gathers for the step.
   double getWeightCopies(int64_t replicas) const {
-    return 2.0 +
-           request.optimizerStateCopies / (request.zero == 1 ? replicas : 1);
+    if (request.zero == 0 || replicas == 1)
+      return 2.0 + request.optimizerStateCopies;
+    return 2.0 + request.optimizerStateCopies / replicas +
+           (request.zero == 3 ? 1.0 / replicas : 0.0);
   }
   double getStepTime(const GeneratedSchedule &schedule, const StageCosts &costs,
                      ArrayRef<double> stageWeights, int64_t replicas) const;
@@ -140,7 +144,12 @@ double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
   for (int64_t rank = 0; rank < program.getNumRanks(); ++rank) {
     MutableArrayRef<TimedAction> own = program.getRank(rank);
     SmallVector<int64_t> stages;
+    llvm::SmallDenseSet<int64_t, 4> gathered;
     for (auto [index, action] : llvm::enumerate(own)) {
+      // ZeRO-3 gathers a stage's weights before its first compute.
+      if (request.zero == 3 && replicas > 1 && action.kind == Kind::compute &&
+          gathered.insert(action.stage).second)
+        actions.push_back(collective(Kind::allGather, action.stage));
       actions.push_back(action);
       if (action.kind != Kind::compute || action.phase == Phase::forward ||
           replicas == 1)
@@ -153,7 +162,7 @@ double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
         continue;
       stages.push_back(action.stage);
       actions.push_back(
-          collective(request.zero == 1 ? Kind::reduceScatter : Kind::allReduce,
+          collective(request.zero != 0 ? Kind::reduceScatter : Kind::allReduce,
                      action.stage));
     }
     for (int64_t stage : stages) {

@@ -301,6 +301,8 @@ void ScheduleTiming::startRun(const ActionCosts &costs,
   held.assign(numRanks, 0.0);
   peak.assign(numRanks, 0.0);
   reduced.assign(numStages, 0.0);
+  gathered.assign(numStages, 0.0);
+  computed.assign(numStages, false);
   position.assign(rankBegin.begin(), rankBegin.end() - 1);
   worklist.clear();
 }

@@ -102,6 +102,7 @@ private:
   void checkFollowsWeightGradients(Id id, int64_t stage, StringRef uses);
   void checkAllReduces();
   void checkAllGathers();
+  void checkGatherPrecedesComputes(Id id);
   void
   reportMissingPerStage(const llvm::DenseMap<int64_t, SmallVector<Id, 1>> &has,
                         StringRef action, StringRef why = "");
@@ -610,7 +611,7 @@ void ProgramChecker::reportMissingPerStage(
 /// after all of them, once per stage; with several replicas every stage
 /// needs one, of the kind the program's ZeRO stage names.
 void ProgramChecker::checkAllReduces() {
-  bool zero = program.zeroStage == 1;
+  bool zero = program.zeroStage == 1 || program.zeroStage == 3;
   StringRef expected = zero ? "reduce_scatter" : "all_reduce";
   for (Id id = 0, e = actions.size(); id < e; ++id) {
     const ProgramAction &reduce = get(id);
@@ -635,22 +636,27 @@ void ProgramChecker::checkAllReduces() {
 
 /// ZeRO-1's all-gather spreads the weight blocks the replicas updated, so
 /// it comes after its stage's optimizer step (or, without one, its
-/// reduce-scatter), once per stage, and only with ZeRO-1; with several
-/// replicas every stage needs one.
+/// reduce-scatter); ZeRO-3's gathers the weights the step's computes read,
+/// so it comes before all of them. Once per stage, and only with ZeRO-1 or
+/// -3; with several replicas every stage needs one.
 void ProgramChecker::checkAllGathers() {
-  bool zero = program.zeroStage == 1;
+  int64_t zero = program.zeroStage;
   for (Id id = 0, e = actions.size(); id < e; ++id) {
     const ProgramAction &gather = get(id);
     if (gather.kind != Kind::allGather)
       continue;
-    if (!zero) {
-      fail(id, describe(gather) + " in a schedule without zero = 1: only "
-                                  "ZeRO-1 shards the weight updates");
+    if (zero != 1 && zero != 3) {
+      fail(id, describe(gather) + " in a schedule without zero = 1 or 3: "
+                                  "only ZeRO-1 and -3 shard the weights");
       continue;
     }
     Id first = allGathers.lookup(gather.stage).front();
     if (first != id) {
       reportDuplicate(id, first);
+      continue;
+    }
+    if (zero == 3) {
+      checkGatherPrecedesComputes(id);
       continue;
     }
     // An imported schedule (PyTorch's CSV) has no optimizer steps; its
@@ -664,8 +670,27 @@ void ProgramChecker::checkAllGathers() {
       fail(id, describe(gather) + " must follow the " + describe(get(update)) +
                    " on its rank: it gathers the updated blocks");
   }
-  if (zero && program.numReplicas >= 2)
-    reportMissingPerStage(allGathers, "all_gather", " with zero = 1");
+  if ((zero == 1 || zero == 3) && program.numReplicas >= 2)
+    reportMissingPerStage(allGathers, "all_gather",
+                          llvm::formatv(" with zero = {0}", zero).str());
+}
+
+/// ZeRO-3's all-gather `id` comes before every compute action of its
+/// stage on its rank: they read the whole weights it gathers.
+void ProgramChecker::checkGatherPrecedesComputes(Id id) {
+  const ProgramAction &gather = get(id);
+  int64_t rank = rankOf[id];
+  for (Id other = begin[rank]; other < id; ++other) {
+    const ProgramAction &use = get(other);
+    if (use.kind != Kind::compute || use.stage != gather.stage)
+      continue;
+    fail(id,
+         describe(gather) + " must come before the " + describe(use) +
+             " on its rank: under zero = 3 it gathers the weights the "
+             "stage's computes read",
+         other, describe(use) + " here");
+    return;
+  }
 }
 
 //===----------------------------------------------------------------------===//

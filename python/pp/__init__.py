@@ -295,7 +295,8 @@ class Schedule:
         With `num_replicas` > 1, `zero=1` shards the optimizer state over
         the replicas (ZeRO-1): each stage's gradients are reduce-scattered
         instead of all-reduced, and its weights all-gathered after its
-        optimizer step."""
+        optimizer step; `zero=3` shards the weights too (ZeRO-3): the
+        all-gather comes before the stage's first compute instead."""
         _check_count("num_replicas", num_replicas)
         _check_semantics(semantics)
         if isinstance(zero, bool) or not isinstance(zero, int):

@@ -92,6 +92,23 @@ def test_tensor_parallel_trains_like_unpipelined(pp, reference, tmp_path):
         assert close(q, run.params[index][1], 1e-4)
 
 
+def test_zero3_trains_like_data_parallel(pp, tmp_path):
+    """zero=3 (docs/DataParallel.md): the schedule gathers each stage's
+    weights before its first compute, and 2 stages x 2 replicas train to
+    the losses and the saved weights of plain data parallelism, bit for
+    bit."""
+    runs = {}
+    for zero in (0, 3):
+        program = pp.compile(MLP, stages=2, microbatches=4, replicas=2,
+                             zero=zero, output=tmp_path / f"train{zero}")
+        assert ("zero = 3 : i64" in program.schedule_ir) == (zero == 3)
+        save = tmp_path / f"weights{zero}.safetensors"
+        runs[zero] = (pp.run(program, steps=STEPS, lr=LR, save=save).losses,
+                      save.read_bytes())
+    assert runs[0] == runs[3]
+    assert "pp.all_gather stage 1\n      pp.recv" in program.schedule_ir
+
+
 def test_devices_plan_the_layout(pp, tmp_path):
     """`devices` leaves T, stages and replicas to pp-plan-parallelism: in
     18000 bytes per device the MLP splits its layers over 2 x 2."""

@@ -115,3 +115,23 @@ def test_insert_transfers_zero_matches_pp_opt(pp, pp_opt):
         input="module {}", capture_output=True, text=True, check=True)
     makespan = float(REMARK.search(result_args.stderr).group(1))
     assert s.simulate(all_reduce_cost=3).makespan == makespan
+
+
+def test_insert_transfers_zero3_gathers_before_use(pp, pp_opt):
+    s = pp.schedule("1f1b", num_stages=2, num_microbatches=4,
+                    insert_transfers=False)
+    s.insert_transfers(num_replicas=2, semantics="async", zero=3)
+    text = s.to_mlir()
+    assert "zero = 3 : i64" in text and "pp.all_reduce" not in text
+    # Each rank gathers its stage's weights before its first compute.
+    for rank in text.split("pp.rank")[1:]:
+        lines = [line.strip() for line in rank.splitlines()[1:] if
+                 line.strip().startswith("pp.")]
+        assert lines[0].startswith("pp.all_gather")
+    result_args = subprocess.run(
+        [pp_opt, "--pp-schedule=schedule=1f1b num-stages=2 num-microbatches=4",
+         "--pp-insert-transfers=num-replicas=2 zero=3 semantics=async",
+         "--pp-simulate=all-reduce-cost=3", "-o", "/dev/null"],
+        input="module {}", capture_output=True, text=True, check=True)
+    makespan = float(REMARK.search(result_args.stderr).group(1))
+    assert s.simulate(all_reduce_cost=3).makespan == makespan

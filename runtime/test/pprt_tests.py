@@ -526,7 +526,8 @@ def test_bad_option(args):
              "finite number within float range"),
             (["--timeout=0"], "invalid value '0' for --timeout: expected a "
              "positive number of seconds"),
-            (["--zero", "2"], "invalid value '2' for --zero: expected 0 or 1"),
+            (["--zero", "2"], "invalid value '2' for --zero: expected 0, 1 "
+             "or 3"),
             (["--threads", "0"], "invalid value '0' for --threads: expected "
              "an integer in [1, 1024]")):
         proc = mpirun(args, 1, args.toy, *flags)

@@ -151,7 +151,8 @@ def main():
         (devices, tp, dp, zero, recompute, schedule)
         for devices, tp, dp, (zero, recompute), schedule in itertools.product(
             (2, 4), (None, 2), (None, 2),
-            ((0, "none"), (1, "none"), (0, "all")), SCHEDULES)]
+            ((0, "none"), (1, "none"), (3, "none"), (0, "all")),
+            SCHEDULES)]
     with tempfile.TemporaryDirectory() as workdir:
         models = {"plain": generate(workdir, 16, 4),
                   "plans": [generate(workdir, seq, rows,

@@ -82,10 +82,12 @@ struct SchedulePipelineOptions
       llvm::cl::init(1)};
   PassOptions::Option<int64_t> zero{
       *this, "zero",
-      llvm::cl::desc("ZeRO stage of the data-parallel replicas: 0 (default) "
-                     "or 1, the optimizer state sharded over them "
+      llvm::cl::desc("ZeRO stage of the data-parallel replicas: 0 (default), "
+                     "1, the optimizer state sharded over them "
                      "(reduce-scatter, update of each replica's block, "
-                     "all-gather; docs/DataParallel.md)"),
+                     "all-gather), or 3, the weights sharded too (gathered "
+                     "before each stage's first compute; "
+                     "docs/DataParallel.md)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> tensorParallel{
       *this, "tensor-parallel",

@@ -76,7 +76,9 @@ struct ParallelismRequest {
   sched::ScheduleChoice schedule;
   DeviceDescription device;
   /// Optimizer state per weight, in copies of it: 0 for SGD, 2 for Adam's
-  /// moments; under ZeRO-1 (`zero` 1) each replica holds its block of it.
+  /// moments; under ZeRO-1 (`zero` 1) each replica holds its block of it,
+  /// under ZeRO-3 (`zero` 3) also of the weights, besides the whole weights
+  /// it gathers for the step.
   double optimizerStateCopies = 0.0;
   int64_t zero = 0;
   /// The most stages a pipeline may have.

@@ -579,8 +579,11 @@ private:
   std::vector<int64_t> firstWaiter;
   SmallVector<int64_t> nextWaiter;
   SmallVector<int64_t> worklist;
-  /// Per stage: when its all-reduce completes.
-  SmallVector<double> reduced;
+  /// Per stage: when its all-reduce completes; when its weights are
+  /// gathered (ZeRO-3: an all-gather before the stage's first compute);
+  /// whether it has computed yet.
+  SmallVector<double> reduced, gathered;
+  SmallVector<bool> computed;
 };
 
 template <typename Ranks>
@@ -642,6 +645,12 @@ void ScheduleTiming::advance(int64_t rank, ArrayRef<Action> rankActions,
     }
     Kind kind = Traits::getKind(action);
     if (kind == Kind::compute) {
+      if constexpr (Traits::mayTransfer) {
+        if (action.stage >= 0 && action.stage < numStages) {
+          now = std::max(now, gathered[action.stage]);
+          computed[action.stage] = true;
+        }
+      }
       if (flow) {
         // Woken by the rank that computes the missing input.
         std::optional<double> ready =
@@ -685,8 +694,11 @@ void ScheduleTiming::advance(int64_t rank, ArrayRef<Action> rankActions,
         continue;
       }
       if (kind == Kind::allGather) {
-        // In the background too; the step ends when it does.
+        // In the background too; the step ends when it does, or (ZeRO-3,
+        // before the stage's first compute) that compute waits for it.
         intervals[id] = {now, now + duration};
+        if (inRange && !computed[action.stage])
+          gathered[action.stage] = intervals[id].end;
         continue;
       }
       if (kind == Kind::optimizerStep && inRange)

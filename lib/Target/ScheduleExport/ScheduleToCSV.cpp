@@ -91,6 +91,12 @@ LogicalResult mlir::pp::exportScheduleToPyTorchCSV(ScheduleOp schedule,
            << schedule.getNumSlices()
            << " sequence slices per micro-batch (seq1f1b), which PyTorch's "
               "schedule CSV cannot express; export it as pp-schedule-v1 JSON";
+  // An UNSHARD before its stage's REDUCE_GRAD reads back as FSDP's, which
+  // the import drops.
+  if (schedule.getZeroStage() == 3)
+    return schedule.emitOpError(
+        "has zero = 3 (ZeRO-3), whose gathers before use PyTorch's schedule "
+        "CSV cannot tell from FSDP's; export it as pp-schedule-v1 JSON");
   sched::Program program =
       readProgram(schedule, schedule.getSemanticsOr(TransferSemantics::async));
   for (ArrayRef<sched::ProgramAction> actions : program.ranks)

@@ -432,9 +432,9 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
     FailureOr<int64_t> stage = getInteger(*field, "'zero'", "");
     if (failed(stage))
       return failure();
-    if (*stage != 0 && *stage != 1)
+    if (*stage != 0 && *stage != 1 && *stage != 3)
       return emitError(field->node)
-             << "'zero' must be 0 or 1 (ZeRO-3 is not supported), got "
+             << "'zero' must be 0, 1 or 3 (ZeRO-2 is not offered), got "
              << *stage;
     program.zeroStage = *stage;
     spelling.hasZero = true;

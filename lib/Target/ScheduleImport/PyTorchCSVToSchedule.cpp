@@ -383,17 +383,18 @@ getProgramAction(const CSVRow &row, size_t index, ArrayRef<int64_t> stageRank,
   }
   // FSDP's gather before use and free after (ZeRO-3), which PyTorch's
   // lowering adds to every schedule and runs as no-ops on stages that are
-  // not sharded: pp keeps the weights whole, and says so.
+  // not sharded: the import keeps the weights whole, and says so.
   if (action.op == ActionKind::AllGather || action.op == ActionKind::Reshard) {
     if (zero)
       return mlir::emitError(loc)
              << "'" << action.text << "' frees gathered weights (ZeRO-3) "
-             << "in a ZeRO-1 schedule; pp does not shard weights";
+             << "in a ZeRO-1 schedule; the CSV import does not shard "
+             << "weights";
     mlir::emitWarning(loc)
         << "'" << action.text << "' "
         << (action.op == ActionKind::Reshard ? "frees" : "gathers")
-        << " FSDP-sharded weights (ZeRO-3), which pp does not shard: the "
-           "stage keeps whole weights";
+        << " FSDP-sharded weights (ZeRO-3), which the CSV import does not "
+           "shard: the stage keeps whole weights";
     return {std::nullopt};
   }
   // Waits have no pp action.

@@ -20,7 +20,7 @@ extern "C" {
  *   mpirun -np P ./train [--steps N] [--optimizer sgd|adam] [--lr F]
  *                        [--beta1 F] [--beta2 F] [--eps F] [--seed N]
  *                        [--timeout S] [--sequential-replicas K]
- *                        [--zero 0|1] [--print-memory]
+ *                        [--zero 0|1|3] [--print-memory]
  *                        [--corpus FILE] [--print-params]
  *                        [--profile FILE [--warmup N]
  *                         [--profile-clock wall|cpu]]
@@ -123,10 +123,11 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);
    T = 1 (no call) is today's layout. A stage's transfers pair tp index i
    with tp index i of the peer rank; the loss is the tp index 0 ranks'. */
 void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel);
-/* Declares the program's ZeRO stage (pp-compile --zero 1): its schedule
-   reduce-scatters gradients (pprt_reduce_scatter) and all-gathers the
-   updated weights (pprt_all_gather). It becomes the run's --zero; an
-   explicit --zero 0 contradicts it and stops the run. Only 1 is accepted.
+/* Declares the program's ZeRO stage (pp-compile --zero 1 or 3): its
+   schedule reduce-scatters gradients (pprt_reduce_scatter) and all-gathers
+   the weights (pprt_all_gather: ZeRO-1 the updated ones, ZeRO-3 before
+   each stage's first compute). It becomes the run's --zero; an explicit
+   other --zero contradicts it and stops the run. 1 and 3 are accepted.
    Call after pprt_set_program. */
 void pprt_set_zero(pprt_context *ctx, int32_t zero);
 
@@ -264,16 +265,19 @@ void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb);
    Waits at most the receive timeout for the other replicas. */
 void pprt_all_reduce(pprt_context *ctx, int32_t stage);
 
-/* ZeRO-1 (programs that called pprt_set_zero): like pprt_all_reduce, but
-   each replica receives the sum of its block of every PARAM_GRAD buffer
-   of `stage` only. The stage's optimizer step waits for it and updates
-   the replica's block of the weights; pprt_all_gather then spreads the
-   updated blocks. */
+/* ZeRO-1 and -3 (programs that called pprt_set_zero): like
+   pprt_all_reduce, but each replica receives the sum of its block of every
+   PARAM_GRAD buffer of `stage` only. The stage's optimizer step waits for
+   it and updates the replica's block of the weights; under ZeRO-1
+   pprt_all_gather then spreads the updated blocks. */
 void pprt_reduce_scatter(pprt_context *ctx, int32_t stage);
 
 /* ZeRO-1: gathers the blocks of `stage`'s weights that the replicas
    updated in the stage's optimizer step, and returns once every replica
-   holds the whole weights (within the receive timeout). */
+   holds the whole weights (within the receive timeout). ZeRO-3: gathers
+   the whole weights of `stage` from the blocks the replicas keep, before
+   the stage's first compute of the step; its optimizer step updates the
+   replica's block and frees them. */
 void pprt_all_gather(pprt_context *ctx, int32_t stage);
 
 /* Completes the stage's all-reduce, then updates the params of `stage`

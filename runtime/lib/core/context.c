@@ -183,6 +183,10 @@ bool pprt_context_start(pprt_context *ctx) {
   check_world(ctx, msg, sizeof msg);
   if (msg[0] || !pprt_check_splits(ctx, msg, sizeof msg))
     return start_error(ctx, msg);
+  if (ctx->opts.zero == 3 && !ctx->zero_in_schedule)
+    return start_error(ctx, "--zero 3 needs a program compiled with --zero 3, "
+                            "whose schedule gathers each stage's weights "
+                            "before its first compute; recompile");
   count_variant_rows(ctx);
   int32_t tp = ctx->tensor_parallel, group = ctx->num_ranks * tp;
   ctx->tp_index = t->world_rank % tp;
@@ -240,13 +244,16 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions) {
 void pprt_set_zero(pprt_context *ctx, int32_t zero) {
   if (!ctx->program_set)
     pprt_fatal(ctx, "pprt_set_zero before pprt_set_program");
-  if (zero != 1)
-    pprt_fatal(ctx, "pprt_set_zero: ZeRO stage %d; must be 1", zero);
-  if (ctx->opts.zero == 0)
-    pprt_fatal(ctx, "--zero 0 contradicts the program, compiled with --zero "
-                    "1 (its schedule reduce-scatters gradients and "
-                    "all-gathers weights); leave --zero out or recompile");
-  ctx->opts.zero = 1;
+  if (zero != 1 && zero != 3)
+    pprt_fatal(ctx, "pprt_set_zero: ZeRO stage %d; must be 1 or 3", zero);
+  if (ctx->opts.zero >= 0 && ctx->opts.zero != zero)
+    pprt_fatal(ctx,
+               "--zero %d contradicts the program, compiled with --zero %d "
+               "(its schedule reduce-scatters gradients and all-gathers "
+               "weights%s); leave --zero out or recompile",
+               ctx->opts.zero, zero,
+               zero == 3 ? " before each stage's first compute" : "");
+  ctx->opts.zero = zero;
   ctx->zero_in_schedule = true;
 }
 
@@ -666,6 +673,13 @@ static void load_data(pprt_context *ctx, const pprt_buffer_desc *b, int32_t id,
 void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
                      int32_t slot) {
   pprt_slot *s = &b->slots[slot];
+  /* Initialising it again would silently reset the weights. */
+  if (!s->data && b->zero_weights)
+    pprt_fatal(ctx,
+               "param %d (stage %d) is read while ZeRO-3 keeps only this "
+               "replica's block of it: its stage's pprt_all_gather must come "
+               "first in the step",
+               b->index, b->stage);
   if (!s->data) {
     char what[64];
     snprintf(what, sizeof what, "buffer %d", id);

@@ -75,6 +75,11 @@ typedef struct pprt_buffer_desc {
   void *moment2;
   int64_t moment_bytes;  /* of each moment: `bytes`, or the ZeRO-1 shard's */
   int32_t gather_handle; /* ZeRO-1's in-flight all-gather; -1 if none */
+  /* PARAM under ZeRO-3 (core/zero3.c): this replica's block of the
+     weights, all the process keeps between steps (slots[0] holds the whole
+     weights from the stage's gather to its optimizer step); NULL until the
+     first gather. */
+  void *zero_weights;
   bool gather_pending;   /* ZeRO-1: updated block not yet gathered */
   int64_t num_updates;
   /* PARAM with two weight versions: the older one, which the stage
@@ -245,6 +250,8 @@ struct pprt_context {
 
   /* Optimizer state this process allocated (Adam's moments), in bytes. */
   int64_t optimizer_state_bytes;
+  /* ZeRO-3: the bytes of whole weights gathered now, and the most ever. */
+  int64_t gathered_weight_bytes, peak_gathered_weight_bytes;
 
   pprt_buffer_desc *buffers; /* indexed by id */
   int32_t num_buffers;       /* 1 + highest id slot allocated in `buffers` */
@@ -405,7 +412,8 @@ void pprt_apply_update(pprt_context *ctx, pprt_buffer_desc *p, void *w,
 void pprt_copy_f32(pprt_context *ctx, void *dst, const void *src, int64_t n);
 
 /* ---- core/zero.c ---- */
-/* Whether the optimizer state is sharded over the replicas (ZeRO-1). */
+/* Whether the optimizer state is sharded over the replicas (ZeRO-1 and
+   ZeRO-3). */
 bool pprt_zero_sharded(const pprt_context *ctx);
 /* Starts the reduce-scatter of gradient buffer `id` into its shard. */
 void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
@@ -429,6 +437,21 @@ void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
    it, for the same params in the same order. */
 void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p, void *m,
                               void *v);
+/* ---- core/zero3.c ---- */
+/* Whether the weights are sharded over the replicas too (ZeRO-3). */
+bool pprt_zero_weights_sharded(const pprt_context *ctx);
+/* Gathers the whole weights of `stage` from the replicas' blocks, unless
+   they are whole already; the first time, the whole weights are the
+   initial ones and the replica keeps its block of them. With a negative
+   `stage`: of every param gathered here before. Collective over the
+   replicas. */
+void pprt_zero_gather_weights(pprt_context *ctx, int32_t stage);
+/* Frees the whole weights of `stage` (every stage if negative), keeping
+   the replica's block. */
+void pprt_zero_release_weights(pprt_context *ctx, int32_t stage);
+/* The bytes of this replica's blocks of the weights it holds. */
+int64_t pprt_zero_weight_block_bytes(const pprt_context *ctx);
+
 /* The PARAM_GRAD buffer of param `p` (its id in *gid when non-null). */
 pprt_buffer_desc *pprt_grad_of(pprt_context *ctx, const pprt_buffer_desc *p,
                                int32_t *gid);

@@ -226,6 +226,8 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
     o->update_end(o->self, ctx, stage);
   if (pprt_zero_sharded(ctx) && !ctx->zero_in_schedule)
     pprt_zero_wait_gathers(ctx, stage);
+  /* ZeRO-3: the stage's last use of its whole weights this step. */
+  pprt_zero_release_weights(ctx, stage);
 }
 
 void pprt_all_gather(pprt_context *ctx, int32_t stage) {
@@ -235,8 +237,14 @@ void pprt_all_gather(pprt_context *ctx, int32_t stage) {
   if (!ctx->zero_in_schedule)
     pprt_fatal(ctx,
                "pprt_all_gather of stage %d in a program without "
-               "ZeRO-1 (compile with --zero 1)",
+               "ZeRO (compile with --zero 1 or 3)",
                stage);
+  /* ZeRO-3 gathers before the stage's first compute, whole weights that
+     a frozen step keeps. */
+  if (pprt_zero_weights_sharded(ctx)) {
+    pprt_zero_gather_weights(ctx, stage);
+    return;
+  }
   if (!pprt_zero_sharded(ctx) || ctx->freeze_params || ctx->defer_update)
     return;
   pprt_zero_start_gathers(ctx, stage);

@@ -1,4 +1,5 @@
-/* ZeRO-1: the optimizer state sharded over the data-parallel replicas.
+/* ZeRO-1: the optimizer state sharded over the data-parallel replicas
+   (ZeRO-3 shares its blocks, reduce-scatter and update: core/zero3.c).
    A stage's gradients are reduce-scattered instead of all-reduced, each
    replica updates its block of the weights (Adam's moments exist for that
    block only) and the replicas all-gather the updated weights: all of a
@@ -22,7 +23,7 @@ void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
 }
 
 bool pprt_zero_sharded(const pprt_context *ctx) {
-  return ctx->opts.zero == 1 && ctx->num_replicas > 1;
+  return (ctx->opts.zero == 1 || ctx->opts.zero == 3) && ctx->num_replicas > 1;
 }
 
 /* The padded copy of gradient `g`, allocated on first use; NULL when its
@@ -79,6 +80,17 @@ void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
                gid, p->index, p->stage, (long long)ctx->step + 1);
   int64_t first = 0, mine = 0;
   pprt_zero_block(ctx, p->numel, &first, &mine);
+  /* ZeRO-3 updates the block it keeps; the next step gathers it. */
+  if (pprt_zero_weights_sharded(ctx)) {
+    if (!p->zero_weights)
+      pprt_fatal(ctx,
+                 "ZeRO-3: param %d (stage %d) is updated before its stage "
+                 "gathered its weights (pprt_all_gather) in step %lld",
+                 p->index, p->stage, (long long)ctx->step + 1);
+    if (mine > 0)
+      pprt_apply_update(ctx, p, p->zero_weights, g->zero_shard, mine);
+    return;
+  }
   float *w = pprt_slot_data(ctx, p, pid, 0);
   if (mine > 0)
     pprt_apply_update(ctx, p, w + first, g->zero_shard, mine);

@@ -479,7 +479,7 @@ static void report_rescue(const pprt_driver *d, int64_t step, bool rescued,
   fflush(stderr);
 }
 
-bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
+static bool write_checkpoint(pprt_driver *d, int64_t step) {
   pprt_context *ctx = d->ctx;
   const char *dir = d->opts.checkpoint_dir;
   char path[4200], err[512] = "";
@@ -511,4 +511,13 @@ bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
                                    place, sizeof place);
   report_rescue(d, step, rescued, place);
   return false;
+}
+
+/* A checkpoint holds whole weights: under ZeRO-3 the replicas gather them
+   for it and keep their blocks again after. */
+bool pprt_checkpoint_write(pprt_driver *d, int64_t step) {
+  pprt_zero_gather_weights(d->ctx, -1);
+  bool ok = write_checkpoint(d, step);
+  pprt_zero_release_weights(d->ctx, -1);
+  return ok;
 }

@@ -58,10 +58,12 @@ static void usage(FILE *f, const char *prog) {
       "                     order (--seed)\n"
       "  --classes N        synthetic integer data: class ids in [0, N)\n"
       "  --print-params     print per-parameter sums after training\n"
-      "  --zero N           0 or 1: ZeRO-1 shards the optimizer state over\n"
-      "                     the data-parallel replicas (default: the\n"
-      "                     program's, pp-compile --zero; 0 contradicts a\n"
-      "                     program compiled with --zero 1)\n"
+      "  --zero N           0, 1 or 3: ZeRO-1 shards the optimizer state\n"
+      "                     over the data-parallel replicas, ZeRO-3 the\n"
+      "                     weights too (default: the program's,\n"
+      "                     pp-compile --zero; another value contradicts a\n"
+      "                     program compiled with --zero 1 or 3, and 3\n"
+      "                     needs one)\n"
       "  --print-memory     every rank prints the bytes of weights,\n"
       "                     gradients and optimizer state it holds\n"
       "  --metrics FILE     write each step's loss and wall-clock seconds\n"
@@ -280,8 +282,8 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("sequential-replicas", "an integer in [1, 2147483647]",
                parse_i64(v, &n) && n >= 1 && n <= INT32_MAX &&
                    (o->run.sequential_replicas = (int32_t)n))
-  VALUE_OPTION("zero", "0 or 1",
-               parse_i64(v, &n) && (n == 0 || n == 1) &&
+  VALUE_OPTION("zero", "0, 1 or 3",
+               parse_i64(v, &n) && (n == 0 || n == 1 || n == 3) &&
                    ((o->run.zero = (int32_t)n) || true))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
   VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
@@ -585,6 +587,15 @@ static bool start(pprt_driver *d) {
     return false;
   /* A checkpoint holds one version, and the gradient check perturbs the
      newer one while the stage functions read the older. */
+  if (pprt_zero_weights_sharded(ctx) && d->opts.check_gradients) {
+    if (ctx->transport->world_rank == 0) {
+      fprintf(stderr, "pprt: --check-gradients cannot be combined with "
+                      "--zero 3 yet: it perturbs whole weights that ZeRO-3 "
+                      "releases after each step\n");
+      fflush(stderr);
+    }
+    return false;
+  }
   if (ctx->weight_versions == 2 &&
       (d->opts.checkpoint_dir || d->opts.resume_dir ||
        d->opts.check_gradients)) {
@@ -609,6 +620,8 @@ static int run(pprt_driver *d) {
     return pprt_profile_run(d);
   if (!train(d))
     return 1;
+  /* ZeRO-3: the reports and --save read the whole weights. */
+  pprt_zero_gather_weights(d->ctx, -1);
   if (d->opts.print_params && !pprt_print_params(d->ctx))
     return 1;
   if (d->opts.print_memory)

@@ -168,9 +168,18 @@ void pprt_print_memory(pprt_context *ctx) {
     else if (b->kind == PPRT_PARAM_GRAD)
       grads += b->bytes;
   }
+  /* ZeRO-3 keeps the replica's blocks between steps, and gathers the
+     whole weights for the step. */
+  bool sharded = pprt_zero_weights_sharded(ctx);
+  if (sharded)
+    weights = pprt_zero_weight_block_bytes(ctx);
   printf("memory rank %d: weights %lld gradients %lld optimizer %lld bytes\n",
          ctx->transport->world_rank, (long long)weights, (long long)grads,
          (long long)ctx->optimizer_state_bytes);
+  if (sharded)
+    printf("gathered weights rank %d: peak %lld bytes\n",
+           ctx->transport->world_rank,
+           (long long)ctx->peak_gathered_weight_bytes);
   printf("activation memory rank %d: peak %lld bytes\n",
          ctx->transport->world_rank,
          (long long)pprt_peak_activation_bytes(ctx));

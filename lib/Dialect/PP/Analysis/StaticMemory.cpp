@@ -18,7 +18,7 @@
 using namespace mlir;
 using namespace mlir::pp;
 
-/// The values of a buffer of `numel` that `replica` owns under ZeRO-1:
+/// The values of a buffer of `numel` that `replica` owns under ZeRO-1/3:
 /// block `replica` of ceil(numel / replicas) values, clipped at the end.
 static int64_t getBlockNumel(int64_t numel, int64_t replicas, int64_t replica) {
   int64_t block = (numel + replicas - 1) / replicas;
@@ -30,15 +30,20 @@ StaticMemory mlir::pp::getStaticMemory(ArrayRef<WeightBuffer> buffers,
                                        OptimizerKind optimizer, int64_t zero,
                                        int64_t replicas, int64_t replica) {
   StaticMemory memory;
+  bool sharded = (zero == 1 || zero == 3) && replicas > 1;
   for (const WeightBuffer &buffer : buffers) {
     int64_t bytes = buffer.numel * buffer.elementBytes;
-    memory.weights += bytes;
+    int64_t owned =
+        sharded ? getBlockNumel(buffer.numel, replicas, replica) : buffer.numel;
+    if (zero == 3 && sharded) {
+      memory.weights += owned * buffer.elementBytes;
+      memory.gathered += bytes;
+    } else {
+      memory.weights += bytes;
+    }
     memory.gradients += bytes;
     if (optimizer != OptimizerKind::adam)
       continue;
-    int64_t owned = zero == 1 && replicas > 1
-                        ? getBlockNumel(buffer.numel, replicas, replica)
-                        : buffer.numel;
     // Adam's two moments are f32 whatever the weights are.
     memory.optimizer += 2 * owned * static_cast<int64_t>(sizeof(float));
   }
@@ -104,6 +109,7 @@ mlir::pp::getRankStaticMemory(ScheduleOp schedule,
     total.weights += stageMemory.weights;
     total.gradients += stageMemory.gradients;
     total.optimizer += stageMemory.optimizer;
+    total.gathered += stageMemory.gathered;
   }
   return ranks;
 }

@@ -177,12 +177,12 @@ LogicalResult ScheduleOp::verify() {
            << getNumMicrobatches() << " micro-batches";
   if (failed(verifyMemoryCap(*this, expected)))
     return failure();
-  // ZeRO-2 equals ZeRO-1 with gradients accumulated over micro-batches;
-  // ZeRO-3 (parameters gathered before each use) is reserved.
-  if (int64_t zero = getZeroStage(); zero > 1)
+  // ZeRO-2 equals ZeRO-1 with gradients accumulated over micro-batches.
+  if (int64_t zero = getZeroStage(); zero != 0 && zero != 1 && zero != 3)
     return emitOpError("has zero = ")
-           << zero << "; only 0 (plain data parallelism) and 1 (ZeRO-1, "
-           << "optimizer state sharded over the replicas) are supported";
+           << zero << "; only 0 (plain data parallelism), 1 (ZeRO-1, "
+           << "optimizer state sharded over the replicas) and 3 (ZeRO-3, "
+           << "weights sharded too) are supported";
   for (auto [stage, rank] : llvm::enumerate(getStageRank()))
     if (rank < 0 || rank >= expected)
       return emitOpError("stage ")

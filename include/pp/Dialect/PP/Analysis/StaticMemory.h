@@ -18,10 +18,11 @@ namespace mlir::pp {
 /// The optimizer the runtime applies (its --optimizer).
 enum class OptimizerKind { sgd, adam };
 
-/// Bytes of one rank.
+/// Bytes of one rank; `gathered` (ZeRO-3 only) is the whole weights its
+/// stages gather for the step, held besides their resident blocks.
 struct StaticMemory {
-  int64_t weights = 0, gradients = 0, optimizer = 0;
-  int64_t total() const { return weights + gradients + optimizer; }
+  int64_t weights = 0, gradients = 0, optimizer = 0, gathered = 0;
+  int64_t total() const { return weights + gradients + optimizer + gathered; }
 };
 
 /// One weight buffer: its values and the bytes of one value.
@@ -35,6 +36,8 @@ struct WeightBuffer {
 /// ZeRO-1 (`zero` 1) the moments of the replica's block only, ceil(n / d)
 /// values of each buffer (the rest of n for the last owners). SGD keeps no
 /// state (8 bytes per f32 parameter); Adam 16, or 8 + 8 / d under ZeRO-1.
+/// Under ZeRO-3 (`zero` 3) the weights are the replica's blocks too, and
+/// the whole weights count as `gathered`.
 StaticMemory getStaticMemory(ArrayRef<WeightBuffer> buffers,
                              OptimizerKind optimizer, int64_t zero,
                              int64_t replicas, int64_t replica = 0);

@@ -132,8 +132,10 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     over them by a `pp.all_reduce`. With `zero = 1` (ZeRO-1, the optimizer
     state sharded over the replicas) a `pp.reduce_scatter` takes the
     all-reduce's place and a `pp.all_gather` follows each optimizer step
-    (docs/DataParallel.md); `zero = 0` or no `zero` is plain data
-    parallelism, and 3 is reserved for ZeRO-3.
+    (docs/DataParallel.md); with `zero = 3` (ZeRO-3, the weights sharded
+    too) the reduce-scatter stays and the `pp.all_gather` of each stage
+    comes before the stage's first compute action on its rank instead;
+    `zero = 0` or no `zero` is plain data parallelism.
 
     `semantics` says how the program's transfers synchronise
     (`#pp<semantics async>`: a send never blocks; `#pp<semantics
@@ -394,9 +396,9 @@ def PP_AllReduceOp : PP_ActionOp<"all_reduce"> {
 }
 
 def PP_ReduceScatterOp : PP_ActionOp<"reduce_scatter"> {
-  let summary = "ZeRO-1: sum a stage's weight gradients, each replica its block";
+  let summary = "ZeRO-1/3: sum a stage's weight gradients, each its block";
   let description = [{
-    The `pp.all_reduce` of a schedule with `zero = 1`, in its place (after
+    The `pp.all_reduce` of a schedule with `zero = 1` or 3, in its place (after
     the stage's last weight-gradient action): starts summing the stage's
     accumulated weight gradients over the data-parallel replicas, each
     replica receiving the sum of its block only (1/d of every gradient
@@ -417,12 +419,15 @@ def PP_ReduceScatterOp : PP_ActionOp<"reduce_scatter"> {
 }
 
 def PP_AllGatherOp : PP_ActionOp<"all_gather"> {
-  let summary = "ZeRO-1: gather a stage's updated weight blocks from replicas";
+  let summary = "ZeRO-1/3: gather a stage's weight blocks from the replicas";
   let description = [{
     In a schedule with `zero = 1`, right after the stage's
     `pp.optimizer_step`: every replica sends the block of the weights it
     updated to the others, so that all of them hold the whole, identical
-    weights again before the next step's forward. PyTorch's `UNSHARD`.
+    weights again before the next step's forward. With `zero = 3`, before
+    the stage's first compute action of the step: the replicas, which keep
+    only their blocks between steps, gather the whole weights, which the
+    stage's optimizer step releases again. PyTorch's `UNSHARD`.
 
     ```mlir
     pp.optimizer_step stage 0

@@ -158,8 +158,8 @@ struct PlanParallelismPass
     if (optimizer != "sgd" && optimizer != "adam")
       return step.emitError("optimizer must be sgd or adam, got '")
              << optimizer << "'";
-    if (zero != 0 && zero != 1)
-      return step.emitError("zero must be 0 or 1, got ") << zero.getValue();
+    if (zero != 0 && zero != 1 && zero != 3)
+      return step.emitError("zero must be 0, 1 or 3, got ") << zero.getValue();
     if (slices < 1)
       return step.emitError("slices must be at least 1, got ")
              << slices.getValue();

@@ -3,8 +3,9 @@
 // Makes every dependency between stages on different ranks an explicit
 // pp.send / pp.recv pair (the schedule read as a sched::Program, the
 // transfers each compute action needs from sched::getTransfers), places each
-// stage's data-parallel gradient all-reduce (ZeRO-1: reduce-scatter) and
-// appends each stage's optimizer step (ZeRO-1: and its all-gather). An
+// stage's data-parallel gradient all-reduce (ZeRO-1 and -3: reduce-scatter)
+// and appends each stage's optimizer step (ZeRO-1: and its all-gather;
+// ZeRO-3 gathers each stage's weights before its first compute). An
 // overlapped pair stays together: its receives come before it and its sends
 // after it.
 //
@@ -18,6 +19,7 @@
 #include "pp/Scheduling/TransferOrder.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPINSERTTRANSFERS
@@ -94,6 +96,60 @@ static void insertAllReduces(Block &body, ArrayRef<int64_t> stages, bool zero,
   }
 }
 
+/// ZeRO-3 gathers a stage's weights once per step and releases them after
+/// its optimizer step, so it needs the flushed schedule of one weight
+/// version: a no-flush schedule runs the next step's forwards on weights
+/// already updated and released.
+static LogicalResult checkGathersOncePerStep(ScheduleOp schedule) {
+  if (schedule.getNumWeightVersions() == 2)
+    return schedule.emitError("zero = 3 needs one weight version per step; "
+                              "this schedule keeps 2 (pipedream-2bw)");
+  WalkResult noFlush = schedule.walk([](ComputeOp compute) {
+    return compute.getFirstStep() || compute.getNextStep()
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (noFlush.wasInterrupted())
+    return schedule.emitError("zero = 3 needs a schedule that flushes each "
+                              "step; this one runs forwards of the next step");
+  return success();
+}
+
+/// ZeRO-3: puts a `pp.all_gather` of each stage in `stages` before the
+/// stage's first compute action on the rank of `body` (and the receives
+/// that feed it), so the step's computes read the whole weights; a stage
+/// without computes gets it at the end.
+static void insertGathersBeforeUse(Block &body, ArrayRef<int64_t> stages,
+                                   Location rankLoc) {
+  DenseMap<int64_t, ComputeOp> firstUse;
+  for (ComputeOp compute : body.getOps<ComputeOp>())
+    firstUse.try_emplace(compute.getStage(), compute);
+  for (int64_t stage : stages) {
+    OpBuilder builder = OpBuilder::atBlockEnd(&body);
+    Location loc = rankLoc;
+    if (ComputeOp first = firstUse.lookup(stage)) {
+      Operation *before = first;
+      if (ComputeOp partner = first.getOverlapPartner())
+        before = partner;
+      // Back over the receives, and over the start of any exchange group
+      // they belong to: a group stays whole.
+      while (Operation *previous = before->getPrevNode()) {
+        bool grouped = TypeSwitch<Operation *, bool>(before)
+                           .Case<SendOp, RecvOp>([](auto transfer) {
+                             return transfer.getGrouped();
+                           })
+                           .Default(false);
+        if (!isa<RecvOp>(previous) && !grouped)
+          break;
+        before = previous;
+      }
+      builder.setInsertionPoint(before);
+      loc = first.getLoc();
+    }
+    AllGatherOp::create(builder, loc, stage);
+  }
+}
+
 namespace {
 struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
@@ -104,9 +160,9 @@ struct InsertTransfersPass
           << kMaxRanks << ", got " << numReplicas.getValue();
       return signalPassFailure();
     }
-    if (zero != 0 && zero != 1) {
-      getOperation().emitError("zero must be 0 or 1, got ")
-          << zero.getValue() << (zero == 3 ? " (ZeRO-3 is not supported)" : "");
+    if (zero != 0 && zero != 1 && zero != 3) {
+      getOperation().emitError("zero must be 0, 1 or 3, got ")
+          << zero.getValue();
       return signalPassFailure();
     }
     WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
@@ -117,7 +173,8 @@ struct InsertTransfersPass
                         "expects compute actions and all-reduces only");
         return WalkResult::interrupt();
       });
-      if (existing.wasInterrupted())
+      if (existing.wasInterrupted() ||
+          (zero == 3 && failed(checkGathersOncePerStep(schedule))))
         return WalkResult::interrupt();
       ArrayRef<int64_t> stageRank = schedule.getStageRank();
       // The program runs with the semantics its transfers are ordered for.
@@ -128,9 +185,10 @@ struct InsertTransfersPass
       if (numReplicas > 1)
         schedule.setNumReplicasAttr(
             OpBuilder(schedule).getI64IntegerAttr(numReplicas));
-      if (zero == 1)
-        schedule.setZeroAttr(OpBuilder(schedule).getI64IntegerAttr(1));
-      bool sharded = schedule.getZeroStage() == 1;
+      if (zero != 0)
+        schedule.setZeroAttr(OpBuilder(schedule).getI64IntegerAttr(zero));
+      int64_t zeroStage = schedule.getZeroStage();
+      bool sharded = zeroStage != 0;
       for (auto [rank, actions] :
            llvm::zip(schedule.getBody().getOps<RankOp>(), program.ranks)) {
         SmallVector<Operation *> ops = llvm::map_to_vector(
@@ -160,10 +218,12 @@ struct InsertTransfersPass
         for (AllGatherOp gather :
              llvm::make_early_inc_range(body.getOps<AllGatherOp>()))
           gather.erase();
+        if (zeroStage == 3)
+          insertGathersBeforeUse(body, stages, rank.getLoc());
         OpBuilder builder = OpBuilder::atBlockEnd(&body);
         for (int64_t stage : stages) {
           OptimizerStepOp::create(builder, rank.getLoc(), stage);
-          if (sharded)
+          if (zeroStage == 1)
             AllGatherOp::create(builder, rank.getLoc(), stage);
         }
       }

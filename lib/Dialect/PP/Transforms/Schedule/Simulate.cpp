@@ -107,6 +107,8 @@ static void reportStaticMemory(ScheduleOp schedule, OptimizerKind optimizer) {
   for (auto [rank, memory] : llvm::enumerate(ranks)) {
     remark << (rank ? "; " : " ") << "rank " << rank << ": " << memory.weights
            << " + " << memory.gradients << " + " << memory.optimizer;
+    if (schedule.getZeroStage() == 3)
+      remark << " (+ " << memory.gathered << " gathered for the step)";
     totals.push_back(memory.total());
   }
   schedule->setAttr(

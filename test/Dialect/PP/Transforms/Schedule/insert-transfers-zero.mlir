@@ -1,5 +1,7 @@
 // RUN: pp-opt %s --pp-schedule="schedule=interleaved-1f1b num-stages=4 num-ranks=2 num-microbatches=4 semantics=rendezvous" --pp-insert-transfers="num-replicas=2 zero=1" --pp-verify-schedule | FileCheck %s
-// RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2 semantics=rendezvous" --pp-insert-transfers="num-replicas=2 zero=3" 2>&1 | FileCheck %s --check-prefix=ZERO3
+// RUN: pp-opt %s --pp-schedule="schedule=interleaved-1f1b num-stages=4 num-ranks=2 num-microbatches=4 semantics=rendezvous" --pp-insert-transfers="num-replicas=2 zero=3" --pp-verify-schedule | FileCheck %s --check-prefix=ZERO3
+// RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=2 zero=2" 2>&1 | FileCheck %s --check-prefix=ZERO2
+// RUN: not pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=2 zero=3" 2>&1 | FileCheck %s --check-prefix=TWO-VERSIONS
 
 // ZeRO-1: each stage's reduce-scatter goes where its all-reduce would
 // (after its last weight gradient, and that action's exchange group), and
@@ -26,4 +28,33 @@
 // CHECK-NEXT: pp.all_gather stage 3
 // CHECK-NOT: pp.all_reduce
 
-// ZERO3: error: zero must be 0 or 1, got 3 (ZeRO-3 is not supported)
+// ZeRO-3: the reduce-scatters stay; each stage's all-gather comes before
+// its first compute on its rank, before the receive that feeds it and the
+// exchange group that receive joins, and none follows the optimizer steps.
+// ZERO3: pp.schedule @train_step_schedule "interleaved-1f1b" {{.*}} attributes {num_replicas = 2 : i64, semantics = #pp<semantics rendezvous>, zero = 3 : i64}
+// ZERO3-LABEL: pp.rank 0
+// ZERO3-NEXT: pp.all_gather stage 0
+// ZERO3-NEXT: pp.compute forward stage 0 mb 0
+// ZERO3: pp.compute forward stage 0 mb 1
+// ZERO3-NEXT: pp.all_gather stage 2
+// ZERO3-NEXT: pp.send activation stage 0 mb 1 to 1
+// ZERO3-NEXT: pp.recv activation stage 2 mb 0 from 1 grouped
+// ZERO3-NEXT: pp.compute forward stage 2 mb 0
+// ZERO3: pp.compute backward stage 0 mb 3
+// ZERO3-NEXT: pp.reduce_scatter stage 0
+// ZERO3-NEXT: pp.optimizer_step stage 0
+// ZERO3-NEXT: pp.optimizer_step stage 2
+// ZERO3-NEXT: }
+// ZERO3-LABEL: pp.rank 1
+// ZERO3-NEXT: pp.all_gather stage 1
+// ZERO3-NEXT: pp.recv activation stage 1 mb 0 from 0
+// ZERO3-NEXT: pp.compute forward stage 1 mb 0
+// ZERO3: pp.all_gather stage 3
+// ZERO3-NOT: pp.all_gather
+// ZERO3: pp.optimizer_step stage 1
+// ZERO3-NEXT: pp.optimizer_step stage 3
+// ZERO3-NEXT: }
+// ZERO3-NOT: pp.all_reduce
+
+// ZERO2: error: zero must be 0, 1 or 3, got 2
+// TWO-VERSIONS: error: zero = 3 needs one weight version per step; this schedule keeps 2 (pipedream-2bw)

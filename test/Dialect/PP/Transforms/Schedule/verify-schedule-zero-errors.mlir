@@ -23,7 +23,7 @@ pp.schedule @scatter_without_zero "gpipe" for @f microbatches 1 stage_rank [0]
     // expected-error @+1 {{reduce_scatter of stage 0 in a schedule with zero = 0, which sums gradients with pp.all_reduce}}
     pp.reduce_scatter stage 0
     pp.optimizer_step stage 0
-    // expected-error @+1 {{all_gather of stage 0 in a schedule without zero = 1: only ZeRO-1 shards the weight updates}}
+    // expected-error @+1 {{all_gather of stage 0 in a schedule without zero = 1 or 3: only ZeRO-1 and -3 shard the weights}}
     pp.all_gather stage 0
   }
 }
@@ -125,13 +125,43 @@ pp.schedule @missing "gpipe" for @f microbatches 1 stage_rank [0]
 
 // -----
 
-// ZeRO-3 is reserved.
-// expected-error @+1 {{'pp.schedule' op has zero = 3; only 0 (plain data parallelism) and 1 (ZeRO-1, optimizer state sharded over the replicas) are supported}}
-pp.schedule @zero3 "gpipe" for @f microbatches 1 stage_rank [0]
-    attributes {num_replicas = 2 : i64, zero = 3 : i64} {
+// ZeRO-2 is not offered.
+// expected-error @+1 {{'pp.schedule' op has zero = 2; only 0 (plain data parallelism), 1 (ZeRO-1, optimizer state sharded over the replicas) and 3 (ZeRO-3, weights sharded too) are supported}}
+pp.schedule @zero2 "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 2 : i64} {
   pp.rank 0 {
     pp.compute forward stage 0 mb 0
     pp.compute backward stage 0 mb 0
+    pp.optimizer_step stage 0
+  }
+}
+
+// -----
+
+// ZeRO-3 gathers the weights its stage's computes read: before all of them.
+pp.schedule @zero3_late_gather "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 3 : i64} {
+  pp.rank 0 {
+    // expected-note @+1 {{forward of stage 0 micro-batch 0 here}}
+    pp.compute forward stage 0 mb 0
+    // expected-error @+1 {{all_gather of stage 0 must come before the forward of stage 0 micro-batch 0 on its rank: under zero = 3 it gathers the weights the stage's computes read}}
+    pp.all_gather stage 0
+    pp.compute backward stage 0 mb 0
+    pp.reduce_scatter stage 0
+    pp.optimizer_step stage 0
+  }
+}
+
+// -----
+
+// ZeRO-3 with several replicas gathers every stage's weights.
+pp.schedule @zero3_no_gather "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 3 : i64} {
+  // expected-error @+1 {{missing all_gather of stage 0: the schedule runs as 2 data-parallel replicas with zero = 3}}
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.reduce_scatter stage 0
     pp.optimizer_step stage 0
   }
 }

@@ -124,7 +124,8 @@ def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
            "Optimizer whose state counts: sgd (none) or adam (two moments "
            "per weight)">,
     Option<"zero", "zero", "int64_t", "0",
-           "ZeRO stage of the replicas: 0 or 1 (optimizer state sharded)">,
+           "ZeRO stage of the replicas: 0, 1 (optimizer state sharded) or 3 "
+           "(weights sharded too)">,
     Option<"tensorParallel", "tensor-parallel", "int64_t", "0",
            "Plan only layouts with this T (0: any)">,
     Option<"numStages", "num-stages", "int64_t", "0",

@@ -574,7 +574,11 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     With `zero=1` (ZeRO-1, the optimizer state sharded over the replicas)
     the schedule records `zero = 1`, a `pp.reduce_scatter` takes each
     all-reduce's place and a `pp.all_gather` follows each optimizer step.
-    `zero=3` (ZeRO-3) is reserved and refused.
+    With `zero=3` (ZeRO-3, the weights sharded too) the schedule records
+    `zero = 3`, the reduce-scatters stay and each stage's `pp.all_gather`
+    goes before its first compute action on its rank (and the receives
+    that feed it); a schedule that keeps two weight versions or does not
+    flush each step is refused.
 
     ```mlir
     pp.rank 0 {
@@ -592,9 +596,10 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
            "Data-parallel replicas of the pipeline; above 1, each stage's "
            "weight gradients are all-reduced over them">,
     Option<"zero", "zero", "int64_t", "0",
-           "ZeRO stage: 0 (replicated optimizer state) or 1 (sharded over "
+           "ZeRO stage: 0 (replicated optimizer state), 1 (sharded over "
            "the replicas: reduce-scatter, update of the replica's block, "
-           "all-gather)">,
+           "all-gather) or 3 (weights sharded too: gathered before each "
+           "stage's first compute)">,
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
            "::mlir::pp::TransferSemantics::rendezvous",
            "Order transfers for rendezvous sends (NCCL) or leave each "
@@ -625,7 +630,9 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     reduction hidden behind the rank's remaining backward costs nothing.
     Under ZeRO-1 (`zero = 1`) a `pp.reduce_scatter` and a `pp.all_gather`
     each take half of it, also in the background: the optimizer step waits
-    for the reduce-scatter, and the step ends with the all-gather.
+    for the reduce-scatter, and the step ends with the all-gather. Under
+    ZeRO-3 (`zero = 3`) the all-gather comes first and the stage's compute
+    actions wait for it.
     Reports
     the makespan, each rank's idle time and the bubble fraction, and each
     rank's peak activation memory as a remark, and records them on the
@@ -642,7 +649,9 @@ def PPSimulate : Pass<"pp-simulate", "ModuleOp"> {
     none; Adam: two f32 moments per weight, only the replica's block of
     every weight buffer under ZeRO-1), as the runtime's `--print-memory`
     prints it for the ranks of replica 0; it records the totals as
-    `pp.static_memory`.
+    `pp.static_memory`. Under ZeRO-3 the weights are the replica's blocks,
+    ceil(n / d) of each buffer's n values, and the remark adds the whole
+    weights the step gathers (counted in the totals).
 
     On a tensor-parallel schedule (`pp.tensor_parallel = T`, its stage
     functions partitioned by `pp-shard-stages`) a remark counts the

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""ZeRO-3 (pp-compile --zero 3): each replica keeps only its block of every
+weight buffer between steps, the schedule gathers a stage's whole weights
+before its first compute, and the optimizer step updates the block. With 2
+replicas every sum is a + b as under plain data parallelism, so the model
+as 2 stages x 2 replicas (1f1b, 4 processes) trains to the same losses and
+byte-equal --save files as plain --data-parallel 2, with SGD and Adam; an
+Adam checkpoint written under ZeRO-3 is byte-equal to the plain one (whole
+weights and moments), and resuming from it under ZeRO-3 gives the weights
+of the uninterrupted plain run; with --sequential-replicas 2 (each
+process plays 2 replicas in turn) the SGD run matches too. --print-memory's weight bytes per rank are
+the replica's blocks and its gathered peak the whole weights, as
+pp-simulate says for replica 0's ranks. With --tensor-parallel T the
+pipeline ranks are T processes each (2 x T x 2 processes), the replicas
+sharding each process's local block of a split weight. With --closed-form,
+the model as 1
+stage x 2 replicas with every layer widened from 32 to 33 (odd buffer
+lengths, padded blocks) also trains bit-equal and holds exactly
+4 ceil(n / 2) and 4 (n - ceil(n / 2)) weight bytes per buffer of n values.
+A contradicting run-time --zero, and --check-gradients, stop the run with
+one line."""
+
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+REPLICAS = 2
+STEPS = 6
+
+
+def run(cmd, ok=True):
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if ok and proc.returncode != 0:
+        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n"
+                 f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def memory(out):
+    """{rank: (weights, gradients, optimizer, gathered)} from
+    --print-memory (gathered: 0 when not printed)."""
+    rows = re.findall(r"memory rank (\d+): weights (\d+) gradients (\d+) "
+                      r"optimizer (\d+) bytes", out)
+    gathered = dict(re.findall(r"gathered weights rank (\d+): peak (\d+) "
+                               r"bytes", out))
+    return {int(r): tuple(int(v) for v in vals) + (int(gathered.get(r, 0)),)
+            for r, *vals in rows}
+
+
+def simulated(pp_opt, schedule, optimizer):
+    """{rank: (weights, gradients, optimizer, gathered)} from pp-simulate."""
+    err = run([pp_opt, schedule, f"--pp-simulate=optimizer={optimizer}",
+               "-o", os.devnull]).stderr
+    line = re.search(r"static memory per rank \(weights \+ gradients \+ "
+                     r"optimizer state, bytes\):(.*)", err)
+    if not line:
+        sys.exit(f"pp-simulate reported no static memory:\n{err}")
+    rows = re.findall(r"rank (\d+): (\d+) \+ (\d+) \+ (\d+) \(\+ (\d+) "
+                      r"gathered for the step\)", line.group(1))
+    return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}
+
+
+def losses(out):
+    return re.findall(r"^step \d+ loss \S+$", out, re.M)
+
+
+class Case:
+    def __init__(self, args, workdir, model, stages, label, tp=1):
+        self.args, self.workdir, self.label = args, workdir, label
+        self.tp = tp
+        self.procs = stages * REPLICAS * tp
+        self.data = ["--corpus", args.corpus] if args.corpus else []
+        common = [model, "--stages", str(stages), "--microbatches", "4",
+                  "--schedule", "1f1b" if stages > 1 else "gpipe",
+                  "--data-parallel", str(REPLICAS), "--tensor-parallel",
+                  str(tp)]
+        self.exes = {}
+        for zero in (0, 3):
+            self.exes[zero] = self.path(f"zero{zero}")
+            run([args.pp_compile] + common +
+                ["--zero", str(zero), "-o", self.exes[zero]])
+        self.schedule = self.path("zero3.mlir")
+        run([args.pp_compile] + common +
+            ["--zero", "3", "--emit", "schedule", "-o", self.schedule])
+
+    def path(self, name):
+        return os.path.join(self.workdir, f"{self.label}-{name}")
+
+    def mpirun(self, zero, extra, ok=True):
+        return run(["mpirun", "-np", str(self.procs), self.exes[zero]] +
+                   self.data + extra, ok)
+
+    def train(self, zero, name, extra):
+        path = self.path(name + ".safetensors")
+        out = self.mpirun(zero, ["--steps", str(STEPS), "--save", path,
+                                 "--print-memory"] + extra).stdout
+        with open(path, "rb") as f:
+            return out, f.read()
+
+    def checkpoint(self, zero, name, extra):
+        """The checkpoint directory and file bytes of a 3-step run."""
+        ckpt = self.path(name)
+        self.mpirun(zero, ["--steps", "3", "--checkpoint", ckpt] + extra)
+        with open(os.path.join(ckpt, "checkpoint.safetensors"), "rb") as f:
+            return ckpt, f.read()
+
+
+def check_training(case, optimizer):
+    tag = " ".join([case.label, optimizer[1]] + optimizer[4:])
+    plain, w_plain = case.train(0, "plain", optimizer)
+    zero, w_zero = case.train(3, "zero3", optimizer)
+    if losses(plain) != losses(zero) or len(losses(plain)) != STEPS:
+        sys.exit(f"{tag}: the losses differ\nplain:\n{plain}\nzero:\n{zero}")
+    if w_plain != w_zero:
+        sys.exit(f"{tag}: the saved weights differ")
+    print(f"{tag}: identical losses and weights")
+    return plain, zero, w_plain
+
+
+def check_memory(case, optimizer, plain, zero, sizes):
+    """Blocks resident, whole weights gathered: against plain data
+    parallelism, pp-simulate and (given `sizes`) the closed form."""
+    tag = f"{case.label} {optimizer}"
+    mem_plain, mem_zero = memory(plain), memory(zero)
+    if len(mem_plain) != case.procs or len(mem_zero) != case.procs:
+        sys.exit(f"{tag}: expected {case.procs} memory lines\n{zero}")
+    ranks = case.procs // REPLICAS
+    model = simulated(case.args.pp_opt, case.schedule, optimizer)
+    for rank in range(ranks):
+        whole = mem_plain[rank][0]
+        blocks = (mem_zero[rank][0], mem_zero[rank + ranks][0])
+        if sum(blocks) != whole or blocks[0] < blocks[1]:
+            sys.exit(f"{tag}: pipeline rank {rank} keeps weight blocks "
+                     f"{blocks}, not the two parts of {whole} bytes")
+        for world in (rank, rank + ranks):
+            # Whole gradients; ZeRO-1's blocks of Adam's moments.
+            got, base = mem_zero[world], mem_plain[world]
+            moments = base[2] if optimizer == "sgd" else 2 * got[0]
+            if got[3] != whole or got[1] != base[1] or got[2] != moments:
+                sys.exit(f"{tag}: rank {world} holds {got}, plain {base}")
+        # pp-simulate counts pipeline ranks (tensor-parallel index 0).
+        if rank % case.tp == 0 and \
+                model.get(rank // case.tp) != mem_zero[rank]:
+            sys.exit(f"{tag}: rank {rank} holds {mem_zero[rank]} bytes, "
+                     f"pp-simulate says {model.get(rank // case.tp)}")
+    if sizes:
+        for replica in range(REPLICAS):
+            want = sum(4 * max(0, min(math.ceil(n / REPLICAS),
+                                      n - replica * math.ceil(n / REPLICAS)))
+                       for n in sizes)
+            if mem_zero[replica][0] != want:
+                sys.exit(f"{tag}: replica {replica} keeps "
+                         f"{mem_zero[replica][0]} weight bytes, not "
+                         f"{want}")
+    print(f"{tag}: (weights, gradients, optimizer, gathered) bytes per rank "
+          f"{[mem_zero[r] for r in range(case.procs)]} (pp-simulate agrees "
+          f"on replica 0)")
+
+
+def check_checkpoint(case, optimizer, w_plain):
+    tag = f"{case.label} {optimizer[1]}"
+    ckpt, zero = case.checkpoint(3, "ckpt-zero3", optimizer)
+    _, plain = case.checkpoint(0, "ckpt-plain", optimizer)
+    if zero != plain:
+        sys.exit(f"{tag}: the ZeRO-3 checkpoint differs from the plain one")
+    _, resumed = case.train(3, "resumed",
+                            optimizer + ["--resume", ckpt, "--steps", "3"])
+    if resumed != w_plain:
+        sys.exit(f"{tag}: resumed under ZeRO-3, the weights differ")
+    print(f"{tag}: the checkpoint equals the plain one; resumed, the "
+          f"weights of {STEPS} plain steps")
+
+
+def check_refusals(case):
+    proc = case.mpirun(3, ["--steps", "1", "--zero", "0"], ok=False)
+    want = ("--zero 0 contradicts the program, compiled with --zero 3 (its "
+            "schedule reduce-scatters gradients and all-gathers weights "
+            "before each stage's first compute); leave --zero out or "
+            "recompile")
+    if proc.returncode == 0 or want not in proc.stderr:
+        sys.exit(f"--zero 0 on a ZeRO-3 program: expected '{want}'\n"
+                 f"{proc.stderr}")
+    proc = case.mpirun(0, ["--steps", "1", "--zero", "3"], ok=False)
+    want = ("pprt: rank 0: --zero 3 needs a program compiled with --zero 3, "
+            "whose schedule gathers each stage's weights before its first "
+            "compute; recompile")
+    if proc.returncode == 0 or want not in proc.stderr:
+        sys.exit(f"--zero 3 on a plain program: expected '{want}'\n"
+                 f"{proc.stderr}")
+    proc = case.mpirun(3, ["--check-gradients"], ok=False)
+    want = ("pprt: --check-gradients cannot be combined with --zero 3 yet: "
+            "it perturbs whole weights that ZeRO-3 releases after each step")
+    if proc.returncode == 0 or want not in proc.stderr:
+        sys.exit(f"--check-gradients under ZeRO-3: expected '{want}'\n"
+                 f"{proc.stderr}")
+    print("contradicting --zero and --check-gradients: refused")
+
+
+def param_sizes(model_text):
+    """Numbers of values of the model's pp.param arguments."""
+    shapes = re.findall(r"tensor<([0-9x]+)xf32> \{pp\.param\}", model_text)
+    return [math.prod(int(d) for d in s.split("x")) for s in shapes]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pp-compile", required=True)
+    parser.add_argument("--pp-opt", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--corpus", help="the program's --corpus")
+    parser.add_argument("--sgd-lr", default="0.1")
+    parser.add_argument("--tensor-parallel", type=int, default=1,
+                        help="T processes per pipeline rank (2 x T x 2 "
+                             "processes)")
+    parser.add_argument("--closed-form", action="store_true",
+                        help="also 1 stage x 2 replicas of the model with "
+                             "its 32-wide layers 33 wide")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as workdir:
+        tp = args.tensor_parallel
+        case = Case(args, workdir, args.model, 2,
+                    "2x2" if tp == 1 else f"T{tp}x2x2", tp)
+        for optimizer in (["--optimizer", "sgd", "--lr", args.sgd_lr],
+                          ["--optimizer", "adam", "--lr", "0.01"]):
+            plain, zero, w_plain = check_training(case, optimizer)
+            check_memory(case, optimizer[1], plain, zero, None)
+            if optimizer[1] == "adam":
+                check_checkpoint(case, optimizer, w_plain)
+        # Each process plays 2 replicas in turn: the first pass gathers,
+        # the last updates the block and frees the whole weights.
+        sgd = ["--optimizer", "sgd", "--lr", args.sgd_lr,
+               "--sequential-replicas", "2"]
+        check_training(case, sgd)
+        if tp == 1:
+            check_refusals(case)
+        if args.closed_form:
+            with open(args.model) as f:
+                odd = re.sub(r"(?<=[<x])32(?=x)", "33", f.read())
+            sizes = param_sizes(odd)
+            if sum(n % REPLICAS for n in sizes) == 0:
+                sys.exit("the widened model has no odd-sized param")
+            odd_path = os.path.join(workdir, "odd.mlir")
+            with open(odd_path, "w") as f:
+                f.write(odd)
+            case = Case(args, workdir, odd_path, 1, "odd-1x2")
+            adam = ["--optimizer", "adam", "--lr", "0.01"]
+            plain, zero, _ = check_training(case, adam)
+            check_memory(case, "adam", plain, zero, sizes)
+    print("zero3: ok")
+
+
+if __name__ == "__main__":
+    main()
