@@ -317,11 +317,15 @@ def _model_frames(trace: str) -> List[Tuple[str, str]]:
 def _unsupported(message: str, trace: Optional[str] = None) -> ValueError:
     """A ValueError for an op pp cannot train as PyTorch does, located at
     the model line of `trace` (by default the stack trace of the node being
-    decomposed: the innermost frame outside this module)."""
+    decomposed: the innermost frame outside this module and torch's)."""
     if trace is None:
         import torch.fx.traceback
         trace = torch.fx.traceback.get_current_meta().get("stack_trace")
     frames = _model_frames(trace)
+    # The model's line: the innermost frame outside torch's own modules.
+    import torch
+    library = os.path.dirname(torch.__file__) + os.sep
+    frames = [f for f in frames if not f[0].startswith(library)] or frames
     where = f"{frames[-1][0]}:{frames[-1][1]}: " if frames else ""
     return ValueError(where + message)
 
@@ -566,10 +570,40 @@ def _roll(x, shifts, dims=()):
     return x
 
 
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False,
+                   mode=0, sparse=False, per_sample_weights=None,
+                   include_last_offset=False, padding_idx=None):
+    """nn.EmbeddingBag's sum or mean as a product of the bags' membership
+    (a [bags, indices] 0/1 matrix from the offsets) with the looked-up
+    rows; its max is refused at the model's line."""
+    import torch
+    if mode == 2:
+        raise _unsupported("nn.EmbeddingBag(mode='max') is not supported: "
+                           "use mode='sum' or 'mean'")
+    count = indices.shape[0]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    ends = offsets[1:] if include_last_offset else torch.cat(
+        [offsets[1:], offsets.new_full((1,), count)])
+    position = torch.arange(count, device=indices.device)
+    member = (position[None] >= offsets[:bags, None]) & \
+        (position[None] < ends[:, None])
+    if padding_idx is not None and padding_idx >= 0:
+        member = member & (indices != padding_idx)[None]
+    rows = torch.nn.functional.embedding(indices, weight)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    output = member.to(weight.dtype) @ rows
+    sizes = member.sum(1)
+    if mode == 1:
+        output = output / sizes.clamp(min=1)[:, None].to(weight.dtype)
+    zeros = indices.new_zeros
+    return output, zeros(count), sizes, zeros(bags)
+
+
 def _decompositions():
     """torch-mlir's decompositions, with top-k and sort as reductions,
-    scatter as comparisons, group norm without `as_strided` and roll as
-    slices."""
+    scatter as comparisons, group norm without `as_strided`, roll as
+    slices and embedding bags as products."""
     import torch
     from torch_mlir.fx import get_decomposition_table
     aten = torch.ops.aten
@@ -579,6 +613,9 @@ def _decompositions():
     table[aten.native_group_norm.default] = _group_norm
     table[aten.gelu.default] = _gelu
     table[aten.roll.default] = _roll
+    for bag in (aten.embedding_bag.default, aten.embedding_bag.padding_idx,
+                aten._embedding_bag.default):
+        table[bag] = _embedding_bag
     table[aten.detach.default] = _detach
     table[aten.index_put.default] = _index_put
     table[aten.index_add.default] = _index_add

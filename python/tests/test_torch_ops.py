@@ -6,7 +6,7 @@ indices, a boolean mask; decomposed by pp.torch into comparisons and
 sums), `F.one_hot`, `Tensor.masked_fill`, tuple and dict
 (ModelOutput-style) outputs read by the loss, nn.Embedding's
 `padding_idx` (a row without gradient), nn.GELU(approximate="tanh"),
-`Tensor.triu`, `torch.roll` and `nn.BatchNorm1d`. Skipped where torch or torch_mlir is not importable."""
+`Tensor.triu`, `torch.roll`, `nn.BatchNorm1d` and `nn.EmbeddingBag`. Skipped where torch or torch_mlir is not importable."""
 
 import re
 
@@ -171,6 +171,20 @@ class TabularNet(nn.Module):
         return self.head(F.relu(self.features(h)))
 
 
+class Bags(nn.Module):
+    """nn.EmbeddingBag over each row of ids: a mean, and a sum that skips
+    its padding id (PyTorch's `padding_idx`)."""
+
+    def __init__(self, vocab=10):
+        super().__init__()
+        self.mean = nn.EmbeddingBag(vocab, DIM, mode="mean")
+        self.sum = nn.EmbeddingBag(vocab, DIM, mode="sum", padding_idx=0)
+        self.head = nn.Linear(2 * DIM, OUT)
+
+    def forward(self, ids):
+        return self.head(torch.cat([self.mean(ids), self.sum(ids)], -1))
+
+
 def one_hot_loss(logits, labels):
     return F.mse_loss(F.softmax(logits, -1), F.one_hot(labels, OUT).float())
 
@@ -196,6 +210,7 @@ CASES = {
     "triu": (UpperPairs, F.mse_loss, "targets"),
     "roll": (ShiftedWindows, F.mse_loss, "targets"),
     "batchnorm1d": (TabularNet, F.cross_entropy, "labels"),
+    "embedding_bag": (Bags, F.cross_entropy, "ids"),
 }
 
 
@@ -301,13 +316,26 @@ class NoGradScale(PerElement):
         return h / scale
 
 
+class MaxBag(nn.Module):
+    """nn.EmbeddingBag(mode="max")."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(10, DIM, mode="max")
+
+    def forward(self, x):
+        return x + self.bag((x[..., 0] > 0).long())[:, None, :]
+
+
 @pytest.mark.parametrize("make,message", [
     (PerElement,
      r"aten\.index\.Tensor makes a shape that depends on the data"),
     (Apart, "adjacent dimensions"),
     (StraightThrough, r"Tensor\.detach\(\).*cannot stop a gradient"),
-    (NoGradScale, r"torch\.no_grad\(\) block.*cannot stop a gradient")],
-    ids=["index_put-per-element", "index_put-apart", "detach", "no_grad"])
+    (NoGradScale, r"torch\.no_grad\(\) block.*cannot stop a gradient"),
+    (MaxBag, r"nn\.EmbeddingBag\(mode='max'\) is not supported")],
+    ids=["index_put-per-element", "index_put-apart", "detach", "no_grad",
+         "embedding_bag-max"])
 def test_what_pp_cannot_train_is_a_value_error(pp, make, message, tmp_path):
     """What needs a shape the data decides, or a gradient stopped, is a
     ValueError at the model's line (where pp would otherwise have trained

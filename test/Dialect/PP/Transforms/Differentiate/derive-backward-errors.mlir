@@ -100,8 +100,8 @@ func.func @train_step(%x: tensor<4xf32>, %w: tensor<4xf32> {pp.param}) -> tensor
     %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
         ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
       ^bb0(%p: f32, %q: f32, %o: f32):
-        // expected-error @+1 {{no derivative rule for 'math.sin'}}
-        %v = math.sin %q : f32
+        // expected-error @+1 {{no derivative rule for 'math.tan'}}
+        %v = math.tan %q : f32
         %m = arith.mulf %p, %v : f32
         linalg.yield %m : f32
     } -> tensor<4xf32>

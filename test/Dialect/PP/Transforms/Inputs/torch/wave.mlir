@@ -33,7 +33,7 @@ module {
     } -> tensor<16x4xf32> loc(#loc10)
     %6 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel"]} ins(%5 : tensor<16x4xf32>) outs(%1 : tensor<16x4xf32>) {
     ^bb0(%in: f32 loc(callsite(#loc1 at #loc9)), %out: f32 loc(callsite(#loc2 at #loc3))):
-      %13 = math.sin %in : f32 loc(#loc9)
+      %13 = math.tan %in : f32 loc(#loc9)
       linalg.yield %13 : f32 loc(#loc9)
     } -> tensor<16x4xf32> loc(#loc9)
     %7 = linalg.generic {indexing_maps = [#map1, #map1, #map1], iterator_types = ["parallel", "parallel"]} ins(%6, %arg1 : tensor<16x4xf32>, tensor<16x4xf32>) outs(%1 : tensor<16x4xf32>) {
