@@ -60,6 +60,8 @@ void pp::buildBufferizationPhase(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Saved values that are reshapes of temporaries, computed in their slots.
+  pm.addNestedPass<func::FuncOp>(createPPFoldResultCopies());
   if (options.staticScratch)
     pm.addPass(forwardOptions(options, createPPStaticScratch()));
   bufferization::buildBufferDeallocationPipeline(pm);
