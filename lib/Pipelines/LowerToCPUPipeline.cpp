@@ -39,6 +39,8 @@ void pp::buildStageCodeOptimizationPhase(
     pm.addNestedPass<func::FuncOp>(createPPFactorContractions());
   if (options.fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createPPFuseElementwise());
+  // A split's gradient as its pieces' gradients side by side.
+  pm.addNestedPass<func::FuncOp>(createPPFoldPaddedSums());
   PPSelectGemmOptions select;
   // bf16 inputs are a property of the GEMM entry's calls.
   select.gemm = options.precision == GemmPrecision::BF16 ? GemmChoice::Library

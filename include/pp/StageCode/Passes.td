@@ -263,6 +263,41 @@ def PPExpandStridedCopies
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def PPFoldPaddedSums : Pass<"pp-fold-padded-sums", "func::FuncOp"> {
+  let summary = "Sum disjoint slices padded with zeros by inserting them into one tensor";
+  let description = [{
+    The gradient of a tensor split into pieces (`qkv.split(dim, 2)`) is the
+    sum of each piece's gradient padded with zeros to the whole: a
+    `linalg.fill` of zeros per piece, a `tensor.insert_slice` into it, and
+    an elementwise sum of all of them, which reads and writes every element
+    of every padded copy. Where the slices are static, unit-stride and
+    disjoint, that sum is the slices inserted one after another into a
+    single tensor: an empty one where they cover it, else the zeros.
+
+    It rewrites a `linalg.generic` with identity maps and parallel loops
+    whose body adds each input once (with `arith.addf`) and whose inputs are
+    such insertions into fills of zero of the result's type. Run it after
+    `pp-fuse-elementwise`, which gathers the sum's adds into one op.
+
+    ```mlir
+    // before
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+    %a = tensor.insert_slice %ga into %z[0, 0] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    %b = tensor.insert_slice %gb into %z[0, 3] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    %g = linalg.generic {...} ins(%a, %b : ...) outs(%e : tensor<4x6xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32
+    } -> tensor<4x6xf32>
+    // after
+    %w = tensor.empty() : tensor<4x6xf32>
+    %a = tensor.insert_slice %ga into %w[0, 0] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    %g = tensor.insert_slice %gb into %a[0, 3] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def PPFoldResultCopies : Pass<"pp-fold-result-copies", "func::FuncOp"> {
   let summary = "Compute results that are reshapes of temporaries in their out-params";
   let description = [{
