@@ -39,6 +39,8 @@ void pp::buildStageCodeOptimizationPhase(
     pm.addNestedPass<func::FuncOp>(createPPFactorContractions());
   if (options.fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createPPFuseElementwise());
+  // A split's gradient as its pieces' gradients side by side.
+  pm.addNestedPass<func::FuncOp>(createPPFoldPaddedSums());
   PPSelectGemmOptions select;
   // bf16 inputs are a property of the GEMM entry's calls.
   select.gemm = options.precision == GemmPrecision::BF16 ? GemmChoice::Library
@@ -60,6 +62,8 @@ void pp::buildBufferizationPhase(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Saved values that are reshapes of temporaries, computed in their slots.
+  pm.addNestedPass<func::FuncOp>(createPPFoldResultCopies());
   if (options.staticScratch)
     pm.addPass(forwardOptions(options, createPPStaticScratch()));
   bufferization::buildBufferDeallocationPipeline(pm);

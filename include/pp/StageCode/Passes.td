@@ -263,6 +263,81 @@ def PPExpandStridedCopies
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def PPFoldPaddedSums : Pass<"pp-fold-padded-sums", "func::FuncOp"> {
+  let summary = "Sum disjoint slices padded with zeros by inserting them into one tensor";
+  let description = [{
+    The gradient of a tensor split into pieces (`qkv.split(dim, 2)`) is the
+    sum of each piece's gradient padded with zeros to the whole: a
+    `linalg.fill` of zeros per piece, a `tensor.insert_slice` into it, and
+    an elementwise sum of all of them, which reads and writes every element
+    of every padded copy. Where the slices are static, unit-stride and
+    disjoint, that sum is the slices inserted one after another into a
+    single tensor: an empty one where they cover it, else the zeros.
+
+    It rewrites a `linalg.generic` with identity maps and parallel loops
+    whose body adds each input once (with `arith.addf`) and whose inputs are
+    such insertions into fills of zero of the result's type. Run it after
+    `pp-fuse-elementwise`, which gathers the sum's adds into one op.
+
+    ```mlir
+    // before
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+    %a = tensor.insert_slice %ga into %z[0, 0] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    %b = tensor.insert_slice %gb into %z[0, 3] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    %g = linalg.generic {...} ins(%a, %b : ...) outs(%e : tensor<4x6xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32
+    } -> tensor<4x6xf32>
+    // after
+    %w = tensor.empty() : tensor<4x6xf32>
+    %a = tensor.insert_slice %ga into %w[0, 0] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    %g = tensor.insert_slice %gb into %a[0, 3] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<4x6xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def PPFoldResultCopies : Pass<"pp-fold-result-copies", "func::FuncOp"> {
+  let summary = "Compute results that are reshapes of temporaries in their out-params";
+  let description = [{
+    `buffer-results-to-out-params` with `hoist-static-allocs` computes a
+    result in its out-param only where the function returns the allocation
+    itself; a result that reshapes one (a saved `[B*T, C]` activation
+    computed as `[B, T, C]`) is a `memref.copy` into the out-param at the
+    end of the function, every call. This pass computes such a result in
+    its out-param instead: the allocation becomes the out-param seen through
+    the inverse reshapes, and the copy goes.
+
+    It folds a `memref.copy` into a function argument when the copy reads
+    `memref.collapse_shape`s and `memref.expand_shape`s of a static
+    `memref.alloc` of the same block, only copies into arguments follow it,
+    and the argument has no other use and a `pp.slot` no other argument of
+    the function has (so its buffer is none the function reads: writing it
+    early clobbers nothing). Run it after `buffer-results-to-out-params`,
+    before `pp-static-scratch`.
+
+    ```mlir
+    // before
+    func.func @f(%x: memref<2x3x4xf32>, %out: memref<6x4xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) {
+      %t = memref.alloc() : memref<2x3x4xf32>
+      linalg.exp ins(%x : memref<2x3x4xf32>) outs(%t : memref<2x3x4xf32>)
+      %c = memref.collapse_shape %t [[0, 1], [2]] : memref<2x3x4xf32> into memref<6x4xf32>
+      memref.copy %c, %out : memref<6x4xf32> to memref<6x4xf32>
+      return
+    }
+    // after
+    func.func @f(%x: memref<2x3x4xf32>, %out: memref<6x4xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}) {
+      %t = memref.expand_shape %out [[0, 1], [2]] output_shape [2, 3, 4] : memref<6x4xf32> into memref<2x3x4xf32>
+      linalg.exp ins(%x : memref<2x3x4xf32>) outs(%t : memref<2x3x4xf32>)
+      %c = memref.collapse_shape %t [[0, 1], [2]] : memref<2x3x4xf32> into memref<6x4xf32>
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def PPStaticScratch : Pass<"pp-static-scratch", "ModuleOp"> {
   let summary = "Place a function's fixed-size temporaries in static buffers";
   let description = [{
