@@ -80,7 +80,7 @@ typedef struct pprt_buffer_desc {
      weights from the stage's gather to its optimizer step); NULL until the
      first gather. */
   void *zero_weights;
-  bool gather_pending;   /* ZeRO-1: updated block not yet gathered */
+  bool gather_pending; /* ZeRO-1: updated block not yet gathered */
   int64_t num_updates;
   /* PARAM with two weight versions: the older one, which the stage
      functions read (slots[0] holds the newer); NULL until first read. */
