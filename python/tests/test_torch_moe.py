@@ -118,9 +118,9 @@ def test_lowering_crash_is_an_export_error(pp):
     with pytest.raises(pp.ExportError, match=r"crashed \(SIGSEGV\).*"
                        r"aten\.scatter\.src \(.*test_torch_moe\.py:\d+\)"):
         pp.torch._isolated(lambda: os.kill(os.getpid(), signal.SIGSEGV),
-                           program)
-    assert pp.torch._isolated(lambda: "text", program) == "text"
+                           program, 60)
+    assert pp.torch._isolated(lambda: "text", program, 60) == "text"
     with pytest.raises(ValueError, match="raised in the child"):
         pp.torch._isolated(
             lambda: (_ for _ in ()).throw(ValueError("raised in the child")),
-            program)
+            program, 60)
