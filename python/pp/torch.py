@@ -1186,3 +1186,123 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
                     microbatches=microbatches,
                     frozen_buffers=frozen, states=states, splits=splits,
                     frozen_params=frozen_params)
+
+
+# check_split's SGD rate: a step of the gradient times a large rate keeps
+# the weights' rounding out of the gradient read back from them.
+_SPLIT_LR = 1024.0
+
+
+@dataclasses.dataclass
+class SplitCheck:
+    """What `check_split` found: the refusal (`refused`, the CompileError),
+    or the step's loss under pp and PyTorch and the largest gradient
+    difference relative to the largest gradient of the same weight;
+    `exact` when they are within the check's tolerances."""
+
+    refused: Optional[Exception] = None
+    pp_loss: Optional[float] = None
+    torch_loss: Optional[float] = None
+    gradient_difference: Optional[float] = None
+    rtol: float = 1e-5
+    gradient_tolerance: float = 1e-4
+
+    @property
+    def exact(self) -> bool:
+        return (self.refused is None and
+                abs(self.pp_loss - self.torch_loss) <=
+                self.rtol * abs(self.torch_loss) and
+                self.gradient_difference <= self.gradient_tolerance)
+
+
+def _loop_step(module, batch, loss_fn, microbatches: int, num_targets: int,
+               scale: float, order) -> float:
+    """PyTorch's loop over the micro-batches of `batch` (rows in `order`):
+    the gradients accumulate in `module`; returns the summed loss."""
+    parts = [x[order].chunk(microbatches) for x in batch]
+    inputs = len(batch) - num_targets
+    total = 0.0
+    module.zero_grad()
+    for micro in zip(*parts):
+        loss = loss_fn(module(*micro[:inputs]), *micro[inputs:]) * scale
+        loss.backward()
+        total += loss.item()
+    return total
+
+
+def _gradient_difference(module, stepped: Mapping[str, object]) -> float:
+    """The largest difference between the gradient pp's step implies (the
+    weights' change over the rate) and `module`'s, relative to the largest
+    gradient of the same weight."""
+    import torch
+    difference = 0.0
+    for name, parameter in module.named_parameters():
+        if not parameter.requires_grad:
+            continue
+        implied = (parameter.detach() - stepped[name]) / _SPLIT_LR
+        # A parameter the loss does not read gets no gradient (None).
+        expected = (parameter.grad if parameter.grad is not None else
+                    torch.zeros_like(parameter))
+        largest = max(expected.abs().max().item(), 1e-30)
+        difference = max(difference,
+                         (implied - expected).abs().max().item() / largest)
+    return difference
+
+
+def check_split(module, batch: Sequence[object], loss_fn: Callable,
+                microbatches: int, directory: Optional[PathLike] = None, *,
+                num_targets: int = 1, mean_loss: bool = True,
+                rtol: float = 1e-5,
+                gradient_tolerance: float = 1e-4) -> SplitCheck:
+    """Checks that pp splits `module`'s step into `microbatches` exactly:
+    exports it at the whole shape of `batch` (inputs, then `num_targets`
+    targets), compiles it for that many micro-batches on one stage, runs
+    one SGD step on `batch` and compares the loss and every gradient with
+    PyTorch's loop over the same micro-batches, each loss divided by their
+    count when `mean_loss` (a loss with a divisor the shapes fix, a mean)
+    or summed (a divisor from the data, F.cross_entropy's). A split pp
+    refuses comes back as `refused`; `exact` says whether one it takes
+    matches. `module` is not changed; files go to `directory` (a temporary
+    one by default)."""
+    if directory is None:
+        import tempfile
+        with tempfile.TemporaryDirectory() as scratch:
+            return check_split(module, batch, loss_fn, microbatches,
+                               pathlib.Path(scratch),
+                               num_targets=num_targets, mean_loss=mean_loss,
+                               rtol=rtol,
+                               gradient_tolerance=gradient_tolerance)
+    import copy
+
+    import numpy as np
+    import torch
+    from . import CompileError, compile, run, sample_order
+    directory = pathlib.Path(directory)
+    module = copy.deepcopy(module)
+    with warnings.catch_warnings():
+        # Buffers updated in place (running statistics) stay as they are.
+        warnings.simplefilter("ignore", UserWarning)
+        exported = export(module, tuple(batch), loss_fn,
+                          directory / "whole.mlir", num_targets=num_targets,
+                          whole_batch=True)
+    tolerances = dict(rtol=rtol, gradient_tolerance=gradient_tolerance)
+    try:
+        program = compile(exported.mlir, stages=1, microbatches=microbatches,
+                          opt_level=0)
+    except CompileError as error:
+        return SplitCheck(refused=error, **tolerances)
+    paths = [directory / f"batch{i}.npy" for i in range(len(batch))]
+    for path, x in zip(paths, batch):
+        np.save(path, x.numpy())
+    saved = directory / "stepped.safetensors"
+    result = run(program, steps=1, lr=_SPLIT_LR, init_weights=exported.weights,
+                 data=[str(p) for p in paths], save=saved, timeout=300)
+    rows = batch[0].shape[0]
+    order = torch.as_tensor(sample_order(rows, 0, rows))
+    total = _loop_step(module, batch, loss_fn, microbatches, num_targets,
+                       1 / microbatches if mean_loss else 1.0, order)
+    return SplitCheck(
+        pp_loss=result.losses[0], torch_loss=total,
+        gradient_difference=_gradient_difference(
+            module, exported.state_dict(saved)),
+        **tolerances)

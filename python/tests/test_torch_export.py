@@ -254,3 +254,27 @@ def test_lowering_past_the_timeout_is_an_export_error(pp, tmp_path):
     with pytest.raises(ValueError, match="timeout must be a positive"):
         pp.torch.export(mlp(), BATCH, squared_error, tmp_path / "t.mlir",
                         microbatches=4, timeout=0)
+
+
+class Centered(torch.nn.Module):
+    """Subtracts the batch's mean: each micro-batch would see its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        y = self.linear(x)
+        return y - y.mean(0)  # the batch mean line
+
+
+def test_check_split_is_exact_or_refused(pp):
+    import pp.torch
+    batch = (torch.randn(8, 4), torch.randn(8, 2))
+    result = pp.torch.check_split(mlp(), batch, squared_error, 4)
+    assert result.refused is None and result.exact, result
+    assert result.pp_loss == pytest.approx(result.torch_loss, rel=1e-5)
+    refused = pp.torch.check_split(Centered(), batch, squared_error, 4)
+    assert not refused.exact
+    assert refused.refused.diagnostics[0].location == \
+        f"{__file__}:{line_of('# the batch mean line')}:0"
