@@ -647,39 +647,65 @@ def _read_within(fd: int, timeout: float) -> bytes:
             chunks.append(chunk)
 
 
+def _die_with(parent: int) -> None:
+    """Makes the calling child die with `parent` (Linux's parent-death
+    signal), so that an interpreter killed while its lowering runs leaves
+    no child behind."""
+    import ctypes
+    import signal
+    set_parent_death_signal = 1  # PR_SET_PDEATHSIG, linux/prctl.h
+    try:
+        ctypes.CDLL(None).prctl(set_parent_death_signal, signal.SIGKILL)
+    except (AttributeError, OSError):
+        return
+    if os.getppid() != parent:  # it died before the signal was armed
+        os._exit(1)
+
+
+def _report(lower, sink: int) -> None:
+    """The child's part: writes what `lower()` returns or raises to the
+    `sink` pipe, pickled, and leaves without cleaning up."""
+    import faulthandler
+    import pickle
+    faulthandler.disable()  # its death is the parent's to report
+    try:
+        outcome = ("text", lower())
+    except BaseException as error:  # noqa: BLE001 - sent to the parent
+        outcome = ("error", error)
+    try:
+        data = pickle.dumps(outcome)
+    except Exception:  # pp's native errors do not pickle: their parts
+        data = pickle.dumps(("native", _error_parts(outcome[1])))
+    with os.fdopen(sink, "wb") as stream:
+        stream.write(data)
+    os._exit(0)
+
+
 def _isolated(lower, program, timeout: float) -> str:
     """Runs `lower()` (the torch-mlir import and pp's marks, returning the
     module's text) in a forked child, so that a crash of torch-mlir's
     lowering cannot end the user's interpreter; re-raises what it raises,
     and turns its death, or a lowering past `timeout` seconds, into
-    pp.ExportError naming the step's ops."""
-    import os
+    pp.ExportError naming the step's ops. The child dies with the
+    interpreter, and with an interrupt of the wait."""
     import pickle
     import signal
     from . import ExportError
+    parent = os.getpid()
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: report and leave without cleaning up
-        import faulthandler
-        faulthandler.disable()  # its death is the parent's to report
+    if pid == 0:
         os.close(read)
-        try:
-            outcome = ("text", lower())
-        except BaseException as error:  # noqa: BLE001 - sent to the parent
-            outcome = ("error", error)
-        try:
-            data = pickle.dumps(outcome)
-        except Exception:  # pp's native errors do not pickle: their parts
-            data = pickle.dumps(("native", _error_parts(outcome[1])))
-        with os.fdopen(write, "wb") as sink:
-            sink.write(data)
-        os._exit(0)
+        _die_with(parent)
+        _report(lower, write)
     os.close(write)
     try:
         data = _read_within(read, timeout)
-    except TimeoutError:
+    except BaseException as error:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+        if not isinstance(error, TimeoutError):
+            raise
         raise ExportError(
             f"torch-mlir's lowering to linalg did not finish in {timeout:g} "
             f"s (export's timeout); its PyTorch ops: {_op_lines(program)}"

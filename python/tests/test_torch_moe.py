@@ -124,3 +124,40 @@ def test_lowering_crash_is_an_export_error(pp):
         pp.torch._isolated(
             lambda: (_ for _ in ()).throw(ValueError("raised in the child")),
             program, 60)
+
+
+def test_lowering_child_dies_with_the_interpreter(pp, tmp_path):
+    """An interpreter killed while its lowering runs (a batch system's
+    SIGKILL) leaves no child computing on."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    pid_file = tmp_path / "child.pid"
+    script = f"""
+import os, time, torch, pp.torch
+program = torch.export.export(torch.nn.Linear(2, 2), (torch.zeros(1, 2),))
+def lower():
+    open({str(pid_file)!r}, "w").write(str(os.getpid()))
+    time.sleep(600)
+pp.torch._isolated(lower, program, 600)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    for _ in range(600):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    parent.kill()
+    parent.wait()
+    for _ in range(100):   # gone, or a zombie its new parent has not reaped
+        try:
+            state = open(f"/proc/{child}/stat").read().split(")")[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state == "Z":
+            return
+        time.sleep(0.1)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError(f"child {child} outlived its interpreter")
