@@ -355,12 +355,6 @@ _DATA_DEPENDENT = (
     "pp compiles static shapes and keeps every value a tensor of the step")
 
 
-def _node_line(node) -> Optional[str]:
-    """The model line (`file:line`) an FX node comes from, if any."""
-    frames = _model_frames(node.meta.get("stack_trace"))
-    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
-
-
 def _check_static(program) -> None:
     """Shapes or Python numbers that depend on the data (`y[y > 0]`,
     `.item()`, `nonzero`) are a ValueError at their model line: the step
