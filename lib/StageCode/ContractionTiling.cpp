@@ -26,6 +26,10 @@ static bool addsIntoInit(linalg::LinalgOp op) {
   return add.getLhs() == init || add.getRhs() == init;
 }
 
+bool mlir::pp::hasByteElements(Type element) {
+  return element.isIntOrFloat() && element.getIntOrFloatBitWidth() % 8 == 0;
+}
+
 bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
       op.hasDynamicShape())
@@ -42,15 +46,12 @@ bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
     return false;
   // Derived generics keep inputs their body never reads: recognize the
-  // contraction of the two inputs that are read. LLVM packs a vector of i1
-  // into bits where a buffer of i1 (a mask) holds a byte per element, so a
-  // mask's reads stay scalar.
+  // contraction of the two inputs that are read; a mask's reads stay scalar.
   SmallVector<AffineMap> maps;
   for (OpOperand *input : op.getDpsInputOperands()) {
     if (op.getMatchingBlockArgument(input).use_empty())
       continue;
-    Type element = getElementTypeOrSelf(input->get().getType());
-    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
+    if (!hasByteElements(getElementTypeOrSelf(input->get().getType())))
       return false;
     maps.push_back(op.getMatchingIndexingMap(input));
   }

@@ -50,12 +50,10 @@ static bool isCandidate(linalg::LinalgOp op) {
   // stays scalar: the vectorizer reads only the op's operands.
   if (!op.getBlock()->getOps<memref::LoadOp>().empty())
     return false;
-  // LLVM packs a vector of i1 into bits, but memref<...xi1> (a mask) holds
-  // a byte per element: such ops stay scalar.
+  // Masks (memref<...xi1>) stay scalar.
   return llvm::all_of(op->getOperands(), [](Value operand) {
     auto type = dyn_cast<MemRefType>(operand.getType());
-    return !type || (type.getElementType().isIntOrFloat() &&
-                     type.getElementType().getIntOrFloatBitWidth() % 8 == 0 &&
+    return !type || (pp::hasByteElements(type.getElementType()) &&
                      type.getLayout().isIdentity());
   });
 }

@@ -23,6 +23,11 @@ struct RegisterTileShape {
   int64_t vectorsPerRow = 2;
 };
 
+/// Whether vectors of `element` load and store as its buffers hold it: LLVM
+/// packs a vector of i1 into bits where a buffer of i1 (a mask) holds a
+/// byte per element.
+bool hasByteElements(Type element);
+
 /// Whether `op` is a contraction this library tiles: a linalg op with one
 /// float init of static shape, two inputs read by its body (others may be
 /// unused) of whole-byte elements (no i1 mask) with at least one m, n and
