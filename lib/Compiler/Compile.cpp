@@ -182,6 +182,13 @@ sched::ScheduleChoice Compilation::getScheduledChoice() const {
       emits(EmitKind::Profile) && looped ? "looped-bfs" : "1f1b");
 }
 
+/// How the target's transport synchronises a transfer: MPI's sends (the
+/// CPU target) never block; NCCL's wait for their receive.
+static TransferSemantics getTransportSemantics(CompileTarget target) {
+  return target == CompileTarget::CUDA ? TransferSemantics::rendezvous
+                                       : TransferSemantics::async;
+}
+
 /// The pipeline's options as given, with the ranks and schedule the program
 /// runs; the planner plans for the requested ones. A profile times B and W
 /// apart unless --split-backward=false asks for the fused backward.
@@ -201,6 +208,8 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   schedule.planSchedule = options.schedule.schedule;
   if (emits(EmitKind::Profile) && !options.schedule.splitBackward.hasValue())
     schedule.splitBackward = true;
+  if (!options.schedule.semantics.hasValue())
+    schedule.semantics = getTransportSemantics(options.driver.target);
 }
 
 /// Adds the lowering of the target: pp-lower-to-cpu with the target

@@ -3,7 +3,7 @@
 // RUN: pp-opt %s --pp-elementwise-to-linalg --pp-schedule-pipeline="num-stages=2 num-microbatches=2 schedule=gpipe" -o %t.sched.mlir
 // RUN: pp-opt %t.sched.mlir --pp-lower-to-cpu | FileCheck %s
 // RUN: pp-opt %t.sched.mlir --pp-lower-to-cpu="approximate-math=false static-scratch=false" | FileCheck %s --check-prefix=PLAIN
-// RUN: pp-compile %s --stages 2 --microbatches 2 --schedule gpipe --emit=mlir -o %t.compile.mlir
+// RUN: pp-compile %s --stages 2 --microbatches 2 --schedule gpipe --semantics rendezvous --emit=mlir -o %t.compile.mlir
 // RUN: pp-opt %t.sched.mlir --pp-lower-to-cpu -o %t.opt.mlir
 // RUN: diff -B %t.compile.mlir %t.opt.mlir
 

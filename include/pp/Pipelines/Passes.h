@@ -49,8 +49,9 @@ struct SchedulePipelineOptions
       llvm::cl::desc("How the program's transfers synchronise: the "
                      "scheduler times candidates, pp-insert-transfers "
                      "orders and pp-simulate times the program under it "
-                     "(default rendezvous: an order that runs on NCCL and "
-                     "MPI alike)"),
+                     "(default rendezvous, an order that runs on NCCL and "
+                     "MPI alike; pp-compile's default is its target's: "
+                     "async on CPUs, rendezvous with CUDA)"),
       llvm::cl::init(TransferSemantics::rendezvous),
       llvm::cl::values(clEnumValN(TransferSemantics::async, "async",
                                   "sends never block (MPI)"),
