@@ -397,11 +397,16 @@ def pause(job, metrics, pause_s, stop, readers_pause):
                 now = sum(1 for _ in f)
             if now != lines:
                 stalled_since, lines = time.monotonic(), now
-        # Then `pause_s` more, reading again before the last 4,000 steps:
-        # a reader still paused at the end holds the launcher from
-        # MPI_Finalize (docs/Reliability.md).
+        # Then `pause_s` more, or with `readers_pause == "through end"`
+        # until every step is done and `pause_s` more: the ranks end their
+        # run and wait in MPI_Finalize on the launcher, which waits on the
+        # reader.
         check(lines >= 8000, "rank 0 stopped printing while unread")
-        wait_for_lines(metrics, 16000 - 4000, pause_s)
+        if readers_pause == "through end":
+            check(wait_for_lines(metrics, 16000, 60), "the run did not end")
+            time.sleep(pause_s)
+        else:
+            wait_for_lines(metrics, 16000 - 4000, pause_s)
         return
     pids = stop(job)
     signal_all(pids, signal.SIGSTOP)
@@ -483,6 +488,17 @@ def test_suspend(args):
     check(losses_of(out) == losses_of(ref.stdout),
           f"losses differ from the unpaused run:\n{err}")
     print(f"paused reader: finished {seconds:.1f} s after")
+
+    # A reader still paused when the run ends, for 3 timeouts more: every
+    # line arrives once it reads again.
+    rc, out, err, seconds = suspended_run(args, flags, clean_env(), 3.0, None,
+                                          readers_pause="through end")
+    check(rc == 0, f"job with a reader paused through its end exited "
+                   f"{rc}:\n{err}")
+    check(losses_of(out) == losses_of(ref.stdout),
+          f"lines lost or changed with a reader paused through the end "
+          f"({len(losses_of(out))} of {len(losses_of(ref.stdout))}):\n{err}")
+    print(f"reader paused through the end: finished {seconds:.1f} s after")
 
     # One rank stopped: the other names it within about one timeout.
     def rank_1(job):
@@ -2510,7 +2526,8 @@ def traced_calls(path):
 def test_transfer_order(args):
     """What reaches the transport is the schedule's order: for pp-compiled
     MLPs whose schedules pp-insert-transfers ordered for rendezvous
-    transfers (proved again here by pp-verify-schedule
+    transfers (`--semantics rendezvous`, the order NCCL needs and a CUDA
+    program gets; proved again here by pp-verify-schedule
     {semantics=rendezvous}), every rank's PPRT_TRANSPORT_TRACE holds its
     transfers in the schedule's order, each exchange group bracketed once
     (one NCCL group), and the transfers between two ranks pair up in the
@@ -2524,6 +2541,7 @@ def test_transfer_order(args):
             (4, ["--stages", "4", "--microbatches", "8", "--schedule",
                  "1f1b"])):
         name = f"order_{flags[-1]}_{ranks}"
+        flags += ["--semantics", "rendezvous"]
         exe = os.path.join(args.work, name)
         sched = exe + ".mlir"
         subprocess.run([args.pp_compile, args.model, *flags, "-o", exe],

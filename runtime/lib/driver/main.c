@@ -4,6 +4,7 @@
 #endif
 
 #include "backends/cuda/kernel_launch.h"
+#include "backends/mpi/unpolled.h"
 #include "driver/console.h"
 #include "driver/driver.h"
 #include "driver/input_file.h"
@@ -736,9 +737,12 @@ int main(int argc, char **argv) {
   pp_define_program(d.ctx);
   int rc = start(&d) ? run(&d) : 1;
   /* MPI_Finalize waits for every rank without a timeout: meet within one
-     first, so that a rank lost after the last step is named. */
-  int32_t ended = 1;
-  pprt_min_everywhere(d.ctx, &ended, 1, "the end of the run");
+     first, so that a rank lost after the last step is named. Once every
+     rank ended well, only the launcher can hold MPI_Finalize. */
+  int32_t ended_well = rc == 0;
+  pprt_min_everywhere(d.ctx, &ended_well, 1, "the end of the run");
+  if (ended_well)
+    pprt_unpolled_trust_launcher();
   pprt_driver_free_data(&d);
   pprt_context_destroy(d.ctx);
   int32_t rank = t->world_rank;

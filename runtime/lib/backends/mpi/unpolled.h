@@ -13,6 +13,14 @@
    for world rank `rank` (-1 while MPI does not know it yet). */
 void pprt_unpolled_begin(const char *what, double timeout_s, int32_t rank);
 
+/* Every rank has ended its run well, so that only the launcher can hold
+   the calls still to come (MPI_Finalize waits on it, and it on a reader
+   of its output that paused): from now on a deadline that passes while
+   none of this host's ranks is stopped starts again instead of ending
+   the process. A rank stopped is still named at the deadline, and one
+   stopped for good is ended by its watcher. */
+void pprt_unpolled_trust_launcher(void);
+
 /* The call returned: stops the deadline. */
 void pprt_unpolled_end(void);
 
