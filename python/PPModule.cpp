@@ -536,26 +536,29 @@ void setOption(const CompileFlag &name,
     option = ArrayRef<T>(getValue<std::vector<T>>(name, value));
 }
 
-/// What Python passes for an option: bool, int, str, "str list", "float
-/// list" or "int list" (a choice is a str).
-template <typename T, typename ParserT>
-std::string getKind(const PassOptions::Option<T, ParserT> &) {
+/// What Python passes for one value: bool, int, float or str (a choice is
+/// a str).
+template <typename T> std::string getValueKind() {
   if constexpr (std::is_same_v<T, bool>)
     return "bool";
   else if constexpr (std::is_integral_v<T>)
     return "int";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "float";
   else
     return "str";
 }
 
+/// What Python passes for an option: a value's kind, or "str list",
+/// "float list" or "int list".
+template <typename T, typename ParserT>
+std::string getKind(const PassOptions::Option<T, ParserT> &) {
+  return getValueKind<T>();
+}
+
 template <typename T, typename ParserT>
 std::string getKind(const PassOptions::ListOption<T, ParserT> &) {
-  if constexpr (std::is_same_v<T, double>)
-    return "float list";
-  else if constexpr (std::is_integral_v<T>)
-    return "int list";
-  else
-    return "str list";
+  return getValueKind<T>() + " list";
 }
 
 /// One option pp.compile takes: its keyword, pp-compile's flag, its kind
