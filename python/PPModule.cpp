@@ -442,8 +442,9 @@ std::vector<std::optional<double>> getMemoryCaps(const Schedule &schedule) {
 
 /// An option value as Python passes it: pp.compile's wrapper converts
 /// each to the kind compile_options gives.
-using OptionValue = std::variant<bool, int64_t, std::string,
-                                 std::vector<std::string>, std::vector<double>>;
+using OptionValue =
+    std::variant<bool, int64_t, std::string, std::vector<std::string>,
+                 std::vector<double>, std::vector<int64_t>>;
 
 /// Raises a pp.CompileError about the option pp-compile spells `flag`.
 [[noreturn]] void rejectOption(StringRef flag, const Twine &message) {
@@ -535,21 +536,29 @@ void setOption(const CompileFlag &name,
     option = ArrayRef<T>(getValue<std::vector<T>>(name, value));
 }
 
-/// What Python passes for an option: bool, int, str, "str list" or
-/// "float list" (a choice is a str).
-template <typename T, typename ParserT>
-std::string getKind(const PassOptions::Option<T, ParserT> &) {
+/// What Python passes for one value: bool, int, float or str (a choice is
+/// a str).
+template <typename T> std::string getValueKind() {
   if constexpr (std::is_same_v<T, bool>)
     return "bool";
   else if constexpr (std::is_integral_v<T>)
     return "int";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "float";
   else
     return "str";
 }
 
+/// What Python passes for an option: a value's kind, or "str list",
+/// "float list" or "int list".
+template <typename T, typename ParserT>
+std::string getKind(const PassOptions::Option<T, ParserT> &) {
+  return getValueKind<T>();
+}
+
 template <typename T, typename ParserT>
 std::string getKind(const PassOptions::ListOption<T, ParserT> &) {
-  return std::is_same_v<T, double> ? "float list" : "str list";
+  return getValueKind<T>() + " list";
 }
 
 /// One option pp.compile takes: its keyword, pp-compile's flag, its kind

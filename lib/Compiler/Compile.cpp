@@ -110,6 +110,7 @@ private:
   Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
   int64_t getScheduledReplicas() const;
+  int64_t getScheduledZero() const;
   sched::ScheduleChoice getScheduledChoice() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
   void buildLowering(OpPassManager &pm,
@@ -140,8 +141,9 @@ private:
   MLIRContext &context;
   const CompileOptions &options;
   /// pp-plan-parallelism's choice for --devices: tensor-parallel size,
-  /// stages and replicas, each used where the options do not set it.
-  std::optional<std::array<int64_t, 3>> layout;
+  /// stages, replicas and ZeRO stage, each used where the options do not
+  /// set it.
+  std::optional<std::array<int64_t, 4>> layout;
   /// The file written: the option's, or the default for what is emitted.
   std::string output;
   /// The model's identity (getModelFingerprint), which a profile records.
@@ -168,6 +170,14 @@ int64_t Compilation::getScheduledReplicas() const {
   if (layout && !options.schedule.numReplicas.hasValue())
     return (*layout)[2];
   return options.schedule.numReplicas;
+}
+
+/// The ZeRO stage the program runs: the requested one, or that of the
+/// planned layout.
+int64_t Compilation::getScheduledZero() const {
+  if (layout && !options.schedule.zero.hasValue())
+    return (*layout)[3];
+  return options.schedule.zero;
 }
 
 /// The schedule the program runs: the requested one, or for a profile with
@@ -202,6 +212,7 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
       schedule.numStages = (*layout)[1];
   }
   schedule.numReplicas = getScheduledReplicas();
+  schedule.zero = getScheduledZero();
   schedule.numRanks = getScheduledRanks();
   schedule.schedule = getScheduledChoice();
   schedule.planRanks = options.schedule.numRanks;
@@ -251,6 +262,48 @@ Compilation::runPipeline(ModuleOp module, TimingScope &timing,
   return pm.run(module);
 }
 
+namespace {
+/// An option ZeRO-3 does not run with yet: the flag, what it asks for, and
+/// why ZeRO-3 cannot do it.
+struct Zero3Refusal {
+  StringRef option, what, why;
+};
+} // namespace
+
+/// The first option of `options` ZeRO-3 has not been built and tested
+/// with, or none.
+static std::optional<Zero3Refusal>
+getZero3Refusal(const CompileOptions &options) {
+  const SchedulePipelineOptions &schedule = options.schedule;
+  if (schedule.schedule.getValue().getName() == "pipedream-2bw")
+    return Zero3Refusal{"--schedule", "--schedule pipedream-2bw",
+                        "ZeRO-3 gathers one weight version per step"};
+  // One gather per rank and step keeps the replicas' collectives in step
+  // whatever plan each replica runs; with several stages per rank two
+  // plans may gather them in different orders.
+  if (!options.driver.stepPlans.empty() && schedule.numRanks != 0 &&
+      schedule.numRanks != schedule.numStages)
+    return Zero3Refusal{"--step-plans",
+                        "--step-plans and several stages per rank",
+                        "the replicas' plans may gather their stages in "
+                        "different orders"};
+  if (options.driver.target == CompileTarget::CUDA)
+    return Zero3Refusal{"--target", "--target=cuda",
+                        "ZeRO-3 has been checked on the CPU runtime only"};
+  return std::nullopt;
+}
+
+/// The ZeRO stages --devices chooses from when --zero is not given:
+/// --plan-zero's, or those the other options run with.
+static SmallVector<int64_t> getZeroLevels(const CompileOptions &options) {
+  const SchedulePipelineOptions &schedule = options.schedule;
+  if (!schedule.planZero.empty())
+    return llvm::to_vector(schedule.planZero);
+  if (getZero3Refusal(options))
+    return {0, 1};
+  return {0, 1, 3};
+}
+
 LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   OwningOpRef<ModuleOp> copy(module.clone());
   SchedulePipelineOptions planned;
@@ -259,7 +312,7 @@ LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
     if (hasTosaOps(*copy))
       buildTosaToLinalgPipeline(pm);
     buildElementwiseToLinalgPipeline(pm);
-    buildPlanParallelismPipeline(pm, planned);
+    buildPlanParallelismPipeline(pm, planned, getZeroLevels(options));
   };
   if (failed(runPipeline(*copy, timing, plan)))
     return failure();
@@ -271,7 +324,8 @@ LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   auto get = [&](StringRef name) {
     return cast<IntegerAttr>(chosen.get(name)).getInt();
   };
-  layout = {get("tensor_parallel"), get("stages"), get("replicas")};
+  layout = {get("tensor_parallel"), get("stages"), get("replicas"),
+            get("zero")};
   return success();
 }
 
@@ -576,7 +630,7 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   return runPipeline(module, timing, [&](OpPassManager &pm) {
     PPInsertTransfersOptions transfers;
     transfers.numReplicas = replicas;
-    transfers.zero = options.schedule.zero;
+    transfers.zero = getScheduledZero();
     pm.addPass(createPPInsertTransfers(transfers));
     pm.addPass(createPPVerifySchedule());
   });
@@ -904,38 +958,34 @@ static LogicalResult checkParallelismOptions(MLIRContext &context,
   return success();
 }
 
-/// `--zero` is 0, 1 or 3; ZeRO-3 runs with the options it was built and
-/// tested with, and refuses the others by name.
-static LogicalResult checkZeroOptions(MLIRContext &context,
-                                      const CompileOptions &options) {
-  const SchedulePipelineOptions &schedule = options.schedule;
-  int64_t zero = schedule.zero;
+/// `zero`, given as `flag`, is 0, 1 or 3; ZeRO-3 runs with the options it
+/// was built and tested with, and refuses the others by name.
+static LogicalResult checkZeroLevel(MLIRContext &context,
+                                    const CompileOptions &options,
+                                    StringRef flag, int64_t zero) {
   if (zero != 0 && zero != 1 && zero != 3)
-    return emitError(getOptionLoc(context, "--zero"))
-           << "--zero must be 0, 1 or 3, got " << zero
+    return emitError(getOptionLoc(context, flag))
+           << flag << " must be 0, 1 or 3, got " << zero
            << (zero == 2 ? " (ZeRO-2 saves nothing over ZeRO-1 here: the "
                            "gradients are accumulated over the micro-batches)"
                          : "");
-  if (zero != 3)
+  std::optional<Zero3Refusal> refusal = getZero3Refusal(options);
+  if (zero != 3 || !refusal)
     return success();
-  auto refuse = [&](StringRef option, const Twine &what, StringRef why) {
-    return emitError(getOptionLoc(context, option))
-           << "--zero 3 cannot be combined with " << what << " yet: " << why;
-  };
-  if (schedule.schedule.getValue().getName() == "pipedream-2bw")
-    return refuse("--schedule", "--schedule pipedream-2bw",
-                  "ZeRO-3 gathers one weight version per step");
-  // One gather per rank and step keeps the replicas' collectives in step
-  // whatever plan each replica runs; with several stages per rank two
-  // plans may gather them in different orders.
-  if (!options.driver.stepPlans.empty() && schedule.numRanks != 0 &&
-      schedule.numRanks != schedule.numStages)
-    return refuse("--step-plans", "--step-plans and several stages per rank",
-                  "the replicas' plans may gather their stages in different "
-                  "orders");
-  if (options.driver.target == CompileTarget::CUDA)
-    return refuse("--target", "--target=cuda",
-                  "ZeRO-3 has been checked on the CPU runtime only");
+  return emitError(getOptionLoc(context, refusal->option))
+         << flag << " 3 cannot be combined with " << refusal->what
+         << " yet: " << refusal->why;
+}
+
+/// `--zero` and every `--plan-zero` stage are runnable ZeRO stages.
+static LogicalResult checkZeroOptions(MLIRContext &context,
+                                      const CompileOptions &options) {
+  const SchedulePipelineOptions &schedule = options.schedule;
+  if (failed(checkZeroLevel(context, options, "--zero", schedule.zero)))
+    return failure();
+  for (int64_t zero : schedule.planZero)
+    if (failed(checkZeroLevel(context, options, "--plan-zero", zero)))
+      return failure();
   return success();
 }
 

@@ -82,7 +82,8 @@ static void addStepPreparation(OpPassManager &pm) {
 }
 
 void pp::buildPlanParallelismPipeline(OpPassManager &pm,
-                                      const SchedulePipelineOptions &options) {
+                                      const SchedulePipelineOptions &options,
+                                      ArrayRef<int64_t> zeroLevels) {
   addStepPreparation(pm);
   pm.addPass(forwardOptions(options, createPPSplitMicrobatches()));
   PPPlanParallelismOptions plan;
@@ -90,7 +91,11 @@ void pp::buildPlanParallelismPipeline(OpPassManager &pm,
     plan.memoryPerDevice = options.memoryCap.front();
   plan.optimizer = options.planOptimizer;
   // What the user gave stays; the planner chooses the rest.
-  SmallVector<StringRef> chosen;
+  if (options.zero.hasValue())
+    plan.zero = {options.zero};
+  else
+    plan.zero.assign(zeroLevels.begin(), zeroLevels.end());
+  SmallVector<StringRef> chosen = {"zero"};
   for (auto [name, given] :
        {std::pair{"tensor-parallel", options.tensorParallel.hasValue()},
         {"num-stages", options.numStages.hasValue()},

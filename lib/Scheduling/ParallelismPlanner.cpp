@@ -91,14 +91,15 @@ private:
   /// the optimizer's moments (the replica's block under ZeRO-1); under
   /// ZeRO-3 the replica's block of the weights besides the whole weights
   /// it gathers for the step.
-  double getWeightCopies(int64_t replicas) const {
-    if (request.zero == 0 || replicas == 1)
+  double getWeightCopies(int64_t replicas, int64_t zero) const {
+    if (zero == 0 || replicas == 1)
       return 2.0 + request.optimizerStateCopies;
     return 2.0 + request.optimizerStateCopies / replicas +
-           (request.zero == 3 ? 1.0 / replicas : 0.0);
+           (zero == 3 ? 1.0 / replicas : 0.0);
   }
   double getStepTime(const GeneratedSchedule &schedule, const StageCosts &costs,
-                     ArrayRef<double> stageWeights, int64_t replicas) const;
+                     ArrayRef<double> stageWeights, int64_t replicas,
+                     int64_t zero) const;
 
   const LayoutChain &chain;
   const TensorParallelWork &work;
@@ -124,12 +125,33 @@ std::string LayoutEvaluator::checkTensorParallel(int64_t parts) const {
   return "";
 }
 
+/// Per action of a rank's `own` actions, the stages whose ZeRO-3 gather goes
+/// right before it: before the stage's first compute and the receives (and
+/// exchange groups) that feed it, where pp-insert-transfers puts it.
+static SmallVector<SmallVector<int64_t, 1>>
+getGatherPoints(ArrayRef<TimedAction> own) {
+  SmallVector<SmallVector<int64_t, 1>> points(own.size());
+  llvm::SmallDenseSet<int64_t, 4> seen;
+  for (auto [index, action] : llvm::enumerate(own)) {
+    if (action.kind != TimedAction::Kind::compute ||
+        !seen.insert(action.stage).second)
+      continue;
+    size_t before = index;
+    while (before > 0 && (own[before - 1].kind == TimedAction::Kind::recv ||
+                          (own[before].isTransfer() && own[before].grouped)))
+      --before;
+    points[before].push_back(action.stage);
+  }
+  return points;
+}
+
 /// The program of `schedule` with each stage's gradient collectives after
-/// its rank's last compute of it and the optimizer steps at the end, timed.
+/// its rank's last compute of it and the optimizer steps at the end (under
+/// ZeRO-3 the gathers before its first compute), timed.
 double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
                                     const StageCosts &costs,
                                     ArrayRef<double> stageWeights,
-                                    int64_t replicas) const {
+                                    int64_t replicas, int64_t zero) const {
   using Kind = TimedAction::Kind;
   int64_t numStages = schedule.stageRank.size();
   RankActions program = insertTransfers(schedule);
@@ -144,12 +166,12 @@ double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
   for (int64_t rank = 0; rank < program.getNumRanks(); ++rank) {
     MutableArrayRef<TimedAction> own = program.getRank(rank);
     SmallVector<int64_t> stages;
-    llvm::SmallDenseSet<int64_t, 4> gathered;
+    SmallVector<SmallVector<int64_t, 1>> gathers(own.size());
+    if (zero == 3 && replicas > 1)
+      gathers = getGatherPoints(own);
     for (auto [index, action] : llvm::enumerate(own)) {
-      // ZeRO-3 gathers a stage's weights before its first compute.
-      if (request.zero == 3 && replicas > 1 && action.kind == Kind::compute &&
-          gathered.insert(action.stage).second)
-        actions.push_back(collective(Kind::allGather, action.stage));
+      for (int64_t stage : gathers[index])
+        actions.push_back(collective(Kind::allGather, stage));
       actions.push_back(action);
       if (action.kind != Kind::compute || action.phase == Phase::forward ||
           replicas == 1)
@@ -161,13 +183,12 @@ double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
       if (!last)
         continue;
       stages.push_back(action.stage);
-      actions.push_back(
-          collective(request.zero != 0 ? Kind::reduceScatter : Kind::allReduce,
-                     action.stage));
+      actions.push_back(collective(
+          zero != 0 ? Kind::reduceScatter : Kind::allReduce, action.stage));
     }
     for (int64_t stage : stages) {
       actions.push_back(collective(Kind::optimizerStep, stage));
-      if (request.zero == 1)
+      if (zero == 1)
         actions.push_back(collective(Kind::allGather, stage));
     }
     rankBegin.push_back(actions.size());
@@ -220,10 +241,14 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     candidate.reason = llvm::toString(schedule.takeError());
     return;
   }
+  if (candidate.zero == 3 && replicas > 1 && schedule->weightVersions > 1) {
+    candidate.reason = "ZeRO-3 gathers one weight version per step";
+    return;
+  }
   SmallVector<double> inFlight = countInFlight(*schedule);
   GroupCosts group(chain, work, request.device, parts);
-  double copies = sched::getWeightCopies(getWeightCopies(replicas),
-                                         schedule->weightVersions);
+  double copies = sched::getWeightCopies(
+      getWeightCopies(replicas, candidate.zero), schedule->weightVersions);
   auto transfer = [&](int64_t cut) { return 2.0 * chain.transferTime[cut]; };
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
     auto [f, b, w] = group.getTimes(begin, end);
@@ -284,7 +309,8 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     candidate.memory =
         std::max(candidate.memory, load(stage, begin, end).memory);
   }
-  double step = getStepTime(*schedule, costs, stageWeights, replicas);
+  double step =
+      getStepTime(*schedule, costs, stageWeights, replicas, candidate.zero);
   if (step < 0.0) {
     candidate.reason = "the schedule deadlocks";
     return;
@@ -305,34 +331,45 @@ ParallelismPlan sched::planParallelism(const LayoutChain &chain,
     for (int64_t stages = 1; stages <= devices / parts; ++stages) {
       if ((devices / parts) % stages != 0)
         continue;
-      ParallelismCandidate candidate;
-      candidate.tensorParallel = parts;
-      candidate.stages = stages;
-      candidate.replicas = devices / parts / stages;
-      evaluator.evaluate(candidate);
-      plan.candidates.push_back(std::move(candidate));
+      int64_t replicas = devices / parts / stages;
+      for (int64_t zero : request.zeroLevels) {
+        ParallelismCandidate candidate;
+        candidate.tensorParallel = parts;
+        candidate.stages = stages;
+        candidate.replicas = replicas;
+        candidate.zero = zero;
+        evaluator.evaluate(candidate);
+        plan.candidates.push_back(std::move(candidate));
+        // One replica shards nothing: every stage plans the same.
+        if (replicas == 1)
+          break;
+      }
     }
   }
-  // The fastest per batch; among equals, the least memory.
-  for (auto [index, candidate] : llvm::enumerate(plan.candidates)) {
-    if (!candidate.reason.empty())
-      continue;
-    const ParallelismCandidate *best =
-        plan.chosen ? &plan.candidates[*plan.chosen] : nullptr;
-    if (!best || candidate.batchTime < best->batchTime ||
-        (candidate.batchTime == best->batchTime &&
-         candidate.memory < best->memory))
+  // The fastest per batch; among equals, the lowest ZeRO stage (sharding
+  // the cap does not ask for buys nothing), then the least memory.
+  auto key = [](const ParallelismCandidate &candidate) {
+    return std::tuple(candidate.batchTime, candidate.zero, candidate.memory);
+  };
+  for (auto [index, candidate] : llvm::enumerate(plan.candidates))
+    if (candidate.reason.empty() &&
+        (!plan.chosen || key(candidate) < key(plan.candidates[*plan.chosen])))
       plan.chosen = index;
-  }
   if (!plan.chosen)
     return plan;
   const ParallelismCandidate &best = plan.candidates[*plan.chosen];
-  for (auto [index, candidate] : llvm::enumerate(plan.candidates))
-    if (index != *plan.chosen && candidate.reason.empty())
+  for (auto [index, candidate] : llvm::enumerate(plan.candidates)) {
+    if (index == *plan.chosen || !candidate.reason.empty())
+      continue;
+    if (candidate.batchTime == best.batchTime && candidate.zero > best.zero)
+      candidate.reason =
+          llvm::formatv("as fast, sharding more (ZeRO-{0})", candidate.zero);
+    else
       candidate.reason =
           llvm::formatv("slower: {0} s per batch, {1:P1} more",
                         formatQuantity(candidate.batchTime),
                         candidate.batchTime / best.batchTime - 1.0)
               .str();
+  }
   return plan;
 }

@@ -521,8 +521,8 @@ class RunError(Error):
 class CompileOption:
     """One option of `pp.compile`: its keyword, the `pp-compile` flag it is
     (the same option of pp's pipelines), what it takes (`kind`: bool, int,
-    str, str list or float list; a list also takes one value), its help and
-    the values it allows (empty: any)."""
+    str, str list, float list or int list; a list also takes one value), its
+    help and the values it allows (empty: any)."""
 
     keyword: str
     flag: str
@@ -548,14 +548,15 @@ def _option_value(option: CompileOption, value: object) -> object:
         return TypeError(f"pp.compile() option '{option.keyword}' takes "
                          f"{option.kind}, got {value!r}")
     if option.kind.endswith(" list"):
-        element = float if option.kind == "float list" else str
+        element = {"float list": float, "int list": int}.get(option.kind, str)
+        accepted = {float: (int, float), int: (int,), str: (str,)}[element]
         values = [value] if isinstance(value, (str, int, float)) else value
         try:
             values = list(values)
         except TypeError:
             raise wrong() from None
-        if any(isinstance(v, bool) or not isinstance(
-                v, (int, float) if element is float else str) for v in values):
+        if any(isinstance(v, bool) or not isinstance(v, accepted)
+               for v in values):
             raise wrong()
         return [element(v) for v in values]
     if (not isinstance(value, _KINDS[option.kind])

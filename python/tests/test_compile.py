@@ -118,6 +118,17 @@ def test_devices_plan_the_layout(pp, tmp_path):
             program.processes) == (2, 2, 1, 4)
 
 
+def test_devices_choose_the_zero_stage(pp, tmp_path):
+    """Without ZeRO-1 on offer, 36000 bytes fit 4 replicas of the MLP (Adam)
+    only under ZeRO-3, and the program built gathers its weights so."""
+    program = pp.compile(MLP, microbatches=4, devices=4, memory_cap=[36000],
+                         plan_zero=[0, 3], output=tmp_path / "train")
+    assert program.remarks[0].startswith(
+        "4 devices: T = 1, P = 1, R = 4, ZeRO-3:")
+    assert "zero = 3 : i64" in program.schedule_ir
+    assert "pp.all_gather stage 0" in program.schedule_ir
+
+
 @pytest.mark.parametrize("cap,layout", [(None, (1, 1, 4)),
                                         (30000, (2, 1, 2))])
 def test_devices_layout_is_the_programs(pp, tmp_path, cap, layout):
@@ -130,7 +141,8 @@ def test_devices_layout_is_the_programs(pp, tmp_path, cap, layout):
     assert (program.ranks, program.tensor_parallel,
             program.replicas) == layout
     assert program.remarks[0].startswith(
-        f"4 devices: T = {tensor_parallel}, P = {ranks}, R = {replicas}:")
+        f"4 devices: T = {tensor_parallel}, P = {ranks}, R = {replicas}, "
+        "ZeRO-0:")
     assert any(r.startswith("auto: makespan") for r in program.remarks)
     schedule = program.timeline()
     assert (schedule.num_ranks, schedule.num_microbatches) == (ranks, 4)

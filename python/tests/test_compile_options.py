@@ -51,13 +51,13 @@ def _sample(option):
     if option.choices:
         return option.choices[0]
     return {"bool": True, "int": 1, "str": "", "str list": ["cpu"],
-            "float list": [1e9]}[option.kind]
+            "float list": [1e9], "int list": [0]}[option.kind]
 
 
 @pytest.mark.parametrize("keyword", ["memory_cap", "precision", "target",
                                      "cuda_chip", "device", "jobs",
                                      "opt_level", "split_backward",
-                                     "tensor_parallel"])
+                                     "tensor_parallel", "plan_zero"])
 def test_compile_takes_option(pp, keyword):
     # Every option is set before the model is read: the error is the
     # model's, at its first line.
@@ -90,6 +90,8 @@ def test_option_values_are_checked(pp):
     assert info.value.diagnostics[0].location == "-O"
     with pytest.raises(TypeError, match="'memory_cap' takes float list"):
         pp.compile(MLP, stages=1, microbatches=1, memory_cap="lots")
+    with pytest.raises(TypeError, match="'plan_zero' takes int list"):
+        pp.compile(MLP, stages=1, microbatches=1, plan_zero=[1.0])
     with pytest.raises(TypeError, match="'cuda_chip' takes str"):
         pp.compile(MLP, stages=1, microbatches=1, cuda_chip=90)
     with pytest.raises(TypeError, match="'stages' takes int"):

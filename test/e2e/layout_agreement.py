@@ -6,10 +6,11 @@ schedule
 with --slices or --step-plans. Each combination compiles the GPT to its
 schedule (--emit=schedule) and either
 
-- prints the layout remark `N devices: T = t, P = p, R = r`, and every
-  pp.schedule of the program runs p stages (stage_rank), r replicas
+- prints the layout remark `N devices: T = t, P = p, R = r, ZeRO-z`, and
+  every pp.schedule of the program runs p stages (stage_rank), r replicas
   (num_replicas), t processes per rank (pp.tensor_parallel), the given
-  slices and ZeRO stage, t x p x r = N, and any option given is kept; or
+  slices and ZeRO stage z (the planner's without --zero), t x p x r = N,
+  and any option given is kept; or
 - where no layout has the given T, R and P, or the options cannot be
   combined, fails with one error line in the user's terms, never with
   internals, and never after printing a layout it then does not build."""
@@ -50,8 +51,9 @@ def options(devices, tp, dp, zero, recompute, schedule, slices, plans,
             models):
     """The pp-compile command line of one combination."""
     flags = ["--devices", str(devices), "--microbatches", "2",
-             "--schedule", schedule, "--zero", str(zero),
-             "--recompute=" + recompute]
+             "--schedule", schedule, "--recompute=" + recompute]
+    if zero is not None:
+        flags += ["--zero", str(zero)]
     # A recomputing 1-stage step compiles slowly (150x): 2 stages given.
     if recompute != "none":
         flags += ["--stages", "2"]
@@ -101,7 +103,7 @@ def check(pp_compile, workdir, combination, models):
     if any(s in err for s in INTERNALS) or proc.returncode not in (0, 1, 2):
         return f"{name}: exit {proc.returncode}, internals:\n{err}"
     layout = re.search(r"remark: (\d+) devices: T = (\d+), P = (\d+), "
-                       r"R = (\d+)", err)
+                       r"R = (\d+), ZeRO-(\d)", err)
     # The least P: the step-plan models' stage marker makes 2 stages.
     least_stages = 2 if plans or recompute != "none" else 1
     buildable = (tp or 1) * (dp or 1) * least_stages <= devices
@@ -118,19 +120,20 @@ def check(pp_compile, workdir, combination, models):
         return ""
     if not layout:
         return f"{name}: compiled without a layout remark:\n{err}"
-    t, p, r = (int(layout.group(i)) for i in (2, 3, 4))
+    t, p, r, z = (int(layout.group(i)) for i in (2, 3, 4, 5))
     if t * p * r != devices:
         return f"{name}: T x P x R = {t * p * r}, not {devices}"
     stages = 2 if recompute != "none" else None
-    for given, chosen, what in ((tp, t, "T"), (dp, r, "R"), (stages, p, "P")):
+    for given, chosen, what in ((tp, t, "T"), (dp, r, "R"), (stages, p, "P"),
+                                (zero, z, "ZeRO")):
         if given is not None and given != chosen:
             return f"{name}: {what} = {given} given, {chosen} planned"
     with open(out) as f:
         text = f.read()
     schedules = read_schedules(text)
-    want = (p, r, t, slices, zero if r > 1 else None)
+    want = (p, r, t, slices, z if r > 1 else None)
     for got in schedules:
-        if got[:4] != want[:4] or (r > 1 and got[4] != zero):
+        if got[:4] != want[:4] or (r > 1 and got[4] != z):
             return (f"{name}: planned (stages, replicas, T, slices, zero) = "
                     f"{want}, the program has {got}")
     if not schedules:
@@ -151,7 +154,8 @@ def main():
         (devices, tp, dp, zero, recompute, schedule)
         for devices, tp, dp, (zero, recompute), schedule in itertools.product(
             (2, 4), (None, 2), (None, 2),
-            ((0, "none"), (1, "none"), (3, "none"), (0, "all")),
+            ((0, "none"), (1, "none"), (3, "none"), (None, "none"),
+             (0, "all")),
             SCHEDULES)]
     with tempfile.TemporaryDirectory() as workdir:
         models = {"plain": generate(workdir, 16, 4),

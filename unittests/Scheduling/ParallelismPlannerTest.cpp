@@ -2,13 +2,16 @@
 //
 // Lays two devices out as pipelines and replicas for a chain of known
 // times and sizes: the fastest layout per batch wins, memory caps and fixed
-// T, P or R rule layouts out, and tensor parallelism needs split weights.
+// T, P or R rule layouts out, tensor parallelism needs split weights, and
+// the ZeRO stage is chosen with the layout as brute force would.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/Scheduling/ParallelismPlanner.h"
 
 #include "gtest/gtest.h"
+
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::pp;
@@ -93,7 +96,7 @@ TEST(ParallelismPlanner, MemoryAndFixedCountsRuleLayoutsOut) {
   // Adam's moments under ZeRO-1 are spread over the replicas.
   four.request.memoryPerDevice = 0.0;
   four.request.optimizerStateCopies = 2.0;
-  four.request.zero = 1;
+  four.request.zeroLevels = {1};
   EXPECT_DOUBLE_EQ(
       FourOps::find(planParallelism(four.chain, four.work, four.request), 1)
           .memory,
@@ -128,6 +131,175 @@ TEST(ParallelismPlanner, TensorParallelismSplitsWeightsAndWork) {
   EXPECT_FALSE(plan.chosen.has_value());
   EXPECT_EQ(plan.candidates.back().reason,
             "T = 2 does not divide hidden (size 5)");
+}
+
+/// The fastest fitting (T, P, R, ZeRO stage) by brute force: each one
+/// planned alone (all four fixed), the best by the planner's order: batch
+/// time, then the lower ZeRO stage, then the memory.
+static std::optional<ParallelismCandidate>
+chooseByBruteForce(const FourOps &four) {
+  std::optional<ParallelismCandidate> best;
+  auto key = [](const ParallelismCandidate &candidate) {
+    return std::tuple(candidate.batchTime, candidate.zero, candidate.memory);
+  };
+  int64_t devices = four.request.devices;
+  for (int64_t parts = 1; parts <= devices; ++parts)
+    for (int64_t stages = 1; parts * stages <= devices; ++stages) {
+      if (devices % (parts * stages) != 0)
+        continue;
+      int64_t replicas = devices / (parts * stages);
+      for (int64_t zero : four.request.zeroLevels) {
+        ParallelismRequest alone = four.request;
+        alone.fixedTensorParallel = parts;
+        alone.fixedStages = stages;
+        alone.fixedReplicas = replicas;
+        alone.zeroLevels = {zero};
+        ParallelismPlan plan = planParallelism(four.chain, four.work, alone);
+        if (plan.chosen &&
+            (!best || key(plan.candidates[*plan.chosen]) < key(*best)))
+          best = plan.candidates[*plan.chosen];
+        if (replicas == 1)
+          break;
+      }
+    }
+  return best;
+}
+
+/// A short description of a choice, for failure messages.
+static std::string describe(const std::optional<ParallelismCandidate> &c) {
+  if (!c)
+    return "none";
+  return "T " + std::to_string(c->tensorParallel) + " P " +
+         std::to_string(c->stages) + " R " + std::to_string(c->replicas) +
+         " ZeRO-" + std::to_string(c->zero);
+}
+
+TEST(ParallelismPlanner, ZeroStageIsChosenAsBruteForceWould) {
+  // Every cap from roomy to nothing fitting, SGD and Adam, free and slow
+  // links, 2 and 4 devices, split weights or not, and the ZeRO stages on
+  // offer.
+  int64_t compared = 0, zero1 = 0, zero3 = 0;
+  for (int64_t devices : {2, 4})
+    for (bool split : {false, true})
+      for (double optimizer : {0.0, 2.0})
+        for (double bandwidth : {0.0, 10.0})
+          for (auto levels :
+               {SmallVector<int64_t>{0, 1, 3}, SmallVector<int64_t>{0, 3}})
+            for (double cap = 200.0; cap >= 20.0; cap -= 4.0) {
+              FourOps four;
+              four.request.devices = devices;
+              four.request.memoryPerDevice = cap;
+              four.request.optimizerStateCopies = optimizer;
+              four.request.device.linkBandwidth = bandwidth;
+              four.request.zeroLevels = levels;
+              if (split) {
+                four.work.splitOps.assign(4, true);
+                four.work.splitWeights.assign(4, true);
+                four.work.splitDims = {{"hidden", 4}};
+              }
+              ParallelismPlan plan =
+                  planParallelism(four.chain, four.work, four.request);
+              std::optional<ParallelismCandidate> chosen;
+              if (plan.chosen)
+                chosen = plan.candidates[*plan.chosen];
+              std::optional<ParallelismCandidate> brute =
+                  chooseByBruteForce(four);
+              std::string where = "devices " + std::to_string(devices) +
+                                  " cap " + std::to_string(cap) +
+                                  " optimizer " + std::to_string(optimizer) +
+                                  " bandwidth " + std::to_string(bandwidth) +
+                                  " levels " + std::to_string(levels.size());
+              ASSERT_EQ(describe(chosen), describe(brute)) << where;
+              if (!chosen)
+                continue;
+              EXPECT_EQ(chosen->batchTime, brute->batchTime) << where;
+              EXPECT_EQ(chosen->memory, brute->memory) << where;
+              ++compared;
+              zero1 += chosen->zero == 1;
+              zero3 += chosen->zero == 3;
+            }
+  // The sweep reaches caps where a ZeRO stage is what fits.
+  EXPECT_GT(compared, 100);
+  EXPECT_GT(zero1, 0);
+  EXPECT_GT(zero3, 0);
+}
+
+TEST(ParallelismPlanner, CapsThatOnlyAZeroStageFits) {
+  // Adam on 2 devices: 2 replicas hold 4 x 40 weight bytes and 16 of
+  // activations without ZeRO, (2 + 2/2) x 40 + 16 under ZeRO-1, and
+  // (2 + 2/2 + 1/2) x 40 + 16 under ZeRO-3.
+  FourOps four;
+  four.request.optimizerStateCopies = 2.0;
+  four.request.zeroLevels = {0, 1, 3};
+  auto replicas = [&](int64_t zero) {
+    ParallelismPlan plan = planParallelism(four.chain, four.work, four.request);
+    for (const ParallelismCandidate &candidate : plan.candidates)
+      if (candidate.stages == 1 && candidate.replicas == 2 &&
+          candidate.zero == zero)
+        return candidate;
+    ADD_FAILURE() << "no 2 replicas under ZeRO-" << zero;
+    return ParallelismCandidate();
+  };
+  EXPECT_DOUBLE_EQ(replicas(0).memory, 4.0 * 40.0 + 16.0);
+  EXPECT_DOUBLE_EQ(replicas(1).memory, 3.0 * 40.0 + 16.0);
+  EXPECT_DOUBLE_EQ(replicas(3).memory, 3.5 * 40.0 + 16.0);
+
+  // Room for all: as fast under every stage, so no sharding.
+  ParallelismPlan plan = planParallelism(four.chain, four.work, four.request);
+  ASSERT_TRUE(plan.chosen.has_value());
+  EXPECT_EQ(plan.candidates[*plan.chosen].zero, 0);
+  EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 2);
+  EXPECT_EQ(replicas(3).reason, "as fast, sharding more (ZeRO-3)");
+
+  // 140 bytes: only ZeRO-1's replicas (and the slower pipeline) fit.
+  four.request.memoryPerDevice = 140.0;
+  plan = planParallelism(four.chain, four.work, four.request);
+  ASSERT_TRUE(plan.chosen.has_value());
+  EXPECT_EQ(plan.candidates[*plan.chosen].zero, 1);
+  EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 2);
+
+  // ZeRO-3 holds more than ZeRO-1 at its peak; offered without ZeRO-1, a
+  // cap of 160 bytes fits only ZeRO-3's replicas.
+  four.request.memoryPerDevice = 160.0;
+  four.request.zeroLevels = {0, 3};
+  plan = planParallelism(four.chain, four.work, four.request);
+  ASSERT_TRUE(plan.chosen.has_value());
+  EXPECT_EQ(plan.candidates[*plan.chosen].zero, 3);
+  EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 2);
+  EXPECT_EQ(replicas(0).reason.rfind("memory: needs 176", 0), 0u);
+
+  // pipedream-2bw keeps two weight versions; ZeRO-3 gathers one.
+  four.request.schedule = ScheduleChoice::get("pipedream-2bw");
+  EXPECT_EQ(replicas(3).reason, "ZeRO-3 gathers one weight version per step");
+}
+
+TEST(ParallelismPlanner, ZeroCollectivesAreTimed) {
+  // 2 replicas over a link of 10 bytes per second: a ring all-reduce of
+  // the 40 weight bytes takes 2 x 1/2 x 40 / 10 = 4 s, a reduce-scatter or
+  // an all-gather half of it.
+  FourOps four;
+  four.request.device.linkBandwidth = 10.0;
+  four.request.zeroLevels = {0, 1, 3};
+  auto stepTimes = [&](int64_t stages) {
+    four.request.devices = 2 * stages;
+    four.request.fixedStages = stages;
+    four.request.fixedReplicas = 2;
+    SmallVector<double> times;
+    for (const ParallelismCandidate &candidate :
+         planParallelism(four.chain, four.work, four.request).candidates)
+      if (candidate.tensorParallel == 1 && candidate.stages == stages)
+        times.push_back(candidate.stepTime);
+    return times;
+  };
+  // One stage: 4 micro-batches of 16 s, then the all-reduce (ZeRO-0), or
+  // the reduce-scatter and the all-gather (ZeRO-1); ZeRO-3 gathers before
+  // the first forward and reduce-scatters after the last backward.
+  EXPECT_EQ(stepTimes(1), (SmallVector<double>{68.0, 68.0, 68.0}));
+  // Two stages of 20 bytes (collectives of 2 s, halves of 1 s) under
+  // gpipe: rank 0's last backward ends at 40 s, its collectives follow.
+  // Under ZeRO-3 its gather delays the whole step by 1 s, and rank 1's
+  // gather runs while rank 1 waits for its first activation.
+  EXPECT_EQ(stepTimes(2), (SmallVector<double>{42.0, 42.0, 42.0}));
 }
 
 } // namespace

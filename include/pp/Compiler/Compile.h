@@ -215,6 +215,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
       schedule.vocabularyParallel);
   row("devices", "devices", schedule.devices);
   row("plan-optimizer", "plan_optimizer", schedule.planOptimizer);
+  row("plan-zero", "plan_zero", schedule.planZero);
   row("device", "device", schedule.device);
   row("device-file", "device_file", schedule.deviceFile);
   row("cost-file", "cost_file", schedule.costFile);

@@ -112,6 +112,12 @@ struct SchedulePipelineOptions
       llvm::cl::desc("Optimizer whose state --devices counts in each "
                      "device's memory: sgd or adam (default adam)"),
       llvm::cl::init("adam")};
+  PassOptions::ListOption<int64_t> planZero{
+      *this, "plan-zero",
+      llvm::cl::desc("ZeRO stages --devices chooses from where zero is not "
+                     "given, comma separated (default 0,1,3, without 3 "
+                     "where the other options cannot run it; "
+                     "docs/DataParallel.md)")};
   PassOptions::Option<bool> vocabularyParallel{
       *this, "vocabulary-parallel",
       llvm::cl::desc("With tensor-parallel above 1, also split the token "
@@ -323,9 +329,11 @@ void buildElementwiseToLinalgPipeline(OpPassManager &pm);
 /// A model to a verified schedule with its stage functions.
 /// Runs the schedule pipeline's preparation of the training step and
 /// pp-plan-parallelism for `options.devices`, which records its layout as
-/// `pp.parallelism` on the step.
+/// `pp.parallelism` on the step; it chooses the ZeRO stage among
+/// `zeroLevels` unless `options.zero` is given.
 void buildPlanParallelismPipeline(OpPassManager &pm,
-                                  const SchedulePipelineOptions &options);
+                                  const SchedulePipelineOptions &options,
+                                  ArrayRef<int64_t> zeroLevels);
 
 void buildSchedulePipeline(OpPassManager &pm,
                            const SchedulePipelineOptions &options);

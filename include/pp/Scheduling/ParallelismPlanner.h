@@ -4,11 +4,11 @@
 // P stages and R data-parallel replicas (T x P x R devices): for every such
 // layout it plans the stages with the partition planner, times one step of
 // the schedule with the one timing model (tensor-parallel all-reduces
-// inside the compute actions, the replicas' gradient all-reduces or ZeRO-1
-// collectives after each stage's last backward), counts each device's
-// weights, gradients, optimizer state and activations against its memory,
-// and picks the layout that trains a batch fastest (docs/TensorParallel.md,
-// "Planning the layout").
+// inside the compute actions, the replicas' gradient all-reduces or ZeRO
+// collectives), counts each device's weights, gradients, optimizer state
+// and activations against its memory, and picks the layout and ZeRO stage
+// that train a batch fastest (docs/TensorParallel.md, "Planning the
+// layout").
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,11 +76,13 @@ struct ParallelismRequest {
   sched::ScheduleChoice schedule;
   DeviceDescription device;
   /// Optimizer state per weight, in copies of it: 0 for SGD, 2 for Adam's
-  /// moments; under ZeRO-1 (`zero` 1) each replica holds its block of it,
-  /// under ZeRO-3 (`zero` 3) also of the weights, besides the whole weights
-  /// it gathers for the step.
+  /// moments; under ZeRO-1 each replica holds its block of it, under ZeRO-3
+  /// also of the weights, besides the whole weights it gathers for the step.
   double optimizerStateCopies = 0.0;
-  int64_t zero = 0;
+  /// The ZeRO stages (0, 1, 3) to choose from, each planned for every
+  /// layout of more than one replica; a single replica shards nothing and
+  /// is planned under the first only.
+  SmallVector<int64_t> zeroLevels = {0};
   /// The most stages a pipeline may have.
   int64_t maxStages = 0;
   /// T, P and R the user fixed (0: free).
@@ -92,6 +94,8 @@ struct ParallelismRequest {
 /// One layout of the devices and what it gives.
 struct ParallelismCandidate {
   int64_t tensorParallel = 1, stages = 1, replicas = 1;
+  /// The ZeRO stage of the replicas.
+  int64_t zero = 0;
   /// Seconds of one step (every replica trains one batch), and per batch:
   /// step / replicas, what the planner minimises. 0 when not timed.
   double stepTime = 0.0, batchTime = 0.0;
@@ -102,15 +106,16 @@ struct ParallelismCandidate {
   std::string reason;
 };
 
-/// Every layout in order of T, then P, and the index of the fastest that
-/// fits (none when no layout does).
+/// Every layout and ZeRO stage in order of T, then P, then the stage, and
+/// the index of the fastest that fits (none when nothing does): among
+/// equally fast ones the lowest ZeRO stage, then the least memory.
 struct ParallelismPlan {
   SmallVector<ParallelismCandidate> candidates;
   std::optional<size_t> chosen;
 };
 
 /// Plans every layout T x P x R = `request.devices` of `chain` (one
-/// pipeline stage per rank).
+/// pipeline stage per rank) under each of `request.zeroLevels`.
 ParallelismPlan planParallelism(const LayoutChain &chain,
                                 const TensorParallelWork &work,
                                 const ParallelismRequest &request);

@@ -123,10 +123,14 @@ static bool isTensorParallelism(Attribute value) {
   return isIntegerIn(value, 1, kMaxRanks);
 }
 
-/// pp-plan-parallelism's layout: {tensor_parallel, stages, replicas}.
+/// pp-plan-parallelism's layout: {tensor_parallel, stages, replicas,
+/// zero}.
 static bool isParallelism(Attribute value) {
   auto dict = dyn_cast<DictionaryAttr>(value);
-  return dict && dict.size() == 3 &&
+  if (!dict || dict.size() != 4)
+    return false;
+  Attribute zero = dict.get("zero");
+  return (isIntegerIn(zero, 0, 2) || isIntegerIn(zero, 3, 4)) &&
          llvm::all_of(
              llvm::ArrayRef<StringRef>{"tensor_parallel", "stages", "replicas"},
              [&](StringRef name) {
@@ -180,7 +184,9 @@ static const AttributeRule kAttributeRules[] = {
     {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
      isVariant},
     {"pp.parallelism", Site::Function,
-     "{tensor_parallel, stages, replicas} (i64s in [1, 65536))", isParallelism},
+     "{tensor_parallel, stages, replicas} (i64s in [1, 65536)) and zero "
+     "(an i64: 0, 1 or 3)",
+     isParallelism},
     {kSliceAttr, Site::AnyOp, "a slice number (an i64 in [0, 65536))",
      isStageNumber},
 };

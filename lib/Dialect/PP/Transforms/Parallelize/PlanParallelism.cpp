@@ -126,21 +126,29 @@ static LayoutChain getLayoutChain(const StageCostModel &model,
   return chain;
 }
 
+/// `T = 1, P = 2, R = 2, ZeRO-1`.
+static std::string describe(const ParallelismCandidate &candidate) {
+  return llvm::formatv("T = {0}, P = {1}, R = {2}, ZeRO-{3}",
+                       candidate.tensorParallel, candidate.stages,
+                       candidate.replicas, candidate.zero);
+}
+
 /// Prints every layout and why it lost.
 static void printLayouts(raw_ostream &os, const ParallelismPlan &plan) {
-  os << llvm::format("%-3s %-3s %-3s %-12s %-12s %-12s %s\n", "T", "P", "R",
-                     "step(s)", "batch(s)", "memory(B)", "result");
+  os << llvm::format("%-3s %-3s %-3s %-4s %-12s %-12s %-12s %s\n", "T", "P",
+                     "R", "ZeRO", "step(s)", "batch(s)", "memory(B)", "result");
   for (auto [index, candidate] : llvm::enumerate(plan.candidates)) {
     auto number = [](double value) {
       return value > 0.0 ? formatQuantity(value) : std::string("-");
     };
     std::string result =
         plan.chosen == index ? "chosen" : "rejected: " + candidate.reason;
-    os << llvm::format(
-        "%-3d %-3d %-3d %-12s %-12s %-12s %s\n", int(candidate.tensorParallel),
-        int(candidate.stages), int(candidate.replicas),
-        number(candidate.stepTime).c_str(), number(candidate.batchTime).c_str(),
-        number(candidate.memory).c_str(), result.c_str());
+    os << llvm::format("%-3d %-3d %-3d %-4d %-12s %-12s %-12s %s\n",
+                       int(candidate.tensorParallel), int(candidate.stages),
+                       int(candidate.replicas), int(candidate.zero),
+                       number(candidate.stepTime).c_str(),
+                       number(candidate.batchTime).c_str(),
+                       number(candidate.memory).c_str(), result.c_str());
   }
 }
 
@@ -158,8 +166,9 @@ struct PlanParallelismPass
     if (optimizer != "sgd" && optimizer != "adam")
       return step.emitError("optimizer must be sgd or adam, got '")
              << optimizer << "'";
-    if (zero != 0 && zero != 1 && zero != 3)
-      return step.emitError("zero must be 0, 1 or 3, got ") << zero.getValue();
+    for (int64_t level : zero)
+      if (level != 0 && level != 1 && level != 3)
+        return step.emitError("zero must be 0, 1 or 3, got ") << level;
     if (slices < 1)
       return step.emitError("slices must be at least 1, got ")
              << slices.getValue();
@@ -187,7 +196,8 @@ struct PlanParallelismPass
     request.device = described->front();
     // Adam keeps two moments per weight.
     request.optimizerStateCopies = optimizer == "adam" ? 2.0 : 0.0;
-    request.zero = zero;
+    if (!zero.empty())
+      request.zeroLevels.assign(zero.begin(), zero.end());
     request.maxStages = kMaxPlannedStages;
     request.fixedTensorParallel = tensorParallel;
     request.fixedStages = numStages;
@@ -233,13 +243,13 @@ struct PlanParallelismPass
             {b.getNamedAttr("tensor_parallel",
                             b.getI64IntegerAttr(best.tensorParallel)),
              b.getNamedAttr("stages", b.getI64IntegerAttr(best.stages)),
-             b.getNamedAttr("replicas", b.getI64IntegerAttr(best.replicas))}));
+             b.getNamedAttr("replicas", b.getI64IntegerAttr(best.replicas)),
+             b.getNamedAttr("zero", b.getI64IntegerAttr(best.zero))}));
     step.emitRemark() << llvm::formatv(
-        "{0} devices: T = {1}, P = {2}, R = {3}: {4} s per step, {5} s per "
-        "batch, {6} bytes on the fullest device",
-        devices, best.tensorParallel, best.stages, best.replicas,
-        formatQuantity(best.stepTime), formatQuantity(best.batchTime),
-        formatQuantity(best.memory));
+        "{0} devices: {1}: {2} s per step, {3} s per batch, {4} bytes on the "
+        "fullest device",
+        devices, describe(best), formatQuantity(best.stepTime),
+        formatQuantity(best.batchTime), formatQuantity(best.memory));
   }
 
   /// No layout fits: an error naming the least memory one needs.
@@ -254,14 +264,10 @@ struct PlanParallelismPass
                               << " devices fits";
     if (least)
       diag << llvm::formatv(
-          ": the least memory one needs is {0} bytes per device (T = {1}, "
-          "P = {2}, R = {3})",
-          formatQuantity(least->memory), least->tensorParallel, least->stages,
-          least->replicas);
+          ": the least memory one needs is {0} bytes per device ({1})",
+          formatQuantity(least->memory), describe(*least));
     for (const ParallelismCandidate &candidate : plan.candidates)
-      diag.attachNote() << llvm::formatv(
-          "T = {0}, P = {1}, R = {2}: {3}", candidate.tensorParallel,
-          candidate.stages, candidate.replicas, candidate.reason);
+      diag.attachNote() << describe(candidate) << ": " << candidate.reason;
     signalPassFailure();
   }
 };

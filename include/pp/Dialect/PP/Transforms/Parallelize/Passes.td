@@ -86,22 +86,27 @@ def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
     work, each row-parallel product all-reduces its result in the forward
     and as much in the backward (a ring over the group), and each stage's
     gradients are all-reduced over the replicas after its last backward
-    (reduce-scatter and all-gather under ZeRO-1), on the device's
-    `link_bandwidth` and `link_latency`; and counts the fullest device's
-    weights, gradients and `optimizer` state (split weights 1/T, Adam's
-    moments 1/R under ZeRO-1) and its in-flight activations against
-    `memory-per-device` (the device's capacity by default). Layouts
+    (reduce-scatter and all-gather under ZeRO-1; under ZeRO-3 the
+    reduce-scatter, and the stage's weights gathered before its first
+    compute), on the device's `link_bandwidth` and `link_latency`; and
+    counts the fullest device's weights, gradients and `optimizer` state
+    (split weights 1/T, Adam's moments 1/R under ZeRO-1; under ZeRO-3 also
+    the replica's 1/R block of the weights besides the whole weights it
+    gathers for the step) and its in-flight activations against
+    `memory-per-device` (the device's capacity by default). Each layout of
+    several replicas is planned under every ZeRO stage of `zero`. Layouts
     whose T, P or R differs from a nonzero `tensor-parallel`,
     `num-stages` or `num-replicas` are rejected as fixed. Every replica
-    trains one batch per step, so the layout with the least step time per
-    replica wins.
+    trains one batch per step, so the layout and ZeRO stage with the least
+    step time per replica win; among equally fast ones the lowest ZeRO
+    stage, then the least memory.
 
-    Sets `pp.parallelism = {tensor_parallel = T, stages = P, replicas = R}`
-    on the training step, reports the choice as a remark, and with
-    `print-table` prints every layout with its step time, memory and why it
-    lost: T does not divide a split dimension, the memory does not fit,
-    or slower. No layout that fits is an error at the training step
-    naming the least memory a layout needs.
+    Sets `pp.parallelism = {tensor_parallel = T, stages = P, replicas = R,
+    zero = Z}` on the training step, reports the choice as a remark, and
+    with `print-table` prints every layout and ZeRO stage with its step
+    time, memory and why it lost: T does not divide a split dimension, the
+    memory does not fit, or slower. Nothing that fits is an error at the
+    training step naming the least memory a layout needs.
   }];
   let options = [
     Option<"devices", "devices", "int64_t", "0",
@@ -123,9 +128,10 @@ def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
     Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
            "Optimizer whose state counts: sgd (none) or adam (two moments "
            "per weight)">,
-    Option<"zero", "zero", "int64_t", "0",
-           "ZeRO stage of the replicas: 0, 1 (optimizer state sharded) or 3 "
-           "(weights sharded too)">,
+    ListOption<"zero", "zero", "int64_t",
+               "ZeRO stages of the replicas to choose from: 0, 1 (optimizer "
+               "state sharded), 3 (weights sharded too), or several, comma "
+               "separated (default 0)">,
     Option<"tensorParallel", "tensor-parallel", "int64_t", "0",
            "Plan only layouts with this T (0: any)">,
     Option<"numStages", "num-stages", "int64_t", "0",
