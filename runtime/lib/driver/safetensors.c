@@ -836,3 +836,11 @@ void pprt_st_writer_abort(pprt_st_writer *w) {
   free(w->tmp);
   free(w);
 }
+
+bool pprt_st_writer_finish(pprt_st_writer *w, bool ok, char *err,
+                           size_t err_size) {
+  if (ok)
+    return pprt_st_writer_commit(w, err, err_size);
+  pprt_st_writer_abort(w);
+  return false;
+}
