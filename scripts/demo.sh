@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/setup-torch.sh
-bash scripts/build.sh
+# What the demo runs: the Python package and the runtime it links programs to.
+bash scripts/build.sh pp-python pp-compile
 venv=${PP_PYTHON_VENV:-$HOME/.cache/pp-python-venv}
 PYTHONPATH=build/python_packages "$venv/bin/python" \
   examples/torch-gpt/train.py --devices 4 --memory-cap 4e6 --schedule auto \
