@@ -131,3 +131,8 @@ bool pprt_npy_parse(const uint8_t *bytes, size_t size, pprt_npy *npy, char *err,
                              (size_t)npy->itemsize));
   return true;
 }
+
+bool pprt_is_npy_path(const char *path) {
+  size_t n = strlen(path);
+  return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}

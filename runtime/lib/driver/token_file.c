@@ -83,11 +83,6 @@ static void unguard_mapping(const void *map) {
       mappings[i].start = NULL;
 }
 
-static bool has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* Reads the .npy header at the start of `bytes`: sets the token width and
    where the ids start, or says why the file is not a 1-D uint16/uint32
    array. */
@@ -147,7 +142,7 @@ bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
                                          : "the file is empty");
   t->map = map;
   guard_mapping(map, t->map_size);
-  if (has_suffix(path, ".npy"))
+  if (pprt_is_npy_path(path))
     return parse_npy(map, t->map_size, t, err, err_size);
   t->width = width;
   t->tokens = map;
