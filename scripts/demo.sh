@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and builds pp, exports examples/torch-gpt's PyTorch GPT, lets
 # pp's layout planner lay it out on 4 processes within 4 MB each, prints
-# the layout, auto's schedule and its timeline, and trains it for 20 steps
+# the layout, auto's schedule and its timeline (also as
+# build/examples/torch-gpt/timeline.svg), and trains it for 20 steps
 # beside a plain PyTorch loop, printing both losses and the throughput.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -148,8 +148,9 @@ def train_with_pp(exported, tokens_path, steps, save, stages=STAGES,
     return run_program(program, exported, tokens_path, steps, save)
 
 
-def print_layout(program):
-    """What the compile chose and the schedule the program runs."""
+def print_layout(program, svg):
+    """What the compile chose and the schedule the program runs (its
+    timeline also written to `svg`)."""
     print(f"== layout: {program.processes} processes = {program.ranks} "
           f"pipeline ranks x {program.tensor_parallel} tensor-parallel x "
           f"{program.replicas} replicas, {program.stages} stages, "
@@ -158,7 +159,10 @@ def print_layout(program):
         print(f"   {remark}")
     print("== schedule (unit-cost timeline: F forward, B input gradient, "
           "W weight gradient)")
-    print(program.timeline().to_ascii(), end="")
+    timeline = program.timeline()
+    print(timeline.to_ascii(), end="")
+    timeline.to_svg(svg)
+    print(f"   (as SVG: {svg})")
 
 
 def main():
@@ -195,7 +199,7 @@ def main():
         layout["memory_cap"] = args.memory_cap
     program = compile_for(exported, STAGES // tp, tp, args.schedule,
                           **layout)
-    print_layout(program)
+    print_layout(program, args.out / "timeline.svg")
     print(f"== training {args.steps} steps on {program.processes} "
           "processes, beside a PyTorch loop over the same batches")
     run = run_program(program, exported, args.out / "tokens.bin",
