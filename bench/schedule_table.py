@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the built-in pipeline schedules under pp-simulate: makespan,
 bubble and peak activation memory over a grid of ranks, micro-batches and
-cost shapes, with the closed forms of shared/PAPERS.md where they are exact.
+cost shapes, with the closed forms of docs/ClosedForms.md where they are exact.
 
 Standard library only. Example:
   python3 bench/schedule_table.py --pp-opt build/bin/pp-opt \
@@ -147,7 +147,7 @@ def simulate(pp_opt, name, p, m, v, costs):
 
 
 def closed_forms(name, p, m, f, b, w):
-    """(makespan or None, peak, peak is approximate) from shared/PAPERS.md,
+    """(makespan or None, peak, peak is approximate) from docs/ClosedForms.md,
     equal stage times, no transfer time. Peaks are capped at m: no schedule
     holds more than every micro-batch of a stage."""
     fbw = f + b + w

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds pp into ./build (Ninja, lld, ccache when present).
+# Configures and builds pp into ./build (Ninja, lld, ccache when present):
+# everything, or only the Ninja targets given (bash scripts/build.sh pp-compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
@@ -12,4 +13,4 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
   -DLLVM_USE_LINKER=lld "${launcher[@]}" "${python[@]}"
-ninja -C build -j "$(nproc)"
+ninja -C build -j "$(nproc)" "$@"

@@ -15,7 +15,9 @@ Fails, naming each offending file and line, when
     dialect's IR only itself and the schedule enums, the analyses only
     themselves, the IR, the utilities and the scheduling library, each phase
     of the passes (Transforms/<phase>) only itself and the layers below, no
-    other phase, and the stage-code passes only themselves and the IR;
+    other phase, the stage-code passes only themselves and the IR, and the
+    conversions and the schedule formats (Conversion, Target) no phase of
+    the passes, no pipeline and no driver;
   - a phase's library, or the analyses', names another phase's library in
     its CMake (the pipelines compose the phases); with --phase-lib, also
     when a built phase has an undefined symbol that only another phase
@@ -54,6 +56,14 @@ COMPILER_LAYERS = (
     (("include/pp/Dialect/PP/Analysis", "lib/Dialect/PP/Analysis"),
      ("pp/Dialect/PP/Analysis/", "pp/Dialect/PP/IR/", "pp/Dialect/PP/Utils/",
       "pp/Scheduling/")),
+    # The conversions and the schedule formats sit beside the passes: no
+    # phase of them, no pipeline, no driver.
+    (("include/pp/Conversion", "lib/Conversion"),
+     ("pp/Conversion/", "pp/StageCode/", "pp/Dialect/PP/IR/",
+      "pp/Dialect/PP/Analysis/", "pp/Dialect/PP/Utils/", "pp/Scheduling/")),
+    (("include/pp/Target", "lib/Target"),
+     ("pp/Target/", "pp/InitAll.h", "pp/Dialect/PP/IR/",
+      "pp/Dialect/PP/Analysis/", "pp/Dialect/PP/Utils/", "pp/Scheduling/")),
 )
 # The phases of pp's passes, each one library (lib/Dialect/PP/Transforms).
 PHASES = {"Import": "MLIRPPImport", "Differentiate": "MLIRPPDifferentiate",

@@ -4,7 +4,8 @@ PyTorch loop from the same initial weights and token data, and prints
 both losses per step, pp's step time and tokens/s (README.md). With
 `--devices N` pp's layout planner chooses pipeline ranks, tensor-parallel
 size and replicas for N processes; the script prints the layout and the
-schedule's timeline before training.
+schedule's timeline before training. It exits 1 if a step's loss differs
+from PyTorch's by more than --rtol.
 
   python examples/torch-gpt/train.py [--steps 20] [--out DIR]
   python examples/torch-gpt/train.py --devices 4 --memory-cap 4e6 --schedule auto
@@ -147,8 +148,9 @@ def train_with_pp(exported, tokens_path, steps, save, stages=STAGES,
     return run_program(program, exported, tokens_path, steps, save)
 
 
-def print_layout(program):
-    """What the compile chose and the schedule the program runs."""
+def print_layout(program, svg):
+    """What the compile chose and the schedule the program runs (its
+    timeline also written to `svg`)."""
     print(f"== layout: {program.processes} processes = {program.ranks} "
           f"pipeline ranks x {program.tensor_parallel} tensor-parallel x "
           f"{program.replicas} replicas, {program.stages} stages, "
@@ -157,7 +159,10 @@ def print_layout(program):
         print(f"   {remark}")
     print("== schedule (unit-cost timeline: F forward, B input gradient, "
           "W weight gradient)")
-    print(program.timeline().to_ascii(), end="")
+    timeline = program.timeline()
+    print(timeline.to_ascii(), end="")
+    timeline.to_svg(svg)
+    print(f"   (as SVG: {svg})")
 
 
 def main():
@@ -180,6 +185,9 @@ def main():
                         help="with --devices: bytes each process may hold")
     parser.add_argument("--schedule", default="1f1b",
                         help="the pipeline schedule (e.g. 1f1b, zb-h1, auto)")
+    parser.add_argument("--rtol", type=float, default=1e-5,
+                        help="the largest relative difference from "
+                        "PyTorch's loss a step may have")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     tp = args.tensor_parallel
@@ -191,7 +199,7 @@ def main():
         layout["memory_cap"] = args.memory_cap
     program = compile_for(exported, STAGES // tp, tp, args.schedule,
                           **layout)
-    print_layout(program)
+    print_layout(program, args.out / "timeline.svg")
     print(f"== training {args.steps} steps on {program.processes} "
           "processes, beside a PyTorch loop over the same batches")
     run = run_program(program, exported, args.out / "tokens.bin",
@@ -199,12 +207,20 @@ def main():
     expected = pytorch_losses(model, tokens, args.steps,
                               replicas=program.replicas)
     tokens_per_step = ROWS * program.replicas * CONTEXT
+    worst = 0.0
     for step, (loss, ref, seconds) in enumerate(
             zip(run.losses, expected, run.step_times), 1):
+        rel = abs(loss - ref) / abs(ref)
+        worst = max(worst, rel)
         print(f"step {step:3d}  pp {loss:.7f}  pytorch {ref:.7f}  "
-              f"rel {abs(loss - ref) / abs(ref):.1e}  "
-              f"{seconds * 1e3:7.2f} ms  "
+              f"rel {rel:.1e}  {seconds * 1e3:7.2f} ms  "
               f"{tokens_per_step / seconds:9.0f} tokens/s")
+    if len(run.losses) != args.steps or worst > args.rtol:
+        sys.exit(f"train.py: pp's losses differ from PyTorch's (largest "
+                 f"relative difference {worst:.1e}, --rtol {args.rtol:g}; "
+                 f"{len(run.losses)} of {args.steps} steps)")
+    print(f"== pp's {args.steps} losses match PyTorch's within "
+          f"{args.rtol:g} relative")
 
 
 if __name__ == "__main__":

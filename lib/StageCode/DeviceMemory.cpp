@@ -22,15 +22,21 @@ bool isDense(Value buffer) {
   return cast<MemRefType>(buffer.getType()).getLayout().isIdentity();
 }
 
-/// Emits the async form of a GPU op at `builder`'s point and waits for it:
-/// synchronous gpu.dealloc and gpu.memcpy have no lowering, and the
-/// stream the wait creates is the runtime's one, so the order holds.
-void emitOnStream(OpBuilder &builder, Location loc,
-                  function_ref<Value(Value)> emit) {
+/// Replaces `op` by the async form of a GPU op, which `emit` builds after
+/// the token it is given, and a wait for it: synchronous gpu.dealloc and
+/// gpu.memcpy have no lowering, and the stream the wait creates is the
+/// runtime's one, so the order holds.
+void replaceOnStream(
+    Operation *op,
+    function_ref<Value(OpBuilder &, Location, Type token, Value start)> emit) {
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
   Type token = gpu::AsyncTokenType::get(builder.getContext());
   Value start =
       gpu::WaitOp::create(builder, loc, token, ValueRange()).getAsyncToken();
-  gpu::WaitOp::create(builder, loc, Type(), ValueRange{emit(start)});
+  Value done = emit(builder, loc, token, start);
+  gpu::WaitOp::create(builder, loc, Type(), ValueRange{done});
+  op->erase();
 }
 
 void rewriteAlloc(memref::AllocOp alloc) {
@@ -44,27 +50,23 @@ void rewriteAlloc(memref::AllocOp alloc) {
 }
 
 void rewriteDealloc(memref::DeallocOp dealloc) {
-  OpBuilder builder(dealloc);
-  Location loc = dealloc.getLoc();
-  Type token = gpu::AsyncTokenType::get(builder.getContext());
-  emitOnStream(builder, loc, [&](Value start) {
-    return gpu::DeallocOp::create(builder, loc, token, ValueRange{start},
-                                  dealloc.getMemref())
-        .getAsyncToken();
-  });
-  dealloc.erase();
+  Value memref = dealloc.getMemref();
+  replaceOnStream(
+      dealloc, [&](OpBuilder &builder, Location loc, Type token, Value start) {
+        return gpu::DeallocOp::create(builder, loc, token, ValueRange{start},
+                                      memref)
+            .getAsyncToken();
+      });
 }
 
 void rewriteCopy(memref::CopyOp copy) {
-  OpBuilder builder(copy);
-  Location loc = copy.getLoc();
-  Type token = gpu::AsyncTokenType::get(builder.getContext());
-  emitOnStream(builder, loc, [&](Value start) {
-    return gpu::MemcpyOp::create(builder, loc, token, ValueRange{start},
-                                 copy.getTarget(), copy.getSource())
-        .getAsyncToken();
-  });
-  copy.erase();
+  Value target = copy.getTarget(), source = copy.getSource();
+  replaceOnStream(
+      copy, [&](OpBuilder &builder, Location loc, Type token, Value start) {
+        return gpu::MemcpyOp::create(builder, loc, token, ValueRange{start},
+                                     target, source)
+            .getAsyncToken();
+      });
 }
 
 /// Host memory a kernel would read: a stack buffer or a global used by a

@@ -239,17 +239,30 @@ def wait_for_file_text(path, text, limit_s):
     return False
 
 
+def start_toy(args, out_path, sleep_ms, *flags):
+    """Starts the toy on 2 ranks, `sleep_ms` a step, in a session of its
+    own (end_job kills it whole), its output to `out_path`."""
+    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
+           args.toy, *flags]
+    print("+", " ".join(cmd), flush=True)
+    with open(out_path, "w") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                env=clean_env(PPRT_TOY_SLEEP_MS=sleep_ms),
+                                start_new_session=True)
+
+
+def end_job(job):
+    """Kills what is left of a job started in a session of its own."""
+    if job.poll() is None:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+
+
 def test_kill(args):
     """kill -9 of one rank ends the whole job with a failure, and a line
     names the rank that was killed."""
     out_path = os.path.join(args.work, "kill.out")
-    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
-           args.toy, "--steps", "100000"]
-    print("+", " ".join(cmd), flush=True)
-    with open(out_path, "w") as out:
-        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                               env=clean_env(PPRT_TOY_SLEEP_MS=50),
-                               start_new_session=True)
+    job = start_toy(args, out_path, 50, "--steps", "100000")
     try:
         check(wait_for_file_text(out_path, "step 2 loss", 20),
               "training did not start")
@@ -271,9 +284,7 @@ def test_kill(args):
     except subprocess.TimeoutExpired:
         raise Failure("job still running 30 s after a rank was killed")
     finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
+        end_job(job)
 
 
 def test_unpolled(args):
@@ -301,13 +312,7 @@ def test_unpolled(args):
 
     # Both ranks stopped: no rank waits for either, only the watchers.
     out_path = os.path.join(args.work, "unpolled.out")
-    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
-           args.toy, "--steps", "100000", "--timeout", "1"]
-    print("+", " ".join(cmd), flush=True)
-    with open(out_path, "w") as out:
-        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                               env=clean_env(PPRT_TOY_SLEEP_MS=50),
-                               start_new_session=True)
+    job = start_toy(args, out_path, 50, "--steps", "100000", "--timeout", "1")
     try:
         check(wait_for_file_text(out_path, "step 2 loss", 20),
               "training did not start")
@@ -330,18 +335,10 @@ def test_unpolled(args):
     except subprocess.TimeoutExpired:
         raise Failure("job still running 30 s after its ranks were stopped")
     finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
+        end_job(job)
 
     # A stopped watcher: its rank continues it as it exits.
-    cmd = ["timeout", str(JOB_LIMIT_S), args.mpiexec, args.np_flag, "2",
-           args.toy, "--steps", "30", "--timeout", "2"]
-    print("+", " ".join(cmd), flush=True)
-    with open(out_path, "w") as out:
-        job = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                               env=clean_env(PPRT_TOY_SLEEP_MS=20),
-                               start_new_session=True)
+    job = start_toy(args, out_path, 20, "--steps", "30", "--timeout", "2")
     try:
         check(wait_for_file_text(out_path, "step 2 loss", 20),
               "training did not start")
@@ -360,9 +357,7 @@ def test_unpolled(args):
     except subprocess.TimeoutExpired:
         raise Failure("job still running 30 s after a watcher was stopped")
     finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
+        end_job(job)
 
 
 def signal_all(pids, sig):
@@ -445,9 +440,7 @@ def suspended_run(args, flags, env, pause_s, stop, readers_pause=False,
         return job.returncode, out.decode(), err.decode(), \
             time.monotonic() - fault_at
     finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
+        end_job(job)
 
 
 def test_suspend(args):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a pp-schedule-v1 JSON document against shared/spec/schedule-json.md.
+"""Checks a pp-schedule-v1 JSON document against docs/ScheduleJSON.md.
 
 Independent of the compiler on purpose: it reads only the JSON and the
 semantics the spec states. Prints one line per violation to stderr and exits

@@ -3,7 +3,7 @@
 every generator are mutated (an action dropped, duplicated, moved past its
 neighbour, misrouted to another peer, or renumbered), and the verifier must
 reject exactly the mutants that an independent validator of the JSON
-contract (test/Target/validate_schedule_json.py, shared/spec) rejects."""
+contract (test/Target/validate_schedule_json.py, docs/ScheduleJSON.md) rejects."""
 
 import argparse
 import concurrent.futures

@@ -2,7 +2,7 @@
 //
 // Writes a materialised `pp.schedule` in the formats tools outside the
 // compiler read: the `pp-schedule-v1` JSON contract
-// (shared/spec/schedule-json.md), PyTorch pipelining's action CSV, Chrome
+// (docs/ScheduleJSON.md), PyTorch pipelining's action CSV, Chrome
 // trace events (Perfetto), an ASCII timeline for terminals and an SVG one
 // for documents.
 //

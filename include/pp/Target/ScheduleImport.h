@@ -2,7 +2,7 @@
 //
 // Reads pipeline schedules written outside the compiler into a module that
 // holds one `pp.schedule`: the `pp-schedule-v1` JSON contract
-// (shared/spec/schedule-json.md) and the per-rank action CSV of PyTorch's
+// (docs/ScheduleJSON.md) and the per-rank action CSV of PyTorch's
 // torch.distributed.pipelining. Errors are diagnostics located in the input
 // file.
 //

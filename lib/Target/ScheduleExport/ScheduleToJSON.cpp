@@ -1,6 +1,6 @@
 //===- ScheduleToJSON.cpp - pp.schedule to pp-schedule-v1 JSON ------------===//
 //
-// Writes the JSON contract of shared/spec/schedule-json.md from the program
+// Writes the JSON contract of docs/ScheduleJSON.md from the program
 // the schedule adapter reads: the header fields, then each rank's ordered
 // actions, one compact object per line so
 // that the document stays readable and diffable. The contract has no

@@ -1,6 +1,6 @@
 //===- JSONToSchedule.cpp - pp-schedule-v1 JSON to pp.schedule ------------===//
 //
-// Reads the JSON contract of shared/spec/schedule-json.md into a
+// Reads the JSON contract of docs/ScheduleJSON.md into a
 // sched::Program, with pp's optional `grouped` on transfers
 // (docs/Dialects/PP.md), which the schedule adapter writes as IR.
 // llvm::json parses the document but forgets where its values were, so a

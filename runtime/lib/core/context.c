@@ -223,9 +223,13 @@ void pprt_set_program(pprt_context *ctx, int32_t abi_version, int32_t num_ranks,
   ctx->program_set = true;
 }
 
-void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas) {
+void pprt_require_program(const pprt_context *ctx, const char *call) {
   if (!ctx->program_set)
-    pprt_fatal(ctx, "pprt_set_data_parallel before pprt_set_program");
+    pprt_fatal(ctx, "%s before pprt_set_program", call);
+}
+
+void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas) {
+  pprt_require_program(ctx, "pprt_set_data_parallel");
   if (num_replicas < 1)
     pprt_fatal(ctx, "pprt_set_data_parallel: %d replicas; must be >= 1",
                num_replicas);
@@ -233,8 +237,7 @@ void pprt_set_data_parallel(pprt_context *ctx, int32_t num_replicas) {
 }
 
 void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions) {
-  if (!ctx->program_set)
-    pprt_fatal(ctx, "pprt_set_weight_versions before pprt_set_program");
+  pprt_require_program(ctx, "pprt_set_weight_versions");
   if (num_versions != 1 && num_versions != 2)
     pprt_fatal(ctx, "pprt_set_weight_versions: %d versions; must be 1 or 2",
                num_versions);
@@ -242,8 +245,7 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions) {
 }
 
 void pprt_set_zero(pprt_context *ctx, int32_t zero) {
-  if (!ctx->program_set)
-    pprt_fatal(ctx, "pprt_set_zero before pprt_set_program");
+  pprt_require_program(ctx, "pprt_set_zero");
   if (zero != 1 && zero != 3)
     pprt_fatal(ctx, "pprt_set_zero: ZeRO stage %d; must be 1 or 3", zero);
   if (ctx->opts.zero >= 0 && ctx->opts.zero != zero)
@@ -398,8 +400,7 @@ void pprt_set_buffer_variant(pprt_context *ctx, int32_t id, int32_t variant) {
 
 void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
                                  int32_t variant) {
-  if (!ctx->program_set)
-    pprt_fatal(ctx, "pprt_set_microbatch_variant before pprt_set_program");
+  pprt_require_program(ctx, "pprt_set_microbatch_variant");
   if (mb < 0 || mb >= ctx->num_microbatches || variant < 0)
     pprt_fatal(ctx,
                "pprt_set_microbatch_variant: micro-batch %d (of %d), "
@@ -412,8 +413,7 @@ void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
 }
 
 void pprt_set_slices(pprt_context *ctx, int32_t slices) {
-  if (!ctx->program_set)
-    pprt_fatal(ctx, "pprt_set_slices before pprt_set_program");
+  pprt_require_program(ctx, "pprt_set_slices");
   if (slices < 1 || ctx->num_microbatches % slices != 0)
     pprt_fatal(ctx,
                "pprt_set_slices: %d slices do not divide the %d slices of "

@@ -286,6 +286,8 @@ void pprt_context_destroy(pprt_context *ctx);
 bool pprt_context_start(pprt_context *ctx);
 _Noreturn void pprt_fatal(const pprt_context *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Ends the run when `call` comes before pprt_set_program. */
+void pprt_require_program(const pprt_context *ctx, const char *call);
 pprt_buffer_desc *pprt_lookup(pprt_context *ctx, int32_t id);
 bool pprt_kind_is_persistent(int32_t kind);
 /* Maps (desc, mb) to its slot index, aborting on a bad mb. */

@@ -10,8 +10,7 @@
 static int32_t process_tp_index;
 
 void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel) {
-  if (!ctx->program_set)
-    pprt_fatal(ctx, "pprt_set_tensor_parallel before pprt_set_program");
+  pprt_require_program(ctx, "pprt_set_tensor_parallel");
   if (tensor_parallel < 1)
     pprt_fatal(ctx,
                "pprt_set_tensor_parallel: %d processes per pipeline rank; "

@@ -451,10 +451,8 @@ static bool write_to(pprt_driver *d, const char *dir, int64_t step, char *err,
     ok = w != NULL;
   }
   ok = write_parts(ctx, w, ids, owner, n, ok, err, err_size);
-  if (w && ok)
-    ok = pprt_st_writer_commit(w, err, err_size);
-  else if (w)
-    pprt_st_writer_abort(w);
+  if (w)
+    ok = pprt_st_writer_finish(w, ok, err, err_size);
   free(owner);
   free(ids);
   return ok;

@@ -132,3 +132,11 @@ bool pprt_input_error(char *err, size_t err_size, const char *prefix,
     vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
   return false;
 }
+
+bool pprt_format_error(char *err, size_t err_size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pprt_input_error(err, err_size, "", fmt, ap);
+  va_end(ap);
+  return false;
+}

@@ -38,6 +38,11 @@ unsigned char *pprt_read_input(const char *path, size_t *size, char *err,
    ..."), if it cannot. */
 FILE *pprt_open_output(const char *path, char *err, size_t err_size);
 
+/* The error of a reader: the message `fmt` formats, into `err`. Returns
+   false, for the reader to return. */
+bool pprt_format_error(char *err, size_t err_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The error of a reader: `prefix`, then the message `fmt` formats from
    `ap`, into `err`. Returns false, for the reader to return. */
 bool pprt_input_error(char *err, size_t err_size, const char *prefix,

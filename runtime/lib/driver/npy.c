@@ -1,23 +1,12 @@
 /* The header of an .npy file (npy.h): the one reader of --data's arrays
    and --tokens' ids. */
 #include "driver/npy.h"
+#include "driver/input_file.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool npy_error(char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool npy_error(char *err, size_t err_size, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_size, fmt, ap);
-  va_end(ap);
-  return false;
-}
 
 /* The value text after `'key':` in an .npy header dict, or NULL. */
 static const char *npy_field(const char *header, const char *key) {
@@ -94,16 +83,18 @@ bool pprt_npy_parse(const uint8_t *bytes, size_t size, pprt_npy *npy, char *err,
                     size_t err_size) {
   memset(npy, 0, sizeof *npy);
   if (size < 10 || memcmp(bytes, "\x93NUMPY", 6) != 0)
-    return npy_error(err, err_size, "not an .npy file (no \\x93NUMPY magic)");
+    return pprt_format_error(err, err_size,
+                             "not an .npy file (no \\x93NUMPY magic)");
   int major = bytes[6];
   size_t len_bytes = major == 1 ? 2 : 4;
   if (major < 1 || major > 3 || size < 8 + len_bytes)
-    return npy_error(err, err_size, "unsupported .npy version %d", major);
+    return pprt_format_error(err, err_size, "unsupported .npy version %d",
+                             major);
   size_t header_len = bytes[8] | (size_t)bytes[9] << 8;
   if (len_bytes == 4)
     header_len |= (size_t)bytes[10] << 16 | (size_t)bytes[11] << 24;
   if (header_len > 4096 || 8 + len_bytes + header_len > size)
-    return npy_error(err, err_size, "truncated .npy header");
+    return pprt_format_error(err, err_size, "truncated .npy header");
   char header[4097];
   memcpy(header, bytes + 8 + len_bytes, header_len);
   header[header_len] = '\0';
@@ -113,7 +104,8 @@ bool pprt_npy_parse(const uint8_t *bytes, size_t size, pprt_npy *npy, char *err,
   if (!descr || !order || !shape || !parse_descr(descr, npy) ||
       !parse_shape(shape, npy) ||
       (strncmp(order, "False", 5) != 0 && strncmp(order, "True", 4) != 0))
-    return npy_error(err, err_size, "malformed .npy header: %.200s", header);
+    return pprt_format_error(err, err_size, "malformed .npy header: %.200s",
+                             header);
   npy->fortran_order = order[0] == 'T';
   npy->data_offset = 8 + len_bytes + header_len;
   /* The element and byte counts are products of numbers the file chose:
@@ -125,17 +117,22 @@ bool pprt_npy_parse(const uint8_t *bytes, size_t size, pprt_npy *npy, char *err,
   if (overflow || __builtin_mul_overflow(numel, npy->itemsize, &data_bytes)) {
     char dims[200];
     pprt_npy_format_shape(npy, dims, sizeof dims);
-    return npy_error(err, err_size,
-                     "the shape %s has too many elements: their count "
-                     "overflows 64 bits",
-                     dims);
+    return pprt_format_error(err, err_size,
+                             "the shape %s has too many elements: their count "
+                             "overflows 64 bits",
+                             dims);
   }
   npy->numel = numel;
   if ((uint64_t)data_bytes > size - npy->data_offset)
-    return npy_error(err, err_size,
-                     "the header says %lld elements but the file holds %llu",
-                     (long long)numel,
-                     (unsigned long long)((size - npy->data_offset) /
-                                          (size_t)npy->itemsize));
+    return pprt_format_error(
+        err, err_size, "the header says %lld elements but the file holds %llu",
+        (long long)numel,
+        (unsigned long long)((size - npy->data_offset) /
+                             (size_t)npy->itemsize));
   return true;
+}
+
+bool pprt_is_npy_path(const char *path) {
+  size_t n = strlen(path);
+  return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
 }

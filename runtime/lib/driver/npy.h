@@ -30,4 +30,7 @@ bool pprt_npy_parse(const uint8_t *bytes, size_t size, pprt_npy *npy, char *err,
 /* The shape as numpy prints it: "(3, 4)", "(5,)". */
 void pprt_npy_format_shape(const pprt_npy *npy, char *out, size_t size);
 
+/* Whether `path` names an .npy file (by its suffix). */
+bool pprt_is_npy_path(const char *path);
+
 #endif

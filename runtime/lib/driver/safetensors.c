@@ -30,16 +30,6 @@ int64_t pprt_st_dtype_size(const char *dtype) {
   return 0;
 }
 
-static bool fail(char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool fail(char *err, size_t err_size, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_size, fmt, ap);
-  va_end(ap);
-  return false;
-}
-
 /* ---- Reading: a JSON parser for the header's subset (objects, strings,
    non-negative integers, arrays of them). ---- */
 
@@ -50,8 +40,8 @@ typedef struct cursor {
 } cursor;
 
 static bool syntax_error(cursor *c, const char *what) {
-  return fail(c->err, c->err_size, "bad header: %s at byte %zu", what,
-              (size_t)(c->p - c->begin));
+  return pprt_format_error(c->err, c->err_size, "bad header: %s at byte %zu",
+                           what, (size_t)(c->p - c->begin));
 }
 
 static void skip_space(cursor *c) {
@@ -180,7 +170,7 @@ static bool parse_string(cursor *c, char **out) {
     return syntax_error(c, "unterminated string");
   char *s = malloc((size_t)(q - c->p) + 1);
   if (!s)
-    return fail(c->err, c->err_size, "out of memory");
+    return pprt_format_error(c->err, c->err_size, "out of memory");
   size_t len = 0;
   while (c->p < q)
     if (!parse_char(c, s, &len)) {
@@ -243,7 +233,7 @@ static bool add_metadata(cursor *c, pprt_safetensors *st, char *key,
   if (!values) {
     free(key);
     free(value);
-    return fail(c->err, c->err_size, "out of memory");
+    return pprt_format_error(c->err, c->err_size, "out of memory");
   }
   st->meta_values = values;
   keys[st->num_meta] = key;
@@ -265,7 +255,8 @@ static bool parse_metadata(cursor *c, pprt_safetensors *st) {
       return false;
     }
     if (pprt_st_metadata(st, key)) {
-      fail(c->err, c->err_size, "bad header: duplicate metadata key '%s'", key);
+      pprt_format_error(c->err, c->err_size,
+                        "bad header: duplicate metadata key '%s'", key);
       free(key);
       free(value);
       return false;
@@ -290,8 +281,9 @@ static bool parse_field(cursor *c, pprt_st_tensor *t, int *seen) {
             : strcmp(key, "data_offsets") == 0 ? SEEN_OFFSETS
                                                : 0;
   if (!bit || (*seen & bit)) {
-    fail(c->err, c->err_size, "bad header: tensor '%s': %s field '%s'", t->name,
-         bit ? "duplicate" : "unknown", key);
+    pprt_format_error(c->err, c->err_size,
+                      "bad header: tensor '%s': %s field '%s'", t->name,
+                      bit ? "duplicate" : "unknown", key);
     free(key);
     return false;
   }
@@ -305,8 +297,9 @@ static bool parse_field(cursor *c, pprt_st_tensor *t, int *seen) {
     if (known)
       snprintf(t->dtype, sizeof t->dtype, "%s", dtype);
     else
-      fail(c->err, c->err_size, "bad header: tensor '%s': unknown dtype '%s'",
-           t->name, dtype);
+      pprt_format_error(c->err, c->err_size,
+                        "bad header: tensor '%s': unknown dtype '%s'", t->name,
+                        dtype);
     free(dtype);
     return known;
   }
@@ -321,9 +314,9 @@ static bool parse_field(cursor *c, pprt_st_tensor *t, int *seen) {
     return true;
   }
   if (n != 2)
-    return fail(c->err, c->err_size,
-                "bad header: tensor '%s': data_offsets needs 2 integers",
-                t->name);
+    return pprt_format_error(
+        c->err, c->err_size,
+        "bad header: tensor '%s': data_offsets needs 2 integers", t->name);
   t->begin = vals[0];
   t->end = vals[1];
   return true;
@@ -342,9 +335,9 @@ static bool parse_tensor(cursor *c, pprt_st_tensor *t) {
       return false;
   }
   if (seen != (SEEN_DTYPE | SEEN_SHAPE | SEEN_OFFSETS))
-    return fail(c->err, c->err_size,
-                "bad header: tensor '%s' needs dtype, shape and data_offsets",
-                t->name);
+    return pprt_format_error(
+        c->err, c->err_size,
+        "bad header: tensor '%s' needs dtype, shape and data_offsets", t->name);
   return true;
 }
 
@@ -364,7 +357,8 @@ static bool parse_entry(cursor *c, pprt_safetensors *st, int32_t *cap,
     return parse_metadata(c, st);
   }
   if (pprt_st_find(st, name)) {
-    fail(c->err, c->err_size, "bad header: duplicate tensor '%s'", name);
+    pprt_format_error(c->err, c->err_size, "bad header: duplicate tensor '%s'",
+                      name);
     free(name);
     return false;
   }
@@ -373,7 +367,7 @@ static bool parse_entry(cursor *c, pprt_safetensors *st, int32_t *cap,
     pprt_st_tensor *grown = realloc(st->tensors, (size_t)*cap * sizeof *grown);
     if (!grown) {
       free(name);
-      return fail(c->err, c->err_size, "out of memory");
+      return pprt_format_error(c->err, c->err_size, "out of memory");
     }
     st->tensors = grown;
   }
@@ -430,17 +424,18 @@ static bool check_extents(const pprt_safetensors *st, char *err,
     const pprt_st_tensor *t = &st->tensors[i];
     uint64_t bytes;
     if (t->begin > t->end || t->end > st->data_size)
-      return fail(err, err_size,
-                  "tensor '%s': data_offsets [%llu, %llu] outside the %llu "
-                  "data bytes",
-                  t->name, (unsigned long long)t->begin,
-                  (unsigned long long)t->end,
-                  (unsigned long long)st->data_size);
+      return pprt_format_error(
+          err, err_size,
+          "tensor '%s': data_offsets [%llu, %llu] outside the %llu "
+          "data bytes",
+          t->name, (unsigned long long)t->begin, (unsigned long long)t->end,
+          (unsigned long long)st->data_size);
     if (!tensor_bytes(t, &bytes) || bytes != t->end - t->begin)
-      return fail(err, err_size,
-                  "tensor '%s': data_offsets hold %llu bytes but its %s shape "
-                  "needs another size",
-                  t->name, (unsigned long long)(t->end - t->begin), t->dtype);
+      return pprt_format_error(
+          err, err_size,
+          "tensor '%s': data_offsets hold %llu bytes but its %s shape "
+          "needs another size",
+          t->name, (unsigned long long)(t->end - t->begin), t->dtype);
   }
   return true;
 }
@@ -455,7 +450,7 @@ static bool check_tiling(const pprt_safetensors *st, char *err,
   size_t count = st->num_tensors > 0 ? (size_t)st->num_tensors : 1;
   const pprt_st_tensor **order = malloc(count * sizeof *order);
   if (!order)
-    return fail(err, err_size, "out of memory");
+    return pprt_format_error(err, err_size, "out of memory");
   for (int32_t i = 0; i < st->num_tensors; ++i)
     order[i] = &st->tensors[i];
   qsort(order, (size_t)st->num_tensors, sizeof *order, compare_offsets);
@@ -465,24 +460,25 @@ static bool check_tiling(const pprt_safetensors *st, char *err,
   for (int32_t i = 0; i < st->num_tensors && ok; ++i) {
     const pprt_st_tensor *t = order[i];
     if (t->begin < covered)
-      ok = fail(err, err_size, "tensors '%s' and '%s' overlap", last->name,
-                t->name);
+      ok = pprt_format_error(err, err_size, "tensors '%s' and '%s' overlap",
+                             last->name, t->name);
     else if (t->begin > covered)
-      ok = fail(err, err_size,
-                "data bytes [%llu, %llu) before tensor '%s' belong to no "
-                "tensor",
-                (unsigned long long)covered, (unsigned long long)t->begin,
-                t->name);
+      ok = pprt_format_error(
+          err, err_size,
+          "data bytes [%llu, %llu) before tensor '%s' belong to no "
+          "tensor",
+          (unsigned long long)covered, (unsigned long long)t->begin, t->name);
     covered = t->end;
     last = t->begin < t->end ? t : last;
   }
   free(order);
   if (ok && covered != st->data_size)
-    ok = fail(err, err_size,
-              "the tensors cover %llu of the %llu data bytes: %llu bytes "
-              "after the last belong to no tensor (a wrong header length?)",
-              (unsigned long long)covered, (unsigned long long)st->data_size,
-              (unsigned long long)(st->data_size - covered));
+    ok = pprt_format_error(
+        err, err_size,
+        "the tensors cover %llu of the %llu data bytes: %llu bytes "
+        "after the last belong to no tensor (a wrong header length?)",
+        (unsigned long long)covered, (unsigned long long)st->data_size,
+        (unsigned long long)(st->data_size - covered));
   return ok;
 }
 
@@ -492,18 +488,19 @@ bool pprt_st_parse(unsigned char *bytes, size_t size, pprt_safetensors *out,
   out->bytes = bytes;
   out->size = size;
   if (size < 8)
-    return fail(err, err_size,
-                "bad header: the file has %zu bytes, fewer "
-                "than the 8 of the header length",
-                size);
+    return pprt_format_error(err, err_size,
+                             "bad header: the file has %zu bytes, fewer "
+                             "than the 8 of the header length",
+                             size);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i)
     n = n << 8 | bytes[i];
   if (n > PPRT_ST_MAX_HEADER || n > size - 8)
-    return fail(err, err_size,
-                "bad header: header length %llu exceeds the file's %zu bytes "
-                "(or the 100000000-byte limit)",
-                (unsigned long long)n, size - 8);
+    return pprt_format_error(
+        err, err_size,
+        "bad header: header length %llu exceeds the file's %zu bytes "
+        "(or the 100000000-byte limit)",
+        (unsigned long long)n, size - 8);
   cursor c = {(const char *)bytes + 8, (const char *)bytes + 8,
               (const char *)bytes + 8 + n, err, err_size};
   if (!parse_header(&c, out))
@@ -536,11 +533,12 @@ static bool check_checksum(const pprt_safetensors *st, char *err,
   uint64_t got = pprt_fnv1a(PPRT_FNV_OFFSET, st->data, st->data_size);
   if (strlen(recorded) == CHECKSUM_DIGITS && *end == '\0' && want == got)
     return true;
-  return fail(err, err_size,
-              "the tensor data does not match the checksum its header "
-              "records (%s %s, the data hashes to %016llx): the file is "
-              "torn or was changed after it was written",
-              CHECKSUM_KEY, recorded, (unsigned long long)got);
+  return pprt_format_error(
+      err, err_size,
+      "the tensor data does not match the checksum its header "
+      "records (%s %s, the data hashes to %016llx): the file is "
+      "torn or was changed after it was written",
+      CHECKSUM_KEY, recorded, (unsigned long long)got);
 }
 
 bool pprt_st_read(const char *path, pprt_safetensors *out, char *err,
@@ -675,11 +673,13 @@ static bool build_header(text *h, const pprt_st_entry *entries, int32_t n,
     uint64_t bytes;
     if (e->ndims < 0 || e->ndims > PPRT_ST_MAX_DIMS ||
         pprt_st_dtype_size(e->dtype) == 0)
-      return fail(err, err_size, "tensor '%s': bad dtype or rank", e->name);
+      return pprt_format_error(err, err_size, "tensor '%s': bad dtype or rank",
+                               e->name);
     for (int32_t d = 0; d < e->ndims; ++d)
       t.dims[d] = e->dims[d];
     if (!tensor_bytes(&t, &bytes))
-      return fail(err, err_size, "tensor '%s' is too large", e->name);
+      return pprt_format_error(err, err_size, "tensor '%s' is too large",
+                               e->name);
     append(h, ",", 1);
     append_string(h, e->name);
     appendf(h, ":{\"dtype\":\"%s\",\"shape\":[", e->dtype);
@@ -693,7 +693,7 @@ static bool build_header(text *h, const pprt_st_entry *entries, int32_t n,
   while (h->len % 8)
     append(h, " ", 1);
   *data_bytes = offset;
-  return !h->oom || fail(err, err_size, "out of memory");
+  return !h->oom || pprt_format_error(err, err_size, "out of memory");
 }
 
 static char *concat(const char *a, const char *b) {
@@ -716,7 +716,7 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
   if (!w || !build_header(&h, entries, n, keys, values, nmeta, &w->expected,
                           &w->checksum_at, err, err_size)) {
     if (!w)
-      fail(err, err_size, "out of memory");
+      pprt_format_error(err, err_size, "out of memory");
     free(h.s);
     free(w);
     return NULL;
@@ -728,7 +728,7 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
   w->f = w->tmp ? pprt_open_output(w->tmp, err, err_size) : NULL;
   if (!w->f) {
     if (!w->tmp)
-      fail(err, err_size, "out of memory");
+      pprt_format_error(err, err_size, "out of memory");
     free(h.s);
     free(w->path);
     free(w->tmp);
@@ -742,7 +742,8 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
       fwrite(len, 1, 8, w->f) == 8 && fwrite(h.s, 1, h.len, w->f) == h.len;
   free(h.s);
   if (!ok) {
-    fail(err, err_size, "cannot write '%s': %s", w->tmp, write_error(errno));
+    pprt_format_error(err, err_size, "cannot write '%s': %s", w->tmp,
+                      write_error(errno));
     pprt_st_writer_abort(w);
     return NULL;
   }
@@ -752,11 +753,11 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
 bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
                          char *err, size_t err_size) {
   if (w->written + bytes > w->expected)
-    return fail(err, err_size, "'%s': more tensor bytes than the header has",
-                w->tmp);
+    return pprt_format_error(
+        err, err_size, "'%s': more tensor bytes than the header has", w->tmp);
   if (fwrite(data, 1, bytes, w->f) != bytes)
-    return fail(err, err_size, "cannot write '%s': %s", w->tmp,
-                write_error(errno));
+    return pprt_format_error(err, err_size, "cannot write '%s': %s", w->tmp,
+                             write_error(errno));
   w->written += bytes;
   w->hash = pprt_fnv1a(w->hash, data, bytes);
   return true;
@@ -790,12 +791,12 @@ static bool sync_directory(const char *path) {
 bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
   bool ok = true;
   if (w->written != w->expected)
-    ok = fail(err, err_size, "'%s': %llu tensor bytes written, %llu expected",
-              w->tmp, (unsigned long long)w->written,
-              (unsigned long long)w->expected);
+    ok = pprt_format_error(
+        err, err_size, "'%s': %llu tensor bytes written, %llu expected", w->tmp,
+        (unsigned long long)w->written, (unsigned long long)w->expected);
   else if (!write_checksum(w) || fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
-    ok = fail(err, err_size, "cannot write '%s': %s", w->tmp,
-              write_error(errno));
+    ok = pprt_format_error(err, err_size, "cannot write '%s': %s", w->tmp,
+                           write_error(errno));
   if (!ok) {
     pprt_st_writer_abort(w);
     return false;
@@ -805,23 +806,25 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
   struct stat st;
   if (lstat(w->path, &st) == 0 && !S_ISREG(st.st_mode) &&
       !S_ISLNK(st.st_mode)) {
-    fail(err, err_size,
-         "cannot write '%s': it is %s; outputs must be regular "
-         "files",
-         w->path, pprt_file_kind(st.st_mode));
+    pprt_format_error(err, err_size,
+                      "cannot write '%s': it is %s; outputs must be regular "
+                      "files",
+                      w->path, pprt_file_kind(st.st_mode));
     pprt_st_writer_abort(w);
     return false;
   }
   ok = fclose(w->f) == 0 && rename(w->tmp, w->path) == 0;
   w->f = NULL;
   if (!ok) {
-    fail(err, err_size, "cannot write '%s': %s", w->path, strerror(errno));
+    pprt_format_error(err, err_size, "cannot write '%s': %s", w->path,
+                      strerror(errno));
     pprt_st_writer_abort(w);
     return false;
   }
   if (!sync_directory(w->path))
-    ok = fail(err, err_size, "cannot sync the directory of '%s': %s", w->path,
-              strerror(errno));
+    ok = pprt_format_error(err, err_size,
+                           "cannot sync the directory of '%s': %s", w->path,
+                           strerror(errno));
   free(w->path);
   free(w->tmp);
   free(w);
@@ -835,4 +838,12 @@ void pprt_st_writer_abort(pprt_st_writer *w) {
   free(w->path);
   free(w->tmp);
   free(w);
+}
+
+bool pprt_st_writer_finish(pprt_st_writer *w, bool ok, char *err,
+                           size_t err_size) {
+  if (ok)
+    return pprt_st_writer_commit(w, err, err_size);
+  pprt_st_writer_abort(w);
+  return false;
 }

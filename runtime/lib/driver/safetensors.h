@@ -94,5 +94,9 @@ bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
 bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size);
 /* Removes PATH.tmp and frees `w`. */
 void pprt_st_writer_abort(pprt_st_writer *w);
+/* Commits `w` if `ok`, else aborts it; returns whether the file was
+   written. */
+bool pprt_st_writer_finish(pprt_st_writer *w, bool ok, char *err,
+                           size_t err_size);
 
 #endif /* PPRT_SAFETENSORS_H */

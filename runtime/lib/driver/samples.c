@@ -361,13 +361,8 @@ static bool split_specs(pprt_samples *s, const char *list, char *err,
   return true;
 }
 
-static bool has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 static bool open_array(sample_array *a, char *err, size_t err_size) {
-  if (has_suffix(a->spec, ".npy"))
+  if (pprt_is_npy_path(a->spec))
     return read_npy(a, err, err_size);
   if (strstr(a->spec, ".safetensors:"))
     return read_st_tensor(a, err, err_size);

@@ -10,22 +10,10 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-static bool token_error(char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool token_error(char *err, size_t err_size, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_size, fmt, ap);
-  va_end(ap);
-  return false;
-}
 
 /*---- Pages lost under a read ----
 
@@ -95,11 +83,6 @@ static void unguard_mapping(const void *map) {
       mappings[i].start = NULL;
 }
 
-static bool has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* Reads the .npy header at the start of `bytes`: sets the token width and
    where the ids start, or says why the file is not a 1-D uint16/uint32
    array. */
@@ -113,15 +96,16 @@ static bool parse_npy(const uint8_t *bytes, size_t size, pprt_token_file *t,
   else if (strcmp(npy.descr, "<u4") == 0)
     t->width = 4;
   else
-    return token_error(err, err_size,
-                       "the array's dtype is '%s'; token ids must be uint16 "
-                       "('<u2') or uint32 ('<u4')",
-                       npy.descr);
+    return pprt_format_error(
+        err, err_size,
+        "the array's dtype is '%s'; token ids must be uint16 "
+        "('<u2') or uint32 ('<u4')",
+        npy.descr);
   if (npy.fortran_order || npy.ndims != 1) {
     char shape[200];
     pprt_npy_format_shape(&npy, shape, sizeof shape);
-    return token_error(err, err_size,
-                       "the array must be 1-D (shape (N,)), not %s", shape);
+    return pprt_format_error(
+        err, err_size, "the array must be 1-D (shape (N,)), not %s", shape);
   }
   t->tokens = bytes + npy.data_offset;
   t->length = npy.dims[0];
@@ -140,9 +124,11 @@ bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
     int e = errno;
     close(fd);
     return size > SIZE_MAX
-               ? token_error(err, err_size, "%llu bytes do not fit in memory",
-                             (unsigned long long)size)
-               : token_error(err, err_size, "cannot read: %s", strerror(e));
+               ? pprt_format_error(err, err_size,
+                                   "%llu bytes do not fit in memory",
+                                   (unsigned long long)size)
+               : pprt_format_error(err, err_size, "cannot read: %s",
+                                   strerror(e));
   }
   t->path = path;
   t->fd = fd;
@@ -151,19 +137,20 @@ bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
                   ? mmap(NULL, t->map_size, PROT_READ, MAP_PRIVATE, fd, 0)
                   : MAP_FAILED;
   if (map == MAP_FAILED)
-    return token_error(err, err_size, "%s",
-                       t->map_size ? strerror(errno) : "the file is empty");
+    return pprt_format_error(err, err_size, "%s",
+                             t->map_size ? strerror(errno)
+                                         : "the file is empty");
   t->map = map;
   guard_mapping(map, t->map_size);
-  if (has_suffix(path, ".npy"))
+  if (pprt_is_npy_path(path))
     return parse_npy(map, t->map_size, t, err, err_size);
   t->width = width;
   t->tokens = map;
   t->length = (int64_t)(t->map_size / (size_t)width);
   if (t->map_size % (size_t)width != 0)
-    return token_error(err, err_size,
-                       "%zu bytes is not a whole number of uint%d ids",
-                       t->map_size, 8 * width);
+    return pprt_format_error(err, err_size,
+                             "%zu bytes is not a whole number of uint%d ids",
+                             t->map_size, 8 * width);
   return true;
 }
 
@@ -172,23 +159,24 @@ bool pprt_token_file_unchanged(const pprt_token_file *t, char *err,
   struct stat now, at_path;
   const struct stat *was = &t->opened;
   if (fstat(t->fd, &now) != 0)
-    return token_error(err, err_size, "cannot check the file: %s",
-                       strerror(errno));
+    return pprt_format_error(err, err_size, "cannot check the file: %s",
+                             strerror(errno));
   if (now.st_size != was->st_size)
-    return token_error(err, err_size,
-                       "the file changed while training read it: it had %lld "
-                       "bytes, now %lld",
-                       (long long)was->st_size, (long long)now.st_size);
+    return pprt_format_error(
+        err, err_size,
+        "the file changed while training read it: it had %lld "
+        "bytes, now %lld",
+        (long long)was->st_size, (long long)now.st_size);
   if (now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
       now.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
-    return token_error(err, err_size,
-                       "the file changed while training read it: it was "
-                       "written to since the run opened it");
+    return pprt_format_error(err, err_size,
+                             "the file changed while training read it: it was "
+                             "written to since the run opened it");
   if (stat(t->path, &at_path) != 0 || at_path.st_dev != was->st_dev ||
       at_path.st_ino != was->st_ino)
-    return token_error(err, err_size,
-                       "the file changed while training read it: it was "
-                       "replaced or removed since the run opened it");
+    return pprt_format_error(err, err_size,
+                             "the file changed while training read it: it was "
+                             "replaced or removed since the run opened it");
   return true;
 }
 

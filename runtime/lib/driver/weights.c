@@ -347,10 +347,8 @@ static bool save_to(pprt_driver *d, const char *path, int64_t step, char *err,
       ok = pprt_st_writer_data(w, host, (size_t)bytes, err, err_size);
     free(whole);
   }
-  if (w && ok)
-    ok = pprt_st_writer_commit(w, err, err_size);
-  else if (w)
-    pprt_st_writer_abort(w);
+  if (w)
+    ok = pprt_st_writer_finish(w, ok, err, err_size);
   free(owner);
   free(ids);
   return ok;

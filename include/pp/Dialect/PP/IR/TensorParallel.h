@@ -23,6 +23,13 @@ inline constexpr llvm::StringLiteral kSplitAttr = "pp.split";
 /// processes running the same actions (absent: 1).
 inline constexpr llvm::StringLiteral kTensorParallelAttr = "pp.tensor_parallel";
 
+/// The `pp.split` of dimension `dim` (`[[], [0]]` for dimension 1).
+inline ArrayAttr getSplitAttr(Builder &b, int64_t dim) {
+  SmallVector<Attribute> dims(dim + 1, b.getI64ArrayAttr({}));
+  dims[dim] = b.getI64ArrayAttr({0});
+  return b.getArrayAttr(dims);
+}
+
 /// Processes per tensor-parallel group of `schedule`: 1 without tensor
 /// parallelism.
 inline int64_t getTensorParallelism(ScheduleOp schedule) {

@@ -26,13 +26,6 @@ struct ColumnSplit {
 };
 } // namespace
 
-/// The `pp.split` of dimension `dim` (`[[], [0]]` for dimension 1).
-static ArrayAttr splitOf(Builder &b, int64_t dim) {
-  SmallVector<Attribute> dims(dim + 1, b.getI64ArrayAttr({}));
-  dims[dim] = b.getI64ArrayAttr({0});
-  return b.getArrayAttr(dims);
-}
-
 /// Fails, with an error at `at`, where `tensorParallel` does not divide
 /// dimension `dim` of `weight`.
 static LogicalResult checkDivides(BlockArgument weight, int64_t dim,
@@ -120,16 +113,16 @@ FailureOr<TensorParallelPlan> pp::planMegatron(func::FuncOp step,
       if (failed(checkDivides(products[j].weight, split.dim, tensorParallel,
                               products[j].op, row)))
         return failure();
-      plan[products[j].weight.getArgNumber()] = splitOf(b, split.dim);
+      plan[products[j].weight.getArgNumber()] = getSplitAttr(b, split.dim);
       for (auto [bias, dim] : split.reach.biases)
         if (!annotated(bias))
-          plan[bias.getArgNumber()] = splitOf(b, dim);
+          plan[bias.getArgNumber()] = getSplitAttr(b, dim);
       assigned.insert(products[j].op);
     }
     if (failed(checkDivides(first.rowWeight, *rowDim, tensorParallel, row,
                             products[i].op)))
       return failure();
-    plan[first.rowWeight.getArgNumber()] = splitOf(b, *rowDim);
+    plan[first.rowWeight.getArgNumber()] = getSplitAttr(b, *rowDim);
     assigned.insert(row);
   }
   return plan;

@@ -77,6 +77,32 @@ static bool isSplit(const Sharding &sharding) {
 }
 
 namespace {
+/// The models' common `partition`: upstream's replicated partition where
+/// the result is not split, else the model's `partitionSplit`, which builds
+/// the op on the local blocks and returns its result.
+template <typename Model, typename OpTy>
+struct SplitPartitionModel
+    : public ShardingInterface::ExternalModel<Model, OpTy> {
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    if (!isSplit(resultShardings[0])) {
+      partitionFullyReplicatedOperation(*op, partitionedOperands,
+                                        operandShardings, resultShardings,
+                                        partitionMap, symbolTable, builder);
+      return success();
+    }
+    Value local = static_cast<const Model *>(this)->partitionSplit(
+        cast<OpTy>(op), partitionedOperands, resultShardings[0], symbolTable,
+        builder);
+    partitionMap.map(op->getResult(0), local);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Reshapes
 //===----------------------------------------------------------------------===//
@@ -87,8 +113,7 @@ namespace {
 /// of the collapsed dimension too.
 template <typename OpTy>
 struct ReshapeShardingModel
-    : public ShardingInterface::ExternalModel<ReshapeShardingModel<OpTy>,
-                                              OpTy> {
+    : public SplitPartitionModel<ReshapeShardingModel<OpTy>, OpTy> {
   static RankedTensorType expandedType(OpTy op) {
     if constexpr (std::is_same_v<OpTy, tensor::CollapseShapeOp>)
       return op.getSrcType();
@@ -138,25 +163,14 @@ struct ReshapeShardingModel
         [&](unsigned loop) { return llvm::is_contained(kept, loop); });
   }
 
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    if (!isSplit(resultShardings[0])) {
-      partitionFullyReplicatedOperation(*op, partitionedOperands,
-                                        operandShardings, resultShardings,
-                                        partitionMap, symbolTable, builder);
-      return success();
-    }
-    auto reshape = cast<OpTy>(op);
-    Type local = localResultType(op, resultShardings[0], symbolTable);
-    auto localOp =
-        OpTy::create(builder, op->getLoc(), local, partitionedOperands[0],
-                     reshape.getReassociationIndices());
-    partitionMap.map(op->getResult(0), localOp.getResult());
-    return success();
+  Value partitionSplit(OpTy reshape, ArrayRef<Value> partitionedOperands,
+                       const Sharding &resultSharding,
+                       SymbolTableCollection &symbolTable,
+                       OpBuilder &builder) const {
+    Type local = localResultType(reshape, resultSharding, symbolTable);
+    return OpTy::create(builder, reshape.getLoc(), local,
+                        partitionedOperands[0],
+                        reshape.getReassociationIndices());
   }
 };
 
@@ -184,7 +198,7 @@ static RankedTensorType partType(tensor::InsertSliceOp slice) {
 /// other dimension is whole in every process.
 template <typename OpTy>
 struct SliceShardingModel
-    : public ShardingInterface::ExternalModel<SliceShardingModel<OpTy>, OpTy> {
+    : public SplitPartitionModel<SliceShardingModel<OpTy>, OpTy> {
   static bool takesWhole(OpTy slice, unsigned dim) {
     RankedTensorType whole = wholeType(slice);
     if (partType(slice).getRank() != whole.getRank() ||
@@ -227,39 +241,28 @@ struct SliceShardingModel
         [&](unsigned loop) { return takesWhole(slice, loop); });
   }
 
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    if (!isSplit(resultShardings[0])) {
-      partitionFullyReplicatedOperation(*op, partitionedOperands,
-                                        operandShardings, resultShardings,
-                                        partitionMap, symbolTable, builder);
-      return success();
-    }
-    auto slice = cast<OpTy>(op);
+  Value partitionSplit(OpTy slice, ArrayRef<Value> partitionedOperands,
+                       const Sharding &resultSharding,
+                       SymbolTableCollection &symbolTable,
+                       OpBuilder &builder) const {
     // Only dimensions taken whole are split: the local part of each is the
     // whole local block.
     auto localPart = cast<RankedTensorType>(partitionedOperands[0].getType());
     if constexpr (std::is_same_v<OpTy, tensor::ExtractSliceOp>)
       localPart = cast<RankedTensorType>(
-          localResultType(op, resultShardings[0], symbolTable));
+          localResultType(slice, resultSharding, symbolTable));
     SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
     for (auto [dim, size] : llvm::enumerate(localPart.getShape()))
       sizes[dim] = builder.getIndexAttr(size);
-    Operation *local;
     if constexpr (std::is_same_v<OpTy, tensor::ExtractSliceOp>)
-      local = tensor::ExtractSliceOp::create(
-          builder, op->getLoc(), localPart, partitionedOperands[0],
+      return tensor::ExtractSliceOp::create(
+          builder, slice.getLoc(), localPart, partitionedOperands[0],
           slice.getMixedOffsets(), sizes, slice.getMixedStrides());
     else
-      local = tensor::InsertSliceOp::create(
-          builder, op->getLoc(), partitionedOperands[0], partitionedOperands[1],
-          slice.getMixedOffsets(), sizes, slice.getMixedStrides());
-    partitionMap.map(op->getResult(0), local->getResult(0));
-    return success();
+      return tensor::InsertSliceOp::create(
+          builder, slice.getLoc(), partitionedOperands[0],
+          partitionedOperands[1], slice.getMixedOffsets(), sizes,
+          slice.getMixedStrides());
   }
 };
 //===----------------------------------------------------------------------===//
@@ -270,8 +273,7 @@ struct SliceShardingModel
 /// (rotary embeddings' `cat` of the halves of each head); the joined one
 /// is whole.
 struct ConcatShardingModel
-    : public ShardingInterface::ExternalModel<ConcatShardingModel,
-                                              tensor::ConcatOp> {
+    : public SplitPartitionModel<ConcatShardingModel, tensor::ConcatOp> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
     return SmallVector<utils::IteratorType>(
         cast<tensor::ConcatOp>(op).getResultType().getRank(),
@@ -293,23 +295,11 @@ struct ConcatShardingModel
                          [&](unsigned loop) { return loop != joined; });
   }
 
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<Sharding> operandShardings,
-                          ArrayRef<Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    if (!isSplit(resultShardings[0])) {
-      partitionFullyReplicatedOperation(*op, partitionedOperands,
-                                        operandShardings, resultShardings,
-                                        partitionMap, symbolTable, builder);
-      return success();
-    }
-    auto local = tensor::ConcatOp::create(builder, op->getLoc(),
-                                          cast<tensor::ConcatOp>(op).getDim(),
-                                          partitionedOperands);
-    partitionMap.map(op->getResult(0), local.getResult());
-    return success();
+  Value partitionSplit(tensor::ConcatOp concat,
+                       ArrayRef<Value> partitionedOperands, const Sharding &,
+                       SymbolTableCollection &, OpBuilder &builder) const {
+    return tensor::ConcatOp::create(builder, concat.getLoc(), concat.getDim(),
+                                    partitionedOperands);
   }
 };
 } // namespace

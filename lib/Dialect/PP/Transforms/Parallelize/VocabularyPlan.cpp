@@ -60,13 +60,6 @@ static std::optional<Embedding> matchEmbedding(linalg::LinalgOp op,
   return found;
 }
 
-/// The `pp.split` of dimension `dim` (`[[], [0]]` for dimension 1).
-static ArrayAttr splitOf(Builder &b, int64_t dim) {
-  SmallVector<Attribute> dims(dim + 1, b.getI64ArrayAttr({}));
-  dims[dim] = b.getI64ArrayAttr({0});
-  return b.getArrayAttr(dims);
-}
-
 /// Splits dimension `dim` of `weight`, read by `op`, unless the user split
 /// it or the group size does not divide it (an error).
 static LogicalResult splitWeight(func::FuncOp step, BlockArgument weight,
@@ -82,7 +75,7 @@ static LogicalResult splitWeight(func::FuncOp step, BlockArgument weight,
            << ") over " << tensorParallel
            << " tensor-parallel processes, which does not divide it";
   Builder b(step.getContext());
-  plan[number] = splitOf(b, dim);
+  plan[number] = getSplitAttr(b, dim);
   return success();
 }
 

@@ -1,5 +1,5 @@
 // Idle time and peak activation memory of the built-in schedules against the
-// closed forms of shared/PAPERS.md, unit costs (F = B = W = 1, one unit of
+// closed forms of docs/ClosedForms.md, unit costs (F = B = W = 1, one unit of
 // activation per micro-batch of a stage), m = 16 micro-batches.
 //   gpipe: idle (p-1)(F+B+W), peak m on every rank
 //   1f1b:  idle (p-1)(F+B+W), peak p - r on rank r
