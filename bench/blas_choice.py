@@ -4,19 +4,19 @@
 (bench/model_speed.py at width 256), side by side, with torch's matmul as
 a reference.
 
-  ~/.cache/pp-python-venv/bin/python bench/blas_choice.py --build build \\
+  ~/.cache/pp-python-venv/bin/python bench/blas_choice.py \\
       [--blas NAME=PATH ...] [--stats PREFIX.0] [--rounds 3]
 
-Every library runs through the runtime's own pprt_gemm
-(bench/blas_time.c linked with libpprt, PPRT_BLAS set per run), so a
-batched shape takes the path the runtime takes: one
-cblas_sgemm_batch_strided call where the library has one, one cblas_sgemm
-per product otherwise. Candidates: the linked OpenBLAS, MKL (libmkl_rt from
-PyPI's `mkl` in this Python's prefix), BLIS (Debian's libblis4-serial or
--openmp) where found, and every `--blas NAME=PATH`. Shapes: a
+Every library runs as the CPU backend runs it (bench/sgemm_time.c built
+with the runtime's blas_library.c, PPRT_BLAS set per run), so a batched
+shape takes the path the runtime takes: one cblas_sgemm_batch_strided call
+where the library has one, one cblas_sgemm per product otherwise.
+Candidates: the linked OpenBLAS, MKL (libmkl_rt from PyPI's `mkl` in this
+Python's prefix), BLIS (Debian's libblis4-serial or -openmp) where found,
+and every `--blas NAME=PATH`. Shapes: a
 PPRT_GEMM_STATS file of the step (`--stats`), or the width-256 step's
 shapes below. A round times every shape on every library (and torch) one
-after another; each cell is the median over rounds of blas_time's median
+after another; each cell is the median over rounds of sgemm_time's best
 trial. The last row is the GEMM milliseconds of one step (calls x time)."""
 
 import argparse
@@ -35,6 +35,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import compute_speed  # noqa: E402
 
 # (batch, m, n, k, trans_a, trans_b): calls per step of the width-256 step
 # (PPRT_GEMM_STATS of one step, bench/step_breakdown.py), at 8c556ea.
@@ -77,16 +80,11 @@ def read_stats(path):
     return shapes
 
 
-def build_timer(build, work):
-    exe = work / "blas_time"
-    libraries = (build / "runtime" / "pprt-link-libraries.txt").read_text()
-    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-o", str(exe),
-                    str(HERE / "blas_time.c"),
-                    f"-I{ROOT / 'runtime' / 'include'}",
-                    f"-I{ROOT / 'include'}",
-                    str(build / "runtime" / "libpprt.a"),
-                    *libraries.split(), "-lm"], check=True)
-    return exe
+def build_timer(work):
+    return compute_speed.build_c(
+        argparse.Namespace(workdir=str(work)), "sgemm_time.c",
+        ["-O2"] + compute_speed.blas_kernels_flags()
+        + compute_speed.blas_flags())
 
 
 def blas_seconds(exe, path, shape):
@@ -99,7 +97,8 @@ def blas_seconds(exe, path, shape):
 
 
 def torch_seconds(shape):
-    """torch.matmul's median seconds per product batch (5 trials)."""
+    """torch.matmul's best seconds per product batch, as sgemm_time's: 7
+    trials of at least 50 ms."""
     import torch
     torch.set_num_threads(1)
     batch, m, n, k, ta, tb = shape
@@ -113,16 +112,16 @@ def torch_seconds(shape):
         start = time.perf_counter()
         for _ in range(reps):
             torch.matmul(a, b, out=c)
-        if time.perf_counter() - start >= 0.04:
+        if time.perf_counter() - start >= 0.05:
             break
         reps *= 2
     trials = []
-    for _ in range(5):
+    for _ in range(7):
         start = time.perf_counter()
         for _ in range(reps):
             torch.matmul(a, b, out=c)
         trials.append((time.perf_counter() - start) / reps)
-    return statistics.median(trials)
+    return min(trials)
 
 
 def has_torch():
@@ -178,7 +177,6 @@ def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--blas", action="append", default=[],
                         metavar="NAME=PATH", help="another library to time "
                         "(repeatable)")
@@ -202,7 +200,7 @@ def main():
     start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load = load_average()
     with tempfile.TemporaryDirectory(prefix="pp-blas-choice-") as work:
-        exe = build_timer(pathlib.Path(opts.build), pathlib.Path(work))
+        exe = build_timer(work)
         times = measure(exe, libraries, shapes, opts.rounds)
     print(f"\nblas_choice.py, {start}, commit {commit}; one thread; "
           f"{opts.rounds} alternating rounds; load average {load} -> "
