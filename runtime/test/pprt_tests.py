@@ -2623,15 +2623,21 @@ def mkl_library():
 
 def test_blas_mkl(args):
     """PPRT_BLAS=libmkl_rt: pprt_gemm's contract holds on MKL (batched
-    products through cblas_sgemm_batch_strided), and the MLP trains as on
-    OpenBLAS within 1e-5, on 1 and 2 threads."""
+    products through cblas_sgemm_batch_strided), also where
+    MKL_INTERFACE_LAYER asks for 64-bit integers (pprt sets the 32-bit
+    interface), and the MLP trains as on OpenBLAS within 1e-5, on 1 and 2
+    threads."""
     mkl = mkl_library()
     if not mkl:
         raise Skip("no MKL (pip install mkl into ~/.cache/pp-python-venv, "
                    "or set PPRT_TEST_MKL=PATH)")
-    proc = subprocess.run([args.gemm_test], capture_output=True, text=True,
-                          env=clean_env(PPRT_BLAS=mkl))
-    check(proc.returncode == 0, f"pprt-gemm-test on {mkl} failed", proc)
+    for layer in ("", "ILP64"):
+        proc = subprocess.run([args.gemm_test], capture_output=True, text=True,
+                              env=clean_env(PPRT_BLAS=mkl,
+                                            MKL_INTERFACE_LAYER=layer))
+        check(proc.returncode == 0,
+              f"pprt-gemm-test on {mkl} (MKL_INTERFACE_LAYER={layer}) failed",
+              proc)
     exe = compile_mlp(args, "mlp_mkl", "--stages", "1", "--microbatches", "2",
                       "--gemm=library")
     want = blas_losses(args, exe, "")

@@ -42,6 +42,16 @@ static const struct {
     {"bli_thread_set_num_threads", "BLIS_NUM_THREADS", true},
 };
 
+/* pprt passes ints: MKL's single library (libmkl_rt) is put on its 32-bit
+   integer interface, whatever MKL_INTERFACE_LAYER says. Its first call
+   fixes the interface: false where code before pprt chose the 64-bit one. */
+static bool has_int_interface(void *library) {
+  int (*set_layer)(int) =
+      (int (*)(int))dlsym(library, "MKL_Set_Interface_Layer");
+  enum { MKL_INTERFACE_LP64 = 0, MKL_INTERFACE_ILP64 = 1 };
+  return !set_layer || !(set_layer(MKL_INTERFACE_LP64) & MKL_INTERFACE_ILP64);
+}
+
 bool pprt_blas_open(const char *path, pprt_blas *blas, char *why,
                     size_t why_size) {
   void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -52,8 +62,16 @@ bool pprt_blas_open(const char *path, pprt_blas *blas, char *why,
   *blas = (pprt_blas){0};
   /* POSIX makes dlsym's pointers convertible to function pointers. */
   blas->sgemm = (pprt_sgemm_fn *)dlsym(library, "cblas_sgemm");
-  if (!blas->sgemm) {
+  if (!blas->sgemm)
     snprintf(why, why_size, "'%s' has no cblas_sgemm", path);
+  else if (!has_int_interface(library))
+    snprintf(why, why_size,
+             "'%s' already runs MKL's 64-bit integer interface; pprt "
+             "calls the 32-bit one",
+             path);
+  else
+    why = NULL;
+  if (why) {
     dlclose(library);
     return false;
   }

@@ -13,8 +13,8 @@ typedef void pprt_sgemm_fn(int layout, int trans_a, int trans_b, int m, int n,
                            int k, float alpha, const float *a, int lda,
                            const float *b, int ldb, float beta, float *c,
                            int ldc);
-/* cblas_sgemm_batch_strided (MKL's, newer OpenBLAS's): `batch` products
-   whose operands lie `stride_*` elements apart. */
+/* MKL's cblas_sgemm_batch_strided (its LP64 interface, the default):
+   `batch` products whose operands lie `stride_*` elements apart. */
 typedef void pprt_sgemm_batch_strided_fn(int layout, int trans_a, int trans_b,
                                          int m, int n, int k, float alpha,
                                          const float *a, int lda, int stride_a,
@@ -27,7 +27,7 @@ typedef struct pprt_blas {
   /* NULL where the library has no strided batch. */
   pprt_sgemm_batch_strided_fn *sgemm_batch_strided;
   /* The library's thread count, by int (OpenBLAS, MKL) or by int64_t
-  (BLIS's dim_t); both NULL where pprt does not know how. */
+     (BLIS's dim_t); both NULL where pprt does not know how. */
   void (*set_threads)(int);
   void (*set_threads_wide)(int64_t);
 } pprt_blas;
