@@ -2587,15 +2587,20 @@ def check_close_losses(got, want, what):
 
 def test_blas(args):
     """PPRT_BLAS: the MLP with library GEMMs trains on OpenBLAS named by
-    path exactly as on the linked one, and on the naive BLAS within 1e-5;
-    a library that cannot be loaded, or has no cblas_sgemm, ends the run
-    with one line."""
+    path exactly as on the linked one, also on a copy of it (a second
+    OpenBLAS in the process, on the kernels the backend chose), and on the
+    naive BLAS within 1e-5; a library that cannot be loaded, or has no
+    cblas_sgemm, ends the run with one line."""
     exe = compile_mlp(args, "mlp_blas", "--stages", "1", "--microbatches", "2",
                       "--gemm=library")
     want = blas_losses(args, exe, "")
     openblas = args.blas.split("|")[0]
-    check(blas_losses(args, exe, openblas) == want,
-          f"PPRT_BLAS={openblas}: losses differ from the linked OpenBLAS's")
+    copy = os.path.join(args.work, "libopenblas-copy.so")
+    shutil.copyfile(openblas, copy)
+    for library in (openblas, copy):
+        check(blas_losses(args, exe, library) == want,
+              f"PPRT_BLAS={library}: losses differ from the linked "
+              "OpenBLAS's")
     check_close_losses(blas_losses(args, exe, args.naive_blas), want,
                        "the naive BLAS")
     missing = os.path.join(args.work, "no-such-blas.so")
