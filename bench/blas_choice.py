@@ -12,8 +12,8 @@ with the runtime's blas_library.c, PPRT_BLAS set per run), so a batched
 shape takes the path the runtime takes: one cblas_sgemm_batch_strided call
 where the library has one, one cblas_sgemm per product otherwise.
 Candidates: the linked OpenBLAS, MKL (libmkl_rt from PyPI's `mkl` in this
-Python's prefix), BLIS (Debian's libblis4-serial or -openmp) where found,
-and every `--blas NAME=PATH`. Shapes: a
+Python's prefix), BLIS (Debian's libblis4-serial or -openmp) where found
+(not with `--only-named`), and every `--blas NAME=PATH`. Shapes: a
 PPRT_GEMM_STATS file of the step (`--stats`), or the width-256 step's
 shapes below. A round times every shape on every library (and torch) one
 after another; each cell is the median over rounds of sgemm_time's best
@@ -184,8 +184,11 @@ def main():
                         help="a PPRT_GEMM_STATS file: its shapes and calls")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--only-named", action="store_true",
+                        help="the linked OpenBLAS and the --blas libraries "
+                        "only, not the ones found installed")
     opts = parser.parse_args()
-    libraries = found_libraries()
+    libraries = {"OpenBLAS": ""} if opts.only_named else found_libraries()
     for spec in opts.blas:
         name, sep, path = spec.partition("=")
         if not sep or not os.path.exists(path):
