@@ -363,16 +363,18 @@ def blas_flags():
     for inc in ("/usr/include/x86_64-linux-gnu/openblas-pthread",
                 "/usr/include/openblas", "/usr/include"):
         if os.path.exists(os.path.join(inc, "cblas.h")):
-            return [f"-I{inc}", "-lopenblas"]
+            return [f"-I{inc}", "-lopenblas", "-ldl"]
     sys.exit("compute_speed.py: no cblas.h (apt-get install libopenblas-dev)")
 
 
 def blas_kernels_flags():
-    """Compiles in the runtime's choice of OpenBLAS kernels, so that OpenBLAS
-    runs the same kernels as pp's library GEMMs."""
-    runtime = os.path.join(HERE, "..", "runtime", "lib")
-    return [f"-I{runtime}",
-            os.path.join(runtime, "backends", "cpu", "blas_kernels.c")]
+    """Compiles in the runtime's choice of OpenBLAS kernels and of the BLAS
+    library (PPRT_BLAS), so that sgemm_time.c's GEMMs run as pp's library
+    GEMMs do."""
+    cpu = os.path.join(HERE, "..", "runtime", "lib", "backends", "cpu")
+    return [f"-I{os.path.join(HERE, '..', 'runtime', 'lib')}",
+            os.path.join(cpu, "blas_kernels.c"),
+            os.path.join(cpu, "blas_library.c")]
 
 
 def build_c(opts, source, flags):

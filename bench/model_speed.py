@@ -13,7 +13,8 @@ pp.torch.export and compiled for 1 stage and 1 micro-batch; all three train
 from those weights on examples/torch-gpt's token windows with SGD. A round
 runs pp, eager and torch.compile one after another (A B C A B C ...), each
 from the initial weights (with `--pp-compile-base`, also pp as another
-build of pp-compile compiles it, in the same rounds); the step time of a
+build of pp-compile compiles it, and with `--blas PATH`, pp's program on
+the BLAS library at PATH, PPRT_BLAS, in the same rounds); the step time of a
 round is its median after `--warmup` steps, and the table has the median over rounds, the ratios to
 pp and the fraction of this core's fp32 FMA peak (bench/fma_peak.c). Model
 FLOPs: 3 x the forward's GEMM FLOPs (2 per multiply-add; attention over
@@ -23,6 +24,7 @@ with eager's to `--rtol` (exit 1 otherwise).
 Needs torch, torch_mlir, numpy and pp's Python package."""
 
 import argparse
+import copy
 import os
 import pathlib
 import statistics
@@ -48,8 +50,9 @@ from model import loss_fn  # noqa: E402  (examples/torch-gpt, via tp)
 SIZES = {"256": (256, 4, 4, 16, 5, 2),
          "512": (512, 8, 8, 16, 3, 1),
          "768": (768, 12, 12, 8, 3, 1)}
-IMPLS = ("pp", "pp-base", "eager", "compile")
+IMPLS = ("pp", "pp-base", "pp-blas", "eager", "compile")
 NAMES = {"pp": "pp, 1 stage", "pp-base": "pp, 1 stage, --pp-compile-base",
+         "pp-blas": "pp, 1 stage, PPRT_BLAS=--blas",
          "eager": "PyTorch eager", "compile": "torch.compile"}
 
 
@@ -107,7 +110,7 @@ class PP:
 
     def __init__(self, a, work, compile_args, pp_compile=None, tag=""):
         import pp.torch
-        self.a, self.work = a, work
+        self.a, self.work, self.env = a, work, None
         model = tp.build_model(a)
         ids = torch.zeros(a.batch, a.context, dtype=torch.int64)
         self.exported = pp.torch.export(
@@ -123,7 +126,13 @@ class PP:
 
     def run(self, tokens):
         return tp.pp_run(self.a, self.exe, self.exported,
-                         self.work / "tokens.bin", 1)
+                         self.work / "tokens.bin", 1, env=self.env)
+
+    def on_blas(self, library):
+        """The same program on the BLAS library at `library`."""
+        other = copy.copy(self)
+        other.env = dict(os.environ, PPRT_BLAS=library)
+        return other
 
 
 def fma_peak(work):
@@ -144,6 +153,8 @@ def measure(opts, name, tokens, work):
         elif impl == "pp-base":
             runners[impl] = PP(a, work, opts.compile_arg,
                                opts.pp_compile_base, "-base")
+        elif impl == "pp-blas":
+            runners[impl] = runners["pp"].on_blas(opts.blas)
         else:
             runners[impl] = Torch(a, impl == "compile")
     result = {impl: (None, []) for impl in opts.impls}
@@ -200,6 +211,9 @@ def main():
     parser.add_argument("--pp-compile-base", metavar="PATH",
                         help="also pp compiled by this pp-compile (another "
                         "commit's build), in the same rounds")
+    parser.add_argument("--blas", metavar="PATH",
+                        help="also pp's program on this BLAS library "
+                        "(PPRT_BLAS), in the same rounds")
     parser.add_argument("--sizes", default="256,512,768",
                         help="comma-separated: " + ", ".join(SIZES))
     parser.add_argument("--impls", default="pp,eager,compile",
@@ -221,9 +235,16 @@ def main():
     opts = parser.parse_args()
     opts.sizes = opts.sizes.split(",")
     opts.impls = [i for i in opts.impls.split(",")
-                  if i != "pp-base" or opts.pp_compile_base]
+                  if (i != "pp-base" or opts.pp_compile_base)
+                  and (i != "pp-blas" or opts.blas)]
     if opts.pp_compile_base and "pp-base" not in opts.impls:
         opts.impls.insert(1, "pp-base")
+    if "pp-blas" in opts.impls:
+        if "pp" not in opts.impls:
+            parser.error("--blas runs pp's program: --impls must have pp")
+        opts.impls.remove("pp-blas")
+    if opts.blas and "pp" in opts.impls:
+        opts.impls.insert(opts.impls.index("pp") + 1, "pp-blas")
     for s in opts.sizes:
         if s not in SIZES:
             parser.error(f"unknown size '{s}' (sizes: {', '.join(SIZES)})")
@@ -251,7 +272,9 @@ def main():
           f"{', '.join(opts.impls)}; fp32 FMA peak "
           f"{peak:.1f} GFLOP/s; load average {' -> '.join(loads)} on "
           f"{os.cpu_count()} cores; pp-compile "
-          + ", ".join(f"{c:.0f} s ({n})" for n, _, _, c in rows) + "\n")
+          + ", ".join(f"{c:.0f} s ({n})" for n, _, _, c in rows)
+          + (f"; PPRT_BLAS={opts.blas} for pp-blas" if opts.blas else "")
+          + "\n")
     if not print_table(rows, peak, opts.rtol):
         print("\nmodel_speed.py: FAIL: the losses disagree")
         return 1

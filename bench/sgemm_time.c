@@ -1,20 +1,20 @@
-/* Times OpenBLAS cblas_sgemm on one shape, one thread: `batch` row-major
+/* Times single-precision GEMMs on one shape, one thread: `batch` row-major
    products C[M,N] = op(A) op(B) of contiguous matrices, as
      sgemm_time BATCH M N K TRANS_A TRANS_B
    (TRANS_* 0 or 1). Prints the best seconds per call of `batch` products.
-   OpenBLAS runs the kernels pprt's CPU backend chooses for it
-   (runtime/lib/backends/cpu/blas_kernels.c); `sgemm_time --kernels`
-   prints their name. */
+   They run as the CPU backend runs them (runtime/lib/backends/cpu/
+   blas_library.c): on the linked OpenBLAS, with the kernels the backend
+   chooses for it (blas_kernels.c; `sgemm_time --kernels` prints their
+   name), or on the library PPRT_BLAS names, a batch through its
+   cblas_sgemm_batch_strided where it has one. */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/cpu/blas_kernels.h"
+#include "backends/cpu/blas_library.h"
 
-#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-void openblas_set_num_threads(int);
 
 static double now_s(void) {
   struct timespec ts;
@@ -33,6 +33,20 @@ static float *filled(size_t n) {
   return p;
 }
 
+/* The library PPRT_BLAS names, or the linked OpenBLAS; one thread. */
+static pprt_blas one_thread_blas(void) {
+  pprt_blas blas = pprt_blas_linked();
+  pprt_blas_set_threads(&blas, 1);
+  const char *library = getenv("PPRT_BLAS");
+  char why[512];
+  if (library && *library && !pprt_blas_open(library, &blas, why, sizeof why)) {
+    fprintf(stderr, "sgemm_time: PPRT_BLAS: %s\n", why);
+    exit(1);
+  }
+  pprt_blas_set_threads(&blas, 1);
+  return blas;
+}
+
 int main(int argc, char **argv) {
   const char *kernels = pprt_choose_blas_kernels();
   if (argc == 2 && strcmp(argv[1], "--kernels") == 0) {
@@ -46,7 +60,7 @@ int main(int argc, char **argv) {
   }
   int batch = atoi(argv[1]), m = atoi(argv[2]), n = atoi(argv[3]),
       k = atoi(argv[4]), ta = atoi(argv[5]), tb = atoi(argv[6]);
-  openblas_set_num_threads(1);
+  pprt_blas blas = one_thread_blas();
   size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
   float *a = filled(sa * batch), *b = filled(sb * batch),
         *c = filled(sc * batch);
@@ -56,10 +70,9 @@ int main(int argc, char **argv) {
   for (int trial = 0; trial < 7; ++trial) {
     double t0 = now_s();
     for (long r = 0; r < reps; ++r)
-      for (int i = 0; i < batch; ++i)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                    tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a + i * sa,
-                    ta ? m : k, b + i * sb, tb ? k : n, 0.0f, c + i * sc, n);
+      pprt_blas_sgemm_strided(&blas, ta, tb, batch, m, n, k, 1.0f, a,
+                              ta ? m : k, (int64_t)sa, b, tb ? k : n,
+                              (int64_t)sb, 0.0f, c, n, (int64_t)sc);
     double per_call = (now_s() - t0) / (double)reps;
     if (per_call * reps < 0.05 && trial < 6) {
       reps *= 4;

@@ -172,14 +172,15 @@ def pp_compile(args, exported, stages, microbatches, out):
     return time.perf_counter() - start
 
 
-def pp_run(args, exe, exported, tokens_path, ranks, extra=()):
-    """(losses, step seconds) of the pp program, from its --metrics."""
+def pp_run(args, exe, exported, tokens_path, ranks, extra=(), env=None):
+    """(losses, step seconds) of the pp program, from its --metrics; `env`
+    replaces the environment."""
     metrics = pathlib.Path(str(exe) + ".metrics")
     cmd = ["mpirun", "-np", str(ranks), str(exe), "--steps", str(args.steps),
            "--lr", repr(args.lr), "--seed", "1", "--init-weights",
            str(exported.weights), "--tokens", str(tokens_path), "--metrics",
            str(metrics), "--timeout", "600", *extra]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
     records = [json.loads(line) for line in metrics.read_text().splitlines()]
     return [r["loss"] for r in records], [r["seconds"] for r in records]
 

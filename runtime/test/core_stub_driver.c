@@ -439,11 +439,20 @@ static void ids_load_rows(void *self, pprt_context *ctx,
   }
 }
 
+static pprt_backend *cpu_backend(void) {
+  char err[512];
+  pprt_backend *be = pprt_cpu_backend_create(-1, err, sizeof err);
+  if (!be) {
+    fprintf(stderr, "core_stub_driver: %s\n", err);
+    exit(1);
+  }
+  return be;
+}
+
 static void run_ids_child(int32_t dtype) {
   pprt_transport loopback = {&loopback_ops, 0, 1, 0, 1 << 20, false, NULL};
   pprt_options opts = {.sequential_replicas = 1, .timeout_s = 10.0};
-  pprt_context *ctx =
-      pprt_context_create(&loopback, pprt_cpu_backend_create(-1), &opts);
+  pprt_context *ctx = pprt_context_create(&loopback, cpu_backend(), &opts);
   pprt_data_source source = {NULL, NULL, NULL, ids_load_rows};
   pprt_set_data_source(ctx, &source);
   pprt_set_program(ctx, PPRT_ABI_VERSION, 1, 1, NUM_MB);
@@ -515,7 +524,7 @@ static void check_id_bounds(void) {
 
 int main(void) {
   pprt_transport loopback = {&loopback_ops, 0, 1, 0, 1 << 20, false, NULL};
-  pprt_backend *be = pprt_cpu_backend_create(-1);
+  pprt_backend *be = cpu_backend();
   pprt_options opts = {.optimizer = PPRT_SGD,
                        .lr = LR,
                        .sequential_replicas = 1,

@@ -127,13 +127,14 @@ static int check_blas_kernels(void) {
 
 int openblas_get_num_threads(void);
 
-/* --threads: pprt_set_compute_threads reaches OpenBLAS, and a product
-   large enough for OpenBLAS to split over its threads stays right. */
+/* --threads: pprt_set_compute_threads reaches OpenBLAS (the count of a
+   library PPRT_BLAS names is its own), and a product large enough for
+   OpenBLAS to split over its threads stays right. */
 static int check_threads(void) {
   pprt_set_compute_threads(2);
   int threads = openblas_get_num_threads();
   gemm_case t = {0, 1, 2, 160, 192, 176, 1, 1.0f, 1.0f, 0};
-  int bad = (threads != 2) + run_case(&t);
+  int bad = (!getenv("PPRT_BLAS") && threads != 2) + run_case(&t);
   printf("gemm on %d threads, batch 2 m 160 n 192 k 176: %s\n", threads,
          bad ? "FAILED" : "ok");
   pprt_set_compute_threads(1);

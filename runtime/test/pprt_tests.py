@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of the pprt runtime, driving the toy pipeline program."""
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -2582,6 +2583,85 @@ def compile_mlp(args, name, *flags):
     return exe
 
 
+def blas_losses(args, exe, library, *flags):
+    """The losses of 4 steps of `exe` on the BLAS at `library`."""
+    env = clean_env(PPRT_BLAS=library)
+    return parse_run(mpirun(args, 1, exe, "--steps", "4", "--lr", "0.1",
+                            *flags, env=env))[0]
+
+
+def check_close_losses(got, want, what):
+    check(len(got) == len(want) == 4, f"{what}: expected 4 losses")
+    for a, b in zip(want, got):
+        check(close(a, b), f"{what}: loss {b} vs OpenBLAS's {a}")
+
+
+def test_blas(args):
+    """PPRT_BLAS: the MLP with library GEMMs trains on OpenBLAS named by
+    path exactly as on the linked one, also on a copy of it (a second
+    OpenBLAS in the process, on the kernels the backend chose), and on the
+    naive BLAS within 1e-5; a library that cannot be loaded, or has no
+    cblas_sgemm, ends the run with one line."""
+    exe = compile_mlp(args, "mlp_blas", "--stages", "1", "--microbatches", "2",
+                      "--gemm=library")
+    want = blas_losses(args, exe, "")
+    openblas = args.blas.split("|")[0]
+    copy = os.path.join(args.work, "libopenblas-copy.so")
+    shutil.copyfile(openblas, copy)
+    for library in (openblas, copy):
+        check(blas_losses(args, exe, library) == want,
+              f"PPRT_BLAS={library}: losses differ from the linked "
+              "OpenBLAS's")
+    check_close_losses(blas_losses(args, exe, args.naive_blas), want,
+                       "the naive BLAS")
+    missing = os.path.join(args.work, "no-such-blas.so")
+    for library, reason in ((missing, f"cannot load '{missing}': "),
+                            ("libm.so.6", "'libm.so.6' has no cblas_sgemm")):
+        proc = mpirun(args, 1, exe, "--steps", "1",
+                      env=clean_env(PPRT_BLAS=library))
+        check(proc.returncode == 1 and not proc.stdout, "expected exit 1",
+              proc)
+        lines = proc.stderr.splitlines()
+        check(len(lines) == 1 and lines[0].startswith(
+            f"pprt: rank 0: --backend cpu: PPRT_BLAS: {reason}"),
+            "expected one line naming the library", proc)
+
+
+def mkl_library():
+    """libmkl_rt of PyPI's mkl (PPRT_TEST_MKL=PATH, or the one in
+    ~/.cache/pp-python-venv), or None."""
+    venv = os.path.expanduser("~/.cache/pp-python-venv/lib/libmkl_rt.so*")
+    for path in [os.environ.get("PPRT_TEST_MKL", "")] + sorted(glob.glob(venv)):
+        if path and os.path.exists(path):
+            return path
+    return None
+
+
+def test_blas_mkl(args):
+    """PPRT_BLAS=libmkl_rt: pprt_gemm's contract holds on MKL (batched
+    products through cblas_sgemm_batch_strided), also where
+    MKL_INTERFACE_LAYER asks for 64-bit integers (pprt sets the 32-bit
+    interface), and the MLP trains as on OpenBLAS within 1e-5, on 1 and 2
+    threads."""
+    mkl = mkl_library()
+    if not mkl:
+        raise Skip("no MKL (pip install mkl into ~/.cache/pp-python-venv, "
+                   "or set PPRT_TEST_MKL=PATH)")
+    for layer in ("", "ILP64"):
+        proc = subprocess.run([args.gemm_test], capture_output=True, text=True,
+                              env=clean_env(PPRT_BLAS=mkl,
+                                            MKL_INTERFACE_LAYER=layer))
+        check(proc.returncode == 0,
+              f"pprt-gemm-test on {mkl} (MKL_INTERFACE_LAYER={layer}) failed",
+              proc)
+    exe = compile_mlp(args, "mlp_mkl", "--stages", "1", "--microbatches", "2",
+                      "--gemm=library")
+    want = blas_losses(args, exe, "")
+    for threads in ("1", "2"):
+        check_close_losses(blas_losses(args, exe, mkl, "--threads", threads),
+                           want, f"MKL on {threads} threads")
+
+
 def test_precision_bf16(args):
     """pp-compile --precision=bf16 (GEMM inputs rounded to bf16, fp32
     accumulation, fp32 weights, optimizer and loss) trains the MLP on the
@@ -2607,7 +2687,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",
                 "corpus-prog", "tp", "latency", "lib", "blas", "include", "mpicc", "work",
-                "cuda", "pp-compile", "model"):
+                "cuda", "pp-compile", "model", "gemm-test", "naive-blas"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()

@@ -3,6 +3,7 @@
 #include "pprt/pprt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pprt_backend *active;
@@ -10,11 +11,11 @@ static pprt_backend *active;
 pprt_backend *pprt_backend_create(const char *name, const pprt_transport *t,
                                   char *err, size_t err_size) {
   if (strcmp(name, "cpu") == 0)
-    return pprt_cpu_backend_create(t->world_rank);
+    return pprt_cpu_backend_create(t->world_rank, err, err_size);
   if (strcmp(name, "guarded") == 0)
-    return pprt_guarded_backend_create();
+    return pprt_guarded_backend_create(err, err_size);
   if (strcmp(name, "guarded-staged") == 0)
-    return pprt_guarded_staged_backend_create();
+    return pprt_guarded_staged_backend_create(err, err_size);
   if (strcmp(name, "cuda") == 0)
     return pprt_cuda_backend_create(t, err, err_size);
   snprintf(err, err_size, "unknown backend");
@@ -42,8 +43,14 @@ void pprt_gemm(int32_t ab_type, int32_t c_type, int32_t trans_a,
                const void *b, int64_t ldb, int64_t stride_b, float beta,
                void *c, int64_t ldc, int64_t stride_c) {
   /* Programs with their own main() (unit tests) compute on the CPU. */
-  if (!active)
-    active = pprt_cpu_backend_create(-1);
+  if (!active) {
+    char err[512];
+    active = pprt_cpu_backend_create(-1, err, sizeof err);
+    if (!active) {
+      fprintf(stderr, "pprt: pprt_gemm: %s\n", err);
+      exit(1);
+    }
+  }
   active->ops->gemm(active, ab_type, c_type, trans_a, trans_b, batch, m, n, k,
                     alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
                     stride_c);

@@ -68,10 +68,13 @@ struct pprt_backend {
   const pprt_device_ops *ops;
 };
 
-/* Host memory through OpenBLAS; one BLAS thread per process until
-   pprt_set_compute_threads says otherwise. With PPRT_GEMM_STATS set and a
-   `world_rank` >= 0, destroying it writes its GEMMs' per-shape times. */
-pprt_backend *pprt_cpu_backend_create(int32_t world_rank);
+/* Host memory through a BLAS: the linked OpenBLAS, or the library
+   PPRT_BLAS=PATH names (NULL, with the reason in `err`, where it cannot be
+   loaded); one BLAS thread per process until pprt_set_compute_threads says
+   otherwise. With PPRT_GEMM_STATS set and a `world_rank` >= 0, destroying
+   it writes its GEMMs' per-shape times. */
+pprt_backend *pprt_cpu_backend_create(int32_t world_rank, char *err,
+                                      size_t err_size);
 /* The threads each of this process's host GEMMs, and its stage code's
    parallel loops where it has any, run on (n >= 1). */
 void pprt_set_compute_threads(int n);
@@ -79,12 +82,13 @@ void pprt_set_compute_threads(int n);
 extern const pprt_device_ops pprt_cpu_device_ops;
 /* Host memory that is inaccessible (PROT_NONE) outside the backend's own
    ops, stage functions and transport calls: proves the core never touches
-   buffer contents. */
-pprt_backend *pprt_guarded_backend_create(void);
+   buffer contents. NULL, with the reason in `err`, as for the CPU
+   backend. */
+pprt_backend *pprt_guarded_backend_create(char *err, size_t err_size);
 /* The guarded backend whose transport stages through host memory
    (pprt_staged_transport_create), so the inner transport never reaches
    the arena: tests the staging a GPU backend relies on. */
-pprt_backend *pprt_guarded_staged_backend_create(void);
+pprt_backend *pprt_guarded_staged_backend_create(char *err, size_t err_size);
 
 /* One GPU per process (device: local rank modulo the device count); NULL
    with the reason in `err` when there is no usable device or driver, or

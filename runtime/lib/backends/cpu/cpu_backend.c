@@ -1,15 +1,16 @@
-/* The CPU backend: device memory is host memory, GEMMs run on OpenBLAS. */
+/* The CPU backend: device memory is host memory, GEMMs run on a BLAS
+   (OpenBLAS unless PPRT_BLAS names another). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
 #include "backends/backend.h"
 #include "backends/cpu/blas_kernels.h"
+#include "backends/cpu/blas_library.h"
 #include "backends/gemm_stats.h"
 #include "pprt/pprt.h"
 #include "pprt_math.h"
 
-#include <cblas.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,9 @@ static struct {
   int32_t rank;
   pprt_gemm_stats stats;
 } gemm_stats;
+
+/* The library every GEMM calls. */
+static pprt_blas blas;
 
 static _Noreturn void gemm_fatal(const char *what) {
   fprintf(stderr, "pprt: pprt_gemm: %s\n", what);
@@ -152,12 +156,9 @@ static void cpu_gemm(pprt_backend *be, int32_t ab_type, int32_t c_type,
         &wide_b, b,
         span(batch, stride_b, trans_b ? n : k, trans_b ? k : n, ldb));
   }
-  float *fc = c;
-  for (int64_t p = 0; p < batch; ++p)
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                alpha, fa + p * stride_a, (int)lda, fb + p * stride_b, (int)ldb,
-                beta, fc + p * stride_c, (int)ldc);
+  pprt_blas_sgemm_strided(&blas, trans_a, trans_b, batch, (int)m, (int)n,
+                          (int)k, alpha, fa, (int)lda, stride_a, fb, (int)ldb,
+                          stride_b, beta, c, (int)ldc, stride_c);
   if (gemm_stats.path) {
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
@@ -219,16 +220,27 @@ static void choose_blas_kernels(void) {
             wanted, wanted);
 }
 
-pprt_backend *pprt_cpu_backend_create(int32_t world_rank) {
+pprt_backend *pprt_cpu_backend_create(int32_t world_rank, char *err,
+                                      size_t err_size) {
   static pprt_backend cpu = {&pprt_cpu_device_ops};
   const char *stats = getenv("PPRT_GEMM_STATS");
   gemm_stats.path = stats && *stats && world_rank >= 0 ? stats : NULL;
   gemm_stats.rank = world_rank;
   /* Several ranks share the cores; a BLAS thread per core in every rank
      would oversubscribe them. The driver applies --threads afterwards. */
+  pprt_blas linked = pprt_blas_linked();
   if (!getenv("OPENBLAS_NUM_THREADS"))
-    openblas_set_num_threads(1);
+    pprt_blas_set_threads(&linked, 1);
+  /* Before a PPRT_BLAS OpenBLAS loads: it reads the kernels chosen here. */
   choose_blas_kernels();
+  const char *library = getenv("PPRT_BLAS");
+  char why[448];
+  if (!library || !*library)
+    blas = linked;
+  else if (!pprt_blas_open(library, &blas, why, sizeof why)) {
+    snprintf(err, err_size, "PPRT_BLAS: %s", why);
+    return NULL;
+  }
   return &cpu;
 }
 
@@ -237,7 +249,7 @@ pprt_backend *pprt_cpu_backend_create(int32_t world_rank) {
 void omp_set_num_threads(int n) __attribute__((weak));
 
 void pprt_set_compute_threads(int n) {
-  openblas_set_num_threads(n);
+  pprt_blas_set_threads(&blas, n);
   if (omp_set_num_threads)
     omp_set_num_threads(n);
 }

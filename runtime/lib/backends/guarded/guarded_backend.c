@@ -312,12 +312,13 @@ static const pprt_device_ops guarded_ops = {
     .destroy = guarded_destroy,
 };
 
-pprt_backend *pprt_guarded_backend_create(void) {
+pprt_backend *pprt_guarded_backend_create(char *err, size_t err_size) {
   guarded_backend *g = &the_backend;
   if (g->arena)
     guarded_fatal("created twice");
-  /* The CPU backend's BLAS settings apply too. */
-  pprt_cpu_backend_create(-1);
+  /* The CPU backend's BLAS applies too. */
+  if (!pprt_cpu_backend_create(-1, err, err_size))
+    return NULL;
   g->base.ops = &guarded_ops;
   g->page = (size_t)sysconf(_SC_PAGESIZE);
   g->reserved = (size_t)16 << 30; /* address space only */
@@ -334,8 +335,9 @@ pprt_backend *pprt_guarded_backend_create(void) {
   return &g->base;
 }
 
-pprt_backend *pprt_guarded_staged_backend_create(void) {
-  pprt_backend *be = pprt_guarded_backend_create();
-  as_guarded(be)->staged = true;
+pprt_backend *pprt_guarded_staged_backend_create(char *err, size_t err_size) {
+  pprt_backend *be = pprt_guarded_backend_create(err, err_size);
+  if (be)
+    as_guarded(be)->staged = true;
   return be;
 }
