@@ -768,6 +768,8 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
         save: Optional[Source] = None, seed: Optional[int] = None,
         param_stats: bool = False, extra_args: Sequence[str] = (),
         data: Optional[Sequence[DataArray]] = None,
+        tokens: Optional[Source] = None,
+        sample_lengths: Optional[Source] = None,
         timeout: Optional[float] = None) -> RunResult:
     """Trains with a compiled program for `steps` steps under mpiexec, as
     `mpiexec -n <processes> <program> --steps <steps> ...` does.
@@ -782,8 +784,10 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     their first dimension, one per data argument in argument order (the
     inputs, then the targets): numpy arrays, `.npy` paths or
     `"FILE.safetensors:NAME"` tensors (the program's `--data`); each
-    step's rows are the samples `sample_order` gives. `timeout` bounds the
-    whole run in seconds.
+    step's rows are the samples `sample_order` gives. `tokens` trains on a
+    token file (`--tokens`: flat uint16 ids or a 1-D .npy), and with
+    `sample_lengths` on variable-length samples of it (`--sample-lengths`,
+    docs/VariableLength.md). `timeout` bounds the whole run in seconds.
 
     Returns each step's loss and time (read from the program's `--metrics`
     file); raises `pp.RunError` with the tail of the program's stderr when
@@ -794,7 +798,9 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     _check_count("steps", steps)
     if ranks is not None:
         _check_count("ranks", ranks)
-    for argument, value in (("init_weights", init_weights), ("save", save)):
+    for argument, value in (("init_weights", init_weights), ("save", save),
+                            ("tokens", tokens),
+                            ("sample_lengths", sample_lengths)):
         if value is not None:
             _check_path(argument, value)
     if isinstance(extra_args, (str, bytes)) or not all(
@@ -828,6 +834,10 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
             args.append("--print-params")
         if data is not None:
             args += ["--data", _data_files(data, pathlib.Path(workdir))]
+        if tokens is not None:
+            args += ["--tokens", os.fspath(tokens)]
+        if sample_lengths is not None:
+            args += ["--sample-lengths", os.fspath(sample_lengths)]
         command = [_mpiexec(), "-n", str(processes)] + args + list(extra_args)
         try:
             proc = subprocess.run(command, capture_output=True, text=True,

@@ -1,0 +1,201 @@
+"""Variable-length training on integer token ids: examples/torch-gpt's GPT
+at a vocabulary of 32768, its loss the padded language-model loss
+(`padded_loss_fn`: per-token cross-entropy times f32 weights, summed),
+exported at three shapes (2 x 16, 4 x 8 and 8 x 4 tokens) and compiled
+with `step_plans` on 2 pipeline ranks. The `--sample-lengths` loader fills
+ids, next-token targets and weights 1/N at the step's N real target
+tokens from a uint16 .npy token file, so each step's loss must be PyTorch's
+mean over the step's real tokens with every sample at its own length: the
+losses and final weights within 1e-5. Programs whose data arguments do not
+fit the loader, and a sample no shape holds, are refused in one line.
+Skipped where torch or torch_mlir is not importable."""
+
+import importlib.util
+import pathlib
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+np = pytest.importorskip("numpy")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+INDEX = REPO / "test" / "e2e" / "Inputs" / "sample-lengths-plans.txt"
+VOCAB, CONTEXT = 32768, 16
+SHAPES = [(2, 16), (4, 8), (8, 4)]  # (rows, positions) of each variant
+STEPS, LR = 6, 0.5
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location(
+        "torch_gpt_model", REPO / "examples" / "torch-gpt" / "model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_index(path):
+    """The lengths of each step's samples (pp-plan-microbatches' format)."""
+    steps = []
+    for line in pathlib.Path(path).read_text().splitlines():
+        lengths = [int(v) for v in re.split(r"[\s,]+",
+                                            line.split("#")[0]) if v]
+        if lengths:
+            steps.append(lengths)
+    return steps
+
+
+def sample_tokens(tokens, steps):
+    """Each step's samples as the loader lays them out: back to back in the
+    tokens, each its own tokens and the next one as its last target,
+    starting over where the tokens run out."""
+    at, samples = 0, []
+    for lengths in steps:
+        samples.append([])
+        for length in lengths:
+            if at + length + 1 > len(tokens):
+                at = 0
+            samples[-1].append(torch.tensor(tokens[at:at + length + 1]))
+            at += length + 1
+    return samples
+
+
+def pytorch_losses(model, step_samples, steps, lr=LR):
+    """SGD on each step's mean cross-entropy over its real tokens, every
+    sample run alone at its own length (no padding)."""
+    F = torch.nn.functional
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for step in range(steps):
+        samples = step_samples[step % len(step_samples)]
+        tokens = sum(len(s) - 1 for s in samples)
+        optimizer.zero_grad()
+        total = 0.0
+        for sample in samples:
+            logits = model(sample[None, :-1].long())[0]
+            loss = F.cross_entropy(logits, sample[1:].long(),
+                                   reduction="sum") / tokens
+            loss.backward()
+            total += loss.item()
+        optimizer.step()
+        losses.append(total)
+    return losses
+
+
+def export(example, model, out, rows, positions, loss_fn=None,
+           weights_shape=(), targets_only=False):
+    """The step at rows x positions, traced whole (1 micro-batch), cut
+    before block 1: ids and targets i64, then f32 weights shaped
+    `weights_shape` (default [rows, positions]) unless `targets_only`."""
+    import pp.torch
+    ids = torch.zeros(rows, positions, dtype=torch.int64)
+    weights = torch.zeros(weights_shape or (rows, positions))
+    data = (ids, ids) if targets_only else (ids, ids, weights)
+    return pp.torch.export(
+        model, data, loss_fn or example.padded_loss_fn,
+        out / f"gpt-{rows}x{positions}.mlir", num_targets=len(data) - 1,
+        microbatches=1, split_points=["blocks.1"])
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory):
+    """4096 ids drawn over the whole vocabulary (its last id included), as
+    a uint16 .npy."""
+    ids = np.random.default_rng(7).integers(0, VOCAB, 4096).astype("<u2")
+    ids[100] = VOCAB - 1
+    path = tmp_path_factory.mktemp("tokens") / "tokens.npy"
+    np.save(path, ids)
+    return path, ids.astype(np.int64)
+
+
+def test_gpt_trains_on_token_ids_with_step_plans(pp, token_file, tmp_path):
+    example = _example()
+    torch.manual_seed(0)
+    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=16, heads=2,
+                        layers=2)
+    exports = [export(example, model, tmp_path, rows, positions)
+               for rows, positions in SHAPES]
+    text = exports[0].mlir.read_text()
+    assert "tensor<2x16xi64>" in text and "tensor<2x16xf32>" in text
+    program = pp.compile(exports[0].mlir, stages=2, microbatches=1,
+                         schedule="greedy", step_plans=str(INDEX),
+                         variant=[str(e.mlir) for e in exports[1:]])
+    plans = re.findall(r"step (\d+): plan (\d+)", " ".join(program.remarks))
+    assert len(plans) == 3 and len({p for _, p in plans}) == 3, \
+        program.remarks
+
+    path, ids = token_file
+    saved = tmp_path / "trained.safetensors"
+    run = pp.run(program, steps=STEPS, lr=LR,
+                 init_weights=exports[0].weights, save=saved,
+                 tokens=path, sample_lengths=INDEX)
+    expected = pytorch_losses(model, sample_tokens(ids, read_index(INDEX)),
+                              STEPS)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
+    # Step 3 runs step 0's samples again (index line 3 mod 3), trained.
+    assert expected[3] < expected[0]
+    trained = exports[0].state_dict(saved)
+    for name, value in model.named_parameters():
+        torch.testing.assert_close(trained[name], value.detach(),
+                                   rtol=1e-5, atol=1e-6, msg=name)
+
+
+def _refusal(pp, program, exported, path, index):
+    with pytest.raises(pp.RunError) as error:
+        pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
+               tokens=path, sample_lengths=index)
+    lines = [line for line in error.value.stderr.splitlines()
+             if line.startswith("pprt: ")]
+    assert len(lines) == 1, error.value.stderr
+    return lines[0]
+
+
+def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path):
+    """Integer targets without weights (PyTorch's mean cross-entropy would
+    count the padding), and weights of another shape than the tokens', are
+    each one line naming the argument."""
+    example = _example()
+    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=8, heads=2,
+                        layers=2)
+    path, _ = token_file
+    # 8 rows: the index's 8 samples a step.
+    unweighted = export(example, model, tmp_path, 8, 16, example.loss_fn,
+                        targets_only=True)
+    program = pp.compile(unweighted.mlir, stages=2)
+    assert re.fullmatch(
+        r"pprt: --sample-lengths \S+: target argument 1 holds token ids, but "
+        r"no f32 \[rows, positions\] target argument weighs them: padding "
+        r"would count in the loss \(weigh the per-token loss, "
+        r"docs/VariableLength.md\)",
+        _refusal(pp, program, unweighted, path, INDEX))
+
+    def per_sample_loss(logits, targets, weights):
+        per_token = torch.nn.functional.cross_entropy(
+            logits.flatten(0, 1), targets.flatten(), reduction="none")
+        return (per_token.view(targets.shape).sum(1) * weights).sum()
+    per_sample = export(example, model, tmp_path, 8, 16, per_sample_loss,
+                        weights_shape=(8,))
+    program = pp.compile(per_sample.mlir, stages=2)
+    assert re.fullmatch(
+        r"pprt: --sample-lengths \S+: target argument 2 is 1-D f32; "
+        r"variable-length samples fill token ids \(i32/i64 \[rows, "
+        r"positions\]\) with f32 \[rows, positions\] token weights as a "
+        r"target, or one-hot f32 \[rows, positions, vocabulary\] tensors",
+        _refusal(pp, program, per_sample, path, INDEX))
+
+
+def test_sample_longer_than_every_shape_is_refused(pp, tmp_path):
+    example = _example()
+    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=8, heads=2,
+                        layers=2)
+    exports = [export(example, model, tmp_path, rows, positions)
+               for rows, positions in SHAPES[:2]]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("16 3 9 12 5 7 2 14\n4 4 17 16 1 8 3 6\n")
+    with pytest.raises(pp.CompileError, match=(
+            r"step 1: sample 2 has 17 tokens, more than the longest "
+            r"micro-batch shape holds \(16\)")):
+        pp.compile(exports[0].mlir, stages=2, microbatches=1,
+                   schedule="greedy", step_plans=str(bad),
+                   variant=[str(exports[1].mlir)])
