@@ -83,19 +83,39 @@ def pytorch_losses(model, step_samples, steps, lr=LR):
     return losses
 
 
-def export(example, model, out, rows, positions, loss_fn=None,
-           weights_shape=(), targets_only=False):
-    """The step at rows x positions, traced whole (1 micro-batch), cut
-    before block 1: ids and targets i64, then f32 weights shaped
-    `weights_shape` (default [rows, positions]) unless `targets_only`."""
+def export(model, out, rows, positions, loss_fn, weights_shape=(),
+           targets_only=False, split_points=("blocks.1",)):
+    """The step at rows x positions, traced whole (1 micro-batch): ids and
+    targets i64, then f32 weights shaped `weights_shape` (default [rows,
+    positions]) unless `targets_only`."""
     import pp.torch
     ids = torch.zeros(rows, positions, dtype=torch.int64)
     weights = torch.zeros(weights_shape or (rows, positions))
     data = (ids, ids) if targets_only else (ids, ids, weights)
     return pp.torch.export(
-        model, data, loss_fn or example.padded_loss_fn,
-        out / f"gpt-{rows}x{positions}.mlir", num_targets=len(data) - 1,
-        microbatches=1, split_points=["blocks.1"])
+        model, data, loss_fn, out / f"step-{rows}x{positions}.mlir",
+        num_targets=len(data) - 1, microbatches=1,
+        split_points=split_points)
+
+
+@pytest.fixture(scope="module")
+def gpt(tmp_path_factory):
+    """The GPT (vocabulary 32768, context 16, width 16, 2 blocks) and its
+    steps at SHAPES, cut before block 1."""
+    example = _example()
+    torch.manual_seed(0)
+    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=16, heads=2,
+                        layers=2)
+    out = tmp_path_factory.mktemp("gpt")
+    return model, [export(model, out, rows, positions,
+                          example.padded_loss_fn)
+                   for rows, positions in SHAPES]
+
+
+def compile_planned(pp, exports, index):
+    return pp.compile(exports[0].mlir, stages=2, microbatches=1,
+                      schedule="greedy", step_plans=str(index), opt_level=0,
+                      variant=[str(e.mlir) for e in exports[1:]])
 
 
 @pytest.fixture(scope="module")
@@ -109,18 +129,12 @@ def token_file(tmp_path_factory):
     return path, ids.astype(np.int64)
 
 
-def test_gpt_trains_on_token_ids_with_step_plans(pp, token_file, tmp_path):
-    example = _example()
-    torch.manual_seed(0)
-    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=16, heads=2,
-                        layers=2)
-    exports = [export(example, model, tmp_path, rows, positions)
-               for rows, positions in SHAPES]
+def test_gpt_trains_on_token_ids_with_step_plans(pp, gpt, token_file,
+                                                 tmp_path):
+    model, exports = gpt
     text = exports[0].mlir.read_text()
     assert "tensor<2x16xi64>" in text and "tensor<2x16xf32>" in text
-    program = pp.compile(exports[0].mlir, stages=2, microbatches=1,
-                         schedule="greedy", step_plans=str(INDEX),
-                         variant=[str(e.mlir) for e in exports[1:]])
+    program = compile_planned(pp, exports, INDEX)
     plans = re.findall(r"step (\d+): plan (\d+)", " ".join(program.remarks))
     assert len(plans) == 3 and len({p for _, p in plans}) == 3, \
         program.remarks
@@ -154,15 +168,18 @@ def _refusal(pp, program, exported, path, index):
 def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path):
     """Integer targets without weights (PyTorch's mean cross-entropy would
     count the padding), and weights of another shape than the tokens', are
-    each one line naming the argument."""
-    example = _example()
-    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=8, heads=2,
-                        layers=2)
+    each one line naming the argument. A bigram model (an embedding and a
+    linear head) at 8 rows, the index's 8 samples a step, on 1 stage."""
+    F = torch.nn.functional
+    model = torch.nn.Sequential(torch.nn.Embedding(VOCAB, 4),
+                                torch.nn.Linear(4, VOCAB))
     path, _ = token_file
-    # 8 rows: the index's 8 samples a step.
-    unweighted = export(example, model, tmp_path, 8, 16, example.loss_fn,
-                        targets_only=True)
-    program = pp.compile(unweighted.mlir, stages=2)
+
+    def mean_loss(logits, targets):
+        return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    unweighted = export(model, tmp_path, 8, 16, mean_loss, targets_only=True,
+                        split_points=())
+    program = pp.compile(unweighted.mlir, opt_level=0)
     assert re.fullmatch(
         r"pprt: --sample-lengths \S+: target argument 1 holds token ids, but "
         r"no f32 \[rows, positions\] target argument weighs them: padding "
@@ -171,12 +188,12 @@ def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path):
         _refusal(pp, program, unweighted, path, INDEX))
 
     def per_sample_loss(logits, targets, weights):
-        per_token = torch.nn.functional.cross_entropy(
-            logits.flatten(0, 1), targets.flatten(), reduction="none")
+        per_token = F.cross_entropy(logits.flatten(0, 1), targets.flatten(),
+                                    reduction="none")
         return (per_token.view(targets.shape).sum(1) * weights).sum()
-    per_sample = export(example, model, tmp_path, 8, 16, per_sample_loss,
-                        weights_shape=(8,))
-    program = pp.compile(per_sample.mlir, stages=2)
+    per_sample = export(model, tmp_path, 8, 16, per_sample_loss,
+                        weights_shape=(8,), split_points=())
+    program = pp.compile(per_sample.mlir, opt_level=0)
     assert re.fullmatch(
         r"pprt: --sample-lengths \S+: target argument 2 is 1-D f32; "
         r"variable-length samples fill token ids \(i32/i64 \[rows, "
@@ -185,17 +202,10 @@ def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path):
         _refusal(pp, program, per_sample, path, INDEX))
 
 
-def test_sample_longer_than_every_shape_is_refused(pp, tmp_path):
-    example = _example()
-    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=8, heads=2,
-                        layers=2)
-    exports = [export(example, model, tmp_path, rows, positions)
-               for rows, positions in SHAPES[:2]]
+def test_sample_longer_than_every_shape_is_refused(pp, gpt, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("16 3 9 12 5 7 2 14\n4 4 17 16 1 8 3 6\n")
     with pytest.raises(pp.CompileError, match=(
             r"step 1: sample 2 has 17 tokens, more than the longest "
             r"micro-batch shape holds \(16\)")):
-        pp.compile(exports[0].mlir, stages=2, microbatches=1,
-                   schedule="greedy", step_plans=str(bad),
-                   variant=[str(exports[1].mlir)])
+        compile_planned(pp, gpt[1], bad)
