@@ -745,6 +745,35 @@ def sample_order(num_samples: int, step: int, batch: int,
     return order[first:first + batch]
 
 
+def sample_spans(sample_lengths: Source,
+                 num_tokens: int) -> List[List[Tuple[int, int]]]:
+    """Where `--sample-lengths`' samples lie in a token file of
+    `num_tokens` tokens: per line of the index (step s reads line
+    s % lines), each sample's (start, length) in file order. Sample k of
+    the whole index takes tokens [start, start + length) and the next one
+    as its last target, right after sample k - 1, back at 0 where the
+    tokens run out (docs/VariableLength.md)."""
+    _check_path("sample_lengths", sample_lengths)
+    _check_count("num_tokens", num_tokens)
+    text, _ = _read(pathlib.Path(sample_lengths), None, "sample_lengths")
+    spans: List[List[Tuple[int, int]]] = []
+    at = 0
+    for line in text.splitlines():
+        lengths = [int(v) for v in re.split(r"[\s,]+", line.split("#")[0])
+                   if v]
+        if lengths:
+            spans.append([])
+        for length in lengths:
+            if length < 1:
+                raise ValueError(f"sample_lengths: {length} is not a "
+                                 f"positive length")
+            if at + length + 1 > num_tokens:
+                at = 0
+            spans[-1].append((at, length))
+            at += length + 1
+    return spans
+
+
 def _data_files(data: Sequence[DataArray], workdir: pathlib.Path) -> str:
     """--data's value: arrays written as .npy files into `workdir`."""
     specs = []

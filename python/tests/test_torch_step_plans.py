@@ -35,47 +35,22 @@ def _example():
     return module
 
 
-def read_index(path):
-    """The lengths of each step's samples (pp-plan-microbatches' format)."""
-    steps = []
-    for line in pathlib.Path(path).read_text().splitlines():
-        lengths = [int(v) for v in re.split(r"[\s,]+",
-                                            line.split("#")[0]) if v]
-        if lengths:
-            steps.append(lengths)
-    return steps
-
-
-def sample_tokens(tokens, steps):
-    """Each step's samples as the loader lays them out: back to back in the
-    tokens, each its own tokens and the next one as its last target,
-    starting over where the tokens run out."""
-    at, samples = 0, []
-    for lengths in steps:
-        samples.append([])
-        for length in lengths:
-            if at + length + 1 > len(tokens):
-                at = 0
-            samples[-1].append(torch.tensor(tokens[at:at + length + 1]))
-            at += length + 1
-    return samples
-
-
-def pytorch_losses(model, step_samples, steps, lr=LR):
+def pytorch_losses(model, tokens, spans, steps, lr=LR):
     """SGD on each step's mean cross-entropy over its real tokens, every
-    sample run alone at its own length (no padding)."""
+    sample (pp.sample_spans) run alone at its own length: no padding."""
     F = torch.nn.functional
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
     for step in range(steps):
-        samples = step_samples[step % len(step_samples)]
-        tokens = sum(len(s) - 1 for s in samples)
+        samples = spans[step % len(spans)]
+        count = sum(length for _, length in samples)
         optimizer.zero_grad()
         total = 0.0
-        for sample in samples:
-            logits = model(sample[None, :-1].long())[0]
-            loss = F.cross_entropy(logits, sample[1:].long(),
-                                   reduction="sum") / tokens
+        for start, length in samples:
+            sample = torch.tensor(tokens[start:start + length + 1])
+            logits = model(sample[None, :-1])[0]
+            loss = F.cross_entropy(logits, sample[1:],
+                                   reduction="sum") / count
             loss.backward()
             total += loss.item()
         optimizer.step()
@@ -144,7 +119,7 @@ def test_gpt_trains_on_token_ids_with_step_plans(pp, gpt, token_file,
     run = pp.run(program, steps=STEPS, lr=LR,
                  init_weights=exports[0].weights, save=saved,
                  tokens=path, sample_lengths=INDEX)
-    expected = pytorch_losses(model, sample_tokens(ids, read_index(INDEX)),
+    expected = pytorch_losses(model, ids, pp.sample_spans(INDEX, len(ids)),
                               STEPS)
     assert run.losses == pytest.approx(expected, rel=1e-5)
     # Step 3 runs step 0's samples again (index line 3 mod 3), trained.
