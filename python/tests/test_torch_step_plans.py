@@ -130,51 +130,49 @@ def test_gpt_trains_on_token_ids_with_step_plans(pp, gpt, token_file,
                                    rtol=1e-5, atol=1e-6, msg=name)
 
 
-def _refusal(pp, program, exported, path, index):
+def mean_loss(logits, targets):
+    """PyTorch's mean cross-entropy: it would count padding as tokens."""
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1),
+                                             targets.flatten())
+
+
+def per_sample_loss(logits, targets, weights):
+    """Each sample's summed cross-entropy times its weight: weights [rows]."""
+    per_token = torch.nn.functional.cross_entropy(
+        logits.flatten(0, 1), targets.flatten(), reduction="none")
+    return (per_token.view(targets.shape).sum(1) * weights).sum()
+
+
+@pytest.mark.parametrize("loss_fn, data, expected", [
+    (mean_loss, dict(targets_only=True),
+     r"target argument 1 holds token ids, but no f32 \[rows, positions\] "
+     r"target argument weighs them: padding would count in the loss "
+     r"\(weigh the per-token loss, docs/VariableLength.md\)"),
+    (per_sample_loss, dict(weights_shape=(8,)),
+     r"target argument 2 is 1-D f32; variable-length samples fill token ids "
+     r"\(i32/i64 \[rows, positions\]\) with f32 \[rows, positions\] token "
+     r"weights as a target, or one-hot f32 \[rows, positions, vocabulary\] "
+     r"tensors"),
+])
+def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path,
+                                                 loss_fn, data, expected):
+    """Integer targets without weights, and weights of another shape than
+    the tokens', are each one line naming the argument. A bigram model (an
+    embedding and a linear head) at 8 rows, the index's 8 samples a step,
+    on 1 stage."""
+    model = torch.nn.Sequential(torch.nn.Embedding(VOCAB, 4),
+                                torch.nn.Linear(4, VOCAB))
+    exported = export(model, tmp_path, 8, 16, loss_fn, split_points=(),
+                      **data)
+    program = pp.compile(exported.mlir, opt_level=0)
     with pytest.raises(pp.RunError) as error:
         pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
-               tokens=path, sample_lengths=index)
+               tokens=token_file[0], sample_lengths=INDEX)
     lines = [line for line in error.value.stderr.splitlines()
              if line.startswith("pprt: ")]
     assert len(lines) == 1, error.value.stderr
-    return lines[0]
-
-
-def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path):
-    """Integer targets without weights (PyTorch's mean cross-entropy would
-    count the padding), and weights of another shape than the tokens', are
-    each one line naming the argument. A bigram model (an embedding and a
-    linear head) at 8 rows, the index's 8 samples a step, on 1 stage."""
-    F = torch.nn.functional
-    model = torch.nn.Sequential(torch.nn.Embedding(VOCAB, 4),
-                                torch.nn.Linear(4, VOCAB))
-    path, _ = token_file
-
-    def mean_loss(logits, targets):
-        return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
-    unweighted = export(model, tmp_path, 8, 16, mean_loss, targets_only=True,
-                        split_points=())
-    program = pp.compile(unweighted.mlir, opt_level=0)
-    assert re.fullmatch(
-        r"pprt: --sample-lengths \S+: target argument 1 holds token ids, but "
-        r"no f32 \[rows, positions\] target argument weighs them: padding "
-        r"would count in the loss \(weigh the per-token loss, "
-        r"docs/VariableLength.md\)",
-        _refusal(pp, program, unweighted, path, INDEX))
-
-    def per_sample_loss(logits, targets, weights):
-        per_token = F.cross_entropy(logits.flatten(0, 1), targets.flatten(),
-                                    reduction="none")
-        return (per_token.view(targets.shape).sum(1) * weights).sum()
-    per_sample = export(model, tmp_path, 8, 16, per_sample_loss,
-                        weights_shape=(8,), split_points=())
-    program = pp.compile(per_sample.mlir, opt_level=0)
-    assert re.fullmatch(
-        r"pprt: --sample-lengths \S+: target argument 2 is 1-D f32; "
-        r"variable-length samples fill token ids \(i32/i64 \[rows, "
-        r"positions\]\) with f32 \[rows, positions\] token weights as a "
-        r"target, or one-hot f32 \[rows, positions, vocabulary\] tensors",
-        _refusal(pp, program, per_sample, path, INDEX))
+    assert re.fullmatch(r"pprt: --sample-lengths \S+: " + expected,
+                        lines[0])
 
 
 def test_sample_longer_than_every_shape_is_refused(pp, gpt, tmp_path):
