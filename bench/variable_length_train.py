@@ -32,6 +32,13 @@ random (not grouped by length), trained by programs compiled with
   per step  each step cut at the shapes by the dynamic program and run by
             its own plan and schedule.
 
+With --model torch the third table trains examples/torch-gpt's PyTorch
+GPT instead (--vocab ids, 32768 by default), exported at each shape with
+pp.torch.export and its padded loss (padded_loss_fn: integer ids and
+targets, f32 token weights), on --tokens of random ids over the whole
+vocabulary: no one-hot anywhere. It needs torch, torch_mlir and pp's
+package (run it with the venv's python and PYTHONPATH=build/python_packages).
+
 Useful tokens are the samples' own (padding excluded); the seconds are the
 runtime's per-step wall-clock times (--metrics) of every step after each
 run's first (warm-up), the fastest of --repeats runs, so compilation is
@@ -39,6 +46,10 @@ not counted.
 
 Example:
   python3 bench/variable_length_train.py --pp-compile build/bin/pp-compile
+  PYTHONPATH=build/python_packages ~/.cache/pp-python-venv/bin/python \
+      bench/variable_length_train.py --pp-compile build/bin/pp-compile \
+      --model torch --dim 16 --max-length 64 --median 12 --steps 8 \
+      --shapes 2x64,8x16,16x4
 """
 
 import argparse
@@ -89,6 +100,43 @@ def generate(args, workdir, seq, batch, extra=()):
          "--positions", str(args.max_length), "--batch", str(batch),
          "--loss", "token-weighted", "-o", model] + list(extra))
     return model
+
+
+def export_torch(args, workdir, seq, batch):
+    """examples/torch-gpt's GPT at `batch` rows of `seq` positions with its
+    padded loss, cut before block 1; the same weights at every shape (one
+    seeded model per run). The model's path and its weights file."""
+    import torch
+    import pp.torch
+    if not hasattr(args, "torch_model"):
+        sys.path.insert(0, os.path.join(ROOT, "examples", "torch-gpt"))
+        import model as torch_gpt
+        torch.manual_seed(0)
+        args.torch_model = torch_gpt.GPT(
+            vocab=args.vocab, context=args.max_length, dim=args.dim,
+            heads=args.heads, layers=args.layers)
+        args.padded_loss_fn = torch_gpt.padded_loss_fn
+    ids = torch.zeros(batch, seq, dtype=torch.int64)
+    exported = pp.torch.export(
+        args.torch_model, (ids, ids, torch.zeros(batch, seq)),
+        args.padded_loss_fn, os.path.join(workdir, f"torch-{seq}-{batch}.mlir"),
+        num_targets=2, microbatches=1, split_points=["blocks.1"])
+    args.init_weights = str(exported.weights)
+    return str(exported.mlir)
+
+
+def data_options(args, workdir):
+    """The runtime's options for the samples' tokens (and the torch GPT's
+    initial weights)."""
+    if args.model == "gen":
+        return ["--corpus", CORPUS]
+    tokens = os.path.join(workdir, "tokens.npy")
+    if not os.path.exists(tokens):
+        import numpy
+        rng = numpy.random.default_rng(args.seed)
+        numpy.save(tokens, rng.integers(0, args.vocab, 1 << 20)
+                   .astype("<u2" if args.vocab <= 1 << 16 else "<u4"))
+    return ["--tokens", tokens, "--init-weights", args.init_weights]
 
 
 def compile_program(args, workdir, seq):
@@ -148,8 +196,8 @@ def train(args, workdir, exe, steps, name, index=None):
     best = math.inf
     for _ in range(args.repeats):
         run(["mpirun", "-np", str(args.ranks), exe, "--steps",
-             str(len(steps) + 1), "--lr", "0.1", "--corpus", CORPUS,
-             "--sample-lengths", index, "--metrics", metrics])
+             str(len(steps) + 1), "--lr", "0.1", "--sample-lengths", index,
+             "--metrics", metrics] + data_options(args, workdir))
         with open(metrics) as f:
             best = min(best, sum(json.loads(line)["seconds"]
                                  for line in f.readlines()[1:]))
@@ -170,6 +218,8 @@ def compile_planned(args, workdir, shapes, index, name):
     but the warm-up, from pp-compile's remark."""
     cut = ["--stage-ends", "0"]
     models = [generate(args, workdir, length, rows, cut)
+              if args.model == "gen" else
+              export_torch(args, workdir, length, rows)
               for rows, length in shapes]
     exe = os.path.join(workdir, f"gpt-{name}")
     out = subprocess.run(
@@ -212,9 +262,14 @@ def per_step_plans(args):
                                                  name)
             seconds = train(args, workdir, exe, steps, name, index)
             rows.append((label, padded, plans, seconds))
+    model = (f"token-weighted GPT (one-hot), d_model {args.dim}"
+             if args.model == "gen" else
+             f"PyTorch GPT (integer ids), vocabulary {args.vocab}, d_model "
+             f"{args.dim}")
     print(f"{len(steps)} steps of {args.plan_batch} samples drawn at random, "
           f"{tokens} tokens (median {args.median:g}, max {args.max_length}); "
-          f"{args.ranks} stages, greedy; shapes {args.shapes}")
+          f"{args.ranks} stages, greedy; shapes {args.shapes}; {model}, "
+          f"{args.layers} layers")
     print(f"{'run':<34} {'padded tokens':>13} {'plans':>5} {'seconds':>9} "
           f"{'tokens/s':>9}")
     for label, padded, plans, seconds in rows:
@@ -253,10 +308,17 @@ def main():
                         "plans, the first the longest")
     parser.add_argument("--tables", choices=["all", "plans"], default="all",
                         help="every table, or only the per-step plans'")
+    parser.add_argument("--model", choices=["gen", "torch"], default="gen",
+                        help="the GPT: gen_gpt.py's token-weighted one "
+                        "(one-hot data), or examples/torch-gpt's exported "
+                        "from PyTorch (integer ids; the per-step plans' "
+                        "table only)")
+    parser.add_argument("--vocab", type=int, default=32768,
+                        help="the PyTorch GPT's vocabulary")
     args = parser.parse_args()
     per_step_plans(args)
     print()
-    if args.tables == "plans":
+    if args.tables == "plans" or args.model == "torch":
         return 0
     steps = draw_steps(args)
     tokens = sum(map(sum, steps))
