@@ -27,6 +27,16 @@ SHAPES = [(2, 16), (4, 8), (8, 4)]  # (rows, positions) of each variant
 STEPS, LR = 6, 0.5
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """PyTorch on one thread: the reference's small products are ten times
+    slower on threads fighting over a loaded machine's cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _example():
     spec = importlib.util.spec_from_file_location(
         "torch_gpt_model", REPO / "examples" / "torch-gpt" / "model.py")
@@ -82,9 +92,24 @@ def gpt(tmp_path_factory):
     model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=16, heads=2,
                         layers=2)
     out = tmp_path_factory.mktemp("gpt")
-    return model, [export(model, out, rows, positions,
-                          example.padded_loss_fn)
-                   for rows, positions in SHAPES]
+    return example, model, [export(model, out, rows, positions,
+                                   example.padded_loss_fn)
+                            for rows, positions in SHAPES]
+
+
+@pytest.fixture(scope="module")
+def planned(pp, gpt):
+    """The GPT's program planned for INDEX, and a fresh GPT with the
+    exported weights (the reference trains its own)."""
+    example, model, exports = gpt
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+
+    def fresh():
+        reference = example.GPT(vocab=VOCAB, context=CONTEXT, dim=16,
+                                heads=2, layers=2)
+        reference.load_state_dict(initial)
+        return reference
+    return compile_planned(pp, exports, INDEX), fresh
 
 
 def compile_planned(pp, exports, index):
@@ -104,16 +129,13 @@ def token_file(tmp_path_factory):
     return path, ids.astype(np.int64)
 
 
-def test_gpt_trains_on_token_ids_with_step_plans(pp, gpt, token_file,
-                                                 tmp_path):
-    model, exports = gpt
+def test_gpt_trains_on_token_ids_with_step_plans(pp, gpt, planned,
+                                                 token_file, tmp_path):
+    exports = gpt[2]
     text = exports[0].mlir.read_text()
     assert "tensor<2x16xi64>" in text and "tensor<2x16xf32>" in text
-    program = compile_planned(pp, exports, INDEX)
-    plans = re.findall(r"step (\d+): plan (\d+)", " ".join(program.remarks))
-    assert len(plans) == 3 and len({p for _, p in plans}) == 3, \
-        program.remarks
-
+    program, fresh = planned
+    model = fresh()
     path, ids = token_file
     saved = tmp_path / "trained.safetensors"
     run = pp.run(program, steps=STEPS, lr=LR,
@@ -175,10 +197,45 @@ def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path,
                         lines[0])
 
 
+def test_choose_plans_runs_another_index(pp, gpt, planned, token_file,
+                                         tmp_path):
+    """--choose-plans: the program planned for INDEX trains on an index it
+    was not compiled for (other lengths, 3 to 14 samples a step), each
+    step on the compiled plan holding its samples with the fewest token
+    slots, with PyTorch's losses; a step no plan holds is one line."""
+    program, fresh = planned
+    model = fresh()
+    other = tmp_path / "other.txt"
+    # Plans 0, 1, 2 hold 2+2+4 samples at 2x16, 2x16, 4x8; 2+4+8 at 2x16,
+    # 4x8, 8x4; 4+8 at 4x8, 8x4. Chosen: 1, 0, 0, 1, 2.
+    other.write_text("16 4 4 3 2 1 1 1 1 1 1\n8 8 7 6 5 4 3 2\n12 9 5\n"
+                     "16 16 2 2 2 2 2 2 2 2 2 2 2 2\n8 7 6 5 4 3 2 1 1 1\n")
+    path, ids = token_file
+    exported = gpt[2][0]
+    run = pp.run(program, steps=5, lr=LR, init_weights=exported.weights,
+                 tokens=path, sample_lengths=other,
+                 extra_args=["--choose-plans"])
+    assert re.search(r"^pprt: --choose-plans: the 5 steps of \S+ run plans "
+                     r"1 0 0 1 2$", run.stdout, re.M), run.stdout
+    expected = pytorch_losses(model, ids, pp.sample_spans(other, len(ids)),
+                              5)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
+
+    other.write_text("16 16 16 16 16\n")
+    with pytest.raises(pp.RunError) as error:
+        pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
+               tokens=path, sample_lengths=other,
+               extra_args=["--choose-plans"])
+    assert re.search(
+        r"^pprt: --sample-lengths \S+: step 0: no plan of the program holds "
+        r"replica 0's samples, the longest of 16 tokens \(--choose-plans\): "
+        r"compile with an index like this one$", error.value.stderr, re.M)
+
+
 def test_sample_longer_than_every_shape_is_refused(pp, gpt, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("16 3 9 12 5 7 2 14\n4 4 17 16 1 8 3 6\n")
     with pytest.raises(pp.CompileError, match=(
             r"step 1: sample 2 has 17 tokens, more than the longest "
             r"micro-batch shape holds \(16\)")):
-        compile_planned(pp, gpt[1], bad)
+        compile_planned(pp, gpt[2], bad)

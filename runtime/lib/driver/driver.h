@@ -39,6 +39,7 @@ typedef struct pprt_driver_options {
   int token_width;         /* --token-dtype: bytes per id of a flat file */
   const char *data_spec;   /* --data: arrays by sample; NULL for synthetic */
   const char *sample_lengths_path; /* --sample-lengths; NULL: windows */
+  bool choose_plans;   /* --choose-plans: step plans for another index */
   int64_t num_classes; /* --classes: synthetic integer data; 0: none */
   bool print_params;
   bool print_memory;

@@ -6,6 +6,7 @@
    weights. */
 #include "driver/driver.h"
 #include "driver/input_file.h"
+#include "driver/plan_choice.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -344,10 +345,45 @@ static bool place_planned(const pprt_driver *d, pprt_length_index *x, int64_t i,
       return index_error(err, err_size, x->path,
                          "step %lld has %lld samples; the program's plan of "
                          "it (pp-compile --step-plans) holds others: compile "
-                         "with this index",
+                         "with this index, or choose among its plans with "
+                         "--choose-plans",
                          (long long)i, (long long)s->num_samples);
   }
   return true;
+}
+
+/* --choose-plans: a step table for this index, each step's replicas on
+   the compiled plans that hold their samples best. */
+static bool choose_plans(pprt_driver *d, const pprt_length_index *x, char *err,
+                         size_t err_size) {
+  int64_t n = x->num_steps;
+  int64_t **sorted = pprt_xcalloc(d->ctx, (size_t)n, sizeof *sorted);
+  int64_t *counts = pprt_xcalloc(d->ctx, (size_t)n, sizeof *counts);
+  for (int64_t i = 0; i < n; ++i) {
+    const index_step *s = &x->steps[i];
+    counts[i] = s->num_samples;
+    sorted[i] = pprt_xcalloc(d->ctx, (size_t)s->num_samples, sizeof *sorted[i]);
+    for (int64_t k = 0; k < s->num_samples; ++k)
+      sorted[i][k] = s->length[s->order[k]];
+  }
+  int64_t step = 0;
+  int32_t replica = 0;
+  bool ok = pprt_choose_step_plans(d->ctx, n, (const int64_t *const *)sorted,
+                                   counts, &step, &replica);
+  int64_t longest = ok ? 0 : sorted[step][replica];
+  for (int64_t i = 0; i < n; ++i)
+    free(sorted[i]);
+  free(sorted);
+  free(counts);
+  if (ok) {
+    pprt_report_step_plans(d->ctx, x->path);
+    return true;
+  }
+  return index_error(err, err_size, x->path,
+                     "step %lld: no plan of the program holds replica %d's "
+                     "samples, the longest of %lld tokens (--choose-plans): "
+                     "compile with an index like this one",
+                     (long long)step, replica, (long long)longest);
 }
 
 /* Under step plans: each micro-batch's samples fit its variant's context
@@ -430,10 +466,14 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
     return false;
   place_samples(d, x, corpus_length);
   const pprt_context *ctx = d->ctx;
+  if (ctx->num_plans && d->opts.choose_plans &&
+      !choose_plans(d, x, err, err_size))
+    return false;
   if (ctx->num_plans && x->num_steps != ctx->plan_lines)
     return index_error(err, err_size, x->path,
                        "%lld steps; the program was planned for %d "
-                       "(pp-compile --step-plans): compile with this index",
+                       "(pp-compile --step-plans): compile with this index, "
+                       "or choose among its plans with --choose-plans",
                        (long long)x->num_steps, ctx->plan_lines);
   for (int64_t i = 0; ctx->num_plans && i < x->num_steps; ++i)
     if (!place_planned(d, x, i, err, err_size))
