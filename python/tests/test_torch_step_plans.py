@@ -6,9 +6,12 @@ with `step_plans` on 2 pipeline ranks. The `--sample-lengths` loader fills
 ids, next-token targets and weights 1/N at the step's N real target
 tokens from a uint16 .npy token file, so each step's loss must be PyTorch's
 mean over the step's real tokens with every sample at its own length: the
-losses and final weights within 1e-5. Programs whose data arguments do not
-fit the loader, and a sample no shape holds, are refused in one line.
-Skipped where torch or torch_mlir is not importable."""
+losses and final weights within 1e-5. The same program runs another
+index with --choose-plans (each step on the compiled plan holding it with
+the fewest token slots), with PyTorch's losses too. Programs whose data
+arguments do not fit the loader, a sample no shape holds and a step no
+compiled plan holds are refused in one line. Skipped where torch or
+torch_mlir is not importable."""
 
 import importlib.util
 import pathlib
