@@ -168,23 +168,34 @@ def per_sample_loss(logits, targets, weights):
     return (per_token.view(targets.shape).sum(1) * weights).sum()
 
 
-@pytest.mark.parametrize("loss_fn, data, expected", [
-    (mean_loss, dict(targets_only=True),
-     r"target argument 1 holds token ids, but no f32 \[rows, positions\] "
+def padded_loss(logits, targets, weights):
+    return _example().padded_loss_fn(logits, targets, weights)
+
+
+SAMPLES = r"--sample-lengths \S+: "
+
+
+@pytest.mark.parametrize("loss_fn, data, extra, expected", [
+    (mean_loss, dict(targets_only=True), [],
+     SAMPLES + r"target argument 1 holds token ids, but no f32 \[rows, positions\] "
      r"target argument weighs them: padding would count in the loss "
      r"\(weigh the per-token loss, docs/VariableLength.md\)"),
-    (per_sample_loss, dict(weights_shape=(8,)),
-     r"target argument 2 is 1-D f32; variable-length samples fill token ids "
+    (per_sample_loss, dict(weights_shape=(8,)), [],
+     SAMPLES + r"target argument 2 is 1-D f32; variable-length samples fill token ids "
      r"\(i32/i64 \[rows, positions\]\) with f32 \[rows, positions\] token "
      r"weights as a target, or one-hot f32 \[rows, positions, vocabulary\] "
      r"tensors"),
+    (padded_loss, {}, ["--choose-plans"],
+     r"--choose-plans chooses among a program's step plans: compile it "
+     r"with pp-compile --step-plans"),
 ])
 def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path,
-                                                 loss_fn, data, expected):
+                                                 loss_fn, data, extra,
+                                                 expected):
     """Integer targets without weights, and weights of another shape than
-    the tokens', are each one line naming the argument. A bigram model (an
-    embedding and a linear head) at 8 rows, the index's 8 samples a step,
-    on 1 stage."""
+    the tokens', are each one line naming the argument; --choose-plans
+    needs a program with step plans. A bigram model (an embedding and a
+    linear head) at 8 rows, the index's 8 samples a step, on 1 stage."""
     model = torch.nn.Sequential(torch.nn.Embedding(VOCAB, 4),
                                 torch.nn.Linear(4, VOCAB))
     exported = export(model, tmp_path, 8, 16, loss_fn, split_points=(),
@@ -192,12 +203,12 @@ def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path,
     program = pp.compile(exported.mlir, opt_level=0)
     with pytest.raises(pp.RunError) as error:
         pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
-               tokens=token_file[0], sample_lengths=INDEX)
+               tokens=token_file[0], sample_lengths=INDEX,
+               extra_args=extra)
     lines = [line for line in error.value.stderr.splitlines()
              if line.startswith("pprt: ")]
     assert len(lines) == 1, error.value.stderr
-    assert re.fullmatch(r"pprt: --sample-lengths \S+: " + expected,
-                        lines[0])
+    assert re.fullmatch(r"pprt: " + expected, lines[0])
 
 
 def test_choose_plans_runs_another_index(pp, gpt, planned, token_file,
