@@ -30,7 +30,18 @@ random (not grouped by length), trained by programs compiled with
   fixed     every step run by one plan, compiled for the pointwise longest
             sorted samples over the steps, so that every step fits it;
   per step  each step cut at the shapes by the dynamic program and run by
-            its own plan and schedule.
+            its own plan and schedule;
+  chosen    compiled for another draw of as many steps (the next seed)
+            and one step of samples all max-length long (a plan that
+            holds any step), run with --choose-plans: each step on the
+            compiled plan that holds it with the fewest token slots.
+
+With --model torch the third table trains examples/torch-gpt's PyTorch
+GPT instead (--vocab ids, 32768 by default), exported at each shape with
+pp.torch.export and its padded loss (padded_loss_fn: integer ids and
+targets, f32 token weights), on --tokens of random ids over the whole
+vocabulary: no one-hot anywhere. It needs torch, torch_mlir and pp's
+package (run it with the venv's python and PYTHONPATH=build/python_packages).
 
 Useful tokens are the samples' own (padding excluded); the seconds are the
 runtime's per-step wall-clock times (--metrics) of every step after each
@@ -39,6 +50,10 @@ not counted.
 
 Example:
   python3 bench/variable_length_train.py --pp-compile build/bin/pp-compile
+  PYTHONPATH=build/python_packages ~/.cache/pp-python-venv/bin/python \
+      bench/variable_length_train.py --pp-compile build/bin/pp-compile \
+      --model torch --dim 16 --max-length 64 --median 12 --steps 8 \
+      --shapes 2x64,8x16,16x4
 """
 
 import argparse
@@ -91,6 +106,47 @@ def generate(args, workdir, seq, batch, extra=()):
     return model
 
 
+def export_torch(args, workdir, seq, batch):
+    """examples/torch-gpt's GPT at `batch` rows of `seq` positions with its
+    padded loss, cut before block 1; the same weights at every shape (one
+    seeded model per run). The model's path and its weights file."""
+    import torch
+    import pp.torch
+    if not hasattr(args, "torch_model"):
+        sys.path.insert(0, os.path.join(ROOT, "examples", "torch-gpt"))
+        import model as torch_gpt
+        torch.manual_seed(0)
+        args.torch_model = torch_gpt.GPT(
+            vocab=args.vocab, context=args.max_length, dim=args.dim,
+            heads=args.heads, layers=args.layers)
+        args.padded_loss_fn = torch_gpt.padded_loss_fn
+        args.torch_exports = {}
+    if (seq, batch) in args.torch_exports:
+        return args.torch_exports[seq, batch]
+    ids = torch.zeros(batch, seq, dtype=torch.int64)
+    exported = pp.torch.export(
+        args.torch_model, (ids, ids, torch.zeros(batch, seq)),
+        args.padded_loss_fn, os.path.join(workdir, f"torch-{seq}-{batch}.mlir"),
+        num_targets=2, microbatches=1, split_points=["blocks.1"])
+    args.init_weights = str(exported.weights)
+    args.torch_exports[seq, batch] = str(exported.mlir)
+    return str(exported.mlir)
+
+
+def data_options(args, workdir):
+    """The runtime's options for the samples' tokens (and the torch GPT's
+    initial weights)."""
+    if args.model == "gen":
+        return ["--corpus", CORPUS]
+    tokens = os.path.join(workdir, "tokens.npy")
+    if not os.path.exists(tokens):
+        import numpy
+        rng = numpy.random.default_rng(args.seed)
+        numpy.save(tokens, rng.integers(0, args.vocab, 1 << 20)
+                   .astype("<u2" if args.vocab <= 1 << 16 else "<u4"))
+    return ["--tokens", tokens, "--init-weights", args.init_weights]
+
+
 def compile_program(args, workdir, seq):
     exe = os.path.join(workdir, f"gpt-{seq}")
     run([args.pp_compile, generate(args, workdir, seq, args.batch),
@@ -140,25 +196,30 @@ def write_index(workdir, steps, name):
     return index
 
 
-def train(args, workdir, exe, steps, name, index=None):
+def train(args, workdir, exe, steps, name, index=None, extra=(),
+          output=None):
     """The least over --repeats runs of the seconds of the steps after the
-    first (the first repeats the second's samples as warm-up)."""
+    first (the first repeats the second's samples as warm-up); the last
+    run's output appended to `output`."""
     index = index or write_index(workdir, steps, name)
     metrics = os.path.join(workdir, f"{name}.json")
     best = math.inf
     for _ in range(args.repeats):
-        run(["mpirun", "-np", str(args.ranks), exe, "--steps",
-             str(len(steps) + 1), "--lr", "0.1", "--corpus", CORPUS,
-             "--sample-lengths", index, "--metrics", metrics])
+        out = run(["mpirun", "-np", str(args.ranks), exe, "--steps",
+                   str(len(steps) + 1), "--lr", "0.1", "--sample-lengths",
+                   index, "--metrics", metrics]
+                  + data_options(args, workdir) + list(extra))
         with open(metrics) as f:
             best = min(best, sum(json.loads(line)["seconds"]
                                  for line in f.readlines()[1:]))
+    if output is not None:
+        output.append(out)
     return best
 
 
-def draw_random_steps(args):
+def draw_random_steps(args, seed):
     """Steps of --plan-batch samples drawn independently (not grouped)."""
-    rng = random.Random(args.seed)
+    rng = random.Random(seed)
     return [[max(1, min(args.max_length,
                         int(rng.lognormvariate(math.log(args.median), 1.0))))
              for _ in range(args.plan_batch)] for _ in range(args.steps)]
@@ -167,9 +228,11 @@ def draw_random_steps(args):
 def compile_planned(args, workdir, shapes, index, name):
     """A program of `shapes` ((rows, length), the first the main model),
     planned per step of `index`; with the micro-batch tokens of every step
-    but the warm-up, from pp-compile's remark."""
+    but the warm-up and of each plan, from pp-compile's remark."""
     cut = ["--stage-ends", "0"]
     models = [generate(args, workdir, length, rows, cut)
+              if args.model == "gen" else
+              export_torch(args, workdir, length, rows)
               for rows, length in shapes]
     exe = os.path.join(workdir, f"gpt-{name}")
     out = subprocess.run(
@@ -179,21 +242,33 @@ def compile_planned(args, workdir, shapes, index, name):
         capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"FAILED: pp-compile {name}\n{out.stderr}")
-    padded, plans = 0, set()
+    padded, plans = 0, {}
     for line in out.stderr.splitlines():
         step = re.match(r"\s*step (\d+): plan (\d+), samples \S+ at (.*)",
                         line)
-        if step and int(step.group(1)) > 0:
-            plans.add(int(step.group(2)))
-            padded += sum(int(r) * int(n) for r, n in
-                          re.findall(r"(\d+)x(\d+)", step.group(3)))
-    return exe, padded, len(plans)
+        if not step:
+            continue
+        slots = sum(int(r) * int(n) for r, n in
+                    re.findall(r"(\d+)x(\d+)", step.group(3)))
+        plans[int(step.group(2))] = slots
+        padded += slots if int(step.group(1)) > 0 else 0
+    return exe, padded, plans
+
+
+def chosen_slots(output, plans):
+    """The micro-batch tokens of the steps but the warm-up, by the plans
+    --choose-plans reports; None if it lists only some."""
+    chosen = re.search(r"--choose-plans: .* run plans ([\d ]+)(\.\.\.)?$",
+                       output, re.M)
+    if not chosen or chosen.group(2):
+        return None
+    return sum(plans[int(p)] for p in chosen.group(1).split()[1:])
 
 
 def per_step_plans(args):
     """The third table: padded, one fixed plan, a plan per step."""
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
-    steps = draw_random_steps(args)
+    steps = draw_random_steps(args, args.seed)
     tokens = sum(map(sum, steps))
     # Every step fits the plan of the longest sorted samples.
     envelope = [max(col) for col in
@@ -202,26 +277,40 @@ def per_step_plans(args):
     with tempfile.TemporaryDirectory() as workdir:
         index = write_index(workdir, steps, "steps")
         fixed = write_index(workdir, [envelope] * len(steps), "envelope")
-        for label, program_shapes, plan_index in [
-                ("every micro-batch at the longest", shapes[:1], index),
-                ("one plan fitting every step", shapes, fixed),
-                ("a plan per step", shapes, index)]:
+        other = write_index(workdir, draw_random_steps(args, args.seed + 1)
+                            + [[args.max_length] * args.plan_batch], "other")
+        for label, program_shapes, plan_index, extra in [
+                ("every micro-batch at the longest", shapes[:1], index, []),
+                ("one plan fitting every step", shapes, fixed, []),
+                ("a plan per step", shapes, index, []),
+                ("compiled plans chosen per step", shapes, other,
+                 ["--choose-plans"])]:
             name = str(len(rows))
             exe, padded, plans = compile_planned(args, workdir,
                                                  program_shapes, plan_index,
                                                  name)
-            seconds = train(args, workdir, exe, steps, name, index)
-            rows.append((label, padded, plans, seconds))
+            output = []
+            seconds = train(args, workdir, exe, steps, name, index, extra,
+                            output)
+            if extra:
+                padded = chosen_slots(output[0], plans)
+            rows.append((label, padded, len(plans), seconds))
+    model = (f"token-weighted GPT (one-hot), d_model {args.dim}"
+             if args.model == "gen" else
+             f"PyTorch GPT (integer ids), vocabulary {args.vocab}, d_model "
+             f"{args.dim}")
     print(f"{len(steps)} steps of {args.plan_batch} samples drawn at random, "
           f"{tokens} tokens (median {args.median:g}, max {args.max_length}); "
-          f"{args.ranks} stages, greedy; shapes {args.shapes}")
+          f"{args.ranks} stages, greedy; shapes {args.shapes}; {model}, "
+          f"{args.layers} layers")
     print(f"{'run':<34} {'padded tokens':>13} {'plans':>5} {'seconds':>9} "
           f"{'tokens/s':>9}")
     for label, padded, plans, seconds in rows:
-        print(f"{label:<34} {padded:>13} {plans:>5} {seconds:>9.3f} "
-              f"{tokens / seconds:>9.0f}")
+        print(f"{label:<34} {padded if padded else '?':>13} {plans:>5} "
+              f"{seconds:>9.3f} {tokens / seconds:>9.0f}")
     print(f"speed-up {rows[0][3] / rows[2][3]:.2f}x over padding, "
-          f"{rows[1][3] / rows[2][3]:.2f}x over one fixed plan")
+          f"{rows[1][3] / rows[2][3]:.2f}x over one fixed plan; chosen "
+          f"plans {rows[0][3] / rows[3][3]:.2f}x over padding")
 
 
 def main():
@@ -253,10 +342,17 @@ def main():
                         "plans, the first the longest")
     parser.add_argument("--tables", choices=["all", "plans"], default="all",
                         help="every table, or only the per-step plans'")
+    parser.add_argument("--model", choices=["gen", "torch"], default="gen",
+                        help="the GPT: gen_gpt.py's token-weighted one "
+                        "(one-hot data), or examples/torch-gpt's exported "
+                        "from PyTorch (integer ids; the per-step plans' "
+                        "table only)")
+    parser.add_argument("--vocab", type=int, default=32768,
+                        help="the PyTorch GPT's vocabulary")
     args = parser.parse_args()
     per_step_plans(args)
     print()
-    if args.tables == "plans":
+    if args.tables == "plans" or args.model == "torch":
         return 0
     steps = draw_steps(args)
     tokens = sum(map(sum, steps))

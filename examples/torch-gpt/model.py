@@ -68,3 +68,14 @@ class GPT(nn.Module):
 def loss_fn(logits, targets):
     """Cross-entropy over the vocabulary, on integer next-token targets."""
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def padded_loss_fn(logits, targets, weights):
+    """The padded language-model loss: each position's cross-entropy times
+    its weight, summed. With weights 1/N at the N real target tokens of a
+    step and 0 at padding (what pp's --sample-lengths loader fills), it is
+    the step's mean over its real tokens however the samples are padded
+    (docs/VariableLength.md)."""
+    per_token = F.cross_entropy(logits.flatten(0, 1), targets.flatten(),
+                                reduction="none")
+    return (per_token * weights.flatten()).sum()

@@ -746,6 +746,35 @@ def sample_order(num_samples: int, step: int, batch: int,
     return order[first:first + batch]
 
 
+def sample_spans(sample_lengths: Source,
+                 num_tokens: int) -> List[List[Tuple[int, int]]]:
+    """Where `--sample-lengths`' samples lie in a token file of
+    `num_tokens` tokens: per line of the index (step s reads line
+    s % lines), each sample's (start, length) in file order. Sample k of
+    the whole index takes tokens [start, start + length) and the next one
+    as its last target, right after sample k - 1, back at 0 where the
+    tokens run out (docs/VariableLength.md)."""
+    _check_path("sample_lengths", sample_lengths)
+    _check_count("num_tokens", num_tokens)
+    text, _ = _read(pathlib.Path(sample_lengths), None, "sample_lengths")
+    spans: List[List[Tuple[int, int]]] = []
+    at = 0
+    for line in text.splitlines():
+        lengths = [int(v) for v in re.split(r"[\s,]+", line.split("#")[0])
+                   if v]
+        if lengths:
+            spans.append([])
+        for length in lengths:
+            if length < 1:
+                raise ValueError(f"sample_lengths: {length} is not a "
+                                 f"positive length")
+            if at + length + 1 > num_tokens:
+                at = 0
+            spans[-1].append((at, length))
+            at += length + 1
+    return spans
+
+
 def _data_files(data: Sequence[DataArray], workdir: pathlib.Path) -> str:
     """--data's value: arrays written as .npy files into `workdir`."""
     specs = []
@@ -769,6 +798,8 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
         save: Optional[Source] = None, seed: Optional[int] = None,
         param_stats: bool = False, extra_args: Sequence[str] = (),
         data: Optional[Sequence[DataArray]] = None,
+        tokens: Optional[Source] = None,
+        sample_lengths: Optional[Source] = None,
         timeout: Optional[float] = None) -> RunResult:
     """Trains with a compiled program for `steps` steps under mpiexec, as
     `mpiexec -n <processes> <program> --steps <steps> ...` does.
@@ -783,8 +814,10 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     their first dimension, one per data argument in argument order (the
     inputs, then the targets): numpy arrays, `.npy` paths or
     `"FILE.safetensors:NAME"` tensors (the program's `--data`); each
-    step's rows are the samples `sample_order` gives. `timeout` bounds the
-    whole run in seconds.
+    step's rows are the samples `sample_order` gives. `tokens` trains on a
+    token file (`--tokens`: flat uint16 ids or a 1-D .npy), and with
+    `sample_lengths` on variable-length samples of it (`--sample-lengths`,
+    docs/VariableLength.md). `timeout` bounds the whole run in seconds.
 
     Returns each step's loss and time (read from the program's `--metrics`
     file); raises `pp.RunError` with the tail of the program's stderr when
@@ -795,7 +828,9 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     _check_count("steps", steps)
     if ranks is not None:
         _check_count("ranks", ranks)
-    for argument, value in (("init_weights", init_weights), ("save", save)):
+    for argument, value in (("init_weights", init_weights), ("save", save),
+                            ("tokens", tokens),
+                            ("sample_lengths", sample_lengths)):
         if value is not None:
             _check_path(argument, value)
     if isinstance(extra_args, (str, bytes)) or not all(
@@ -829,6 +864,10 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
             args.append("--print-params")
         if data is not None:
             args += ["--data", _data_files(data, pathlib.Path(workdir))]
+        if tokens is not None:
+            args += ["--tokens", os.fspath(tokens)]
+        if sample_lengths is not None:
+            args += ["--sample-lengths", os.fspath(sample_lengths)]
         command = [_mpiexec(), "-n", str(processes)] + args + list(extra_args)
         try:
             proc = subprocess.run(command, capture_output=True, text=True,

@@ -102,10 +102,23 @@ def test_run_arguments_are_checked_before_mpiexec(pp, tmp_path):
         (dict(steps=1, extra_args="--lr"), TypeError,
          "extra_args must be a sequence of str"),
         (dict(steps=1, save=1), TypeError, "save must be a str"),
+        (dict(steps=1, sample_lengths=2), TypeError,
+         "sample_lengths must be a str"),
     ]
     for kwargs, error, message in cases:
         with pytest.raises(error, match=message):
             pp.run(program, **kwargs)
+
+
+def test_sample_spans_lie_back_to_back(pp, tmp_path):
+    """Each sample takes its tokens and the next one's as its last target;
+    one that would run past the tokens starts over at 0."""
+    index = tmp_path / "lengths.txt"
+    index.write_text("# two steps\n3 1\n\n2, 4\n")
+    assert pp.sample_spans(index, 12) == [[(0, 3), (4, 1)], [(6, 2), (0, 4)]]
+    index.write_text("3 0\n")
+    with pytest.raises(ValueError, match="0 is not a positive length"):
+        pp.sample_spans(index, 12)
 
 
 def test_export_arguments(pp, tmp_path):

@@ -183,7 +183,8 @@ void pprt_set_microbatch_variant(pprt_context *ctx, int32_t mb,
    length index it was planned for, the replicas, then per (line, replica)
    the plan, its micro-batches m and the samples each of them holds.
    pp_run_step calls pprt_step_plan for the running step's plan, which the
-   step then loads its rows and runs its variants by. */
+   step then loads its rows and runs its variants by. A later
+   pprt_set_step_plans replaces the table (the runtime's --choose-plans). */
 void pprt_set_plan_microbatch_variant(pprt_context *ctx, int32_t plan,
                                       int32_t mb, int32_t variant);
 void pprt_set_step_plans(pprt_context *ctx, const int32_t *table, int32_t size);

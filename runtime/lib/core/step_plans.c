@@ -45,6 +45,8 @@ void pprt_set_step_plans(pprt_context *ctx, const int32_t *table,
                "without lines and replicas",
                size);
   int32_t lines = table[0], replicas = table[1];
+  free(ctx->plan_entry); /* a later table replaces the compiled one */
+  free(ctx->step_table);
   ctx->plan_entry = pprt_xcalloc(ctx, (size_t)lines * (size_t)replicas,
                                  sizeof *ctx->plan_entry);
   int64_t at = 2;

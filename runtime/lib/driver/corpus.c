@@ -123,11 +123,14 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
   return true;
 }
 
-static bool check_data_buffers(const pprt_context *ctx, const pprt_corpus *c,
+/* Token weights (--sample-lengths) hold no tokens to check. */
+static bool check_data_buffers(const pprt_driver *d, const pprt_corpus *c,
                                char *err, size_t err_size) {
+  const pprt_context *ctx = d->ctx;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
     if (b->defined && (b->kind == PPRT_INPUT || b->kind == PPRT_TARGET) &&
+        !pprt_length_index_weighs(d->length_index, b) &&
         !check_data_buffer(b, c, err, err_size))
       return false;
   }
@@ -172,9 +175,9 @@ bool pprt_corpus_load(pprt_driver *d, char *err, size_t err_size) {
   bool loaded =
       text ? load_text(c, err, err_size) : load_tokens(d, c, err, err_size);
   if (loaded && d->opts.sample_lengths_path)
-    return check_data_buffers(d->ctx, c, err, err_size) &&
-           pprt_length_index_load(d, c->length, err, err_size);
-  return loaded && check_data_buffers(d->ctx, c, err, err_size);
+    return pprt_length_index_load(d, c->length, err, err_size) &&
+           check_data_buffers(d, c, err, err_size);
+  return loaded && check_data_buffers(d, c, err, err_size);
 }
 
 void pprt_corpus_free(pprt_corpus *c) {

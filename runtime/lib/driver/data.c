@@ -266,6 +266,10 @@ bool pprt_driver_prepare_data(pprt_driver *d) {
              "the program was planned per step for an index of sample "
              "lengths (pp-compile --step-plans): run it with "
              "--sample-lengths and --corpus or --tokens");
+  else if (d->opts.choose_plans && !d->ctx->num_plans)
+    snprintf(err, sizeof err,
+             "--choose-plans chooses among a program's step plans: compile "
+             "it with pp-compile --step-plans");
   else if (!corpus && d->opts.sample_lengths_path)
     snprintf(err, sizeof err,
              "--sample-lengths needs --corpus or --tokens: the samples' "

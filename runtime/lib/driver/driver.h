@@ -39,6 +39,7 @@ typedef struct pprt_driver_options {
   int token_width;         /* --token-dtype: bytes per id of a flat file */
   const char *data_spec;   /* --data: arrays by sample; NULL for synthetic */
   const char *sample_lengths_path; /* --sample-lengths; NULL: windows */
+  bool choose_plans;   /* --choose-plans: step plans for another index */
   int64_t num_classes; /* --classes: synthetic integer data; 0: none */
   bool print_params;
   bool print_memory;
@@ -116,10 +117,15 @@ int64_t pprt_corpus_token(const pprt_corpus *c, int64_t i);
 bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
                             size_t err_size);
 void pprt_length_index_free(pprt_length_index *x);
+/* Whether `x` fills `b` with token weights (f32 [rows, positions] beside
+   integer targets). */
+bool pprt_length_index_weighs(const pprt_length_index *x,
+                              const pprt_buffer_desc *b);
 /* Fills INPUT/TARGET buffer `b`'s rows [first_row, first_row + dims[0])
-   with the step's samples, longest first: one-hot tokens right-padded with
-   zeros, the targets (the next tokens) weighted 1/N for the step's N
-   tokens. */
+   with the step's samples, longest first, right-padded with zeros: tokens
+   (one-hot, or ids), targets (the next tokens; one-hot ones weighted 1/N
+   for the step's N tokens), or the targets' weights (1/N, 0 at
+   padding). */
 void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
                             int64_t step, int64_t first_row, void *out);
 

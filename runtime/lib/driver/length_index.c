@@ -2,9 +2,11 @@
    --tokens): the index gives each step's sample lengths, the samples lie
    back to back in the tokens, and every step loads them sorted longest
    first, right-padded to the program's context, with token weights in the
-   targets. */
+   targets: one-hot f32 tensors, or integer ids beside an f32 tensor of
+   weights. */
 #include "driver/driver.h"
 #include "driver/input_file.h"
+#include "driver/plan_choice.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,6 +144,143 @@ static void place_samples(const pprt_driver *d, pprt_length_index *x,
   }
 }
 
+/*---- What each data argument holds ----*/
+
+/* A data argument's part in a step of samples: one-hot tokens (f32
+   [rows, positions, vocabulary]; as targets, times the token weights), or
+   integer ids of the tokens or of their targets ([rows, positions]) beside
+   the targets' weights (f32 [rows, positions]), as a PyTorch loss
+   `(cross_entropy(logits, targets, reduction="none") * weights).sum()`
+   takes them. */
+typedef enum sample_role {
+  ROLE_NONE,
+  ROLE_ONE_HOT_INPUT,
+  ROLE_ONE_HOT_TARGET,
+  ROLE_INPUT_IDS,
+  ROLE_TARGET_IDS,
+  ROLE_TOKEN_WEIGHTS,
+  NUM_ROLES
+} sample_role;
+
+static bool is_data(const pprt_buffer_desc *b) {
+  return b->defined && (b->kind == PPRT_INPUT || b->kind == PPRT_TARGET);
+}
+
+static sample_role role_of(const pprt_buffer_desc *b) {
+  bool input = b->kind == PPRT_INPUT;
+  bool ids = b->dtype == PPRT_I32 || b->dtype == PPRT_I64;
+  if (b->dtype == PPRT_F32 && b->ndims == 3)
+    return input ? ROLE_ONE_HOT_INPUT : ROLE_ONE_HOT_TARGET;
+  if (ids && b->ndims == 2)
+    return input ? ROLE_INPUT_IDS : ROLE_TARGET_IDS;
+  if (!input && b->dtype == PPRT_F32 && b->ndims == 2)
+    return ROLE_TOKEN_WEIGHTS;
+  return ROLE_NONE;
+}
+
+static const char *kind_word(const pprt_buffer_desc *b) {
+  return b->kind == PPRT_INPUT ? "input" : "target";
+}
+
+static const char *const role_names[NUM_ROLES] = {
+    "",          "one-hot tokens", "one-hot targets",
+    "token ids", "target ids",     "token weights"};
+
+/* The data argument of `role` in variant `variant` on this rank, or NULL;
+   `*other` is set to one of another argument in the same role. */
+static const pprt_buffer_desc *find_role(const pprt_context *ctx,
+                                         sample_role role, int32_t variant,
+                                         const pprt_buffer_desc **other) {
+  const pprt_buffer_desc *found = NULL;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!is_data(b) || b->variant != variant || role_of(b) != role)
+      continue;
+    if (found && found->index != b->index)
+      *other = b;
+    if (!found)
+      found = b;
+  }
+  return found;
+}
+
+/* Integer targets need the weights that make the loss the mean over the
+   step's real tokens, and weights need the targets they weigh, at the same
+   rows and positions; each role is one argument. Checked per shape variant
+   among the arguments of this rank's stages (the loss reads targets and
+   weights together, so one stage holds both). */
+static bool check_variant_roles(const pprt_context *ctx,
+                                const pprt_length_index *x, int32_t variant,
+                                char *err, size_t err_size) {
+  const pprt_buffer_desc *of[NUM_ROLES] = {NULL};
+  for (int32_t role = ROLE_ONE_HOT_INPUT; role < NUM_ROLES; ++role) {
+    const pprt_buffer_desc *twice = NULL;
+    of[role] = find_role(ctx, (sample_role)role, variant, &twice);
+    if (twice)
+      return index_error(err, err_size, x->path,
+                         "%s argument %d and %s argument %d both take %s; "
+                         "variable-length samples fill one argument of each "
+                         "kind",
+                         kind_word(of[role]), of[role]->index, kind_word(twice),
+                         twice->index, role_names[role]);
+  }
+  const pprt_buffer_desc *ids = of[ROLE_TARGET_IDS];
+  const pprt_buffer_desc *weights = of[ROLE_TOKEN_WEIGHTS];
+  if (ids && !weights)
+    return index_error(err, err_size, x->path,
+                       "target argument %d holds token ids, but no f32 "
+                       "[rows, positions] target argument weighs them: "
+                       "padding would count in the loss (weigh the "
+                       "per-token loss, docs/VariableLength.md)",
+                       ids->index);
+  if (weights && !ids)
+    return index_error(err, err_size, x->path,
+                       "target argument %d is f32 [rows, positions] token "
+                       "weights, but no i32/i64 target argument holds the "
+                       "tokens they weigh",
+                       weights->index);
+  if (ids &&
+      (weights->dims[0] != ids->dims[0] || weights->dims[1] != ids->dims[1]))
+    return index_error(err, err_size, x->path,
+                       "target argument %d (the token weights) is [%lld, "
+                       "%lld]; target argument %d (the target ids) is [%lld, "
+                       "%lld]",
+                       weights->index, (long long)weights->dims[0],
+                       (long long)weights->dims[1], ids->index,
+                       (long long)ids->dims[0], (long long)ids->dims[1]);
+  if (ids && of[ROLE_ONE_HOT_TARGET])
+    return index_error(err, err_size, x->path,
+                       "target argument %d is one-hot and target argument %d "
+                       "holds ids: give the targets one way",
+                       of[ROLE_ONE_HOT_TARGET]->index, ids->index);
+  return true;
+}
+
+/* Every data argument has a role, and the roles go together. */
+static bool check_roles(const pprt_context *ctx, const pprt_length_index *x,
+                        char *err, size_t err_size) {
+  int32_t variants = 1;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!is_data(b))
+      continue;
+    if (b->variant >= variants)
+      variants = b->variant + 1;
+    if (role_of(b) == ROLE_NONE)
+      return index_error(
+          err, err_size, x->path,
+          "%s argument %d is %d-D %s; variable-length samples fill token ids "
+          "(i32/i64 [rows, positions]) with f32 [rows, positions] token "
+          "weights as a target, or one-hot f32 [rows, positions, "
+          "vocabulary] tensors",
+          kind_word(b), b->index, b->ndims, pprt_dtype_name(b->dtype));
+  }
+  for (int32_t v = 0; v < variants; ++v)
+    if (!check_variant_roles(ctx, x, v, err, err_size))
+      return false;
+  return true;
+}
+
 /* Whether micro-batch `mb` runs the variant of data buffer `b`. */
 static bool runs_variant(const pprt_context *ctx, int32_t mb,
                          const pprt_buffer_desc *b) {
@@ -206,10 +345,45 @@ static bool place_planned(const pprt_driver *d, pprt_length_index *x, int64_t i,
       return index_error(err, err_size, x->path,
                          "step %lld has %lld samples; the program's plan of "
                          "it (pp-compile --step-plans) holds others: compile "
-                         "with this index",
+                         "with this index, or choose among its plans with "
+                         "--choose-plans",
                          (long long)i, (long long)s->num_samples);
   }
   return true;
+}
+
+/* --choose-plans: a step table for this index, each step's replicas on
+   the compiled plans that hold their samples best. */
+static bool choose_plans(pprt_driver *d, const pprt_length_index *x, char *err,
+                         size_t err_size) {
+  int64_t n = x->num_steps;
+  int64_t **sorted = pprt_xcalloc(d->ctx, (size_t)n, sizeof *sorted);
+  int64_t *counts = pprt_xcalloc(d->ctx, (size_t)n, sizeof *counts);
+  for (int64_t i = 0; i < n; ++i) {
+    const index_step *s = &x->steps[i];
+    counts[i] = s->num_samples;
+    sorted[i] = pprt_xcalloc(d->ctx, (size_t)s->num_samples, sizeof *sorted[i]);
+    for (int64_t k = 0; k < s->num_samples; ++k)
+      sorted[i][k] = s->length[s->order[k]];
+  }
+  int64_t step = 0;
+  int32_t replica = 0;
+  bool ok = pprt_choose_step_plans(d->ctx, n, (const int64_t *const *)sorted,
+                                   counts, &step, &replica);
+  int64_t longest = ok ? 0 : sorted[step][replica];
+  for (int64_t i = 0; i < n; ++i)
+    free(sorted[i]);
+  free(sorted);
+  free(counts);
+  if (ok) {
+    pprt_report_step_plans(d->ctx, x->path);
+    return true;
+  }
+  return index_error(err, err_size, x->path,
+                     "step %lld: no plan of the program holds replica %d's "
+                     "samples, the longest of %lld tokens (--choose-plans): "
+                     "compile with an index like this one",
+                     (long long)step, replica, (long long)longest);
 }
 
 /* Under step plans: each micro-batch's samples fit its variant's context
@@ -292,25 +466,24 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
     return false;
   place_samples(d, x, corpus_length);
   const pprt_context *ctx = d->ctx;
+  if (ctx->num_plans && d->opts.choose_plans &&
+      !choose_plans(d, x, err, err_size))
+    return false;
   if (ctx->num_plans && x->num_steps != ctx->plan_lines)
     return index_error(err, err_size, x->path,
                        "%lld steps; the program was planned for %d "
-                       "(pp-compile --step-plans): compile with this index",
+                       "(pp-compile --step-plans): compile with this index, "
+                       "or choose among its plans with --choose-plans",
                        (long long)x->num_steps, ctx->plan_lines);
   for (int64_t i = 0; ctx->num_plans && i < x->num_steps; ++i)
     if (!place_planned(d, x, i, err, err_size))
       return false;
+  if (!check_roles(ctx, x, err, err_size))
+    return false;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
-    if (!b->defined || (b->kind != PPRT_INPUT && b->kind != PPRT_TARGET))
+    if (!is_data(b))
       continue;
-    if (b->dtype != PPRT_F32 || b->ndims != 3)
-      return index_error(err, err_size, x->path,
-                         "%s argument %d is %d-D %s; variable-length samples "
-                         "fill one-hot [rows, positions, vocabulary] f32 "
-                         "tensors (the targets carry the token weights)",
-                         b->kind == PPRT_INPUT ? "input" : "target", b->index,
-                         b->ndims, pprt_dtype_name(b->dtype));
     if (ctx->num_plans ? !check_planned(d, x, b, corpus_length, err, err_size)
                        : !check_fits(d, x, b, corpus_length, err, err_size))
       return false;
@@ -331,16 +504,34 @@ void pprt_length_index_free(pprt_length_index *x) {
   free(x);
 }
 
+bool pprt_length_index_weighs(const pprt_length_index *x,
+                              const pprt_buffer_desc *b) {
+  return x && role_of(b) == ROLE_TOKEN_WEIGHTS;
+}
+
+/* Writes token `v` at element `at` of `b`'s buffer `out`, in its role. */
+static void put_token(const pprt_buffer_desc *b, sample_role role, void *out,
+                      int64_t at, int64_t v, float weight) {
+  if (role == ROLE_ONE_HOT_INPUT || role == ROLE_ONE_HOT_TARGET)
+    ((float *)out)[at * b->dims[2] + v] = weight;
+  else if (role == ROLE_TOKEN_WEIGHTS)
+    ((float *)out)[at] = weight;
+  else if (b->dtype == PPRT_I64)
+    ((int64_t *)out)[at] = v;
+  else
+    ((int32_t *)out)[at] = (int32_t)v;
+}
+
 void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
                             int64_t step, int64_t first_row, void *out) {
   const pprt_length_index *x = d->length_index;
   const index_step *s = &x->steps[step % x->num_steps];
-  int64_t rows = b->dims[0], positions = b->dims[1], vocab = b->dims[2];
+  int64_t rows = b->dims[0], positions = b->dims[1];
+  sample_role role = role_of(b);
   bool target = b->kind == PPRT_TARGET;
   /* The step's loss is the mean over its real tokens: each target weighs
      1/N, padding nothing, whatever micro-batch holds it. */
   float weight = target ? (float)(1.0 / (double)s->tokens) : 1.0f;
-  float *one_hot = out;
   memset(out, 0, (size_t)b->bytes);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t k =
@@ -349,7 +540,7 @@ void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
       continue;
     for (int64_t t = 0; t < s->length[k]; ++t) {
       int64_t v = pprt_corpus_token(d->corpus, s->start[k] + t + target);
-      one_hot[(r * positions + t) * vocab + v] = weight;
+      put_token(b, role, out, r * positions + t, v, weight);
     }
   }
 }

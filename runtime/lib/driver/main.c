@@ -50,7 +50,13 @@ static void usage(FILE *f, const char *prog) {
       "                     samples, one line of lengths per step, laid\n"
       "                     back to back in the tokens; each step's sorted\n"
       "                     longest first, right-padded, targets weighted\n"
-      "                     1/(the step's tokens) (docs/VariableLength.md)\n"
+      "                     1/(the step's tokens): one-hot, or integer ids\n"
+      "                     and an f32 [rows, positions] weights target\n"
+      "                     (docs/VariableLength.md)\n"
+      "  --choose-plans     with --sample-lengths, a program compiled with\n"
+      "                     --step-plans runs any index: each step on the\n"
+      "                     compiled plan holding its samples with the\n"
+      "                     fewest token slots\n"
       "  --data A[,B...]    train on arrays indexed by sample, one per data\n"
       "                     argument in argument order (inputs, then\n"
       "                     targets): .npy files or FILE.safetensors:NAME\n"
@@ -170,6 +176,7 @@ static void default_options(pprt_driver_options *o) {
   o->corpus_path = NULL;
   o->tokens_path = NULL;
   o->sample_lengths_path = NULL;
+  o->choose_plans = false;
   o->token_width = 2;
   o->print_params = false;
   o->print_memory = false;
@@ -389,6 +396,10 @@ static int parse_options(int argc, char **argv, pprt_driver_options *o,
     }
     if (strcmp(arg, "--check-gradients") == 0) {
       o->check_gradients = true;
+      continue;
+    }
+    if (strcmp(arg, "--choose-plans") == 0) {
+      o->choose_plans = true;
       continue;
     }
     if (strcmp(arg, "--allow-non-finite") == 0) {

@@ -1,0 +1,255 @@
+"""Variable-length training on integer token ids: examples/torch-gpt's GPT
+at a vocabulary of 32768, its loss the padded language-model loss
+(`padded_loss_fn`: per-token cross-entropy times f32 weights, summed),
+exported at three shapes (2 x 16, 4 x 8 and 8 x 4 tokens) and compiled
+with `step_plans` on 2 pipeline ranks. The `--sample-lengths` loader fills
+ids, next-token targets and weights 1/N at the step's N real target
+tokens from a uint16 .npy token file, so each step's loss must be PyTorch's
+mean over the step's real tokens with every sample at its own length: the
+losses and final weights within 1e-5. The same program runs another
+index with --choose-plans (each step on the compiled plan holding it with
+the fewest token slots), with PyTorch's losses too. Programs whose data
+arguments do not fit the loader, a sample no shape holds and a step no
+compiled plan holds are refused in one line. Skipped where torch or
+torch_mlir is not importable."""
+
+import importlib.util
+import pathlib
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+np = pytest.importorskip("numpy")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+INDEX = REPO / "test" / "e2e" / "Inputs" / "sample-lengths-plans.txt"
+VOCAB, CONTEXT = 32768, 16
+SHAPES = [(2, 16), (4, 8), (8, 4)]  # (rows, positions) of each variant
+STEPS, LR = 6, 0.5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """PyTorch on one thread: the reference's small products are ten times
+    slower on threads fighting over a loaded machine's cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location(
+        "torch_gpt_model", REPO / "examples" / "torch-gpt" / "model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def pytorch_losses(model, tokens, spans, steps, lr=LR):
+    """SGD on each step's mean cross-entropy over its real tokens, every
+    sample (pp.sample_spans) run alone at its own length: no padding."""
+    F = torch.nn.functional
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for step in range(steps):
+        samples = spans[step % len(spans)]
+        count = sum(length for _, length in samples)
+        optimizer.zero_grad()
+        total = 0.0
+        for start, length in samples:
+            sample = torch.tensor(tokens[start:start + length + 1])
+            logits = model(sample[None, :-1])[0]
+            loss = F.cross_entropy(logits, sample[1:],
+                                   reduction="sum") / count
+            loss.backward()
+            total += loss.item()
+        optimizer.step()
+        losses.append(total)
+    return losses
+
+
+def export(model, out, rows, positions, loss_fn, weights_shape=(),
+           targets_only=False, split_points=("blocks.1",)):
+    """The step at rows x positions, traced whole (1 micro-batch): ids and
+    targets i64, then f32 weights shaped `weights_shape` (default [rows,
+    positions]) unless `targets_only`."""
+    import pp.torch
+    ids = torch.zeros(rows, positions, dtype=torch.int64)
+    weights = torch.zeros(weights_shape or (rows, positions))
+    data = (ids, ids) if targets_only else (ids, ids, weights)
+    return pp.torch.export(
+        model, data, loss_fn, out / f"step-{rows}x{positions}.mlir",
+        num_targets=len(data) - 1, microbatches=1,
+        split_points=split_points)
+
+
+@pytest.fixture(scope="module")
+def gpt(tmp_path_factory):
+    """The GPT (vocabulary 32768, context 16, width 16, 2 blocks) and its
+    steps at SHAPES, cut before block 1."""
+    example = _example()
+    torch.manual_seed(0)
+    model = example.GPT(vocab=VOCAB, context=CONTEXT, dim=16, heads=2,
+                        layers=2)
+    out = tmp_path_factory.mktemp("gpt")
+    return example, model, [export(model, out, rows, positions,
+                                   example.padded_loss_fn)
+                            for rows, positions in SHAPES]
+
+
+@pytest.fixture(scope="module")
+def planned(pp, gpt):
+    """The GPT's program planned for INDEX, and a fresh GPT with the
+    exported weights (the reference trains its own)."""
+    example, model, exports = gpt
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+
+    def fresh():
+        reference = example.GPT(vocab=VOCAB, context=CONTEXT, dim=16,
+                                heads=2, layers=2)
+        reference.load_state_dict(initial)
+        return reference
+    return compile_planned(pp, exports, INDEX), fresh
+
+
+def compile_planned(pp, exports, index):
+    return pp.compile(exports[0].mlir, stages=2, microbatches=1,
+                      schedule="greedy", step_plans=str(index), opt_level=0,
+                      variant=[str(e.mlir) for e in exports[1:]])
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory):
+    """4096 ids drawn over the whole vocabulary (its last id included), as
+    a uint16 .npy."""
+    ids = np.random.default_rng(7).integers(0, VOCAB, 4096).astype("<u2")
+    ids[100] = VOCAB - 1
+    path = tmp_path_factory.mktemp("tokens") / "tokens.npy"
+    np.save(path, ids)
+    return path, ids.astype(np.int64)
+
+
+def test_gpt_trains_on_token_ids_with_step_plans(pp, gpt, planned,
+                                                 token_file, tmp_path):
+    exports = gpt[2]
+    text = exports[0].mlir.read_text()
+    assert "tensor<2x16xi64>" in text and "tensor<2x16xf32>" in text
+    program, fresh = planned
+    model = fresh()
+    path, ids = token_file
+    saved = tmp_path / "trained.safetensors"
+    run = pp.run(program, steps=STEPS, lr=LR,
+                 init_weights=exports[0].weights, save=saved,
+                 tokens=path, sample_lengths=INDEX)
+    expected = pytorch_losses(model, ids, pp.sample_spans(INDEX, len(ids)),
+                              STEPS)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
+    # Step 3 runs step 0's samples again (index line 3 mod 3), trained.
+    assert expected[3] < expected[0]
+    trained = exports[0].state_dict(saved)
+    for name, value in model.named_parameters():
+        torch.testing.assert_close(trained[name], value.detach(),
+                                   rtol=1e-5, atol=1e-6, msg=name)
+
+
+def mean_loss(logits, targets):
+    """PyTorch's mean cross-entropy: it would count padding as tokens."""
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1),
+                                             targets.flatten())
+
+
+def per_sample_loss(logits, targets, weights):
+    """Each sample's summed cross-entropy times its weight: weights [rows]."""
+    per_token = torch.nn.functional.cross_entropy(
+        logits.flatten(0, 1), targets.flatten(), reduction="none")
+    return (per_token.view(targets.shape).sum(1) * weights).sum()
+
+
+def padded_loss(logits, targets, weights):
+    return _example().padded_loss_fn(logits, targets, weights)
+
+
+SAMPLES = r"--sample-lengths \S+: "
+
+
+@pytest.mark.parametrize("loss_fn, data, extra, expected", [
+    (mean_loss, dict(targets_only=True), [],
+     SAMPLES + r"target argument 1 holds token ids, but no f32 \[rows, positions\] "
+     r"target argument weighs them: padding would count in the loss "
+     r"\(weigh the per-token loss, docs/VariableLength.md\)"),
+    (per_sample_loss, dict(weights_shape=(8,)), [],
+     SAMPLES + r"target argument 2 is 1-D f32; variable-length samples fill token ids "
+     r"\(i32/i64 \[rows, positions\]\) with f32 \[rows, positions\] token "
+     r"weights as a target, or one-hot f32 \[rows, positions, vocabulary\] "
+     r"tensors"),
+    (padded_loss, {}, ["--choose-plans"],
+     r"--choose-plans chooses among a program's step plans: compile it "
+     r"with pp-compile --step-plans"),
+])
+def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path,
+                                                 loss_fn, data, extra,
+                                                 expected):
+    """Integer targets without weights, and weights of another shape than
+    the tokens', are each one line naming the argument; --choose-plans
+    needs a program with step plans. A bigram model (an embedding and a
+    linear head) at 8 rows, the index's 8 samples a step, on 1 stage."""
+    model = torch.nn.Sequential(torch.nn.Embedding(VOCAB, 4),
+                                torch.nn.Linear(4, VOCAB))
+    exported = export(model, tmp_path, 8, 16, loss_fn, split_points=(),
+                      **data)
+    program = pp.compile(exported.mlir, opt_level=0)
+    with pytest.raises(pp.RunError) as error:
+        pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
+               tokens=token_file[0], sample_lengths=INDEX,
+               extra_args=extra)
+    lines = [line for line in error.value.stderr.splitlines()
+             if line.startswith("pprt: ")]
+    assert len(lines) == 1, error.value.stderr
+    assert re.fullmatch(r"pprt: " + expected, lines[0])
+
+
+def test_choose_plans_runs_another_index(pp, gpt, planned, token_file,
+                                         tmp_path):
+    """--choose-plans: the program planned for INDEX trains on an index it
+    was not compiled for (other lengths, 3 to 14 samples a step), each
+    step on the compiled plan holding its samples with the fewest token
+    slots, with PyTorch's losses; a step no plan holds is one line."""
+    program, fresh = planned
+    model = fresh()
+    other = tmp_path / "other.txt"
+    # Plans 0, 1, 2 hold 2+2+4 samples at 2x16, 2x16, 4x8; 2+4+8 at 2x16,
+    # 4x8, 8x4; 4+8 at 4x8, 8x4. Chosen: 1, 0, 0, 1, 2.
+    other.write_text("16 4 4 3 2 1 1 1 1 1 1\n8 8 7 6 5 4 3 2\n12 9 5\n"
+                     "16 16 2 2 2 2 2 2 2 2 2 2 2 2\n8 7 6 5 4 3 2 1 1 1\n")
+    path, ids = token_file
+    exported = gpt[2][0]
+    run = pp.run(program, steps=5, lr=LR, init_weights=exported.weights,
+                 tokens=path, sample_lengths=other,
+                 extra_args=["--choose-plans"])
+    assert re.search(r"^pprt: --choose-plans: the 5 steps of \S+ run plans "
+                     r"1 0 0 1 2$", run.stdout, re.M), run.stdout
+    expected = pytorch_losses(model, ids, pp.sample_spans(other, len(ids)),
+                              5)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
+
+    other.write_text("16 16 16 16 16\n")
+    with pytest.raises(pp.RunError) as error:
+        pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
+               tokens=path, sample_lengths=other,
+               extra_args=["--choose-plans"])
+    assert re.search(
+        r"^pprt: --sample-lengths \S+: step 0: no plan of the program holds "
+        r"replica 0's samples, the longest of 16 tokens \(--choose-plans\): "
+        r"compile with an index like this one$", error.value.stderr, re.M)
+
+
+def test_sample_longer_than_every_shape_is_refused(pp, gpt, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("16 3 9 12 5 7 2 14\n4 4 17 16 1 8 3 6\n")
+    with pytest.raises(pp.CompileError, match=(
+            r"step 1: sample 2 has 17 tokens, more than the longest "
+            r"micro-batch shape holds \(16\)")):
+        compile_planned(pp, gpt[2], bad)
