@@ -15,7 +15,7 @@ import re
 import sys
 import tempfile
 
-from zero_schedule import memory as measured, run, simulated
+from zero_memory import memory as measured, run, simulated
 
 RANKS = 2
 TP = 2

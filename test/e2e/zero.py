@@ -23,25 +23,9 @@ import sys
 import tempfile
 
 from weights import run
+from zero_memory import losses, memory, param_sizes
 
 REPLICAS = 2
-
-
-def param_sizes(model_text):
-    """Numbers of values of the model's pp.param arguments."""
-    shapes = re.findall(r"tensor<([0-9x]+)xf32> \{pp\.param\}", model_text)
-    return [math.prod(int(d) for d in s.split("x")) for s in shapes]
-
-
-def memory(out):
-    """{rank: (weights, gradients, optimizer)} from --print-memory."""
-    rows = re.findall(r"memory rank (\d+): weights (\d+) gradients (\d+) "
-                      r"optimizer (\d+) bytes", out)
-    return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}
-
-
-def losses(out):
-    return re.findall(r"^step \d+ loss \S+$", out, re.M)
 
 
 def train(exe, procs, workdir, name, extra):

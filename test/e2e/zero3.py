@@ -24,48 +24,13 @@ import argparse
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
+from zero_memory import losses, memory, param_sizes, run, simulated
+
 REPLICAS = 2
 STEPS = 6
-
-
-def run(cmd, ok=True):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if ok and proc.returncode != 0:
-        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n"
-                 f"{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def memory(out):
-    """{rank: (weights, gradients, optimizer, gathered)} from
-    --print-memory (gathered: 0 when not printed)."""
-    rows = re.findall(r"memory rank (\d+): weights (\d+) gradients (\d+) "
-                      r"optimizer (\d+) bytes", out)
-    gathered = dict(re.findall(r"gathered weights rank (\d+): peak (\d+) "
-                               r"bytes", out))
-    return {int(r): tuple(int(v) for v in vals) + (int(gathered.get(r, 0)),)
-            for r, *vals in rows}
-
-
-def simulated(pp_opt, schedule, optimizer):
-    """{rank: (weights, gradients, optimizer, gathered)} from pp-simulate."""
-    err = run([pp_opt, schedule, f"--pp-simulate=optimizer={optimizer}",
-               "-o", os.devnull]).stderr
-    line = re.search(r"static memory per rank \(weights \+ gradients \+ "
-                     r"optimizer state, bytes\):(.*)", err)
-    if not line:
-        sys.exit(f"pp-simulate reported no static memory:\n{err}")
-    rows = re.findall(r"rank (\d+): (\d+) \+ (\d+) \+ (\d+) \(\+ (\d+) "
-                      r"gathered for the step\)", line.group(1))
-    return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}
-
-
-def losses(out):
-    return re.findall(r"^step \d+ loss \S+$", out, re.M)
 
 
 class Case:
@@ -125,11 +90,11 @@ def check_memory(case, optimizer, plain, zero, sizes):
     """Blocks resident, whole weights gathered: against plain data
     parallelism, pp-simulate and (given `sizes`) the closed form."""
     tag = f"{case.label} {optimizer}"
-    mem_plain, mem_zero = memory(plain), memory(zero)
+    mem_plain, mem_zero = memory(plain, True), memory(zero, True)
     if len(mem_plain) != case.procs or len(mem_zero) != case.procs:
         sys.exit(f"{tag}: expected {case.procs} memory lines\n{zero}")
     ranks = case.procs // REPLICAS
-    model = simulated(case.args.pp_opt, case.schedule, optimizer)
+    model = simulated(case.args.pp_opt, case.schedule, optimizer, True)
     for rank in range(ranks):
         whole = mem_plain[rank][0]
         blocks = (mem_zero[rank][0], mem_zero[rank + ranks][0])
@@ -198,12 +163,6 @@ def check_refusals(case):
         sys.exit(f"--check-gradients under ZeRO-3: expected '{want}'\n"
                  f"{proc.stderr}")
     print("contradicting --zero and --check-gradients: refused")
-
-
-def param_sizes(model_text):
-    """Numbers of values of the model's pp.param arguments."""
-    shapes = re.findall(r"tensor<([0-9x]+)xf32> \{pp\.param\}", model_text)
-    return [math.prod(int(d) for d in s.split("x")) for s in shapes]
 
 
 def main():

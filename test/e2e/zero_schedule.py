@@ -11,43 +11,13 @@ ranks, for plain data parallelism and for ZeRO-1, SGD and Adam."""
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
+from zero_memory import losses, memory, run, simulated
+
 REPLICAS = 2
 RANKS = 2
-
-
-def run(cmd, ok=True):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if ok and proc.returncode != 0:
-        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n"
-                 f"{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def memory(out):
-    """{rank: (weights, gradients, optimizer)} from --print-memory."""
-    rows = re.findall(r"memory rank (\d+): weights (\d+) gradients (\d+) "
-                      r"optimizer (\d+) bytes", out)
-    return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}
-
-
-def simulated(pp_opt, schedule, optimizer):
-    """{rank: (weights, gradients, optimizer)} from pp-simulate's remark."""
-    err = run([pp_opt, schedule, f"--pp-simulate=optimizer={optimizer}",
-               "-o", os.devnull]).stderr
-    line = re.search(r"static memory per rank \(weights \+ gradients \+ "
-                     r"optimizer state, bytes\):(.*)", err)
-    if not line:
-        sys.exit(f"pp-simulate reported no static memory:\n{err}")
-    rows = re.findall(r"rank (\d+): (\d+) \+ (\d+) \+ (\d+)", line.group(1))
-    return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}
-
-
-def losses(out):
-    return re.findall(r"^step \d+ loss \S+$", out, re.M)
 
 
 def train(exe, workdir, name, extra):
