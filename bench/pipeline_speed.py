@@ -24,9 +24,7 @@ Needs torch, torch_mlir, numpy and pp's Python package."""
 
 import argparse
 import json
-import multiprocessing
 import pathlib
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -127,25 +125,8 @@ def peer_rank(rank, name, args, tokens, directory):
 
 
 def run_peer(name, args, tokens, work):
-    directory = pathlib.Path(tempfile.mkdtemp(dir=work))
-    context = multiprocessing.get_context("spawn")
-    ranks = [context.Process(target=peer_rank,
-                             args=(rank, name, args, tokens, directory))
-             for rank in range(RANKS)]
-    for process in ranks:
-        process.start()
-    try:
-        for rank, process in enumerate(ranks):
-            process.join(timeout=3600)
-            if process.exitcode != 0:
-                sys.exit(f"pipeline_speed.py: {name} rank {rank} exited "
-                         f"{process.exitcode}")
-    finally:  # a rank that failed leaves the others waiting in gloo
-        for process in ranks:
-            process.kill()
-    with open(directory / "peer.json") as f:
-        report = json.load(f)
-    return report["losses"], report["seconds"]
+    return common.run_ranks(peer_rank, (name, args, tokens),
+                            f"pipeline_speed.py: {name}", work, RANKS)
 
 
 def pp_compile(args, exported, schedule, out):

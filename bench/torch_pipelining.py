@@ -121,26 +121,32 @@ def peer_rank(rank, args, tokens, directory):
     dist.destroy_process_group()
 
 
-def run_peer(args, tokens, work):
+def run_ranks(peer_rank, peer_args, label, work, ranks=RANKS):
+    """Runs peer_rank(rank, *peer_args, directory) in one spawned process a
+    rank; the losses and step seconds that a rank saved in peer.json."""
     directory = pathlib.Path(tempfile.mkdtemp(dir=work))
     context = multiprocessing.get_context("spawn")
-    ranks = [context.Process(target=peer_rank,
-                             args=(rank, args, tokens, directory))
-             for rank in range(RANKS)]
-    for process in ranks:
+    processes = [context.Process(target=peer_rank,
+                                 args=(rank, *peer_args, directory))
+                 for rank in range(ranks)]
+    for process in processes:
         process.start()
     try:
-        for rank, process in enumerate(ranks):
+        for rank, process in enumerate(processes):
             process.join(timeout=3600)
             if process.exitcode != 0:
-                sys.exit(f"torch_pipelining.py: peer rank {rank} exited "
-                         f"{process.exitcode}")
+                sys.exit(f"{label} rank {rank} exited {process.exitcode}")
     finally:  # a rank that failed leaves the others waiting in gloo
-        for process in ranks:
+        for process in processes:
             process.kill()
     with open(directory / "peer.json") as f:
         report = json.load(f)
     return report["losses"], report["seconds"]
+
+
+def run_peer(args, tokens, work):
+    return run_ranks(peer_rank, (args, tokens), "torch_pipelining.py: peer",
+                     work)
 
 
 def single_process(args, tokens, compiled):
