@@ -10,7 +10,6 @@ ranks, for plain data parallelism and for ZeRO-1, SGD and Adam."""
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 
