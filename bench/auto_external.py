@@ -49,22 +49,17 @@ import argparse
 import concurrent.futures
 import random
 import re
-import struct
 import subprocess
 import sys
 import time
+
+from auto_random import parse_f64, schedules
 
 SEED = 20261203
 F, B, W = 0, 1, 2
 MAKESPAN = re.compile(r"pp\.makespan = ([0-9a-fA-Fx.eE+-]+)")
 PEAK = re.compile(r"pp\.peak_memory = array<f64: ([^>]*)>")
 REL = 1e-9
-
-
-def parse_f64(text):
-    if text.startswith("0x"):
-        return struct.unpack(">d", bytes.fromhex(text[2:].rjust(16, "0")))[0]
-    return float(text)
 
 
 def make_problem(rng, max_ranks=16):
@@ -405,14 +400,7 @@ def options(pb, name, split, semantics):
 
 
 def builtin_names(pp_opt):
-    proc = subprocess.run(
-        [pp_opt, "-", "--pp-schedule=schedule=__list__ num-stages=2",
-         "-o", "/dev/null"], input="module {}\n", capture_output=True,
-        text=True)
-    found = re.search(r"expected one of: (.*)", proc.stderr)
-    if not found:
-        sys.exit("cannot read the schedule names from pp-opt")
-    names = [n.strip() for n in found.group(1).split(",")]
+    names = schedules(pp_opt)
     # auto is measured, exact is auto's own search, pipedream-2bw trains
     # differently (a delayed update).
     return [n for n in names if n not in ("auto", "exact", "pipedream-2bw")]

@@ -33,9 +33,10 @@ import concurrent.futures
 import operator
 import random
 import re
-import struct
 import subprocess
 import sys
+
+from auto_property import parse_f64
 
 F, B, W = 0, 1, 2
 TOLERANCE = 1e-9
@@ -315,12 +316,6 @@ def problems(seed):
 
 def values(xs):
     return ','.join(repr(x) for x in xs)
-
-
-def parse_f64(text):
-    if text.startswith('0x'):
-        return struct.unpack('>d', bytes.fromhex(text[2:].rjust(16, '0')))[0]
-    return float(text)
 
 
 def run_schedule(pp_opt, pb, schedule):
