@@ -76,11 +76,14 @@ static std::optional<CostProfile> getPlannedCosts(ModuleOp module) {
   return profile;
 }
 
-/// The derived stage functions in `module`, by stage, phase and sequence
-/// slice (0 for a function of whole micro-batches).
-static DenseMap<std::tuple<int64_t, Phase, int64_t>, func::FuncOp>
-getStageFunctions(ModuleOp module) {
-  DenseMap<std::tuple<int64_t, Phase, int64_t>, func::FuncOp> funcs;
+/// Stage functions by stage, phase and sequence slice (0 for a function of
+/// whole micro-batches).
+using StageFunctions =
+    DenseMap<std::tuple<int64_t, Phase, int64_t>, func::FuncOp>;
+
+/// The derived stage functions in `module`.
+static StageFunctions getStageFunctions(ModuleOp module) {
+  StageFunctions funcs;
   for (auto func : module.getOps<func::FuncOp>()) {
     auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
     auto phase = func->getAttrOfType<PhaseAttr>(kPhaseAttr);
@@ -432,6 +435,185 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     return success();
   }
 
+  /// Checks num-stages and num-ranks against the supported bounds.
+  LogicalResult checkShapeOptions(ModuleOp module) {
+    if (numStages < 0)
+      return module.emitError("num-stages must be at least 1 (or 0: read "
+                              "from the stage functions), got ")
+             << numStages.getValue();
+    if (numStages > kMaxStages)
+      return module.emitError("num-stages is ")
+             << numStages.getValue() << "; at most " << kMaxStages
+             << " stages are supported";
+    if (numRanks > kMaxRanks)
+      return module.emitError("num-ranks is ")
+             << numRanks.getValue() << "; at most " << kMaxRanks
+             << " ranks are supported";
+    return success();
+  }
+
+  /// The stages to schedule: num-stages, else the stage functions', else
+  /// the cost file's.
+  FailureOr<int64_t> resolveStages(ModuleOp module,
+                                   const std::optional<CostProfile> &file) {
+    int64_t stages = numStages > 0 ? numStages.getValue() : countStages(module);
+    if (stages < 1 && file)
+      stages = file->stages.size();
+    if (stages < 1)
+      return module.emitError("no stages to schedule: run "
+                              "pp-derive-backward first or pass num-stages");
+    return stages;
+  }
+
+  /// The units the schedule orders: micro-batches times sequence slices.
+  FailureOr<int64_t> resolveUnits(ModuleOp module,
+                                  const std::optional<CostProfile> &file,
+                                  int64_t stages) {
+    FailureOr<int64_t> microbatches = resolveMicrobatches(module);
+    if (failed(microbatches))
+      return failure();
+    if (plannedCosts && numMicrobatches == 0 && *microbatches == 1 &&
+        file->getNumMicrobatches() > 0)
+      *microbatches = file->getNumMicrobatches();
+    if (numSlices < 1 || numSlices > kMaxMicrobatches / *microbatches)
+      return module.emitError("slices must be at least 1 and at most ")
+             << kMaxMicrobatches << " with the micro-batches, got "
+             << numSlices.getValue();
+    // Stage functions cut into slices run under a schedule of as many.
+    if (int64_t cut = countFunctionSlices(module); cut > 1 && cut != numSlices)
+      return module.emitError("the stage functions compute ")
+             << cut << " sequence slices, but the schedule has slices = "
+             << numSlices.getValue();
+    int64_t units = *microbatches * numSlices;
+    if (stages * units > kMaxStageMicrobatches)
+      return module.emitError()
+             << stages << " stages x " << units
+             << " micro-batches is too large a schedule to generate: at most "
+             << kMaxStageMicrobatches << " stage micro-batches are supported";
+    return units;
+  }
+
+  /// Checks that the costs describe the schedule's shape: a profiler's
+  /// model and micro-batches, or the planned micro-batches.
+  LogicalResult checkProfileShape(ModuleOp module,
+                                  const std::optional<CostProfile> &file,
+                                  const CostProfile &profile, int64_t stages,
+                                  int64_t microbatches) {
+    // A profiler measured one shape: its micro-batches (getBaseCosts
+    // checked the stages).
+    if (file && !plannedCosts)
+      for (const std::string &why :
+           {file->checkShape(stages, microbatches / numSlices),
+            file->checkModel(module)})
+        if (!why.empty())
+          return module.emitError("cost file '")
+                 << costFile.getValue() << "' " << why;
+    module->removeAttr(kModelFingerprintAttr);
+    int64_t described = profile.getNumMicrobatches();
+    if (described <= 0 || described == microbatches)
+      return success();
+    if (plannedCosts)
+      return module.emitError("the planned micro-batches (")
+             << described << ") differ from the " << microbatches
+             << " micro-batches to schedule";
+    return module.emitError("cost file '")
+           << costFile.getValue() << "' has costs for " << described
+           << " micro-batches, but there are " << microbatches
+           << " to schedule";
+  }
+
+  /// The problem the schedule generators solve.
+  ScheduleProblem buildProblem(const CostProfile &profile, CostAttr cost,
+                               ArrayRef<double> caps, int64_t stages,
+                               int64_t microbatches, int64_t ranks) {
+    ScheduleProblem problem{stages, microbatches, ranks, splitBackward};
+    problem.semantics = semantics;
+    if (profile.timeUnit != "unit")
+      problem.timeUnit = profile.timeUnit;
+    if (profile.memoryUnit != "unit")
+      problem.memoryUnit = profile.memoryUnit;
+    problem.numSlices = numSlices;
+    if (cost)
+      problem.cost = getStageCosts(cost);
+    if (caps.size() == 1)
+      problem.memoryCap.assign(ranks, caps.front());
+    else
+      problem.memoryCap.assign(caps.begin(), caps.end());
+    return problem;
+  }
+
+  /// Solves the problem with the chosen generator; the searches order whole
+  /// micro-batches, not sequence slices.
+  FailureOr<GeneratedSchedule> solve(ModuleOp module,
+                                     const ScheduleProblem &problem) {
+    StringRef name = schedule.getValue().getName();
+    if (numSlices > 1 &&
+        llvm::is_contained(ArrayRef<StringRef>{"auto", "greedy", "exact"},
+                           name))
+      return module.emitError("schedule '")
+             << name << "' does not order sequence slices; with slices = "
+             << numSlices.getValue() << " use seq1f1b";
+    FailureOr<GeneratedSchedule> generated =
+        generateSchedule(module, schedule.getValue(), problem);
+    if (succeeded(generated) && !generated->note.empty())
+      emitRemark(module.getLoc()) << generated->note;
+    return generated;
+  }
+
+  /// Fills a rank's body with one pp.compute per action, each naming the
+  /// stage function it runs where the module has it.
+  void buildRankActions(OpBuilder &builder, const StageFunctions &stageFuncs,
+                        bool slicedFunctions, int64_t rank,
+                        ArrayRef<ScheduledAction> actions) {
+    for (const ScheduledAction &action : actions) {
+      int64_t slice = slicedFunctions ? action.mb % numSlices : 0;
+      func::FuncOp stageFunc =
+          stageFuncs.lookup({action.stage, action.phase, slice});
+      ComputeOp::create(
+          builder, getActionLoc(&getContext(), rank, action, stageFunc),
+          action.phase, action.stage, action.mb, /*overlap=*/false,
+          stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr,
+          /*first_step=*/action.part == StepPart::firstOnly,
+          /*next_step=*/action.part == StepPart::next);
+    }
+  }
+
+  /// Appends the generated schedule to the module as a pp.schedule.
+  LogicalResult buildScheduleOp(ModuleOp module,
+                                const GeneratedSchedule &generated,
+                                int64_t microbatches, CostAttr cost,
+                                ArrayRef<double> caps) {
+    std::string symbol = function + "_schedule";
+    if (Operation *existing = SymbolTable::lookupSymbolIn(module, symbol))
+      return existing->emitOpError("already defines @")
+             << symbol << "; pp-schedule adds one schedule per training step";
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    auto op = ScheduleOp::create(
+        builder, module.getLoc(), builder.getStringAttr(symbol),
+        builder.getStringAttr(schedule.getValue().getName()),
+        FlatSymbolRefAttr::get(builder.getContext(), function),
+        builder.getI64IntegerAttr(microbatches),
+        builder.getDenseI64ArrayAttr(generated.stageRank), cost,
+        getMemoryCapAttr(builder, caps));
+    if (generated.weightVersions != 1)
+      op.setWeightVersions(generated.weightVersions);
+    if (numSlices > 1)
+      op.setSlices(numSlices);
+    op.setSemanticsOrDefault(semantics);
+    builder.createBlock(&op.getBody());
+    StageFunctions stageFuncs = getStageFunctions(module);
+    bool slicedFunctions = countFunctionSlices(module) > 1;
+    for (auto [rank, actions] : llvm::enumerate(generated.ranks)) {
+      Location rankLoc = NameLoc::get(
+          builder.getStringAttr(llvm::formatv("rank {0}", rank).str()));
+      auto rankOp = RankOp::create(builder, rankLoc, rank);
+      OpBuilder::InsertionGuard guard(builder);
+      builder.createBlock(&rankOp.getBody());
+      buildRankActions(builder, stageFuncs, slicedFunctions, rank, actions);
+    }
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(checkQuantityOptions(module)))
@@ -446,92 +628,25 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     // The stage planner's costs move onto the schedule.
     module->removeAttr(kPlannedCostAttr);
     module->removeAttr(kPlannedActivationCapAttr);
-    bool planned = plannedCosts;
-    if (numStages < 0) {
-      module.emitError("num-stages must be at least 1 (or 0: read from the "
-                       "stage functions), got ")
-          << numStages.getValue();
+    if (failed(checkShapeOptions(module)))
       return signalPassFailure();
-    }
-    if (numStages > kMaxStages) {
-      module.emitError("num-stages is ")
-          << numStages.getValue() << "; at most " << kMaxStages
-          << " stages are supported";
+    FailureOr<int64_t> stages = resolveStages(module, *file);
+    if (failed(stages))
       return signalPassFailure();
-    }
-    if (numRanks > kMaxRanks) {
-      module.emitError("num-ranks is ") << numRanks.getValue() << "; at most "
-                                        << kMaxRanks << " ranks are supported";
-      return signalPassFailure();
-    }
-    int64_t stages = numStages > 0 ? numStages.getValue() : countStages(module);
-    if (stages < 1 && *file)
-      stages = (*file)->stages.size();
-    if (stages < 1) {
-      module.emitError("no stages to schedule: run pp-derive-backward first "
-                       "or pass num-stages");
-      return signalPassFailure();
-    }
-    FailureOr<int64_t> microbatches = resolveMicrobatches(module);
+    FailureOr<int64_t> microbatches = resolveUnits(module, *file, *stages);
     if (failed(microbatches))
       return signalPassFailure();
-    if (planned && numMicrobatches == 0 && *microbatches == 1 &&
-        (*file)->getNumMicrobatches() > 0)
-      *microbatches = (*file)->getNumMicrobatches();
-    if (numSlices < 1 || numSlices > kMaxMicrobatches / *microbatches) {
-      module.emitError("slices must be at least 1 and at most ")
-          << kMaxMicrobatches << " with the micro-batches, got "
-          << numSlices.getValue();
-      return signalPassFailure();
-    }
-    // Stage functions cut into slices run under a schedule of as many.
-    if (int64_t cut = countFunctionSlices(module);
-        cut > 1 && cut != numSlices) {
-      module.emitError("the stage functions compute ")
-          << cut << " sequence slices, but the schedule has slices = "
-          << numSlices.getValue();
-      return signalPassFailure();
-    }
-    // With sequence slices the schedule's units are the slices.
-    *microbatches *= numSlices;
-    if (stages * *microbatches > kMaxStageMicrobatches) {
-      module.emitError()
-          << stages << " stages x " << *microbatches
-          << " micro-batches is too large a schedule to generate: at most "
-          << kMaxStageMicrobatches << " stage micro-batches are supported";
-      return signalPassFailure();
-    }
-    int64_t ranks = numRanks > 0 ? numRanks.getValue() : stages;
-    if (numRanks < 0 || stages % ranks != 0) {
+    int64_t ranks = numRanks > 0 ? numRanks.getValue() : *stages;
+    if (numRanks < 0 || *stages % ranks != 0) {
       module.emitError("num-ranks must divide the ")
-          << stages << " stages, got " << numRanks.getValue();
+          << *stages << " stages, got " << numRanks.getValue();
       return signalPassFailure();
     }
-    FailureOr<CostProfile> profile = getBaseCosts(module, *file, stages);
-    if (failed(profile))
+    FailureOr<CostProfile> profile = getBaseCosts(module, *file, *stages);
+    if (failed(profile) || failed(checkProfileShape(module, *file, *profile,
+                                                    *stages, *microbatches)))
       return signalPassFailure();
-    // A profiler measured one shape: its micro-batches (getBaseCosts
-    // checked the stages).
-    if (*file && !plannedCosts)
-      for (const std::string &why :
-           {(*file)->checkShape(stages, *microbatches / numSlices),
-            (*file)->checkModel(module)})
-        if (!why.empty()) {
-          module.emitError("cost file '") << costFile.getValue() << "' " << why;
-          return signalPassFailure();
-        }
-    module->removeAttr(kModelFingerprintAttr);
-    if (int64_t described = profile->getNumMicrobatches();
-        described > 0 && described != *microbatches) {
-      (planned ? module.emitError("the planned micro-batches (")
-               : module.emitError("cost file '") << costFile.getValue() << "' ")
-          << (planned ? "" : "has costs for ") << described
-          << (planned ? ") differ from the " : " micro-batches, but there are ")
-          << *microbatches
-          << (planned ? " micro-batches to schedule" : " to schedule");
-      return signalPassFailure();
-    }
-    FailureOr<SmallVector<bool>> recomputed = resolveRecompute(module, stages);
+    FailureOr<SmallVector<bool>> recomputed = resolveRecompute(module, *stages);
     if (failed(recomputed))
       return signalPassFailure();
     FailureOr<CostAttr> cost = buildCost(module, *profile, *recomputed);
@@ -540,79 +655,14 @@ struct SchedulePass : pp::impl::PPScheduleBase<SchedulePass> {
     if (failed(cost) || failed(caps))
       return signalPassFailure();
     if (numSlices > 1)
-      *cost = getSliceCost(&getContext(), *cost, stages, numSlices);
-    ScheduleProblem problem{stages, *microbatches, ranks, splitBackward};
-    problem.semantics = semantics;
-    if (profile->timeUnit != "unit")
-      problem.timeUnit = profile->timeUnit;
-    if (profile->memoryUnit != "unit")
-      problem.memoryUnit = profile->memoryUnit;
-    problem.numSlices = numSlices;
-    if (*cost)
-      problem.cost = getStageCosts(*cost);
-    if (caps->size() == 1)
-      problem.memoryCap.assign(ranks, caps->front());
-    else
-      problem.memoryCap = *caps;
-    // The searches order whole micro-batches, not sequence slices.
-    StringRef name = schedule.getValue().getName();
-    if (numSlices > 1 &&
-        llvm::is_contained(ArrayRef<StringRef>{"auto", "greedy", "exact"},
-                           name)) {
-      module.emitError("schedule '")
-          << name << "' does not order sequence slices; with slices = "
-          << numSlices.getValue() << " use seq1f1b";
-      return signalPassFailure();
-    }
+      *cost = getSliceCost(&getContext(), *cost, *stages, numSlices);
     FailureOr<GeneratedSchedule> generated =
-        generateSchedule(module, schedule.getValue(), problem);
-    if (failed(generated))
+        solve(module, buildProblem(*profile, *cost, *caps, *stages,
+                                   *microbatches, ranks));
+    if (failed(generated) ||
+        failed(
+            buildScheduleOp(module, *generated, *microbatches, *cost, *caps)))
       return signalPassFailure();
-    if (!generated->note.empty())
-      emitRemark(module.getLoc()) << generated->note;
-
-    std::string symbol = function + "_schedule";
-    if (Operation *existing = SymbolTable::lookupSymbolIn(module, symbol)) {
-      existing->emitOpError("already defines @")
-          << symbol << "; pp-schedule adds one schedule per training step";
-      return signalPassFailure();
-    }
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    Location loc = module.getLoc();
-    auto op = ScheduleOp::create(
-        builder, loc, builder.getStringAttr(symbol),
-        builder.getStringAttr(schedule.getValue().getName()),
-        FlatSymbolRefAttr::get(builder.getContext(), function),
-        builder.getI64IntegerAttr(*microbatches),
-        builder.getDenseI64ArrayAttr(generated->stageRank), *cost,
-        getMemoryCapAttr(builder, *caps));
-    if (generated->weightVersions != 1)
-      op.setWeightVersions(generated->weightVersions);
-    if (numSlices > 1)
-      op.setSlices(numSlices);
-    op.setSemanticsOrDefault(semantics);
-    builder.createBlock(&op.getBody());
-    auto stageFuncs = getStageFunctions(module);
-    bool slicedFunctions = countFunctionSlices(module) > 1;
-    for (auto [rank, actions] : llvm::enumerate(generated->ranks)) {
-      Location rankLoc = NameLoc::get(
-          builder.getStringAttr(llvm::formatv("rank {0}", rank).str()));
-      auto rankOp = RankOp::create(builder, rankLoc, rank);
-      OpBuilder::InsertionGuard guard(builder);
-      builder.createBlock(&rankOp.getBody());
-      for (const ScheduledAction &action : actions) {
-        // Each action names the function it runs, where the module has it.
-        int64_t slice = slicedFunctions ? action.mb % numSlices : 0;
-        func::FuncOp stageFunc =
-            stageFuncs.lookup({action.stage, action.phase, slice});
-        ComputeOp::create(
-            builder, getActionLoc(&getContext(), rank, action, stageFunc),
-            action.phase, action.stage, action.mb, /*overlap=*/false,
-            stageFunc ? FlatSymbolRefAttr::get(stageFunc) : nullptr,
-            /*first_step=*/action.part == StepPart::firstOnly,
-            /*next_step=*/action.part == StepPart::next);
-      }
-    }
   }
 };
 } // namespace
