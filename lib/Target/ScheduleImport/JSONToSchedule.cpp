@@ -236,6 +236,10 @@ private:
   }
 
   LogicalResult parseHeader(Located root);
+  LogicalResult parseFormat(Located root);
+  LogicalResult parseCounts(Located root);
+  LogicalResult parseStageRank(Located root);
+  LogicalResult parseExtensions(Located root);
   FailureOr<CostAttr> parseCost(Located cost);
   /// `memory_cap`: a number for every rank or an array of one per rank.
   LogicalResult parseMemoryCap(Located cap);
@@ -325,6 +329,25 @@ FailureOr<Located> JSONScheduleImporter::getArray(Located value,
 }
 
 LogicalResult JSONScheduleImporter::parseHeader(Located root) {
+  if (failed(parseFormat(root)) || failed(parseCounts(root)) ||
+      failed(parseStageRank(root)))
+    return failure();
+  if (std::optional<Located> costField = getOptionalField(root, "cost")) {
+    FailureOr<CostAttr> parsed = parseCost(*costField);
+    if (failed(parsed))
+      return failure();
+    program.cost = getStageCosts(*parsed);
+  }
+
+  if (std::optional<Located> capField = getOptionalField(root, "memory_cap")) {
+    if (failed(parseMemoryCap(*capField)))
+      return failure();
+  }
+  return parseExtensions(root);
+}
+
+/// `format` and the optional `name`.
+LogicalResult JSONScheduleImporter::parseFormat(Located root) {
   FailureOr<Located> format = getField(root, "format", "");
   if (failed(format))
     return failure();
@@ -346,7 +369,11 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
                                         << describeKind(*nameField->value);
     spelling.name = value->str();
   }
+  return success();
+}
 
+/// `num_ranks`, `num_stages` and `num_microbatches`.
+LogicalResult JSONScheduleImporter::parseCounts(Located root) {
   std::tuple<StringRef, int64_t *, int64_t> counts[] = {
       {"num_ranks", &numRanks, kMaxRanks},
       {"num_stages", &program.numStages, kMaxStages},
@@ -367,7 +394,11 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
              << " are supported";
     *field = *value;
   }
+  return success();
+}
 
+/// `stage_rank`: one rank for every stage.
+LogicalResult JSONScheduleImporter::parseStageRank(Located root) {
   FailureOr<Located> placementField = getField(root, "stage_rank", "");
   if (failed(placementField))
     return failure();
@@ -391,19 +422,11 @@ LogicalResult JSONScheduleImporter::parseHeader(Located root) {
              << ", but the schedule has " << numRanks << " ranks";
     program.stageRank.push_back(*rank);
   }
+  return success();
+}
 
-  if (std::optional<Located> costField = getOptionalField(root, "cost")) {
-    FailureOr<CostAttr> parsed = parseCost(*costField);
-    if (failed(parsed))
-      return failure();
-    program.cost = getStageCosts(*parsed);
-  }
-
-  if (std::optional<Located> capField = getOptionalField(root, "memory_cap")) {
-    if (failed(parseMemoryCap(*capField)))
-      return failure();
-  }
-
+/// The optional `num_replicas`, `slices` and `zero`.
+LogicalResult JSONScheduleImporter::parseExtensions(Located root) {
   if (std::optional<Located> field = getOptionalField(root, "num_replicas")) {
     FailureOr<int64_t> replicas = getInteger(*field, "'num_replicas'", "");
     if (failed(replicas))
