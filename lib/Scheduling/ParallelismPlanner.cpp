@@ -87,6 +87,9 @@ public:
 
 private:
   std::string checkTensorParallel(int64_t parts) const;
+  std::string checkShape(const ParallelismCandidate &candidate) const;
+  void explainMemory(PartitionProblem partition,
+                     ParallelismCandidate &candidate) const;
   /// Bytes of state per byte of weights: the weights, their gradients and
   /// the optimizer's moments (the replica's block under ZeRO-1); under
   /// ZeRO-3 the replica's block of the weights besides the whole weights
@@ -205,32 +208,57 @@ double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
   return timing.getMakespan();
 }
 
+/// Why the candidate's shape cannot be planned: a fixed T, P or R it
+/// differs from, a tensor-parallel degree the ops do not split into, or a
+/// stage count the chain and markers do not allow; empty where it can.
+std::string
+LayoutEvaluator::checkShape(const ParallelismCandidate &candidate) const {
+  int64_t numStages = candidate.stages;
+  for (auto [fixed, value, name] :
+       {std::tuple(request.fixedTensorParallel, candidate.tensorParallel, "T"),
+        std::tuple(request.fixedStages, numStages, "P"),
+        std::tuple(request.fixedReplicas, candidate.replicas, "R")})
+    if (fixed > 0 && fixed != value)
+      return llvm::formatv("{0} is fixed at {1}", name, fixed);
+  if (std::string reason = checkTensorParallel(candidate.tensorParallel);
+      !reason.empty())
+    return reason;
+  if (numStages > chain.size() || numStages > request.maxStages)
+    return llvm::formatv("more stages than the step's {0} ops", chain.size());
+  if (numStages < int64_t(request.markerCuts.size()) + 1)
+    return llvm::formatv("the model's {0} stage markers make more stages",
+                         request.markerCuts.size());
+  return "";
+}
+
+/// Why no partition fits the memory cap: the least memory any partition
+/// needs on its fullest device, or that none keeps each weight's users in
+/// one stage.
+void LayoutEvaluator::explainMemory(PartitionProblem partition,
+                                    ParallelismCandidate &candidate) const {
+  auto load = partition.load;
+  auto memory = [&](int64_t stage, int64_t begin, int64_t end) {
+    return StageLoad{load(stage, begin, end).memory, 0.0};
+  };
+  partition.memoryCap.clear();
+  partition.load = memory;
+  std::optional<Partition> smallest = planPartition(partition);
+  if (!smallest) {
+    candidate.reason = "no partition keeps each weight's users in one stage";
+    return;
+  }
+  candidate.memory = smallest->bottleneck;
+  candidate.reason =
+      llvm::formatv("memory: needs {0} bytes per device, above {1}",
+                    formatQuantity(smallest->bottleneck), formatQuantity(cap));
+}
+
 void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
   int64_t parts = candidate.tensorParallel, numStages = candidate.stages;
   int64_t replicas = candidate.replicas;
-  for (auto [fixed, value, name] :
-       {std::tuple(request.fixedTensorParallel, parts, "T"),
-        std::tuple(request.fixedStages, numStages, "P"),
-        std::tuple(request.fixedReplicas, replicas, "R")})
-    if (fixed > 0 && fixed != value) {
-      candidate.reason = llvm::formatv("{0} is fixed at {1}", name, fixed);
-      return;
-    }
-  if (std::string reason = checkTensorParallel(parts); !reason.empty()) {
-    candidate.reason = reason;
+  candidate.reason = checkShape(candidate);
+  if (!candidate.reason.empty())
     return;
-  }
-  if (numStages > chain.size() || numStages > request.maxStages) {
-    candidate.reason =
-        llvm::formatv("more stages than the step's {0} ops", chain.size());
-    return;
-  }
-  if (numStages < int64_t(request.markerCuts.size()) + 1) {
-    candidate.reason =
-        llvm::formatv("the model's {0} stage markers make more stages",
-                      request.markerCuts.size());
-    return;
-  }
   int64_t slices = request.numSlices;
   ScheduleProblem problem{numStages, request.numMicrobatches * slices,
                           numStages};
@@ -273,24 +301,8 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
   partition.load = load;
   partition.memoryCap.assign(numStages, cap);
   std::optional<Partition> plan = planPartition(partition);
-  if (!plan) {
-    // The least memory any partition needs on its fullest device.
-    partition.memoryCap.clear();
-    auto memory = [&](int64_t stage, int64_t begin, int64_t end) {
-      return StageLoad{load(stage, begin, end).memory, 0.0};
-    };
-    partition.load = memory;
-    std::optional<Partition> smallest = planPartition(partition);
-    if (!smallest) {
-      candidate.reason = "no partition keeps each weight's users in one stage";
-      return;
-    }
-    candidate.memory = smallest->bottleneck;
-    candidate.reason = llvm::formatv(
-        "memory: needs {0} bytes per device, above {1}",
-        formatQuantity(smallest->bottleneck), formatQuantity(cap));
-    return;
-  }
+  if (!plan)
+    return explainMemory(partition, candidate);
   StageCosts costs;
   SmallVector<double> stageWeights;
   for (int64_t stage = 0; stage < numStages; ++stage) {
