@@ -132,9 +132,50 @@ struct PlanMicrobatchesPass
                          : std::numeric_limits<double>::infinity();
   }
 
+  /// num-stages, else the stage functions' count.
+  FailureOr<int64_t> resolveStages(ModuleOp module) {
+    int64_t stages = numStages;
+    if (stages == 0)
+      for (auto func : module.getOps<func::FuncOp>())
+        if (auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr))
+          stages = std::max(stages, stage.getInt() + 1);
+    if (stages < 1)
+      return module.emitError("no stages to plan for: run "
+                              "pp-derive-backward first or pass num-stages");
+    return stages;
+  }
+
+  /// Checks that every sample alone fits the cap. The planner names samples
+  /// by their place in the sorted list: check here, by the index's order.
+  LogicalResult checkSampleMemory(ModuleOp module, ArrayRef<int64_t> lengths) {
+    for (auto [index, length] : llvm::enumerate(lengths))
+      if (activationPerToken * length > problemCap() * (1 + 1e-12))
+        return module.emitError("step ")
+               << step.getValue() << ": sample " << index << " of length "
+               << length << " needs "
+               << formatQuantity(activationPerToken * length)
+               << " of activation memory alone, over the cap of "
+               << formatQuantity(memoryCap);
+    return success();
+  }
+
   void runOnOperation() override;
 };
+
 } // namespace
+
+/// Records the plan on the module: its costs, the samples in planned order,
+/// where each micro-batch begins and the length it is padded to.
+static void recordPlan(ModuleOp module, ArrayRef<int64_t> order,
+                       const MicrobatchPlan &plan, const StageCosts &costs) {
+  Builder builder(module.getContext());
+  module->setAttr(kMicrobatchCostAttr, getCostAttr(module.getContext(), costs));
+  module->setAttr(kMicrobatchSamplesAttr, builder.getDenseI64ArrayAttr(order));
+  module->setAttr(kMicrobatchBeginAttr,
+                  builder.getDenseI64ArrayAttr(plan.begin));
+  module->setAttr(kMicrobatchLengthAttr,
+                  builder.getDenseI64ArrayAttr(plan.paddedLength));
+}
 
 void PlanMicrobatchesPass::runOnOperation() {
   ModuleOp module = getOperation();
@@ -146,31 +187,12 @@ void PlanMicrobatchesPass::runOnOperation() {
   auto k = readTriple(module, "per-microbatch", perMicrobatch);
   if (failed(a) || failed(b) || failed(c) || failed(k))
     return signalPassFailure();
-  int64_t stages = numStages;
-  if (stages == 0)
-    for (auto func : module.getOps<func::FuncOp>())
-      if (auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr))
-        stages = std::max(stages, stage.getInt() + 1);
-  if (stages < 1) {
-    module.emitError("no stages to plan for: run pp-derive-backward first "
-                     "or pass num-stages");
+  FailureOr<int64_t> stages = resolveStages(module);
+  if (failed(stages))
     return signalPassFailure();
-  }
   FailureOr<SmallVector<int64_t>> lengths = readLengths(module);
-  if (failed(lengths))
+  if (failed(lengths) || failed(checkSampleMemory(module, *lengths)))
     return signalPassFailure();
-
-  // The planner names samples by their place in the sorted list: check
-  // here, by the index's order.
-  for (auto [index, length] : llvm::enumerate(*lengths))
-    if (activationPerToken * length > problemCap() * (1 + 1e-12)) {
-      module.emitError("step ")
-          << step.getValue() << ": sample " << index << " of length " << length
-          << " needs " << formatQuantity(activationPerToken * length)
-          << " of activation memory alone, over the cap of "
-          << formatQuantity(memoryCap);
-      return signalPassFailure();
-    }
 
   SmallVector<int64_t> order = orderLongestFirst(*lengths);
   SmallVector<int64_t> sorted =
@@ -183,7 +205,7 @@ void PlanMicrobatchesPass::runOnOperation() {
     *phases[phase] = {(*a)[phase], (*b)[phase], (*c)[phase], (*k)[phase]};
   stage.activation = {0.0, activationPerToken, 0.0};
   MicrobatchPlanProblem problem;
-  problem.numStages = stages;
+  problem.numStages = *stages;
   auto sum = [](std::array<double, 3> v) { return v[0] + v[1] + v[2]; };
   problem.time = {sum(*a), sum(*b), sum(*c), sum(*k)};
   problem.memory = stage.activation;
@@ -197,22 +219,16 @@ void PlanMicrobatchesPass::runOnOperation() {
         << step.getValue() << ": " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (stages * plan->getNumMicrobatches() > kMaxStageMicrobatches) {
+  if (*stages * plan->getNumMicrobatches() > kMaxStageMicrobatches) {
     module.emitError() << "the plan's " << plan->getNumMicrobatches()
-                       << " micro-batches on " << stages
+                       << " micro-batches on " << *stages
                        << " stages are too many to schedule";
     return signalPassFailure();
   }
   StageCosts costs = getMicrobatchCosts(
-      *plan, SmallVector<StageTokenCosts>(stages, stage), commCost);
+      *plan, SmallVector<StageTokenCosts>(*stages, stage), commCost);
 
-  Builder builder(module.getContext());
-  module->setAttr(kMicrobatchCostAttr, getCostAttr(module.getContext(), costs));
-  module->setAttr(kMicrobatchSamplesAttr, builder.getDenseI64ArrayAttr(order));
-  module->setAttr(kMicrobatchBeginAttr,
-                  builder.getDenseI64ArrayAttr(plan->begin));
-  module->setAttr(kMicrobatchLengthAttr,
-                  builder.getDenseI64ArrayAttr(plan->paddedLength));
+  recordPlan(module, order, *plan, costs);
 
   PaddedBaseline padded = getPaddedBaseline(
       sorted,
