@@ -115,6 +115,7 @@ private:
                               SmallVector<Value> &inputs,
                               SmallVector<AffineMap> &maps);
   FailureOr<Value> operandGradient(OpOperand &target);
+  FailureOr<SmallVector<WindowDim>> windowsOf(OpOperand &target);
 
   OpBuilder &builder;
   linalg::LinalgOp op;
@@ -481,29 +482,37 @@ static Value withoutUnreadInputs(OpBuilder &builder,
   return pruned.getResult(0);
 }
 
+/// The sliding windows `target` is read through; none for an operand
+/// indexed by a projected permutation.
+FailureOr<SmallVector<WindowDim>> LinalgAdjoint::windowsOf(OpOperand &target) {
+  AffineMap targetMap = op.getMatchingIndexingMap(&target);
+  if (targetMap.isProjectedPermutation(/*allowZeroInResults=*/true))
+    return SmallVector<WindowDim>();
+  FailureOr<SmallVector<WindowDim>> found = findWindows(
+      targetMap, cast<RankedTensorType>(target.get().getType()).getShape());
+  if (failed(found) || found->empty())
+    return emitError() << "operand #" << target.getOperandNumber()
+                       << " is not indexed by a projected permutation or "
+                          "sliding windows";
+  if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
+    return emitError() << "its body reads loop indices while operand #"
+                       << target.getOperandNumber()
+                       << " is read through sliding windows";
+  return found;
+}
+
 FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
   AffineMap targetMap = op.getMatchingIndexingMap(&target);
   // An operand read through sliding windows (a convolution's or pooling's
   // input) gets its gradient over loops in which each window's position is
   // replaced by the operand's coordinate; the result gradient is spread by
   // the stride and padded, so the sum runs over the window's offsets.
-  SmallVector<WindowDim> windows;
-  if (!targetMap.isProjectedPermutation(/*allowZeroInResults=*/true)) {
-    FailureOr<SmallVector<WindowDim>> found = findWindows(
-        targetMap, cast<RankedTensorType>(target.get().getType()).getShape());
-    if (failed(found) || found->empty())
-      return emitError() << "operand #" << target.getOperandNumber()
-                         << " is not indexed by a projected permutation or "
-                            "sliding windows";
-    windows = std::move(*found);
-    if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
-      return emitError() << "its body reads loop indices while operand #"
-                         << target.getOperandNumber()
-                         << " is read through sliding windows";
-  }
+  FailureOr<SmallVector<WindowDim>> windows = windowsOf(target);
+  if (failed(windows))
+    return failure();
   SmallVector<std::pair<unsigned, const WindowDim *>> unused;
   AffineMap gradMap =
-      windows.empty() ? targetMap : *slideMap(targetMap, windows, unused);
+      windows->empty() ? targetMap : *slideMap(targetMap, *windows, unused);
   SmallVector<const ResultAdjoint *> seeded;
   SmallVector<Value> values;
   for (const ResultAdjoint &result : results)
@@ -532,7 +541,7 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
     }
   }
   bindAllLoops(inputs, maps, gradMap);
-  if (!windows.empty() && failed(slideOperands(windows, inputs, maps)))
+  if (!windows->empty() && failed(slideOperands(*windows, inputs, maps)))
     return failure();
   maps.push_back(gradMap);
   SmallVector<utils::IteratorType> iterators;

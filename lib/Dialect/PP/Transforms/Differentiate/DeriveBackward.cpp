@@ -103,6 +103,15 @@ private:
                        ArrayRef<Slot> resultSlots, bool forwardToo = false);
   Slot slotOf(Value value);
   SmallVector<Value> valuesReadBy(Operation *op);
+  /// The gradients the backward returns, with their slots.
+  struct Gradients {
+    SmallVector<Value> input, weight; // activations and carries; weights
+    SmallVector<Slot> inputSlots, weightSlots;
+  };
+  Gradients collectGradients(OpBuilder &builder);
+  SmallVector<Value> nameValuesFrom(ArrayRef<Operation *> ops,
+                                    const DenseSet<Operation *> &from,
+                                    SlotKind kind);
   /// Calls `set` with the `pp.split` of weight `arg` of the step, if any.
   void copySplit(int64_t arg, function_ref<void(Attribute)> set) {
     if (Attribute split = step.getArgAttr(arg, kSplitAttr))
@@ -417,16 +426,11 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
   return func;
 }
 
-LogicalResult StageDifferentiator::run() {
-  buildJoint();
-  if (failed(differentiate())) {
-    joint.erase();
-    return failure();
-  }
-  // Gradients of activations (B's results) and of weights (W's results).
-  OpBuilder builder = OpBuilder::atBlockEnd(&joint.front());
-  SmallVector<Value> inputGrads, weightGrads;
-  SmallVector<Slot> inputGradSlots, weightGradSlots;
+/// Gradients of activations and carries (B's results) and of weights (W's
+/// results); zeros for an input the loss does not depend on.
+StageDifferentiator::Gradients
+StageDifferentiator::collectGradients(OpBuilder &builder) {
+  Gradients grads;
   for (auto [i, operand] : llvm::enumerate(stage.getInputs())) {
     Slot slot = argSlots[i];
     Value arg = joint.getArgument(i);
@@ -439,23 +443,59 @@ LogicalResult StageDifferentiator::run() {
     if (!grad)
       grad = createZeros(builder, stage.getLoc(), arg.getType());
     if (slot.kind == SlotKind::Activation) {
-      inputGrads.push_back(grad);
-      inputGradSlots.push_back(Slot::gradient(slot.stage, slot.index));
+      grads.input.push_back(grad);
+      grads.inputSlots.push_back(Slot::gradient(slot.stage, slot.index));
     } else if (slot.kind == SlotKind::Carry) {
-      inputGrads.push_back(grad);
-      inputGradSlots.push_back(
+      grads.input.push_back(grad);
+      grads.inputSlots.push_back(
           Slot::carryGrad(id(), carry.reads.lookup(&stage->getOpOperand(i))));
     } else {
-      weightGrads.push_back(grad);
-      weightGradSlots.push_back(Slot::paramGrad(slot.index));
+      grads.weight.push_back(grad);
+      grads.weightSlots.push_back(Slot::paramGrad(slot.index));
     }
   }
-  SmallVector<Operation *> inputOps = sliceOf(inputGrads, {});
+  return grads;
+}
+
+/// The values `ops` read that ops in `from` compute, each named by a slot
+/// of `kind`; recomputed values are followed to what they read.
+SmallVector<Value>
+StageDifferentiator::nameValuesFrom(ArrayRef<Operation *> ops,
+                                    const DenseSet<Operation *> &from,
+                                    SlotKind kind) {
+  SmallVector<Value> values;
+  DenseSet<Value> seen;
+  std::function<void(Value)> visit = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    if (!def || !from.contains(def) || !seen.insert(value).second ||
+        namedSlots.count(value))
+      return;
+    if (isRecomputed(value)) {
+      llvm::for_each(valuesReadBy(def), visit);
+      return;
+    }
+    namedSlots[value] = Slot{kind, id(), int64_t(values.size())};
+    values.push_back(value);
+  };
+  for (Operation *op : ops)
+    llvm::for_each(valuesReadBy(op), visit);
+  return values;
+}
+
+LogicalResult StageDifferentiator::run() {
+  buildJoint();
+  if (failed(differentiate())) {
+    joint.erase();
+    return failure();
+  }
+  OpBuilder builder = OpBuilder::atBlockEnd(&joint.front());
+  Gradients grads = collectGradients(builder);
+  SmallVector<Value> allGrads =
+      llvm::to_vector(llvm::concat<Value>(grads.input, grads.weight));
+  SmallVector<Operation *> inputOps = sliceOf(grads.input, {});
   DenseSet<Operation *> inputSet(inputOps.begin(), inputOps.end());
-  SmallVector<Operation *> weightOps = sliceOf(weightGrads, inputSet);
-  DenseSet<Operation *> weightSet(weightOps.begin(), weightOps.end());
-  SmallVector<Operation *> backwardOps = sliceOf(
-      llvm::to_vector(llvm::concat<Value>(inputGrads, weightGrads)), {});
+  SmallVector<Operation *> weightOps = sliceOf(grads.weight, inputSet);
+  SmallVector<Operation *> backwardOps = sliceOf(allGrads, {});
 
   // Values the backward reads from the forward are saved by it; values W
   // reads from B are stashed by B. A recomputed stage saves nothing: B
@@ -463,29 +503,11 @@ LogicalResult StageDifferentiator::run() {
   DenseSet<Operation *> stashedFrom = inputSet;
   if (recompute)
     stashedFrom.insert(forwardSet.begin(), forwardSet.end());
-  SmallVector<Value> saved, stashed;
-  auto record = [&](ArrayRef<Operation *> ops,
-                    const DenseSet<Operation *> &from,
-                    SmallVector<Value> &values, SlotKind kind) {
-    DenseSet<Value> seen;
-    std::function<void(Value)> visit = [&](Value value) {
-      Operation *def = value.getDefiningOp();
-      if (!def || !from.contains(def) || !seen.insert(value).second ||
-          namedSlots.count(value))
-        return;
-      if (isRecomputed(value)) {
-        llvm::for_each(valuesReadBy(def), visit);
-        return;
-      }
-      namedSlots[value] = Slot{kind, id(), int64_t(values.size())};
-      values.push_back(value);
-    };
-    for (Operation *op : ops)
-      llvm::for_each(valuesReadBy(op), visit);
-  };
+  SmallVector<Value> saved;
   if (!recompute)
-    record(backwardOps, forwardSet, saved, SlotKind::Saved);
-  record(weightOps, stashedFrom, stashed, SlotKind::Stash);
+    saved = nameValuesFrom(backwardOps, forwardSet, SlotKind::Saved);
+  SmallVector<Value> stashed =
+      nameValuesFrom(weightOps, stashedFrom, SlotKind::Stash);
 
   SmallVector<Value> forwardResults;
   SmallVector<Slot> forwardSlots;
@@ -503,8 +525,8 @@ LogicalResult StageDifferentiator::run() {
   }
   llvm::append_range(forwardResults, stateUpdates);
   llvm::append_range(forwardSlots, stateSlots);
-  SmallVector<Value> inputResults(inputGrads);
-  SmallVector<Slot> inputSlots(inputGradSlots);
+  SmallVector<Value> inputResults(grads.input);
+  SmallVector<Slot> inputSlots(grads.inputSlots);
   for (Value value : stashed) {
     inputResults.push_back(value);
     inputSlots.push_back(namedSlots.lookup(value));
@@ -512,12 +534,12 @@ LogicalResult StageDifferentiator::run() {
   outline("forward", Phase::forward, forwardOps, forwardResults, forwardSlots);
   outline("backward_input", Phase::backward_input, inputOps, inputResults,
           inputSlots, recompute);
-  outline("backward_weight", Phase::backward_weight, weightOps, weightGrads,
-          weightGradSlots);
-  outline("backward", Phase::backward, backwardOps,
-          llvm::to_vector(llvm::concat<Value>(inputGrads, weightGrads)),
-          llvm::to_vector(llvm::concat<Slot>(inputGradSlots, weightGradSlots)),
-          recompute);
+  outline("backward_weight", Phase::backward_weight, weightOps, grads.weight,
+          grads.weightSlots);
+  outline(
+      "backward", Phase::backward, backwardOps, allGrads,
+      llvm::to_vector(llvm::concat<Slot>(grads.inputSlots, grads.weightSlots)),
+      recompute);
   joint.erase();
   return success();
 }
