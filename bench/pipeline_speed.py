@@ -142,18 +142,7 @@ def pp_compile(args, exported, schedule, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pp-compile", required=True)
-    parser.add_argument("--vocab", type=int, default=512)
-    parser.add_argument("--context", type=int, default=128)
-    parser.add_argument("--dim", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--microbatches", type=int, default=8)
-    parser.add_argument("--lr", type=float, default=0.05)
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=2)
+    common.add_run_arguments(parser)
     parser.add_argument("--pp-schedules", default="1f1b,zb-h1,"
                         "interleaved-1f1b,auto")
     parser.add_argument("--peer-schedules", default="Schedule1F1B,"

@@ -246,8 +246,9 @@ def print_profile(profile):
           f"{profile['transfer']:.3f} ms")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_run_arguments(parser):
+    """The model, the training run and the rounds, shared with
+    pipeline_speed.py."""
     parser.add_argument("--pp-compile", required=True)
     parser.add_argument("--vocab", type=int, default=512)
     parser.add_argument("--context", type=int, default=128)
@@ -260,6 +261,11 @@ def main():
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_arguments(parser)
     parser.add_argument("--single", action=argparse.BooleanOptionalAction,
                         default=True, help="also pp 1 stage, eager, compile")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction,
