@@ -30,9 +30,10 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from profile_vs_model import run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -46,14 +47,6 @@ CONFIGS = [  # name, stages, pipeline ranks, tensor-parallel, replicas, schedule
     ("P=2 auto", 2, 2, 1, 1, "auto"),
 ]
 TARGET = 0.05  # picks and simulation within 5%
-
-
-def run(cmd, **kwargs):
-    res = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
-    if res.returncode != 0:
-        sys.exit("command failed: %s\n%s%s" % (" ".join(cmd), res.stdout,
-                                               res.stderr))
-    return res.stdout + res.stderr
 
 
 class Model:
