@@ -977,6 +977,47 @@ def run_changing(args, flags, path, change, more_steps=0):
     return proc.returncode, losses, err
 
 
+def truncated_within_refill(args):
+    """A --tokens file cut right after a refill's check passed, before its
+    reads (the shim truncates it after the Nth check), for each of the
+    first checks: one line naming the file, no signal, and every step that
+    ran trained on the file's own ids (its losses are the unbroken run's)."""
+    if not args.truncate_shim:
+        return  # a sanitized build: the preload cannot come first
+    # 400 KB, several times the reader's window, so refills read the file.
+    ids = [(i * 7) % 32 for i in range(200000)]
+    original = struct.pack(f"<{len(ids)}H", *ids)
+    steps = 12
+    env = dict(PPRT_CORPUS_MB=1, PPRT_CORPUS_IDS="i64")
+    tokens = write_bytes(args, "cut.bin", original)
+    unbroken = step_losses_any(mpirun(args, 1, args.corpus_prog, "--steps",
+                                      str(steps), "--tokens", tokens,
+                                      env=clean_env(**env)))
+    check(len(unbroken) == steps, f"the unbroken run made {len(unbroken)} "
+          f"of {steps} steps")
+    message = (f"pprt: rank 0: --tokens {tokens}: the file changed while "
+               "training read it: it had 400000 bytes, now 100; the run "
+               "stops rather than train on other data")
+    for at in range(1, 7):
+        write_bytes(args, "cut.bin", original)
+        proc = mpirun(args, 1, args.corpus_prog, "--steps", str(steps),
+                      "--tokens", tokens, env=clean_env(
+                          **env, LD_PRELOAD=args.truncate_shim,
+                          PPRT_TRUNCATE_PATH=tokens,
+                          PPRT_TRUNCATE_AT_STAT=at, PPRT_TRUNCATE_TO=100))
+        losses = step_losses_any(proc)
+        check(proc.returncode not in (0, 124) and
+              proc.stderr.count(message) == 1 and
+              "signal" not in proc.stderr and
+              "Bus error" not in proc.stderr,
+              f"cut after check {at}: exit {proc.returncode}, expected one "
+              f"{message!r}", proc)
+        check(all(unbroken.get(step) == loss
+                  for step, loss in losses.items()),
+              f"cut after check {at}: the steps that ran lost "
+              f"{sorted(losses.items())} against {sorted(unbroken.items())}")
+
+
 def test_inputs_changed(args):
     """A --tokens file truncated, rewritten or replaced while training ends
     the job with one line naming it (its mapping raised SIGBUS, or read
@@ -1007,6 +1048,7 @@ def test_inputs_changed(args):
               "signal" not in err,
               f"{change.__name__}: exit {rc}, expected one {message!r}:\n"
               f"{err}")
+    truncated_within_refill(args)
     # 512 samples of 8 ids: 32 KB, beyond the first page, which a mapping
     # lost once the file was cut to 200 bytes (SIGBUS).
     samples = [(i * 7) % 32 for i in range(512 * 8)]
@@ -2687,7 +2729,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",
                 "corpus-prog", "tp", "latency", "lib", "blas", "include", "mpicc", "work",
-                "cuda", "pp-compile", "model", "gemm-test", "naive-blas"):
+                "cuda", "pp-compile", "model", "gemm-test", "naive-blas",
+                "truncate-shim"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()
