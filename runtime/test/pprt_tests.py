@@ -1351,7 +1351,9 @@ def test_checkpoint(args):
                        "--checkpoint-every", "2", *flags)
         check(step_losses(first) == {k: whole_losses[k] for k in (1, 2, 3)},
               f"{label}: checkpointing changed the losses", first)
-        check(sorted(os.listdir(ckpt)) == ["checkpoint.safetensors",
+        # Step 2's checkpoint, then step 3's, keeping step 2's beside it.
+        check(sorted(os.listdir(ckpt)) == ["checkpoint.prev.safetensors",
+                                           "checkpoint.safetensors",
                                            "pprt.lock"],
               f"{label}: {os.listdir(ckpt)} in the checkpoint directory")
         meta, tensors = read_checkpoint(ckpt)
@@ -1634,6 +1636,59 @@ def test_checkpoint_errors(args):
           and not os.path.exists(os.path.join(drift,
                                               "checkpoint.safetensors")),
           f"diverged replicas: no {message!r}", proc)
+
+
+def test_checkpoint_previous(args):
+    """Each checkpoint keeps the one before it beside it
+    (checkpoint.prev.safetensors); when the newest is torn or missing,
+    --resume's one line names the previous one, its step and how to resume
+    from it, and --resume of that file continues the unbroken run."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file as sf
+    d = os.path.join(args.work, "ckpt-prev")
+    shutil.rmtree(d, ignore_errors=True)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--checkpoint", d,
+                  "--checkpoint-every", "1")
+    check(proc.returncode == 0, "the checkpointing run failed", proc)
+    unbroken = step_losses_any(proc)
+    newest = os.path.join(d, "checkpoint.safetensors")
+    previous = os.path.join(d, "checkpoint.prev.safetensors")
+    check(sf.read(newest)[0]["step"] == "3" and
+          sf.read(previous)[0]["step"] == "2" and
+          not os.path.exists(previous + ".tmp"),
+          f"{d}: expected the checkpoints of steps 3 and 2, got "
+          f"{sorted(os.listdir(d))}")
+    with open(newest, "rb") as f:
+        blob = f.read()
+    intact = (f"; the previous checkpoint '{previous}' (step 2) is intact: "
+              f"continue from it with --resume {previous}")
+    torn = blob[:-5] + bytes([blob[-5] ^ 1]) + blob[-4:]
+    for name, newest_bytes, why in (
+            ("torn", torn, "the tensor data does not match the checksum"),
+            ("cut", blob[:len(blob) - 10], "tensor 'param3': data_offsets"),
+            ("missing", None, "cannot open: No such file or directory")):
+        if newest_bytes is None:
+            os.remove(newest)
+        else:
+            with open(newest, "wb") as f:
+                f.write(newest_bytes)
+        proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", d)
+        lines = [l for l in proc.stderr.splitlines() if "pprt: rank" in l]
+        check(proc.returncode == 1 and len(lines) == 1 and
+              lines[0].startswith(f"pprt: rank 0: --resume '{newest}': "
+                                  f"{why}") and lines[0].endswith(intact),
+              f"{name}: expected one line naming the previous checkpoint",
+              proc)
+    # The previous one resumes the unbroken run; a torn one is not named.
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", previous)
+    check(proc.returncode == 0 and
+          step_losses_any(proc) == {3: unbroken[3]},
+          f"--resume {previous}: expected step 3's loss {unbroken[3]}", proc)
+    with open(previous, "r+b") as f:
+        f.truncate(len(blob) - 10)
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", d)
+    check(proc.returncode == 1 and "previous checkpoint" not in proc.stderr,
+          "a torn previous checkpoint was named", proc)
 
 
 def test_metrics(args):

@@ -325,7 +325,8 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                parse_i64(v, &o->checkpoint_every) && o->checkpoint_every >= 1)
   VALUE_OPTION("checkpoint", "a directory name",
                *(o->checkpoint_dir = v) != '\0')
-  VALUE_OPTION("resume", "a directory name", *(o->resume_dir = v) != '\0')
+  VALUE_OPTION("resume", "a directory or checkpoint file name",
+               *(o->resume_dir = v) != '\0')
   VALUE_OPTION("warmup", "an integer >= 0",
                parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0)
   VALUE_OPTION("seed", "an integer >= 0", parse_u64(v, &o->seed))
