@@ -3,7 +3,7 @@
    reads, the moment a truncation used to cost the mapped file's pages.
 
    PPRT_TRUNCATE_PATH names the file, PPRT_TRUNCATE_AT_STAT the how-many'th
-   stat() of that path (the identity check before each refill) is followed
+   stat() of that path (the identity checks around each refill) is followed
    by truncating it to PPRT_TRUNCATE_TO bytes. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -11,8 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-typedef int (*stat_fn)(const char *, struct stat *);
 
 static void maybe_truncate(const char *path) {
   static long calls;
@@ -25,23 +23,18 @@ static void maybe_truncate(const char *path) {
     (void)truncate(path, atol(to));
 }
 
-int stat(const char *path, struct stat *st) {
-  static stat_fn real;
-  if (!real)
-    real = (stat_fn)dlsym(RTLD_NEXT, "stat");
-  int rc = real(path, st);
-  if (rc == 0)
-    maybe_truncate(path);
-  return rc;
-}
+/* stat and stat64 (one symbol under two names in glibc, either of which
+   a caller may bind), each after the real one. */
+#define WRAP_STAT(name, stat_type)                                             \
+  int name(const char *path, stat_type *st) {                                  \
+    static int (*real)(const char *, stat_type *);                             \
+    if (!real)                                                                 \
+      real = (int (*)(const char *, stat_type *))dlsym(RTLD_NEXT, #name);      \
+    int rc = real(path, st);                                                   \
+    if (rc == 0)                                                               \
+      maybe_truncate(path);                                                    \
+    return rc;                                                                 \
+  }
 
-int stat64(const char *path, struct stat64 *st) {
-  typedef int (*stat64_fn)(const char *, struct stat64 *);
-  static stat64_fn real;
-  if (!real)
-    real = (stat64_fn)dlsym(RTLD_NEXT, "stat64");
-  int rc = real(path, st);
-  if (rc == 0)
-    maybe_truncate(path);
-  return rc;
-}
+WRAP_STAT(stat, struct stat)
+WRAP_STAT(stat64, struct stat64)
