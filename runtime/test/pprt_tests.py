@@ -977,6 +977,47 @@ def run_changing(args, flags, path, change, more_steps=0):
     return proc.returncode, losses, err
 
 
+def truncated_within_refill(args):
+    """A --tokens file cut right after a refill's check passed, before its
+    reads (the shim truncates it after the Nth check), for each of the
+    first checks: one line naming the file, no signal, and every step that
+    ran trained on the file's own ids (its losses are the unbroken run's)."""
+    if not args.truncate_shim:
+        return  # a sanitized build: the preload cannot come first
+    # 400 KB, several times the reader's window, so refills read the file.
+    ids = [(i * 7) % 32 for i in range(200000)]
+    original = struct.pack(f"<{len(ids)}H", *ids)
+    steps = 12
+    env = dict(PPRT_CORPUS_MB=1, PPRT_CORPUS_IDS="i64")
+    tokens = write_bytes(args, "cut.bin", original)
+    unbroken = step_losses_any(mpirun(args, 1, args.corpus_prog, "--steps",
+                                      str(steps), "--tokens", tokens,
+                                      env=clean_env(**env)))
+    check(len(unbroken) == steps, f"the unbroken run made {len(unbroken)} "
+          f"of {steps} steps")
+    message = (f"pprt: rank 0: --tokens {tokens}: the file changed while "
+               "training read it: it had 400000 bytes, now 100; the run "
+               "stops rather than train on other data")
+    for at in range(1, 7):
+        write_bytes(args, "cut.bin", original)
+        proc = mpirun(args, 1, args.corpus_prog, "--steps", str(steps),
+                      "--tokens", tokens, env=clean_env(
+                          **env, LD_PRELOAD=args.truncate_shim,
+                          PPRT_TRUNCATE_PATH=tokens,
+                          PPRT_TRUNCATE_AT_STAT=at, PPRT_TRUNCATE_TO=100))
+        losses = step_losses_any(proc)
+        check(proc.returncode not in (0, 124) and
+              proc.stderr.count(message) == 1 and
+              "signal" not in proc.stderr and
+              "Bus error" not in proc.stderr,
+              f"cut after check {at}: exit {proc.returncode}, expected one "
+              f"{message!r}", proc)
+        check(all(unbroken.get(step) == loss
+                  for step, loss in losses.items()),
+              f"cut after check {at}: the steps that ran lost "
+              f"{sorted(losses.items())} against {sorted(unbroken.items())}")
+
+
 def test_inputs_changed(args):
     """A --tokens file truncated, rewritten or replaced while training ends
     the job with one line naming it (its mapping raised SIGBUS, or read
@@ -1007,6 +1048,7 @@ def test_inputs_changed(args):
               "signal" not in err,
               f"{change.__name__}: exit {rc}, expected one {message!r}:\n"
               f"{err}")
+    truncated_within_refill(args)
     # 512 samples of 8 ids: 32 KB, beyond the first page, which a mapping
     # lost once the file was cut to 200 bytes (SIGBUS).
     samples = [(i * 7) % 32 for i in range(512 * 8)]
@@ -1309,7 +1351,9 @@ def test_checkpoint(args):
                        "--checkpoint-every", "2", *flags)
         check(step_losses(first) == {k: whole_losses[k] for k in (1, 2, 3)},
               f"{label}: checkpointing changed the losses", first)
-        check(sorted(os.listdir(ckpt)) == ["checkpoint.safetensors",
+        # Step 2's checkpoint, then step 3's, keeping step 2's beside it.
+        check(sorted(os.listdir(ckpt)) == ["checkpoint.prev.safetensors",
+                                           "checkpoint.safetensors",
                                            "pprt.lock"],
               f"{label}: {os.listdir(ckpt)} in the checkpoint directory")
         meta, tensors = read_checkpoint(ckpt)
@@ -1592,6 +1636,59 @@ def test_checkpoint_errors(args):
           and not os.path.exists(os.path.join(drift,
                                               "checkpoint.safetensors")),
           f"diverged replicas: no {message!r}", proc)
+
+
+def test_checkpoint_previous(args):
+    """Each checkpoint keeps the one before it beside it
+    (checkpoint.prev.safetensors); when the newest is torn or missing,
+    --resume's one line names the previous one, its step and how to resume
+    from it, and --resume of that file continues the unbroken run."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import safetensors_file as sf
+    d = os.path.join(args.work, "ckpt-prev")
+    shutil.rmtree(d, ignore_errors=True)
+    proc = mpirun(args, 2, args.toy, "--steps", "3", "--checkpoint", d,
+                  "--checkpoint-every", "1")
+    check(proc.returncode == 0, "the checkpointing run failed", proc)
+    unbroken = step_losses_any(proc)
+    newest = os.path.join(d, "checkpoint.safetensors")
+    previous = os.path.join(d, "checkpoint.prev.safetensors")
+    check(sf.read(newest)[0]["step"] == "3" and
+          sf.read(previous)[0]["step"] == "2" and
+          not os.path.exists(previous + ".tmp"),
+          f"{d}: expected the checkpoints of steps 3 and 2, got "
+          f"{sorted(os.listdir(d))}")
+    with open(newest, "rb") as f:
+        blob = f.read()
+    intact = (f"; the previous checkpoint '{previous}' (step 2) is intact: "
+              f"continue from it with --resume {previous}")
+    torn = blob[:-5] + bytes([blob[-5] ^ 1]) + blob[-4:]
+    for name, newest_bytes, why in (
+            ("torn", torn, "the tensor data does not match the checksum"),
+            ("cut", blob[:len(blob) - 10], "tensor 'param3': data_offsets"),
+            ("missing", None, "cannot open: No such file or directory")):
+        if newest_bytes is None:
+            os.remove(newest)
+        else:
+            with open(newest, "wb") as f:
+                f.write(newest_bytes)
+        proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", d)
+        lines = [l for l in proc.stderr.splitlines() if "pprt: rank" in l]
+        check(proc.returncode == 1 and len(lines) == 1 and
+              lines[0].startswith(f"pprt: rank 0: --resume '{newest}': "
+                                  f"{why}") and lines[0].endswith(intact),
+              f"{name}: expected one line naming the previous checkpoint",
+              proc)
+    # The previous one resumes the unbroken run; a torn one is not named.
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", previous)
+    check(proc.returncode == 0 and
+          step_losses_any(proc) == {3: unbroken[3]},
+          f"--resume {previous}: expected step 3's loss {unbroken[3]}", proc)
+    with open(previous, "r+b") as f:
+        f.truncate(len(blob) - 10)
+    proc = mpirun(args, 2, args.toy, "--steps", "1", "--resume", d)
+    check(proc.returncode == 1 and "previous checkpoint" not in proc.stderr,
+          "a torn previous checkpoint was named", proc)
 
 
 def test_metrics(args):
@@ -2687,7 +2784,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     for opt in ("mpiexec", "np-flag", "toy", "ref", "user", "error", "group",
                 "corpus-prog", "tp", "latency", "lib", "blas", "include", "mpicc", "work",
-                "cuda", "pp-compile", "model", "gemm-test", "naive-blas"):
+                "cuda", "pp-compile", "model", "gemm-test", "naive-blas",
+                "truncate-shim"):
         p.add_argument(f"--{opt}", default="")
     p.add_argument("test")
     args = p.parse_args()

@@ -318,8 +318,9 @@ def run_job_faults(campaign, rng):
     """Runs --job-faults faults of the whole job; returns the failed rows
     after printing one line each and a summary."""
     faults, rows = JobFaults(campaign), []
+    kinds = campaign.args.job_kinds.split(",")
     for i in range(campaign.args.job_faults):
-        row = faults.fault(i, KINDS[i % len(KINDS)], rng)
+        row = faults.fault(i, kinds[i % len(kinds)], rng)
         rows.append(row)
         good = job_fault_ok(row)
         print(f"{'ok  ' if good else 'FAIL'} job {i:3d} {row['config']} "
@@ -335,7 +336,7 @@ def run_job_faults(campaign, rng):
                 l for l in row["err"].splitlines() if l.strip()))
     if rows:
         kinds = ", ".join(f"{k} {sum(1 for r in rows if r['kind'] == k)}"
-                          for k in KINDS)
+                          for k in kinds)
         print(f"job faults {len(rows)} ({kinds}): ok "
               f"{sum(1 for r in rows if job_fault_ok(r))}, hangs "
               f"{sum(1 for r in rows if r['hung'])}, silent wrong "
@@ -354,6 +355,9 @@ def main():
                         help="faults of the whole job and its files after "
                              "the rank faults, cycling through " +
                              ", ".join(KINDS))
+    parser.add_argument("--job-kinds", default=",".join(KINDS),
+                        help="the job faults to cycle through, "
+                             "comma-separated (default: all)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=2.0,
                         help="the runs' --timeout")
@@ -361,6 +365,10 @@ def main():
                         help="seconds a run may take to end after its "
                              "fault (default: 3 timeouts + 5 s)")
     args = parser.parse_args()
+    unknown = set(args.job_kinds.split(",")) - set(KINDS)
+    if unknown:
+        parser.error(f"unknown --job-kinds {', '.join(sorted(unknown))}; "
+                     f"known: {', '.join(KINDS)}")
     if args.bound is None:
         args.bound = 3 * args.timeout + 5
     rng = random.Random(args.seed)

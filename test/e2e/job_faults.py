@@ -1,6 +1,7 @@
 """Faults of a whole job and of its files, for fault_injection.py: the job
 suspended as a whole (SIGSTOP of every process, as a batch scheduler
-does, then SIGCONT), a reader of its standard output that pauses, a second
+does, then SIGCONT), a reader of its standard output that pauses (while
+the job trains, or through its end), a second
 job on its checkpoint directory or --save file, a --data file truncated,
 rewritten or replaced while it trains, and a file-size limit (ulimit -f)
 below a checkpoint's size. Each must end by itself: a suspended job or a
@@ -23,7 +24,7 @@ import time
 
 from pprt_tests import children_of, npy_bytes  # noqa: E402
 
-KINDS = ("suspend", "shared", "changed", "fsize", "reader")
+KINDS = ("suspend", "shared", "changed", "fsize", "reader_end", "reader")
 
 
 def count_lines(path):
@@ -138,6 +139,26 @@ class JobFaults:
         longer = time.monotonic() - longer
         row["hit"] = (filled and longer > self.args.timeout
                       and count_lines(metrics) < steps)
+        out = self.finish(job, row)
+        lines = [l for l in out.splitlines() if l.startswith("step ")]
+        row["ok"] = row["rc"] == 0 and len(lines) == steps
+        self.same_as_unbroken(row, config, opt, steps, save)
+
+    def reader_end(self, i, row, config, opt, rng):
+        """Standard output unread from the first steps until every step is
+        done and 2 to 3 timeouts more: the ranks end their run and wait in
+        MPI_Finalize on the launcher, which waits on the reader. 9,000
+        lines, more than the pipes to the reader hold (about 5,000), so
+        that the launcher is blocked writing them."""
+        steps = 9000
+        save, metrics = self.path(i, "w.safetensors"), self.path(i, "metrics")
+        job = self.start(self.c.base(config, opt) + [
+            "--steps", str(steps), "--save", save, "--metrics", metrics],
+            stdout=subprocess.PIPE)
+        ended = wait_until(lambda: count_lines(metrics) >= steps,
+                           60 + steps / 50, job)
+        time.sleep((2 + rng.random()) * self.args.timeout)
+        row["hit"] = ended and job.poll() is None
         out = self.finish(job, row)
         lines = [l for l in out.splitlines() if l.startswith("step ")]
         row["ok"] = row["rc"] == 0 and len(lines) == steps

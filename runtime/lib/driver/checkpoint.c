@@ -47,6 +47,14 @@ static void checkpoint_path(const char *dir, char *out, size_t size) {
   snprintf(out, size, "%s/%s", dir, PPRT_CHECKPOINT_FILE);
 }
 
+void pprt_resume_path(const char *resume, char *out, size_t size) {
+  struct stat st;
+  if (stat(resume, &st) == 0 && S_ISREG(st.st_mode))
+    snprintf(out, size, "%s", resume);
+  else
+    checkpoint_path(resume, out, size);
+}
+
 /* ---- The configuration a checkpoint records and a resume checks. ---- */
 
 /* One "__metadata__" entry that must be the same on resume: its key, this
@@ -262,6 +270,28 @@ static bool same_file_everywhere(pprt_context *ctx,
   return lo_and_not_hi[0] == INT32_MAX || lo_and_not_hi[0] == ~lo_and_not_hi[1];
 }
 
+/* Appends to `err`, why --resume's directory cannot be resumed, the
+   checkpoint kept before it there if that one is intact, with its step
+   and how to resume from it. */
+static void name_previous(const pprt_driver *d, char *err, size_t err_size) {
+  char path[4200], why[512];
+  struct stat st;
+  const char *dir = d->opts.resume_dir;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return;
+  snprintf(path, sizeof path, "%s/%s", dir, PPRT_PREVIOUS_CHECKPOINT_FILE);
+  pprt_safetensors previous = {0};
+  int64_t step = 0;
+  if (read_checkpoint(d, path, &previous, &step, why, sizeof why)) {
+    size_t n = strlen(err);
+    snprintf(err + n, err_size - n,
+             "; the previous checkpoint '%s' (step %lld) is intact: continue "
+             "from it with --resume %s",
+             path, (long long)step, path);
+  }
+  pprt_st_free(&previous);
+}
+
 bool pprt_checkpoint_prepare(pprt_driver *d) {
   pprt_context *ctx = d->ctx;
   pprt_driver_options *o = &d->opts;
@@ -271,11 +301,13 @@ bool pprt_checkpoint_prepare(pprt_driver *d) {
     return false;
   if (!o->resume_dir)
     return true;
-  char path[4200], err[512] = "";
-  checkpoint_path(o->resume_dir, path, sizeof path);
+  char path[4200], err[1024] = "";
+  pprt_resume_path(o->resume_dir, path, sizeof path);
   pprt_safetensors *st = pprt_xcalloc(ctx, 1, sizeof *st);
   int64_t step = 0;
   bool ok = read_checkpoint(d, path, st, &step, err, sizeof err);
+  if (!ok && ctx->transport->world_rank == 0)
+    name_previous(d, err, sizeof err);
   if (!same_file_everywhere(ctx, ok ? st : NULL) && ok) {
     snprintf(err, sizeof err,
              "the ranks read different files (a copy per node that is out "
@@ -439,8 +471,10 @@ static bool write_to(pprt_driver *d, const char *dir, int64_t step, char *err,
                                 sizeof *owner);
   int32_t n = ordered_state(ctx, ids);
   pprt_elect_owners(ctx, ids, n, owner);
-  char path[4200];
+  char path[4200], previous[4200];
   checkpoint_path(dir, path, sizeof path);
+  snprintf(previous, sizeof previous, "%s/%s", dir,
+           PPRT_PREVIOUS_CHECKPOINT_FILE);
   pprt_st_writer *w = NULL;
   bool ok = true;
   if (root && mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -449,6 +483,8 @@ static bool write_to(pprt_driver *d, const char *dir, int64_t step, char *err,
   } else if (root) {
     w = begin_file(d, path, ids, n, step, err, err_size);
     ok = w != NULL;
+    if (w)
+      pprt_st_writer_keep_previous(w, previous);
   }
   ok = write_parts(ctx, w, ids, owner, n, ok, err, err_size);
   if (w)

@@ -21,7 +21,7 @@ struct pprt_corpus {
   const char *path;
   unsigned char *text;     /* --corpus */
   int16_t char_index[256]; /* position in the sorted vocabulary, or -1 */
-  pprt_token_file file;    /* --tokens */
+  pprt_token_file *file;   /* --tokens: read through a window it keeps */
   int64_t length;
   int64_t vocab_size; /* distinct characters, or the largest id + 1 */
 };
@@ -43,7 +43,7 @@ static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
 
 static int64_t token_at(const pprt_corpus *c, int64_t i) {
   return c->text ? (int64_t)c->char_index[c->text[i]]
-                 : (int64_t)pprt_token_at(&c->file, i);
+                 : (int64_t)pprt_token_at(c->file, i);
 }
 
 int64_t pprt_corpus_token(const pprt_corpus *c, int64_t i) {
@@ -151,15 +151,18 @@ static bool load_text(pprt_corpus *c, char *err, size_t err_size) {
 static bool load_tokens(const pprt_driver *d, pprt_corpus *c, char *err,
                         size_t err_size) {
   char why[256];
-  if (!pprt_token_file_open(&c->file, c->path, d->opts.token_width, why,
+  c->file = pprt_xcalloc(d->ctx, 1, sizeof *c->file);
+  if (!pprt_token_file_open(c->file, c->path, d->opts.token_width, why,
                             sizeof why))
     return corpus_error(err, err_size, c, "%s", why);
-  c->length = c->file.length;
+  c->length = c->file->length;
   for (int64_t i = 0; i < c->length; ++i) {
-    int64_t id = pprt_token_at(&c->file, i);
+    int64_t id = pprt_token_at(c->file, i);
     if (id >= c->vocab_size)
       c->vocab_size = id + 1;
   }
+  if (!pprt_token_file_unchanged(c->file, why, sizeof why))
+    return corpus_error(err, err_size, c, "%s", why);
   return true;
 }
 
@@ -184,14 +187,16 @@ void pprt_corpus_free(pprt_corpus *c) {
   if (!c)
     return;
   free(c->text);
-  pprt_token_file_close(&c->file);
+  if (c->file)
+    pprt_token_file_close(c->file);
+  free(c->file);
   free(c);
 }
 
 void pprt_corpus_check(const pprt_driver *d) {
   const pprt_corpus *c = d->corpus;
   char why[256];
-  if (c->file.map && !pprt_token_file_unchanged(&c->file, why, sizeof why))
+  if (c->file && !pprt_token_file_unchanged(c->file, why, sizeof why))
     pprt_fatal(d->ctx,
                "%s %s: %s; the run stops rather than train on other "
                "data",

@@ -176,7 +176,7 @@ static void source_load_rows(void *self, pprt_context *ctx,
   }
   if (d->corpus) {
     /* Token ids fill integer buffers; a file changed during the reads
-       (its lost pages read as zeros) is found after them. */
+       (a read came short, or read other bytes) is found after them. */
     pprt_corpus_fill(d, b, step, first_row, out);
     pprt_corpus_check(d);
     return;

@@ -55,7 +55,8 @@ typedef struct pprt_driver_options {
   bool first_step_set;
   const char *checkpoint_dir; /* --checkpoint: training state written here */
   int64_t checkpoint_every;   /* --checkpoint-every: steps; 0: at the end */
-  const char *resume_dir;     /* --resume: training state read from here */
+  const char *resume_dir;     /* --resume: the directory (or checkpoint file)
+                                 training state is read from */
   const char *metrics_path;   /* --metrics: each step's loss and time (JSON) */
   int64_t threads; /* --threads: host GEMM threads per rank; 0: from env */
 } pprt_driver_options;
@@ -279,6 +280,12 @@ bool pprt_rescue_state(pprt_driver *d, pprt_state_writer write,
 /* ---- driver/checkpoint.c ---- */
 /* The checkpoint file in --checkpoint's and --resume's directory. */
 #define PPRT_CHECKPOINT_FILE "checkpoint.safetensors"
+/* The checkpoint before it, kept beside it: when the newest is torn,
+   --resume names this one. */
+#define PPRT_PREVIOUS_CHECKPOINT_FILE "checkpoint.prev.safetensors"
+/* The checkpoint file --resume reads: `resume` itself where it is a
+   regular file, else RESUME/checkpoint.safetensors. */
+void pprt_resume_path(const char *resume, char *out, size_t size);
 /* The file in a checkpoint directory that a job holds locked (flock)
    while it runs, naming its pid and host. */
 #define PPRT_CHECKPOINT_LOCK "pprt.lock"

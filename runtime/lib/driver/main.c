@@ -83,12 +83,15 @@ static void usage(FILE *f, const char *prog) {
       "                     step's data: resumes a run saved after N-1 steps\n"
       "  --checkpoint DIR   write the training state (weights, optimizer\n"
       "                     state, step) to DIR/checkpoint.safetensors after\n"
-      "                     the last step, atomically; DIR is created\n"
+      "                     the last step, atomically, keeping the one\n"
+      "                     before as DIR/checkpoint.prev.safetensors; DIR\n"
+      "                     is created\n"
       "  --checkpoint-every N\n"
       "                     also after every step whose number is a multiple\n"
       "                     of N\n"
-      "  --resume DIR       continue from DIR/checkpoint.safetensors: its\n"
-      "                     weights and optimizer state, from the step after\n"
+      "  --resume DIR|FILE  continue from DIR/checkpoint.safetensors (or a\n"
+      "                     checkpoint FILE): its weights and optimizer\n"
+      "                     state, from the step after\n"
       "                     its last; --steps more steps, bit for bit like an\n"
       "                     unbroken run (excludes --init-weights and\n"
       "                     --first-step)\n"
@@ -325,7 +328,8 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                parse_i64(v, &o->checkpoint_every) && o->checkpoint_every >= 1)
   VALUE_OPTION("checkpoint", "a directory name",
                *(o->checkpoint_dir = v) != '\0')
-  VALUE_OPTION("resume", "a directory name", *(o->resume_dir = v) != '\0')
+  VALUE_OPTION("resume", "a directory or checkpoint file name",
+               *(o->resume_dir = v) != '\0')
   VALUE_OPTION("warmup", "an integer >= 0",
                parse_i64(v, &o->warmup_steps) && o->warmup_steps >= 0)
   VALUE_OPTION("seed", "an integer >= 0", parse_u64(v, &o->seed))

@@ -198,8 +198,11 @@ bool pprt_check_output_names(const pprt_driver_options *o, char *err,
   add_file(inputs, &num_inputs, "the program", "%s%s", "/proc/self/exe", "");
   add_file(inputs, &num_inputs, "--init-weights", "%s%s", o->init_weights_path,
            "");
-  add_file(inputs, &num_inputs, "--resume", "%s/%s", o->resume_dir,
-           PPRT_CHECKPOINT_FILE);
+  char resume[4200];
+  if (o->resume_dir)
+    pprt_resume_path(o->resume_dir, resume, sizeof resume);
+  add_file(inputs, &num_inputs, "--resume", "%s%s",
+           o->resume_dir ? resume : NULL, "");
   add_file(inputs, &num_inputs, "--tokens", "%s%s", o->tokens_path, "");
   add_file(inputs, &num_inputs, "--corpus", "%s%s", o->corpus_path, "");
   add_file(inputs, &num_inputs, "--sample-lengths", "%s%s",

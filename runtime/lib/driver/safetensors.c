@@ -592,6 +592,7 @@ struct pprt_st_writer {
   FILE *f;
   char *path;
   char *tmp;
+  char *previous;    /* where the file replaced is kept, or NULL */
   uint64_t expected; /* data bytes the header promises */
   uint64_t written;
   uint64_t hash;      /* FNV-1a of the data written so far */
@@ -788,6 +789,31 @@ static bool sync_directory(const char *path) {
   return ok;
 }
 
+void pprt_st_writer_keep_previous(pprt_st_writer *w, const char *previous) {
+  free(w->previous);
+  w->previous = concat(previous, "");
+}
+
+/* Makes `previous` a second name of the file at `path` (a hard link, put
+   in place by rename), so that both stay whole at every moment: the
+   rename of the new file then takes only `path`. Where hard links are
+   not supported the file moves there instead (until the new one is
+   renamed into place, only `previous` exists). Without a file at `path`
+   there is nothing to keep. */
+static void keep_previous(const pprt_st_writer *w) {
+  char *tmp = w->previous ? concat(w->previous, ".tmp") : NULL;
+  if (!tmp)
+    return;
+  unlink(tmp);
+  if (link(w->path, tmp) == 0) {
+    if (rename(tmp, w->previous) != 0)
+      unlink(tmp);
+  } else if (errno != ENOENT) {
+    rename(w->path, w->previous);
+  }
+  free(tmp);
+}
+
 bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
   bool ok = true;
   if (w->written != w->expected)
@@ -813,6 +839,7 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
     pprt_st_writer_abort(w);
     return false;
   }
+  keep_previous(w);
   ok = fclose(w->f) == 0 && rename(w->tmp, w->path) == 0;
   w->f = NULL;
   if (!ok) {
@@ -827,6 +854,7 @@ bool pprt_st_writer_commit(pprt_st_writer *w, char *err, size_t err_size) {
                            strerror(errno));
   free(w->path);
   free(w->tmp);
+  free(w->previous);
   free(w);
   return ok;
 }
@@ -837,6 +865,7 @@ void pprt_st_writer_abort(pprt_st_writer *w) {
   unlink(w->tmp);
   free(w->path);
   free(w->tmp);
+  free(w->previous);
   free(w);
 }
 

@@ -88,6 +88,9 @@ pprt_st_writer *pprt_st_writer_begin(const char *path,
 /* Appends tensor bytes. */
 bool pprt_st_writer_data(pprt_st_writer *w, const void *data, size_t bytes,
                          char *err, size_t err_size);
+/* On commit, keeps the file the new one replaces as `previous` (replacing
+   that one): at every moment `path` or `previous` is a whole file. */
+void pprt_st_writer_keep_previous(pprt_st_writer *w, const char *previous);
 /* Checks that every tensor's bytes were written, flushes, fsyncs and
    renames the file into place, then fsyncs its directory so that the
    rename survives a crash; frees `w` either way. */

@@ -1,7 +1,7 @@
 /* Token datasets (--tokens FILE): a flat binary of uint16 or uint32 ids,
    the layout nanoGPT and Megatron write, or a 1-D .npy of either. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* MAP_ANONYMOUS */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* pread */
 #endif
 
 #include "driver/token_file.h"
@@ -9,87 +9,41 @@
 #include "driver/npy.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-/*---- Pages lost under a read ----
+/* Ids are read a window at a time: a refill's rows are windows of
+   consecutive tokens, so one read serves many. */
+enum { WINDOW_BYTES = 64 << 10 };
 
-   A file truncated between a refill's check and its reads takes pages
-   away from the mapping, and reading one raises SIGBUS. The handler puts
-   a page of zeros in their place and the read goes on; the check after
-   the refill then finds the file changed and the run stops naming it. */
-
-enum { MAX_MAPPINGS = 8 };
-static struct {
-  const uint8_t *start;
-  size_t size;
-} mappings[MAX_MAPPINGS];
-static struct sigaction previous_sigbus;
-
-/* Chains to the handler that was there before (MPI's, or the default,
-   which ends the process). */
-static void pass_sigbus_on(int sig, siginfo_t *info, void *context) {
-  if (previous_sigbus.sa_flags & SA_SIGINFO) {
-    previous_sigbus.sa_sigaction(sig, info, context);
-    return;
-  }
-  if (previous_sigbus.sa_handler != SIG_DFL &&
-      previous_sigbus.sa_handler != SIG_IGN) {
-    previous_sigbus.sa_handler(sig);
-    return;
-  }
-  signal(sig, SIG_DFL); /* the read faults again, and the process ends */
-}
-
-static void on_sigbus(int sig, siginfo_t *info, void *context) {
-  const uint8_t *at = info->si_addr;
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  for (int i = 0; i < MAX_MAPPINGS; ++i) {
-    const uint8_t *start = mappings[i].start;
-    if (!start || at < start || at >= start + mappings[i].size)
+/* Reads `want` bytes at `offset` into `out`; the count read, short only
+   where the file ended or the read failed (errno then says why). */
+static size_t read_at(int fd, uint8_t *out, size_t want, uint64_t offset) {
+  size_t done = 0;
+  while (done < want) {
+    ssize_t n = pread(fd, out + done, want - done, (off_t)(offset + done));
+    if (n < 0 && errno == EINTR)
       continue;
-    void *lost = (void *)((uintptr_t)at & ~(uintptr_t)(page - 1));
-    if (mmap(lost, page, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1,
-             0) != MAP_FAILED)
-      return;
-  }
-  pass_sigbus_on(sig, info, context);
-}
-
-static void guard_mapping(const void *map, size_t size) {
-  static bool installed;
-  if (!installed) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigbus;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    installed = sigaction(SIGBUS, &sa, &previous_sigbus) == 0;
-  }
-  for (int i = 0; i < MAX_MAPPINGS; ++i)
-    if (!mappings[i].start) {
-      mappings[i].size = size;
-      mappings[i].start = map;
-      return;
+    if (n <= 0) {
+      if (n == 0)
+        errno = 0;
+      break;
     }
+    done += (size_t)n;
+  }
+  return done;
 }
 
-static void unguard_mapping(const void *map) {
-  for (int i = 0; i < MAX_MAPPINGS; ++i)
-    if (mappings[i].start == map)
-      mappings[i].start = NULL;
-}
-
-/* Reads the .npy header at the start of `bytes`: sets the token width and
-   where the ids start, or says why the file is not a 1-D uint16/uint32
-   array. */
-static bool parse_npy(const uint8_t *bytes, size_t size, pprt_token_file *t,
-                      char *err, size_t err_size) {
+/* Reads the .npy header of the file's first `header_size` bytes (all of
+   a header numpy may write: at most 4,108 bytes), checking its shape
+   against the file's whole size: sets the token width and where the ids
+   start, or says why the file is not a 1-D uint16/uint32 array. */
+static bool parse_npy(const uint8_t *header, pprt_token_file *t, char *err,
+                      size_t err_size) {
   pprt_npy npy;
-  if (!pprt_npy_parse(bytes, size, &npy, err, err_size))
+  if (!pprt_npy_parse(header, (size_t)t->size, &npy, err, err_size))
     return false;
   if (strcmp(npy.descr, "<u2") == 0 || strcmp(npy.descr, "|u2") == 0)
     t->width = 2;
@@ -107,9 +61,33 @@ static bool parse_npy(const uint8_t *bytes, size_t size, pprt_token_file *t,
     return pprt_format_error(
         err, err_size, "the array must be 1-D (shape (N,)), not %s", shape);
   }
-  t->tokens = bytes + npy.data_offset;
+  t->data_offset = npy.data_offset;
   t->length = npy.dims[0];
   return true;
+}
+
+/* Fills the window from byte `offset`: as much of the file as it holds,
+   which must all be there. */
+static bool read_window(pprt_token_file *t, uint64_t offset) {
+  size_t want = (size_t)(t->size - offset < WINDOW_BYTES ? t->size - offset
+                                                         : WINDOW_BYTES);
+  t->window_start = offset;
+  size_t got = read_at(t->fd, t->window, want, offset);
+  int e = errno;
+  t->window_bytes = got == want ? got : 0;
+  if (got == want)
+    return true;
+  if (e != 0)
+    pprt_format_error(t->why, sizeof t->why, "cannot read at byte %llu: %s",
+                      (unsigned long long)offset, strerror(e));
+  else if (pprt_token_file_unchanged(t, t->why, sizeof t->why))
+    pprt_format_error(t->why, sizeof t->why,
+                      "the file changed while training read it: it had %llu "
+                      "bytes, but a read ended at byte %llu",
+                      (unsigned long long)t->size,
+                      (unsigned long long)(offset + got));
+  t->failed = true;
+  return false;
 }
 
 bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
@@ -120,37 +98,29 @@ bool pprt_token_file_open(pprt_token_file *t, const char *path, int width,
   int fd = pprt_open_input(path, &size, err, err_size);
   if (fd < 0)
     return false;
-  if (size > SIZE_MAX || fstat(fd, &t->opened) != 0) {
+  if (fstat(fd, &t->opened) != 0) {
     int e = errno;
     close(fd);
-    return size > SIZE_MAX
-               ? pprt_format_error(err, err_size,
-                                   "%llu bytes do not fit in memory",
-                                   (unsigned long long)size)
-               : pprt_format_error(err, err_size, "cannot read: %s",
-                                   strerror(e));
+    return pprt_format_error(err, err_size, "cannot read: %s", strerror(e));
   }
   t->path = path;
   t->fd = fd;
-  t->map_size = (size_t)size;
-  void *map = t->map_size
-                  ? mmap(NULL, t->map_size, PROT_READ, MAP_PRIVATE, fd, 0)
-                  : MAP_FAILED;
-  if (map == MAP_FAILED)
-    return pprt_format_error(err, err_size, "%s",
-                             t->map_size ? strerror(errno)
-                                         : "the file is empty");
-  t->map = map;
-  guard_mapping(map, t->map_size);
+  t->size = size;
+  t->window = malloc(WINDOW_BYTES);
+  if (!t->window)
+    return pprt_format_error(err, err_size, "out of memory");
+  if (size == 0)
+    return pprt_format_error(err, err_size, "the file is empty");
+  if (!read_window(t, 0))
+    return pprt_format_error(err, err_size, "%s", t->why);
   if (pprt_is_npy_path(path))
-    return parse_npy(map, t->map_size, t, err, err_size);
+    return parse_npy(t->window, t, err, err_size);
   t->width = width;
-  t->tokens = map;
-  t->length = (int64_t)(t->map_size / (size_t)width);
-  if (t->map_size % (size_t)width != 0)
+  t->length = (int64_t)(size / (uint64_t)width);
+  if (size % (uint64_t)width != 0)
     return pprt_format_error(err, err_size,
-                             "%zu bytes is not a whole number of uint%d ids",
-                             t->map_size, 8 * width);
+                             "%llu bytes is not a whole number of uint%d ids",
+                             (unsigned long long)size, 8 * width);
   return true;
 }
 
@@ -158,6 +128,8 @@ bool pprt_token_file_unchanged(const pprt_token_file *t, char *err,
                                size_t err_size) {
   struct stat now, at_path;
   const struct stat *was = &t->opened;
+  if (t->failed)
+    return pprt_format_error(err, err_size, "%s", t->why);
   if (fstat(t->fd, &now) != 0)
     return pprt_format_error(err, err_size, "cannot check the file: %s",
                              strerror(errno));
@@ -181,17 +153,19 @@ bool pprt_token_file_unchanged(const pprt_token_file *t, char *err,
 }
 
 void pprt_token_file_close(pprt_token_file *t) {
-  if (t->map) {
-    unguard_mapping(t->map);
-    munmap(t->map, t->map_size);
-  }
   if (t->path) /* a file that was opened */
     close(t->fd);
+  free(t->window);
   memset(t, 0, sizeof *t);
 }
 
-uint32_t pprt_token_at(const pprt_token_file *t, int64_t i) {
-  const uint8_t *p = t->tokens + (size_t)i * (size_t)t->width;
+uint32_t pprt_token_at(pprt_token_file *t, int64_t i) {
+  uint64_t at = t->data_offset + (uint64_t)i * (uint64_t)t->width;
+  bool inside = at >= t->window_start &&
+                at - t->window_start + (uint64_t)t->width <= t->window_bytes;
+  if (t->failed || (!inside && !read_window(t, at)))
+    return 0;
+  const uint8_t *p = t->window + (at - t->window_start);
   if (t->width == 2) {
     uint16_t v;
     memcpy(&v, p, sizeof v);
