@@ -408,9 +408,9 @@ def packing(args):
     cheaper = packing_is_cheaper(a.step_shapes,
                                  [n for step in steps for n in step],
                                  a.max_length, args.dim)
-    print(f"by cost (row_cost: {args.layers} layers' FLOPs, attention "
-          f"over every pair of a row), {'packing' if cheaper else 'the plans'}"
-          f" should win")
+    print(f"by cost (packing_is_cheaper: FLOPs of the packed rows at the "
+          f"full context against the plans' micro-batches), "
+          f"{'packing' if cheaper else 'the plans'} should be faster")
     print(f"a plan per step: {rows[0][3] / rows[2][3]:.2f}x padding's "
           f"tokens/s, {rows[1][3] / rows[2][3]:.2f}x packing's. Packing "
           f"mixes documents in attention unless masked: its rows attend "
@@ -448,17 +448,16 @@ def main():
                         default="all",
                         help="every table, or only the per-step plans' or "
                         "the packing one")
-    parser.add_argument("--pack-context", type=int, default=1024,
-                        help="the packing table's context")
-    parser.add_argument("--pack-median", type=float, default=200.0,
-                        help="the packing table's median document length")
-    parser.add_argument("--pack-batch", type=int, default=8,
-                        help="documents per step of the packing table")
-    parser.add_argument("--pack-rows", type=int, default=4,
-                        help="packed rows (of the context) per step")
-    parser.add_argument("--pack-shapes", default="2x1024,4x512,8x256,16x64",
-                        help="ROWSxLENGTH shape variants of the packing "
-                        "table's plans, the first the longest")
+    for name, kind, default, what in [
+            ("context", int, 1024, "the context"),
+            ("median", float, 200.0, "the median document length"),
+            ("batch", int, 8, "documents per step"),
+            ("rows", int, 4, "packed rows (of the context) per step"),
+            ("shapes", str, "2x1024,4x512,8x256,16x64",
+             "ROWSxLENGTH shape variants of the plans, the first the "
+             "longest")]:
+        parser.add_argument(f"--pack-{name}", type=kind, default=default,
+                            help=f"the packing table's {what}")
     parser.add_argument("--model", choices=["gen", "torch"], default="gen",
                         help="the GPT: gen_gpt.py's token-weighted one "
                         "(one-hot data), or examples/torch-gpt's exported "
