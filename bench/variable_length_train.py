@@ -48,7 +48,9 @@ them a step in the order they come, trained three ways:
             row's attention spans the documents in it (mixing them unless
             masked), and costs the full context's;
   per step  a plan per step at the --pack-shapes variants (greedy).
-Useful tokens are the documents' own in all three.
+Useful tokens are the documents' own in all three. The table ends with
+what packing_is_cheaper, the cost rule choosing packing or the plans by
+their FLOPs (attention over every pair of a row's positions), picks.
 
 With --model torch the third table trains examples/torch-gpt's PyTorch
 GPT instead (--vocab ids, 32768 by default), exported at each shape with

@@ -301,7 +301,8 @@ def test_choose_plans_streams_the_index(pp, gpt, planned, token_file,
     feeds a line at a time, K steps ahead of the running one: the losses
     are those of the same index read whole. A step no plan holds is
     refused before it runs, naming it, after the steps before it ran; an
-    index ending before the run's steps is refused too."""
+    index ending before the run's steps is refused too, and so are
+    --plan-lookahead without --choose-plans and with --first-step."""
     program, _ = planned
     path, _ = token_file
     exported = gpt[2][0]
@@ -338,6 +339,18 @@ def test_choose_plans_streams_the_index(pp, gpt, planned, token_file,
         r"run has 5 \(--steps\)$", error.value.stderr, re.M)
     assert re.findall(r"^step (\d+) loss", error.value.stdout, re.M) == [
         "1", "2"]
+
+    for extra, problem in (
+            (["--plan-lookahead", "1"], "--plan-lookahead streams "
+             "--sample-lengths to --choose-plans: give both"),
+            (["--choose-plans", "--plan-lookahead", "1", "--first-step", "2"],
+             "--plan-lookahead trains from the stream's first step: it "
+             "excludes --first-step, --resume, --profile and "
+             "--check-gradients")):
+        with pytest.raises(pp.RunError) as error:
+            pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
+                   tokens=path, sample_lengths=other, extra_args=extra)
+        assert problem in error.value.stderr
 
 
 def test_sample_longer_than_every_shape_is_refused(pp, gpt, tmp_path):
