@@ -36,6 +36,22 @@ random (not grouped by length), trained by programs compiled with
             holds any step), run with --choose-plans: each step on the
             compiled plan that holds it with the fewest token slots.
 
+Packing as the peer (the fourth table, --tables packing): documents of
+an instruction-tuning-like length distribution (a log-normal of median
+--pack-median, clipped to the context --pack-context), --pack-batch of
+them a step in the order they come, trained three ways:
+  padded    every document padded to the context, --microbatches
+            micro-batches;
+  packed    the documents concatenated back to back into full rows of the
+            context, --pack-rows rows a step (one per micro-batch), the
+            way packed training without cross-document masks runs: each
+            row's attention spans the documents in it (mixing them unless
+            masked), and costs the full context's;
+  per step  a plan per step at the --pack-shapes variants (greedy).
+Useful tokens are the documents' own in all three. The table ends with
+what packing_is_cheaper, the cost rule choosing packing or the plans by
+their FLOPs (attention over every pair of a row's positions), picks.
+
 With --model torch the third table trains examples/torch-gpt's PyTorch
 GPT instead (--vocab ids, 32768 by default), exported at each shape with
 pp.torch.export and its padded loss (padded_loss_fn: integer ids and
@@ -243,15 +259,18 @@ def compile_planned(args, workdir, shapes, index, name):
     if out.returncode != 0:
         sys.exit(f"FAILED: pp-compile {name}\n{out.stderr}")
     padded, plans = 0, {}
+    args.step_shapes = []
     for line in out.stderr.splitlines():
         step = re.match(r"\s*step (\d+): plan (\d+), samples \S+ at (.*)",
                         line)
         if not step:
             continue
-        slots = sum(int(r) * int(n) for r, n in
-                    re.findall(r"(\d+)x(\d+)", step.group(3)))
+        shapes = [(int(r), int(n)) for r, n in
+                  re.findall(r"(\d+)x(\d+)", step.group(3))]
+        slots = sum(r * n for r, n in shapes)
         plans[int(step.group(2))] = slots
         padded += slots if int(step.group(1)) > 0 else 0
+        args.step_shapes += [shapes] if int(step.group(1)) > 0 else []
     return exe, padded, plans
 
 
@@ -313,6 +332,93 @@ def per_step_plans(args):
           f"plans {rows[0][3] / rows[3][3]:.2f}x over padding")
 
 
+def row_cost(positions, dim):
+    """A transformer layer's forward FLOPs on one row of `positions`
+    tokens at width `dim`: 24 dim^2 a token for the projections and the
+    MLP (4 dim^2 and 8 dim^2 multiply-adds), and 4 dim a pair of
+    positions for attention's scores and weighted sum (every pair: the
+    stage code computes the causal mask's half too)."""
+    return 24 * dim * dim * positions + 4 * dim * positions * positions
+
+
+def packing_is_cheaper(plan_shapes, documents, context, dim):
+    """Packing versus the planned buckets, by cost: whether the documents
+    packed back to back into rows of `context` (every row at the full
+    context, attention spanning the documents it mixes: the
+    cross-document pairs are waste) cost less than the micro-batches of
+    the step plans, `plan_shapes` a list of (rows, positions) per step.
+    Ties go to the plans, which keep documents apart."""
+    rows = -(-sum(documents) // context)
+    packed = rows * row_cost(context, dim)
+    planned = sum(r * row_cost(n, dim) for shapes in plan_shapes
+                  for r, n in shapes)
+    return packed < planned
+
+
+def pack(documents, context, rows):
+    """The documents' tokens back to back in rows of `context` (the last
+    row holds the rest), `rows` a step; the last step filled with rows of
+    one token (no document's)."""
+    total = sum(documents)
+    lengths = [context] * (total // context) + (
+        [total % context] if total % context else [])
+    lengths += [1] * (-len(lengths) % rows)
+    return [lengths[i:i + rows] for i in range(0, len(lengths), rows)]
+
+
+def packing(args):
+    """The fourth table: padding to the context, packing and a plan per
+    step, on documents of an instruction-tuning-like length distribution."""
+    a = argparse.Namespace(**vars(args))
+    a.max_length, a.median, a.plan_batch = (args.pack_context,
+                                            args.pack_median,
+                                            args.pack_batch)
+    steps = draw_random_steps(a, args.seed)
+    tokens = sum(map(sum, steps))
+    packed = pack([n for step in steps for n in step], a.max_length,
+                  args.pack_rows)
+    shapes = [tuple(map(int, s.split("x")))
+              for s in args.pack_shapes.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        index = write_index(workdir, steps, "documents")
+        exe = compile_program(a, workdir, a.max_length)
+        rows.append((f"padded to the context ({a.max_length})",
+                     len(steps) * a.plan_batch * a.max_length, len(steps),
+                     train(a, workdir, exe, steps, "padded")))
+        b = argparse.Namespace(**vars(a))
+        b.batch = b.microbatches = args.pack_rows
+        exe = compile_program(b, workdir, a.max_length)
+        rows.append((f"packed, {args.pack_rows} rows of {a.max_length}",
+                     len(packed) * args.pack_rows * a.max_length,
+                     len(packed), train(b, workdir, exe, packed, "packed")))
+        exe, slots, plans = compile_planned(a, workdir, shapes, index,
+                                            "plans")
+        rows.append((f"a plan per step ({len(plans)} plans)", slots,
+                     len(steps), train(a, workdir, exe, steps, "plans",
+                                       index)))
+    print(f"{len(steps)} steps of {a.plan_batch} documents drawn "
+          f"log-normally (median {a.median:g}, sigma 1, clipped to [1, "
+          f"{a.max_length}]), {tokens} tokens; {args.ranks} stages; "
+          f"token-weighted GPT (one-hot), d_model {args.dim}, "
+          f"{args.layers} layers; plan shapes {args.pack_shapes}")
+    print(f"{'run':<34} {'token slots':>11} {'steps':>5} {'seconds':>9} "
+          f"{'tokens/s':>9}")
+    for label, slots, count, seconds in rows:
+        print(f"{label:<34} {slots:>11} {count:>5} {seconds:>9.3f} "
+              f"{tokens / seconds:>9.0f}")
+    cheaper = packing_is_cheaper(a.step_shapes,
+                                 [n for step in steps for n in step],
+                                 a.max_length, args.dim)
+    print(f"by cost (packing_is_cheaper: FLOPs of the packed rows at the "
+          f"full context against the plans' micro-batches), "
+          f"{'packing' if cheaper else 'the plans'} should be faster")
+    print(f"a plan per step: {rows[0][3] / rows[2][3]:.2f}x padding's "
+          f"tokens/s, {rows[1][3] / rows[2][3]:.2f}x packing's. Packing "
+          f"mixes documents in attention unless masked: its rows attend "
+          f"across documents, at the full context's cost.")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pp-compile", required=True)
@@ -340,8 +446,20 @@ def main():
     parser.add_argument("--shapes", default="2x256,8x64,16x16",
                         help="ROWSxLENGTH shape variants of the per-step "
                         "plans, the first the longest")
-    parser.add_argument("--tables", choices=["all", "plans"], default="all",
-                        help="every table, or only the per-step plans'")
+    parser.add_argument("--tables", choices=["all", "plans", "packing"],
+                        default="all",
+                        help="every table, or only the per-step plans' or "
+                        "the packing one")
+    for name, kind, default, what in [
+            ("context", int, 1024, "the context"),
+            ("median", float, 200.0, "the median document length"),
+            ("batch", int, 8, "documents per step"),
+            ("rows", int, 4, "packed rows (of the context) per step"),
+            ("shapes", str, "2x1024,4x512,8x256,16x64",
+             "ROWSxLENGTH shape variants of the plans, the first the "
+             "longest")]:
+        parser.add_argument(f"--pack-{name}", type=kind, default=default,
+                            help=f"the packing table's {what}")
     parser.add_argument("--model", choices=["gen", "torch"], default="gen",
                         help="the GPT: gen_gpt.py's token-weighted one "
                         "(one-hot data), or examples/torch-gpt's exported "
@@ -350,6 +468,9 @@ def main():
     parser.add_argument("--vocab", type=int, default=32768,
                         help="the PyTorch GPT's vocabulary")
     args = parser.parse_args()
+    if args.tables == "packing":
+        packing(args)
+        return 0
     per_step_plans(args)
     print()
     if args.tables == "plans" or args.model == "torch":
@@ -410,6 +531,8 @@ def main():
     print(f"{'shape variants (1 long, rest short)':<36} "
           f"{rows * len(steps):>13} {varied:>9.3f} {tokens / varied:>9.0f}")
     print(f"speed-up {padded / varied:.2f}x")
+    print()
+    packing(args)
     return 0
 
 

@@ -8,14 +8,19 @@ tokens from a uint16 .npy token file, so each step's loss must be PyTorch's
 mean over the step's real tokens with every sample at its own length: the
 losses and final weights within 1e-5. The same program runs another
 index with --choose-plans (each step on the compiled plan holding it with
-the fewest token slots), with PyTorch's losses too. Programs whose data
-arguments do not fit the loader, a sample no shape holds and a step no
-compiled plan holds are refused in one line. Skipped where torch or
+the fewest token slots), with PyTorch's losses too, and streamed from a
+FIFO a slow writer feeds (--plan-lookahead) with the same losses.
+Programs whose data arguments do not fit the loader, a sample no shape
+holds and a step no compiled plan holds are refused in one line. Skipped where torch or
 torch_mlir is not importable."""
 
+import errno
 import importlib.util
+import os
 import pathlib
 import re
+import threading
+import time
 
 import pytest
 
@@ -211,6 +216,12 @@ def test_loader_refuses_arguments_it_cannot_fill(pp, token_file, tmp_path,
     assert re.fullmatch(r"pprt: " + expected, lines[0])
 
 
+# Plans 0, 1, 2 hold 2+2+4 samples at 2x16, 2x16, 4x8; 2+4+8 at 2x16,
+# 4x8, 8x4; 4+8 at 4x8, 8x4. Chosen: 1, 0, 0, 1, 2.
+OTHER = ("16 4 4 3 2 1 1 1 1 1 1\n8 8 7 6 5 4 3 2\n12 9 5\n"
+         "16 16 2 2 2 2 2 2 2 2 2 2 2 2\n8 7 6 5 4 3 2 1 1 1\n")
+
+
 def test_choose_plans_runs_another_index(pp, gpt, planned, token_file,
                                          tmp_path):
     """--choose-plans: the program planned for INDEX trains on an index it
@@ -220,10 +231,7 @@ def test_choose_plans_runs_another_index(pp, gpt, planned, token_file,
     program, fresh = planned
     model = fresh()
     other = tmp_path / "other.txt"
-    # Plans 0, 1, 2 hold 2+2+4 samples at 2x16, 2x16, 4x8; 2+4+8 at 2x16,
-    # 4x8, 8x4; 4+8 at 4x8, 8x4. Chosen: 1, 0, 0, 1, 2.
-    other.write_text("16 4 4 3 2 1 1 1 1 1 1\n8 8 7 6 5 4 3 2\n12 9 5\n"
-                     "16 16 2 2 2 2 2 2 2 2 2 2 2 2\n8 7 6 5 4 3 2 1 1 1\n")
+    other.write_text(OTHER)
     path, ids = token_file
     exported = gpt[2][0]
     run = pp.run(program, steps=5, lr=LR, init_weights=exported.weights,
@@ -244,6 +252,105 @@ def test_choose_plans_runs_another_index(pp, gpt, planned, token_file,
         r"^pprt: --sample-lengths \S+: step 0: no plan of the program holds "
         r"replica 0's samples, the longest of 16 tokens \(--choose-plans\): "
         r"compile with an index like this one$", error.value.stderr, re.M)
+
+
+def feed(fifo, lines, pause, deadline=60.0):
+    """A thread writing `lines` into the FIFO `fifo`, `pause` seconds
+    apart, as a data loader tokenizing them would, once a reader opens it
+    (giving up after `deadline` seconds, or when the reader leaves)."""
+    def write():
+        end = time.monotonic() + deadline
+        while True:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError as e:
+                if e.errno != errno.ENXIO or time.monotonic() > end:
+                    return
+                time.sleep(0.05)
+        os.set_blocking(fd, True)
+        try:
+            for line in lines:
+                time.sleep(pause)
+                os.write(fd, line.encode())
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(fd)
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def run_streamed(pp, program, exported, path, fifo, lines, lookahead,
+                 steps=5):
+    writer = feed(fifo, lines, pause=0.2)
+    try:
+        return pp.run(program, steps=steps, lr=LR,
+                      init_weights=exported.weights, tokens=path,
+                      sample_lengths=fifo,
+                      extra_args=["--choose-plans", "--plan-lookahead",
+                                  str(lookahead)])
+    finally:
+        writer.join(10)
+
+
+def test_choose_plans_streams_the_index(pp, gpt, planned, token_file,
+                                        tmp_path):
+    """--plan-lookahead K reads the index from a FIFO that a slow writer
+    feeds a line at a time, K steps ahead of the running one: the losses
+    are those of the same index read whole. A step no plan holds is
+    refused before it runs, naming it, after the steps before it ran; an
+    index ending before the run's steps is refused too, and so are
+    --plan-lookahead without --choose-plans and with --first-step."""
+    program, _ = planned
+    path, _ = token_file
+    exported = gpt[2][0]
+    other = tmp_path / "other.txt"
+    other.write_text(OTHER)
+    whole = pp.run(program, steps=5, lr=LR, init_weights=exported.weights,
+                   tokens=path, sample_lengths=other,
+                   extra_args=["--choose-plans"])
+    lines = ["# lengths as they are tokenized\n"] + OTHER.splitlines(True)
+    for lookahead in (0, 2):
+        fifo = tmp_path / f"stream-{lookahead}"
+        os.mkfifo(fifo)
+        run = run_streamed(pp, program, exported, path, fifo, lines,
+                           lookahead)
+        assert run.losses == whole.losses, lookahead
+
+    bad = lines[:3] + ["16 16 16 16 16\n"] + lines[4:]
+    fifo = tmp_path / "bad"
+    os.mkfifo(fifo)
+    with pytest.raises(pp.RunError) as error:
+        run_streamed(pp, program, exported, path, fifo, bad, 1)
+    assert re.search(
+        r"^pprt: --sample-lengths \S+: step 2: no plan of the program holds "
+        r"replica 0's samples, the longest of 16 tokens \(--choose-plans\): "
+        r"compile with an index like this one$", error.value.stderr, re.M)
+    assert re.findall(r"^step (\d+) loss", error.value.stdout, re.M) == ["1"]
+
+    fifo = tmp_path / "short"
+    os.mkfifo(fifo)
+    with pytest.raises(pp.RunError) as error:
+        run_streamed(pp, program, exported, path, fifo, lines[:3], 0)
+    assert re.search(
+        r"^pprt: --sample-lengths \S+: the index ended after 2 steps; the "
+        r"run has 5 \(--steps\)$", error.value.stderr, re.M)
+    assert re.findall(r"^step (\d+) loss", error.value.stdout, re.M) == [
+        "1", "2"]
+
+    for extra, problem in (
+            (["--plan-lookahead", "1"], "--plan-lookahead streams "
+             "--sample-lengths to --choose-plans: give both"),
+            (["--choose-plans", "--plan-lookahead", "1", "--first-step", "2"],
+             "--plan-lookahead trains from the stream's first step: it "
+             "excludes --first-step, --resume, --profile and "
+             "--check-gradients")):
+        with pytest.raises(pp.RunError) as error:
+            pp.run(program, steps=1, lr=LR, init_weights=exported.weights,
+                   tokens=path, sample_lengths=other, extra_args=extra)
+        assert problem in error.value.stderr
 
 
 def test_sample_longer_than_every_shape_is_refused(pp, gpt, tmp_path):

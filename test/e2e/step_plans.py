@@ -7,12 +7,15 @@ micro-batches by the dynamic program and schedules each distinct plan with
 samples: per-step losses and final weights within --rtol, on 2 pipeline
 ranks and on 2 ranks x 2 data-parallel replicas (each replica planned on
 its own samples). The index's steps are cut differently, so that several
-plans run. A sample no variant holds is refused at compile time, and an
+plans run. With 2 replicas, the same program also runs the index streamed
+from a FIFO a slow writer feeds (--choose-plans --plan-lookahead 1),
+against the same index read whole. A sample no variant holds is refused at compile time, and an
 index the program was not planned for at run time, each in one line."""
 
 import argparse
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -62,6 +65,34 @@ def refuses(name, expected, out):
     return found
 
 
+def streamed(exe, ranks, workdir, steps):
+    """`steps` of INDEX's lines (again and again) as one index, trained
+    read whole and read from a FIFO that a slow writer feeds a line every
+    0.2 s, both with --choose-plans (the second with --plan-lookahead 1):
+    the losses and params of each."""
+    with open(INDEX) as f:
+        lines = [line.split("#")[0].strip() + "\n" for line in f
+                 if line.split("#")[0].strip()]
+    text = "".join(lines[i % len(lines)] for i in range(steps))
+    whole = os.path.join(workdir, "whole.txt")
+    with open(whole, "w") as f:
+        f.write(text)
+    choose = ["--choose-plans"]
+    _, losses, params = train(exe, ranks, whole, steps, extra=choose)
+    fifo = os.path.join(workdir, "stream")
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(
+        ["sh", "-c", 'printf %s "$1" | while IFS= read -r l; do sleep 0.2; '
+         'echo "$l"; done > "$2"', "sh", text, fifo])
+    try:
+        _, stream_losses, stream_params = train(
+            exe, ranks, fifo, steps, extra=choose + ["--plan-lookahead", "1"])
+    finally:
+        writer.kill()
+        writer.wait()
+    return stream_losses, stream_params, losses, params
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pp-compile", required=True)
@@ -93,6 +124,13 @@ def main():
                 f"2 stages x {replicas} replica(s), a greedy schedule per "
                 "step plan, against 1 process of context 32", losses, params,
                 ref_losses, ref_params, args)
+            if replicas > 1:
+                failed += not compare(
+                    f"2 stages x {replicas} replicas, plans chosen for an "
+                    "index streamed from a FIFO, against the index read "
+                    "whole", *streamed(exe, 2 * replicas *
+                                       args.tensor_parallel, workdir,
+                                       args.steps), args)
         if args.oracle_only:
             return 1 if failed else 0
 

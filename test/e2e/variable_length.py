@@ -77,10 +77,10 @@ def compare(name, losses, params, ref_losses, ref_params, args):
     return ok
 
 
-def train(exe, ranks, index, steps, expect_ok=True):
+def train(exe, ranks, index, steps, expect_ok=True, extra=()):
     out = run(["mpirun", "-np", str(ranks), exe, "--steps", str(steps),
                "--lr", "0.3", "--corpus", CORPUS, "--sample-lengths", index,
-               "--print-params", "--timeout", "60"], expect_ok)
+               "--print-params", "--timeout", "60"] + list(extra), expect_ok)
     losses = [float(x) for x in re.findall(r"^step \d+ loss (\S+)$", out, re.M)]
     params = re.findall(r"^param (\d+) sum (\S+) sumsq (\S+)$", out, re.M)
     return out, losses, {int(i): (float(s), float(q)) for i, s, q in params}

@@ -279,11 +279,14 @@ bool pprt_driver_prepare_data(pprt_driver *d) {
                ? pprt_samples_load(d, err, sizeof err)
                : pprt_user_load_data || check_synthetic(d, err, sizeof err))
     ok = true;
-  /* A rank sees only its stages' data arguments: the lowest rank that
-     found a problem reports it, and every rank stops. */
+  return pprt_report_first_failure(d, ok, err, "the training data's checks");
+}
+
+bool pprt_report_first_failure(pprt_driver *d, bool ok, const char *err,
+                               const char *what) {
   pprt_transport *t = d->ctx->transport;
   int32_t first_failed = ok ? INT32_MAX : t->world_rank;
-  pprt_min_everywhere(d->ctx, &first_failed, 1, "the training data's checks");
+  pprt_min_everywhere(d->ctx, &first_failed, 1, what);
   if (first_failed == t->world_rank) {
     fprintf(stderr, "pprt: %s\n", err);
     fflush(stderr);

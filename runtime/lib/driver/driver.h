@@ -39,8 +39,9 @@ typedef struct pprt_driver_options {
   int token_width;         /* --token-dtype: bytes per id of a flat file */
   const char *data_spec;   /* --data: arrays by sample; NULL for synthetic */
   const char *sample_lengths_path; /* --sample-lengths; NULL: windows */
-  bool choose_plans;   /* --choose-plans: step plans for another index */
-  int64_t num_classes; /* --classes: synthetic integer data; 0: none */
+  bool choose_plans;      /* --choose-plans: step plans for another index */
+  int64_t plan_lookahead; /* --plan-lookahead: stream the index; -1: not */
+  int64_t num_classes;    /* --classes: synthetic integer data; 0: none */
   bool print_params;
   bool print_memory;
   bool check_gradients;
@@ -91,6 +92,10 @@ void pprt_driver_install_data_source(pprt_driver *d);
    --corpus or --tokens; false (after rank 0 reported why) if the program's
    data cannot be filled. */
 bool pprt_driver_prepare_data(pprt_driver *d);
+/* Collective: whether every rank is `ok`; if not, the lowest rank that is
+   not prints its `err` (`what` names the check for a silent rank). */
+bool pprt_report_first_failure(pprt_driver *d, bool ok, const char *err,
+                               const char *what);
 void pprt_driver_free_data(pprt_driver *d);
 
 /* ---- driver/corpus.c ---- */
@@ -118,6 +123,11 @@ int64_t pprt_corpus_token(const pprt_corpus *c, int64_t i);
 bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
                             size_t err_size);
 void pprt_length_index_free(pprt_length_index *x);
+/* Collective, before step `step` of a run of `end` steps: with
+   --plan-lookahead K, reads the streamed index up to step `step` + K,
+   choosing and checking each new step's plan; false (after one rank
+   reported why) if a step cannot run. */
+bool pprt_length_index_advance(pprt_driver *d, int64_t step, int64_t end);
 /* Whether `x` fills `b` with token weights (f32 [rows, positions] beside
    integer targets). */
 bool pprt_length_index_weighs(const pprt_length_index *x,

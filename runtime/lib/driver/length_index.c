@@ -3,11 +3,15 @@
    back to back in the tokens, and every step loads them sorted longest
    first, right-padded to the program's context, with token weights in the
    targets: one-hot f32 tensors, or integer ids beside an f32 tensor of
-   weights. */
+   weights. With --plan-lookahead K the index is a stream (a FIFO a data
+   loader writes as it tokenizes): read a step at a time, K steps ahead of
+   the running one, into a ring of K + 1 lines. */
+#define _POSIX_C_SOURCE 200809L
 #include "driver/driver.h"
 #include "driver/input_file.h"
 #include "driver/plan_choice.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +32,25 @@ typedef struct index_step {
 
 struct pprt_length_index {
   const char *path;
-  int64_t num_steps;
+  int64_t num_steps; /* lines; in a stream, the ring's */
   index_step *steps;
+  int64_t corpus_length;
+  int64_t cursor; /* where the next sample's tokens start */
+  /* A stream (--plan-lookahead): step s in line s mod num_steps. */
+  bool streaming;
+  int64_t read;        /* steps read so far */
+  FILE *file;          /* rank 0's reader */
+  int64_t line_number; /* of the file, for errors */
 };
+
+/* The step that line `i` of the index holds: i, or in a stream the
+   latest step read into it. */
+static int64_t step_of_line(const pprt_length_index *x, int64_t i) {
+  if (!x->streaming || x->read == 0)
+    return i;
+  int64_t last = x->read - 1;
+  return last - (last - i) % x->num_steps;
+}
 
 /* `old` (n elements of `size` bytes) in twice the room, or 16. */
 static void *grow(const pprt_driver *d, void *old, int64_t n, size_t size,
@@ -127,20 +147,16 @@ static bool parse_index(pprt_driver *d, pprt_length_index *x, char *text,
 
 /* Sample k of the whole index (file order) starts after samples 0..k-1,
    each taking its tokens plus the last one's target, wrapping around the
-   tokens where they run out. */
-static void place_samples(const pprt_driver *d, pprt_length_index *x,
-                          int64_t corpus_length) {
-  int64_t at = 0;
-  for (int64_t i = 0; i < x->num_steps; ++i) {
-    index_step *s = &x->steps[i];
-    s->start = pprt_xcalloc(d->ctx, (size_t)s->num_samples, sizeof *s->start);
-    for (int64_t k = 0; k < s->num_samples; ++k) {
-      int64_t span = s->length[k] + 1;
-      if (at + span > corpus_length)
-        at = 0;
-      s->start[k] = at;
-      at += span;
-    }
+   tokens where they run out. Places step `s`, the next in file order. */
+static void place_step(const pprt_driver *d, pprt_length_index *x,
+                       index_step *s) {
+  s->start = pprt_xcalloc(d->ctx, (size_t)s->num_samples, sizeof *s->start);
+  for (int64_t k = 0; k < s->num_samples; ++k) {
+    int64_t span = s->length[k] + 1;
+    if (x->cursor + span > x->corpus_length)
+      x->cursor = 0;
+    s->start[k] = x->cursor;
+    x->cursor += span;
   }
 }
 
@@ -347,7 +363,8 @@ static bool place_planned(const pprt_driver *d, pprt_length_index *x, int64_t i,
                          "it (pp-compile --step-plans) holds others: compile "
                          "with this index, or choose among its plans with "
                          "--choose-plans",
-                         (long long)i, (long long)s->num_samples);
+                         (long long)step_of_line(x, i),
+                         (long long)s->num_samples);
   }
   return true;
 }
@@ -375,15 +392,16 @@ static bool choose_plans(pprt_driver *d, const pprt_length_index *x, char *err,
     free(sorted[i]);
   free(sorted);
   free(counts);
-  if (ok) {
+  if (ok && !x->streaming)
     pprt_report_step_plans(d->ctx, x->path);
+  if (ok)
     return true;
-  }
   return index_error(err, err_size, x->path,
                      "step %lld: no plan of the program holds replica %d's "
                      "samples, the longest of %lld tokens (--choose-plans): "
                      "compile with an index like this one",
-                     (long long)step, replica, (long long)longest);
+                     (long long)step_of_line(x, step), replica,
+                     (long long)longest);
 }
 
 /* Under step plans: each micro-batch's samples fit its variant's context
@@ -410,7 +428,8 @@ static bool check_planned(const pprt_driver *d, const pprt_length_index *x,
               err, err_size, x->path,
               "step %lld: sample %lld has %lld tokens, more than %s "
               "(replica %d, micro-batch %d, stage %d)",
-              (long long)i, (long long)k, (long long)s->length[k],
+              (long long)step_of_line(x, i), (long long)k,
+              (long long)s->length[k],
               s->length[k] > b->dims[1] ? "the micro-batch's context"
                                         : "the corpus holds",
               r, mb, b->stage);
@@ -450,11 +469,39 @@ static bool check_fits(const pprt_driver *d, const pprt_length_index *x,
   return true;
 }
 
+/* Checks each data argument against the index's steps. */
+static bool check_data(const pprt_driver *d, const pprt_length_index *x,
+                       char *err, size_t err_size) {
+  const pprt_context *ctx = d->ctx;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (!is_data(b))
+      continue;
+    if (ctx->num_plans
+            ? !check_planned(d, x, b, x->corpus_length, err, err_size)
+            : !check_fits(d, x, b, x->corpus_length, err, err_size))
+      return false;
+  }
+  return true;
+}
+
+/* A stream starts empty: its steps come with pprt_length_index_advance. */
+static bool start_stream(pprt_driver *d, pprt_length_index *x, char *err,
+                         size_t err_size) {
+  x->streaming = true;
+  x->num_steps = d->opts.plan_lookahead + 1;
+  x->steps = pprt_xcalloc(d->ctx, (size_t)x->num_steps, sizeof *x->steps);
+  return check_roles(d->ctx, x, err, err_size);
+}
+
 bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
                             size_t err_size) {
   pprt_length_index *x = pprt_xcalloc(d->ctx, 1, sizeof *x);
   d->length_index = x;
   x->path = d->opts.sample_lengths_path;
+  x->corpus_length = corpus_length;
+  if (d->opts.plan_lookahead >= 0)
+    return start_stream(d, x, err, err_size);
   char why[256];
   size_t size = 0;
   char *text = (char *)pprt_read_input(x->path, &size, why, sizeof why);
@@ -464,7 +511,8 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
   free(text);
   if (!ok)
     return false;
-  place_samples(d, x, corpus_length);
+  for (int64_t i = 0; i < x->num_steps; ++i)
+    place_step(d, x, &x->steps[i]);
   const pprt_context *ctx = d->ctx;
   if (ctx->num_plans && d->opts.choose_plans &&
       !choose_plans(d, x, err, err_size))
@@ -478,28 +526,139 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
   for (int64_t i = 0; ctx->num_plans && i < x->num_steps; ++i)
     if (!place_planned(d, x, i, err, err_size))
       return false;
-  if (!check_roles(ctx, x, err, err_size))
-    return false;
-  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
-    const pprt_buffer_desc *b = &ctx->buffers[id];
-    if (!is_data(b))
-      continue;
-    if (ctx->num_plans ? !check_planned(d, x, b, corpus_length, err, err_size)
-                       : !check_fits(d, x, b, corpus_length, err, err_size))
-      return false;
+  return check_roles(ctx, x, err, err_size) && check_data(d, x, err, err_size);
+}
+
+/*---- A stream (--plan-lookahead) ----*/
+
+/* Rank 0: the next step of the file into `s`; its sample count, 0 at the
+   file's end, -1 (the reason in `err`) if it cannot be read. */
+static int64_t read_step(pprt_driver *d, pprt_length_index *x, index_step *s,
+                         char *err, size_t err_size) {
+  if (!x->file && !(x->file = fopen(x->path, "r"))) {
+    index_error(err, err_size, x->path, "%s", strerror(errno));
+    return -1;
+  }
+  char *line = NULL;
+  size_t capacity = 0;
+  while (s->num_samples == 0 && getline(&line, &capacity, x->file) >= 0) {
+    ++x->line_number;
+    line[strcspn(line, "#\n")] = '\0';
+    char why[64];
+    if (!parse_line(d, line, s, why, sizeof why)) {
+      free(line);
+      index_error(err, err_size, x->path, "line %lld: %s",
+                  (long long)x->line_number, why);
+      return -1;
+    }
+  }
+  free(line);
+  return s->num_samples;
+}
+
+/* The next step of the stream on every rank: rank 0 reads it and sends its
+   lengths to the others. Its sample count, 0 at the stream's end, -1 if
+   rank 0 could not read it (the reason in rank 0's `err`). */
+static int64_t next_step(pprt_driver *d, pprt_length_index *x, index_step *s,
+                         char *err, size_t err_size) {
+  pprt_context *ctx = d->ctx;
+  pprt_transport *t = pprt_host_transport(ctx->transport);
+  int32_t tag = (int32_t)t->max_tag; /* above every transfer's */
+  int64_t n = 0;
+  if (t->world_rank == 0)
+    n = read_step(d, x, s, err, err_size);
+  for (int32_t peer = 1; t->world_rank == 0 && peer < t->world_size; ++peer)
+    if (!t->ops->wait_for(t, t->ops->isend(t, &n, sizeof n, peer, tag),
+                          ctx->opts.timeout_s) ||
+        (n > 0 && !t->ops->wait_for(
+                      t,
+                      t->ops->isend(t, s->length,
+                                    n * (int64_t)sizeof *s->length, peer, tag),
+                      ctx->opts.timeout_s)))
+      pprt_fatal_silent(ctx, peer, "rank %d to take step %lld of %s", peer,
+                        (long long)x->read, x->path);
+  if (t->world_rank == 0)
+    return n;
+  pprt_recv_status got =
+      t->ops->recv(t, &n, sizeof n, 0, tag, ctx->opts.timeout_s);
+  if (got == PPRT_RECV_OK && n > 0) {
+    s->length = pprt_xcalloc(ctx, (size_t)n, sizeof *s->length);
+    s->num_samples = n;
+    got = t->ops->recv(t, s->length, n * (int64_t)sizeof *s->length, 0, tag,
+                       ctx->opts.timeout_s);
+  }
+  if (got != PPRT_RECV_OK)
+    pprt_fatal_silent(ctx, 0, "rank 0 to read step %lld of %s",
+                      (long long)x->read, x->path);
+  snprintf(err, err_size, "rank 0 could not read %s", x->path);
+  return n;
+}
+
+static void free_step(index_step *s) {
+  free(s->length);
+  free(s->start);
+  free(s->order);
+  free(s->row_sample);
+  memset(s, 0, sizeof *s);
+}
+
+/* Reads the stream up to step `want` (exclusive) into the ring; false
+   if it ends before (the run having `end` steps). */
+static bool read_until(pprt_driver *d, pprt_length_index *x, int64_t want,
+                       int64_t end, char *err, size_t err_size) {
+  while (x->read < want) {
+    index_step s = {0};
+    int64_t n = next_step(d, x, &s, err, err_size);
+    if (n <= 0) {
+      free_step(&s);
+      return n < 0 ? false
+                   : index_error(err, err_size, x->path,
+                                 "the index ended after %lld steps; the run "
+                                 "has %lld (--steps)",
+                                 (long long)x->read, (long long)end);
+    }
+    sort_step(d, &s);
+    place_step(d, x, &s);
+    index_step *line = &x->steps[x->read % x->num_steps];
+    free_step(line);
+    *line = s;
+    ++x->read;
   }
   return true;
+}
+
+/* The ring's plans, rows and checks after new steps came in. */
+static bool plan_ring(pprt_driver *d, pprt_length_index *x, char *err,
+                      size_t err_size) {
+  if (!choose_plans(d, x, err, err_size))
+    return false;
+  for (int64_t i = 0; i < x->num_steps; ++i) {
+    free(x->steps[i].row_sample);
+    if (!place_planned(d, x, i, err, err_size))
+      return false;
+  }
+  return check_data(d, x, err, err_size);
+}
+
+bool pprt_length_index_advance(pprt_driver *d, int64_t step, int64_t end) {
+  pprt_length_index *x = d->length_index;
+  int64_t want = x && x->streaming ? step + x->num_steps : 0;
+  want = want < end ? want : end;
+  if (!x || x->read >= want)
+    return true;
+  char err[640] = "";
+  bool ok = read_until(d, x, want, end, err, sizeof err) &&
+            plan_ring(d, x, err, sizeof err);
+  return pprt_report_first_failure(d, ok, err, "the sample lengths' checks");
 }
 
 void pprt_length_index_free(pprt_length_index *x) {
   if (!x)
     return;
-  for (int64_t i = 0; i < x->num_steps; ++i) {
-    free(x->steps[i].length);
-    free(x->steps[i].start);
-    free(x->steps[i].order);
-    free(x->steps[i].row_sample);
-  }
+  for (int64_t i = 0; i < x->num_steps; ++i)
+    free_step(&x->steps[i]);
+  if (x->file)
+    fclose(x->file);
   free(x->steps);
   free(x);
 }

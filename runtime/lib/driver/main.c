@@ -57,6 +57,10 @@ static void usage(FILE *f, const char *prog) {
       "                     --step-plans runs any index: each step on the\n"
       "                     compiled plan holding its samples with the\n"
       "                     fewest token slots\n"
+      "  --plan-lookahead K with --choose-plans: read --sample-lengths as a\n"
+      "                     stream (a FIFO a data loader writes), K steps\n"
+      "                     ahead of the running one, checking each\n"
+      "                     step's plan before it runs\n"
       "  --data A[,B...]    train on arrays indexed by sample, one per data\n"
       "                     argument in argument order (inputs, then\n"
       "                     targets): .npy files or FILE.safetensors:NAME\n"
@@ -180,6 +184,7 @@ static void default_options(pprt_driver_options *o) {
   o->tokens_path = NULL;
   o->sample_lengths_path = NULL;
   o->choose_plans = false;
+  o->plan_lookahead = -1;
   o->token_width = 2;
   o->print_params = false;
   o->print_memory = false;
@@ -300,6 +305,9 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                    ((o->run.zero = (int32_t)n) || true))
   VALUE_OPTION("corpus", "a file name", *(o->corpus_path = v) != '\0')
   VALUE_OPTION("tokens", "a file name", *(o->tokens_path = v) != '\0')
+  VALUE_OPTION("plan-lookahead", "an integer in [0, 1000000]",
+               parse_i64(v, &o->plan_lookahead) && o->plan_lookahead >= 0 &&
+                   o->plan_lookahead <= 1000000)
   VALUE_OPTION("sample-lengths", "a file name",
                *(o->sample_lengths_path = v) != '\0')
   VALUE_OPTION("data",
@@ -341,7 +349,8 @@ static option_status parse_value_option(int argc, char **argv, int *i,
 }
 #undef VALUE_OPTION
 
-/* The combinations --checkpoint, --checkpoint-every and --resume allow. */
+/* The combinations --checkpoint, --checkpoint-every, --resume and
+   --plan-lookahead allow. */
 static int check_training_state_options(const pprt_driver_options *o, char *err,
                                         size_t err_size) {
   const char *problem = NULL;
@@ -355,6 +364,15 @@ static int check_training_state_options(const pprt_driver_options *o, char *err,
     problem = "--resume sets the weights and excludes --init-weights";
   else if (o->resume_dir && o->first_step_set)
     problem = "--resume sets the first step and excludes --first-step";
+  else if (o->plan_lookahead >= 0 &&
+           (!o->choose_plans || !o->sample_lengths_path))
+    problem = "--plan-lookahead streams --sample-lengths to --choose-plans: "
+              "give both";
+  else if (o->plan_lookahead >= 0 && (o->first_step_set || o->resume_dir ||
+                                      o->profile_path || o->check_gradients))
+    problem = "--plan-lookahead trains from the stream's first step: it "
+              "excludes --first-step, --resume, --profile and "
+              "--check-gradients";
   if (!problem)
     return PARSE_OK;
   snprintf(err, err_size, "%s", problem);
@@ -564,6 +582,10 @@ static bool train(pprt_driver *d) {
   int64_t first = d->opts.first_step - 1, end = first + d->opts.steps;
   pprt_set_run(ctx, first, end);
   for (int64_t step = first; step < end; ++step) {
+    if (!pprt_length_index_advance(d, step, end)) {
+      ok = false;
+      break;
+    }
     double start = wall_seconds();
     pprt_begin_step(ctx, step);
     pprt_run_step(ctx);
