@@ -107,6 +107,14 @@ static Value filledValue(linalg::GenericOp op, Value arg) {
   return fill && op.isDpsInit(operand) ? fill.getInputs().front() : arg;
 }
 
+/// The tensor `value` is a reshape of, through any number of reshapes.
+static Value reshapeSource(Value value) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
+}
+
 /// A generic that only adds its one input to zeros (a derivative of one
 /// term, `%out + %g` into a fill of zeros) is its input: a pass over memory
 /// less where `%g` comes through a reshape and so is not fused into it. The
@@ -132,6 +140,12 @@ struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
     Value other = add.getLhs() == input ? add.getRhs() : add.getLhs();
     if ((add.getLhs() != input && add.getRhs() != input) ||
         !matchPattern(filledValue(op, other), m_AnyZeroFloat()))
+      return failure();
+    // Only a computed gradient (seen through reshapes) takes the sum's
+    // place: a function's argument or a constant returned as it is would
+    // hand the caller a buffer that is not the result's own.
+    if (!reshapeSource(op.getDpsInputs().front())
+             .getDefiningOp<linalg::LinalgOp>())
       return failure();
     rewriter.replaceOp(op, op.getDpsInputs().front());
     return success();
