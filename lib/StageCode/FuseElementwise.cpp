@@ -115,39 +115,46 @@ static Value reshapeSource(Value value) {
   return value;
 }
 
+/// Whether `op` only adds its one input to zeros, elementwise: `%out + %g`
+/// into a fill of zeros (or the fill value forwarded) through identities.
+static bool addsInputToZeros(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      op->getResult(0).getType() != op.getDpsInputs().front().getType())
+    return false;
+  Block *body = op.getBlock();
+  auto add = dyn_cast<arith::AddFOp>(body->front());
+  if (!add || !llvm::hasSingleElement(body->without_terminator()) ||
+      body->getTerminator()->getOperand(0) != add.getResult())
+    return false;
+  Value input = body->getArgument(0);
+  if (add.getLhs() != input && add.getRhs() != input)
+    return false;
+  Value other = add.getLhs() == input ? add.getRhs() : add.getLhs();
+  return matchPattern(filledValue(op, other), m_AnyZeroFloat());
+}
+
 /// A generic that only adds its one input to zeros (a derivative of one
-/// term, `%out + %g` into a fill of zeros) is its input: a pass over memory
-/// less where `%g` comes through a reshape and so is not fused into it. The
-/// sum differs from `%g` only where `%g` is -0, which it makes +0.
+/// term) is its input: a pass over memory less where `%g` comes through a
+/// reshape and so is not fused into it. The sum differs from `%g` only
+/// where `%g` is -0, which it makes +0.
 struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
-        op.getNumDpsInits() != 1 ||
-        op.getNumParallelLoops() != op.getNumLoops() ||
-        !llvm::all_of(op.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isIdentity(); }) ||
-        op->getResult(0).getType() != op.getDpsInputs().front().getType())
-      return failure();
-    Block *body = op.getBlock();
-    auto add = dyn_cast<arith::AddFOp>(body->front());
-    if (!add || !llvm::hasSingleElement(body->without_terminator()) ||
-        body->getTerminator()->getOperand(0) != add.getResult())
-      return failure();
-    Value input = body->getArgument(0);
-    Value other = add.getLhs() == input ? add.getRhs() : add.getLhs();
-    if ((add.getLhs() != input && add.getRhs() != input) ||
-        !matchPattern(filledValue(op, other), m_AnyZeroFloat()))
+    if (!addsInputToZeros(op))
       return failure();
     // Only a computed gradient (seen through reshapes) takes the sum's
     // place: a function's argument or a constant returned as it is would
     // hand the caller a buffer that is not the result's own.
-    if (!reshapeSource(op.getDpsInputs().front())
-             .getDefiningOp<linalg::LinalgOp>())
+    Value term = op.getDpsInputs().front();
+    if (!reshapeSource(term).getDefiningOp<linalg::LinalgOp>())
       return failure();
-    rewriter.replaceOp(op, op.getDpsInputs().front());
+    rewriter.replaceOp(op, term);
     return success();
   }
 };
