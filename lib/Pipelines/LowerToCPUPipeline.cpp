@@ -32,7 +32,6 @@ void pp::buildStageCodeOptimizationPhase(
   // vectorized math.fpowi would take a vector exponent, which LLVM's powi
   // intrinsic does not.
   pm.addNestedPass<func::FuncOp>(math::createMathExpandOpsPass({{"fpowi"}}));
-  pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
   if (options.approximateMath)
     pm.addNestedPass<func::FuncOp>(createPPApproximateMath());
   if (options.factorContractions)
@@ -41,6 +40,9 @@ void pp::buildStageCodeOptimizationPhase(
     pm.addNestedPass<func::FuncOp>(createPPFuseElementwise());
   // A split's gradient as its pieces' gradients side by side.
   pm.addNestedPass<func::FuncOp>(createPPFoldPaddedSums());
+  // After fusion, which can make two results one value (a sum into zeros
+  // replaced by its term).
+  pm.addNestedPass<func::FuncOp>(createPPCopyRepeatedResults());
   PPSelectGemmOptions select;
   // bf16 inputs are a property of the GEMM entry's calls.
   select.gemm = options.precision == GemmPrecision::BF16 ? GemmChoice::Library

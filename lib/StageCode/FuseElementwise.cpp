@@ -2,13 +2,15 @@
 //
 // pp-fuse-elementwise: fuses elementwise linalg ops on tensors into their
 // only consumers with upstream linalg's elementwise fusion, restricted to
-// fusions that compute every element of the producer exactly once.
+// fusions that compute every element of the producer exactly once, and
+// comparisons (masks) into the elementwise ops that broadcast them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pp/StageCode/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -34,6 +36,33 @@ static bool computesProducerOnce(OpOperand *operand) {
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   return producer && producer->hasOneUse() && consumer &&
          consumer.getMatchingIndexingMap(operand).isPermutation();
+}
+
+/// Whether the producer of `operand` is a mask worth recomputing in an
+/// elementwise consumer that broadcasts it: one comparison into an `i1`
+/// tensor that reads no init (a causal mask, `%c == 0`). Left apart, the
+/// mask is stored as `i1`, which pp-vectorize-elementwise leaves scalar, and
+/// the consumer (the masked fill, over batch and heads) with it; fused, the
+/// consumer compares its own lanes, one comparison per element.
+static bool isBroadcastMask(OpOperand *operand) {
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!producer || !consumer || !producer->hasOneUse() ||
+      producer.getNumDpsInits() != 1 ||
+      !getElementTypeOrSelf(producer->getResult(0).getType()).isInteger(1) ||
+      producer.getNumParallelLoops() != producer.getNumLoops() ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+      !producer.getMatchingBlockArgument(producer.getDpsInitOperand(0))
+           .use_empty())
+    return false;
+  Block *body = producer.getBlock();
+  return llvm::hasSingleElement(body->without_terminator()) &&
+         isa<arith::CmpFOp, arith::CmpIOp>(body->front());
+}
+
+/// The fusions pp-fuse-elementwise makes.
+static bool shouldFuse(OpOperand *operand) {
+  return computesProducerOnce(operand) || isBroadcastMask(operand);
 }
 
 namespace {
@@ -67,6 +96,69 @@ struct ForwardFilledInit : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// The value `arg` of `op`'s body stands for: an init that is a fill reads
+/// the fill value.
+static Value filledValue(linalg::GenericOp op, Value arg) {
+  auto blockArg = dyn_cast<BlockArgument>(arg);
+  if (!blockArg || blockArg.getOwner() != op.getBlock())
+    return arg;
+  OpOperand *operand = op.getMatchingOpOperand(blockArg);
+  auto fill = operand->get().getDefiningOp<linalg::FillOp>();
+  return fill && op.isDpsInit(operand) ? fill.getInputs().front() : arg;
+}
+
+/// The tensor `value` is a reshape of, through any number of reshapes.
+static Value reshapeSource(Value value) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
+}
+
+/// Whether `op` only adds its one input to zeros, elementwise: `%out + %g`
+/// into a fill of zeros (or the fill value forwarded) through identities.
+static bool addsInputToZeros(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      op->getResult(0).getType() != op.getDpsInputs().front().getType())
+    return false;
+  Block *body = op.getBlock();
+  auto add = dyn_cast<arith::AddFOp>(body->front());
+  if (!add || !llvm::hasSingleElement(body->without_terminator()) ||
+      body->getTerminator()->getOperand(0) != add.getResult())
+    return false;
+  Value input = body->getArgument(0);
+  if (add.getLhs() != input && add.getRhs() != input)
+    return false;
+  Value other = add.getLhs() == input ? add.getRhs() : add.getLhs();
+  return matchPattern(filledValue(op, other), m_AnyZeroFloat());
+}
+
+/// A generic that only adds its one input to zeros (a derivative of one
+/// term) is its input: a pass over memory less where `%g` comes through a
+/// reshape and so is not fused into it. The sum differs from `%g` only
+/// where `%g` is -0, which it makes +0.
+struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!addsInputToZeros(op))
+      return failure();
+    // Only a computed gradient (seen through reshapes) takes the sum's
+    // place: a function's argument or a constant returned as it is would
+    // hand the caller a buffer that is not the result's own.
+    Value term = op.getDpsInputs().front();
+    if (!reshapeSource(term).getDefiningOp<linalg::LinalgOp>())
+      return failure();
+    rewriter.replaceOp(op, term);
+    return success();
+  }
+};
+
 /// Named elementwise ops (`linalg.add`, `linalg.div`, ...) as generics, which
 /// upstream fusion takes. Fills and copies stay named: fills fold into their
 /// users, and copies give repeated results their own buffers.
@@ -86,9 +178,8 @@ struct FuseElementwise : pp::impl::PPFuseElementwiseBase<FuseElementwise> {
     generalizeElementwiseOps(getOperation());
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    linalg::populateElementwiseOpsFusionPatterns(patterns,
-                                                 computesProducerOnce);
-    patterns.add<ForwardFilledInit>(context);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    patterns.add<ForwardFilledInit, DropZeroAccumulation>(context);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     linalg::FillOp::getCanonicalizationPatterns(patterns, context);

@@ -173,3 +173,168 @@ func.func @accumulate_elementwise(%acc: tensor<4xf32>, %v: tensor<4xf32>) -> ten
   } -> tensor<4xf32>
   return %t : tensor<4xf32>
 }
+
+// -----
+
+#mask = affine_map<(b, i, j) -> (i, j)>
+#s = affine_map<(b, i, j) -> ()>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#id2 = affine_map<(i, j) -> (i, j)>
+
+// A causal mask's comparison is recomputed in the masked fill that
+// broadcasts it over the batch: the fill reads the f32 mask, and no i1
+// tensor is left.
+// CHECK-LABEL: func.func @broadcast_mask
+// CHECK-SAME: (%[[C:.*]]: tensor<4x4xf32>, %[[X:.*]]: tensor<2x4x4xf32>, %[[V:.*]]: tensor<f32>)
+// CHECK-NOT: tensor<4x4xi1>
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[C]], %[[V]], %[[X]] : tensor<4x4xf32>, tensor<f32>, tensor<2x4x4xf32>)
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @broadcast_mask(%c: tensor<4x4xf32>, %x: tensor<2x4x4xf32>, %v: tensor<f32>) -> tensor<2x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4x4xi1>
+  %m = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<4x4xf32>) outs(%e2 : tensor<4x4xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %eq = arith.cmpf oeq, %a, %zero : f32
+    linalg.yield %eq : i1
+  } -> tensor<4x4xi1>
+  %e3 = tensor.empty() : tensor<2x4x4xf32>
+  %r = linalg.generic {indexing_maps = [#mask, #s, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%m, %v, %x : tensor<4x4xi1>, tensor<f32>, tensor<2x4x4xf32>) outs(%e3 : tensor<2x4x4xf32>) {
+  ^bb0(%b: i1, %f: f32, %y: f32, %o: f32):
+    %sel = arith.select %b, %f, %y : f32
+    linalg.yield %sel : f32
+  } -> tensor<2x4x4xf32>
+  return %r : tensor<2x4x4xf32>
+}
+
+// -----
+
+#mask = affine_map<(b, i, j) -> (i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#id2 = affine_map<(i, j) -> (i, j)>
+
+// Broadcast producers that are not a lone comparison (here a comparison
+// and a negation) stay apart: each element would be computed per batch row.
+// CHECK-LABEL: func.func @broadcast_not_mask
+// CHECK: %[[M:.*]] = linalg.generic
+// CHECK: arith.cmpf
+// CHECK: arith.xori
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[M]], %{{.*}} : tensor<4x4xi1>, tensor<2x4x4xf32>)
+func.func @broadcast_not_mask(%c: tensor<4x4xf32>, %x: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %true = arith.constant true
+  %e2 = tensor.empty() : tensor<4x4xi1>
+  %m = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<4x4xf32>) outs(%e2 : tensor<4x4xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %eq = arith.cmpf oeq, %a, %zero : f32
+    %ne = arith.xori %eq, %true : i1
+    linalg.yield %ne : i1
+  } -> tensor<4x4xi1>
+  %e3 = tensor.empty() : tensor<2x4x4xf32>
+  %r = linalg.generic {indexing_maps = [#mask, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%m, %x : tensor<4x4xi1>, tensor<2x4x4xf32>) outs(%e3 : tensor<2x4x4xf32>) {
+  ^bb0(%b: i1, %y: f32, %o: f32):
+    %sel = arith.select %b, %y, %zero : f32
+    linalg.yield %sel : f32
+  } -> tensor<2x4x4xf32>
+  return %r : tensor<2x4x4xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+
+// A derivative of one term, its gradient added to zeros, is the gradient
+// itself (here one computed, then reshaped): no pass over memory. A
+// function's argument stays summed: returned as it is, it would be the
+// caller's own buffer.
+// CHECK-LABEL: func.func @zero_accumulation
+// CHECK-SAME: (%[[X:.*]]: tensor<2x2x5xf32>, %[[A:.*]]: tensor<2x2x5xf32>)
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[G]]
+// CHECK: %[[CA:.*]] = tensor.collapse_shape %[[A]]
+// CHECK: %[[S:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[CA]] : tensor<4x5xf32>)
+// CHECK: arith.addf
+// CHECK: return %[[C]], %[[S]]
+func.func @zero_accumulation(%x: tensor<2x2x5xf32>, %a: tensor<2x2x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<2x2x5xf32>
+  %g = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x2x5xf32>) outs(%e3 : tensor<2x2x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x5xf32>
+  %c = tensor.collapse_shape %g [[0, 1], [2]] : tensor<2x2x5xf32> into tensor<4x5xf32>
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<4x5xf32>) outs(%z : tensor<4x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %o, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  %ca = tensor.collapse_shape %a [[0, 1], [2]] : tensor<2x2x5xf32> into tensor<4x5xf32>
+  %da = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%ca : tensor<4x5xf32>) outs(%z : tensor<4x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %o, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %d, %da : tensor<4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#t = affine_map<(i, j) -> (j, i)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+
+// Added to ones, or read transposed, a computed term stays summed.
+// CHECK-LABEL: func.func @nonzero_accumulation
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.addf
+func.func @nonzero_accumulation(%x: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<2x2x5xf32>
+  %ex = tensor.expand_shape %x [[0, 1], [2]] output_shape [2, 2, 5] : tensor<4x5xf32> into tensor<2x2x5xf32>
+  %g = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ex : tensor<2x2x5xf32>) outs(%e3 : tensor<2x2x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x5xf32>
+  %a = tensor.collapse_shape %g [[0, 1], [2]] : tensor<2x2x5xf32> into tensor<4x5xf32>
+  %b = tensor.collapse_shape %g [[0], [1, 2]] : tensor<2x2x5xf32> into tensor<2x10xf32>
+  %e = tensor.empty() : tensor<4x5xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x5xf32>) outs(%ones : tensor<4x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %o, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  %e10 = tensor.empty() : tensor<10x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e10 : tensor<10x2xf32>) -> tensor<10x2xf32>
+  %t = linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<2x10xf32>) outs(%z : tensor<10x2xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %o, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<10x2xf32>
+  %tc = tensor.collapse_shape %t [[0, 1]] : tensor<10x2xf32> into tensor<20xf32>
+  %te = tensor.expand_shape %tc [[0, 1]] output_shape [4, 5] : tensor<20xf32> into tensor<4x5xf32>
+  return %d, %te : tensor<4x5xf32>, tensor<4x5xf32>
+}

@@ -207,9 +207,19 @@ def PPFuseElementwise : Pass<"pp-fuse-elementwise", "func::FuncOp"> {
     loops every revisit accumulates into it again: the wrong gradients of
     plain `linalg-fuse-elementwise-ops` on stage code.
 
+    One exception: a mask, a generic of one comparison into an `i1` tensor
+    that reads no init (a causal mask's `%c == 0`), is fused into the
+    all-parallel generic that broadcasts it (the masked fill, over batch and
+    heads), which then compares its own elements. Kept apart, the mask is
+    read from `i1` memory, which `pp-vectorize-elementwise` leaves scalar,
+    and the masked fill with it.
+
     An all-parallel generic that reads its init, a `linalg.fill`, through a
     permutation reads the fill value instead, so that fusing it leaves no
-    extra output.
+    extra output. One that only adds its one input to zeros (a derivative of
+    one term whose gradient comes through a reshape, which fusion does not
+    cross) is replaced by that input: a pass over memory less, the same
+    values but for a -0 that the sum made +0.
 
     ```mlir
     // before
