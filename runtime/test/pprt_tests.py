@@ -1381,7 +1381,8 @@ def test_checkpoint(args):
         # A rank killed while writing leaves a partial .tmp beside the
         # complete checkpoint: a resume ignores it, a write replaces it.
         again = ckpt + "-again"
-        os.makedirs(again, exist_ok=True)
+        shutil.rmtree(again, ignore_errors=True)
+        os.makedirs(again)
         for d in (ckpt, again):
             with open(os.path.join(d, "checkpoint.safetensors.tmp"),
                       "wb") as f:
