@@ -52,7 +52,7 @@ SIZES = {"256": (256, 4, 4, 16, 5, 2),
          "768": (768, 12, 12, 8, 3, 1)}
 IMPLS = ("pp", "pp-base", "pp-blas", "eager", "compile")
 NAMES = {"pp": "pp, 1 stage", "pp-base": "pp, 1 stage, --pp-compile-base",
-         "pp-blas": "pp, 1 stage, PPRT_BLAS=--blas",
+         "pp-blas": "pp, 1 stage, --blas library",
          "eager": "PyTorch eager", "compile": "torch.compile"}
 
 
