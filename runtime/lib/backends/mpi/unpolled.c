@@ -181,10 +181,11 @@ static void *watchdog(void *unused) {
       continue;
     }
     double now = pprt_awake_now(&guard.clock);
-    if (now >= guard.deadline && launcher_holds_call())
+    if (now >= guard.deadline) {
+      if (!launcher_holds_call())
+        expire(now);
       guard.deadline = now + guard.timeout_s;
-    else if (now >= guard.deadline)
-      expire(now);
+    }
     double left = guard.deadline - now;
     struct timespec wake = monotonic_in(left < TICK_S ? left : TICK_S);
     pthread_cond_timedwait(&guard.changed, &guard.lock, &wake);
