@@ -141,8 +141,7 @@ def test_devices_layout_is_the_programs(pp, tmp_path, cap, layout):
     assert (program.ranks, program.tensor_parallel,
             program.replicas) == layout
     assert program.remarks[0].startswith(
-        f"4 devices: T = {tensor_parallel}, P = {ranks}, R = {replicas}, "
-        "ZeRO-0:")
+        f"4 devices: T = {tensor_parallel}, P = {ranks}, R = {replicas}:")
     assert any(r.startswith("auto: makespan") for r in program.remarks)
     schedule = program.timeline()
     assert (schedule.num_ranks, schedule.num_microbatches) == (ranks, 4)

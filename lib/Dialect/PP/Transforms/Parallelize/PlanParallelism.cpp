@@ -126,11 +126,14 @@ static LayoutChain getLayoutChain(const StageCostModel &model,
   return chain;
 }
 
-/// `T = 1, P = 2, R = 2, ZeRO-1`.
+/// `T = 1, P = 2, R = 2, ZeRO-1`, or `T = 1, P = 2, R = 2` without ZeRO.
 static std::string describe(const ParallelismCandidate &candidate) {
-  return llvm::formatv("T = {0}, P = {1}, R = {2}, ZeRO-{3}",
-                       candidate.tensorParallel, candidate.stages,
-                       candidate.replicas, candidate.zero);
+  std::string layout =
+      llvm::formatv("T = {0}, P = {1}, R = {2}", candidate.tensorParallel,
+                    candidate.stages, candidate.replicas);
+  if (candidate.zero == 0)
+    return layout;
+  return layout + llvm::formatv(", ZeRO-{0}", candidate.zero).str();
 }
 
 /// Prints every layout and why it lost.

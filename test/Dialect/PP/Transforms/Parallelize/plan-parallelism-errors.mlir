@@ -8,10 +8,10 @@
 
 // A 2-layer MLP of 8x8 weights (256 bytes each, 1024 with Adam's state)
 // fits no layout of 2 devices in 1000 bytes.
-// expected-error @+4 {{no layout of 2 devices fits: the least memory one needs is 1152 bytes per device (T = 1, P = 2, R = 1, ZeRO-0)}}
-// expected-note @+3 {{T = 1, P = 1, R = 2, ZeRO-0: memory: needs 2304 bytes per device, above 1000}}
-// expected-note @+2 {{T = 1, P = 2, R = 1, ZeRO-0: memory: needs 1152 bytes per device, above 1000}}
-// expected-note @+1 {{T = 2, P = 1, R = 1, ZeRO-0: memory: needs 1280 bytes per device, above 1000}}
+// expected-error @+4 {{no layout of 2 devices fits: the least memory one needs is 1152 bytes per device (T = 1, P = 2, R = 1)}}
+// expected-note @+3 {{T = 1, P = 1, R = 2: memory: needs 2304 bytes per device, above 1000}}
+// expected-note @+2 {{T = 1, P = 2, R = 1: memory: needs 1152 bytes per device, above 1000}}
+// expected-note @+1 {{T = 2, P = 1, R = 1: memory: needs 1280 bytes per device, above 1000}}
 func.func @train_step(%x: tensor<2x8xf32>, %w0: tensor<8x8xf32> {pp.param},
                       %w1: tensor<8x8xf32> {pp.param}) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
