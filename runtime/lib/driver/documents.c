@@ -131,6 +131,20 @@ static int64_t samples_per_step(const pprt_driver *d) {
   return n;
 }
 
+/* Refuses the next document, of `n` tokens (`how`: "has", "is longer
+   than"), longer than any micro-batch: -1. */
+static int64_t refuse_long(const pprt_documents *docs, const char *how,
+                           int64_t n, char *err, size_t err_size) {
+  documents_error(err, err_size, docs,
+                  "the document at token %lld (document %lld) %s %lld "
+                  "tokens: the program's longest micro-batch has %lld "
+                  "positions (split long documents, or compile a longer "
+                  "shape)",
+                  (long long)docs->cursor, (long long)docs->document, how,
+                  (long long)n, (long long)docs->longest);
+  return -1;
+}
+
 /*---- Document lengths from a .npy ----*/
 
 static bool open_lengths(pprt_documents *docs, const char *path, char *err,
@@ -235,14 +249,7 @@ static int64_t next_ended(const pprt_driver *d, pprt_documents *docs, char *err,
   for (int64_t i = docs->cursor; i <= last; ++i)
     if (pprt_corpus_token(d->corpus, i) == docs->end_id)
       return i - docs->cursor + 1;
-  documents_error(err, err_size, docs,
-                  "the document at token %lld (document %lld) is longer than "
-                  "%lld tokens: the program's longest micro-batch has %lld "
-                  "positions (split long documents, or compile a longer "
-                  "shape)",
-                  (long long)docs->cursor, (long long)docs->document,
-                  (long long)docs->longest + 1, (long long)docs->longest);
-  return -1;
+  return refuse_long(docs, "is longer than", docs->longest + 1, err, err_size);
 }
 
 /*---- Steps ----*/
@@ -256,16 +263,8 @@ static int64_t next_sample(const pprt_driver *d, pprt_documents *docs,
                                   : next_listed(docs, err, err_size);
     if (n < 0)
       return -1;
-    if (n - 1 > docs->longest) {
-      documents_error(err, err_size, docs,
-                      "the document at token %lld (document %lld) has %lld "
-                      "tokens: the program's longest micro-batch has %lld "
-                      "positions (split long documents, or compile a longer "
-                      "shape)",
-                      (long long)docs->cursor, (long long)docs->document,
-                      (long long)n, (long long)docs->longest);
-      return -1;
-    }
+    if (n - 1 > docs->longest)
+      return refuse_long(docs, "has", n, err, err_size);
     *start = docs->cursor;
     docs->cursor += n;
     docs->document += 1;
