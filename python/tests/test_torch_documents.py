@@ -6,11 +6,11 @@ documents given by their lengths (`--sample-lengths FILE.npy`) and by the
 equivalent index of sample lengths (`--sample-lengths FILE.txt`): the same
 losses, bit for bit, and PyTorch's on each document alone within 1e-5; on
 1 process, and on 2 stages x 2 replicas with the documents read a step
-ahead. An end id outside the vocabulary, a step of documents no plan
-holds, a document longer than every shape, a token file ending
-mid-document and `--document-end` without `--choose-plans` or without step
-plans are each one line. Skipped where torch or torch_mlir is not
-importable."""
+ahead. An end id or a token outside the vocabulary, a step of documents
+no plan holds, a document longer than every shape, lengths past the
+tokens, a token file ending mid-document and `--document-end` without
+`--choose-plans` or without step plans are each one line. Skipped where
+torch or torch_mlir is not importable."""
 
 import re
 
@@ -135,6 +135,14 @@ def test_bad_documents_are_refused(pp, gpt, planned, tmp_path):
     assert line == (f"pprt: --document-end {VOCAB}: the end-of-document id "
                     f"is not in the program's vocabulary: input argument 0 "
                     f"holds ids below {VOCAB}")
+
+    ids = np.load(tokens)
+    ids[5] = VOCAB + 1
+    np.save(tokens, ids)
+    line, _ = refusal(pp, program, exported, tokens, **documents)
+    assert line == (f"pprt: --tokens {tokens}: the largest id is {VOCAB + 1}, "
+                    f"but input argument 0 indexes a table of {VOCAB} rows: "
+                    f"ids must be below {VOCAB} (token 5 is {VOCAB + 1})")
 
     # Step 1's five documents of 16 tokens fit no plan: step 0 trains.
     tokens = write_documents(tmp_path, [LINES[0], [16] * 5 + [1] * 3])[0]
