@@ -800,6 +800,9 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
         data: Optional[Sequence[DataArray]] = None,
         tokens: Optional[Source] = None,
         sample_lengths: Optional[Source] = None,
+        choose_plans: bool = False, plan_lookahead: Optional[int] = None,
+        document_end: Optional[int] = None,
+        samples_per_step: Optional[int] = None,
         timeout: Optional[float] = None) -> RunResult:
     """Trains with a compiled program for `steps` steps under mpiexec, as
     `mpiexec -n <processes> <program> --steps <steps> ...` does.
@@ -816,8 +819,13 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     `"FILE.safetensors:NAME"` tensors (the program's `--data`); each
     step's rows are the samples `sample_order` gives. `tokens` trains on a
     token file (`--tokens`: flat uint16 ids or a 1-D .npy), and with
-    `sample_lengths` on variable-length samples of it (`--sample-lengths`,
-    docs/VariableLength.md). `timeout` bounds the whole run in seconds.
+    `sample_lengths` on variable-length samples of it (`--sample-lengths`:
+    a text index, or a .npy of document lengths; docs/VariableLength.md).
+    `choose_plans` and `plan_lookahead` are `--choose-plans` and
+    `--plan-lookahead`; `document_end` (`--document-end`) takes each
+    document of `tokens`, ending with that id, as a sample, and
+    `samples_per_step` (`--samples-per-step`) counts a step's documents.
+    `timeout` bounds the whole run in seconds.
 
     Returns each step's loss and time (read from the program's `--metrics`
     file); raises `pp.RunError` with the tail of the program's stderr when
@@ -826,8 +834,16 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
         raise TypeError(f"program must be a pp.Program (what pp.compile "
                         f"returns), got {program!r}")
     _check_count("steps", steps)
-    if ranks is not None:
-        _check_count("ranks", ranks)
+    for argument, value in (("ranks", ranks),
+                            ("samples_per_step", samples_per_step)):
+        if value is not None:
+            _check_count(argument, value)
+    for argument, value in (("plan_lookahead", plan_lookahead),
+                            ("document_end", document_end)):
+        if value is not None and (isinstance(value, bool) or
+                                  not isinstance(value, int) or value < 0):
+            raise ValueError(f"{argument} must be an int >= 0, got "
+                             f"{value!r}")
     for argument, value in (("init_weights", init_weights), ("save", save),
                             ("tokens", tokens),
                             ("sample_lengths", sample_lengths)):
@@ -868,6 +884,13 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
             args += ["--tokens", os.fspath(tokens)]
         if sample_lengths is not None:
             args += ["--sample-lengths", os.fspath(sample_lengths)]
+        if choose_plans:
+            args.append("--choose-plans")
+        for flag, value in (("--plan-lookahead", plan_lookahead),
+                            ("--document-end", document_end),
+                            ("--samples-per-step", samples_per_step)):
+            if value is not None:
+                args += [flag, str(value)]
         command = [_mpiexec(), "-n", str(processes)] + args + list(extra_args)
         try:
             proc = subprocess.run(command, capture_output=True, text=True,

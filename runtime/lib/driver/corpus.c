@@ -177,7 +177,7 @@ bool pprt_corpus_load(pprt_driver *d, char *err, size_t err_size) {
                         "give --corpus or --tokens, not both");
   bool loaded =
       text ? load_text(c, err, err_size) : load_tokens(d, c, err, err_size);
-  if (loaded && d->opts.sample_lengths_path)
+  if (loaded && (d->opts.sample_lengths_path || d->opts.document_end >= 0))
     return pprt_length_index_load(d, c->length, err, err_size) &&
            check_data_buffers(d, c, err, err_size);
   return loaded && check_data_buffers(d, c, err, err_size);

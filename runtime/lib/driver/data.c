@@ -261,7 +261,8 @@ bool pprt_driver_prepare_data(pprt_driver *d) {
   bool corpus = d->opts.corpus_path || d->opts.tokens_path;
   if (corpus && d->opts.data_spec)
     snprintf(err, sizeof err, "--data excludes --corpus and --tokens");
-  else if (d->ctx->num_plans && !d->opts.sample_lengths_path)
+  else if (d->ctx->num_plans && !d->opts.sample_lengths_path &&
+           d->opts.document_end < 0)
     snprintf(err, sizeof err,
              "the program was planned per step for an index of sample "
              "lengths (pp-compile --step-plans): run it with "

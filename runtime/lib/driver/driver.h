@@ -42,6 +42,9 @@ typedef struct pprt_driver_options {
   bool choose_plans;      /* --choose-plans: step plans for another index */
   int64_t plan_lookahead; /* --plan-lookahead: stream the index; -1: not */
   int64_t num_classes;    /* --classes: synthetic integer data; 0: none */
+  int64_t document_end;   /* --document-end: documents' last id; -1: none */
+  /* --samples-per-step: documents a step; 0: the compiled index's first */
+  int64_t samples_per_step;
   bool print_params;
   bool print_memory;
   bool check_gradients;

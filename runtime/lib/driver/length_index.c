@@ -5,8 +5,10 @@
    targets: one-hot f32 tensors, or integer ids beside an f32 tensor of
    weights. With --plan-lookahead K the index is a stream (a FIFO a data
    loader writes as it tokenizes): read a step at a time, K steps ahead of
-   the running one, into a ring of K + 1 lines. */
+   the running one, into a ring of K + 1 lines. Documents (documents.c)
+   are such a stream too, a step of them at a time. */
 #define _POSIX_C_SOURCE 200809L
+#include "driver/documents.h"
 #include "driver/driver.h"
 #include "driver/input_file.h"
 #include "driver/plan_choice.h"
@@ -32,15 +34,17 @@ typedef struct index_step {
 
 struct pprt_length_index {
   const char *path;
+  char label[4200];  /* what messages start with: "--sample-lengths FILE" */
   int64_t num_steps; /* lines; in a stream, the ring's */
   index_step *steps;
   int64_t corpus_length;
   int64_t cursor; /* where the next sample's tokens start */
   /* A stream (--plan-lookahead): step s in line s mod num_steps. */
   bool streaming;
-  int64_t read;        /* steps read so far */
-  FILE *file;          /* rank 0's reader */
-  int64_t line_number; /* of the file, for errors */
+  int64_t read;              /* steps read so far */
+  FILE *file;                /* rank 0's reader */
+  int64_t line_number;       /* of the file, for errors */
+  pprt_documents *documents; /* the steps' samples; NULL: the index's */
 };
 
 /* The step that line `i` of the index holds: i, or in a stream the
@@ -63,14 +67,14 @@ static void *grow(const pprt_driver *d, void *old, int64_t n, size_t size,
   return p;
 }
 
-static bool index_error(char *err, size_t err_size, const char *path,
+static bool index_error(char *err, size_t err_size, const char *label,
                         const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static bool index_error(char *err, size_t err_size, const char *path,
+static bool index_error(char *err, size_t err_size, const char *label,
                         const char *fmt, ...) {
-  char prefix[4200];
-  snprintf(prefix, sizeof prefix, "--sample-lengths %s: ", path);
+  char prefix[4300];
+  snprintf(prefix, sizeof prefix, "%s: ", label);
   va_list ap;
   va_start(ap, fmt);
   pprt_input_error(err, err_size, prefix, fmt, ap);
@@ -130,7 +134,7 @@ static bool parse_index(pprt_driver *d, pprt_length_index *x, char *text,
     index_step s = {0};
     char why[64];
     if (!parse_line(d, line, &s, why, sizeof why))
-      return index_error(err, err_size, x->path, "line %lld: %s",
+      return index_error(err, err_size, x->label, "line %lld: %s",
                          (long long)line_number, why);
     line = next;
     if (s.num_samples == 0)
@@ -141,7 +145,7 @@ static bool parse_index(pprt_driver *d, pprt_length_index *x, char *text,
     x->steps[x->num_steps++] = s;
   }
   if (x->num_steps == 0)
-    return index_error(err, err_size, x->path, "no step has a sample");
+    return index_error(err, err_size, x->label, "no step has a sample");
   return true;
 }
 
@@ -233,7 +237,7 @@ static bool check_variant_roles(const pprt_context *ctx,
     const pprt_buffer_desc *twice = NULL;
     of[role] = find_role(ctx, (sample_role)role, variant, &twice);
     if (twice)
-      return index_error(err, err_size, x->path,
+      return index_error(err, err_size, x->label,
                          "%s argument %d and %s argument %d both take %s; "
                          "variable-length samples fill one argument of each "
                          "kind",
@@ -243,21 +247,21 @@ static bool check_variant_roles(const pprt_context *ctx,
   const pprt_buffer_desc *ids = of[ROLE_TARGET_IDS];
   const pprt_buffer_desc *weights = of[ROLE_TOKEN_WEIGHTS];
   if (ids && !weights)
-    return index_error(err, err_size, x->path,
+    return index_error(err, err_size, x->label,
                        "target argument %d holds token ids, but no f32 "
                        "[rows, positions] target argument weighs them: "
                        "padding would count in the loss (weigh the "
                        "per-token loss, docs/VariableLength.md)",
                        ids->index);
   if (weights && !ids)
-    return index_error(err, err_size, x->path,
+    return index_error(err, err_size, x->label,
                        "target argument %d is f32 [rows, positions] token "
                        "weights, but no i32/i64 target argument holds the "
                        "tokens they weigh",
                        weights->index);
   if (ids &&
       (weights->dims[0] != ids->dims[0] || weights->dims[1] != ids->dims[1]))
-    return index_error(err, err_size, x->path,
+    return index_error(err, err_size, x->label,
                        "target argument %d (the token weights) is [%lld, "
                        "%lld]; target argument %d (the target ids) is [%lld, "
                        "%lld]",
@@ -265,7 +269,7 @@ static bool check_variant_roles(const pprt_context *ctx,
                        (long long)weights->dims[1], ids->index,
                        (long long)ids->dims[0], (long long)ids->dims[1]);
   if (ids && of[ROLE_ONE_HOT_TARGET])
-    return index_error(err, err_size, x->path,
+    return index_error(err, err_size, x->label,
                        "target argument %d is one-hot and target argument %d "
                        "holds ids: give the targets one way",
                        of[ROLE_ONE_HOT_TARGET]->index, ids->index);
@@ -284,7 +288,7 @@ static bool check_roles(const pprt_context *ctx, const pprt_length_index *x,
       variants = b->variant + 1;
     if (role_of(b) == ROLE_NONE)
       return index_error(
-          err, err_size, x->path,
+          err, err_size, x->label,
           "%s argument %d is %d-D %s; variable-length samples fill token ids "
           "(i32/i64 [rows, positions]) with f32 [rows, positions] token "
           "weights as a target, or one-hot f32 [rows, positions, "
@@ -318,7 +322,7 @@ static bool check_microbatch(const pprt_driver *d, const pprt_length_index *x,
     if (length <= b->dims[1] && length < corpus_length)
       continue;
     return index_error(
-        err, err_size, x->path,
+        err, err_size, x->label,
         "step %lld: sample %lld has %lld tokens, more than %s (replica %d, "
         "micro-batch %d, stage %d)",
         (long long)i, (long long)s->order[g], (long long)length,
@@ -358,7 +362,7 @@ static bool place_planned(const pprt_driver *d, pprt_length_index *x, int64_t i,
     for (int32_t mb = 0; mb < entry[1]; ++mb)
       planned += entry[2 + mb];
     if (planned != own)
-      return index_error(err, err_size, x->path,
+      return index_error(err, err_size, x->label,
                          "step %lld has %lld samples; the program's plan of "
                          "it (pp-compile --step-plans) holds others: compile "
                          "with this index, or choose among its plans with "
@@ -396,7 +400,7 @@ static bool choose_plans(pprt_driver *d, const pprt_length_index *x, char *err,
     pprt_report_step_plans(d->ctx, x->path);
   if (ok)
     return true;
-  return index_error(err, err_size, x->path,
+  return index_error(err, err_size, x->label,
                      "step %lld: no plan of the program holds replica %d's "
                      "samples, the longest of %lld tokens (--choose-plans): "
                      "compile with an index like this one",
@@ -425,7 +429,7 @@ static bool check_planned(const pprt_driver *d, const pprt_length_index *x,
               (s->length[k] <= b->dims[1] && s->length[k] < corpus_length))
             continue;
           return index_error(
-              err, err_size, x->path,
+              err, err_size, x->label,
               "step %lld: sample %lld has %lld tokens, more than %s "
               "(replica %d, micro-batch %d, stage %d)",
               (long long)step_of_line(x, i), (long long)k,
@@ -453,7 +457,7 @@ static bool check_fits(const pprt_driver *d, const pprt_length_index *x,
   for (int64_t i = 0; i < x->num_steps; ++i) {
     const index_step *s = &x->steps[i];
     if (s->num_samples != batch)
-      return index_error(err, err_size, x->path,
+      return index_error(err, err_size, x->label,
                          "step %lld has %lld samples; the program's global "
                          "batch has %lld rows (%d micro-batches on %d "
                          "replica%s)",
@@ -485,11 +489,13 @@ static bool check_data(const pprt_driver *d, const pprt_length_index *x,
   return true;
 }
 
-/* A stream starts empty: its steps come with pprt_length_index_advance. */
+/* A stream starts empty: its steps come with pprt_length_index_advance.
+   Documents are read a step ahead of the running one without
+   --plan-lookahead. */
 static bool start_stream(pprt_driver *d, pprt_length_index *x, char *err,
                          size_t err_size) {
   x->streaming = true;
-  x->num_steps = d->opts.plan_lookahead + 1;
+  x->num_steps = (d->opts.plan_lookahead > 0 ? d->opts.plan_lookahead : 0) + 1;
   x->steps = pprt_xcalloc(d->ctx, (size_t)x->num_steps, sizeof *x->steps);
   return check_roles(d->ctx, x, err, err_size);
 }
@@ -499,14 +505,22 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
   pprt_length_index *x = pprt_xcalloc(d->ctx, 1, sizeof *x);
   d->length_index = x;
   x->path = d->opts.sample_lengths_path;
+  snprintf(x->label, sizeof x->label, "--sample-lengths %s", x->path);
   x->corpus_length = corpus_length;
-  if (d->opts.plan_lookahead >= 0)
+  if (pprt_documents_wanted(&d->opts)) {
+    x->documents = pprt_documents_open(d, corpus_length, err, err_size);
+    if (!x->documents)
+      return false;
+    snprintf(x->label, sizeof x->label, "%s",
+             pprt_documents_label(x->documents));
+  }
+  if (d->opts.plan_lookahead >= 0 || x->documents)
     return start_stream(d, x, err, err_size);
   char why[256];
   size_t size = 0;
   char *text = (char *)pprt_read_input(x->path, &size, why, sizeof why);
   if (!text)
-    return index_error(err, err_size, x->path, "%s", why);
+    return index_error(err, err_size, x->label, "%s", why);
   bool ok = parse_index(d, x, text, err, err_size);
   free(text);
   if (!ok)
@@ -518,7 +532,7 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
       !choose_plans(d, x, err, err_size))
     return false;
   if (ctx->num_plans && x->num_steps != ctx->plan_lines)
-    return index_error(err, err_size, x->path,
+    return index_error(err, err_size, x->label,
                        "%lld steps; the program was planned for %d "
                        "(pp-compile --step-plans): compile with this index, "
                        "or choose among its plans with --choose-plans",
@@ -536,7 +550,7 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
 static int64_t read_step(pprt_driver *d, pprt_length_index *x, index_step *s,
                          char *err, size_t err_size) {
   if (!x->file && !(x->file = fopen(x->path, "r"))) {
-    index_error(err, err_size, x->path, "%s", strerror(errno));
+    index_error(err, err_size, x->label, "%s", strerror(errno));
     return -1;
   }
   char *line = NULL;
@@ -547,7 +561,7 @@ static int64_t read_step(pprt_driver *d, pprt_length_index *x, index_step *s,
     char why[64];
     if (!parse_line(d, line, s, why, sizeof why)) {
       free(line);
-      index_error(err, err_size, x->path, "line %lld: %s",
+      index_error(err, err_size, x->label, "line %lld: %s",
                   (long long)x->line_number, why);
       return -1;
     }
@@ -562,6 +576,9 @@ static int64_t read_step(pprt_driver *d, pprt_length_index *x, index_step *s,
 static int64_t next_step(pprt_driver *d, pprt_length_index *x, index_step *s,
                          char *err, size_t err_size) {
   pprt_context *ctx = d->ctx;
+  if (x->documents) /* every rank reads the same tokens */
+    return s->num_samples = pprt_documents_next_step(
+               d, x->documents, &s->length, &s->start, err, err_size);
   pprt_transport *t = pprt_host_transport(ctx->transport);
   int32_t tag = (int32_t)t->max_tag; /* above every transfer's */
   int64_t n = 0;
@@ -612,13 +629,14 @@ static bool read_until(pprt_driver *d, pprt_length_index *x, int64_t want,
     if (n <= 0) {
       free_step(&s);
       return n < 0 ? false
-                   : index_error(err, err_size, x->path,
+                   : index_error(err, err_size, x->label,
                                  "the index ended after %lld steps; the run "
                                  "has %lld (--steps)",
                                  (long long)x->read, (long long)end);
     }
     sort_step(d, &s);
-    place_step(d, x, &s);
+    if (!s.start) /* documents start where they are */
+      place_step(d, x, &s);
     index_step *line = &x->steps[x->read % x->num_steps];
     free_step(line);
     *line = s;
@@ -659,6 +677,7 @@ void pprt_length_index_free(pprt_length_index *x) {
     free_step(&x->steps[i]);
   if (x->file)
     fclose(x->file);
+  pprt_documents_free(x->documents);
   free(x->steps);
   free(x);
 }

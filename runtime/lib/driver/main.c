@@ -6,6 +6,7 @@
 #include "backends/cuda/kernel_launch.h"
 #include "backends/mpi/unpolled.h"
 #include "driver/console.h"
+#include "driver/documents.h"
 #include "driver/driver.h"
 #include "driver/input_file.h"
 #include "driver/watch.h"
@@ -61,6 +62,14 @@ static void usage(FILE *f, const char *prog) {
       "                     stream (a FIFO a data loader writes), K steps\n"
       "                     ahead of the running one, checking each\n"
       "                     step's plan before it runs\n"
+      "  --document-end ID  with --tokens and --choose-plans: each\n"
+      "                     document (ending with the id, Megatron's EOD,\n"
+      "                     Hugging Face's eos) is a sample, its end id\n"
+      "                     the last target; --sample-lengths FILE.npy\n"
+      "                     gives the documents' lengths instead\n"
+      "  --samples-per-step N\n"
+      "                     documents a step, over all replicas (default:\n"
+      "                     the first step's of the compiled index)\n"
       "  --data A[,B...]    train on arrays indexed by sample, one per data\n"
       "                     argument in argument order (inputs, then\n"
       "                     targets): .npy files or FILE.safetensors:NAME\n"
@@ -185,6 +194,8 @@ static void default_options(pprt_driver_options *o) {
   o->sample_lengths_path = NULL;
   o->choose_plans = false;
   o->plan_lookahead = -1;
+  o->document_end = -1;
+  o->samples_per_step = 0;
   o->token_width = 2;
   o->print_params = false;
   o->print_memory = false;
@@ -310,6 +321,11 @@ static option_status parse_value_option(int argc, char **argv, int *i,
                    o->plan_lookahead <= 1000000)
   VALUE_OPTION("sample-lengths", "a file name",
                *(o->sample_lengths_path = v) != '\0')
+  VALUE_OPTION("document-end", "an integer id >= 0",
+               parse_i64(v, &o->document_end) && o->document_end >= 0)
+  VALUE_OPTION("samples-per-step", "an integer in [1, 1000000]",
+               parse_i64(v, &o->samples_per_step) && o->samples_per_step >= 1 &&
+                   o->samples_per_step <= 1000000)
   VALUE_OPTION("data",
                "a comma-separated list of .npy files or "
                "FILE.safetensors:NAME tensors",
@@ -365,7 +381,8 @@ static int check_training_state_options(const pprt_driver_options *o, char *err,
   else if (o->resume_dir && o->first_step_set)
     problem = "--resume sets the first step and excludes --first-step";
   else if (o->plan_lookahead >= 0 &&
-           (!o->choose_plans || !o->sample_lengths_path))
+           (!o->choose_plans ||
+            !(o->sample_lengths_path || o->document_end >= 0)))
     problem = "--plan-lookahead streams --sample-lengths to --choose-plans: "
               "give both";
   else if (o->plan_lookahead >= 0 && (o->first_step_set || o->resume_dir ||
@@ -373,6 +390,8 @@ static int check_training_state_options(const pprt_driver_options *o, char *err,
     problem = "--plan-lookahead trains from the stream's first step: it "
               "excludes --first-step, --resume, --profile and "
               "--check-gradients";
+  if (!problem)
+    problem = pprt_documents_option_problem(o);
   if (!problem)
     return PARSE_OK;
   snprintf(err, err_size, "%s", problem);

@@ -1,0 +1,343 @@
+/* Documents as samples, read a step at a time: found in --tokens by their
+   end-of-document id (--document-end ID, Megatron's EOD, Hugging Face's
+   eos_token_id), or given by a .npy of document lengths (--sample-lengths
+   FILE.npy). Each document of n tokens is one sample of n - 1 predicted
+   tokens: its tokens but the last as inputs, its tokens but the first as
+   targets, so the end id is its last target and no sample reaches into the
+   next document. Memory stays bounded: the tokens are scanned through
+   their file's window, the lengths read a block at a time. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* pread */
+#endif
+
+#include "driver/documents.h"
+#include "driver/input_file.h"
+#include "driver/npy.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { LENGTHS_BLOCK = 512 /* lengths read at a time */ };
+
+struct pprt_documents {
+  char label[4200];      /* "--document-end ID" or "--sample-lengths FILE" */
+  int64_t end_id;        /* --document-end; -1: lengths from the .npy */
+  int64_t corpus_length; /* tokens */
+  int64_t per_step;      /* samples a step, over all replicas */
+  int64_t longest;       /* the program's longest micro-batch positions */
+  int64_t cursor;        /* the next document's first token */
+  int64_t document;      /* the next document's index */
+  bool found;            /* a sample since the tokens last began again */
+  /* --sample-lengths FILE.npy: the lengths, a block at a time. */
+  int fd;
+  pprt_npy npy;
+  int64_t block[LENGTHS_BLOCK];
+  int64_t block_first, block_count;
+};
+
+static bool documents_error(char *err, size_t err_size,
+                            const pprt_documents *docs, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static bool documents_error(char *err, size_t err_size,
+                            const pprt_documents *docs, const char *fmt, ...) {
+  char prefix[4300];
+  snprintf(prefix, sizeof prefix, "%s: ", docs->label);
+  va_list ap;
+  va_start(ap, fmt);
+  pprt_input_error(err, err_size, prefix, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+bool pprt_documents_wanted(const pprt_driver_options *o) {
+  return o->document_end >= 0 ||
+         (o->sample_lengths_path && pprt_is_npy_path(o->sample_lengths_path));
+}
+
+const char *pprt_documents_option_problem(const pprt_driver_options *o) {
+  bool documents = pprt_documents_wanted(o);
+  if (o->document_end >= 0 && o->sample_lengths_path)
+    return "--document-end finds the samples in --tokens: it excludes "
+           "--sample-lengths";
+  if (o->samples_per_step && !documents)
+    return "--samples-per-step counts the documents of --document-end or "
+           "--sample-lengths FILE.npy";
+  if (documents && !o->tokens_path)
+    return "documents (--document-end, --sample-lengths FILE.npy) need "
+           "--tokens: the documents' ids";
+  if (documents && !o->choose_plans)
+    return "documents (--document-end, --sample-lengths FILE.npy) are "
+           "placed into a program's step plans: give --choose-plans, with "
+           "a program compiled by pp-compile --step-plans";
+  if (documents && (o->first_step_set || o->resume_dir || o->profile_path ||
+                    o->check_gradients))
+    return "documents (--document-end, --sample-lengths FILE.npy) train "
+           "from the first document: they exclude --first-step, --resume, "
+           "--profile and --check-gradients";
+  return NULL;
+}
+
+/*---- Checks against the program ----*/
+
+static bool is_data(const pprt_buffer_desc *b) {
+  return b->defined && (b->kind == PPRT_INPUT || b->kind == PPRT_TARGET) &&
+         b->ndims >= 2;
+}
+
+/* The most positions of any micro-batch shape of this rank's data. */
+static int64_t longest_positions(const pprt_context *ctx) {
+  int64_t longest = 0;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id)
+    if (is_data(&ctx->buffers[id]) && ctx->buffers[id].dims[1] > longest)
+      longest = ctx->buffers[id].dims[1];
+  return longest;
+}
+
+/* The end id must be a token the program's data can hold. */
+static bool check_end_id(const pprt_context *ctx, const pprt_documents *docs,
+                         char *err, size_t err_size) {
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    bool ids = b->dtype == PPRT_I32 || b->dtype == PPRT_I64;
+    int64_t bound = ids ? b->id_bound : b->ndims == 3 ? b->dims[2] : 0;
+    if (is_data(b) && bound > 0 && docs->end_id >= bound)
+      return documents_error(err, err_size, docs,
+                             "the end-of-document id is not in the program's "
+                             "vocabulary: %s argument %d holds ids below "
+                             "%lld",
+                             b->kind == PPRT_INPUT ? "input" : "target",
+                             b->index, (long long)bound);
+  }
+  return true;
+}
+
+/* The samples of a step: --samples-per-step, or as many as the first step
+   of the index the program was planned for. */
+static int64_t samples_per_step(const pprt_driver *d) {
+  if (d->opts.samples_per_step)
+    return d->opts.samples_per_step;
+  const pprt_context *ctx = d->ctx;
+  int64_t n = 0;
+  for (int32_t r = 0; r < ctx->plan_replicas; ++r) {
+    const int32_t *entry = pprt_plan_entry(ctx, 0, r);
+    for (int32_t mb = 0; mb < entry[1]; ++mb)
+      n += entry[2 + mb];
+  }
+  return n;
+}
+
+/* Refuses the next document, of `n` tokens (`how`: "has", "is longer
+   than"), longer than any micro-batch: -1. */
+static int64_t refuse_long(const pprt_documents *docs, const char *how,
+                           int64_t n, char *err, size_t err_size) {
+  documents_error(err, err_size, docs,
+                  "the document at token %lld (document %lld) %s %lld "
+                  "tokens: the program's longest micro-batch has %lld "
+                  "positions (split long documents, or compile a longer "
+                  "shape)",
+                  (long long)docs->cursor, (long long)docs->document, how,
+                  (long long)n, (long long)docs->longest);
+  return -1;
+}
+
+/*---- Document lengths from a .npy ----*/
+
+static bool open_lengths(pprt_documents *docs, const char *path, char *err,
+                         size_t err_size) {
+  uint64_t size = 0;
+  char why[256];
+  docs->fd = pprt_open_input(path, &size, why, sizeof why);
+  if (docs->fd < 0)
+    return documents_error(err, err_size, docs, "%s", why);
+  uint8_t header[4200] = {0};
+  size_t want = size < sizeof header ? (size_t)size : sizeof header;
+  if (pread(docs->fd, header, want, 0) != (ssize_t)want)
+    return documents_error(err, err_size, docs, "cannot read: %s",
+                           strerror(errno));
+  if (!pprt_npy_parse(header, (size_t)size, &docs->npy, why, sizeof why))
+    return documents_error(err, err_size, docs, "%s", why);
+  const char *d = docs->npy.descr;
+  bool integer = (d[1] == 'i' || d[1] == 'u') &&
+                 (docs->npy.itemsize == 2 || docs->npy.itemsize == 4 ||
+                  docs->npy.itemsize == 8) &&
+                 d[0] != '>';
+  if (!integer || docs->npy.ndims != 1 || docs->npy.fortran_order ||
+      docs->npy.numel == 0)
+    return documents_error(err, err_size, docs,
+                           "document lengths are a non-empty 1-D array of "
+                           "integers (int16 to int64, uint16 to uint64), not "
+                           "'%s' of %d dimensions",
+                           d, docs->npy.ndims);
+  return true;
+}
+
+/* Element `at` of the block's raw bytes as an integer. */
+static int64_t element(const pprt_npy *npy, const uint8_t *raw, int64_t at) {
+  const uint8_t *p = raw + at * npy->itemsize;
+  bool sign = npy->descr[1] == 'i';
+  if (npy->itemsize == 2) {
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return sign ? (int64_t)(int16_t)v : (int64_t)v;
+  }
+  if (npy->itemsize == 4) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return sign ? (int64_t)(int32_t)v : (int64_t)v;
+  }
+  int64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* The length of document `k` of the .npy; -1 if it cannot be read. */
+static int64_t length_of(pprt_documents *docs, int64_t k, char *err,
+                         size_t err_size) {
+  if (k < docs->block_first || k >= docs->block_first + docs->block_count) {
+    int64_t n = docs->npy.numel - k < LENGTHS_BLOCK ? docs->npy.numel - k
+                                                    : LENGTHS_BLOCK;
+    uint8_t raw[LENGTHS_BLOCK * 8];
+    size_t bytes = (size_t)(n * docs->npy.itemsize);
+    off_t at =
+        (off_t)(docs->npy.data_offset + (size_t)(k * docs->npy.itemsize));
+    if (pread(docs->fd, raw, bytes, at) != (ssize_t)bytes) {
+      documents_error(err, err_size, docs, "cannot read document %lld's length",
+                      (long long)k);
+      return -1;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      docs->block[i] = element(&docs->npy, raw, i);
+    docs->block_first = k;
+    docs->block_count = n;
+  }
+  int64_t length = docs->block[k - docs->block_first];
+  if (length < 0)
+    documents_error(err, err_size, docs, "document %lld has length %lld",
+                    (long long)k, (long long)length);
+  return length < 0 ? -1 : length;
+}
+
+/* The next document's tokens (its end included) from the .npy; -1 on an
+   error. */
+static int64_t next_listed(pprt_documents *docs, char *err, size_t err_size) {
+  int64_t n = length_of(docs, docs->document, err, err_size);
+  if (n >= 0 && docs->cursor + n > docs->corpus_length) {
+    documents_error(err, err_size, docs,
+                    "document %lld ends at token %lld, past the %lld tokens "
+                    "of --tokens: the lengths are not those of its documents",
+                    (long long)docs->document, (long long)(docs->cursor + n),
+                    (long long)docs->corpus_length);
+    return -1;
+  }
+  return n;
+}
+
+/*---- Documents found by their end id ----*/
+
+/* The next document's tokens (its end included) from the end id, scanning
+   no further than the longest sample the program holds; -1 on an error. */
+static int64_t next_ended(const pprt_driver *d, pprt_documents *docs, char *err,
+                          size_t err_size) {
+  int64_t last = docs->cursor + docs->longest;
+  if (last >= docs->corpus_length)
+    last = docs->corpus_length - 1;
+  for (int64_t i = docs->cursor; i <= last; ++i)
+    if (pprt_corpus_token(d->corpus, i) == docs->end_id)
+      return i - docs->cursor + 1;
+  return refuse_long(docs, "is longer than", docs->longest + 1, err, err_size);
+}
+
+/*---- Steps ----*/
+
+/* The next document with a token to predict: its predicted tokens, its
+   first token in `*start`; -1 on an error. */
+static int64_t next_sample(const pprt_driver *d, pprt_documents *docs,
+                           int64_t *start, char *err, size_t err_size) {
+  for (;;) {
+    int64_t n = docs->end_id >= 0 ? next_ended(d, docs, err, err_size)
+                                  : next_listed(docs, err, err_size);
+    if (n < 0)
+      return -1;
+    if (n - 1 > docs->longest)
+      return refuse_long(docs, "has", n, err, err_size);
+    *start = docs->cursor;
+    docs->cursor += n;
+    docs->document += 1;
+    bool wraps = docs->end_id >= 0 ? docs->cursor == docs->corpus_length
+                                   : docs->document == docs->npy.numel;
+    if (n > 1)
+      docs->found = true;
+    if (wraps && !docs->found) {
+      documents_error(err, err_size, docs,
+                      "no document has a token to predict (each is its end "
+                      "alone)");
+      return -1;
+    }
+    if (wraps) /* the next epoch */
+      docs->cursor = docs->document = 0, docs->found = false;
+    if (n > 1)
+      return n - 1;
+  }
+}
+
+int64_t pprt_documents_next_step(pprt_driver *d, pprt_documents *docs,
+                                 int64_t **length, int64_t **start, char *err,
+                                 size_t err_size) {
+  int64_t n = docs->per_step;
+  *length = pprt_xcalloc(d->ctx, (size_t)n, sizeof **length);
+  *start = pprt_xcalloc(d->ctx, (size_t)n, sizeof **start);
+  for (int64_t k = 0; k < n; ++k)
+    if (((*length)[k] = next_sample(d, docs, &(*start)[k], err, err_size)) < 0)
+      return -1;
+  return n;
+}
+
+pprt_documents *pprt_documents_open(pprt_driver *d, int64_t corpus_length,
+                                    char *err, size_t err_size) {
+  pprt_documents *docs = pprt_xcalloc(d->ctx, 1, sizeof *docs);
+  const pprt_driver_options *o = &d->opts;
+  docs->fd = -1;
+  docs->end_id = o->document_end;
+  docs->corpus_length = corpus_length;
+  docs->per_step = samples_per_step(d);
+  docs->longest = longest_positions(d->ctx);
+  if (docs->end_id >= 0)
+    snprintf(docs->label, sizeof docs->label, "--document-end %lld",
+             (long long)docs->end_id);
+  else
+    snprintf(docs->label, sizeof docs->label, "--sample-lengths %s",
+             o->sample_lengths_path);
+  bool ok = docs->end_id >= 0
+                ? check_end_id(d->ctx, docs, err, err_size)
+                : open_lengths(docs, o->sample_lengths_path, err, err_size);
+  int64_t last = docs->end_id >= 0
+                     ? pprt_corpus_token(d->corpus, corpus_length - 1)
+                     : docs->end_id;
+  if (ok && last != docs->end_id)
+    ok = documents_error(err, err_size, docs,
+                         "--tokens %s ends mid-document: its last token (at "
+                         "%lld) is %lld, not the end-of-document id",
+                         o->tokens_path, (long long)(corpus_length - 1),
+                         (long long)last);
+  if (ok)
+    return docs;
+  pprt_documents_free(docs);
+  return NULL;
+}
+
+const char *pprt_documents_label(const pprt_documents *docs) {
+  return docs->label;
+}
+
+void pprt_documents_free(pprt_documents *docs) {
+  if (!docs)
+    return;
+  if (docs->fd >= 0)
+    close(docs->fd);
+  free(docs);
+}
