@@ -624,6 +624,12 @@ FailureOr<int64_t> Compilation::choosePacking(
   int64_t replicas = getScheduledReplicas();
   llvm::Expected<sched::PlannedSteps> packed =
       sched::planSteps(rows, replicas, problem, generator);
+  if (!packed && choice == PackingChoice::Auto) {
+    emitRemark(loc) << "rows of " << context
+                    << " tokens: " << llvm::toString(packed.takeError())
+                    << "; step plans";
+    return 0;
+  }
   if (!packed)
     return emitError(loc) << "rows of " << context
                           << " tokens: " << llvm::toString(packed.takeError());
