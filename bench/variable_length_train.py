@@ -50,7 +50,8 @@ them a step in the order they come, trained three ways:
   per step  a plan per step at the --pack-shapes variants (greedy).
 Useful tokens are the documents' own in all three. The table ends with
 what packing_is_cheaper, the cost rule choosing packing or the plans by
-their FLOPs (attention over every pair of a row's positions), picks.
+their FLOPs (attention over every pair of a row's positions), picks, and
+what pp-compile --packing=auto picks by the step planner's costs.
 
 With --model torch the third table trains examples/torch-gpt's PyTorch
 GPT instead (--vocab ids, 32768 by default), exported at each shape with
@@ -244,20 +245,26 @@ def draw_random_steps(args, seed):
 def compile_planned(args, workdir, shapes, index, name):
     """A program of `shapes` ((rows, length), the first the main model),
     planned per step of `index`; with the micro-batch tokens of every step
-    but the warm-up and of each plan, from pp-compile's remark."""
+    but the warm-up and of each plan, from pp-compile's remark. Sets
+    args.packing_remark to what pp-compile --packing=auto chooses."""
     cut = ["--stage-ends", "0"]
     models = [generate(args, workdir, length, rows, cut)
               if args.model == "gen" else
               export_torch(args, workdir, length, rows)
               for rows, length in shapes]
     exe = os.path.join(workdir, f"gpt-{name}")
-    out = subprocess.run(
-        [args.pp_compile, models[0], "--stages", str(args.ranks),
-         "--microbatches", "1", "--schedule", "greedy", "--step-plans",
-         index, "-o", exe] + ["--variant=" + m for m in models[1:]],
-        capture_output=True, text=True)
+    command = [args.pp_compile, models[0], "--stages", str(args.ranks),
+               "--microbatches", "1", "--schedule", "greedy", "--step-plans",
+               index] + ["--variant=" + m for m in models[1:]]
+    out = subprocess.run(command + ["-o", exe], capture_output=True,
+                         text=True)
     if out.returncode != 0:
         sys.exit(f"FAILED: pp-compile {name}\n{out.stderr}")
+    choice = subprocess.run(command + ["--packing=auto", "--emit=schedule",
+                                       "-o", os.devnull],
+                            capture_output=True, text=True)
+    remark = re.search(r"remark: (step plans .*)", choice.stderr)
+    args.packing_remark = remark.group(1) if remark else choice.stderr
     padded, plans = 0, {}
     args.step_shapes = []
     for line in out.stderr.splitlines():
@@ -413,6 +420,7 @@ def packing(args):
     print(f"by cost (packing_is_cheaper: FLOPs of the packed rows at the "
           f"full context against the plans' micro-batches), "
           f"{'packing' if cheaper else 'the plans'} should be faster")
+    print(f"pp-compile --packing=auto: {a.packing_remark}")
     print(f"a plan per step: {rows[0][3] / rows[2][3]:.2f}x padding's "
           f"tokens/s, {rows[1][3] / rows[2][3]:.2f}x packing's. Packing "
           f"mixes documents in attention unless masked: its rows attend "

@@ -13,6 +13,7 @@
 #include "pp/Compiler/FatalErrors.h"
 
 #include "pp/Dialect/PP/Analysis/CostProfile.h"
+#include "pp/Dialect/PP/Analysis/DeviceDescription.h"
 #include "pp/Dialect/PP/IR/Limits.h"
 #include "pp/Dialect/PP/IR/MicrobatchPlan.h"
 #include "pp/Dialect/PP/IR/PPOps.h"
@@ -41,6 +42,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -121,6 +123,10 @@ private:
   /// Replaces the schedule by one per distinct plan of the --step-plans
   /// index's steps, with their transfers.
   LogicalResult planSteps(ModuleOp module, TimingScope &timing);
+  FailureOr<int64_t> choosePacking(ArrayRef<SmallVector<int64_t>> lines,
+                                   const sched::StepPlanProblem &problem,
+                                   const sched::ScheduleGenerator &generator,
+                                   sched::PlannedSteps &planned);
   LogicalResult runPipeline(ModuleOp module, TimingScope &timing,
                             function_ref<void(OpPassManager &)> build);
   OwningOpRef<ModuleOp> lowerModel(llvm::SourceMgr &sourceMgr,
@@ -559,7 +565,7 @@ readLengthIndex(StringRef path, Location loc) {
 /// samples and shapes, and its plan.
 static std::string describeStepPlans(const sched::PlannedSteps &planned,
                                      const sched::StepPlanProblem &problem,
-                                     int64_t replicas) {
+                                     int64_t replicas, StringRef held) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << planned.steps.size() / replicas << " steps in "
@@ -569,7 +575,7 @@ static std::string describeStepPlans(const sched::PlannedSteps &planned,
     os << "\n  step " << index / replicas;
     if (replicas > 1)
       os << " replica " << index % replicas;
-    os << ": plan " << planned.scheduleOfStep[index] << ", samples ";
+    os << ": plan " << planned.scheduleOfStep[index] << ", " << held << " ";
     llvm::interleave(mbs.rows, os, "+");
     os << " at ";
     llvm::interleave(
@@ -581,6 +587,73 @@ static std::string describeStepPlans(const sched::PlannedSteps &planned,
         ", ");
   }
   return text;
+}
+
+/// The seconds `cost` (the shapes' units, FLOPs) takes at the slowest
+/// rank's peak rate (--device, --device-file).
+static FailureOr<double> getSeconds(double cost,
+                                    const SchedulePipelineOptions &schedule,
+                                    int64_t numRanks, Location loc) {
+  llvm::Expected<SmallVector<DeviceDescription>> devices =
+      resolveDevices(schedule.device, schedule.deviceFile, numRanks);
+  if (!devices)
+    return emitError(loc) << llvm::toString(devices.takeError());
+  double peak = std::numeric_limits<double>::infinity();
+  for (const DeviceDescription &device : *devices)
+    peak = std::min(peak, device.peakFlops);
+  return cost / peak;
+}
+
+/// Under --packing: plans each step's samples packed into rows of the
+/// longest shape as well, and replaces `planned` by the packed plans where
+/// asked to or (auto) where the step planner's costs find them quicker.
+/// The row length when packed, 0 when not.
+FailureOr<int64_t> Compilation::choosePacking(
+    ArrayRef<SmallVector<int64_t>> lines, const sched::StepPlanProblem &problem,
+    const sched::ScheduleGenerator &generator, sched::PlannedSteps &planned) {
+  PackingChoice choice = options.driver.packing;
+  if (choice == PackingChoice::Never)
+    return 0;
+  Location loc = getOptionLoc(context, "--packing");
+  int64_t context = 0;
+  for (const sched::StepShape &shape : problem.shapes)
+    context = std::max(context, shape.length);
+  SmallVector<SmallVector<int64_t>> rows;
+  for (const SmallVector<int64_t> &line : lines)
+    rows.push_back(sched::packSamples(line, context));
+  int64_t replicas = getScheduledReplicas();
+  llvm::Expected<sched::PlannedSteps> packed =
+      sched::planSteps(rows, replicas, problem, generator);
+  if (!packed && choice == PackingChoice::Auto) {
+    emitRemark(loc) << "rows of " << context
+                    << " tokens: " << llvm::toString(packed.takeError())
+                    << "; step plans";
+    return 0;
+  }
+  if (!packed)
+    return emitError(loc) << "rows of " << context
+                          << " tokens: " << llvm::toString(packed.takeError());
+  auto seconds = [&](const sched::PlannedSteps &steps) {
+    return getSeconds(sched::getPipelineTime(steps, replicas), options.schedule,
+                      problem.numRanks, loc);
+  };
+  FailureOr<double> plansTime = seconds(planned);
+  FailureOr<double> packedTime = seconds(*packed);
+  if (failed(plansTime) || failed(packedTime))
+    return failure();
+  // A tie goes to the plans, which keep documents apart.
+  bool pack = choice == PackingChoice::Always || *packedTime < *plansTime;
+  emitRemark(loc) << llvm::formatv(
+      "step plans {0:e3} s, packing into rows of {1} tokens {2:e3} s a pass "
+      "over the index (the step planner's costs at the device's peak); "
+      "{3}",
+      *plansTime, context, *packedTime,
+      pack ? (choice == PackingChoice::Always ? "packing, as asked" : "packing")
+           : "step plans");
+  if (!pack)
+    return 0;
+  planned = std::move(*packed);
+  return context;
 }
 
 LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
@@ -624,9 +697,17 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   if (!planned)
     return emitError(loc) << "'" << path
                           << "': " << llvm::toString(planned.takeError());
+  FailureOr<int64_t> packed =
+      choosePacking(*lines, problem, *generator, *planned);
+  if (failed(packed))
+    return failure();
   if (failed(addStepPlans(module, *planned, problem, lines->size(), replicas)))
     return failure();
-  emitRemark(loc) << describeStepPlans(*planned, problem, replicas);
+  if (*packed)
+    module->setAttr(kPackedRowsAttr,
+                    IntegerAttr::get(IntegerType::get(&context, 64), *packed));
+  emitRemark(loc) << describeStepPlans(*planned, problem, replicas,
+                                       *packed ? "rows" : "samples");
   return runPipeline(module, timing, [&](OpPassManager &pm) {
     PPInsertTransfersOptions transfers;
     transfers.numReplicas = replicas;
@@ -926,6 +1007,11 @@ static LogicalResult checkParallelismOptions(MLIRContext &context,
            << " x --microbatches " << schedule.numMicrobatches.getValue()
            << " x --slices " << slices << " is too large a schedule: at most "
            << kMaxStageMicrobatches << " stage slices are supported";
+  if (options.driver.stepPlans.empty() &&
+      options.driver.packing != PackingChoice::Never)
+    return emitError(getOptionLoc(context, "--packing"))
+           << "--packing chooses between step plans and packed rows: give "
+              "it --step-plans INDEX";
   if (!options.driver.stepPlans.empty() &&
       schedule.schedule.getValue().getName() == "pipedream-2bw")
     return emitError(getOptionLoc(context, "--step-plans"))

@@ -165,3 +165,27 @@ mlir::pp::sched::planSteps(ArrayRef<SmallVector<int64_t>> lines,
   }
   return planned;
 }
+
+SmallVector<int64_t> mlir::pp::sched::packSamples(ArrayRef<int64_t> lengths,
+                                                  int64_t context) {
+  int64_t tokens = 0;
+  for (int64_t length : lengths)
+    tokens += length;
+  SmallVector<int64_t> rows(tokens / context, context);
+  if (tokens % context)
+    rows.push_back(tokens % context);
+  return rows;
+}
+
+double mlir::pp::sched::getPipelineTime(const PlannedSteps &planned,
+                                        int64_t numReplicas) {
+  double time = 0.0;
+  for (size_t line = 0; line < planned.steps.size(); line += numReplicas) {
+    double slowest = 0.0;
+    for (int64_t r = 0; r < numReplicas; ++r)
+      slowest =
+          std::max(slowest, planned.steps[line + r].microbatches.objective);
+    time += slowest;
+  }
+  return time;
+}

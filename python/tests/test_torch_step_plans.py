@@ -10,7 +10,8 @@ losses and final weights within 1e-5. The same program runs another
 index with --choose-plans (each step on the compiled plan holding it with
 the fewest token slots), with PyTorch's losses too, and streamed from a
 FIFO a slow writer feeds (--plan-lookahead) with the same losses.
-Programs whose data arguments do not fit the loader, a sample no shape
+Packed (`packing="always"`), the program trains like PyTorch on the same
+packed rows. Programs whose data arguments do not fit the loader, a sample no shape
 holds and a step no compiled plan holds are refused in one line. Skipped where torch or
 torch_mlir is not importable."""
 
@@ -154,6 +155,70 @@ def test_gpt_trains_on_token_ids_with_step_plans(pp, gpt, planned,
     assert run.losses == pytest.approx(expected, rel=1e-5)
     # Step 3 runs step 0's samples again (index line 3 mod 3), trained.
     assert expected[3] < expected[0]
+    trained = exports[0].state_dict(saved)
+    for name, value in model.named_parameters():
+        torch.testing.assert_close(trained[name], value.detach(),
+                                   rtol=1e-5, atol=1e-6, msg=name)
+
+
+def packed_pytorch_losses(model, tokens, spans, steps, lr=LR):
+    """SGD on each step's mean cross-entropy over its real tokens, its
+    samples packed back to back into rows of CONTEXT tokens, as
+    `--packing` does: each token's target is its own sample's next token,
+    and a document attends to the ones before it in its row."""
+    F = torch.nn.functional
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for step in range(steps):
+        samples = spans[step % len(spans)]
+        ids = np.concatenate([tokens[s:s + n] for s, n in samples])
+        targets = np.concatenate([tokens[s + 1:s + n + 1] for s, n in samples])
+        count = len(ids)
+        rows = -(-count // CONTEXT)
+        weights = torch.zeros(rows * CONTEXT)
+        weights[:count] = 1.0 / count
+
+        def row(values):
+            padded = np.zeros(rows * CONTEXT, dtype=np.int64)
+            padded[:count] = values
+            return torch.tensor(padded).view(rows, CONTEXT)
+        optimizer.zero_grad()
+        logits = model(row(ids))
+        loss = (F.cross_entropy(logits.flatten(0, 1), row(targets).flatten(),
+                                reduction="none") * weights).sum()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_packed_program_trains_like_pytorch_on_packed_rows(pp, gpt, planned,
+                                                           token_file,
+                                                           tmp_path,
+                                                           replicas):
+    """pp.compile(packing="always") packs each step's 35 to 68 tokens into
+    rows of 16 on 2 pipeline ranks (x 2 replicas, taking every other row):
+    the losses and final weights are PyTorch's on the same packed rows,
+    run whole in one process, within 1e-5."""
+    example, _, exports = gpt
+    _, fresh = planned
+    path, ids = token_file
+    program = pp.compile(exports[0].mlir, stages=2, microbatches=1,
+                         schedule="greedy", step_plans=str(INDEX),
+                         packing="always", replicas=replicas, opt_level=0,
+                         variant=[str(e.mlir) for e in exports[1:]])
+    saved = tmp_path / "packed.safetensors"
+    run = pp.run(program, steps=STEPS, lr=LR,
+                 init_weights=exports[0].weights, save=saved, tokens=path,
+                 sample_lengths=INDEX)
+    spans = pp.sample_spans(INDEX, len(ids))
+    model = fresh()
+    expected = packed_pytorch_losses(model, ids, spans, STEPS)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
+    # Packed, documents see the ones before them: not the plans' losses.
+    unpacked = pytorch_losses(fresh(), ids, spans, STEPS)
+    assert run.losses[1:] != pytest.approx(unpacked[1:], rel=1e-3)
     trained = exports[0].state_dict(saved)
     for name, value in model.named_parameters():
         torch.testing.assert_close(trained[name], value.detach(),

@@ -182,4 +182,34 @@ TEST(StepPlanner, NamesTheStepAndSampleNoShapeHolds) {
             "micro-batch shape holds (16)");
 }
 
+TEST(StepPlanner, PacksSamplesIntoRowsOfTheContext) {
+  // 3 + 16 + 1 + 9 = 29 tokens: one full row of 16 and 13 left.
+  EXPECT_EQ(packSamples({3, 16, 1, 9}, 16), (SmallVector<int64_t>{16, 13}));
+  EXPECT_EQ(packSamples({8, 8}, 16), (SmallVector<int64_t>{16}));
+  EXPECT_EQ(packSamples({1}, 16), (SmallVector<int64_t>{1}));
+}
+
+TEST(StepPlanner, PipelineTimeSumsTheSlowestReplicaOfEachLine) {
+  StepPlanProblem problem = getStepProblem();
+  SmallVector<SmallVector<int64_t>> lines = {{3, 16, 1, 9, 2, 2, 7, 1},
+                                             {2, 1, 2, 2}};
+  const ScheduleGenerator *greedy = lookupScheduleGenerator("greedy");
+  for (int64_t replicas : {1, 2}) {
+    llvm::Expected<PlannedSteps> planned =
+        planSteps(lines, replicas, problem, *greedy);
+    ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
+    double expected = 0.0;
+    for (size_t line = 0; line < lines.size(); ++line) {
+      double slowest = 0.0;
+      for (int64_t r = 0; r < replicas; ++r)
+        slowest = std::max(
+            slowest,
+            planned->steps[line * replicas + r].microbatches.objective);
+      EXPECT_GT(slowest, 0.0);
+      expected += slowest;
+    }
+    EXPECT_DOUBLE_EQ(getPipelineTime(*planned, replicas), expected);
+  }
+}
+
 } // namespace

@@ -61,6 +61,17 @@ enum class CompileTarget {
   CUDA,
 };
 
+/// Whether a program planned per step packs its samples into rows of the
+/// context instead (docs/VariableLength.md, "Packing or plans").
+enum class PackingChoice {
+  /// Step plans: every sample in rows of its own, padded to the shapes.
+  Never,
+  /// Whichever of plans and packing the step planner's costs find quicker.
+  Auto,
+  /// Packing, whatever it costs.
+  Always,
+};
+
 /// The driver's own options: what a compile produces, where, and how LLVM
 /// builds it. Declared like the pipelines' options, so that pp-compile and
 /// pp.compile take them the same way (forEachCompileFlag).
@@ -139,6 +150,22 @@ struct DriverOptions : public PassPipelineOptions<DriverOptions> {
       llvm::cl::desc("FILE: an index of sample lengths (one line per step); "
                      "cut each step's samples into micro-batches at the "
                      "--variant shapes and schedule each step ahead")};
+  /// Packing changes what a model learns (documents attend to the ones
+  /// before them in a row), so it is asked for, never assumed.
+  PassOptions::Option<PackingChoice> packing{
+      *this, "packing",
+      llvm::cl::desc("With --step-plans: pack each step's samples into rows "
+                     "of the longest shape instead of planning them (default "
+                     "never)"),
+      llvm::cl::init(PackingChoice::Never),
+      llvm::cl::values(
+          clEnumValN(PackingChoice::Never, "never",
+                     "step plans: each sample in a row of its own"),
+          clEnumValN(PackingChoice::Auto, "auto",
+                     "whichever the step planner's costs find quicker"),
+          clEnumValN(PackingChoice::Always, "always",
+                     "packed rows; documents attend to the ones before them "
+                     "in a row"))};
   /// 0: one per core.
   PassOptions::Option<unsigned> jobs{
       *this, "jobs",
@@ -204,6 +231,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   row("microbatches", "microbatches", schedule.numMicrobatches);
   row("variant", "variant", driver.variants, false, /*wholeElements=*/true);
   row("step-plans", "step_plans", driver.stepPlans);
+  row("packing", "packing", driver.packing);
   row("recompute", "recompute", schedule.recompute);
   group = "Parallelism and layout";
   row("stages", "stages", schedule.numStages);

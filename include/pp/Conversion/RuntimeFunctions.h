@@ -43,7 +43,7 @@ struct RuntimeFunctions {
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
       defineBuffer, setIdBound, setIdIgnored, defineSaved, setBufferVariant,
       setMicrobatchVariant, setPlanMicrobatchVariant, setStepPlans, stepPlan,
-      setSlices;
+      setSlices, setPacking;
   RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, updateState, allReduce, reduceScatter, allGather,
       optimizerStep, actionBegin, actionEnd;

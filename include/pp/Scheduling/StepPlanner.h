@@ -87,6 +87,18 @@ llvm::Expected<PlannedSteps>
 planSteps(llvm::ArrayRef<llvm::SmallVector<int64_t>> lines, int64_t numReplicas,
           const StepPlanProblem &problem, const ScheduleGenerator &generator);
 
+/// Packing (docs/VariableLength.md): a step's samples back to back in rows
+/// of `context` tokens, a sample running on into the next row where one
+/// fills, the last row holding the rest. The rows' lengths, which the
+/// planner then cuts like samples.
+llvm::SmallVector<int64_t> packSamples(llvm::ArrayRef<int64_t> lengths,
+                                       int64_t context);
+
+/// What `planned` costs a run of its index once: per line, the slowest
+/// replica's pipeline time ((p - 1) x slowest micro-batch + the sum), summed
+/// over the lines, in the shapes' cost units.
+double getPipelineTime(const PlannedSteps &planned, int64_t numReplicas);
+
 } // namespace mlir::pp::sched
 
 #endif // PP_SCHEDULING_STEPPLANNER_H

@@ -505,6 +505,8 @@ void RuntimeProgramBuilder::emitDefineStepPlans() {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value address = LLVM::AddressOfOp::create(b, loc, ptr, "pp_step_plans");
   call(fns.setStepPlans, {ctx, address, i32(count)});
+  if (auto row = module->getAttrOfType<IntegerAttr>(kPackedRowsAttr))
+    call(fns.setPacking, {ctx, i32(row.getInt())});
 }
 
 static_assert(PPRT_FORWARD == static_cast<int>(Phase::forward) &&

@@ -35,6 +35,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   setPlanMicrobatchVariant =
       fn("pprt_set_plan_microbatch_variant", {ptr, i32, i32, i32});
   setStepPlans = fn("pprt_set_step_plans", {ptr, ptr, i32});
+  setPacking = fn("pprt_set_packing", {ptr, i32});
   stepPlan = fn("pprt_step_plan", {ptr}, {i32});
   setSlices = fn("pprt_set_slices", {ptr, i32});
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});

@@ -189,6 +189,10 @@ void pprt_set_plan_microbatch_variant(pprt_context *ctx, int32_t plan,
                                       int32_t mb, int32_t variant);
 void pprt_set_step_plans(pprt_context *ctx, const int32_t *table, int32_t size);
 int32_t pprt_step_plan(pprt_context *ctx);
+/* Packing (pp-compile --packing): the plans' "samples" are rows of `row`
+   tokens, each step's samples back to back in them (docs/VariableLength.md,
+   "Packing or plans"). */
+void pprt_set_packing(pprt_context *ctx, int32_t row);
 /* Sequence slices (docs/Seq1F1B.md): the program's `num_microbatches` units
    are `slices` slices of each micro-batch, unit u slice u % slices of
    micro-batch u / slices, which runs variant u % slices. Every slice's

@@ -211,6 +211,7 @@ struct pprt_context {
   int32_t *step_table; /* as pprt_set_step_plans got it */
   int32_t plan_lines, plan_replicas;
   int64_t *plan_entry; /* per (line, replica): its offset in step_table */
+  int32_t packed_row;  /* pprt_set_packing: tokens a packed row holds; 0 */
   /* pprt_set_slices: sequence slices per micro-batch (1: none). */
   int32_t num_slices;
   /* Bytes of saved buffers (pprt_define_saved) the actions run so far on

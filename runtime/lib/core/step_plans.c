@@ -69,6 +69,13 @@ void pprt_set_step_plans(pprt_context *ctx, const int32_t *table,
   ctx->plan_replicas = replicas;
 }
 
+void pprt_set_packing(pprt_context *ctx, int32_t row) {
+  if (!ctx->plan_lines || row < 1)
+    pprt_fatal(ctx, "pprt_set_packing: rows of %d tokens, %s", row,
+               ctx->plan_lines ? "not positive" : "before the step plans");
+  ctx->packed_row = row;
+}
+
 void pprt_count_plan_rows(pprt_context *ctx) {
   for (int32_t k = 0; k < ctx->num_plans; ++k) {
     pprt_plan *p = &ctx->plans[k];

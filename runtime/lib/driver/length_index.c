@@ -11,6 +11,7 @@
 #include "driver/documents.h"
 #include "driver/driver.h"
 #include "driver/input_file.h"
+#include "driver/packing.h"
 #include "driver/plan_choice.h"
 
 #include <errno.h>
@@ -30,6 +31,9 @@ typedef struct index_step {
      plans' rows one after another), -1 for a padding row. */
   int64_t *row_sample;
   int64_t num_rows;
+  /* Under packing: the samples are the packed rows, and this says where
+     each row's tokens lie (packing.c). */
+  int64_t *packed_at;
 } index_step;
 
 struct pprt_length_index {
@@ -162,6 +166,22 @@ static void place_step(const pprt_driver *d, pprt_length_index *x,
     s->start[k] = x->cursor;
     x->cursor += span;
   }
+}
+
+/* Under packing (pprt_set_packing): the step's packed rows become its
+   samples. */
+static void pack_step(const pprt_driver *d, index_step *s) {
+  int64_t row = d->ctx->packed_row;
+  if (!row)
+    return;
+  int64_t *lengths;
+  s->packed_at = pprt_pack_rows(d->ctx, s->num_samples, s->length, s->start,
+                                row, &s->num_samples, &lengths);
+  free(s->length);
+  free(s->order);
+  s->length = lengths;
+  s->tokens = 0;
+  sort_step(d, s);
 }
 
 /*---- What each data argument holds ----*/
@@ -525,8 +545,10 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
   free(text);
   if (!ok)
     return false;
-  for (int64_t i = 0; i < x->num_steps; ++i)
+  for (int64_t i = 0; i < x->num_steps; ++i) {
     place_step(d, x, &x->steps[i]);
+    pack_step(d, &x->steps[i]);
+  }
   const pprt_context *ctx = d->ctx;
   if (ctx->num_plans && d->opts.choose_plans &&
       !choose_plans(d, x, err, err_size))
@@ -616,6 +638,7 @@ static void free_step(index_step *s) {
   free(s->start);
   free(s->order);
   free(s->row_sample);
+  free(s->packed_at);
   memset(s, 0, sizeof *s);
 }
 
@@ -637,6 +660,7 @@ static bool read_until(pprt_driver *d, pprt_length_index *x, int64_t want,
     sort_step(d, &s);
     if (!s.start) /* documents start where they are */
       place_step(d, x, &s);
+    pack_step(d, &s);
     index_step *line = &x->steps[x->read % x->num_steps];
     free_step(line);
     *line = s;
@@ -717,7 +741,9 @@ void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
     if (k < 0)
       continue;
     for (int64_t t = 0; t < s->length[k]; ++t) {
-      int64_t v = pprt_corpus_token(d->corpus, s->start[k] + t + target);
+      int64_t at = s->packed_at ? s->packed_at[k * d->ctx->packed_row + t]
+                                : s->start[k] + t;
+      int64_t v = pprt_corpus_token(d->corpus, at + target);
       put_token(b, role, out, r * positions + t, v, weight);
     }
   }

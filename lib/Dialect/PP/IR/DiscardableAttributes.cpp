@@ -177,6 +177,8 @@ static const AttributeRule kAttributeRules[] = {
     {kMicrobatchBeginAttr, Site::Module, "an array<i64>", isI64Array},
     {kMicrobatchLengthAttr, Site::Module, "an array<i64>", isI64Array},
     {kStepPlansAttr, Site::Module, "an array<i64>", isI64Array},
+    {kPackedRowsAttr, Site::Module, "a row length (a positive i64)",
+     isTableSize},
     {kStepPlanAttr, Site::Schedule, "a plan number (an i64 in [0, 65536))",
      isStageNumber},
     {kStateAttr, Site::ArgumentOrResult,

@@ -45,6 +45,12 @@ inline constexpr llvm::StringLiteral kModelFingerprintAttr =
 inline constexpr llvm::StringLiteral kStepPlanAttr = "pp.step_plan";
 inline constexpr llvm::StringLiteral kStepPlansAttr = "pp.step_plans";
 
+/// A program planned per step whose plans' "samples" are packed rows
+/// (pp-compile --packing): the tokens a row holds, the longest shape's
+/// positions. The runtime packs each step's samples into rows of it
+/// (pprt_set_packing).
+inline constexpr llvm::StringLiteral kPackedRowsAttr = "pp.packed_rows";
+
 } // namespace mlir::pp
 
 #endif // PP_DIALECT_PP_IR_MICROBATCHPLAN_H
