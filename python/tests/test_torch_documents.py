@@ -112,6 +112,32 @@ def test_empty_documents_are_skipped(pp, gpt, planned, tmp_path):
     assert by_end == pytest.approx(expected, rel=1e-5)
 
 
+def test_packed_documents_train_as_their_index(pp, gpt, tmp_path):
+    """A packed program (pp-compile --packing=always) packs a step's
+    documents into rows as it packs the index's samples: the same losses,
+    bit for bit, by end id and by .npy lengths with 8 documents a step
+    (--samples-per-step); without it, its plans count rows, not documents,
+    and the run is refused."""
+    exports = gpt[2]
+    program = pp.compile(exports[0].mlir, stages=2, microbatches=1,
+                         schedule="greedy", step_plans=str(INDEX),
+                         packing="always", opt_level=0,
+                         variant=[str(e.mlir) for e in exports[1:]])
+    tokens, lengths, index = write_documents(tmp_path, LINES)[:3]
+    common = dict(steps=STEPS, lr=LR, init_weights=exports[0].weights,
+                  tokens=tokens, choose_plans=True)
+    by_index = pp.run(program, sample_lengths=index, **common).losses
+    assert pp.run(program, document_end=END, samples_per_step=8,
+                  **common).losses == by_index
+    assert pp.run(program, sample_lengths=lengths, samples_per_step=8,
+                  **common).losses == by_index
+    line, _ = refusal(pp, program, exports[0], tokens, document_end=END,
+                      choose_plans=True)
+    assert line == (f"pprt: --document-end {END}: the program packs samples "
+                    "into rows (pp-compile --packing): give the documents a "
+                    "step with --samples-per-step")
+
+
 def refusal(pp, program, exported, tokens, extra=(), **options):
     """The run's one `pprt:` line, and the steps it trained."""
     with pytest.raises(pp.RunError) as error:

@@ -117,7 +117,7 @@ static bool check_end_id(const pprt_context *ctx, const pprt_documents *docs,
 }
 
 /* The samples of a step: --samples-per-step, or as many as the first step
-   of the index the program was planned for. */
+   of the index the program was planned for (rows, if it packs them). */
 static int64_t samples_per_step(const pprt_driver *d) {
   if (d->opts.samples_per_step)
     return d->opts.samples_per_step;
@@ -312,9 +312,15 @@ pprt_documents *pprt_documents_open(pprt_driver *d, int64_t corpus_length,
   else
     snprintf(docs->label, sizeof docs->label, "--sample-lengths %s",
              o->sample_lengths_path);
-  bool ok = docs->end_id >= 0
-                ? check_end_id(d->ctx, docs, err, err_size)
-                : open_lengths(docs, o->sample_lengths_path, err, err_size);
+  /* A packed program's plans count rows, not documents. */
+  bool ok = !d->ctx->packed_row || o->samples_per_step ||
+            documents_error(err, err_size, docs,
+                            "the program packs samples into rows "
+                            "(pp-compile --packing): give the documents a "
+                            "step with --samples-per-step");
+  ok = ok && (docs->end_id >= 0
+                  ? check_end_id(d->ctx, docs, err, err_size)
+                  : open_lengths(docs, o->sample_lengths_path, err, err_size));
   int64_t last = docs->end_id >= 0
                      ? pprt_corpus_token(d->corpus, corpus_length - 1)
                      : docs->end_id;
