@@ -48,6 +48,9 @@ void pp::buildStageCodeOptimizationPhase(
   select.gemm = options.precision == GemmPrecision::BF16 ? GemmChoice::Library
                                                          : options.gemm;
   pm.addPass(forwardOptions(options, createPPSelectGemm(select), {"gemm"}));
+  // Biases and residuals as the library GEMMs' C.
+  if (options.foldGemmAdds)
+    pm.addNestedPass<func::FuncOp>(createPPFoldGemmAdds());
   pm.addNestedPass<func::FuncOp>(createPPCloneSharedFills());
 }
 

@@ -264,6 +264,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
       cpu.vectorizeContractions);
   row("factor-contractions", "factor_contractions", cpu.factorContractions);
   row("fuse-elementwise", "fuse_elementwise", cpu.fuseElementwise);
+  row("fold-gemm-adds", "fold_gemm_adds", cpu.foldGemmAdds);
   row("vectorize-elementwise", "vectorize_elementwise",
       cpu.vectorizeElementwise);
   row("outline-loop-nests", "outline_loop_nests", cpu.outlineLoopNests);

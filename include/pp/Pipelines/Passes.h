@@ -225,6 +225,12 @@ struct LowerToCPUPipelineOptions
                      "stack (default true; false: on the heap, allocated "
                      "every call)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> foldGemmAdds{
+      *this, "fold-gemm-adds",
+      llvm::cl::desc("Start library GEMMs from the bias or residual added to "
+                     "their result, accumulating with beta = 1 "
+                     "(pp-fold-gemm-adds; on by default)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> maxStackBytes{
       *this, "max-stack-bytes",
       llvm::cl::desc("Temporaries up to this size go to the stack"),

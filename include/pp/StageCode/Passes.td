@@ -308,6 +308,52 @@ def PPFoldPaddedSums : Pass<"pp-fold-padded-sums", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def PPFoldGemmAdds : Pass<"pp-fold-gemm-adds", "func::FuncOp"> {
+  let summary = "Accumulate library GEMMs into the tensors added to their results";
+  let description = [{
+    A linear layer is a GEMM into zeros and then a pass that adds the bias
+    to every element of the product; a residual connection adds one more
+    pass. The runtime GEMM call computes `C = A B + beta C`, with beta = 1
+    where C is not a fill of zeros (`convert-gemm-to-runtime`), so an
+    addend can start out as C instead: one pass writes the broadcast bias
+    (or the bias plus the residual) into C and the GEMM adds the product to
+    it.
+
+    It rewrites an all-parallel `linalg.generic` whose body is one
+    `arith.addf` of its two inputs when one input is the result of a
+    contraction marked `pp.gemm = "library"` (by `pp-select-gemm`, so run
+    it after that pass) without batch loops, read through the identity,
+    directly or through one `tensor.expand_shape` or `tensor.collapse_shape`,
+    and used nowhere else; the other input, X, must be defined before the
+    GEMM and, behind a reshape, read through the identity too. The GEMM's C
+    becomes a new generic that yields X's elements (read through the add's
+    map, so a bias is broadcast) where C was a zero fill, or C's element
+    plus X's otherwise, with the generic that made C fused in; the add
+    goes. The sum is rounded in another order: `(b + r) + A B` instead of
+    `r + (A B + b)`.
+
+    ```mlir
+    // before
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %p = linalg.matmul {pp.gemm = "library"} ins(%x, %w : ...) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %y = linalg.generic {...(i, j) -> (i, j), (i, j) -> (j), ...} ins(%p, %b : ...) outs(%e2 : ...) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %s = arith.addf %a, %c : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    // after
+    %c = linalg.generic {...(i, j) -> (j), (i, j) -> (i, j)...} ins(%b : tensor<16xf32>) outs(%e3 : tensor<8x16xf32>) {
+    ^bb0(%c: f32, %o: f32):
+      linalg.yield %c : f32
+    } -> tensor<8x16xf32>
+    %y = linalg.matmul {pp.gemm = "library"} ins(%x, %w : ...) outs(%c : tensor<8x16xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PPFoldResultCopies : Pass<"pp-fold-result-copies", "func::FuncOp"> {
   let summary = "Compute results that are reshapes of temporaries in their out-params";
   let description = [{
