@@ -123,6 +123,8 @@ private:
   /// Replaces the schedule by one per distinct plan of the --step-plans
   /// index's steps, with their transfers.
   LogicalResult planSteps(ModuleOp module, TimingScope &timing);
+  FailureOr<sched::StepPlanProblem>
+  getStepPlanProblem(ModuleOp module, ScheduleOp main, Location loc);
   FailureOr<int64_t> choosePacking(ArrayRef<SmallVector<int64_t>> lines,
                                    const sched::StepPlanProblem &problem,
                                    const sched::ScheduleGenerator &generator,
@@ -155,6 +157,16 @@ private:
   /// The model's identity (getModelFingerprint), which a profile records.
   std::string modelFingerprint;
   BackendOptions backendOptions;
+  /// Where the step planner's per-variant costs came from.
+  struct StepCosts {
+    /// The cost file whose measured seconds it used; empty: FLOPs.
+    std::string measuredFrom;
+    std::string describe() const {
+      return measuredFrom.empty()
+                 ? "FLOP estimates at the device's peak"
+                 : "seconds measured per variant in '" + measuredFrom + "'";
+    }
+  } stepCosts;
 };
 
 } // namespace
@@ -565,11 +577,12 @@ readLengthIndex(StringRef path, Location loc) {
 /// samples and shapes, and its plan.
 static std::string describeStepPlans(const sched::PlannedSteps &planned,
                                      const sched::StepPlanProblem &problem,
-                                     int64_t replicas, StringRef held) {
+                                     int64_t replicas, StringRef held,
+                                     StringRef costs) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << planned.steps.size() / replicas << " steps in "
-     << planned.schedules.size() << " plans";
+     << planned.schedules.size() << " plans (" << costs << ")";
   for (auto [index, step] : llvm::enumerate(planned.steps)) {
     const sched::MicrobatchPlan &mbs = step.microbatches;
     os << "\n  step " << index / replicas;
@@ -589,11 +602,13 @@ static std::string describeStepPlans(const sched::PlannedSteps &planned,
   return text;
 }
 
-/// The seconds `cost` (the shapes' units, FLOPs) takes at the slowest
-/// rank's peak rate (--device, --device-file).
-static FailureOr<double> getSeconds(double cost,
+/// The seconds `cost` (the shapes' units: measured seconds, or FLOPs at the
+/// slowest rank's peak rate, --device, --device-file) takes.
+static FailureOr<double> getSeconds(double cost, bool measured,
                                     const SchedulePipelineOptions &schedule,
                                     int64_t numRanks, Location loc) {
+  if (measured)
+    return cost;
   llvm::Expected<SmallVector<DeviceDescription>> devices =
       resolveDevices(schedule.device, schedule.deviceFile, numRanks);
   if (!devices)
@@ -634,7 +649,8 @@ FailureOr<int64_t> Compilation::choosePacking(
     return emitError(loc) << "rows of " << context
                           << " tokens: " << llvm::toString(packed.takeError());
   auto seconds = [&](const sched::PlannedSteps &steps) {
-    return getSeconds(sched::getPipelineTime(steps, replicas), options.schedule,
+    return getSeconds(sched::getPipelineTime(steps, replicas),
+                      !stepCosts.measuredFrom.empty(), options.schedule,
                       problem.numRanks, loc);
   };
   FailureOr<double> plansTime = seconds(planned);
@@ -645,9 +661,8 @@ FailureOr<int64_t> Compilation::choosePacking(
   bool pack = choice == PackingChoice::Always || *packedTime < *plansTime;
   emitRemark(loc) << llvm::formatv(
       "step plans {0:e3} s, packing into rows of {1} tokens {2:e3} s a pass "
-      "over the index (the step planner's costs at the device's peak); "
-      "{3}",
-      *plansTime, context, *packedTime,
+      "over the index ({3}); {4}",
+      *plansTime, context, *packedTime, stepCosts.describe(),
       pack ? (choice == PackingChoice::Always ? "packing, as asked" : "packing")
            : "step plans");
   if (!pack)
@@ -671,6 +686,50 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
     return emitError(loc) << "step plans run flushed steps of whole "
                              "micro-batches; schedule '"
                           << main.getName() << "' does not";
+  FailureOr<sched::StepPlanProblem> problem =
+      getStepPlanProblem(module, main, loc);
+  if (failed(problem))
+    return failure();
+  StringRef name = getScheduledChoice().getName();
+  const sched::ScheduleGenerator *generator =
+      sched::lookupScheduleGenerator(name);
+  if (!generator)
+    return emitError(loc) << "schedule '" << name
+                          << "' cannot be generated per step";
+  int64_t replicas = getScheduledReplicas();
+  llvm::Expected<sched::PlannedSteps> planned =
+      sched::planSteps(*lines, replicas, *problem, *generator);
+  if (!planned)
+    return emitError(loc) << "'" << path
+                          << "': " << llvm::toString(planned.takeError());
+  FailureOr<int64_t> packed =
+      choosePacking(*lines, *problem, *generator, *planned);
+  if (failed(packed))
+    return failure();
+  if (failed(addStepPlans(module, *planned, *problem, lines->size(), replicas)))
+    return failure();
+  if (*packed)
+    module->setAttr(kPackedRowsAttr,
+                    IntegerAttr::get(IntegerType::get(&context, 64), *packed));
+  emitRemark(loc) << describeStepPlans(*planned, *problem, replicas,
+                                       *packed ? "rows" : "samples",
+                                       stepCosts.describe());
+  return runPipeline(module, timing, [&](OpPassManager &pm) {
+    PPInsertTransfersOptions transfers;
+    transfers.numReplicas = replicas;
+    transfers.zero = getScheduledZero();
+    pm.addPass(createPPInsertTransfers(transfers));
+    pm.addPass(createPPVerifySchedule());
+  });
+}
+
+/// What every step is planned for: `main`'s stages and ranks, each
+/// variant's shape at the costs the --cost-file measured for it (else its
+/// stage functions' FLOPs), and each rank's activation cap under
+/// --memory-cap (`main`'s).
+FailureOr<sched::StepPlanProblem>
+Compilation::getStepPlanProblem(ModuleOp module, ScheduleOp main,
+                                Location loc) {
   sched::StepPlanProblem problem;
   problem.numStages = main.getNumStages();
   problem.numRanks = main.getNumRanks();
@@ -685,36 +744,24 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   if (failed(shapes))
     return failure();
   problem.shapes = std::move(*shapes);
-  StringRef name = getScheduledChoice().getName();
-  const sched::ScheduleGenerator *generator =
-      sched::lookupScheduleGenerator(name);
-  if (!generator)
-    return emitError(loc) << "schedule '" << name
-                          << "' cannot be generated per step";
-  int64_t replicas = getScheduledReplicas();
-  llvm::Expected<sched::PlannedSteps> planned =
-      sched::planSteps(*lines, replicas, problem, *generator);
-  if (!planned)
-    return emitError(loc) << "'" << path
-                          << "': " << llvm::toString(planned.takeError());
-  FailureOr<int64_t> packed =
-      choosePacking(*lines, problem, *generator, *planned);
-  if (failed(packed))
-    return failure();
-  if (failed(addStepPlans(module, *planned, problem, lines->size(), replicas)))
-    return failure();
-  if (*packed)
-    module->setAttr(kPackedRowsAttr,
-                    IntegerAttr::get(IntegerType::get(&context, 64), *packed));
-  emitRemark(loc) << describeStepPlans(*planned, problem, replicas,
-                                       *packed ? "rows" : "samples");
-  return runPipeline(module, timing, [&](OpPassManager &pm) {
-    PPInsertTransfersOptions transfers;
-    transfers.numReplicas = replicas;
-    transfers.zero = getScheduledZero();
-    pm.addPass(createPPInsertTransfers(transfers));
-    pm.addPass(createPPVerifySchedule());
-  });
+  stepCosts.measuredFrom.clear();
+  StringRef costFile = options.schedule.costFile;
+  if (!costFile.empty()) {
+    FailureOr<CostProfile> profile =
+        readCostProfile(costFile, [&] { return emitError(loc); });
+    if (failed(profile))
+      return failure();
+    if (profile->getNumVariants()) {
+      if (failed(
+              setMeasuredVariantCosts(*profile, costFile, problem.shapes, loc)))
+        return failure();
+      stepCosts.measuredFrom = costFile.str();
+    }
+  }
+  for (int64_t rank = 0; rank < problem.numRanks; ++rank)
+    if (std::optional<double> cap = main.getRankMemoryCap(rank))
+      problem.memoryCap.push_back(*cap);
+  return problem;
 }
 
 /// Runs the program just built with --profile, on one process per pipeline

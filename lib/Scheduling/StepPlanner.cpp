@@ -63,6 +63,9 @@ mlir::pp::sched::planStep(ArrayRef<int64_t> lengths,
   cut.numStages = problem.numStages;
   for (const StepShape &shape : problem.shapes)
     cut.shapes.push_back(getPlannerShape(shape));
+  // No micro-batch at a shape that alone overflows the smallest cap.
+  if (!problem.memoryCap.empty())
+    cut.memoryCap = *llvm::min_element(problem.memoryCap);
   llvm::Expected<MicrobatchPlan> microbatches = planMicrobatches(sorted, cut);
   // The planner names sorted positions; the caller knows samples.
   if (!microbatches)
@@ -114,11 +117,20 @@ mlir::pp::sched::scheduleShapeSequence(ArrayRef<int64_t> shapes,
   llvm::Expected<GeneratedSchedule> schedule = generator.generate(scheduled);
   if (!schedule)
     return schedule.takeError();
-  if (llvm::Error error = verify(scheduled, *schedule))
-    return ScheduleError() << "'" << generator.name
-                           << "' made a wrong schedule: "
-                           << llvm::toString(std::move(error));
-  return schedule;
+  llvm::Error error = verify(scheduled, *schedule);
+  if (!error)
+    return schedule;
+  // A schedule right but for the caps is one that does not fit them.
+  ScheduleProblem uncapped = scheduled;
+  uncapped.memoryCap.clear();
+  llvm::Error wrong = verify(uncapped, *schedule);
+  bool overCap = !wrong;
+  llvm::consumeError(std::move(wrong));
+  return ScheduleError() << "'" << generator.name
+                         << (overCap ? "' schedule does not fit the memory "
+                                       "caps: "
+                                     : "' made a wrong schedule: ")
+                         << llvm::toString(std::move(error));
 }
 
 llvm::Expected<PlannedSteps>
@@ -154,8 +166,8 @@ mlir::pp::sched::planSteps(ArrayRef<SmallVector<int64_t>> lines,
         llvm::Expected<GeneratedSchedule> schedule =
             scheduleShapeSequence(shapes, problem, generator);
         if (!schedule)
-          return ScheduleError()
-                 << where << ": " << llvm::toString(schedule.takeError());
+          return ScheduleError() << where << ": plan " << it->second << ": "
+                                 << llvm::toString(schedule.takeError());
         planned.shapeSequences.push_back(shapes);
         planned.schedules.push_back(std::move(*schedule));
       }

@@ -11,12 +11,14 @@ index with --choose-plans (each step on the compiled plan holding it with
 the fewest token slots), with PyTorch's losses too, and streamed from a
 FIFO a slow writer feeds (--plan-lookahead) with the same losses.
 Packed (`packing="always"`), the program trains like PyTorch on the same
-packed rows. Programs whose data arguments do not fit the loader, a sample no shape
+packed rows; planned from a cost file's measured per-variant seconds, it
+trains to the same losses. Programs whose data arguments do not fit the loader, a sample no shape
 holds and a step no compiled plan holds are refused in one line. Skipped where torch or
 torch_mlir is not importable."""
 
 import errno
 import importlib.util
+import json
 import os
 import pathlib
 import re
@@ -219,6 +221,58 @@ def test_packed_program_trains_like_pytorch_on_packed_rows(pp, gpt, planned,
     # Packed, documents see the ones before them: not the plans' losses.
     unpacked = pytorch_losses(fresh(), ids, spans, STEPS)
     assert run.losses[1:] != pytest.approx(unpacked[1:], rel=1e-3)
+    trained = exports[0].state_dict(saved)
+    for name, value in model.named_parameters():
+        torch.testing.assert_close(trained[name], value.detach(),
+                                   rtol=1e-5, atol=1e-6, msg=name)
+
+
+def measured_profile(path, seconds):
+    """A pp-profile-v1 file for 2 stages whose `variants` give a
+    micro-batch at each shape of SHAPES `seconds[v]` a stage (F and B
+    halves)."""
+    def costs(time):
+        return {"forward": time / 2, "backward_input": time / 2,
+                "backward_weight": 0, "activation_memory": 1,
+                "stash_memory": 0}
+    stages = [dict(stage=s, **costs(seconds[0]),
+                   variants=[dict(variant=v, **costs(t))
+                             for v, t in enumerate(seconds)])
+              for s in range(2)]
+    path.write_text(json.dumps({"format": "pp-profile-v1", "time_unit": "s",
+                                "memory_unit": "bytes", "transfer": 0,
+                                "stages": stages}))
+    return path
+
+
+def test_measured_costs_plan_and_train_like_pytorch(pp, gpt, planned,
+                                                    token_file, tmp_path):
+    """With a cost file that measured 4 x 8 and 8 x 4 five times slower
+    than 2 x 16, every step runs 4 micro-batches at 2 x 16 (the FLOP
+    estimates cut 2 of the 3 steps at 4 x 8 or 8 x 4), and the program
+    built from those plans trains to PyTorch's losses and weights within
+    1e-5."""
+    example, _, exports = gpt
+    _, fresh = planned
+    path, ids = token_file
+    profile = measured_profile(tmp_path / "measured.json", [1e-3, 5e-3, 5e-3])
+    program = pp.compile(exports[0].mlir, stages=2, microbatches=1,
+                         schedule="greedy", step_plans=str(INDEX),
+                         opt_level=0, cost_file=str(profile),
+                         variant=[str(e.mlir) for e in exports[1:]])
+    text = "\n".join(program.remarks)
+    assert "seconds measured per variant in" in text
+    for step in range(3):
+        assert (f"step {step}: plan 0, samples 2+2+2+2 at 2x16, 2x16, 2x16, "
+                "2x16") in text
+    saved = tmp_path / "measured.safetensors"
+    run = pp.run(program, steps=STEPS, lr=LR,
+                 init_weights=exports[0].weights, save=saved, tokens=path,
+                 sample_lengths=INDEX)
+    model = fresh()
+    expected = pytorch_losses(model, ids, pp.sample_spans(INDEX, len(ids)),
+                              STEPS)
+    assert run.losses == pytest.approx(expected, rel=1e-5)
     trained = exports[0].state_dict(saved)
     for name, value in model.named_parameters():
         torch.testing.assert_close(trained[name], value.detach(),

@@ -182,6 +182,45 @@ TEST(StepPlanner, NamesTheStepAndSampleNoShapeHolds) {
             "micro-batch shape holds (16)");
 }
 
+TEST(StepPlanner, SchedulesEachPlanUnderTheMemoryCaps) {
+  StepPlanProblem problem = getStepProblem();
+  // Eight samples of 2 tokens, 8 x 2 holding 64 and the others 32: a cap
+  // of 40 rules out 8 x 2 and holds one micro-batch of the others.
+  problem.shapes[2].costs.activation.assign(2, 64.0);
+  SmallVector<SmallVector<int64_t>> lines = {{2, 2, 2, 2, 2, 2, 2, 2}};
+  const ScheduleGenerator *greedy = lookupScheduleGenerator("greedy");
+  problem.memoryCap = {40.0, 40.0};
+  llvm::Expected<PlannedSteps> planned = planSteps(lines, 1, problem, *greedy);
+  ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
+  // The planner cuts at 4 x 8 instead of 8 x 2, and the schedule holds
+  // one micro-batch (32) per rank at a time.
+  EXPECT_EQ(planned->shapeSequences[0], (SmallVector<int64_t>{1, 1}));
+  ScheduleProblem check{2, 2, 2};
+  check.cost = getShapeSequenceCosts(planned->shapeSequences[0], problem);
+  check.memoryCap = problem.memoryCap;
+  EXPECT_FALSE(static_cast<bool>(verify(check, planned->schedules[0])));
+  llvm::Expected<Evaluation> eval = simulate(check, planned->schedules[0]);
+  ASSERT_TRUE(static_cast<bool>(eval));
+  EXPECT_LE(eval->peak(), 40.0);
+  // Uncapped, rank 0 holds both 4 x 8 micro-batches' forwards at once.
+  problem.memoryCap.clear();
+  llvm::Expected<GeneratedSchedule> free =
+      scheduleShapeSequence({1, 1}, problem, *greedy);
+  ASSERT_TRUE(static_cast<bool>(free)) << toString(free.takeError());
+  check.memoryCap.clear();
+  llvm::Expected<Evaluation> freeEval = simulate(check, *free);
+  ASSERT_TRUE(static_cast<bool>(freeEval));
+  EXPECT_EQ(freeEval->peak(), 64.0);
+  // Under GPipe, which runs every forward before the backwards, no
+  // schedule fits 40: the error names the step and the plan.
+  problem.memoryCap = {40.0, 40.0};
+  llvm::Expected<PlannedSteps> refused =
+      planSteps(lines, 1, problem, *lookupScheduleGenerator("gpipe"));
+  ASSERT_FALSE(static_cast<bool>(refused));
+  std::string message = toString(refused.takeError());
+  EXPECT_TRUE(StringRef(message).starts_with("step 0: plan 0: ")) << message;
+}
+
 TEST(StepPlanner, PacksSamplesIntoRowsOfTheContext) {
   // 3 + 16 + 1 + 9 = 29 tokens: one full row of 16 and 13 left.
   EXPECT_EQ(packSamples({3, 16, 1, 9}, 16), (SmallVector<int64_t>{16, 13}));

@@ -60,7 +60,8 @@ llvm::SmallVector<int64_t> sortLongestFirst(llvm::ArrayRef<int64_t> lengths);
 
 /// Cuts one step's samples (lengths in tokens, in file order) into
 /// micro-batches at the problem's shapes, minimising (p - 1) x the slowest
-/// micro-batch + the sum of all. Errors name the sample (its index in
+/// micro-batch + the sum of all, at no shape whose micro-batch alone holds
+/// more than the smallest memory cap. Errors name the sample (its index in
 /// `lengths`).
 llvm::Expected<StepPlan> planStep(llvm::ArrayRef<int64_t> lengths,
                                   const StepPlanProblem &problem);
@@ -81,8 +82,9 @@ scheduleShapeSequence(llvm::ArrayRef<int64_t> shapes,
 /// longest-first order; schedules each distinct shape sequence by
 /// `generator`. `steps` holds the plans in (line, replica) order, each
 /// plan's `order` the samples of the line its replica holds, longest
-/// first. Errors name the line,
-/// the replica (with several) and the sample (its index in the line).
+/// first. Errors name the line, the replica (with several) and the sample
+/// (its index in the line), or the plan no schedule fits under the memory
+/// caps.
 llvm::Expected<PlannedSteps>
 planSteps(llvm::ArrayRef<llvm::SmallVector<int64_t>> lines, int64_t numReplicas,
           const StepPlanProblem &problem, const ScheduleGenerator &generator);

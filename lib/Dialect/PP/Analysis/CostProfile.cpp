@@ -35,9 +35,12 @@ static constexpr StringRef kProfileFields[] = {
 static constexpr StringRef kStageFields[] = {
     "stage",           "forward",           "backward_input",
     "backward_weight", "activation_memory", "stash_memory",
-    "optimizer",       "microbatches"};
+    "optimizer",       "microbatches",      "variants"};
 static constexpr StringRef kMicrobatchFields[] = {
     "microbatch",      "forward",           "backward_input",
+    "backward_weight", "activation_memory", "stash_memory"};
+static constexpr StringRef kVariantFields[] = {
+    "variant",         "forward",           "backward_input",
     "backward_weight", "activation_memory", "stash_memory"};
 
 CostProfile CostProfile::getUnit(int64_t numStages) {
@@ -130,10 +133,12 @@ private:
   /// The five cost fields of a stage or micro-batch entry.
   LogicalResult readCosts(const json::Object &object, const std::string &entry,
                           StageProfile &profile);
-  /// A stage's `microbatches`, each entry {"microbatch": i, costs...}.
-  LogicalResult readMicrobatches(const json::Value &value,
+  /// A stage's `microbatches` or `variants`: each entry {key: i,
+  /// costs...} with `fields`, the i-th in order.
+  LogicalResult readIndexedCosts(const json::Value &value,
                                  const std::string &entry,
-                                 StageProfile &profile);
+                                 ArrayRef<StringRef> fields,
+                                 std::vector<StageProfile> &costs);
 
   StringRef fileName;
   CostProfileErrorFn emitError;
@@ -229,15 +234,20 @@ FailureOr<StageProfile> CostProfileReader::readStage(const json::Value &value,
     profile.optimizer = *optimizer;
   }
   if (const json::Value *microbatches = object->get("microbatches"))
-    if (failed(
-            readMicrobatches(*microbatches, entry + ".microbatches", profile)))
+    if (failed(readIndexedCosts(*microbatches, entry + ".microbatches",
+                                kMicrobatchFields, profile.microbatches)))
+      return failure();
+  if (const json::Value *variants = object->get("variants"))
+    if (failed(readIndexedCosts(*variants, entry + ".variants", kVariantFields,
+                                profile.variants)))
       return failure();
   return profile;
 }
 
-LogicalResult CostProfileReader::readMicrobatches(const json::Value &value,
-                                                  const std::string &entry,
-                                                  StageProfile &profile) {
+LogicalResult CostProfileReader::readIndexedCosts(
+    const json::Value &value, const std::string &entry,
+    ArrayRef<StringRef> fields, std::vector<StageProfile> &costs) {
+  StringRef key = fields.front();
   const json::Array *list = value.getAsArray();
   if (!list || list->empty())
     return error(entry) << "must be a non-empty array, got "
@@ -247,20 +257,19 @@ LogicalResult CostProfileReader::readMicrobatches(const json::Value &value,
     const json::Object *object = item.getAsObject();
     if (!object)
       return error(path) << "must be an object, got " << formatValue(item);
-    if (failed(checkFields(*object, path, kMicrobatchFields)))
+    if (failed(checkFields(*object, path, fields)))
       return failure();
-    FailureOr<const json::Value *> number =
-        getField(*object, "microbatch", path);
+    FailureOr<const json::Value *> number = getField(*object, key, path);
     if (failed(number))
       return failure();
-    std::optional<int64_t> mb = (*number)->getAsInteger();
-    if (!mb || *mb != static_cast<int64_t>(index))
-      return error(path + ".microbatch")
-             << "must be " << index << ": micro-batches are listed in order";
-    StageProfile costs;
-    if (failed(readCosts(*object, path, costs)))
+    std::optional<int64_t> at = (*number)->getAsInteger();
+    if (!at || *at != static_cast<int64_t>(index))
+      return error(path + "." + key)
+             << "must be " << index << ": entries are listed in order";
+    StageProfile entryCosts;
+    if (failed(readCosts(*object, path, entryCosts)))
       return failure();
-    profile.microbatches.push_back(costs);
+    costs.push_back(entryCosts);
   }
   return success();
 }
@@ -373,6 +382,11 @@ FailureOr<CostProfile> CostProfileReader::read(const json::Value &document) {
       return error(("stages[" + Twine(index) + "].microbatches").str())
              << "must list as many micro-batches as stages[0] does ("
              << profile.stages.front().microbatches.size() << ")";
+    if (!profile.stages.empty() &&
+        stage->variants.size() != profile.stages.front().variants.size())
+      return error(("stages[" + Twine(index) + "].variants").str())
+             << "must list as many shape variants as stages[0] does ("
+             << profile.stages.front().variants.size() << ")";
     if (!profile.stages.empty() &&
         stage->optimizer.has_value() !=
             profile.stages.front().optimizer.has_value())

@@ -34,6 +34,10 @@ struct StageProfile {
   /// What each micro-batch costs where they differ (samples of different
   /// lengths): one entry per micro-batch, or none.
   std::vector<StageProfile> microbatches;
+  /// What one micro-batch costs at each shape variant of a program of
+  /// several (docs/VariableLength.md), as the step planner reads them: one
+  /// entry per variant, or none.
+  std::vector<StageProfile> variants;
   /// The stage's optimizer step, where measured.
   std::optional<double> optimizer;
 };
@@ -70,6 +74,10 @@ struct CostProfile {
   /// How many micro-batches the per-micro-batch costs describe; 0 without.
   int64_t getNumMicrobatches() const {
     return stages.empty() ? 0 : stages.front().microbatches.size();
+  }
+  /// How many shape variants the per-variant costs describe; 0 without.
+  int64_t getNumVariants() const {
+    return stages.empty() ? 0 : stages.front().variants.size();
   }
   /// One field of every (stage, micro-batch), stage-major.
   llvm::SmallVector<double>

@@ -14,6 +14,7 @@
 #include "pp/Dialect/PP/IR/PPOps.h"
 #include "pp/Dialect/PP/IR/Slot.h"
 #include "pp/Dialect/PP/IR/TensorParallel.h"
+#include "pp/Scheduling/CollectiveCost.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -106,6 +107,56 @@ mlir::pp::getVariantShapes(ModuleOp module, bool splitBackward, Location loc) {
   return shapes;
 }
 
+/// "2x16, 4x8" for `shapes`.
+static std::string describeShapes(ArrayRef<sched::StepShape> shapes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      shapes, os,
+      [&](const sched::StepShape &shape) {
+        os << shape.rows << "x" << shape.length;
+      },
+      ", ");
+  return text;
+}
+
+LogicalResult
+mlir::pp::setMeasuredVariantCosts(const CostProfile &profile, StringRef path,
+                                  std::vector<sched::StepShape> &shapes,
+                                  Location loc) {
+  int64_t variants = profile.getNumVariants(), have = shapes.size();
+  auto fail = [&]() { return emitError(loc) << "cost file '" << path << "' "; };
+  if (variants < have)
+    return fail() << "has no costs for shape variant " << variants << " ("
+                  << shapes[variants].rows << "x" << shapes[variants].length
+                  << "); its stages list " << variants << " of the program's "
+                  << have << " variants: " << describeShapes(shapes);
+  if (variants > have)
+    return fail() << "names shape variant " << have
+                  << ", which the program lacks; it has " << have << ": "
+                  << describeShapes(shapes);
+  int64_t stages = shapes.front().costs.getNumStages();
+  if (int64_t(profile.stages.size()) != stages)
+    return fail() << "has " << profile.stages.size()
+                  << " stages; the program has " << stages;
+  std::optional<double> seconds = getSecondsPerUnit(profile.timeUnit);
+  if (!seconds)
+    return fail() << "time_unit '" << profile.timeUnit
+                  << "' is not a time; expected s, ms, us or ns";
+  for (auto [variant, shape] : llvm::enumerate(shapes)) {
+    sched::StageCosts &costs = shape.costs;
+    for (int64_t s = 0; s < stages; ++s) {
+      const StageProfile &measured = profile.stages[s].variants[variant];
+      costs.forward[s] = measured.forward * *seconds;
+      costs.backwardInput[s] = measured.backwardInput * *seconds;
+      costs.backwardWeight[s] = measured.backwardWeight * *seconds;
+      costs.activation[s] = measured.activationMemory;
+      costs.stash[s] = measured.stashMemory;
+    }
+  }
+  return success();
+}
+
 /// Where an action of a planned schedule points.
 static Location getActionLoc(MLIRContext *context, int64_t plan, int64_t rank,
                              const sched::ScheduledAction &action,
@@ -132,7 +183,8 @@ static LogicalResult buildPlanSchedule(
       builder.getStringAttr(main.getSymName() + "_plan" + Twine(plan)),
       main.getNameAttr(), main.getPipelineAttr(),
       builder.getI64IntegerAttr(shapes.size()),
-      builder.getDenseI64ArrayAttr(schedule.stageRank), cost, Attribute());
+      builder.getDenseI64ArrayAttr(schedule.stageRank), cost,
+      main.getMemoryCapAttr());
   op->setAttr(kStepPlanAttr, builder.getI64IntegerAttr(plan));
   // The tensor-parallel group every rank is, as pp-shard-stages made it.
   if (Attribute parts = main->getAttr(kTensorParallelAttr))

@@ -13,6 +13,8 @@
 
 #include "pp/Scheduling/StepPlanner.h"
 
+#include "pp/Dialect/PP/Analysis/CostProfile.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -25,6 +27,15 @@ namespace mlir::pp {
 /// bytes its forward returns as activation memory.
 FailureOr<std::vector<sched::StepShape>>
 getVariantShapes(ModuleOp module, bool splitBackward, Location loc);
+
+/// Replaces the F, B, W (in seconds), activation and stash of `shapes` by
+/// the per-variant costs `profile` (read from `path`) measured. Errors,
+/// at `loc`, where it lacks one of the program's variants or names one the
+/// program lacks, or has another number of stages.
+LogicalResult setMeasuredVariantCosts(const CostProfile &profile,
+                                      StringRef path,
+                                      std::vector<sched::StepShape> &shapes,
+                                      Location loc);
 
 /// Replaces `module`'s schedule with one per schedule of `planned` (compute
 /// actions only, each calling its micro-batch's variant's stage functions,
