@@ -41,9 +41,14 @@ static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
   return false;
 }
 
+/* An id of --tokens at or past the vocabulary its load found means the
+   file changed since (the check after the reads stops the run): 0 until
+   then, so that no one-hot write lands past its row. */
 static int64_t token_at(const pprt_corpus *c, int64_t i) {
-  return c->text ? (int64_t)c->char_index[c->text[i]]
-                 : (int64_t)pprt_token_at(c->file, i);
+  if (c->text)
+    return (int64_t)c->char_index[c->text[i]];
+  int64_t id = (int64_t)pprt_token_at(c->file, i);
+  return id < c->vocab_size ? id : 0;
 }
 
 int64_t pprt_corpus_token(const pprt_corpus *c, int64_t i) {

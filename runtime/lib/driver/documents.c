@@ -216,7 +216,13 @@ static int64_t length_of(pprt_documents *docs, int64_t k, char *err,
     docs->block_count = n;
   }
   int64_t length = docs->block[k - docs->block_first];
-  if (length < 0)
+  /* A uint64 past 2^63 - 1 reads as negative: no file is that long. */
+  if (length < 0 && docs->npy.descr[1] == 'u')
+    documents_error(err, err_size, docs,
+                    "document %lld has length %llu, more tokens than any "
+                    "file holds",
+                    (long long)k, (unsigned long long)length);
+  else if (length < 0)
     documents_error(err, err_size, docs, "document %lld has length %lld",
                     (long long)k, (long long)length);
   return length < 0 ? -1 : length;
@@ -226,11 +232,12 @@ static int64_t length_of(pprt_documents *docs, int64_t k, char *err,
    error. */
 static int64_t next_listed(pprt_documents *docs, char *err, size_t err_size) {
   int64_t n = length_of(docs, docs->document, err, err_size);
-  if (n >= 0 && docs->cursor + n > docs->corpus_length) {
+  if (n >= 0 && n > docs->corpus_length - docs->cursor) {
     documents_error(err, err_size, docs,
-                    "document %lld ends at token %lld, past the %lld tokens "
+                    "document %lld ends at token %llu, past the %lld tokens "
                     "of --tokens: the lengths are not those of its documents",
-                    (long long)docs->document, (long long)(docs->cursor + n),
+                    (long long)docs->document,
+                    (unsigned long long)docs->cursor + (unsigned long long)n,
                     (long long)docs->corpus_length);
     return -1;
   }

@@ -11,6 +11,7 @@
 #include "driver/documents.h"
 #include "driver/driver.h"
 #include "driver/input_file.h"
+#include "driver/line_reader.h"
 #include "driver/packing.h"
 #include "driver/plan_choice.h"
 
@@ -46,7 +47,7 @@ struct pprt_length_index {
   /* A stream (--plan-lookahead): step s in line s mod num_steps. */
   bool streaming;
   int64_t read;              /* steps read so far */
-  FILE *file;                /* rank 0's reader */
+  pprt_line_reader *reader;  /* rank 0's */
   int64_t line_number;       /* of the file, for errors */
   pprt_documents *documents; /* the steps' samples; NULL: the index's */
 };
@@ -87,7 +88,8 @@ static bool index_error(char *err, size_t err_size, const char *label,
 }
 
 /* Parses one line's lengths (separated by blanks or commas) into `s`;
-   false with the reason in `why` on anything but positive integers. */
+   false with the reason in `why` on anything but positive integers below
+   2^31 (more than any context, and so a step's sum fits in 64 bits). */
 static bool parse_line(const pprt_driver *d, char *line, index_step *s,
                        char *why, size_t why_size) {
   int64_t capacity = 0;
@@ -97,9 +99,12 @@ static bool parse_line(const pprt_driver *d, char *line, index_step *s,
       continue;
     }
     char *end;
+    errno = 0;
     long long v = strtoll(p, &end, 10);
-    if (end == p || v < 1) {
-      snprintf(why, why_size, "'%.20s' is not a positive length", p);
+    int word = (int)strcspn(p, " \t,\r");
+    if (end != p + word || v < 1 || errno == ERANGE || v > INT32_MAX) {
+      snprintf(why, why_size, "'%.*s' is not a positive length below 2^31",
+               word < 24 ? word : 24, p);
       return false;
     }
     if (s->num_samples == capacity)
@@ -111,21 +116,48 @@ static bool parse_line(const pprt_driver *d, char *line, index_step *s,
   return true;
 }
 
-/* Sorts a step's samples longest first, stably (insertion sort: a step
-   holds a few hundred samples at most). */
+typedef struct sample_key {
+  int64_t length, index;
+} sample_key;
+
+/* Longest first, then in file order: a total order, so qsort is stable. */
+static int compare_samples(const void *a, const void *b) {
+  const sample_key *x = a, *y = b;
+  if (x->length != y->length)
+    return x->length > y->length ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Sorts a step's samples longest first, ties in file order. */
 static void sort_step(const pprt_driver *d, index_step *s) {
-  s->order = pprt_xcalloc(d->ctx, (size_t)s->num_samples, sizeof *s->order);
+  size_t n = (size_t)s->num_samples;
+  sample_key *keys = pprt_xcalloc(d->ctx, n ? n : 1, sizeof *keys);
   for (int64_t i = 0; i < s->num_samples; ++i) {
-    int64_t j = i;
-    for (; j > 0 && s->length[s->order[j - 1]] < s->length[i]; --j)
-      s->order[j] = s->order[j - 1];
-    s->order[j] = i;
+    keys[i] = (sample_key){s->length[i], i};
     s->tokens += s->length[i];
   }
+  qsort(keys, n, sizeof *keys, compare_samples);
+  s->order = pprt_xcalloc(d->ctx, n, sizeof *s->order);
+  for (size_t i = 0; i < n; ++i)
+    s->order[i] = keys[i].index;
+  free(keys);
+}
+
+/* The line number of byte `at` of `text`. */
+static int64_t line_of(const char *text, size_t at) {
+  int64_t line = 1;
+  for (size_t i = 0; i < at; ++i)
+    line += text[i] == '\n';
+  return line;
 }
 
 static bool parse_index(pprt_driver *d, pprt_length_index *x, char *text,
-                        char *err, size_t err_size) {
+                        size_t size, char *err, size_t err_size) {
+  const char *nul = memchr(text, '\0', size);
+  if (nul)
+    return index_error(err, err_size, x->label,
+                       "line %lld holds a NUL byte: not a text index",
+                       (long long)line_of(text, (size_t)(nul - text)));
   int64_t capacity = 0, line_number = 0;
   for (char *line = text; line;) {
     char *next = strchr(line, '\n');
@@ -136,10 +168,12 @@ static bool parse_index(pprt_driver *d, pprt_length_index *x, char *text,
     if (hash)
       *hash = '\0';
     index_step s = {0};
-    char why[64];
-    if (!parse_line(d, line, &s, why, sizeof why))
+    char why[96];
+    if (!parse_line(d, line, &s, why, sizeof why)) {
+      free(s.length);
       return index_error(err, err_size, x->label, "line %lld: %s",
                          (long long)line_number, why);
+    }
     line = next;
     if (s.num_samples == 0)
       continue;
@@ -541,7 +575,7 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
   char *text = (char *)pprt_read_input(x->path, &size, why, sizeof why);
   if (!text)
     return index_error(err, err_size, x->label, "%s", why);
-  bool ok = parse_index(d, x, text, err, err_size);
+  bool ok = parse_index(d, x, text, size, err, err_size);
   free(text);
   if (!ok)
     return false;
@@ -568,27 +602,34 @@ bool pprt_length_index_load(pprt_driver *d, int64_t corpus_length, char *err,
 /*---- A stream (--plan-lookahead) ----*/
 
 /* Rank 0: the next step of the file into `s`; its sample count, 0 at the
-   file's end, -1 (the reason in `err`) if it cannot be read. */
+   file's end, -1 (the reason in `err`) if it cannot be read: a line that
+   is not lengths, or one that does not come within --timeout. */
 static int64_t read_step(pprt_driver *d, pprt_length_index *x, index_step *s,
                          char *err, size_t err_size) {
-  if (!x->file && !(x->file = fopen(x->path, "r"))) {
-    index_error(err, err_size, x->label, "%s", strerror(errno));
+  char why[160];
+  if (!x->reader &&
+      !(x->reader = pprt_line_reader_open(x->path, why, sizeof why))) {
+    index_error(err, err_size, x->label, "%s", why);
     return -1;
   }
-  char *line = NULL;
-  size_t capacity = 0;
-  while (s->num_samples == 0 && getline(&line, &capacity, x->file) >= 0) {
+  while (s->num_samples == 0) {
+    char *line;
+    int got = pprt_line_reader_next(x->reader, d->ctx->opts.timeout_s, &line,
+                                    why, sizeof why);
+    if (got <= 0) {
+      if (got < 0)
+        index_error(err, err_size, x->label, "line %lld: %s",
+                    (long long)x->line_number + 1, why);
+      return got;
+    }
     ++x->line_number;
-    line[strcspn(line, "#\n")] = '\0';
-    char why[64];
+    line[strcspn(line, "#")] = '\0';
     if (!parse_line(d, line, s, why, sizeof why)) {
-      free(line);
       index_error(err, err_size, x->label, "line %lld: %s",
                   (long long)x->line_number, why);
       return -1;
     }
   }
-  free(line);
   return s->num_samples;
 }
 
@@ -618,8 +659,9 @@ static int64_t next_step(pprt_driver *d, pprt_length_index *x, index_step *s,
                         (long long)x->read, x->path);
   if (t->world_rank == 0)
     return n;
+  /* Rank 0 waits for its writer within --timeout, then says so. */
   pprt_recv_status got =
-      t->ops->recv(t, &n, sizeof n, 0, tag, ctx->opts.timeout_s);
+      t->ops->recv(t, &n, sizeof n, 0, tag, 2 * ctx->opts.timeout_s);
   if (got == PPRT_RECV_OK && n > 0) {
     s->length = pprt_xcalloc(ctx, (size_t)n, sizeof *s->length);
     s->num_samples = n;
@@ -699,8 +741,7 @@ void pprt_length_index_free(pprt_length_index *x) {
     return;
   for (int64_t i = 0; i < x->num_steps; ++i)
     free_step(&x->steps[i]);
-  if (x->file)
-    fclose(x->file);
+  pprt_line_reader_close(x->reader);
   pprt_documents_free(x->documents);
   free(x->steps);
   free(x);
