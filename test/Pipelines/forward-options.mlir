@@ -31,6 +31,13 @@
 // CPU: pp-vectorize-elementwise{{[{].*}}vector-bits=256
 // CPU: pp-parallelize-loop-nests{min-work=5}
 
+// Attention's products as FMA tiles: the choice and the tile shape.
+// RUN: not pp-opt %s --dump-pass-pipeline -o /dev/null 2>&1 \
+// RUN:   --pass-pipeline="builtin.module(pp-lower-to-cpu{batch-by-product=true wide-tile-vectors=4})" \
+// RUN:   | FileCheck %s --check-prefix=HEADS
+// HEADS: pp-select-gemm{batch-by-product=true gemm=auto
+// HEADS: pp-vectorize-contractions{{[{].*}}wide-tile-vectors=4}
+
 // RUN: not pp-opt %s --dump-pass-pipeline -o /dev/null 2>&1 \
 // RUN:   --pass-pipeline="builtin.module(pp-lower-to-cuda{precision=bf16 block-size=128})" \
 // RUN:   | FileCheck %s --check-prefix=CUDA
