@@ -24,7 +24,7 @@
 // RUN:   --pass-pipeline="builtin.module(pp-lower-to-cpu{precision=bf16 vector-bits=256 max-stack-bytes=100 vectorize-contractions=true parallel-loops=true parallel-min-work=5})" \
 // RUN:   | FileCheck %s --check-prefix=CPU
 // bf16 makes every contraction a library call whatever gemm says.
-// CPU: pp-select-gemm{gemm=library {{.*}}vectorize-contractions=true}
+// CPU: pp-select-gemm{batch-by-product=false gemm=library {{.*}}vectorize-contractions=true}
 // CPU: pp-static-scratch{alignment=64 max-stack-bytes=100}
 // CPU: convert-gemm-to-runtime{precision=bf16}
 // CPU: pp-vectorize-contractions{{[{].*}}vector-bits=256

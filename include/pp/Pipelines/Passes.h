@@ -253,7 +253,8 @@ struct LowerToCPUPipelineOptions
       *this, "wide-tile-vectors",
       llvm::cl::desc("At 512-bit vectors: vectors per row of "
                      "pp-vectorize-contractions' register tiles where the "
-                     "output's rows hold that many (default 0: 2)"),
+                     "output's rows hold that many (default 0: tile-vectors' "
+                     "2 everywhere)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> vectorizeElementwise{
       *this, "vectorize-elementwise",
