@@ -16,7 +16,10 @@ by more than 1e-4 relative, and times pp and OpenBLAS's cblas_sgemm over
 the same GEMMs, one call per head (`pp-select-gemm{print-plans}`'s batch,
 M, N, K and transposes; the runtime's choice of OpenBLAS kernels), one
 thread, CPU time (the best of `--rounds` rounds of at least 20 ms, pp and
-OpenBLAS alternating).
+OpenBLAS alternating). Where torch is installed, `torch.bmm` on the same
+batch, sizes and transposes (a transposed operand as a transposed view,
+as PyTorch's own attention passes it) is timed the same way after them,
+one thread: the rate pp's products should reach.
 
   OPENBLAS_NUM_THREADS=1 python3 bench/attention_speed.py --build build \\
       [--models bench,small,torch,torch-small] [--pp 'pp=gemm=library']
@@ -434,6 +437,35 @@ def measure(args, name, work):
     return table, proc.returncode == 0
 
 
+def torch_bmm_seconds(plan, rounds):
+    """torch.bmm's best CPU seconds over `rounds` rounds of at least 20 ms
+    on `plan`'s products, one thread; None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    import time
+    torch.set_num_threads(1)
+    batch, m, n, k, ta, tb, ncalls = plan
+    batch *= ncalls
+    a = torch.rand(batch, *((k, m) if ta else (m, k))) - 0.5
+    b = torch.rand(batch, *((n, k) if tb else (k, n))) - 0.5
+    a, b = (a.mT if ta else a), (b.mT if tb else b)
+    c = torch.empty(batch, m, n)
+    reps, best = 1, float("inf")
+    for _ in range(rounds):
+        while True:
+            start = time.process_time()
+            for _ in range(reps):
+                torch.bmm(a, b, out=c)
+            seconds = time.process_time() - start
+            if seconds >= 0.02:
+                break
+            reps *= 2
+        best = min(best, seconds / reps)
+    return best
+
+
 def element_count(sizes):
     result = 1
     for size in sizes:
@@ -483,8 +515,10 @@ def main():
     labels = [label for label, _ in args.pp]
     print("| model | ops | batch x M x N x K | layout | body | " +
           " | ".join(f"{l} GFLOP/s" for l in labels) + " | OpenBLAS GFLOP/s | " +
-          " | ".join(f"OpenBLAS / {l}" for l in labels) + " |")
-    print("|---|---:|---|---|---|" + "---:|" * (2 * len(labels) + 1))
+          "torch.bmm GFLOP/s | " +
+          " | ".join(f"OpenBLAS / {l}" for l in labels) + " | " +
+          " | ".join(f"torch.bmm / {l}" for l in labels) + " |")
+    print("|---|---:|---|---|---|" + "---:|" * (3 * len(labels) + 2))
     ok = True
     with tempfile.TemporaryDirectory() as work:
         if args.keep:
@@ -497,11 +531,15 @@ def main():
                 batch, m, n, k, ta, tb, ncalls = plan
                 flops = 2.0 * batch * ncalls * m * n * k
                 speeds = [flops / t / 1e9 for t, _ in variants]
+                bmm = torch_bmm_seconds(plan, args.rounds)
                 print(f"| {name} | {count} | {batch * ncalls} x {m} x {n} x "
                       f"{k} | {layout(ta, tb)} | {body} | " +
                       " | ".join(f"{g:.1f}" for g in speeds) +
                       f" | {flops / blas / 1e9:.1f} | " +
+                      (f"{flops / bmm / 1e9:.1f}" if bmm else "-") + " | " +
                       " | ".join(f"{t / blas:.2f}" for t, _ in variants) +
+                      " | " + " | ".join(f"{t / bmm:.2f}" if bmm else "-"
+                                         for t, _ in variants) +
                       " |", flush=True)
     return 0 if ok else 1
 

@@ -123,11 +123,15 @@ mlir::pp::registerTileSizes(ArrayRef<int64_t> loopRanges,
     return sizes;
   int64_t lanes = std::max<int64_t>(1, shape.vectorBits / elementBits);
   unsigned col = numOutputDims - 1;
-  sizes[col] = columnTile(loopRanges[col], lanes, lanes * shape.vectorsPerRow);
+  bool wide = shape.wideVectorsPerRow > shape.vectorsPerRow &&
+              loopRanges[col] % lanes == 0 &&
+              loopRanges[col] >= lanes * shape.wideVectorsPerRow;
+  int64_t perRow = wide ? shape.wideVectorsPerRow : shape.vectorsPerRow;
+  sizes[col] = columnTile(loopRanges[col], lanes, lanes * perRow);
   if (numOutputDims >= 2) {
     // Keep rows x vectors accumulators live whatever the column tile is.
     int64_t vectors = (sizes[col] + lanes - 1) / lanes;
-    int64_t accumulators = shape.rows * shape.vectorsPerRow;
+    int64_t accumulators = shape.rows * perRow;
     // Several rows of part-vector columns hit an MLIR 22 miscompile (a
     // shape_cast of a broadcast folded wrongly, llvm-project issue 190614;
     // pp's small GPT lost its reference loss with 8 x 8 tiles): one row then.

@@ -27,15 +27,19 @@ struct PPSelectGemm : pp::impl::PPSelectGemmBase<PPSelectGemm> {
   /// The measured rule of bench/gemm_choice.md: the library where a call is
   /// large enough to amortise its overhead and is not repeated in loops;
   /// what pp-vectorize-contractions (when it runs) makes FMA tiles of only
-  /// from a larger call, where OpenBLAS's cache blocking wins.
+  /// from a larger call, where OpenBLAS's cache blocking wins. A batch of
+  /// unscaled products is judged by one product: its products run one after
+  /// another, each from the caches (attention's heads).
   bool prefersLibrary(linalg::LinalgOp op, const GemmPlan &plan) const {
     if (gemm != GemmChoice::Auto)
       return gemm == GemmChoice::Library;
-    int64_t minFlops = vectorizeContractions && isVectorizableContraction(op)
-                           ? minVectorizedLibraryFlops
-                           : minLibraryFlops;
+    bool vectorized = vectorizeContractions && isVectorizableContraction(op);
+    int64_t minFlops = vectorized ? minVectorizedLibraryFlops : minLibraryFlops;
+    int64_t flops = plan.callFlops();
+    if (vectorized && batchByProduct && !plan.alpha)
+      flops /= plan.batch;
     int64_t calls = plan.totalFlops() / plan.callFlops();
-    return plan.callFlops() >= minFlops && calls <= maxLibraryCalls;
+    return flops >= minFlops && calls <= maxLibraryCalls;
   }
 
   void report(linalg::LinalgOp op, const GemmPlan &plan, bool library) {

@@ -210,7 +210,10 @@ VectorizeContractions::tileAndVectorize(RewriterBase &rewriter,
         return failure();
 
   unsigned numOutputDims = generic.getNumParallelLoops();
-  RegisterTileShape shape{vectorBits, tileRows, tileVectors};
+  // Wide tiles need AVX-512's 32 registers: on AVX2's 16 their accumulators
+  // would leave none for the inputs.
+  RegisterTileShape shape{vectorBits, tileRows, tileVectors,
+                          vectorBits >= 512 ? wideTileVectors : 0};
   SmallVector<int64_t> sizes = registerTileSizes(
       generic.getStaticLoopRanges(), numOutputDims, elementBits, shape);
 
@@ -358,12 +361,14 @@ void VectorizeContractions::runOnOperation() {
   // Within any ISA's registers: vector-bits=2^63-1 made vectors of whole
   // dimensions (vector<4096xf32>).
   if (vectorBits < 8 || vectorBits > 4096 || tileRows < 1 || tileRows > 64 ||
-      tileVectors < 1 || tileVectors > 64) {
+      tileVectors < 1 || tileVectors > 64 || wideTileVectors < 0 ||
+      wideTileVectors > 64) {
     emitError(getOperation()->getLoc())
-        << "pp-vectorize-contractions needs vector-bits between 8 and 4096 "
-           "and tile-rows and tile-vectors between 1 and 64, got "
-        << vectorBits.getValue() << ", " << tileRows.getValue() << " and "
-        << tileVectors.getValue();
+        << "pp-vectorize-contractions needs vector-bits between 8 and 4096, "
+           "tile-rows and tile-vectors between 1 and 64 and wide-tile-vectors "
+           "between 0 and 64, got "
+        << vectorBits.getValue() << ", " << tileRows.getValue() << ", "
+        << tileVectors.getValue() << " and " << wideTileVectors.getValue();
     return signalPassFailure();
   }
   // Function by function, so that the cost is linear in the module.

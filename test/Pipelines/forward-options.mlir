@@ -24,12 +24,19 @@
 // RUN:   --pass-pipeline="builtin.module(pp-lower-to-cpu{precision=bf16 vector-bits=256 max-stack-bytes=100 vectorize-contractions=true parallel-loops=true parallel-min-work=5})" \
 // RUN:   | FileCheck %s --check-prefix=CPU
 // bf16 makes every contraction a library call whatever gemm says.
-// CPU: pp-select-gemm{gemm=library {{.*}}vectorize-contractions=true}
+// CPU: pp-select-gemm{batch-by-product=false gemm=library {{.*}}vectorize-contractions=true}
 // CPU: pp-static-scratch{alignment=64 max-stack-bytes=100}
 // CPU: convert-gemm-to-runtime{precision=bf16}
 // CPU: pp-vectorize-contractions{{[{].*}}vector-bits=256
 // CPU: pp-vectorize-elementwise{{[{].*}}vector-bits=256
 // CPU: pp-parallelize-loop-nests{min-work=5}
+
+// Attention's products as FMA tiles: the choice and the tile shape.
+// RUN: not pp-opt %s --dump-pass-pipeline -o /dev/null 2>&1 \
+// RUN:   --pass-pipeline="builtin.module(pp-lower-to-cpu{batch-by-product=true wide-tile-vectors=4})" \
+// RUN:   | FileCheck %s --check-prefix=HEADS
+// HEADS: pp-select-gemm{batch-by-product=true gemm=auto
+// HEADS: pp-vectorize-contractions{{[{].*}}wide-tile-vectors=4}
 
 // RUN: not pp-opt %s --dump-pass-pipeline -o /dev/null 2>&1 \
 // RUN:   --pass-pipeline="builtin.module(pp-lower-to-cuda{precision=bf16 block-size=128})" \

@@ -1,5 +1,7 @@
 // RUN: pp-opt %s -split-input-file --pp-vectorize-contractions | FileCheck %s
 // RUN: pp-opt %s -split-input-file --pp-vectorize-contractions="vector-bits=256" | FileCheck %s --check-prefix=AVX2
+// RUN: pp-opt %s -split-input-file --pp-vectorize-contractions="wide-tile-vectors=4" | FileCheck %s --check-prefix=WIDE
+// RUN: pp-opt %s -split-input-file --pp-vectorize-contractions="wide-tile-vectors=4 vector-bits=256" | FileCheck %s --check-prefix=AVX2
 
 // A matmul becomes 4 x 32 register tiles (2 AVX-512 vectors a row): the
 // accumulators are read before the reduction loop, carried through it and
@@ -13,6 +15,16 @@
 // CHECK-COUNT-4:       vector.fma %{{.*}} : vector<32xf32>
 // CHECK:               scf.yield
 // CHECK-COUNT-4:     vector.store %{{.*}} : memref<64x64xf32>, vector<32xf32>
+// With wide-tile-vectors=4, rows that hold 4 AVX-512 vectors take 4 x 64
+// tiles (16 accumulators); AVX2's 16 registers keep 4 x 2 vectors either way.
+// WIDE-LABEL: func.func @matmul
+// WIDE:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c4
+// WIDE-NOT:       scf.for
+// WIDE:           vector.load %{{.*}}[%[[I]], %c0] : memref<64x64xf32>, vector<64xf32>
+// WIDE:           scf.for %{{.*}} iter_args(%{{.*}}) -> (vector<4x64xf32>)
+// WIDE-COUNT-4:     vector.fma %{{.*}} : vector<64xf32>
+// WIDE:             scf.yield
+// WIDE-COUNT-4:   vector.store %{{.*}} : memref<64x64xf32>, vector<64xf32>
 // AVX2-LABEL: func.func @matmul
 // AVX2:         scf.for %{{.*}} step %c4
 // AVX2:           scf.for %{{.*}} step %c16

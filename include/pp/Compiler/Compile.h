@@ -262,6 +262,8 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   row("precision", "precision", cpu.precision);
   row("vectorize-contractions", "vectorize_contractions",
       cpu.vectorizeContractions);
+  row("batch-by-product", "batch_by_product", cpu.batchByProduct);
+  row("wide-tile-vectors", "wide_tile_vectors", cpu.wideTileVectors);
   row("factor-contractions", "factor_contractions", cpu.factorContractions);
   row("fuse-elementwise", "fuse_elementwise", cpu.fuseElementwise);
   row("fold-gemm-adds", "fold_gemm_adds", cpu.foldGemmAdds);

@@ -248,6 +248,20 @@ struct LowerToCPUPipelineOptions
                      "register tiles of FMAs for the target's vector width "
                      "(pp-vectorize-contractions; on by default)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> batchByProduct{
+      *this, "batch-by-product",
+      llvm::cl::desc("With gemm=auto: batched contractions of unscaled "
+                     "products (attention's heads) as large as one product, "
+                     "so small ones become FMA tiles (pp-select-gemm; "
+                     "default false)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> wideTileVectors{
+      *this, "wide-tile-vectors",
+      llvm::cl::desc("At 512-bit vectors: vectors per row of "
+                     "pp-vectorize-contractions' register tiles where the "
+                     "output's rows hold that many (default 0: tile-vectors' "
+                     "2 everywhere)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> vectorizeElementwise{
       *this, "vectorize-elementwise",
       llvm::cl::desc("Vectorize elementwise ops and reductions "

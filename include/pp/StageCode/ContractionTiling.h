@@ -16,11 +16,14 @@ namespace mlir {
 namespace pp {
 
 /// The register tile a contraction is cut into: `rows` x `vectorsPerRow`
-/// vectors of `vectorBits` bits accumulate in registers.
+/// vectors of `vectorBits` bits accumulate in registers; `rows` x
+/// `wideVectorsPerRow` where the output's rows hold at least
+/// `wideVectorsPerRow` whole vectors (0: never).
 struct RegisterTileShape {
   int64_t vectorBits = 512;
   int64_t rows = 4;
   int64_t vectorsPerRow = 2;
+  int64_t wideVectorsPerRow = 0;
 };
 
 /// Whether vectors of `element` load and store as its buffers hold it: LLVM
@@ -50,7 +53,8 @@ SmallVector<unsigned> outputMajorLoopOrder(linalg::LinalgOp op);
 
 /// Tile sizes for a contraction in output-major loop order with static
 /// `loopRanges` and `numOutputDims` leading parallel loops: the innermost
-/// output loop gets whole vectors, the next one rows, everything else 1
+/// output loop gets whole vectors (`shape.wideVectorsPerRow` of them where
+/// it holds that many), the next one rows, everything else 1
 /// (reductions step one at a time so the accumulators stay in registers). A
 /// size equal to the loop's range means "not tiled" and is returned as 0.
 SmallVector<int64_t> registerTileSizes(ArrayRef<int64_t> loopRanges,

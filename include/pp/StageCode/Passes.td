@@ -622,7 +622,16 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     its tiles match the library on small calls (the small GPT's step is the
     same either way) and lose on large ones (the bench GPT's step is 1.5x
     the library's); the rest (for example an output whose innermost
-    dimension is 1) would be scalar loops.
+    dimension is 1) would be scalar loops. With `batch-by-product`, a
+    batched call of unscaled products counts the operations of one product
+    against `min-vectorized-library-flops`, so that attention's heads
+    (`Q K^T`, the scores times V and their gradients, 2 MFLOP each in the
+    PyTorch GPT) become FMA tiles: they run one after another on operands
+    that fit the caches, where the tiles matched or beat OpenBLAS's
+    per-head calls (bench/RESULTS.md, attention_speed.py); a scaled product
+    keeps the library, which takes the scale as its alpha where the tiles
+    pay a multiply per FMA. It is off by default: the PyTorch GPT's step
+    was not faster with it (bench/RESULTS.md, model_speed.py).
 
     ```mlir
     %c = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
@@ -659,6 +668,10 @@ def PPSelectGemm : Pass<"pp-select-gemm", "ModuleOp"> {
     Option<"vectorizeContractions", "vectorize-contractions", "bool", "true",
            "With gemm=auto: pp-vectorize-contractions runs later, so the "
            "contractions it vectorizes stay generated code">,
+    Option<"batchByProduct", "batch-by-product", "bool", "false",
+           "With gemm=auto and vectorize-contractions: a batched call of "
+           "unscaled products is as large as one product (default false: as "
+           "the whole batch)">,
   ];
 }
 
@@ -680,8 +693,13 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
        `memref.dealloc` at its end; run `pp-static-scratch` afterwards to
        avoid the heap) so every vector load is contiguous;
     4. the innermost output loop is tiled by `tile-vectors` vectors of
-       `vector-bits` bits, the next one by `tile-rows` rows and every
-       reduction by 1 (`scf::tileUsingSCF`), and each tile is vectorized
+       `vector-bits` bits (`wide-tile-vectors`, when set, where the output's
+       rows hold that many and the vectors are 512 bits or wider: AVX-512's
+       32 registers hold the 16 accumulators of a 4 x 4 tile; off by
+       default, not measured faster in a step yet, bench/RESULTS.md,
+       attention_speed.py), the next one by `tile-rows`
+       rows and every reduction by 1 (`scf::tileUsingSCF`), and each tile is
+       vectorized
        (`linalg::vectorize`) into a `vector.contract` (tiles with unit batch
        or outer m dimensions into a multiply-add, which becomes one
        `vector.fma`);
@@ -741,6 +759,10 @@ def PPVectorizeContractions : Pass<"pp-vectorize-contractions"> {
            "Rows of the register tile">,
     Option<"tileVectors", "tile-vectors", "int64_t", "2",
            "Vectors per row of the register tile">,
+    Option<"wideTileVectors", "wide-tile-vectors", "int64_t", "0",
+           "With vector-bits of 512 or more: vectors per row of the register "
+           "tile where the output's rows hold that many (default 0: "
+           "tile-vectors everywhere)">,
     Option<"packStrided", "pack-strided", "bool", "true",
            "Transpose inputs read with a stride along the vectorized loop "
            "into a buffer of the function first">,
