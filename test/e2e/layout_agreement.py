@@ -6,7 +6,8 @@ schedule
 with --slices or --step-plans. Each combination compiles the GPT to its
 schedule (--emit=schedule) and either
 
-- prints the layout remark `N devices: T = t, P = p, R = r, ZeRO-z`, and
+- prints the layout remark `N devices: T = t, P = p, R = r, ZeRO-z`
+  (`, ZeRO-z` left out for z = 0), and
   every pp.schedule of the program runs p stages (stage_rank), r replicas
   (num_replicas), t processes per rank (pp.tensor_parallel), the given
   slices and ZeRO stage z (the planner's without --zero), t x p x r = N,
@@ -103,7 +104,7 @@ def check(pp_compile, workdir, combination, models):
     if any(s in err for s in INTERNALS) or proc.returncode not in (0, 1, 2):
         return f"{name}: exit {proc.returncode}, internals:\n{err}"
     layout = re.search(r"remark: (\d+) devices: T = (\d+), P = (\d+), "
-                       r"R = (\d+), ZeRO-(\d)", err)
+                       r"R = (\d+)(?:, ZeRO-(\d))?:", err)
     # The least P: the step-plan models' stage marker makes 2 stages.
     least_stages = 2 if plans or recompute != "none" else 1
     buildable = (tp or 1) * (dp or 1) * least_stages <= devices
@@ -120,7 +121,7 @@ def check(pp_compile, workdir, combination, models):
         return ""
     if not layout:
         return f"{name}: compiled without a layout remark:\n{err}"
-    t, p, r, z = (int(layout.group(i)) for i in (2, 3, 4, 5))
+    t, p, r, z = (int(layout.group(i) or 0) for i in (2, 3, 4, 5))
     if t * p * r != devices:
         return f"{name}: T x P x R = {t * p * r}, not {devices}"
     stages = 2 if recompute != "none" else None
