@@ -132,6 +132,7 @@ void pprt_context_destroy(pprt_context *ctx) {
       be->ops->free(be, b->zero_padded);
   }
   free(ctx->buffers);
+  pprt_free_pool(ctx);
   if (!ctx->num_plans) {
     free(ctx->microbatch_variant);
     free(ctx->microbatch_rows_before);
@@ -680,10 +681,13 @@ void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
                "replica's block of it: its stage's pprt_all_gather must come "
                "first in the step",
                b->index, b->stage);
-  if (!s->data) {
+  if (!s->data && !pprt_kind_is_persistent(b->kind)) {
+    pprt_microbatch_alloc(ctx, b, id, slot);
+  } else if (!s->data) {
     char what[64];
     snprintf(what, sizeof what, "buffer %d", id);
     s->data = pprt_device_alloc(ctx, (size_t)b->bytes, what);
+    s->capacity = b->bytes;
     init_storage(ctx, b, id, s->data);
   }
   bool is_data = b->kind == PPRT_INPUT || b->kind == PPRT_TARGET;
