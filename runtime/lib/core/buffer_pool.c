@@ -17,9 +17,9 @@ typedef struct pprt_pooled_buffer {
 } pprt_pooled_buffer;
 
 /* Index of the smallest pooled buffer of at least `bytes`, or -1. */
-static int32_t best_fit(const pprt_context *ctx, int64_t bytes) {
-  int32_t best = -1;
-  for (int32_t i = 0; i < ctx->pool_size; ++i)
+static int64_t best_fit(const pprt_context *ctx, int64_t bytes) {
+  int64_t best = -1;
+  for (int64_t i = 0; i < ctx->pool_size; ++i)
     if (ctx->pool[i].bytes >= bytes &&
         (best < 0 || ctx->pool[i].bytes < ctx->pool[best].bytes))
       best = i;
@@ -29,7 +29,7 @@ static int32_t best_fit(const pprt_context *ctx, int64_t bytes) {
 void pprt_microbatch_alloc(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
                            int32_t slot) {
   pprt_slot *s = &b->slots[slot];
-  int32_t i = best_fit(ctx, b->bytes);
+  int64_t i = best_fit(ctx, b->bytes);
   if (i >= 0) {
     s->data = ctx->pool[i].data;
     s->capacity = ctx->pool[i].bytes;
@@ -44,14 +44,8 @@ void pprt_microbatch_alloc(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
 }
 
 static void give_back(pprt_context *ctx, pprt_slot *s) {
-  if (ctx->pool_size == ctx->pool_cap) {
-    int32_t cap = ctx->pool_cap ? 2 * ctx->pool_cap : 16;
-    pprt_pooled_buffer *grown = realloc(ctx->pool, (size_t)cap * sizeof *grown);
-    if (!grown)
-      pprt_fatal(ctx, "out of memory growing the buffer pool");
-    ctx->pool = grown;
-    ctx->pool_cap = cap;
-  }
+  pprt_reserve(ctx, (void **)&ctx->pool, &ctx->pool_cap, ctx->pool_size,
+               sizeof *ctx->pool, "the buffer pool");
   ctx->pool[ctx->pool_size++] = (pprt_pooled_buffer){s->data, s->capacity};
   s->data = NULL;
   s->capacity = 0;
@@ -83,7 +77,7 @@ void pprt_pool_unplanned_slots(pprt_context *ctx, const pprt_plan *plan) {
 }
 
 void pprt_free_pool(pprt_context *ctx) {
-  for (int32_t i = 0; i < ctx->pool_size; ++i)
+  for (int64_t i = 0; i < ctx->pool_size; ++i)
     ctx->backend->ops->free(ctx->backend, ctx->pool[i].data);
   free(ctx->pool);
 }

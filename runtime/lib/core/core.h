@@ -218,7 +218,7 @@ struct pprt_context {
      another variant or micro-batch take it; and the bytes of every
      per-micro-batch buffer this process allocated (pprt_print_memory). */
   struct pprt_pooled_buffer *pool;
-  int32_t pool_size, pool_cap;
+  int64_t pool_size, pool_cap;
   int64_t microbatch_buffer_bytes;
   /* pprt_set_slices: sequence slices per micro-batch (1: none). */
   int32_t num_slices;
@@ -306,6 +306,11 @@ int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
    needed. */
 void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
                      int32_t slot);
+/* Makes room for element `n` of the growable array `*data` of `*cap`
+   elements of `size` bytes, doubling it; `what` names it if memory runs
+   out. */
+void pprt_reserve(const pprt_context *ctx, void **data, int64_t *cap, int64_t n,
+                  size_t size, const char *what);
 void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size);
 /* Zeroed device memory, aborting with `what` in the message if it fails. */
 void *pprt_device_alloc(pprt_context *ctx, size_t bytes, const char *what);

@@ -60,22 +60,9 @@ static double clock_ms(clockid_t clock) {
 
 static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 
-/* Makes room for element `n` of the growable array `*data` of `*cap`
-   elements of `size` bytes. */
-static void reserve(const pprt_context *ctx, void **data, int64_t *cap,
-                    int64_t n, size_t size) {
-  if (n < *cap)
-    return;
-  int64_t grown = *cap ? 2 * *cap : 16;
-  void *p = realloc(*data, (size_t)grown * size);
-  if (!p)
-    pprt_fatal(ctx, "out of memory in the profiler");
-  *data = p;
-  *cap = grown;
-}
-
 static void push_sample(const pprt_context *ctx, samples *s, double v) {
-  reserve(ctx, (void **)&s->v, &s->cap, s->n, sizeof *s->v);
+  pprt_reserve(ctx, (void **)&s->v, &s->cap, s->n, sizeof *s->v,
+               "the profiler's samples");
   s->v[s->n++] = v;
 }
 
@@ -327,34 +314,34 @@ static void held_bytes(const pprt_context *ctx, int32_t variant,
   }
 }
 
-/* Whether plan or micro-batch variants name `variant`. */
-static bool runs_variant(const pprt_context *ctx, int32_t variant) {
-  for (int32_t k = 0; k < ctx->num_plans; ++k)
-    for (int32_t mb = 0; mb < ctx->plans[k].num_microbatches; ++mb)
-      if (ctx->plans[k].variant[mb] == variant)
-        return true;
-  for (int32_t mb = 0; ctx->microbatch_variant && mb < ctx->num_microbatches;
-       ++mb)
-    if (ctx->microbatch_variant[mb] == variant)
-      return true;
-  return false;
+/* The highest shape variant of at most `limit` that a plan
+   (pprt_set_plan_microbatch_variant) or a micro-batch
+   (pprt_set_microbatch_variant) runs; -1 if none. */
+static int32_t highest_variant(const pprt_context *ctx, int32_t limit) {
+  int32_t highest = -1;
+  for (int32_t k = 0; k <= ctx->num_plans; ++k) {
+    /* The plans, then the micro-batches' own variants. */
+    bool plan = k < ctx->num_plans;
+    const int32_t *variant =
+        plan ? ctx->plans[k].variant : ctx->microbatch_variant;
+    int32_t n = plan ? ctx->plans[k].num_microbatches
+                     : (variant ? ctx->num_microbatches : 0);
+    for (int32_t mb = 0; mb < n; ++mb)
+      if (variant[mb] > highest && variant[mb] <= limit)
+        highest = variant[mb];
+  }
+  return highest;
 }
 
-/* The shape variants of the program: one past the highest that a plan
-   (pprt_set_plan_microbatch_variant) or a micro-batch
-   (pprt_set_microbatch_variant) runs, on any process. Every process takes
-   part. */
+static bool runs_variant(const pprt_context *ctx, int32_t variant) {
+  return highest_variant(ctx, variant) == variant;
+}
+
+/* The shape variants of the program: one past the highest run on any
+   process (1 where none is named). Every process takes part. */
 static int32_t count_variants(pprt_context *ctx) {
-  int32_t highest = 0;
-  for (int32_t k = 0; k < ctx->num_plans; ++k)
-    for (int32_t mb = 0; mb < ctx->plans[k].num_microbatches; ++mb)
-      if (ctx->plans[k].variant[mb] > highest)
-        highest = ctx->plans[k].variant[mb];
-  for (int32_t mb = 0; ctx->microbatch_variant && mb < ctx->num_microbatches;
-       ++mb)
-    if (ctx->microbatch_variant[mb] > highest)
-      highest = ctx->microbatch_variant[mb];
-  int32_t least = -highest;
+  int32_t highest = highest_variant(ctx, INT32_MAX);
+  int32_t least = highest > 0 ? -highest : 0;
   pprt_min_everywhere(ctx, &least, 1, "the shape variants");
   return 1 - least;
 }
