@@ -48,6 +48,18 @@ void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size) {
   return p;
 }
 
+void pprt_reserve(const pprt_context *ctx, void **data, int64_t *cap, int64_t n,
+                  size_t size, const char *what) {
+  if (n < *cap)
+    return;
+  int64_t grown = *cap ? 2 * *cap : 16;
+  void *p = realloc(*data, (size_t)grown * size);
+  if (!p)
+    pprt_fatal(ctx, "out of memory growing %s", what);
+  *data = p;
+  *cap = grown;
+}
+
 void *pprt_device_alloc(pprt_context *ctx, size_t bytes, const char *what) {
   void *p = ctx->backend->ops->alloc(ctx->backend, bytes);
   if (!p)
@@ -132,6 +144,7 @@ void pprt_context_destroy(pprt_context *ctx) {
       be->ops->free(be, b->zero_padded);
   }
   free(ctx->buffers);
+  pprt_free_pool(ctx);
   if (!ctx->num_plans) {
     free(ctx->microbatch_variant);
     free(ctx->microbatch_rows_before);
@@ -500,14 +513,8 @@ void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
                "pprt_define_saved: buffer %d held until phase %d, not "
                "a backward phase",
                id, until);
-  if (ctx->num_saved == ctx->saved_cap) {
-    int64_t grown = ctx->saved_cap ? 2 * ctx->saved_cap : 16;
-    pprt_saved_buffer *p = realloc(ctx->saved, (size_t)grown * sizeof *p);
-    if (!p)
-      pprt_fatal(ctx, "out of memory defining saved buffers");
-    ctx->saved = p;
-    ctx->saved_cap = grown;
-  }
+  pprt_reserve(ctx, (void **)&ctx->saved, &ctx->saved_cap, ctx->num_saved,
+               sizeof *ctx->saved, "the saved buffers");
   ctx->saved[ctx->num_saved++] = (pprt_saved_buffer){id, stage, until};
 }
 
@@ -680,10 +687,13 @@ void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
                "replica's block of it: its stage's pprt_all_gather must come "
                "first in the step",
                b->index, b->stage);
-  if (!s->data) {
+  if (!s->data && !pprt_kind_is_persistent(b->kind)) {
+    pprt_microbatch_alloc(ctx, b, id, slot);
+  } else if (!s->data) {
     char what[64];
     snprintf(what, sizeof what, "buffer %d", id);
     s->data = pprt_device_alloc(ctx, (size_t)b->bytes, what);
+    s->capacity = b->bytes;
     init_storage(ctx, b, id, s->data);
   }
   bool is_data = b->kind == PPRT_INPUT || b->kind == PPRT_TARGET;

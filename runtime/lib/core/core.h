@@ -31,6 +31,7 @@
    slot of one micro-batch. */
 typedef struct pprt_slot {
   void *data;           /* device memory; NULL until first touch */
+  int64_t capacity;     /* bytes of `data`: a pooled one may be larger */
   int64_t data_step;    /* step whose training data `data` holds; -1 if none */
   int32_t data_replica; /* replica whose rows `data` holds */
 } pprt_slot;
@@ -212,6 +213,13 @@ struct pprt_context {
   int32_t plan_lines, plan_replicas;
   int64_t *plan_entry; /* per (line, replica): its offset in step_table */
   int32_t packed_row;  /* pprt_set_packing: tokens a packed row holds; 0 */
+  /* Per-micro-batch device memory that no slot holds (buffer_pool.c): the
+     slots a step's plan does not run give theirs back, and slots of
+     another variant or micro-batch take it; and the bytes of every
+     per-micro-batch buffer this process allocated (pprt_print_memory). */
+  struct pprt_pooled_buffer *pool;
+  int64_t pool_size, pool_cap;
+  int64_t microbatch_buffer_bytes;
   /* pprt_set_slices: sequence slices per micro-batch (1: none). */
   int32_t num_slices;
   /* Bytes of saved buffers (pprt_define_saved) the actions run so far on
@@ -298,6 +306,11 @@ int32_t pprt_slot_index(pprt_context *ctx, const pprt_buffer_desc *b,
    needed. */
 void *pprt_slot_data(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
                      int32_t slot);
+/* Makes room for element `n` of the growable array `*data` of `*cap`
+   elements of `size` bytes, doubling it; `what` names it if memory runs
+   out. */
+void pprt_reserve(const pprt_context *ctx, void **data, int64_t *cap, int64_t n,
+                  size_t size, const char *what);
 void *pprt_xcalloc(const pprt_context *ctx, size_t n, size_t size);
 /* Zeroed device memory, aborting with `what` in the message if it fails. */
 void *pprt_device_alloc(pprt_context *ctx, size_t bytes, const char *what);
@@ -339,6 +352,18 @@ typedef struct pprt_plan {
 } pprt_plan;
 /* Counts each plan's rows, once, when the context starts. */
 void pprt_count_plan_rows(pprt_context *ctx);
+
+/* Per-micro-batch buffers reused across shape variants (buffer_pool.c). */
+/* Device memory for slot `slot` of per-micro-batch buffer `b`: a pooled
+   buffer of at least b->bytes (the smallest), else a new one. */
+void pprt_microbatch_alloc(pprt_context *ctx, pprt_buffer_desc *b, int32_t id,
+                           int32_t slot);
+/* Gives back to the pool the memory of every slot that plan `plan` does
+   not run: a slot of a micro-batch the plan runs at another variant, or
+   past its micro-batches. */
+void pprt_pool_unplanned_slots(pprt_context *ctx, const struct pprt_plan *plan);
+/* Frees the pool's device memory. */
+void pprt_free_pool(pprt_context *ctx);
 void pprt_free_plans(pprt_context *ctx);
 /* The line of the step table that step `step` runs. */
 int32_t pprt_plan_line(const pprt_context *ctx, int64_t step);

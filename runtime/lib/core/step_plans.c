@@ -130,6 +130,7 @@ int32_t pprt_step_plan(pprt_context *ctx) {
                ctx->plan_replicas, pprt_num_data_replicas(ctx));
   int32_t line = pprt_plan_line(ctx, ctx->step);
   int32_t plan = pprt_plan_entry(ctx, line, pprt_data_replica(ctx))[0];
+  pprt_pool_unplanned_slots(ctx, &ctx->plans[plan]);
   ctx->microbatch_variant = ctx->plans[plan].variant;
   ctx->microbatch_rows_before = ctx->plans[plan].rows_before;
   return plan;

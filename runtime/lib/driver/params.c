@@ -183,5 +183,7 @@ void pprt_print_memory(pprt_context *ctx) {
   printf("activation memory rank %d: peak %lld bytes\n",
          ctx->transport->world_rank,
          (long long)pprt_peak_activation_bytes(ctx));
+  printf("micro-batch buffers rank %d: %lld bytes allocated\n",
+         ctx->transport->world_rank, (long long)ctx->microbatch_buffer_bytes);
   fflush(stdout);
 }

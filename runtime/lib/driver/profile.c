@@ -1,5 +1,7 @@
 /* --profile: times every stage-function call and writes the measured
-   per-stage costs as a pp-profile-v1 cost profile (docs/CostProfile.md). */
+   per-stage costs as a pp-profile-v1 cost profile (docs/CostProfile.md);
+   for a program of several shape variants, each stage's costs per variant
+   too. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "driver/driver.h"
@@ -31,9 +33,15 @@ typedef struct pprt_profile {
   bool in_action;
   int32_t phase;
   int32_t stage;
+  int32_t variant;
   double action_start;
   clockid_t action_clock; /* CLOCK_MONOTONIC or the thread CPU-time clock */
   samples *actions;       /* [stage * NUM_SLOTS + phase or OPTIMIZER_SLOT] */
+  /* Shape variants of the program (1 without), and under several the
+     phases' samples per variant: [(stage * num_variants + variant) *
+     NUM_PHASES + phase]. */
+  int32_t num_variants;
+  samples *variant_actions;
   samples steps;
   samples step_actions; /* per step: the sum of this process's actions */
   samples step_rest;    /* per step: the time outside actions and updates */
@@ -52,22 +60,9 @@ static double clock_ms(clockid_t clock) {
 
 static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 
-/* Makes room for element `n` of the growable array `*data` of `*cap`
-   elements of `size` bytes. */
-static void reserve(const pprt_context *ctx, void **data, int64_t *cap,
-                    int64_t n, size_t size) {
-  if (n < *cap)
-    return;
-  int64_t grown = *cap ? 2 * *cap : 16;
-  void *p = realloc(*data, (size_t)grown * size);
-  if (!p)
-    pprt_fatal(ctx, "out of memory in the profiler");
-  *data = p;
-  *cap = grown;
-}
-
 static void push_sample(const pprt_context *ctx, samples *s, double v) {
-  reserve(ctx, (void **)&s->v, &s->cap, s->n, sizeof *s->v);
+  pprt_reserve(ctx, (void **)&s->v, &s->cap, s->n, sizeof *s->v,
+               "the profiler's samples");
   s->v[s->n++] = v;
 }
 
@@ -89,7 +84,6 @@ static double median(samples *s) {
    bracket, and note the largest send for the transfer probe. */
 static void profile_action_begin(void *self, pprt_context *ctx, int32_t phase,
                                  int32_t stage, int32_t mb) {
-  (void)mb;
   pprt_profile *p = self;
   if (!p->measuring)
     return;
@@ -102,6 +96,10 @@ static void profile_action_begin(void *self, pprt_context *ctx, int32_t phase,
   p->in_action = true;
   p->phase = phase;
   p->stage = stage;
+  p->variant = ctx->microbatch_variant ? ctx->microbatch_variant[mb] : 0;
+  if (p->variant >= p->num_variants)
+    pprt_fatal(ctx, "pprt_action_begin: micro-batch %d runs variant %d of %d",
+               mb, p->variant, p->num_variants);
   p->action_start = clock_ms(p->action_clock);
 }
 
@@ -117,6 +115,13 @@ static void profile_action_end(void *self, pprt_context *ctx, int32_t phase,
   p->in_action = false;
   p->actions_this_step += elapsed;
   push_sample(ctx, &p->actions[p->stage * NUM_SLOTS + p->phase], elapsed);
+  if (p->variant_actions)
+    push_sample(
+        ctx,
+        &p->variant_actions[((int64_t)p->stage * p->num_variants + p->variant) *
+                                NUM_PHASES +
+                            p->phase],
+        elapsed);
 }
 
 /* Times each stage's parameter updates: its optimizer step's own work. */
@@ -294,23 +299,117 @@ static bool all_updates_timed(const pprt_context *ctx, const double *medians) {
 }
 
 /* Bytes each stage's forward holds per micro-batch: all of its saved
-   buffers (`activation`) and those W still reads (`stash`). */
-static void held_bytes(const pprt_context *ctx, double *activation,
-                       double *stash) {
+   buffers (`activation`) and those W still reads (`stash`); those of shape
+   variant `variant` only, unless it is -1. */
+static void held_bytes(const pprt_context *ctx, int32_t variant,
+                       double *activation, double *stash) {
   for (int64_t i = 0; i < ctx->num_saved; ++i) {
     const pprt_saved_buffer *s = &ctx->saved[i];
-    double bytes = (double)ctx->buffers[s->id].bytes;
-    activation[s->stage] += bytes;
+    const pprt_buffer_desc *b = &ctx->buffers[s->id];
+    if (variant >= 0 && b->variant != variant)
+      continue;
+    activation[s->stage] += (double)b->bytes;
     if (s->until == PPRT_BACKWARD_WEIGHT)
-      stash[s->stage] += bytes;
+      stash[s->stage] += (double)b->bytes;
   }
+}
+
+/* The highest shape variant of at most `limit` that a plan
+   (pprt_set_plan_microbatch_variant) or a micro-batch
+   (pprt_set_microbatch_variant) runs; -1 if none. */
+static int32_t highest_variant(const pprt_context *ctx, int32_t limit) {
+  int32_t highest = -1;
+  for (int32_t k = 0; k <= ctx->num_plans; ++k) {
+    /* The plans, then the micro-batches' own variants. */
+    bool plan = k < ctx->num_plans;
+    const int32_t *variant =
+        plan ? ctx->plans[k].variant : ctx->microbatch_variant;
+    int32_t n = plan ? ctx->plans[k].num_microbatches
+                     : (variant ? ctx->num_microbatches : 0);
+    for (int32_t mb = 0; mb < n; ++mb)
+      if (variant[mb] > highest && variant[mb] <= limit)
+        highest = variant[mb];
+  }
+  return highest;
+}
+
+static bool runs_variant(const pprt_context *ctx, int32_t variant) {
+  return highest_variant(ctx, variant) == variant;
+}
+
+/* The shape variants of the program: one past the highest run on any
+   process (1 where none is named). Every process takes part. */
+static int32_t count_variants(pprt_context *ctx) {
+  int32_t highest = highest_variant(ctx, INT32_MAX);
+  int32_t least = highest > 0 ? -highest : 0;
+  pprt_min_everywhere(ctx, &least, 1, "the shape variants");
+  return 1 - least;
+}
+
+/* Per (stage, variant, phase): the mean over the processes of tp index 0
+   that ran it (every replica: replicas may run different plans) of their
+   medians, and how many ran it, on world rank 0; NULL for one variant. */
+static double *gather_variant_medians(pprt_context *ctx, pprt_profile *p) {
+  if (!p->variant_actions)
+    return NULL;
+  int32_t n = ctx->num_stages * p->num_variants * NUM_PHASES;
+  double *out = pprt_xcalloc(ctx, 2 * (size_t)n, sizeof *out);
+  for (int32_t i = 0; i < n && ctx->tp_index == 0; ++i) {
+    if (p->variant_actions[i].n == 0)
+      continue;
+    out[i] = median(&p->variant_actions[i]);
+    out[n + i] = 1.0;
+  }
+  pprt_sum_to_rank0(ctx, out, 2 * n, "action times per shape variant");
+  for (int32_t i = 0; i < n; ++i)
+    if (out[n + i] > 0)
+      out[i] /= out[n + i];
+  return out;
 }
 
 /* What write_profile writes beside the per-stage medians (ms). */
 typedef struct step_times {
   double transfer, step, actions, overhead;
   const double *busy; /* per process: its actions and updates */
+  /* gather_variant_medians' for a program of several shape variants. */
+  int32_t num_variants;
+  const double *variant_medians;
 } step_times;
+
+/* B and W of a stage from the medians `m` of its phases and whether each
+   ran, `ran`: a fused backward is all B (a program compiled without
+   --split-backward cannot tell B from W). */
+static void backward_times(const double *m, const double *ran, double *b,
+                           double *w) {
+  bool split = ran[PPRT_BACKWARD_INPUT] > 0 || ran[PPRT_BACKWARD_WEIGHT] > 0;
+  *b = split ? m[PPRT_BACKWARD_INPUT] : m[PPRT_BACKWARD];
+  *w = split ? m[PPRT_BACKWARD_WEIGHT] : 0.0;
+}
+
+/* Stage `s`'s `variants` entries: one per shape variant, in order. */
+static void write_variants(const pprt_context *ctx, FILE *f, int32_t s,
+                           step_times t) {
+  int32_t n = ctx->num_stages * t.num_variants * NUM_PHASES;
+  double *activation =
+      pprt_xcalloc(ctx, 2 * (size_t)ctx->num_stages, sizeof *activation);
+  double *stash = activation + ctx->num_stages;
+  fprintf(f, ", \"variants\": [");
+  for (int32_t v = 0; v < t.num_variants; ++v) {
+    memset(activation, 0, 2 * (size_t)ctx->num_stages * sizeof *activation);
+    held_bytes(ctx, v, activation, stash);
+    int64_t at = ((int64_t)s * t.num_variants + v) * NUM_PHASES;
+    const double *m = t.variant_medians + at;
+    double b, w;
+    backward_times(m, t.variant_medians + n + at, &b, &w);
+    fprintf(f,
+            "%s\n      {\"variant\": %d, \"forward\": %.6g, "
+            "\"backward_input\": %.6g, \"backward_weight\": %.6g, "
+            "\"activation_memory\": %.17g, \"stash_memory\": %.17g}",
+            v ? "," : "", v, m[PPRT_FORWARD], b, w, activation[s], stash[s]);
+  }
+  fprintf(f, "]");
+  free(activation);
+}
 
 /* Writes the profile; `medians` as gather_medians returns them. */
 static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
@@ -321,7 +420,7 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
   double *activation =
       pprt_xcalloc(ctx, 2 * (size_t)ctx->num_stages, sizeof *activation);
   double *stash = activation + ctx->num_stages;
-  held_bytes(ctx, activation, stash);
+  held_bytes(ctx, -1, activation, stash);
   fprintf(f,
           "{\n  \"format\": \"pp-profile-v1\",\n  \"time_unit\": \"ms\",\n"
           "  \"memory_unit\": \"bytes\",\n  \"transfer\": %.6g,\n"
@@ -331,12 +430,9 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
   for (int32_t s = 0; s < ctx->num_stages; ++s) {
     const double *m = medians + s * NUM_SLOTS;
     const double *ran = medians + n + s * NUM_SLOTS;
-    /* A fused backward is all B: the profile of a program compiled without
-       --split-backward cannot tell B from W. */
-    bool split = ran[PPRT_BACKWARD_INPUT] > 0 || ran[PPRT_BACKWARD_WEIGHT] > 0;
     fused |= ran[PPRT_BACKWARD] > 0;
-    double b = split ? m[PPRT_BACKWARD_INPUT] : m[PPRT_BACKWARD];
-    double w = split ? m[PPRT_BACKWARD_WEIGHT] : 0.0;
+    double b, w;
+    backward_times(m, ran, &b, &w);
     fprintf(f,
             "    {\"stage\": %d, \"forward\": %.6g, \"backward_input\": %.6g, "
             "\"backward_weight\": %.6g, \"activation_memory\": %.17g, "
@@ -344,6 +440,8 @@ static bool write_profile(const pprt_driver *d, FILE *f, const double *medians,
             s, m[PPRT_FORWARD], b, w, activation[s], stash[s]);
     if (updates)
       fprintf(f, ", \"optimizer\": %.6g", m[OPTIMIZER_SLOT]);
+    if (t.variant_medians)
+      write_variants(ctx, f, s, t);
     fprintf(f, "}%s\n", s + 1 < ctx->num_stages ? "," : "");
   }
   fprintf(f,
@@ -371,6 +469,10 @@ static void free_profile(pprt_profile *p, int32_t num_stages) {
   for (int32_t i = 0; i < num_stages * NUM_SLOTS; ++i)
     free(p->actions[i].v);
   free(p->actions);
+  int32_t n = num_stages * p->num_variants * NUM_PHASES;
+  for (int32_t i = 0; p->variant_actions && i < n; ++i)
+    free(p->variant_actions[i].v);
+  free(p->variant_actions);
   free(p->steps.v);
   free(p->step_actions.v);
   free(p->step_rest.v);
@@ -390,6 +492,39 @@ static int32_t find_untimed_stage(const pprt_context *ctx,
   return -1;
 }
 
+/* Whether every (stage, variant) of `t` had its forward and backward
+   timed; if not, says on world rank 0 which variant had no sample and how
+   to get one, since a profile must list every variant and a zero would
+   read as measured. */
+static bool every_variant_timed(const pprt_driver *d, step_times t) {
+  const pprt_context *ctx = d->ctx;
+  int32_t n = ctx->num_stages * t.num_variants * NUM_PHASES;
+  for (int32_t s = 0; t.variant_medians && s < ctx->num_stages; ++s)
+    for (int32_t v = 0; v < t.num_variants; ++v) {
+      const double *ran = t.variant_medians + n +
+                          ((int64_t)s * t.num_variants + v) * NUM_PHASES;
+      if (ran[PPRT_FORWARD] > 0 &&
+          (ran[PPRT_BACKWARD_INPUT] > 0 || ran[PPRT_BACKWARD] > 0))
+        continue;
+      if (!runs_variant(ctx, v))
+        fprintf(stderr,
+                "pprt: --profile: no plan of the program runs shape variant "
+                "%d, so it has no sample to write: compile the profiled "
+                "program for an index (--step-plans) a step of which runs "
+                "it\n",
+                v);
+      else
+        fprintf(stderr,
+                "pprt: --profile: no micro-batch of shape variant %d ran "
+                "stage %d in the %lld timed steps, so it has no sample to "
+                "write: time more steps (--steps; the index has %d lines) "
+                "so that a step whose plan runs it is timed\n",
+                v, s, (long long)d->opts.steps, ctx->plan_lines);
+      return false;
+    }
+  return true;
+}
+
 int pprt_profile_run(pprt_driver *d) {
   pprt_context *ctx = d->ctx;
   pprt_profile *p = pprt_xcalloc(ctx, 1, sizeof *p);
@@ -405,13 +540,24 @@ int pprt_profile_run(pprt_driver *d) {
                             .send = profile_send,
                             .update_begin = profile_update_begin,
                             .update_end = profile_update_end};
+  p->num_variants = count_variants(ctx);
+  if (p->num_variants > 1)
+    p->variant_actions = pprt_xcalloc(
+        ctx, (size_t)ctx->num_stages * (size_t)p->num_variants * NUM_PHASES,
+        sizeof *p->variant_actions);
   pprt_set_observer(ctx, &observer);
   run_steps(d, p);
   double transfer = measure_transfer(ctx, p);
   double *medians = gather_medians(ctx, p);
   double *busy = gather_per_process(ctx, &p->step_busy, "busy times");
-  step_times times = {transfer, median(&p->steps), median(&p->step_actions),
-                      gather_step_overhead(ctx, p), busy};
+  double *variant_medians = gather_variant_medians(ctx, p);
+  step_times times = {transfer,
+                      median(&p->steps),
+                      median(&p->step_actions),
+                      gather_step_overhead(ctx, p),
+                      busy,
+                      p->num_variants,
+                      variant_medians};
   int rc = 0;
   int32_t untimed = find_untimed_stage(ctx, medians);
   if (ctx->transport->world_rank == 0 && untimed >= 0) {
@@ -420,6 +566,9 @@ int pprt_profile_run(pprt_driver *d) {
             "program with a pp-compile that brackets stage functions with "
             "pprt_action_begin/end\n",
             untimed);
+    rc = 1;
+  } else if (ctx->transport->world_rank == 0 &&
+             !every_variant_timed(d, times)) {
     rc = 1;
   } else if (ctx->transport->world_rank == 0) {
     const char *path = d->opts.profile_path;
@@ -438,6 +587,7 @@ int pprt_profile_run(pprt_driver *d) {
     }
   }
   free(medians);
+  free(variant_medians);
   free(busy);
   pprt_set_observer(ctx, NULL);
   free_profile(p, ctx->num_stages);

@@ -5,7 +5,10 @@ nothing of its forward, as a bias add's), stash within activation memory, timed 
 step. With
 --schedule, also checks that the #pp.cost of the pp.schedule read from
 stdin carries the profile's numbers; with --same-memory OTHER, that OTHER
-(a profile of the same stages run another way) reports the same memory."""
+(a profile of the same stages run another way) reports the same memory;
+with --variants-longest-first N, that every stage lists N shape variants
+in order, of positive forward times, and that a longer variant's forward
+takes longer and holds more memory than a shorter one's."""
 import json
 import re
 import sys
@@ -59,3 +62,17 @@ if "--same-memory" in sys.argv:
         theirs = [s[key] for s in other["stages"]]
         assert mine == theirs, (key, mine, theirs)
     print("same stages")
+
+if "--variants-longest-first" in sys.argv:
+    count = int(sys.argv[sys.argv.index("--variants-longest-first") + 1])
+    for s in prof["stages"]:
+        variants = s["variants"]
+        assert [v["variant"] for v in variants] == list(range(count)), s
+        for v in variants:
+            assert v["forward"] > 0 and v["backward_input"] >= 0, v
+            assert 0 <= v["stash_memory"] <= v["activation_memory"], v
+        for longer, shorter in zip(variants, variants[1:]):
+            assert longer["forward"] > shorter["forward"], (longer, shorter)
+            assert longer["activation_memory"] > shorter["activation_memory"], \
+                (longer, shorter)
+    print("variants ok: %d per stage, the longer slower" % count)

@@ -458,9 +458,12 @@ std::string CostProfile::checkShape(int64_t numStages,
                                     int64_t numMicrobatches) const {
   // Per-stage costs do not depend on how many ranks ran them (pp-compile
   // --emit=profile times every stage in one process); micro-batches set
-  // the shape each stage computes on.
+  // the shape each stage computes on, except where the profile measured
+  // each shape variant (a program of step plans runs as many micro-batches
+  // as each step's plan has).
   if (int64_t(stages.size()) == numStages &&
-      (!measuredMicrobatches || *measuredMicrobatches == numMicrobatches))
+      (!measuredMicrobatches || *measuredMicrobatches == numMicrobatches ||
+       getNumVariants()))
     return "";
   std::string why;
   llvm::raw_string_ostream os(why);

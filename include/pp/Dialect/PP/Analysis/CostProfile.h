@@ -86,7 +86,7 @@ struct CostProfile {
   sched::StageCosts getStageCosts() const;
   /// Why the profile cannot describe a pipeline of `numStages` stages with
   /// `numMicrobatches` micro-batches (it was measured on another), or "" if
-  /// it can.
+  /// it can; a profile of shape variants fits any number of micro-batches.
   std::string checkShape(int64_t numStages, int64_t numMicrobatches) const;
   /// Why the profile cannot describe `module`'s model (it was measured on
   /// another: pp.model_fingerprint differs), or "" if it can or either does
