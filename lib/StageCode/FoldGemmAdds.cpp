@@ -14,7 +14,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -44,6 +43,16 @@ static bool isElementwiseAdd(linalg::GenericOp op) {
                             Value(body->getArgument(0))) &&
          llvm::is_contained({add.getLhs(), add.getRhs()},
                             Value(body->getArgument(1)));
+}
+
+/// Whether `value` is defined before `op`: a block argument or a result of
+/// an op ahead of `op` in `op`'s block or a block enclosing it. No
+/// dominator tree is needed: the check is conservative across the blocks
+/// of one region, which stage code does not have.
+static bool isDefinedBefore(Value value, Operation *op) {
+  Operation *ancestor = value.getParentBlock()->findAncestorOpInBlock(*op);
+  Operation *def = value.getDefiningOp();
+  return ancestor && (!def || def->isBeforeInBlock(ancestor));
 }
 
 namespace {
@@ -141,7 +150,7 @@ struct FoldGemmAdd : OpRewritePattern<linalg::GenericOp> {
     AffineMap addendMap = add.getMatchingIndexingMap(&addend);
     if (!source || !add.getMatchingIndexingMap(&product).isIdentity() ||
         (source->reshape && !addendMap.isIdentity()) ||
-        !DominanceInfo().properlyDominates(addend.get(), source->gemm))
+        !isDefinedBefore(addend.get(), source->gemm))
       return failure();
     linalg::LinalgOp gemm = source->gemm;
     OpOperand *c = gemm.getDpsInitOperand(0);

@@ -172,3 +172,50 @@ func.func @kept(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>, %bias: tensor<16xf32>
   } -> tensor<8x16xf32>
   return %p, %y, %yq, %yr, %ys : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+#a = affine_map<(i, j, k) -> (i, k)>
+#b = affine_map<(i, j, k) -> (j, k)>
+#c = affine_map<(i, j, k) -> (i, j)>
+#id2 = affine_map<(i, j) -> (i, j)>
+
+// A residual made before a loop is defined before the GEMM in its body:
+// it becomes the GEMM's C there.
+// CHECK-LABEL: func.func @addend_before_loop
+// CHECK: %[[R:.*]] = linalg.fill
+// CHECK: scf.for
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[R]] : tensor<8x16xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} outs(%[[C]] : tensor<8x16xf32>) attrs = {pp.gemm = "library"}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield %[[Y]]
+func.func @addend_before_loop(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>, %n: index) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<8x16xf32>
+  %r = linalg.fill ins(%one : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %out = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %e) -> (tensor<8x16xf32>) {
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %p = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %w : tensor<8x4xf32>, tensor<16x4xf32>) outs(%z : tensor<8x16xf32>) attrs = {pp.gemm = "library"} {
+    ^bb0(%u: f32, %v: f32, %o: f32):
+      %m = arith.mulf %u, %v : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    %y = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %r : tensor<8x16xf32>, tensor<8x16xf32>) outs(%acc : tensor<8x16xf32>) {
+    ^bb0(%u: f32, %v: f32, %o: f32):
+      %s = arith.addf %u, %v : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    scf.yield %y : tensor<8x16xf32>
+  }
+  return %out : tensor<8x16xf32>
+}

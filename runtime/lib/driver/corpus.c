@@ -2,7 +2,7 @@
    dataset (--tokens FILE), as one-hot windows or integer ids. */
 #include "driver/driver.h"
 #include "driver/input_file.h"
-#include "driver/token_file.h"
+#include "driver/int_array.h"
 #include "pprt_math.h"
 
 #include <stdarg.h>
@@ -21,7 +21,7 @@ struct pprt_corpus {
   const char *path;
   unsigned char *text;     /* --corpus */
   int16_t char_index[256]; /* position in the sorted vocabulary, or -1 */
-  pprt_token_file *file;   /* --tokens: read through a window it keeps */
+  pprt_int_array *file;    /* --tokens: read through a window it keeps */
   int64_t length;
   int64_t vocab_size; /* distinct characters, or the largest id + 1 */
 };
@@ -47,7 +47,7 @@ static bool corpus_error(char *err, size_t err_size, const pprt_corpus *c,
 static int64_t token_at(const pprt_corpus *c, int64_t i) {
   if (c->text)
     return (int64_t)c->char_index[c->text[i]];
-  int64_t id = (int64_t)pprt_token_at(c->file, i);
+  int64_t id = pprt_int_array_at(c->file, i);
   return id < c->vocab_size ? id : 0;
 }
 
@@ -153,20 +153,54 @@ static bool load_text(pprt_corpus *c, char *err, size_t err_size) {
   return true;
 }
 
+/* Opens the token file `path`: a 1-D .npy of uint16 or uint32 ids by its
+   name, else flat ids of `width` bytes. False, with why in `err` (without
+   the path); the file must still be closed. */
+static bool open_tokens(pprt_int_array *t, const char *path, int width,
+                        char *err, size_t err_size) {
+  if (!pprt_int_array_open(t, path, err, err_size))
+    return false;
+  if (t->size == 0)
+    return pprt_format_error(err, err_size, "the file is empty");
+  if (!pprt_is_npy_path(path)) {
+    pprt_int_array_read_flat(t, width);
+    return t->size % (uint64_t)width == 0 ||
+           pprt_format_error(err, err_size,
+                             "%llu bytes is not a whole number of uint%d ids",
+                             (unsigned long long)t->size, 8 * width);
+  }
+  if (!pprt_int_array_read_npy(t, err, err_size))
+    return false;
+  const pprt_npy *npy = &t->npy;
+  if (strcmp(npy->descr, "<u2") != 0 && strcmp(npy->descr, "|u2") != 0 &&
+      strcmp(npy->descr, "<u4") != 0)
+    return pprt_format_error(
+        err, err_size,
+        "the array's dtype is '%s'; token ids must be uint16 "
+        "('<u2') or uint32 ('<u4')",
+        npy->descr);
+  if (npy->fortran_order || npy->ndims != 1) {
+    char shape[200];
+    pprt_npy_format_shape(npy, shape, sizeof shape);
+    return pprt_format_error(
+        err, err_size, "the array must be 1-D (shape (N,)), not %s", shape);
+  }
+  return true;
+}
+
 static bool load_tokens(const pprt_driver *d, pprt_corpus *c, char *err,
                         size_t err_size) {
   char why[256];
   c->file = pprt_xcalloc(d->ctx, 1, sizeof *c->file);
-  if (!pprt_token_file_open(c->file, c->path, d->opts.token_width, why,
-                            sizeof why))
+  if (!open_tokens(c->file, c->path, d->opts.token_width, why, sizeof why))
     return corpus_error(err, err_size, c, "%s", why);
-  c->length = c->file->length;
+  c->length = c->file->npy.numel;
   for (int64_t i = 0; i < c->length; ++i) {
-    int64_t id = pprt_token_at(c->file, i);
+    int64_t id = pprt_int_array_at(c->file, i);
     if (id >= c->vocab_size)
       c->vocab_size = id + 1;
   }
-  if (!pprt_token_file_unchanged(c->file, why, sizeof why))
+  if (!pprt_int_array_unchanged(c->file, why, sizeof why))
     return corpus_error(err, err_size, c, "%s", why);
   return true;
 }
@@ -193,7 +227,7 @@ void pprt_corpus_free(pprt_corpus *c) {
     return;
   free(c->text);
   if (c->file)
-    pprt_token_file_close(c->file);
+    pprt_int_array_close(c->file);
   free(c->file);
   free(c);
 }
@@ -201,7 +235,7 @@ void pprt_corpus_free(pprt_corpus *c) {
 void pprt_corpus_check(const pprt_driver *d) {
   const pprt_corpus *c = d->corpus;
   char why[256];
-  if (c->file && !pprt_token_file_unchanged(c->file, why, sizeof why))
+  if (c->file && !pprt_int_array_unchanged(c->file, why, sizeof why))
     pprt_fatal(d->ctx,
                "%s %s: %s; the run stops rather than train on other "
                "data",

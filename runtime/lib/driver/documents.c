@@ -4,24 +4,15 @@
    FILE.npy). Each document of n tokens is one sample of n - 1 predicted
    tokens: its tokens but the last as inputs, its tokens but the first as
    targets, so the end id is its last target and no sample reaches into the
-   next document. Memory stays bounded: the tokens are scanned through
-   their file's window, the lengths read a block at a time. */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* pread */
-#endif
-
+   next document. Memory stays bounded: the tokens and the lengths are
+   read through their files' windows. */
 #include "driver/documents.h"
 #include "driver/input_file.h"
-#include "driver/npy.h"
+#include "driver/int_array.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-enum { LENGTHS_BLOCK = 512 /* lengths read at a time */ };
 
 struct pprt_documents {
   char label[4200];      /* "--document-end ID" or "--sample-lengths FILE" */
@@ -32,11 +23,8 @@ struct pprt_documents {
   int64_t cursor;        /* the next document's first token */
   int64_t document;      /* the next document's index */
   bool found;            /* a sample since the tokens last began again */
-  /* --sample-lengths FILE.npy: the lengths, a block at a time. */
-  int fd;
-  pprt_npy npy;
-  int64_t block[LENGTHS_BLOCK];
-  int64_t block_first, block_count;
+  /* --sample-lengths FILE.npy: the lengths, through a window. */
+  pprt_int_array lengths;
 };
 
 static bool documents_error(char *err, size_t err_size,
@@ -149,75 +137,32 @@ static int64_t refuse_long(const pprt_documents *docs, const char *how,
 
 static bool open_lengths(pprt_documents *docs, const char *path, char *err,
                          size_t err_size) {
-  uint64_t size = 0;
   char why[256];
-  docs->fd = pprt_open_input(path, &size, why, sizeof why);
-  if (docs->fd < 0)
+  if (!pprt_int_array_open(&docs->lengths, path, why, sizeof why) ||
+      !pprt_int_array_read_npy(&docs->lengths, why, sizeof why))
     return documents_error(err, err_size, docs, "%s", why);
-  uint8_t header[4200] = {0};
-  size_t want = size < sizeof header ? (size_t)size : sizeof header;
-  if (pread(docs->fd, header, want, 0) != (ssize_t)want)
-    return documents_error(err, err_size, docs, "cannot read: %s",
-                           strerror(errno));
-  if (!pprt_npy_parse(header, (size_t)size, &docs->npy, why, sizeof why))
-    return documents_error(err, err_size, docs, "%s", why);
-  const char *d = docs->npy.descr;
-  bool integer = (d[1] == 'i' || d[1] == 'u') &&
-                 (docs->npy.itemsize == 2 || docs->npy.itemsize == 4 ||
-                  docs->npy.itemsize == 8) &&
-                 d[0] != '>';
-  if (!integer || docs->npy.ndims != 1 || docs->npy.fortran_order ||
-      docs->npy.numel == 0)
+  const pprt_npy *npy = &docs->lengths.npy;
+  if (!pprt_int_array_readable(npy) || npy->ndims != 1 || npy->fortran_order ||
+      npy->numel == 0)
     return documents_error(err, err_size, docs,
                            "document lengths are a non-empty 1-D array of "
                            "integers (int16 to int64, uint16 to uint64), not "
                            "'%s' of %d dimensions",
-                           d, docs->npy.ndims);
+                           npy->descr, npy->ndims);
   return true;
-}
-
-/* Element `at` of the block's raw bytes as an integer. */
-static int64_t element(const pprt_npy *npy, const uint8_t *raw, int64_t at) {
-  const uint8_t *p = raw + at * npy->itemsize;
-  bool sign = npy->descr[1] == 'i';
-  if (npy->itemsize == 2) {
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return sign ? (int64_t)(int16_t)v : (int64_t)v;
-  }
-  if (npy->itemsize == 4) {
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return sign ? (int64_t)(int32_t)v : (int64_t)v;
-  }
-  int64_t v;
-  memcpy(&v, p, sizeof v);
-  return v;
 }
 
 /* The length of document `k` of the .npy; -1 if it cannot be read. */
 static int64_t length_of(pprt_documents *docs, int64_t k, char *err,
                          size_t err_size) {
-  if (k < docs->block_first || k >= docs->block_first + docs->block_count) {
-    int64_t n = docs->npy.numel - k < LENGTHS_BLOCK ? docs->npy.numel - k
-                                                    : LENGTHS_BLOCK;
-    uint8_t raw[LENGTHS_BLOCK * 8];
-    size_t bytes = (size_t)(n * docs->npy.itemsize);
-    off_t at =
-        (off_t)(docs->npy.data_offset + (size_t)(k * docs->npy.itemsize));
-    if (pread(docs->fd, raw, bytes, at) != (ssize_t)bytes) {
-      documents_error(err, err_size, docs, "cannot read document %lld's length",
-                      (long long)k);
-      return -1;
-    }
-    for (int64_t i = 0; i < n; ++i)
-      docs->block[i] = element(&docs->npy, raw, i);
-    docs->block_first = k;
-    docs->block_count = n;
+  int64_t length = pprt_int_array_at(&docs->lengths, k);
+  if (docs->lengths.failed) {
+    documents_error(err, err_size, docs, "cannot read document %lld's length",
+                    (long long)k);
+    return -1;
   }
-  int64_t length = docs->block[k - docs->block_first];
   /* A uint64 past 2^63 - 1 reads as negative: no file is that long. */
-  if (length < 0 && docs->npy.descr[1] == 'u')
+  if (length < 0 && docs->lengths.npy.descr[1] == 'u')
     documents_error(err, err_size, docs,
                     "document %lld has length %llu, more tokens than any "
                     "file holds",
@@ -276,7 +221,7 @@ static int64_t next_sample(const pprt_driver *d, pprt_documents *docs,
     docs->cursor += n;
     docs->document += 1;
     bool wraps = docs->end_id >= 0 ? docs->cursor == docs->corpus_length
-                                   : docs->document == docs->npy.numel;
+                                   : docs->document == docs->lengths.npy.numel;
     if (n > 1)
       docs->found = true;
     if (wraps && !docs->found) {
@@ -308,7 +253,6 @@ pprt_documents *pprt_documents_open(pprt_driver *d, int64_t corpus_length,
                                     char *err, size_t err_size) {
   pprt_documents *docs = pprt_xcalloc(d->ctx, 1, sizeof *docs);
   const pprt_driver_options *o = &d->opts;
-  docs->fd = -1;
   docs->end_id = o->document_end;
   docs->corpus_length = corpus_length;
   docs->per_step = samples_per_step(d);
@@ -350,7 +294,6 @@ const char *pprt_documents_label(const pprt_documents *docs) {
 void pprt_documents_free(pprt_documents *docs) {
   if (!docs)
     return;
-  if (docs->fd >= 0)
-    close(docs->fd);
+  pprt_int_array_close(&docs->lengths);
   free(docs);
 }

@@ -113,7 +113,7 @@ void pprt_corpus_free(pprt_corpus *c);
 void pprt_corpus_fill(const pprt_driver *d, const pprt_buffer_desc *b,
                       int64_t step, int64_t first_row, void *out);
 /* Ends the job, naming the file, if --tokens' file changed since it was
-   opened (pprt_token_file_unchanged): called before each refill, so that
+   opened (pprt_int_array_unchanged): called before each refill, so that
    no window is read from a truncated or rewritten mapping. */
 void pprt_corpus_check(const pprt_driver *d);
 /* Token `i` of the corpus, an index into its vocabulary. */
