@@ -216,7 +216,7 @@ struct pprt_context {
   /* Per-micro-batch device memory that no slot holds (buffer_pool.c): the
      slots a step's plan does not run give theirs back, and slots of
      another variant or micro-batch take it; and the bytes of every
-     per-micro-batch buffer this process allocated (pprt_print_memory). */
+     per-micro-batch buffer this process allocated (--print-memory). */
   struct pprt_pooled_buffer *pool;
   int64_t pool_size, pool_cap;
   int64_t microbatch_buffer_bytes;
