@@ -378,12 +378,17 @@ def cases(data, rng):
                          ids=[1] * 100000 + [d.end]))
     split = ["--long-documents", "split"]
     out.append(documents("--long-documents split, nothing to cut", split))
-    out.append(documents("a document of 40 tokens, split", split, "runs",
-                         ids=[1] * 40 + [d.end] + d.ids))
+    # The first document (16 predicted tokens) and the second joined: the
+    # pieces are the index's samples, one target other.
+    joined = list(d.ids)
+    joined[d.lines[0][0]] = 1
+    out.append(documents("two documents joined, split", split, "runs",
+                         ids=joined))
     out.append(documents("a document of 18 tokens, split (a piece of 1)",
                          split, "runs", ids=[1] * 17 + [d.end] + d.ids))
     out.append(documents("a file without an end id but the last, split",
-                         split, "runs", ids=[1] * 100000 + [d.end]))
+                         split, "error", r"no plan",
+                         ids=[1] * 100000 + [d.end]))
     for v in ["cut", "", "Split"]:
         out.append(documents(f"--long-documents {v!r}",
                              ["--long-documents", v], "error",
@@ -467,7 +472,7 @@ def cases(data, rng):
 
     # The token file rewritten and truncated while the run reads it (each
     # run on a fresh copy).
-    def rewrite(name, how):
+    def rewrite(name, how, extra=()):
         path = fresh("tokens.npy")
 
         def act():
@@ -478,11 +483,13 @@ def cases(data, rng):
             d.token_file(os.path.basename(path), d.ids)
         return Case(name, ["--tokens", path, "--document-end", str(d.end),
                            "--choose-plans", "--steps", "1000",
-                           "--plan-lookahead", "1"], "either",
+                           "--plan-lookahead", "1"] + list(extra), "either",
                     r"--tokens \S+: |--document-end", act, steps=1000,
                     setup=setup)
     out.append(rewrite("tokens truncated while read",
                        lambda p: os.truncate(p, 200)))
+    out.append(rewrite("tokens truncated while read, split",
+                       lambda p: os.truncate(p, 200), split))
 
     def scramble(p):
         with open(p, "r+b") as f:

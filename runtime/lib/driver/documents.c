@@ -214,8 +214,14 @@ static int64_t next_ended(const pprt_driver *d, pprt_documents *docs, char *err,
   for (int64_t i = docs->cursor; i <= last; ++i)
     if (pprt_corpus_token(d->corpus, i) == docs->end_id)
       return i - docs->cursor + 1;
-  if (docs->split)
+  if (docs->split && last == docs->cursor + docs->longest)
     return docs->longest + 2;
+  if (docs->split) { /* only a file changed since it was opened ends so */
+    documents_error(err, err_size, docs,
+                    "--tokens %s ends mid-document at token %lld",
+                    d->opts.tokens_path, (long long)last);
+    return -1;
+  }
   return refuse_long(docs, "is longer than", docs->longest + 1, err, err_size);
 }
 
