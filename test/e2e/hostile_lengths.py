@@ -6,8 +6,9 @@ mutations of well-formed data: text indexes with garbage, signs, zeros and
 lengths past 2^31 and 2^63, too few and too many samples; .npy lengths of
 other dtypes, shapes, byte orders, headers and counts; token files ending
 mid-document, end ids outside the vocabulary, documents of 0, 1 and too
-many tokens, refused or split (--long-documents); FIFOs that close early, write partial lines or stall past
---timeout; token files rewritten while the run reads them;
+many tokens, refused or split (--long-documents); FIFOs that close early,
+write partial lines or stall past --timeout; token files rewritten while
+the run reads them;
 --samples-per-step and --plan-lookahead out of range and options combined
 against the rules.
 
@@ -463,6 +464,8 @@ def cases(data, rng):
     out.append(lengths("a length past every shape", [40] + flat))
     out.append(lengths(".npy lengths, split, nothing to cut", flat, "same",
                        extra=split))
+    out.append(lengths("a length past every shape, split",
+                       [40] + flat, extra=split))
     out.append(Case("a .npy that is not one", tokens + [
         "--sample-lengths", write(fresh("lengths.npy"), "1 2 3\n")] + choose,
         error=r"\.npy"))
