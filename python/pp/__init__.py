@@ -803,6 +803,7 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
         choose_plans: bool = False, plan_lookahead: Optional[int] = None,
         document_end: Optional[int] = None,
         samples_per_step: Optional[int] = None,
+        long_documents: Optional[str] = None,
         timeout: Optional[float] = None) -> RunResult:
     """Trains with a compiled program for `steps` steps under mpiexec, as
     `mpiexec -n <processes> <program> --steps <steps> ...` does.
@@ -824,7 +825,9 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
     `choose_plans` and `plan_lookahead` are `--choose-plans` and
     `--plan-lookahead`; `document_end` (`--document-end`) takes each
     document of `tokens`, ending with that id, as a sample, and
-    `samples_per_step` (`--samples-per-step`) counts a step's documents.
+    `samples_per_step` (`--samples-per-step`) counts a step's documents;
+    `long_documents` (`--long-documents`: "refuse", the default, or
+    "split") says what becomes of a document longer than every shape.
     `timeout` bounds the whole run in seconds.
 
     Returns each step's loss and time (read from the program's `--metrics`
@@ -844,6 +847,9 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
                                   not isinstance(value, int) or value < 0):
             raise ValueError(f"{argument} must be an int >= 0, got "
                              f"{value!r}")
+    if long_documents not in (None, "split", "refuse"):
+        raise ValueError(f"long_documents must be 'split' or 'refuse', got "
+                         f"{long_documents!r}")
     for argument, value in (("init_weights", init_weights), ("save", save),
                             ("tokens", tokens),
                             ("sample_lengths", sample_lengths)):
@@ -888,7 +894,8 @@ def run(program: Program, *, steps: int, ranks: Optional[int] = None,
             args.append("--choose-plans")
         for flag, value in (("--plan-lookahead", plan_lookahead),
                             ("--document-end", document_end),
-                            ("--samples-per-step", samples_per_step)):
+                            ("--samples-per-step", samples_per_step),
+                            ("--long-documents", long_documents)):
             if value is not None:
                 args += [flag, str(value)]
         command = [_mpiexec(), "-n", str(processes)] + args + list(extra_args)

@@ -6,11 +6,14 @@ documents given by their lengths (`--sample-lengths FILE.npy`) and by the
 equivalent index of sample lengths (`--sample-lengths FILE.txt`): the same
 losses, bit for bit, and PyTorch's on each document alone within 1e-5; on
 1 process, and on 2 stages x 2 replicas with the documents read a step
-ahead. An end id or a token outside the vocabulary, a step of documents
-no plan holds, a document longer than every shape, lengths past the
-tokens, a token file ending mid-document and `--document-end` without
-`--choose-plans` or without step plans are each one line. Skipped where
-torch or torch_mlir is not importable."""
+ahead. With `--long-documents split`, documents longer than every shape
+train as their pieces of 17 tokens (16 predicted), the last the rest and
+a piece of one token dropped: as the index of the pieces, bit for bit,
+and as PyTorch on each piece alone. An end id or a token outside the
+vocabulary, a step of documents no plan holds, a document longer than
+every shape, lengths past the tokens, a token file ending mid-document
+and `--document-end` without `--choose-plans` or without step plans are
+each one line. Skipped where torch or torch_mlir is not importable."""
 
 import re
 
@@ -29,6 +32,12 @@ END = VOCAB - 1  # the end-of-document id: the vocabulary's last
 LINES = [[16, 3, 9, 12, 5, 7, 2, 14], [4, 4, 2, 16, 1, 8, 3, 6],
          [8, 8, 7, 6, 5, 4, 3, 2], [8, 1, 2, 7, 3, 3, 6, 5]]
 STEPS = len(LINES) + 1  # the last step begins the documents again
+# Documents of up to 38 predicted tokens whose pieces of 17 tokens make 4
+# steps of 8 samples, the index's lines in another order: a document of
+# 38 (pieces 16, 16 and 4) across steps 0 and 1, one of exactly 16.
+LONG = [3, 9, 12, 5, 7, 2, 14, 38, 4, 2, 1, 8, 3, 6, 8, 1, 2, 7, 3, 3, 6, 5,
+        16, 3, 9, 12, 5, 7, 2, 14]
+PIECE = 17  # tokens of a piece: the longest shape's 16 positions, plus one
 
 __all__ = ["gpt", "one_thread", "planned"]  # fixtures used here
 
@@ -55,6 +64,31 @@ def write_documents(directory, lines, seed=3):
     index.write_text("".join(" ".join(map(str, line)) + "\n"
                              for line in lines))
     return tokens, lengths, index, np.array(ids, dtype=np.int64), spans
+
+
+def pieces(spans, per_step):
+    """Each step's (start, predicted tokens) of the documents' `spans`
+    cut into pieces of PIECE tokens, the last the rest; a piece of one
+    token predicts nothing and is dropped."""
+    out = []
+    for start, length in spans:
+        for at in range(start, start + length + 1, PIECE):
+            tokens = min(PIECE, start + length + 1 - at)
+            if tokens > 1:
+                out.append((at, tokens - 1))
+    assert len(out) % per_step == 0
+    return [out[k:k + per_step] for k in range(0, len(out), per_step)]
+
+
+def write_long_documents(directory, documents, per_step=8):
+    """`write_documents` of the `documents` (predicted tokens), their
+    pieces as each step's spans, and the index of the pieces' lengths."""
+    tokens, lengths, _, ids, spans = write_documents(directory, [documents])
+    steps = pieces(spans[0], per_step)
+    index = directory / "pieces.txt"
+    index.write_text("".join(" ".join(str(n) for _, n in step) + "\n"
+                             for step in steps))
+    return tokens, lengths, index, ids, steps
 
 
 def train_three_ways(pp, program, exported, files, lookahead):
@@ -95,6 +129,44 @@ def test_documents_train_as_their_index(pp, gpt, planned, tmp_path, ranks,
     assert by_end[4] < by_end[0]  # step 4 trains step 0's documents again
 
 
+def test_long_documents_train_as_their_pieces(pp, gpt, planned, tmp_path):
+    """--long-documents split on 2 stages x 2 replicas, read a step ahead:
+    the pieces' losses by end id and by .npy lengths are the index's of
+    the pieces, bit for bit, and PyTorch's on each piece within 1e-5."""
+    exports = gpt[2]
+    program = compile_plans(pp, exports, 2, 2)
+    files = write_long_documents(tmp_path, LONG)
+    common = dict(steps=STEPS, lr=LR, init_weights=exports[0].weights,
+                  tokens=files[0], choose_plans=True)
+    by_end = pp.run(program, document_end=END, plan_lookahead=1,
+                    long_documents="split", **common).losses
+    by_lengths = pp.run(program, sample_lengths=files[1], plan_lookahead=1,
+                        long_documents="split", **common).losses
+    by_index = pp.run(program, sample_lengths=files[2], **common).losses
+    assert by_end == by_index and by_lengths == by_index
+    expected = pytorch_losses(planned[1](), files[3], files[4], STEPS)
+    assert by_end == pytest.approx(expected, rel=1e-5)
+
+
+def test_one_token_pieces_are_dropped(pp, gpt, planned, tmp_path):
+    """A document of 17 predicted tokens (18 tokens) is a piece of 16 and
+    one of its end alone, which predicts nothing and is no sample: the
+    next document follows in the step. 8 pieces a step counted by
+    --samples-per-step, against PyTorch, by end id and by lengths."""
+    exported = gpt[2][0]
+    documents = [17, 3, 9, 12, 5, 7, 2, 14, 4, 4, 2, 17, 1, 8, 3, 6]
+    tokens, lengths, _, ids, steps = write_long_documents(tmp_path,
+                                                          documents)
+    common = dict(steps=3, lr=LR, init_weights=exported.weights,
+                  tokens=tokens, choose_plans=True, samples_per_step=8,
+                  long_documents="split")
+    by_end = pp.run(planned[0], document_end=END, **common).losses
+    by_lengths = pp.run(planned[0], sample_lengths=lengths, **common).losses
+    assert by_end == by_lengths
+    expected = pytorch_losses(planned[1](), ids, steps, 3)
+    assert by_end == pytest.approx(expected, rel=1e-5)
+
+
 def test_empty_documents_are_skipped(pp, gpt, planned, tmp_path):
     """Documents of the end id alone predict nothing and are no samples;
     10 documents a step (--samples-per-step) on 2 ranks, against PyTorch,
@@ -131,6 +203,13 @@ def test_packed_documents_train_as_their_index(pp, gpt, tmp_path):
                   **common).losses == by_index
     assert pp.run(program, sample_lengths=lengths, samples_per_step=8,
                   **common).losses == by_index
+    # Long documents' pieces count as samples and are packed as the
+    # index of the pieces.
+    tokens, _, index = write_long_documents(tmp_path, LONG)[:3]
+    common["tokens"] = tokens
+    assert pp.run(program, document_end=END, samples_per_step=8,
+                  long_documents="split", **common).losses == pp.run(
+                      program, sample_lengths=index, **common).losses
     line, _ = refusal(pp, program, exports[0], tokens, document_end=END,
                       choose_plans=True)
     assert line == (f"pprt: --document-end {END}: the program packs samples "
@@ -183,17 +262,22 @@ def test_bad_documents_are_refused(pp, gpt, planned, tmp_path):
     tokens, lengths = write_documents(tmp_path,
                                       [LINES[0], [4, 17] + [1] * 6])[:2]
     start = sum(LINES[0]) + 8 + 5
+    advice = "(give --long-documents split, or compile a longer shape)"
     line, _ = refusal(pp, program, exported, tokens, **documents)
     assert line == (f"pprt: --document-end {END}: the document at token "
                     f"{start} (document 9) is longer than 17 tokens: the "
-                    f"program's longest micro-batch has 16 positions (split "
-                    f"long documents, or compile a longer shape)")
+                    f"program's longest micro-batch has 16 positions "
+                    f"{advice}")
+    assert refusal(pp, program, exported, tokens, long_documents="refuse",
+                   **documents)[0] == line
     line, _ = refusal(pp, program, exported, tokens, sample_lengths=lengths,
                       choose_plans=True)
     assert line == (f"pprt: --sample-lengths {lengths}: the document at "
                     f"token {start} (document 9) has 18 tokens: the "
-                    f"program's longest micro-batch has 16 positions (split "
-                    f"long documents, or compile a longer shape)")
+                    f"program's longest micro-batch has 16 positions "
+                    f"{advice}")
+    with pytest.raises(ValueError, match="long_documents must be"):
+        pp.run(program, steps=1, long_documents="cut")
 
     lengths = tmp_path / "long.npy"
     np.save(lengths, np.array([5000, 3]))
@@ -216,6 +300,11 @@ def test_bad_documents_are_refused(pp, gpt, planned, tmp_path):
         ": documents (--document-end, --sample-lengths FILE.npy) are placed "
         "into a program's step plans: give --choose-plans, with a program "
         "compiled by pp-compile --step-plans")
+    with pytest.raises(pp.RunError) as error:
+        pp.run(program, steps=1, tokens=tokens, long_documents="split")
+    assert error.value.stderr.splitlines()[0].endswith(
+        ": --long-documents treats the documents of --document-end or "
+        "--sample-lengths FILE.npy")
 
     # A program without step plans: the bigram model at 8 x 16, 1 stage.
     bigram = torch.nn.Sequential(torch.nn.Embedding(VOCAB, 4),

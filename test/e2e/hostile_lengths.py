@@ -6,8 +6,9 @@ mutations of well-formed data: text indexes with garbage, signs, zeros and
 lengths past 2^31 and 2^63, too few and too many samples; .npy lengths of
 other dtypes, shapes, byte orders, headers and counts; token files ending
 mid-document, end ids outside the vocabulary, documents of 0, 1 and too
-many tokens; FIFOs that close early, write partial lines or stall past
---timeout; token files rewritten while the run reads them;
+many tokens, refused or split (--long-documents); FIFOs that close early,
+write partial lines or stall past --timeout; token files rewritten while
+the run reads them;
 --samples-per-step and --plan-lookahead out of range and options combined
 against the rules.
 
@@ -376,6 +377,26 @@ def cases(data, rng):
     out.append(documents("a file without an end id but the last", [],
                          "error", r"longer than",
                          ids=[1] * 100000 + [d.end]))
+    split = ["--long-documents", "split"]
+    out.append(documents("--long-documents split, nothing to cut", split))
+    # The first document (16 predicted tokens) and the second joined: the
+    # pieces are the index's samples, one target other.
+    joined = list(d.ids)
+    joined[d.lines[0][0]] = 1
+    out.append(documents("two documents joined, split", split, "runs",
+                         ids=joined))
+    out.append(documents("a document of 18 tokens, split (a piece of 1)",
+                         split, "runs", ids=[1] * 17 + [d.end] + d.ids))
+    out.append(documents("a file without an end id but the last, split",
+                         split, "error", r"no plan",
+                         ids=[1] * 100000 + [d.end]))
+    for v in ["cut", "", "Split"]:
+        out.append(documents(f"--long-documents {v!r}",
+                             ["--long-documents", v], "error",
+                             r"--long-documents"))
+    out.append(Case("--long-documents with a text index",
+                    tokens + ["--sample-lengths", d.index] + split + choose,
+                    "error", r"--long-documents"))
     out.append(documents("an id outside the vocabulary", [], "error",
                          r"--tokens|vocabulary",
                          ids=[d.end + 5] + d.ids[1:]))
@@ -441,6 +462,10 @@ def cases(data, rng):
     out.append(lengths("zero lengths between", [0, 0] + flat, "same"))
     out.append(lengths("all lengths 1", [1] * 40, error=r"no document"))
     out.append(lengths("a length past every shape", [40] + flat))
+    out.append(lengths(".npy lengths, split, nothing to cut", flat, "same",
+                       extra=split))
+    out.append(lengths("a length past every shape, split",
+                       [40] + flat, extra=split))
     out.append(Case("a .npy that is not one", tokens + [
         "--sample-lengths", write(fresh("lengths.npy"), "1 2 3\n")] + choose,
         error=r"\.npy"))
@@ -450,7 +475,7 @@ def cases(data, rng):
 
     # The token file rewritten and truncated while the run reads it (each
     # run on a fresh copy).
-    def rewrite(name, how):
+    def rewrite(name, how, extra=()):
         path = fresh("tokens.npy")
 
         def act():
@@ -461,11 +486,13 @@ def cases(data, rng):
             d.token_file(os.path.basename(path), d.ids)
         return Case(name, ["--tokens", path, "--document-end", str(d.end),
                            "--choose-plans", "--steps", "1000",
-                           "--plan-lookahead", "1"], "either",
+                           "--plan-lookahead", "1"] + list(extra), "either",
                     r"--tokens \S+: |--document-end", act, steps=1000,
                     setup=setup)
     out.append(rewrite("tokens truncated while read",
                        lambda p: os.truncate(p, 200)))
+    out.append(rewrite("tokens truncated while read, split",
+                       lambda p: os.truncate(p, 200), split))
 
     def scramble(p):
         with open(p, "r+b") as f:

@@ -4,8 +4,13 @@
    FILE.npy). Each document of n tokens is one sample of n - 1 predicted
    tokens: its tokens but the last as inputs, its tokens but the first as
    targets, so the end id is its last target and no sample reaches into the
-   next document. Memory stays bounded: the tokens and the lengths are
-   read through their files' windows. */
+   next document. A document longer than every shape is refused, or with
+   --long-documents split cut into pieces of the longest shape's positions
+   plus one token, the last the remainder: each piece a sample of its own,
+   its first token an input only, as Megatron's and Hugging Face's chunks
+   are; a piece of one token predicts nothing and is no sample. Memory
+   stays bounded: the tokens and the lengths are read through their files'
+   windows. */
 #include "driver/documents.h"
 #include "driver/input_file.h"
 #include "driver/int_array.h"
@@ -15,14 +20,16 @@
 #include <stdlib.h>
 
 struct pprt_documents {
-  char label[4200];      /* "--document-end ID" or "--sample-lengths FILE" */
-  int64_t end_id;        /* --document-end; -1: lengths from the .npy */
-  int64_t corpus_length; /* tokens */
-  int64_t per_step;      /* samples a step, over all replicas */
-  int64_t longest;       /* the program's longest micro-batch positions */
-  int64_t cursor;        /* the next document's first token */
-  int64_t document;      /* the next document's index */
-  bool found;            /* a sample since the tokens last began again */
+  char label[4200];       /* "--document-end ID" or "--sample-lengths FILE" */
+  int64_t end_id;         /* --document-end; -1: lengths from the .npy */
+  int64_t corpus_length;  /* tokens */
+  int64_t per_step;       /* samples a step, over all replicas */
+  int64_t longest;        /* the program's longest micro-batch positions */
+  bool split;             /* --long-documents split */
+  int64_t cursor;         /* the next piece's first token */
+  int64_t document;       /* the next piece's document's index */
+  int64_t document_start; /* that document's first token */
+  bool found;             /* a sample since the tokens last began again */
   /* --sample-lengths FILE.npy: the lengths, through a window. */
   pprt_int_array lengths;
 };
@@ -54,6 +61,9 @@ const char *pprt_documents_option_problem(const pprt_driver_options *o) {
            "--sample-lengths";
   if (o->samples_per_step && !documents)
     return "--samples-per-step counts the documents of --document-end or "
+           "--sample-lengths FILE.npy";
+  if (o->long_documents_set && !documents)
+    return "--long-documents treats the documents of --document-end or "
            "--sample-lengths FILE.npy";
   if (documents && !o->tokens_path)
     return "documents (--document-end, --sample-lengths FILE.npy) need "
@@ -126,8 +136,8 @@ static int64_t refuse_long(const pprt_documents *docs, const char *how,
   documents_error(err, err_size, docs,
                   "the document at token %lld (document %lld) %s %lld "
                   "tokens: the program's longest micro-batch has %lld "
-                  "positions (split long documents, or compile a longer "
-                  "shape)",
+                  "positions (give --long-documents split, or compile a "
+                  "longer shape)",
                   (long long)docs->cursor, (long long)docs->document, how,
                   (long long)n, (long long)docs->longest);
   return -1;
@@ -173,26 +183,29 @@ static int64_t length_of(pprt_documents *docs, int64_t k, char *err,
   return length < 0 ? -1 : length;
 }
 
-/* The next document's tokens (its end included) from the .npy; -1 on an
-   error. */
+/* The document's tokens from the cursor (its end included) from the .npy;
+   -1 on an error. */
 static int64_t next_listed(pprt_documents *docs, char *err, size_t err_size) {
   int64_t n = length_of(docs, docs->document, err, err_size);
-  if (n >= 0 && n > docs->corpus_length - docs->cursor) {
+  if (n >= 0 && n > docs->corpus_length - docs->document_start) {
     documents_error(err, err_size, docs,
                     "document %lld ends at token %llu, past the %lld tokens "
                     "of --tokens: the lengths are not those of its documents",
                     (long long)docs->document,
-                    (unsigned long long)docs->cursor + (unsigned long long)n,
+                    (unsigned long long)docs->document_start +
+                        (unsigned long long)n,
                     (long long)docs->corpus_length);
     return -1;
   }
-  return n;
+  return n < 0 ? -1 : n - (docs->cursor - docs->document_start);
 }
 
 /*---- Documents found by their end id ----*/
 
-/* The next document's tokens (its end included) from the end id, scanning
-   no further than the longest sample the program holds; -1 on an error. */
+/* The document's tokens from the cursor (its end included) from the end
+   id, scanning no further than the longest sample the program holds: one
+   more than a piece if the end is further, under --long-documents split;
+   -1 on an error. */
 static int64_t next_ended(const pprt_driver *d, pprt_documents *docs, char *err,
                           size_t err_size) {
   int64_t last = docs->cursor + docs->longest;
@@ -201,27 +214,40 @@ static int64_t next_ended(const pprt_driver *d, pprt_documents *docs, char *err,
   for (int64_t i = docs->cursor; i <= last; ++i)
     if (pprt_corpus_token(d->corpus, i) == docs->end_id)
       return i - docs->cursor + 1;
+  if (docs->split && last == docs->cursor + docs->longest)
+    return docs->longest + 2;
+  if (docs->split) { /* only a file changed since it was opened ends so */
+    documents_error(err, err_size, docs,
+                    "--tokens %s ends mid-document at token %lld",
+                    d->opts.tokens_path, (long long)last);
+    return -1;
+  }
   return refuse_long(docs, "is longer than", docs->longest + 1, err, err_size);
 }
 
 /*---- Steps ----*/
 
-/* The next document with a token to predict: its predicted tokens, its
-   first token in `*start`; -1 on an error. */
+/* The next document or piece with a token to predict: its predicted
+   tokens, its first token in `*start`; -1 on an error. */
 static int64_t next_sample(const pprt_driver *d, pprt_documents *docs,
                            int64_t *start, char *err, size_t err_size) {
+  int64_t piece = docs->longest + 1; /* tokens: the longest sample's */
   for (;;) {
     int64_t n = docs->end_id >= 0 ? next_ended(d, docs, err, err_size)
                                   : next_listed(docs, err, err_size);
     if (n < 0)
       return -1;
-    if (n - 1 > docs->longest)
+    if (n > piece && !docs->split)
       return refuse_long(docs, "has", n, err, err_size);
+    bool ends = n <= piece; /* the document, or its last piece */
+    n = ends ? n : piece;
     *start = docs->cursor;
     docs->cursor += n;
-    docs->document += 1;
-    bool wraps = docs->end_id >= 0 ? docs->cursor == docs->corpus_length
-                                   : docs->document == docs->lengths.npy.numel;
+    if (ends)
+      docs->document += 1, docs->document_start = docs->cursor;
+    bool wraps =
+        ends && (docs->end_id >= 0 ? docs->cursor == docs->corpus_length
+                                   : docs->document == docs->lengths.npy.numel);
     if (n > 1)
       docs->found = true;
     if (wraps && !docs->found) {
@@ -231,7 +257,8 @@ static int64_t next_sample(const pprt_driver *d, pprt_documents *docs,
       return -1;
     }
     if (wraps) /* the next epoch */
-      docs->cursor = docs->document = 0, docs->found = false;
+      docs->cursor = docs->document = docs->document_start = 0,
+      docs->found = false;
     if (n > 1)
       return n - 1;
   }
@@ -257,6 +284,7 @@ pprt_documents *pprt_documents_open(pprt_driver *d, int64_t corpus_length,
   docs->corpus_length = corpus_length;
   docs->per_step = samples_per_step(d);
   docs->longest = longest_positions(d->ctx);
+  docs->split = o->split_long_documents;
   if (docs->end_id >= 0)
     snprintf(docs->label, sizeof docs->label, "--document-end %lld",
              (long long)docs->end_id);

@@ -45,6 +45,8 @@ typedef struct pprt_driver_options {
   int64_t document_end;   /* --document-end: documents' last id; -1: none */
   /* --samples-per-step: documents a step; 0: the compiled index's first */
   int64_t samples_per_step;
+  bool split_long_documents; /* --long-documents split; refuse: false */
+  bool long_documents_set;   /* --long-documents was given */
   bool print_params;
   bool print_memory;
   bool check_gradients;

@@ -70,6 +70,10 @@ static void usage(FILE *f, const char *prog) {
       "  --samples-per-step N\n"
       "                     documents a step, over all replicas (default:\n"
       "                     the first step's of the compiled index)\n"
+      "  --long-documents split|refuse\n"
+      "                     documents longer than every shape: refused\n"
+      "                     (default), or cut into pieces the longest\n"
+      "                     shape holds, each a sample\n"
       "  --data A[,B...]    train on arrays indexed by sample, one per data\n"
       "                     argument in argument order (inputs, then\n"
       "                     targets): .npy files or FILE.safetensors:NAME\n"
@@ -196,6 +200,8 @@ static void default_options(pprt_driver_options *o) {
   o->plan_lookahead = -1;
   o->document_end = -1;
   o->samples_per_step = 0;
+  o->split_long_documents = false;
+  o->long_documents_set = false;
   o->token_width = 2;
   o->print_params = false;
   o->print_memory = false;
@@ -288,6 +294,12 @@ static bool parse_token_width(const char *v, int *width) {
   return *width != 0;
 }
 
+static bool parse_long_documents(const char *v, pprt_driver_options *o) {
+  o->split_long_documents = strcmp(v, "split") == 0;
+  o->long_documents_set = true;
+  return o->split_long_documents || strcmp(v, "refuse") == 0;
+}
+
 /* Applies one value option, or says why its value is invalid. */
 static option_status parse_value_option(int argc, char **argv, int *i,
                                         pprt_driver_options *o,
@@ -326,6 +338,7 @@ static option_status parse_value_option(int argc, char **argv, int *i,
   VALUE_OPTION("samples-per-step", "an integer in [1, 1000000]",
                parse_i64(v, &o->samples_per_step) && o->samples_per_step >= 1 &&
                    o->samples_per_step <= 1000000)
+  VALUE_OPTION("long-documents", "split or refuse", parse_long_documents(v, o))
   VALUE_OPTION("data",
                "a comma-separated list of .npy files or "
                "FILE.safetensors:NAME tensors",
