@@ -1119,6 +1119,14 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
   for (int64_t zero : schedule.planZero)
     if (failed(checkZeroLevel(context, options, "--plan-zero", zero)))
       return failure();
+  StringRef gather = options.cpu.zeroGather;
+  if (gather != "stage" && gather != "param")
+    return emitError(getOptionLoc(context, "--zero-gather"))
+           << "--zero-gather must be stage or param, got '" << gather << "'";
+  if (gather == "param" && (!schedule.zero.hasValue() || schedule.zero != 3))
+    return emitError(getOptionLoc(context, "--zero-gather"))
+           << "--zero-gather=param needs --zero 3: it gathers the weights "
+              "ZeRO-3 shards";
   return success();
 }
 

@@ -44,7 +44,7 @@ struct RuntimeFunctions {
       defineBuffer, setIdBound, setIdIgnored, defineSaved, setBufferVariant,
       setMicrobatchVariant, setPlanMicrobatchVariant, setStepPlans, stepPlan,
       setSlices, setPacking;
-  RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
+  RuntimeFunction buffer, paramAcquire, paramRelease, send, recv, groupBegin, groupEnd, accumulate,
       recordLoss, updateState, allReduce, reduceScatter, allGather,
       optimizerStep, actionBegin, actionEnd;
   RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;

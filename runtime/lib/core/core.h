@@ -80,6 +80,9 @@ typedef struct pprt_buffer_desc {
      weights from the stage's gather to its optimizer step); NULL until the
      first gather. */
   void *zero_weights;
+  /* PARAM under ZeRO-3 gathered per param: the stage functions' acquires
+     not yet released; the whole weights go when it drops to 0. */
+  int32_t holds;
   bool gather_pending; /* ZeRO-1: updated block not yet gathered */
   int64_t num_updates;
   /* PARAM with two weight versions: the older one, which the stage
