@@ -1127,6 +1127,12 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
     return emitError(getOptionLoc(context, "--zero-gather"))
            << "--zero-gather=param needs --zero 3: it gathers the weights "
               "ZeRO-3 shards";
+  // Each compute gathers: the replicas must run them in one order.
+  if (gather == "param" && !options.driver.stepPlans.empty())
+    return emitError(getOptionLoc(context, "--step-plans"))
+           << "--zero-gather=param cannot be combined with --step-plans yet: "
+              "the replicas' plans may run their computes, and so gather "
+              "their weights, in different orders";
   return success();
 }
 

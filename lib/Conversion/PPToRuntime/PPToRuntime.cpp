@@ -711,7 +711,8 @@ bool RuntimeProgramBuilder::takeBufferTable(func::FuncOp stage) {
     const Buffer &buffer = slotBuffer(stage, i);
     acquired.push_back(isAcquired(buffer) ? buffer.id : -1);
   }
-  bool takesContext = llvm::any_of(acquired, [](int32_t id) { return id >= 0; });
+  bool takesContext =
+      llvm::any_of(acquired, [](int32_t id) { return id >= 0; });
   Region &body = stage.getBody();
   unsigned first = takesContext ? 2 : 1;
   for (unsigned i = 0; i < first; ++i)
