@@ -1119,16 +1119,13 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
   for (int64_t zero : schedule.planZero)
     if (failed(checkZeroLevel(context, options, "--plan-zero", zero)))
       return failure();
-  StringRef gather = options.cpu.zeroGather;
-  if (gather != "stage" && gather != "param")
-    return emitError(getOptionLoc(context, "--zero-gather"))
-           << "--zero-gather must be stage or param, got '" << gather << "'";
-  if (gather == "param" && (!schedule.zero.hasValue() || schedule.zero != 3))
+  bool gatherParams = options.cpu.zeroGather == ZeroGather::Param;
+  if (gatherParams && (!schedule.zero.hasValue() || schedule.zero != 3))
     return emitError(getOptionLoc(context, "--zero-gather"))
            << "--zero-gather=param needs --zero 3: it gathers the weights "
               "ZeRO-3 shards";
   // Each compute gathers: the replicas must run them in one order.
-  if (gather == "param" && !options.driver.stepPlans.empty())
+  if (gatherParams && !options.driver.stepPlans.empty())
     return emitError(getOptionLoc(context, "--step-plans"))
            << "--zero-gather=param cannot be combined with --step-plans yet: "
               "the replicas' plans may run their computes, and so gather "

@@ -22,8 +22,8 @@ its reads of it) the runs match plain data parallelism as well, and the
 gathered peak of each rank is the most weight bytes one of its stage
 functions holds at once between its pprt_param_acquire and
 pprt_param_release calls (read from the program's LLVM-dialect MLIR),
-less than the stage's whole weights. A contradicting run-time --zero, and --check-gradients, stop the run with
-one line."""
+less than the stage's whole weights. A contradicting run-time --zero, and
+--check-gradients, stop the run with one line."""
 
 import argparse
 import math

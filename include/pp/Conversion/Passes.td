@@ -106,10 +106,16 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"zeroGather", "zero-gather", "std::string", "\"stage\"",
-           "ZeRO-3's unit of gathering: stage (the schedule's pp.all_gather "
-           "gathers a stage's weights for the step) or param (each stage "
-           "function gathers each weight it reads around its reads)">,
+    Option<"zeroGather", "zero-gather", "::mlir::pp::ZeroGather",
+           "::mlir::pp::ZeroGather::Stage",
+           "ZeRO-3's unit of gathering the weights",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::ZeroGather::Stage, "stage",
+                        "the schedule's pp.all_gather gathers a stage's "
+                        "weights for the step"),
+             clEnumValN(::mlir::pp::ZeroGather::Param, "param",
+                        "each stage function gathers each weight it reads "
+                        "around its reads"))}]>,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::func::FuncDialect",

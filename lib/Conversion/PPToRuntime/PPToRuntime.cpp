@@ -1102,12 +1102,7 @@ struct ConvertPPToRuntimePass
       if (failed(checkSlicedFunctions(module, schedule)))
         return signalPassFailure();
     SymbolTable symbols(module);
-    if (zeroGather != "stage" && zeroGather != "param") {
-      module.emitError("zero-gather must be stage or param, got '")
-          << zeroGather << "'";
-      return signalPassFailure();
-    }
-    bool gatherParams = zeroGather == "param";
+    bool gatherParams = zeroGather == ZeroGather::Param;
     for (ScheduleOp schedule : *schedules)
       if (gatherParams && schedule.getZeroStage() != 3) {
         schedule.emitOpError("has zero = ")
