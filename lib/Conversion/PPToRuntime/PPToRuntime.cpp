@@ -166,6 +166,10 @@ private:
   /// it, and releases them right after the last such op.
   void acquireAround(func::FuncOp stage, BlockArgument param, Value context,
                      int32_t id);
+  /// Replaces the uses of `argument` by views of the buffer `emitData`
+  /// emits, one right before each op of `body` that holds a use.
+  void replaceByViews(BlockArgument argument, Region &body,
+                      function_ref<Value()> emitData);
   /// A memref of static `type` on the buffer at `data`.
   Value emitBufferView(Value data, MemRefType type) {
     MemRefDescriptor descriptor =
@@ -727,19 +731,11 @@ bool RuntimeProgramBuilder::takeBufferTable(func::FuncOp stage) {
       continue;
     }
     int32_t tableIndex = entryIndex++;
-    auto type = cast<MemRefType>(argument.getType());
-    DenseMap<Operation *, Value> views; // by the op of the body holding a use
-    for (OpOperand &use : llvm::make_early_inc_range(argument.getUses())) {
-      Operation *holder = body.findAncestorOpInRegion(*use.getOwner());
-      Value &view = views[holder];
-      if (!view) {
-        b.setInsertionPoint(holder);
-        Value entry = LLVM::GEPOp::create(b, loc, ptr, ptr, table,
-                                          ArrayRef<LLVM::GEPArg>{tableIndex});
-        view = emitBufferView(LLVM::LoadOp::create(b, loc, ptr, entry), type);
-      }
-      use.set(view);
-    }
+    replaceByViews(argument, body, [&] {
+      Value entry = LLVM::GEPOp::create(b, loc, ptr, ptr, table,
+                                        ArrayRef<LLVM::GEPArg>{tableIndex});
+      return LLVM::LoadOp::create(b, loc, ptr, entry).getResult();
+    });
   }
   llvm::BitVector erased(count + first, true);
   erased.reset(0, first);
@@ -800,14 +796,19 @@ void RuntimeProgramBuilder::acquireAround(func::FuncOp stage,
       call(fns.paramRelease, {context, i32(id)});
     });
   }
-  auto type = cast<MemRefType>(param.getType());
+  replaceByViews(param, body, [&] { return data; });
+}
+
+void RuntimeProgramBuilder::replaceByViews(BlockArgument argument, Region &body,
+                                           function_ref<Value()> emitData) {
+  auto type = cast<MemRefType>(argument.getType());
   DenseMap<Operation *, Value> views; // by the op of the body holding a use
-  for (OpOperand &use : llvm::make_early_inc_range(param.getUses())) {
+  for (OpOperand &use : llvm::make_early_inc_range(argument.getUses())) {
     Operation *holder = body.findAncestorOpInRegion(*use.getOwner());
     Value &view = views[holder];
     if (!view) {
       b.setInsertionPoint(holder);
-      view = emitBufferView(data, type);
+      view = emitBufferView(emitData(), type);
     }
     use.set(view);
   }
