@@ -18,7 +18,8 @@ stage x 2 replicas with every layer widened from 32 to 33 (odd buffer
 lengths, padded blocks) also trains bit-equal and holds exactly
 4 ceil(n / 2) and 4 (n - ceil(n / 2)) weight bytes per buffer of n values.
 With --zero-gather=param (each stage function gathers each weight around
-its reads of it) the runs match plain data parallelism as well, and the
+its reads of it) the runs match plain data parallelism as well (with
+--tensor-parallel T too), and without tensor parallelism the
 gathered peak of each rank is the most weight bytes one of its stage
 functions holds at once between its pprt_param_acquire and
 pprt_param_release calls (read from the program's LLVM-dialect MLIR),
@@ -262,13 +263,15 @@ def main():
         tp = args.tensor_parallel
         case = Case(args, workdir, args.model, 2,
                     "2x2" if tp == 1 else f"T{tp}x2x2", tp,
-                    gather_params=tp == 1)
+                    gather_params=True)
         for optimizer in (["--optimizer", "sgd", "--lr", args.sgd_lr],
                           ["--optimizer", "adam", "--lr", "0.01"]):
             plain, zero, w_plain = check_training(case, optimizer)
             check_memory(case, optimizer[1], plain, zero, None)
             if tp == 1:
                 check_param_gathers(case, optimizer, zero)
+            else:
+                check_training(case, optimizer, "param")
             if optimizer[1] == "adam":
                 check_checkpoint(case, optimizer, w_plain)
         # Each process plays 2 replicas in turn: the first pass gathers,
@@ -276,8 +279,7 @@ def main():
         sgd = ["--optimizer", "sgd", "--lr", args.sgd_lr,
                "--sequential-replicas", "2"]
         check_training(case, sgd)
-        if tp == 1:
-            check_training(case, sgd, "param")
+        check_training(case, sgd, "param")
         if tp == 1:
             check_refusals(case)
         if args.closed_form:
