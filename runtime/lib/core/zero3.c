@@ -120,7 +120,7 @@ static pprt_buffer_desc *lookup_param(pprt_context *ctx, int32_t id,
 void *pprt_param_acquire(pprt_context *ctx, int32_t id) {
   pprt_core_enter(ctx);
   pprt_buffer_desc *p = lookup_param(ctx, id, "pprt_param_acquire");
-  if (pprt_zero_weights_sharded(ctx) && p->holds++ == 0) {
+  if (p->holds++ == 0 && pprt_zero_weights_sharded(ctx)) {
     if (!p->zero_weights)
       keep_first_block(ctx, p, id);
     else if (!p->slots[0].data) {
@@ -136,15 +136,13 @@ void *pprt_param_acquire(pprt_context *ctx, int32_t id) {
 void pprt_param_release(pprt_context *ctx, int32_t id) {
   pprt_core_enter(ctx);
   pprt_buffer_desc *p = lookup_param(ctx, id, "pprt_param_release");
-  if (pprt_zero_weights_sharded(ctx)) {
-    if (p->holds <= 0)
-      pprt_fatal(ctx,
-                 "pprt_param_release of param %d (stage %d), which no "
-                 "pprt_param_acquire holds",
-                 p->index, p->stage);
-    if (--p->holds == 0 && p->slots[0].data)
-      release_whole(ctx, p, id);
-  }
+  if (p->holds <= 0)
+    pprt_fatal(ctx,
+               "pprt_param_release of param %d (stage %d), which no "
+               "pprt_param_acquire holds",
+               p->index, p->stage);
+  if (--p->holds == 0 && pprt_zero_weights_sharded(ctx) && p->slots[0].data)
+    release_whole(ctx, p, id);
   pprt_core_leave(ctx);
 }
 
