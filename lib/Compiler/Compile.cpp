@@ -1119,6 +1119,17 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
   for (int64_t zero : schedule.planZero)
     if (failed(checkZeroLevel(context, options, "--plan-zero", zero)))
       return failure();
+  bool gatherParams = options.cpu.zeroGather == ZeroGather::Param;
+  if (gatherParams && (!schedule.zero.hasValue() || schedule.zero != 3))
+    return emitError(getOptionLoc(context, "--zero-gather"))
+           << "--zero-gather=param needs --zero 3: it gathers the weights "
+              "ZeRO-3 shards";
+  // Each compute gathers: the replicas must run them in one order.
+  if (gatherParams && !options.driver.stepPlans.empty())
+    return emitError(getOptionLoc(context, "--step-plans"))
+           << "--zero-gather=param cannot be combined with --step-plans yet: "
+              "the replicas' plans may run their computes, and so gather "
+              "their weights, in different orders";
   return success();
 }
 

@@ -98,7 +98,7 @@ void pp::buildMemRefPhase(OpPassManager &pm,
     parallelize.minWork = options.parallelMinWork;
     pm.addPass(createPPParallelizeLoopNests(parallelize));
   }
-  pm.addPass(createConvertPPToRuntime());
+  pm.addPass(forwardOptions(options, createConvertPPToRuntime()));
   pm.addPass(createPPDropUnusedStageFunctions());
   pm.addPass(createSymbolDCEPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

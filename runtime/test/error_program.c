@@ -10,7 +10,9 @@
    cannot fill), "id" (unknown buffer), "mb" (micro-batch out of range),
    "tag" (buffer id too large for a message tag), "offset" (a next-step
    action with one weight version), "offsetloss" (a loss recorded by a
-   next-step action). The last six happen on pipeline rank 1 only, while rank 0
+   next-step action), "acquire" (pprt_param_acquire of a buffer that is no
+   param), "release" (pprt_param_release of a param no acquire holds). The
+   last eight happen on pipeline rank 1 only, while rank 0
    waits in pprt_recv. Without a bug, rank 1 also sends an i64 and an f16
    buffer, which rank 0 checks: buffers of every type travel by their element
    size. */
@@ -86,5 +88,12 @@ void pp_run_step(pprt_context *ctx, int32_t rank) {
     pprt_record_loss(ctx, LOSS_ID, 0);
   if (is_case("tag"))
     pprt_send(ctx, BIG_ID, 1, 0, 0, PPRT_GRADIENT);
+  if (is_case("acquire"))
+    pprt_param_acquire(ctx, BIG_ID);
+  if (is_case("release")) {
+    pprt_param_acquire(ctx, PARAM_ID);
+    pprt_param_release(ctx, PARAM_ID);
+    pprt_param_release(ctx, PARAM_ID);
+  }
   pprt_send(ctx, 0, 0, 0, 0, PPRT_GRADIENT);
 }

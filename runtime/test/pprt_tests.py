@@ -669,6 +669,10 @@ def test_errors(args):
                   "later step",
         "offsetloss": "pprt: rank 1: pipeline rank 1: stage 1 micro-batch 0 "
                       "records a loss in the previous step's call",
+        "acquire": "pprt: rank 1: pprt_param_acquire: buffer 131072 is not "
+                   "a param",
+        "release": "pprt: rank 1: pprt_param_release of param 0 (stage 1), "
+                   "which no pprt_param_acquire holds",
     }
     for case, message in cases.items():
         proc = mpirun(args, 2, args.error, "--steps", "2",

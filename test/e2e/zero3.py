@@ -17,8 +17,14 @@ the model as 1
 stage x 2 replicas with every layer widened from 32 to 33 (odd buffer
 lengths, padded blocks) also trains bit-equal and holds exactly
 4 ceil(n / 2) and 4 (n - ceil(n / 2)) weight bytes per buffer of n values.
-A contradicting run-time --zero, and --check-gradients, stop the run with
-one line."""
+With --zero-gather=param (each stage function gathers each weight around
+its reads of it) the runs match plain data parallelism as well (with
+--tensor-parallel T too), and without tensor parallelism the
+gathered peak of each rank is the most weight bytes one of its stage
+functions holds at once between its pprt_param_acquire and
+pprt_param_release calls (read from the program's LLVM-dialect MLIR),
+less than the stage's whole weights. A contradicting run-time --zero, and
+--check-gradients, stop the run with one line."""
 
 import argparse
 import math
@@ -34,7 +40,8 @@ STEPS = 6
 
 
 class Case:
-    def __init__(self, args, workdir, model, stages, label, tp=1):
+    def __init__(self, args, workdir, model, stages, label, tp=1,
+                 gather_params=False):
         self.args, self.workdir, self.label = args, workdir, label
         self.tp = tp
         self.procs = stages * REPLICAS * tp
@@ -51,6 +58,17 @@ class Case:
         self.schedule = self.path("zero3.mlir")
         run([args.pp_compile] + common +
             ["--zero", "3", "--emit", "schedule", "-o", self.schedule])
+        if gather_params:
+            self.compile_param_gathers(common)
+
+    def compile_param_gathers(self, common):
+        """ZeRO-3 gathered per param, as the key "param"."""
+        args = self.args
+        param = common + ["--zero", "3", "--zero-gather=param"]
+        self.exes["param"] = self.path("param")
+        run([args.pp_compile] + param + ["-o", self.exes["param"]])
+        self.param_mlir = run([args.pp_compile] + param +
+                              ["--emit", "mlir", "-o", "-"]).stdout
 
     def path(self, name):
         return os.path.join(self.workdir, f"{self.label}-{name}")
@@ -74,10 +92,11 @@ class Case:
             return ckpt, f.read()
 
 
-def check_training(case, optimizer):
-    tag = " ".join([case.label, optimizer[1]] + optimizer[4:])
+def check_training(case, optimizer, zero_exe=3):
+    tag = " ".join([case.label, optimizer[1]] + optimizer[4:] +
+                   ([f"gathered per {zero_exe}"] if zero_exe != 3 else []))
     plain, w_plain = case.train(0, "plain", optimizer)
-    zero, w_zero = case.train(3, "zero3", optimizer)
+    zero, w_zero = case.train(zero_exe, f"zero{zero_exe}", optimizer)
     if losses(plain) != losses(zero) or len(losses(plain)) != STEPS:
         sys.exit(f"{tag}: the losses differ\nplain:\n{plain}\nzero:\n{zero}")
     if w_plain != w_zero:
@@ -124,6 +143,67 @@ def check_memory(case, optimizer, plain, zero, sizes):
     print(f"{tag}: (weights, gradients, optimizer, gathered) bytes per rank "
           f"{[mem_zero[r] for r in range(case.procs)]} (pp-simulate agrees "
           f"on replica 0)")
+
+
+def constants(body):
+    return dict(re.findall(r"(%\d+) = llvm\.mlir\.constant\((-?\d+) : i32\)",
+                           body))
+
+
+def call_args(body, callee):
+    """The operands of each call of `callee` in `body`, in order."""
+    return [args.split(", ") for args in
+            re.findall(rf"llvm\.call @{callee}\(([^)]*)\)", body)]
+
+
+def param_gather_peaks(mlir):
+    """{stage: bytes}: the most weight bytes one stage function of the
+    stage holds at once between its pprt_param_acquire and
+    pprt_param_release calls (the params' stages and f32 shapes from
+    pp_define_program's pprt_define_buffer calls)."""
+    funcs = dict(re.findall(r"llvm\.func @(\w+)\([^\n]*\{\n(.*?)\n  \}\n",
+                            mlir, re.S))
+    define = funcs["pp_define_program"]
+    value = constants(define)
+    dims = dict(re.findall(r"(%\d+) = llvm\.mlir\.addressof @pp_dims_(\w+)",
+                           define))
+    params = {}  # buffer id: (stage, bytes)
+    for args in call_args(define, "pprt_define_buffer"):
+        buffer, kind, stage = (int(value[a]) for a in args[1:4])
+        if kind == 0:
+            shape = [int(d) for d in dims[args[7]].split("_")]
+            params[buffer] = (stage, 4 * math.prod(shape))
+    peaks = {}
+    for body in funcs.values():
+        value, held, peak = constants(body), set(), 0
+        for call, ctx, arg in re.findall(
+                r"llvm\.call @pprt_param_(acquire|release)\((%\w+), (%\w+)\)",
+                body):
+            (held.add if call == "acquire" else held.remove)(int(value[arg]))
+            peak = max(peak, sum(params[b][1] for b in held))
+            stage = params[int(value[arg])][0]
+            peaks[stage] = max(peaks.get(stage, 0), peak)
+    return peaks
+
+
+def check_param_gathers(case, optimizer, zero):
+    """Gathered per param: the blocks, gradients and optimizer state of the
+    stage gathers, and the closed form's gathered peak."""
+    tag = f"{case.label} {optimizer[1]} gathered per param"
+    _, param, _ = check_training(case, optimizer, "param")
+    mem_stage, mem_param = memory(zero, True), memory(param, True)
+    ranks = case.procs // REPLICAS
+    peaks = param_gather_peaks(case.param_mlir)
+    for world, got in mem_param.items():
+        whole = mem_stage[world][3]
+        want = peaks[world % ranks]
+        if got[:3] != mem_stage[world][:3] or got[3] != want or want >= whole:
+            sys.exit(f"{tag}: rank {world} holds {got}, gathering per stage "
+                     f"{mem_stage[world]}; expected a gathered peak of "
+                     f"{want} bytes, below the stage's {whole}")
+    print(f"{tag}: gathered peak per rank "
+          f"{[mem_param[r][3] for r in range(case.procs)]} bytes, the "
+          f"stage's whole weights {[mem_stage[r][3] for r in range(ranks)]}")
 
 
 def check_checkpoint(case, optimizer, w_plain):
@@ -182,11 +262,16 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         tp = args.tensor_parallel
         case = Case(args, workdir, args.model, 2,
-                    "2x2" if tp == 1 else f"T{tp}x2x2", tp)
+                    "2x2" if tp == 1 else f"T{tp}x2x2", tp,
+                    gather_params=True)
         for optimizer in (["--optimizer", "sgd", "--lr", args.sgd_lr],
                           ["--optimizer", "adam", "--lr", "0.01"]):
             plain, zero, w_plain = check_training(case, optimizer)
             check_memory(case, optimizer[1], plain, zero, None)
+            if tp == 1:
+                check_param_gathers(case, optimizer, zero)
+            else:
+                check_training(case, optimizer, "param")
             if optimizer[1] == "adam":
                 check_checkpoint(case, optimizer, w_plain)
         # Each process plays 2 replicas in turn: the first pass gathers,
@@ -194,6 +279,7 @@ def main():
         sgd = ["--optimizer", "sgd", "--lr", args.sgd_lr,
                "--sequential-replicas", "2"]
         check_training(case, sgd)
+        check_training(case, sgd, "param")
         if tp == 1:
             check_refusals(case)
         if args.closed_form:

@@ -238,6 +238,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   row("ranks", "ranks", schedule.numRanks);
   row("data-parallel", "replicas", schedule.numReplicas);
   row("zero", "zero", schedule.zero);
+  row("zero-gather", "zero_gather", cpu.zeroGather);
   row("tensor-parallel", "tensor_parallel", schedule.tensorParallel);
   row("vocabulary-parallel", "vocabulary_parallel",
       schedule.vocabularyParallel);

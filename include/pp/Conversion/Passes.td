@@ -82,7 +82,41 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
       ... // the op that reads %w
     }
     ```
+
+    With `zero-gather=param` (a schedule with `zero = 3`, ZeRO-3 gathered
+    per param instead of per stage) the stage functions gather each weight
+    themselves: a stage function that reads params takes the runtime
+    context before its table, which holds its other buffers only, and calls
+    `pprt_param_acquire(ctx, id)` (the whole weights, gathered from the
+    replicas' blocks) right before the first op of its body that uses the
+    param or a value derived from it (a view, a pointer taken from it), and
+    `pprt_param_release(ctx, id)` right after the last such op; in a body of
+    several blocks, at its entry and before each return. The schedule's
+    `pp.all_gather` actions then emit nothing. A stage function that
+    another function also calls acquires its params in its action
+    function, around the call.
+
+    ```mlir
+    func.func @train_step_s0_forward(%ctx: !llvm.ptr, %table: !llvm.ptr) {
+      %p = func.call @pprt_param_acquire(%ctx, %c0) : (!llvm.ptr, i32) -> !llvm.ptr
+      ... // the ops that read the param through views of %p
+      func.call @pprt_param_release(%ctx, %c0) : (!llvm.ptr, i32) -> ()
+      ... // the ops that read none
+    }
+    ```
   }];
+  let options = [
+    Option<"zeroGather", "zero-gather", "::mlir::pp::ZeroGather",
+           "::mlir::pp::ZeroGather::Stage",
+           "ZeRO-3's unit of gathering the weights",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::ZeroGather::Stage, "stage",
+                        "the schedule's pp.all_gather gathers a stage's "
+                        "weights for the step"),
+             clEnumValN(::mlir::pp::ZeroGather::Param, "param",
+                        "each stage function gathers each weight it reads "
+                        "around its reads"))}]>,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",

@@ -44,9 +44,9 @@ struct RuntimeFunctions {
       defineBuffer, setIdBound, setIdIgnored, defineSaved, setBufferVariant,
       setMicrobatchVariant, setPlanMicrobatchVariant, setStepPlans, stepPlan,
       setSlices, setPacking;
-  RuntimeFunction buffer, send, recv, groupBegin, groupEnd, accumulate,
-      recordLoss, updateState, allReduce, reduceScatter, allGather,
-      optimizerStep, actionBegin, actionEnd;
+  RuntimeFunction buffer, paramAcquire, paramRelease, send, recv, groupBegin,
+      groupEnd, accumulate, recordLoss, updateState, allReduce, reduceScatter,
+      allGather, optimizerStep, actionBegin, actionEnd;
   RuntimeFunction stepIsFirst, stepIsLast, setStepOffset;
   // The library GEMM of marked contractions (convert-gemm-to-runtime).
   RuntimeFunction gemm;

@@ -235,6 +235,18 @@ struct LowerToCPUPipelineOptions
       *this, "max-stack-bytes",
       llvm::cl::desc("Temporaries up to this size go to the stack"),
       llvm::cl::init(4096)};
+  PassOptions::Option<ZeroGather> zeroGather{
+      *this, "zero-gather",
+      llvm::cl::desc("ZeRO-3's unit of gathering the weights (default "
+                     "stage)"),
+      llvm::cl::init(ZeroGather::Stage),
+      llvm::cl::values(
+          clEnumValN(ZeroGather::Stage, "stage",
+                     "a stage's weights once per step, held until its "
+                     "optimizer step"),
+          clEnumValN(ZeroGather::Param, "param",
+                     "each weight around each stage function's reads of "
+                     "it"))};
   PassOptions::Option<bool> gathers{
       *this, "gathers",
       llvm::cl::desc("Compute one-hot sums (embedding lookups, cross-entropy "

@@ -97,9 +97,9 @@ static int64_t getSplitDim(func::FuncOp func, unsigned i) {
 class RuntimeProgramBuilder {
 public:
   RuntimeProgramBuilder(ModuleOp module, ArrayRef<ScheduleOp> schedules,
-                        SymbolTable &symbols)
+                        SymbolTable &symbols, bool gatherParams)
       : module(module), schedules(schedules), schedule(schedules.front()),
-        symbols(symbols), b(module.getContext()),
+        symbols(symbols), gatherParams(gatherParams), b(module.getContext()),
         converter(module.getContext()), fns(module.getContext()) {}
 
   LogicalResult build();
@@ -110,6 +110,11 @@ private:
   LogicalResult checkSchedule();
   LogicalResult collectArgument(func::FuncOp func, unsigned i, int64_t stage);
   const Buffer &slotBuffer(func::FuncOp func, unsigned i);
+  /// Whether the stage functions acquire `buffer` themselves: a param
+  /// under ZeRO-3 gathered per param.
+  bool isAcquired(const Buffer &buffer) const {
+    return gatherParams && buffer.slot.kind == SlotKind::Param;
+  }
   Value i32(int64_t value) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
   }
@@ -152,7 +157,19 @@ private:
   /// body that holds it. A call with one argument per buffer, thousands in
   /// a deep model, with every pointer live from its lookup to the call, is
   /// what LLVM's code generation is slowest on (worse than linear).
-  void takeBufferTable(func::FuncOp stage);
+  /// Params it acquires itself (isAcquired) are not in the table; it then
+  /// takes the runtime context first. Returns whether it does.
+  bool takeBufferTable(func::FuncOp stage);
+  /// Replaces the uses of param argument `param` (buffer `id`) of `stage`
+  /// by views of the whole weights that `pprt_param_acquire` returns right
+  /// before the first op of the body reading it or a value derived from
+  /// it, and releases them right after the last such op.
+  void acquireAround(func::FuncOp stage, BlockArgument param, Value context,
+                     int32_t id);
+  /// Replaces the uses of `argument` by views of the buffer `emitData`
+  /// emits, one right before each op of `body` that holds a use.
+  void replaceByViews(BlockArgument argument, Region &body,
+                      function_ref<Value()> emitData);
   /// A memref of static `type` on the buffer at `data`.
   Value emitBufferView(Value data, MemRefType type) {
     MemRefDescriptor descriptor =
@@ -171,6 +188,7 @@ private:
   /// Whether the schedules are step plans, chosen per step by the runtime.
   bool isPlanned() const { return module->hasAttr(kStepPlansAttr); }
   SymbolTable &symbols;
+  bool gatherParams;
   OpBuilder b;
   LLVMTypeConverter converter;
   RuntimeFunctions fns;
@@ -572,8 +590,10 @@ func::FuncOp RuntimeProgramBuilder::getActionFunction(func::FuncOp callee) {
   SmallVector<std::pair<int32_t, int32_t>> stateUpdates;
   for (unsigned i = 0; i < callee.getNumArguments(); ++i) {
     const Buffer &buffer = slotBuffer(callee, i);
-    ids.push_back(buffer.id);
-    back.push_back(getUnitsBack(callee, i));
+    if (!isAcquired(buffer)) {
+      ids.push_back(buffer.id);
+      back.push_back(getUnitsBack(callee, i));
+    }
     if (buffer.slot.kind == SlotKind::ParamGrad)
       accumulations.push_back(
           {gradientSums.find(buffer.slot.index)->second.id, buffer.id});
@@ -587,19 +607,32 @@ func::FuncOp RuntimeProgramBuilder::getActionFunction(func::FuncOp callee) {
            buffer.id});
   }
   if (calledElsewhere.contains(callee)) {
-    // Its other callers pass memrefs: a lookup per argument.
+    // Its other callers pass memrefs: a lookup per argument, and the
+    // params it reads held around the call.
     SmallVector<Value> operands;
-    for (auto [id, units, type] :
-         llvm::zip(ids, back, callee.getArgumentTypes())) {
+    SmallVector<int32_t> acquired;
+    for (unsigned i = 0; i < callee.getNumArguments(); ++i) {
+      const Buffer &buffer = slotBuffer(callee, i);
+      if (isAcquired(buffer)) {
+        acquired.push_back(buffer.id);
+        operands.push_back(emitBufferView(
+            call(fns.paramAcquire, {ctx, i32(buffer.id)}), buffer.type));
+        continue;
+      }
+      int32_t units = getUnitsBack(callee, i);
       Value unit = units ? arith::SubIOp::create(b, loc, mb, i32(units)) : mb;
-      operands.push_back(emitBufferView(call(fns.buffer, {ctx, i32(id), unit}),
-                                        cast<MemRefType>(type)));
+      operands.push_back(emitBufferView(
+          call(fns.buffer, {ctx, i32(buffer.id), unit}), buffer.type));
     }
     func::CallOp::create(b, loc, callee, operands);
+    for (int32_t id : acquired)
+      call(fns.paramRelease, {ctx, i32(id)});
   } else {
     Value table = emitBufferTable(action, ids, back, mb);
-    takeBufferTable(callee);
-    func::CallOp::create(b, loc, callee, table);
+    if (takeBufferTable(callee))
+      func::CallOp::create(b, loc, callee, ValueRange{ctx, table});
+    else
+      func::CallOp::create(b, loc, callee, table);
   }
   for (auto [state, update] : stateUpdates)
     call(fns.updateState, {ctx, i32(state), i32(update), mb});
@@ -671,35 +704,114 @@ Value RuntimeProgramBuilder::emitBufferTable(func::FuncOp action,
   return table;
 }
 
-void RuntimeProgramBuilder::takeBufferTable(func::FuncOp stage) {
+bool RuntimeProgramBuilder::takeBufferTable(func::FuncOp stage) {
   OpBuilder::InsertionGuard guard(b);
   llvm::SaveAndRestore<Location> savedLoc(loc, stage.getLoc());
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   unsigned count = stage.getNumArguments();
-  Region &body = stage.getBody();
-  if (failed(stage.insertArgument(0u, ptr, {}, loc)))
-    llvm_unreachable("a stage function takes any argument");
-  Value table = stage.getArgument(0);
+  // The buffer ids of the params it acquires, -1 for the table's entries.
+  SmallVector<int32_t> acquired;
   for (unsigned i = 0; i < count; ++i) {
-    BlockArgument argument = stage.getArgument(i + 1);
-    auto type = cast<MemRefType>(argument.getType());
-    DenseMap<Operation *, Value> views; // by the op of the body holding a use
-    for (OpOperand &use : llvm::make_early_inc_range(argument.getUses())) {
-      Operation *holder = body.findAncestorOpInRegion(*use.getOwner());
-      Value &view = views[holder];
-      if (!view) {
-        b.setInsertionPoint(holder);
-        Value entry = LLVM::GEPOp::create(b, loc, ptr, ptr, table,
-                                          ArrayRef<LLVM::GEPArg>{int32_t(i)});
-        view = emitBufferView(LLVM::LoadOp::create(b, loc, ptr, entry), type);
-      }
-      use.set(view);
-    }
+    const Buffer &buffer = slotBuffer(stage, i);
+    acquired.push_back(isAcquired(buffer) ? buffer.id : -1);
   }
-  llvm::BitVector erased(count + 1, true);
-  erased.reset(0);
+  bool takesContext =
+      llvm::any_of(acquired, [](int32_t id) { return id >= 0; });
+  Region &body = stage.getBody();
+  unsigned first = takesContext ? 2 : 1;
+  for (unsigned i = 0; i < first; ++i)
+    if (failed(stage.insertArgument(0u, ptr, {}, loc)))
+      llvm_unreachable("a stage function takes any argument");
+  Value table = stage.getArgument(first - 1);
+  int32_t entryIndex = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    BlockArgument argument = stage.getArgument(i + first);
+    if (acquired[i] >= 0) {
+      acquireAround(stage, argument, stage.getArgument(0), acquired[i]);
+      continue;
+    }
+    int32_t tableIndex = entryIndex++;
+    replaceByViews(argument, body, [&] {
+      Value entry = LLVM::GEPOp::create(b, loc, ptr, ptr, table,
+                                        ArrayRef<LLVM::GEPArg>{tableIndex});
+      return LLVM::LoadOp::create(b, loc, ptr, entry).getResult();
+    });
+  }
+  llvm::BitVector erased(count + first, true);
+  erased.reset(0, first);
   if (failed(stage.eraseArguments(erased)))
     llvm_unreachable("a stage function's arguments can go");
+  return takesContext;
+}
+
+/// Whether a value of `type` may refer to memory: a memref, a pointer, or
+/// an address as an integer (what convert-gemm-to-runtime passes).
+static bool mayAddress(Type type) {
+  return isa<BaseMemRefType, LLVM::LLVMPointerType, IndexType, IntegerType>(
+      type);
+}
+
+/// The ops at the top of `body` that use `value` or what such an op
+/// computes from it (a view, a pointer or an address taken from it), which
+/// may read the memory `value` refers to.
+static SetVector<Operation *> getReaders(Value value, Region &body) {
+  SetVector<Operation *> readers;
+  SmallVector<Value> worklist = {value};
+  DenseSet<Value> seen = {value};
+  while (!worklist.empty()) {
+    Value derived = worklist.pop_back_val();
+    for (Operation *user : derived.getUsers()) {
+      Operation *holder = body.findAncestorOpInRegion(*user);
+      if (!readers.insert(holder))
+        continue;
+      for (Value result : holder->getResults())
+        if (mayAddress(result.getType()) && seen.insert(result).second)
+          worklist.push_back(result);
+    }
+  }
+  return readers;
+}
+
+void RuntimeProgramBuilder::acquireAround(func::FuncOp stage,
+                                          BlockArgument param, Value context,
+                                          int32_t id) {
+  Region &body = stage.getBody();
+  SetVector<Operation *> readers = getReaders(param, body);
+  if (readers.empty())
+    return;
+  Value data;
+  if (body.hasOneBlock()) {
+    auto before = [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    };
+    b.setInsertionPoint(*llvm::min_element(readers, before));
+    data = call(fns.paramAcquire, {context, i32(id)});
+    b.setInsertionPointAfter(*llvm::max_element(readers, before));
+    call(fns.paramRelease, {context, i32(id)});
+  } else {
+    b.setInsertionPointToStart(&body.front());
+    data = call(fns.paramAcquire, {context, i32(id)});
+    stage.walk([&](func::ReturnOp ret) {
+      b.setInsertionPoint(ret);
+      call(fns.paramRelease, {context, i32(id)});
+    });
+  }
+  replaceByViews(param, body, [&] { return data; });
+}
+
+void RuntimeProgramBuilder::replaceByViews(BlockArgument argument, Region &body,
+                                           function_ref<Value()> emitData) {
+  auto type = cast<MemRefType>(argument.getType());
+  DenseMap<Operation *, Value> views; // by the op of the body holding a use
+  for (OpOperand &use : llvm::make_early_inc_range(argument.getUses())) {
+    Operation *holder = body.findAncestorOpInRegion(*use.getOwner());
+    Value &view = views[holder];
+    if (!view) {
+      b.setInsertionPoint(holder);
+      view = emitBufferView(emitData(), type);
+    }
+    use.set(view);
+  }
 }
 
 void RuntimeProgramBuilder::emitCompute(ComputeOp op) {
@@ -810,7 +922,9 @@ void RuntimeProgramBuilder::emitAction(Operation &action) {
         call(fns.reduceScatter, {ctx, i32(op.getStage())});
       })
       .Case<AllGatherOp>([&](AllGatherOp op) {
-        call(fns.allGather, {ctx, i32(op.getStage())});
+        // Gathered per param, the stage functions gather the weights.
+        if (!gatherParams)
+          call(fns.allGather, {ctx, i32(op.getStage())});
       })
       .Case<OptimizerStepOp>([&](OptimizerStepOp op) {
         call(fns.optimizerStep, {ctx, i32(op.getStage())});
@@ -977,6 +1091,7 @@ static LogicalResult checkSlicedFunctions(ModuleOp module,
 namespace {
 struct ConvertPPToRuntimePass
     : pp::impl::ConvertPPToRuntimeBase<ConvertPPToRuntimePass> {
+  using ConvertPPToRuntimeBase::ConvertPPToRuntimeBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<SmallVector<ScheduleOp>> schedules = getSchedules(module);
@@ -988,7 +1103,17 @@ struct ConvertPPToRuntimePass
       if (failed(checkSlicedFunctions(module, schedule)))
         return signalPassFailure();
     SymbolTable symbols(module);
-    if (failed(RuntimeProgramBuilder(module, *schedules, symbols).build()))
+    bool gatherParams = zeroGather == ZeroGather::Param;
+    for (ScheduleOp schedule : *schedules)
+      if (gatherParams && schedule.getZeroStage() != 3) {
+        schedule.emitOpError("has zero = ")
+            << schedule.getZeroStage()
+            << "; zero-gather=param gathers the weights ZeRO-3 shards, so "
+               "it needs zero = 3";
+        return signalPassFailure();
+      }
+    if (failed(RuntimeProgramBuilder(module, *schedules, symbols, gatherParams)
+                   .build()))
       return signalPassFailure();
     for (ScheduleOp schedule : *schedules)
       symbols.erase(schedule);

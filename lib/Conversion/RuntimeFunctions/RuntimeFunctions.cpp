@@ -39,6 +39,8 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   stepPlan = fn("pprt_step_plan", {ptr}, {i32});
   setSlices = fn("pprt_set_slices", {ptr, i32});
   buffer = fn("pprt_buffer", {ptr, i32, i32}, {ptr});
+  paramAcquire = fn("pprt_param_acquire", {ptr, i32}, {ptr});
+  paramRelease = fn("pprt_param_release", {ptr, i32});
   send = fn("pprt_send", {ptr, i32, i32, i32, i32, i32});
   recv = fn("pprt_recv", {ptr, i32, i32, i32, i32, i32});
   groupBegin = fn("pprt_group_begin", {ptr});

@@ -221,6 +221,18 @@ void pprt_define_saved(pprt_context *ctx, int32_t id, int32_t stage,
    backend: host memory on the CPU backend), allocating it on first use. */
 void *pprt_buffer(pprt_context *ctx, int32_t id, int32_t mb);
 
+/* ZeRO-3 gathering per param (pp-compile --zero-gather=param): the stage
+   functions call these around their reads of PARAM `id` instead of
+   pprt_buffer. pprt_param_acquire returns the whole weights, gathering
+   them from the replicas' blocks unless they are held already (the first
+   time, the whole weights are the initial ones and the replica keeps its
+   block of them); pprt_param_release, after the function's last read,
+   frees them once every acquire is released. Collective over the
+   replicas, which acquire in the same order. Without ZeRO-3 they are
+   pprt_buffer and nothing. */
+void *pprt_param_acquire(pprt_context *ctx, int32_t id);
+void pprt_param_release(pprt_context *ctx, int32_t id);
+
 /* Starts sending slot (id, mb) to pipeline rank `peer` and returns at once.
    `stage` is the stage that consumes the value and `kind` a
    pprt_transfer_kind; both only feed diagnostics.

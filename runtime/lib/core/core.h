@@ -81,6 +81,9 @@ typedef struct pprt_buffer_desc {
      weights from the stage's gather to its optimizer step); NULL until the
      first gather. */
   void *zero_weights;
+  /* PARAM: the stage functions' pprt_param_acquire calls not yet
+     released; under ZeRO-3 the whole weights go when it drops to 0. */
+  int32_t holds;
   bool gather_pending; /* ZeRO-1: updated block not yet gathered */
   int64_t num_updates;
   /* PARAM with two weight versions: the older one, which the stage

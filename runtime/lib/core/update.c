@@ -196,8 +196,13 @@ static void update_param(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
     pprt_fatal(ctx, "param %d and its gradient %d differ in size", pid, gid);
   pprt_require_f32(ctx, p, pid, "the optimizer");
   pprt_require_f32(ctx, g, gid, "the optimizer");
-  void *w = pprt_slot_data(ctx, p, pid, 0);
-  pprt_wait_slot_sends(ctx, pid, 0);
+  /* ZeRO-3 updates the replica's block: gathered per param, the whole
+     weights are gone by now. */
+  void *w = NULL;
+  if (!pprt_zero_weights_sharded(ctx)) {
+    w = pprt_slot_data(ctx, p, pid, 0);
+    pprt_wait_slot_sends(ctx, pid, 0);
+  }
   const void *dw = pprt_slot_data(ctx, g, gid, 0);
   ++p->num_updates;
   if (pprt_zero_sharded(ctx))

@@ -2,7 +2,9 @@
    steps each replica keeps only its block of every weight buffer (the
    blocks of ZeRO-1, core/zero.c); the schedule's pprt_all_gather of a stage,
    before its first compute, gathers the whole weights into a buffer the
-   stage's optimizer step frees again after updating the block. */
+   stage's optimizer step frees again after updating the block. Gathered
+   per param, the stage functions acquire each weight before their first
+   read of it and release it after their last. */
 #include "core/core.h"
 
 bool pprt_zero_weights_sharded(const pprt_context *ctx) {
@@ -56,6 +58,24 @@ static int32_t start_gather(pprt_context *ctx, pprt_buffer_desc *p) {
                                       ctx->num_replicas);
 }
 
+static void wait_gather(pprt_context *ctx, pprt_buffer_desc *p) {
+  pprt_transport *t = ctx->transport;
+  if (!t->ops->wait_for(t, p->gather_handle, ctx->opts.timeout_s))
+    pprt_fatal_silent(ctx, PPRT_EVERYONE,
+                      "the all-gather of param %d's weights (stage %d) "
+                      "over %d replicas",
+                      p->index, p->stage, ctx->num_replicas);
+  p->gather_handle = -1;
+}
+
+/* Frees param `p`'s whole weights, keeping the replica's block. */
+static void release_whole(pprt_context *ctx, pprt_buffer_desc *p, int32_t id) {
+  pprt_wait_slot_sends(ctx, id, 0);
+  ctx->backend->ops->free(ctx->backend, p->slots[0].data);
+  p->slots[0].data = NULL;
+  ctx->gathered_weight_bytes -= p->bytes;
+}
+
 void pprt_zero_gather_weights(pprt_context *ctx, int32_t stage) {
   if (!pprt_zero_weights_sharded(ctx))
     return;
@@ -72,33 +92,58 @@ void pprt_zero_gather_weights(pprt_context *ctx, int32_t stage) {
     else if (stage >= 0)
       keep_first_block(ctx, p, id);
   }
-  pprt_transport *t = ctx->transport;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *p = &ctx->buffers[id];
-    if (!is_stage_param(p, stage) || p->gather_handle < 0)
-      continue;
-    if (!t->ops->wait_for(t, p->gather_handle, ctx->opts.timeout_s))
-      pprt_fatal_silent(ctx, PPRT_EVERYONE,
-                        "the all-gather of param %d's weights (stage %d) "
-                        "over %d replicas",
-                        p->index, p->stage, ctx->num_replicas);
-    p->gather_handle = -1;
+    if (is_stage_param(p, stage) && p->gather_handle >= 0)
+      wait_gather(ctx, p);
   }
 }
 
 void pprt_zero_release_weights(pprt_context *ctx, int32_t stage) {
   if (!pprt_zero_weights_sharded(ctx))
     return;
-  pprt_backend *be = ctx->backend;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *p = &ctx->buffers[id];
-    if (!is_stage_param(p, stage) || !p->slots[0].data || !p->zero_weights)
-      continue;
-    pprt_wait_slot_sends(ctx, id, 0);
-    be->ops->free(be, p->slots[0].data);
-    p->slots[0].data = NULL;
-    ctx->gathered_weight_bytes -= p->bytes;
+    if (is_stage_param(p, stage) && p->slots[0].data && p->zero_weights)
+      release_whole(ctx, p, id);
   }
+}
+
+static pprt_buffer_desc *lookup_param(pprt_context *ctx, int32_t id,
+                                      const char *fn) {
+  pprt_buffer_desc *p = pprt_lookup(ctx, id);
+  if (p->kind != PPRT_PARAM)
+    pprt_fatal(ctx, "%s: buffer %d is not a param", fn, id);
+  return p;
+}
+
+void *pprt_param_acquire(pprt_context *ctx, int32_t id) {
+  pprt_core_enter(ctx);
+  pprt_buffer_desc *p = lookup_param(ctx, id, "pprt_param_acquire");
+  if (p->holds++ == 0 && pprt_zero_weights_sharded(ctx)) {
+    if (!p->zero_weights)
+      keep_first_block(ctx, p, id);
+    else if (!p->slots[0].data) {
+      p->gather_handle = start_gather(ctx, p);
+      wait_gather(ctx, p);
+    }
+  }
+  void *data = pprt_param_read_version(ctx, p, id);
+  pprt_core_leave(ctx);
+  return data;
+}
+
+void pprt_param_release(pprt_context *ctx, int32_t id) {
+  pprt_core_enter(ctx);
+  pprt_buffer_desc *p = lookup_param(ctx, id, "pprt_param_release");
+  if (p->holds <= 0)
+    pprt_fatal(ctx,
+               "pprt_param_release of param %d (stage %d), which no "
+               "pprt_param_acquire holds",
+               p->index, p->stage);
+  if (--p->holds == 0 && pprt_zero_weights_sharded(ctx) && p->slots[0].data)
+    release_whole(ctx, p, id);
+  pprt_core_leave(ctx);
 }
 
 int64_t pprt_zero_weight_block_bytes(const pprt_context *ctx) {

@@ -692,12 +692,13 @@ static int run(pprt_driver *d) {
     return pprt_profile_run(d);
   if (!train(d))
     return 1;
+  /* The training's memory, before the gather below. */
+  if (d->opts.print_memory)
+    pprt_print_memory(d->ctx);
   /* ZeRO-3: the reports and --save read the whole weights. */
   pprt_zero_gather_weights(d->ctx, -1);
   if (d->opts.print_params && !pprt_print_params(d->ctx))
     return 1;
-  if (d->opts.print_memory)
-    pprt_print_memory(d->ctx);
   if (d->opts.save_path && !pprt_weights_save(d))
     return 1;
   check_stdout(d);

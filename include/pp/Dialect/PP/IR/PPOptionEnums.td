@@ -33,4 +33,14 @@ def PP_GemmPrecision : I32Enum<"GemmPrecision",
   let cppNamespace = "::mlir::pp";
 }
 
+def PP_ZeroGather : I32Enum<"ZeroGather",
+    "the unit ZeRO-3 gathers the sharded weights in", [
+    // A stage's weights, once per step before its first compute.
+    I32EnumCase<"Stage", 0, "stage">,
+    // Each weight around each stage function's reads of it.
+    I32EnumCase<"Param", 1, "param">
+  ]> {
+  let cppNamespace = "::mlir::pp";
+}
+
 #endif // PP_DIALECT_PP_IR_PPOPTIONENUMS_TD
