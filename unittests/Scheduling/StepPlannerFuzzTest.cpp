@@ -205,9 +205,12 @@ struct Tally {
   int64_t problems = 0, replicaPlans = 0, infeasible = 0, overCaps = 0,
           mismatches = 0, splits = 0, splitsOff = 0, splitsRefused = 0,
           packingChoices = 0;
-  double worstSplit = 1.0;
-  /// The problem being checked, and the one of the worst split.
-  uint64_t seed = 0, worstSplitSeed = 0;
+  /// The slowest replica over the best split's, at most, and the problem
+  /// it came from: without a micro-batch multiple, and with one.
+  double worstSplit[2] = {1.0, 1.0};
+  uint64_t worstSplitSeed[2] = {0, 0};
+  /// The problem being checked.
+  uint64_t seed = 0;
 };
 
 /// The samples of `lengths` replica `r` of `replicas` takes: sorted
@@ -318,15 +321,20 @@ checkLines(const Drawn &d, ArrayRef<SmallVector<int64_t>> lines, Tally &tally) {
       EXPECT_GE(lineTime * (1 + 1e-12), split);
       if (!near(lineTime, split))
         ++tally.splitsOff;
-      // Only a micro-batch multiple leaves a replica no cut another split
-      // has: every sample runs alone.
+      // Without a micro-batch multiple, a replica's plan is no slower than
+      // the best split's D plans' micro-batches cut down to its samples,
+      // (p - 1) x the slowest + every sum: at most D x the best.
+      bool multiple = d.problem.microbatchMultiple > 1;
+      if (!multiple) {
+        EXPECT_LE(lineTime, d.replicas * split * (1 + 1e-9));
+      }
+      double &worst = tally.worstSplit[multiple];
       if (lineTime == kInf)
         ++tally.splitsRefused;
-      else if (lineTime / split > tally.worstSplit) {
-        tally.worstSplit = lineTime / split;
-        tally.worstSplitSeed = tally.seed;
+      else if (lineTime / split > worst) {
+        worst = lineTime / split;
+        tally.worstSplitSeed[multiple] = tally.seed;
       }
-      EXPECT_TRUE(lineTime < kInf || d.problem.microbatchMultiple > 1);
     }
   }
   llvm::Expected<PlannedSteps> planned =
@@ -408,18 +416,18 @@ TEST(StepPlannerFuzz, RandomProblemsEqualExhaustiveSearch) {
       return;
   }
   EXPECT_EQ(tally.mismatches, 0);
-  std::printf(
-      "%lld problems, %lld replica plans, %lld mismatches; %lld "
-      "refused (%lld over the caps); %lld splits among replicas, "
-      "%lld not the best (%lld with no cut), worst %.4f x the best (seed "
-      "%llu); "
-      "%lld packing choices\n",
-      (long long)tally.problems, (long long)tally.replicaPlans,
-      (long long)tally.mismatches, (long long)tally.infeasible,
-      (long long)tally.overCaps, (long long)tally.splits,
-      (long long)tally.splitsOff, (long long)tally.splitsRefused,
-      tally.worstSplit, (unsigned long long)tally.worstSplitSeed,
-      (long long)tally.packingChoices);
+  std::printf("%lld problems, %lld replica plans, %lld mismatches; %lld "
+              "refused (%lld over the caps); %lld splits among replicas, "
+              "%lld not the best (%lld with no cut), worst %.4f x the best "
+              "(seed %llu), %.4f x with a micro-batch multiple (seed %llu); "
+              "%lld packing choices\n",
+              (long long)tally.problems, (long long)tally.replicaPlans,
+              (long long)tally.mismatches, (long long)tally.infeasible,
+              (long long)tally.overCaps, (long long)tally.splits,
+              (long long)tally.splitsOff, (long long)tally.splitsRefused,
+              tally.worstSplit[0], (unsigned long long)tally.worstSplitSeed[0],
+              tally.worstSplit[1], (unsigned long long)tally.worstSplitSeed[1],
+              (long long)tally.packingChoices);
 }
 
 } // namespace
