@@ -630,9 +630,7 @@ FailureOr<int64_t> Compilation::choosePacking(
   if (choice == PackingChoice::Never)
     return 0;
   Location loc = getOptionLoc(context, "--packing");
-  int64_t context = 0;
-  for (const sched::StepShape &shape : problem.shapes)
-    context = std::max(context, shape.length);
+  int64_t context = sched::getPackingContext(problem);
   SmallVector<SmallVector<int64_t>> rows;
   for (const SmallVector<int64_t> &line : lines)
     rows.push_back(sched::packSamples(line, context));
@@ -657,8 +655,8 @@ FailureOr<int64_t> Compilation::choosePacking(
   FailureOr<double> packedTime = seconds(*packed);
   if (failed(plansTime) || failed(packedTime))
     return failure();
-  // A tie goes to the plans, which keep documents apart.
-  bool pack = choice == PackingChoice::Always || *packedTime < *plansTime;
+  bool pack = choice == PackingChoice::Always ||
+              sched::isPackingQuicker(planned, *packed, replicas);
   emitRemark(loc) << llvm::formatv(
       "step plans {0:e3} s, packing into rows of {1} tokens {2:e3} s a pass "
       "over the index ({3}); {4}",
@@ -696,6 +694,8 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   if (!generator)
     return emitError(loc) << "schedule '" << name
                           << "' cannot be generated per step";
+  problem->microbatchMultiple =
+      sched::getMicrobatchMultiple(*generator, problem->numRanks);
   int64_t replicas = getScheduledReplicas();
   llvm::Expected<sched::PlannedSteps> planned =
       sched::planSteps(*lines, replicas, *problem, *generator);

@@ -69,16 +69,17 @@ void forEachRunEndingAt(ArrayRef<int64_t> lengths, int64_t j, Fn visit) {
   }
 }
 
-/// The least sum of micro-batch times over cuts whose micro-batches take at
-/// most `slowest` and fit the cap; `from[j]` the start of the micro-batch
-/// ending at j on the way. Infinity if there is none.
+/// The least sum of micro-batch times over cuts into a multiple of
+/// `microbatchMultiple` micro-batches that all take at most `slowest` and
+/// fit the cap, and the ends of that cut. Infinity if there is none.
 double leastTotal(ArrayRef<int64_t> lengths,
                   const MicrobatchPlanProblem &problem, double slowest,
-                  SmallVectorImpl<int64_t> &from) {
-  int64_t n = lengths.size();
+                  SmallVectorImpl<int64_t> &ends) {
+  int64_t n = lengths.size(), k = problem.microbatchMultiple;
   double inf = std::numeric_limits<double>::infinity();
-  SmallVector<double> best(n + 1, inf);
-  from.assign(n + 1, -1);
+  // State j * k + c: the first j samples cut into c micro-batches mod k.
+  SmallVector<double> best((n + 1) * k, inf);
+  SmallVector<int64_t> from((n + 1) * k, -1);
   best[0] = 0.0;
   for (int64_t j = 1; j <= n; ++j)
     forEachRunEndingAt(lengths, j, [&](int64_t i, int64_t rows, int64_t len) {
@@ -88,13 +89,23 @@ double leastTotal(ArrayRef<int64_t> lengths,
         return cost.grows;
       if (cost.time > slowest * (1 + 1e-12))
         return false;
-      if (best[i] + cost.time < best[j]) {
-        best[j] = best[i] + cost.time;
-        from[j] = i;
+      for (int64_t c = 0; c < k; ++c) {
+        int64_t to = j * k + (c + 1) % k;
+        if (best[i * k + c] + cost.time < best[to]) {
+          best[to] = best[i * k + c] + cost.time;
+          from[to] = i * k + c;
+        }
       }
       return true;
     });
-  return best[n];
+  ends.clear();
+  for (int64_t state = n * k; state > 0; state = from[state]) {
+    if (from[state] < 0)
+      return inf;
+    ends.push_back(state / k);
+  }
+  std::reverse(ends.begin(), ends.end());
+  return best[n * k];
 }
 
 /// The distinct times of the micro-batches that fit the cap, ascending,
@@ -188,24 +199,26 @@ mlir::pp::sched::planMicrobatches(ArrayRef<int64_t> lengths,
     if (llvm::Error error = checkAlone(problem, index, length))
       return std::move(error);
   double bestObjective = std::numeric_limits<double>::infinity();
-  SmallVector<int64_t> bestFrom, from;
+  SmallVector<int64_t> bestEnds, ends;
   for (double slowest : getCandidates(lengths, problem)) {
     // Candidates ascend: past this one no sum makes up for the delay.
     if ((problem.numStages - 1) * slowest >= bestObjective)
       break;
-    double total = leastTotal(lengths, problem, slowest, from);
+    double total = leastTotal(lengths, problem, slowest, ends);
     double objective = (problem.numStages - 1) * slowest + total;
     if (objective < bestObjective) {
       bestObjective = objective;
-      bestFrom = from;
+      bestEnds = ends;
     }
   }
-  // Every sample alone fits, so the largest candidate always has a cut.
-  SmallVector<int64_t> ends;
-  for (int64_t j = lengths.size(); j > 0; j = bestFrom[j])
-    ends.push_back(j);
-  std::reverse(ends.begin(), ends.end());
-  return makeMicrobatchPlan(lengths, ends, problem);
+  // Every sample alone fits, so only the count's multiple leaves no cut.
+  if (bestEnds.empty())
+    return ScheduleError() << "no cut of " << lengths.size()
+                           << (lengths.size() == 1 ? " sample" : " samples")
+                           << " into a multiple of "
+                           << problem.microbatchMultiple
+                           << " micro-batches at the shapes";
+  return makeMicrobatchPlan(lengths, bestEnds, problem);
 }
 
 StageCosts mlir::pp::sched::getMicrobatchCosts(const MicrobatchPlan &plan,

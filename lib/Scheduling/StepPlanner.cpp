@@ -26,8 +26,11 @@ mlir::pp::sched::sortLongestFirst(ArrayRef<int64_t> lengths) {
 }
 
 /// The dynamic program's view of `shape`: one micro-batch takes its
-/// slowest stage's F + B + W and holds its largest stage activation.
-static MicrobatchShape getPlannerShape(const StepShape &shape) {
+/// slowest stage's F + B + W and holds, on a rank, the activations of the
+/// rank's stages: as many as the largest stage's, as the generators that
+/// honour caps with several stages per rank (`greedy`, `hanayo`) count it.
+static MicrobatchShape getPlannerShape(const StepShape &shape,
+                                       const StepPlanProblem &problem) {
   MicrobatchShape planned{shape.rows, shape.length, 0.0, 0.0};
   const StageCosts &c = shape.costs;
   for (int64_t s = 0; s < c.getNumStages(); ++s) {
@@ -35,6 +38,7 @@ static MicrobatchShape getPlannerShape(const StepShape &shape) {
                                               c.backwardWeight[s]);
     planned.memory = std::max(planned.memory, c.activation[s]);
   }
+  planned.memory *= problem.numStages / problem.numRanks;
   return planned;
 }
 
@@ -49,6 +53,19 @@ static std::string renameSample(std::string message,
   return ("sample " + llvm::Twine(samples[position]) + rest).str();
 }
 
+MicrobatchPlanProblem
+mlir::pp::sched::getStepCutProblem(const StepPlanProblem &problem) {
+  MicrobatchPlanProblem cut;
+  cut.numStages = problem.numStages;
+  cut.microbatchMultiple = problem.microbatchMultiple;
+  for (const StepShape &shape : problem.shapes)
+    cut.shapes.push_back(getPlannerShape(shape, problem));
+  // No micro-batch at a shape that alone overflows the smallest cap.
+  if (!problem.memoryCap.empty())
+    cut.memoryCap = *llvm::min_element(problem.memoryCap);
+  return cut;
+}
+
 llvm::Expected<StepPlan>
 mlir::pp::sched::planStep(ArrayRef<int64_t> lengths,
                           const StepPlanProblem &problem) {
@@ -59,14 +76,8 @@ mlir::pp::sched::planStep(ArrayRef<int64_t> lengths,
   SmallVector<int64_t> sorted;
   for (int64_t index : plan.order)
     sorted.push_back(lengths[index]);
-  MicrobatchPlanProblem cut;
-  cut.numStages = problem.numStages;
-  for (const StepShape &shape : problem.shapes)
-    cut.shapes.push_back(getPlannerShape(shape));
-  // No micro-batch at a shape that alone overflows the smallest cap.
-  if (!problem.memoryCap.empty())
-    cut.memoryCap = *llvm::min_element(problem.memoryCap);
-  llvm::Expected<MicrobatchPlan> microbatches = planMicrobatches(sorted, cut);
+  llvm::Expected<MicrobatchPlan> microbatches =
+      planMicrobatches(sorted, getStepCutProblem(problem));
   // The planner names sorted positions; the caller knows samples.
   if (!microbatches)
     return ScheduleError() << renameSample(
@@ -189,6 +200,13 @@ SmallVector<int64_t> mlir::pp::sched::packSamples(ArrayRef<int64_t> lengths,
   return rows;
 }
 
+int64_t mlir::pp::sched::getPackingContext(const StepPlanProblem &problem) {
+  int64_t context = 0;
+  for (const StepShape &shape : problem.shapes)
+    context = std::max(context, shape.length);
+  return context;
+}
+
 double mlir::pp::sched::getPipelineTime(const PlannedSteps &planned,
                                         int64_t numReplicas) {
   double time = 0.0;
@@ -200,4 +218,11 @@ double mlir::pp::sched::getPipelineTime(const PlannedSteps &planned,
     time += slowest;
   }
   return time;
+}
+
+bool mlir::pp::sched::isPackingQuicker(const PlannedSteps &plans,
+                                       const PlannedSteps &packed,
+                                       int64_t numReplicas) {
+  return getPipelineTime(packed, numReplicas) <
+         getPipelineTime(plans, numReplicas);
 }

@@ -28,12 +28,15 @@ SmallVector<MicrobatchShape> getShapes() {
   return {{2, 16, 9.0, 32.0}, {4, 8, 5.0, 32.0}, {8, 2, 2.5, 16.0}};
 }
 
-/// The least objective over every cut whose micro-batches some shape holds
-/// within the cap, by enumeration; infinity if none does.
+/// The least objective over every cut into a multiple of the problem's
+/// micro-batch multiple whose micro-batches some shape holds within the
+/// cap, by enumeration; infinity if none does.
 double bruteForce(ArrayRef<int64_t> lengths,
                   const MicrobatchPlanProblem &problem) {
   double best = std::numeric_limits<double>::infinity();
   forEachCut(lengths.size(), [&](ArrayRef<int64_t> ends) {
+    if (ends.size() % problem.microbatchMultiple)
+      return;
     MicrobatchPlan plan = makeMicrobatchPlan(lengths, ends, problem);
     if (llvm::all_of(plan.shape, [](int64_t shape) { return shape >= 0; }))
       best = std::min(best, plan.objective);
@@ -42,41 +45,73 @@ double bruteForce(ArrayRef<int64_t> lengths,
 }
 
 TEST(MicrobatchPlanner, ShapesEqualBruteForceOnEverySortedList) {
-  int64_t lists = 0;
-  // Without a cap, and with one that rules out the 4 x 8 shape.
-  for (double cap : {std::numeric_limits<double>::infinity(), 20.0}) {
-    MicrobatchPlanProblem problem;
-    problem.numStages = 3;
-    problem.shapes = getShapes();
-    if (cap < 32.0)
-      problem.shapes[0].memory = 16.0;
-    problem.memoryCap = cap;
-    forEachSortedList({16, 7, 2, 1}, 11, [&](ArrayRef<int64_t> lengths) {
-      ++lists;
-      llvm::Expected<MicrobatchPlan> plan = planMicrobatches(lengths, problem);
-      ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
-      double expected = bruteForce(lengths, problem);
-      ASSERT_NEAR(plan->objective, expected, 1e-9 * expected);
-      for (int64_t mb = 0; mb < plan->getNumMicrobatches(); ++mb) {
-        const MicrobatchShape &shape = problem.shapes[plan->shape[mb]];
-        EXPECT_TRUE(shape.holds(plan->rows[mb], plan->paddedLength[mb]));
-        EXPECT_LE(shape.memory, cap);
-      }
-    });
-  }
-  EXPECT_EQ(lists, 2 * 1364); // C(n + 3, 3) lists of each n from 1 to 11
+  int64_t lists = 0, refused = 0;
+  // Without a cap, and with one that rules out the 4 x 8 shape; any
+  // micro-batch count, and only multiples of 2 or 3 (interleaved-1f1b's
+  // rank counts).
+  for (double cap : {std::numeric_limits<double>::infinity(), 20.0})
+    for (int64_t multiple : {1, 2, 3}) {
+      MicrobatchPlanProblem problem;
+      problem.numStages = 3;
+      problem.shapes = getShapes();
+      if (cap < 32.0)
+        problem.shapes[0].memory = 16.0;
+      problem.memoryCap = cap;
+      problem.microbatchMultiple = multiple;
+      forEachSortedList({16, 7, 2, 1}, 11, [&](ArrayRef<int64_t> lengths) {
+        ++lists;
+        llvm::Expected<MicrobatchPlan> plan =
+            planMicrobatches(lengths, problem);
+        double expected = bruteForce(lengths, problem);
+        if (!plan) {
+          ++refused;
+          llvm::consumeError(plan.takeError());
+          ASSERT_EQ(expected, std::numeric_limits<double>::infinity());
+          return;
+        }
+        ASSERT_NEAR(plan->objective, expected, 1e-9 * expected);
+        EXPECT_EQ(plan->getNumMicrobatches() % multiple, 0);
+        for (int64_t mb = 0; mb < plan->getNumMicrobatches(); ++mb) {
+          const MicrobatchShape &shape = problem.shapes[plan->shape[mb]];
+          EXPECT_TRUE(shape.holds(plan->rows[mb], plan->paddedLength[mb]));
+          EXPECT_LE(shape.memory, cap);
+        }
+      });
+    }
+  EXPECT_EQ(lists, 6 * 1364); // C(n + 3, 3) lists of each n from 1 to 11
+  // Those with fewer samples than the multiple: 4 of one, 10 of two.
+  EXPECT_EQ(refused, 2 * (4 + 4 + 10));
+}
+
+TEST(MicrobatchPlanner, NamesTheMultipleNoCutMeets) {
+  MicrobatchPlanProblem problem;
+  problem.numStages = 2;
+  problem.shapes = getShapes();
+  problem.microbatchMultiple = 2;
+  // Eight short samples run best as one 8 x 2 micro-batch; the multiple
+  // makes them two.
+  llvm::Expected<MicrobatchPlan> plan =
+      planMicrobatches({2, 2, 2, 2, 2, 2, 2, 2}, problem);
+  ASSERT_TRUE(static_cast<bool>(plan)) << toString(plan.takeError());
+  EXPECT_EQ(plan->getNumMicrobatches(), 2);
+  llvm::Expected<MicrobatchPlan> one = planMicrobatches({16}, problem);
+  ASSERT_FALSE(static_cast<bool>(one));
+  EXPECT_EQ(toString(one.takeError()),
+            "no cut of 1 sample into a multiple of 2 micro-batches at the "
+            "shapes");
 }
 
 /// Shapes whose stages cost their time split 1 : 2 between F and B.
-StepPlanProblem getStepProblem() {
+StepPlanProblem getStepProblem(int64_t numStages = 2, int64_t numRanks = 2) {
   StepPlanProblem problem;
-  problem.numStages = problem.numRanks = 2;
+  problem.numStages = numStages;
+  problem.numRanks = numRanks;
   for (const MicrobatchShape &shape : getShapes()) {
-    StepShape step{shape.rows, shape.length, StageCosts::getUnit(2)};
-    step.costs.forward.assign(2, shape.time / 3);
-    step.costs.backwardInput.assign(2, 2 * shape.time / 3);
-    step.costs.backwardWeight.assign(2, 0.0);
-    step.costs.activation.assign(2, shape.memory);
+    StepShape step{shape.rows, shape.length, StageCosts::getUnit(numStages)};
+    step.costs.forward.assign(numStages, shape.time / 3);
+    step.costs.backwardInput.assign(numStages, 2 * shape.time / 3);
+    step.costs.backwardWeight.assign(numStages, 0.0);
+    step.costs.activation.assign(numStages, shape.memory);
     problem.shapes.push_back(step);
   }
   return problem;
@@ -219,6 +254,46 @@ TEST(StepPlanner, SchedulesEachPlanUnderTheMemoryCaps) {
   ASSERT_FALSE(static_cast<bool>(refused));
   std::string message = toString(refused.takeError());
   EXPECT_TRUE(StringRef(message).starts_with("step 0: plan 0: ")) << message;
+}
+
+TEST(StepPlanner, CutsInterleavedStepsIntoGroupsOfTheRanks) {
+  // 4 stages on 2 ranks: interleaved-1f1b runs micro-batches in pairs.
+  StepPlanProblem problem = getStepProblem(4, 2);
+  const ScheduleGenerator &interleaved =
+      *lookupScheduleGenerator("interleaved-1f1b");
+  problem.microbatchMultiple = getMicrobatchMultiple(interleaved, 2);
+  EXPECT_EQ(problem.microbatchMultiple, 2);
+  EXPECT_EQ(getMicrobatchMultiple(*lookupScheduleGenerator("greedy"), 2), 1);
+  // Eight short samples fill one 8 x 2 micro-batch, which has no pair.
+  SmallVector<SmallVector<int64_t>> lines = {{2, 2, 2, 2, 2, 2, 2, 2},
+                                             {16, 9, 7, 2, 1}};
+  llvm::Expected<PlannedSteps> planned =
+      planSteps(lines, 1, problem, interleaved);
+  ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
+  for (const StepPlan &plan : planned->steps)
+    EXPECT_EQ(plan.microbatches.getNumMicrobatches() % 2, 0);
+  for (auto [shapes, schedule] :
+       llvm::zip(planned->shapeSequences, planned->schedules)) {
+    ScheduleProblem check{4, int64_t(shapes.size()), 2};
+    check.cost = getShapeSequenceCosts(shapes, problem);
+    EXPECT_FALSE(static_cast<bool>(verify(check, schedule)));
+  }
+}
+
+TEST(StepPlanner, CapsHoldEveryStageOfARank) {
+  // 4 stages on 2 ranks: hanayo holds one micro-batch's activations of
+  // both of a rank's stages, 2 x 32 at 4 x 8, 2 x 16 at 2 x 16.
+  StepPlanProblem problem = getStepProblem(4, 2);
+  problem.shapes[0].costs.activation.assign(4, 16.0);
+  problem.memoryCap = {40.0, 40.0};
+  EXPECT_EQ(getStepCutProblem(problem).shapes[1].memory, 64.0);
+  // Four samples of 8 tokens would run at 4 x 8, which alone fits 40 on
+  // one stage but not on a rank's two: they run as two 2 x 16.
+  SmallVector<SmallVector<int64_t>> lines = {{8, 8, 8, 8}};
+  llvm::Expected<PlannedSteps> planned =
+      planSteps(lines, 1, problem, *lookupScheduleGenerator("hanayo"));
+  ASSERT_TRUE(static_cast<bool>(planned)) << toString(planned.takeError());
+  EXPECT_EQ(planned->shapeSequences[0], (SmallVector<int64_t>{0, 0}));
 }
 
 TEST(StepPlanner, PacksSamplesIntoRowsOfTheContext) {

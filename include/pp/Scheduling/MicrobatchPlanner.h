@@ -72,6 +72,9 @@ struct MicrobatchPlanProblem {
   /// Whether to try every distinct micro-batch time as the slowest one
   /// (exact), or at most `maxCandidates` of them spread over their range.
   int64_t maxCandidates = 4096;
+  /// The micro-batch count is a multiple of this (what the schedule
+  /// generator needs: interleaved-1f1b's rank count).
+  int64_t microbatchMultiple = 1;
   /// When not empty, the only shapes micro-batches run at: each at the
   /// quickest that holds it (the first of equals), with that shape's time
   /// and memory instead of `time` and `memory`; a run that no shape holds
@@ -96,7 +99,8 @@ struct MicrobatchPlan {
 
 /// Plans the micro-batches of `lengths` (every length positive), in the
 /// order given. Fails if one sample alone is over the memory cap or held
-/// by no shape, naming its index in `lengths`. Exact
+/// by no shape, naming its index in `lengths`, or if no cut has a multiple
+/// of `microbatchMultiple` micro-batches. Exact
 /// (the least objective over all contiguous cuts) unless the distinct
 /// micro-batch times outnumber `maxCandidates`.
 llvm::Expected<MicrobatchPlan>

@@ -81,6 +81,12 @@ llvm::ArrayRef<ScheduleGenerator> getScheduleGenerators();
 /// The generator called `name`, or null.
 const ScheduleGenerator *lookupScheduleGenerator(llvm::StringRef name);
 
+/// What the micro-batch counts `generator` schedules on `numRanks` ranks
+/// must be a multiple of: the rank count for interleaved-1f1b, which runs
+/// the micro-batches in groups of the ranks; 1 for the others.
+int64_t getMicrobatchMultiple(const ScheduleGenerator &generator,
+                              int64_t numRanks);
+
 /// The names of all generators, comma separated.
 std::string listScheduleGenerators();
 

@@ -35,6 +35,9 @@ struct StepPlanProblem {
   std::vector<StepShape> shapes;
   /// Activation memory each rank may hold (one per rank; none when empty).
   llvm::SmallVector<double> memoryCap;
+  /// Each step's micro-batch count is a multiple of this (what the schedule
+  /// generator needs, getMicrobatchMultiple).
+  int64_t microbatchMultiple = 1;
 };
 
 /// One step's plan: which sample of the step (index in the order given)
@@ -57,6 +60,12 @@ struct PlannedSteps {
 
 /// The step's samples, longest first, ties in the order given.
 llvm::SmallVector<int64_t> sortLongestFirst(llvm::ArrayRef<int64_t> lengths);
+
+/// What planStep minimises on a step's sorted samples: the dynamic
+/// program's problem at `problem`'s shapes, each taking its slowest stage's
+/// F + B + W and holding, on a rank, its largest stage activation once per
+/// stage of the rank, no shape over the smallest memory cap.
+MicrobatchPlanProblem getStepCutProblem(const StepPlanProblem &problem);
 
 /// Cuts one step's samples (lengths in tokens, in file order) into
 /// micro-batches at the problem's shapes, minimising (p - 1) x the slowest
@@ -96,10 +105,19 @@ planSteps(llvm::ArrayRef<llvm::SmallVector<int64_t>> lines, int64_t numReplicas,
 llvm::SmallVector<int64_t> packSamples(llvm::ArrayRef<int64_t> lengths,
                                        int64_t context);
 
+/// The rows packing lays samples into: the longest shape's positions.
+int64_t getPackingContext(const StepPlanProblem &problem);
+
 /// What `planned` costs a run of its index once: per line, the slowest
 /// replica's pipeline time ((p - 1) x slowest micro-batch + the sum), summed
 /// over the lines, in the shapes' cost units.
 double getPipelineTime(const PlannedSteps &planned, int64_t numReplicas);
+
+/// `--packing=auto`'s rule: whether `packed` (the index's packed rows'
+/// plans) runs quicker than `plans` by getPipelineTime; a tie keeps the
+/// plans, which keep documents apart.
+bool isPackingQuicker(const PlannedSteps &plans, const PlannedSteps &packed,
+                      int64_t numReplicas);
 
 } // namespace mlir::pp::sched
 

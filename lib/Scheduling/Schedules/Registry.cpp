@@ -91,6 +91,12 @@ mlir::pp::sched::wavePlacement(const ScheduleProblem &problem) {
       }));
 }
 
+int64_t
+mlir::pp::sched::getMicrobatchMultiple(const ScheduleGenerator &generator,
+                                       int64_t numRanks) {
+  return generator.generate == generateInterleavedOneFOneB ? numRanks : 1;
+}
+
 llvm::SmallVector<llvm::SmallVector<int64_t>>
 mlir::pp::sched::standardPlacements(const ScheduleProblem &problem) {
   if (problem.numStages == problem.numRanks)
