@@ -19,7 +19,8 @@ loop nest (`<stage function>_nest<N>`, docs/StageCode.md) by what its code
 does, read from the same compile's `--emit=mlir` (a nest that stores many
 scalars per vector load is a transposing copy; one with a vector reduction
 reduces rows: softmax, layer norm, the loss; one that loads integer ids
-gathers or scatters; the rest are elementwise). GEMMs by shape come from
+gathers or scatters; one with erf's polynomial is GELU; the rest are
+elementwise). GEMMs by shape come from
 the runtime's `PPRT_GEMM_STATS` (docs/Runtime.md), in a separate run
 without perf.
 
@@ -87,7 +88,10 @@ def nest_class(body):
         return "attention softmax and masks"
     if re.search(r"vector\.reduce", body):
         return "layer norm and loss reductions"
-    if len(re.findall(r"llvm\.select", body)) >= 4 and len(
+    # erf: the rational polynomial's last coefficient (pp-approximate-math),
+    # or upstream's polynomials picked by selects.
+    if "-0.0142647391" in body or len(re.findall(
+            r"llvm\.select", body)) >= 4 and len(
             re.findall(r"llvm\.intr\.fma", body)) >= 8:
         return "GELU"
     return "other elementwise"
