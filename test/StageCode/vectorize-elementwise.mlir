@@ -235,3 +235,37 @@ func.func @max_with_index(%x: memref<8x64xf32>, %m: memref<8xf32>, %i: memref<8x
   }
   return
 }
+
+// -----
+
+#in = affine_map<(b, i, j) -> (b, j, i)>
+#out = affine_map<(b, i, j) -> (b, i, j)>
+
+// An op that reads its input transposed (a gradient summed into zeros
+// through a transpose, attention's `dK^T`): square tiles of one vector along
+// both loops, 16 rows loaded, transposed by shuffles in registers and 16
+// rows stored, where tiles along one loop would store every element alone.
+// CHECK-LABEL: func.func @transposing
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-COUNT-16: vector.load %arg0{{.*}} : memref<2x32x48xf32>, vector<16xf32>
+// CHECK: vector.shuffle
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %arg1{{.*}} : memref<2x48x32xf32>, vector<16xf32>
+// CHECK-NOT: memref.store
+// CHECK-NOT: vector.extract %{{.*}}[{{[0-9]+}}, {{[0-9]+}}]
+// AVX2-LABEL: func.func @transposing
+// AVX2-COUNT-8: vector.load %arg0{{.*}} : memref<2x32x48xf32>, vector<8xf32>
+// AVX2: vector.shuffle
+// AVX2-COUNT-8: vector.store %{{.*}}, %arg1{{.*}} : memref<2x48x32xf32>, vector<8xf32>
+func.func @transposing(%x: memref<2x32x48xf32>, %y: memref<2x48x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : memref<2x32x48xf32>) outs(%y : memref<2x48x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %zero : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -794,14 +794,20 @@ def PPVectorizeElementwise : Pass<"pp-vectorize-elementwise"> {
        vectors of `vector-bits` bits that divides its extent (LLVM
        scalarizes other widths; an op whose extent is odd is left alone),
        and every other loop by 1 (`scf::tileUsingSCF`), reductions
-       innermost and a reduction along the vector loop last;
+       innermost and a reduction along the vector loop last; an
+       all-parallel op that reads an input transposed (its innermost
+       dimension is not the output's) is tiled by one vector along both
+       loops instead, where both extents are whole vectors, so that each
+       tile loads and stores whole vectors and transposes them in
+       registers (`vector.transpose`, shuffles: AVX-512's 16 x 16 lowering
+       at 512 bits);
     2. each tile is vectorized (`linalg::vectorize`) and its unit
        dimensions cast away;
     3. accumulator reads and writes are hoisted out of the reduction loops
        (`linalg::hoistRedundantVectorTransfers`), so a column sum's
        accumulator vector lives in a register and a row sum's scalar too;
-    4. reductions become `vector.reduction` and transfers 1-D loads and
-       stores.
+    4. reductions become `vector.reduction`, transposes shuffles and
+       transfers 1-D loads and stores.
 
     Ops carrying `pp.gemm = "library"` and contractions are left alone (they
     are `pp-vectorize-contractions`' or the library's), as are ops on
