@@ -136,6 +136,52 @@ vectorTiles(linalg::LinalgOp op, int64_t lanes, int64_t maxWidth) {
   return std::make_pair(*vector, sizes);
 }
 
+/// The bytes of a column sum's accumulator row (the output along its vector
+/// loop) that stay in the L1 data cache with the rows streamed through it.
+static constexpr int64_t kCachedAccumulatorBytes = 16 * 1024;
+
+/// Whether `op` sums columns (a reduction whose vector loop is parallel)
+/// into an accumulator row that fits kCachedAccumulatorBytes: its rows are
+/// then better read whole, one after another, adding into that row, than
+/// a column strip at a time with the strip's sums in registers, which reads
+/// a few cache lines of every row per strip and no page in sequence (a
+/// bias gradient's 2048 x 1024 sum took twice as long).
+static bool sumsColumnsInCache(linalg::LinalgOp op, unsigned vector) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (linalg::isReductionIterator(iterators[vector]) ||
+      op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+    return false;
+  Type element = getElementTypeOrSelf(op.getDpsInits().front().getType());
+  return op.getStaticLoopRanges()[vector] * element.getIntOrFloatBitWidth() /
+             8 <=
+         kCachedAccumulatorBytes;
+}
+
+/// The order of `op`'s tile loops around its vector loop: parallel loops
+/// first, then the reductions, so that an accumulator the vector loop does
+/// not index stays in a register across them; the vector loop goes before
+/// the reductions, or last where it is a reduction itself or the op sums
+/// columns into a cached row (sumsColumnsInCache).
+static SmallVector<int64_t> loopOrder(linalg::LinalgOp op, unsigned vector) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> order;
+  for (bool reductions : {false, true})
+    for (unsigned loop = 0; loop < iterators.size(); ++loop)
+      if (loop != vector &&
+          linalg::isReductionIterator(iterators[loop]) == reductions)
+        order.push_back(loop);
+  bool last = linalg::isReductionIterator(iterators[vector]) ||
+              sumsColumnsInCache(op, vector);
+  order.insert(last ? order.end()
+                    : llvm::find_if(order,
+                                    [&](int64_t loop) {
+                                      return linalg::isReductionIterator(
+                                          iterators[loop]);
+                                    }),
+               vector);
+  return order;
+}
+
 /// Tiles `op` into vector-wide tiles of its vector loop (square tiles where
 /// it transposes), every other loop by 1, with the reductions innermost, and
 /// vectorizes each tile.
@@ -146,25 +192,8 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
   if (!tiles)
     return success();
   auto [vector, sizes] = *tiles;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  // Reductions run innermost so that an accumulator the vector loop does
-  // not index stays in a register across them; a reduction along the
-  // vector loop goes last.
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<int64_t> order;
-  for (bool reductions : {false, true})
-    for (unsigned loop = 0; loop < ranges.size(); ++loop)
-      if (loop != vector &&
-          linalg::isReductionIterator(iterators[loop]) == reductions)
-        order.push_back(loop);
-  order.insert(linalg::isReductionIterator(iterators[vector])
-                   ? order.end()
-                   : llvm::find_if(order,
-                                   [&](int64_t loop) {
-                                     return linalg::isReductionIterator(
-                                         iterators[loop]);
-                                   }),
-               vector);
+  SmallVector<int64_t> order = loopOrder(op, vector);
 
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(op->getContext(), sizes));

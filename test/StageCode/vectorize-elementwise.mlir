@@ -269,3 +269,42 @@ func.func @transposing(%x: memref<2x32x48xf32>, %y: memref<2x48x32xf32>) {
   }
   return
 }
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+
+// A column sum over rows wider than one tile (a bias gradient) reads its
+// rows whole, one after another, adding each strip into the sums' row
+// (1 KiB here, in the L1 cache); rows longer than 16 KiB keep a strip's sums
+// in registers across the rows.
+// CHECK-LABEL: func.func @wide_column_sum
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-DAG: %[[V:.*]] = vector.load %arg0[%[[I]], %[[J]]] : memref<16x256xf32>, vector<64xf32>
+// CHECK-DAG: %[[A:.*]] = vector.load %arg1[%[[J]]] : memref<256xf32>, vector<64xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[A]], %[[V]] : vector<64xf32>
+// CHECK: vector.store %[[S]], %arg1[%[[J]]] : memref<256xf32>, vector<64xf32>
+// CHECK-LABEL: func.func @long_column_sum
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[A0:.*]] = vector.load %arg1[%[[J]]] : memref<8192xf32>, vector<64xf32>
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[A0]]) -> (vector<64xf32>)
+func.func @wide_column_sum(%x: memref<16x256xf32>, %b: memref<256xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<16x256xf32>) outs(%b : memref<256xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @long_column_sum(%x: memref<4x8192xf32>, %b: memref<8192xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<4x8192xf32>) outs(%b : memref<8192xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

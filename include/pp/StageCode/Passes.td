@@ -806,6 +806,10 @@ def PPVectorizeElementwise : Pass<"pp-vectorize-elementwise"> {
     3. accumulator reads and writes are hoisted out of the reduction loops
        (`linalg::hoistRedundantVectorTransfers`), so a column sum's
        accumulator vector lives in a register and a row sum's scalar too;
+       a column sum whose row of sums fits 16 KiB but is wider than one
+       tile runs its reductions outside the vector loop instead, reading
+       whole rows in sequence and adding into the row of sums in the L1
+       cache (a strip at a time read a few cache lines of every row);
     4. reductions become `vector.reduction`, transposes shuffles and
        transfers 1-D loads and stores.
 
