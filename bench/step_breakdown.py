@@ -17,9 +17,11 @@ sums by their functions; libc's memmove/memcpy and memset are copies and
 fills, by the stage function that calls them; a stage function's outlined
 loop nest (`<stage function>_nest<N>`, docs/StageCode.md) by what its code
 does, read from the same compile's `--emit=mlir` (a nest that stores many
-scalars per vector load is a transposing copy; one with a vector reduction
+scalars per vector load, or shuffles each vector it loads, is a transposing
+copy; one with a vector reduction
 reduces rows: softmax, layer norm, the loss; one that loads integer ids
-gathers or scatters; the rest are elementwise). GEMMs by shape come from
+gathers or scatters; one with erf's polynomial is GELU; the rest are
+elementwise). GEMMs by shape come from
 the runtime's `PPRT_GEMM_STATS` (docs/Runtime.md), in a separate run
 without perf.
 
@@ -80,14 +82,19 @@ def nest_class(body):
     stores = len(re.findall(r"llvm\.store ", body))
     if re.search(r"llvm\.load [^\n]*-> i(32|64)\b", body):
         return "gathers and scatter-adds"
-    if stores >= 8 * max(loads, 1):
+    # Scalar stores of vector loads, or vectors transposed by shuffles.
+    if stores >= 8 * max(loads, 1) or len(re.findall(
+            r"llvm\.shufflevector", body)) >= 4 * max(loads, 1):
         return "transposing copies"
     if re.search(r"vector\.reduce\.fmax|llvm\.intr\.maxnum", body) or (
             "0xFF800000" in body or "-Inf" in body or "0xFF80" in body):
         return "attention softmax and masks"
     if re.search(r"vector\.reduce", body):
         return "layer norm and loss reductions"
-    if len(re.findall(r"llvm\.select", body)) >= 4 and len(
+    # erf: the rational polynomial's last coefficient (pp-approximate-math),
+    # or upstream's polynomials picked by selects.
+    if "-0.0142647391" in body or len(re.findall(
+            r"llvm\.select", body)) >= 4 and len(
             re.findall(r"llvm\.intr\.fma", body)) >= 8:
         return "GELU"
     return "other elementwise"

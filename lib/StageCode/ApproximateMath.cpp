@@ -1,11 +1,12 @@
 //===- ApproximateMath.cpp - polynomial transcendental functions ----------===//
 //
 // pp-approximate-math: replaces the f32 math functions of stage code with
-// upstream MLIR's polynomial approximations, which vectorize, instead of
-// scalar libm calls.
+// polynomial approximations, which vectorize, instead of scalar libm calls:
+// upstream MLIR's, and pp's own for erf and divisions by constants.
 //
 //===----------------------------------------------------------------------===//
 
+#include "pp/StageCode/MathApproximations.h"
 #include "pp/StageCode/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
@@ -28,11 +29,19 @@ struct ApproximateMath : pp::impl::PPApproximateMathBase<ApproximateMath> {
   LogicalResult initialize(MLIRContext *context) override {
     SmallVector<std::string> names(ops.begin(), ops.end());
     if (names.empty())
-      names = {"tanh", "exp", "expm1", "erf"};
+      names = {"tanh", "exp", "expm1", "erf", "divf"};
     llvm::StringSet<> selected;
-    for (const std::string &name : names)
-      selected.insert("math." + name);
     RewritePatternSet set(context);
+    for (const std::string &name : names) {
+      // erf as one rational polynomial instead of upstream's three
+      // intervals' picked by selects.
+      if (name == "erf")
+        pp::populateRationalErfPattern(set);
+      else if (name == "divf")
+        pp::populateReciprocalDivisionPattern(set);
+      else
+        selected.insert("math." + name);
+    }
     populateMathPolynomialApproximationPatterns(
         set, [&](StringRef op) { return selected.contains(op); });
     patterns = std::move(set);

@@ -87,38 +87,113 @@ static int64_t tileWidth(int64_t extent, int64_t maxWidth) {
   return width;
 }
 
-/// Tiles `op` into vector-wide tiles of its vector loop, every other loop
-/// by 1, with the reductions innermost, and vectorizes each tile.
-static LogicalResult tileAndVectorize(RewriterBase &rewriter,
-                                      linalg::LinalgOp op, int64_t maxWidth) {
-  std::optional<unsigned> innermost = vectorLoop(op);
-  if (!innermost)
-    return success();
-  unsigned vector = *innermost;
+/// The loops of an all-parallel op that reads an input transposed: the one
+/// its output has innermost and the one that input has innermost, where
+/// these differ and both take whole vectors of `lanes`. Tiled by `lanes`
+/// along both, each tile loads and stores whole vectors and transposes in
+/// registers, where tiles along one of them would load or store every
+/// element of the other side alone.
+static std::optional<std::pair<unsigned, unsigned>>
+transposedLoops(linalg::LinalgOp op, int64_t lanes) {
+  if (op.getNumParallelLoops() != op.getNumLoops() ||
+      op.getNumDpsInits() != 1 || lanes < 2)
+    return std::nullopt;
+  AffineMap output = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!output.isPermutation())
+    return std::nullopt;
+  unsigned written = output.getDimPosition(output.getNumResults() - 1);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t width = tileWidth(ranges[vector], maxWidth);
-  if (width < 2)
-    return success();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isPermutation())
+      continue;
+    unsigned read = map.getDimPosition(map.getNumResults() - 1);
+    if (read != written && ranges[read] % lanes == 0 &&
+        ranges[written] % lanes == 0)
+      return std::make_pair(written, read);
+  }
+  return std::nullopt;
+}
+
+/// The vector loop of `op` and the tile sizes of its loops: `lanes` along
+/// both loops of a transposing op, else vector-wide tiles of up to
+/// `maxWidth` along the vector loop; 1 elsewhere. None where `op` stays
+/// scalar.
+static std::optional<std::pair<unsigned, SmallVector<int64_t>>>
+vectorTiles(linalg::LinalgOp op, int64_t lanes, int64_t maxWidth) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes(ranges.size(), 1);
-  sizes[vector] = width;
-  // Reductions run innermost so that an accumulator the vector loop does
-  // not index stays in a register across them; a reduction along the
-  // vector loop goes last.
+  if (auto loops = transposedLoops(op, lanes)) {
+    sizes[loops->first] = sizes[loops->second] = lanes;
+    return std::make_pair(loops->first, sizes);
+  }
+  std::optional<unsigned> vector = vectorLoop(op);
+  if (!vector)
+    return std::nullopt;
+  sizes[*vector] = tileWidth(ranges[*vector], maxWidth);
+  if (sizes[*vector] < 2)
+    return std::nullopt;
+  return std::make_pair(*vector, sizes);
+}
+
+/// The bytes of a column sum's accumulator row (the output along its vector
+/// loop) that stay in the L1 data cache with the rows streamed through it.
+static constexpr int64_t kCachedAccumulatorBytes = 16 * 1024;
+
+/// Whether `op` sums columns (a reduction whose vector loop is parallel)
+/// into an accumulator row that fits kCachedAccumulatorBytes: its rows are
+/// then better read whole, one after another, adding into that row, than
+/// a column strip at a time with the strip's sums in registers, which reads
+/// a few cache lines of every row per strip and no page in sequence (a
+/// bias gradient's 2048 x 1024 sum took twice as long).
+static bool sumsColumnsInCache(linalg::LinalgOp op, unsigned vector) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (linalg::isReductionIterator(iterators[vector]) ||
+      op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+    return false;
+  Type element = getElementTypeOrSelf(op.getDpsInits().front().getType());
+  return op.getStaticLoopRanges()[vector] * element.getIntOrFloatBitWidth() /
+             8 <=
+         kCachedAccumulatorBytes;
+}
+
+/// The order of `op`'s tile loops around its vector loop: parallel loops
+/// first, then the reductions, so that an accumulator the vector loop does
+/// not index stays in a register across them; the vector loop goes before
+/// the reductions, or last where it is a reduction itself or the op sums
+/// columns into a cached row (sumsColumnsInCache).
+static SmallVector<int64_t> loopOrder(linalg::LinalgOp op, unsigned vector) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> order;
   for (bool reductions : {false, true})
-    for (unsigned loop = 0; loop < ranges.size(); ++loop)
+    for (unsigned loop = 0; loop < iterators.size(); ++loop)
       if (loop != vector &&
           linalg::isReductionIterator(iterators[loop]) == reductions)
         order.push_back(loop);
-  order.insert(linalg::isReductionIterator(iterators[vector])
-                   ? order.end()
-                   : llvm::find_if(order,
-                                   [&](int64_t loop) {
-                                     return linalg::isReductionIterator(
-                                         iterators[loop]);
-                                   }),
+  bool last = linalg::isReductionIterator(iterators[vector]) ||
+              sumsColumnsInCache(op, vector);
+  order.insert(last ? order.end()
+                    : llvm::find_if(order,
+                                    [&](int64_t loop) {
+                                      return linalg::isReductionIterator(
+                                          iterators[loop]);
+                                    }),
                vector);
+  return order;
+}
+
+/// Tiles `op` into vector-wide tiles of its vector loop (square tiles where
+/// it transposes), every other loop by 1, with the reductions innermost, and
+/// vectorizes each tile.
+static LogicalResult tileAndVectorize(RewriterBase &rewriter,
+                                      linalg::LinalgOp op, int64_t lanes,
+                                      int64_t maxWidth) {
+  auto tiles = vectorTiles(op, lanes, maxWidth);
+  if (!tiles)
+    return success();
+  auto [vector, sizes] = *tiles;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> order = loopOrder(op, vector);
 
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(op->getContext(), sizes));
@@ -164,11 +239,17 @@ static LogicalResult simplifyVectors(Operation *root, StringRef pass) {
                                   "folding subviews into transfers");
 }
 
-/// Lowers reductions to `vector.reduction` and transfers to 1-D loads and
+/// Lowers reductions to `vector.reduction`, transposes to shuffles (AVX-512's
+/// 16 x 16 one where `vectorBits` is 512) and transfers to 1-D loads and
 /// stores, which the LLVM conversion takes as they are.
-static LogicalResult lowerVectors(Operation *root, StringRef pass) {
+static LogicalResult lowerVectors(Operation *root, StringRef pass,
+                                  int64_t vectorBits) {
   MLIRContext *context = root->getContext();
   RewritePatternSet patterns(context);
+  vector::populateVectorTransposeLoweringPatterns(
+      patterns, vectorBits == 512
+                    ? vector::VectorTransposeLowering::Shuffle16x16
+                    : vector::VectorTransposeLowering::Shuffle1D);
   vector::populateVectorMultiReductionLoweringPatterns(
       patterns, vector::VectorMultiReductionLowering::InnerReduction);
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
@@ -222,14 +303,14 @@ struct VectorizeElementwise
       unsigned elementBits = getElementTypeOrSelf(op->getOperand(0).getType())
                                  .getIntOrFloatBitWidth();
       int64_t lanes = std::max<int64_t>(1, vectorBits / elementBits);
-      if (failed(tileAndVectorize(rewriter, op, lanes * maxVectors)))
+      if (failed(tileAndVectorize(rewriter, op, lanes, lanes * maxVectors)))
         return signalPassFailure();
     }
     if (failed(simplifyVectors(getOperation(), getArgument())))
       return signalPassFailure();
     // Accumulators stay in registers across the reduction loops.
     pp::hoistTransfersPerNest(getOperation());
-    if (failed(lowerVectors(getOperation(), getArgument())))
+    if (failed(lowerVectors(getOperation(), getArgument(), vectorBits)))
       return signalPassFailure();
     if (reassociate)
       allowReassociation(getOperation());

@@ -235,3 +235,76 @@ func.func @max_with_index(%x: memref<8x64xf32>, %m: memref<8xf32>, %i: memref<8x
   }
   return
 }
+
+// -----
+
+#in = affine_map<(b, i, j) -> (b, j, i)>
+#out = affine_map<(b, i, j) -> (b, i, j)>
+
+// An op that reads its input transposed (a gradient summed into zeros
+// through a transpose, attention's `dK^T`): square tiles of one vector along
+// both loops, 16 rows loaded, transposed by shuffles in registers and 16
+// rows stored, where tiles along one loop would store every element alone.
+// CHECK-LABEL: func.func @transposing
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-COUNT-16: vector.load %arg0{{.*}} : memref<2x32x48xf32>, vector<16xf32>
+// CHECK: vector.shuffle
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<16x16xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %arg1{{.*}} : memref<2x48x32xf32>, vector<16xf32>
+// CHECK-NOT: memref.store
+// CHECK-NOT: vector.extract %{{.*}}[{{[0-9]+}}, {{[0-9]+}}]
+// AVX2-LABEL: func.func @transposing
+// AVX2-COUNT-8: vector.load %arg0{{.*}} : memref<2x32x48xf32>, vector<8xf32>
+// AVX2: vector.shuffle
+// AVX2-COUNT-8: vector.store %{{.*}}, %arg1{{.*}} : memref<2x48x32xf32>, vector<8xf32>
+func.func @transposing(%x: memref<2x32x48xf32>, %y: memref<2x48x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : memref<2x32x48xf32>) outs(%y : memref<2x48x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %zero : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+
+// A column sum over rows wider than one tile (a bias gradient) reads its
+// rows whole, one after another, adding each strip into the sums' row
+// (1 KiB here, in the L1 cache); rows longer than 16 KiB keep a strip's sums
+// in registers across the rows.
+// CHECK-LABEL: func.func @wide_column_sum
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-DAG: %[[V:.*]] = vector.load %arg0[%[[I]], %[[J]]] : memref<16x256xf32>, vector<64xf32>
+// CHECK-DAG: %[[A:.*]] = vector.load %arg1[%[[J]]] : memref<256xf32>, vector<64xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[A]], %[[V]] : vector<64xf32>
+// CHECK: vector.store %[[S]], %arg1[%[[J]]] : memref<256xf32>, vector<64xf32>
+// CHECK-LABEL: func.func @long_column_sum
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[A0:.*]] = vector.load %arg1[%[[J]]] : memref<8192xf32>, vector<64xf32>
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[A0]]) -> (vector<64xf32>)
+func.func @wide_column_sum(%x: memref<16x256xf32>, %b: memref<256xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<16x256xf32>) outs(%b : memref<256xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @long_column_sum(%x: memref<4x8192xf32>, %b: memref<8192xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<4x8192xf32>) outs(%b : memref<8192xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -178,9 +178,11 @@ struct StageCodePipelineOptions : public PassPipelineOptions<Derived> {
   using PassOptions = mlir::detail::PassOptions; // a dependent base's name
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
-      llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and erf "
-                     "in stage code (default true; false: libm calls; the "
-                     "same on CPUs and GPUs, so both compute alike)"),
+      llvm::cl::desc("Polynomial approximations of tanh, exp, expm1 and "
+                     "erf, and divisions by constants as multiplications, "
+                     "in stage code (default true; false: libm calls and "
+                     "divisions; the same on CPUs and GPUs, so both compute "
+                     "alike)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> factorContractions{
       *this, "factor-contractions",
