@@ -216,8 +216,8 @@ mlir::pp::sched::planMicrobatches(ArrayRef<int64_t> lengths,
     return ScheduleError() << "no cut of " << lengths.size()
                            << (lengths.size() == 1 ? " sample" : " samples")
                            << " into a multiple of "
-                           << problem.microbatchMultiple
-                           << " micro-batches at the shapes";
+                           << problem.microbatchMultiple << " micro-batches"
+                           << (problem.shapes.empty() ? "" : " at the shapes");
   return makeMicrobatchPlan(lengths, bestEnds, problem);
 }
 

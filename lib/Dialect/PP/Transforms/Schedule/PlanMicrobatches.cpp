@@ -123,6 +123,9 @@ struct PlanMicrobatchesPass
                  "step, num-stages and padded-rows must not be negative, and "
                  "num-stages at most ")
              << kMaxStages;
+    if (microbatchMultiple < 1 || microbatchMultiple > kMaxStages)
+      return module.emitError("microbatch-multiple must be in [1, ")
+             << kMaxStages << "], got " << microbatchMultiple.getValue();
     return success();
   }
 
@@ -210,6 +213,7 @@ void PlanMicrobatchesPass::runOnOperation() {
   problem.time = {sum(*a), sum(*b), sum(*c), sum(*k)};
   problem.memory = stage.activation;
   problem.memoryCap = problemCap();
+  problem.microbatchMultiple = microbatchMultiple;
   double n = sorted.size();
   problem.maxCandidates =
       std::max<int64_t>(16, int64_t(kPlannerWork / std::max(1.0, n * n)));

@@ -9,6 +9,9 @@
 // RUN: not pp-opt %s --pp-plan-microbatches="lengths-file=%S/../Inputs/sample-lengths.txt num-stages=2 per-token=1,1" 2>&1 | FileCheck %s --check-prefix=TRIPLE
 // RUN: not pp-opt %s --pp-plan-microbatches="lengths-file=%s num-stages=2" 2>&1 | FileCheck %s --check-prefix=TOKEN
 // RUN: not pp-opt %s --pp-plan-microbatches="lengths-file=%S/absent.txt num-stages=2" 2>&1 | FileCheck %s --check-prefix=ABSENT
+// RUN: pp-opt %s --pp-plan-microbatches="lengths-file=%S/../Inputs/sample-lengths.txt num-stages=4 per-microbatch=200,400,0 per-token=1,2,0 memory-cap=2000 microbatch-multiple=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MULTIPLE
+// RUN: not pp-opt %s --pp-plan-microbatches="lengths-file=%S/../Inputs/sample-lengths.txt step=1 num-stages=2 per-token=1,1,1 microbatch-multiple=4" 2>&1 | FileCheck %s --check-prefix=NOCUT
+// RUN: not pp-opt %s --pp-plan-microbatches="lengths-file=%S/../Inputs/sample-lengths.txt num-stages=2 per-token=1,1,1 microbatch-multiple=0" 2>&1 | FileCheck %s --check-prefix=MULTIPLE0
 
 // Sorted: 900, 880, 310, 300, 50, 45, 40, 35 (samples 0, 4, 2, 5, 6, 7, 1,
 // 3). A micro-batch of r samples of length L takes 600 + 3 r L (F 200 +
@@ -29,6 +32,13 @@
 
 // Without a per-micro-batch cost every sample is best alone.
 // ALONE: remark: step 1: 3 samples in 3 micro-batches of 1, 1, 1 samples, padded to 130, 120, 110 tokens
+
+// A multiple of 3 micro-batches (interleaved-1f1b on 3 ranks): the best
+// cut of 4 (above) is not one; the best of 3 takes 3 x 6000 + 11160 =
+// 29160 ({900, 880}, {310, 300, 50, 45}, {40, 35}), so 6 micro-batches.
+// MULTIPLE: remark: step 0: 8 samples in 6 micro-batches of 1, 1, 1, 1, 2, 2 samples, padded to 900, 880, 310, 300, 50, 40 tokens; pipeline time (p - 1) x 3300 + 11310 = 21210
+// NOCUT: error: step 1: no cut of 3 samples into a multiple of 4 micro-batches{{$}}
+// MULTIPLE0: error: microbatch-multiple must be in [1, 65536], got 0
 
 // STEP: error: lengths file '{{.*}}sample-lengths.txt' has 2 steps; step 2 is not among them
 // CAP: error: step 0: sample 0 of length 900 needs 900 of activation memory alone, over the cap of 800

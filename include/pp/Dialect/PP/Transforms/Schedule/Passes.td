@@ -453,7 +453,9 @@ def PPPlanMicrobatches : Pass<"pp-plan-microbatches", "ModuleOp"> {
     c L^2) per stage and phase, with `per-microbatch` k, `per-sample` a,
     `per-token` b and `per-token-squared` c given as F,B,W triples, and
     holds r x L x `activation-per-token` of activation memory. Without a
-    per-micro-batch cost every sample is best alone.
+    per-micro-batch cost every sample is best alone. With
+    `microbatch-multiple` k the cut has a multiple of k micro-batches (the
+    schedule `interleaved-1f1b` needs the rank count).
 
     The plan goes on the module: `pp.microbatch_cost`, a `#pp.cost` with
     the micro-batches' per-(stage, micro-batch) tables, which `pp-schedule`
@@ -498,6 +500,9 @@ def PPPlanMicrobatches : Pass<"pp-plan-microbatches", "ModuleOp"> {
     Option<"paddedRows", "padded-rows", "int64_t", "0",
            "Samples per micro-batch of the padded comparison (0: the "
            "plan's largest micro-batch)">,
+    Option<"microbatchMultiple", "microbatch-multiple", "int64_t", "1",
+           "The micro-batch count is a multiple of this (interleaved-1f1b "
+           "needs the rank count)">,
   ];
   let dependentDialects = ["::mlir::pp::PPDialect"];
 }
