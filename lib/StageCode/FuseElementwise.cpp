@@ -2,8 +2,10 @@
 //
 // pp-fuse-elementwise: fuses elementwise linalg ops on tensors into their
 // only consumers with upstream linalg's elementwise fusion, restricted to
-// fusions that compute every element of the producer exactly once, and
-// comparisons (masks) into the elementwise ops that broadcast them.
+// fusions that compute every element of the producer exactly once,
+// comparisons (masks) into the elementwise ops that broadcast them, and
+// shared elementwise producers into their first elementwise consumer, which
+// then also yields the producer's result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +60,30 @@ static bool isBroadcastMask(OpOperand *operand) {
   Block *body = producer.getBlock();
   return llvm::hasSingleElement(body->without_terminator()) &&
          isa<arith::CmpFOp, arith::CmpIOp>(body->front());
+}
+
+/// Whether the producer of `operand` is an elementwise op whose result is
+/// also used elsewhere (a value the forward saves for the backward: layer
+/// norm's `x - mean` and normalized input, softmax's shifted scores) and
+/// its consumer an elementwise op over the same loops that reads it through
+/// a permutation and comes before every other user. Fused, the op computes
+/// each producer element once, writes it as an extra result for the other
+/// users and passes it on in registers: one pass over memory less. The
+/// order keeps those users after the fused op, which takes the consumer's
+/// place.
+static bool sharesElementwiseProducer(OpOperand *operand) {
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!producer || !consumer || producer->hasOneUse() ||
+      producer.getNumParallelLoops() != producer.getNumLoops() ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+      producer.getNumLoops() != consumer.getNumLoops() ||
+      !consumer.getMatchingIndexingMap(operand).isPermutation())
+    return false;
+  return llvm::all_of(producer->getUsers(), [&](Operation *user) {
+    return user == consumer || (user->getBlock() == consumer->getBlock() &&
+                                consumer->isBeforeInBlock(user));
+  });
 }
 
 /// The fusions pp-fuse-elementwise makes.
@@ -159,6 +185,34 @@ struct DropZeroAccumulation : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Fuses a shared elementwise producer into its first elementwise consumer
+/// (sharesElementwiseProducer): the fused op also yields the producer's
+/// result, which the producer's other users read from it.
+struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      if (!sharesElementwiseProducer(&operand) ||
+          !linalg::areElementwiseOpsFusable(&operand))
+        continue;
+      Operation *producer = operand.get().getDefiningOp();
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+          return use.getOwner() != producer;
+        });
+      rewriter.eraseOp(consumer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// Named elementwise ops (`linalg.add`, `linalg.div`, ...) as generics, which
 /// upstream fusion takes. Fills and copies stay named: fills fold into their
 /// users, and copies give repeated results their own buffers.
@@ -179,7 +233,8 @@ struct FuseElementwise : pp::impl::PPFuseElementwiseBase<FuseElementwise> {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
-    patterns.add<ForwardFilledInit, DropZeroAccumulation>(context);
+    patterns.add<ForwardFilledInit, DropZeroAccumulation, FuseSharedProducer>(
+        context);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     linalg::FillOp::getCanonicalizationPatterns(patterns, context);

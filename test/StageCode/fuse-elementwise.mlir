@@ -41,15 +41,16 @@ func.func @into_reduction(%a: tensor<4x5xf32>, %b: tensor<4x5xf32>) -> tensor<4x
 
 #id = affine_map<(i, j) -> (i, j)>
 
-// A producer that is also returned (saved for the backward) is not fused:
-// the fused op would compute it a second time.
+// A producer that is also returned (saved for the backward) is fused into
+// its elementwise consumer, which yields it too: computed once, in one pass.
 // CHECK-LABEL: func.func @saved_producer
-// CHECK: %[[X:.*]] = linalg.generic
-// CHECK: math.exp
-// CHECK: %[[Y:.*]] = linalg.generic
-// CHECK-SAME: ins(%[[X]] : tensor<4x5xf32>)
+// CHECK: %[[F:.*]]:2 = linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<4x5xf32>)
+// CHECK: %[[X:.*]] = math.exp
+// CHECK: %[[Y:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK: linalg.yield %[[X]], %[[Y]]
 // CHECK-NOT: math.exp
-// CHECK: return %[[Y]], %[[X]]
+// CHECK: return %[[F]]#1, %[[F]]#0
 func.func @saved_producer(%a: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
   %e = tensor.empty() : tensor<4x5xf32>
   %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
@@ -62,6 +63,50 @@ func.func @saved_producer(%a: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf
       ins(%x : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
   ^bb0(%v: f32, %o: f32):
     %r = arith.mulf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  return %y, %x : tensor<4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// A shared producer whose other user, a row sum, comes before its
+// elementwise consumer (layer norm's `x - mean`, summed squared for the
+// variance before the normalization reads it) is not fused: the fused op
+// would take the consumer's place, after the sum that reads its result.
+// CHECK-LABEL: func.func @shared_before_consumer
+// CHECK: %[[X:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: %[[S:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[X]] : tensor<4x5xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[S]] : tensor<4x5xf32>, tensor<4xf32>)
+// CHECK-NOT: math.exp
+// CHECK: return %[[Y]], %[[X]]
+func.func @shared_before_consumer(%a: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %e = tensor.empty() : tensor<4x5xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  %zero = arith.constant 0.0 : f32
+  %e4 = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x5xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.addf %v, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<4x5xf32>, tensor<4xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%v: f32, %t: f32, %o: f32):
+    %r = arith.divf %v, %t : f32
     linalg.yield %r : f32
   } -> tensor<4x5xf32>
   return %y, %x : tensor<4x5xf32>, tensor<4x5xf32>

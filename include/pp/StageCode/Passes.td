@@ -194,9 +194,17 @@ def PPFuseElementwise : Pass<"pp-fuse-elementwise", "func::FuncOp"> {
     when that is a generic reading the result through a permutation of its
     loops (an elementwise op or a reduction over the same iteration space),
     with upstream linalg's elementwise fusion patterns; named elementwise
-    ops (`linalg.add`, `linalg.div`, ...) are generalized first. A producer
-    with other users (a value saved for the backward, a function result) is
-    left alone: fused, it would be computed twice.
+    ops (`linalg.add`, `linalg.div`, ...) are generalized first.
+
+    A producer with other users (a value saved for the backward, a function
+    result: layer norm's normalized input, softmax's shifted scores) is
+    fused only when it is all-parallel and its consumer is an all-parallel
+    generic over as many loops that reads it through a permutation and
+    comes before every other user in the block. The fused op takes the
+    consumer's place and yields the producer's result too, which the other
+    users read: each element computed once, and one pass over memory less.
+    Where another user comes first (a row sum of the producer before the
+    op that divides by it), or the consumer reduces, it is left alone.
 
     Producers read through any other map (a broadcast, an input of a
     contraction) are not fused: the fused op would recompute each of their
