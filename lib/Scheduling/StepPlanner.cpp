@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Sequence.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <map>
@@ -27,8 +28,9 @@ mlir::pp::sched::sortLongestFirst(ArrayRef<int64_t> lengths) {
 
 /// The dynamic program's view of `shape`: one micro-batch takes its
 /// slowest stage's F + B + W and holds, on a rank, the activations of the
-/// rank's stages: as many as the largest stage's, as the generators that
-/// honour caps with several stages per rank (`greedy`, `hanayo`) count it.
+/// rank's stages (at most ceil(S / R) by the standard placements): as many
+/// as the largest stage's, as the generators that honour caps with several
+/// stages per rank (`greedy`, `hanayo`) count it.
 static MicrobatchShape getPlannerShape(const StepShape &shape,
                                        const StepPlanProblem &problem) {
   MicrobatchShape planned{shape.rows, shape.length, 0.0, 0.0};
@@ -38,7 +40,7 @@ static MicrobatchShape getPlannerShape(const StepShape &shape,
                                               c.backwardWeight[s]);
     planned.memory = std::max(planned.memory, c.activation[s]);
   }
-  planned.memory *= problem.numStages / problem.numRanks;
+  planned.memory *= llvm::divideCeil(problem.numStages, problem.numRanks);
   return planned;
 }
 

@@ -287,6 +287,10 @@ TEST(StepPlanner, CapsHoldEveryStageOfARank) {
   problem.shapes[0].costs.activation.assign(4, 16.0);
   problem.memoryCap = {40.0, 40.0};
   EXPECT_EQ(getStepCutProblem(problem).shapes[1].memory, 64.0);
+  // 3 stages on 2 ranks: rank 0 holds stages 0 and 2.
+  StepPlanProblem uneven = getStepProblem(3, 2);
+  uneven.shapes[0].costs.activation.assign(3, 16.0);
+  EXPECT_EQ(getStepCutProblem(uneven).shapes[0].memory, 32.0);
   // Four samples of 8 tokens would run at 4 x 8, which alone fits 40 on
   // one stage but not on a rank's two: they run as two 2 x 16.
   SmallVector<SmallVector<int64_t>> lines = {{8, 8, 8, 8}};
