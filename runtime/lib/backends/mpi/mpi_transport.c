@@ -233,8 +233,11 @@ static void take_acks(mpi_transport *m) {
   }
 }
 
-/* Records a verdict another rank sent, unless this rank has its own (then
-   the sender printed one too, which counts as its acknowledgement). */
+/* Records a verdict another rank sent, unless this rank has one (then the
+   sender printed one too, which counts as its acknowledgement). A verdict
+   from the rank this one blames wins: that rank is alive, and found the
+   silent one further down the chain of waits (with equal timeouts, a rank
+   that waits on a waiting rank can conclude first). */
 static void take_verdicts(mpi_transport *m) {
   for (;;) {
     int pending = 0;
@@ -248,7 +251,8 @@ static void take_verdicts(mpi_transport *m) {
              MPI_STATUS_IGNORE);
     if (m->concluded) {
       count_ack(m, status.MPI_SOURCE);
-      continue;
+      if (status.MPI_SOURCE != m->silent || verdict[0] == m->base.world_rank)
+        continue;
     }
     m->concluded = true;
     m->silent = verdict[0];
@@ -719,6 +723,20 @@ static bool mpi_allreduce_world_min_i32(pprt_transport *t, int32_t *vals,
   return finish_collective(m, rc, &req, timeout_s, "MPI_Iallreduce");
 }
 
+/* Before naming a rank that another may still show alive, listens a
+   while (a tenth of the timeout, at most a second) for a verdict from it. */
+static void hear_the_blamed(mpi_transport *m) {
+  int32_t blamed = m->silent;
+  double window = 0.1 * m->timeout_s, start = now_s();
+  if (window > 1.0)
+    window = 1.0;
+  while (m->silent == blamed && blamed >= 0 && blamed != m->base.world_rank &&
+         now_s() < start + window) {
+    answer_questions(m);
+    sleep_for_ns(MAX_SLEEP_NS);
+  }
+}
+
 /* The search already ran in the wait that ended; a caller whose wait ran
    elsewhere (the NCCL transport's) searches now, for up to `timeout_s`. */
 static void mpi_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
@@ -733,6 +751,7 @@ static void mpi_find_silent(pprt_transport *t, int32_t peer, double timeout_s,
       sleep_for_ns(MAX_SLEEP_NS);
   }
   search_end(m);
+  hear_the_blamed(m);
   out->rank = m->silent;
   out->found_by = m->found_by;
   out->waited_s = m->waited_s;
