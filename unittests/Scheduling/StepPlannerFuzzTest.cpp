@@ -1,7 +1,8 @@
 //===- StepPlannerFuzzTest.cpp - random problems for the step planner -----===//
 //
 // Draws small step-planning problems over every option (1-3 shapes at
-// FLOP-like or measured costs, 1, 2 or 4 stages on 1, 2 or 4 ranks, 1-2
+// FLOP-like or measured costs, 1, 2, 3, 4 or 6 stages on 1, 2, 4 or 6
+// ranks, uneven counts included (the looped placement), 1-2
 // replicas, memory caps that bind or not, greedy, 1f1b, zb-h1,
 // interleaved-1f1b or hanayo, samples or packed rows) and checks the
 // planner against exhaustive search by its own cost (makeMicrobatchPlan on
@@ -85,8 +86,9 @@ public:
   Drawn problem() {
     Drawn d;
     StepPlanProblem &p = d.problem;
-    p.numStages = pick<int64_t>({1, 2, 2, 4});
-    p.numRanks = p.numStages == 4 ? pick<int64_t>({2, 4}) : p.numStages;
+    p.numStages = pick<int64_t>({1, 2, 2, 3, 4, 6});
+    p.numRanks = p.numStages <= 2 ? p.numStages
+                                  : pick<int64_t>({2, p.numStages / 2 * 2});
     p.splitBackward = chance(0.5);
     bool measured = chance(0.5);
     SmallVector<double> coefficients = {real(0.0, 4.0), real(0.1, 2.0),
@@ -111,10 +113,7 @@ public:
         p.memoryCap.push_back(real(0.9 * least, 2.5 * most));
     }
     d.replicas = integer(1, 2);
-    d.generator = lookupScheduleGenerator(
-        p.numRanks < p.numStages
-            ? pick<StringRef>({"greedy", "interleaved-1f1b", "hanayo"})
-            : pick<StringRef>({"greedy", "1f1b", "zb-h1"}));
+    d.generator = lookupScheduleGenerator(generatorFor(p));
     p.microbatchMultiple = getMicrobatchMultiple(*d.generator, p.numRanks);
     int64_t longest = getPackingContext(p);
     for (int64_t line = 0, n = integer(1, 3); line < n; ++line) {
@@ -127,6 +126,19 @@ public:
   }
 
 private:
+  /// A generator that takes the problem's stages and ranks: interleaved
+  /// and hanayo only where the stages divide evenly (hanayo by 2R).
+  StringRef generatorFor(const StepPlanProblem &p) {
+    if (p.numRanks == p.numStages)
+      return pick<StringRef>({"greedy", "1f1b", "zb-h1"});
+    SmallVector<StringRef> names = {"greedy"};
+    if (p.numStages % p.numRanks == 0)
+      names.push_back("interleaved-1f1b");
+    if (p.numStages % (2 * p.numRanks) == 0)
+      names.push_back("hanayo");
+    return pick<StringRef>(names);
+  }
+
   std::mt19937_64 rng;
 };
 
