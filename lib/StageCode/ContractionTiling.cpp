@@ -30,6 +30,42 @@ bool mlir::pp::hasByteElements(Type element) {
   return element.isIntOrFloat() && element.getIntOrFloatBitWidth() % 8 == 0;
 }
 
+/// The indexing maps of the inputs `op`'s body reads, or none where one of
+/// them has no whole-byte elements (a mask's reads stay scalar). Derived
+/// generics keep inputs their body never reads.
+static std::optional<SmallVector<AffineMap>>
+readInputMaps(linalg::LinalgOp op) {
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (op.getMatchingBlockArgument(input).use_empty())
+      continue;
+    if (!hasByteElements(getElementTypeOrSelf(input->get().getType())))
+      return std::nullopt;
+    maps.push_back(op.getMatchingIndexingMap(input));
+  }
+  return maps;
+}
+
+/// Whether some loop that `output` indexes is not indexed by one of
+/// `inputs`: that input is reused along it (an m or n dimension).
+static bool reusesAnInput(ArrayRef<AffineMap> inputs, AffineMap output) {
+  return llvm::any_of(output.getResults(), [&](AffineExpr expr) {
+    return llvm::any_of(inputs, [&](AffineMap input) {
+      return !input.isFunctionOfDim(cast<AffineDimExpr>(expr).getPosition());
+    });
+  });
+}
+
+bool mlir::pp::reusesOperands(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0))
+           .isProjectedPermutation())
+    return false;
+  std::optional<SmallVector<AffineMap>> inputs = readInputMaps(op);
+  return inputs && reusesAnInput(*inputs, op.getMatchingIndexingMap(
+                                              op.getDpsInitOperand(0)));
+}
+
 bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
       op.hasDynamicShape())
@@ -45,26 +81,22 @@ bool mlir::pp::isTileableContraction(linalg::LinalgOp op) {
   if (!llvm::all_of(op.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
     return false;
-  // Derived generics keep inputs their body never reads: recognize the
-  // contraction of the two inputs that are read; a mask's reads stay scalar.
-  SmallVector<AffineMap> maps;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    if (op.getMatchingBlockArgument(input).use_empty())
-      continue;
-    if (!hasByteElements(getElementTypeOrSelf(input->get().getType())))
-      return false;
-    maps.push_back(op.getMatchingIndexingMap(input));
-  }
-  if (maps.size() != 2)
+  // Recognize the contraction of the two inputs that are read.
+  std::optional<SmallVector<AffineMap>> maps = readInputMaps(op);
+  if (!maps || maps->size() != 2)
     return false;
-  maps.push_back(op.getMatchingIndexingMap(init));
+  maps->push_back(op.getMatchingIndexingMap(init));
   // A scalar output (a dot product) has no loop to vectorize along.
-  if (maps.back().getNumResults() == 0)
+  if (maps->back().getNumResults() == 0)
     return false;
   // Without its unused inputs the op must still define every loop's range.
-  if (!inversePermutation(concatAffineMaps(maps, op->getContext())))
+  if (!inversePermutation(concatAffineMaps(*maps, op->getContext())))
     return false;
-  return succeeded(linalg::inferContractionDims(maps)) && addsIntoInit(op);
+  // Without reuse (a sum of elementwise products, a count of ties) register
+  // tiles save no loads, and packing the inputs for them costs a pass.
+  if (!reusesAnInput(ArrayRef(*maps).drop_back(), maps->back()))
+    return false;
+  return succeeded(linalg::inferContractionDims(*maps)) && addsIntoInit(op);
 }
 
 bool mlir::pp::isVectorizableContraction(linalg::LinalgOp op) {

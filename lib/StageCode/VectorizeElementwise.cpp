@@ -37,13 +37,15 @@ static constexpr StringLiteral kGemmAttr = "pp.gemm";
 /// Whether the pass rewrites `op`: a static, buffer-level linalg op on
 /// integers or floats whose operands are read through projected
 /// permutations, that reads no other memory, that is not a contraction
-/// (those are pp-vectorize-contractions' or the GEMM library's) and that
-/// upstream can vectorize (not a max that also yields its index, for one).
+/// reusing an operand (those are pp-vectorize-contractions' or the GEMM
+/// library's; a sum of elementwise products is a row or column sum here)
+/// and that upstream can vectorize (not a max that also yields its index).
 static bool isCandidate(linalg::LinalgOp op) {
   if (op->hasAttr(kGemmAttr) || !op.hasPureBufferSemantics() ||
       op.getNumLoops() == 0 || op.hasDynamicShape() ||
       !linalg::allIndexingsAreProjectedPermutation(op) ||
-      linalg::isaContractionOpInterface(op) || pp::isTileableContraction(op) ||
+      (linalg::isaContractionOpInterface(op) && pp::reusesOperands(op)) ||
+      pp::isTileableContraction(op) ||
       failed(linalg::vectorizeOpPrecondition(op)))
     return false;
   // A gather (a load at a computed index, as pp-collapse-one-hot writes)

@@ -302,3 +302,56 @@ func.func @masked_sum(%mask: memref<16x16xi1>, %x: memref<16x16x16xf32>,
   }
   return
 }
+
+// -----
+
+// Sums of elementwise products reuse no input along an output dimension (no
+// m or n dimension): a layer norm's weight gradient (columns of dy * x summed
+// over the rows) and the count of a row's ties with its max. Register tiles
+// would save no loads, and packing the rows for them is a transposing pass
+// over memory: they are no tileable contractions and are left to
+// pp-vectorize-elementwise.
+// CHECK-LABEL: func.func @product_column_sum
+// CHECK-NOT:     vector
+// CHECK:         linalg.generic
+// CHECK-LABEL: func.func @row_ties
+// CHECK-NOT:     vector
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector
+// CHECK:         return
+func.func @product_column_sum(%dy: memref<64x256xf32>, %x: memref<64x256xf32>,
+                              %dw: memref<256xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(r, c) -> (r, c)>,
+                       affine_map<(r, c) -> (r, c)>,
+                       affine_map<(r, c) -> (c)>],
+      iterator_types = ["reduction", "parallel"]}
+      ins(%dy, %x : memref<64x256xf32>, memref<64x256xf32>)
+      outs(%dw : memref<256xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @row_ties(%x: memref<4x128x128xf32>, %max: memref<4x128xf32>,
+                    %count: memref<4x128xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {
+      indexing_maps = [affine_map<(b, q, k) -> (b, q, k)>,
+                       affine_map<(b, q, k) -> (b, q)>,
+                       affine_map<(b, q, k) -> (b, q)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %max : memref<4x128x128xf32>, memref<4x128xf32>)
+      outs(%count : memref<4x128xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %tie = arith.cmpf oeq, %v, %m : f32
+    %c = arith.select %tie, %one, %zero : f32
+    %s = arith.addf %o, %c : f32
+    linalg.yield %s : f32
+  }
+  return
+}

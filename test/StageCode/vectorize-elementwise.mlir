@@ -308,3 +308,33 @@ func.func @long_column_sum(%x: memref<4x8192xf32>, %b: memref<8192xf32>) {
   }
   return
 }
+
+// -----
+
+#id = affine_map<(r, c) -> (r, c)>
+#col = affine_map<(r, c) -> (c)>
+
+// A column sum of elementwise products (a layer norm's weight gradient) is
+// no tileable contraction (no input is reused along an output dimension):
+// it is a column sum here, its rows read whole, one after another, adding
+// each strip's products into the sums' row.
+// CHECK-LABEL: func.func @product_column_sum
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-DAG: %[[A:.*]] = vector.load %arg0[%[[I]], %[[J]]] : memref<64x256xf32>, vector<64xf32>
+// CHECK-DAG: %[[B:.*]] = vector.load %arg1[%[[I]], %[[J]]] : memref<64x256xf32>, vector<64xf32>
+// CHECK-DAG: %[[W:.*]] = vector.load %arg2[%[[J]]] : memref<256xf32>, vector<64xf32>
+// CHECK: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : vector<64xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[W]], %[[P]] : vector<64xf32>
+// CHECK: vector.store %[[S]], %arg2[%[[J]]] : memref<256xf32>, vector<64xf32>
+func.func @product_column_sum(%dy: memref<64x256xf32>, %x: memref<64x256xf32>,
+                              %dw: memref<256xf32>) {
+  linalg.generic {indexing_maps = [#id, #id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%dy, %x : memref<64x256xf32>, memref<64x256xf32>) outs(%dw : memref<256xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -33,11 +33,19 @@ bool hasByteElements(Type element);
 
 /// Whether `op` is a contraction this library tiles: a linalg op with one
 /// float init of static shape, two inputs read by its body (others may be
-/// unused) of whole-byte elements (no i1 mask) with at least one m, n and
-/// k dimension
+/// unused) of whole-byte elements (no i1 mask) that reuses one of them
+/// (reusesOperands), contraction dimensions
 /// (linalg::inferContractionDims), an output map that is a projected
 /// permutation and a body that adds into its init.
 bool isTileableContraction(linalg::LinalgOp op);
+
+/// Whether one of the inputs `op`'s body reads (of whole-byte elements) is
+/// read again along a loop of its one output that the input does not index
+/// (an m or n dimension of a contraction), as a matmul reads each row of A
+/// once per column of its product. A sum of elementwise products (a layer
+/// norm's weight gradient) or a count of a row's ties with its max reuses
+/// none: each element is read once whatever the tiles.
+bool reusesOperands(linalg::LinalgOp op);
 
 /// Whether pp-vectorize-contractions turns `op` into vector FMAs: a tileable
 /// contraction whose innermost output dimension is longer than one element

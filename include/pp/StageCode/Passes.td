@@ -791,9 +791,10 @@ def PPVectorizeElementwise : Pass<"pp-vectorize-elementwise"> {
   let summary = "Vectorize elementwise ops and reductions on buffers";
   let description = [{
     Rewrites every static linalg op on buffers that is not a contraction
-    (elementwise generics, fills, copies, broadcasts, row and column
-    reductions such as softmax's max and sum, layer norm's statistics, bias
-    gradients and the loss) into loops over vector tiles, with upstream
+    reusing an input (elementwise generics, fills, copies, broadcasts, row
+    and column reductions such as softmax's max and sum, layer norm's
+    statistics and weight gradients, bias gradients and the loss) into
+    loops over vector tiles, with upstream
     transforms only:
 
     1. the vector loop is the loop along the innermost dimension of the
