@@ -135,8 +135,7 @@ void pp_run_step(pprt_context *ctx, int32_t rank) {
   long rounds = env_long("PPRT_LATENCY_ROUNDS", 10);
   long wait_ms = env_long("PPRT_LATENCY_WAIT_MS", 300);
   if (iters < 1 || rounds < 1 || wait_ms < 1) {
-    fprintf(stderr,
-            "recv_latency: iterations, rounds and wait must be >= 1\n");
+    fprintf(stderr, "recv_latency: iterations, rounds and wait must be >= 1\n");
     exit(2);
   }
   double *raw = calloc((size_t)rounds, sizeof *raw);
