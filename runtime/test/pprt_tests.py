@@ -1187,7 +1187,7 @@ WAIT_RE = re.compile(r"^wait: (\S+) ms wall, (\S+) ms CPU$", re.M)
 def test_recv_latency(args):
     """bench/recv_latency prints a row per size; pprt's receive of a small
     message stays near raw MPI (the sleeping poll made it 10-50x slower),
-    and a rank waiting 300 ms for its peer uses under a tenth of that in
+    and a rank waiting 300 ms for its peer uses under a quarter of that in
     CPU time."""
     proc = mpirun(args, 2, args.latency, "--steps", "1",
                   env=clean_env(PPRT_LATENCY_ITERS=100,
@@ -1213,11 +1213,12 @@ def test_recv_latency(args):
         check(float(rows[0][3]) < 5, f"4 B receive {rows[0][3]}x raw MPI",
               proc)
     # A rank waiting out a bubble sleeps: spinning through it would take
-    # the core from the busy rank beside it (2 ranks on 2 cores).
+    # cores from busy ranks. Rank 0 may leave the barrier a little after
+    # rank 1 starts its sleep, so its wait may be a little shorter.
     wait = WAIT_RE.search(proc.stdout)
     check(wait is not None, "no wait line", proc)
     wall, cpu = float(wait[1]), float(wait[2])
-    check(wall >= 300, f"the wait took {wall} ms, under rank 1's sleep",
+    check(wall >= 250, f"the wait took {wall} ms, under rank 1's sleep",
           proc)
     check(cpu < 0.25 * wall, f"the waiting rank used {cpu} ms of CPU in "
           f"{wall} ms", proc)
