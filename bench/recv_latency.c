@@ -20,8 +20,14 @@
  * transport's polling receive). The two alternate in rounds so that both
  * see the same machine load. Rank 0 prints one table row per size.
  *
+ * Then a long wait, a pipeline bubble's: rank 1 sleeps before it sends, and
+ * rank 0 prints the wall and CPU time of its pprt_recv ("wait: ..."). A
+ * waiting rank must leave the core to busy ones, so its CPU time stays a
+ * small part of the wall time.
+ *
  * Env: PPRT_LATENCY_ITERS round trips per round (default 200),
- * PPRT_LATENCY_ROUNDS rounds (default 10).
+ * PPRT_LATENCY_ROUNDS rounds (default 10), PPRT_LATENCY_WAIT_MS the wait
+ * (default 300).
  */
 
 static const int64_t kSizes[] = {1, 256, 16384, 262144}; /* f32 elements */
@@ -34,11 +40,13 @@ void pp_define_program(pprt_context *ctx) {
     pprt_define_buffer(ctx, i, PPRT_MICROBATCH, 0, 0, PPRT_F32, 1, &kSizes[i]);
 }
 
-static double now_us(void) {
+static double clock_us(clockid_t clock) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
 }
+
+static double now_us(void) { return clock_us(CLOCK_MONOTONIC); }
 
 static long env_long(const char *name, long fallback) {
   const char *v = getenv(name);
@@ -105,11 +113,29 @@ static void print_size(int64_t numel, double raw, double via_pprt) {
          via_pprt / raw);
 }
 
+/* Rank 0 receives buffer `id` that rank 1 sends after sleeping `wait_ms`;
+   rank 0 prints the receive's wall and CPU (the process's) milliseconds. */
+static void long_wait(pprt_context *ctx, int32_t rank, int32_t id,
+                      long wait_ms) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) {
+    struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    pprt_send(ctx, id, 0, 0, 0, PPRT_GRADIENT);
+    return;
+  }
+  double wall = now_us(), cpu = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+  pprt_recv(ctx, id, 0, 1, 0, PPRT_GRADIENT);
+  printf("wait: %.1f ms wall, %.1f ms CPU\n", 1e-3 * (now_us() - wall),
+         1e-3 * (clock_us(CLOCK_PROCESS_CPUTIME_ID) - cpu));
+}
+
 void pp_run_step(pprt_context *ctx, int32_t rank) {
   long iters = env_long("PPRT_LATENCY_ITERS", 200);
   long rounds = env_long("PPRT_LATENCY_ROUNDS", 10);
-  if (iters < 1 || rounds < 1) {
-    fprintf(stderr, "recv_latency: iterations and rounds must be >= 1\n");
+  long wait_ms = env_long("PPRT_LATENCY_WAIT_MS", 300);
+  if (iters < 1 || rounds < 1 || wait_ms < 1) {
+    fprintf(stderr, "recv_latency: iterations, rounds and wait must be >= 1\n");
     exit(2);
   }
   double *raw = calloc((size_t)rounds, sizeof *raw);
@@ -131,6 +157,7 @@ void pp_run_step(pprt_context *ctx, int32_t rank) {
     if (rank == 0)
       print_size(kSizes[i], median(raw, rounds), median(via, rounds));
   }
+  long_wait(ctx, rank, 0, wait_ms);
   fflush(stdout);
   free(buf);
   free(via);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs bench/recv_latency.c on 2 ranks: raw MPI vs pprt ping-pong latency."""
+"""Runs bench/recv_latency.c on 2 ranks: raw MPI vs pprt ping-pong latency,
+and the CPU time of a rank waiting 300 ms for its peer."""
 import argparse
 import os
 import shutil
@@ -28,7 +29,7 @@ def main():
     print("Half round trip (us) of a ping-pong between 2 ranks, median of "
           f"{args.rounds} rounds x {args.iters} round trips")
     for line in proc.stdout.splitlines():
-        if line.startswith("|"):
+        if line.startswith(("|", "wait:")):
             print(line)
 
 

@@ -1181,12 +1181,18 @@ LATENCY_ROW_RE = re.compile(
     r"^\|\s*(\d+ (?:B|KiB|MiB))\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|\s*(\S+)\s*\|$")
 
 
+WAIT_RE = re.compile(r"^wait: (\S+) ms wall, (\S+) ms CPU$", re.M)
+
+
 def test_recv_latency(args):
     """bench/recv_latency prints a row per size; pprt's receive of a small
-    message stays near raw MPI (the sleeping poll made it 10-50x slower)."""
+    message stays near raw MPI (the sleeping poll made it 10-50x slower),
+    and a rank waiting 300 ms for its peer uses under a quarter of that in
+    CPU time."""
     proc = mpirun(args, 2, args.latency, "--steps", "1",
                   env=clean_env(PPRT_LATENCY_ITERS=100,
-                                PPRT_LATENCY_ROUNDS=5))
+                                PPRT_LATENCY_ROUNDS=5,
+                                PPRT_LATENCY_WAIT_MS=300))
     check(proc.returncode == 0, "benchmark failed", proc)
     rows = [m.groups() for line in proc.stdout.splitlines()
             if (m := LATENCY_ROW_RE.match(line))]
@@ -1206,6 +1212,16 @@ def test_recv_latency(args):
     if not os.environ.get("PPRT_TEST_SANITIZED"):
         check(float(rows[0][3]) < 5, f"4 B receive {rows[0][3]}x raw MPI",
               proc)
+    # A rank waiting out a bubble sleeps: spinning through it would take
+    # cores from busy ranks. Rank 0 may leave the barrier a little after
+    # rank 1 starts its sleep, so its wait may be a little shorter.
+    wait = WAIT_RE.search(proc.stdout)
+    check(wait is not None, "no wait line", proc)
+    wall, cpu = float(wait[1]), float(wait[2])
+    check(wall >= 250, f"the wait took {wall} ms, under rank 1's sleep",
+          proc)
+    check(cpu < 0.25 * wall, f"the waiting rank used {cpu} ms of CPU in "
+          f"{wall} ms", proc)
     print(proc.stdout)
 
 
