@@ -90,6 +90,17 @@ struct SchedulePipelineOptions
                      "before each stage's first compute; "
                      "docs/DataParallel.md)"),
       llvm::cl::init(0)};
+  PassOptions::Option<ZeroGather> zeroGather{
+      *this, "zero-gather",
+      llvm::cl::desc("ZeRO-3's unit of gathering the weights, recorded on "
+                     "the schedule (default stage)"),
+      llvm::cl::init(ZeroGather::Stage),
+      llvm::cl::values(
+          clEnumValN(ZeroGather::Stage, "stage",
+                     "a stage's weights once per step, held until its "
+                     "optimizer step"),
+          clEnumValN(ZeroGather::Param, "param",
+                     "each weight around each compute's reads of it"))};
   PassOptions::Option<int64_t> tensorParallel{
       *this, "tensor-parallel",
       llvm::cl::desc("Processes per tensor-parallel group: each pipeline "
@@ -364,10 +375,12 @@ void buildElementwiseToLinalgPipeline(OpPassManager &pm);
 /// Runs the schedule pipeline's preparation of the training step and
 /// pp-plan-parallelism for `options.devices`, which records its layout as
 /// `pp.parallelism` on the step; it chooses the ZeRO stage among
-/// `zeroLevels` unless `options.zero` is given.
+/// `zeroLevels` unless `options.zero` is given, and under ZeRO-3 gathers
+/// per param too where `paramGathers`.
 void buildPlanParallelismPipeline(OpPassManager &pm,
                                   const SchedulePipelineOptions &options,
-                                  ArrayRef<int64_t> zeroLevels);
+                                  ArrayRef<int64_t> zeroLevels,
+                                  bool paramGathers = false);
 
 void buildSchedulePipeline(OpPassManager &pm,
                            const SchedulePipelineOptions &options);
