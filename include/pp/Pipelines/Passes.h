@@ -19,10 +19,21 @@ namespace mlir {
 class OpPassManager;
 namespace pp {
 
+/// The values of the pipelines' `zero-gather` option.
+inline auto getZeroGatherValues() {
+  return llvm::cl::values(
+      clEnumValN(ZeroGather::Stage, "stage",
+                 "a stage's weights once per step, held until its "
+                 "optimizer step"),
+      clEnumValN(ZeroGather::Param, "param",
+                 "each weight around each stage function's reads of it"));
+}
+
 /// Options of `pp-schedule-pipeline`: the pipeline to train on and the
 /// devices the stage planner plans for. pp-compile and pp.compile take
 /// them under their own spellings (pp/Compiler/Compile.h), with these
 /// descriptions as their help.
+
 struct SchedulePipelineOptions
     : public PassPipelineOptions<SchedulePipelineOptions> {
   PassOptions::Option<std::string> function{
@@ -94,13 +105,7 @@ struct SchedulePipelineOptions
       *this, "zero-gather",
       llvm::cl::desc("ZeRO-3's unit of gathering the weights, recorded on "
                      "the schedule (default stage)"),
-      llvm::cl::init(ZeroGather::Stage),
-      llvm::cl::values(
-          clEnumValN(ZeroGather::Stage, "stage",
-                     "a stage's weights once per step, held until its "
-                     "optimizer step"),
-          clEnumValN(ZeroGather::Param, "param",
-                     "each weight around each compute's reads of it"))};
+      llvm::cl::init(ZeroGather::Stage), getZeroGatherValues()};
   PassOptions::Option<int64_t> tensorParallel{
       *this, "tensor-parallel",
       llvm::cl::desc("Processes per tensor-parallel group: each pipeline "
@@ -252,14 +257,7 @@ struct LowerToCPUPipelineOptions
       *this, "zero-gather",
       llvm::cl::desc("ZeRO-3's unit of gathering the weights (default "
                      "stage)"),
-      llvm::cl::init(ZeroGather::Stage),
-      llvm::cl::values(
-          clEnumValN(ZeroGather::Stage, "stage",
-                     "a stage's weights once per step, held until its "
-                     "optimizer step"),
-          clEnumValN(ZeroGather::Param, "param",
-                     "each weight around each stage function's reads of "
-                     "it"))};
+      llvm::cl::init(ZeroGather::Stage), getZeroGatherValues()};
   PassOptions::Option<bool> gathers{
       *this, "gathers",
       llvm::cl::desc("Compute one-hot sums (embedding lookups, cross-entropy "
