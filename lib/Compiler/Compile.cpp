@@ -113,6 +113,7 @@ private:
   int64_t getScheduledRanks() const;
   int64_t getScheduledReplicas() const;
   int64_t getScheduledZero() const;
+  ZeroGather getScheduledZeroGather() const;
   sched::ScheduleChoice getScheduledChoice() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
   void buildLowering(OpPassManager &pm,
@@ -149,9 +150,9 @@ private:
   MLIRContext &context;
   const CompileOptions &options;
   /// pp-plan-parallelism's choice for --devices: tensor-parallel size,
-  /// stages, replicas and ZeRO stage, each used where the options do not
-  /// set it.
-  std::optional<std::array<int64_t, 4>> layout;
+  /// stages, replicas, ZeRO stage and whether ZeRO-3 gathers per param
+  /// (1), each used where the options do not set it.
+  std::optional<std::array<int64_t, 5>> layout;
   /// The file written: the option's, or the default for what is emitted.
   std::string output;
   /// The model's identity (getModelFingerprint), which a profile records.
@@ -198,6 +199,14 @@ int64_t Compilation::getScheduledZero() const {
   return options.schedule.zero;
 }
 
+/// ZeRO-3's unit of gathering: the requested one, or that of the planned
+/// layout.
+ZeroGather Compilation::getScheduledZeroGather() const {
+  if (layout && !options.schedule.zero.hasValue() && (*layout)[4])
+    return ZeroGather::Param;
+  return options.cpu.zeroGather;
+}
+
 /// The schedule the program runs: the requested one, or for a profile with
 /// several stages per rank and no schedule given, the looped `looped-bfs`.
 sched::ScheduleChoice Compilation::getScheduledChoice() const {
@@ -231,6 +240,7 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   }
   schedule.numReplicas = getScheduledReplicas();
   schedule.zero = getScheduledZero();
+  schedule.zeroGather = getScheduledZeroGather();
   schedule.numRanks = getScheduledRanks();
   schedule.schedule = getScheduledChoice();
   schedule.planRanks = options.schedule.numRanks;
@@ -254,6 +264,7 @@ void Compilation::buildLowering(OpPassManager &pm,
   }
   LowerToCPUPipelineOptions cpu;
   cpu.copyOptionValuesFrom(options.cpu);
+  cpu.zeroGather = getScheduledZeroGather();
   cpu.vectorBits = getVectorBits(machine);
   buildLowerToCPUPipeline(pm, cpu);
 }
@@ -322,6 +333,13 @@ static SmallVector<int64_t> getZeroLevels(const CompileOptions &options) {
   return {0, 1, 3};
 }
 
+/// Whether --devices may choose ZeRO-3 gathered per param: not where
+/// --zero-gather fixes the unit or --step-plans refuses it (the replicas'
+/// plans may run their computes, and so gather, in different orders).
+static bool mayPlanParamGathers(const CompileOptions &options) {
+  return !options.cpu.zeroGather.hasValue() && options.driver.stepPlans.empty();
+}
+
 LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   OwningOpRef<ModuleOp> copy(module.clone());
   SchedulePipelineOptions planned;
@@ -330,7 +348,8 @@ LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
     if (hasTosaOps(*copy))
       buildTosaToLinalgPipeline(pm);
     buildElementwiseToLinalgPipeline(pm);
-    buildPlanParallelismPipeline(pm, planned, getZeroLevels(options));
+    buildPlanParallelismPipeline(pm, planned, getZeroLevels(options),
+                                 mayPlanParamGathers(options));
   };
   if (failed(runPipeline(*copy, timing, plan)))
     return failure();
@@ -342,8 +361,8 @@ LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   auto get = [&](StringRef name) {
     return cast<IntegerAttr>(chosen.get(name)).getInt();
   };
-  layout = {get("tensor_parallel"), get("stages"), get("replicas"),
-            get("zero")};
+  layout = {get("tensor_parallel"), get("stages"), get("replicas"), get("zero"),
+            get("zero_gather_param")};
   return success();
 }
 

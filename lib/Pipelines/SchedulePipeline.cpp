@@ -83,7 +83,8 @@ static void addStepPreparation(OpPassManager &pm) {
 
 void pp::buildPlanParallelismPipeline(OpPassManager &pm,
                                       const SchedulePipelineOptions &options,
-                                      ArrayRef<int64_t> zeroLevels) {
+                                      ArrayRef<int64_t> zeroLevels,
+                                      bool paramGathers) {
   addStepPreparation(pm);
   pm.addPass(forwardOptions(options, createPPSplitMicrobatches()));
   PPPlanParallelismOptions plan;
@@ -95,7 +96,8 @@ void pp::buildPlanParallelismPipeline(OpPassManager &pm,
     plan.zero = {options.zero};
   else
     plan.zero.assign(zeroLevels.begin(), zeroLevels.end());
-  SmallVector<StringRef> chosen = {"zero"};
+  plan.paramGathers = paramGathers;
+  SmallVector<StringRef> chosen = {"zero", "param-gathers"};
   for (auto [name, given] :
        {std::pair{"tensor-parallel", options.tensorParallel.hasValue()},
         {"num-stages", options.numStages.hasValue()},

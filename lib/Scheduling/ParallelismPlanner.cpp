@@ -19,11 +19,14 @@ using namespace mlir::pp::sched;
 namespace {
 
 /// Per-op times and per-range weight bytes of the chain on one device of a
-/// tensor-parallel group of T.
+/// tensor-parallel group of T, and what ZeRO-3 gathered per param costs
+/// over R replicas: per range, the all-gathers of its weights (one per
+/// weight) and the most bytes whole at once, the weights whose spans from
+/// first to last reading op overlap at one op.
 class GroupCosts {
 public:
   GroupCosts(const LayoutChain &chain, const TensorParallelWork &work,
-             const DeviceDescription &device, int64_t parts)
+             const DeviceDescription &device, int64_t parts, int64_t replicas)
       : size(chain.size()) {
     CollectiveLink link = CollectiveLink::getSlowest(device);
     for (int64_t op = 0; op < size; ++op) {
@@ -36,24 +39,44 @@ public:
       backwardInput.push_back(forward * share + reduce);
       backwardWeight.push_back(std::max(weight, 0.0) * share);
     }
+    SmallVector<double> bytes, gather;
+    for (auto [weight, whole] : llvm::enumerate(chain.weightBytes)) {
+      bytes.push_back(whole / (work.splitWeights[weight] ? parts : 1));
+      gather.push_back(getRingAllReduceTime(bytes.back(), replicas, link) / 2);
+    }
+    SmallVector<double> held = getHeldWhole(chain, bytes);
     // Distinct weight bytes of every range [begin, end), each split weight
-    // 1/T.
+    // 1/T, their gathers and the most held at once.
     weightBytes.assign(size * size, 0.0);
+    gatherTime.assign(size * size, 0.0);
+    gatherPeak.assign(size * size, 0.0);
     for (int64_t begin = 0; begin < size; ++begin) {
       llvm::DenseSet<int64_t> seen;
-      double sum = 0.0;
+      double sum = 0.0, time = 0.0, peak = 0.0;
       for (int64_t end = begin + 1; end <= size; ++end) {
         for (int64_t weight : chain.weights[end - 1])
-          if (seen.insert(weight).second)
-            sum += chain.weightBytes[weight] /
-                   (work.splitWeights[weight] ? parts : 1);
+          if (seen.insert(weight).second) {
+            sum += bytes[weight];
+            time += gather[weight];
+          }
+        peak = std::max(peak, held[end - 1]);
         weightBytes[begin * size + end - 1] = sum;
+        gatherTime[begin * size + end - 1] = time;
+        gatherPeak[begin * size + end - 1] = peak;
       }
     }
   }
 
   double getWeightBytes(int64_t begin, int64_t end) const {
     return weightBytes[begin * size + end - 1];
+  }
+  /// One compute's all-gathers of the weights of the ops [begin, end).
+  double getGatherTime(int64_t begin, int64_t end) const {
+    return gatherTime[begin * size + end - 1];
+  }
+  /// The most of those weights whole at once, gathered per param.
+  double getGatherPeak(int64_t begin, int64_t end) const {
+    return gatherPeak[begin * size + end - 1];
   }
   /// F, B and W of the ops [begin, end).
   std::array<double, 3> getTimes(int64_t begin, int64_t end) const {
@@ -67,9 +90,33 @@ public:
   }
 
 private:
+  /// Per op, the bytes of the weights whose first reading op is at or
+  /// before it and whose last is at or after it.
+  static SmallVector<double> getHeldWhole(const LayoutChain &chain,
+                                          ArrayRef<double> bytes) {
+    SmallVector<int64_t> first(bytes.size(), -1), last(bytes.size(), -1);
+    for (int64_t op = 0; op < chain.size(); ++op)
+      for (int64_t weight : chain.weights[op]) {
+        if (first[weight] < 0)
+          first[weight] = op;
+        last[weight] = op;
+      }
+    SmallVector<double> delta(chain.size() + 1, 0.0), held;
+    for (auto [weight, size] : llvm::enumerate(bytes)) {
+      if (first[weight] < 0)
+        continue;
+      delta[first[weight]] += size;
+      delta[last[weight] + 1] -= size;
+    }
+    double sum = 0.0;
+    for (int64_t op = 0; op < chain.size(); ++op)
+      held.push_back(sum += delta[op]);
+    return held;
+  }
+
   int64_t size;
   SmallVector<double> forward, backwardInput, backwardWeight;
-  std::vector<double> weightBytes;
+  std::vector<double> weightBytes, gatherTime, gatherPeak;
 };
 
 /// Plans and times one layout.
@@ -93,16 +140,19 @@ private:
   /// Bytes of state per byte of weights: the weights, their gradients and
   /// the optimizer's moments (the replica's block under ZeRO-1); under
   /// ZeRO-3 the replica's block of the weights besides the whole weights
-  /// it gathers for the step.
-  double getWeightCopies(int64_t replicas, int64_t zero) const {
+  /// it gathers for the step (gathered per param, the whole weights held
+  /// at once count apart).
+  double getWeightCopies(const ParallelismCandidate &candidate) const {
+    int64_t replicas = candidate.replicas, zero = candidate.zero;
     if (zero == 0 || replicas == 1)
       return 2.0 + request.optimizerStateCopies;
-    return 2.0 + request.optimizerStateCopies / replicas +
+    return (candidate.gatherPerParam ? 1.0 : 2.0) +
+           request.optimizerStateCopies / replicas +
            (zero == 3 ? 1.0 / replicas : 0.0);
   }
   double getStepTime(const GeneratedSchedule &schedule, const StageCosts &costs,
-                     ArrayRef<double> stageWeights, int64_t replicas,
-                     int64_t zero) const;
+                     ArrayRef<double> stageWeights,
+                     const ParallelismCandidate &candidate) const;
 
   const LayoutChain &chain;
   const TensorParallelWork &work;
@@ -151,11 +201,13 @@ getGatherPoints(ArrayRef<TimedAction> own) {
 /// The program of `schedule` with each stage's gradient collectives after
 /// its rank's last compute of it and the optimizer steps at the end (under
 /// ZeRO-3 the gathers before its first compute), timed.
-double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
-                                    const StageCosts &costs,
-                                    ArrayRef<double> stageWeights,
-                                    int64_t replicas, int64_t zero) const {
+double
+LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
+                             const StageCosts &costs,
+                             ArrayRef<double> stageWeights,
+                             const ParallelismCandidate &candidate) const {
   using Kind = TimedAction::Kind;
+  int64_t replicas = candidate.replicas, zero = candidate.zero;
   int64_t numStages = schedule.stageRank.size();
   RankActions program = insertTransfers(schedule);
   std::vector<TimedAction> actions;
@@ -170,7 +222,8 @@ double LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
     MutableArrayRef<TimedAction> own = program.getRank(rank);
     SmallVector<int64_t> stages;
     SmallVector<SmallVector<int64_t, 1>> gathers(own.size());
-    if (zero == 3 && replicas > 1)
+    // Gathered per param, the computes gather (their costs include it).
+    if (zero == 3 && replicas > 1 && !candidate.gatherPerParam)
       gathers = getGatherPoints(own);
     for (auto [index, action] : llvm::enumerate(own)) {
       for (int64_t stage : gathers[index])
@@ -274,19 +327,26 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     return;
   }
   SmallVector<double> inFlight = countInFlight(*schedule);
-  GroupCosts group(chain, work, request.device, parts);
-  double copies = sched::getWeightCopies(
-      getWeightCopies(replicas, candidate.zero), schedule->weightVersions);
+  GroupCosts group(chain, work, request.device, parts, replicas);
+  double copies = sched::getWeightCopies(getWeightCopies(candidate),
+                                         schedule->weightVersions);
+  // Gathered per param, each forward and backward of a slice gathers the
+  // stage's weights, and the most of them whole at once are held besides.
+  bool perParam = candidate.gatherPerParam;
+  auto gatherTime = [&](int64_t begin, int64_t end) {
+    return perParam ? group.getGatherTime(begin, end) : 0.0;
+  };
   auto transfer = [&](int64_t cut) { return 2.0 * chain.transferTime[cut]; };
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
     auto [f, b, w] = group.getTimes(begin, end);
-    StageLoad result{f + b + w, 0.0};
+    StageLoad result{f + b + w + 2.0 * slices * gatherTime(begin, end), 0.0};
     if (stage > 0)
       result.time += transfer(begin);
     if (stage + 1 < numStages)
       result.time += transfer(end);
     result.memory =
         copies * group.getWeightBytes(begin, end) +
+        (perParam ? group.getGatherPeak(begin, end) : 0.0) +
         inFlight[stage] * chain.activationBytes(begin, end) / slices;
     return result;
   };
@@ -310,8 +370,8 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     int64_t end =
         stage + 1 < numStages ? plan->starts[stage + 1] : chain.size();
     auto [f, b, w] = group.getTimes(begin, end);
-    costs.forward.push_back(f / slices);
-    costs.backwardInput.push_back(b / slices);
+    costs.forward.push_back(f / slices + gatherTime(begin, end));
+    costs.backwardInput.push_back(b / slices + gatherTime(begin, end));
     costs.backwardWeight.push_back(w / slices);
     costs.activation.push_back(chain.activationBytes(begin, end) / slices);
     costs.stash.push_back(0.0);
@@ -321,8 +381,7 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     candidate.memory =
         std::max(candidate.memory, load(stage, begin, end).memory);
   }
-  double step =
-      getStepTime(*schedule, costs, stageWeights, replicas, candidate.zero);
+  double step = getStepTime(*schedule, costs, stageWeights, candidate);
   if (step < 0.0) {
     candidate.reason = "the schedule deadlocks";
     return;
@@ -345,13 +404,18 @@ ParallelismPlan sched::planParallelism(const LayoutChain &chain,
         continue;
       int64_t replicas = devices / parts / stages;
       for (int64_t zero : request.zeroLevels) {
-        ParallelismCandidate candidate;
-        candidate.tensorParallel = parts;
-        candidate.stages = stages;
-        candidate.replicas = replicas;
-        candidate.zero = zero;
-        evaluator.evaluate(candidate);
-        plan.candidates.push_back(std::move(candidate));
+        for (bool perParam : {false, true}) {
+          if (perParam && (zero != 3 || !request.planParamGathers))
+            continue;
+          ParallelismCandidate candidate;
+          candidate.tensorParallel = parts;
+          candidate.stages = stages;
+          candidate.replicas = replicas;
+          candidate.zero = zero;
+          candidate.gatherPerParam = perParam;
+          evaluator.evaluate(candidate);
+          plan.candidates.push_back(std::move(candidate));
+        }
         // One replica shards nothing: every stage plans the same.
         if (replicas == 1)
           break;
@@ -359,9 +423,11 @@ ParallelismPlan sched::planParallelism(const LayoutChain &chain,
     }
   }
   // The fastest per batch; among equals, the lowest ZeRO stage (sharding
-  // the cap does not ask for buys nothing), then the least memory.
+  // the cap does not ask for buys nothing), gathers per stage, then the
+  // least memory.
   auto key = [](const ParallelismCandidate &candidate) {
-    return std::tuple(candidate.batchTime, candidate.zero, candidate.memory);
+    return std::tuple(candidate.batchTime, candidate.zero,
+                      candidate.gatherPerParam, candidate.memory);
   };
   for (auto [index, candidate] : llvm::enumerate(plan.candidates))
     if (candidate.reason.empty() &&
@@ -376,6 +442,8 @@ ParallelismPlan sched::planParallelism(const LayoutChain &chain,
     if (candidate.batchTime == best.batchTime && candidate.zero > best.zero)
       candidate.reason =
           llvm::formatv("as fast, sharding more (ZeRO-{0})", candidate.zero);
+    else if (candidate.batchTime == best.batchTime && candidate.gatherPerParam)
+      candidate.reason = "as fast, gathering per param";
     else
       candidate.reason =
           llvm::formatv("slower: {0} s per batch, {1:P1} more",

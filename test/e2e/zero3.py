@@ -23,7 +23,9 @@ its reads of it) the runs match plain data parallelism as well (with
 gathered peak of each rank is the most weight bytes one of its stage
 functions holds at once between its pprt_param_acquire and
 pprt_param_release calls (read from the program's LLVM-dialect MLIR),
-less than the stage's whole weights. A contradicting run-time --zero, and
+less than the stage's whole weights, and what pp-simulate's closed form
+says for replica 0's ranks from the schedule, which records
+zero_gather = param. A contradicting run-time --zero, and
 --check-gradients, stop the run with one line."""
 
 import argparse
@@ -69,6 +71,9 @@ class Case:
         run([args.pp_compile] + param + ["-o", self.exes["param"]])
         self.param_mlir = run([args.pp_compile] + param +
                               ["--emit", "mlir", "-o", "-"]).stdout
+        self.param_schedule = self.path("param.mlir")
+        run([args.pp_compile] + param +
+            ["--emit", "schedule", "-o", self.param_schedule])
 
     def path(self, name):
         return os.path.join(self.workdir, f"{self.label}-{name}")
@@ -194,6 +199,8 @@ def check_param_gathers(case, optimizer, zero):
     mem_stage, mem_param = memory(zero, True), memory(param, True)
     ranks = case.procs // REPLICAS
     peaks = param_gather_peaks(case.param_mlir)
+    model = simulated(case.args.pp_opt, case.param_schedule, optimizer[1],
+                      True)
     for world, got in mem_param.items():
         whole = mem_stage[world][3]
         want = peaks[world % ranks]
@@ -201,9 +208,15 @@ def check_param_gathers(case, optimizer, zero):
             sys.exit(f"{tag}: rank {world} holds {got}, gathering per stage "
                      f"{mem_stage[world]}; expected a gathered peak of "
                      f"{want} bytes, below the stage's {whole}")
+        # pp-simulate's closed form, from the schedule's stage functions.
+        if world < ranks and model.get(world) != got:
+            sys.exit(f"{tag}: rank {world} holds {got} bytes, pp-simulate "
+                     f"of the schedule gathered per param says "
+                     f"{model.get(world)}")
     print(f"{tag}: gathered peak per rank "
-          f"{[mem_param[r][3] for r in range(case.procs)]} bytes, the "
-          f"stage's whole weights {[mem_stage[r][3] for r in range(ranks)]}")
+          f"{[mem_param[r][3] for r in range(case.procs)]} bytes (pp-simulate "
+          f"agrees on replica 0), the stage's whole weights "
+          f"{[mem_stage[r][3] for r in range(ranks)]}")
 
 
 def check_checkpoint(case, optimizer, w_plain):

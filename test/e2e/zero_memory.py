@@ -42,7 +42,8 @@ def memory(out, gathered=False):
 
 def simulated(pp_opt, schedule, optimizer, gathered=False):
     """{rank: (weights, gradients, optimizer)} from pp-simulate's remark;
-    with gathered, the weights gathered for the step follow."""
+    with gathered, the weights gathered for the step (or, gathered per
+    param, the most whole at once) follow."""
     err = run([pp_opt, schedule, f"--pp-simulate=optimizer={optimizer}",
                "-o", os.devnull]).stderr
     line = re.search(r"static memory per rank \(weights \+ gradients \+ "
@@ -51,6 +52,6 @@ def simulated(pp_opt, schedule, optimizer, gathered=False):
         sys.exit(f"pp-simulate reported no static memory:\n{err}")
     row = r"rank (\d+): (\d+) \+ (\d+) \+ (\d+)"
     if gathered:
-        row += r" \(\+ (\d+) gathered for the step\)"
+        row += r" \(\+ (\d+) gathered (?:for the step|at once, per param)\)"
     rows = re.findall(row, line.group(1))
     return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}

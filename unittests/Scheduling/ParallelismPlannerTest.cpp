@@ -3,7 +3,8 @@
 // Lays two devices out as pipelines and replicas for a chain of known
 // times and sizes: the fastest layout per batch wins, memory caps and fixed
 // T, P or R rule layouts out, tensor parallelism needs split weights, and
-// the ZeRO stage is chosen with the layout as brute force would.
+// the ZeRO stage (and ZeRO-3's unit of gathering) is chosen with the layout
+// as brute force would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,14 +134,16 @@ TEST(ParallelismPlanner, TensorParallelismSplitsWeightsAndWork) {
             "T = 2 does not divide hidden (size 5)");
 }
 
-/// The fastest fitting (T, P, R, ZeRO stage) by brute force: each one
-/// planned alone (all four fixed), the best by the planner's order: batch
-/// time, then the lower ZeRO stage, then the memory.
+/// The fastest fitting (T, P, R, ZeRO stage, gather unit) by brute force:
+/// each (T, P, R, ZeRO stage) planned alone, every candidate of it that
+/// fits (it has a time) compared by the planner's order: batch time, then
+/// the lower ZeRO stage, gathers per stage, then the memory.
 static std::optional<ParallelismCandidate>
 chooseByBruteForce(const FourOps &four) {
   std::optional<ParallelismCandidate> best;
   auto key = [](const ParallelismCandidate &candidate) {
-    return std::tuple(candidate.batchTime, candidate.zero, candidate.memory);
+    return std::tuple(candidate.batchTime, candidate.zero,
+                      candidate.gatherPerParam, candidate.memory);
   };
   int64_t devices = four.request.devices;
   for (int64_t parts = 1; parts <= devices; ++parts)
@@ -155,9 +158,10 @@ chooseByBruteForce(const FourOps &four) {
         alone.fixedReplicas = replicas;
         alone.zeroLevels = {zero};
         ParallelismPlan plan = planParallelism(four.chain, four.work, alone);
-        if (plan.chosen &&
-            (!best || key(plan.candidates[*plan.chosen]) < key(*best)))
-          best = plan.candidates[*plan.chosen];
+        for (const ParallelismCandidate &candidate : plan.candidates)
+          if (candidate.batchTime > 0.0 &&
+              (!best || key(candidate) < key(*best)))
+            best = candidate;
         if (replicas == 1)
           break;
       }
@@ -171,57 +175,72 @@ static std::string describe(const std::optional<ParallelismCandidate> &c) {
     return "none";
   return "T " + std::to_string(c->tensorParallel) + " P " +
          std::to_string(c->stages) + " R " + std::to_string(c->replicas) +
-         " ZeRO-" + std::to_string(c->zero);
+         " ZeRO-" + std::to_string(c->zero) +
+         (c->gatherPerParam ? "/param" : "");
 }
 
 TEST(ParallelismPlanner, ZeroStageIsChosenAsBruteForceWould) {
   // Every cap from roomy to nothing fitting, SGD and Adam, free and slow
-  // links, 2 and 4 devices, split weights or not, and the ZeRO stages on
-  // offer.
-  int64_t compared = 0, zero1 = 0, zero3 = 0;
+  // links, 2 and 4 devices, split weights or not, the ZeRO stages on
+  // offer, ZeRO-3 gathered per param or not, and weights each read by one
+  // op or by ops far apart (spans that overlap when gathered per param).
+  int64_t compared = 0, zero1 = 0, zero3 = 0, perParam = 0;
   for (int64_t devices : {2, 4})
     for (bool split : {false, true})
       for (double optimizer : {0.0, 2.0})
         for (double bandwidth : {0.0, 10.0})
           for (auto levels :
                {SmallVector<int64_t>{0, 1, 3}, SmallVector<int64_t>{0, 3}})
-            for (double cap = 200.0; cap >= 20.0; cap -= 4.0) {
-              FourOps four;
-              four.request.devices = devices;
-              four.request.memoryPerDevice = cap;
-              four.request.optimizerStateCopies = optimizer;
-              four.request.device.linkBandwidth = bandwidth;
-              four.request.zeroLevels = levels;
-              if (split) {
-                four.work.splitOps.assign(4, true);
-                four.work.splitWeights.assign(4, true);
-                four.work.splitDims = {{"hidden", 4}};
-              }
-              ParallelismPlan plan =
-                  planParallelism(four.chain, four.work, four.request);
-              std::optional<ParallelismCandidate> chosen;
-              if (plan.chosen)
-                chosen = plan.candidates[*plan.chosen];
-              std::optional<ParallelismCandidate> brute =
-                  chooseByBruteForce(four);
-              std::string where = "devices " + std::to_string(devices) +
-                                  " cap " + std::to_string(cap) +
-                                  " optimizer " + std::to_string(optimizer) +
-                                  " bandwidth " + std::to_string(bandwidth) +
-                                  " levels " + std::to_string(levels.size());
-              ASSERT_EQ(describe(chosen), describe(brute)) << where;
-              if (!chosen)
-                continue;
-              EXPECT_EQ(chosen->batchTime, brute->batchTime) << where;
-              EXPECT_EQ(chosen->memory, brute->memory) << where;
-              ++compared;
-              zero1 += chosen->zero == 1;
-              zero3 += chosen->zero == 3;
-            }
-  // The sweep reaches caps where a ZeRO stage is what fits.
+            for (bool paramGathers : {false, true})
+              for (bool spread : {false, true})
+                for (double cap = 200.0; cap >= 20.0; cap -= 4.0) {
+                  FourOps four;
+                  four.request.devices = devices;
+                  four.request.memoryPerDevice = cap;
+                  four.request.optimizerStateCopies = optimizer;
+                  four.request.device.linkBandwidth = bandwidth;
+                  four.request.zeroLevels = levels;
+                  four.request.planParamGathers = paramGathers;
+                  if (spread) {
+                    // Weight 0 read by ops 0 and 2: no cut between them, and
+                    // two weights whole at once at ops 1 and 2.
+                    four.chain.weights = {{0}, {1}, {0, 2}, {3}};
+                    four.chain.mayCut = {true, false, false, true, true};
+                  }
+                  if (split) {
+                    four.work.splitOps.assign(4, true);
+                    four.work.splitWeights.assign(4, true);
+                    four.work.splitDims = {{"hidden", 4}};
+                  }
+                  ParallelismPlan plan =
+                      planParallelism(four.chain, four.work, four.request);
+                  std::optional<ParallelismCandidate> chosen;
+                  if (plan.chosen)
+                    chosen = plan.candidates[*plan.chosen];
+                  std::optional<ParallelismCandidate> brute =
+                      chooseByBruteForce(four);
+                  std::string where =
+                      "devices " + std::to_string(devices) + " cap " +
+                      std::to_string(cap) + " optimizer " +
+                      std::to_string(optimizer) + " bandwidth " +
+                      std::to_string(bandwidth) + " levels " +
+                      std::to_string(levels.size());
+                  ASSERT_EQ(describe(chosen), describe(brute)) << where;
+                  if (!chosen)
+                    continue;
+                  EXPECT_EQ(chosen->batchTime, brute->batchTime) << where;
+                  EXPECT_EQ(chosen->memory, brute->memory) << where;
+                  ++compared;
+                  zero1 += chosen->zero == 1;
+                  zero3 += chosen->zero == 3 && !chosen->gatherPerParam;
+                  perParam += chosen->gatherPerParam;
+                }
+  // The sweep reaches caps where a ZeRO stage, or gathers per param, is
+  // what fits.
   EXPECT_GT(compared, 100);
   EXPECT_GT(zero1, 0);
   EXPECT_GT(zero3, 0);
+  EXPECT_GT(perParam, 0);
 }
 
 TEST(ParallelismPlanner, CapsThatOnlyAZeroStageFits) {
@@ -268,6 +287,23 @@ TEST(ParallelismPlanner, CapsThatOnlyAZeroStageFits) {
   EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 2);
   EXPECT_EQ(replicas(0).reason.rfind("memory: needs 176", 0), 0u);
 
+  // Gathered per param, 2 replicas hold their blocks (1 + 2/2 + 1/2) x 40,
+  // one 10-byte weight whole at once and 16 of activations: a cap of 130
+  // bytes fits them (and the pipeline of 2 stages, slower).
+  four.request.memoryPerDevice = 130.0;
+  four.request.zeroLevels = {0, 1, 3};
+  plan = planParallelism(four.chain, four.work, four.request);
+  ASSERT_TRUE(plan.chosen.has_value());
+  EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 1);
+  four.request.planParamGathers = true;
+  plan = planParallelism(four.chain, four.work, four.request);
+  ASSERT_TRUE(plan.chosen.has_value());
+  const ParallelismCandidate &chosen = plan.candidates[*plan.chosen];
+  EXPECT_EQ(chosen.replicas, 2);
+  EXPECT_EQ(chosen.zero, 3);
+  EXPECT_TRUE(chosen.gatherPerParam);
+  EXPECT_DOUBLE_EQ(chosen.memory, 2.5 * 40.0 + 10.0 + 16.0);
+
   // pipedream-2bw keeps two weight versions; ZeRO-3 gathers one.
   four.request.schedule = ScheduleChoice::get("pipedream-2bw");
   EXPECT_EQ(replicas(3).reason, "ZeRO-3 gathers one weight version per step");
@@ -300,6 +336,11 @@ TEST(ParallelismPlanner, ZeroCollectivesAreTimed) {
   // Under ZeRO-3 its gather delays the whole step by 1 s, and rank 1's
   // gather runs while rank 1 waits for its first activation.
   EXPECT_EQ(stepTimes(2), (SmallVector<double>{42.0, 42.0, 42.0}));
+  // Gathered per param, every forward and backward gathers the stage's 4
+  // weights, 0.5 s each: 4 micro-batches of 16 + 2 x 2 s, then the
+  // reduce-scatter of 2 s.
+  four.request.planParamGathers = true;
+  EXPECT_EQ(stepTimes(1), (SmallVector<double>{68.0, 68.0, 68.0, 82.0}));
 }
 
 } // namespace

@@ -19,10 +19,21 @@ namespace mlir {
 class OpPassManager;
 namespace pp {
 
+/// The values of the pipelines' `zero-gather` option.
+inline auto getZeroGatherValues() {
+  return llvm::cl::values(
+      clEnumValN(ZeroGather::Stage, "stage",
+                 "a stage's weights once per step, held until its "
+                 "optimizer step"),
+      clEnumValN(ZeroGather::Param, "param",
+                 "each weight around each stage function's reads of it"));
+}
+
 /// Options of `pp-schedule-pipeline`: the pipeline to train on and the
 /// devices the stage planner plans for. pp-compile and pp.compile take
 /// them under their own spellings (pp/Compiler/Compile.h), with these
 /// descriptions as their help.
+
 struct SchedulePipelineOptions
     : public PassPipelineOptions<SchedulePipelineOptions> {
   PassOptions::Option<std::string> function{
@@ -90,6 +101,11 @@ struct SchedulePipelineOptions
                      "before each stage's first compute; "
                      "docs/DataParallel.md)"),
       llvm::cl::init(0)};
+  PassOptions::Option<ZeroGather> zeroGather{
+      *this, "zero-gather",
+      llvm::cl::desc("ZeRO-3's unit of gathering the weights, recorded on "
+                     "the schedule (default stage)"),
+      llvm::cl::init(ZeroGather::Stage), getZeroGatherValues()};
   PassOptions::Option<int64_t> tensorParallel{
       *this, "tensor-parallel",
       llvm::cl::desc("Processes per tensor-parallel group: each pipeline "
@@ -241,14 +257,7 @@ struct LowerToCPUPipelineOptions
       *this, "zero-gather",
       llvm::cl::desc("ZeRO-3's unit of gathering the weights (default "
                      "stage)"),
-      llvm::cl::init(ZeroGather::Stage),
-      llvm::cl::values(
-          clEnumValN(ZeroGather::Stage, "stage",
-                     "a stage's weights once per step, held until its "
-                     "optimizer step"),
-          clEnumValN(ZeroGather::Param, "param",
-                     "each weight around each stage function's reads of "
-                     "it"))};
+      llvm::cl::init(ZeroGather::Stage), getZeroGatherValues()};
   PassOptions::Option<bool> gathers{
       *this, "gathers",
       llvm::cl::desc("Compute one-hot sums (embedding lookups, cross-entropy "
@@ -364,10 +373,12 @@ void buildElementwiseToLinalgPipeline(OpPassManager &pm);
 /// Runs the schedule pipeline's preparation of the training step and
 /// pp-plan-parallelism for `options.devices`, which records its layout as
 /// `pp.parallelism` on the step; it chooses the ZeRO stage among
-/// `zeroLevels` unless `options.zero` is given.
+/// `zeroLevels` unless `options.zero` is given, and under ZeRO-3 gathers
+/// per param too where `paramGathers`.
 void buildPlanParallelismPipeline(OpPassManager &pm,
                                   const SchedulePipelineOptions &options,
-                                  ArrayRef<int64_t> zeroLevels);
+                                  ArrayRef<int64_t> zeroLevels,
+                                  bool paramGathers = false);
 
 void buildSchedulePipeline(OpPassManager &pm,
                            const SchedulePipelineOptions &options);

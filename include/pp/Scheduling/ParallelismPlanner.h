@@ -83,6 +83,11 @@ struct ParallelismRequest {
   /// layout of more than one replica; a single replica shards nothing and
   /// is planned under the first only.
   SmallVector<int64_t> zeroLevels = {0};
+  /// Under ZeRO-3, whether to plan the weights gathered per param too
+  /// (each compute gathers the params its ops read, and a device holds
+  /// whole at once only the params whose first-to-last reads overlap),
+  /// besides a stage's weights gathered once per step.
+  bool planParamGathers = false;
   /// The most stages a pipeline may have.
   int64_t maxStages = 0;
   /// T, P and R the user fixed (0: free).
@@ -94,8 +99,10 @@ struct ParallelismRequest {
 /// One layout of the devices and what it gives.
 struct ParallelismCandidate {
   int64_t tensorParallel = 1, stages = 1, replicas = 1;
-  /// The ZeRO stage of the replicas.
+  /// The ZeRO stage of the replicas, and under ZeRO-3 whether each compute
+  /// gathers its params (rather than each stage its weights once).
   int64_t zero = 0;
+  bool gatherPerParam = false;
   /// Seconds of one step (every replica trains one batch), and per batch:
   /// step / replicas, what the planner minimises. 0 when not timed.
   double stepTime = 0.0, batchTime = 0.0;
@@ -106,9 +113,10 @@ struct ParallelismCandidate {
   std::string reason;
 };
 
-/// Every layout and ZeRO stage in order of T, then P, then the stage, and
-/// the index of the fastest that fits (none when nothing does): among
-/// equally fast ones the lowest ZeRO stage, then the least memory.
+/// Every layout and ZeRO stage in order of T, then P, then the stage (and
+/// ZeRO-3's gathers per stage before those per param), and the index of
+/// the fastest that fits (none when nothing does): among equally fast ones
+/// the lowest ZeRO stage, gathers per stage, then the least memory.
 struct ParallelismPlan {
   SmallVector<ParallelismCandidate> candidates;
   std::optional<size_t> chosen;

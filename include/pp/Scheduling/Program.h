@@ -53,6 +53,9 @@ struct Program {
   /// gradients summed with reduce-scatter and weights spread by all-gather).
   int64_t numReplicas = 1;
   int64_t zeroStage = 0;
+  /// Under ZeRO-3, whether each compute gathers the params it reads rather
+  /// than each stage its weights once per step.
+  bool gatherPerParam = false;
   /// Whether the ranks move data with sends and receives (a schedule after
   /// pp-insert-transfers). Without them (a generated schedule) the ranks
   /// hold compute actions only, each waits for its inputs from other ranks

@@ -1104,12 +1104,15 @@ struct ConvertPPToRuntimePass
         return signalPassFailure();
     SymbolTable symbols(module);
     bool gatherParams = zeroGather == ZeroGather::Param;
+    // The schedule's memory and time were counted for its unit.
     for (ScheduleOp schedule : *schedules)
-      if (gatherParams && schedule.getZeroStage() != 3) {
-        schedule.emitOpError("has zero = ")
-            << schedule.getZeroStage()
-            << "; zero-gather=param gathers the weights ZeRO-3 shards, so "
-               "it needs zero = 3";
+      if (schedule.getZeroGatherUnit() != zeroGather) {
+        schedule.emitOpError("gathers ZeRO-3's weights per ")
+            << stringifyZeroGather(schedule.getZeroGatherUnit())
+            << " (zero_gather), but the lowering was asked for zero-gather="
+            << stringifyZeroGather(zeroGather)
+            << "; give pp-insert-transfers and convert-pp-to-runtime the "
+               "same zero-gather";
         return signalPassFailure();
       }
     if (failed(RuntimeProgramBuilder(module, *schedules, symbols, gatherParams)

@@ -165,6 +165,8 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
       json.attribute("slices", program.numSlices);
     if (spelling.hasZero)
       json.attribute("zero", program.zeroStage);
+    if (program.gatherPerParam)
+      json.attribute("zero_gather", "param");
     json.attributeArray("ranks", [&] {
       for (ArrayRef<sched::ProgramAction> actions : program.ranks) {
         json.array([&] {

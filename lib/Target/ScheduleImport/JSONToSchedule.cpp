@@ -462,6 +462,17 @@ LogicalResult JSONScheduleImporter::parseExtensions(Located root) {
     program.zeroStage = *stage;
     spelling.hasZero = true;
   }
+  if (std::optional<Located> field = getOptionalField(root, "zero_gather")) {
+    std::optional<StringRef> unit = field->value->getAsString();
+    if (unit != "stage" && unit != "param")
+      return emitError(field->node)
+             << "'zero_gather' must be \"stage\" or \"param\"";
+    if (*unit == "param" && program.zeroStage != 3)
+      return emitError(field->node)
+             << "'zero_gather' \"param\" needs 'zero' 3: it gathers the "
+                "weights ZeRO-3 shards";
+    program.gatherPerParam = *unit == "param";
+  }
   return success();
 }
 

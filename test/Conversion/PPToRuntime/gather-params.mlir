@@ -74,7 +74,8 @@ func.func @caller(%w: memref<2x2xf32>, %seed: memref<f32>) {
 // CHECK: return
 
 pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0]
-    attributes {num_replicas = 2 : i64, zero = 3 : i64} {
+    attributes {num_replicas = 2 : i64, zero = 3 : i64,
+                zero_gather = #pp<zero_gather param>} {
   pp.rank 0 {
     pp.all_gather stage 0
     pp.compute forward stage 0 mb 0
@@ -86,7 +87,8 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0]
 
 // -----
 
-// Gathering per param needs the weights sharded: ZeRO-3.
+// The lowering gathers in the unit the schedule records (its memory and time
+// were counted for it).
 
 func.func @m_s0_forward(%w: memref<4xf32> {pp.slot = #pp.slot<param 0>},
                         %loss: memref<f32> {pp.slot = #pp.slot<loss>})
@@ -94,13 +96,13 @@ func.func @m_s0_forward(%w: memref<4xf32> {pp.slot = #pp.slot<param 0>},
   return
 }
 
-// expected-error @below {{'pp.schedule' op has zero = 1; zero-gather=param gathers the weights ZeRO-3 shards, so it needs zero = 3}}
+// expected-error @below {{'pp.schedule' op gathers ZeRO-3's weights per stage (zero_gather), but the lowering was asked for zero-gather=param; give pp-insert-transfers and convert-pp-to-runtime the same zero-gather}}
 pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0]
-    attributes {num_replicas = 2 : i64, zero = 1 : i64} {
+    attributes {num_replicas = 2 : i64, zero = 3 : i64} {
   pp.rank 0 {
+    pp.all_gather stage 0
     pp.compute forward stage 0 mb 0
     pp.reduce_scatter stage 0
     pp.optimizer_step stage 0
-    pp.all_gather stage 0
   }
 }

@@ -76,6 +76,7 @@ sched::Program mlir::pp::readProgram(ScheduleOp schedule,
   program.numSlices = schedule.getNumSlices();
   program.numReplicas = schedule.getNumReplicas().value_or(1);
   program.zeroStage = schedule.getZeroStage();
+  program.gatherPerParam = schedule.getZeroGatherUnit() == ZeroGather::Param;
   return program;
 }
 
@@ -177,6 +178,8 @@ ScheduleOp mlir::pp::writeProgram(OpBuilder &builder, const Program &program,
     schedule.setSlicesAttr(builder.getI64IntegerAttr(program.numSlices));
   if (spelling.hasZero)
     schedule.setZeroAttr(builder.getI64IntegerAttr(program.zeroStage));
+  if (program.gatherPerParam)
+    schedule.setZeroGather(ZeroGather::Param);
   schedule.setSemanticsOrDefault(program.semantics);
   OpBuilder::InsertionGuard guard(builder);
   builder.createBlock(&schedule.getBody());

@@ -31,6 +31,10 @@ ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule)
       sites.push_back(
           {static_cast<int64_t>(rank), static_cast<int64_t>(index)});
       actions.push_back(action);
+      // Gathered per param, the computes gather (their costs say how
+      // long); the stage's all-gather moves nothing.
+      if (program.gatherPerParam && action.kind == TimedAction::Kind::allGather)
+        actions.back().kind = TimedAction::Kind::other;
     }
     rankBegin.push_back(actions.size());
   }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pp/Dialect/PP/Analysis/StaticMemory.h"
+#include "pp/Dialect/PP/Analysis/ParamGathers.h"
 #include "pp/Dialect/PP/IR/PPDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,9 +51,7 @@ StaticMemory mlir::pp::getStaticMemory(ArrayRef<WeightBuffer> buffers,
   return memory;
 }
 
-/// The weight buffer a `param` argument of `type` lives in, if it is a
-/// shaped type of static shape.
-static std::optional<WeightBuffer> getWeightBuffer(Type type) {
+std::optional<WeightBuffer> mlir::pp::getWeightBuffer(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped || !shaped.hasStaticShape() ||
       !shaped.getElementType().isIntOrFloat())
@@ -67,13 +66,9 @@ mlir::pp::getStageWeights(ScheduleOp schedule) {
   // A param may be read by several functions of its stage; count it once.
   llvm::DenseSet<int64_t> seen;
   llvm::DenseSet<Operation *> visited;
-  auto module = schedule->getParentOfType<ModuleOp>();
   bool complete = true;
   schedule.walk([&](ComputeOp compute) {
-    auto symbol = compute.getFunctionAttr();
-    auto func = symbol && module
-                    ? module.lookupSymbol<func::FuncOp>(symbol.getAttr())
-                    : func::FuncOp();
+    func::FuncOp func = lookupComputeFunction(compute);
     if (!func) {
       complete = false;
       return WalkResult::interrupt();
@@ -96,6 +91,13 @@ mlir::pp::getStageWeights(ScheduleOp schedule) {
   return stages;
 }
 
+func::FuncOp mlir::pp::lookupComputeFunction(ComputeOp compute) {
+  auto symbol = compute.getFunctionAttr();
+  auto module = compute->getParentOfType<ModuleOp>();
+  return symbol && module ? module.lookupSymbol<func::FuncOp>(symbol.getAttr())
+                          : func::FuncOp();
+}
+
 SmallVector<StaticMemory>
 mlir::pp::getRankStaticMemory(ScheduleOp schedule,
                               ArrayRef<SmallVector<WeightBuffer>> stageWeights,
@@ -111,5 +113,12 @@ mlir::pp::getRankStaticMemory(ScheduleOp schedule,
     total.optimizer += stageMemory.optimizer;
     total.gathered += stageMemory.gathered;
   }
+  // Gathered per param, a rank holds whole what one compute holds at once.
+  if (replicas > 1 && schedule.getZeroStage() == 3 &&
+      schedule.getZeroGatherUnit() == ZeroGather::Param)
+    if (std::optional<SmallVector<int64_t>> peaks =
+            getRankGatherPeaks(schedule))
+      for (auto [total, peak] : llvm::zip(ranks, *peaks))
+        total.gathered = peak;
   return ranks;
 }

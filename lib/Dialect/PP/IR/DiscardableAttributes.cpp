@@ -124,13 +124,14 @@ static bool isTensorParallelism(Attribute value) {
 }
 
 /// pp-plan-parallelism's layout: {tensor_parallel, stages, replicas,
-/// zero}.
+/// zero, zero_gather_param}.
 static bool isParallelism(Attribute value) {
   auto dict = dyn_cast<DictionaryAttr>(value);
-  if (!dict || dict.size() != 4)
+  if (!dict || dict.size() != 5)
     return false;
   Attribute zero = dict.get("zero");
   return (isIntegerIn(zero, 0, 2) || isIntegerIn(zero, 3, 4)) &&
+         isIntegerIn(dict.get("zero_gather_param"), 0, 2) &&
          llvm::all_of(
              llvm::ArrayRef<StringRef>{"tensor_parallel", "stages", "replicas"},
              [&](StringRef name) {
@@ -186,8 +187,8 @@ static const AttributeRule kAttributeRules[] = {
     {kVariantAttr, Site::Function, "a variant (an i64 in [1, 65536))",
      isVariant},
     {"pp.parallelism", Site::Function,
-     "{tensor_parallel, stages, replicas} (i64s in [1, 65536)) and zero "
-     "(an i64: 0, 1 or 3)",
+     "{tensor_parallel, stages, replicas} (i64s in [1, 65536)), zero "
+     "(an i64: 0, 1 or 3) and zero_gather_param (an i64: 0 or 1)",
      isParallelism},
     {kSliceAttr, Site::AnyOp, "a slice number (an i64 in [0, 65536))",
      isStageNumber},

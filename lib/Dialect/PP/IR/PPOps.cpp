@@ -183,6 +183,10 @@ LogicalResult ScheduleOp::verify() {
            << zero << "; only 0 (plain data parallelism), 1 (ZeRO-1, "
            << "optimizer state sharded over the replicas) and 3 (ZeRO-3, "
            << "weights sharded too) are supported";
+  if (getZeroGatherUnit() == ZeroGather::Param && getZeroStage() != 3)
+    return emitOpError("gathers its weights per param (zero_gather = ")
+           << "param) but has zero = " << getZeroStage()
+           << "; only ZeRO-3 (zero = 3) shards the weights it gathers";
   for (auto [stage, rank] : llvm::enumerate(getStageRank()))
     if (rank < 0 || rank >= expected)
       return emitOpError("stage ")

@@ -11,6 +11,8 @@
 
 #include "pp/Dialect/PP/IR/PPOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <optional>
 
 namespace mlir::pp {
@@ -42,6 +44,13 @@ StaticMemory getStaticMemory(ArrayRef<WeightBuffer> buffers,
                              OptimizerKind optimizer, int64_t zero,
                              int64_t replicas, int64_t replica = 0);
 
+/// The weight buffer a `param` argument of `type` lives in, if it is a
+/// shaped type of static shape.
+std::optional<WeightBuffer> getWeightBuffer(Type type);
+
+/// The stage function `compute` names, if the module defines it.
+func::FuncOp lookupComputeFunction(ComputeOp compute);
+
 /// Each stage's weight buffers, read from the `param` slots of the stage
 /// functions `schedule`'s computes name (each param once); none when a
 /// compute names no function (a schedule without its model).
@@ -49,7 +58,8 @@ std::optional<SmallVector<SmallVector<WeightBuffer>>>
 getStageWeights(ScheduleOp schedule);
 
 /// Each rank's static memory (replica 0, whose ZeRO-1 blocks are the
-/// largest) under the schedule's replicas and ZeRO stage.
+/// largest) under the schedule's replicas and ZeRO stage; gathered per
+/// param (`zero_gather = param`), the most bytes one compute holds whole.
 SmallVector<StaticMemory>
 getRankStaticMemory(ScheduleOp schedule,
                     ArrayRef<SmallVector<WeightBuffer>> stageWeights,

@@ -13,6 +13,7 @@ include "mlir/IR/EnumAttr.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "pp/Dialect/PP/IR/PPDialect.td"
 include "pp/Dialect/PP/IR/PPEnums.td"
+include "pp/Dialect/PP/IR/PPOptionEnums.td"
 include "pp/Scheduling/ScheduleEnums.td"
 
 def PP_PhaseAttr : EnumAttr<PP_Dialect, PP_Phase, "phase">;
@@ -21,6 +22,8 @@ def PP_TransferKindAttr : EnumAttr<PP_Dialect, PP_TransferKind, "transfer">;
 
 def PP_TransferSemanticsAttr
     : EnumAttr<PP_Dialect, PP_TransferSemantics, "semantics">;
+
+def PP_ZeroGatherAttr : EnumAttr<PP_Dialect, PP_ZeroGather, "zero_gather">;
 
 def PP_CostAttr : AttrDef<PP_Dialect, "Cost"> {
   let mnemonic = "cost";

@@ -135,7 +135,11 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     (docs/DataParallel.md); with `zero = 3` (ZeRO-3, the weights sharded
     too) the reduce-scatter stays and the `pp.all_gather` of each stage
     comes before the stage's first compute action on its rank instead;
-    `zero = 0` or no `zero` is plain data parallelism.
+    `zero = 0` or no `zero` is plain data parallelism. Under `zero = 3`,
+    `zero_gather = #pp<zero_gather param>` says the program gathers each
+    weight around each compute's reads of it rather than a stage's weights
+    once per step (`#pp<zero_gather stage>`, the default when absent): the
+    schedule's actions are the same, its memory and time are not.
 
     `semantics` says how the program's transfers synchronise
     (`#pp<semantics async>`: a send never blocks; `#pp<semantics
@@ -192,6 +196,7 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                            $slices,
                        OptionalAttr<ConfinedAttr<I64Attr,
                            [IntMinValue<0>, IntMaxValue<3>]>>:$zero,
+                       OptionalAttr<PP_ZeroGatherAttr>:$zero_gather,
                        OptionalAttr<PP_TransferSemanticsAttr>:$semantics);
   let regions = (region SizedRegion<1>:$body);
   let builders = [
@@ -205,7 +210,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
       build($_builder, $_state, sym_name, name, pipeline, num_microbatches,
             stage_rank, cost, memory_cap, /*num_replicas=*/nullptr,
             /*weight_versions=*/nullptr, /*slices=*/nullptr,
-            /*zero=*/nullptr, /*semantics=*/nullptr);
+            /*zero=*/nullptr, /*zero_gather=*/nullptr,
+            /*semantics=*/nullptr);
     }]>,
   ];
   let assemblyFormat = [{
@@ -225,8 +231,13 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     int64_t getNumWeightVersions() { return getWeightVersions().value_or(1); }
     /// Sequence slices per micro-batch: 1 unless `slices` says more.
     int64_t getNumSlices() { return getSlices().value_or(1); }
-    /// The ZeRO stage: 0 (plain data parallelism) or 1.
+    /// The ZeRO stage: 0 (plain data parallelism), 1 or 3.
     int64_t getZeroStage() { return getZero().value_or(0); }
+    /// ZeRO-3's unit of gathering: a stage's weights unless `zero_gather`
+    /// says each param.
+    ZeroGather getZeroGatherUnit() {
+      return getZeroGather().value_or(ZeroGather::Stage);
+    }
     /// The transfer semantics its program runs with: `semantics`, or
     /// `fallback` when the schedule does not say.
     TransferSemantics getSemanticsOr(TransferSemantics fallback) {

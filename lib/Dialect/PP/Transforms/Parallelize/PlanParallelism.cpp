@@ -126,6 +126,12 @@ static LayoutChain getLayoutChain(const StageCostModel &model,
   return chain;
 }
 
+/// The ZeRO stage: `1`, or `3/param` gathered per param.
+static std::string describeZero(const ParallelismCandidate &candidate) {
+  return std::to_string(candidate.zero) +
+         (candidate.gatherPerParam ? "/param" : "");
+}
+
 /// `T = 1, P = 2, R = 2, ZeRO-1`, or `T = 1, P = 2, R = 2` without ZeRO.
 static std::string describe(const ParallelismCandidate &candidate) {
   std::string layout =
@@ -133,12 +139,12 @@ static std::string describe(const ParallelismCandidate &candidate) {
                     candidate.stages, candidate.replicas);
   if (candidate.zero == 0)
     return layout;
-  return layout + llvm::formatv(", ZeRO-{0}", candidate.zero).str();
+  return layout + ", ZeRO-" + describeZero(candidate);
 }
 
 /// Prints every layout and why it lost.
 static void printLayouts(raw_ostream &os, const ParallelismPlan &plan) {
-  os << llvm::format("%-3s %-3s %-3s %-4s %-12s %-12s %-12s %s\n", "T", "P",
+  os << llvm::format("%-3s %-3s %-3s %-7s %-12s %-12s %-12s %s\n", "T", "P",
                      "R", "ZeRO", "step(s)", "batch(s)", "memory(B)", "result");
   for (auto [index, candidate] : llvm::enumerate(plan.candidates)) {
     auto number = [](double value) {
@@ -146,9 +152,9 @@ static void printLayouts(raw_ostream &os, const ParallelismPlan &plan) {
     };
     std::string result =
         plan.chosen == index ? "chosen" : "rejected: " + candidate.reason;
-    os << llvm::format("%-3d %-3d %-3d %-4d %-12s %-12s %-12s %s\n",
+    os << llvm::format("%-3d %-3d %-3d %-7s %-12s %-12s %-12s %s\n",
                        int(candidate.tensorParallel), int(candidate.stages),
-                       int(candidate.replicas), int(candidate.zero),
+                       int(candidate.replicas), describeZero(candidate).c_str(),
                        number(candidate.stepTime).c_str(),
                        number(candidate.batchTime).c_str(),
                        number(candidate.memory).c_str(), result.c_str());
@@ -201,6 +207,7 @@ struct PlanParallelismPass
     request.optimizerStateCopies = optimizer == "adam" ? 2.0 : 0.0;
     if (!zero.empty())
       request.zeroLevels.assign(zero.begin(), zero.end());
+    request.planParamGathers = paramGathers;
     request.maxStages = kMaxPlannedStages;
     request.fixedTensorParallel = tensorParallel;
     request.fixedStages = numStages;
@@ -247,7 +254,9 @@ struct PlanParallelismPass
                             b.getI64IntegerAttr(best.tensorParallel)),
              b.getNamedAttr("stages", b.getI64IntegerAttr(best.stages)),
              b.getNamedAttr("replicas", b.getI64IntegerAttr(best.replicas)),
-             b.getNamedAttr("zero", b.getI64IntegerAttr(best.zero))}));
+             b.getNamedAttr("zero", b.getI64IntegerAttr(best.zero)),
+             b.getNamedAttr("zero_gather_param",
+                            b.getI64IntegerAttr(best.gatherPerParam))}));
     step.emitRemark() << llvm::formatv(
         "{0} devices: {1}: {2} s per step, {3} s per batch, {4} bytes on the "
         "fullest device",

@@ -188,6 +188,15 @@ struct InsertTransfersPass
       if (zero != 0)
         schedule.setZeroAttr(OpBuilder(schedule).getI64IntegerAttr(zero));
       int64_t zeroStage = schedule.getZeroStage();
+      if (zeroGather == ZeroGather::Param) {
+        if (zeroStage != 3) {
+          schedule.emitOpError("has zero = ")
+              << zeroStage << "; zero-gather=param gathers the weights "
+              << "ZeRO-3 shards, so it needs zero = 3";
+          return WalkResult::interrupt();
+        }
+        schedule.setZeroGather(ZeroGather::Param);
+      }
       bool sharded = zeroStage != 0;
       for (auto [rank, actions] :
            llvm::zip(schedule.getBody().getOps<RankOp>(), program.ranks)) {

@@ -7,6 +7,7 @@
 
 #include "pp/Dialect/PP/Analysis/DeviceDescription.h"
 #include "pp/Dialect/PP/Analysis/NoFlushSteps.h"
+#include "pp/Dialect/PP/Analysis/ParamGathers.h"
 #include "pp/Dialect/PP/Analysis/ScheduleCosts.h"
 #include "pp/Dialect/PP/Analysis/ScheduleSimulator.h"
 #include "pp/Dialect/PP/Analysis/StaticMemory.h"
@@ -108,7 +109,10 @@ static void reportStaticMemory(ScheduleOp schedule, OptimizerKind optimizer) {
     remark << (rank ? "; " : " ") << "rank " << rank << ": " << memory.weights
            << " + " << memory.gradients << " + " << memory.optimizer;
     if (schedule.getZeroStage() == 3)
-      remark << " (+ " << memory.gathered << " gathered for the step)";
+      remark << " (+ " << memory.gathered
+             << (schedule.getZeroGatherUnit() == ZeroGather::Param
+                     ? " gathered at once, per param)"
+                     : " gathered for the step)");
     totals.push_back(memory.total());
   }
   schedule->setAttr(
@@ -204,6 +208,37 @@ static SmallVector<double> getDataParallelAllReduces(ScheduleOp schedule,
   return times;
 }
 
+/// Under ZeRO-3 gathered per param, adds to each compute one all-gather per
+/// param its function reads: on `link` when given, else a share of its
+/// stage's all-reduce time (`allReduce`, the whole weights') by bytes.
+static void addParamGathers(ScheduleOp schedule, StageCosts &costs,
+                            ArrayRef<double> allReduce,
+                            std::optional<CollectiveLink> link) {
+  int64_t replicas = schedule.getNumReplicas().value_or(1);
+  std::optional<SmallVector<SmallVector<WeightBuffer>>> weights =
+      getStageWeights(schedule);
+  if (replicas <= 1 || !weights || (!link && allReduce.empty()))
+    return;
+  llvm::DenseSet<std::pair<int64_t, int64_t>> timed; // (phase, stage)
+  schedule.walk([&](ComputeOp compute) {
+    int64_t stage = compute.getStage();
+    auto phase = static_cast<int64_t>(compute.getPhase());
+    if (!timed.insert({phase, stage}).second)
+      return;
+    double stageBytes = 0.0;
+    for (WeightBuffer buffer : (*weights)[stage])
+      stageBytes += double(buffer.numel) * buffer.elementBytes;
+    double whole =
+        allReduce.empty() ? 0.0 : allReduce[allReduce.size() == 1 ? 0 : stage];
+    double time = 0.0;
+    for (ParamRead read :
+         getFunctionGathers(lookupComputeFunction(compute)).reads)
+      time += link ? getRingAllReduceTime(read.bytes, replicas, *link) / 2
+                   : whole / 2 * (read.bytes / stageBytes);
+    addCost(costs, compute.getPhase(), stage, time);
+  });
+}
+
 /// What the collectives cost: the options, or where they leave a cost
 /// unset, the links of `devices` (none: free).
 struct CollectiveCosts {
@@ -229,12 +264,19 @@ static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
   if (collectives.devices && link.bandwidth == 0.0 && link.latency == 0.0)
     link = *collectives.devices;
   addTensorParallelAllReduces(schedule, stageCosts, link);
-  ActionCosts costs(stageCosts);
   SmallVector<double> dataParallel;
-  if (collectives.devices && allReduceCost.empty())
+  bool fromDevices = collectives.devices && allReduceCost.empty();
+  if (fromDevices)
     dataParallel = getDataParallelAllReduces(schedule, *collectives.devices);
-  costs.setAllReduceDurations(allReduceCost.empty() ? ArrayRef(dataParallel)
-                                                    : allReduceCost);
+  ArrayRef<double> allReduce =
+      allReduceCost.empty() ? ArrayRef(dataParallel) : allReduceCost;
+  bool perParam = schedule.getZeroStage() == 3 &&
+                  schedule.getZeroGatherUnit() == ZeroGather::Param;
+  if (perParam)
+    addParamGathers(schedule, stageCosts, allReduceCost,
+                    fromDevices ? collectives.devices : std::nullopt);
+  ActionCosts costs(stageCosts);
+  costs.setAllReduceDurations(allReduce);
   ScheduleSimulator simulator(schedule);
   if (failed(simulator.run(costs, semantics))) {
     simulator.emitDeadlockError().attachNote(schedule.getLoc())

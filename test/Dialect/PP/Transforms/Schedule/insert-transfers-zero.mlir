@@ -2,6 +2,8 @@
 // RUN: pp-opt %s --pp-schedule="schedule=interleaved-1f1b num-stages=4 num-ranks=2 num-microbatches=4 semantics=rendezvous" --pp-insert-transfers="num-replicas=2 zero=3" --pp-verify-schedule | FileCheck %s --check-prefix=ZERO3
 // RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=2 zero=2" 2>&1 | FileCheck %s --check-prefix=ZERO2
 // RUN: not pp-opt %s --pp-schedule="schedule=pipedream-2bw num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=2 zero=3" 2>&1 | FileCheck %s --check-prefix=TWO-VERSIONS
+// RUN: pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=2 zero=3 zero-gather=param" --pp-verify-schedule | FileCheck %s --check-prefix=PARAM
+// RUN: not pp-opt %s --pp-schedule="schedule=1f1b num-stages=2 num-microbatches=2" --pp-insert-transfers="num-replicas=2 zero=1 zero-gather=param" 2>&1 | FileCheck %s --check-prefix=PARAM1
 
 // ZeRO-1: each stage's reduce-scatter goes where its all-reduce would
 // (after its last weight gradient, and that action's exchange group), and
@@ -58,3 +60,9 @@
 
 // ZERO2: error: zero must be 0, 1 or 3, got 2
 // TWO-VERSIONS: error: zero = 3 needs one weight version per step; this schedule keeps 2 (pipedream-2bw)
+
+// ZeRO-3 gathered per param records its unit; the actions are ZeRO-3's.
+// PARAM: attributes {num_replicas = 2 : i64{{.*}}, zero = 3 : i64, zero_gather = #pp<zero_gather param>}
+// PARAM: pp.all_gather stage 0
+// PARAM-NEXT: pp.compute forward stage 0 mb 0
+// PARAM1: error: 'pp.schedule' op has zero = 1; zero-gather=param gathers the weights ZeRO-3 shards, so it needs zero = 3

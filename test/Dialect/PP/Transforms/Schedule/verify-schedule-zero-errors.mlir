@@ -165,3 +165,19 @@ pp.schedule @zero3_no_gather "gpipe" for @f microbatches 1 stage_rank [0]
     pp.optimizer_step stage 0
   }
 }
+
+// -----
+
+// Gathering per param gathers the weights only ZeRO-3 shards.
+// expected-error @+1 {{'pp.schedule' op gathers its weights per param (zero_gather = param) but has zero = 1; only ZeRO-3 (zero = 3) shards the weights it gathers}}
+pp.schedule @param_gather_zero1 "gpipe" for @f microbatches 1 stage_rank [0]
+    attributes {num_replicas = 2 : i64, zero = 1 : i64,
+                zero_gather = #pp<zero_gather param>} {
+  pp.rank 0 {
+    pp.compute forward stage 0 mb 0
+    pp.compute backward stage 0 mb 0
+    pp.reduce_scatter stage 0
+    pp.optimizer_step stage 0
+    pp.all_gather stage 0
+  }
+}

@@ -132,6 +132,10 @@ def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
                "ZeRO stages of the replicas to choose from: 0, 1 (optimizer "
                "state sharded), 3 (weights sharded too), or several, comma "
                "separated (default 0)">,
+    Option<"paramGathers", "param-gathers", "bool", "false",
+           "Under ZeRO-3, plan the weights gathered per param too "
+           "(zero-gather=param): each compute gathers the params it reads, "
+           "and a device holds whole only those read at once">,
     Option<"tensorParallel", "tensor-parallel", "int64_t", "0",
            "Plan only layouts with this T (0: any)">,
     Option<"numStages", "num-stages", "int64_t", "0",

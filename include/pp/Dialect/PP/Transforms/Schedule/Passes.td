@@ -605,6 +605,17 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
            "the replicas: reduce-scatter, update of the replica's block, "
            "all-gather) or 3 (weights sharded too: gathered before each "
            "stage's first compute)">,
+    Option<"zeroGather", "zero-gather", "::mlir::pp::ZeroGather",
+           "::mlir::pp::ZeroGather::Stage",
+           "ZeRO-3's unit of gathering the weights, recorded on the "
+           "schedule as `zero_gather`: a stage's weights once per step "
+           "(default), or each param around each compute's reads of it "
+           "(needs zero 3)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::pp::ZeroGather::Stage, "stage",
+                        "a stage's weights once per step"),
+             clEnumValN(::mlir::pp::ZeroGather::Param, "param",
+                        "each param around each compute's reads of it"))}]>,
     Option<"semantics", "semantics", "::mlir::pp::TransferSemantics",
            "::mlir::pp::TransferSemantics::rendezvous",
            "Order transfers for rendezvous sends (NCCL) or leave each "
