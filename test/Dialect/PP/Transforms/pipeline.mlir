@@ -21,9 +21,13 @@
 // GRAD: func.func @train_step_s0_forward(%{{.*}}: tensor<2x3xf32> {pp.slot = #pp.slot<data 0>}, %{{.*}}: tensor<3x5xf32> {pp.slot = #pp.slot<param 2>}) -> (tensor<2x5xf32> {pp.slot = #pp.slot<act stage 0 output 0>}, {{.*}}pp.slot = #pp.slot<saved stage 0 value 0>{{.*}}) attributes {pp.microbatches = 2 : i64, pp.phase = #pp<phase forward>, pp.stage = 0 : i64}
 // GRAD: func.func @train_step_s0_backward_input() attributes {pp.microbatches = 2 : i64, pp.phase = #pp<phase backward_input>
 // GRAD: func.func @train_step_s0_backward_weight({{.*}}#pp.slot<grad stage 0 output 0>{{.*}}) -> (tensor<3x5xf32> {pp.slot = #pp.slot<param_grad 2>})
-// tanh' recomputes tanh; the weight gradient of x @ w reduces over the
-// batch loop m of the matmul's (m, n, k) loops.
-// GRAD: math.tanh
+// tanh' reads the forward's tanh (saved in place of the product it is
+// computed from): 1 - t * t, no tanh; the weight gradient of x @ w
+// reduces over the batch loop m of the matmul's (m, n, k) loops.
+// GRAD-NOT: math.tanh
+// GRAD: ^bb0(%{{.*}}: f32, %[[T:.*]]: f32, %{{.*}}: f32):
+// GRAD: arith.mulf %[[T]], %[[T]] : f32
+// GRAD-NOT: math.tanh
 // GRAD: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]
 // GRAD: func.func @train_step_s1_forward({{.*}}) -> (tensor<f32> {pp.slot = #pp.slot<loss>}
 // GRAD: func.func @train_step_s1_backward_input({{.*}}#pp.slot<loss_grad>{{.*}}) -> (tensor<2x5xf32> {pp.slot = #pp.slot<grad stage 0 output 0>}

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -115,6 +116,7 @@ private:
                               SmallVector<Value> &inputs,
                               SmallVector<AffineMap> &maps);
   FailureOr<Value> operandGradient(OpOperand &target);
+  bool readsForwardResult(const ResultAdjoint &result);
   FailureOr<SmallVector<WindowDim>> windowsOf(OpOperand &target);
 
   OpBuilder &builder;
@@ -501,6 +503,27 @@ FailureOr<SmallVector<WindowDim>> LinalgAdjoint::windowsOf(OpOperand &target) {
   return found;
 }
 
+/// Whether the derivative of `result` reads the forward's result instead of
+/// recomputing it: for a transcendental whose rule is written with its own
+/// value (d exp(x) = exp(x) dx), computed by an elementwise op from values
+/// of the stage. Those values were saved only to recompute it, and the one
+/// result takes their place (the forward's exp(x - max) of a softmax, which
+/// its normalisation's derivative reads anyway, instead of x and max). An
+/// op reading stage arguments (data, parameters) recomputes: they are at
+/// hand in the backward without saving.
+bool LinalgAdjoint::readsForwardResult(const ResultAdjoint &result) {
+  if (result.combiner != Combiner::None)
+    return false;
+  Operation *def = result.payloadValue.getDefiningOp();
+  if (!isa_and_nonnull<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::TanhOp,
+                       math::SqrtOp, math::RsqrtOp>(def))
+    return false;
+  return llvm::none_of(
+      argumentsUsedBy(result.payloadValue), [&](BlockArgument arg) {
+        return isa<BlockArgument>(op.getMatchingOpOperand(arg)->get());
+      });
+}
+
 FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
   AffineMap targetMap = op.getMatchingIndexingMap(&target);
   // An operand read through sliding windows (a convolution's or pooling's
@@ -540,6 +563,15 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
       maps.push_back(resultMap);
     }
   }
+  // Results whose derivative reads them: the forward's, not a recompute.
+  SmallVector<std::pair<Value, unsigned>> forwardResults;
+  if (windows->empty())
+    for (const ResultAdjoint *result : seeded)
+      if (readsForwardResult(*result)) {
+        forwardResults.push_back({result->payloadValue, inputs.size()});
+        inputs.push_back(result->result);
+        maps.push_back(op.getIndexingMapMatchingResult(result->result));
+      }
   bindAllLoops(inputs, maps, gradMap);
   if (!windows->empty() && failed(slideOperands(*windows, inputs, maps)))
     return failure();
@@ -560,8 +592,11 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
         for (auto [arg, local] : llvm::zip(args, blockArgs))
           mapping.map(arg, local);
         Value acc = blockArgs.back();
+        DenseMap<Value, Value> forward;
+        for (auto [value, position] : forwardResults)
+          forward[value] = blockArgs[position];
         FailureOr<SmallVector<Value>> derivatives =
-            differentiatePayload(b, *payload, wrt, values, mapping);
+            differentiatePayload(b, *payload, wrt, values, mapping, forward);
         if (failed(derivatives)) {
           status = failure();
           linalg::YieldOp::create(b, bodyLoc, acc);

@@ -15,6 +15,7 @@
 #include "pp/Dialect/PP/IR/TensorParallel.h"
 #include "pp/Dialect/PP/Transforms/Differentiate/Adjoints.h"
 #include "pp/Dialect/PP/Transforms/Differentiate/Passes.h"
+#include "pp/Dialect/PP/Transforms/Differentiate/SoftmaxShift.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -89,6 +90,7 @@ private:
   Slot operandSlot(Value operand);
   void buildJoint();
   LogicalResult differentiate();
+  DenseSet<std::pair<Operation *, Value>> softmaxShifts();
   void accumulate(OpBuilder &builder, Value value, Value grad);
   /// The slots the forward writes output `i` to: for later stages or the
   /// loss, and for the stage's later slices.
@@ -267,7 +269,24 @@ void StageDifferentiator::accumulate(OpBuilder &builder, Value value,
                    .getResult(0);
 }
 
+/// The operands (op, max) that the forward's stable softmaxes subtract,
+/// whose gradient is zero exactly (SoftmaxShift.h).
+DenseSet<std::pair<Operation *, Value>> StageDifferentiator::softmaxShifts() {
+  DenseSet<Value> escaping(outputs.begin(), outputs.end());
+  escaping.insert(stateUpdates.begin(), stateUpdates.end());
+  auto escapes = [&](Value value) { return escaping.contains(value); };
+  DenseSet<std::pair<Operation *, Value>> shifts;
+  for (Operation *op : forwardOps)
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      for (OpOperand &operand : op->getOpOperands())
+        if (isSoftmaxShift(linalgOp, operand, escapes))
+          shifts.insert({op, operand.get()});
+  return shifts;
+}
+
 LogicalResult StageDifferentiator::differentiate() {
+  // Found before the backward adds uses to the forward's values.
+  DenseSet<std::pair<Operation *, Value>> shifts = softmaxShifts();
   Block *entry = &joint.front();
   OpBuilder builder = OpBuilder::atBlockEnd(entry);
   unsigned numInputs = stage.getInputs().size();
@@ -283,7 +302,9 @@ LogicalResult StageDifferentiator::differentiate() {
       continue;
     if (failed(buildAdjoint(
             builder, op, resultGrads,
-            [&](Value v) { return active.contains(v); },
+            [&](Value v) {
+              return active.contains(v) && !shifts.contains({op, v});
+            },
             [&](Value v, Value grad) { accumulate(builder, v, grad); }, id())))
       return failure();
   }

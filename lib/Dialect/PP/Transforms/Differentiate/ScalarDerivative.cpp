@@ -194,7 +194,8 @@ void mlir::pp::clonePayload(OpBuilder &builder, Block &payload,
 FailureOr<SmallVector<Value>>
 mlir::pp::differentiatePayload(OpBuilder &builder, Block &payload,
                                BlockArgument wrt, ArrayRef<Value> values,
-                               IRMapping &mapping) {
+                               IRMapping &mapping,
+                               const DenseMap<Value, Value> &forward) {
   TangentBuilder tb{builder, wrt.getLoc()};
   DenseMap<Value, Value> tangent;
   tangent[wrt] = tb.constant(wrt.getType(), 1.0);
@@ -203,6 +204,12 @@ mlir::pp::differentiatePayload(OpBuilder &builder, Block &payload,
     if (!slice.contains(&op))
       continue;
     Operation *clone = builder.clone(op, mapping);
+    // A value the forward computed is read from it; the clone is left dead.
+    Value result = clone->getNumResults() == 1 ? clone->getResult(0) : Value();
+    if (Value computed = forward.lookup(op.getResult(0))) {
+      mapping.map(op.getResult(0), computed);
+      result = computed;
+    }
     SmallVector<Value> t = llvm::map_to_vector(
         op.getOperands(), [&](Value v) { return tangent.lookup(v); });
     // Comparisons and other non-float results carry no derivative.
@@ -211,9 +218,9 @@ mlir::pp::differentiatePayload(OpBuilder &builder, Block &payload,
                       [](Type type) { return isa<FloatType>(type); }))
       continue;
     FailureOr<Value> dt = failure();
-    if (clone->getNumResults() == 1)
+    if (result)
       dt = tangentOf(tb, clone, SmallVector<Value>(clone->getOperands()), t,
-                     clone->getResult(0));
+                     result);
     if (failed(dt)) {
       emitError(op.getLoc())
           << "no derivative rule for '" << op.getName() << "'";

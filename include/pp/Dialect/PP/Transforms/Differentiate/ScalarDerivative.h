@@ -21,10 +21,13 @@ void clonePayload(OpBuilder &builder, Block &payload, ArrayRef<Value> values,
 
 /// Like clonePayload, and returns the derivatives of `values` with respect
 /// to `wrt`: a null Value where one is identically zero, failure (after an
-/// error) when an op on the way has no derivative rule.
+/// error) when an op on the way has no derivative rule. `forward` maps
+/// values of `payload` to their values computed by the forward, which the
+/// derivative reads instead of the clones.
 FailureOr<SmallVector<Value>>
 differentiatePayload(OpBuilder &builder, Block &payload, BlockArgument wrt,
-                     ArrayRef<Value> values, IRMapping &mapping);
+                     ArrayRef<Value> values, IRMapping &mapping,
+                     const DenseMap<Value, Value> &forward);
 
 } // namespace mlir::pp
 
