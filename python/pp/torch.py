@@ -138,7 +138,8 @@ def pipe_split(value):
 
 def _mark_split_points(module, split_points: Sequence[str]):
     """Hooks that mark the input of each named submodule as a stage
-    boundary, as PyTorch's `split_spec` with `SplitPoint.BEGINNING` does.
+    boundary, as PyTorch's `split_spec` with `SplitPoint.BEGINNING` does
+    (its first input: the others, such as a mask, pass as they are).
     Returns the hook handles."""
     modules = dict(module.named_modules())
     handles = []
@@ -147,7 +148,7 @@ def _mark_split_points(module, split_points: Sequence[str]):
             raise ValueError(f"split point '{name}' names no submodule of "
                              f"{type(module).__name__}")
         handles.append(modules[name].register_forward_pre_hook(
-            lambda _, args: pipe_split(args[0])))
+            lambda _, args: (pipe_split(args[0]),) + tuple(args[1:])))
     return handles
 
 
