@@ -21,6 +21,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_mlir")
 np = pytest.importorskip("numpy")
 
+from test_torch_step_plans import pytorch_losses  # noqa: E402
+
 nn = torch.nn
 F = torch.nn.functional
 
@@ -138,38 +140,31 @@ def token_file(tmp_path_factory):
     return path, ids.astype(np.int64)
 
 
-def unpacked_losses(initial, tokens, spans, steps):
-    """SGD on each step's mean cross-entropy over its real tokens, every
-    document run alone at its own length (one document, positions 0..L-1):
-    no padding, no packing."""
-    model = DocumentGPT()
-    model.load_state_dict(initial)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(steps):
-        samples = spans[step % len(spans)]
-        count = sum(length for _, length in samples)
-        optimizer.zero_grad()
-        total = 0.0
-        for start, length in samples:
-            sample = torch.tensor(tokens[start:start + length + 1])
-            logits = model(sample[None, :-1],
-                           torch.zeros(1, length, dtype=torch.int64),
-                           torch.arange(length)[None])[0]
-            loss = F.cross_entropy(logits, sample[1:], reduction="sum") / count
-            loss.backward()
-            total += loss.item()
-        optimizer.step()
-        losses.append(total)
-    return model, losses
+class Alone(nn.Module):
+    """The model on rows of one document each: document 0, positions
+    0..L-1."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(ids, torch.zeros_like(ids),
+                          torch.arange(ids.shape[1]).expand_as(ids))
 
 
 @pytest.fixture(scope="module")
 def reference(pp, gpt, token_file):
+    """The model trained by SGD on each step's mean cross-entropy over its
+    real tokens, every document run alone at its own length (no padding,
+    no packing), and the losses."""
     initial, _ = gpt
     _, ids = token_file
-    return unpacked_losses(initial, ids, pp.sample_spans(INDEX, len(ids)),
-                           STEPS)
+    model = DocumentGPT()
+    model.load_state_dict(initial)
+    losses = pytorch_losses(Alone(model), ids,
+                            pp.sample_spans(INDEX, len(ids)), STEPS, lr=LR)
+    return model, losses
 
 
 @pytest.mark.parametrize("packing", ["always", "never"])
