@@ -42,7 +42,7 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0] {
 // A target (or anything but an integer [rows, positions] input) is not
 // filled so.
 
-// expected-error @+1 {{argument #0 (#pp.slot<target 1>, memref<2x8xi64>) is marked 'pp.packed_input = "position_ids"': only an i32 or i64 [rows, positions] model input holds document ids or positions}}
+// expected-error @+1 {{argument #0 (#pp.slot<target 1>, 'memref<2x8xi64>') is marked 'pp.packed_input = "position_ids"': only an i32 or i64 [rows, positions] model input holds document ids or positions}}
 func.func @m_s0_forward(%y: memref<2x8xi64> {pp.slot = #pp.slot<target 1>, pp.packed_input = "position_ids"},
                         %loss: memref<f32> {pp.slot = #pp.slot<loss>})
     attributes {pp.phase = #pp<phase forward>, pp.stage = 0 : i64} {
