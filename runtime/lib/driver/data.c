@@ -254,13 +254,16 @@ static bool check_synthetic(const pprt_driver *d, char *err, size_t size) {
   return true;
 }
 
-/* The first input taking document ids or positions, which come from a
-   step's samples, or NULL. */
+/* The input of the lowest index taking document ids or positions, which
+   come from a step's samples, or NULL. */
 static const pprt_buffer_desc *first_packed_input(const pprt_context *ctx) {
-  for (int32_t id = 0; id < ctx->num_buffers; ++id)
-    if (ctx->buffers[id].defined && ctx->buffers[id].packed_input)
-      return &ctx->buffers[id];
-  return NULL;
+  const pprt_buffer_desc *first = NULL;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (b->defined && b->packed_input && (!first || b->index < first->index))
+      first = b;
+  }
+  return first;
 }
 
 bool pprt_driver_prepare_data(pprt_driver *d) {
