@@ -57,6 +57,16 @@ typedef enum pprt_dtype {
   PPRT_I1 = 5, /* one byte per element (0 or 1), as LLVM stores i1 */
 } pprt_dtype;
 
+/* What a packed-training input holds beside the token ids
+   (pprt_set_packed_input; docs/VariableLength.md "Cross-document masks"):
+   per row and position, the index of the token's document in its row
+   (padding its own), or the token's position within its document. */
+typedef enum pprt_packed_input {
+  PPRT_PACKED_NONE = 0,
+  PPRT_DOCUMENT_IDS = 1,
+  PPRT_POSITION_IDS = 2,
+} pprt_packed_input;
+
 /* How pprt_tp_all_reduce combines the group's tensors, element-wise. */
 typedef enum pprt_reduction {
   PPRT_REDUCE_SUM = 0,

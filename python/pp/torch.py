@@ -46,7 +46,9 @@ class Exported:
     count the step was traced for (None: at the whole batch's shape).
     `states` are the `state_dict` keys of the batch norms' running
     statistics the step updates (`pp.state` arguments after the weights,
-    named `state<argument>` in `names` and in the files)."""
+    named `state<argument>` in `names` and in the files). `packed_inputs`
+    maps "document_ids" and "position_ids" to the inputs the runtime fills
+    with them (`export(..., packed_inputs=...)`)."""
 
     mlir: pathlib.Path
     weights: pathlib.Path
@@ -64,6 +66,7 @@ class Exported:
     # state_dict key, with their values at export.
     frozen_params: Mapping[str, object] = dataclasses.field(
         default_factory=dict)
+    packed_inputs: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     def state_dict(self, path: PathLike):
         """The weights in a file pp wrote (`--save`, or `weights`) under the
@@ -135,7 +138,8 @@ def pipe_split(value):
 
 def _mark_split_points(module, split_points: Sequence[str]):
     """Hooks that mark the input of each named submodule as a stage
-    boundary, as PyTorch's `split_spec` with `SplitPoint.BEGINNING` does.
+    boundary, as PyTorch's `split_spec` with `SplitPoint.BEGINNING` does
+    (its first input: the others, such as a mask, pass as they are).
     Returns the hook handles."""
     modules = dict(module.named_modules())
     handles = []
@@ -144,7 +148,7 @@ def _mark_split_points(module, split_points: Sequence[str]):
             raise ValueError(f"split point '{name}' names no submodule of "
                              f"{type(module).__name__}")
         handles.append(modules[name].register_forward_pre_hook(
-            lambda _, args: pipe_split(args[0])))
+            lambda _, args: (pipe_split(args[0]),) + tuple(args[1:])))
     return handles
 
 
@@ -857,17 +861,22 @@ def _plan_splits(module, plan: Mapping[str, object],
 
 def _mark_arguments(func, inputs: int, targets: int, names: Sequence[str],
                     states: Sequence[str] = (),
-                    splits: Mapping[str, str] = {}) -> None:
+                    splits: Mapping[str, str] = {},
+                    packed: Mapping[str, int] = {}) -> None:
     """Sets `pp.target` on the target arguments, `pp.param` and `pp.name`
     (the state_dict key) on the weights and `pp.state` and `pp.name` on the
     states of the imported step, and `pp.state` (the argument's number) on
     the results after the loss holding the states' new values; names each
     argument's location (`inputs[0]`, `targets[0]`, the key): torch-mlir
     gives every argument its first user's location. `splits` are the
-    weights' `pp.split`s by key (a parallelize_plan's)."""
+    weights' `pp.split`s by key (a parallelize_plan's); `packed` the
+    inputs marked `pp.packed_input`, by role."""
     from torch_mlir import ir
     unit = ir.UnitAttr.get()
-    attrs = [ir.DictAttr.get({}) for _ in range(inputs)]
+    role_of = {index: role for role, index in packed.items()}
+    attrs = [ir.DictAttr.get({"pp.packed_input": ir.StringAttr.get(role_of[i])}
+                             if i in role_of else {})
+             for i in range(inputs)]
     attrs += [ir.DictAttr.get({"pp.target": unit}) for _ in range(targets)]
     attrs += [ir.DictAttr.get({"pp.param": unit,
                                "pp.name": ir.StringAttr.get(name),
@@ -981,6 +990,41 @@ def _microbatch(example_inputs, microbatches: int):
     return tuple(parts)
 
 
+PACKED_INPUTS = ("document_ids", "position_ids")
+
+
+def _check_packed_inputs(packed_inputs, example_inputs,
+                         num_inputs: int) -> None:
+    """TypeError or ValueError naming what in `packed_inputs` is not a
+    role of PACKED_INPUTS mapped to an integer [rows, positions] input,
+    each its own."""
+    import torch
+    if not isinstance(packed_inputs, Mapping):
+        raise TypeError("packed_inputs must map 'document_ids' and "
+                        "'position_ids' to input positions, got "
+                        f"{packed_inputs!r}")
+    for role, index in packed_inputs.items():
+        if role not in PACKED_INPUTS:
+            raise ValueError(f"packed_inputs: {role!r} is not one of "
+                             f"{', '.join(PACKED_INPUTS)}")
+        if isinstance(index, bool) or not isinstance(index, int) or \
+                not 0 <= index < num_inputs:
+            raise ValueError(f"packed_inputs: {role} is {index!r}, not the "
+                             f"position of one of the {num_inputs} model "
+                             "inputs")
+        x = example_inputs[index]
+        if not isinstance(x, torch.Tensor) or x.dim() != 2 or \
+                x.dtype not in (torch.int32, torch.int64):
+            raise ValueError(f"packed_inputs: {role} is input {index}, "
+                             "which must be an int32 or int64 [rows, "
+                             "positions] tensor like the token ids, got "
+                             f"{getattr(x, 'dtype', type(x).__name__)} "
+                             f"{tuple(getattr(x, 'shape', ()))}")
+    if len(set(packed_inputs.values())) < len(packed_inputs):
+        raise ValueError(f"packed_inputs: {dict(packed_inputs)} gives two "
+                         "roles to one input")
+
+
 def _check_export_arguments(module, example_inputs, loss_fn, path,
                             num_targets, microbatches, split_points,
                             parallelize_plan, tensor_parallel,
@@ -1039,6 +1083,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
            scale_grads: bool = True, split_points: Sequence[str] = (),
            parallelize_plan: Optional[Mapping[str, object]] = None,
            tensor_parallel: Optional[int] = None,
+           packed_inputs: Mapping[str, int] = {},
            timeout: float = 600.0) -> Exported:
     """Exports `loss_fn(module(*inputs), *targets)` as a pp training step.
 
@@ -1088,6 +1133,19 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     weight and bias (docs/TensorParallel.md). With `tensor_parallel`, a
     split dimension it does not divide is a ValueError naming the module.
 
+    `packed_inputs` names the model inputs (positions in
+    `example_inputs`, integer [rows, positions] tensors like the token
+    ids) that the runtime fills, beside the token ids, with what a model
+    needs to keep the documents of a packed row apart (as in packed
+    training with FlashAttention's varlen kernels or document masks):
+    `"document_ids"`, each token's document index within its row (the
+    padding after the last its own), and `"position_ids"`, each token's
+    position within its document. A model builds its block-diagonal
+    causal mask `(doc[:, :, None] == doc[:, None, :]) & causal` and its
+    position embeddings from them, and trains on packed rows
+    (`pp.compile(..., packing=...)`) as on the unpacked documents; the
+    program runs only on variable-length samples (docs/VariableLength.md).
+
     torch-mlir's lowering runs in a child process: its crash, or a
     lowering longer than `timeout` seconds, is pp.ExportError naming the
     step's PyTorch ops and their model lines.
@@ -1107,6 +1165,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
         raise ValueError(f"num_targets={num_targets}, but there are "
                          f"{len(example_inputs)} example inputs")
     num_inputs = len(example_inputs) - num_targets
+    _check_packed_inputs(packed_inputs, example_inputs, num_inputs)
     for i, x in enumerate(example_inputs):
         if isinstance(x, torch.Tensor) and x.dim() and not x.shape[0]:
             raise ValueError(f"example input {i} of shape {tuple(x.shape)} "
@@ -1179,7 +1238,8 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
             _check_dialects(func, program)
             if len(program.graph_signature.user_outputs) > 1 + len(states):
                 _insert_boundaries(func, 1 + len(states))
-            _mark_arguments(func, num_inputs, num_targets, names, states, splits)
+            _mark_arguments(func, num_inputs, num_targets, names, states,
+                            splits, packed_inputs)
             if microbatches is not None:
                 func.attributes["pp.microbatches"] = ir.IntegerAttr.get(
                     ir.IntegerType.get_signless(64), microbatches)
@@ -1205,7 +1265,8 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
                     targets=tuple(range(num_inputs, first)),
                     microbatches=microbatches,
                     frozen_buffers=frozen, states=states, splits=splits,
-                    frozen_params=frozen_params)
+                    frozen_params=frozen_params,
+                    packed_inputs=dict(packed_inputs))
 
 
 # check_split's SGD rate: a step of the gradient times a large rate keeps

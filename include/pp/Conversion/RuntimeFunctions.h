@@ -41,9 +41,9 @@ struct RuntimeFunctions {
 
   // The program a schedule lowers to (convert-pp-to-runtime).
   RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
-      defineBuffer, setIdBound, setIdIgnored, defineSaved, setBufferVariant,
-      setMicrobatchVariant, setPlanMicrobatchVariant, setStepPlans, stepPlan,
-      setSlices, setPacking;
+      defineBuffer, setIdBound, setIdIgnored, setPackedInput, defineSaved,
+      setBufferVariant, setMicrobatchVariant, setPlanMicrobatchVariant,
+      setStepPlans, stepPlan, setSlices, setPacking;
   RuntimeFunction buffer, paramAcquire, paramRelease, send, recv, groupBegin,
       groupEnd, accumulate, recordLoss, updateState, allReduce, reduceScatter,
       allGather, optimizerStep, actionBegin, actionEnd;

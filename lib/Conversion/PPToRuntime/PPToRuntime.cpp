@@ -48,6 +48,7 @@ struct Buffer {
   pprt_dtype dtype;
   int64_t idBound = 0; // rows of the smallest table its ids index; 0: none
   std::optional<int64_t> idIgnored; // the one id past it a loss masks out
+  pprt_packed_input packedInput = PPRT_PACKED_NONE; // `pp.packed_input`
   int64_t splitDim = -1; // the dimension `pp.split` splits over TP; -1: none
   int64_t variant = 0;   // the shape variant of a per-micro-batch buffer
 };
@@ -307,6 +308,17 @@ LogicalResult RuntimeProgramBuilder::collectArgument(func::FuncOp func,
   }
   if (auto ignored = func.getArgAttrOfType<IntegerAttr>(i, kIdIgnoredAttr))
     it->second.idIgnored = ignored.getInt();
+  if (auto packed = func.getArgAttrOfType<StringAttr>(i, kPackedInputAttr)) {
+    if (slot->kind != SlotKind::Data || type.getRank() != 2 ||
+        (*dtype != PPRT_I32 && *dtype != PPRT_I64))
+      return func.emitError("argument #")
+             << i << " (" << slotAttr << ", " << type << ") is marked '"
+             << kPackedInputAttr << " = " << packed
+             << "': only an i32 or i64 [rows, positions] model input holds "
+                "document ids or positions";
+    it->second.packedInput =
+        packed == kDocumentIds ? PPRT_DOCUMENT_IDS : PPRT_POSITION_IDS;
+  }
   // Weight gradients of one micro-batch are summed into a persistent buffer.
   if (inserted && slot->kind == SlotKind::ParamGrad)
     gradientSums.try_emplace(
@@ -441,6 +453,9 @@ void RuntimeProgramBuilder::emitDefineBuffer(const Buffer &buffer) {
             arith::ConstantOp::create(b, loc,
                                       b.getI64IntegerAttr(*buffer.idIgnored))});
   }
+  if (buffer.packedInput != PPRT_PACKED_NONE)
+    call(fns.setPackedInput,
+         {ctx, i32(buffer.id), i32(int64_t(buffer.packedInput))});
   // A weight split over the tensor-parallel group (its gradient alike).
   if (buffer.kind == PPRT_PARAM && buffer.splitDim >= 0 &&
       getTensorParallelism(schedule) > 1)

@@ -29,6 +29,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
       fn("pprt_define_buffer", {ptr, i32, i32, i32, i32, i32, i32, ptr});
   setIdBound = fn("pprt_set_id_bound", {ptr, i32, i64});
   setIdIgnored = fn("pprt_set_id_ignored", {ptr, i32, i64});
+  setPackedInput = fn("pprt_set_packed_input", {ptr, i32, i32});
   defineSaved = fn("pprt_define_saved", {ptr, i32, i32, i32});
   setBufferVariant = fn("pprt_set_buffer_variant", {ptr, i32, i32});
   setMicrobatchVariant = fn("pprt_set_microbatch_variant", {ptr, i32, i32});

@@ -166,6 +166,12 @@ void pprt_set_id_bound(pprt_context *ctx, int32_t id, int64_t bound);
    ignore_index of a cross-entropy loss, whose targets of that value
    count for nothing). */
 void pprt_set_id_ignored(pprt_context *ctx, int32_t id, int64_t value);
+/* Input buffer `id` (i32/i64 [rows, positions]) holds, instead of
+   token ids, each token's document index within its row or its position
+   within its document (`role`, a pprt_packed_input): what a model needs to
+   mask attention between the documents of a packed row. Only the
+   --sample-lengths loader fills such inputs. */
+void pprt_set_packed_input(pprt_context *ctx, int32_t id, int32_t role);
 /* Shape variants (docs/VariableLength.md): a program may hold one set of
    stage functions per (rows, length) bucket, each with its own
    per-micro-batch buffers. pprt_set_buffer_variant says that buffer `id`

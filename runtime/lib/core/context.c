@@ -398,6 +398,20 @@ void pprt_set_id_ignored(pprt_context *ctx, int32_t id, int64_t value) {
   b->id_ignored = value;
 }
 
+void pprt_set_packed_input(pprt_context *ctx, int32_t id, int32_t role) {
+  pprt_buffer_desc *b = pprt_lookup(ctx, id);
+  if (b->kind != PPRT_INPUT || (b->dtype != PPRT_I32 && b->dtype != PPRT_I64) ||
+      b->ndims != 2)
+    pprt_fatal(ctx,
+               "pprt_set_packed_input: buffer %d is no i32 or i64 [rows, "
+               "positions] input",
+               id);
+  if (role != PPRT_DOCUMENT_IDS && role != PPRT_POSITION_IDS)
+    pprt_fatal(ctx, "pprt_set_packed_input: buffer %d: %d is no packed input",
+               id, role);
+  b->packed_input = role;
+}
+
 void pprt_set_buffer_variant(pprt_context *ctx, int32_t id, int32_t variant) {
   pprt_buffer_desc *b = pprt_lookup(ctx, id);
   if (pprt_kind_is_persistent(b->kind) || b->kind == PPRT_LOSS)

@@ -53,6 +53,7 @@ typedef struct pprt_buffer_desc {
   /* pprt_set_id_ignored: an id past the bound the model masks out. */
   bool has_id_ignored;
   int64_t id_ignored;
+  int32_t packed_input; /* a pprt_packed_input (pprt_set_packed_input) */
   /* pprt_set_buffer_split: the global tensor is `split_parts` blocks of
      these (local) dims along `split_dim`; split_parts 0 if replicated. */
   int32_t split_dim;

@@ -128,14 +128,15 @@ static bool check_data_buffer(const pprt_buffer_desc *b, const pprt_corpus *c,
   return true;
 }
 
-/* Token weights (--sample-lengths) hold no tokens to check. */
+/* Token weights, document ids and positions (--sample-lengths) hold no
+   tokens to check. */
 static bool check_data_buffers(const pprt_driver *d, const pprt_corpus *c,
                                char *err, size_t err_size) {
   const pprt_context *ctx = d->ctx;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
     if (b->defined && (b->kind == PPRT_INPUT || b->kind == PPRT_TARGET) &&
-        !pprt_length_index_weighs(d->length_index, b) &&
+        pprt_length_index_holds_tokens(d->length_index, b) &&
         !check_data_buffer(b, c, err, err_size))
       return false;
   }

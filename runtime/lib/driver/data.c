@@ -254,11 +254,24 @@ static bool check_synthetic(const pprt_driver *d, char *err, size_t size) {
   return true;
 }
 
+/* The input of the lowest index taking document ids or positions, which
+   come from a step's samples, or NULL. */
+static const pprt_buffer_desc *first_packed_input(const pprt_context *ctx) {
+  const pprt_buffer_desc *first = NULL;
+  for (int32_t id = 0; id < ctx->num_buffers; ++id) {
+    const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (b->defined && b->packed_input && (!first || b->index < first->index))
+      first = b;
+  }
+  return first;
+}
+
 bool pprt_driver_prepare_data(pprt_driver *d) {
   prepare_teacher(d);
   char err[640];
   bool ok = false;
   bool corpus = d->opts.corpus_path || d->opts.tokens_path;
+  const pprt_buffer_desc *packed;
   if (corpus && d->opts.data_spec)
     snprintf(err, sizeof err, "--data excludes --corpus and --tokens");
   else if (d->ctx->num_plans && !d->opts.sample_lengths_path &&
@@ -271,6 +284,16 @@ bool pprt_driver_prepare_data(pprt_driver *d) {
     snprintf(err, sizeof err,
              "--choose-plans chooses among a program's step plans: compile "
              "it with pp-compile --step-plans");
+  else if (!d->opts.sample_lengths_path && d->opts.document_end < 0 &&
+           (packed = first_packed_input(d->ctx)))
+    snprintf(err, sizeof err,
+             "input argument %d takes each token's %s (pp.packed_input), "
+             "which only variable-length samples give: run with "
+             "--sample-lengths (or --document-end) and --tokens or --corpus",
+             packed->index,
+             packed->packed_input == PPRT_DOCUMENT_IDS
+                 ? "document index within its row"
+                 : "position within its document");
   else if (!corpus && d->opts.sample_lengths_path)
     snprintf(err, sizeof err,
              "--sample-lengths needs --corpus or --tokens: the samples' "

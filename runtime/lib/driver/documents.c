@@ -103,7 +103,7 @@ static bool check_end_id(const pprt_context *ctx, const pprt_documents *docs,
     const pprt_buffer_desc *b = &ctx->buffers[id];
     bool ids = b->dtype == PPRT_I32 || b->dtype == PPRT_I64;
     int64_t bound = ids ? b->id_bound : b->ndims == 3 ? b->dims[2] : 0;
-    if (is_data(b) && bound > 0 && docs->end_id >= bound)
+    if (is_data(b) && !b->packed_input && bound > 0 && docs->end_id >= bound)
       return documents_error(err, err_size, docs,
                              "the end-of-document id is not in the program's "
                              "vocabulary: %s argument %d holds ids below "

@@ -133,10 +133,11 @@ void pprt_length_index_free(pprt_length_index *x);
    choosing and checking each new step's plan; false (after one rank
    reported why) if a step cannot run. */
 bool pprt_length_index_advance(pprt_driver *d, int64_t step, int64_t end);
-/* Whether `x` fills `b` with token weights (f32 [rows, positions] beside
-   integer targets). */
-bool pprt_length_index_weighs(const pprt_length_index *x,
-                              const pprt_buffer_desc *b);
+/* Whether `b` holds tokens (one-hot or ids) under `x` (NULL: none): not
+   token weights (f32 [rows, positions] beside integer targets), document
+   ids or positions. */
+bool pprt_length_index_holds_tokens(const pprt_length_index *x,
+                                    const pprt_buffer_desc *b);
 /* Fills INPUT/TARGET buffer `b`'s rows [first_row, first_row + dims[0])
    with the step's samples, longest first, right-padded with zeros: tokens
    (one-hot, or ids), targets (the next tokens; one-hot ones weighted 1/N

@@ -32,9 +32,11 @@ typedef struct index_step {
      plans' rows one after another), -1 for a padding row. */
   int64_t *row_sample;
   int64_t num_rows;
-  /* Under packing: the samples are the packed rows, and this says where
-     each row's tokens lie (packing.c). */
+  /* Under packing: the samples are the packed rows, and these say where
+     each row's tokens lie and their offsets within their documents
+     (packing.c). */
   int64_t *packed_at;
+  int64_t *packed_offset;
 } index_step;
 
 struct pprt_length_index {
@@ -209,8 +211,9 @@ static void pack_step(const pprt_driver *d, index_step *s) {
   if (!row)
     return;
   int64_t *lengths;
-  s->packed_at = pprt_pack_rows(d->ctx, s->num_samples, s->length, s->start,
-                                row, &s->num_samples, &lengths);
+  s->packed_at =
+      pprt_pack_rows(d->ctx, s->num_samples, s->length, s->start, row,
+                     &s->num_samples, &lengths, &s->packed_offset);
   free(s->length);
   free(s->order);
   s->length = lengths;
@@ -225,7 +228,9 @@ static void pack_step(const pprt_driver *d, index_step *s) {
    integer ids of the tokens or of their targets ([rows, positions]) beside
    the targets' weights (f32 [rows, positions]), as a PyTorch loss
    `(cross_entropy(logits, targets, reduction="none") * weights).sum()`
-   takes them. */
+   takes them; and inputs a model declares (pprt_set_packed_input) to mask
+   attention between the documents of a row: each token's document index
+   within its row and position within its document. */
 typedef enum sample_role {
   ROLE_NONE,
   ROLE_ONE_HOT_INPUT,
@@ -233,6 +238,8 @@ typedef enum sample_role {
   ROLE_INPUT_IDS,
   ROLE_TARGET_IDS,
   ROLE_TOKEN_WEIGHTS,
+  ROLE_DOCUMENT_IDS,
+  ROLE_POSITION_IDS,
   NUM_ROLES
 } sample_role;
 
@@ -243,6 +250,9 @@ static bool is_data(const pprt_buffer_desc *b) {
 static sample_role role_of(const pprt_buffer_desc *b) {
   bool input = b->kind == PPRT_INPUT;
   bool ids = b->dtype == PPRT_I32 || b->dtype == PPRT_I64;
+  if (b->packed_input)
+    return b->packed_input == PPRT_DOCUMENT_IDS ? ROLE_DOCUMENT_IDS
+                                                : ROLE_POSITION_IDS;
   if (b->dtype == PPRT_F32 && b->ndims == 3)
     return input ? ROLE_ONE_HOT_INPUT : ROLE_ONE_HOT_TARGET;
   if (ids && b->ndims == 2)
@@ -257,8 +267,8 @@ static const char *kind_word(const pprt_buffer_desc *b) {
 }
 
 static const char *const role_names[NUM_ROLES] = {
-    "",          "one-hot tokens", "one-hot targets",
-    "token ids", "target ids",     "token weights"};
+    "",           "one-hot tokens", "one-hot targets", "token ids",
+    "target ids", "token weights",  "document ids",    "position ids"};
 
 /* The data argument of `role` in variant `variant` on this rank, or NULL;
    `*other` is set to one of another argument in the same role. */
@@ -276,6 +286,36 @@ static const pprt_buffer_desc *find_role(const pprt_context *ctx,
       found = b;
   }
   return found;
+}
+
+/* The document and position ids go with the tokens, at their rows and
+   positions, and positions must lie within the table they index. */
+static bool check_packed_inputs(const pprt_length_index *x,
+                                const pprt_buffer_desc *const *of, char *err,
+                                size_t err_size) {
+  const pprt_buffer_desc *tokens =
+      of[ROLE_INPUT_IDS] ? of[ROLE_INPUT_IDS] : of[ROLE_ONE_HOT_INPUT];
+  for (int32_t role = ROLE_DOCUMENT_IDS; role <= ROLE_POSITION_IDS; ++role) {
+    const pprt_buffer_desc *b = of[role];
+    if (!b)
+      continue;
+    if (tokens &&
+        (b->dims[0] != tokens->dims[0] || b->dims[1] != tokens->dims[1]))
+      return index_error(err, err_size, x->label,
+                         "input argument %d (the %s) is [%lld, %lld]; input "
+                         "argument %d (the tokens) is [%lld, %lld]",
+                         b->index, role_names[role], (long long)b->dims[0],
+                         (long long)b->dims[1], tokens->index,
+                         (long long)tokens->dims[0],
+                         (long long)tokens->dims[1]);
+    if (b->id_bound > 0 && b->id_bound < b->dims[1])
+      return index_error(err, err_size, x->label,
+                         "input argument %d (the %s) indexes a table of %lld "
+                         "rows; its %lld positions need %lld",
+                         b->index, role_names[role], (long long)b->id_bound,
+                         (long long)b->dims[1], (long long)b->dims[1]);
+  }
+  return true;
 }
 
 /* Integer targets need the weights that make the loss the mean over the
@@ -327,7 +367,7 @@ static bool check_variant_roles(const pprt_context *ctx,
                        "target argument %d is one-hot and target argument %d "
                        "holds ids: give the targets one way",
                        of[ROLE_ONE_HOT_TARGET]->index, ids->index);
-  return true;
+  return check_packed_inputs(x, of, err, err_size);
 }
 
 /* Every data argument has a role, and the roles go together. */
@@ -681,6 +721,7 @@ static void free_step(index_step *s) {
   free(s->order);
   free(s->row_sample);
   free(s->packed_at);
+  free(s->packed_offset);
   memset(s, 0, sizeof *s);
 }
 
@@ -747,9 +788,11 @@ void pprt_length_index_free(pprt_length_index *x) {
   free(x);
 }
 
-bool pprt_length_index_weighs(const pprt_length_index *x,
-                              const pprt_buffer_desc *b) {
-  return x && role_of(b) == ROLE_TOKEN_WEIGHTS;
+bool pprt_length_index_holds_tokens(const pprt_length_index *x,
+                                    const pprt_buffer_desc *b) {
+  sample_role role = role_of(b);
+  return !x || (role != ROLE_TOKEN_WEIGHTS && role != ROLE_DOCUMENT_IDS &&
+                role != ROLE_POSITION_IDS);
 }
 
 /* Writes token `v` at element `at` of `b`'s buffer `out`, in its role. */
@@ -765,12 +808,46 @@ static void put_token(const pprt_buffer_desc *b, sample_role role, void *out,
     ((int32_t *)out)[at] = (int32_t)v;
 }
 
+/* The offset of position `t` of row sample `k` (-1: a padding row) within
+   its document, or within the padding after the row's last. */
+static int64_t document_offset(const pprt_driver *d, const index_step *s,
+                               int64_t k, int64_t t) {
+  if (k < 0)
+    return t;
+  if (s->packed_offset)
+    return s->packed_offset[k * d->ctx->packed_row + t];
+  return t < s->length[k] ? t : t - s->length[k];
+}
+
+/* A row's document ids (a new document where an offset is 0, the padding
+   its own) or its positions within their documents. */
+static void fill_packed_input(const pprt_driver *d, const pprt_buffer_desc *b,
+                              sample_role role, const index_step *s,
+                              int64_t first_row, void *out) {
+  int64_t positions = b->dims[1];
+  for (int64_t r = 0; r < b->dims[0]; ++r) {
+    int64_t k =
+        s->row_sample ? s->row_sample[first_row + r] : s->order[first_row + r];
+    int64_t document = 0;
+    for (int64_t t = 0; t < positions; ++t) {
+      int64_t offset = document_offset(d, s, k, t);
+      document += t > 0 && offset == 0;
+      put_token(b, ROLE_INPUT_IDS, out, r * positions + t,
+                role == ROLE_DOCUMENT_IDS ? document : offset, 0.0f);
+    }
+  }
+}
+
 void pprt_length_index_fill(const pprt_driver *d, const pprt_buffer_desc *b,
                             int64_t step, int64_t first_row, void *out) {
   const pprt_length_index *x = d->length_index;
   const index_step *s = &x->steps[step % x->num_steps];
   int64_t rows = b->dims[0], positions = b->dims[1];
   sample_role role = role_of(b);
+  if (role == ROLE_DOCUMENT_IDS || role == ROLE_POSITION_IDS) {
+    fill_packed_input(d, b, role, s, first_row, out);
+    return;
+  }
   bool target = b->kind == PPRT_TARGET;
   /* The step's loss is the mean over its real tokens: each target weighs
      1/N, padding nothing, whatever micro-batch holds it. */

@@ -95,7 +95,7 @@ func.func @param_on_a_function() attributes {pp.param} {
 
 // -----
 
-// expected-error @+1 {{'func.func' op unknown pp attribute 'pp.note'; the known ones are pp.stage, pp.phase, pp.recompute, pp.microbatches, pp.makespan, pp.steady_step, pp.idle, pp.peak_memory, pp.static_memory, pp.tp_all_reduce_bytes, pp.tensor_parallel, pp.gemm, pp.param, pp.target, pp.name, pp.id_bound, pp.id_ignored, pp.slot, pp.split}}
+// expected-error @+1 {{'func.func' op unknown pp attribute 'pp.note'; the known ones are pp.stage, pp.phase, pp.recompute, pp.microbatches, pp.makespan, pp.steady_step, pp.idle, pp.peak_memory, pp.static_memory, pp.tp_all_reduce_bytes, pp.tensor_parallel, pp.gemm, pp.param, pp.target, pp.name, pp.id_bound, pp.id_ignored, pp.packed_input, pp.slot, pp.split}}
 func.func @unknown() attributes {pp.note = 1 : i64} {
   return
 }
@@ -120,6 +120,13 @@ func.func @integer_target(%x: tensor<4xf32>, %y: tensor<4xf32> {pp.target = 1}) 
 
 // expected-error @+1 {{argument #0 has 'pp.name' = 3 : i64, which is not a string}}
 func.func @integer_name(%w: tensor<4xf32> {pp.param, pp.name = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 has 'pp.packed_input' = "segment_ids", which is not "document_ids" or "position_ids"}}
+func.func @unknown_packed_input(%x: tensor<2x8xi64>, %s: tensor<2x8xi64> {pp.packed_input = "segment_ids"}) {
   return
 }
 

@@ -70,6 +70,11 @@ static bool isI64(Attribute value) {
   return integer && integer.getType().isInteger(64);
 }
 
+static bool isPackedInput(Attribute value) {
+  auto name = dyn_cast<StringAttr>(value);
+  return name && (name == kDocumentIds || name == kPositionIds);
+}
+
 static bool isStageNumber(Attribute value) {
   return isIntegerIn(value, 0, kMaxStages);
 }
@@ -165,6 +170,8 @@ static const AttributeRule kAttributeRules[] = {
     {kIdBoundAttr, Site::Argument, "a table size (a positive i64)",
      isTableSize},
     {kIdIgnoredAttr, Site::Argument, "an id (an i64)", isI64},
+    {kPackedInputAttr, Site::Argument, "\"document_ids\" or \"position_ids\"",
+     isPackedInput},
     {kSlotAttr, Site::ArgumentOrResult, "a #pp.slot", isSlot},
     {kSplitAttr, Site::ArgumentOrResult,
      "shard split_axes on the one tensor-parallel grid axis (such as "

@@ -61,6 +61,14 @@ inline constexpr llvm::StringLiteral kIdBoundAttr = "pp.id_bound";
 /// hold, because the model masks it out before every gather (the
 /// `ignore_index` of a cross-entropy loss).
 inline constexpr llvm::StringLiteral kIdIgnoredAttr = "pp.id_ignored";
+/// On an integer [rows, positions] input of a step: the runtime fills it
+/// with each token's document index within its packed row
+/// (`"document_ids"`) or position within its document (`"position_ids"`),
+/// for a model that masks attention between documents
+/// (docs/VariableLength.md).
+inline constexpr llvm::StringLiteral kPackedInputAttr = "pp.packed_input";
+inline constexpr llvm::StringLiteral kDocumentIds = "document_ids";
+inline constexpr llvm::StringLiteral kPositionIds = "position_ids";
 /// On a linalg contraction: `pp-select-gemm` chose the runtime's GEMM.
 inline constexpr llvm::StringLiteral kGemmAttrName = "pp.gemm";
 inline constexpr llvm::StringLiteral kGemmLibrary = "library";

@@ -401,9 +401,10 @@ func::FuncOp StageDifferentiator::outline(StringRef phaseName, Phase phase,
     mapping.map(value, entry->getArgument(i));
     Slot slot = slotOf(value);
     func.setArgAttr(i, kSlotAttr, SlotAttr::get(builder.getContext(), slot));
-    // The runtime learns the tables a data argument's ids index from here.
+    // The runtime learns the tables a data argument's ids index, and what
+    // a packed-training input holds, from here.
     bool isData = slot.kind == SlotKind::Data || slot.kind == SlotKind::Target;
-    for (StringRef name : {kIdBoundAttr, kIdIgnoredAttr})
+    for (StringRef name : {kIdBoundAttr, kIdIgnoredAttr, kPackedInputAttr})
       if (Attribute mark =
               isData ? step.getArgAttr(slot.index, name) : Attribute())
         func.setArgAttr(i, name, mark);
