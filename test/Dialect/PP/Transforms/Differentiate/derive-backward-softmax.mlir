@@ -238,3 +238,201 @@ func.func @train_step(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {pp.param}) -> te
   }
   return %l : tensor<2x3xf32>
 }
+
+// -----
+
+// The max a log-softmax (a cross-entropy's) subtracts gets no gradient:
+// (x - max) - log(sum_row exp(x - max)) is shift-invariant too (the -1
+// through `x - max` and the +1 through the log cancel). The backward
+// saves the exps and their row sums only.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK-SAME: tensor<2xf32> {pp.slot = #pp.slot<saved stage 0 value 0>}
+// CHECK-SAME: tensor<2x3xf32> {pp.slot = #pp.slot<saved stage 0 value 1>}
+// CHECK-SAME: tensor<2x3xf32> {pp.slot = #pp.slot<data 0>})
+// CHECK-NOT: arith.cmpf oeq
+// CHECK-NOT: arith.maximumf
+// CHECK: return
+#xy = affine_map<(i, j) -> (i, j)>
+#x = affine_map<(i, j) -> (i)>
+#i = affine_map<(i) -> (i)>
+func.func @train_step(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {pp.param}) -> tensor<2x3xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %low = arith.constant 0xFF800000 : f32
+    %e = tensor.empty() : tensor<2x3xf32>
+    %er = tensor.empty() : tensor<2xf32>
+    %s = linalg.mul ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    %lowr = linalg.fill ins(%low : f32) outs(%er : tensor<2xf32>) -> tensor<2xf32>
+    %m = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]}
+        ins(%s : tensor<2x3xf32>) outs(%lowr : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.maximumf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %shifted = linalg.generic {indexing_maps = [#xy, #x, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%s, %m : tensor<2x3xf32>, tensor<2xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %max: f32, %out: f32):
+        %v = arith.subf %in, %max : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    %exps = linalg.generic {indexing_maps = [#xy, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.exp %in : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    %zr = linalg.fill ins(%zero : f32) outs(%er : tensor<2xf32>) -> tensor<2xf32>
+    %sum = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]}
+        ins(%exps : tensor<2x3xf32>) outs(%zr : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.addf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %log = linalg.generic {indexing_maps = [#i, #i], iterator_types = ["parallel"]}
+        ins(%sum : tensor<2xf32>) outs(%er : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.log %in : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %y = linalg.generic {indexing_maps = [#xy, #x, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted, %log : tensor<2x3xf32>, tensor<2xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %total: f32, %out: f32):
+        %v = arith.subf %in, %total : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    pp.yield %y : tensor<2x3xf32>
+  }
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// The log of the row sums added, not subtracted, is no log-softmax: the
+// max keeps its gradient.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK: arith.cmpf oeq
+#xy = affine_map<(i, j) -> (i, j)>
+#x = affine_map<(i, j) -> (i)>
+#i = affine_map<(i) -> (i)>
+func.func @train_step(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {pp.param}) -> tensor<2x3xf32> {
+  %r = pp.stage 0 (%x, %w) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %low = arith.constant 0xFF800000 : f32
+    %e = tensor.empty() : tensor<2x3xf32>
+    %er = tensor.empty() : tensor<2xf32>
+    %s = linalg.mul ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    %lowr = linalg.fill ins(%low : f32) outs(%er : tensor<2xf32>) -> tensor<2xf32>
+    %m = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]}
+        ins(%s : tensor<2x3xf32>) outs(%lowr : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.maximumf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %shifted = linalg.generic {indexing_maps = [#xy, #x, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%s, %m : tensor<2x3xf32>, tensor<2xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %max: f32, %out: f32):
+        %v = arith.subf %in, %max : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    %exps = linalg.generic {indexing_maps = [#xy, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.exp %in : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    %zr = linalg.fill ins(%zero : f32) outs(%er : tensor<2xf32>) -> tensor<2xf32>
+    %sum = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]}
+        ins(%exps : tensor<2x3xf32>) outs(%zr : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.addf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %log = linalg.generic {indexing_maps = [#i, #i], iterator_types = ["parallel"]}
+        ins(%sum : tensor<2xf32>) outs(%er : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.log %in : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %y = linalg.generic {indexing_maps = [#xy, #x, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted, %log : tensor<2x3xf32>, tensor<2xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %total: f32, %out: f32):
+        %v = arith.addf %in, %total : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    pp.yield %y : tensor<2x3xf32>
+  }
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// The log of the row sums also leaves the stage: the max keeps its
+// gradient.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK: arith.cmpf oeq
+#xy = affine_map<(i, j) -> (i, j)>
+#x = affine_map<(i, j) -> (i)>
+#i = affine_map<(i) -> (i)>
+func.func @train_step(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {pp.param}) -> tensor<2x3xf32> {
+  %r:2 = pp.stage 0 (%x, %w) : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {
+  ^bb0(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %low = arith.constant 0xFF800000 : f32
+    %e = tensor.empty() : tensor<2x3xf32>
+    %er = tensor.empty() : tensor<2xf32>
+    %s = linalg.mul ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    %lowr = linalg.fill ins(%low : f32) outs(%er : tensor<2xf32>) -> tensor<2xf32>
+    %m = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]}
+        ins(%s : tensor<2x3xf32>) outs(%lowr : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.maximumf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %shifted = linalg.generic {indexing_maps = [#xy, #x, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%s, %m : tensor<2x3xf32>, tensor<2xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %max: f32, %out: f32):
+        %v = arith.subf %in, %max : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    %exps = linalg.generic {indexing_maps = [#xy, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.exp %in : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    %zr = linalg.fill ins(%zero : f32) outs(%er : tensor<2xf32>) -> tensor<2xf32>
+    %sum = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]}
+        ins(%exps : tensor<2x3xf32>) outs(%zr : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.addf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %log = linalg.generic {indexing_maps = [#i, #i], iterator_types = ["parallel"]}
+        ins(%sum : tensor<2xf32>) outs(%er : tensor<2xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.log %in : f32
+        linalg.yield %v : f32
+    } -> tensor<2xf32>
+    %y = linalg.generic {indexing_maps = [#xy, #x, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted, %log : tensor<2x3xf32>, tensor<2xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %total: f32, %out: f32):
+        %v = arith.subf %in, %total : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    pp.yield %y, %log : tensor<2x3xf32>, tensor<2xf32>
+  }
+  %l = pp.stage 1 (%r#0, %r#1) : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32> {
+  ^bb0(%p1: tensor<2x3xf32>, %q1: tensor<2xf32>):
+    %e1 = tensor.empty() : tensor<2x3xf32>
+    %v1 = linalg.generic {indexing_maps = [#xy, #x, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%p1, %q1 : tensor<2x3xf32>, tensor<2xf32>) outs(%e1 : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %other: f32, %out: f32):
+        %v = arith.mulf %in, %other : f32
+        linalg.yield %v : f32
+    } -> tensor<2x3xf32>
+    pp.yield %v1 : tensor<2x3xf32>
+  }
+  return %l : tensor<2x3xf32>
+}
