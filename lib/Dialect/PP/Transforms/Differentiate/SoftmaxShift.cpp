@@ -5,14 +5,7 @@
 //   e = exp(s)
 //   r = sum_row e          (from zero, over exactly the loops m omits)
 //   p = e / r              (r broadcast as m is)
-// with no other use of s, e or r; or, as PyTorch's log_softmax (and so its
-// cross-entropy) decomposes:
-//   s = x - m
-//   e = exp(s)             (the only exp of s)
-//   r = sum_row e          (the only use of e)
-//   l = log(r)             (the only use of r)
-//   y = s - l              (l broadcast as m is)
-// with no other use of s or l.
+// with no other use of s, e or r.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,18 +33,12 @@ static bool readsAs(linalg::LinalgOp op, unsigned index, Value value,
   return operand->get() == value && op.getMatchingIndexingMap(operand) == map;
 }
 
-/// Whether `op` is `UnaryOp(in)` elementwise, its only input `in` read as
-/// is.
-template <typename UnaryOp>
-static bool isElementwise(Operation *user, Value in) {
-  auto op = dyn_cast<linalg::LinalgOp>(user);
-  if (!op)
-    return false;
-  auto unary = dyn_cast_or_null<UnaryOp>(elementwiseBody(op));
-  return unary && op.getNumDpsInputs() == 1 &&
-         readsAs(op, 0, in,
-                 op.getIndexingMapMatchingResult(op->getResult(0))) &&
-         unary.getOperand() == op.getBlock()->getArgument(0);
+/// Whether `op` is `exp(s)` elementwise, its only input `s` read as is.
+static bool isExpOf(linalg::LinalgOp op, Value s) {
+  auto exp = dyn_cast_or_null<math::ExpOp>(elementwiseBody(op));
+  return exp && op.getNumDpsInputs() == 1 &&
+         readsAs(op, 0, s, op.getIndexingMapMatchingResult(op->getResult(0))) &&
+         exp.getOperand() == op.getBlock()->getArgument(0);
 }
 
 /// Whether `op` sums its only input `e` from zero over the loops `rowMap`
@@ -78,18 +65,17 @@ static bool isRowSum(linalg::LinalgOp op, Value e, AffineMap rowMap) {
                   add.getRhs() == body->getArgument(0)));
 }
 
-/// Whether `user` is `a BinaryOp r` elementwise, `r` broadcast by `rowMap`.
-template <typename BinaryOp>
-static bool isRowwise(Operation *user, Value a, Value r, AffineMap rowMap) {
+/// Whether `op` is `e / r` elementwise, `r` broadcast by `rowMap`.
+static bool isRowDivision(Operation *user, Value e, Value r, AffineMap rowMap) {
   auto op = dyn_cast<linalg::LinalgOp>(user);
   if (!op)
     return false;
-  auto binary = dyn_cast_or_null<BinaryOp>(elementwiseBody(op));
+  auto div = dyn_cast_or_null<arith::DivFOp>(elementwiseBody(op));
   AffineMap identity = op.getIndexingMapMatchingResult(op->getResult(0));
   Block *body = op.getBlock();
-  return binary && op.getNumDpsInputs() == 2 && readsAs(op, 0, a, identity) &&
-         readsAs(op, 1, r, rowMap) && binary.getLhs() == body->getArgument(0) &&
-         binary.getRhs() == body->getArgument(1);
+  return div && op.getNumDpsInputs() == 2 && readsAs(op, 0, e, identity) &&
+         readsAs(op, 1, r, rowMap) && div.getLhs() == body->getArgument(0) &&
+         div.getRhs() == body->getArgument(1);
 }
 
 /// Whether the exps `e` reach the loss only through `e / sum_row e`.
@@ -107,44 +93,11 @@ static bool normalisedByRow(Value e, AffineMap rowMap,
   if (!r || r.use_empty() || escapes(e) || escapes(r))
     return false;
   auto isQuotient = [&](Operation *user) {
-    return isRowwise<arith::DivFOp>(user, e, r, rowMap);
+    return isRowDivision(user, e, r, rowMap);
   };
   return llvm::all_of(r.getUsers(), isQuotient) &&
          llvm::all_of(e.getUsers(), [&](Operation *user) {
            return user == r.getDefiningOp() || isQuotient(user);
-         });
-}
-
-/// Whether the shifted scores `s` reach the loss only through
-/// `s - log(sum_row exp(s))`: one exp of `s` feeding one sum from zero over
-/// the row, whose log only the differences use, and nothing else.
-static bool logNormalisedByRow(Value s, AffineMap rowMap,
-                               function_ref<bool(Value)> escapes) {
-  auto isExp = [&](Operation *user) {
-    return isElementwise<math::ExpOp>(user, s);
-  };
-  if (llvm::count_if(s.getUsers(), isExp) != 1)
-    return false;
-  Operation *exp = *llvm::find_if(s.getUsers(), isExp);
-  Value e = exp->getResult(0);
-  if (!e.hasOneUse())
-    return false;
-  auto sum = dyn_cast<linalg::LinalgOp>(*e.getUsers().begin());
-  if (!sum || !isRowSum(sum, e, rowMap) || !sum->getResult(0).hasOneUse())
-    return false;
-  Value r = sum->getResult(0);
-  Operation *log = *r.getUsers().begin();
-  if (!isElementwise<math::LogOp>(log, r))
-    return false;
-  Value l = log->getResult(0);
-  if (l.use_empty() || escapes(e) || escapes(r) || escapes(l))
-    return false;
-  auto isDifference = [&](Operation *user) {
-    return isRowwise<arith::SubFOp>(user, s, l, rowMap);
-  };
-  return llvm::all_of(l.getUsers(), isDifference) &&
-         llvm::all_of(s.getUsers(), [&](Operation *user) {
-           return user == exp || isDifference(user);
          });
 }
 
@@ -168,14 +121,10 @@ bool mlir::pp::isSoftmaxShift(linalg::LinalgOp op, OpOperand &shift,
     return false;
   Value e = op->getResult(0);
   if (!exp) {
-    if (escapes(e))
+    if (!e.hasOneUse() || escapes(e))
       return false;
-    if (logNormalisedByRow(e, rowMap, escapes))
-      return true;
-    if (!e.hasOneUse())
-      return false;
-    Operation *next = *e.getUsers().begin();
-    if (!isElementwise<math::ExpOp>(next, e))
+    auto next = dyn_cast<linalg::LinalgOp>(*e.getUsers().begin());
+    if (!next || !isExpOf(next, e))
       return false;
     e = next->getResult(0);
   }
