@@ -736,7 +736,7 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   return runPipeline(module, timing, [&](OpPassManager &pm) {
     PPInsertTransfersOptions transfers;
     transfers.numReplicas = replicas;
-    transfers.zero = getScheduledZero();
+    transfers.zero = {getScheduledZero()};
     pm.addPass(createPPInsertTransfers(transfers));
     pm.addPass(createPPVerifySchedule());
   });

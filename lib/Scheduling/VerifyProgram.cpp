@@ -103,9 +103,8 @@ private:
   void checkAllReduces();
   void checkAllGathers();
   void checkGatherPrecedesComputes(Id id);
-  void
-  reportMissingPerStage(const llvm::DenseMap<int64_t, SmallVector<Id, 1>> &has,
-                        StringRef action, StringRef why = "");
+  void reportMissing(const llvm::DenseMap<int64_t, SmallVector<Id, 1>> &has,
+                     int64_t stage, StringRef action, StringRef why = "");
   void checkTransferMatching();
   void checkDeadlockFreedom(TransferSemantics semantics);
   void checkComputeOnlyDeadlockFreedom();
@@ -592,35 +591,44 @@ void ProgramChecker::checkOptimizerSteps() {
   }
 }
 
-/// Reports each stage without an entry in `has` though the program runs as
+/// Reports `stage` if it has no entry in `has` though the program runs as
 /// several replicas, at the stage's rank.
-void ProgramChecker::reportMissingPerStage(
-    const llvm::DenseMap<int64_t, SmallVector<Id, 1>> &has, StringRef action,
-    StringRef why) {
-  for (int64_t stage = 0; stage < numStages; ++stage)
-    if (!has.count(stage))
-      fail(ProgramSite{program.stageRank[stage], -1},
-           llvm::formatv("missing {0} of stage {1}: the schedule runs as {2} "
-                         "data-parallel replicas{3}",
-                         action, stage, program.numReplicas, why),
-           /*aboutOp=*/false);
+void ProgramChecker::reportMissing(
+    const llvm::DenseMap<int64_t, SmallVector<Id, 1>> &has, int64_t stage,
+    StringRef action, StringRef why) {
+  if (program.numReplicas < 2 || has.count(stage))
+    return;
+  fail(ProgramSite{program.stageRank[stage], -1},
+       llvm::formatv("missing {0} of stage {1}: the schedule runs as {2} "
+                     "data-parallel replicas{3}",
+                     action, stage, program.numReplicas, why),
+       /*aboutOp=*/false);
+}
+
+/// Whether `level` shards what a stage's gradients update (ZeRO-1 and -3),
+/// so that a reduce-scatter sums them.
+static bool isSharded(int64_t level) { return level == 1 || level == 3; }
+
+/// The gradient collective of a stage at ZeRO stage `level`.
+static StringRef getGradientCollective(int64_t level) {
+  return isSharded(level) ? "reduce_scatter" : "all_reduce";
 }
 
 /// A gradient collective (an all-reduce, or ZeRO-1's reduce-scatter) sums
 /// the weight gradients of every micro-batch over the replicas, so it comes
 /// after all of them, once per stage; with several replicas every stage
-/// needs one, of the kind the program's ZeRO stage names.
+/// needs one, of the kind its ZeRO stage names.
 void ProgramChecker::checkAllReduces() {
-  bool zero = program.zeroStage == 1 || program.zeroStage == 3;
-  StringRef expected = zero ? "reduce_scatter" : "all_reduce";
   for (Id id = 0, e = actions.size(); id < e; ++id) {
     const ProgramAction &reduce = get(id);
     if (reduce.kind != Kind::allReduce && reduce.kind != Kind::reduceScatter)
       continue;
-    if ((reduce.kind == Kind::reduceScatter) != zero) {
-      fail(id, llvm::formatv("{0} in a schedule with zero = {1}, which sums "
-                             "gradients with pp.{2}",
-                             describe(reduce), program.zeroStage, expected));
+    int64_t zero = program.getZeroStage(reduce.stage);
+    if ((reduce.kind == Kind::reduceScatter) != isSharded(zero)) {
+      fail(id, llvm::formatv("{0} in a schedule with zero = {1} for stage "
+                             "{2}, which sums gradients with pp.{3}",
+                             describe(reduce), zero, reduce.stage,
+                             getGradientCollective(zero)));
       continue;
     }
     Id first = allReduces.lookup(reduce.stage).front();
@@ -630,8 +638,9 @@ void ProgramChecker::checkAllReduces() {
     }
     checkFollowsWeightGradients(id, reduce.stage, "reduces");
   }
-  if (program.numReplicas >= 2)
-    reportMissingPerStage(allReduces, expected);
+  for (int64_t stage = 0; stage < numStages; ++stage)
+    reportMissing(allReduces, stage,
+                  getGradientCollective(program.getZeroStage(stage)));
 }
 
 /// ZeRO-1's all-gather spreads the weight blocks the replicas updated, so
@@ -640,14 +649,15 @@ void ProgramChecker::checkAllReduces() {
 /// so it comes before all of them. Once per stage, and only with ZeRO-1 or
 /// -3; with several replicas every stage needs one.
 void ProgramChecker::checkAllGathers() {
-  int64_t zero = program.zeroStage;
   for (Id id = 0, e = actions.size(); id < e; ++id) {
     const ProgramAction &gather = get(id);
     if (gather.kind != Kind::allGather)
       continue;
-    if (zero != 1 && zero != 3) {
-      fail(id, describe(gather) + " in a schedule without zero = 1 or 3: "
-                                  "only ZeRO-1 and -3 shard the weights");
+    int64_t zero = program.getZeroStage(gather.stage);
+    if (!isSharded(zero)) {
+      fail(id, describe(gather) + " in a schedule without zero = 1 or 3 for "
+                                  "its stage: only ZeRO-1 and -3 shard the "
+                                  "weights");
       continue;
     }
     Id first = allGathers.lookup(gather.stage).front();
@@ -670,9 +680,10 @@ void ProgramChecker::checkAllGathers() {
       fail(id, describe(gather) + " must follow the " + describe(get(update)) +
                    " on its rank: it gathers the updated blocks");
   }
-  if ((zero == 1 || zero == 3) && program.numReplicas >= 2)
-    reportMissingPerStage(allGathers, "all_gather",
-                          llvm::formatv(" with zero = {0}", zero).str());
+  for (int64_t stage = 0; stage < numStages; ++stage)
+    if (int64_t zero = program.getZeroStage(stage); isSharded(zero))
+      reportMissing(allGathers, stage, "all_gather",
+                    llvm::formatv(" with zero = {0}", zero).str());
 }
 
 /// ZeRO-3's all-gather `id` comes before every compute action of its

@@ -17,7 +17,7 @@
 // pp-schedule's memory cap, stages and recompute are its own.
 // SCHEDULE: pp-schedule{{[{].*}} function=step num-microbatches=8 num-ranks=0 num-stages=0 schedule=zbv semantics=async slices=2 split-backward=true }
 // SCHEDULE-NOT: pp-schedule{{.*}}memory-cap=
-// SCHEDULE: pp-insert-transfers{num-replicas=2 semantics=rendezvous zero=1 zero-gather=stage}
+// SCHEDULE: pp-insert-transfers{num-replicas=2 semantics=rendezvous zero={1} zero-gather=stage}
 // SCHEDULE: pp-shard-stages{tensor-parallel=2}
 
 // RUN: not pp-opt %s --dump-pass-pipeline -o /dev/null 2>&1 \

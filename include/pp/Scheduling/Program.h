@@ -49,13 +49,16 @@ struct Program {
   llvm::SmallVector<double> staticMemory;
   /// Sequence slices per micro-batch (Seq1F1B).
   int64_t numSlices = 1;
-  /// Data-parallel replicas the program runs as, and its ZeRO stage (1:
-  /// gradients summed with reduce-scatter and weights spread by all-gather).
+  /// Data-parallel replicas the program runs as, and the ZeRO stage of
+  /// each stage (1: gradients summed with reduce-scatter and weights spread
+  /// by all-gather): one level for every stage, or one per stage; none
+  /// means 0 everywhere.
   int64_t numReplicas = 1;
-  int64_t zeroStage = 0;
+  llvm::SmallVector<int64_t, 1> zeroStages;
   /// Under ZeRO-3, whether each compute gathers the params it reads rather
-  /// than each stage its weights once per step.
-  bool gatherPerParam = false;
+  /// than each stage its weights once per step: one for every stage, or one
+  /// per stage; none means never.
+  llvm::SmallVector<bool, 1> gatherPerParam;
   /// Whether the ranks move data with sends and receives (a schedule after
   /// pp-insert-transfers). Without them (a generated schedule) the ranks
   /// hold compute actions only, each waits for its inputs from other ranks
@@ -64,6 +67,22 @@ struct Program {
   bool explicitTransfers = true;
 
   int64_t getNumRanks() const { return ranks.size(); }
+  /// The ZeRO stage of `stage`.
+  int64_t getZeroStage(int64_t stage) const {
+    return getPerStage<int64_t>(zeroStages, stage, 0);
+  }
+  /// Whether `stage` gathers its params per compute (ZeRO-3 per param).
+  bool gathersPerParam(int64_t stage) const {
+    return getPerStage<bool>(gatherPerParam, stage, false);
+  }
+
+private:
+  template <typename T>
+  static T getPerStage(llvm::ArrayRef<T> values, int64_t stage, T fallback) {
+    if (values.empty())
+      return fallback;
+    return values.size() == 1 ? values.front() : values[stage];
+  }
 };
 
 /// Where a violation is reported: an action (its rank and its index in the

@@ -492,8 +492,8 @@ void RuntimeProgramBuilder::emitDefineProgram() {
     call(fns.setTensorParallel, {ctx, i32(getTensorParallelism(schedule))});
   if (schedule.getNumWeightVersions() != 1)
     call(fns.setWeightVersions, {ctx, i32(schedule.getNumWeightVersions())});
-  if (schedule.getZeroStage() != 0)
-    call(fns.setZero, {ctx, i32(schedule.getZeroStage())});
+  if (int64_t zero = schedule.getZeroStage(0); zero != 0)
+    call(fns.setZero, {ctx, i32(zero)});
   for (auto &entry : buffers)
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
@@ -1107,6 +1107,25 @@ namespace {
 struct ConvertPPToRuntimePass
     : pp::impl::ConvertPPToRuntimeBase<ConvertPPToRuntimePass> {
   using ConvertPPToRuntimeBase::ConvertPPToRuntimeBase;
+  /// The runtime runs one ZeRO stage for every stage, and the schedule's
+  /// memory and time were counted for its unit of gathering.
+  LogicalResult checkZero(ScheduleOp schedule) {
+    if (!llvm::all_equal(schedule.getZeroStages()))
+      return schedule.emitOpError("runs a ZeRO stage per stage, but the "
+                                  "runtime runs one for every stage");
+    for (int64_t stage = 0, e = schedule.getNumStages(); stage < e; ++stage)
+      if (ZeroGather unit = schedule.getZeroGatherUnit(stage);
+          unit != zeroGather)
+        return schedule.emitOpError("gathers ZeRO-3's weights per ")
+               << stringifyZeroGather(unit)
+               << " (zero_gather), but the lowering was asked for "
+                  "zero-gather="
+               << stringifyZeroGather(zeroGather)
+               << "; give pp-insert-transfers and convert-pp-to-runtime the "
+                  "same zero-gather";
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<SmallVector<ScheduleOp>> schedules = getSchedules(module);
@@ -1119,17 +1138,9 @@ struct ConvertPPToRuntimePass
         return signalPassFailure();
     SymbolTable symbols(module);
     bool gatherParams = zeroGather == ZeroGather::Param;
-    // The schedule's memory and time were counted for its unit.
     for (ScheduleOp schedule : *schedules)
-      if (schedule.getZeroGatherUnit() != zeroGather) {
-        schedule.emitOpError("gathers ZeRO-3's weights per ")
-            << stringifyZeroGather(schedule.getZeroGatherUnit())
-            << " (zero_gather), but the lowering was asked for zero-gather="
-            << stringifyZeroGather(zeroGather)
-            << "; give pp-insert-transfers and convert-pp-to-runtime the "
-               "same zero-gather";
+      if (failed(checkZero(schedule)))
         return signalPassFailure();
-      }
     if (failed(RuntimeProgramBuilder(module, *schedules, symbols, gatherParams)
                    .build()))
       return signalPassFailure();

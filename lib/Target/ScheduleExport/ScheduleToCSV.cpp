@@ -93,7 +93,7 @@ LogicalResult mlir::pp::exportScheduleToPyTorchCSV(ScheduleOp schedule,
               "schedule CSV cannot express; export it as pp-schedule-v1 JSON";
   // An UNSHARD before its stage's REDUCE_GRAD reads back as FSDP's, which
   // the import drops.
-  if (schedule.getZeroStage() == 3)
+  if (schedule.hasZeroStage(3))
     return schedule.emitOpError(
         "has zero = 3 (ZeRO-3), whose gathers before use PyTorch's schedule "
         "CSV cannot tell from FSDP's; export it as pp-schedule-v1 JSON");

@@ -121,6 +121,29 @@ static void writeCost(llvm::json::OStream &json,
   });
 }
 
+/// Writes `zero` and `zero_gather` as the program holds them: one value
+/// for every stage, or an array with one per stage; `zero_gather` only where
+/// a stage gathers per param.
+static void writeZero(llvm::json::OStream &json,
+                      const sched::Program &program) {
+  if (program.zeroStages.size() == 1)
+    json.attribute("zero", program.zeroStages.front());
+  else if (!program.zeroStages.empty())
+    writeCompactArray(json, "zero", ArrayRef(program.zeroStages));
+  ArrayRef<bool> perParam = program.gatherPerParam;
+  if (!llvm::is_contained(perParam, true))
+    return;
+  auto unit = [](bool param) { return param ? "param" : "stage"; };
+  if (perParam.size() == 1) {
+    json.attribute("zero_gather", unit(true));
+    return;
+  }
+  json.attributeArray("zero_gather", [&] {
+    for (bool param : perParam)
+      json.value(unit(param));
+  });
+}
+
 LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
                                              raw_ostream &os) {
   sched::Program program =
@@ -163,10 +186,7 @@ LogicalResult mlir::pp::exportScheduleToJSON(ScheduleOp schedule,
     // pp's extension: the actions' `mb` index sequence slices.
     if (spelling.hasSlices)
       json.attribute("slices", program.numSlices);
-    if (spelling.hasZero)
-      json.attribute("zero", program.zeroStage);
-    if (program.gatherPerParam)
-      json.attribute("zero_gather", "param");
+    writeZero(json, program);
     json.attributeArray("ranks", [&] {
       for (ArrayRef<sched::ProgramAction> actions : program.ranks) {
         json.array([&] {

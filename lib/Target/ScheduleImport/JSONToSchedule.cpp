@@ -243,6 +243,11 @@ private:
   FailureOr<CostAttr> parseCost(Located cost);
   /// `memory_cap`: a number for every rank or an array of one per rank.
   LogicalResult parseMemoryCap(Located cap);
+  /// The values of a per-stage field: one for every stage, or an array.
+  FailureOr<SmallVector<Located>> getPerStage(Located field, StringRef key);
+  /// `zero` and `zero_gather`: one value for every stage, or one per stage.
+  LogicalResult parseZero(Located field);
+  LogicalResult parseZeroGather(Located field);
   LogicalResult parseRank(Located actions, int64_t rank);
   FailureOr<sched::ProgramAction> parseAction(Located action, StringRef where);
   /// A transfer's optional `grouped`: posted with the transfer before it.
@@ -451,27 +456,69 @@ LogicalResult JSONScheduleImporter::parseExtensions(Located root) {
     program.numSlices = *slices;
     spelling.hasSlices = true;
   }
-  if (std::optional<Located> field = getOptionalField(root, "zero")) {
-    FailureOr<int64_t> stage = getInteger(*field, "'zero'", "");
-    if (failed(stage))
+  if (std::optional<Located> field = getOptionalField(root, "zero"))
+    if (failed(parseZero(*field)))
       return failure();
-    if (*stage != 0 && *stage != 1 && *stage != 3)
-      return emitError(field->node)
+  if (std::optional<Located> field = getOptionalField(root, "zero_gather"))
+    if (failed(parseZeroGather(*field)))
+      return failure();
+  return success();
+}
+
+/// The entries of `field`: the field itself where it is no array (one value
+/// for every stage), else its elements, which must be one per stage.
+FailureOr<SmallVector<Located>>
+JSONScheduleImporter::getPerStage(Located field, StringRef key) {
+  if (!field.value->getAsArray())
+    return SmallVector<Located>{field};
+  size_t size = field.value->getAsArray()->size();
+  if (static_cast<int64_t>(size) != program.numStages)
+    return emitError(field.node)
+           << "'" << key << "' has " << size << " entries but the schedule has "
+           << program.numStages << " stages";
+  return llvm::map_to_vector(llvm::seq<size_t>(0, size), [&](size_t stage) {
+    return getElement(field, stage);
+  });
+}
+
+LogicalResult JSONScheduleImporter::parseZero(Located field) {
+  FailureOr<SmallVector<Located>> entries = getPerStage(field, "zero");
+  if (failed(entries))
+    return failure();
+  for (Located entry : *entries) {
+    FailureOr<int64_t> level = getInteger(entry, "'zero'", "");
+    if (failed(level))
+      return failure();
+    if (*level != 0 && *level != 1 && *level != 3)
+      return emitError(entry.node)
              << "'zero' must be 0, 1 or 3 (ZeRO-2 is not offered), got "
-             << *stage;
-    program.zeroStage = *stage;
-    spelling.hasZero = true;
+             << *level;
+    program.zeroStages.push_back(*level);
   }
-  if (std::optional<Located> field = getOptionalField(root, "zero_gather")) {
-    std::optional<StringRef> unit = field->value->getAsString();
+  return success();
+}
+
+LogicalResult JSONScheduleImporter::parseZeroGather(Located field) {
+  FailureOr<SmallVector<Located>> entries = getPerStage(field, "zero_gather");
+  if (failed(entries))
+    return failure();
+  for (auto [stage, entry] : llvm::enumerate(*entries)) {
+    std::optional<StringRef> unit = entry.value->getAsString();
     if (unit != "stage" && unit != "param")
-      return emitError(field->node)
+      return emitError(entry.node)
              << "'zero_gather' must be \"stage\" or \"param\"";
-    if (*unit == "param" && program.zeroStage != 3)
-      return emitError(field->node)
+    // One unit for every stage applies to each stage's level.
+    bool zero3 = entries->size() == 1
+                     ? llvm::all_of(llvm::seq<int64_t>(0, program.numStages),
+                                    [&](int64_t s) {
+                                      return program.getZeroStage(s) == 3;
+                                    })
+                     : program.getZeroStage(stage) == 3;
+    if (*unit == "param" && !zero3)
+      return emitError(entry.node)
              << "'zero_gather' \"param\" needs 'zero' 3: it gathers the "
                 "weights ZeRO-3 shards";
-    program.gatherPerParam = *unit == "param";
+    program.gatherPerParam.push_back(*unit == "param");
   }
   return success();
 }

@@ -455,10 +455,10 @@ mlir::pp::importScheduleFromPyTorchCSV(llvm::SourceMgr &sourceMgr,
   program.numStages = numStages;
   program.numMicrobatches = numMicrobatches;
   program.stageRank = *stageRank;
-  program.zeroStage = zero ? 1 : 0;
+  if (zero)
+    program.zeroStages = {1};
   ScheduleSpelling spelling;
   spelling.name = locator.getFileStem().str();
-  spelling.hasZero = zero;
   // Where each action of the program is in the text.
   SmallVector<SmallVector<size_t>> offsets;
   for (const CSVRow &row : *rows) {

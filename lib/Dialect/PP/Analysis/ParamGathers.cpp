@@ -101,6 +101,8 @@ mlir::pp::getRankGatherPeaks(ScheduleOp schedule) {
     func::FuncOp func = lookupComputeFunction(compute);
     if (!func)
       return WalkResult::interrupt();
+    if (schedule.getZeroGatherUnit(compute.getStage()) != ZeroGather::Param)
+      return WalkResult::advance();
     auto [it, inserted] = functionPeak.try_emplace(func, 0);
     if (inserted)
       it->second = getFunctionGathers(func).peakBytes;

@@ -54,6 +54,26 @@ sched::ProgramAction mlir::pp::readProgramAction(Operation &op) {
   return action;
 }
 
+/// The ZeRO stages and units of `schedule` in `program`, spelled as the
+/// schedule spells them: one value for every stage, or one per stage.
+static void readZero(ScheduleOp schedule, Program &program) {
+  Attribute zero = schedule.getZeroAttr();
+  if (auto perStage = dyn_cast_if_present<DenseI64ArrayAttr>(zero))
+    program.zeroStages.assign(perStage.asArrayRef().begin(),
+                              perStage.asArrayRef().end());
+  else if (zero)
+    program.zeroStages = {schedule.getZeroStage(0)};
+  Attribute unit = schedule.getZeroGatherAttr();
+  auto isParam = [&](int64_t stage) {
+    return schedule.getZeroGatherUnit(stage) == ZeroGather::Param;
+  };
+  if (auto perStage = dyn_cast_if_present<ArrayAttr>(unit))
+    for (int64_t stage = 0, e = perStage.size(); stage < e; ++stage)
+      program.gatherPerParam.push_back(isParam(stage));
+  else if (unit)
+    program.gatherPerParam = {isParam(0)};
+}
+
 sched::Program mlir::pp::readProgram(ScheduleOp schedule,
                                      TransferSemantics semantics,
                                      ArrayRef<double> staticMemory) {
@@ -75,8 +95,7 @@ sched::Program mlir::pp::readProgram(ScheduleOp schedule,
   program.staticMemory = llvm::to_vector(staticMemory);
   program.numSlices = schedule.getNumSlices();
   program.numReplicas = schedule.getNumReplicas().value_or(1);
-  program.zeroStage = schedule.getZeroStage();
-  program.gatherPerParam = schedule.getZeroGatherUnit() == ZeroGather::Param;
+  readZero(schedule, program);
   return program;
 }
 
@@ -89,7 +108,6 @@ ScheduleSpelling mlir::pp::readScheduleSpelling(ScheduleOp schedule) {
       isa_and_present<FloatAttr>(schedule.getMemoryCapAttr());
   spelling.hasReplicas = schedule.getNumReplicas().has_value();
   spelling.hasSlices = schedule.getSlices().has_value();
-  spelling.hasZero = schedule.getZero().has_value();
   return spelling;
 }
 
@@ -160,6 +178,29 @@ static Attribute getMemoryCapAttr(Builder &builder, const Program &program,
   return builder.getDenseF64ArrayAttr(program.memoryCap);
 }
 
+/// Records the ZeRO stages and units of `program` on `schedule`: a scalar
+/// for one value, an array for one per stage; units only where a stage
+/// gathers per param.
+static void writeZero(Builder &builder, const Program &program,
+                      ScheduleOp schedule) {
+  ArrayRef<int64_t> zero = program.zeroStages;
+  if (zero.size() == 1)
+    schedule.setZeroAttr(builder.getI64IntegerAttr(zero.front()));
+  else if (!zero.empty())
+    schedule.setZeroAttr(builder.getDenseI64ArrayAttr(zero));
+  if (!llvm::is_contained(program.gatherPerParam, true))
+    return;
+  auto unit = [&](bool param) -> Attribute {
+    return ZeroGatherAttr::get(builder.getContext(),
+                               param ? ZeroGather::Param : ZeroGather::Stage);
+  };
+  if (program.gatherPerParam.size() == 1)
+    schedule.setZeroGatherAttr(unit(true));
+  else
+    schedule.setZeroGatherAttr(builder.getArrayAttr(
+        llvm::map_to_vector(program.gatherPerParam, unit)));
+}
+
 ScheduleOp mlir::pp::writeProgram(OpBuilder &builder, const Program &program,
                                   const ScheduleSpelling &spelling,
                                   ProgramLocator locate) {
@@ -176,10 +217,7 @@ ScheduleOp mlir::pp::writeProgram(OpBuilder &builder, const Program &program,
     schedule.setNumReplicasAttr(builder.getI64IntegerAttr(program.numReplicas));
   if (spelling.hasSlices)
     schedule.setSlicesAttr(builder.getI64IntegerAttr(program.numSlices));
-  if (spelling.hasZero)
-    schedule.setZeroAttr(builder.getI64IntegerAttr(program.zeroStage));
-  if (program.gatherPerParam)
-    schedule.setZeroGather(ZeroGather::Param);
+  writeZero(builder, program, schedule);
   schedule.setSemanticsOrDefault(program.semantics);
   OpBuilder::InsertionGuard guard(builder);
   builder.createBlock(&schedule.getBody());

@@ -33,7 +33,8 @@ ScheduleSimulator::ScheduleSimulator(ScheduleOp schedule)
       actions.push_back(action);
       // Gathered per param, the computes gather (their costs say how
       // long); the stage's all-gather moves nothing.
-      if (program.gatherPerParam && action.kind == TimedAction::Kind::allGather)
+      if (action.kind == TimedAction::Kind::allGather &&
+          program.gathersPerParam(action.stage))
         actions.back().kind = TimedAction::Kind::other;
     }
     rankBegin.push_back(actions.size());

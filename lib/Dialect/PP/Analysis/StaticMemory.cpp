@@ -106,19 +106,21 @@ mlir::pp::getRankStaticMemory(ScheduleOp schedule,
   int64_t replicas = schedule.getNumReplicas().value_or(1);
   for (auto [stage, rank] : llvm::enumerate(schedule.getStageRank())) {
     StaticMemory stageMemory = getStaticMemory(
-        stageWeights[stage], optimizer, schedule.getZeroStage(), replicas);
+        stageWeights[stage], optimizer, schedule.getZeroStage(stage), replicas);
     StaticMemory &total = ranks[rank];
     total.weights += stageMemory.weights;
     total.gradients += stageMemory.gradients;
     total.optimizer += stageMemory.optimizer;
-    total.gathered += stageMemory.gathered;
+    // Gathered per param, the stage's share is its computes' peak below.
+    if (schedule.getZeroGatherUnit(stage) != ZeroGather::Param)
+      total.gathered += stageMemory.gathered;
   }
-  // Gathered per param, a rank holds whole what one compute holds at once.
-  if (replicas > 1 && schedule.getZeroStage() == 3 &&
-      schedule.getZeroGatherUnit() == ZeroGather::Param)
+  // Gathered per param, a rank holds whole what one compute holds at once,
+  // besides the weights its stages gather for the whole step.
+  if (replicas > 1 && schedule.hasParamGathers())
     if (std::optional<SmallVector<int64_t>> peaks =
             getRankGatherPeaks(schedule))
       for (auto [total, peak] : llvm::zip(ranks, *peaks))
-        total.gathered = peak;
+        total.gathered += peak;
   return ranks;
 }

@@ -89,6 +89,40 @@ std::optional<double> ScheduleOp::getRankMemoryCap(int64_t rank) {
   return std::nullopt;
 }
 
+int64_t ScheduleOp::getZeroStage(int64_t stage) {
+  Attribute zero = getZeroAttr();
+  if (auto perStage = dyn_cast_if_present<DenseI64ArrayAttr>(zero))
+    return perStage[stage];
+  if (auto all = dyn_cast_if_present<IntegerAttr>(zero))
+    return all.getInt();
+  return 0;
+}
+
+SmallVector<int64_t> ScheduleOp::getZeroStages() {
+  return llvm::map_to_vector(
+      llvm::seq<int64_t>(0, getNumStages()),
+      [&](int64_t stage) { return getZeroStage(stage); });
+}
+
+bool ScheduleOp::hasZeroStage(int64_t level) {
+  return llvm::is_contained(getZeroStages(), level);
+}
+
+ZeroGather ScheduleOp::getZeroGatherUnit(int64_t stage) {
+  Attribute unit = getZeroGatherAttr();
+  if (auto perStage = dyn_cast_if_present<ArrayAttr>(unit))
+    unit = perStage[stage];
+  if (auto all = dyn_cast_if_present<ZeroGatherAttr>(unit))
+    return all.getValue();
+  return ZeroGather::Stage;
+}
+
+bool ScheduleOp::hasParamGathers() {
+  return llvm::any_of(llvm::seq<int64_t>(0, getNumStages()), [&](int64_t s) {
+    return getZeroGatherUnit(s) == ZeroGather::Param;
+  });
+}
+
 /// `value` as the verifier prints a cap.
 static std::string formatCap(double value) {
   return llvm::formatv("{0}", llvm::format("%g", value)).str();
@@ -115,6 +149,40 @@ static LogicalResult verifyMemoryCap(ScheduleOp op, int64_t numRanks) {
       return op.emitOpError("memory_cap of rank ")
              << rank << " must be positive and at most " << kMaxQuantityText
              << ", got " << formatCap(value);
+  return success();
+}
+
+/// Checks that `zero` and `zero_gather` have one value per stage where they
+/// are arrays, that each level is 0, 1 or 3, and that only ZeRO-3 stages
+/// gather per param.
+static LogicalResult verifyZero(ScheduleOp op) {
+  int64_t numStages = op.getNumStages();
+  if (auto perStage = dyn_cast_if_present<DenseI64ArrayAttr>(op.getZeroAttr());
+      perStage && perStage.size() != numStages)
+    return op.emitOpError("zero has ")
+           << perStage.size() << " levels, expected one per stage ("
+           << numStages << ")";
+  if (auto perStage = dyn_cast_if_present<ArrayAttr>(op.getZeroGatherAttr());
+      perStage && static_cast<int64_t>(perStage.size()) != numStages)
+    return op.emitOpError("zero_gather has ")
+           << perStage.size() << " units, expected one per stage (" << numStages
+           << ")";
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    // ZeRO-2 equals ZeRO-1 with gradients accumulated over micro-batches.
+    int64_t zero = op.getZeroStage(stage);
+    if (zero != 0 && zero != 1 && zero != 3)
+      return op.emitOpError("has zero = ")
+             << zero << " for stage " << stage
+             << "; only 0 (plain data parallelism), 1 (ZeRO-1, optimizer "
+             << "state sharded over the replicas) and 3 (ZeRO-3, weights "
+             << "sharded too) are supported";
+    if (op.getZeroGatherUnit(stage) == ZeroGather::Param && zero != 3)
+      return op.emitOpError("gathers the weights of stage ")
+             << stage
+             << " per param (zero_gather = param) but it has zero = " << zero
+             << "; only ZeRO-3 (zero = 3) shards the weights it "
+             << "gathers";
+  }
   return success();
 }
 
@@ -177,16 +245,8 @@ LogicalResult ScheduleOp::verify() {
            << getNumMicrobatches() << " micro-batches";
   if (failed(verifyMemoryCap(*this, expected)))
     return failure();
-  // ZeRO-2 equals ZeRO-1 with gradients accumulated over micro-batches.
-  if (int64_t zero = getZeroStage(); zero != 0 && zero != 1 && zero != 3)
-    return emitOpError("has zero = ")
-           << zero << "; only 0 (plain data parallelism), 1 (ZeRO-1, "
-           << "optimizer state sharded over the replicas) and 3 (ZeRO-3, "
-           << "weights sharded too) are supported";
-  if (getZeroGatherUnit() == ZeroGather::Param && getZeroStage() != 3)
-    return emitOpError("gathers its weights per param (zero_gather = ")
-           << "param) but has zero = " << getZeroStage()
-           << "; only ZeRO-3 (zero = 3) shards the weights it gathers";
+  if (failed(verifyZero(*this)))
+    return failure();
   for (auto [stage, rank] : llvm::enumerate(getStageRank()))
     if (rank < 0 || rank >= expected)
       return emitOpError("stage ")

@@ -39,7 +39,8 @@ FunctionGathers getFunctionGathers(func::FuncOp func);
 
 /// Per rank of `schedule`, the most weight bytes whole at once under
 /// gathers per param: the largest peak of a stage function its computes
-/// run (one at a time); none when a compute names no function.
+/// of stages gathered per param run (one at a time); none when a compute
+/// names no function.
 std::optional<SmallVector<int64_t>> getRankGatherPeaks(ScheduleOp schedule);
 
 } // namespace mlir::pp

@@ -41,9 +41,10 @@ struct ScheduleSpelling {
   std::string symbol, name, pipeline = "train_step";
   /// One `memory_cap` for every rank rather than one per rank.
   bool uniformMemoryCap = false;
-  /// Whether `num_replicas`, `slices` and `zero` are written (a program
-  /// holds their defaults when they are not).
-  bool hasReplicas = false, hasSlices = false, hasZero = false;
+  /// Whether `num_replicas` and `slices` are written (a program holds
+  /// their defaults when they are not; `zero` is written where the program
+  /// holds ZeRO stages).
+  bool hasReplicas = false, hasSlices = false;
 };
 
 /// The spelling of `schedule`.

@@ -113,6 +113,13 @@ def PP_YieldOp : PP_Op<"yield", [Pure, Terminator, ReturnLike,
 def PP_MemoryCapAttr : AnyAttrOf<[F64Attr, DenseF64ArrayAttr],
     "memory cap of every rank (an f64) or of each rank (an f64 array)">;
 
+def PP_ZeroAttr : AnyAttrOf<[I64Attr, DenseI64ArrayAttr],
+    "ZeRO stage of every stage (an i64) or of each stage (an i64 array)">;
+
+def PP_ZeroGatherUnitsAttr : AnyAttrOf<[PP_ZeroGatherAttr,
+    TypedArrayAttrBase<PP_ZeroGatherAttr, "ZeRO-3 unit of each stage">],
+    "ZeRO-3 unit of gathering of every stage or of each stage (an array)">;
+
 def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     SingleBlock, NoRegionArguments]> {
   let summary = "a materialised pipeline schedule";
@@ -139,7 +146,11 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     `zero_gather = #pp<zero_gather param>` says the program gathers each
     weight around each compute's reads of it rather than a stage's weights
     once per step (`#pp<zero_gather stage>`, the default when absent): the
-    schedule's actions are the same, its memory and time are not.
+    schedule's actions are the same, its memory and time are not. Both hold
+    one value for every stage or an array with one per stage, so that each
+    stage runs its own level (`zero = array<i64: 0, 3>, zero_gather =
+    [#pp<zero_gather stage>, #pp<zero_gather param>]`); only a ZeRO-3 stage
+    gathers per param.
 
     `semantics` says how the program's transfers synchronise
     (`#pp<semantics async>`: a send never blocks; `#pp<semantics
@@ -194,9 +205,8 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
                            [IntMinValue<1>, IntMaxValue<2>]>>:$weight_versions,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
                            $slices,
-                       OptionalAttr<ConfinedAttr<I64Attr,
-                           [IntMinValue<0>, IntMaxValue<3>]>>:$zero,
-                       OptionalAttr<PP_ZeroGatherAttr>:$zero_gather,
+                       OptionalAttr<PP_ZeroAttr>:$zero,
+                       OptionalAttr<PP_ZeroGatherUnitsAttr>:$zero_gather,
                        OptionalAttr<PP_TransferSemanticsAttr>:$semantics);
   let regions = (region SizedRegion<1>:$body);
   let builders = [
@@ -231,13 +241,17 @@ def PP_ScheduleOp : PP_Op<"schedule", [Symbol, NoTerminator,
     int64_t getNumWeightVersions() { return getWeightVersions().value_or(1); }
     /// Sequence slices per micro-batch: 1 unless `slices` says more.
     int64_t getNumSlices() { return getSlices().value_or(1); }
-    /// The ZeRO stage: 0 (plain data parallelism), 1 or 3.
-    int64_t getZeroStage() { return getZero().value_or(0); }
-    /// ZeRO-3's unit of gathering: a stage's weights unless `zero_gather`
-    /// says each param.
-    ZeroGather getZeroGatherUnit() {
-      return getZeroGather().value_or(ZeroGather::Stage);
-    }
+    /// The ZeRO stage of `stage`: 0 (plain data parallelism), 1 or 3.
+    int64_t getZeroStage(int64_t stage);
+    /// The ZeRO stage of each stage.
+    SmallVector<int64_t> getZeroStages();
+    /// Whether some stage runs ZeRO stage `level`.
+    bool hasZeroStage(int64_t level);
+    /// ZeRO-3's unit of gathering for `stage`: its weights unless
+    /// `zero_gather` says each param.
+    ZeroGather getZeroGatherUnit(int64_t stage);
+    /// Whether some stage gathers its weights per param.
+    bool hasParamGathers();
     /// The transfer semantics its program runs with: `semantics`, or
     /// `fallback` when the schedule does not say.
     TransferSemantics getSemanticsOr(TransferSemantics fallback) {

@@ -64,8 +64,8 @@ static void insertTransfersAround(ComputeOp compute,
 /// never waits for it. A stage
 /// without a weight-gradient action gets it at the end (the verifier reports
 /// the missing actions). A stage that has one (imported) keeps it.
-static void insertAllReduces(Block &body, ArrayRef<int64_t> stages, bool zero,
-                             Location rankLoc) {
+static void insertAllReduces(ScheduleOp schedule, Block &body,
+                             ArrayRef<int64_t> stages, Location rankLoc) {
   DenseSet<int64_t> reduced;
   for (Operation &op : body)
     if (auto reduce = dyn_cast<AllReduceOp>(op))
@@ -89,7 +89,8 @@ static void insertAllReduces(Block &body, ArrayRef<int64_t> stages, bool zero,
       builder.setInsertionPointAfter(after);
       loc = last.getLoc();
     }
-    if (zero)
+    // ZeRO-1 and -3 shard what the gradients update.
+    if (schedule.getZeroStage(stage) != 0)
       ReduceScatterOp::create(builder, loc, stage);
     else
       AllReduceOp::create(builder, loc, stage);
@@ -154,17 +155,52 @@ namespace {
 struct InsertTransfersPass
     : pp::impl::PPInsertTransfersBase<InsertTransfersPass> {
   using Base::Base;
+  /// Records the `zero` and `zero-gather` options on `schedule`: `zero`
+  /// (where given and not all 0) as one level or one per stage, and
+  /// `zero-gather=param` for its ZeRO-3 stages.
+  LogicalResult recordZero(ScheduleOp schedule) {
+    int64_t numStages = schedule.getNumStages();
+    if (zero.size() > 1 && static_cast<int64_t>(zero.size()) != numStages)
+      return schedule.emitOpError("has ")
+             << numStages << " stages, but zero gives " << zero.size()
+             << " levels; give one for every stage or one per stage";
+    OpBuilder builder(schedule);
+    if (llvm::any_of(zero, [](int64_t level) { return level != 0; }))
+      schedule.setZeroAttr(
+          zero.size() == 1 ? Attribute(builder.getI64IntegerAttr(zero.front()))
+                           : Attribute(builder.getDenseI64ArrayAttr(zero)));
+    if (zeroGather != ZeroGather::Param)
+      return success();
+    if (!schedule.hasZeroStage(3))
+      return schedule.emitOpError("has no stage with zero = 3; "
+                                  "zero-gather=param gathers the weights "
+                                  "ZeRO-3 shards, so it needs zero = 3");
+    auto unit = [&](int64_t stage) -> Attribute {
+      return ZeroGatherAttr::get(schedule.getContext(),
+                                 schedule.getZeroStage(stage) == 3
+                                     ? ZeroGather::Param
+                                     : ZeroGather::Stage);
+    };
+    SmallVector<Attribute> units =
+        llvm::map_to_vector(llvm::seq<int64_t>(0, numStages), unit);
+    if (llvm::all_equal(units))
+      schedule.setZeroGatherAttr(units.front());
+    else
+      schedule.setZeroGatherAttr(builder.getArrayAttr(units));
+    return success();
+  }
+
   void runOnOperation() override {
     if (numReplicas < 1 || numReplicas > kMaxRanks) {
       getOperation().emitError("num-replicas must be between 1 and ")
           << kMaxRanks << ", got " << numReplicas.getValue();
       return signalPassFailure();
     }
-    if (zero != 0 && zero != 1 && zero != 3) {
-      getOperation().emitError("zero must be 0, 1 or 3, got ")
-          << zero.getValue();
-      return signalPassFailure();
-    }
+    for (int64_t level : zero)
+      if (level != 0 && level != 1 && level != 3) {
+        getOperation().emitError("zero must be 0, 1 or 3, got ") << level;
+        return signalPassFailure();
+      }
     WalkResult result = getOperation().walk([&](ScheduleOp schedule) {
       WalkResult existing = schedule.walk([](Operation *op) {
         if (!isa<SendOp, RecvOp, OptimizerStepOp>(op))
@@ -173,8 +209,9 @@ struct InsertTransfersPass
                         "expects compute actions and all-reduces only");
         return WalkResult::interrupt();
       });
-      if (existing.wasInterrupted() ||
-          (zero == 3 && failed(checkGathersOncePerStep(schedule))))
+      if (existing.wasInterrupted() || failed(recordZero(schedule)) ||
+          (schedule.hasZeroStage(3) &&
+           failed(checkGathersOncePerStep(schedule))))
         return WalkResult::interrupt();
       ArrayRef<int64_t> stageRank = schedule.getStageRank();
       // The program runs with the semantics its transfers are ordered for.
@@ -185,19 +222,6 @@ struct InsertTransfersPass
       if (numReplicas > 1)
         schedule.setNumReplicasAttr(
             OpBuilder(schedule).getI64IntegerAttr(numReplicas));
-      if (zero != 0)
-        schedule.setZeroAttr(OpBuilder(schedule).getI64IntegerAttr(zero));
-      int64_t zeroStage = schedule.getZeroStage();
-      if (zeroGather == ZeroGather::Param) {
-        if (zeroStage != 3) {
-          schedule.emitOpError("has zero = ")
-              << zeroStage << "; zero-gather=param gathers the weights "
-              << "ZeRO-3 shards, so it needs zero = 3";
-          return WalkResult::interrupt();
-        }
-        schedule.setZeroGather(ZeroGather::Param);
-      }
-      bool sharded = zeroStage != 0;
       for (auto [rank, actions] :
            llvm::zip(schedule.getBody().getOps<RankOp>(), program.ranks)) {
         SmallVector<Operation *> ops = llvm::map_to_vector(
@@ -221,18 +245,23 @@ struct InsertTransfersPass
         Block &body = rank.getBody().front();
         ArrayRef<int64_t> stages = owned[rank.getRank()];
         if (numReplicas > 1)
-          insertAllReduces(body, stages, sharded, rank.getLoc());
+          insertAllReduces(schedule, body, stages, rank.getLoc());
         // An imported all-gather (PyTorch's UNSHARD) moves after the
         // optimizer step it follows.
         for (AllGatherOp gather :
              llvm::make_early_inc_range(body.getOps<AllGatherOp>()))
           gather.erase();
-        if (zeroStage == 3)
-          insertGathersBeforeUse(body, stages, rank.getLoc());
+        insertGathersBeforeUse(
+            body,
+            llvm::filter_to_vector(stages,
+                                   [&](int64_t stage) {
+                                     return schedule.getZeroStage(stage) == 3;
+                                   }),
+            rank.getLoc());
         OpBuilder builder = OpBuilder::atBlockEnd(&body);
         for (int64_t stage : stages) {
           OptimizerStepOp::create(builder, rank.getLoc(), stage);
-          if (zeroStage == 1)
+          if (schedule.getZeroStage(stage) == 1)
             AllGatherOp::create(builder, rank.getLoc(), stage);
         }
       }

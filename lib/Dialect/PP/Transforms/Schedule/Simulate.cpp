@@ -92,6 +92,24 @@ static LogicalResult reportSteadyState(ScheduleOp schedule,
   return success();
 }
 
+/// How the ZeRO-3 stages of `rank` gather: for the step, at once per param,
+/// or both where its stages differ; nothing without a ZeRO-3 stage.
+static StringRef getGatherUnitText(ScheduleOp schedule, int64_t rank) {
+  bool perStep = false, perParam = false;
+  for (auto [stage, owner] : llvm::enumerate(schedule.getStageRank())) {
+    if (owner != rank || schedule.getZeroStage(stage) != 3)
+      continue;
+    bool param = schedule.getZeroGatherUnit(stage) == ZeroGather::Param;
+    perParam |= param;
+    perStep |= !param;
+  }
+  if (perStep && perParam)
+    return "for the step and at once, per param";
+  if (perStep || perParam)
+    return perParam ? "at once, per param" : "for the step";
+  return "";
+}
+
 /// Reports each rank's weights, gradients and optimizer state, when the
 /// schedule has its model.
 static void reportStaticMemory(ScheduleOp schedule, OptimizerKind optimizer) {
@@ -108,11 +126,8 @@ static void reportStaticMemory(ScheduleOp schedule, OptimizerKind optimizer) {
   for (auto [rank, memory] : llvm::enumerate(ranks)) {
     remark << (rank ? "; " : " ") << "rank " << rank << ": " << memory.weights
            << " + " << memory.gradients << " + " << memory.optimizer;
-    if (schedule.getZeroStage() == 3)
-      remark << " (+ " << memory.gathered
-             << (schedule.getZeroGatherUnit() == ZeroGather::Param
-                     ? " gathered at once, per param)"
-                     : " gathered for the step)");
+    if (StringRef unit = getGatherUnitText(schedule, rank); !unit.empty())
+      remark << " (+ " << memory.gathered << " gathered " << unit << ")";
     totals.push_back(memory.total());
   }
   schedule->setAttr(
@@ -208,9 +223,10 @@ static SmallVector<double> getDataParallelAllReduces(ScheduleOp schedule,
   return times;
 }
 
-/// Under ZeRO-3 gathered per param, adds to each compute one all-gather per
-/// param its function reads: on `link` when given, else a share of its
-/// stage's all-reduce time (`allReduce`, the whole weights') by bytes.
+/// Adds to each compute of a stage gathered per param (ZeRO-3) one
+/// all-gather per param its function reads: on `link` when given, else a
+/// share of its stage's all-reduce time (`allReduce`, the whole weights') by
+/// bytes.
 static void addParamGathers(ScheduleOp schedule, StageCosts &costs,
                             ArrayRef<double> allReduce,
                             std::optional<CollectiveLink> link) {
@@ -223,7 +239,8 @@ static void addParamGathers(ScheduleOp schedule, StageCosts &costs,
   schedule.walk([&](ComputeOp compute) {
     int64_t stage = compute.getStage();
     auto phase = static_cast<int64_t>(compute.getPhase());
-    if (!timed.insert({phase, stage}).second)
+    if (schedule.getZeroGatherUnit(stage) != ZeroGather::Param ||
+        !timed.insert({phase, stage}).second)
       return;
     double stageBytes = 0.0;
     for (WeightBuffer buffer : (*weights)[stage])
@@ -270,9 +287,7 @@ static LogicalResult simulate(ScheduleOp schedule, TransferSemantics semantics,
     dataParallel = getDataParallelAllReduces(schedule, *collectives.devices);
   ArrayRef<double> allReduce =
       allReduceCost.empty() ? ArrayRef(dataParallel) : allReduceCost;
-  bool perParam = schedule.getZeroStage() == 3 &&
-                  schedule.getZeroGatherUnit() == ZeroGather::Param;
-  if (perParam)
+  if (schedule.hasParamGathers())
     addParamGathers(schedule, stageCosts, allReduceCost,
                     fromDevices ? collectives.devices : std::nullopt);
   ActionCosts costs(stageCosts);

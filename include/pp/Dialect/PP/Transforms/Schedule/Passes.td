@@ -583,7 +583,10 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     `zero = 3`, the reduce-scatters stay and each stage's `pp.all_gather`
     goes before its first compute action on its rank (and the receives
     that feed it); a schedule that keeps two weight versions or does not
-    flush each step is refused.
+    flush each step is refused. `zero` takes one level per stage too
+    (`zero=0,3`): each stage's collectives then follow its own level, and
+    the schedule records `zero = array<i64: 0, 3>`; `zero-gather=param`
+    applies to the ZeRO-3 stages.
 
     ```mlir
     pp.rank 0 {
@@ -600,17 +603,18 @@ def PPInsertTransfers : Pass<"pp-insert-transfers", "ModuleOp"> {
     Option<"numReplicas", "num-replicas", "int64_t", "1",
            "Data-parallel replicas of the pipeline; above 1, each stage's "
            "weight gradients are all-reduced over them">,
-    Option<"zero", "zero", "int64_t", "0",
-           "ZeRO stage: 0 (replicated optimizer state), 1 (sharded over "
-           "the replicas: reduce-scatter, update of the replica's block, "
-           "all-gather) or 3 (weights sharded too: gathered before each "
-           "stage's first compute)">,
+    ListOption<"zero", "zero", "int64_t",
+           "ZeRO stage, one for every stage or one per stage (comma "
+           "separated; default: the schedule's): 0 (replicated optimizer "
+           "state), 1 (sharded over the replicas: reduce-scatter, update of "
+           "the replica's block, all-gather) or 3 (weights sharded too: "
+           "gathered before each stage's first compute)">,
     Option<"zeroGather", "zero-gather", "::mlir::pp::ZeroGather",
            "::mlir::pp::ZeroGather::Stage",
            "ZeRO-3's unit of gathering the weights, recorded on the "
            "schedule as `zero_gather`: a stage's weights once per step "
            "(default), or each param around each compute's reads of it "
-           "(needs zero 3)",
+           "(the stages with zero 3; needs one)",
            [{::llvm::cl::values(
              clEnumValN(::mlir::pp::ZeroGather::Stage, "stage",
                         "a stage's weights once per step"),
