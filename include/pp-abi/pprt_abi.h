@@ -79,7 +79,7 @@ typedef enum pprt_reduction {
    refuses to start: any change to a pprt_* signature or to the meaning of
    an argument bumps it. Date-stamped (YYYYMMDD) so that no older object's
    first pprt_set_program argument (a rank count) can pass for it. */
-#define PPRT_ABI_VERSION 20261205
+#define PPRT_ABI_VERSION 20261207
 
 /* The highest rank of a buffer (pprt_define_buffer's `ndims`). */
 #define PPRT_MAX_DIMS 6

@@ -655,7 +655,7 @@ def test_errors(args):
         "ndims": "pprt: rank 0: buffer 0 of stage 0: rank 7 out of range "
                  "0..6",
         "abi": "pprt: rank 0: the program was compiled for pprt ABI version "
-               "20261206, but this runtime implements version 20261205",
+               "20261208, but this runtime implements version 20261207",
         "dtype": "pprt: rank 0: buffer 1: unknown element type 9",
         "f16param": "pprt: rank 1: initialising: buffer 3 (param of stage 1) "
                     "holds f16; only f32 is supported so far",

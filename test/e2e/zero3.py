@@ -235,10 +235,10 @@ def check_checkpoint(case, optimizer, w_plain):
 
 def check_refusals(case):
     proc = case.mpirun(3, ["--steps", "1", "--zero", "0"], ok=False)
-    want = ("--zero 0 contradicts the program, compiled with --zero 3 (its "
-            "schedule reduce-scatters gradients and all-gathers weights "
-            "before each stage's first compute); leave --zero out or "
-            "recompile")
+    want = ("--zero 0 contradicts the program, compiled with --zero 3 for "
+            "stage 0 (its schedule reduce-scatters its gradients and "
+            "all-gathers its weights before its first compute); leave --zero "
+            "out or recompile")
     if proc.returncode == 0 or want not in proc.stderr:
         sys.exit(f"--zero 0 on a ZeRO-3 program: expected '{want}'\n"
                  f"{proc.stderr}")

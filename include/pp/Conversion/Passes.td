@@ -83,9 +83,9 @@ def ConvertPPToRuntime : Pass<"convert-pp-to-runtime", "ModuleOp"> {
     }
     ```
 
-    With `zero-gather=param` (a schedule with `zero = 3`, ZeRO-3 gathered
-    per param instead of per stage) the stage functions gather each weight
-    themselves: a stage function that reads params takes the runtime
+    With `zero-gather=param` (a schedule whose ZeRO-3 stages, some or all,
+    gather per param instead of per stage: `zero_gather`) the stage
+    functions of those stages gather each weight themselves: a stage function that reads params takes the runtime
     context before its table, which holds its other buffers only, and calls
     `pprt_param_acquire(ctx, id)` (the whole weights, gathered from the
     replicas' blocks) right before the first op of its body that uses the

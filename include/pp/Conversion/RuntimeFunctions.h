@@ -40,7 +40,7 @@ struct RuntimeFunctions {
   explicit RuntimeFunctions(MLIRContext *context);
 
   // The program a schedule lowers to (convert-pp-to-runtime).
-  RuntimeFunction setProgram, setDataParallel, setWeightVersions, setZero,
+  RuntimeFunction setProgram, setDataParallel, setWeightVersions, setStageZero,
       defineBuffer, setIdBound, setIdIgnored, setPackedInput, defineSaved,
       setBufferVariant, setMicrobatchVariant, setPlanMicrobatchVariant,
       setStepPlans, stepPlan, setSlices, setPacking;

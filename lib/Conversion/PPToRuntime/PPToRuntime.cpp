@@ -111,10 +111,14 @@ private:
   LogicalResult checkSchedule();
   LogicalResult collectArgument(func::FuncOp func, unsigned i, int64_t stage);
   const Buffer &slotBuffer(func::FuncOp func, unsigned i);
-  /// Whether the stage functions acquire `buffer` themselves: a param
-  /// under ZeRO-3 gathered per param.
+  /// Whether the stage functions acquire `buffer` themselves: a param of a
+  /// stage under ZeRO-3 gathered per param.
   bool isAcquired(const Buffer &buffer) const {
-    return gatherParams && buffer.slot.kind == SlotKind::Param;
+    return buffer.slot.kind == SlotKind::Param && gathersPerParam(buffer.stage);
+  }
+  bool gathersPerParam(int64_t stage) const {
+    return gatherParams &&
+           ScheduleOp(schedule).getZeroGatherUnit(stage) == ZeroGather::Param;
   }
   Value i32(int64_t value) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
@@ -492,8 +496,11 @@ void RuntimeProgramBuilder::emitDefineProgram() {
     call(fns.setTensorParallel, {ctx, i32(getTensorParallelism(schedule))});
   if (schedule.getNumWeightVersions() != 1)
     call(fns.setWeightVersions, {ctx, i32(schedule.getNumWeightVersions())});
-  if (int64_t zero = schedule.getZeroStage(0); zero != 0)
-    call(fns.setZero, {ctx, i32(zero)});
+  // A program with any ZeRO stage declares every stage's.
+  SmallVector<int64_t> zero = schedule.getZeroStages();
+  if (llvm::any_of(zero, [](int64_t level) { return level != 0; }))
+    for (auto [stage, level] : llvm::enumerate(zero))
+      call(fns.setStageZero, {ctx, i32(stage), i32(level)});
   for (auto &entry : buffers)
     emitDefineBuffer(entry.second);
   for (auto &entry : gradientSums)
@@ -938,7 +945,7 @@ void RuntimeProgramBuilder::emitAction(Operation &action) {
       })
       .Case<AllGatherOp>([&](AllGatherOp op) {
         // Gathered per param, the stage functions gather the weights.
-        if (!gatherParams)
+        if (!gathersPerParam(op.getStage()))
           call(fns.allGather, {ctx, i32(op.getStage())});
       })
       .Case<OptimizerStepOp>([&](OptimizerStepOp op) {
@@ -1107,23 +1114,19 @@ namespace {
 struct ConvertPPToRuntimePass
     : pp::impl::ConvertPPToRuntimeBase<ConvertPPToRuntimePass> {
   using ConvertPPToRuntimeBase::ConvertPPToRuntimeBase;
-  /// The runtime runs one ZeRO stage for every stage, and the schedule's
-  /// memory and time were counted for its unit of gathering.
-  LogicalResult checkZero(ScheduleOp schedule) {
-    if (!llvm::all_equal(schedule.getZeroStages()))
-      return schedule.emitOpError("runs a ZeRO stage per stage, but the "
-                                  "runtime runs one for every stage");
-    for (int64_t stage = 0, e = schedule.getNumStages(); stage < e; ++stage)
-      if (ZeroGather unit = schedule.getZeroGatherUnit(stage);
-          unit != zeroGather)
-        return schedule.emitOpError("gathers ZeRO-3's weights per ")
-               << stringifyZeroGather(unit)
-               << " (zero_gather), but the lowering was asked for "
-                  "zero-gather="
-               << stringifyZeroGather(zeroGather)
-               << "; give pp-insert-transfers and convert-pp-to-runtime the "
-                  "same zero-gather";
-    return success();
+  /// The schedule's memory and time were counted for its units of
+  /// gathering: the lowering gathers per param where some stage does.
+  LogicalResult checkZeroGather(ScheduleOp schedule) {
+    ZeroGather unit =
+        schedule.hasParamGathers() ? ZeroGather::Param : ZeroGather::Stage;
+    if (unit == zeroGather)
+      return success();
+    return schedule.emitOpError("gathers ZeRO-3's weights per ")
+           << stringifyZeroGather(unit)
+           << " (zero_gather), but the lowering was asked for zero-gather="
+           << stringifyZeroGather(zeroGather)
+           << "; give pp-insert-transfers and convert-pp-to-runtime the "
+              "same zero-gather";
   }
 
   void runOnOperation() override {
@@ -1139,7 +1142,7 @@ struct ConvertPPToRuntimePass
     SymbolTable symbols(module);
     bool gatherParams = zeroGather == ZeroGather::Param;
     for (ScheduleOp schedule : *schedules)
-      if (failed(checkZero(schedule)))
+      if (failed(checkZeroGather(schedule)))
         return signalPassFailure();
     if (failed(RuntimeProgramBuilder(module, *schedules, symbols, gatherParams)
                    .build()))

@@ -24,7 +24,7 @@ RuntimeFunctions::RuntimeFunctions(MLIRContext *context) {
   setProgram = fn("pprt_set_program", {ptr, i32, i32, i32, i32});
   setDataParallel = fn("pprt_set_data_parallel", {ptr, i32});
   setWeightVersions = fn("pprt_set_weight_versions", {ptr, i32});
-  setZero = fn("pprt_set_zero", {ptr, i32});
+  setStageZero = fn("pprt_set_stage_zero", {ptr, i32, i32});
   defineBuffer =
       fn("pprt_define_buffer", {ptr, i32, i32, i32, i32, i32, i32, ptr});
   setIdBound = fn("pprt_set_id_bound", {ptr, i32, i64});

@@ -123,13 +123,15 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions);
    T = 1 (no call) is today's layout. A stage's transfers pair tp index i
    with tp index i of the peer rank; the loss is the tp index 0 ranks'. */
 void pprt_set_tensor_parallel(pprt_context *ctx, int32_t tensor_parallel);
-/* Declares the program's ZeRO stage (pp-compile --zero 1 or 3): its
-   schedule reduce-scatters gradients (pprt_reduce_scatter) and all-gathers
-   the weights (pprt_all_gather: ZeRO-1 the updated ones, ZeRO-3 before
-   each stage's first compute). It becomes the run's --zero; an explicit
-   other --zero contradicts it and stops the run. 1 and 3 are accepted.
-   Call after pprt_set_program. */
-void pprt_set_zero(pprt_context *ctx, int32_t zero);
+/* Declares the ZeRO stage of pipeline stage `stage` (pp-compile --zero):
+   the schedule reduce-scatters the gradients of a ZeRO-1 or -3 stage
+   (pprt_reduce_scatter) and all-gathers its weights (pprt_all_gather:
+   ZeRO-1 the updated ones, ZeRO-3 before the stage's first compute), and
+   all-reduces those of a ZeRO-0 stage. A program with any ZeRO stage
+   declares every stage's; an explicit --zero other than a stage's
+   contradicts it and stops the run. 0, 1 and 3 are accepted. Call after
+   pprt_set_program. */
+void pprt_set_stage_zero(pprt_context *ctx, int32_t stage, int32_t zero);
 
 /* Declares buffer `id` (>= 0, unique; ids index a table, so keep them
    small and dense) of `kind` owned by `stage`, with elements of `dtype`
@@ -288,7 +290,7 @@ void pprt_record_loss(pprt_context *ctx, int32_t id, int32_t mb);
    Waits at most the receive timeout for the other replicas. */
 void pprt_all_reduce(pprt_context *ctx, int32_t stage);
 
-/* ZeRO-1 and -3 (programs that called pprt_set_zero): like
+/* ZeRO-1 and -3 stages (pprt_set_stage_zero): like
    pprt_all_reduce, but each replica receives the sum of its block of every
    PARAM_GRAD buffer of `stage` only. The stage's optimizer step waits for
    it and updates the replica's block of the weights; under ZeRO-1

@@ -11,7 +11,8 @@ static void wait_reduction(pprt_context *ctx, pprt_buffer_desc *g, int32_t id) {
     pprt_fatal_silent(ctx, PPRT_EVERYONE,
                       "the %s of gradient buffer %d (stage %d) over "
                       "%d replicas",
-                      pprt_zero_sharded(ctx) ? "reduce-scatter" : "all-reduce",
+                      pprt_zero_sharded(ctx, g->stage) ? "reduce-scatter"
+                                                       : "all-reduce",
                       id, g->stage, ctx->num_replicas);
   g->reduce_handle = -1;
 }
@@ -39,7 +40,7 @@ static void start_reduction(pprt_context *ctx, pprt_buffer_desc *g,
   pprt_require_f32(ctx, g, id, "pprt_all_reduce");
   void *data = pprt_slot_data(ctx, g, id, 0);
   pprt_wait_slot_sends(ctx, id, 0);
-  if (pprt_zero_sharded(ctx)) {
+  if (pprt_zero_sharded(ctx, g->stage)) {
     pprt_zero_reduce_scatter(ctx, g, id);
     return;
   }
@@ -68,19 +69,19 @@ static void reduce_stage(pprt_context *ctx, int32_t stage, const char *action) {
 }
 
 void pprt_all_reduce(pprt_context *ctx, int32_t stage) {
-  if (ctx->zero_in_schedule)
+  if (ctx->zero_in_schedule && pprt_stage_zero(ctx, stage) != 0)
     pprt_fatal(ctx,
-               "pprt_all_reduce of stage %d in a ZeRO-1 program, whose "
+               "pprt_all_reduce of stage %d in a ZeRO-%d program, whose "
                "schedule reduce-scatters",
-               stage);
+               stage, pprt_stage_zero(ctx, stage));
   reduce_stage(ctx, stage, "pprt_all_reduce");
 }
 
 void pprt_reduce_scatter(pprt_context *ctx, int32_t stage) {
-  if (!ctx->zero_in_schedule)
+  if (!ctx->zero_in_schedule || pprt_stage_zero(ctx, stage) == 0)
     pprt_fatal(ctx,
                "pprt_reduce_scatter of stage %d in a program without "
-               "ZeRO-1 (compile with --zero 1)",
+               "ZeRO-1 or -3 for it (compile with --zero 1)",
                stage);
   reduce_stage(ctx, stage, "pprt_reduce_scatter");
 }

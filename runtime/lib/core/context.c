@@ -144,6 +144,7 @@ void pprt_context_destroy(pprt_context *ctx) {
       be->ops->free(be, b->zero_padded);
   }
   free(ctx->buffers);
+  free(ctx->stage_zero);
   pprt_free_pool(ctx);
   if (!ctx->num_plans) {
     free(ctx->microbatch_variant);
@@ -257,18 +258,29 @@ void pprt_set_weight_versions(pprt_context *ctx, int32_t num_versions) {
   ctx->weight_versions = num_versions;
 }
 
-void pprt_set_zero(pprt_context *ctx, int32_t zero) {
-  pprt_require_program(ctx, "pprt_set_zero");
-  if (zero != 1 && zero != 3)
-    pprt_fatal(ctx, "pprt_set_zero: ZeRO stage %d; must be 1 or 3", zero);
+void pprt_set_stage_zero(pprt_context *ctx, int32_t stage, int32_t zero) {
+  pprt_require_program(ctx, "pprt_set_stage_zero");
+  if (stage < 0 || stage >= ctx->num_stages)
+    pprt_fatal(ctx, "pprt_set_stage_zero: stage %d out of range 0..%d", stage,
+               ctx->num_stages - 1);
+  if (zero != 0 && zero != 1 && zero != 3)
+    pprt_fatal(ctx, "pprt_set_stage_zero: ZeRO stage %d; must be 0, 1 or 3",
+               zero);
   if (ctx->opts.zero >= 0 && ctx->opts.zero != zero)
     pprt_fatal(ctx,
                "--zero %d contradicts the program, compiled with --zero %d "
-               "(its schedule reduce-scatters gradients and all-gathers "
-               "weights%s); leave --zero out or recompile",
-               ctx->opts.zero, zero,
-               zero == 3 ? " before each stage's first compute" : "");
-  ctx->opts.zero = zero;
+               "for stage %d (its schedule %s); leave --zero out or "
+               "recompile",
+               ctx->opts.zero, zero, stage,
+               zero == 0   ? "all-reduces its gradients"
+               : zero == 3 ? "reduce-scatters its gradients and all-gathers "
+                             "its weights before its first compute"
+                           : "reduce-scatters its gradients and all-gathers "
+                             "its weights");
+  if (!ctx->stage_zero)
+    ctx->stage_zero =
+        pprt_xcalloc(ctx, (size_t)ctx->num_stages, sizeof *ctx->stage_zero);
+  ctx->stage_zero[stage] = zero;
   ctx->zero_in_schedule = true;
 }
 
@@ -591,7 +603,7 @@ static void restore_param_state(pprt_context *ctx, pprt_buffer_desc *b,
   }
   /* Under ZeRO-1 the replica keeps its block of the whole moments. */
   int64_t first = 0, length = b->numel;
-  if (pprt_zero_sharded(ctx))
+  if (pprt_zero_sharded(ctx, b->stage))
     pprt_zero_block(ctx, b->numel, &first, &length);
   if (length == 0) {
     free(local);

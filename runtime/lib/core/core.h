@@ -245,10 +245,12 @@ struct pprt_context {
   int32_t tp_group;
   int32_t declared_replicas; /* pprt_set_data_parallel; 0 if undeclared */
   int32_t weight_versions;   /* pprt_set_weight_versions: 1 or 2 */
-  /* pprt_set_zero: the schedule reduce-scatters and all-gathers itself
-     (else --zero 1 turns its all-reduces into reduce-scatters and the
-     optimizer step gathers). */
+  /* pprt_set_stage_zero: the schedule reduce-scatters and all-gathers
+     itself (else --zero 1 turns its all-reduces into reduce-scatters and
+     the optimizer step gathers), with each stage's ZeRO stage in
+     stage_zero (num_stages entries; NULL without the calls). */
   bool zero_in_schedule;
+  int32_t *stage_zero;
   int32_t pass; /* sequential replica being played, 0..K-1 */
 
   int64_t step;
@@ -444,9 +446,15 @@ void pprt_apply_update(pprt_context *ctx, pprt_buffer_desc *p, void *w,
 void pprt_copy_f32(pprt_context *ctx, void *dst, const void *src, int64_t n);
 
 /* ---- core/zero.c ---- */
-/* Whether the optimizer state is sharded over the replicas (ZeRO-1 and
-   ZeRO-3). */
-bool pprt_zero_sharded(const pprt_context *ctx);
+/* The ZeRO stage of `stage`: the program's (pprt_set_stage_zero), else the
+   run's --zero (0 when not given). */
+int32_t pprt_stage_zero(const pprt_context *ctx, int32_t stage);
+/* Whether `stage` (any stage if negative) runs one of the ZeRO stages in
+   the bit mask `levels` (1u << level), with several replicas. */
+bool pprt_zero_in(const pprt_context *ctx, int32_t stage, unsigned levels);
+/* Whether the optimizer state of `stage` is sharded over the replicas
+   (ZeRO-1 and ZeRO-3); with a negative `stage`, of any stage. */
+bool pprt_zero_sharded(const pprt_context *ctx, int32_t stage);
 /* Starts the reduce-scatter of gradient buffer `id` into its shard. */
 void pprt_zero_reduce_scatter(pprt_context *ctx, pprt_buffer_desc *g,
                               int32_t id);
@@ -470,8 +478,9 @@ void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
 void pprt_zero_gather_moments(pprt_context *ctx, pprt_buffer_desc *p, void *m,
                               void *v);
 /* ---- core/zero3.c ---- */
-/* Whether the weights are sharded over the replicas too (ZeRO-3). */
-bool pprt_zero_weights_sharded(const pprt_context *ctx);
+/* Whether the weights of `stage` are sharded over the replicas too
+   (ZeRO-3); with a negative `stage`, of any stage. */
+bool pprt_zero_weights_sharded(const pprt_context *ctx, int32_t stage);
 /* Gathers the whole weights of `stage` from the replicas' blocks, unless
    they are whole already; the first time, the whole weights are the
    initial ones and the replica keeps its block of them. With a negative

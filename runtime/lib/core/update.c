@@ -199,13 +199,13 @@ static void update_param(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid) {
   /* ZeRO-3 updates the replica's block: gathered per param, the whole
      weights are gone by now. */
   void *w = NULL;
-  if (!pprt_zero_weights_sharded(ctx)) {
+  if (!pprt_zero_weights_sharded(ctx, p->stage)) {
     w = pprt_slot_data(ctx, p, pid, 0);
     pprt_wait_slot_sends(ctx, pid, 0);
   }
   const void *dw = pprt_slot_data(ctx, g, gid, 0);
   ++p->num_updates;
-  if (pprt_zero_sharded(ctx))
+  if (pprt_zero_sharded(ctx, p->stage))
     pprt_zero_update(ctx, p, pid, g, gid);
   else
     pprt_apply_update(ctx, p, w, dw, p->numel);
@@ -229,7 +229,7 @@ void pprt_optimizer_step(pprt_context *ctx, int32_t stage) {
   }
   if (o->update_end)
     o->update_end(o->self, ctx, stage);
-  if (pprt_zero_sharded(ctx) && !ctx->zero_in_schedule)
+  if (pprt_zero_sharded(ctx, stage) && !ctx->zero_in_schedule)
     pprt_zero_wait_gathers(ctx, stage);
   /* ZeRO-3: the stage's last use of its whole weights this step. */
   pprt_zero_release_weights(ctx, stage);
@@ -239,18 +239,19 @@ void pprt_all_gather(pprt_context *ctx, int32_t stage) {
   if (stage < 0 || stage >= ctx->num_stages)
     pprt_fatal(ctx, "pprt_all_gather: stage %d out of range 0..%d", stage,
                ctx->num_stages - 1);
-  if (!ctx->zero_in_schedule)
+  int32_t zero = pprt_stage_zero(ctx, stage);
+  if (!ctx->zero_in_schedule || (zero != 1 && zero != 3))
     pprt_fatal(ctx,
                "pprt_all_gather of stage %d in a program without "
-               "ZeRO (compile with --zero 1 or 3)",
+               "ZeRO for it (compile with --zero 1 or 3)",
                stage);
   /* ZeRO-3 gathers before the stage's first compute, whole weights that
      a frozen step keeps. */
-  if (pprt_zero_weights_sharded(ctx)) {
+  if (pprt_zero_weights_sharded(ctx, stage)) {
     pprt_zero_gather_weights(ctx, stage);
     return;
   }
-  if (!pprt_zero_sharded(ctx) || ctx->freeze_params || ctx->defer_update)
+  if (!pprt_zero_sharded(ctx, stage) || ctx->freeze_params || ctx->defer_update)
     return;
   pprt_zero_start_gathers(ctx, stage);
   pprt_zero_wait_gathers(ctx, stage);

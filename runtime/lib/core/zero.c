@@ -22,8 +22,25 @@ void pprt_zero_block(const pprt_context *ctx, int64_t numel, int64_t *first,
     *length = 0;
 }
 
-bool pprt_zero_sharded(const pprt_context *ctx) {
-  return (ctx->opts.zero == 1 || ctx->opts.zero == 3) && ctx->num_replicas > 1;
+int32_t pprt_stage_zero(const pprt_context *ctx, int32_t stage) {
+  if (ctx->stage_zero && stage >= 0 && stage < ctx->num_stages)
+    return ctx->stage_zero[stage];
+  return ctx->opts.zero < 0 ? 0 : ctx->opts.zero;
+}
+
+bool pprt_zero_in(const pprt_context *ctx, int32_t stage, unsigned levels) {
+  if (ctx->num_replicas <= 1)
+    return false;
+  if (stage >= 0 || !ctx->stage_zero)
+    return (levels >> pprt_stage_zero(ctx, stage)) & 1u;
+  for (int32_t s = 0; s < ctx->num_stages; ++s)
+    if ((levels >> ctx->stage_zero[s]) & 1u)
+      return true;
+  return false;
+}
+
+bool pprt_zero_sharded(const pprt_context *ctx, int32_t stage) {
+  return pprt_zero_in(ctx, stage, 1u << 1 | 1u << 3);
 }
 
 /* The padded copy of gradient `g`, allocated on first use; NULL when its
@@ -81,7 +98,7 @@ void pprt_zero_update(pprt_context *ctx, pprt_buffer_desc *p, int32_t pid,
   int64_t first = 0, mine = 0;
   pprt_zero_block(ctx, p->numel, &first, &mine);
   /* ZeRO-3 updates the block it keeps; the next step gathers it. */
-  if (pprt_zero_weights_sharded(ctx)) {
+  if (pprt_zero_weights_sharded(ctx, p->stage)) {
     if (!p->zero_weights)
       pprt_fatal(ctx,
                  "ZeRO-3: param %d (stage %d) is updated before its stage "

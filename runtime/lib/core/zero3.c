@@ -7,8 +7,8 @@
    read of it and release it after their last. */
 #include "core/core.h"
 
-bool pprt_zero_weights_sharded(const pprt_context *ctx) {
-  return ctx->opts.zero == 3 && ctx->num_replicas > 1;
+bool pprt_zero_weights_sharded(const pprt_context *ctx, int32_t stage) {
+  return pprt_zero_in(ctx, stage, 1u << 3);
 }
 
 static int64_t padded_numel(const pprt_context *ctx, int64_t numel) {
@@ -77,7 +77,7 @@ static void release_whole(pprt_context *ctx, pprt_buffer_desc *p, int32_t id) {
 }
 
 void pprt_zero_gather_weights(pprt_context *ctx, int32_t stage) {
-  if (!pprt_zero_weights_sharded(ctx))
+  if (!pprt_zero_weights_sharded(ctx, stage))
     return;
   /* Every replica walks the same ids in the same order, so the
      all-gathers match; all of the stage's run at once. */
@@ -100,7 +100,7 @@ void pprt_zero_gather_weights(pprt_context *ctx, int32_t stage) {
 }
 
 void pprt_zero_release_weights(pprt_context *ctx, int32_t stage) {
-  if (!pprt_zero_weights_sharded(ctx))
+  if (!pprt_zero_weights_sharded(ctx, stage))
     return;
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     pprt_buffer_desc *p = &ctx->buffers[id];
@@ -120,7 +120,7 @@ static pprt_buffer_desc *lookup_param(pprt_context *ctx, int32_t id,
 void *pprt_param_acquire(pprt_context *ctx, int32_t id) {
   pprt_core_enter(ctx);
   pprt_buffer_desc *p = lookup_param(ctx, id, "pprt_param_acquire");
-  if (p->holds++ == 0 && pprt_zero_weights_sharded(ctx)) {
+  if (p->holds++ == 0 && pprt_zero_weights_sharded(ctx, p->stage)) {
     if (!p->zero_weights)
       keep_first_block(ctx, p, id);
     else if (!p->slots[0].data) {
@@ -141,7 +141,8 @@ void pprt_param_release(pprt_context *ctx, int32_t id) {
                "pprt_param_release of param %d (stage %d), which no "
                "pprt_param_acquire holds",
                p->index, p->stage);
-  if (--p->holds == 0 && pprt_zero_weights_sharded(ctx) && p->slots[0].data)
+  if (--p->holds == 0 && pprt_zero_weights_sharded(ctx, p->stage) &&
+      p->slots[0].data)
     release_whole(ctx, p, id);
   pprt_core_leave(ctx);
 }

@@ -403,12 +403,13 @@ static pprt_st_writer *begin_file(const pprt_driver *d, const char *path,
    holds, gathered from the replicas (m then v, each the param's bytes; NULL
    for the others); NULL without sharded moments. */
 static void **gather_moments(pprt_context *ctx, const int32_t *ids, int32_t n) {
-  if (!pprt_zero_sharded(ctx) || ctx->opts.optimizer != PPRT_ADAM)
+  if (!pprt_zero_sharded(ctx, -1) || ctx->opts.optimizer != PPRT_ADAM)
     return NULL;
   void **whole = pprt_xcalloc(ctx, n ? (size_t)n : 1, sizeof *whole);
   for (int32_t i = 0; i < n; ++i) {
     pprt_buffer_desc *b = &ctx->buffers[ids[i]];
-    if (!b->slots[0].data || b->kind != PPRT_PARAM)
+    if (!b->slots[0].data || b->kind != PPRT_PARAM ||
+        !pprt_zero_sharded(ctx, b->stage))
       continue;
     whole[i] = pprt_xcalloc(ctx, 2, (size_t)b->bytes);
     pprt_zero_gather_moments(ctx, b, whole[i], (char *)whole[i] + b->bytes);

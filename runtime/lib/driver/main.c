@@ -659,7 +659,7 @@ static bool start(pprt_driver *d) {
     return false;
   /* A checkpoint holds one version, and the gradient check perturbs the
      newer one while the stage functions read the older. */
-  if (pprt_zero_weights_sharded(ctx) && d->opts.check_gradients) {
+  if (pprt_zero_weights_sharded(ctx, -1) && d->opts.check_gradients) {
     if (ctx->transport->world_rank == 0) {
       fprintf(stderr, "pprt: --check-gradients cannot be combined with "
                       "--zero 3 yet: it perturbs whole weights that ZeRO-3 "

@@ -61,7 +61,7 @@ static int32_t state_fingerprint(pprt_context *ctx, int32_t id) {
   h = pprt_fnv1a(h, pprt_to_host(ctx, b->slots[0].data, (size_t)b->bytes),
                  (size_t)b->bytes);
   /* Under ZeRO-1 each replica holds its own block of the moments. */
-  if (b->moment1 && !pprt_zero_sharded(ctx)) {
+  if (b->moment1 && !pprt_zero_sharded(ctx, b->stage)) {
     h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment1, (size_t)b->bytes),
                    (size_t)b->bytes);
     h = pprt_fnv1a(h, pprt_to_host(ctx, b->moment2, (size_t)b->bytes),
@@ -159,20 +159,22 @@ bool pprt_print_params(pprt_context *ctx) {
 
 void pprt_print_memory(pprt_context *ctx) {
   int64_t weights = 0, grads = 0;
+  bool sharded = false; /* a ZeRO-3 stage's weights on this rank */
   for (int32_t id = 0; id < ctx->num_buffers; ++id) {
     const pprt_buffer_desc *b = &ctx->buffers[id];
+    if (b->defined && b->kind == PPRT_PARAM && b->zero_weights)
+      sharded = true;
     if (!b->defined || !b->slots || !b->slots[0].data)
       continue;
-    if (b->kind == PPRT_PARAM)
+    /* ZeRO-3 stages count the replica's blocks below. */
+    if (b->kind == PPRT_PARAM && !pprt_zero_weights_sharded(ctx, b->stage))
       weights += b->bytes;
     else if (b->kind == PPRT_PARAM_GRAD)
       grads += b->bytes;
   }
   /* ZeRO-3 keeps the replica's blocks between steps, and gathers the
      whole weights for the step. */
-  bool sharded = pprt_zero_weights_sharded(ctx);
-  if (sharded)
-    weights = pprt_zero_weight_block_bytes(ctx);
+  weights += pprt_zero_weight_block_bytes(ctx);
   printf("memory rank %d: weights %lld gradients %lld optimizer %lld bytes\n",
          ctx->transport->world_rank, (long long)weights, (long long)grads,
          (long long)ctx->optimizer_state_bytes);

@@ -31,7 +31,7 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0]
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
-// CHECK: call @pprt_set_program(%[[CTX]], %c20261205_i32, %c1_i32, %c1_i32, %c1_i32)
+// CHECK: call @pprt_set_program(%[[CTX]], %c20261207_i32, %c1_i32, %c1_i32, %c1_i32)
 // CHECK-NEXT: call @pprt_set_data_parallel(%[[CTX]], %c2_i32)
 // CHECK-LABEL: func.func private @pp_run_step_rank0(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
@@ -99,7 +99,7 @@ pp.schedule @m_schedule "pipedream-2bw" for @m microbatches 1 stage_rank [0]
 
 // CHECK-LABEL: func.func @pp_define_program(
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr)
-// CHECK: call @pprt_set_program(%[[CTX]], %c20261205_i32, %c1_i32, %c1_i32, %c1_i32)
+// CHECK: call @pprt_set_program(%[[CTX]], %c20261207_i32, %c1_i32, %c1_i32, %c1_i32)
 // CHECK-NEXT: call @pprt_set_data_parallel(%[[CTX]], %c1_i32)
 // CHECK-NEXT: call @pprt_set_weight_versions(%[[CTX]], %c2_i32)
 // CHECK-LABEL: func.func private @pp_run_step_rank0(

@@ -95,7 +95,7 @@ pp.schedule @m_schedule "gpipe" for @m microbatches 1 stage_rank [0, 1] {
 // CHECK-DAG: %[[D45:.*]] = llvm.mlir.addressof @pp_dims_4_5
 // The ABI version first (PPRT_ABI_VERSION of pprt.h), then ranks, stages,
 // micro-batches.
-// CHECK: call @pprt_set_program(%[[CTX]], %c20261205_i32, %c2_i32, %c2_i32, %c1_i32)
+// CHECK: call @pprt_set_program(%[[CTX]], %c20261207_i32, %c2_i32, %c2_i32, %c1_i32)
 // No all-reduce, no replicas: exactly 2 processes.
 // CHECK-NEXT: call @pprt_set_data_parallel(%[[CTX]], %c1_i32)
 // One buffer per slot, in order of first use: (id, kind, stage, argument,
