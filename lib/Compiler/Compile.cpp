@@ -112,7 +112,7 @@ private:
   Location getOutputLoc() { return getOptionLoc(context, output); }
   int64_t getScheduledRanks() const;
   int64_t getScheduledReplicas() const;
-  int64_t getScheduledZero() const;
+  SmallVector<int64_t> getScheduledZero() const;
   ZeroGather getScheduledZeroGather() const;
   sched::ScheduleChoice getScheduledChoice() const;
   void setScheduleOptions(SchedulePipelineOptions &schedule) const;
@@ -193,10 +193,12 @@ int64_t Compilation::getScheduledReplicas() const {
 
 /// The ZeRO stage the program runs: the requested one, or that of the
 /// planned layout.
-int64_t Compilation::getScheduledZero() const {
+SmallVector<int64_t> Compilation::getScheduledZero() const {
   if (layout && !options.schedule.zero.hasValue())
-    return (*layout)[3];
-  return options.schedule.zero;
+    return {(*layout)[3]};
+  if (options.schedule.zero.empty())
+    return {0};
+  return llvm::to_vector(options.schedule.zero);
 }
 
 /// ZeRO-3's unit of gathering: the requested one, or that of the planned
@@ -239,7 +241,7 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
       schedule.numStages = (*layout)[1];
   }
   schedule.numReplicas = getScheduledReplicas();
-  schedule.zero = getScheduledZero();
+  schedule.zero = ArrayRef<int64_t>(getScheduledZero());
   schedule.zeroGather = getScheduledZeroGather();
   schedule.numRanks = getScheduledRanks();
   schedule.schedule = getScheduledChoice();
@@ -736,7 +738,7 @@ LogicalResult Compilation::planSteps(ModuleOp module, TimingScope &timing) {
   return runPipeline(module, timing, [&](OpPassManager &pm) {
     PPInsertTransfersOptions transfers;
     transfers.numReplicas = replicas;
-    transfers.zero = {getScheduledZero()};
+    transfers.zero = getScheduledZero();
     pm.addPass(createPPInsertTransfers(transfers));
     pm.addPass(createPPVerifySchedule());
   });
@@ -1133,13 +1135,26 @@ static LogicalResult checkZeroLevel(MLIRContext &context,
 static LogicalResult checkZeroOptions(MLIRContext &context,
                                       const CompileOptions &options) {
   const SchedulePipelineOptions &schedule = options.schedule;
-  if (failed(checkZeroLevel(context, options, "--zero", schedule.zero)))
-    return failure();
+  for (int64_t zero : schedule.zero)
+    if (failed(checkZeroLevel(context, options, "--zero", zero)))
+      return failure();
+  // One level per stage needs the stages fixed.
+  if (schedule.zero.size() > 1 &&
+      (!schedule.numStages.hasValue() ||
+       schedule.numStages != static_cast<int64_t>(schedule.zero.size())))
+    return emitError(getOptionLoc(context, "--zero"))
+           << "--zero gives " << schedule.zero.size()
+           << " levels; give one for every stage or one per stage of "
+              "--stages";
+  if (schedule.zero.size() > 1 && schedule.devices > 0)
+    return emitError(getOptionLoc(context, "--zero"))
+           << "--zero with one level per stage cannot be combined with "
+              "--devices yet: the planner chooses one level for every stage";
   for (int64_t zero : schedule.planZero)
     if (failed(checkZeroLevel(context, options, "--plan-zero", zero)))
       return failure();
   bool gatherParams = options.cpu.zeroGather == ZeroGather::Param;
-  if (gatherParams && (!schedule.zero.hasValue() || schedule.zero != 3))
+  if (gatherParams && !llvm::is_contained(schedule.zero, 3))
     return emitError(getOptionLoc(context, "--zero-gather"))
            << "--zero-gather=param needs --zero 3: it gathers the weights "
               "ZeRO-3 shards";

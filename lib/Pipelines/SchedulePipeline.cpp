@@ -93,7 +93,7 @@ void pp::buildPlanParallelismPipeline(OpPassManager &pm,
   plan.optimizer = options.planOptimizer;
   // What the user gave stays; the planner chooses the rest.
   if (options.zero.hasValue())
-    plan.zero = {options.zero};
+    plan.zero.assign(options.zero.begin(), options.zero.end());
   else
     plan.zero.assign(zeroLevels.begin(), zeroLevels.end());
   plan.paramGathers = paramGathers;

@@ -25,8 +25,11 @@ functions holds at once between its pprt_param_acquire and
 pprt_param_release calls (read from the program's LLVM-dialect MLIR),
 less than the stage's whole weights, and what pp-simulate's closed form
 says for replica 0's ranks from the schedule, which records
-zero_gather = param. A contradicting run-time --zero, and
---check-gradients, stop the run with one line."""
+zero_gather = param. With a ZeRO stage per stage (--zero 0,3
+--zero-gather=param: stage 0 plain, stage 1 ZeRO-3 gathered per param;
+--zero 1,3) the 2-stage runs match plain data parallelism too. A
+contradicting run-time --zero, and --check-gradients, stop the run with
+one line."""
 
 import argparse
 import math
@@ -62,6 +65,8 @@ class Case:
             ["--zero", "3", "--emit", "schedule", "-o", self.schedule])
         if gather_params:
             self.compile_param_gathers(common)
+        if gather_params and tp == 1 and stages == 2:
+            self.compile_mixed(common)
 
     def compile_param_gathers(self, common):
         """ZeRO-3 gathered per param, as the key "param"."""
@@ -74,6 +79,15 @@ class Case:
         self.param_schedule = self.path("param.mlir")
         run([args.pp_compile] + param +
             ["--emit", "schedule", "-o", self.param_schedule])
+
+    def compile_mixed(self, common):
+        """A ZeRO stage per stage: 0 and 3 gathered per param, 1 and 3."""
+        for key, zero in (("mixed-0-3-param", ["--zero", "0,3",
+                                         "--zero-gather=param"]),
+                          ("mixed-1-3", ["--zero", "1,3"])):
+            self.exes[key] = self.path(key)
+            run([self.args.pp_compile] + common + zero +
+                ["-o", self.exes[key]])
 
     def path(self, name):
         return os.path.join(self.workdir, f"{self.label}-{name}")
@@ -98,8 +112,10 @@ class Case:
 
 
 def check_training(case, optimizer, zero_exe=3):
+    mixed = str(zero_exe).startswith("mixed-")
     tag = " ".join([case.label, optimizer[1]] + optimizer[4:] +
-                   ([f"gathered per {zero_exe}"] if zero_exe != 3 else []))
+                   ([f"zero {zero_exe[6:]}"] if mixed else
+                    [f"gathered per {zero_exe}"] if zero_exe != 3 else []))
     plain, w_plain = case.train(0, "plain", optimizer)
     zero, w_zero = case.train(zero_exe, f"zero{zero_exe}", optimizer)
     if losses(plain) != losses(zero) or len(losses(plain)) != STEPS:
@@ -280,6 +296,9 @@ def main():
         for optimizer in (["--optimizer", "sgd", "--lr", args.sgd_lr],
                           ["--optimizer", "adam", "--lr", "0.01"]):
             plain, zero, w_plain = check_training(case, optimizer)
+            if tp == 1:
+                check_training(case, optimizer, "mixed-0-3-param")
+                check_training(case, optimizer, "mixed-1-3")
             check_memory(case, optimizer[1], plain, zero, None)
             if tp == 1:
                 check_param_gathers(case, optimizer, zero)

@@ -92,15 +92,15 @@ struct SchedulePipelineOptions
                      "then runs on ranks x replicas MPI processes and "
                      "all-reduces each stage's weight gradients"),
       llvm::cl::init(1)};
-  PassOptions::Option<int64_t> zero{
+  PassOptions::ListOption<int64_t> zero{
       *this, "zero",
-      llvm::cl::desc("ZeRO stage of the data-parallel replicas: 0 (default), "
-                     "1, the optimizer state sharded over them "
+      llvm::cl::desc("ZeRO stage of the data-parallel replicas, one for "
+                     "every stage or one per stage (comma separated): 0 "
+                     "(default), 1, the optimizer state sharded over them "
                      "(reduce-scatter, update of each replica's block, "
                      "all-gather), or 3, the weights sharded too (gathered "
                      "before each stage's first compute; "
-                     "docs/DataParallel.md)"),
-      llvm::cl::init(0)};
+                     "docs/DataParallel.md)")};
   PassOptions::Option<ZeroGather> zeroGather{
       *this, "zero-gather",
       llvm::cl::desc("ZeRO-3's unit of gathering the weights, recorded on "
