@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -92,7 +93,24 @@ static bool isRowSum(linalg::LinalgOp op, Value e, AffineMap rowMap) {
 
 /// Whether `m` is the max of `x` over the loops `rowMap` omits, into an
 /// output indexed by `rowMap`: the row the sum of a log-softmax runs over.
+/// The max may have its unit dimensions (PyTorch's `keepdim`) inserted
+/// where `rowMap` reads constant zeros.
 static bool isRowMax(Value m, Value x, AffineMap rowMap) {
+  if (auto expand = m.getDefiningOp<tensor::ExpandShapeOp>()) {
+    llvm::SmallBitVector zeros(rowMap.getNumResults());
+    SmallVector<int64_t> kept;
+    for (auto [i, expr] : llvm::enumerate(rowMap.getResults())) {
+      auto constant = dyn_cast<AffineConstantExpr>(expr);
+      zeros[i] = constant && constant.getValue() == 0 &&
+                 expand.getResultType().getDimSize(i) == 1;
+      if (!zeros[i])
+        kept.push_back(expand.getResultType().getDimSize(i));
+    }
+    if (ArrayRef(kept) != expand.getSrcType().getShape())
+      return false;
+    m = expand.getSrc();
+    rowMap = rowMap.dropResults(zeros);
+  }
   auto op = m.getDefiningOp<linalg::LinalgOp>();
   return op &&
          rowReductionStart<arith::MaximumFOp, arith::MaxNumFOp>(op, x, rowMap);

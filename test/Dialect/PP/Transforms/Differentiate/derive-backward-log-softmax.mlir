@@ -630,3 +630,66 @@ func.func @train_step(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {pp.param}) -> te
   }
   return %l : tensor<2x3xf32>
 }
+
+// -----
+
+// PyTorch's decomposition keeps the reduced dimension: the max is expanded
+// to [3, 1] and the sums reduce into [3, 1]. The max is still the row's.
+// CHECK-LABEL: func.func @train_step_s0_backward(
+// CHECK-NOT: arith.cmpf oeq
+// CHECK: return
+#xy = affine_map<(i, j) -> (i, j)>
+#x = affine_map<(i, j) -> (i)>
+#k = affine_map<(i, j) -> (i, 0)>
+func.func @train_step(%x: tensor<3x3xf32>, %w: tensor<3x3xf32> {pp.param}) -> tensor<3x3xf32> {
+  %res = pp.stage 0 (%x, %w) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> {
+  ^bb0(%a: tensor<3x3xf32>, %b: tensor<3x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %low = arith.constant 0xFF800000 : f32
+    %e = tensor.empty() : tensor<3x3xf32>
+    %er = tensor.empty() : tensor<3xf32>
+    %ek = tensor.empty() : tensor<3x1xf32>
+    %s = linalg.mul ins(%a, %b : tensor<3x3xf32>, tensor<3x3xf32>) outs(%e : tensor<3x3xf32>) -> tensor<3x3xf32>
+    %lowr = linalg.fill ins(%low : f32) outs(%er : tensor<3xf32>) -> tensor<3xf32>
+    %m = linalg.generic {indexing_maps = [#xy, #x], iterator_types = ["parallel", "reduction"]}
+        ins(%s : tensor<3x3xf32>) outs(%lowr : tensor<3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.maximumf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<3xf32>
+    %mk = tensor.expand_shape %m [[0, 1]] output_shape [3, 1] : tensor<3xf32> into tensor<3x1xf32>
+    %shifted = linalg.generic {indexing_maps = [#xy, #k, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%s, %mk : tensor<3x3xf32>, tensor<3x1xf32>) outs(%e : tensor<3x3xf32>) {
+      ^bb0(%in: f32, %max: f32, %out: f32):
+        %v = arith.subf %in, %max : f32
+        linalg.yield %v : f32
+    } -> tensor<3x3xf32>
+    %exps = linalg.generic {indexing_maps = [#xy, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted : tensor<3x3xf32>) outs(%e : tensor<3x3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.exp %in : f32
+        linalg.yield %v : f32
+    } -> tensor<3x3xf32>
+    %zr = linalg.fill ins(%zero : f32) outs(%ek : tensor<3x1xf32>) -> tensor<3x1xf32>
+    %sum = linalg.generic {indexing_maps = [#xy, #k], iterator_types = ["parallel", "reduction"]}
+        ins(%exps : tensor<3x3xf32>) outs(%zr : tensor<3x1xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = arith.addf %in, %out : f32
+        linalg.yield %v : f32
+    } -> tensor<3x1xf32>
+    %log = linalg.generic {indexing_maps = [#xy, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%sum : tensor<3x1xf32>) outs(%ek : tensor<3x1xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %v = math.log %in : f32
+        linalg.yield %v : f32
+    } -> tensor<3x1xf32>
+    %y = linalg.generic {indexing_maps = [#xy, #k, #xy], iterator_types = ["parallel", "parallel"]}
+        ins(%shifted, %log : tensor<3x3xf32>, tensor<3x1xf32>) outs(%e : tensor<3x3xf32>) {
+      ^bb0(%in: f32, %total: f32, %out: f32):
+        %v = arith.subf %in, %total : f32
+        linalg.yield %v : f32
+    } -> tensor<3x3xf32>
+    pp.yield %y : tensor<3x3xf32>
+  }
+  return %res : tensor<3x3xf32>
+}
