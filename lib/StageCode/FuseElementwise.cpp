@@ -70,7 +70,9 @@ static bool isBroadcastMask(OpOperand *operand) {
 /// each producer element once, writes it as an extra result for the other
 /// users and passes it on in registers: one pass over memory less. The
 /// order keeps those users after the fused op, which takes the consumer's
-/// place.
+/// place. A consumer that reads another result of the producer too is left
+/// alone: upstream fusion then reads the producer's inputs through one map
+/// for both, which is wrong where the fused operand's map transposes.
 static bool sharesElementwiseProducer(OpOperand *operand) {
   auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
@@ -78,7 +80,10 @@ static bool sharesElementwiseProducer(OpOperand *operand) {
       producer.getNumParallelLoops() != producer.getNumLoops() ||
       consumer.getNumParallelLoops() != consumer.getNumLoops() ||
       producer.getNumLoops() != consumer.getNumLoops() ||
-      !consumer.getMatchingIndexingMap(operand).isPermutation())
+      !consumer.getMatchingIndexingMap(operand).isPermutation() ||
+      llvm::count_if(consumer->getOperands(), [&](Value value) {
+        return value.getDefiningOp() == producer;
+      }) != 1)
     return false;
   return llvm::all_of(producer->getUsers(), [&](Operation *user) {
     return user == consumer || (user->getBlock() == consumer->getBlock() &&

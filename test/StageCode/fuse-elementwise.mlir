@@ -383,3 +383,36 @@ func.func @nonzero_accumulation(%x: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor
   %te = tensor.expand_shape %tc [[0, 1]] output_shape [4, 5] : tensor<20xf32> into tensor<4x5xf32>
   return %d, %te : tensor<4x5xf32>, tensor<4x5xf32>
 }
+
+// -----
+
+// A consumer that reads two results of one shared producer (the gradient
+// of a symmetric loss: a row path and a transposed column path from one
+// gradient) is not fused with it: upstream fusion merged the transposed
+// read of `%g` with its plain one. The transposed sum reads the fused
+// op's result transposed, the other result as is.
+// CHECK-LABEL: func.func @two_results_of_shared_producer(
+// CHECK-SAME: %[[G:[a-z0-9]+]]: tensor<4x4xf32>, %[[E1:[a-z0-9]+]]: tensor<4x4xf32>, %[[E2:[a-z0-9]+]]: tensor<4x4xf32>)
+// CHECK: %[[P:.+]]:2 = linalg.generic {{.*}} ins(%[[G]], %[[E2]] :
+// CHECK: linalg.generic {indexing_maps = [#[[TR:map[0-9]*]], #[[ID:map[0-9]*]], #[[ID]], #[[ID]]]{{.*}} ins(%[[P]]#1, %[[P]]#0, %[[E1]] :
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+func.func @two_results_of_shared_producer(%g: tensor<4x4xf32>, %e1: tensor<4x4xf32>, %e2: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%empty : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %a = linalg.add ins(%c, %e2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%empty : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = linalg.generic {indexing_maps = [#id, #tr], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %a2 = linalg.add ins(%c, %e1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%empty : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %sum = linalg.add ins(%t, %a2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%empty : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %sum : tensor<4x4xf32>
+}

@@ -117,6 +117,8 @@ private:
                               SmallVector<AffineMap> &maps);
   FailureOr<Value> operandGradient(OpOperand &target);
   bool readsForwardResult(const ResultAdjoint &result);
+  bool isBroadcastDenominator(BlockArgument arg);
+  Value reciprocalOf(BlockArgument arg);
   FailureOr<SmallVector<WindowDim>> windowsOf(OpOperand &target);
 
   OpBuilder &builder;
@@ -124,6 +126,8 @@ private:
   Location loc;
   int64_t stage;
   SmallVector<ResultAdjoint> results;
+  // Per broadcast denominator, the tensor of its reciprocals.
+  DenseMap<BlockArgument, Value> reciprocals;
 };
 
 } // namespace
@@ -524,6 +528,50 @@ bool LinalgAdjoint::readsForwardResult(const ResultAdjoint &result) {
       });
 }
 
+/// Whether the payload divides by `arg`, an input broadcast along some
+/// loop (a softmax's row sums): fewer elements than iterations.
+bool LinalgAdjoint::isBroadcastDenominator(BlockArgument arg) {
+  OpOperand *operand = op.getMatchingOpOperand(arg);
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  if (!op.isDpsInput(operand) || !isa<FloatType>(arg.getType()) ||
+      !map.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+      llvm::all_of(llvm::seq(op.getNumLoops()),
+                   [&](unsigned loop) { return map.isFunctionOfDim(loop); }))
+    return false;
+  return llvm::any_of(arg.getUsers(), [&](Operation *user) {
+    auto div = dyn_cast<arith::DivFOp>(user);
+    return div && div.getRhs() == arg;
+  });
+}
+
+/// `1 / r` for the operand `r` that `arg` stands for, built once per op:
+/// the derivatives of `x / r` multiply by it, one division per element of
+/// `r` instead of two per iteration.
+Value LinalgAdjoint::reciprocalOf(BlockArgument arg) {
+  Value &reciprocal = reciprocals[arg];
+  if (reciprocal)
+    return reciprocal;
+  Value denominator = op.getMatchingOpOperand(arg)->get();
+  auto type = cast<RankedTensorType>(denominator.getType());
+  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                        type.getElementType());
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  reciprocal =
+      linalg::GenericOp::create(
+          builder, loc, type, denominator, empty,
+          ArrayRef<AffineMap>{identity, identity}, parallel,
+          [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+            Value one = floatConstant(b, bodyLoc, args[0].getType(), 1.0);
+            linalg::YieldOp::create(
+                b, bodyLoc,
+                Value(arith::DivFOp::create(b, bodyLoc, one, args[0])));
+          })
+          .getResult(0);
+  return reciprocal;
+}
+
 FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
   AffineMap targetMap = op.getMatchingIndexingMap(&target);
   // An operand read through sliding windows (a convolution's or pooling's
@@ -572,6 +620,15 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
         inputs.push_back(result->result);
         maps.push_back(op.getIndexingMapMatchingResult(result->result));
       }
+  // Reciprocals of broadcast denominators, indexed like them.
+  SmallVector<std::pair<Value, unsigned>> inverted;
+  if (windows->empty())
+    for (BlockArgument arg : args)
+      if (isBroadcastDenominator(arg)) {
+        inverted.push_back({arg, inputs.size()});
+        inputs.push_back(reciprocalOf(arg));
+        maps.push_back(op.getMatchingIndexingMap(op.getMatchingOpOperand(arg)));
+      }
   bindAllLoops(inputs, maps, gradMap);
   if (!windows->empty() && failed(slideOperands(*windows, inputs, maps)))
     return failure();
@@ -595,8 +652,11 @@ FailureOr<Value> LinalgAdjoint::operandGradient(OpOperand &target) {
         DenseMap<Value, Value> forward;
         for (auto [value, position] : forwardResults)
           forward[value] = blockArgs[position];
-        FailureOr<SmallVector<Value>> derivatives =
-            differentiatePayload(b, *payload, wrt, values, mapping, forward);
+        DenseMap<Value, Value> reciprocalArgs;
+        for (auto [value, position] : inverted)
+          reciprocalArgs[value] = blockArgs[position];
+        FailureOr<SmallVector<Value>> derivatives = differentiatePayload(
+            b, *payload, wrt, values, mapping, forward, reciprocalArgs);
         if (failed(derivatives)) {
           status = failure();
           linalg::YieldOp::create(b, bodyLoc, acc);

@@ -195,7 +195,8 @@ FailureOr<SmallVector<Value>>
 mlir::pp::differentiatePayload(OpBuilder &builder, Block &payload,
                                BlockArgument wrt, ArrayRef<Value> values,
                                IRMapping &mapping,
-                               const DenseMap<Value, Value> &forward) {
+                               const DenseMap<Value, Value> &forward,
+                               const DenseMap<Value, Value> &reciprocals) {
   TangentBuilder tb{builder, wrt.getLoc()};
   DenseMap<Value, Value> tangent;
   tangent[wrt] = tb.constant(wrt.getType(), 1.0);
@@ -203,6 +204,19 @@ mlir::pp::differentiatePayload(OpBuilder &builder, Block &payload,
   for (Operation &op : payload.without_terminator()) {
     if (!slice.contains(&op))
       continue;
+    auto div = dyn_cast<arith::DivFOp>(op);
+    if (Value inverse = div ? reciprocals.lookup(div.getRhs()) : Value()) {
+      // x / y as x * (1/y): d(x/y) = dx (1/y) - (x/y) dy (1/y).
+      Value quotient =
+          arith::MulFOp::create(builder, div.getLoc(),
+                                mapping.lookupOrDefault(div.getLhs()), inverse);
+      mapping.map(div.getResult(), quotient);
+      Value dy =
+          tb.mul(tb.mul(quotient, tangent.lookup(div.getRhs())), inverse);
+      if (Value dt = tb.sub(tb.mul(tangent.lookup(div.getLhs()), inverse), dy))
+        tangent[div.getResult()] = dt;
+      continue;
+    }
     Operation *clone = builder.clone(op, mapping);
     // A value the forward computed is read from it; the clone is left dead.
     Value result = clone->getNumResults() == 1 ? clone->getResult(0) : Value();

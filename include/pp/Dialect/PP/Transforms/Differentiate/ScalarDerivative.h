@@ -23,11 +23,14 @@ void clonePayload(OpBuilder &builder, Block &payload, ArrayRef<Value> values,
 /// to `wrt`: a null Value where one is identically zero, failure (after an
 /// error) when an op on the way has no derivative rule. `forward` maps
 /// values of `payload` to their values computed by the forward, which the
-/// derivative reads instead of the clones.
+/// derivative reads instead of the clones. `reciprocals` maps denominators
+/// of `payload`'s divisions to their reciprocals: those divisions become
+/// products.
 FailureOr<SmallVector<Value>>
 differentiatePayload(OpBuilder &builder, Block &payload, BlockArgument wrt,
                      ArrayRef<Value> values, IRMapping &mapping,
-                     const DenseMap<Value, Value> &forward);
+                     const DenseMap<Value, Value> &forward,
+                     const DenseMap<Value, Value> &reciprocals);
 
 } // namespace mlir::pp
 

@@ -19,8 +19,11 @@ namespace mlir::pp {
 /// else: no other op uses them and none `escapes` (leaves the stage).
 /// Softmax is shift-invariant (the quotient equals `exp(x) / sum_row exp(x)`
 /// for every `m`), so the gradient of `m` through `op` is zero exactly, in
-/// real arithmetic. The uses are those of the forward: ask before the
-/// backward reads its values.
+/// real arithmetic. So is log-softmax, `(x - m) - log(sum_row exp(x - m))`:
+/// there `m` must also be the max of the same `x` over the same row, and
+/// `x - m` reach the loss only through its one exp (summed over the row,
+/// the sum only logged) and subtractions of that log. The uses are those of the
+/// forward: ask before the backward reads its values.
 bool isSoftmaxShift(linalg::LinalgOp op, OpOperand &shift,
                     llvm::function_ref<bool(Value)> escapes);
 
