@@ -190,6 +190,8 @@ private:
   /// The file written: the option's, or the default for what is emitted.
   std::string output;
   /// The model's identity (getModelFingerprint), which a profile records.
+  /// Set before the compile, that of the same model parsed earlier in the
+  /// context (a second parse renames its resources).
   std::string modelFingerprint;
   BackendOptions backendOptions;
   /// Where the step planner's per-variant costs came from.
@@ -504,7 +506,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
   // The passes check a cost file against it: a profile of another model
   // is an error.
   (*module)->removeAttr(kModelFingerprintAttr);
-  modelFingerprint = getModelFingerprint(*module);
+  if (modelFingerprint.empty())
+    modelFingerprint = getModelFingerprint(*module);
   (*module)->setAttr(kModelFingerprintAttr,
                      StringAttr::get(&context, modelFingerprint));
   program.params = getParams(*module, options.schedule.function);
@@ -1000,9 +1003,10 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
   profiling.driver.measureCosts = false;
   // The run's ranks, which a profile otherwise folds into one process.
   profiling.schedule.numRanks = options.schedule.numRanks.getValue();
+  Compilation profiler(context, profiling);
   {
     TimingScope measuring = timing.nest("Measure costs");
-    if (failed(Compilation(context, profiling).run(sourceMgr, measuring)))
+    if (failed(profiler.run(sourceMgr, measuring)))
       return emitError(getOptionLoc(context, "--measure-costs"))
              << "cannot measure the costs to schedule by: give the program "
                 "its data with --run-arg (e.g. --run-arg=--tokens=FILE), or "
@@ -1016,7 +1020,9 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
   copyCompileOptions(options, measured);
   measured.schedule.costFile = path.str().str();
   measured.driver.measureCosts = false;
-  return Compilation(context, measured).run(sourceMgr, timing);
+  Compilation compilation(context, measured);
+  compilation.modelFingerprint = profiler.modelFingerprint;
+  return compilation.run(sourceMgr, timing);
 }
 
 LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
