@@ -25,6 +25,7 @@ Needs torch, torch_mlir, numpy and pp's Python package."""
 import argparse
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -129,15 +130,18 @@ def run_peer(name, args, tokens, work):
                             f"pipeline_speed.py: {name}", work, RANKS)
 
 
-def pp_compile(args, exported, schedule, out):
-    """Compiles for `schedule` on 2 ranks; returns auto's remark, if any."""
+def pp_compile(args, exported, schedule, out, tokens_path):
+    """Compiles for `schedule` on 2 ranks; returns auto's remarks, if any.
+    auto schedules by the costs pp-compile measures first, on the token
+    file the run reads."""
     stages = PP_STAGES.get(schedule, RANKS)
     cmd = [args.pp_compile, str(exported.mlir), "--stages", str(stages),
            "--ranks", str(RANKS), "--microbatches", str(args.microbatches),
-           "--schedule", schedule, "-o", str(out)]
+           "--schedule", schedule, "-o", str(out),
+           f"--run-arg=--tokens={tokens_path}"]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return [line.split("remark: ", 1)[1] for line in done.stderr.splitlines()
-            if "remark: auto:" in line]
+            if "remark: auto:" in line or "remark: scheduling by" in line]
 
 
 def main():
@@ -168,7 +172,8 @@ def main():
     remarks = {}
     for schedule in ours:
         remarks[schedule] = pp_compile(args, exported, schedule,
-                                       work / f"pp-{schedule}")
+                                       work / f"pp-{schedule}",
+                                       work / "tokens.bin")
     loads = [common.load_average()]
     runs = {name: [] for name in ours + theirs}
     losses = {}
@@ -206,6 +211,12 @@ def main():
     for schedule, lines in remarks.items():
         for line in lines:
             print(f"pp {schedule}: {line}")
+            made = re.match(r"auto: makespan (\S+) s", line)
+            if made:
+                simulated = float(made.group(1))
+                print(f"pp {schedule}: simulated {simulated * 1e3:.1f} ms, "
+                      f"measured {steps[schedule] * 1e3:.1f} ms "
+                      f"({simulated / steps[schedule] - 1:+.1%})")
 
 
 if __name__ == "__main__":

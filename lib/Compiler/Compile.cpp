@@ -42,6 +42,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -89,6 +90,37 @@ static Location getOptionLoc(MLIRContext &context, StringRef name) {
   return NameLoc::get(StringAttr::get(&context, name));
 }
 
+/// Whether `choice` is a search that orders actions by their costs.
+static bool isScheduleSearch(const sched::ScheduleChoice &choice) {
+  return llvm::is_contained(ArrayRef<StringRef>{"auto", "greedy", "exact"},
+                            choice.getName());
+}
+
+/// Whether the compile schedules by costs a profiling run measures first:
+/// as asked, or for a search that builds an executable for this host
+/// without given costs. A search decides on what the program spends here,
+/// not on the cost model's estimates.
+static bool measuresCosts(const CompileOptions &options) {
+  const DriverOptions &driver = options.driver;
+  const SchedulePipelineOptions &schedule = options.schedule;
+  if (driver.measureCosts.hasValue())
+    return driver.measureCosts;
+  return driver.emit == EmitKind::Executable &&
+         driver.target == CompileTarget::CPU && driver.targetCPU.empty() &&
+         schedule.schedule.hasValue() && isScheduleSearch(schedule.schedule) &&
+         schedule.costFile.empty() && schedule.devices == 0 &&
+         driver.variants.empty() && driver.stepPlans.empty();
+}
+
+/// `to` with every option value of `from`.
+static void copyCompileOptions(const CompileOptions &from, CompileOptions &to) {
+  to.schedule.copyOptionValuesFrom(from.schedule);
+  to.cpu.copyOptionValuesFrom(from.cpu);
+  to.cuda.copyOptionValuesFrom(from.cuda);
+  to.driver.copyOptionValuesFrom(from.driver);
+  to.configurePassManager = from.configurePassManager;
+}
+
 namespace {
 
 /// One compile: the options with their defaults resolved, and the steps
@@ -107,6 +139,8 @@ public:
 private:
   LogicalResult compile(llvm::SourceMgr &sourceMgr, TimingScope &timing,
                         CompiledProgram &program);
+  FailureOr<CompiledProgram> runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
+                                                TimingScope &timing);
 
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
@@ -156,6 +190,8 @@ private:
   /// The file written: the option's, or the default for what is emitted.
   std::string output;
   /// The model's identity (getModelFingerprint), which a profile records.
+  /// Set before the compile, that of the same model parsed earlier in the
+  /// context (a second parse renames its resources).
   std::string modelFingerprint;
   BackendOptions backendOptions;
   /// Where the step planner's per-variant costs came from.
@@ -210,10 +246,12 @@ ZeroGather Compilation::getScheduledZeroGather() const {
 }
 
 /// The schedule the program runs: the requested one, or for a profile with
-/// several stages per rank and no schedule given, the looped `looped-bfs`.
+/// no schedule given or a search (whose choice needs the costs the profile
+/// measures) 1f1b, or with several stages per rank the looped `looped-bfs`.
 sched::ScheduleChoice Compilation::getScheduledChoice() const {
   const SchedulePipelineOptions &schedule = options.schedule;
-  if (schedule.schedule.hasValue())
+  if (schedule.schedule.hasValue() &&
+      !(emits(EmitKind::Profile) && isScheduleSearch(schedule.schedule)))
     return schedule.schedule;
   int64_t ranks = getScheduledRanks();
   bool looped = ranks != 0 && ranks < schedule.numStages;
@@ -470,7 +508,8 @@ Compilation::lowerModel(llvm::SourceMgr &sourceMgr, TimingScope &timing,
   // The passes check a cost file against it: a profile of another model
   // is an error.
   (*module)->removeAttr(kModelFingerprintAttr);
-  modelFingerprint = getModelFingerprint(*module);
+  if (modelFingerprint.empty())
+    modelFingerprint = getModelFingerprint(*module);
   (*module)->setAttr(kModelFingerprintAttr,
                      StringAttr::get(&context, modelFingerprint));
   program.params = getParams(*module, options.schedule.function);
@@ -939,12 +978,53 @@ FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
                                             TimingScope &timing) {
   if (failed(checkCompileOptions(context, options)))
     return failure();
+  if (measuresCosts(options))
+    return runOnMeasuredCosts(sourceMgr, timing);
   // The parts build on threads of their own, each recoverable too.
   CompiledProgram program;
   if (failed(runRecoverably(
           getOutputLoc(), [&] { return compile(sourceMgr, timing, program); })))
     return failure();
   return program;
+}
+
+/// Profiles the program on the ranks it runs on (as --emit=profile, under a
+/// fixed schedule with split backwards), then compiles it by the measured
+/// costs, as with --cost-file.
+FailureOr<CompiledProgram>
+Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
+                                TimingScope &timing) {
+  SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("pp-costs", "json", path))
+    return emitError(getOutputLoc()) << "cannot create a temporary file";
+  llvm::FileRemover remover(path);
+  CompileOptions profiling;
+  copyCompileOptions(options, profiling);
+  profiling.driver.emit = EmitKind::Profile;
+  profiling.driver.output = path.str().str();
+  profiling.driver.measureCosts = false;
+  // The run's ranks, which a profile otherwise folds into one process.
+  profiling.schedule.numRanks = options.schedule.numRanks.getValue();
+  Compilation profiler(context, profiling);
+  {
+    TimingScope measuring = timing.nest("Measure costs");
+    if (failed(profiler.run(sourceMgr, measuring)))
+      return emitError(getOptionLoc(context, "--measure-costs"))
+             << "cannot measure the costs to schedule by: give the program "
+                "its data with --run-arg (e.g. --run-arg=--tokens=FILE), or "
+                "schedule on estimates with --measure-costs=false";
+  }
+  const DriverOptions &driver = options.driver;
+  emitRemark(getOptionLoc(context, "--measure-costs"))
+      << "scheduling by the costs of " << driver.profileSteps.getValue()
+      << " profiled steps on this machine";
+  CompileOptions measured;
+  copyCompileOptions(options, measured);
+  measured.schedule.costFile = path.str().str();
+  measured.driver.measureCosts = false;
+  Compilation compilation(context, measured);
+  compilation.modelFingerprint = profiler.modelFingerprint;
+  return compilation.run(sourceMgr, timing);
 }
 
 LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
@@ -1096,7 +1176,7 @@ static LogicalResult checkParallelismOptions(MLIRContext &context,
     return success();
   const sched::ScheduleChoice &choice = schedule.schedule;
   StringRef name = choice.getName();
-  if (llvm::is_contained(ArrayRef<StringRef>{"auto", "greedy", "exact"}, name))
+  if (isScheduleSearch(choice))
     return emitError(getOptionLoc(context, "--schedule"))
            << "--schedule " << name
            << " orders whole micro-batches, not sequence slices; with "
@@ -1167,16 +1247,45 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
   return success();
 }
 
+/// --measure-costs profiles one program of whole micro-batches and
+/// schedules it by what it measured: it takes no costs of its own.
+static LogicalResult checkMeasureCosts(MLIRContext &context,
+                                       const CompileOptions &options) {
+  const DriverOptions &driver = options.driver;
+  if (!driver.measureCosts)
+    return success();
+  Location loc = getOptionLoc(context, "--measure-costs");
+  if (driver.emit == EmitKind::Profile)
+    return emitError(loc) << "--measure-costs cannot be combined with "
+                             "--emit=profile, which writes the costs it "
+                             "measures";
+  if (!options.schedule.costFile.empty())
+    return emitError(loc) << "--measure-costs measures the costs that "
+                             "--cost-file gives: give one of them";
+  for (auto [given, flag] :
+       {std::pair{options.schedule.devices > 0, "--devices"},
+        {!driver.variants.empty(), "--variant"},
+        {!driver.stepPlans.empty(), "--step-plans"}})
+    if (given)
+      return emitError(loc)
+             << "--measure-costs cannot be combined with " << flag
+             << " yet: profile with --emit=profile and give "
+                "the profile as --cost-file";
+  return success();
+}
+
 LogicalResult pp::checkCompileOptions(MLIRContext &context,
                                       const CompileOptions &options,
                                       StringRef modelPath) {
   const DriverOptions &driver = options.driver;
   const SchedulePipelineOptions &schedule = options.schedule;
-  if (driver.emit == EmitKind::Profile &&
-      (failed(checkRange(context, "profile-steps", driver.profileSteps, 1,
-                         INT32_MAX)) ||
-       failed(checkRange(context, "profile-warmup", driver.profileWarmup, 0,
-                         INT32_MAX))))
+  bool profiles = driver.emit == EmitKind::Profile || measuresCosts(options);
+  if (profiles && (failed(checkRange(context, "profile-steps",
+                                     driver.profileSteps, 1, INT32_MAX)) ||
+                   failed(checkRange(context, "profile-warmup",
+                                     driver.profileWarmup, 0, INT32_MAX))))
+    return failure();
+  if (failed(checkMeasureCosts(context, options)))
     return failure();
   if (failed(checkRange(context, "stages", schedule.numStages, 1,
                         kMaxPlannedStages)) ||

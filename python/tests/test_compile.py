@@ -250,3 +250,23 @@ def test_save_and_resume(pp, reference, tmp_path):
     rest = pp.run(reference, steps=2, lr=LR, init_weights=weights,
                   extra_args=["--first-step", "3"])
     assert rest.losses == whole.losses[2:]
+
+
+def test_auto_schedules_by_measured_costs(pp, tmp_path):
+    """auto building an executable schedules by what a profiling run of
+    the program measured (its set-up time only a measurement has), and
+    its makespan is the program's under those costs; with
+    measure_costs=False it keeps the planner's estimates."""
+    program = pp.compile(MLP, microbatches=4, stages=2, schedule="auto",
+                         output=tmp_path / "train")
+    assert "scheduling by the costs of 10 profiled steps on this machine" \
+        in program.remarks
+    made = next(re.match(r"auto: makespan (\S+) s", r)
+                for r in program.remarks if r.startswith("auto:"))
+    assert float(made.group(1)) == pytest.approx(
+        program.timeline().simulate().makespan, rel=1e-11)
+    assert "step_overhead =" in program.schedule_ir
+    estimated = pp.compile(MLP, microbatches=4, stages=2, schedule="auto",
+                           measure_costs=False, output=tmp_path / "est")
+    assert not any(r.startswith("scheduling by") for r in estimated.remarks)
+    assert "step_overhead =" not in estimated.schedule_ir

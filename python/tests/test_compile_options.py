@@ -14,8 +14,7 @@ MLP = REPO / "examples" / "mlp" / "mlp.mlir"
 
 # pp-compile's flags that only the tool takes: pp.compile always builds an
 # executable.
-TOOL_ONLY = {"emit", "profile-steps", "profile-warmup", "progress-after",
-             "run-arg"}
+TOOL_ONLY = {"emit", "profile-steps", "profile-warmup", "progress-after"}
 
 
 def _flags(help_text):
@@ -57,7 +56,8 @@ def _sample(option):
 @pytest.mark.parametrize("keyword", ["memory_cap", "precision", "target",
                                      "cuda_chip", "device", "jobs",
                                      "opt_level", "split_backward",
-                                     "tensor_parallel", "plan_zero"])
+                                     "tensor_parallel", "plan_zero",
+                                     "measure_costs"])
 def test_compile_takes_option(pp, keyword):
     # Every option is set before the model is read: the error is the
     # model's, at its first line.
@@ -71,8 +71,10 @@ def test_compile_takes_option(pp, keyword):
 def test_compile_takes_every_option(pp):
     options = {keyword: _sample(option)
                for keyword, option in pp.COMPILE_OPTIONS.items()
+               # --measure-costs refuses --devices and --variant.
                if keyword not in ("output", "stages", "microbatches",
-                                  "schedule", "ranks", "replicas")}
+                                  "schedule", "ranks", "replicas",
+                                  "measure_costs")}
     with pytest.raises(pp.CompileError) as info:
         pp.compile("func.func @train_step(", stages=1, microbatches=1,
                    filename="m.mlir", **options)

@@ -110,8 +110,19 @@ struct DriverOptions : public PassPipelineOptions<DriverOptions> {
       llvm::cl::init(2)};
   PassOptions::ListOption<std::string> runArgs{
       *this, "run-arg",
-      llvm::cl::desc("With --emit=profile: an option for the program run "
-                     "(repeatable), e.g. --run-arg=--corpus=text.txt")};
+      llvm::cl::desc("With --emit=profile or --measure-costs: an option for "
+                     "the program run (repeatable), e.g. "
+                     "--run-arg=--corpus=text.txt")};
+  /// Unset: on for a search (--schedule auto, greedy or exact) that builds
+  /// an executable for this host without a --cost-file
+  /// (measuresCosts).
+  PassOptions::Option<bool> measureCosts{
+      *this, "measure-costs",
+      llvm::cl::desc("Schedule by the costs a profiling run measures on "
+                     "this machine first (--emit=profile on the program's "
+                     "ranks); default: on for --schedule auto, greedy or "
+                     "exact building an executable without --cost-file"),
+      llvm::cl::init(false)};
   PassOptions::Option<CompileTarget> target{
       *this, "target", llvm::cl::desc("Where stage code runs (default cpu)"),
       llvm::cl::init(CompileTarget::CPU),
@@ -251,6 +262,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   row("memory-cap", "memory_cap", schedule.memoryCap);
   group = "Schedule";
   row("schedule", "schedule", schedule.schedule);
+  row("measure-costs", "measure_costs", driver.measureCosts);
   row("split-backward", "split_backward", schedule.splitBackward);
   row("semantics", "semantics", schedule.semantics);
   row("slices", "slices", schedule.slices);
@@ -284,7 +296,7 @@ void forEachCompileFlag(CompileOptions &options, Visitor &&visit) {
   row("emit", "", driver.emit);
   row("profile-steps", "", driver.profileSteps);
   row("profile-warmup", "", driver.profileWarmup);
-  row("run-arg", "", driver.runArgs, false, /*wholeElements=*/true);
+  row("run-arg", "run_arg", driver.runArgs, false, /*wholeElements=*/true);
 }
 
 /// One `pp.param` argument of the training step.
