@@ -141,6 +141,9 @@ private:
                         CompiledProgram &program);
   FailureOr<CompiledProgram> runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
                                                 TimingScope &timing);
+  FailureOr<CompiledProgram> runOnEstimatedCosts(llvm::SourceMgr &sourceMgr,
+                                                 TimingScope &timing,
+                                                 StringRef whyNot);
 
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
@@ -1006,14 +1009,30 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
   // The run's ranks, which a profile otherwise folds into one process.
   profiling.schedule.numRanks = options.schedule.numRanks.getValue();
   Compilation profiler(context, profiling);
+  bool asked = options.driver.measureCosts.hasValue();
+  std::string whyNot;
+  LogicalResult profiled = failure();
   {
     TimingScope measuring = timing.nest("Measure costs");
-    if (failed(profiler.run(sourceMgr, measuring)))
-      return emitError(getOptionLoc(context, "--measure-costs"))
-             << "cannot measure the costs to schedule by: give the program "
-                "its data with --run-arg (e.g. --run-arg=--tokens=FILE), or "
-                "schedule on estimates with --measure-costs=false";
+    // Measuring by default, a failed profile is a warning below.
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (!asked)
+      quiet.emplace(&context, [&](Diagnostic &diagnostic) {
+        if (diagnostic.getSeverity() != DiagnosticSeverity::Error)
+          return failure();
+        if (whyNot.empty())
+          whyNot = diagnostic.str();
+        return success();
+      });
+    profiled = profiler.run(sourceMgr, measuring);
   }
+  if (failed(profiled) && asked)
+    return emitError(getOptionLoc(context, "--measure-costs"))
+           << "cannot measure the costs to schedule by: give the program "
+              "its data with --run-arg (e.g. --run-arg=--tokens=FILE), or "
+              "schedule on estimates with --measure-costs=false";
+  if (failed(profiled))
+    return runOnEstimatedCosts(sourceMgr, timing, whyNot);
   const DriverOptions &driver = options.driver;
   emitRemark(getOptionLoc(context, "--measure-costs"))
       << "scheduling by the costs of " << driver.profileSteps.getValue()
@@ -1024,6 +1043,22 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
   measured.driver.measureCosts = false;
   Compilation compilation(context, measured);
   compilation.modelFingerprint = profiler.modelFingerprint;
+  return compilation.run(sourceMgr, timing);
+}
+
+/// Compiles by the cost model's estimates where measuring by default
+/// failed (`whyNot`), saying so.
+FailureOr<CompiledProgram>
+Compilation::runOnEstimatedCosts(llvm::SourceMgr &sourceMgr,
+                                 TimingScope &timing, StringRef whyNot) {
+  emitWarning(getOptionLoc(context, "--measure-costs"))
+      << "scheduling on estimated costs: " << whyNot
+      << "; give the program its data with --run-arg (e.g. "
+         "--run-arg=--tokens=FILE) to schedule by measured costs";
+  CompileOptions estimated;
+  copyCompileOptions(options, estimated);
+  estimated.driver.measureCosts = false;
+  Compilation compilation(context, estimated);
   return compilation.run(sourceMgr, timing);
 }
 

@@ -128,17 +128,20 @@ private:
 };
 } // namespace
 
-/// Prints the compiler's own errors and remarks, those about an option or
-/// a file (at a NameLoc), as `pp-compile: [remark: ]<message>`; the
-/// model's go through the source manager's handler, with their source
-/// lines.
+/// Prints the compiler's own errors, warnings and remarks, those about an
+/// option or a file (at a NameLoc), as `pp-compile: [warning: |remark:
+/// ]<message>`; the model's go through the source manager's handler, with
+/// their source lines.
 static LogicalResult printToolError(Diagnostic &diag) {
   auto name = dyn_cast<NameLoc>(diag.getLocation());
-  bool remark = diag.getSeverity() == DiagnosticSeverity::Remark;
-  if ((diag.getSeverity() != DiagnosticSeverity::Error && !remark) || !name ||
-      !isa<UnknownLoc>(name.getChildLoc()))
+  if (!name || !isa<UnknownLoc>(name.getChildLoc()))
     return failure();
-  llvm::errs() << "pp-compile: " << (remark ? "remark: " : "") << diag << "\n";
+  StringRef kind = "";
+  if (diag.getSeverity() == DiagnosticSeverity::Warning)
+    kind = "warning: ";
+  else if (diag.getSeverity() == DiagnosticSeverity::Remark)
+    kind = "remark: ";
+  llvm::errs() << "pp-compile: " << kind << diag << "\n";
   return success();
 }
 
