@@ -112,12 +112,15 @@ static bool measuresCosts(const CompileOptions &options) {
          driver.variants.empty() && driver.stepPlans.empty();
 }
 
-/// `to` with every option value of `from`.
-static void copyCompileOptions(const CompileOptions &from, CompileOptions &to) {
+/// `to` with every option value of `from` but --measure-costs, which is
+/// off: the compiles a measurement runs take given or estimated costs.
+static void copyUnmeasuredOptions(const CompileOptions &from,
+                                  CompileOptions &to) {
   to.schedule.copyOptionValuesFrom(from.schedule);
   to.cpu.copyOptionValuesFrom(from.cpu);
   to.cuda.copyOptionValuesFrom(from.cuda);
   to.driver.copyOptionValuesFrom(from.driver);
+  to.driver.measureCosts = false;
   to.configurePassManager = from.configurePassManager;
 }
 
@@ -1002,10 +1005,9 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
     return emitError(getOutputLoc()) << "cannot create a temporary file";
   llvm::FileRemover remover(path);
   CompileOptions profiling;
-  copyCompileOptions(options, profiling);
+  copyUnmeasuredOptions(options, profiling);
   profiling.driver.emit = EmitKind::Profile;
   profiling.driver.output = path.str().str();
-  profiling.driver.measureCosts = false;
   // The run's ranks, which a profile otherwise folds into one process.
   profiling.schedule.numRanks = options.schedule.numRanks.getValue();
   Compilation profiler(context, profiling);
@@ -1038,9 +1040,8 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
       << "scheduling by the costs of " << driver.profileSteps.getValue()
       << " profiled steps on this machine";
   CompileOptions measured;
-  copyCompileOptions(options, measured);
+  copyUnmeasuredOptions(options, measured);
   measured.schedule.costFile = path.str().str();
-  measured.driver.measureCosts = false;
   Compilation compilation(context, measured);
   compilation.modelFingerprint = profiler.modelFingerprint;
   return compilation.run(sourceMgr, timing);
@@ -1056,8 +1057,7 @@ Compilation::runOnEstimatedCosts(llvm::SourceMgr &sourceMgr,
       << "; give the program its data with --run-arg (e.g. "
          "--run-arg=--tokens=FILE) to schedule by measured costs";
   CompileOptions estimated;
-  copyCompileOptions(options, estimated);
-  estimated.driver.measureCosts = false;
+  copyUnmeasuredOptions(options, estimated);
   Compilation compilation(context, estimated);
   return compilation.run(sourceMgr, timing);
 }
