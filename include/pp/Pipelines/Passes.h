@@ -372,8 +372,8 @@ void buildElementwiseToLinalgPipeline(OpPassManager &pm);
 /// A model to a verified schedule with its stage functions.
 /// Runs the schedule pipeline's preparation of the training step and
 /// pp-plan-parallelism for `options.devices`, which records its layout as
-/// `pp.parallelism` on the step; it chooses the ZeRO stage among
-/// `zeroLevels` unless `options.zero` is given, and under ZeRO-3 gathers
+/// `pp.parallelism` on the step; it chooses each stage's ZeRO level among
+/// `zeroLevels` unless `options.zero` gives them, and under ZeRO-3 gathers
 /// per param too where `paramGathers`.
 void buildPlanParallelismPipeline(OpPassManager &pm,
                                   const SchedulePipelineOptions &options,
