@@ -135,3 +135,25 @@ def test_insert_transfers_zero3_gathers_before_use(pp, pp_opt):
         input="module {}", capture_output=True, text=True, check=True)
     makespan = float(REMARK.search(result_args.stderr).group(1))
     assert s.simulate(all_reduce_cost=3).makespan == makespan
+
+
+def test_insert_transfers_zero_per_stage_matches_pp_opt(pp, pp_opt):
+    """A level per stage: stage 0 all-reduces, stage 1 (ZeRO-3) gathers
+    before its first compute and reduce-scatters; as pp-opt's zero=0,3."""
+    s = pp.schedule("1f1b", num_stages=2, num_microbatches=4,
+                    insert_transfers=False)
+    s.insert_transfers(num_replicas=2, semantics="async", zero=[0, 3])
+    text = s.to_mlir()
+    assert "zero = array<i64: 0, 3>" in text
+    assert "pp.all_reduce stage 0" in text
+    assert "pp.all_gather stage 1" in text
+    assert "pp.reduce_scatter stage 1" in text
+    result_args = subprocess.run(
+        [pp_opt, "--pp-schedule=schedule=1f1b num-stages=2 num-microbatches=4",
+         "--pp-insert-transfers=num-replicas=2 zero=0,3 semantics=async",
+         "--pp-simulate=all-reduce-cost=3", "-o", "/dev/null"],
+        input="module {}", capture_output=True, text=True, check=True)
+    makespan = float(REMARK.search(result_args.stderr).group(1))
+    assert s.simulate(all_reduce_cost=3).makespan == makespan
+    with pytest.raises(TypeError, match="zero must be an int or a list"):
+        s.insert_transfers(num_replicas=2, zero=[0, "3"])
