@@ -337,7 +337,7 @@ void insertTransfers(Schedule &schedule, int64_t numReplicas,
   PassManager pm(&getContext());
   PPInsertTransfersOptions options;
   options.numReplicas = numReplicas;
-  options.zero = zero;
+  options.zero.assign(zero.begin(), zero.end());
   setSemantics(options.semantics, semantics);
   pm.addPass(createPPInsertTransfers(options));
   runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");
