@@ -1,10 +1,10 @@
 //===- ParallelismPlannerTest.cpp - the layout planner without IR ---------===//
 //
-// Lays two devices out as pipelines and replicas for a chain of known
-// times and sizes: the fastest layout per batch wins, memory caps and fixed
-// T, P or R rule layouts out, tensor parallelism needs split weights, and
-// the ZeRO stage (and ZeRO-3's unit of gathering) is chosen with the layout
-// as brute force would.
+// Lays devices out as pipelines and replicas for chains of known times and
+// sizes: the fastest layout per batch wins, memory caps and fixed T, P or R
+// rule layouts out, tensor parallelism needs split weights, and each
+// stage's ZeRO level (and ZeRO-3's unit of gathering) is chosen with the
+// layout as brute force over every assignment of levels to stages would.
 //
 //===----------------------------------------------------------------------===//
 
