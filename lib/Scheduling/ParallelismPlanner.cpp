@@ -119,6 +119,72 @@ private:
   std::vector<double> weightBytes, gatherTime, gatherPeak;
 };
 
+/// What a pipeline stage holding the ops [begin, end) adds to its device
+/// under each of its ZeRO levels, and the level it takes: the first, in
+/// order of preference, under which it fits the cap.
+struct StageLevels {
+  const LayoutChain &chain;
+  const GroupCosts &group;
+  /// Per stage, its levels in order of preference.
+  ArrayRef<SmallVector<int64_t>> levels;
+  /// Per stage, the micro-batches (units) whose activations it holds.
+  ArrayRef<double> inFlight;
+  /// Bytes a device holds per byte of a stage's weights under a level.
+  function_ref<double(int64_t level)> copies;
+  int64_t slices;
+  double cap;
+  /// Whether ZeRO-3 stages gather per param.
+  bool perParam;
+
+  /// One compute's gathers of the ops' weights under `level`: per param
+  /// under ZeRO-3, else none (a stage's gather is a collective apart).
+  double getGatherTime(int64_t level, int64_t begin, int64_t end) const {
+    return level == 3 && perParam ? group.getGatherTime(begin, end) : 0.0;
+  }
+
+  /// F + B + W (each forward and backward of a slice gathering per param)
+  /// and the transfers at the stage's ends; the weights' state, the most
+  /// gathered per param at once and the activations in flight.
+  StageLoad getLevelLoad(int64_t level, int64_t stage, int64_t begin,
+                         int64_t end) const {
+    auto [f, b, w] = group.getTimes(begin, end);
+    StageLoad load{f + b + w + 2.0 * slices * getGatherTime(level, begin, end),
+                   0.0};
+    if (stage > 0)
+      load.time += 2.0 * chain.transferTime[begin];
+    if (stage + 1 < int64_t(levels.size()))
+      load.time += 2.0 * chain.transferTime[end];
+    load.memory =
+        copies(level) * group.getWeightBytes(begin, end) +
+        (level == 3 && perParam ? group.getGatherPeak(begin, end) : 0.0) +
+        inFlight[stage] * chain.activationBytes(begin, end) / slices;
+    return load;
+  }
+
+  /// The stage's first level that fits, or none.
+  std::optional<int64_t> choose(int64_t stage, int64_t begin,
+                                int64_t end) const {
+    for (int64_t level : levels[stage])
+      if (getLevelLoad(level, stage, begin, end).memory <= cap)
+        return level;
+    return std::nullopt;
+  }
+
+  /// The load under the level the stage takes; one that fits under none
+  /// loads its least memory, above the cap.
+  StageLoad getLoad(int64_t stage, int64_t begin, int64_t end) const {
+    if (std::optional<int64_t> level = choose(stage, begin, end))
+      return getLevelLoad(*level, stage, begin, end);
+    StageLoad least = getLevelLoad(levels[stage].front(), stage, begin, end);
+    for (int64_t level : levels[stage]) {
+      StageLoad other = getLevelLoad(level, stage, begin, end);
+      if (other.memory < least.memory)
+        least = other;
+    }
+    return least;
+  }
+};
+
 /// Plans and times one layout.
 class LayoutEvaluator {
 public:
@@ -379,50 +445,15 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
   }
   SmallVector<double> inFlight = countInFlight(*schedule);
   GroupCosts group(chain, work, request.device, parts, replicas);
-  // Gathered per param, each forward and backward of a slice of a ZeRO-3
-  // stage gathers the stage's weights, and the most of them whole at once
-  // are held besides.
-  bool perParam = candidate.gatherPerParam;
-  auto gatherTime = [&](int64_t level, int64_t begin, int64_t end) {
-    return level == 3 && perParam ? group.getGatherTime(begin, end) : 0.0;
+  auto copies = [&](int64_t level) {
+    return sched::getWeightCopies(
+        getWeightCopies(level, candidate.gatherPerParam, replicas),
+        schedule->weightVersions);
   };
-  auto transfer = [&](int64_t cut) { return 2.0 * chain.transferTime[cut]; };
-  auto levelLoad = [&](int64_t level, int64_t stage, int64_t begin,
-                       int64_t end) {
-    auto [f, b, w] = group.getTimes(begin, end);
-    StageLoad result{f + b + w + 2.0 * slices * gatherTime(level, begin, end),
-                     0.0};
-    if (stage > 0)
-      result.time += transfer(begin);
-    if (stage + 1 < numStages)
-      result.time += transfer(end);
-    double copies = sched::getWeightCopies(
-        getWeightCopies(level, perParam, replicas), schedule->weightVersions);
-    result.memory =
-        copies * group.getWeightBytes(begin, end) +
-        (level == 3 && perParam ? group.getGatherPeak(begin, end) : 0.0) +
-        inFlight[stage] * chain.activationBytes(begin, end) / slices;
-    return result;
-  };
-  // The stage's first level that fits, or none.
-  auto chooseLevel = [&](int64_t stage, int64_t begin,
-                         int64_t end) -> std::optional<int64_t> {
-    for (int64_t level : levels[stage])
-      if (levelLoad(level, stage, begin, end).memory <= cap)
-        return level;
-    return std::nullopt;
-  };
-  // A range that fits under no level loads its least memory, above the cap.
+  StageLevels stageLevels{chain,  group,  levels, inFlight,
+                          copies, slices, cap,    candidate.gatherPerParam};
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
-    if (std::optional<int64_t> level = chooseLevel(stage, begin, end))
-      return levelLoad(*level, stage, begin, end);
-    StageLoad least = levelLoad(levels[stage].front(), stage, begin, end);
-    for (int64_t level : levels[stage]) {
-      StageLoad other = levelLoad(level, stage, begin, end);
-      if (other.memory < least.memory)
-        least = other;
-    }
-    return least;
+    return stageLevels.getLoad(stage, begin, end);
   };
   PartitionProblem partition;
   partition.numOps = chain.size();
@@ -443,21 +474,24 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     int64_t begin = plan->starts[stage];
     int64_t end =
         stage + 1 < numStages ? plan->starts[stage + 1] : chain.size();
-    int64_t level = *chooseLevel(stage, begin, end);
+    int64_t level = *stageLevels.choose(stage, begin, end);
     candidate.zero.push_back(level);
     auto [f, b, w] = group.getTimes(begin, end);
-    costs.forward.push_back(f / slices + gatherTime(level, begin, end));
-    costs.backwardInput.push_back(b / slices + gatherTime(level, begin, end));
+    double gather = stageLevels.getGatherTime(level, begin, end);
+    costs.forward.push_back(f / slices + gather);
+    costs.backwardInput.push_back(b / slices + gather);
     costs.backwardWeight.push_back(w / slices);
     costs.activation.push_back(chain.activationBytes(begin, end) / slices);
     costs.stash.push_back(0.0);
     if (stage > 0)
-      costs.transfer = std::max(costs.transfer, transfer(begin) / 2.0 / slices);
+      costs.transfer =
+          std::max(costs.transfer, chain.transferTime[begin] / slices);
     stageWeights.push_back(group.getWeightBytes(begin, end));
     candidate.memory =
-        std::max(candidate.memory, levelLoad(level, stage, begin, end).memory);
+        std::max(candidate.memory,
+                 stageLevels.getLevelLoad(level, stage, begin, end).memory);
   }
-  if (perParam && !llvm::is_contained(candidate.zero, 3)) {
+  if (candidate.gatherPerParam && !llvm::is_contained(candidate.zero, 3)) {
     // The same program as the candidate gathering per stage.
     candidate.zero.clear();
     candidate.memory = 0.0;
