@@ -329,13 +329,15 @@ void setSemantics(OptionT &option, const std::string &text) {
     option = getSemantics(text);
 }
 
+/// `zero`: one ZeRO level for every stage, or one per stage.
 void insertTransfers(Schedule &schedule, int64_t numReplicas,
-                     const std::string &semantics, int64_t zero) {
+                     const std::string &semantics,
+                     const std::vector<int64_t> &zero) {
   DiagnosticCapture capture(getContext());
   PassManager pm(&getContext());
   PPInsertTransfersOptions options;
   options.numReplicas = numReplicas;
-  options.zero = {zero};
+  options.zero.assign(zero.begin(), zero.end());
   setSemantics(options.semantics, semantics);
   pm.addPass(createPPInsertTransfers(options));
   runPasses(pm, schedule.getModule(), capture, "cannot insert transfers");

@@ -189,10 +189,15 @@ private:
 
   MLIRContext &context;
   const CompileOptions &options;
-  /// pp-plan-parallelism's choice for --devices: tensor-parallel size,
-  /// stages, replicas, ZeRO stage and whether ZeRO-3 gathers per param
-  /// (1), each used where the options do not set it.
-  std::optional<std::array<int64_t, 5>> layout;
+  /// pp-plan-parallelism's choice for --devices, each part used where the
+  /// options do not set it.
+  struct Layout {
+    int64_t tensorParallel, stages, replicas;
+    /// Each stage's ZeRO level, and whether ZeRO-3 gathers per param.
+    SmallVector<int64_t> zero;
+    bool gatherPerParam;
+  };
+  std::optional<Layout> layout;
   /// The file written: the option's, or the default for what is emitted.
   std::string output;
   /// The model's identity (getModelFingerprint), which a profile records.
@@ -229,15 +234,18 @@ int64_t Compilation::getScheduledRanks() const {
 /// those of the planned layout.
 int64_t Compilation::getScheduledReplicas() const {
   if (layout && !options.schedule.numReplicas.hasValue())
-    return (*layout)[2];
+    return layout->replicas;
   return options.schedule.numReplicas;
 }
 
-/// The ZeRO stage the program runs: the requested one, or that of the
-/// planned layout.
+/// The ZeRO levels the program runs: the requested ones, or those the
+/// planner chose per stage (one value where they are all equal).
 SmallVector<int64_t> Compilation::getScheduledZero() const {
-  if (layout && !options.schedule.zero.hasValue())
-    return {(*layout)[3]};
+  if (layout && !options.schedule.zero.hasValue()) {
+    if (llvm::all_equal(layout->zero))
+      return {layout->zero.front()};
+    return layout->zero;
+  }
   if (options.schedule.zero.empty())
     return {0};
   return llvm::to_vector(options.schedule.zero);
@@ -246,7 +254,7 @@ SmallVector<int64_t> Compilation::getScheduledZero() const {
 /// ZeRO-3's unit of gathering: the requested one, or that of the planned
 /// layout.
 ZeroGather Compilation::getScheduledZeroGather() const {
-  if (layout && !options.schedule.zero.hasValue() && (*layout)[4])
+  if (layout && !options.cpu.zeroGather.hasValue() && layout->gatherPerParam)
     return ZeroGather::Param;
   return options.cpu.zeroGather;
 }
@@ -280,9 +288,9 @@ void Compilation::setScheduleOptions(SchedulePipelineOptions &schedule) const {
   if (layout) {
     const SchedulePipelineOptions &given = options.schedule;
     if (!given.tensorParallel.hasValue())
-      schedule.tensorParallel = (*layout)[0];
+      schedule.tensorParallel = layout->tensorParallel;
     if (!given.numStages.hasValue())
-      schedule.numStages = (*layout)[1];
+      schedule.numStages = layout->stages;
   }
   schedule.numReplicas = getScheduledReplicas();
   schedule.zero = ArrayRef<int64_t>(getScheduledZero());
@@ -407,8 +415,9 @@ LogicalResult Compilation::planLayout(ModuleOp module, TimingScope &timing) {
   auto get = [&](StringRef name) {
     return cast<IntegerAttr>(chosen.get(name)).getInt();
   };
-  layout = {get("tensor_parallel"), get("stages"), get("replicas"), get("zero"),
-            get("zero_gather_param")};
+  auto zero = cast<DenseI64ArrayAttr>(chosen.get("zero")).asArrayRef();
+  layout = Layout{get("tensor_parallel"), get("stages"), get("replicas"),
+                  llvm::to_vector(zero), get("zero_gather_param") != 0};
   return success();
 }
 
@@ -1253,18 +1262,17 @@ static LogicalResult checkZeroOptions(MLIRContext &context,
   for (int64_t zero : schedule.zero)
     if (failed(checkZeroLevel(context, options, "--zero", zero)))
       return failure();
-  // One level per stage needs the stages fixed.
+  // One level per stage needs the stages fixed, by --stages or, with
+  // --devices, by the layouts the planner may choose.
+  bool stagesFixed = schedule.numStages.hasValue() || schedule.devices > 0;
   if (schedule.zero.size() > 1 &&
-      (!schedule.numStages.hasValue() ||
-       schedule.numStages != static_cast<int64_t>(schedule.zero.size())))
+      (!stagesFixed ||
+       (schedule.numStages.hasValue() &&
+        schedule.numStages != static_cast<int64_t>(schedule.zero.size()))))
     return emitError(getOptionLoc(context, "--zero"))
            << "--zero gives " << schedule.zero.size()
            << " levels; give one for every stage or one per stage of "
               "--stages";
-  if (schedule.zero.size() > 1 && schedule.devices > 0)
-    return emitError(getOptionLoc(context, "--zero"))
-           << "--zero with one level per stage cannot be combined with "
-              "--devices yet: the planner chooses one level for every stage";
   for (int64_t zero : schedule.planZero)
     if (failed(checkZeroLevel(context, options, "--plan-zero", zero)))
       return failure();

@@ -91,11 +91,11 @@ void pp::buildPlanParallelismPipeline(OpPassManager &pm,
   if (!options.memoryCap.empty())
     plan.memoryPerDevice = options.memoryCap.front();
   plan.optimizer = options.planOptimizer;
-  // What the user gave stays; the planner chooses the rest.
+  // What the user gave stays; the planner chooses the rest, each stage's
+  // ZeRO level among `zeroLevels`.
   if (options.zero.hasValue())
-    plan.zero.assign(options.zero.begin(), options.zero.end());
-  else
-    plan.zero.assign(zeroLevels.begin(), zeroLevels.end());
+    plan.fixedZero.assign(options.zero.begin(), options.zero.end());
+  plan.zero.assign(zeroLevels.begin(), zeroLevels.end());
   plan.paramGathers = paramGathers;
   SmallVector<StringRef> chosen = {"zero", "param-gathers"};
   for (auto [name, given] :

@@ -119,6 +119,72 @@ private:
   std::vector<double> weightBytes, gatherTime, gatherPeak;
 };
 
+/// What a pipeline stage holding the ops [begin, end) adds to its device
+/// under each of its ZeRO levels, and the level it takes: the first, in
+/// order of preference, under which it fits the cap.
+struct StageLevels {
+  const LayoutChain &chain;
+  const GroupCosts &group;
+  /// Per stage, its levels in order of preference.
+  ArrayRef<SmallVector<int64_t>> levels;
+  /// Per stage, the micro-batches (units) whose activations it holds.
+  ArrayRef<double> inFlight;
+  /// Bytes a device holds per byte of a stage's weights under a level.
+  function_ref<double(int64_t level)> copies;
+  int64_t slices;
+  double cap;
+  /// Whether ZeRO-3 stages gather per param.
+  bool perParam;
+
+  /// One compute's gathers of the ops' weights under `level`: per param
+  /// under ZeRO-3, else none (a stage's gather is a collective apart).
+  double getGatherTime(int64_t level, int64_t begin, int64_t end) const {
+    return level == 3 && perParam ? group.getGatherTime(begin, end) : 0.0;
+  }
+
+  /// F + B + W (each forward and backward of a slice gathering per param)
+  /// and the transfers at the stage's ends; the weights' state, the most
+  /// gathered per param at once and the activations in flight.
+  StageLoad getLevelLoad(int64_t level, int64_t stage, int64_t begin,
+                         int64_t end) const {
+    auto [f, b, w] = group.getTimes(begin, end);
+    StageLoad load{f + b + w + 2.0 * slices * getGatherTime(level, begin, end),
+                   0.0};
+    if (stage > 0)
+      load.time += 2.0 * chain.transferTime[begin];
+    if (stage + 1 < int64_t(levels.size()))
+      load.time += 2.0 * chain.transferTime[end];
+    load.memory =
+        copies(level) * group.getWeightBytes(begin, end) +
+        (level == 3 && perParam ? group.getGatherPeak(begin, end) : 0.0) +
+        inFlight[stage] * chain.activationBytes(begin, end) / slices;
+    return load;
+  }
+
+  /// The stage's first level that fits, or none.
+  std::optional<int64_t> choose(int64_t stage, int64_t begin,
+                                int64_t end) const {
+    for (int64_t level : levels[stage])
+      if (getLevelLoad(level, stage, begin, end).memory <= cap)
+        return level;
+    return std::nullopt;
+  }
+
+  /// The load under the level the stage takes; one that fits under none
+  /// loads its least memory, above the cap.
+  StageLoad getLoad(int64_t stage, int64_t begin, int64_t end) const {
+    if (std::optional<int64_t> level = choose(stage, begin, end))
+      return getLevelLoad(*level, stage, begin, end);
+    StageLoad least = getLevelLoad(levels[stage].front(), stage, begin, end);
+    for (int64_t level : levels[stage]) {
+      StageLoad other = getLevelLoad(level, stage, begin, end);
+      if (other.memory < least.memory)
+        least = other;
+    }
+    return least;
+  }
+};
+
 /// Plans and times one layout.
 class LayoutEvaluator {
 public:
@@ -135,20 +201,25 @@ public:
 private:
   std::string checkTensorParallel(int64_t parts) const;
   std::string checkShape(const ParallelismCandidate &candidate) const;
+  /// The ZeRO levels stage `stage` of `candidate` may take, in order of
+  /// preference (the fixed one, or those on offer); none with ZeRO-3 where
+  /// the schedule keeps several weight versions.
+  SmallVector<int64_t> getLevels(const ParallelismCandidate &candidate,
+                                 int64_t stage, int64_t weightVersions) const;
   void explainMemory(PartitionProblem partition,
                      ParallelismCandidate &candidate) const;
-  /// Bytes of state per byte of weights: the weights, their gradients and
-  /// the optimizer's moments (the replica's block under ZeRO-1); under
-  /// ZeRO-3 the replica's block of the weights besides the whole weights
-  /// it gathers for the step (gathered per param, the whole weights held
-  /// at once count apart).
-  double getWeightCopies(const ParallelismCandidate &candidate) const {
-    int64_t replicas = candidate.replicas, zero = candidate.zero;
-    if (zero == 0 || replicas == 1)
+  /// Bytes of state per byte of a stage's weights under ZeRO `level`: the
+  /// weights, their gradients and the optimizer's moments (the replica's
+  /// block under ZeRO-1); under ZeRO-3 the replica's block of the weights
+  /// besides the whole weights it gathers for the step (gathered per
+  /// param, the whole weights held at once count apart).
+  double getWeightCopies(int64_t level, bool perParam, int64_t replicas) const {
+    if (level == 0 || replicas == 1)
       return 2.0 + request.optimizerStateCopies;
-    return (candidate.gatherPerParam ? 1.0 : 2.0) +
+    bool gathersPerParam = level == 3 && perParam;
+    return (gathersPerParam ? 1.0 : 2.0) +
            request.optimizerStateCopies / replicas +
-           (zero == 3 ? 1.0 / replicas : 0.0);
+           (level == 3 ? 1.0 / replicas : 0.0);
   }
   double getStepTime(const GeneratedSchedule &schedule, const StageCosts &costs,
                      ArrayRef<double> stageWeights,
@@ -179,14 +250,16 @@ std::string LayoutEvaluator::checkTensorParallel(int64_t parts) const {
 }
 
 /// Per action of a rank's `own` actions, the stages whose ZeRO-3 gather goes
-/// right before it: before the stage's first compute and the receives (and
-/// exchange groups) that feed it, where pp-insert-transfers puts it.
+/// right before it: before the first compute of each stage `gathers`
+/// holds, and the receives (and exchange groups) that feed it, where
+/// pp-insert-transfers puts it.
 static SmallVector<SmallVector<int64_t, 1>>
-getGatherPoints(ArrayRef<TimedAction> own) {
+getGatherPoints(ArrayRef<TimedAction> own,
+                function_ref<bool(int64_t stage)> gathers) {
   SmallVector<SmallVector<int64_t, 1>> points(own.size());
   llvm::SmallDenseSet<int64_t, 4> seen;
   for (auto [index, action] : llvm::enumerate(own)) {
-    if (action.kind != TimedAction::Kind::compute ||
+    if (action.kind != TimedAction::Kind::compute || !gathers(action.stage) ||
         !seen.insert(action.stage).second)
       continue;
     size_t before = index;
@@ -198,16 +271,18 @@ getGatherPoints(ArrayRef<TimedAction> own) {
   return points;
 }
 
-/// The program of `schedule` with each stage's gradient collectives after
-/// its rank's last compute of it and the optimizer steps at the end (under
-/// ZeRO-3 the gathers before its first compute), timed.
+/// The program of `schedule` with each stage's gradient collectives, by
+/// its ZeRO level, after its rank's last compute of it and the optimizer
+/// steps at the end (the gathers of ZeRO-3 stages gathered per stage
+/// before their first compute), timed.
 double
 LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
                              const StageCosts &costs,
                              ArrayRef<double> stageWeights,
                              const ParallelismCandidate &candidate) const {
   using Kind = TimedAction::Kind;
-  int64_t replicas = candidate.replicas, zero = candidate.zero;
+  int64_t replicas = candidate.replicas;
+  ArrayRef<int64_t> zero = candidate.zero;
   int64_t numStages = schedule.stageRank.size();
   RankActions program = insertTransfers(schedule);
   std::vector<TimedAction> actions;
@@ -218,13 +293,15 @@ LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
     action.stage = stage;
     return action;
   };
+  // Gathered per param, the computes gather (their costs include it).
+  auto gathersStage = [&](int64_t stage) {
+    return zero[stage] == 3 && replicas > 1 && !candidate.gatherPerParam;
+  };
   for (int64_t rank = 0; rank < program.getNumRanks(); ++rank) {
     MutableArrayRef<TimedAction> own = program.getRank(rank);
     SmallVector<int64_t> stages;
-    SmallVector<SmallVector<int64_t, 1>> gathers(own.size());
-    // Gathered per param, the computes gather (their costs include it).
-    if (zero == 3 && replicas > 1 && !candidate.gatherPerParam)
-      gathers = getGatherPoints(own);
+    SmallVector<SmallVector<int64_t, 1>> gathers =
+        getGatherPoints(own, gathersStage);
     for (auto [index, action] : llvm::enumerate(own)) {
       for (int64_t stage : gathers[index])
         actions.push_back(collective(Kind::allGather, stage));
@@ -239,12 +316,13 @@ LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
       if (!last)
         continue;
       stages.push_back(action.stage);
-      actions.push_back(collective(
-          zero != 0 ? Kind::reduceScatter : Kind::allReduce, action.stage));
+      actions.push_back(collective(zero[action.stage] != 0 ? Kind::reduceScatter
+                                                           : Kind::allReduce,
+                                   action.stage));
     }
     for (int64_t stage : stages) {
       actions.push_back(collective(Kind::optimizerStep, stage));
-      if (zero == 1)
+      if (zero[stage] == 1)
         actions.push_back(collective(Kind::allGather, stage));
     }
     rankBegin.push_back(actions.size());
@@ -262,8 +340,9 @@ LayoutEvaluator::getStepTime(const GeneratedSchedule &schedule,
 }
 
 /// Why the candidate's shape cannot be planned: a fixed T, P or R it
-/// differs from, a tensor-parallel degree the ops do not split into, or a
-/// stage count the chain and markers do not allow; empty where it can.
+/// differs from, a tensor-parallel degree the ops do not split into, a
+/// stage count the chain, markers or ZeRO levels given per stage do not
+/// allow; empty where it can.
 std::string
 LayoutEvaluator::checkShape(const ParallelismCandidate &candidate) const {
   int64_t numStages = candidate.stages;
@@ -281,12 +360,35 @@ LayoutEvaluator::checkShape(const ParallelismCandidate &candidate) const {
   if (numStages < int64_t(request.markerCuts.size()) + 1)
     return llvm::formatv("the model's {0} stage markers make more stages",
                          request.markerCuts.size());
+  size_t levels = request.fixedZero.size();
+  if (levels > 1 && int64_t(levels) != numStages)
+    return llvm::formatv("the ZeRO levels given are one per stage of {0}",
+                         levels);
   return "";
 }
 
+SmallVector<int64_t>
+LayoutEvaluator::getLevels(const ParallelismCandidate &candidate, int64_t stage,
+                           int64_t weightVersions) const {
+  ArrayRef<int64_t> fixed = request.fixedZero;
+  SmallVector<int64_t> levels;
+  if (!fixed.empty())
+    levels = {fixed[fixed.size() == 1 ? 0 : stage]};
+  else if (candidate.replicas == 1)
+    levels = {llvm::min_element(request.zeroLevels)[0]};
+  else
+    levels = llvm::to_vector(request.zeroLevels);
+  llvm::sort(levels);
+  // ZeRO-3 gathers one weight version per step.
+  if (candidate.replicas > 1 && weightVersions > 1)
+    llvm::erase(levels, 3);
+  return levels;
+}
+
 /// Why no partition fits the memory cap: the least memory any partition
-/// needs on its fullest device, or that none keeps each weight's users in
-/// one stage.
+/// needs on its fullest device and the stage that needs it, or that none
+/// keeps each weight's users in one stage. `partition.load` gives each
+/// range's least memory under any of its ZeRO levels.
 void LayoutEvaluator::explainMemory(PartitionProblem partition,
                                     ParallelismCandidate &candidate) const {
   auto load = partition.load;
@@ -300,10 +402,21 @@ void LayoutEvaluator::explainMemory(PartitionProblem partition,
     candidate.reason = "no partition keeps each weight's users in one stage";
     return;
   }
+  int64_t fullest = 0;
+  for (int64_t stage = 0; stage < candidate.stages; ++stage) {
+    int64_t begin = smallest->starts[stage];
+    int64_t end = stage + 1 < candidate.stages ? smallest->starts[stage + 1]
+                                               : partition.numOps;
+    if (load(stage, begin, end).memory == smallest->bottleneck) {
+      fullest = stage;
+      break;
+    }
+  }
   candidate.memory = smallest->bottleneck;
-  candidate.reason =
-      llvm::formatv("memory: needs {0} bytes per device, above {1}",
-                    formatQuantity(smallest->bottleneck), formatQuantity(cap));
+  candidate.reason = llvm::formatv(
+      "memory: needs {0} bytes per device, above {1}: stage {2} fits under "
+      "no ZeRO level offered",
+      formatQuantity(smallest->bottleneck), formatQuantity(cap), fullest);
 }
 
 void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
@@ -322,33 +435,25 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     candidate.reason = llvm::toString(schedule.takeError());
     return;
   }
-  if (candidate.zero == 3 && replicas > 1 && schedule->weightVersions > 1) {
-    candidate.reason = "ZeRO-3 gathers one weight version per step";
-    return;
+  SmallVector<SmallVector<int64_t>> levels;
+  for (int64_t stage = 0; stage < numStages; ++stage) {
+    levels.push_back(getLevels(candidate, stage, schedule->weightVersions));
+    if (levels.back().empty()) {
+      candidate.reason = "ZeRO-3 gathers one weight version per step";
+      return;
+    }
   }
   SmallVector<double> inFlight = countInFlight(*schedule);
   GroupCosts group(chain, work, request.device, parts, replicas);
-  double copies = sched::getWeightCopies(getWeightCopies(candidate),
-                                         schedule->weightVersions);
-  // Gathered per param, each forward and backward of a slice gathers the
-  // stage's weights, and the most of them whole at once are held besides.
-  bool perParam = candidate.gatherPerParam;
-  auto gatherTime = [&](int64_t begin, int64_t end) {
-    return perParam ? group.getGatherTime(begin, end) : 0.0;
+  auto copies = [&](int64_t level) {
+    return sched::getWeightCopies(
+        getWeightCopies(level, candidate.gatherPerParam, replicas),
+        schedule->weightVersions);
   };
-  auto transfer = [&](int64_t cut) { return 2.0 * chain.transferTime[cut]; };
+  StageLevels stageLevels{chain,  group,  levels, inFlight,
+                          copies, slices, cap,    candidate.gatherPerParam};
   auto load = [&](int64_t stage, int64_t begin, int64_t end) {
-    auto [f, b, w] = group.getTimes(begin, end);
-    StageLoad result{f + b + w + 2.0 * slices * gatherTime(begin, end), 0.0};
-    if (stage > 0)
-      result.time += transfer(begin);
-    if (stage + 1 < numStages)
-      result.time += transfer(end);
-    result.memory =
-        copies * group.getWeightBytes(begin, end) +
-        (perParam ? group.getGatherPeak(begin, end) : 0.0) +
-        inFlight[stage] * chain.activationBytes(begin, end) / slices;
-    return result;
+    return stageLevels.getLoad(stage, begin, end);
   };
   PartitionProblem partition;
   partition.numOps = chain.size();
@@ -369,18 +474,31 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
     int64_t begin = plan->starts[stage];
     int64_t end =
         stage + 1 < numStages ? plan->starts[stage + 1] : chain.size();
+    int64_t level = *stageLevels.choose(stage, begin, end);
+    candidate.zero.push_back(level);
     auto [f, b, w] = group.getTimes(begin, end);
-    costs.forward.push_back(f / slices + gatherTime(begin, end));
-    costs.backwardInput.push_back(b / slices + gatherTime(begin, end));
+    double gather = stageLevels.getGatherTime(level, begin, end);
+    costs.forward.push_back(f / slices + gather);
+    costs.backwardInput.push_back(b / slices + gather);
     costs.backwardWeight.push_back(w / slices);
     costs.activation.push_back(chain.activationBytes(begin, end) / slices);
     costs.stash.push_back(0.0);
     if (stage > 0)
-      costs.transfer = std::max(costs.transfer, transfer(begin) / 2.0 / slices);
+      costs.transfer =
+          std::max(costs.transfer, chain.transferTime[begin] / slices);
     stageWeights.push_back(group.getWeightBytes(begin, end));
     candidate.memory =
-        std::max(candidate.memory, load(stage, begin, end).memory);
+        std::max(candidate.memory,
+                 stageLevels.getLevelLoad(level, stage, begin, end).memory);
   }
+  if (candidate.gatherPerParam && !llvm::is_contained(candidate.zero, 3)) {
+    // The same program as the candidate gathering per stage.
+    candidate.zero.clear();
+    candidate.memory = 0.0;
+    candidate.reason = "no stage takes ZeRO-3 to gather per param";
+    return;
+  }
+  candidate.bottleneck = plan->bottleneck;
   double step = getStepTime(*schedule, costs, stageWeights, candidate);
   if (step < 0.0) {
     candidate.reason = "the schedule deadlocks";
@@ -388,6 +506,22 @@ void LayoutEvaluator::evaluate(ParallelismCandidate &candidate) {
   }
   candidate.stepTime = step;
   candidate.batchTime = step / replicas;
+}
+
+int64_t sched::getZeroSum(const ParallelismCandidate &candidate) {
+  int64_t sum = 0;
+  for (int64_t level : candidate.zero)
+    sum += level;
+  return sum;
+}
+
+/// Whether a layout of `replicas` may gather ZeRO-3's weights per param.
+static bool mayGatherPerParam(const ParallelismRequest &request,
+                              int64_t replicas) {
+  ArrayRef<int64_t> offered =
+      request.fixedZero.empty() ? request.zeroLevels : request.fixedZero;
+  return request.planParamGathers && replicas > 1 &&
+         llvm::is_contained(offered, 3);
 }
 
 ParallelismPlan sched::planParallelism(const LayoutChain &chain,
@@ -403,30 +537,24 @@ ParallelismPlan sched::planParallelism(const LayoutChain &chain,
       if ((devices / parts) % stages != 0)
         continue;
       int64_t replicas = devices / parts / stages;
-      for (int64_t zero : request.zeroLevels) {
-        for (bool perParam : {false, true}) {
-          if (perParam && (zero != 3 || !request.planParamGathers))
-            continue;
-          ParallelismCandidate candidate;
-          candidate.tensorParallel = parts;
-          candidate.stages = stages;
-          candidate.replicas = replicas;
-          candidate.zero = zero;
-          candidate.gatherPerParam = perParam;
-          evaluator.evaluate(candidate);
-          plan.candidates.push_back(std::move(candidate));
-        }
-        // One replica shards nothing: every stage plans the same.
-        if (replicas == 1)
-          break;
+      for (bool perParam : {false, true}) {
+        if (perParam && !mayGatherPerParam(request, replicas))
+          continue;
+        ParallelismCandidate candidate;
+        candidate.tensorParallel = parts;
+        candidate.stages = stages;
+        candidate.replicas = replicas;
+        candidate.gatherPerParam = perParam;
+        evaluator.evaluate(candidate);
+        plan.candidates.push_back(std::move(candidate));
       }
     }
   }
-  // The fastest per batch; among equals, the lowest ZeRO stage (sharding
-  // the cap does not ask for buys nothing), gathers per stage, then the
-  // least memory.
+  // The fastest per batch; among equals, the least sharded (sharding the
+  // cap does not ask for buys nothing), gathers per stage, then the least
+  // memory.
   auto key = [](const ParallelismCandidate &candidate) {
-    return std::tuple(candidate.batchTime, candidate.zero,
+    return std::tuple(candidate.batchTime, getZeroSum(candidate),
                       candidate.gatherPerParam, candidate.memory);
   };
   for (auto [index, candidate] : llvm::enumerate(plan.candidates))
@@ -439,9 +567,9 @@ ParallelismPlan sched::planParallelism(const LayoutChain &chain,
   for (auto [index, candidate] : llvm::enumerate(plan.candidates)) {
     if (index == *plan.chosen || !candidate.reason.empty())
       continue;
-    if (candidate.batchTime == best.batchTime && candidate.zero > best.zero)
-      candidate.reason =
-          llvm::formatv("as fast, sharding more (ZeRO-{0})", candidate.zero);
+    if (candidate.batchTime == best.batchTime &&
+        getZeroSum(candidate) > getZeroSum(best))
+      candidate.reason = "as fast, sharding more";
     else if (candidate.batchTime == best.batchTime && candidate.gatherPerParam)
       candidate.reason = "as fast, gathering per param";
     else

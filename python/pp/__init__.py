@@ -286,7 +286,7 @@ class Schedule:
 
     def insert_transfers(self, num_replicas: int = 1,
                          semantics: Optional[str] = None,
-                         zero: int = 0) -> "Schedule":
+                         zero: Union[int, Sequence[int]] = 0) -> "Schedule":
         """Runs pp-insert-transfers on the schedule; returns it. With
         `semantics="rendezvous"` the transfers form exchange groups that
         cannot deadlock when a send waits for its receive (NCCL);
@@ -296,12 +296,18 @@ class Schedule:
         the replicas (ZeRO-1): each stage's gradients are reduce-scattered
         instead of all-reduced, and its weights all-gathered after its
         optimizer step; `zero=3` shards the weights too (ZeRO-3): the
-        all-gather comes before the stage's first compute instead."""
+        all-gather comes before the stage's first compute instead. A list
+        (`zero=[0, 3]`) gives each stage its own level."""
         _check_count("num_replicas", num_replicas)
         _check_semantics(semantics)
-        if isinstance(zero, bool) or not isinstance(zero, int):
-            raise TypeError(f"zero must be an int, got {zero!r}")
-        self._native.insert_transfers(num_replicas, semantics or "", zero)
+        levels = [zero] if isinstance(zero, int) else zero
+        if isinstance(zero, (bool, str)) or not isinstance(
+                levels, Sequence) or not levels or any(
+                isinstance(z, bool) or not isinstance(z, int) for z in levels):
+            raise TypeError(f"zero must be an int or a list of ints, got "
+                            f"{zero!r}")
+        self._native.insert_transfers(num_replicas, semantics or "",
+                                      list(levels))
         return self
 
     def verify(self, semantics: Optional[str] = None) -> "Schedule":

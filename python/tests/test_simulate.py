@@ -101,6 +101,17 @@ def test_unknown_semantics(pp):
         s.simulate("eager")
 
 
+def pp_opt_zero_makespan(pp_opt, zero):
+    """pp-opt's makespan of 1f1b on 2 stages and 4 micro-batches with 2
+    replicas under ZeRO level(s) `zero` ("1", or "0,3" per stage)."""
+    result = subprocess.run(
+        [pp_opt, "--pp-schedule=schedule=1f1b num-stages=2 num-microbatches=4",
+         f"--pp-insert-transfers=num-replicas=2 zero={zero} semantics=async",
+         "--pp-simulate=all-reduce-cost=3", "-o", "/dev/null"],
+        input="module {}", capture_output=True, text=True, check=True)
+    return float(REMARK.search(result.stderr).group(1))
+
+
 def test_insert_transfers_zero_matches_pp_opt(pp, pp_opt):
     s = pp.schedule("1f1b", num_stages=2, num_microbatches=4,
                     insert_transfers=False)
@@ -108,13 +119,8 @@ def test_insert_transfers_zero_matches_pp_opt(pp, pp_opt):
     text = s.to_mlir()
     assert "pp.reduce_scatter" in text and "pp.all_gather" in text
     assert "pp.all_reduce" not in text
-    result_args = subprocess.run(
-        [pp_opt, "--pp-schedule=schedule=1f1b num-stages=2 num-microbatches=4",
-         "--pp-insert-transfers=num-replicas=2 zero=1 semantics=async",
-         "--pp-simulate=all-reduce-cost=3", "-o", "/dev/null"],
-        input="module {}", capture_output=True, text=True, check=True)
-    makespan = float(REMARK.search(result_args.stderr).group(1))
-    assert s.simulate(all_reduce_cost=3).makespan == makespan
+    assert s.simulate(all_reduce_cost=3).makespan == \
+        pp_opt_zero_makespan(pp_opt, "1")
 
 
 def test_insert_transfers_zero3_gathers_before_use(pp, pp_opt):
@@ -128,10 +134,22 @@ def test_insert_transfers_zero3_gathers_before_use(pp, pp_opt):
         lines = [line.strip() for line in rank.splitlines()[1:] if
                  line.strip().startswith("pp.")]
         assert lines[0].startswith("pp.all_gather")
-    result_args = subprocess.run(
-        [pp_opt, "--pp-schedule=schedule=1f1b num-stages=2 num-microbatches=4",
-         "--pp-insert-transfers=num-replicas=2 zero=3 semantics=async",
-         "--pp-simulate=all-reduce-cost=3", "-o", "/dev/null"],
-        input="module {}", capture_output=True, text=True, check=True)
-    makespan = float(REMARK.search(result_args.stderr).group(1))
-    assert s.simulate(all_reduce_cost=3).makespan == makespan
+    assert s.simulate(all_reduce_cost=3).makespan == \
+        pp_opt_zero_makespan(pp_opt, "3")
+
+
+def test_insert_transfers_zero_per_stage_matches_pp_opt(pp, pp_opt):
+    """A level per stage: stage 0 all-reduces, stage 1 (ZeRO-3) gathers
+    before its first compute and reduce-scatters; as pp-opt's zero=0,3."""
+    s = pp.schedule("1f1b", num_stages=2, num_microbatches=4,
+                    insert_transfers=False)
+    s.insert_transfers(num_replicas=2, semantics="async", zero=[0, 3])
+    text = s.to_mlir()
+    assert "zero = array<i64: 0, 3>" in text
+    assert "pp.all_reduce stage 0" in text
+    assert "pp.all_gather stage 1" in text
+    assert "pp.reduce_scatter stage 1" in text
+    assert s.simulate(all_reduce_cost=3).makespan == \
+        pp_opt_zero_makespan(pp_opt, "0,3")
+    with pytest.raises(TypeError, match="zero must be an int or a list"):
+        s.insert_transfers(num_replicas=2, zero=[0, "3"])

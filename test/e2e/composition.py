@@ -280,6 +280,14 @@ def markdown():
         "ZeRO-3 shards the weights over the replicas (docs/DataParallel.md); "
         "its oracle against plain data parallelism is bit-exact.",
         "",
+        "The ZeRO cells run one level for every stage. A level per stage "
+        "(`--zero 0,3`, `--zero 1,3`, or chosen per stage by `--devices` "
+        "under `--memory-cap`) is checked against plain data parallelism "
+        "with and without TP by `e2e.mlp-zero3-matches-data-parallel`, "
+        "`e2e.mlp-zero3-tp2-matches-data-parallel` and their GPT twins; "
+        "`e2e.layout-agrees-with-program` builds `--zero 0,3` with "
+        "`--devices`.",
+        "",
     ]
     return "\n".join(lines)
 

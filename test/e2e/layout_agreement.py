@@ -7,11 +7,12 @@ with --slices or --step-plans. Each combination compiles the GPT to its
 schedule (--emit=schedule) and either
 
 - prints the layout remark `N devices: T = t, P = p, R = r, ZeRO-z`
-  (`, ZeRO-z` left out for z = 0), and
+  (`, ZeRO-z` left out for z = 0; `, ZeRO per stage z0,z1` where the
+  stages' levels differ), and
   every pp.schedule of the program runs p stages (stage_rank), r replicas
   (num_replicas), t processes per rank (pp.tensor_parallel), the given
-  slices and ZeRO stage z (the planner's without --zero), t x p x r = N,
-  and any option given is kept; or
+  slices and the stages' ZeRO levels (the planner's without --zero),
+  t x p x r = N, and any option given is kept; or
 - where no layout has the given T, R and P, or the options cannot be
   combined, fails with one error line in the user's terms, never with
   internals, and never after printing a layout it then does not build."""
@@ -72,8 +73,15 @@ def options(devices, tp, dp, zero, recompute, schedule, slices, plans,
     return [models["plain"]] + flags
 
 
+def per_stage(levels, stages):
+    """The ZeRO levels "1" or "0,3" (or a number) as one per stage."""
+    levels = [int(z.split("/")[0]) for z in str(levels).split(",")]
+    return tuple(levels * stages if len(levels) == 1 else levels)
+
+
 def read_schedules(text):
-    """(stages, replicas, T, slices, zero) of every pp.schedule in `text`."""
+    """(stages, replicas, T, slices, zero per stage) of every pp.schedule in
+    `text`."""
     found = []
     for line in text.splitlines():
         if not line.lstrip().startswith("pp.schedule @"):
@@ -83,9 +91,12 @@ def read_schedules(text):
             m = re.search(rf"\b{name} = (\d+)", line)
             return int(m.group(1)) if m else default
         ranks = re.search(r"stage_rank \[([0-9, ]*)\]", line).group(1)
-        found.append((len(ranks.split(",")), attr("num_replicas", 1),
+        stages = len(ranks.split(","))
+        levels = re.search(r"\bzero = array<i64: ([0-9, ]+)>", line)
+        zero = levels.group(1).replace(" ", "") if levels else attr("zero", 0)
+        found.append((stages, attr("num_replicas", 1),
                       attr(r"pp\.tensor_parallel", 1), attr("slices", 1),
-                      attr("zero", 0)))
+                      per_stage(zero, stages)))
     return found
 
 
@@ -104,9 +115,12 @@ def check(pp_compile, workdir, combination, models):
     if any(s in err for s in INTERNALS) or proc.returncode not in (0, 1, 2):
         return f"{name}: exit {proc.returncode}, internals:\n{err}"
     layout = re.search(r"remark: (\d+) devices: T = (\d+), P = (\d+), "
-                       r"R = (\d+)(?:, ZeRO-(\d))?:", err)
-    # The least P: the step-plan models' stage marker makes 2 stages.
-    least_stages = 2 if plans or recompute != "none" else 1
+                       r"R = (\d+)(?:, ZeRO-(\S+)|, ZeRO per stage (\S+))?:",
+                       err)
+    # The least P: the step-plan models' stage marker makes 2 stages, and
+    # levels given per stage as many stages.
+    least_stages = 2 if plans or recompute != "none" or "," in str(zero) \
+        else 1
     buildable = (tp or 1) * (dp or 1) * least_stages <= devices
     if proc.returncode != 0 and buildable:
         return f"{name}: a layout exists and it is built, but:\n{err}"
@@ -121,12 +135,14 @@ def check(pp_compile, workdir, combination, models):
         return ""
     if not layout:
         return f"{name}: compiled without a layout remark:\n{err}"
-    t, p, r, z = (int(layout.group(i) or 0) for i in (2, 3, 4, 5))
+    t, p, r = (int(layout.group(i)) for i in (2, 3, 4))
+    z = per_stage(layout.group(5) or layout.group(6) or 0, p)
     if t * p * r != devices:
         return f"{name}: T x P x R = {t * p * r}, not {devices}"
     stages = 2 if recompute != "none" else None
+    given_zero = per_stage(zero, p) if zero is not None else None
     for given, chosen, what in ((tp, t, "T"), (dp, r, "R"), (stages, p, "P"),
-                                (zero, z, "ZeRO")):
+                                (given_zero, z, "ZeRO")):
         if given is not None and given != chosen:
             return f"{name}: {what} = {given} given, {chosen} planned"
     with open(out) as f:
@@ -155,8 +171,8 @@ def main():
         (devices, tp, dp, zero, recompute, schedule)
         for devices, tp, dp, (zero, recompute), schedule in itertools.product(
             (2, 4), (None, 2), (None, 2),
-            ((0, "none"), (1, "none"), (3, "none"), (None, "none"),
-             (0, "all")),
+            ((0, "none"), (1, "none"), (3, "none"), ("0,3", "none"),
+             (None, "none"), (0, "all")),
             SCHEDULES)]
     with tempfile.TemporaryDirectory() as workdir:
         models = {"plain": generate(workdir, 16, 4),

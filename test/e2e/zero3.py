@@ -27,8 +27,9 @@ less than the stage's whole weights, and what pp-simulate's closed form
 says for replica 0's ranks from the schedule, which records
 zero_gather = param. With a ZeRO stage per stage (--zero 0,3
 --zero-gather=param: stage 0 plain, stage 1 ZeRO-3 gathered per param;
---zero 1,3) the 2-stage runs match plain data parallelism too, and
---print-memory per rank is what pp-simulate says. A
+--zero 1,3) the 2-stage runs match plain data parallelism too (with
+--tensor-parallel T as well), and --print-memory per rank is what
+pp-simulate says (for tensor-parallel index 0). A
 contradicting run-time --zero, and --check-gradients, stop the run with
 one line."""
 
@@ -66,7 +67,7 @@ class Case:
             ["--zero", "3", "--emit", "schedule", "-o", self.schedule])
         if gather_params:
             self.compile_param_gathers(common)
-        if gather_params and tp == 1 and stages == 2:
+        if gather_params and stages == 2:
             self.compile_mixed(common)
 
     def compile_param_gathers(self, common):
@@ -133,16 +134,18 @@ def check_training(case, optimizer, zero_exe=3):
 def check_mixed_memory(case, optimizer, out, key):
     """--print-memory of replica 0's ranks under a ZeRO stage per stage:
     what pp-simulate says, the gathered peak where a rank's stage is ZeRO-3
-    and none elsewhere."""
+    and none elsewhere; pp-simulate counts pipeline ranks (the processes
+    of tensor-parallel index 0)."""
     tag = f"{case.label} {optimizer} zero {key[6:]}"
     got = memory(out, True)
     schedule = case.schedules[key]
     model = simulated(case.args.pp_opt, schedule, optimizer)
     gathered = simulated(case.args.pp_opt, schedule, optimizer, True)
-    for rank in range(case.procs // REPLICAS):
+    for world in range(0, case.procs // REPLICAS, case.tp):
+        rank = world // case.tp
         want = gathered.get(rank, model.get(rank, ()) + (0,))
-        if got.get(rank) != want:
-            sys.exit(f"{tag}: rank {rank} holds {got.get(rank)} bytes, "
+        if got.get(world) != want:
+            sys.exit(f"{tag}: rank {world} holds {got.get(world)} bytes, "
                      f"pp-simulate says {want}")
     print(f"{tag}: bytes per rank {[got[r] for r in range(case.procs)]} "
           f"(pp-simulate agrees)")
@@ -318,10 +321,9 @@ def main():
         for optimizer in (["--optimizer", "sgd", "--lr", args.sgd_lr],
                           ["--optimizer", "adam", "--lr", "0.01"]):
             plain, zero, w_plain = check_training(case, optimizer)
-            if tp == 1:
-                for key in ("mixed-0-3-param", "mixed-1-3"):
-                    _, mixed, _ = check_training(case, optimizer, key)
-                    check_mixed_memory(case, optimizer[1], mixed, key)
+            for key in ("mixed-0-3-param", "mixed-1-3"):
+                _, mixed, _ = check_training(case, optimizer, key)
+                check_mixed_memory(case, optimizer[1], mixed, key)
             check_memory(case, optimizer[1], plain, zero, None)
             if tp == 1:
                 check_param_gathers(case, optimizer, zero)

@@ -46,12 +46,38 @@ def simulated(pp_opt, schedule, optimizer, gathered=False):
     param, the most whole at once) follow."""
     err = run([pp_opt, schedule, f"--pp-simulate=optimizer={optimizer}",
                "-o", os.devnull]).stderr
+    rows = parse_static_memory(err, gathered)
+    if rows is None:
+        sys.exit(f"pp-simulate reported no static memory:\n{err}")
+    return rows
+
+
+def parse_static_memory(err, gathered=False):
+    """The rows of pp-simulate's static memory remark in `err` (None when
+    there is none); a rank's gathered bytes are those of its stages gathered
+    for the step, per param, or both (a rank of each kind of stage).
+
+    >>> head = ("remark: static memory per rank (weights + gradients + "
+    ...         "optimizer state, bytes): ")
+    >>> parse_static_memory(head + "rank 0: 3136 + 6272 + 0 (+ 6272 "
+    ...     "gathered for the step); rank 1: 2440 + 4880 + 0 (+ 4096 "
+    ...     "gathered at once, per param)", gathered=True)
+    {0: (3136, 6272, 0, 6272), 1: (2440, 4880, 0, 4096)}
+    >>> parse_static_memory(head + "rank 0: 80 + 160 + 0 (+ 128 gathered "
+    ...     "for the step and at once, per param)", gathered=True)
+    {0: (80, 160, 0, 128)}
+    >>> parse_static_memory(head + "rank 0: 64 + 64 + 0; rank 1: 48 + 96 + 0")
+    {0: (64, 64, 0), 1: (48, 96, 0)}
+    >>> parse_static_memory("remark: makespan 7") is None
+    True
+    """
     line = re.search(r"static memory per rank \(weights \+ gradients \+ "
                      r"optimizer state, bytes\):(.*)", err)
     if not line:
-        sys.exit(f"pp-simulate reported no static memory:\n{err}")
+        return None
     row = r"rank (\d+): (\d+) \+ (\d+) \+ (\d+)"
     if gathered:
-        row += r" \(\+ (\d+) gathered (?:for the step|at once, per param)\)"
+        row += (r" \(\+ (\d+) gathered (?:for the step|at once, per param|"
+                r"for the step and at once, per param)\)")
     rows = re.findall(row, line.group(1))
     return {int(r): tuple(int(v) for v in vals) for r, *vals in rows}

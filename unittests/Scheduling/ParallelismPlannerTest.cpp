@@ -1,10 +1,10 @@
 //===- ParallelismPlannerTest.cpp - the layout planner without IR ---------===//
 //
-// Lays two devices out as pipelines and replicas for a chain of known
-// times and sizes: the fastest layout per batch wins, memory caps and fixed
-// T, P or R rule layouts out, tensor parallelism needs split weights, and
-// the ZeRO stage (and ZeRO-3's unit of gathering) is chosen with the layout
-// as brute force would.
+// Lays devices out as pipelines and replicas for chains of known times and
+// sizes: the fastest layout per batch wins, memory caps and fixed T, P or R
+// rule layouts out, tensor parallelism needs split weights, and each
+// stage's ZeRO level (and ZeRO-3's unit of gathering) is chosen with the
+// layout as brute force over every assignment of levels to stages would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,9 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <functional>
+#include <random>
 #include <tuple>
 
 using namespace mlir;
@@ -134,113 +137,173 @@ TEST(ParallelismPlanner, TensorParallelismSplitsWeightsAndWork) {
             "T = 2 does not divide hidden (size 5)");
 }
 
-/// The fastest fitting (T, P, R, ZeRO stage, gather unit) by brute force:
-/// each (T, P, R, ZeRO stage) planned alone, every candidate of it that
-/// fits (it has a time) compared by the planner's order: batch time, then
-/// the lower ZeRO stage, gathers per stage, then the memory.
+/// A short description of a choice, for failure messages.
+static std::string describe(const std::optional<ParallelismCandidate> &c) {
+  if (!c)
+    return "none";
+  std::string text = "T " + std::to_string(c->tensorParallel) + " P " +
+                     std::to_string(c->stages) + " R " +
+                     std::to_string(c->replicas) + " ZeRO";
+  for (int64_t level : c->zero)
+    text += " " + std::to_string(level);
+  return text + (c->gatherPerParam ? " /param" : "");
+}
+
+/// A chain of random times and sizes, each op reading its own weight, and
+/// a request with random devices, optimizer, link, cap and ZeRO levels on
+/// offer.
+struct RandomProblem {
+  LayoutChain chain;
+  TensorParallelWork work;
+  ParallelismRequest request;
+  SmallVector<double> activations;
+  /// What `chain.activationBytes` refers to.
+  std::function<double(int64_t, int64_t)> activationBytes;
+
+  RandomProblem(const RandomProblem &) = delete;
+  explicit RandomProblem(std::mt19937 &random) {
+    auto uniform = [&](double low, double high) {
+      return std::uniform_real_distribution<double>(low, high)(random);
+    };
+    auto pick = [&](int64_t count) {
+      return std::uniform_int_distribution<int64_t>(0, count - 1)(random);
+    };
+    int64_t size = 2 + pick(4);
+    for (int64_t op = 0; op < size; ++op) {
+      double forward = uniform(0.5, 2.0);
+      chain.forward.push_back(forward);
+      chain.compute.push_back(forward * uniform(2.0, 4.0));
+      chain.weights.push_back({op});
+      chain.weightBytes.push_back(uniform(1.0, 60.0));
+      activations.push_back(uniform(0.5, 4.0));
+    }
+    chain.mayCut.assign(size + 1, true);
+    for (int64_t cut = 0; cut <= size; ++cut)
+      chain.transferTime.push_back(uniform(0.0, 0.5));
+    activationBytes = [this](int64_t begin, int64_t end) {
+      double sum = 0.0;
+      for (int64_t op = begin; op < end; ++op)
+        sum += activations[op];
+      return sum;
+    };
+    chain.activationBytes = activationBytes;
+    bool split = pick(2);
+    work.splitOps.assign(size, split);
+    work.allReduceBytes.assign(size, 0.0);
+    work.splitWeights.assign(size, split);
+    if (split)
+      work.splitDims = {{"hidden", 4}};
+    request.devices = pick(3) ? 4 : 2;
+    request.numMicrobatches = 1 + pick(4);
+    request.schedule = ScheduleChoice::get(pick(2) ? "1f1b" : "gpipe");
+    request.device.memoryCapacity = 1e9;
+    request.device.linkBandwidth = pick(2) ? 0.0 : uniform(5.0, 50.0);
+    request.maxStages = 16;
+    request.optimizerStateCopies = pick(2) ? 2.0 : 0.0;
+    SmallVector<int64_t> offers[] = {{0, 1, 3}, {0, 3}, {1, 3}, {0, 1}};
+    request.zeroLevels = offers[pick(4)];
+    request.planParamGathers = pick(2);
+    // From most layouts fitting to few: the whole model's weights, their
+    // gradients and the optimizer's state on one device is the most.
+    double weights = 0.0;
+    for (double bytes : chain.weightBytes)
+      weights += bytes;
+    request.memoryPerDevice =
+        uniform(0.3, 1.1) * (2.0 + request.optimizerStateCopies) * weights;
+  }
+};
+
+/// The planner's choice by brute force: for each layout (T, P, R) and
+/// ZeRO-3 unit, every assignment of the levels on offer to the P stages
+/// planned alone (fixed); per layout and unit the one that fits with the
+/// least bottleneck (the time the stages are cut to balance), then the
+/// least sum of levels; among those, the planner's order: batch time, the
+/// least sum of levels, gathers per stage, then the memory.
 static std::optional<ParallelismCandidate>
-chooseByBruteForce(const FourOps &four) {
+chooseByBruteForce(const RandomProblem &problem) {
   std::optional<ParallelismCandidate> best;
   auto key = [](const ParallelismCandidate &candidate) {
-    return std::tuple(candidate.batchTime, candidate.zero,
+    return std::tuple(candidate.batchTime, getZeroSum(candidate),
                       candidate.gatherPerParam, candidate.memory);
   };
-  int64_t devices = four.request.devices;
+  int64_t devices = problem.request.devices;
+  ArrayRef<int64_t> levels = problem.request.zeroLevels;
   for (int64_t parts = 1; parts <= devices; ++parts)
     for (int64_t stages = 1; parts * stages <= devices; ++stages) {
       if (devices % (parts * stages) != 0)
         continue;
-      int64_t replicas = devices / (parts * stages);
-      for (int64_t zero : four.request.zeroLevels) {
-        ParallelismRequest alone = four.request;
-        alone.fixedTensorParallel = parts;
-        alone.fixedStages = stages;
-        alone.fixedReplicas = replicas;
-        alone.zeroLevels = {zero};
-        ParallelismPlan plan = planParallelism(four.chain, four.work, alone);
-        for (const ParallelismCandidate &candidate : plan.candidates)
-          if (candidate.batchTime > 0.0 &&
-              (!best || key(candidate) < key(*best)))
-            best = candidate;
-        if (replicas == 1)
-          break;
+      for (bool perParam : {false, true}) {
+        std::optional<ParallelismCandidate> layout;
+        SmallVector<int64_t> assignment(stages, 0);
+        for (int64_t code = 0; code < std::pow(levels.size(), stages); ++code) {
+          for (int64_t stage = 0, rest = code; stage < stages; ++stage) {
+            assignment[stage] = levels[rest % levels.size()];
+            rest /= levels.size();
+          }
+          ParallelismRequest alone = problem.request;
+          alone.fixedTensorParallel = parts;
+          alone.fixedStages = stages;
+          alone.fixedReplicas = devices / (parts * stages);
+          alone.fixedZero = assignment;
+          for (const ParallelismCandidate &candidate :
+               planParallelism(problem.chain, problem.work, alone).candidates)
+            if (candidate.reason.empty() &&
+                candidate.gatherPerParam == perParam &&
+                (!layout ||
+                 std::tuple(candidate.bottleneck, getZeroSum(candidate)) <
+                     std::tuple(layout->bottleneck, getZeroSum(*layout))))
+              layout = candidate;
+        }
+        if (layout && (!best || key(*layout) < key(*best)))
+          best = layout;
       }
     }
   return best;
 }
 
-/// A short description of a choice, for failure messages.
-static std::string describe(const std::optional<ParallelismCandidate> &c) {
-  if (!c)
-    return "none";
-  return "T " + std::to_string(c->tensorParallel) + " P " +
-         std::to_string(c->stages) + " R " + std::to_string(c->replicas) +
-         " ZeRO-" + std::to_string(c->zero) +
-         (c->gatherPerParam ? "/param" : "");
-}
-
-TEST(ParallelismPlanner, ZeroStageIsChosenAsBruteForceWould) {
-  // Every cap from roomy to nothing fitting, SGD and Adam, free and slow
-  // links, 2 and 4 devices, split weights or not, the ZeRO stages on
-  // offer, ZeRO-3 gathered per param or not, and weights each read by one
-  // op or by ops far apart (spans that overlap when gathered per param).
-  int64_t compared = 0, zero1 = 0, zero3 = 0, perParam = 0;
-  for (int64_t devices : {2, 4})
-    for (bool split : {false, true})
-      for (double optimizer : {0.0, 2.0})
-        for (double bandwidth : {0.0, 10.0})
-          for (auto levels :
-               {SmallVector<int64_t>{0, 1, 3}, SmallVector<int64_t>{0, 3}})
-            for (bool paramGathers : {false, true})
-              for (bool spread : {false, true})
-                for (double cap = 200.0; cap >= 20.0; cap -= 4.0) {
-                  FourOps four;
-                  four.request.devices = devices;
-                  four.request.memoryPerDevice = cap;
-                  four.request.optimizerStateCopies = optimizer;
-                  four.request.device.linkBandwidth = bandwidth;
-                  four.request.zeroLevels = levels;
-                  four.request.planParamGathers = paramGathers;
-                  if (spread) {
-                    // Weight 0 read by ops 0 and 2: no cut between them, and
-                    // two weights whole at once at ops 1 and 2.
-                    four.chain.weights = {{0}, {1}, {0, 2}, {3}};
-                    four.chain.mayCut = {true, false, false, true, true};
-                  }
-                  if (split) {
-                    four.work.splitOps.assign(4, true);
-                    four.work.splitWeights.assign(4, true);
-                    four.work.splitDims = {{"hidden", 4}};
-                  }
-                  ParallelismPlan plan =
-                      planParallelism(four.chain, four.work, four.request);
-                  std::optional<ParallelismCandidate> chosen;
-                  if (plan.chosen)
-                    chosen = plan.candidates[*plan.chosen];
-                  std::optional<ParallelismCandidate> brute =
-                      chooseByBruteForce(four);
-                  std::string where =
-                      "devices " + std::to_string(devices) + " cap " +
-                      std::to_string(cap) + " optimizer " +
-                      std::to_string(optimizer) + " bandwidth " +
-                      std::to_string(bandwidth) + " levels " +
-                      std::to_string(levels.size());
-                  ASSERT_EQ(describe(chosen), describe(brute)) << where;
-                  if (!chosen)
-                    continue;
-                  EXPECT_EQ(chosen->batchTime, brute->batchTime) << where;
-                  EXPECT_EQ(chosen->memory, brute->memory) << where;
-                  ++compared;
-                  zero1 += chosen->zero == 1;
-                  zero3 += chosen->zero == 3 && !chosen->gatherPerParam;
-                  perParam += chosen->gatherPerParam;
-                }
-  // The sweep reaches caps where a ZeRO stage, or gathers per param, is
-  // what fits.
-  EXPECT_GT(compared, 100);
-  EXPECT_GT(zero1, 0);
+TEST(ParallelismPlanner, ZeroLevelsPerStageAreChosenAsBruteForceWould) {
+  // Random chains, devices, optimizers, links, caps and levels on offer,
+  // seeded: the planner's layout, stages' levels, unit, time and memory
+  // equal brute force's over every assignment of levels to stages.
+  std::mt19937 random(39);
+  int64_t compared = 0, mixed = 0, zero3 = 0, perParam = 0;
+  for (int64_t trial = 0; trial < 1000; ++trial) {
+    RandomProblem problem(random);
+    ParallelismPlan plan =
+        planParallelism(problem.chain, problem.work, problem.request);
+    std::optional<ParallelismCandidate> chosen;
+    if (plan.chosen)
+      chosen = plan.candidates[*plan.chosen];
+    std::optional<ParallelismCandidate> brute = chooseByBruteForce(problem);
+    ASSERT_EQ(describe(chosen), describe(brute)) << "trial " << trial;
+    if (!chosen)
+      continue;
+    EXPECT_EQ(chosen->batchTime, brute->batchTime) << "trial " << trial;
+    EXPECT_EQ(chosen->memory, brute->memory) << "trial " << trial;
+    ++compared;
+    mixed += !llvm::all_equal(chosen->zero);
+    zero3 += llvm::is_contained(chosen->zero, 3);
+    perParam += chosen->gatherPerParam;
+  }
+  // The sweep reaches choices of several levels in one pipeline, ZeRO-3
+  // and gathers per param.
+  EXPECT_GT(compared, 150);
+  EXPECT_GT(mixed, 10);
   EXPECT_GT(zero3, 0);
   EXPECT_GT(perParam, 0);
+}
+
+/// The candidate of 2 replicas of one stage with the stage's ZeRO level
+/// fixed.
+static ParallelismCandidate planReplicas(FourOps four, int64_t zero) {
+  four.request.fixedZero = {zero};
+  ParallelismPlan plan = planParallelism(four.chain, four.work, four.request);
+  for (const ParallelismCandidate &candidate : plan.candidates)
+    if (candidate.stages == 1 && candidate.replicas == 2 &&
+        !candidate.gatherPerParam)
+      return candidate;
+  ADD_FAILURE() << "no 2 replicas under ZeRO-" << zero;
+  return ParallelismCandidate();
 }
 
 TEST(ParallelismPlanner, CapsThatOnlyAZeroStageFits) {
@@ -250,31 +313,21 @@ TEST(ParallelismPlanner, CapsThatOnlyAZeroStageFits) {
   FourOps four;
   four.request.optimizerStateCopies = 2.0;
   four.request.zeroLevels = {0, 1, 3};
-  auto replicas = [&](int64_t zero) {
-    ParallelismPlan plan = planParallelism(four.chain, four.work, four.request);
-    for (const ParallelismCandidate &candidate : plan.candidates)
-      if (candidate.stages == 1 && candidate.replicas == 2 &&
-          candidate.zero == zero)
-        return candidate;
-    ADD_FAILURE() << "no 2 replicas under ZeRO-" << zero;
-    return ParallelismCandidate();
-  };
-  EXPECT_DOUBLE_EQ(replicas(0).memory, 4.0 * 40.0 + 16.0);
-  EXPECT_DOUBLE_EQ(replicas(1).memory, 3.0 * 40.0 + 16.0);
-  EXPECT_DOUBLE_EQ(replicas(3).memory, 3.5 * 40.0 + 16.0);
+  EXPECT_DOUBLE_EQ(planReplicas(four, 0).memory, 4.0 * 40.0 + 16.0);
+  EXPECT_DOUBLE_EQ(planReplicas(four, 1).memory, 3.0 * 40.0 + 16.0);
+  EXPECT_DOUBLE_EQ(planReplicas(four, 3).memory, 3.5 * 40.0 + 16.0);
 
-  // Room for all: as fast under every stage, so no sharding.
+  // Room for all: the first level fits, so no sharding.
   ParallelismPlan plan = planParallelism(four.chain, four.work, four.request);
   ASSERT_TRUE(plan.chosen.has_value());
-  EXPECT_EQ(plan.candidates[*plan.chosen].zero, 0);
+  EXPECT_EQ(plan.candidates[*plan.chosen].zero, SmallVector<int64_t>{0});
   EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 2);
-  EXPECT_EQ(replicas(3).reason, "as fast, sharding more (ZeRO-3)");
 
   // 140 bytes: only ZeRO-1's replicas (and the slower pipeline) fit.
   four.request.memoryPerDevice = 140.0;
   plan = planParallelism(four.chain, four.work, four.request);
   ASSERT_TRUE(plan.chosen.has_value());
-  EXPECT_EQ(plan.candidates[*plan.chosen].zero, 1);
+  EXPECT_EQ(plan.candidates[*plan.chosen].zero, SmallVector<int64_t>{1});
   EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 2);
 
   // ZeRO-3 holds more than ZeRO-1 at its peak; offered without ZeRO-1, a
@@ -283,9 +336,11 @@ TEST(ParallelismPlanner, CapsThatOnlyAZeroStageFits) {
   four.request.zeroLevels = {0, 3};
   plan = planParallelism(four.chain, four.work, four.request);
   ASSERT_TRUE(plan.chosen.has_value());
-  EXPECT_EQ(plan.candidates[*plan.chosen].zero, 3);
+  EXPECT_EQ(plan.candidates[*plan.chosen].zero, SmallVector<int64_t>{3});
   EXPECT_EQ(plan.candidates[*plan.chosen].replicas, 2);
-  EXPECT_EQ(replicas(0).reason.rfind("memory: needs 176", 0), 0u);
+  EXPECT_EQ(planReplicas(four, 0).reason,
+            "memory: needs 176 bytes per device, above 160: stage 0 fits "
+            "under no ZeRO level offered");
 
   // Gathered per param, 2 replicas hold their blocks (1 + 2/2 + 1/2) x 40,
   // one 10-byte weight whole at once and 16 of activations: a cap of 130
@@ -300,13 +355,54 @@ TEST(ParallelismPlanner, CapsThatOnlyAZeroStageFits) {
   ASSERT_TRUE(plan.chosen.has_value());
   const ParallelismCandidate &chosen = plan.candidates[*plan.chosen];
   EXPECT_EQ(chosen.replicas, 2);
-  EXPECT_EQ(chosen.zero, 3);
+  EXPECT_EQ(chosen.zero, SmallVector<int64_t>{3});
   EXPECT_TRUE(chosen.gatherPerParam);
   EXPECT_DOUBLE_EQ(chosen.memory, 2.5 * 40.0 + 10.0 + 16.0);
 
   // pipedream-2bw keeps two weight versions; ZeRO-3 gathers one.
   four.request.schedule = ScheduleChoice::get("pipedream-2bw");
-  EXPECT_EQ(replicas(3).reason, "ZeRO-3 gathers one weight version per step");
+  EXPECT_EQ(planReplicas(four, 3).reason,
+            "ZeRO-3 gathers one weight version per step");
+}
+
+TEST(ParallelismPlanner, EachStageTakesTheFirstLevelThatFits) {
+  // Two stages of 2 replicas, Adam: the first stage's weights are 4 times
+  // the second's, so a cap fits the first only under ZeRO-1 and the
+  // second without ZeRO; levels given per stage stay.
+  FourOps four;
+  four.chain.weightBytes = {40, 40, 10, 10};
+  four.request.devices = 4;
+  four.request.fixedStages = 2;
+  four.request.optimizerStateCopies = 2.0;
+  four.request.zeroLevels = {0, 1, 3};
+  // Under gpipe each stage holds its 4 micro-batches' activations, 2 x 4
+  // bytes: the first stage 4 x 80 + 8 without ZeRO, 3 x 80 + 8 under
+  // ZeRO-1; the second 4 x 20 + 8.
+  four.request.memoryPerDevice = 250.0;
+  ParallelismPlan plan = planParallelism(four.chain, four.work, four.request);
+  ASSERT_TRUE(plan.chosen.has_value());
+  const ParallelismCandidate &chosen = plan.candidates[*plan.chosen];
+  EXPECT_EQ(chosen.replicas, 2);
+  EXPECT_EQ(chosen.zero, (SmallVector<int64_t>{1, 0}));
+  EXPECT_DOUBLE_EQ(chosen.memory, 3.0 * 80.0 + 8.0);
+
+  four.request.fixedZero = {1, 1};
+  plan = planParallelism(four.chain, four.work, four.request);
+  ASSERT_TRUE(plan.chosen.has_value());
+  EXPECT_EQ(plan.candidates[*plan.chosen].zero, (SmallVector<int64_t>{1, 1}));
+  // Stage 0 under ZeRO-3 needs 3.5 x 80 + 8 bytes; the least any cut
+  // needs is stage 1's 4 x 60 + 12 with ops 1 to 3.
+  four.request.fixedZero = {3, 0};
+  plan = planParallelism(four.chain, four.work, four.request);
+  EXPECT_FALSE(plan.chosen.has_value());
+  EXPECT_EQ(FourOps::find(plan, 2).reason,
+            "memory: needs 252 bytes per device, above 250: stage 1 fits "
+            "under no ZeRO level offered");
+  four.request.fixedZero = {3, 0, 1};
+  plan = planParallelism(four.chain, four.work, four.request);
+  EXPECT_FALSE(plan.chosen.has_value());
+  EXPECT_EQ(FourOps::find(plan, 2).reason,
+            "the ZeRO levels given are one per stage of 3");
 }
 
 TEST(ParallelismPlanner, ZeroCollectivesAreTimed) {
@@ -315,16 +411,19 @@ TEST(ParallelismPlanner, ZeroCollectivesAreTimed) {
   // an all-gather half of it.
   FourOps four;
   four.request.device.linkBandwidth = 10.0;
-  four.request.zeroLevels = {0, 1, 3};
   auto stepTimes = [&](int64_t stages) {
     four.request.devices = 2 * stages;
     four.request.fixedStages = stages;
     four.request.fixedReplicas = 2;
     SmallVector<double> times;
-    for (const ParallelismCandidate &candidate :
-         planParallelism(four.chain, four.work, four.request).candidates)
-      if (candidate.tensorParallel == 1 && candidate.stages == stages)
-        times.push_back(candidate.stepTime);
+    for (int64_t zero : {0, 1, 3}) {
+      four.request.fixedZero = {zero};
+      for (const ParallelismCandidate &candidate :
+           planParallelism(four.chain, four.work, four.request).candidates)
+        if (candidate.tensorParallel == 1 && candidate.stages == stages &&
+            candidate.stepTime > 0.0)
+          times.push_back(candidate.stepTime);
+    }
     return times;
   };
   // One stage: 4 micro-batches of 16 s, then the all-reduce (ZeRO-0), or

@@ -130,10 +130,11 @@ struct SchedulePipelineOptions
       llvm::cl::init("adam")};
   PassOptions::ListOption<int64_t> planZero{
       *this, "plan-zero",
-      llvm::cl::desc("ZeRO stages --devices chooses from where zero is not "
-                     "given, comma separated (default 0,1,3, without 3 "
-                     "where the other options cannot run it; "
-                     "docs/DataParallel.md)")};
+      llvm::cl::desc("ZeRO levels --devices chooses from, per stage, where "
+                     "zero is not given: each stage takes the first, in "
+                     "ascending order, that fits the memory-cap; comma "
+                     "separated (default 0,1,3, without 3 where the other "
+                     "options cannot run it; docs/DataParallel.md)")};
   PassOptions::Option<bool> vocabularyParallel{
       *this, "vocabulary-parallel",
       llvm::cl::desc("With tensor-parallel above 1, also split the token "
@@ -372,8 +373,8 @@ void buildElementwiseToLinalgPipeline(OpPassManager &pm);
 /// A model to a verified schedule with its stage functions.
 /// Runs the schedule pipeline's preparation of the training step and
 /// pp-plan-parallelism for `options.devices`, which records its layout as
-/// `pp.parallelism` on the step; it chooses the ZeRO stage among
-/// `zeroLevels` unless `options.zero` is given, and under ZeRO-3 gathers
+/// `pp.parallelism` on the step; it chooses each stage's ZeRO level among
+/// `zeroLevels` unless `options.zero` gives them, and under ZeRO-3 gathers
 /// per param too where `paramGathers`.
 void buildPlanParallelismPipeline(OpPassManager &pm,
                                   const SchedulePipelineOptions &options,

@@ -6,9 +6,10 @@
 // the schedule with the one timing model (tensor-parallel all-reduces
 // inside the compute actions, the replicas' gradient all-reduces or ZeRO
 // collectives), counts each device's weights, gradients, optimizer state
-// and activations against its memory, and picks the layout and ZeRO stage
-// that train a batch fastest (docs/TensorParallel.md, "Planning the
-// layout").
+// and activations against its memory, and picks the layout that trains a
+// batch fastest, each pipeline stage under the ZeRO level of least
+// communication that fits it (docs/TensorParallel.md, "Planning the
+// layout"; docs/DataParallel.md, "Choosing the ZeRO stage").
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,14 +80,20 @@ struct ParallelismRequest {
   /// moments; under ZeRO-1 each replica holds its block of it, under ZeRO-3
   /// also of the weights, besides the whole weights it gathers for the step.
   double optimizerStateCopies = 0.0;
-  /// The ZeRO stages (0, 1, 3) to choose from, each planned for every
-  /// layout of more than one replica; a single replica shards nothing and
-  /// is planned under the first only.
+  /// The ZeRO levels (0, 1, 3) each pipeline stage chooses from, in a
+  /// layout of more than one replica: the first, in this order, under
+  /// which the stage fits; a single replica shards nothing and plans every
+  /// stage under the lowest.
   SmallVector<int64_t> zeroLevels = {0};
+  /// The ZeRO level of every stage (one value) or of each stage (one per
+  /// stage, for layouts of as many stages only), fixed; empty: chosen per
+  /// stage from `zeroLevels`.
+  SmallVector<int64_t> fixedZero;
   /// Under ZeRO-3, whether to plan the weights gathered per param too
   /// (each compute gathers the params its ops read, and a device holds
   /// whole at once only the params whose first-to-last reads overlap),
-  /// besides a stage's weights gathered once per step.
+  /// besides a stage's weights gathered once per step. The unit is one for
+  /// all ZeRO-3 stages of a program, as the lowering takes it.
   bool planParamGathers = false;
   /// The most stages a pipeline may have.
   int64_t maxStages = 0;
@@ -99,10 +106,15 @@ struct ParallelismRequest {
 /// One layout of the devices and what it gives.
 struct ParallelismCandidate {
   int64_t tensorParallel = 1, stages = 1, replicas = 1;
-  /// The ZeRO stage of the replicas, and under ZeRO-3 whether each compute
-  /// gathers its params (rather than each stage its weights once).
-  int64_t zero = 0;
+  /// The ZeRO level of each pipeline stage (empty when not planned), and
+  /// whether the computes of its ZeRO-3 stages gather their params (rather
+  /// than each such stage its weights once).
+  SmallVector<int64_t> zero;
   bool gatherPerParam = false;
+  /// The busiest stage's time as the partition planner balances it (its
+  /// ops' F + B + W, its transfers and gathers per param). 0 when not
+  /// planned.
+  double bottleneck = 0.0;
   /// Seconds of one step (every replica trains one batch), and per batch:
   /// step / replicas, what the planner minimises. 0 when not timed.
   double stepTime = 0.0, batchTime = 0.0;
@@ -113,20 +125,28 @@ struct ParallelismCandidate {
   std::string reason;
 };
 
-/// Every layout and ZeRO stage in order of T, then P, then the stage (and
-/// ZeRO-3's gathers per stage before those per param), and the index of
-/// the fastest that fits (none when nothing does): among equally fast ones
-/// the lowest ZeRO stage, gathers per stage, then the least memory.
+/// Every layout in order of T, then P (ZeRO-3's gathers per stage before
+/// those per param), and the index of the fastest that fits (none when
+/// nothing does): among equally fast ones the least sharded (the least sum
+/// of the stages' ZeRO levels), gathers per stage, then the least memory.
 struct ParallelismPlan {
   SmallVector<ParallelismCandidate> candidates;
   std::optional<size_t> chosen;
 };
 
 /// Plans every layout T x P x R = `request.devices` of `chain` (one
-/// pipeline stage per rank) under each of `request.zeroLevels`.
+/// pipeline stage per rank). Per layout the stages are cut to balance their
+/// time, each range of ops taking the first of its ZeRO levels under which
+/// it fits the memory cap (ZeRO-0's all-reduce, ZeRO-1's reduce-scatter and
+/// all-gather, ZeRO-3's gathers: more sharding, more to communicate), and
+/// the resulting program of mixed levels is timed once.
 ParallelismPlan planParallelism(const LayoutChain &chain,
                                 const TensorParallelWork &work,
                                 const ParallelismRequest &request);
+
+/// How much a candidate shards, to break ties: the sum of its stages' ZeRO
+/// levels.
+int64_t getZeroSum(const ParallelismCandidate &candidate);
 
 } // namespace mlir::pp::sched
 

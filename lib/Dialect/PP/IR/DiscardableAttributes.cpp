@@ -129,13 +129,18 @@ static bool isTensorParallelism(Attribute value) {
 }
 
 /// pp-plan-parallelism's layout: {tensor_parallel, stages, replicas,
-/// zero, zero_gather_param}.
+/// zero (one level per stage), zero_gather_param}.
 static bool isParallelism(Attribute value) {
   auto dict = dyn_cast<DictionaryAttr>(value);
   if (!dict || dict.size() != 5)
     return false;
-  Attribute zero = dict.get("zero");
-  return (isIntegerIn(zero, 0, 2) || isIntegerIn(zero, 3, 4)) &&
+  auto zero = dyn_cast_or_null<DenseI64ArrayAttr>(dict.get("zero"));
+  auto stages = dyn_cast_or_null<IntegerAttr>(dict.get("stages"));
+  return zero && stages && zero.size() == stages.getInt() &&
+         llvm::all_of(zero.asArrayRef(),
+                      [](int64_t level) {
+                        return level == 0 || level == 1 || level == 3;
+                      }) &&
          isIntegerIn(dict.get("zero_gather_param"), 0, 2) &&
          llvm::all_of(
              llvm::ArrayRef<StringRef>{"tensor_parallel", "stages", "replicas"},
@@ -195,7 +200,8 @@ static const AttributeRule kAttributeRules[] = {
      isVariant},
     {"pp.parallelism", Site::Function,
      "{tensor_parallel, stages, replicas} (i64s in [1, 65536)), zero "
-     "(an i64: 0, 1 or 3) and zero_gather_param (an i64: 0 or 1)",
+     "(an array<i64> of 0, 1 or 3, one per stage) and zero_gather_param (an "
+     "i64: 0 or 1)",
      isParallelism},
     {kSliceAttr, Site::AnyOp, "a slice number (an i64 in [0, 65536))",
      isStageNumber},

@@ -126,25 +126,41 @@ static LayoutChain getLayoutChain(const StageCostModel &model,
   return chain;
 }
 
-/// The ZeRO stage: `1`, or `3/param` gathered per param.
+/// The stages' ZeRO levels: `1` for every stage, or `0,3` per stage, each
+/// 3 as `3/param` when gathered per param; `-` when not planned.
 static std::string describeZero(const ParallelismCandidate &candidate) {
-  return std::to_string(candidate.zero) +
-         (candidate.gatherPerParam ? "/param" : "");
+  if (candidate.zero.empty())
+    return candidate.gatherPerParam ? "-/param" : "-";
+  ArrayRef<int64_t> levels = candidate.zero;
+  if (llvm::all_equal(levels))
+    levels = levels.take_front();
+  std::string text;
+  for (auto [stage, level] : llvm::enumerate(levels)) {
+    text += (stage ? "," : "") + std::to_string(level);
+    if (level == 3 && candidate.gatherPerParam)
+      text += "/param";
+  }
+  return text;
 }
 
-/// `T = 1, P = 2, R = 2, ZeRO-1`, or `T = 1, P = 2, R = 2` without ZeRO.
+/// `T = 1, P = 2, R = 2, ZeRO-1`, per stage `T = 1, P = 2, R = 2, ZeRO
+/// 1,0`, or `T = 1, P = 2, R = 2` without ZeRO.
 static std::string describe(const ParallelismCandidate &candidate) {
   std::string layout =
       llvm::formatv("T = {0}, P = {1}, R = {2}", candidate.tensorParallel,
                     candidate.stages, candidate.replicas);
-  if (candidate.zero == 0)
+  if (candidate.zero.empty())
+    return layout + (candidate.gatherPerParam ? ", ZeRO-3/param" : "");
+  if (getZeroSum(candidate) == 0)
     return layout;
-  return layout + ", ZeRO-" + describeZero(candidate);
+  bool uniform = llvm::all_equal(candidate.zero);
+  return layout + (uniform ? ", ZeRO-" : ", ZeRO per stage ") +
+         describeZero(candidate);
 }
 
 /// Prints every layout and why it lost.
 static void printLayouts(raw_ostream &os, const ParallelismPlan &plan) {
-  os << llvm::format("%-3s %-3s %-3s %-7s %-12s %-12s %-12s %s\n", "T", "P",
+  os << llvm::format("%-3s %-3s %-3s %-11s %-12s %-12s %-12s %s\n", "T", "P",
                      "R", "ZeRO", "step(s)", "batch(s)", "memory(B)", "result");
   for (auto [index, candidate] : llvm::enumerate(plan.candidates)) {
     auto number = [](double value) {
@@ -152,9 +168,10 @@ static void printLayouts(raw_ostream &os, const ParallelismPlan &plan) {
     };
     std::string result =
         plan.chosen == index ? "chosen" : "rejected: " + candidate.reason;
-    os << llvm::format("%-3d %-3d %-3d %-7s %-12s %-12s %-12s %s\n",
+    std::string zero = describeZero(candidate);
+    os << llvm::format("%-3d %-3d %-3d %-11s %-12s %-12s %-12s %s\n",
                        int(candidate.tensorParallel), int(candidate.stages),
-                       int(candidate.replicas), describeZero(candidate).c_str(),
+                       int(candidate.replicas), zero.c_str(),
                        number(candidate.stepTime).c_str(),
                        number(candidate.batchTime).c_str(),
                        number(candidate.memory).c_str(), result.c_str());
@@ -175,9 +192,11 @@ struct PlanParallelismPass
     if (optimizer != "sgd" && optimizer != "adam")
       return step.emitError("optimizer must be sgd or adam, got '")
              << optimizer << "'";
-    for (int64_t level : zero)
-      if (level != 0 && level != 1 && level != 3)
-        return step.emitError("zero must be 0, 1 or 3, got ") << level;
+    for (ArrayRef<int64_t> levels :
+         {ArrayRef<int64_t>(zero), ArrayRef<int64_t>(fixedZero)})
+      for (int64_t level : levels)
+        if (level != 0 && level != 1 && level != 3)
+          return step.emitError("zero must be 0, 1 or 3, got ") << level;
     if (slices < 1)
       return step.emitError("slices must be at least 1, got ")
              << slices.getValue();
@@ -207,6 +226,7 @@ struct PlanParallelismPass
     request.optimizerStateCopies = optimizer == "adam" ? 2.0 : 0.0;
     if (!zero.empty())
       request.zeroLevels.assign(zero.begin(), zero.end());
+    request.fixedZero.assign(fixedZero.begin(), fixedZero.end());
     request.planParamGathers = paramGathers;
     request.maxStages = kMaxPlannedStages;
     request.fixedTensorParallel = tensorParallel;
@@ -254,7 +274,7 @@ struct PlanParallelismPass
                             b.getI64IntegerAttr(best.tensorParallel)),
              b.getNamedAttr("stages", b.getI64IntegerAttr(best.stages)),
              b.getNamedAttr("replicas", b.getI64IntegerAttr(best.replicas)),
-             b.getNamedAttr("zero", b.getI64IntegerAttr(best.zero)),
+             b.getNamedAttr("zero", b.getDenseI64ArrayAttr(best.zero)),
              b.getNamedAttr("zero_gather_param",
                             b.getI64IntegerAttr(best.gatherPerParam))}));
     step.emitRemark() << llvm::formatv(

@@ -93,19 +93,24 @@ def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
     (split weights 1/T, Adam's moments 1/R under ZeRO-1; under ZeRO-3 also
     the replica's 1/R block of the weights besides the whole weights it
     gathers for the step) and its in-flight activations against
-    `memory-per-device` (the device's capacity by default). Each layout of
-    several replicas is planned under every ZeRO stage of `zero`. Layouts
-    whose T, P or R differs from a nonzero `tensor-parallel`,
+    `memory-per-device` (the device's capacity by default). In a layout of
+    several replicas each stage takes the first ZeRO level of `zero`
+    (ascending: the less sharded, the less to communicate) under which it
+    fits, or the one `fixed-zero` gives it; the stages are cut to balance
+    their time with those levels, and the program of mixed levels is timed
+    once. Layouts whose T, P or R differs from a nonzero `tensor-parallel`,
     `num-stages` or `num-replicas` are rejected as fixed. Every replica
-    trains one batch per step, so the layout and ZeRO stage with the least
-    step time per replica win; among equally fast ones the lowest ZeRO
-    stage, then the least memory.
+    trains one batch per step, so the layout with the least step time per
+    replica wins; among equally fast ones the least sharded (the least sum
+    of the stages' levels), then the least memory.
 
     Sets `pp.parallelism = {tensor_parallel = T, stages = P, replicas = R,
-    zero = Z}` on the training step, reports the choice as a remark, and
-    with `print-table` prints every layout and ZeRO stage with its step
-    time, memory and why it lost: T does not divide a split dimension, the
-    memory does not fit, or slower. Nothing that fits is an error at the
+    zero = array<i64: Z0, Z1, ...>, zero_gather_param = G}` on the
+    training step, reports the choice as a remark (with each stage's ZeRO
+    level), and with `print-table` prints every layout with its stages'
+    levels, step time, memory and why it lost: T does not divide a split
+    dimension, the memory does not fit (naming a stage that fits under no
+    level), or slower. Nothing that fits is an error at the
     training step naming the least memory a layout needs.
   }];
   let options = [
@@ -129,9 +134,13 @@ def PPPlanParallelism : Pass<"pp-plan-parallelism", "ModuleOp"> {
            "Optimizer whose state counts: sgd (none) or adam (two moments "
            "per weight)">,
     ListOption<"zero", "zero", "int64_t",
-               "ZeRO stages of the replicas to choose from: 0, 1 (optimizer "
+               "ZeRO levels each stage chooses from: 0, 1 (optimizer "
                "state sharded), 3 (weights sharded too), or several, comma "
                "separated (default 0)">,
+    ListOption<"fixedZero", "fixed-zero", "int64_t",
+               "ZeRO level of every stage, or one per stage (then only "
+               "layouts of as many stages), fixed instead of chosen from "
+               "`zero`">,
     Option<"paramGathers", "param-gathers", "bool", "false",
            "Under ZeRO-3, plan the weights gathered per param too "
            "(zero-gather=param): each compute gathers the params it reads, "
