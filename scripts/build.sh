@@ -9,7 +9,13 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DC
 python=()
 venv=${PP_PYTHON_VENV:-$HOME/.cache/pp-python-venv}
 [ -x "$venv/bin/python" ] && python=(-DPython_EXECUTABLE="$venv/bin/python")
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# clang-22, where setup.sh installed it, compiles pp's MLIR code about a
+# quarter faster than Debian's gcc 12 (LLVM's flags follow the C++ compiler,
+# so C and C++ both).
+compilers=()
+command -v clang++-22 >/dev/null &&
+  compilers=(-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${compilers[@]}" \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
   -DLLVM_USE_LINKER=lld "${launcher[@]}" "${python[@]}"
