@@ -9,10 +9,10 @@
 
 #include "pp/StageCode/Passes.h"
 
+#include "pp/Dialect/PP/Utils/ResourceLiteral.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 namespace mlir::pp {
 #define GEN_PASS_DEF_PPINLINESCALARRESOURCES
@@ -20,25 +20,6 @@ namespace mlir::pp {
 } // namespace mlir::pp
 
 using namespace mlir;
-
-/// The `dense` literal holding `resource`'s one element, or failure (with
-/// an error at `constant`) when its blob is absent or not one element.
-static FailureOr<DenseElementsAttr>
-getScalarLiteral(arith::ConstantOp constant,
-                 DenseResourceElementsAttr resource) {
-  DenseResourceElementsHandle handle = resource.getRawHandle();
-  const AsmResourceBlob *blob = handle.getBlob();
-  if (!blob)
-    return constant.emitOpError() << "reads the resource '" << handle.getKey()
-                                  << "', whose data the module does not hold";
-  ShapedType type = resource.getType();
-  bool splat = false;
-  if (!DenseElementsAttr::isValidRawBuffer(type, blob->getData(), splat))
-    return constant.emitOpError() << "reads the resource '" << handle.getKey()
-                                  << "' of " << blob->getData().size()
-                                  << " bytes as one " << type.getElementType();
-  return DenseElementsAttr::getFromRawBuffer(type, blob->getData());
-}
 
 namespace {
 
@@ -49,8 +30,8 @@ struct InlineScalarResources
       auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
       if (!resource || resource.getType().getRank() != 0)
         return WalkResult::advance();
-      FailureOr<DenseElementsAttr> literal =
-          getScalarLiteral(constant, resource);
+      FailureOr<DenseElementsAttr> literal = pp::getResourceLiteral(
+          resource, [&] { return constant.emitOpError(); });
       if (failed(literal))
         return WalkResult::interrupt();
       constant.setValueAttr(*literal);

@@ -33,7 +33,7 @@ func.func @missing() -> tensor<f32> {
 // -----
 
 func.func @wrong_size() -> tensor<f32> {
-  // expected-error @+1 {{reads the resource 'short' of 2 bytes as one 'f32'}}
+  // expected-error @+1 {{reads the resource 'short' of 2 bytes as 'tensor<f32>'}}
   %t = arith.constant dense_resource<short> : tensor<f32>
   return %t : tensor<f32>
 }

@@ -1,0 +1,148 @@
+"""Small models written the way PyTorch tutorials and forum answers write
+them: scalar parameters and buffers (a learned temperature
+`nn.Parameter(torch.tensor(1.0))`, `register_buffer("scale",
+torch.tensor(0.5))`), an f64 buffer, `nn.Sequential` with `nn.Flatten`, a
+residual `x = x + self.block(x)` over `nn.LayerNorm(elementwise_affine=
+False)`, `F.scaled_dot_product_attention` beside a score mask from a
+boolean buffer, weight tying `self.head.weight = self.embed.weight` with
+an integer position buffer, and a frozen layer (`requires_grad=False`)
+with `torch.where` on a boolean buffer and `view(-1)`."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from harness import Case
+
+
+class Scaled(nn.Module):
+    """A learned temperature and a fixed scale, both 0-d tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 16)
+        self.fc2 = nn.Linear(16, 4)
+        self.temperature = nn.Parameter(torch.tensor(1.0))
+        self.register_buffer("scale", torch.tensor(0.5))
+        self.register_buffer("gain", torch.linspace(0.5, 1.5, 16,
+                                                    dtype=torch.float64))
+
+    def forward(self, x):
+        h = torch.tanh(self.fc1(x * self.gain.float())) * self.scale
+        return self.fc2(h) / self.temperature
+
+
+class Flattened(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(2 * 8, 16),
+                                 nn.ReLU(), nn.Linear(16, 4))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(16, 16)
+        self.block = nn.Sequential(nn.LayerNorm(16, elementwise_affine=False),
+                                   nn.Linear(16, 16), nn.GELU())
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = self.inp(x)
+        x = x + self.block(x)
+        return self.out(x)
+
+
+class Attention(nn.Module):
+    """Self-attention twice: through F.scaled_dot_product_attention, and
+    written out with a causal mask from a boolean buffer."""
+
+    def __init__(self, dim=16, heads=2, positions=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 4)
+        self.register_buffer("causal", torch.tril(
+            torch.ones(positions, positions, dtype=torch.bool)))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=-1)
+        q, k, v = (y.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for y in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v)
+        scores = (q @ k.transpose(-2, -1)) / (d // self.heads) ** 0.5
+        scores = scores.masked_fill(~self.causal, float("-inf"))
+        y = y + scores.softmax(dim=-1) @ v
+        y = y.transpose(1, 2).reshape(b, t, d)
+        return self.head(self.proj(y)).mean(dim=1)
+
+
+class TiedLM(nn.Module):
+    def __init__(self, vocab=20, dim=16, positions=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(positions, dim)
+        self.mlp = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.embed.weight
+        self.register_buffer("positions", torch.arange(positions))
+
+    def forward(self, ids):
+        h = self.embed(ids) + self.pos(self.positions[:ids.shape[1]])
+        return self.head(torch.tanh(self.mlp(h)))
+
+
+def lm_loss(logits, targets):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                           targets.reshape(-1))
+
+
+class Frozen(nn.Module):
+    """A frozen first layer, half its features kept by a boolean buffer,
+    scaled by an integer one."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 16)
+        self.fc1.weight.requires_grad_(False)
+        self.fc2 = nn.Linear(16, 4)
+        self.register_buffer("keep", torch.tensor([True, False] * 8))
+        self.register_buffer("count", torch.tensor(3))
+
+    def forward(self, x):
+        h = torch.where(self.keep, torch.relu(self.fc1(x)), x)
+        h = h.view(-1).reshape(x.shape[0], -1) * self.count
+        return self.fc2(h)
+
+
+CASES = [
+    Case("scaled", Scaled, F.mse_loss, inputs=[(8, 16)], targets=[(8, 4)],
+         slow_stages=(1,),
+         uses=["nn.Linear", "torch.tanh", "learned temperature",
+               "scalar buffer", "f64 buffer", "F.mse_loss"]),
+    Case("flattened", Flattened, F.mse_loss, inputs=[(8, 2, 8)],
+         targets=[(8, 4)], stages=(), slow_stages=(1, 2),
+         uses=["nn.Linear", "nn.Flatten", "nn.ReLU", "F.mse_loss"]),
+    Case("residual", Residual, F.mse_loss, inputs=[(8, 16)],
+         targets=[(8, 4)], stages=(), slow_stages=(1, 2),
+         uses=["nn.Linear", "nn.LayerNorm", "nn.GELU", "residual",
+               "F.mse_loss"]),
+    Case("attention", Attention, F.mse_loss, inputs=[(8, 4, 16)],
+         targets=[(8, 4)], slow_stages=(1,),
+         uses=["nn.Linear", "F.scaled_dot_product_attention",
+               "Tensor.masked_fill", "causal mask", "Tensor.mean",
+               "F.mse_loss"]),
+    Case("tied", TiedLM, lm_loss, inputs=[(8, 8)], targets=[(8, 8)],
+         vocab=20, stages=(), slow_stages=(1, 2), mean_loss=False,
+         uses=["nn.Linear", "nn.Embedding", "tied embeddings",
+               "integer buffer", "torch.tanh", "F.cross_entropy"]),
+    Case("frozen", Frozen, F.mse_loss, inputs=[(8, 16)], targets=[(8, 4)],
+         slow_stages=(1,),
+         uses=["nn.Linear", "frozen parameters", "torch.where",
+               "integer buffer", "F.mse_loss"]),
+]
