@@ -40,7 +40,9 @@ def PPInlineScalarResources
   let summary = "Write scalar resource constants as dense literals";
   let description = [{
     PyTorch exports hold buffers and constants as `dense_resource` blobs,
-    scalars among them (a `register_buffer("scale", torch.tensor(0.5))`).
+    and some exporters hold scalars so too (a
+    `register_buffer("scale", torch.tensor(0.5))`; torch-mlir's FX importer
+    writes one-element tensors as `dense` splats instead).
     A rank-0 constant bufferizes to a rank-0 `memref.global`, whose lowering
     to LLVM reads the value as a splat, which a resource is not (it
     aborts). This pass replaces each rank-0 `dense_resource` constant by the
