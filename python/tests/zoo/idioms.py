@@ -5,9 +5,13 @@ torch.tensor(0.5))`), an f64 buffer, `nn.Sequential` with `nn.Flatten`, a
 residual `x = x + self.block(x)` over `nn.LayerNorm(elementwise_affine=
 False)`, `F.scaled_dot_product_attention` beside a score mask from a
 boolean buffer, weight tying `self.head.weight = self.embed.weight` with
-an integer position buffer, and a frozen layer (`requires_grad=False`)
-with `torch.where` on a boolean buffer and `view(-1)`."""
+an integer position buffer, a frozen layer (`requires_grad=False`) with
+`torch.where` on a boolean buffer and `view(-1)`, in-place ops
+(`out += x`, `nn.ReLU(inplace=True)`), `nn.LogSoftmax` under
+`F.nll_loss`, and a `padding="same"` reflected convolution with
+`nn.AdaptiveMaxPool2d` and a bilinear `nn.Upsample`."""
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -120,6 +124,57 @@ class Frozen(nn.Module):
         return self.fc2(h)
 
 
+class InPlace(nn.Module):
+    """ResNet's `out += identity` before `nn.ReLU(inplace=True)`, and one
+    layer called twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.relu = nn.ReLU(inplace=True)
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, x):
+        out = self.fc(x)
+        out += x
+        out = self.relu(out)
+        return self.out(self.relu(self.fc(out)))
+
+
+class LogSoftmaxClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 16), nn.Tanh(),
+                                 nn.Linear(16, 4), nn.LogSoftmax(dim=1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def labelled():
+    rng = np.random.default_rng(3)
+    return [rng.standard_normal((32, 16)).astype(np.float32),
+            rng.integers(0, 4, (32,)).astype(np.int64)]
+
+
+class Upsampler(nn.Module):
+    """A `padding="same"` convolution with reflected borders, a global max
+    pool and a bilinear upsampling."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, padding="same", padding_mode="reflect")
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear",
+                              align_corners=False)
+        self.pool = nn.AdaptiveMaxPool2d(1)
+        self.fc = nn.Linear(4 + 4 * 8 * 8, 4)
+
+    def forward(self, x):
+        h = F.relu(self.conv(x))
+        pooled = self.pool(h).view(x.size(0), -1)
+        return self.fc(torch.cat([pooled, self.up(h).flatten(1)], dim=1))
+
+
 CASES = [
     Case("scaled", Scaled, F.mse_loss, inputs=[(8, 16)], targets=[(8, 4)],
          slow_stages=(1,),
@@ -145,4 +200,16 @@ CASES = [
          slow_stages=(1,),
          uses=["nn.Linear", "frozen parameters", "torch.where",
                "integer buffer", "F.mse_loss"]),
+    Case("in-place", InPlace, F.mse_loss, inputs=[(8, 16)],
+         targets=[(8, 4)], stages=(), slow_stages=(1, 2),
+         uses=["nn.Linear", "in-place ops", "nn.ReLU", "F.mse_loss"]),
+    Case("log-softmax", LogSoftmaxClassifier, F.nll_loss, inputs=[(8, 16)],
+         targets=[(8,)], data=labelled, stages=(), slow_stages=(1, 2),
+         mean_loss=False,
+         uses=["nn.Linear", "nn.Tanh", "nn.LogSoftmax", "F.nll_loss"]),
+    Case("upsampler", Upsampler, F.mse_loss, inputs=[(8, 1, 4, 4)],
+         targets=[(8, 4)], stages=(), slow_stages=(1, 2),
+         uses=["nn.Conv2d", "padding=\"same\"", "nn.AdaptiveMaxPool2d",
+               "nn.Upsample", "torch.cat", "F.relu", "nn.Linear",
+               "F.mse_loss"]),
 ]
