@@ -28,6 +28,8 @@ using namespace mlir::pp;
 
 void pp::buildStageCodeOptimizationPhase(
     OpPassManager &pm, const LowerToCPUPipelineOptions &options) {
+  // Scalar resources as literals, which a rank-0 memref.global lowers from.
+  pm.addNestedPass<func::FuncOp>(createPPInlineScalarResources());
   // x^n with a constant n (PyTorch's `x ** 2`) as multiplications: a
   // vectorized math.fpowi would take a vector exponent, which LLVM's powi
   // intrinsic does not.

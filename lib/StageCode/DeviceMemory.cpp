@@ -69,6 +69,16 @@ void rewriteCopy(memref::CopyOp copy) {
       });
 }
 
+/// Whether `op` reads a constant global: a tensor constant of the model,
+/// such as a PyTorch buffer, rather than pp-static-scratch's scratch.
+bool readsConstant(Operation *op) {
+  auto get = dyn_cast<memref::GetGlobalOp>(op);
+  auto global = get ? SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+                          get, get.getNameAttr())
+                    : memref::GlobalOp();
+  return global && global.getConstant();
+}
+
 /// Host memory a kernel would read: a stack buffer or a global used by a
 /// linalg op (each becomes a kernel).
 LogicalResult checkHostBuffers(ModuleOp module) {
@@ -77,9 +87,14 @@ LogicalResult checkHostBuffers(ModuleOp module) {
       return WalkResult::advance();
     for (Operation *user : op->getResult(0).getUsers())
       if (isa<linalg::LinalgOp>(user)) {
-        InFlightDiagnostic diag = op->emitError()
-                                  << "host memory that GPU code would read "
-                                     "(lower without pp-static-scratch)";
+        InFlightDiagnostic diag = op->emitError();
+        if (readsConstant(op))
+          diag << "a constant tensor (a buffer of the model) that GPU code "
+                  "would read from host memory, which the CUDA target does "
+                  "not place on the device yet";
+        else
+          diag << "host memory that GPU code would read (lower without "
+                  "pp-static-scratch)";
         diag.attachNote(user->getLoc()) << "read here";
         return WalkResult::interrupt();
       }

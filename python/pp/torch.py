@@ -1025,6 +1025,22 @@ def _check_packed_inputs(packed_inputs, example_inputs,
                          "roles to one input")
 
 
+def _check_renormalised_embeddings(module) -> None:
+    """nn.Embedding(max_norm=...) rescales the weight rows it looks up in
+    place, outside autograd, in each forward: a ValueError naming the
+    module, where the trace would refuse the detach inside PyTorch's
+    embedding."""
+    import torch
+    for name, sub in module.named_modules():
+        if isinstance(sub, (torch.nn.Embedding, torch.nn.EmbeddingBag)) \
+                and sub.max_norm is not None:
+            raise ValueError(
+                f"{name or type(module).__name__}: {type(sub).__name__}("
+                f"max_norm={sub.max_norm}) rescales the rows it looks up in "
+                "place in each forward, which pp's step does not: leave "
+                "max_norm unset (or rescale the weight after each step)")
+
+
 def _check_export_arguments(module, example_inputs, loss_fn, path,
                             num_targets, microbatches, split_points,
                             parallelize_plan, tensor_parallel,
@@ -1155,6 +1171,7 @@ def export(module, example_inputs: Sequence[object], loss_fn: Callable,
     _check_export_arguments(module, example_inputs, loss_fn, path,
                             num_targets, microbatches, split_points,
                             parallelize_plan, tensor_parallel, timeout)
+    _check_renormalised_embeddings(module)
     from torch_mlir import fx, ir
 
     # torch.export imports one tensor passed twice (the same ids as inputs

@@ -2,9 +2,10 @@
 micro-batch shape, cut points from module names (`split_points`) and
 `pipe_split`, which become `pp.boundary` markers pp-partition-stages
 honours; an op of a dialect pp does not compile is an error at the model's
-line naming the PyTorch op; and pp.CompileError carries the "called from"
-notes that lead from torch's own modules to the model's line. Skipped
-where torch or torch_mlir is not importable."""
+line naming the PyTorch op; an nn.Embedding with max_norm is refused at
+the module; and pp.CompileError carries the "called from" notes that lead
+from torch's own modules to the model's line. Skipped where torch or
+torch_mlir is not importable."""
 
 import re
 import subprocess
@@ -278,3 +279,27 @@ def test_check_split_is_exact_or_refused(pp):
     assert not refused.exact
     assert refused.refused.diagnostics[0].location == \
         f"{__file__}:{line_of('# the batch mean line')}:0"
+
+
+class RenormalisedLM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 4, max_norm=1.0)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids)).mean(1)
+
+
+def test_embedding_max_norm_is_refused_at_the_module(pp, tmp_path):
+    """nn.Embedding(max_norm=...) rescales its weight in place in each
+    forward, which the step does not: refused, naming the module, before
+    anything is traced."""
+    import pp.torch
+    with pytest.raises(ValueError, match=r"^embed: Embedding\(max_norm=1.0\) "
+                       "rescales the rows it looks up in place"):
+        pp.torch.export(RenormalisedLM(),
+                        (torch.zeros(8, 3, dtype=torch.int64),
+                         torch.zeros(8, 2)),
+                        squared_error, tmp_path / "lm.mlir", microbatches=4)
+    assert not (tmp_path / "lm.mlir").exists()

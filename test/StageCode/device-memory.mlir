@@ -45,6 +45,18 @@ func.func @global(%out: memref<4xf32>) {
 
 // -----
 
+memref.global "private" constant @buffer : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+
+func.func @constant(%out: memref<4xf32>) {
+  // expected-error @+1 {{a constant tensor (a buffer of the model) that GPU code would read from host memory, which the CUDA target does not place on the device yet}}
+  %g = memref.get_global @buffer : memref<4xf32>
+  // expected-note @+1 {{read here}}
+  linalg.copy ins(%g : memref<4xf32>) outs(%out : memref<4xf32>)
+  return
+}
+
+// -----
+
 func.func @stack(%x: memref<4xf32>) {
   %zero = arith.constant 0.0 : f32
   // expected-error @+1 {{host memory that GPU code would read}}

@@ -35,6 +35,33 @@ def PPCopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PPInlineScalarResources
+    : Pass<"pp-inline-scalar-resources", "func::FuncOp"> {
+  let summary = "Write scalar resource constants as dense literals";
+  let description = [{
+    PyTorch exports hold buffers and constants as `dense_resource` blobs,
+    and some exporters hold scalars so too (a
+    `register_buffer("scale", torch.tensor(0.5))`; torch-mlir's FX importer
+    writes one-element tensors as `dense` splats instead).
+    A rank-0 constant bufferizes to a rank-0 `memref.global`, whose lowering
+    to LLVM reads the value as a splat, which a resource is not (it
+    aborts). This pass replaces each rank-0 `dense_resource` constant by the
+    `dense` literal of its blob; larger resources stay blobs, which the
+    lowering emits as they are.
+
+    ```mlir
+    // before
+    %t = arith.constant dense_resource<scale> : tensor<f32>
+    {-# dialect_resources: { builtin: { scale: "0x040000000000003F" } } #-}
+    // after
+    %t = arith.constant dense<5.000000e-01> : tensor<f32>
+    ```
+
+    A resource whose data the module does not hold, or whose data is not
+    one element of its type, is an error at the constant.
+  }];
+}
+
 def PPCollapseOneHot : Pass<"pp-collapse-one-hot", "func::FuncOp"> {
   let summary = "Compute one-hot sums as gathers and scatter-adds";
   let description = [{

@@ -7,6 +7,8 @@
 
 #include "pp/Dialect/PP/Transforms/Import/Passes.h"
 
+#include "pp/Dialect/PP/Utils/ResourceLiteral.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -29,7 +31,7 @@ static Type getDemotedType(Type type) {
 }
 
 /// The f32 version of an f64 constant's value, or null when it cannot be
-/// rewritten (an opaque resource blob).
+/// rewritten.
 static Attribute getDemotedValue(Attribute value, Type type) {
   if (auto scalar = dyn_cast<FloatAttr>(value))
     return FloatAttr::get(type, scalar.getValueAsDouble());
@@ -63,7 +65,16 @@ static LogicalResult demoteResults(Operation *op) {
   auto constant = dyn_cast<arith::ConstantOp>(op);
   if (!changed || !constant)
     return success();
-  Attribute value = getDemotedValue(constant.getValue(), constant.getType());
+  Attribute data = constant.getValue();
+  // An f64 buffer of a PyTorch export is a resource blob.
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(data)) {
+    FailureOr<DenseElementsAttr> literal = pp::getResourceLiteral(
+        resource, [&] { return constant.emitOpError(); });
+    if (failed(literal))
+      return failure();
+    data = *literal;
+  }
+  Attribute value = getDemotedValue(data, constant.getType());
   if (!value)
     return constant.emitOpError() << "holds f64 data pp cannot convert to f32 ("
                                   << constant.getValue() << ")";

@@ -76,9 +76,10 @@ func.func @untouched(%x: f32) -> f32 {
 
 // -----
 
-// Opaque f64 bytes cannot be rounded.
+// An f64 resource (a PyTorch export's f64 buffer) is rounded from its blob.
+// CHECK-LABEL: func.func @resource
+// CHECK: arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
 func.func @resource() -> tensor<2xf64> {
-  // expected-error @+1 {{'arith.constant' op holds f64 data pp cannot convert to f32}}
   %c = arith.constant dense_resource<blob> : tensor<2xf64>
   return %c : tensor<2xf64>
 }
@@ -90,3 +91,11 @@ func.func @resource() -> tensor<2xf64> {
     }
   }
 #-}
+
+// -----
+
+func.func @missing_resource() -> tensor<2xf64> {
+  // expected-error @+1 {{'arith.constant' op reads the resource 'absent', whose data the module does not hold}}
+  %c = arith.constant dense_resource<absent> : tensor<2xf64>
+  return %c : tensor<2xf64>
+}

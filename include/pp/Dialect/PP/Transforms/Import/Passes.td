@@ -161,7 +161,9 @@ def PPDemoteF64 : Pass<"pp-demote-f64", "func::FuncOp"> {
     result to f32. pp stores, sends and differentiates f32 tensors only, so
     pp-compile runs this pass first: such a model trains in f32 throughout,
     with results that differ from PyTorch's by f32 rounding (docs/PyTorch.md).
-    A `dense_resource` f64 constant, whose bytes pp cannot read, is an error.
+    A `dense_resource` f64 constant (an f64 buffer of a PyTorch export) is
+    rounded from its blob as a literal is; one whose data the module does
+    not hold is an error.
 
     ```mlir
     // before
