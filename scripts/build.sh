@@ -15,6 +15,12 @@ venv=${PP_PYTHON_VENV:-$HOME/.cache/pp-python-venv}
 compilers=()
 command -v clang++-22 >/dev/null &&
   compilers=(-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22)
+# A build directory configured with another compiler is configured afresh:
+# CMake would drop the other options below when it resets the cache.
+if [ ${#compilers[@]} -gt 0 ] && [ -f build/CMakeCache.txt ] &&
+  ! grep -q '^CMAKE_CXX_COMPILER:.*clang++-22$' build/CMakeCache.txt; then
+  rm -rf build/CMakeCache.txt build/CMakeFiles
+fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${compilers[@]}" \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
