@@ -5,9 +5,10 @@ and losses of each, every schedule of both in one run.
 
 pp: the model exported with pp.torch at the whole batch's shape, cut by
 pp's stage planner, compiled for 2 ranks under each of `--pp-schedules`
-(4 stages for the interleaved ones). The peer: the same blocks cut evenly
-into one stage per rank (two for its interleaved and V schedules, placed
-as each schedule expects), gloo, under each of `--peer-schedules`. Both
+(4 stages for the interleaved ones; auto chooses how many). The peer:
+the same blocks cut evenly into one stage per rank (two for its
+interleaved and V schedules, placed as each schedule expects), gloo,
+under each of `--peer-schedules`. Both
 sum the micro-batches' mean cross-entropies and their gradients
 (`scale_grads=False`), then take one SGD step, from the same weights over
 the same token windows.
@@ -133,15 +134,18 @@ def run_peer(name, args, tokens, work):
 def pp_compile(args, exported, schedule, out, tokens_path):
     """Compiles for `schedule` on 2 ranks; returns auto's remarks, if any.
     auto schedules by the costs pp-compile measures first, on the token
-    file the run reads."""
-    stages = PP_STAGES.get(schedule, RANKS)
-    cmd = [args.pp_compile, str(exported.mlir), "--stages", str(stages),
+    file the run reads, and chooses the stages (no --stages): one or more
+    per rank, whichever count its schedule runs fastest."""
+    stages = [] if schedule == "auto" else [
+        "--stages", str(PP_STAGES.get(schedule, RANKS))]
+    cmd = [args.pp_compile, str(exported.mlir), *stages,
            "--ranks", str(RANKS), "--microbatches", str(args.microbatches),
            "--schedule", schedule, "-o", str(out),
            f"--run-arg=--tokens={tokens_path}"]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return [line.split("remark: ", 1)[1] for line in done.stderr.splitlines()
-            if "remark: auto:" in line or "remark: scheduling by" in line]
+            if any(f"remark: {kind}" in line for kind in
+                   ("auto:", "scheduling by", "--schedule auto"))]
 
 
 def main():

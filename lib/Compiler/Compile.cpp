@@ -25,6 +25,7 @@
 #include "pp/InitAll.h"
 #include "pp/Pipelines/Passes.h"
 #include "pp/Scheduling/ScheduleProblem.h"
+#include "pp/Scheduling/ScheduleTiming.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -39,6 +40,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -124,7 +126,83 @@ static void copyUnmeasuredOptions(const CompileOptions &from,
   to.configurePassManager = from.configurePassManager;
 }
 
+/// At most this many stage counts are tried for a search given --ranks R
+/// and no --stages: R, 2R, ... stages. Each measured one costs a profiling
+/// run.
+static constexpr int64_t kMaxStagesPerRank = 3;
+
+/// Whether the compile chooses how many stages each rank runs: a search
+/// (--schedule auto, greedy or exact) given --ranks and no --stages, where
+/// nothing else fixes the stages (--devices, a --cost-file's profile,
+/// shape variants, step plans, or a profile, which measures given stages).
+static bool choosesStageCount(const CompileOptions &options) {
+  const DriverOptions &driver = options.driver;
+  const SchedulePipelineOptions &schedule = options.schedule;
+  return schedule.schedule.hasValue() && isScheduleSearch(schedule.schedule) &&
+         !schedule.numStages.hasValue() && schedule.numRanks > 0 &&
+         schedule.devices == 0 && schedule.costFile.empty() &&
+         driver.emit != EmitKind::Profile && driver.variants.empty() &&
+         driver.stepPlans.empty();
+}
+
+/// The stage counts tried on --ranks R: R, 2R and 3R, within the supported
+/// sizes of a schedule.
+static SmallVector<int64_t> getStageCounts(const CompileOptions &options) {
+  const SchedulePipelineOptions &schedule = options.schedule;
+  SmallVector<int64_t> counts;
+  for (int64_t k = 1; k <= kMaxStagesPerRank; ++k) {
+    int64_t stages = k * schedule.numRanks;
+    if (stages > kMaxPlannedStages ||
+        stages * schedule.numMicrobatches > kMaxStageMicrobatches)
+      break;
+    counts.push_back(stages);
+  }
+  return counts;
+}
+
+/// A measurement asked for (--measure-costs) that cannot run.
+static LogicalResult emitMeasureError(MLIRContext &context) {
+  return emitError(getOptionLoc(context, "--measure-costs"))
+         << "cannot measure the costs to schedule by: give the program "
+            "its data with --run-arg (e.g. --run-arg=--tokens=FILE), or "
+            "schedule on estimates with --measure-costs=false";
+}
+
+/// Says that the schedule follows measured costs.
+static void emitMeasuredRemark(MLIRContext &context,
+                               const CompileOptions &options) {
+  emitRemark(getOptionLoc(context, "--measure-costs"))
+      << "scheduling by the costs of " << options.driver.profileSteps.getValue()
+      << " profiled steps on this machine";
+}
+
 namespace {
+
+/// One stage count a search tries: the makespan pp-simulate finds for its
+/// schedule, or why it has none, and the profile it was scheduled by.
+struct StageCountTrial {
+  int64_t stages;
+  std::optional<double> makespan;
+  std::string whyNot;
+  /// The measured costs (a temporary file); empty: the estimates.
+  std::string costFile;
+};
+
+/// Holds back the diagnostics of a trial compile, keeping its first error.
+class TrialDiagnostics {
+public:
+  explicit TrialDiagnostics(MLIRContext &context)
+      : handler(&context, [this](Diagnostic &diagnostic) {
+          if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
+              firstError.empty())
+            firstError = diagnostic.str();
+          return success();
+        }) {}
+  std::string firstError;
+
+private:
+  ScopedDiagnosticHandler handler;
+};
 
 /// One compile: the options with their defaults resolved, and the steps
 /// from the model to the output.
@@ -147,6 +225,20 @@ private:
   FailureOr<CompiledProgram> runOnEstimatedCosts(llvm::SourceMgr &sourceMgr,
                                                  TimingScope &timing,
                                                  StringRef whyNot);
+  FailureOr<CompiledProgram> runOverStageCounts(llvm::SourceMgr &sourceMgr,
+                                                TimingScope &timing);
+  LogicalResult tryStageCount(llvm::SourceMgr &sourceMgr, TimingScope &timing,
+                              bool &measure, StageCountTrial &trial);
+  std::string measureStageCount(llvm::SourceMgr &sourceMgr, TimingScope &timing,
+                                StageCountTrial &trial);
+  void scheduleStageCount(llvm::SourceMgr &sourceMgr, TimingScope &timing,
+                          StageCountTrial &trial);
+  LogicalResult measureCosts(llvm::SourceMgr &sourceMgr, TimingScope &timing,
+                             const CompileOptions &from, StringRef path);
+  FailureOr<double> simulateSchedule(llvm::SourceMgr &sourceMgr,
+                                     TimingScope &timing);
+  std::unique_ptr<llvm::TargetMachine> createMachine();
+  void warnOnEstimates(StringRef whyNot);
 
   bool emits(EmitKind kind) const { return options.driver.emit == kind; }
   Location getOutputLoc() { return getOptionLoc(context, output); }
@@ -993,6 +1085,8 @@ FailureOr<CompiledProgram> Compilation::run(llvm::SourceMgr &sourceMgr,
                                             TimingScope &timing) {
   if (failed(checkCompileOptions(context, options)))
     return failure();
+  if (choosesStageCount(options))
+    return runOverStageCounts(sourceMgr, timing);
   if (measuresCosts(options))
     return runOnMeasuredCosts(sourceMgr, timing);
   // The parts build on threads of their own, each recoverable too.
@@ -1013,13 +1107,6 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
   if (llvm::sys::fs::createTemporaryFile("pp-costs", "json", path))
     return emitError(getOutputLoc()) << "cannot create a temporary file";
   llvm::FileRemover remover(path);
-  CompileOptions profiling;
-  copyUnmeasuredOptions(options, profiling);
-  profiling.driver.emit = EmitKind::Profile;
-  profiling.driver.output = path.str().str();
-  // The run's ranks, which a profile otherwise folds into one process.
-  profiling.schedule.numRanks = options.schedule.numRanks.getValue();
-  Compilation profiler(context, profiling);
   bool asked = options.driver.measureCosts.hasValue();
   std::string whyNot;
   LogicalResult profiled = failure();
@@ -1035,25 +1122,200 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
           whyNot = diagnostic.str();
         return success();
       });
-    profiled = profiler.run(sourceMgr, measuring);
+    profiled = measureCosts(sourceMgr, measuring, options, path);
   }
   if (failed(profiled) && asked)
-    return emitError(getOptionLoc(context, "--measure-costs"))
-           << "cannot measure the costs to schedule by: give the program "
-              "its data with --run-arg (e.g. --run-arg=--tokens=FILE), or "
-              "schedule on estimates with --measure-costs=false";
+    return emitMeasureError(context);
   if (failed(profiled))
     return runOnEstimatedCosts(sourceMgr, timing, whyNot);
-  const DriverOptions &driver = options.driver;
-  emitRemark(getOptionLoc(context, "--measure-costs"))
-      << "scheduling by the costs of " << driver.profileSteps.getValue()
-      << " profiled steps on this machine";
+  emitMeasuredRemark(context, options);
   CompileOptions measured;
   copyUnmeasuredOptions(options, measured);
   measured.schedule.costFile = path.str().str();
   Compilation compilation(context, measured);
-  compilation.modelFingerprint = profiler.modelFingerprint;
+  compilation.modelFingerprint = modelFingerprint;
   return compilation.run(sourceMgr, timing);
+}
+
+/// Profiles the program `from` describes, as --emit=profile under a fixed
+/// schedule with split backwards but on the ranks the run has, into `path`.
+LogicalResult Compilation::measureCosts(llvm::SourceMgr &sourceMgr,
+                                        TimingScope &timing,
+                                        const CompileOptions &from,
+                                        StringRef path) {
+  CompileOptions profiling;
+  copyUnmeasuredOptions(from, profiling);
+  profiling.driver.emit = EmitKind::Profile;
+  profiling.driver.output = path.str();
+  // The run's ranks, which a profile otherwise folds into one process.
+  profiling.schedule.numRanks = from.schedule.numRanks.getValue();
+  Compilation profiler(context, profiling);
+  profiler.modelFingerprint = modelFingerprint;
+  LogicalResult profiled = profiler.run(sourceMgr, timing);
+  modelFingerprint = profiler.modelFingerprint;
+  return profiled;
+}
+
+/// Reports each stage count tried and the one chosen, or fails with an
+/// error where none works.
+static LogicalResult reportStageCounts(MLIRContext &context,
+                                       const CompileOptions &options,
+                                       ArrayRef<StageCountTrial> trials,
+                                       const StageCountTrial *best) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      trials, os,
+      [&](const StageCountTrial &trial) {
+        os << trial.stages << " stages: ";
+        if (trial.makespan)
+          os << "makespan " << sched::formatPrecisely(*trial.makespan);
+        else
+          os << trial.whyNot;
+      },
+      "; ");
+  StringRef name = options.schedule.schedule.getValue().getName();
+  int64_t ranks = options.schedule.numRanks;
+  if (!best)
+    return emitError(getOptionLoc(context, "--ranks"))
+           << "--schedule " << name << " found no stage count to run on "
+           << ranks << " ranks (" << text
+           << "); give --stages to see the errors in the model";
+  emitRemark(getOptionLoc(context, "--stages"))
+      << "--schedule " << name << " on " << ranks << " ranks: " << best->stages
+      << " stages, the fastest of " << text;
+  return success();
+}
+
+/// Tries each stage count of getStageCounts on its own measured costs
+/// (or the estimates), and compiles the one whose schedule pp-simulate
+/// finds fastest; of equally fast ones, the fewest stages. A count that
+/// fails (the model cannot be cut into it, no schedule fits the memory
+/// caps, its profile fails) is skipped, with a note in the remark.
+FailureOr<CompiledProgram>
+Compilation::runOverStageCounts(llvm::SourceMgr &sourceMgr,
+                                TimingScope &timing) {
+  bool measure = measuresCosts(options);
+  SmallVector<StageCountTrial> trials;
+  llvm::scope_exit removeProfiles([&] {
+    for (const StageCountTrial &trial : trials)
+      if (!trial.costFile.empty())
+        llvm::sys::fs::remove(trial.costFile);
+  });
+  for (int64_t stages : getStageCounts(options)) {
+    StageCountTrial &trial = trials.emplace_back(StageCountTrial{stages});
+    if (failed(tryStageCount(sourceMgr, timing, measure, trial)))
+      return failure();
+  }
+  const StageCountTrial *best = nullptr;
+  for (const StageCountTrial &trial : trials)
+    if (trial.makespan &&
+        (!best || *trial.makespan < *best->makespan * (1 - 1e-9)))
+      best = &trial;
+  if (failed(reportStageCounts(context, options, trials, best)))
+    return failure();
+  if (!best->costFile.empty())
+    emitMeasuredRemark(context, options);
+  CompileOptions chosen;
+  copyUnmeasuredOptions(options, chosen);
+  chosen.schedule.numStages = best->stages;
+  chosen.schedule.costFile = best->costFile;
+  Compilation compilation(context, chosen);
+  compilation.modelFingerprint = modelFingerprint;
+  return compilation.run(sourceMgr, timing);
+}
+
+/// Schedules the program at `trial`'s stage count by its measured costs
+/// (`measure`) or the estimates, and records the makespan or why there is
+/// none. Where the first count's program can be scheduled but not
+/// measured, a measurement asked for is an error, and a default one gives
+/// way to the estimates at every count, with a warning.
+LogicalResult Compilation::tryStageCount(llvm::SourceMgr &sourceMgr,
+                                         TimingScope &timing, bool &measure,
+                                         StageCountTrial &trial) {
+  TimingScope trying =
+      timing.nest(("Schedule on " + Twine(trial.stages) + " stages").str());
+  std::string whyNot =
+      measure ? measureStageCount(sourceMgr, trying, trial) : "";
+  if (!whyNot.empty() && trial.stages != options.schedule.numRanks) {
+    trial.whyNot = whyNot;
+    return success();
+  }
+  scheduleStageCount(sourceMgr, trying, trial);
+  if (whyNot.empty() || !trial.makespan)
+    return success();
+  if (options.driver.measureCosts.hasValue())
+    return emitMeasureError(context);
+  warnOnEstimates(whyNot);
+  measure = false;
+  return success();
+}
+
+/// Profiles the program at `trial`'s stage count into a temporary file,
+/// `trial`'s cost file; or why it cannot.
+std::string Compilation::measureStageCount(llvm::SourceMgr &sourceMgr,
+                                           TimingScope &timing,
+                                           StageCountTrial &trial) {
+  SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("pp-costs", "json", path))
+    return "cannot create a temporary file";
+  CompileOptions atStages;
+  copyUnmeasuredOptions(options, atStages);
+  atStages.schedule.numStages = trial.stages;
+  TrialDiagnostics diagnostics(context);
+  TimingScope measuring = timing.nest("Measure costs");
+  if (succeeded(measureCosts(sourceMgr, measuring, atStages, path))) {
+    trial.costFile = path.str().str();
+    return "";
+  }
+  llvm::sys::fs::remove(path);
+  return diagnostics.firstError.empty() ? "the profiling run failed"
+                                        : diagnostics.firstError;
+}
+
+/// Schedules the program at `trial`'s stage count by its cost file, or the
+/// estimates, and records pp-simulate's makespan or the first error.
+void Compilation::scheduleStageCount(llvm::SourceMgr &sourceMgr,
+                                     TimingScope &timing,
+                                     StageCountTrial &trial) {
+  CompileOptions atStages;
+  copyUnmeasuredOptions(options, atStages);
+  atStages.schedule.numStages = trial.stages;
+  atStages.schedule.costFile = trial.costFile;
+  atStages.driver.emit = EmitKind::Schedule;
+  Compilation compilation(context, atStages);
+  compilation.modelFingerprint = modelFingerprint;
+  TrialDiagnostics diagnostics(context);
+  FailureOr<double> makespan = compilation.simulateSchedule(sourceMgr, timing);
+  modelFingerprint = compilation.modelFingerprint;
+  trial.makespan.reset();
+  trial.whyNot.clear();
+  if (succeeded(makespan))
+    trial.makespan = *makespan;
+  else
+    trial.whyNot = diagnostics.firstError;
+}
+
+/// The makespan pp-simulate finds for the schedule the options give the
+/// program.
+FailureOr<double> Compilation::simulateSchedule(llvm::SourceMgr &sourceMgr,
+                                                TimingScope &timing) {
+  FailureOr<double> makespan = failure();
+  (void)runRecoverably(getOutputLoc(), [&] {
+    std::unique_ptr<llvm::TargetMachine> machine = createMachine();
+    CompiledProgram program;
+    OwningOpRef<ModuleOp> module =
+        machine ? lowerModel(sourceMgr, timing, *machine, program) : nullptr;
+    if (!module || failed(runPipeline(*module, timing, [](OpPassManager &pm) {
+          pm.addPass(createPPSimulate());
+        })))
+      return failure();
+    for (ScheduleOp schedule : module->getOps<ScheduleOp>())
+      if (auto attr = schedule->getAttrOfType<FloatAttr>(kMakespanAttr))
+        makespan = attr.getValueAsDouble();
+    return success(succeeded(makespan));
+  });
+  return makespan;
 }
 
 /// Compiles by the cost model's estimates where measuring by default
@@ -1061,19 +1323,24 @@ Compilation::runOnMeasuredCosts(llvm::SourceMgr &sourceMgr,
 FailureOr<CompiledProgram>
 Compilation::runOnEstimatedCosts(llvm::SourceMgr &sourceMgr,
                                  TimingScope &timing, StringRef whyNot) {
-  emitWarning(getOptionLoc(context, "--measure-costs"))
-      << "scheduling on estimated costs: " << whyNot
-      << "; give the program its data with --run-arg (e.g. "
-         "--run-arg=--tokens=FILE) to schedule by measured costs";
+  warnOnEstimates(whyNot);
   CompileOptions estimated;
   copyUnmeasuredOptions(options, estimated);
   Compilation compilation(context, estimated);
   return compilation.run(sourceMgr, timing);
 }
 
-LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
-                                   TimingScope &timing,
-                                   CompiledProgram &program) {
+/// Says that a default measurement failed (`whyNot`), and the compile
+/// schedules on the estimates.
+void Compilation::warnOnEstimates(StringRef whyNot) {
+  emitWarning(getOptionLoc(context, "--measure-costs"))
+      << "scheduling on estimated costs: " << whyNot
+      << "; give the program its data with --run-arg (e.g. "
+         "--run-arg=--tokens=FILE) to schedule by measured costs";
+}
+
+/// The target machine of the options, with the back end's options set.
+std::unique_ptr<llvm::TargetMachine> Compilation::createMachine() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   const DriverOptions &driver = options.driver;
@@ -1085,8 +1352,14 @@ LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
   backendOptions.jobs = driver.jobs;
   backendOptions.openmp =
       driver.target == CompileTarget::CPU && options.cpu.parallelLoops;
-  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(
-      getOptionLoc(context, "--target-cpu"), backendOptions, driver.optLevel);
+  return createTargetMachine(getOptionLoc(context, "--target-cpu"),
+                             backendOptions, driver.optLevel);
+}
+
+LogicalResult Compilation::compile(llvm::SourceMgr &sourceMgr,
+                                   TimingScope &timing,
+                                   CompiledProgram &program) {
+  std::unique_ptr<llvm::TargetMachine> machine = createMachine();
   if (!machine)
     return failure();
   program.output = output;

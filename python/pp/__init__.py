@@ -617,7 +617,9 @@ def compile(model: Source, *, microbatches: Optional[int] = None,
     (default one per stage) and `replicas` (data parallel) are pp-compile's
     `--stages`, `--microbatches`, `--schedule`, `--ranks` and
     `--data-parallel` (stages and replicas 1 by default, or with `devices`
-    what the layout planner chooses); `options` are its other flags by
+    what the layout planner chooses; a search, such as schedule="auto",
+    given `ranks` and no `stages` runs whichever of 1, 2 or 3 stages per
+    rank it schedules fastest); `options` are its other flags by
     their Python names (`COMPILE_OPTIONS`, listed below). Without
     `microbatches`, the count is the one the step was traced for
     (`pp.microbatches`, `pp.torch.export`'s default); a step traced at the

@@ -270,3 +270,19 @@ def test_auto_schedules_by_measured_costs(pp, tmp_path):
                            measure_costs=False, output=tmp_path / "est")
     assert not any(r.startswith("scheduling by") for r in estimated.remarks)
     assert "step_overhead =" not in estimated.schedule_ir
+
+
+def test_auto_chooses_the_stage_count(pp, tmp_path):
+    """auto given ranks and no stages tries 2, 4 and 6 stages and builds
+    the one it schedules fastest: the Program runs the count its remark
+    names."""
+    program = pp.compile(MLP, microbatches=4, ranks=2, schedule="auto",
+                         measure_costs=False, output=tmp_path / "train")
+    chose = next(re.match(r"--schedule auto on 2 ranks: (\d+) stages, the "
+                          r"fastest of (.*)", r)
+                 for r in program.remarks if r.startswith("--schedule"))
+    tried = [int(n) for n in re.findall(r"(\d+) stages: makespan",
+                                        chose.group(2))]
+    assert tried == [2, 4, 6]
+    assert (program.stages, program.ranks) == (int(chose.group(1)), 2)
+    assert program.timeline().num_stages == program.stages

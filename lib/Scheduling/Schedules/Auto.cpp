@@ -454,12 +454,13 @@ llvm::Expected<GeneratedSchedule> AutoSearch::finish() {
     shown = bestEval.makespan;
   best->note = llvm::formatv(
       "auto: makespan {0} ({1}), peak activation memory {2}; {3} {4}, gap "
-      "{5:P1}; {6}{7} candidates",
+      "{5:P1}; {6}{7} candidates; {8} stages on {9} ranks",
       withUnit(formatPrecisely(bestEval.makespan), problem.timeUnit), bestName,
       withUnit(formatQuantity(bestEval.peak()), problem.memoryUnit), claim,
       withUnit(formatQuantity(shown), problem.timeUnit),
       shown > 0 ? std::max(0.0, (bestEval.makespan - shown) / shown) : 0.0,
-      stopped ? "stopped there after " : "", candidates);
+      stopped ? "stopped there after " : "", candidates, problem.numStages,
+      problem.numRanks);
   return std::move(*best);
 }
 

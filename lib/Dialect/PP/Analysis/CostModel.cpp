@@ -266,6 +266,10 @@ StageCostModel::getStageCostsFrom(int64_t begin,
                                   const DeviceDescription &device) const {
   SmallVector<StageCost> costs;
   StageCost running;
+  // The first stage's inputs are the step's data, which takes no gradient:
+  // its B has nothing to compute, and its W carries the backward through
+  // its ops to the weights' gradients.
+  bool takesInputGradient = begin > 0;
   for (int64_t end = begin + 1; end <= size(); ++end) {
     const Op &op = ops[end - 1];
     const CostCalibration &factors = calibration[end - 1];
@@ -273,7 +277,10 @@ StageCostModel::getStageCostsFrom(int64_t begin,
         device.computeTime(op.cost.flops, op.cost.bytes, op.cost.gemmDim);
     running.flops += op.cost.flops;
     running.forward += factors.forward * time;
-    running.backwardInput += factors.backwardInput * time;
+    if (takesInputGradient)
+      running.backwardInput += factors.backwardInput * time;
+    else
+      running.backwardWeight += factors.backwardWeight * time;
     if (!op.weights.empty())
       running.backwardWeight += factors.backwardWeight * time;
     running.parameterBytes = parameterSums.get(begin, end);

@@ -122,7 +122,8 @@ public:
   /// two stages (its gradient is accumulated in one).
   bool splitsWeight(int64_t index) const { return weightSpan[index]; }
 
-  /// The cost of a stage of the ops [begin, end) on `device`.
+  /// The cost of a stage of the ops [begin, end) on `device`. The first
+  /// stage's inputs take no gradient: its ops' B work counts as W.
   StageCost getStageCost(int64_t begin, int64_t end,
                          const DeviceDescription &device) const;
   /// F + B + W of op `index` on `device`: B about F, W about F for an op

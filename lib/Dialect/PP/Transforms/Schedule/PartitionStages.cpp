@@ -432,10 +432,15 @@ static void calibrateModel(const CostProfile &profile,
     StageCost analytic =
         model.getStageCost(begin, end, target.devices[target.stageRank[stage]]);
     const StageProfile &measured = profile.stages[stage];
-    model.calibrate(begin, end,
-                    {factor(measured.forward, analytic.forward),
-                     factor(measured.backwardInput, analytic.backwardInput),
-                     factor(measured.backwardWeight, analytic.backwardWeight)});
+    CostCalibration factors{
+        factor(measured.forward, analytic.forward),
+        factor(measured.backwardInput, analytic.backwardInput),
+        factor(measured.backwardWeight, analytic.backwardWeight)};
+    // The first stage's W runs its ops' B work too (StageCostModel): the
+    // one measurement scales both.
+    if (begin == 0)
+      factors.backwardInput = factors.backwardWeight;
+    model.calibrate(begin, end, factors);
   }
 }
 

@@ -13,9 +13,10 @@
 // RUN: pp-opt %s --pp-partition-stages="num-stages=4 num-ranks=2 schedule=zbv num-microbatches=4 device=h200 print-table" -o /dev/null | FileCheck %s --check-prefix=VSHAPE
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 device-file=%S/../Inputs/h200-custom.json print-costs" -o /dev/null | FileCheck %s --check-prefix=COSTS
 
-// The FLOPs-balanced cut: 32768 FLOPs | 32768 + 4096 + 512.
+// The FLOPs-balanced cut: 32768 FLOPs | 32768 + 4096 + 512. Stage 0's
+// input x takes no gradient: its B is 0, and W carries its backward, 2F.
 // TABLE:      stage rank ops       flops      F(s)       B(s)       W(s)       params(B)  acts(B)    in-flight send(B)
-// TABLE-NEXT: 0     0    0-0       3.277e+04  9.728e-07  9.728e-07  9.728e-07  1.638e+04  1024       1         1024
+// TABLE-NEXT: 0     0    0-0       3.277e+04  9.728e-07  0          1.946e-06  1.638e+04  1024       1         1024
 // TABLE-NEXT: 1     1    1-3       3.738e+04  1.171e-06  1.171e-06  1.171e-06  1.869e+04  2176       1         0
 // TABLE-NEXT: rank  device   time(s)      memory(B)    cap(B)
 // TABLE-NEXT: 0     cpu      5.1232e-06   33792        8.58993e+09

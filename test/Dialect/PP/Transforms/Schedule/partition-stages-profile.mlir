@@ -2,16 +2,18 @@
 // F = 9.728e-07 s each on the cpu device). The model cuts them 3 | 3; the
 // profile of that partition measures stage 0 (ops 0-2) at 3x the model and
 // stage 1 as modelled, so ops 0-2 cost 3 F, B and W each, and the re-plan
-// balances 2 x 3 against 4 x 1: stage 0 keeps only ops 0-1.
+// balances 2 x 3 against 4 x 1: stage 0 keeps only ops 0-1. Stage 0's
+// input takes no gradient: its B is 0 and W its whole backward, measured
+// (the profile) as modelled, so one factor scales both.
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 print-table" -o /dev/null | FileCheck %s --check-prefix=MODEL
 // RUN: pp-opt %s --pp-partition-stages="num-stages=2 cost-file=%S/../Inputs/six-matmuls-stage0-3x.json print-table" | FileCheck %s --check-prefix=PROFILE
 
 // MODEL:      stage rank ops       flops      F(s)       B(s)       W(s)
-// MODEL-NEXT: 0     0    0-2       9.83e+04   2.918e-06  2.918e-06  2.918e-06
+// MODEL-NEXT: 0     0    0-2       9.83e+04   2.918e-06  0          5.837e-06
 // MODEL-NEXT: 1     1    3-5       9.83e+04   2.918e-06  2.918e-06  2.918e-06
 
 // PROFILE:      stage rank ops       flops      F(s)       B(s)       W(s)
-// PROFILE-NEXT: 0     0    0-1       6.554e+04  5.837e-06  5.837e-06  5.837e-06
+// PROFILE-NEXT: 0     0    0-1       6.554e+04  5.837e-06  0          1.167e-05
 // PROFILE-NEXT: 1     1    2-5       1.311e+05  5.837e-06  5.837e-06  5.837e-06
 // PROFILE-NEXT: rank  device   time(s)
 // PROFILE-NEXT: 0     cpu      1.97152e-05

@@ -15,9 +15,10 @@
 
 // With auto, stage 0 recomputes instead: it keeps its 256 input bytes for
 // 3 of its micro-batches and all 1792 for the one in its backward, 12544 +
-// 768 + 1792 = 15104 bytes, and its B grows by its F (0.6528 us), a
-// bottleneck of 4.61 us. The other stages keep their activations.
-// AUTO: 0     0    0-3       1.254e+04  6.528e-07  6.528e-07  5.504e-07  6272       1792       4         512
+// 768 + 1792 = 15104 bytes, and its backward grows by its F (0.6528 us),
+// a bottleneck of 4.61 us. The other stages keep their activations. (Its
+// input takes no gradient: its backward is all W.)
+// AUTO: 0     0    0-3       1.254e+04  6.528e-07  0          1.203e-06  6272       1792       4         512
 // AUTO: 0     cpu      4.6112e-06   15104        16000        bottleneck
 // AUTO: bottleneck: rank 0, 4.6112e-06 s per micro-batch
 // AUTO-NEXT: recompute: stage 0 keeps 256 of 1792 activation bytes per micro-batch, B + F
