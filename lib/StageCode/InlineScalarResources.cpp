@@ -9,7 +9,7 @@
 
 #include "pp/StageCode/Passes.h"
 
-#include "pp/Dialect/PP/Utils/ResourceLiteral.h"
+#include "pp/Dialect/PP/IR/ResourceLiteral.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -7,7 +7,7 @@
 
 #include "pp/Dialect/PP/Transforms/Import/Passes.h"
 
-#include "pp/Dialect/PP/Utils/ResourceLiteral.h"
+#include "pp/Dialect/PP/IR/ResourceLiteral.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

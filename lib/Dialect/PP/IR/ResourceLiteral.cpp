@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pp/Dialect/PP/Utils/ResourceLiteral.h"
+#include "pp/Dialect/PP/IR/ResourceLiteral.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 

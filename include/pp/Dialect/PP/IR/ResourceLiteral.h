@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_DIALECT_PP_UTILS_RESOURCELITERAL_H
-#define PP_DIALECT_PP_UTILS_RESOURCELITERAL_H
+#ifndef PP_DIALECT_PP_IR_RESOURCELITERAL_H
+#define PP_DIALECT_PP_IR_RESOURCELITERAL_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -25,4 +25,4 @@ getResourceLiteral(DenseResourceElementsAttr resource,
 
 } // namespace mlir::pp
 
-#endif // PP_DIALECT_PP_UTILS_RESOURCELITERAL_H
+#endif // PP_DIALECT_PP_IR_RESOURCELITERAL_H
